@@ -1,0 +1,25 @@
+"""Wire encodings: ROS 2-compatible CDR and ``.msg`` schemas for every jointbus message.
+
+Where it sits: above :mod:`jointbus.math`, below :mod:`jointbus.messages`. It knows no concrete
+message; it reads the wire annotations a message class declares (see :mod:`jointbus.codec.wire`).
+"""
+
+from jointbus.codec.cdr import Codec, codec_for, decode, encode
+from jointbus.codec.errors import CodecError, DecodeError, EncodeError, SchemaError
+from jointbus.codec.msgdef import msgdef_bundle
+from jointbus.codec.schema import FieldSchema, MessageSchema, schema_of
+
+__all__ = [
+    "Codec",
+    "CodecError",
+    "DecodeError",
+    "EncodeError",
+    "FieldSchema",
+    "MessageSchema",
+    "SchemaError",
+    "codec_for",
+    "decode",
+    "encode",
+    "msgdef_bundle",
+    "schema_of",
+]

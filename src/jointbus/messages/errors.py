@@ -1,0 +1,84 @@
+"""Typed errors of the message layer.
+
+Where it sits: :mod:`jointbus.messages`, used by every message constructor and by everything that
+validates commands (drivers, the bridge). The rule they implement: bad input gets a clear, typed
+error that names the joint (by name *and* index), the field, the value and what was expected,
+because "element 4 of kp is wrong" is the difference between finding the joint and eyeballing a
+list. Every error keeps those parts as attributes so a node can also report them as data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MessageError(ValueError):
+    """Base class of every message-layer error."""
+
+
+class ValidationError(MessageError):
+    """A message (or a value in it) breaks a rule; nothing was built or applied.
+
+    Attributes: ``type_name`` (message type), ``field``, ``joint`` (name or ``None``), ``index``
+    (position in the joint list or ``None``), ``value`` and ``expected`` (a phrase).
+    """
+
+    def __init__(
+        self,
+        type_name: str,
+        field: str,
+        value: Any,
+        expected: str,
+        *,
+        joint: str | None = None,
+        index: int | None = None,
+    ) -> None:
+        self.type_name = type_name
+        self.field = field
+        self.value = value
+        self.expected = expected
+        self.joint = joint
+        self.index = index
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = ""
+        if self.joint is not None and self.index is not None:
+            where = f"joint {self.joint!r} (index {self.index}): "
+        elif self.index is not None:
+            where = f"index {self.index}: "
+        elif self.joint is not None:
+            where = f"joint {self.joint!r}: "
+        return (
+            f"{self.type_name}: {where}field {self.field!r} = {self.value!r}; "
+            f"expected {self.expected}"
+        )
+
+
+class LengthMismatchError(ValidationError):
+    """A per-joint list has not one entry per joint (nor is empty where that is allowed)."""
+
+
+class NonFiniteError(ValidationError):
+    """A NaN or infinity where a finite number is required."""
+
+
+class LimitError(ValidationError):
+    """A value outside its joint's limits (``expected`` gives the bounds)."""
+
+
+class ShapeMismatchError(ValidationError):
+    """A joint's value is not shaped for its type (e.g. a float for a planar joint)."""
+
+
+class UnknownJointError(MessageError, LookupError):
+    """A joint name that is not in the message / robot. ``name`` carries the missing name."""
+
+    def __init__(self, name: str, known: tuple[str, ...] | list[str] = ()) -> None:
+        self.name = name
+        self.known = tuple(known)
+        hint = f"; known joints: {', '.join(self.known)}" if self.known else ""
+        super().__init__(f"unknown joint {name!r}{hint}")
+
+    def __str__(self) -> str:  # LookupError would quote the whole text again
+        return str(self.args[0])

@@ -1,0 +1,1 @@
+"""jointbus.nodes."""
