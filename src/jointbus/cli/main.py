@@ -1,12 +1,69 @@
-"""The ``jointbus`` command. Where it sits: the top layer; it may import every other layer."""
+"""The ``jointbus`` command line.
+
+Where it sits: the top layer (:mod:`jointbus.cli`); it may import every other layer. Each command
+group lives in its own module and is imported only when used, so ``jointbus --help`` stays fast and
+a missing optional piece never breaks unrelated commands.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+
+import typer
+
+app = typer.Typer(
+    name="jointbus",
+    help="State and command traffic for robot actuator arrays.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# group name -> (module, attribute holding a typer.Typer, help)
+_GROUPS: dict[str, tuple[str, str, str]] = {}
+# command name -> (module, attribute holding a function)
+_COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def _register() -> None:
+    for name, (module_name, attribute, help_text) in _GROUPS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # a group whose module is not part of this build
+            continue
+        app.add_typer(getattr(module, attribute), name=name, help=help_text)
+    for name, (module_name, attribute) in _COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        app.command(name=name)(getattr(module, attribute))
+
+
+@app.command("version")
+def version() -> None:
+    """Print the jointbus version."""
+    from jointbus import __version__
+
+    typer.echo(__version__)
+
+
+@app.callback()
+def _root() -> None:
+    """State and command traffic for robot actuator arrays."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script."""
-    args = sys.argv[1:] if argv is None else argv
-    print(f"jointbus: no command yet ({args})")
+    """Entry point of the console script; returns the process exit code."""
+    _register()
+    try:
+        app(args=sys.argv[1:] if argv is None else argv, prog_name="jointbus")
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
