@@ -72,16 +72,16 @@ class JointLimits:
         self.type_name = type_name
         self.soft = tuple(s.soft for s in specs)
         self._lower = {
-            "position": np.array([s.position_min for s in specs]),
-            "velocity": np.array([-s.velocity_max for s in specs]),
-            "effort": np.array([-s.effort_max for s in specs]),
-            "current": np.array([-s.current_max for s in specs]),
+            "position": np.array([s.position_min for s in specs], dtype=np.float64),
+            "velocity": np.array([-s.velocity_max for s in specs], dtype=np.float64),
+            "effort": np.array([-s.effort_max for s in specs], dtype=np.float64),
+            "current": np.array([-s.current_max for s in specs], dtype=np.float64),
         }
         self._upper = {
-            "position": np.array([s.position_max for s in specs]),
-            "velocity": np.array([s.velocity_max for s in specs]),
-            "effort": np.array([s.effort_max for s in specs]),
-            "current": np.array([s.current_max for s in specs]),
+            "position": np.array([s.position_max for s in specs], dtype=np.float64),
+            "velocity": np.array([s.velocity_max for s in specs], dtype=np.float64),
+            "effort": np.array([s.effort_max for s in specs], dtype=np.float64),
+            "current": np.array([s.current_max for s in specs], dtype=np.float64),
         }
 
     @property
