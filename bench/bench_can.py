@@ -1,0 +1,174 @@
+"""CAN driver frames per second on python-can's virtual bus, against raw python-can.
+
+What is measured: :meth:`MotorLink.command_all` for 12 motors (validate, encode, send 12 command
+frames, collect and decode 12 replies) with the simulated firmware (:class:`FirmwareTwin`:
+decode, physics, encode) answering on its own thread. Frames per second counts commands and
+replies.
+
+Anchor, in the same run: the same traffic with nothing of ours in it — 12 pre-built command frames
+sent and 12 pre-built replies echoed back by a thread on the other endpoint and received. The
+ratio (ours / anchor) is the share of python-can's own throughput that survives our protocol,
+validation and physics; the virtual bus itself (a deepcopy and a queue per frame, thread wake-ups
+between the two endpoints) bounds both.
+
+Run: ``python -m bench.bench_can`` (``--quick`` for a short run).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+import can
+import numpy as np
+
+from jointbus.drivers.can.firmware_twin import FirmwareTwin
+from jointbus.drivers.can.mit_protocol import MitCommand, MitReply, encode_command, encode_reply
+from jointbus.drivers.can.motor_link import MotorLink, MotorSpec
+from jointbus.drivers.can.motor_models import bundled_motor_models
+
+N_MOTORS = 12
+# Share of raw python-can's frame rate to keep. Our side adds validation, encoding and decoding,
+# and the twin adds decoding, a 2 ms physics step per cycle and reply encoding — all on the same
+# two vCPUs and under the same GIL as python-can's own per-frame deepcopy and queue hand-off.
+# Measured here: 0.33-0.45 as best of 3 rounds (single rounds 0.16-0.35: thread wake-ups on
+# this VM are noisy, so each side keeps its best round).
+GOAL_RATIO = 0.2
+BRIDGE_RATE_HZ = 500.0  # the hardware bridge's cycle rate
+
+
+def _pair() -> tuple[can.BusABC, can.BusABC]:
+    channel = f"bench-can-{uuid.uuid4().hex}"
+    return (
+        can.Bus(interface="virtual", channel=channel, receive_own_messages=False),
+        can.Bus(interface="virtual", channel=channel, receive_own_messages=False),
+    )
+
+
+def _motors() -> list[MotorSpec]:
+    md80 = bundled_motor_models()["md80"]
+    return [MotorSpec(f"j{i}", i + 1, md80) for i in range(N_MOTORS)]
+
+
+def _ours(cycles: int) -> float:
+    """Frames/s of command_all + replies with the twin on its own thread."""
+    host, motor_bus = _pair()
+    motors = _motors()
+    try:
+        with FirmwareTwin(motor_bus, motors):
+            link = MotorLink(host, motors, reply_timeout_s=0.5)
+            link.enable()
+            target = np.linspace(-0.5, 0.5, N_MOTORS)
+            zeros = np.zeros(N_MOTORS)
+            kp, kd = np.full(N_MOTORS, 40.0), np.full(N_MOTORS, 1.0)
+            for _ in range(max(20, cycles // 10)):  # warm up
+                link.command_all(position=target, velocity=zeros, kp=kp, kd=kd, torque=zeros)
+            missed = int(link.timeout_counts.sum())
+            start = time.perf_counter()
+            for _ in range(cycles):
+                link.command_all(position=target, velocity=zeros, kp=kp, kd=kd, torque=zeros)
+            elapsed = time.perf_counter() - start
+            if int(link.timeout_counts.sum()) != missed:
+                raise RuntimeError("replies timed out during the benchmark; numbers invalid")
+    finally:
+        host.shutdown()
+        motor_bus.shutdown()
+    return 2 * N_MOTORS * cycles / elapsed
+
+
+def _anchor(cycles: int) -> float:
+    """Frames/s of raw python-can: pre-built commands out, pre-built replies echoed back."""
+    host, motor_bus = _pair()
+    md80 = bundled_motor_models()["md80"]
+    commands = [
+        can.Message(
+            arbitration_id=i + 1,
+            data=encode_command(MitCommand(0.1, 0.0, 40.0, 1.0, 0.0), md80.ranges),
+            is_extended_id=False,
+        )
+        for i in range(N_MOTORS)
+    ]
+    replies = {
+        i + 1: can.Message(
+            arbitration_id=0,
+            data=encode_reply(MitReply(i + 1, 0.1, 0.0, 0.0, 25.0, 0), md80.ranges, md80.reply),
+            is_extended_id=False,
+        )
+        for i in range(N_MOTORS)
+    }
+    stop = threading.Event()
+
+    def echo() -> None:
+        while not stop.is_set():
+            msg = motor_bus.recv(0.05)
+            if msg is not None:
+                motor_bus.send(replies[msg.arbitration_id])
+
+    thread = threading.Thread(target=echo, daemon=True)
+    thread.start()
+    try:
+
+        def cycle() -> None:
+            for msg in commands:
+                host.send(msg)
+            for _ in range(N_MOTORS):
+                if host.recv(0.5) is None:
+                    raise RuntimeError("echo thread did not answer")
+
+        for _ in range(max(20, cycles // 10)):
+            cycle()
+        start = time.perf_counter()
+        for _ in range(cycles):
+            cycle()
+        elapsed = time.perf_counter() - start
+    finally:
+        stop.set()
+        thread.join()
+        host.shutdown()
+        motor_bus.shutdown()
+    return 2 * N_MOTORS * cycles / elapsed
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Our frames/s vs raw python-can's, and the cycle rate vs the bridge's 500 Hz."""
+    cycles = 400 if quick else 2000
+    # interleave and keep the best of a few rounds: the 2-vCPU VM is noisy
+    ours, anchor = 0.0, 0.0
+    for _ in range(3 if quick else 5):
+        anchor = max(anchor, _anchor(cycles))
+        ours = max(ours, _ours(cycles))
+    ratio = ours / anchor
+    return [
+        {
+            "metric": f"CAN driver frames/s (command_all + replies, {N_MOTORS} motors, twin)",
+            "value": round(ours),
+            "unit": "frames/s",
+            "anchor": "raw python-can send/recv of pre-built frames, echo thread",
+            "anchor_value": round(anchor),
+            "ratio": round(ratio, 3),
+            "goal": f">= {GOAL_RATIO}",
+            "pass": ratio >= GOAL_RATIO,
+        },
+        {
+            "metric": f"CAN driver cycles/s ({N_MOTORS} motors, command_all + replies, twin)",
+            "value": round(ours / (2 * N_MOTORS)),
+            "unit": "cycles/s",
+            "anchor": "bridge cycle rate",
+            "anchor_value": BRIDGE_RATE_HZ,
+            "ratio": round(ours / (2 * N_MOTORS) / BRIDGE_RATE_HZ, 2),
+            "goal": ">= 1",
+            "pass": ours / (2 * N_MOTORS) >= BRIDGE_RATE_HZ,
+        },
+    ]
+
+
+if __name__ == "__main__":
+    rows = run(quick="--quick" in sys.argv[1:])
+    keys = ("metric", "value", "unit", "anchor", "anchor_value", "ratio", "goal", "pass")
+    for row in rows:
+        for key in keys:
+            print(f"{key:>13}: {row[key]}")
+        print()
