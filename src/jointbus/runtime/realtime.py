@@ -1,0 +1,243 @@
+"""Real-time scheduling for the thread that runs a rate loop: SCHED_FIFO, CPU affinity, timer slack.
+
+Where it sits: :mod:`jointbus.runtime`, used by :mod:`jointbus.runtime.rate_loop` when a node asks
+for real-time settings. It only touches the operating system (``os`` and libc ``prctl``); it knows
+nothing about the bus or messages.
+
+Why each knob:
+
+- **SCHED_FIFO** lets the loop thread pre-empt every normal (CFS) task the moment its sleep ends,
+  instead of waiting for a time slice. It needs ``CAP_SYS_NICE`` or an ``rtprio`` limit; it is
+  granted to root on our development VMs and refused on most user accounts, so a refusal is a
+  :class:`RealtimeWarning` and the loop runs on the normal scheduler.
+- **CPU affinity** keeps the thread on one core (warm caches, no migrations); pair it with
+  SCHED_FIFO or ``isolcpus`` / a cpuset on a robot. Alone, on a loaded machine, it made lateness
+  *worse* on our 2-vCPU VM (the pinned thread cannot escape to the less busy core and the normal
+  scheduler pre-empts its spin), so the rate loop never pins by default. A CPU that does not
+  exist or is not allowed is a warning too.
+- **Timer slack** (``prctl(PR_SET_TIMERSLACK)``) is how much the kernel may delay a sleeping
+  thread's wake-up to batch timers, 50 µs by default. Setting it to 1 ns roughly halved plain
+  ``time.sleep`` lateness on our VMs. It is unprivileged.
+
+Linux applies all three per *thread* when the target is ``0`` (the calling thread), so
+:func:`apply_realtime` must be called on the thread that will run the loop, and it leaves the other
+threads of the process (the bus, logging) on the normal scheduler. :func:`read_realtime_state`
+captures the thread's settings first so :func:`restore_realtime` can put them back.
+
+A SCHED_FIFO thread that never sleeps starves everything else on its CPU (the kernel's RT
+throttling, 95 % by default, is the only brake), which is one more reason the rate loop sleeps for
+most of each period and spins only for the last few hundred microseconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "RealtimeConfig",
+    "RealtimeConfigError",
+    "RealtimeState",
+    "RealtimeWarning",
+    "apply_realtime",
+    "read_realtime_state",
+    "restore_realtime",
+]
+
+PR_SET_TIMERSLACK: Final = 29
+PR_GET_TIMERSLACK: Final = 30
+
+#: SCHED_FIFO priorities Linux accepts (``sched_get_priority_min/max(SCHED_FIFO)``).
+FIFO_PRIORITY_MIN: Final = 1
+FIFO_PRIORITY_MAX: Final = 99
+
+
+class RealtimeWarning(RuntimeWarning):
+    """A real-time setting was refused by the operating system; the loop runs without it."""
+
+
+class RealtimeConfigError(ValueError):
+    """A :class:`RealtimeConfig` field has a value no operating system would accept."""
+
+    def __init__(self, field: str, value: object, expected: str) -> None:
+        self.field = field
+        self.value = value
+        self.expected = expected
+        super().__init__(f"RealtimeConfig.{field} = {value!r} is invalid: expected {expected}")
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeConfig:
+    """Real-time settings for a loop thread; ``None`` leaves that setting as it is.
+
+    ``priority`` is the SCHED_FIFO priority (1–99; 50 leaves room above for IRQ threads on a
+    PREEMPT_RT kernel), ``cpu`` the single CPU index to pin the thread to, and ``timerslack_ns``
+    the timer slack in nanoseconds (1 is the smallest the kernel accepts; 0 means "default").
+    """
+
+    priority: int | None = None
+    cpu: int | None = None
+    timerslack_ns: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.priority is not None and (
+            isinstance(self.priority, bool)
+            or not isinstance(self.priority, int)
+            or not FIFO_PRIORITY_MIN <= self.priority <= FIFO_PRIORITY_MAX
+        ):
+            raise RealtimeConfigError(
+                "priority",
+                self.priority,
+                f"an int SCHED_FIFO priority in [{FIFO_PRIORITY_MIN}, {FIFO_PRIORITY_MAX}] or None",
+            )
+        if self.cpu is not None and (
+            isinstance(self.cpu, bool) or not isinstance(self.cpu, int) or self.cpu < 0
+        ):
+            raise RealtimeConfigError("cpu", self.cpu, "a CPU index int >= 0 or None")
+        if self.timerslack_ns is not None and (
+            isinstance(self.timerslack_ns, bool)
+            or not isinstance(self.timerslack_ns, int)
+            or self.timerslack_ns < 1
+        ):
+            raise RealtimeConfigError(
+                "timerslack_ns", self.timerslack_ns, "an int number of nanoseconds >= 1 or None"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeState:
+    """A thread's scheduling settings as read before changing them; ``None`` = could not be read."""
+
+    policy: int | None
+    priority: int | None
+    cpus: frozenset[int] | None
+    timerslack_ns: int | None
+
+
+_libc: ctypes.CDLL | None = None
+
+
+def _prctl(option: int, value: int) -> int:
+    """Call libc ``prctl(option, value, 0, 0, 0)``; raise ``OSError`` on failure.
+
+    Kept as one small function so tests can replace it to simulate a refusal.
+    """
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        _libc.prctl.argtypes = [
+            ctypes.c_int,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+            ctypes.c_ulong,
+        ]
+        _libc.prctl.restype = ctypes.c_int
+    result: int = _libc.prctl(option, value, 0, 0, 0)
+    if result == -1:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"prctl({option}): {os.strerror(errno)}")
+    return result
+
+
+def _warn(messages: list[str], message: str) -> None:
+    messages.append(message)
+    warnings.warn(RealtimeWarning(message), stacklevel=3)
+
+
+def read_realtime_state() -> RealtimeState:
+    """Read the calling thread's policy, priority, allowed CPUs and timer slack."""
+    policy: int | None
+    priority: int | None
+    cpus: frozenset[int] | None
+    slack: int | None
+    try:
+        policy = os.sched_getscheduler(0)
+        priority = os.sched_getparam(0).sched_priority
+    except (AttributeError, OSError):
+        policy, priority = None, None
+    try:
+        cpus = frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = None
+    try:
+        slack = _prctl(PR_GET_TIMERSLACK, 0)
+    except (AttributeError, OSError):
+        slack = None
+    return RealtimeState(policy=policy, priority=priority, cpus=cpus, timerslack_ns=slack)
+
+
+def apply_realtime(config: RealtimeConfig) -> list[str]:
+    """Apply ``config`` to the calling thread; return (and warn) what was refused.
+
+    Each setting is tried independently, so a refused SCHED_FIFO still leaves the affinity and the
+    timer slack in place. Every refusal emits a :class:`RealtimeWarning` and appends its message to
+    the returned list (empty = everything applied), so a node can also publish it as a status.
+    """
+    refused: list[str] = []
+    if config.priority is not None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(config.priority))
+        except (AttributeError, OSError) as exc:
+            _warn(
+                refused,
+                f"SCHED_FIFO priority {config.priority} refused ({type(exc).__name__}: {exc}); "
+                "running on the normal scheduler. Grant CAP_SYS_NICE or an rtprio limit "
+                "(/etc/security/limits.conf) to enable it.",
+            )
+    if config.cpu is not None:
+        try:
+            os.sched_setaffinity(0, {config.cpu})
+        except (AttributeError, OSError) as exc:
+            _warn(
+                refused,
+                f"CPU affinity to CPU {config.cpu} refused ({type(exc).__name__}: {exc}); "
+                "the thread may run on any allowed CPU.",
+            )
+    if config.timerslack_ns is not None:
+        try:
+            _prctl(PR_SET_TIMERSLACK, config.timerslack_ns)
+        except (AttributeError, OSError) as exc:
+            _warn(
+                refused,
+                f"timer slack {config.timerslack_ns} ns refused ({type(exc).__name__}: {exc}); "
+                "sleeps keep the default slack (50 µs on Linux).",
+            )
+    return refused
+
+
+def restore_realtime(state: RealtimeState) -> list[str]:
+    """Put the calling thread back to ``state`` (from :func:`read_realtime_state`).
+
+    Only settings that differ from the thread's current ones are written (so a setting the OS
+    refused at apply time is not "restored" by a second refused call); settings that could not be
+    read are left alone. Failures warn like :func:`apply_realtime`;
+    dropping back from SCHED_FIFO to a normal policy is always permitted, so in practice only an
+    exotic sandbox refuses.
+    """
+    refused: list[str] = []
+    current = read_realtime_state()
+    if (
+        state.policy is not None
+        and state.priority is not None
+        and (state.policy, state.priority) != (current.policy, current.priority)
+    ):
+        try:
+            os.sched_setscheduler(0, state.policy, os.sched_param(state.priority))
+        except (AttributeError, OSError) as exc:
+            _warn(refused, f"restoring scheduling policy {state.policy} failed: {exc}")
+    if state.cpus is not None and state.cpus != current.cpus:
+        try:
+            os.sched_setaffinity(0, state.cpus)
+        except (AttributeError, OSError) as exc:
+            _warn(refused, f"restoring CPU affinity {sorted(state.cpus)} failed: {exc}")
+    if state.timerslack_ns is not None and state.timerslack_ns != current.timerslack_ns:
+        try:
+            _prctl(PR_SET_TIMERSLACK, state.timerslack_ns)
+        except (AttributeError, OSError) as exc:
+            _warn(refused, f"restoring timer slack {state.timerslack_ns} ns failed: {exc}")
+    return refused

@@ -1,0 +1,153 @@
+"""LoopStats: percentiles, ring window, counters and fractions on known samples."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.runtime.loop_stats import LoopStats, LoopStatsSnapshot
+
+PERIOD_NS = 2_000_000
+
+
+def feed(stats: LoopStats, lateness_ns: list[int], *, body_ns: int = 0, spin_ns: int = 0) -> None:
+    """Record cycles on a perfect 2 ms grid with the given lateness values."""
+    for k, late in enumerate(lateness_ns):
+        if k:
+            stats.record_body(body_ns)
+        stats.record_cycle(k * PERIOD_NS + late, late, 0, spin_ns)
+
+
+def test_empty_snapshot_is_nan_and_zero() -> None:
+    snap = LoopStats(0.002).snapshot()
+    assert snap.cycles == 0 and snap.window == 0
+    assert math.isnan(snap.lateness_p50_s) and math.isnan(snap.period_max_s)
+    assert math.isnan(snap.cpu_fraction)
+
+
+def test_lateness_percentiles_on_known_samples() -> None:
+    stats = LoopStats(0.002, capacity=1000)
+    # Lateness 1..100 µs in shuffled order: p50 = 50.5 µs, p99 = 99.01 µs (linear), max 100 µs.
+    values = [k * 1000 for k in range(1, 101)]
+    rng = np.random.default_rng(3)
+    feed(stats, [int(v) for v in rng.permutation(values)])
+    snap = stats.snapshot()
+    assert snap.cycles == 100 and snap.window == 100
+    assert snap.lateness_p50_s == pytest.approx(50.5e-6)
+    assert snap.lateness_p99_s == pytest.approx(99.01e-6)
+    assert snap.lateness_max_s == pytest.approx(100e-6)
+
+
+def test_period_is_time_between_wakeups() -> None:
+    stats = LoopStats(0.002)
+    wakes = [0, 2_000_000, 4_000_000, 9_000_000, 11_000_000]
+    for w in wakes:
+        stats.record_cycle(w, 0, 0, 0)
+    snap = stats.snapshot()
+    # Periods 2, 2, 5, 2 ms.
+    assert snap.period_p50_s == pytest.approx(0.002)
+    assert snap.period_max_s == pytest.approx(0.005)
+    assert snap.period_target_s == 0.002
+
+
+def test_window_covers_only_the_last_capacity_cycles() -> None:
+    stats = LoopStats(0.002, capacity=10)
+    feed(stats, [500_000] * 15 + [1000] * 10)  # the large early lateness falls out of the window
+    snap = stats.snapshot()
+    assert snap.cycles == 25
+    assert snap.window == 10
+    assert snap.lateness_max_s == pytest.approx(1e-6)
+
+
+def test_overruns_and_skipped_are_cumulative() -> None:
+    stats = LoopStats(0.002, capacity=4)
+    stats.record_cycle(0, 0, 0, 0)
+    stats.record_cycle(7_000_000, 3_000_000, 2, 0)
+    stats.record_cycle(8_000_000, 0, 0, 0)
+    stats.record_cycle(20_000_000, 10_000_000, 5, 0)
+    for k in range(10):  # push the overruns out of the window: counters must remain
+        stats.record_cycle(22_000_000 + k * PERIOD_NS, 0, 0, 0)
+    snap = stats.snapshot()
+    assert snap.overruns == 2
+    assert snap.skipped == 7
+
+
+def test_cpu_and_spin_fraction() -> None:
+    stats = LoopStats(0.002)
+    feed(stats, [0] * 11, body_ns=500_000, spin_ns=200_000)
+    snap = stats.snapshot()
+    assert snap.cpu_fraction == pytest.approx(0.25)
+    assert snap.spin_fraction == pytest.approx(0.1)
+
+
+def test_gc_count_and_reset() -> None:
+    stats = LoopStats(0.002)
+    feed(stats, [10, 20, 30])
+    stats.record_gc()
+    stats.record_gc()
+    assert stats.snapshot().gc_collections == 2
+    stats.reset()
+    snap = stats.snapshot()
+    assert (snap.cycles, snap.gc_collections, snap.overruns) == (0, 0, 0)
+    # After a reset the first wake-up has no predecessor: no bogus period across the gap.
+    stats.record_cycle(10**12, 0, 0, 0)
+    assert math.isnan(stats.snapshot().period_max_s)
+
+
+def test_as_dict_is_flat_and_complete() -> None:
+    stats = LoopStats(0.002)
+    feed(stats, [1000, 2000, 3000])
+    d = stats.snapshot().as_dict()
+    assert set(d) == set(LoopStatsSnapshot.__dataclass_fields__)
+    assert all(isinstance(v, int | float) for v in d.values())
+    assert d["cycles"] == 3
+    assert d["lateness_max_s"] == pytest.approx(3e-6)
+
+
+def test_snapshot_from_another_thread_while_recording() -> None:
+    stats = LoopStats(0.002, capacity=64)
+    done = threading.Event()
+    snaps: list[LoopStatsSnapshot] = []
+
+    def reader() -> None:
+        while not done.is_set():
+            snaps.append(stats.snapshot())
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        feed(stats, [1000] * 5000)
+    finally:
+        done.set()
+        t.join()
+    for s in snaps:
+        assert s.window <= 64
+        assert math.isnan(s.lateness_max_s) or s.lateness_max_s == pytest.approx(1e-6)
+    assert stats.snapshot().cycles == 5000
+
+
+@pytest.mark.parametrize(("period", "capacity"), [(0.0, 4), (-1.0, 4), (math.nan, 4), (0.002, 0)])
+def test_bad_construction_is_rejected(period: float, capacity: int) -> None:
+    with pytest.raises(ValueError, match="LoopStats"):
+        LoopStats(period, capacity)
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10**9), min_size=1, max_size=300),
+    st.integers(min_value=1, max_value=128),
+)
+def test_window_statistics_match_the_last_samples(samples: list[int], capacity: int) -> None:
+    stats = LoopStats(0.002, capacity=capacity)
+    for k, late in enumerate(samples):
+        stats.record_cycle(k * 10**10 + late, late, 0, 0)
+    snap = stats.snapshot()
+    window = samples[-capacity:]
+    assert snap.window == len(window)
+    assert snap.lateness_max_s == pytest.approx(max(window) / 1e9)
+    assert snap.lateness_p50_s == pytest.approx(float(np.median(window)) / 1e9)
+    assert snap.lateness_p50_s <= snap.lateness_p99_s <= snap.lateness_max_s

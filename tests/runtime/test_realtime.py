@@ -1,0 +1,240 @@
+"""Real-time settings: validation, typed fallback warnings, and apply/restore on a real thread."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.runtime import realtime
+from jointbus.runtime.realtime import (
+    RealtimeConfig,
+    RealtimeConfigError,
+    RealtimeState,
+    RealtimeWarning,
+    apply_realtime,
+    read_realtime_state,
+    restore_realtime,
+)
+
+T = TypeVar("T")
+
+
+def on_thread(fn: Callable[[], T]) -> T:
+    """Run ``fn`` on a fresh thread (settings are per thread: keep pytest's thread untouched)."""
+    result: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(fn())
+        except BaseException as exc:  # re-raised on the caller's thread below
+            errors.append(exc)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+class Recorder:
+    """A fake of the thread's OS scheduling state that records every change asked of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+        self.policy, self.priority = os.SCHED_FIFO, 50
+        self.cpus: set[int] = {1}
+        self.slack = 1
+
+    def setscheduler(self, pid: int, policy: int, param: os.sched_param) -> None:
+        self.calls.append(("sched", (pid, policy, param.sched_priority)))
+        self.policy, self.priority = policy, param.sched_priority
+
+    def setaffinity(self, pid: int, cpus: Iterable[int]) -> None:
+        self.calls.append(("affinity", (pid, set(cpus))))
+        self.cpus = set(cpus)
+
+    def prctl(self, option: int, value: int) -> int:
+        if option == realtime.PR_GET_TIMERSLACK:
+            return self.slack
+        self.calls.append(("prctl", (option, value)))
+        self.slack = value
+        return 0
+
+
+def refuse(exc: BaseException) -> Callable[..., object]:
+    def call(*args: object) -> object:
+        raise exc
+
+    return call
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    rec = Recorder()
+    monkeypatch.setattr(os, "sched_setscheduler", rec.setscheduler)
+    monkeypatch.setattr(os, "sched_setaffinity", rec.setaffinity)
+    monkeypatch.setattr(realtime, "_prctl", rec.prctl)
+    monkeypatch.setattr(os, "sched_getscheduler", lambda pid: rec.policy)
+    monkeypatch.setattr(os, "sched_getparam", lambda pid: os.sched_param(rec.priority))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(rec.cpus))
+    return rec
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+@given(st.one_of(st.integers(max_value=0), st.integers(min_value=100), st.just(True)))
+def test_priority_outside_fifo_range_is_rejected(priority: int) -> None:
+    with pytest.raises(RealtimeConfigError, match="priority") as info:
+        RealtimeConfig(priority=priority)
+    assert info.value.field == "priority" and info.value.value == priority
+
+
+@given(st.integers(min_value=1, max_value=99))
+def test_every_fifo_priority_is_accepted(priority: int) -> None:
+    assert RealtimeConfig(priority=priority).priority == priority
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("cpu", -1), ("cpu", 1.0), ("cpu", False), ("timerslack_ns", 0), ("timerslack_ns", -5)],
+)
+def test_bad_cpu_or_slack_is_rejected(field: str, value: object) -> None:
+    with pytest.raises(RealtimeConfigError, match=field):
+        RealtimeConfig(**{field: value})  # type: ignore[arg-type]
+
+
+# -- apply with the OS calls replaced ------------------------------------------------------------
+
+
+def test_apply_asks_the_os_for_each_setting_on_the_calling_thread(recorder: Recorder) -> None:
+    assert apply_realtime(RealtimeConfig(priority=50, cpu=1, timerslack_ns=1)) == []
+    assert recorder.calls == [
+        ("sched", (0, os.SCHED_FIFO, 50)),
+        ("affinity", (0, {1})),
+        ("prctl", (realtime.PR_SET_TIMERSLACK, 1)),
+    ]
+
+
+def test_empty_config_changes_nothing(recorder: Recorder) -> None:
+    assert apply_realtime(RealtimeConfig()) == []
+    assert recorder.calls == []
+
+
+def test_refused_fifo_warns_and_the_other_settings_still_apply(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        os, "sched_setscheduler", refuse(PermissionError(errno.EPERM, "Operation not permitted"))
+    )
+    with pytest.warns(RealtimeWarning, match="SCHED_FIFO priority 50 refused"):
+        refused = apply_realtime(RealtimeConfig(priority=50, cpu=0, timerslack_ns=1))
+    assert len(refused) == 1 and "PermissionError" in refused[0]
+    assert [name for name, _ in recorder.calls] == ["affinity", "prctl"]
+
+
+def test_refused_affinity_warns(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_setaffinity", refuse(OSError(errno.EINVAL, "Invalid argument")))
+    with pytest.warns(RealtimeWarning, match="CPU 7"):
+        refused = apply_realtime(RealtimeConfig(cpu=7))
+    assert len(refused) == 1
+
+
+def test_refused_timer_slack_warns(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(realtime, "_prctl", refuse(OSError(errno.EPERM, "no")))
+    with pytest.warns(RealtimeWarning, match="timer slack"):
+        refused = apply_realtime(RealtimeConfig(timerslack_ns=1))
+    assert len(refused) == 1
+
+
+def test_platform_without_sched_calls_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "sched_setscheduler")
+    with pytest.warns(RealtimeWarning, match="AttributeError"):
+        refused = apply_realtime(RealtimeConfig(priority=10))
+    assert len(refused) == 1
+
+
+def test_restore_puts_back_policy_affinity_and_slack(recorder: Recorder) -> None:
+    state = RealtimeState(policy=os.SCHED_OTHER, priority=0, cpus=frozenset({0, 1}),
+                          timerslack_ns=50_000)
+    assert restore_realtime(state) == []
+    assert recorder.calls == [
+        ("sched", (0, os.SCHED_OTHER, 0)),
+        ("affinity", (0, {0, 1})),
+        ("prctl", (realtime.PR_SET_TIMERSLACK, 50_000)),
+    ]
+
+
+def test_restore_skips_what_could_not_be_read(recorder: Recorder) -> None:
+    assert restore_realtime(RealtimeState(None, None, None, None)) == []
+    assert recorder.calls == []
+
+
+def test_restore_writes_nothing_when_already_in_that_state(recorder: Recorder) -> None:
+    state = read_realtime_state()
+    assert state == RealtimeState(os.SCHED_FIFO, 50, frozenset({1}), 1)
+    assert restore_realtime(state) == []
+    assert recorder.calls == []
+
+
+def test_restore_after_refused_apply_does_not_warn_again(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder.policy, recorder.priority = os.SCHED_OTHER, 0
+    before = read_realtime_state()
+    monkeypatch.setattr(os, "sched_setscheduler", refuse(PermissionError(1, "no")))
+    with pytest.warns(RealtimeWarning):
+        apply_realtime(RealtimeConfig(priority=50))
+    assert restore_realtime(before) == []
+
+
+# -- the real OS, on a throw-away thread ---------------------------------------------------------
+
+
+def test_timer_slack_and_affinity_apply_and_restore_on_a_real_thread() -> None:
+    cpu = min(os.sched_getaffinity(0))
+
+    def body() -> tuple[RealtimeState, RealtimeState, RealtimeState, list[str]]:
+        before = read_realtime_state()
+        refused = apply_realtime(RealtimeConfig(cpu=cpu, timerslack_ns=1))
+        during = read_realtime_state()
+        restore_realtime(before)
+        return before, during, read_realtime_state(), refused
+
+    before, during, after, refused = on_thread(body)
+    assert refused == []
+    assert during.timerslack_ns == 1
+    assert during.cpus == frozenset({cpu})
+    assert after == before
+    # pytest's own thread was never touched.
+    assert read_realtime_state().timerslack_ns == before.timerslack_ns
+
+
+def test_fifo_is_either_applied_or_refused_with_a_warning_and_always_restored() -> None:
+    def body() -> tuple[RealtimeState, int, list[str], RealtimeState]:
+        before = read_realtime_state()
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            refused = apply_realtime(RealtimeConfig(priority=10))
+        policy = os.sched_getscheduler(0)
+        restore_realtime(before)
+        assert [str(w.message) for w in record] == refused
+        assert all(w.category is RealtimeWarning for w in record)
+        return before, policy, refused, read_realtime_state()
+
+    before, policy, refused, after = on_thread(body)
+    if refused:  # an unprivileged account: typed fallback
+        assert policy == before.policy
+    else:  # root / CAP_SYS_NICE: really SCHED_FIFO
+        assert policy == os.SCHED_FIFO
+    assert after == before
