@@ -1,0 +1,57 @@
+"""The Honey Badger 5.0 message set (``hb50_commons``), byte-compatible with the robot's ROS 2.
+
+Where it sits: :mod:`jointbus.messages`, above the standard ROS types (``std_msgs``,
+``geometry_msgs``). Field names, order and wire types follow seed 001 exactly, so ROS 2 tools that
+know ``hb50_commons`` decode what jointbus publishes:
+
+- :class:`BridgeData` — the 500 Hz hardware frame (IMU and every actuator's measurements);
+- :class:`BridgeState` — power, temperatures, drive enable, hardware status strings;
+- :class:`JointCommand` — impedance targets and gains, in actuator order;
+- :class:`RobotState` / :class:`LegState` — the control node's state estimate and motion mode;
+- :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE;
+- :class:`VelocityScale` — the rule that turns the normalised velocity command into SI.
+"""
+
+from jointbus.messages.hb50.bridge_data import (
+    JOINT_ERROR_MASK,
+    BridgeData,
+    JointReading,
+    JointStatusFlag,
+)
+from jointbus.messages.hb50.bridge_state import BridgeState
+from jointbus.messages.hb50.joint_command import JointCommand, JointTarget
+from jointbus.messages.hb50.robot_state import (
+    LegState,
+    MotionGait,
+    MotionMode,
+    MotionType,
+    RobotState,
+)
+from jointbus.messages.hb50.status import Level, Status
+from jointbus.messages.hb50.velocity_command import (
+    BodyVelocityCommand,
+    ClampedComponent,
+    ClampReport,
+    VelocityScale,
+)
+
+__all__ = [
+    "JOINT_ERROR_MASK",
+    "BodyVelocityCommand",
+    "BridgeData",
+    "BridgeState",
+    "ClampReport",
+    "ClampedComponent",
+    "JointCommand",
+    "JointReading",
+    "JointStatusFlag",
+    "JointTarget",
+    "LegState",
+    "Level",
+    "MotionGait",
+    "MotionMode",
+    "MotionType",
+    "RobotState",
+    "Status",
+    "VelocityScale",
+]
