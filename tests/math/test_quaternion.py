@@ -202,3 +202,16 @@ def test_angle_to_measures_the_relative_rotation(theta: float, axis: Vec3) -> No
     q = Quaternion.from_axis_angle(axis, theta)
     assert Quaternion.identity().angle_to(q) == pytest.approx(theta, abs=1e-9)
     assert q.angle_to(q * Quaternion.from_axis_angle(axis, 0.25)) == pytest.approx(0.25, abs=1e-9)
+
+
+@given(
+    st.tuples(*[st.floats(-1, 1, allow_nan=False) for _ in range(4)]).filter(
+        lambda c: sum(v * v for v in c) > 1e-6
+    )
+)
+def test_rebuilding_a_unit_quaternion_from_its_components_is_bit_identical(
+    components: tuple[float, float, float, float],
+) -> None:
+    # A wire round trip rebuilds quaternions from their stored components; that must not drift.
+    q = Quaternion(*components)
+    assert Quaternion(q.w, q.x, q.y, q.z) == q

@@ -42,6 +42,10 @@ _isfinite = math.isfinite
 _hypot = math.hypot
 
 
+#: |norm − 1| below which a quaternion is taken as already normalised (a few ulp of 1.0).
+_UNIT_TOLERANCE = 4.0 * 2.220446049250313e-16
+
+
 @dataclass(frozen=True, slots=True)
 class Quaternion:
     """An immutable unit quaternion ``w + xi + yj + zk`` representing a rotation."""
@@ -69,8 +73,16 @@ class Quaternion:
             y = finite_float("Quaternion", "y", y)
             z = finite_float("Quaternion", "z", z)
         n = _hypot(w, x, y, z)
-        if n == 1.0 and plain:
-            return  # already unit length and already built-in floats: nothing to store
+        if abs(n - 1.0) <= _UNIT_TOLERANCE:
+            # Already unit length to within rounding: keep the components bit for bit, so a
+            # quaternion that went through a wire round trip compares equal to the original
+            # (re-dividing by a norm of 1 ± 1 ulp would change the last bit of some values).
+            if not plain:
+                object.__setattr__(self, "w", w)
+                object.__setattr__(self, "x", x)
+                object.__setattr__(self, "y", y)
+                object.__setattr__(self, "z", z)
+            return
         if not _isfinite(n):  # components near the float maximum: scale down before measuring
             big = max(abs(w), abs(x), abs(y), abs(z))
             w, x, y, z = w / big, x / big, y / big, z / big
