@@ -1,0 +1,134 @@
+"""ActuatorData / ActuatorArrayData: state-flag rules, NaN = not measured, wire (rosbags oracle)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.codec import DecodeError
+from jointbus.messages.actarray import ActuatorArrayData, ActuatorData, ActuatorState
+from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
+from rosbags_oracle import rosbags_cdr, rosbags_decode
+
+MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
+VALID_STATES = st.integers(0, 15).filter(lambda s: s & 6 != 6 and s & 3 != 3)
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+HEADERS = st.builds(
+    Header, st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 10**9 - 1)), TEXT
+)
+DATA = st.builds(
+    ActuatorData,
+    MAYBE,
+    MAYBE,
+    MAYBE,
+    MAYBE,
+    VALID_STATES,
+    MAYBE,
+    MAYBE,
+    st.integers(0, 2**32 - 1),
+)
+ARRAYS = st.builds(ActuatorArrayData, HEADERS, st.lists(DATA, max_size=6), st.booleans())
+
+
+def data(**overrides: object) -> ActuatorData:
+    fields: dict[str, object] = {
+        "position": 0.5,
+        "speed": 0.1,
+        "acceleration": 0.0,
+        "current": 1.2,
+        "state": ActuatorState.MOVING,
+    }
+    fields.update(overrides)
+    return ActuatorData(**fields)  # type: ignore[arg-type]
+
+
+def test_fields_units_and_defaults() -> None:
+    d = data()
+    assert d.state is ActuatorState.MOVING
+    assert math.isnan(d.effort) and math.isnan(d.temperature)  # not measured
+    assert d.status == 0
+    assert ActuatorData.TYPE_NAME == "jointbus_msgs/msg/ActuatorData"
+    assert ActuatorData.msgdef() == (
+        "float64 position\nfloat64 speed\nfloat64 acceleration\nfloat64 current\nuint8 state\n"
+        "float64 effort\nfloat64 temperature\nuint32 status\n"
+    )
+
+
+def test_int_state_becomes_flags_and_ints_become_floats() -> None:
+    d = data(state=12, position=1)
+    assert d.state == ActuatorState.BRAKED | ActuatorState.STALLED
+    assert type(d.state) is ActuatorState
+    assert type(d.position) is float
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (ActuatorState.MOVING | ActuatorState.BRAKED, "MOVING and BRAKED not both set"),
+        (6, "MOVING and BRAKED not both set"),
+        (ActuatorState.IDLE | ActuatorState.MOVING, "IDLE and MOVING not both set"),
+        (16, "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8"),
+        (-1, "a combination"),
+        (True, "ActuatorState flags"),
+        ("MOVING", "ActuatorState flags"),
+    ],
+)
+def test_inconsistent_or_unknown_state_is_rejected(state: object, message: str) -> None:
+    with pytest.raises(ValidationError, match=message) as info:
+        data(state=state)
+    assert info.value.field == "state"
+
+
+@pytest.mark.parametrize("field", ["position", "speed", "acceleration", "current", "effort"])
+def test_infinities_are_rejected_nan_means_not_measured(field: str) -> None:
+    with pytest.raises(NonFiniteError, match=f"field '{field}' = inf"):
+        data(**{field: math.inf})
+    assert math.isnan(getattr(data(**{field: math.nan}), field))
+    assert data(**{field: math.nan}) == data(**{field: math.nan})  # NaN equals NaN here
+
+
+def test_status_word_is_uint32() -> None:
+    assert data(status=2**32 - 1).status == 2**32 - 1
+    with pytest.raises(LimitError, match="field 'status'"):
+        data(status=2**32)
+    with pytest.raises(ValidationError, match="field 'status'"):
+        data(status=1.0)
+
+
+def test_array_data_validates_its_actuators() -> None:
+    a = ActuatorArrayData(Header(), [data(), data(state=ActuatorState.IDLE)], True)
+    assert len(a) == 2 and type(a.actuators) is tuple and a.motor_power is True
+    with pytest.raises(ValidationError, match=r"index 1: field 'actuators' = 0.5"):
+        ActuatorArrayData(Header(), (data(), 0.5))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="field 'motor_power' = 1"):
+        ActuatorArrayData(Header(), (), 1)  # type: ignore[arg-type]
+
+
+@given(DATA)
+def test_actuator_bytes_match_rosbags_and_round_trip(d: ActuatorData) -> None:
+    encoded = d.to_cdr()
+    assert encoded == rosbags_cdr(d)
+    assert ActuatorData.from_cdr(encoded) == d
+    assert rosbags_decode(ActuatorData, encoded) == d
+
+
+@given(ARRAYS)
+def test_array_bytes_match_rosbags_and_round_trip(a: ActuatorArrayData) -> None:
+    encoded = a.to_cdr()
+    assert encoded == rosbags_cdr(a)
+    assert ActuatorArrayData.from_cdr(encoded) == a
+    assert rosbags_decode(ActuatorArrayData, encoded) == a
+
+
+def test_decoding_moving_and_braked_is_a_decode_error() -> None:
+    encoded = bytearray(data().to_cdr())
+    state_offset = 4 + 4 * 8
+    assert encoded[state_offset] == int(ActuatorState.MOVING)
+    encoded[state_offset] = int(ActuatorState.MOVING | ActuatorState.BRAKED)
+    with pytest.raises(DecodeError, match="MOVING and BRAKED"):
+        ActuatorData.from_cdr(bytes(encoded))
