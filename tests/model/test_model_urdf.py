@@ -1,0 +1,161 @@
+"""URDF: export (read back by yourdfpy itself), import, round trip, and import errors."""
+
+from __future__ import annotations
+
+import io
+import math
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yourdfpy  # type: ignore[import-untyped]
+
+from jointbus.model.errors import RobotFileError
+from jointbus.model.joint import JointType
+from jointbus.model.link import Capsule, Cylinder
+from jointbus.model.robot import RobotModel
+from jointbus.model.urdf_loader import load_urdf, loads_urdf
+from jointbus.model.yaml_loader import load_robot
+
+
+@pytest.mark.parametrize("name", ["hb50", "arm6", "rover"])
+def test_exported_urdf_is_valid_for_yourdfpy(name: str) -> None:
+    model = load_robot(name)
+    urdf = yourdfpy.URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
+    assert urdf.validate()
+    assert urdf.robot.name == name
+    assert urdf.base_link == model.root
+    assert {j.name for j in urdf.robot.joints} == {j.name for j in model.joints}
+    assert [j.name for j in urdf.actuated_joints] == [
+        j.name for j in model.joints if j.type is not JointType.FIXED
+    ]
+
+
+def _assert_same_joints(a: RobotModel, b: RobotModel) -> None:
+    assert [j.name for j in a.joints] == [j.name for j in b.joints]
+    for ja, jb in zip(a.joints, b.joints, strict=True):
+        assert (ja.type, ja.parent, ja.child, ja.actuated) == (
+            jb.type,
+            jb.parent,
+            jb.child,
+            jb.actuated,
+        )
+        assert ja.origin.isclose(jb.origin, 1e-12), ja.name
+        assert ja.axis.isclose(jb.axis, 1e-15), ja.name
+        la, lb = ja.limits, jb.limits
+        assert (la.position_min, la.position_max) == (lb.position_min, lb.position_max), ja.name
+        assert (la.velocity_max, la.effort_max, la.soft) == (
+            lb.velocity_max,
+            lb.effort_max,
+            lb.soft,
+        )
+        assert (ja.dynamics.damping, ja.dynamics.friction) == (
+            jb.dynamics.damping,
+            jb.dynamics.friction,
+        )
+
+
+@pytest.mark.parametrize("name", ["hb50", "arm6", "rover"])
+def test_round_trip_keeps_joints_limits_and_links(name: str) -> None:
+    model = load_robot(name)
+    back = loads_urdf(
+        model.to_urdf(), actuator_order=model.actuator_order, base_mount=model.base_mount
+    )
+    assert back.name == model.name and back.root == model.root
+    assert back.actuator_order == model.actuator_order
+    assert back.base_mount is model.base_mount
+    _assert_same_joints(model, back)
+    for la, lb in zip(model.links, back.links, strict=True):
+        assert la.name == lb.name and la.mass == lb.mass and la.inertia == lb.inertia
+        assert la.com.isclose(lb.com, 1e-12)
+        assert len(la.collisions) == len(lb.collisions)
+        for ca, cb in zip(la.collisions, lb.collisions, strict=True):
+            assert ca.origin.isclose(cb.origin, 1e-12)
+            if isinstance(ca.shape, Capsule):  # URDF has no capsule: the enclosing cylinder
+                assert cb.shape == Cylinder(ca.shape.radius, ca.shape.length + 2 * ca.shape.radius)
+            else:
+                assert ca.shape == cb.shape
+    # and the text is stable: exporting the re-imported model gives the same URDF
+    assert (
+        back.to_urdf() == loads_urdf(back.to_urdf(), actuator_order=model.actuator_order).to_urdf()
+    )
+
+
+def test_urdf_without_actuator_order_uses_moving_joints_in_file_order(tmp_path: Path) -> None:
+    model = load_robot("arm6")
+    path = tmp_path / "arm6.urdf"
+    path.write_text(model.to_urdf())
+    loaded = load_urdf(path)
+    assert loaded.actuator_order == model.actuator_order
+    assert loaded.joint("elbow").calibration.direction == 1  # URDF carries no calibration
+    assert loaded.joint("elbow").actuator is None
+
+
+def test_joints_left_out_of_the_actuator_order_are_passive() -> None:
+    model = load_robot("arm6")
+    loaded = loads_urdf(model.to_urdf(), actuator_order=["shoulder_pan", "elbow"])
+    assert not loaded.joint("shoulder_lift").actuated
+    assert [j.name for j in loaded.moving_joints()][:2] == ["shoulder_pan", "elbow"]
+
+
+GOOD = textwrap.dedent(
+    """\
+    <robot name="r">
+      <link name="a"/>
+      <link name="b"><collision><geometry><mesh filename="b.stl"/></geometry></collision></link>
+      <joint name="j" type="revolute">
+        <parent link="a"/><child link="b"/>
+        <limit lower="-1" upper="1" effort="2" velocity="3"/>
+      </joint>
+    </robot>
+    """
+)
+
+
+def test_meshes_are_an_error_unless_skipped() -> None:
+    with pytest.raises(RobotFileError, match="meshes") as err:
+        loads_urdf(GOOD, source="r.urdf")
+    assert err.value.key == "link 'b' (index 1).collision[0]" and err.value.source == "r.urdf"
+    model = loads_urdf(GOOD, skip_meshes=True)
+    assert model.link("b").collisions == ()
+    assert model.joint("j").axis.x == 1.0  # URDF default axis
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "fragment"),
+    [
+        ('<robot name="r">', '<robot name="r"', "well-formed XML"),
+        ('<robot name="r">', "<robot>", "<robot name=...>"),
+        ('<child link="b"/>', "", "<child link=...>"),
+        (' lower="-1" upper="1"', "", "a valid URDF"),
+        ('type="revolute"', 'type="hinge"', "a valid URDF"),
+        ('<parent link="a"/>', '<parent link="x"/>', "a valid tree"),
+        ('lower="-1"', 'lower="low"', "a valid URDF"),
+        ("<limit ", '<mimic joint="j"/><limit ', "no mimic"),
+    ],
+)
+def test_bad_urdf_gives_a_typed_error(old: str, new: str, fragment: str) -> None:
+    assert old in GOOD
+    with pytest.raises(
+        RobotFileError, match=fragment.replace(".", r"\.").replace("(", r"\(")
+    ) as err:
+        loads_urdf(GOOD.replace(old, new), source="r.urdf", skip_meshes=True)
+    assert err.value.source == "r.urdf"
+
+
+def test_unbounded_limits_are_written_as_infinity_and_read_back() -> None:
+    model = load_robot("rover")
+    text = model.to_urdf()
+    assert 'effort="Infinity"' in text
+    back = loads_urdf(text, actuator_order=model.actuator_order)
+    assert math.isinf(back.joint("base").limits.effort_max)
+    assert back.joint("base").limits.velocity_max == 1.5
+
+
+def test_exported_inertias_are_what_yourdfpy_reads() -> None:
+    model = load_robot("hb50")
+    urdf = yourdfpy.URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
+    body = urdf.link_map["body"]
+    assert body.inertial.mass == 7.812
+    np.testing.assert_array_equal(np.diag(body.inertial.inertia), (0.03428, 0.05385, 0.07359))
