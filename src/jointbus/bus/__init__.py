@@ -1,1 +1,81 @@
-"""jointbus.bus."""
+"""jointbus.bus — topics with QoS, the in-process transport and the Zenoh transport.
+
+Where it sits: above :mod:`jointbus.messages`, below :mod:`jointbus.runtime` (nodes, heartbeats and
+the rate loop sit on a :class:`Bus`). Start with :class:`Bus`, :meth:`Bus.publisher`,
+:meth:`Bus.subscribe` and the profiles :data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
+The Zenoh parts (:class:`ZenohConfig`, :mod:`jointbus.bus.zenoh_transport`) load ``zenoh`` only
+when a bus attaches it.
+"""
+
+from jointbus.bus.bus import Bus, default_bus
+from jointbus.bus.discovery import EndpointInfo, TopicInfo
+from jointbus.bus.dispatcher import Dispatcher
+from jointbus.bus.errors import (
+    BusClosedError,
+    BusError,
+    QosError,
+    TopicNameError,
+    TopicTypeError,
+    ZenohConfigError,
+)
+from jointbus.bus.events import (
+    DeadlineMissedEvent,
+    MalformedPayloadEvent,
+    MessagesLostEvent,
+    QosEvent,
+    QosIncompatibleEvent,
+    TypeMismatchEvent,
+)
+from jointbus.bus.names import key_to_topic, topic_to_key, validate_topic_name
+from jointbus.bus.publisher import Publisher, PublisherStats
+from jointbus.bus.qos import (
+    LATCHED,
+    MAB_RT,
+    PROFILES,
+    RELIABLE,
+    Durability,
+    QosProfile,
+    Reliability,
+    incompatibilities,
+    profile,
+)
+from jointbus.bus.subscriber import Subscriber, SubscriberStats
+from jointbus.bus.zenoh_config import DEFAULT_HUB_PORT, ZenohConfig
+
+__all__ = [
+    "DEFAULT_HUB_PORT",
+    "LATCHED",
+    "MAB_RT",
+    "PROFILES",
+    "RELIABLE",
+    "Bus",
+    "BusClosedError",
+    "BusError",
+    "DeadlineMissedEvent",
+    "Dispatcher",
+    "Durability",
+    "EndpointInfo",
+    "MalformedPayloadEvent",
+    "MessagesLostEvent",
+    "Publisher",
+    "PublisherStats",
+    "QosError",
+    "QosEvent",
+    "QosIncompatibleEvent",
+    "QosProfile",
+    "Reliability",
+    "Subscriber",
+    "SubscriberStats",
+    "TopicInfo",
+    "TopicNameError",
+    "TopicTypeError",
+    "TypeMismatchEvent",
+    "ZenohConfig",
+    "ZenohConfigError",
+    "default_bus",
+    "incompatibilities",
+    "key_to_topic",
+    "profile",
+    "topic_to_key",
+    "validate_topic_name",
+]

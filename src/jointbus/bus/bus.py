@@ -1,0 +1,406 @@
+"""The bus: one per process, holding the topic table, dispatchers, the deadline timer and Zenoh.
+
+Where it sits: the top of :mod:`jointbus.bus`; the runtime's ``Node`` sits on it. Pass the bus
+around explicitly (``Node(name, bus)``); :func:`default_bus` is a convenience for scripts.
+
+Inside the process a message goes publisher → subscriber as an object, never serialised (see
+:mod:`jointbus.bus.publisher` and :mod:`jointbus.bus.subscriber`). With Zenoh attached
+(``Bus(zenoh=ZenohConfig())`` or :meth:`Bus.attach_zenoh`) the same topics are offered to other
+processes and machines: local publishes reach remote subscribers (encoded only while one matches)
+and remote publications reach local subscribers, through the same queues and callbacks.
+
+Threads: one default dispatcher (ordinary callbacks), more on request (:meth:`Bus.dispatcher`), a
+deadline timer started by the first endpoint with a deadline, and Zenoh's own threads.
+
+QoS events (missed deadlines, incompatible QoS, lost and malformed messages, type mismatches) go to
+the endpoint's ``on_event`` callback and to every hook registered with :meth:`Bus.on_qos_event`;
+the runtime publishes them on the status topic.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jointbus.bus.deadline import DeadlineTimer
+from jointbus.bus.discovery import EndpointInfo, TopicInfo, group_topics
+from jointbus.bus.dispatcher import Dispatcher
+from jointbus.bus.endpoint import Endpoint, EventCallback, MsgT
+from jointbus.bus.errors import BusClosedError, QosError, TopicTypeError
+from jointbus.bus.events import (
+    DeadlineMissedEvent,
+    EndpointKind,
+    MessagesLostEvent,
+    QosEvent,
+    QosIncompatibleEvent,
+)
+from jointbus.bus.names import validate_topic_name
+from jointbus.bus.publisher import Publisher
+from jointbus.bus.qos import RELIABLE, QosProfile, incompatibilities, profile
+from jointbus.bus.subscriber import Subscriber
+from jointbus.bus.topic import Topic
+from jointbus.messages.base import Message
+
+if TYPE_CHECKING:
+    from jointbus.bus.zenoh_config import ZenohConfig
+    from jointbus.bus.zenoh_transport import ZenohTransport
+
+_LOG = logging.getLogger("jointbus.bus")
+
+
+def _resolve_qos(qos: QosProfile | str) -> QosProfile:
+    if isinstance(qos, QosProfile):
+        return qos
+    if isinstance(qos, str):
+        return profile(qos)
+    raise QosError("profile", qos, "a QosProfile or a profile name (MAB_RT, RELIABLE, LATCHED)")
+
+
+def _check_msg_type(topic: str, msg_type: object, context: str) -> None:
+    if not (
+        isinstance(msg_type, type)
+        and issubclass(msg_type, Message)
+        and isinstance(getattr(msg_type, "TYPE_NAME", None), str)
+    ):
+        raise TopicTypeError(
+            topic, "a jointbus Message class with a TYPE_NAME", repr(msg_type), context
+        )
+
+
+class Bus:
+    """Topics, publishers and subscribers of one process; optionally bridged to Zenoh."""
+
+    def __init__(self, *, zenoh: ZenohConfig | None = None, name: str = "jointbus") -> None:
+        self.name = name
+        self._lock = threading.RLock()
+        self._topics: dict[str, Topic] = {}
+        self._hooks: tuple[EventCallback, ...] = ()
+        self._closed = False
+        self._default_dispatcher = Dispatcher(f"{name}-dispatch")
+        self._dispatchers: list[Dispatcher] = [self._default_dispatcher]
+        self._deadlines = DeadlineTimer()
+        self._transport: ZenohTransport | None = None
+        if zenoh is not None:
+            try:
+                self.attach_zenoh(zenoh)
+            except BaseException:
+                self.close()  # no thread left behind by a bus that failed to start
+                raise
+
+    # ---- endpoints ---------------------------------------------------------------------------
+    def publisher(
+        self,
+        topic: str,
+        msg_type: type[MsgT],
+        qos: QosProfile | str = RELIABLE,
+        *,
+        node: str = "",
+        on_event: EventCallback | None = None,
+    ) -> Publisher[MsgT]:
+        """A publisher of ``msg_type`` on ``topic``.
+
+        Raises TopicNameError, QosError, or TopicTypeError if the topic already has another type.
+        """
+        validate_topic_name(topic)
+        _check_msg_type(topic, msg_type, "publisher")
+        resolved = _resolve_qos(qos)
+        with self._lock:
+            self._check_open()
+            entry = self._entry(topic, msg_type, "publisher")
+            pub: Publisher[MsgT] = Publisher(
+                topic,
+                msg_type,
+                resolved,
+                node=node,
+                on_event=on_event,
+                emit=self._emit,
+                on_close=self._remove_publisher,
+            )
+            entry.publishers = (*entry.publishers, pub)
+            entry.rewire()
+            peers = entry.subscribers
+        for sub in peers:
+            self._meet(pub, sub)
+        if resolved.deadline is not None:
+            self._deadlines.add(pub)
+        transport = self._transport
+        if transport is not None:
+            transport.publisher_added(pub)
+        return pub
+
+    def subscribe(
+        self,
+        topic: str,
+        msg_type: type[MsgT],
+        callback: Callable[[MsgT], object] | None = None,
+        qos: QosProfile | str = RELIABLE,
+        *,
+        realtime: bool = False,
+        node: str = "",
+        on_event: EventCallback | None = None,
+        dispatcher: Dispatcher | None = None,
+    ) -> Subscriber[MsgT]:
+        """Subscribe to ``topic``.
+
+        ``callback`` runs on ``dispatcher`` (default: the bus's) — or synchronously in the
+        publisher's thread when ``realtime`` — and is ``None`` for a polling subscriber
+        (:meth:`Subscriber.take` / :meth:`Subscriber.latest`). A transient-local subscriber first
+        receives the history of transient-local publishers already present.
+        """
+        validate_topic_name(topic)
+        _check_msg_type(topic, msg_type, "subscribe")
+        resolved = _resolve_qos(qos)
+        if dispatcher is not None and dispatcher.closed:
+            raise BusClosedError(f"dispatcher {dispatcher.name!r} is closed")
+        with self._lock:
+            self._check_open()
+            entry = self._entry(topic, msg_type, "subscribe")
+            sub: Subscriber[MsgT] = Subscriber(
+                topic,
+                msg_type,
+                callback,
+                resolved,
+                realtime=realtime,
+                node=node,
+                on_event=on_event,
+                emit=self._emit,
+                dispatcher=(dispatcher or self._default_dispatcher) if callback else None,
+                on_close=self._remove_subscriber,
+            )
+            peers = entry.publishers
+            if resolved.transient_local:
+                # Replay under the lock, before live delivery starts, so history comes first.
+                now = time.monotonic_ns()
+                for pub in peers:
+                    if not incompatibilities(pub.qos, resolved):
+                        for msg, born, _seq in pub.history:
+                            sub.offer(msg, born, now)
+            entry.subscribers = (*entry.subscribers, sub)
+            entry.rewire()
+        for pub in peers:
+            self._meet(pub, sub)
+        if resolved.deadline is not None:
+            self._deadlines.add(sub)
+        transport = self._transport
+        if transport is not None:
+            transport.subscriber_added(sub)
+        return sub
+
+    def dispatcher(self, name: str) -> Dispatcher:
+        """A new callback thread owned (and closed) by this bus, e.g. one per node."""
+        with self._lock:
+            self._check_open()
+            created = Dispatcher(name)
+            self._dispatchers.append(created)
+            return created
+
+    # ---- events ------------------------------------------------------------------------------
+    def on_qos_event(self, hook: EventCallback) -> Callable[[], None]:
+        """Call ``hook(event)`` for every QoS event of this bus; returns a remover function."""
+        with self._lock:
+            self._hooks = (*self._hooks, hook)
+
+        def remove() -> None:
+            with self._lock:
+                self._hooks = tuple(h for h in self._hooks if h is not hook)
+
+        return remove
+
+    def _emit(self, event: QosEvent, endpoint_hook: EventCallback | None) -> None:
+        if isinstance(event, (DeadlineMissedEvent, MessagesLostEvent)):
+            _LOG.debug("%s", event.describe())
+        else:
+            _LOG.warning("%s", event.describe())
+        for hook in (endpoint_hook, *self._hooks):
+            if hook is None:
+                continue
+            try:
+                hook(event)
+            except Exception:
+                _LOG.exception("QoS event hook %r raised on %s", hook, event.describe())
+
+    def _meet(self, pub: Publisher[Any], sub: Subscriber[Any]) -> None:
+        reasons = incompatibilities(pub.qos, sub.qos)
+        if reasons:
+            for side in (pub, sub):
+                side._emit(
+                    QosIncompatibleEvent(
+                        pub.topic, side.label, side.KIND, pub.label, sub.label, reasons, False
+                    )
+                )
+
+    def _report_remote_incompatible(
+        self, local: Endpoint[Any], remote: EndpointInfo, reasons: tuple[str, ...]
+    ) -> None:
+        """Called by the transport when a remote endpoint meets an incompatible local one."""
+        kind: EndpointKind = local.KIND
+        pub_label, sub_label = (
+            (local.label, remote.label) if kind == "publisher" else (remote.label, local.label)
+        )
+        local._emit(
+            QosIncompatibleEvent(
+                local.topic, local.label, kind, pub_label, sub_label, reasons, True
+            )
+        )
+
+    # ---- topic table ---------------------------------------------------------------------------
+    def _entry(self, topic: str, msg_type: type[Message], context: str) -> Topic:
+        entry = self._topics.get(topic)
+        if entry is None:
+            entry = Topic(topic, msg_type)
+            self._topics[topic] = entry
+        else:
+            entry.check_type(msg_type, context)
+        return entry
+
+    def _remove_publisher(self, pub: Publisher[Any]) -> None:
+        with self._lock:
+            entry = self._topics.get(pub.topic)
+            if entry is not None:
+                entry.publishers = tuple(p for p in entry.publishers if p is not pub)
+                self._forget_if_empty(entry)
+        self._deadlines.remove(pub)
+        transport = self._transport
+        if transport is not None:
+            transport.publisher_removed(pub)
+
+    def _remove_subscriber(self, sub: Subscriber[Any]) -> None:
+        with self._lock:
+            entry = self._topics.get(sub.topic)
+            if entry is not None:
+                entry.subscribers = tuple(s for s in entry.subscribers if s is not sub)
+                entry.rewire()
+                self._forget_if_empty(entry)
+        self._deadlines.remove(sub)
+        transport = self._transport
+        if transport is not None:
+            transport.subscriber_removed(sub)
+
+    def _forget_if_empty(self, entry: Topic) -> None:
+        if entry.empty and self._topics.get(entry.name) is entry:
+            del self._topics[entry.name]
+
+    def local_subscribers(self, topic: str) -> tuple[Subscriber[Any], ...]:
+        """This process's subscribers of ``topic`` (a snapshot; used by the Zenoh receive path)."""
+        entry = self._topics.get(topic)
+        return entry.subscribers if entry is not None else ()
+
+    def local_publishers(self, topic: str) -> tuple[Publisher[Any], ...]:
+        """This process's publishers of ``topic`` (a snapshot)."""
+        entry = self._topics.get(topic)
+        return entry.publishers if entry is not None else ()
+
+    def local_type(self, topic: str) -> type[Message] | None:
+        """The message class of a local topic, or None if this process has no endpoint on it."""
+        entry = self._topics.get(topic)
+        return entry.msg_type if entry is not None else None
+
+    # ---- discovery -----------------------------------------------------------------------------
+    def local_endpoints(self) -> list[EndpointInfo]:
+        """Records of this bus's own publishers and subscribers."""
+        zid = self._transport.zid if self._transport is not None else ""
+        with self._lock:
+            entries = list(self._topics.values())
+        out: list[EndpointInfo] = []
+        for entry in entries:
+            for ep in (*entry.publishers, *entry.subscribers):
+                out.append(
+                    EndpointInfo(
+                        ep.KIND, ep.topic, ep.type_name, ep.node, ep.gid, ep.qos, zid, True
+                    )
+                )
+        return out
+
+    def topics(self) -> list[TopicInfo]:
+        """Topics of this process only (no network round trip)."""
+        return group_topics(self.local_endpoints())
+
+    def discover(self, timeout: float = 0.5) -> list[TopicInfo]:
+        """Topics of this process and, with Zenoh attached, of every reachable bus.
+
+        ``timeout`` (s) bounds the wait for remote answers.
+        """
+        endpoints = self.local_endpoints()
+        transport = self._transport
+        if transport is not None:
+            endpoints.extend(transport.remote_endpoints(timeout))
+        return group_topics(endpoints)
+
+    # ---- zenoh ---------------------------------------------------------------------------------
+    def attach_zenoh(self, config: ZenohConfig | None = None) -> ZenohTransport:
+        """Open a Zenoh session and offer every existing and future topic on it."""
+        from jointbus.bus.zenoh_config import ZenohConfig
+        from jointbus.bus.zenoh_transport import ZenohTransport
+
+        with self._lock:
+            self._check_open()
+            if self._transport is not None:
+                raise BusClosedError(f"bus {self.name!r} already has a Zenoh transport")
+            transport = ZenohTransport(self, config or ZenohConfig())
+            self._transport = transport
+            entries = list(self._topics.values())
+        for entry in entries:
+            for pub in entry.publishers:
+                transport.publisher_added(pub)
+            for sub in entry.subscribers:
+                transport.subscriber_added(sub)
+        return transport
+
+    @property
+    def zenoh(self) -> ZenohTransport | None:
+        """The attached Zenoh transport, if any."""
+        return self._transport
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BusClosedError(f"bus {self.name!r} is closed")
+
+    def close(self) -> None:
+        """Close every endpoint, the Zenoh session and the threads. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            entries = list(self._topics.values())
+        for entry in entries:
+            for pub in entry.publishers:
+                pub.close()
+            for sub in entry.subscribers:
+                sub.close()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+        self._deadlines.close()
+        for dispatcher in self._dispatchers:
+            dispatcher.close()
+
+    def __enter__(self) -> Bus:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+_default: Bus | None = None
+_default_lock = threading.Lock()
+
+
+def default_bus() -> Bus:
+    """A process-wide in-process bus created on first use (a convenience for scripts)."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = Bus(name="default")
+        return _default
+
+
+__all__ = ["Bus", "default_bus"]

@@ -1,0 +1,130 @@
+"""QoS and transport events: what a subscriber, a publisher and the status topic are told.
+
+Where it sits: :mod:`jointbus.bus`, produced by the topic table, the deadline timer, subscribers and
+the Zenoh transport; consumed by ``on_event`` callbacks of endpoints and by hooks registered with
+:meth:`jointbus.bus.Bus.on_qos_event` (the runtime layer turns them into ``Status`` messages).
+
+Events are frozen data so a hook may keep or forward them. They are delivered on the thread that
+detected them (the deadline timer, a dispatcher, a Zenoh thread, or the caller of ``subscribe``), so
+hooks must be quick and thread-safe; an exception in a hook is logged and swallowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+EndpointKind = Literal["publisher", "subscriber"]
+
+
+@dataclass(frozen=True, slots=True)
+class QosEvent:
+    """Base of every bus event: ``topic`` is the topic name, ``endpoint`` the side told."""
+
+    topic: str
+    endpoint: str
+
+    def describe(self) -> str:
+        """One line for logs and the status topic."""
+        return f"{type(self).__name__} on {self.topic} ({self.endpoint})"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineMissedEvent(QosEvent):
+    """No message arrived (subscriber) or was published (publisher) within the QoS deadline.
+
+    ``total_count`` is the number of missed periods so far, ``total_count_change`` how many this
+    event adds (several when a long silence spans several periods), as ROS 2 reports them.
+    """
+
+    kind: EndpointKind
+    deadline: float
+    total_count: int
+    total_count_change: int
+
+    def describe(self) -> str:
+        return (
+            f"deadline of {self.deadline:g} s missed on {self.topic} by {self.kind} {self.endpoint}"
+            f" ({self.total_count_change} new, {self.total_count} total)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QosIncompatibleEvent(QosEvent):
+    """A publisher and a subscriber with incompatible QoS met; no messages flow between them."""
+
+    kind: EndpointKind
+    publisher: str
+    subscriber: str
+    reasons: tuple[str, ...]
+    remote: bool
+
+    def describe(self) -> str:
+        where = "remote " if self.remote else ""
+        return (
+            f"incompatible QoS on {self.topic} between {where}publisher {self.publisher} and "
+            f"subscriber {self.subscriber}: {'; '.join(self.reasons)}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesLostEvent(QosEvent):
+    """Messages a subscriber will never see.
+
+    ``reason`` is ``"overflow"`` (a *reliable* subscriber's queue was full and its oldest messages
+    were overwritten) or ``"gap"`` (sequence numbers from a remote publisher skipped). Best-effort
+    queue drops are expected behaviour and only counted, not reported.
+    """
+
+    reason: Literal["overflow", "gap"]
+    count: int
+    total_count: int
+    publisher: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.count} message(s) lost on {self.topic} by {self.endpoint} ({self.reason}, "
+            f"from {self.publisher}; {self.total_count} total)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedPayloadEvent(QosEvent):
+    """A payload from the wire could not be decoded as the topic's type; it was discarded."""
+
+    publisher: str
+    size: int
+    error: str
+    total_count: int
+
+    def describe(self) -> str:
+        return (
+            f"malformed payload on {self.topic} ({self.size} bytes from {self.publisher}): "
+            f"{self.error} ({self.total_count} total)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TypeMismatchEvent(QosEvent):
+    """A remote endpoint uses the topic with another message type; its messages are ignored."""
+
+    local_type: str
+    remote_type: str
+    remote: str
+
+    def describe(self) -> str:
+        return (
+            f"type mismatch on {self.topic}: local {self.local_type}, remote {self.remote} uses "
+            f"{self.remote_type}"
+        )
+
+
+__all__ = [
+    "DeadlineMissedEvent",
+    "EndpointKind",
+    "MalformedPayloadEvent",
+    "MessagesLostEvent",
+    "QosEvent",
+    "QosIncompatibleEvent",
+    "TypeMismatchEvent",
+]

@@ -1,0 +1,145 @@
+"""How a bus joins the Zenoh network: loopback peer by default, explicit endpoints, a router.
+
+Where it sits: :mod:`jointbus.bus`, read by :mod:`jointbus.bus.zenoh_transport`. Plain frozen data,
+so the CLI and configuration files can build and print it without opening anything.
+
+Default scheme (``ZenohConfig()``), chosen so that ``make demo`` in one terminal and
+``jointbus topic echo /hb50/bridge_data`` in another find each other with no configuration and
+without touching any network interface but loopback:
+
+1. The first jointbus process on the host becomes the *hub*: it listens on
+   ``tcp/127.0.0.1:7447`` (``hub_port``).
+2. A later process finds that port taken, so it listens on an ephemeral loopback port
+   (``tcp/127.0.0.1:0``) and connects to the hub.
+3. Gossip scouting (over existing links, never multicast) tells peers about each other, so they
+   form a full mesh and keep talking if the hub exits.
+
+Multicast scouting is off unless ``multicast_scouting=True``: a robot should not discover (and be
+discovered by) whatever else is on the LAN by accident. Explicit ``listen`` endpoints replace the
+scheme (``connect`` endpoints are added to either). For several hosts, either give each peer
+``listen``/``connect`` endpoints on the robot's network, or run a Zenoh router (``zenohd``) and use
+``ZenohConfig.for_router("tcp/192.168.1.10:7447")`` (client mode: the router routes).
+
+Zenoh's shared-memory transport is off by default: payloads under ~3 KB go over TCP anyway, and a
+process that dies without closing its session leaves files in ``/dev/shm``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from jointbus.bus.errors import ZenohConfigError
+
+#: The hub's well-known loopback port (Zenoh's own default port: a local ``zenohd`` on it also
+#: works, since a process that cannot listen there connects to whatever owns it).
+DEFAULT_HUB_PORT: Final = 7447
+
+_ENDPOINT = re.compile(r"(tcp|udp|tls|quic|ws|unixsock-stream|unixpipe)/\S+\Z")
+
+
+def _endpoints(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (tuple, list)):
+        raise ZenohConfigError(f"{name} must be a list of endpoints, got {value!r}")
+    for endpoint in value:
+        if not isinstance(endpoint, str) or not _ENDPOINT.match(endpoint):
+            raise ZenohConfigError(
+                f"{name} endpoint {endpoint!r} is not a Zenoh locator; expected e.g. "
+                "'tcp/127.0.0.1:7447'"
+            )
+    return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ZenohConfig:
+    """Zenoh session settings of a bus (see the module docstring for the default scheme).
+
+    ``options`` are extra ``(key, json5 value)`` pairs passed to ``zenoh.Config.insert_json5``
+    last, for settings this class does not name.
+    """
+
+    listen: tuple[str, ...] | None = None
+    connect: tuple[str, ...] = ()
+    router: str | None = None
+    multicast_scouting: bool = False
+    gossip_scouting: bool = True
+    shared_memory: bool = False
+    hub_port: int = DEFAULT_HUB_PORT
+    options: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.listen is not None:
+            object.__setattr__(self, "listen", _endpoints("listen", self.listen))
+        object.__setattr__(self, "connect", _endpoints("connect", self.connect))
+        if self.router is not None:
+            _endpoints("router", [self.router])
+        if type(self.hub_port) is not int or not 1 <= self.hub_port <= 65535:
+            raise ZenohConfigError(f"hub_port must be an int in [1, 65535], got {self.hub_port!r}")
+        for flag in ("multicast_scouting", "gossip_scouting", "shared_memory"):
+            if type(getattr(self, flag)) is not bool:
+                raise ZenohConfigError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        for option in self.options:
+            if not (
+                isinstance(option, tuple)
+                and len(option) == 2
+                and all(isinstance(x, str) for x in option)
+            ):
+                raise ZenohConfigError(
+                    f"options entries are (key, json5) str pairs, got {option!r}"
+                )
+
+    @classmethod
+    def for_router(cls, endpoint: str, **kwargs: Any) -> ZenohConfig:
+        """Client mode through a Zenoh router at ``endpoint`` (multi-host deployments)."""
+        return cls(router=endpoint, **kwargs)
+
+    @classmethod
+    def loopback(
+        cls, listen_port: int | None = None, connect_ports: tuple[int, ...] = ()
+    ) -> ZenohConfig:
+        """Peer on 127.0.0.1 with explicit ports (``listen_port=None``: an ephemeral one)."""
+        return cls(
+            listen=(f"tcp/127.0.0.1:{listen_port or 0}",),
+            connect=tuple(f"tcp/127.0.0.1:{p}" for p in connect_ports),
+        )
+
+    @property
+    def mode(self) -> Literal["peer", "client"]:
+        """``client`` with a router, else ``peer``."""
+        return "client" if self.router is not None else "peer"
+
+    @property
+    def hub_endpoint(self) -> str:
+        """The default scheme's hub locator."""
+        return f"tcp/127.0.0.1:{self.hub_port}"
+
+    def attempts(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """``(listen, connect)`` pairs to try in order (the default scheme has two)."""
+        if self.router is not None:
+            return [((), (self.router, *self.connect))]
+        if self.listen is not None:
+            return [(self.listen, self.connect)]
+        return [
+            ((self.hub_endpoint,), self.connect),
+            (("tcp/127.0.0.1:0",), (*self.connect, self.hub_endpoint)),
+        ]
+
+    def json5_items(
+        self, listen: tuple[str, ...], connect: tuple[str, ...]
+    ) -> list[tuple[str, str]]:
+        """The ``insert_json5`` pairs of one attempt (exposed for tests and ``--verbose``)."""
+        items = [
+            ("mode", json.dumps(self.mode)),
+            ("scouting/multicast/enabled", json.dumps(self.multicast_scouting)),
+            ("scouting/gossip/enabled", json.dumps(self.gossip_scouting)),
+            ("transport/shared_memory/enabled", json.dumps(self.shared_memory)),
+            ("listen/endpoints", json.dumps(list(listen))),
+            ("connect/endpoints", json.dumps(list(connect))),
+        ]
+        items.extend(self.options)
+        return items
+
+
+__all__ = ["DEFAULT_HUB_PORT", "ZenohConfig"]

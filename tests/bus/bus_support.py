@@ -1,0 +1,51 @@
+"""Shared helpers of the bus tests: small test-local message types, free ports, polling waits.
+
+Not a test module (no ``test_`` prefix); imported by name because pytest puts this folder on
+``sys.path`` (test folders have no ``__init__.py``), and by ``bus_peer.py`` in a child process.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from jointbus.codec.wire import Float64, Int64, String
+from jointbus.messages.base import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Count(Message):
+    """A counter with a label: enough to check order, identity and content across the bus."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_test/msg/Count"
+    value: Int64 = 0
+    label: String = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading(Message):
+    """Another type, to check that a topic refuses a second type."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_test/msg/Reading"
+    x: Float64 = 0.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float = 0.005) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` s pass; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
