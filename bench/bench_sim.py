@@ -7,6 +7,8 @@ runner through :func:`run`. Times are compared with anchors measured *in the sam
   256 actuators, against the same physics written as a plain per-joint Python loop
   (:class:`NaiveActuatorLoop`, below), which is what the vectorised model replaces. Before timing,
   the loop is checked to follow the model's trajectory, so the anchor does the same work.
+* the ``sim://`` driver (arm6): one control step against the bare profile + drive + physics it
+  wraps, and ``read_joints()`` / ``read()`` against the model's own ``measure()``.
 * ``ProfileGenerator.step`` for 12 joints during a move, against ruckig's own online loop
   (``Ruckig.update`` + ``OutputParameter.pass_to_input``) on the same 12-DoF move, and
   ``ProfileGenerator.move_to`` (validation + re-plan) against a bare ``Ruckig.calculate``.
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 from ruckig import InputParameter, OutputParameter, Ruckig, Synchronization, Trajectory
 
+from jointbus import drivers
 from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
 from jointbus.drivers.sim.profile import ProfileGenerator
 
@@ -299,6 +302,62 @@ def _profile_rows(calls: int, repeats: int) -> list[dict[str, Any]]:
     ]
 
 
+def _driver_rows(calls: int, repeats: int) -> list[dict[str, Any]]:
+    """The ``sim://`` driver layer over the bare physics and profiles (arm6, stepping mode)."""
+    from jointbus.drivers.sim.driver import SimActuatorArray
+
+    arm = drivers.open("sim://arm6?realtime=false")
+    assert isinstance(arm, SimActuatorArray)
+    arm.power(True)
+    arm.positions([1.0, 1.0, -1.0, 2.0, -1.5, 2.0])
+    arm.step(0.1)  # mid-move
+    model = ActuatorArrayModel(arm.names, [ActuatorParams.hb50()] * arm.count, seed=0)
+    generator = ProfileGenerator(arm.names, max_velocity=1.0, max_acceleration=4.0,
+                                 max_jerk=80.0)
+    generator.move_to(None, [1.0] * arm.count)
+
+    def bare_cycle() -> None:
+        p, v, _ = generator.step(CYCLE)
+        model.set_command(position=p, velocity=v, kp=model_kp, kd=model_kd)
+        model.advance(CYCLE)
+
+    model_kp = np.full(arm.count, 60.0)
+    model_kd = np.full(arm.count, 2.0)
+    model.set_power(np.ones(arm.count, dtype=bool))
+    step_us = _per_call_us(functools.partial(arm.step, CYCLE), calls, repeats)
+    bare_us = _per_call_us(bare_cycle, calls, repeats)
+    joints_us = _per_call_us(arm.read_joints, calls, repeats)
+    read_us = _per_call_us(arm.read, calls, repeats)
+    measure_us = _per_call_us(model.measure, calls, repeats)
+    arm.close()
+    return [
+        _row(
+            "sim:// driver step(2 ms), arm6 (profiles + drive command + physics)",
+            step_us,
+            "bare ProfileGenerator.step + set_command + advance(2 ms), 6 actuators",
+            bare_us,
+            "<= 2 × anchor (feed-forward, modes, lock, acceleration: small)",
+            step_us <= 2.0 * bare_us,
+        ),
+        _row(
+            "sim:// read_joints() (joint-space arrays, flags), arm6",
+            joints_us,
+            "ActuatorArrayModel.measure(), 6 actuators",
+            measure_us,
+            "<= 100 µs (5 % of a 500 Hz cycle)",
+            joints_us <= 100.0,
+        ),
+        _row(
+            "sim:// read() (ActuatorArrayData messages), arm6",
+            read_us,
+            "ActuatorArrayModel.measure(), 6 actuators",
+            measure_us,
+            "<= 200 µs (10 % of a 500 Hz cycle)",
+            read_us <= 200.0,
+        ),
+    ]
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     """Measure and return the rows (see the module docstring)."""
     check_anchor_equivalence()
@@ -324,6 +383,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             )
         )
     rows.extend(_profile_rows(calls * 5, repeats))
+    rows.extend(_driver_rows(calls, repeats))
     return rows
 
 

@@ -329,6 +329,42 @@ class ProfileGenerator:
         self._velocity_mode[:] = v != 0.0
         self._plan()
 
+    def reset_joints(
+        self,
+        joints: Sequence[int],
+        positions: npt.ArrayLike,
+        velocities: npt.ArrayLike | None = None,
+    ) -> None:
+        """:meth:`reset` for some joints only (indices ``joints``; ``positions`` and
+        ``velocities`` one per listed joint, rad and rad/s): those take their actual state as
+        the reference and hold (or stop, if moving); the others keep their moves. Used when a
+        joint returns to profiled moves after being driven some other way (current, impedance).
+        """
+        indices = [self._joints(int(j), "joints", 0.0)[0] for j in joints]
+        count = len(indices)
+        p = np.array(positions, dtype=np.float64).reshape(-1)
+        v = np.zeros(count) if velocities is None else np.array(
+            velocities, dtype=np.float64
+        ).reshape(-1)
+        for field, values in (("positions", p), ("velocities", v)):
+            if values.shape != (count,):
+                raise LengthMismatchError(
+                    _GEN, field, values.shape, f"one value per listed joint ({count} values)"
+                )
+            for k, value in enumerate(values):
+                if not math.isfinite(value):
+                    i = indices[k]
+                    raise NonFiniteError(
+                        _GEN, field, float(value), "a finite number", joint=self._names[i], index=i
+                    )
+        self._p[indices] = p
+        self._v[indices] = v
+        self._a[indices] = 0.0
+        self._target_p[indices] = p
+        self._target_v[indices] = 0.0
+        self._velocity_mode[indices] = v != 0.0
+        self._plan()
+
     # ------------------------------------------------------------------ stepping
 
     def step(self, dt: float) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -1,0 +1,1047 @@
+"""The actuator-array device API (Player ``actarray``): one base class that every driver extends.
+
+Where it sits: :mod:`jointbus.drivers`, above the message layer (whose ``actarray`` types are what
+:meth:`ActuatorArray.read` and :meth:`ActuatorArray.geometry` return), :mod:`.limits`,
+:mod:`.calibration` and :mod:`.capabilities`; below the bridge node. Drivers (``sim://``,
+``can://``) subclass :class:`ActuatorArray`.
+
+**Public methods here, small hooks in the drivers** (python-can's lesson). Every public method
+does all the checking — the driver is open, the capability is supported, the joint exists, the
+values have the right count, are finite and within limits (or are saturated, by policy), power is
+on for motion — and converts joint space to actuator space with the calibration, and only *then*
+calls one private hook with numpy arrays in actuator space. A hook therefore never sees a bad
+value, and a rejected call has changed nothing (nothing is applied in part). :meth:`read` converts
+the hook's actuator-space reading back to joint space. Units are SI throughout: rad or m, rad/s
+or m/s, rad/s² or m/s², A, N·m or N, °C.
+
+Hooks a driver implements (``indices`` is an ``intp`` array of actuator indices, values are
+``float64`` arrays of the same length, already in actuator space):
+
+==============================================  ===============================================
+hook                                            called by
+==============================================  ===============================================
+``_capabilities() -> frozenset[Capability]``    :meth:`capabilities`, and before every call
+``_read_raw() -> RawReading``                   :meth:`read`, :meth:`read_joints`
+``_motor_power() -> bool``                      motion commands (``POWERED_OFF`` when False)
+``_measured_state() -> (position, velocity)``   soft limits (default: from ``_read_raw``)
+``_request_power(on)``                          :meth:`power`
+``_request_brakes(on)``                         :meth:`brakes`
+``_request_speed(indices, speeds)``             :meth:`set_speed` (speeds > 0)
+``_request_accel(indices, accels)``             :meth:`set_accel` (accels > 0)
+``_write_positions(indices, positions)``        :meth:`position`, :meth:`positions`
+``_write_speeds(indices, speeds)``              :meth:`speed`, :meth:`speeds`
+``_write_home(indices, home_positions)``        :meth:`home` (default: ``_write_positions``)
+``_write_currents(indices, currents)``          :meth:`current`, :meth:`currents`
+``_write_impedance(targets)``                   :meth:`impedance` (all N actuators)
+``_close()``                                    :meth:`close`, once
+==============================================  ===============================================
+
+A hook may refuse with :class:`~jointbus.drivers.errors.RequestRejected` (e.g. ``TIMED_OUT`` when
+motors do not answer) or fail with :class:`~jointbus.drivers.errors.DriverIOError`; it must then
+leave the device as it was, as far as the hardware allows.
+
+**Errors.** Requests (power, brakes, set_speed, set_accel) are ACKed by returning ``None`` and
+NACKed with :class:`RequestRejected` carrying a :class:`RejectReason` (unknown joint, unsupported,
+out of range, ...). Invalid *commands* raise the message layer's
+:class:`~jointbus.messages.errors.ValidationError` family (:class:`UnknownJointError`,
+:class:`LengthMismatchError`, :class:`NonFiniteError`, :class:`LimitError`), naming joint (name and
+index), field, value and expectation — the same errors the bridge raises for the same mistakes.
+An unsupported command, or a motion command while motor power is off, is refused with
+:class:`RequestRejected` (``UNSUPPORTED`` / ``POWERED_OFF``).
+
+**Motion while powered off is refused, not queued**: a target stored while the power is off
+would make the array jump when power returns, and a command silently dropped is worse. Power on
+first (:meth:`power`); on power-on a driver holds the actuators where they are.
+
+**Limits.** Hard limits (position, velocity, effort, current) follow the config's
+:class:`~jointbus.drivers.limits.LimitPolicy`: ``REJECT`` raises :class:`LimitError`, ``SATURATE``
+clamps. Speed commands are also bounded by the *configured* speed (Player's speed request), under
+the same policy. Soft limits (ros2_control's law) always clamp, never reject — they are a smooth
+brake near the end of the range, not a validity check: a position target is clamped into
+``[soft.lower, soft.upper]``, a velocity into the ``k_position`` bounds and a torque into the
+``k_velocity`` bounds at the measured state. Every clamp is reported: returned by the command,
+kept in :attr:`ActuatorArray.last_saturations` and passed to ``on_saturation``.
+
+**Threads.** Public methods are serialised by one re-entrant lock (held only while checking and
+calling the hook), so a driver's hooks are never called concurrently from two caller threads; a
+driver with its own thread (the real-time simulator) protects its state from that thread itself.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import math
+import numbers
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import ClassVar, Final, Self, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.drivers.array_state import actuator_states, array_state
+from jointbus.drivers.calibration import Calibration
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverClosedError, DriverError, RejectReason, RequestRejected
+from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
+from jointbus.math import Transform
+from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
+from jointbus.messages.actarray.geometry import ActuatorGeometry, ArrayGeometry, Orientation3D
+from jointbus.messages.actarray.state import ActuatorState, ActuatorType
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    UnknownJointError,
+    ValidationError,
+)
+from jointbus.messages.geometry_msgs import Point, Vector3
+from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.messages.std_msgs import Header
+from jointbus.model.calibration import JointCalibration
+from jointbus.model.joint import JointType
+from jointbus.model.limits import JointLimitSpec
+from jointbus.model.robot import RobotModel
+
+__all__ = [
+    "ActuatorArray",
+    "ActuatorArrayConfig",
+    "ActuatorArrayConfigError",
+    "ImpedanceTargets",
+    "JointReading",
+    "RawReading",
+    "SaturationCallback",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+SaturationCallback = Callable[[tuple[Saturation, ...]], None]
+"""Called with the saturations of a command that clamped at least one value."""
+
+_API: Final = "ActuatorArray"
+
+
+class ActuatorArrayConfigError(DriverError, ValueError):
+    """An :class:`ActuatorArrayConfig` that cannot describe a working array (names the field)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ActuatorArrayConfig:
+    """Everything the base class needs about an array, in joint space, in actuator order.
+
+    ``geometry`` is Player's geometry in joint space; its ``min`` / ``max`` should equal the
+    position limits (:meth:`from_model` makes them so) and its ``config_speed`` is the initial
+    configured speed (0 means "use the velocity limit"). ``accelerations`` is the initial
+    configured acceleration of each joint (rad/s² or m/s²; default: reach the configured speed in
+    :attr:`DEFAULT_RAMP_TIME`). Validated whole on construction.
+    """
+
+    names: tuple[str, ...]
+    types: tuple[ActuatorType, ...]
+    limits: tuple[JointLimitSpec, ...]
+    calibrations: tuple[JointCalibration, ...]
+    geometry: ArrayGeometry
+    policy: LimitPolicy = LimitPolicy.REJECT
+    accelerations: tuple[float, ...] = ()
+
+    DEFAULT_RAMP_TIME: ClassVar[float] = 0.25
+    """s: the default acceleration reaches the configured speed in this time."""
+
+    def __post_init__(self) -> None:
+        for name in ("names", "types", "limits", "calibrations", "accelerations"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+        n = len(self.names)
+        if n == 0:
+            raise ActuatorArrayConfigError("an actuator array needs at least one actuator")
+        for i, name in enumerate(self.names):
+            if not isinstance(name, str) or not name:
+                raise ActuatorArrayConfigError(f"names[{i}] = {name!r}; expected a non-empty str")
+            if name in self.names[:i]:
+                raise ActuatorArrayConfigError(f"joint {name!r} (index {i}) is named twice")
+        for field_name in ("types", "limits", "calibrations"):
+            count = len(getattr(self, field_name))
+            if count != n:
+                raise ActuatorArrayConfigError(
+                    f"{field_name} has {count} entries for {n} joints; expected one per joint"
+                )
+        if type(self.geometry) is not ArrayGeometry or len(self.geometry) != n:
+            raise ActuatorArrayConfigError(
+                f"geometry must be an ArrayGeometry with {n} actuators, one per joint"
+            )
+        if not isinstance(self.policy, LimitPolicy):
+            raise ActuatorArrayConfigError(f"policy = {self.policy!r}; expected a LimitPolicy")
+        for i, (name, kind, geom) in enumerate(
+            zip(self.names, self.types, self.geometry.actuators, strict=True)
+        ):
+            if not isinstance(kind, ActuatorType):
+                raise ActuatorArrayConfigError(
+                    f"joint {name!r} (index {i}): type {kind!r}; expected an ActuatorType"
+                )
+            if geom.type is not kind:
+                raise ActuatorArrayConfigError(
+                    f"joint {name!r} (index {i}): geometry type {geom.type.name} but type "
+                    f"{kind.name}"
+                )
+        speeds = self.config_speeds
+        for i, speed in enumerate(speeds):
+            if not (math.isfinite(speed) and speed > 0.0):
+                raise ActuatorArrayConfigError(
+                    f"joint {self.names[i]!r} (index {i}): no configured speed (geometry "
+                    f"config_speed is 0 and the velocity limit is {speed}); expected a finite "
+                    "speed > 0 in one of them"
+                )
+            limit = self.limits[i].velocity_max
+            if speed > limit:
+                raise ActuatorArrayConfigError(
+                    f"joint {self.names[i]!r} (index {i}): config_speed {speed} exceeds the "
+                    f"velocity limit {limit}"
+                )
+        if not self.accelerations:
+            object.__setattr__(
+                self, "accelerations", tuple(s / self.DEFAULT_RAMP_TIME for s in speeds)
+            )
+        elif len(self.accelerations) != n:
+            raise ActuatorArrayConfigError(
+                f"accelerations has {len(self.accelerations)} entries for {n} joints"
+            )
+        for i, accel in enumerate(self.accelerations):
+            if isinstance(accel, bool) or not (math.isfinite(accel) and accel > 0.0):
+                raise ActuatorArrayConfigError(
+                    f"joint {self.names[i]!r} (index {i}): acceleration = {accel!r}; "
+                    "expected a finite number > 0"
+                )
+
+    @property
+    def count(self) -> int:
+        """Number of actuators N."""
+        return len(self.names)
+
+    @property
+    def config_speeds(self) -> tuple[float, ...]:
+        """Initial configured speed per joint: the geometry's, or the velocity limit if 0."""
+        return tuple(
+            g.config_speed if g.config_speed > 0.0 else lim.velocity_max
+            for g, lim in zip(self.geometry.actuators, self.limits, strict=True)
+        )
+
+    @classmethod
+    def from_model(
+        cls,
+        model: RobotModel,
+        *,
+        policy: LimitPolicy = LimitPolicy.REJECT,
+        accelerations: Sequence[float] = (),
+    ) -> ActuatorArrayConfig:
+        """The config of ``model``'s actuated joints, in its actuator order.
+
+        Geometry comes from each joint's ``actuator:`` section (length, rest orientation, home,
+        centre, configured speed, brakes), its axis and its position limits. Axes are expressed
+        in the rest-aligned frames of :mod:`jointbus.drivers.chain_kinematics` (for a tree whose
+        joint origins carry no rotation, that is the joint's own axis). The base pose is the
+        first actuator's frame in the root link, in frame ``model.root``. A joint without an
+        ``actuator:`` section gets length 0, home 0 (clipped into range) and centre mid-range.
+        """
+        joints = model.actuated_joints()
+        if not joints:
+            raise ActuatorArrayConfigError(f"robot {model.name!r} has no actuated joints")
+        types: list[ActuatorType] = []
+        geometries: list[ActuatorGeometry] = []
+        rest_frames = [_rest_frame(model, j.name) for j in joints]
+        base = rest_frames[0]
+        base_inverse = base.rotation.inverse()
+        for i, joint in enumerate(joints):
+            if joint.type in (JointType.REVOLUTE, JointType.CONTINUOUS):
+                kind = ActuatorType.ROTARY
+            elif joint.type is JointType.PRISMATIC:
+                kind = ActuatorType.LINEAR
+            else:
+                raise ActuatorArrayConfigError(
+                    f"joint {joint.name!r} (index {i}) is {joint.type.value}; an actuator array "
+                    "holds revolute, continuous and prismatic joints only"
+                )
+            lo, hi = joint.limits.position_min, joint.limits.position_max
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise ActuatorArrayConfigError(
+                    f"joint {joint.name!r} (index {i}): position range [{lo}, {hi}]; Player "
+                    "geometry needs a finite range"
+                )
+            act = joint.actuator
+            axis = (base_inverse * rest_frames[i].rotation).rotate(joint.axis)
+            geometries.append(
+                ActuatorGeometry(
+                    type=kind,
+                    length=act.length if act else 0.0,
+                    orientation=Orientation3D(*act.rest_orientation) if act else Orientation3D(),
+                    axis=Vector3.from_math(axis),
+                    min=lo,
+                    centre=act.centre if act else (lo + hi) / 2.0,
+                    max=hi,
+                    home=act.home if act else min(max(0.0, lo), hi),
+                    config_speed=act.config_speed if act else 0.0,
+                    has_brakes=act.has_brakes if act else False,
+                )
+            )
+            types.append(kind)
+        geometry = ArrayGeometry(
+            header=Header(frame_id=model.root),
+            actuators=tuple(geometries),
+            base_position=Point.from_math(base.translation),
+            base_orientation=Orientation3D.from_quaternion(base.rotation),
+        )
+        return cls(
+            names=tuple(j.name for j in joints),
+            types=tuple(types),
+            limits=tuple(j.limits for j in joints),
+            calibrations=tuple(j.calibration for j in joints),
+            geometry=geometry,
+            policy=policy,
+            accelerations=tuple(accelerations),
+        )
+
+
+def _rest_frame(model: RobotModel, joint_name: str) -> Transform:
+    """Pose of joint ``joint_name``'s frame in the root link with every joint at zero."""
+    joint = model.joint(joint_name)
+    pose = Transform.identity()
+    for j in model.chain(joint.child):
+        pose = pose @ j.origin
+    return pose
+
+
+# --------------------------------------------------------------------------------------------
+# Values passed between the base class and the drivers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawReading:
+    """One read of the array in *actuator* space, as a driver's ``_read_raw`` returns it.
+
+    Arrays of length N in actuator order; NaN where the driver does not measure a quantity
+    (``acceleration`` and ``temperature`` often). ``status`` is the driver's status word per
+    actuator (its meaning is the driver's; 0 = nothing to report). ``moving`` / ``braked`` /
+    ``stalled`` become the state flags (:func:`~jointbus.drivers.array_state.actuator_states`).
+    ``time`` is the driver's clock (simulated time for the simulator), s.
+    """
+
+    time: float
+    position: FloatArray
+    velocity: FloatArray
+    acceleration: FloatArray
+    current: FloatArray
+    effort: FloatArray
+    temperature: FloatArray
+    status: npt.NDArray[np.uint32]
+    moving: BoolArray
+    braked: BoolArray
+    stalled: BoolArray
+    motor_power: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JointReading:
+    """One read of the array in *joint* space (calibration applied), as numpy arrays.
+
+    The fast form of :meth:`ActuatorArray.read` (no message objects), for a 500 Hz bridge.
+    ``state`` holds the :class:`ActuatorState` bits per actuator.
+    """
+
+    names: tuple[str, ...]
+    time: float
+    position: FloatArray
+    velocity: FloatArray
+    acceleration: FloatArray
+    current: FloatArray
+    effort: FloatArray
+    temperature: FloatArray
+    status: npt.NDArray[np.uint32]
+    state: npt.NDArray[np.uint8]
+    motor_power: bool
+
+    def array_state(self, has_brakes: Sequence[bool] | BoolArray | None = None) -> ActuatorState:
+        """The array-wide state (:func:`jointbus.drivers.array_state.array_state`)."""
+        return array_state(self.state, has_brakes)
+
+
+@dataclass(frozen=True, slots=True)
+class ImpedanceTargets:
+    """A validated impedance command for all N actuators, in *actuator* space.
+
+    ``τ = torque + kp·(position − p) + kd·(velocity − v)``: kp N·m/rad, kd N·m·s/rad, position
+    rad, velocity rad/s, torque N·m (N, m, m/s for linear actuators); ``brake`` engages a brake.
+    """
+
+    kp: FloatArray
+    kd: FloatArray
+    position: FloatArray
+    velocity: FloatArray
+    torque: FloatArray
+    brake: BoolArray
+
+
+# --------------------------------------------------------------------------------------------
+# The base class
+# --------------------------------------------------------------------------------------------
+
+
+class ActuatorArray(abc.ABC):
+    """An actuator array (Player ``actarray``): see the module docstring for the contract.
+
+    Joints are addressed by index (``int``, actuator order) or name (``str``); ``None`` means
+    every joint. Usable as a context manager (closes on exit).
+    """
+
+    def __init__(
+        self, config: ActuatorArrayConfig, *, on_saturation: SaturationCallback | None = None
+    ) -> None:
+        if not isinstance(config, ActuatorArrayConfig):
+            raise ActuatorArrayConfigError(f"config = {config!r}; expected ActuatorArrayConfig")
+        self._config = config
+        n = config.count
+        self._n = n
+        self._names = config.names
+        self._index_of = {name: i for i, name in enumerate(config.names)}
+        self._limits = JointLimits(config.names, config.limits, config.policy, type_name=_API)
+        self._calibration = Calibration(config.calibrations)
+        self._config_speed = np.array(config.config_speeds, dtype=np.float64)
+        self._config_accel = np.array(config.accelerations, dtype=np.float64)
+        actuators = config.geometry.actuators
+        self._home = np.array([a.home for a in actuators], dtype=np.float64)
+        self._has_brakes = np.array([a.has_brakes for a in actuators], dtype=np.bool_)
+        self._velocity_max = np.array([s.velocity_max for s in config.limits])
+        soft = [s.soft for s in config.limits]
+        self._soft_mask = np.array([s is not None for s in soft], dtype=np.bool_)
+        self._soft_lower = np.array([s.lower if s else -math.inf for s in soft])
+        self._soft_upper = np.array([s.upper if s else math.inf for s in soft])
+        self._all = np.arange(n, dtype=np.intp)
+        self._api_lock = threading.RLock()
+        self._closed = False
+        self._on_saturation = on_saturation
+        self.last_saturations: tuple[Saturation, ...] = ()
+        """Saturations of the last accepted command (empty if nothing was clamped)."""
+
+    # ---------------------------------------------------------------- hooks (driver side)
+
+    @abc.abstractmethod
+    def _capabilities(self) -> frozenset[Capability]:
+        """What this driver supports."""
+
+    @abc.abstractmethod
+    def _read_raw(self) -> RawReading:
+        """Read every actuator (actuator space)."""
+
+    @abc.abstractmethod
+    def _motor_power(self) -> bool:
+        """True while motor power is on (motion commands are refused otherwise)."""
+
+    def _measured_state(self) -> tuple[FloatArray, FloatArray]:
+        """Measured (position, velocity) in actuator space, for the soft-limit law."""
+        raw = self._read_raw()
+        return raw.position, raw.velocity
+
+    def _close(self) -> None:  # noqa: B027 - optional hook; most drivers have nothing to free
+        """Release the driver's resources (called once)."""
+
+    def _request_power(self, on: bool) -> None:
+        raise self._unsupported(Capability.POWER.value)
+
+    def _request_brakes(self, on: bool) -> None:
+        raise self._unsupported(Capability.BRAKES.value)
+
+    def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
+        raise self._unsupported(Capability.SPEED_CONFIG.value)
+
+    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        raise self._unsupported(Capability.ACCEL_CONFIG.value)
+
+    def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
+        raise self._unsupported(Capability.POSITION.value)
+
+    def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
+        raise self._unsupported(Capability.SPEED.value)
+
+    def _write_home(self, indices: IntArray, home_positions: FloatArray) -> None:
+        """Default homing: a position move to the geometry's home positions."""
+        self._write_positions(indices, home_positions)
+
+    def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
+        raise self._unsupported(Capability.CURRENT.value)
+
+    def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        raise self._unsupported(Capability.IMPEDANCE.value)
+
+    # ---------------------------------------------------------------- basics
+
+    @property
+    def config(self) -> ActuatorArrayConfig:
+        """The configuration this array was built with."""
+        return self._config
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Joint names in actuator order."""
+        return self._names
+
+    @property
+    def count(self) -> int:
+        """Number of actuators N."""
+        return self._n
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def index(self, joint: int | str) -> int:
+        """Actuator index of ``joint`` (an index or a name); :class:`UnknownJointError` if none."""
+        if isinstance(joint, str):
+            try:
+                return self._index_of[joint]
+            except KeyError:
+                raise UnknownJointError(joint, self._names) from None
+        value: object = joint  # callers may pass anything; check at run time
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValidationError(
+                _API, "joint", value, f"an index 0..{self._n - 1}, a joint name, or None"
+            )
+        index = int(value)
+        if not 0 <= index < self._n:
+            raise UnknownJointError(
+                f"index {index} (the array has indices 0..{self._n - 1})", self._names
+            )
+        return index
+
+    def capabilities(self) -> frozenset[Capability]:
+        """What this driver supports; everything else is refused as ``UNSUPPORTED``."""
+        with self._api_lock:
+            self._check_open()
+            return self._capabilities()
+
+    def close(self) -> None:
+        """Stop the driver and release its resources; later calls raise DriverClosedError."""
+        with self._api_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- geometry and feedback
+
+    def geometry(self) -> ArrayGeometry:
+        """Player geometry in joint space, with the *currently* configured speeds."""
+        with self._api_lock:
+            self._check_open()
+            base = self._config.geometry
+            actuators = tuple(
+                dataclasses.replace(a, config_speed=float(s))
+                for a, s in zip(base.actuators, self._config_speed, strict=True)
+            )
+            return dataclasses.replace(
+                base, header=Header.now(base.header.frame_id), actuators=actuators
+            )
+
+    def read_joints(self) -> JointReading:
+        """Read every actuator, in joint space, as numpy arrays (see :class:`JointReading`)."""
+        with self._api_lock:
+            self._check_open()
+            raw = self._read_raw()
+        cal = self._calibration
+        d = cal.direction
+        return JointReading(
+            names=self._names,
+            time=raw.time,
+            position=cal.position_to_joint(raw.position),
+            velocity=d * raw.velocity,
+            acceleration=d * raw.acceleration,
+            current=d * raw.current,
+            effort=d * raw.effort,
+            temperature=raw.temperature.copy(),
+            status=raw.status.copy(),
+            state=actuator_states(raw.moving, raw.braked, raw.stalled),
+            motor_power=bool(raw.motor_power),
+        )
+
+    def read(self) -> ActuatorArrayData:
+        """Read every actuator: Player's array data (joint space, header stamped now)."""
+        r = self.read_joints()
+        actuators = tuple(
+            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
+            for p, v, a, c, s, e, t, st in zip(
+                r.position.tolist(),
+                r.velocity.tolist(),
+                r.acceleration.tolist(),
+                r.current.tolist(),
+                r.state.tolist(),
+                r.effort.tolist(),
+                r.temperature.tolist(),
+                r.status.tolist(),
+                strict=True,
+            )
+        )
+        header = Header.now(self._config.geometry.header.frame_id)
+        return ActuatorArrayData(header, actuators, r.motor_power)
+
+    # ---------------------------------------------------------------- requests
+
+    def power(self, on: bool) -> None:
+        """Switch motor power of the whole array on or off (ACK: returns; NACK: raises)."""
+        with self._api_lock:
+            self._begin(Capability.POWER)
+            if type(on) is not bool:
+                raise RequestRejected(
+                    "power", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                )
+            self._request_power(on)
+
+    def brakes(self, on: bool) -> None:
+        """Engage (``True``) or release the brakes of every actuator that has one."""
+        with self._api_lock:
+            self._begin(Capability.BRAKES)
+            if type(on) is not bool:
+                raise RequestRejected(
+                    "brakes", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                )
+            self._request_brakes(on)
+
+    def set_speed(self, joint: int | str | None, speed: float) -> None:
+        """Configured speed of later moves of ``joint`` (``None``: all), rad/s or m/s.
+
+        Refused (``OUT_OF_RANGE``) unless finite, > 0 and within the joint's velocity limit.
+        """
+        with self._api_lock:
+            self._begin(Capability.SPEED_CONFIG)
+            indices = self._request_joints("set_speed", joint)
+            value = self._request_value("set_speed", "speed", speed, indices)
+            over = np.flatnonzero(value > self._velocity_max[indices])
+            if over.size:
+                i = int(indices[over[0]])
+                raise RequestRejected(
+                    "set_speed",
+                    RejectReason.OUT_OF_RANGE,
+                    f"speed {value:g} exceeds the velocity limit {self._velocity_max[i]:g}",
+                    joint=self._names[i],
+                    index=i,
+                )
+            values = np.full(indices.size, value)
+            self._request_speed(indices, values)
+            self._config_speed[indices] = values
+
+    def set_accel(self, joint: int | str | None, accel: float) -> None:
+        """Configured acceleration of later moves of ``joint`` (``None``: all), rad/s² or m/s².
+
+        Refused (``OUT_OF_RANGE``) unless finite and > 0.
+        """
+        with self._api_lock:
+            self._begin(Capability.ACCEL_CONFIG)
+            indices = self._request_joints("set_accel", joint)
+            value = self._request_value("set_accel", "accel", accel, indices)
+            values = np.full(indices.size, value)
+            self._request_accel(indices, values)
+            self._config_accel[indices] = values
+
+    @property
+    def config_speeds(self) -> FloatArray:
+        """Currently configured speed per joint (a copy), rad/s or m/s."""
+        return self._config_speed.copy()
+
+    @property
+    def config_accelerations(self) -> FloatArray:
+        """Currently configured acceleration per joint (a copy), rad/s² or m/s²."""
+        return self._config_accel.copy()
+
+    # ---------------------------------------------------------------- commands
+
+    def position(self, joint: int | str | None, position: float) -> tuple[Saturation, ...]:
+        """Move ``joint`` (``None``: every joint) to ``position`` (rad or m), profiled at the
+        configured speed and acceleration. Returns the saturations applied (if any)."""
+        with self._api_lock:
+            self._begin(Capability.POSITION)
+            indices = self._joints(joint)
+            values = self._scalar("position", position, indices)
+            return self._positions(indices, values, "position")
+
+    def positions(self, positions: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
+        """Move every joint to its position (one per joint, actuator order)."""
+        with self._api_lock:
+            self._begin(Capability.POSITION)
+            values = self._vector("positions", positions)
+            return self._positions(self._all, values, "positions")
+
+    def speed(self, joint: int | str | None, speed: float) -> tuple[Saturation, ...]:
+        """Move ``joint`` (``None``: every joint) at ``speed`` (rad/s or m/s; 0 stops)."""
+        with self._api_lock:
+            self._begin(Capability.SPEED)
+            indices = self._joints(joint)
+            values = self._scalar("speed", speed, indices)
+            return self._speeds(indices, values, "speed")
+
+    def speeds(self, speeds: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
+        """Move every joint at its speed (one per joint)."""
+        with self._api_lock:
+            self._begin(Capability.SPEED)
+            values = self._vector("speeds", speeds)
+            return self._speeds(self._all, values, "speeds")
+
+    def home(self, joint: int | str | None = None) -> tuple[Saturation, ...]:
+        """Move ``joint`` (``None``: the whole array) to its home position (geometry ``home``)."""
+        with self._api_lock:
+            self._begin(Capability.HOME)
+            indices = self._joints(joint)
+            targets, saturations = self._limits.apply(
+                "position", self._home[indices], _idx(indices), command_field="home"
+            )
+            self._require_power("home")
+            self._write_home(indices, self._to_actuator_position(indices, targets))
+            return self._report(saturations)
+
+    def current(self, joint: int | str | None, current: float) -> tuple[Saturation, ...]:
+        """Drive ``joint`` (``None``: every joint) with ``current`` (A, joint sense)."""
+        with self._api_lock:
+            self._begin(Capability.CURRENT)
+            indices = self._joints(joint)
+            values = self._scalar("current", current, indices)
+            return self._currents(indices, values, "current")
+
+    def currents(self, currents: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
+        """Drive every joint with its current (A, one per joint)."""
+        with self._api_lock:
+            self._begin(Capability.CURRENT)
+            values = self._vector("currents", currents)
+            return self._currents(self._all, values, "currents")
+
+    def impedance(self, command: JointCommand) -> tuple[Saturation, ...]:
+        """Apply a Honey Badger :class:`JointCommand` (impedance targets for every joint).
+
+        ``command.name`` must equal the array's joint names in actuator order. ``t_pos`` is
+        checked against position limits, ``t_vel`` against velocity limits, ``t_trq`` against
+        effort limits (policy), then soft limits clamp; ``brake`` may only be set on joints with
+        a brake. ``kp``, ``kd`` (≥ 0, checked by the message) pass through; ``ki`` is unused.
+        """
+        with self._api_lock:
+            self._begin(Capability.IMPEDANCE)
+            if type(command) is not JointCommand:
+                raise ValidationError(_API, "command", command, "a hb50 JointCommand")
+            self._check_names(command)
+            position, s_pos = self._limits.apply(
+                "position", np.array(command.t_pos), command_field="t_pos"
+            )
+            velocity, s_vel = self._limits.apply(
+                "velocity", np.array(command.t_vel), command_field="t_vel"
+            )
+            torque, s_trq = self._limits.apply(
+                "effort", np.array(command.t_trq), command_field="t_trq"
+            )
+            brake = np.array(command.brake, dtype=np.bool_)
+            missing = brake & ~self._has_brakes
+            if missing.any():
+                i = int(np.flatnonzero(missing)[0])
+                raise LimitError(
+                    command.TYPE_NAME, "brake", True, "False: this actuator has no brake",
+                    joint=self._names[i], index=i,
+                )
+            saturations = s_pos + s_vel + s_trq
+            if self._soft_mask.any():
+                p_meas, v_meas = self._measured_joint_state("impedance")
+                position, s = self._clamp_soft_position(self._all, position, "t_pos")
+                saturations += s
+                vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
+                velocity, s = self._clamp(self._all, velocity, vmin, vmax, "t_vel (soft limit)")
+                saturations += s
+                emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
+                torque, s = self._clamp(self._all, torque, emin, emax, "t_trq (soft limit)")
+                saturations += s
+            self._require_power("impedance")
+            d = self._calibration.direction
+            self._write_impedance(
+                ImpedanceTargets(
+                    kp=np.array(command.kp),
+                    kd=np.array(command.kd),
+                    position=self._calibration.position_to_actuator(position),
+                    velocity=d * velocity,
+                    torque=d * torque,
+                    brake=brake,
+                )
+            )
+            return self._report(saturations)
+
+    # ---------------------------------------------------------------- command internals
+
+    def _positions(
+        self, indices: IntArray, values: FloatArray, field_name: str
+    ) -> tuple[Saturation, ...]:
+        targets, saturations = self._limits.apply(
+            "position", values, _idx(indices), command_field=field_name
+        )
+        targets, soft = self._clamp_soft_position(indices, targets, field_name)
+        self._require_power(field_name)
+        self._write_positions(indices, self._to_actuator_position(indices, targets))
+        return self._report(saturations + soft)
+
+    def _speeds(
+        self, indices: IntArray, values: FloatArray, field_name: str
+    ) -> tuple[Saturation, ...]:
+        targets, saturations = self._limits.apply(
+            "velocity", values, _idx(indices), command_field=field_name
+        )
+        cap = self._config_speed[indices]
+        targets, configured = self._bounded(
+            indices, targets, -cap, cap, f"{field_name} (configured speed)"
+        )
+        saturations += configured
+        if self._soft_mask[indices].any():
+            p_meas, _ = self._measured_joint_state(field_name)
+            vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
+            targets, soft = self._clamp(
+                indices, targets, vmin[indices], vmax[indices], f"{field_name} (soft limit)"
+            )
+            saturations += soft
+        self._require_power(field_name)
+        self._write_speeds(indices, self._calibration.direction[indices] * targets)
+        return self._report(saturations)
+
+    def _currents(
+        self, indices: IntArray, values: FloatArray, field_name: str
+    ) -> tuple[Saturation, ...]:
+        targets, saturations = self._limits.apply(
+            "current", values, _idx(indices), command_field=field_name
+        )
+        self._require_power(field_name)
+        self._write_currents(indices, self._calibration.direction[indices] * targets)
+        return self._report(saturations)
+
+    def _to_actuator_position(self, indices: IntArray, values: FloatArray) -> FloatArray:
+        cal = self._calibration
+        return cal.direction[indices] * values + cal.offset[indices]
+
+    def _clamp_soft_position(
+        self, indices: IntArray, values: FloatArray, field_name: str
+    ) -> tuple[FloatArray, list[Saturation]]:
+        if not self._soft_mask[indices].any():
+            return values, []
+        return self._clamp(
+            indices,
+            values,
+            self._soft_lower[indices],
+            self._soft_upper[indices],
+            f"{field_name} (soft limit)",
+        )
+
+    def _clamp(
+        self,
+        indices: IntArray,
+        values: FloatArray,
+        lower: FloatArray,
+        upper: FloatArray,
+        label: str,
+    ) -> tuple[FloatArray, list[Saturation]]:
+        """Clamp into [lower, upper] whatever the policy (soft limits), reporting each clamp."""
+        outside = (values < lower) | (values > upper)
+        if not outside.any():
+            return values, []
+        applied = np.clip(values, lower, upper)
+        return applied, [
+            Saturation(
+                self._names[int(indices[k])],
+                int(indices[k]),
+                label,
+                float(values[k]),
+                float(applied[k]),
+            )
+            for k in np.flatnonzero(outside)
+        ]
+
+    def _bounded(
+        self,
+        indices: IntArray,
+        values: FloatArray,
+        lower: FloatArray,
+        upper: FloatArray,
+        label: str,
+    ) -> tuple[FloatArray, list[Saturation]]:
+        """Bounds under the configured policy (reject raises LimitError, saturate clamps)."""
+        outside = (values < lower) | (values > upper)
+        if not outside.any():
+            return values, []
+        if self._config.policy is LimitPolicy.REJECT:
+            k = int(np.flatnonzero(outside)[0])
+            j = int(indices[k])
+            raise LimitError(
+                _API,
+                label,
+                float(values[k]),
+                f"within [{lower[k]:g}, {upper[k]:g}]",
+                joint=self._names[j],
+                index=j,
+            )
+        return self._clamp(indices, values, lower, upper, label)
+
+    def _measured_joint_state(self, request: str) -> tuple[FloatArray, FloatArray]:
+        position, velocity = self._measured_state()
+        cal = self._calibration
+        p = cal.position_to_joint(position)
+        v = cal.direction * velocity
+        unknown = self._soft_mask & ~(np.isfinite(p) & np.isfinite(v))
+        if unknown.any():
+            i = int(np.flatnonzero(unknown)[0])
+            raise RequestRejected(
+                request,
+                RejectReason.TIMED_OUT,
+                "no valid position/velocity measurement for the soft-limit law",
+                joint=self._names[i],
+                index=i,
+            )
+        return p, v
+
+    def _report(self, saturations: Iterable[Saturation]) -> tuple[Saturation, ...]:
+        records = tuple(saturations)
+        self.last_saturations = records
+        if records and self._on_saturation is not None:
+            self._on_saturation(records)
+        return records
+
+    # ---------------------------------------------------------------- checking helpers
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DriverClosedError(f"{type(self).__name__} is closed")
+
+    def _begin(self, capability: Capability) -> None:
+        self._check_open()
+        if capability not in self._capabilities():
+            raise self._unsupported(capability.value)
+
+    def _unsupported(self, request: str) -> RequestRejected:
+        return RequestRejected(
+            request,
+            RejectReason.UNSUPPORTED,
+            f"{type(self).__name__} supports: "
+            + ", ".join(sorted(c.value for c in self._capabilities())),
+        )
+
+    def _require_power(self, request: str) -> None:
+        if not self._motor_power():
+            raise RequestRejected(
+                request, RejectReason.POWERED_OFF, "switch motor power on first (power(True))"
+            )
+
+    def _joints(self, joint: int | str | None) -> IntArray:
+        if joint is None:
+            return self._all
+        return np.array([self.index(joint)], dtype=np.intp)
+
+    def _request_joints(self, request: str, joint: int | str | None) -> IntArray:
+        try:
+            return self._joints(joint)
+        except (UnknownJointError, ValidationError) as exc:
+            raise RequestRejected(request, RejectReason.UNKNOWN_JOINT, str(exc)) from None
+
+    def _request_value(
+        self, request: str, field_name: str, value: object, indices: IntArray
+    ) -> float:
+        joint: str | None = None
+        index: int | None = None
+        if indices.size == 1:
+            index = int(indices[0])
+            joint = self._names[index]
+        number = _as_float(value)
+        if number is None or not (math.isfinite(number) and number > 0.0):
+            raise RequestRejected(
+                request,
+                RejectReason.OUT_OF_RANGE,
+                f"{field_name} = {value!r}; expected a finite number > 0",
+                joint=joint,
+                index=index,
+            )
+        return number
+
+    def _scalar(self, field_name: str, value: object, indices: IntArray) -> FloatArray:
+        number = _as_float(value)
+        if number is None:
+            i = int(indices[0]) if indices.size == 1 else None
+            raise ValidationError(
+                _API,
+                field_name,
+                value,
+                "a real number",
+                joint=self._names[i] if i is not None else None,
+                index=i,
+            )
+        return np.full(indices.size, number)
+
+    def _vector(self, field_name: str, values: object) -> FloatArray:
+        if isinstance(values, str | bytes):
+            raise ValidationError(_API, field_name, values, "a sequence of numbers")
+        try:
+            array = np.array(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                _API, field_name, values, f"{self._n} numbers, one per joint"
+            ) from None
+        if array.shape != (self._n,):
+            raise LengthMismatchError(
+                _API,
+                field_name,
+                values,
+                f"{self._n} values, one per joint ({', '.join(self._names)}); "
+                f"got shape {array.shape}",
+            )
+        return array
+
+    def _check_names(self, command: JointCommand) -> None:
+        names = command.name
+        if len(names) != self._n:
+            raise LengthMismatchError(
+                command.TYPE_NAME,
+                "name",
+                names,
+                f"the array's {self._n} joints in actuator order ({', '.join(self._names)})",
+            )
+        if names == self._names:
+            return
+        for i, (got, want) in enumerate(zip(names, self._names, strict=True)):
+            if got not in self._index_of:
+                raise UnknownJointError(got, self._names)
+            if got != want:
+                raise ValidationError(
+                    command.TYPE_NAME,
+                    "name",
+                    got,
+                    f"{want!r} at index {i} (actuator order: {', '.join(self._names)})",
+                    joint=got,
+                    index=i,
+                )
+
+
+def _idx(indices: IntArray) -> FloatArray:
+    """``indices`` typed as :meth:`JointLimits.apply` declares them (it accepts any int array)."""
+    return cast("FloatArray", indices)
+
+
+def _as_float(value: object) -> float | None:
+    """``value`` as a float if it is a real number (bools are not), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+

@@ -1,0 +1,96 @@
+"""Per-actuator state flags from what a driver measures, and their reduction to one array state.
+
+Where it sits: :mod:`jointbus.drivers`, above :mod:`jointbus.messages.actarray.state`. Every driver
+reports three facts per actuator — moving, braked, stalled — and :func:`actuator_states` turns
+them into Player's :class:`~jointbus.messages.actarray.state.ActuatorState` bit field with one rule
+for every backend, so the flags mean the same thing from the simulator and from CAN motors.
+
+**Per actuator** (:func:`actuator_states`):
+
+- ``MOVING`` if it moves; otherwise ``BRAKED`` if its brake is engaged; otherwise ``IDLE``.
+  Exactly one of the three is set, so ``MOVING`` and ``BRAKED`` never appear together, nor
+  ``IDLE`` and ``MOVING``. A braked actuator that moves anyway (a slipping brake, an external
+  force above the holding torque) reports ``MOVING``: that it moves is the fact that matters to
+  whoever stands next to it.
+- ``STALLED`` is added on top when the drive reports a stall (pushing without moving), so
+  ``IDLE | STALLED`` (a blocked joint) and ``BRAKED | STALLED`` (a drive fighting its brake) occur.
+
+**Array-wide** (:func:`array_state`), for a status line or an "is the arm still?" check:
+
+1. ``MOVING`` if any actuator is ``MOVING`` — the array is in motion;
+2. otherwise ``BRAKED`` if every actuator that *has* a brake is ``BRAKED`` (all actuators when the
+   caller does not say which have brakes) and at least one does;
+3. otherwise ``IDLE`` — all still, not (all) braked;
+4. ``STALLED`` is added if any actuator is ``STALLED``.
+
+An actuator whose state is unknown (``0``) makes the array's motion unknown too: unless another
+actuator is ``MOVING`` (which is known), the result has neither ``IDLE`` nor ``BRAKED`` — only
+``STALLED`` if some actuator stalls, else ``0``. An empty array has state ``0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.messages.actarray.state import ActuatorState
+
+__all__ = ["actuator_states", "array_state"]
+
+_IDLE = int(ActuatorState.IDLE)
+_MOVING = int(ActuatorState.MOVING)
+_BRAKED = int(ActuatorState.BRAKED)
+_STALLED = int(ActuatorState.STALLED)
+
+
+def actuator_states(
+    moving: npt.ArrayLike, braked: npt.ArrayLike, stalled: npt.ArrayLike
+) -> npt.NDArray[np.uint8]:
+    """The :class:`ActuatorState` bits of N actuators (uint8 array) from three boolean arrays.
+
+    See the module docstring for the rule. Raises ``ValueError`` if the arrays differ in shape.
+    """
+    m = np.asarray(moving, dtype=np.bool_)
+    b = np.asarray(braked, dtype=np.bool_)
+    s = np.asarray(stalled, dtype=np.bool_)
+    if not (m.shape == b.shape == s.shape) or m.ndim != 1:
+        raise ValueError(
+            f"moving, braked and stalled must be 1-D arrays of one shape; got {m.shape}, "
+            f"{b.shape}, {s.shape}"
+        )
+    states = np.where(m, _MOVING, np.where(b, _BRAKED, _IDLE)).astype(np.uint8)
+    states |= np.where(s, _STALLED, 0).astype(np.uint8)
+    return states
+
+
+def array_state(
+    states: Sequence[int] | npt.NDArray[np.integer],
+    has_brakes: Sequence[bool] | npt.NDArray[np.bool_] | None = None,
+) -> ActuatorState:
+    """One state for the whole array (see the module docstring for the rule).
+
+    ``states`` are per-actuator :class:`ActuatorState` values (or their ints); ``has_brakes``
+    marks the actuators fitted with a brake (e.g. from the array geometry), so that an arm whose
+    wrist has no brake still counts as braked when every brake is on.
+    """
+    s = np.asarray(states, dtype=np.int64).reshape(-1)
+    if s.size == 0:
+        return ActuatorState(0)
+    if has_brakes is None:
+        fitted = np.ones(s.shape, dtype=np.bool_)
+    else:
+        fitted = np.asarray(has_brakes, dtype=np.bool_).reshape(-1)
+        if fitted.shape != s.shape:
+            raise ValueError(
+                f"has_brakes has {fitted.size} entries for {s.size} actuators; expected one each"
+            )
+    result = _STALLED if (s & _STALLED).any() else 0
+    if (s & _MOVING).any():
+        return ActuatorState(result | _MOVING)
+    if ((s & (_IDLE | _BRAKED)) == 0).any():  # some actuator does not know its state
+        return ActuatorState(result)
+    if fitted.any() and ((s[fitted] & _BRAKED) != 0).all():
+        return ActuatorState(result | _BRAKED)
+    return ActuatorState(result | _IDLE)

@@ -1,0 +1,686 @@
+"""The ``sim://`` driver: a simulated actuator array behind the :class:`ActuatorArray` API.
+
+Where it sits: :mod:`jointbus.drivers.sim`, the top of the simulator package; it wraps the
+physics (:class:`~jointbus.drivers.sim.actuator_model.ActuatorArrayModel`, alone or inside an
+external engine such as :class:`~jointbus.drivers.sim.mujoco_world.MujocoWorld`) and the ruckig
+profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver API of
+:mod:`jointbus.drivers.actuator_array`. ``open_sim`` is registered for the ``sim`` scheme.
+
+**What a command does.** Each actuator is in one of four modes:
+
+- *off* — motor power is off: no torque (kp = kd = τ = 0).
+- *profile* — position, speed and home commands: ruckig plans a speed-, acceleration- and
+  jerk-limited move (configured speed and acceleration per joint, as ``set_speed`` /
+  ``set_accel`` set them; jerk = acceleration / :attr:`SimArrayConfig.jerk_time`) and the drive
+  tracks the reference with its impedance law: kp, kd from the config plus a feed-forward of
+  the rotor inertia and friction (``J·a_ref + b·v_ref + c·sign(v_ref)``, the sign ramped over
+  ±1 mrad/s so that a reference at rest gets none), as a drive that knows
+  its own motor would. On power-on every joint holds where it is.
+- *current* — ``current`` commands: kp = kd = 0, τ = k_t · I.
+- *impedance* — Honey Badger's JointCommand, passed to the drive as it is.
+
+**Time.** The control step (:attr:`SimArrayConfig.control_period`, 2 ms: profile sampling and
+the command to the drive) is subdivided by the physics at ``rate`` Hz (≥ 2 kHz). The targets are
+held over a control step, as a bus-fed drive holds the last frame, so a joint's speed ripples
+within the step (about 0.4 % at 1.5 rad/s on arm6's wrist) while its position follows the
+profile exactly on average. By default a
+thread runs it in real time (``realtime=True``); with ``realtime=False`` nothing moves until the
+caller calls :meth:`SimActuatorArray.step` — deterministic, for tests. Same seed, same commands
+and same steps give bit-identical readings: the only randomness is the sensor noise, drawn from
+the seeded generator at each :meth:`read`.
+
+**External physics.** ``SimActuatorArray(config, physics=world)`` drives any object with an
+``actuators`` :class:`ActuatorArrayModel` and a ``step(dt)`` (the :class:`ExternalPhysics`
+protocol; :class:`MujocoWorld` is one): the driver sends commands, power and brakes to
+``physics.actuators`` and calls ``physics.step(dt)`` once per control step, the engine integrates.
+Without one, :class:`StandalonePhysics` integrates the rotors alone.
+
+**State flags.** ``MOVING`` when the true joint speed exceeds the actuator's
+``stall_velocity`` (the model's "still" threshold, so MOVING and STALLED use one notion of
+standing still), ``BRAKED`` from the brakes, ``STALLED`` from the drive's stall detection; see
+:mod:`jointbus.drivers.array_state` for how they combine. The status word (:class:`SimStatus`)
+carries the thermal protections and the rest.
+
+**Threads.** One lock guards the physics and profiles; the real-time thread holds it for one
+control step (tens of µs), caller hooks for one command. :meth:`SimActuatorArray.locked` hands
+out the physics under that lock for scenario set-up (block a joint, heat a motor, add a load).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import math
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.drivers.actuator_array import (
+    ActuatorArray,
+    ActuatorArrayConfig,
+    ActuatorArrayConfigError,
+    ImpedanceTargets,
+    RawReading,
+    SaturationCallback,
+)
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverError, DriverURLError, RejectReason, RequestRejected
+from jointbus.drivers.limits import LimitPolicy
+from jointbus.drivers.registry import DriverURL
+from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
+from jointbus.drivers.sim.profile import ProfileGenerator
+from jointbus.messages.errors import LimitError
+from jointbus.model.robot import RobotModel
+
+__all__ = [
+    "ExternalPhysics",
+    "SimActuatorArray",
+    "SimArrayConfig",
+    "SimStatus",
+    "StandalonePhysics",
+    "open_sim",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+MIN_RATE: Final[float] = 2000.0
+"""Lowest physics rate accepted, Hz (the actuator model's mechanics need ≥ 2 kHz)."""
+
+_OFF, _PROFILE, _CURRENT, _IMPEDANCE = 0, 1, 2, 3
+_FRICTION_BAND: Final[float] = 1e-3  # rad/s
+_URL_OPTIONS: Final = {"seed", "realtime", "rate", "noise"}
+
+
+class SimStatus(enum.IntFlag):
+    """Bits of the simulator's per-actuator status word (``ActuatorData.status``)."""
+
+    MOTOR_OVERHEATED = 0x01
+    """Winding over-temperature protection tripped (no torque until it has cooled)."""
+    DRIVER_OVERHEATED = 0x02
+    """Drive-electronics protection tripped."""
+    STALLED = 0x04
+    """The drive detected a stall (also the STALLED state flag)."""
+    BLOCKED = 0x08
+    """Simulation only: the joint is held by a simulated obstacle."""
+    UNPOWERED = 0x10
+    """The drive stage is off."""
+
+
+@runtime_checkable
+class ExternalPhysics(Protocol):
+    """Physics the driver sits on: the drives (``actuators``) and a way to advance time."""
+
+    @property
+    def actuators(self) -> ActuatorArrayModel:
+        """The drives, in the array's actuator order."""
+        ...
+
+    def step(self, dt: float) -> None:
+        """Advance the world by ``dt`` seconds with the drives' current commands."""
+        ...
+
+
+class StandalonePhysics:
+    """The rotors alone (no links, no gravity): :meth:`ActuatorArrayModel.advance`."""
+
+    def __init__(self, actuators: ActuatorArrayModel) -> None:
+        self._actuators = actuators
+
+    @property
+    def actuators(self) -> ActuatorArrayModel:
+        return self._actuators
+
+    def step(self, dt: float) -> None:
+        self._actuators.advance(dt)
+
+
+@dataclass(frozen=True, slots=True)
+class SimArrayConfig:
+    """Everything a simulated array needs: the array config plus the simulated drives.
+
+    ``params`` (one per actuator) are used by :class:`StandalonePhysics`; an external physics
+    brings its own drives. ``kp`` / ``kd`` (N·m/rad, N·m·s/rad) are the drive's position loop for
+    profiled moves. ``initial_positions`` (joint space; default: the geometry's home) is where
+    the joints start. ``rate`` is the physics rate (Hz, ≥ :data:`MIN_RATE`), ``control_period``
+    the control step (s). ``noise=False`` zeroes the sensor noise (σ) of the standalone drives.
+    """
+
+    array: ActuatorArrayConfig
+    params: tuple[ActuatorParams, ...]
+    kp: tuple[float, ...]
+    kd: tuple[float, ...]
+    initial_positions: tuple[float, ...] = ()
+    seed: int | None = 0
+    realtime: bool = True
+    rate: float = MIN_RATE
+    noise: bool = True
+    control_period: float = 0.002
+    jerk_time: float = 0.05
+    bus_voltage: float = 48.0
+
+    def __post_init__(self) -> None:
+        n = self.array.count
+        for name in ("params", "kp", "kd", "initial_positions"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+        for name in ("params", "kp", "kd"):
+            if len(getattr(self, name)) != n:
+                raise ActuatorArrayConfigError(
+                    f"SimArrayConfig.{name} has {len(getattr(self, name))} entries for {n} "
+                    "joints; expected one per joint"
+                )
+        for name in ("kp", "kd"):
+            for i, gain in enumerate(getattr(self, name)):
+                if not (math.isfinite(gain) and gain >= 0.0):
+                    raise ActuatorArrayConfigError(
+                        f"SimArrayConfig.{name}[{i}] (joint {self.array.names[i]!r}) = {gain!r}; "
+                        "expected a finite gain >= 0"
+                    )
+        if not self.initial_positions:
+            homes = tuple(a.home for a in self.array.geometry.actuators)
+            object.__setattr__(self, "initial_positions", homes)
+        elif len(self.initial_positions) != n or not all(
+            math.isfinite(p) for p in self.initial_positions
+        ):
+            raise ActuatorArrayConfigError(
+                f"SimArrayConfig.initial_positions = {self.initial_positions!r}; expected {n} "
+                "finite positions"
+            )
+        if not (math.isfinite(self.rate) and self.rate >= MIN_RATE):
+            raise ActuatorArrayConfigError(
+                f"SimArrayConfig.rate = {self.rate!r} Hz; expected >= {MIN_RATE:g} Hz"
+            )
+        for name in ("control_period", "jerk_time"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and 0.0 < value <= 1.0):
+                raise ActuatorArrayConfigError(
+                    f"SimArrayConfig.{name} = {value!r} s; expected a duration in (0, 1] s"
+                )
+        seed: object = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ActuatorArrayConfigError(f"SimArrayConfig.seed = {self.seed!r}; expected an int")
+
+    @classmethod
+    def from_model(
+        cls,
+        model: RobotModel,
+        *,
+        policy: LimitPolicy = LimitPolicy.REJECT,
+        seed: int | None = 0,
+        realtime: bool = True,
+        rate: float = MIN_RATE,
+        noise: bool = True,
+    ) -> SimArrayConfig:
+        """A simulated array of ``model``'s actuated joints with drives derived from it.
+
+        Each drive starts from the MD-series figures (:meth:`ActuatorParams.hb50`) and takes
+        from the robot file what it states: rotor inertia, viscous and Coulomb friction
+        (``dynamics``), torque limit (``effort``), torque constant (``effort / current``),
+        brakes (holding the torque limit) and sensor noise (``simulation``). The drive's own
+        speed limit is 1.5 × the joint's velocity limit, so that commanded speeds are reachable;
+        the phase resistance is scaled so the copper loss at the current limit equals the
+        MD-series figure (a motor driven at its limit trips its thermal protection in about a
+        minute, whatever its size). Position-loop gains come from the model's ``kp`` / ``kd``
+        parameters if declared, else 60 N·m/rad and 2 N·m·s/rad.
+        """
+        array = ActuatorArrayConfig.from_model(model, policy=policy)
+        base = ActuatorParams.hb50()
+        base_loss = (base.torque_limit / base.torque_constant) ** 2 * base.phase_resistance
+        sim = model.simulation
+        params: list[ActuatorParams] = []
+        for joint, geom in zip(model.actuated_joints(), array.geometry.actuators, strict=True):
+            lim, dyn = joint.limits, joint.dynamics
+            torque_limit = lim.effort_max if math.isfinite(lim.effort_max) else base.torque_limit
+            kt = (
+                lim.effort_max / lim.current_max
+                if math.isfinite(lim.effort_max) and math.isfinite(lim.current_max)
+                else base.torque_constant
+            )
+            v_limit = (
+                1.5 * lim.velocity_max if math.isfinite(lim.velocity_max) else base.velocity_limit
+            )
+            specified = dyn.armature > 0.0
+            params.append(
+                dataclasses.replace(
+                    base,
+                    rotor_inertia=dyn.armature if specified else base.rotor_inertia,
+                    viscous_friction=dyn.damping if specified else base.viscous_friction,
+                    coulomb_friction=dyn.friction if specified else base.coulomb_friction,
+                    torque_limit=torque_limit,
+                    velocity_limit=v_limit,
+                    torque_rolloff_band=min(base.torque_rolloff_band, 0.25 * v_limit),
+                    torque_constant=kt,
+                    phase_resistance=base_loss / (torque_limit / kt) ** 2,
+                    has_brake=geom.has_brakes,
+                    brake_holding_torque=torque_limit if geom.has_brakes else 0.0,
+                    position_noise=sim.position_noise if noise else 0.0,
+                    velocity_noise=sim.velocity_noise if noise else 0.0,
+                    torque_noise=sim.effort_noise if noise else 0.0,
+                )
+            )
+        kp, kd = 60.0, 2.0
+        names = {p.name for p in model.parameters}
+        if "kp" in names:
+            kp = float(model.parameter("kp").default)
+        if "kd" in names:
+            kd = float(model.parameter("kd").default)
+        n = array.count
+        return cls(
+            array=array,
+            params=tuple(params),
+            kp=(kp,) * n,
+            kd=(kd,) * n,
+            seed=seed,
+            realtime=realtime,
+            rate=rate,
+            noise=noise,
+        )
+
+
+class SimActuatorArray(ActuatorArray):
+    """A simulated actuator array (see the module docstring).
+
+    ``physics=None`` simulates the drives alone (:class:`StandalonePhysics`); otherwise pass an
+    :class:`ExternalPhysics` whose ``actuators`` have the config's joint names in the same order.
+    """
+
+    def __init__(
+        self,
+        config: SimArrayConfig,
+        physics: ExternalPhysics | None = None,
+        *,
+        on_saturation: SaturationCallback | None = None,
+    ) -> None:
+        if not isinstance(config, SimArrayConfig):
+            raise ActuatorArrayConfigError(f"config = {config!r}; expected a SimArrayConfig")
+        super().__init__(config.array, on_saturation=on_saturation)
+        self._sim = config
+        n = self.count
+        cal = self._calibration
+        start = cal.position_to_actuator(np.array(config.initial_positions, dtype=np.float64))
+        if physics is None:
+            model = ActuatorArrayModel(
+                config.array.names,
+                config.params,
+                bus_voltage=config.bus_voltage,
+                seed=config.seed,
+                max_substep=1.0 / config.rate,
+                initial_positions=start,
+            )
+            physics = StandalonePhysics(model)
+        elif not isinstance(physics, ExternalPhysics):
+            raise ActuatorArrayConfigError(
+                f"physics = {physics!r}; expected an object with .actuators and .step(dt)"
+            )
+        elif physics.actuators.names != config.array.names:
+            raise ActuatorArrayConfigError(
+                f"physics actuators {physics.actuators.names} do not match the array's joints "
+                f"{config.array.names} (same names, same order)"
+            )
+        self._physics = physics
+        self._model = physics.actuators
+        drive_params = self._model.params
+        self._inertia = np.array([p.rotor_inertia for p in drive_params])
+        self._viscous = np.array([p.viscous_friction for p in drive_params])
+        self._coulomb = np.array([p.coulomb_friction for p in drive_params])
+        self._kt = np.array([p.torque_constant for p in drive_params])
+        self._still = np.array([p.stall_velocity for p in drive_params])
+        self._brake_fitted = np.array([p.has_brake for p in drive_params], dtype=np.bool_)
+        self._kp = np.array(config.kp, dtype=np.float64)
+        self._kd = np.array(config.kd, dtype=np.float64)
+        accel = np.array(config.array.accelerations, dtype=np.float64)
+        self._profile = ProfileGenerator(
+            config.array.names,
+            max_velocity=np.array(config.array.config_speeds),
+            max_acceleration=accel,
+            max_jerk=accel / config.jerk_time,
+            initial_positions=self._model.positions.copy(),
+        )
+        self._mode = np.full(n, _OFF, dtype=np.int8)
+        self._cmd_p = np.zeros(n)
+        self._cmd_v = np.zeros(n)
+        self._cmd_tau = np.zeros(n)
+        self._cmd_kp = np.zeros(n)
+        self._cmd_kd = np.zeros(n)
+        self._accel = np.zeros(n)
+        self._v_before = np.zeros(n)
+        self._state_lock = threading.RLock()  # re-entrant: driver calls inside locked()
+        self._stop = threading.Event()
+        self._thread_error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if config.realtime:
+            self._thread = threading.Thread(
+                target=self._run, name=f"sim-array-{id(self):x}", daemon=True
+            )
+            self._thread.start()
+
+    # ---------------------------------------------------------------- simulator extras
+
+    @property
+    def sim_config(self) -> SimArrayConfig:
+        """The simulator configuration."""
+        return self._sim
+
+    @property
+    def realtime(self) -> bool:
+        """True when a thread advances the simulation in real time."""
+        return self._thread is not None
+
+    @property
+    def time(self) -> float:
+        """Simulated time, s."""
+        with self._state_lock:
+            return self._model.time
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[ExternalPhysics]:
+        """The physics, with the simulation paused while the block runs (scenario set-up:
+        ``with sim.locked() as physics: physics.actuators.set_blocked(...)``)."""
+        self._check_open()
+        with self._state_lock:
+            yield self._physics
+
+    def step(self, dt: float) -> None:
+        """Advance the simulation by ``dt`` s (stepping mode only, ``realtime=False``), in control
+        steps of at most ``control_period``."""
+        with self._api_lock:
+            self._check_open()
+            if self._thread is not None:
+                raise DriverError(
+                    "step() is for stepping mode; this simulator runs in real time "
+                    "(open it with realtime=false)"
+                )
+            if not (isinstance(dt, int | float) and math.isfinite(dt) and dt > 0.0):
+                raise LimitError("SimActuatorArray", "dt", dt, "a finite duration > 0 s")
+            period = self._sim.control_period
+            count = max(1, math.ceil(dt / period - 1e-9))
+            h = dt / count
+            with self._state_lock:
+                for _ in range(count):
+                    self._tick(h)
+
+    # ---------------------------------------------------------------- the control step
+
+    def _tick(self, dt: float) -> None:
+        """One control step: sample the profiles, command the drives, advance the physics."""
+        p_ref, v_ref, a_ref = self._profile.step(dt)
+        profiled = self._mode == _PROFILE
+        if profiled.any():
+            feed_forward = self._inertia * a_ref + self._viscous * v_ref
+            # Coulomb compensation ramps in over ±_FRICTION_BAND: at rest the reference speed is
+            # round-off (~1e-16), and c·sign(round-off) would push a resting joint off target.
+            feed_forward += self._coulomb * np.clip(v_ref / _FRICTION_BAND, -1.0, 1.0)
+            np.copyto(self._cmd_p, p_ref, where=profiled)
+            np.copyto(self._cmd_v, v_ref, where=profiled)
+            np.copyto(self._cmd_tau, feed_forward, where=profiled)
+            np.copyto(self._cmd_kp, self._kp, where=profiled)
+            np.copyto(self._cmd_kd, self._kd, where=profiled)
+        model = self._model
+        model.set_command(
+            position=self._cmd_p,
+            velocity=self._cmd_v,
+            torque=self._cmd_tau,
+            kp=self._cmd_kp,
+            kd=self._cmd_kd,
+        )
+        self._v_before[:] = model.velocities
+        self._physics.step(dt)
+        np.subtract(model.velocities, self._v_before, out=self._accel)
+        self._accel /= dt
+
+    def _run(self) -> None:
+        period = self._sim.control_period
+        deadline = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                deadline += period
+                with self._state_lock:
+                    self._tick(period)
+                delay = deadline - time.monotonic()
+                if delay > 0.0:
+                    self._stop.wait(delay)
+                elif delay < -0.1:  # a host stall: resume from now rather than race to catch up
+                    deadline = time.monotonic()
+        except BaseException as exc:  # reported to the caller by the next API call
+            self._thread_error = exc
+
+    def _check_thread(self) -> None:
+        if self._thread_error is not None:
+            raise DriverError(
+                f"the simulation thread stopped: {self._thread_error!r}"
+            ) from self._thread_error
+
+    # ---------------------------------------------------------------- hooks
+
+    def _capabilities(self) -> frozenset[Capability]:
+        caps = set(Capability)
+        if not self._brake_fitted.any():
+            caps.discard(Capability.BRAKES)
+        return frozenset(caps)
+
+    def _motor_power(self) -> bool:
+        self._check_thread()
+        with self._state_lock:
+            return bool(self._model.powered.all())
+
+    def _read_raw(self) -> RawReading:
+        self._check_thread()
+        with self._state_lock:
+            model = self._model
+            m = model.measure()
+            moving = np.abs(model.velocities) > self._still
+            accel = self._accel.copy()
+            blocked = model.blocked.copy()
+        status = np.zeros(self.count, dtype=np.uint32)
+        status |= np.where(m.motor_overheated, int(SimStatus.MOTOR_OVERHEATED), 0).astype(np.uint32)
+        status |= np.where(m.driver_overheated, int(SimStatus.DRIVER_OVERHEATED), 0).astype(
+            np.uint32
+        )
+        status |= np.where(m.stalled, int(SimStatus.STALLED), 0).astype(np.uint32)
+        status |= np.where(blocked, int(SimStatus.BLOCKED), 0).astype(np.uint32)
+        status |= np.where(m.powered, 0, int(SimStatus.UNPOWERED)).astype(np.uint32)
+        return RawReading(
+            time=m.time,
+            position=m.position,
+            velocity=m.velocity,
+            acceleration=accel,
+            current=m.phase_current,
+            effort=m.torque,
+            temperature=m.motor_temperature,
+            status=status,
+            moving=moving,
+            braked=m.braked,
+            stalled=m.stalled,
+            motor_power=bool(m.powered.all()),
+        )
+
+    def _measured_state(self) -> tuple[FloatArray, FloatArray]:
+        """The drive's own (noise-free) view: soft limits act inside the drive here."""
+        with self._state_lock:
+            return self._model.positions.copy(), self._model.velocities.copy()
+
+    def _request_power(self, on: bool) -> None:
+        self._check_thread()
+        with self._state_lock:
+            model = self._model
+            model.set_power(np.full(self.count, on))
+            self._cmd_tau[:] = 0.0
+            self._cmd_kp[:] = 0.0
+            self._cmd_kd[:] = 0.0
+            if on:
+                # Hold where the joints are (or bring moving ones to a profiled stop).
+                self._profile.reset(model.positions.copy(), model.velocities.copy())
+                self._mode[:] = _PROFILE
+            else:
+                self._mode[:] = _OFF
+
+    def _request_brakes(self, on: bool) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._model.set_brakes(self._brake_fitted & on)
+
+    def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._set_limits("set_speed", indices, {"max_velocity": speeds})
+
+    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        jerk = accels / self._sim.jerk_time
+        self._set_limits("set_accel", indices, {"max_acceleration": accels, "max_jerk": jerk})
+
+    def _set_limits(self, request: str, indices: IntArray, limits: dict[str, FloatArray]) -> None:
+        """Change profile limits of one joint or all; a profile refusal becomes a NACK."""
+        self._check_thread()
+        with self._state_lock:
+            profile = self._profile
+            try:
+                if indices.size == self.count:
+                    profile.set_limits(None, **limits)
+                else:
+                    index = int(indices[0])
+                    profile.set_limits(index, **{k: float(v[0]) for k, v in limits.items()})
+            except LimitError as exc:
+                raise RequestRejected(
+                    request,
+                    RejectReason.OUT_OF_RANGE,
+                    f"{exc.field} = {exc.value!r}; expected {exc.expected}",
+                    joint=exc.joint,
+                    index=exc.index,
+                ) from None
+
+    def _enter_profile(self, indices: IntArray) -> None:
+        """Joints coming from current/impedance mode start profiles from where they are."""
+        switching = indices[self._mode[indices] != _PROFILE]
+        if switching.size:
+            model = self._model
+            self._profile.reset_joints(
+                switching.tolist(),
+                model.positions[switching],
+                model.velocities[switching],
+            )
+            self._mode[switching] = _PROFILE
+
+    def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._enter_profile(indices)
+            if indices.size == self.count:
+                self._profile.move_to(None, positions)
+            else:
+                for i, p in zip(indices.tolist(), positions.tolist(), strict=True):
+                    self._profile.move_to(i, p)
+
+    def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._enter_profile(indices)
+            if indices.size == self.count:
+                self._profile.move_at(None, speeds)
+            else:
+                for i, v in zip(indices.tolist(), speeds.tolist(), strict=True):
+                    self._profile.move_at(i, v)
+
+    def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._mode[indices] = _CURRENT
+            self._cmd_kp[indices] = 0.0
+            self._cmd_kd[indices] = 0.0
+            self._cmd_p[indices] = 0.0
+            self._cmd_v[indices] = 0.0
+            self._cmd_tau[indices] = self._kt[indices] * currents
+
+    def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._model.set_brakes(targets.brake)
+            self._mode[:] = _IMPEDANCE
+            self._cmd_kp[:] = targets.kp
+            self._cmd_kd[:] = targets.kd
+            self._cmd_p[:] = targets.position
+            self._cmd_v[:] = targets.velocity
+            self._cmd_tau[:] = targets.torque
+
+    def _close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+
+# --------------------------------------------------------------------------------------------
+# URL entry point
+# --------------------------------------------------------------------------------------------
+
+
+def _bool_option(url: DriverURL, key: str, default: bool) -> bool:
+    text = url.option(key)
+    if text is None:
+        return default
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise DriverURLError(f"driver URL {url.text!r}: {key}={text!r}; expected true or false")
+
+
+def _float_option(url: DriverURL, key: str, default: float) -> float:
+    text = url.option(key)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise DriverURLError(
+            f"driver URL {url.text!r}: {key}={text!r}; expected a number"
+        ) from None
+
+
+def open_sim(url: DriverURL) -> SimActuatorArray:
+    """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
+
+    ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives stepping mode
+    (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000, default 2000);
+    ``noise=false`` removes sensor noise. Unknown robots and options are a
+    :class:`~jointbus.drivers.errors.DriverURLError`.
+    """
+    from jointbus.drivers.sim.robots import SimOptions, build_sim_robot, sim_robots
+
+    url.unknown_options(_URL_OPTIONS)
+    if url.path:
+        raise DriverURLError(
+            f"driver URL {url.text!r}: unexpected path {url.path!r}; expected sim://<robot>"
+        )
+    if url.host not in sim_robots():
+        raise DriverURLError(
+            f"driver URL {url.text!r}: no simulated robot {url.host!r}; available: "
+            + ", ".join(sim_robots())
+        )
+    seed_text = url.option("seed")
+    seed = 0
+    if seed_text is not None:
+        try:
+            seed = int(seed_text)
+        except ValueError:
+            raise DriverURLError(
+                f"driver URL {url.text!r}: seed={seed_text!r}; expected an integer"
+            ) from None
+    rate = _float_option(url, "rate", MIN_RATE)
+    if not (math.isfinite(rate) and rate >= MIN_RATE):
+        raise DriverURLError(
+            f"driver URL {url.text!r}: rate={rate:g}; expected a physics rate >= {MIN_RATE:g} Hz"
+        )
+    options = SimOptions(
+        seed=seed,
+        realtime=_bool_option(url, "realtime", True),
+        rate=rate,
+        noise=_bool_option(url, "noise", True),
+    )
+    return build_sim_robot(url.host, options)

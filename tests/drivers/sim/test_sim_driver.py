@@ -1,0 +1,559 @@
+"""The sim:// driver: URL handling, every request's ACK/NACK, command validation (nothing moves),
+state flags, thermal shutdown, homing, profile limits, determinism, real-time and external physics.
+
+Most tests run ``sim://arm6`` in stepping mode without sensor noise, so positions can be compared
+exactly; the determinism tests switch noise on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from jointbus import drivers
+from jointbus.drivers import (
+    Capability,
+    DriverClosedError,
+    DriverError,
+    DriverNotFoundError,
+    DriverURLError,
+    LimitPolicy,
+    RejectReason,
+    RequestRejected,
+    Saturation,
+)
+from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
+from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig, SimStatus
+from jointbus.drivers.sim.robots import SimOptions, build_sim_robot
+from jointbus.messages.actarray import ActuatorState
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    NonFiniteError,
+    UnknownJointError,
+    ValidationError,
+)
+from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.model.yaml_loader import load_robot, loads_robot
+
+IDLE, MOVING, BRAKED, STALLED = (
+    ActuatorState.IDLE,
+    ActuatorState.MOVING,
+    ActuatorState.BRAKED,
+    ActuatorState.STALLED,
+)
+HOME = [0.0, -0.5, 1.5, 0.0, 0.6, 0.0]  # arm6's Player home positions
+
+
+def open_arm(url: str = "sim://arm6?realtime=false&noise=false") -> SimActuatorArray:
+    arm = drivers.open(url)
+    assert isinstance(arm, SimActuatorArray)
+    return arm
+
+
+@pytest.fixture
+def arm() -> Iterator[SimActuatorArray]:
+    with open_arm() as a:
+        a.power(True)
+        yield a
+
+
+def positions(arm: SimActuatorArray) -> np.ndarray:
+    return arm.read_joints().position
+
+
+def states(arm: SimActuatorArray) -> list[ActuatorState]:
+    return [a.state for a in arm.read().actuators]
+
+
+# ------------------------------------------------------------------------------ URLs
+
+
+def test_open_by_url_gives_the_bundled_arm() -> None:
+    with open_arm() as arm:
+        assert arm.names == load_robot("arm6").actuator_order
+        assert not arm.realtime
+        data = arm.read()
+        assert len(data) == 6 and data.motor_power is False
+        assert [a.position for a in data.actuators] == pytest.approx(HOME)
+        assert arm.geometry().actuators[2].config_speed == 1.2
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("sim://arm7", "no simulated robot 'arm7'; available: arm6"),
+        ("sim://arm6?sed=1", "unknown option"),
+        ("sim://arm6?rate=1000", "rate"),
+        ("sim://arm6?rate=fast", "rate"),
+        ("sim://arm6?realtime=maybe", "realtime"),
+        ("sim://arm6?noise=2", "noise"),
+        ("sim://arm6?seed=x", "seed"),
+        ("sim://arm6/left", "path"),
+        ("arm6", "no scheme"),
+    ],
+)
+def test_bad_sim_urls_are_clear_errors(url: str, match: str) -> None:
+    with pytest.raises(DriverURLError, match=match):
+        drivers.open(url)
+
+
+def test_unknown_scheme_lists_known_ones() -> None:
+    with pytest.raises(DriverNotFoundError) as info:
+        drivers.open("serial://arm6")
+    assert "sim" in info.value.known
+
+
+def test_rate_option_sets_the_physics_substep() -> None:
+    with open_arm("sim://arm6?realtime=false&rate=4000") as arm:
+        assert arm.sim_config.rate == 4000.0
+
+
+def test_saturate_policy_through_the_robot_table() -> None:
+    options = SimOptions(realtime=False, policy=LimitPolicy.SATURATE)
+    with build_sim_robot("arm6", options) as arm:
+        arm.power(True)
+        assert arm.position("elbow", 2.7)[0].applied == 2.6
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+def test_power_ack_and_nack() -> None:
+    with open_arm() as arm:
+        arm.power(True)
+        assert arm.read().motor_power is True
+        arm.power(False)
+        assert arm.read().motor_power is False
+        with pytest.raises(RequestRejected) as info:
+            arm.power("on")  # type: ignore[arg-type]
+        assert info.value.reason is RejectReason.OUT_OF_RANGE
+        assert arm.read().motor_power is False
+
+
+def test_brakes_ack_engages_only_fitted_brakes(arm: SimActuatorArray) -> None:
+    arm.brakes(True)
+    arm.step(0.1)
+    assert states(arm) == [BRAKED, BRAKED, BRAKED, IDLE, IDLE, IDLE]
+    assert arm.read_joints().array_state(
+        [a.has_brakes for a in arm.geometry().actuators]
+    ) == BRAKED
+    arm.brakes(False)
+    arm.step(0.1)
+    assert states(arm) == [IDLE] * 6
+
+
+def test_brakes_nack_on_an_array_without_brakes() -> None:
+    model = loads_robot(
+        """
+name: twin
+links: [{name: base}, {name: a}, {name: b}]
+joints:
+  - {name: j0, type: revolute, parent: base, child: a, axis: [0, 0, 1],
+     limits: {position: [-1, 1], velocity: 2.0, effort: 10.0, current: 5.0}}
+  - {name: j1, type: revolute, parent: a, child: b, axis: [0, 1, 0],
+     limits: {position: [-1, 1], velocity: 2.0, effort: 10.0, current: 5.0}}
+"""
+    )
+    with SimActuatorArray(SimArrayConfig.from_model(model, realtime=False)) as array:
+        assert Capability.BRAKES not in array.capabilities()
+        array.power(True)
+        with pytest.raises(RequestRejected) as info:
+            array.brakes(True)
+        assert info.value.reason is RejectReason.UNSUPPORTED
+
+
+def test_set_speed_ack_limits_later_moves(arm: SimActuatorArray) -> None:
+    arm.set_speed("elbow", 0.5)
+    assert arm.geometry().actuators[2].config_speed == 0.5
+    arm.position("elbow", 0.5)
+    peak = 0.0
+    for _ in range(1500):
+        arm.step(0.002)
+        peak = max(peak, abs(arm.read_joints().velocity[2]))
+    assert peak == pytest.approx(0.5, rel=0.01)
+    assert positions(arm)[2] == pytest.approx(0.5, abs=1e-3)
+
+
+def test_set_accel_ack_limits_later_moves(arm: SimActuatorArray) -> None:
+    arm.set_accel(None, 1.0)
+    assert arm.config_accelerations.tolist() == [1.0] * 6
+    arm.position(0, 1.0)
+    arm.step(0.5)  # 1 rad/s² for 0.5 s (less, with the jerk ramp): at most 0.5 rad/s
+    assert 0.3 < arm.read_joints().velocity[0] <= 0.5
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (lambda a: a.set_speed("wrist", 1.0), RejectReason.UNKNOWN_JOINT),
+        (lambda a: a.set_speed(6, 1.0), RejectReason.UNKNOWN_JOINT),
+        (lambda a: a.set_speed("elbow", -1.0), RejectReason.OUT_OF_RANGE),
+        (lambda a: a.set_speed("elbow", 3.0), RejectReason.OUT_OF_RANGE),  # limit 2.5 rad/s
+        (lambda a: a.set_speed(None, math.inf), RejectReason.OUT_OF_RANGE),
+        (lambda a: a.set_accel("wrist", 1.0), RejectReason.UNKNOWN_JOINT),
+        (lambda a: a.set_accel("elbow", 0.0), RejectReason.OUT_OF_RANGE),
+        (lambda a: a.set_accel("elbow", math.nan), RejectReason.OUT_OF_RANGE),
+    ],
+)
+def test_config_request_nacks_change_nothing(
+    arm: SimActuatorArray, call: object, reason: RejectReason
+) -> None:
+    speeds, accels = arm.config_speeds, arm.config_accelerations
+    with pytest.raises(RequestRejected) as info:
+        call(arm)  # type: ignore[operator]
+    assert info.value.reason is reason
+    assert arm.config_speeds.tolist() == speeds.tolist()
+    assert arm.config_accelerations.tolist() == accels.tolist()
+
+
+def test_lowering_speed_below_a_running_speed_move_is_refused(arm: SimActuatorArray) -> None:
+    arm.speed("shoulder_pan", 0.8)
+    arm.step(0.5)
+    with pytest.raises(RequestRejected) as info:
+        arm.set_speed("shoulder_pan", 0.5)
+    assert info.value.reason is RejectReason.OUT_OF_RANGE
+    assert info.value.joint == "shoulder_pan"
+    assert arm.config_speeds[0] == 1.0
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda a: a.positions([0.0] * 5), LengthMismatchError),
+        (lambda a: a.positions([0.0] * 7), LengthMismatchError),
+        (lambda a: a.position("wrist", 0.0), UnknownJointError),
+        (lambda a: a.position(9, 0.0), UnknownJointError),
+        (lambda a: a.position("elbow", math.nan), NonFiniteError),
+        (lambda a: a.positions([0.0, 0.0, 2.7, 0.0, 0.0, 0.0]), LimitError),
+        (lambda a: a.speed("elbow", 1.3), LimitError),  # above the configured 1.2 rad/s
+        (lambda a: a.speeds([0.1] * 5), LengthMismatchError),
+        (lambda a: a.speed(None, math.inf), NonFiniteError),
+        (lambda a: a.current("elbow", 9.0), LimitError),  # limit 8 A
+        (lambda a: a.currents([0.0, 0.0, math.nan, 0.0, 0.0, 0.0]), NonFiniteError),
+        (lambda a: a.home("hand"), UnknownJointError),
+        (lambda a: a.impedance(JointCommand.hold(a.names[::-1], HOME[::-1], 10.0, 1.0)),
+         ValidationError),
+        (lambda a: a.impedance("hold"), ValidationError),
+    ],
+)
+def test_rejected_commands_move_nothing(
+    arm: SimActuatorArray, call: object, error: type[Exception]
+) -> None:
+    arm.step(0.1)
+    before = positions(arm)
+    with pytest.raises(error):
+        call(arm)  # type: ignore[operator]
+    arm.step(0.5)
+    assert positions(arm) == pytest.approx(before, abs=1e-9)
+    assert all(s == IDLE for s in states(arm))
+
+
+def test_motion_commands_while_unpowered_are_refused_and_nothing_moves() -> None:
+    with open_arm() as arm:
+        for call in (
+            lambda: arm.position("elbow", 0.0),
+            lambda: arm.speeds([0.1] * 6),
+            arm.home,
+            lambda: arm.current(0, 1.0),
+        ):
+            with pytest.raises(RequestRejected) as info:
+                call()
+            assert info.value.reason is RejectReason.POWERED_OFF
+        arm.step(0.5)
+        assert positions(arm) == pytest.approx(HOME, abs=1e-12)
+
+
+def test_saturate_policy_moves_to_the_limit_and_reports() -> None:
+    reported: list[tuple[Saturation, ...]] = []
+    config = SimArrayConfig.from_model(
+        load_robot("arm6"), policy=LimitPolicy.SATURATE, realtime=False, noise=False
+    )
+    with SimActuatorArray(config, on_saturation=reported.append) as arm:
+        arm.power(True)
+        saturations = arm.position("elbow", 3.0)
+        assert [(s.joint, s.index, s.requested, s.applied) for s in saturations] == [
+            ("elbow", 2, 3.0, 2.6)
+        ]
+        assert reported == [saturations] and arm.last_saturations == saturations
+        arm.step(2.0)
+        assert positions(arm)[2] == pytest.approx(2.6, abs=1e-3)
+
+
+def test_soft_limit_clamps_the_shoulder_lift(arm: SimActuatorArray) -> None:
+    (saturation,) = arm.position("shoulder_lift", 1.99)  # hard limit 2.0, soft 1.95
+    assert saturation.field == "position (soft limit)" and saturation.applied == 1.95
+    arm.step(3.5)
+    assert positions(arm)[1] == pytest.approx(1.95, abs=1e-3)
+
+
+def test_speed_command_moves_at_that_speed(arm: SimActuatorArray) -> None:
+    arm.speed("wrist_roll", -1.5)
+    arm.step(1.0)
+    start = positions(arm)[3]
+    arm.step(1.0)
+    assert positions(arm)[3] - start == pytest.approx(-1.5, abs=1e-6)  # exactly 1.5 rad/s
+    # the sampled speed carries the ripple of a target held over each 2 ms control step
+    assert arm.read_joints().velocity[3] == pytest.approx(-1.5, rel=0.01)
+    arm.speed("wrist_roll", 0.0)
+    arm.step(1.0)
+    assert arm.read_joints().velocity[3] == pytest.approx(0.0, abs=1e-3)
+    assert states(arm)[3] == IDLE
+
+
+def test_current_command_produces_torque_in_the_joint_sense(arm: SimActuatorArray) -> None:
+    arm.current("flange_roll", 0.5)
+    arm.step(0.004)  # short: a bare rotor soon reaches the drive's speed limit and rolls off
+    reading = arm.read_joints()
+    assert reading.current[5] == pytest.approx(0.5)
+    assert reading.effort[5] == pytest.approx(0.5 * 6.0 / 2.5)  # k_t = effort / current limit
+    assert reading.velocity[5] > 0.5
+    # back to a profiled move: it starts from where the joint is, no jump
+    arm.position("flange_roll", 0.0)
+    arm.step(3.0)
+    assert positions(arm)[5] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_impedance_command_holds_the_targets(arm: SimActuatorArray) -> None:
+    target = [0.2, -0.3, 1.0, 0.5, 0.2, -0.4]
+    arm.impedance(JointCommand.hold(arm.names, target, 60.0, 3.0))
+    arm.step(2.0)
+    assert positions(arm) == pytest.approx(target, abs=0.03)  # friction vs kp: a small offset
+
+
+def test_homing(arm: SimActuatorArray) -> None:
+    arm.positions([0.5, 0.5, 0.5, 0.5, 0.5, 0.5])
+    arm.step(4.0)
+    arm.home("elbow")
+    arm.step(3.0)
+    p = positions(arm)
+    assert p[2] == pytest.approx(1.5, abs=1e-3)
+    assert p[[0, 1, 3, 4, 5]] == pytest.approx([0.5] * 5, abs=1e-3)
+    arm.home()
+    arm.step(3.0)
+    assert positions(arm) == pytest.approx(HOME, abs=1e-3)
+
+
+# ------------------------------------------------------------------------------ flags
+
+
+def test_flags_while_moving_then_idle(arm: SimActuatorArray) -> None:
+    arm.position("elbow", 0.5)
+    arm.step(0.3)
+    assert states(arm) == [IDLE, IDLE, MOVING, IDLE, IDLE, IDLE]
+    assert arm.read_joints().array_state() == MOVING
+    arm.step(2.0)
+    assert states(arm) == [IDLE] * 6
+
+
+def test_flags_while_braked_never_moving(arm: SimActuatorArray) -> None:
+    arm.brakes(True)
+    arm.position("shoulder_pan", 1.0)  # the drive fights its brake: stays put, then stalls
+    seen = set()
+    for _ in range(50):
+        arm.step(0.02)
+        flags = states(arm)[0]
+        seen.add(flags)
+        assert not (flags & MOVING and flags & BRAKED)
+    assert seen == {BRAKED, BRAKED | STALLED}
+    assert positions(arm)[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_flags_while_stalled_on_a_blocked_joint(arm: SimActuatorArray) -> None:
+    with arm.locked() as physics:
+        physics.actuators.set_blocked(np.array([False, False, True, False, False, False]))
+    arm.position("elbow", 0.0)
+    arm.step(3.0)  # the profile ends after ~1.3 s; the stall shows 0.5 s after the drive pushes
+    elbow = arm.read().actuators[2]
+    assert elbow.state == IDLE | STALLED
+    assert elbow.status & SimStatus.STALLED and elbow.status & SimStatus.BLOCKED
+    assert elbow.position == pytest.approx(1.5)
+    assert arm.read_joints().array_state() == IDLE | STALLED
+    with arm.locked() as physics:  # obstacle removed: the joint goes on, the stall clears
+        physics.actuators.set_blocked(np.zeros(6, dtype=bool))
+    arm.step(2.0)
+    elbow = arm.read().actuators[2]
+    # it arrives after its profile ended, so only kp pulls it against Coulomb friction:
+    # it stops within the PD loop's dead band c/kp = 0.6 N·m / 60 N·m/rad
+    assert elbow.state == IDLE and elbow.position == pytest.approx(0.0, abs=0.0101)
+
+
+def test_flags_while_unpowered() -> None:
+    with open_arm() as arm:
+        arm.step(0.1)
+        data = arm.read()
+        assert data.motor_power is False
+        assert all(a.state == IDLE for a in data.actuators)
+        assert all(a.status == SimStatus.UNPOWERED for a in data.actuators)
+        arm.power(True)
+        assert all(a.status == 0 for a in arm.read().actuators)
+
+
+# ------------------------------------------------------------------------------ thermal
+
+
+def test_thermal_shutdown_and_recovery_with_hysteresis(arm: SimActuatorArray) -> None:
+    elbow = 2
+    with arm.locked() as physics:  # a hot winding, just below the 120 °C trip
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[elbow] = 118.0
+        physics.actuators.set_temperatures(motor=temps)
+        physics.actuators.set_blocked(np.arange(6) == elbow)
+    arm.current("elbow", 8.0)  # full current into a blocked joint: ~300 W of copper loss
+    tripped_after = None
+    for k in range(500):
+        arm.step(0.02)
+        if arm.read().actuators[elbow].status & SimStatus.MOTOR_OVERHEATED:
+            tripped_after = k * 0.02
+            break
+    assert tripped_after is not None and tripped_after < 5.0
+    data = arm.read().actuators[elbow]
+    assert data.current == 0.0 and data.temperature > 119.0  # no torque; cooling from 120 °C
+    with arm.locked() as physics:
+        physics.actuators.set_blocked(np.zeros(6, dtype=bool))
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[elbow] = 110.0  # below the trip, above trip − hysteresis (100 °C)
+        physics.actuators.set_temperatures(motor=temps)
+    arm.position("elbow", 0.5)
+    arm.step(1.0)
+    data = arm.read().actuators[elbow]
+    assert data.status & SimStatus.MOTOR_OVERHEATED
+    assert data.position == pytest.approx(1.5, abs=1e-6)  # still no torque: did not move
+    with arm.locked() as physics:
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[elbow] = 100.5
+        physics.actuators.set_temperatures(motor=temps)
+    arm.step(3.0)  # cools below 100 °C, recovers, and completes the move
+    data = arm.read().actuators[elbow]
+    assert not data.status & SimStatus.MOTOR_OVERHEATED
+    assert data.temperature < 100.0
+    assert data.position == pytest.approx(0.5, abs=0.0101)  # within c/kp, as above
+
+
+# ------------------------------------------------------------------------------ profiles
+
+
+def test_profiles_respect_speed_and_acceleration_limits(arm: SimActuatorArray) -> None:
+    limits = [(0.8, 2.0), (1.0, 4.0), (1.2, 3.0), (2.0, 8.0), (1.5, 10.0), (2.5, 20.0)]
+    for joint, (speed, accel) in enumerate(limits):
+        arm.set_speed(joint, speed)
+        arm.set_accel(joint, accel)
+    arm.positions([1.0, 1.0, -1.0, 2.0, -1.5, 2.0])
+    velocity, acceleration = [], []
+    for _ in range(2500):
+        arm.step(0.002)
+        reading = arm.read_joints()
+        velocity.append(reading.velocity)
+        acceleration.append(reading.acceleration)
+    speed_limit, accel_limit = np.array(limits).T
+    assert (np.abs(velocity).max(axis=0) <= speed_limit * 1.01).all()
+    assert (np.abs(velocity).max(axis=0) >= speed_limit * 0.95).all()  # and they are reached
+    assert (np.abs(acceleration).max(axis=0) <= accel_limit * 1.05).all()
+    assert positions(arm) == pytest.approx([1.0, 1.0, -1.0, 2.0, -1.5, 2.0], abs=1e-3)
+
+
+def _run(seed: int) -> np.ndarray:
+    with open_arm(f"sim://arm6?realtime=false&seed={seed}") as arm:
+        arm.power(True)
+        arm.positions([0.3, 0.2, 1.0, -0.5, 0.0, 1.0])
+        rows = []
+        for _ in range(200):
+            arm.step(0.004)
+            r = arm.read_joints()
+            rows.append(np.concatenate([r.position, r.velocity, r.effort]))
+        return np.array(rows)
+
+
+def test_same_seed_gives_the_same_trajectory() -> None:
+    first, second, other = _run(7), _run(7), _run(8)
+    assert np.array_equal(first, second)
+    assert not np.array_equal(first, other)
+    assert np.abs(first - other).max() < 0.5  # only the noise differs
+
+
+# ------------------------------------------------------------------------------ modes
+
+
+def test_real_time_mode_runs_on_its_own_thread() -> None:
+    arm = open_arm("sim://arm6?noise=false")
+    try:
+        assert arm.realtime
+        arm.power(True)
+        arm.speed("flange_roll", 1.0)
+        time.sleep(0.3)
+        assert arm.time > 0.1
+        assert positions(arm)[5] > 0.05
+        with pytest.raises(DriverError, match="stepping mode"):
+            arm.step(0.1)
+    finally:
+        arm.close()
+    assert arm._thread is not None and not arm._thread.is_alive()
+    with pytest.raises(DriverClosedError):
+        arm.read()
+
+
+def test_step_is_checked_and_closed_driver_refuses() -> None:
+    arm = open_arm()
+    with pytest.raises(LimitError):
+        arm.step(0.0)
+    arm.close()
+    with pytest.raises(DriverClosedError):
+        arm.step(0.1)
+    with pytest.raises(DriverClosedError), arm.locked():
+        pass
+
+
+class RotorWithLoad:
+    """An external engine: each rotor carries an extra inertia, integrated here, while the drives
+    only compute torques (ActuatorArrayModel.actuate) — the shape of the MuJoCo world."""
+
+    def __init__(self, names: tuple[str, ...], load_inertia: float) -> None:
+        params = ActuatorParams.hb50()
+        self._actuators = ActuatorArrayModel(names, params, seed=0)
+        self._inertia = params.rotor_inertia + load_inertia
+        self._damping = params.viscous_friction
+        self.p = np.zeros(len(names))
+        self.v = np.zeros(len(names))
+        self.steps = 0
+
+    @property
+    def actuators(self) -> ActuatorArrayModel:
+        return self._actuators
+
+    def step(self, dt: float) -> None:
+        n = 8
+        h = dt / n
+        for _ in range(n):
+            tau = self._actuators.actuate(self.p, self.v, h)
+            self.v = (self.v + h * tau / self._inertia) / (1.0 + h * self._damping / self._inertia)
+            self.p = self.p + h * self.v
+        self.steps += 1
+
+
+def test_driver_around_an_external_physics() -> None:
+    config = SimArrayConfig.from_model(load_robot("arm6"), realtime=False, noise=False)
+    config = SimArrayConfig(
+        array=config.array, params=config.params, kp=(24.0,) * 6, kd=(1.0,) * 6,
+        initial_positions=(0.0,) * 6, realtime=False,
+    )
+    physics = RotorWithLoad(config.array.names, load_inertia=0.02)
+    with SimActuatorArray(config, physics=physics) as arm:
+        arm.power(True)
+        arm.position("elbow", 0.4)
+        arm.step(2.0)
+        assert physics.steps == 1000  # one engine step per 2 ms control step
+        assert physics.p[2] == pytest.approx(0.4, abs=0.03)
+        assert positions(arm)[2] == pytest.approx(physics.p[2], abs=1e-3)
+
+
+def test_external_physics_must_match_the_joints() -> None:
+    config = SimArrayConfig.from_model(load_robot("arm6"), realtime=False)
+    with pytest.raises(drivers.ActuatorArrayConfigError, match="same names"):
+        SimActuatorArray(config, physics=RotorWithLoad(("a", "b"), 0.0))

@@ -1,0 +1,489 @@
+"""The ActuatorArray base class: checking, calibration, limits and policy, before any hook runs.
+
+A recording driver stands in for hardware: its hooks store what they receive (actuator space),
+so each test can say exactly what reached the "actuators" — and that nothing did when a call was
+refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.drivers import (
+    ActuatorArray,
+    ActuatorArrayConfig,
+    ActuatorArrayConfigError,
+    Capability,
+    DriverClosedError,
+    ImpedanceTargets,
+    LimitPolicy,
+    RawReading,
+    RejectReason,
+    RequestRejected,
+    Saturation,
+)
+from jointbus.messages.actarray import ActuatorGeometry, ActuatorState, ActuatorType, ArrayGeometry
+from jointbus.messages.actarray.geometry import Orientation3D
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    NonFiniteError,
+    UnknownJointError,
+    ValidationError,
+)
+from jointbus.messages.geometry_msgs import Vector3
+from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.model.calibration import JointCalibration
+from jointbus.model.limits import JointLimitSpec, SoftLimits
+from jointbus.model.yaml_loader import load_robot
+
+NAMES = ("hip", "knee", "ankle")
+
+
+def _geometry(has_brakes: tuple[bool, ...] = (True, False, False)) -> ArrayGeometry:
+    return ArrayGeometry(
+        actuators=tuple(
+            ActuatorGeometry(
+                type=ActuatorType.ROTARY,
+                length=0.1,
+                orientation=Orientation3D(),
+                axis=Vector3(0.0, 0.0, 1.0),
+                min=-1.0,
+                centre=0.0,
+                max=1.0,
+                home=home,
+                config_speed=1.0,
+                has_brakes=brake,
+            )
+            for home, brake in zip((0.5, -0.25, 0.0), has_brakes, strict=True)
+        )
+    )
+
+
+def make_config(policy: LimitPolicy = LimitPolicy.REJECT) -> ActuatorArrayConfig:
+    limits = JointLimitSpec(-1.0, 1.0, velocity_max=2.0, effort_max=10.0, current_max=5.0)
+    soft = JointLimitSpec(
+        -1.0, 1.0, velocity_max=2.0, effort_max=10.0, current_max=5.0,
+        soft=SoftLimits(-0.8, 0.8, k_position=10.0, k_velocity=5.0),
+    )
+    return ActuatorArrayConfig(
+        names=NAMES,
+        types=(ActuatorType.ROTARY,) * 3,
+        limits=(limits, limits, soft),
+        calibrations=(
+            JointCalibration(),
+            JointCalibration(direction=-1, offset=0.5),
+            JointCalibration(direction=1, offset=-0.1),
+        ),
+        geometry=_geometry(),
+        policy=policy,
+    )
+
+
+class RecordingArray(ActuatorArray):
+    """Hooks record their arguments; the 'hardware' reports fixed actuator-space values."""
+
+    def __init__(
+        self,
+        config: ActuatorArrayConfig,
+        capabilities: frozenset[Capability] = frozenset(Capability),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(config, **kwargs)
+        self.caps = capabilities
+        self.calls: list[tuple[str, Any]] = []
+        self.powered = False
+        self.actuator_position = np.array([0.1, 0.2, 0.3])
+        self.actuator_velocity = np.array([0.0, -0.5, 0.0])
+        self.closes = 0
+
+    def _capabilities(self) -> frozenset[Capability]:
+        return self.caps
+
+    def _motor_power(self) -> bool:
+        return self.powered
+
+    def _read_raw(self) -> RawReading:
+        n = self.count
+        return RawReading(
+            time=1.5,
+            position=self.actuator_position.copy(),
+            velocity=self.actuator_velocity.copy(),
+            acceleration=np.full(n, math.nan),
+            current=np.array([1.0, 2.0, -1.0]),
+            effort=np.array([0.5, -0.5, 0.0]),
+            temperature=np.array([30.0, 31.0, math.nan]),
+            status=np.array([0, 3, 0], dtype=np.uint32),
+            moving=np.array([False, True, False]),
+            braked=np.array([True, False, False]),
+            stalled=np.array([False, False, True]),
+            motor_power=self.powered,
+        )
+
+    def _request_power(self, on: bool) -> None:
+        self.calls.append(("power", on))
+        self.powered = on
+
+    def _request_brakes(self, on: bool) -> None:
+        self.calls.append(("brakes", on))
+
+    def _request_speed(self, indices: Any, speeds: Any) -> None:
+        self.calls.append(("set_speed", (indices.tolist(), speeds.tolist())))
+
+    def _request_accel(self, indices: Any, accels: Any) -> None:
+        self.calls.append(("set_accel", (indices.tolist(), accels.tolist())))
+
+    def _write_positions(self, indices: Any, positions: Any) -> None:
+        self.calls.append(("positions", (indices.tolist(), positions.tolist())))
+
+    def _write_speeds(self, indices: Any, speeds: Any) -> None:
+        self.calls.append(("speeds", (indices.tolist(), speeds.tolist())))
+
+    def _write_currents(self, indices: Any, currents: Any) -> None:
+        self.calls.append(("currents", (indices.tolist(), currents.tolist())))
+
+    def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        self.calls.append(("impedance", targets))
+
+    def _close(self) -> None:
+        self.closes += 1
+
+
+@pytest.fixture
+def array() -> RecordingArray:
+    a = RecordingArray(make_config())
+    a.power(True)
+    a.calls.clear()
+    return a
+
+
+# ------------------------------------------------------------------------------ config
+
+
+def test_config_from_arm6_model_matches_the_robot_file() -> None:
+    config = ActuatorArrayConfig.from_model(load_robot("arm6"))
+    assert config.names[0] == "shoulder_pan" and config.count == 6
+    pan, lift = config.geometry.actuators[:2]
+    assert (pan.min, pan.max, pan.config_speed, pan.has_brakes) == (-3.05, 3.05, 1.0, True)
+    assert (pan.axis.x, pan.axis.y, pan.axis.z) == (0.0, 0.0, 1.0)
+    assert lift.home == -0.5 and lift.length == 0.30
+    assert config.geometry.base_position.z == pytest.approx(0.10)
+    assert config.geometry.header.frame_id == "base_link"
+    # default acceleration: the configured speed in DEFAULT_RAMP_TIME
+    assert config.accelerations[0] == pytest.approx(1.0 / ActuatorArrayConfig.DEFAULT_RAMP_TIME)
+
+
+def test_config_rejects_inconsistent_parts() -> None:
+    good = make_config()
+    with pytest.raises(ActuatorArrayConfigError, match="named twice"):
+        ActuatorArrayConfig(("a", "a", "b"), good.types, good.limits, good.calibrations,
+                            good.geometry)
+    with pytest.raises(ActuatorArrayConfigError, match="limits has 2 entries"):
+        ActuatorArrayConfig(NAMES, good.types, good.limits[:2], good.calibrations, good.geometry)
+    with pytest.raises(ActuatorArrayConfigError, match="acceleration"):
+        ActuatorArrayConfig(NAMES, good.types, good.limits, good.calibrations, good.geometry,
+                            accelerations=(1.0, 0.0, 1.0))
+
+
+# ------------------------------------------------------------------------------ joints
+
+
+def test_joints_by_index_or_name(array: RecordingArray) -> None:
+    assert array.index("knee") == 1 and array.index(2) == 2 and array.index(np.int64(0)) == 0
+    array.position("knee", 0.25)
+    array.position(1, 0.25)
+    assert array.calls[0] == array.calls[1]
+
+
+@pytest.mark.parametrize("joint", ["elbow", 3, -1])
+def test_unknown_joint_in_a_command_is_refused(array: RecordingArray, joint: Any) -> None:
+    with pytest.raises(UnknownJointError) as info:
+        array.position(joint, 0.0)
+    assert "hip" in str(info.value)  # the known joints are listed
+    assert array.calls == []
+
+
+@pytest.mark.parametrize("joint", [True, 1.0, b"knee"])
+def test_non_joint_values_are_typed_errors(array: RecordingArray, joint: Any) -> None:
+    with pytest.raises(ValidationError):
+        array.speed(joint, 0.1)
+    assert array.calls == []
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def test_positions_are_calibrated_to_actuator_space(array: RecordingArray) -> None:
+    assert array.positions([0.5, 0.25, -0.5]) == ()
+    # knee: actuator = -1·0.25 + 0.5; ankle: 1·(-0.5) − 0.1
+    indices, values = array.calls[0][1]
+    assert indices == [0, 1, 2]
+    assert values == pytest.approx([0.5, 0.25, -0.6])
+
+
+def test_single_joint_none_addresses_every_joint(array: RecordingArray) -> None:
+    array.speed(None, 0.5)
+    assert array.calls == [("speeds", ([0, 1, 2], [0.5, -0.5, 0.5]))]
+
+
+def test_speeds_and_currents_change_sign_only(array: RecordingArray) -> None:
+    array.speeds([0.1, 0.2, 0.3])
+    array.currents([1.0, 2.0, -3.0])
+    assert array.calls[0][1][1] == pytest.approx([0.1, -0.2, 0.3])
+    assert array.calls[1][1][1] == pytest.approx([1.0, -2.0, -3.0])
+
+
+@given(
+    values=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5)),
+        min_size=0,
+        max_size=5,
+    )
+)
+def test_invalid_multi_commands_never_reach_the_driver(values: list[float]) -> None:
+    array = RecordingArray(make_config())
+    array.powered = True
+    ok = len(values) == 3 and all(math.isfinite(v) and -1.0 <= v <= 1.0 for v in values)
+    if ok:
+        array.positions(values)
+        assert len(array.calls) == 1
+        return
+    with pytest.raises(ValidationError):
+        array.positions(values)
+    assert array.calls == []
+
+
+def test_errors_name_joint_index_field_value_and_bounds(array: RecordingArray) -> None:
+    with pytest.raises(LengthMismatchError, match="3 values, one per joint"):
+        array.positions([0.0, 0.0])
+    with pytest.raises(NonFiniteError) as nan:
+        array.speeds([0.0, math.nan, 0.0])
+    assert (nan.value.joint, nan.value.index, nan.value.field) == ("knee", 1, "speeds")
+    with pytest.raises(LimitError) as high:
+        array.position("knee", 1.5)
+    assert (high.value.joint, high.value.index, high.value.value) == ("knee", 1, 1.5)
+    assert "[-1, 1]" in str(high.value)
+    with pytest.raises(LimitError, match="current"):
+        array.current(0, 6.0)
+    assert array.calls == []
+
+
+def test_speed_is_capped_by_the_configured_speed(array: RecordingArray) -> None:
+    array.set_speed("hip", 0.5)
+    with pytest.raises(LimitError, match="configured speed"):
+        array.speed("hip", 0.6)
+    assert array.calls == [("set_speed", ([0], [0.5]))]
+
+
+def test_saturate_policy_clamps_and_reports() -> None:
+    seen: list[tuple[Saturation, ...]] = []
+    array = RecordingArray(make_config(LimitPolicy.SATURATE), on_saturation=seen.append)
+    array.power(True)
+    result = array.positions([2.0, -3.0, 0.0])
+    assert [(s.joint, s.index, s.field, s.requested, s.applied) for s in result] == [
+        ("hip", 0, "positions", 2.0, 1.0),
+        ("knee", 1, "positions", -3.0, -1.0),
+    ]
+    assert array.last_saturations == result and seen == [result]
+    assert array.calls[-1][1][1] == pytest.approx([1.0, 1.5, -0.1])  # clamped, then calibrated
+    array.positions([0.0, 0.0, 0.0])
+    assert array.last_saturations == ()  # reset by the next command
+
+
+def test_soft_position_limit_clamps_even_under_reject(array: RecordingArray) -> None:
+    saturations = array.position("ankle", 0.9)
+    assert [(s.field, s.applied) for s in saturations] == [("position (soft limit)", 0.8)]
+    assert array.calls[-1][1][1] == pytest.approx([0.7])
+
+
+def test_soft_velocity_law_follows_ros2_control(array: RecordingArray) -> None:
+    # ankle measured at actuator 0.3 → joint 0.4; vmax = −k_position·(p − upper) = −10·(0.4 − 0.8)
+    saturations = array.speed("ankle", 1.0)
+    assert saturations == ()  # soft bound 4.0, hard bound 2.0: 1.0 passes untouched
+    array.actuator_position = np.array([0.1, 0.2, 0.85])  # joint 0.95: past the soft upper bound
+    saturations = array.speed("ankle", 0.5)
+    assert [s.field for s in saturations] == ["speed (soft limit)"]
+    assert saturations[0].applied == pytest.approx(-10.0 * (0.95 - 0.8))
+
+
+def test_soft_limits_need_a_measurement(array: RecordingArray) -> None:
+    array.actuator_position = np.array([0.1, 0.2, math.nan])
+    with pytest.raises(RequestRejected) as info:
+        array.speed("ankle", 0.1)
+    assert info.value.reason is RejectReason.TIMED_OUT and info.value.joint == "ankle"
+    assert array.calls == []
+
+
+def test_home_uses_geometry_home(array: RecordingArray) -> None:
+    array.home("knee")
+    array.home()
+    assert array.calls[0] == ("positions", ([1], [0.75]))
+    assert array.calls[1][1][1] == pytest.approx([0.5, 0.75, -0.1])
+
+
+def test_motion_while_powered_off_is_refused(array: RecordingArray) -> None:
+    array.power(False)
+    array.calls.clear()
+    for call in (
+        lambda: array.position(0, 0.1),
+        lambda: array.speeds([0.0, 0.0, 0.0]),
+        array.home,
+        lambda: array.current(None, 0.0),
+        lambda: array.impedance(JointCommand.hold(NAMES, [0.0] * 3, 1.0, 0.1)),
+    ):
+        with pytest.raises(RequestRejected) as info:
+            call()
+        assert info.value.reason is RejectReason.POWERED_OFF
+    assert array.calls == []
+
+
+# ------------------------------------------------------------------------------ impedance
+
+
+def test_impedance_is_validated_and_calibrated(array: RecordingArray) -> None:
+    command = JointCommand(
+        name=NAMES,
+        kp=(10.0, 20.0, 30.0),
+        ki=(0.0,) * 3,
+        kd=(1.0, 2.0, 3.0),
+        t_pos=(0.5, 0.25, 0.0),
+        t_vel=(0.5, 0.5, 0.0),
+        t_trq=(1.0, 1.0, 0.0),
+        brake=(True, False, False),
+    )
+    assert array.impedance(command) == ()
+    name, targets = array.calls[0]
+    assert name == "impedance"
+    assert targets.kp.tolist() == [10.0, 20.0, 30.0]
+    assert targets.position == pytest.approx([0.5, 0.25, -0.1])
+    assert targets.velocity == pytest.approx([0.5, -0.5, 0.0])
+    assert targets.torque == pytest.approx([1.0, -1.0, 0.0])
+    assert targets.brake.tolist() == [True, False, False]
+
+
+def test_impedance_names_must_match_actuator_order(array: RecordingArray) -> None:
+    with pytest.raises(ValidationError, match="'hip' at index 0"):
+        array.impedance(JointCommand.hold(("knee", "hip", "ankle"), [0.0] * 3, 1.0, 0.1))
+    with pytest.raises(UnknownJointError):
+        array.impedance(JointCommand.hold(("hip", "knee", "toe"), [0.0] * 3, 1.0, 0.1))
+    with pytest.raises(LengthMismatchError):
+        array.impedance(JointCommand.hold(("hip", "knee"), [0.0] * 2, 1.0, 0.1))
+    assert array.calls == []
+
+
+def test_impedance_limits_and_brakes(array: RecordingArray) -> None:
+    base = JointCommand.hold(NAMES, [0.0] * 3, 1.0, 0.1)
+    with pytest.raises(LimitError, match="t_trq"):
+        array.impedance(JointCommand(name=NAMES, kp=base.kp, ki=base.ki, kd=base.kd,
+                                     t_pos=base.t_pos, t_vel=base.t_vel,
+                                     t_trq=(0.0, 11.0, 0.0), brake=base.brake))
+    with pytest.raises(LimitError, match="no brake") as info:
+        array.impedance(JointCommand(name=NAMES, kp=base.kp, ki=base.ki, kd=base.kd,
+                                     t_pos=base.t_pos, t_vel=base.t_vel, t_trq=base.t_trq,
+                                     brake=(False, True, False)))
+    assert info.value.joint == "knee"
+    assert array.calls == []
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+def test_request_acks_reach_the_driver(array: RecordingArray) -> None:
+    array.brakes(True)
+    array.set_speed("knee", 1.5)
+    array.set_accel(None, 4.0)
+    assert array.calls == [
+        ("brakes", True),
+        ("set_speed", ([1], [1.5])),
+        ("set_accel", ([0, 1, 2], [4.0, 4.0, 4.0])),
+    ]
+    assert array.geometry().actuators[1].config_speed == 1.5
+    assert array.config_accelerations.tolist() == [4.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    ("call", "reason", "joint"),
+    [
+        (lambda a: a.set_speed("toe", 1.0), RejectReason.UNKNOWN_JOINT, None),
+        (lambda a: a.set_speed(7, 1.0), RejectReason.UNKNOWN_JOINT, None),
+        (lambda a: a.set_speed("knee", 0.0), RejectReason.OUT_OF_RANGE, "knee"),
+        (lambda a: a.set_speed("knee", math.nan), RejectReason.OUT_OF_RANGE, "knee"),
+        (lambda a: a.set_speed("knee", 2.5), RejectReason.OUT_OF_RANGE, "knee"),
+        (lambda a: a.set_accel("hip", -1.0), RejectReason.OUT_OF_RANGE, "hip"),
+        (lambda a: a.set_accel("toe", 1.0), RejectReason.UNKNOWN_JOINT, None),
+        (lambda a: a.power(1), RejectReason.OUT_OF_RANGE, None),
+        (lambda a: a.brakes("on"), RejectReason.OUT_OF_RANGE, None),
+    ],
+)
+def test_request_nacks_change_nothing(
+    array: RecordingArray, call: Any, reason: RejectReason, joint: str | None
+) -> None:
+    speeds = array.config_speeds
+    with pytest.raises(RequestRejected) as info:
+        call(array)
+    assert info.value.reason is reason and info.value.joint == joint
+    assert array.calls == []
+    assert array.config_speeds.tolist() == speeds.tolist()
+
+
+def test_unsupported_requests_and_commands_are_refused() -> None:
+    array = RecordingArray(make_config(), capabilities=frozenset({Capability.POWER}))
+    array.power(True)
+    for call in (
+        lambda: array.brakes(True),
+        lambda: array.set_speed(0, 1.0),
+        lambda: array.position(0, 0.0),
+        lambda: array.currents([0.0] * 3),
+        array.home,
+    ):
+        with pytest.raises(RequestRejected) as info:
+            call()
+        assert info.value.reason is RejectReason.UNSUPPORTED
+        assert "power" in info.value.detail  # says what *is* supported
+    assert array.calls == [("power", True)]
+
+
+# ------------------------------------------------------------------------------ read
+
+
+def test_read_converts_back_to_joint_space(array: RecordingArray) -> None:
+    data = array.read()
+    assert data.motor_power is True
+    hip, knee, ankle = data.actuators
+    assert knee.position == pytest.approx(0.3)  # (0.2 − 0.5)·(−1)
+    assert knee.speed == pytest.approx(0.5) and knee.current == pytest.approx(-2.0)
+    assert ankle.position == pytest.approx(0.4)
+    assert math.isnan(hip.acceleration) and math.isnan(ankle.temperature)
+    assert hip.state == ActuatorState.BRAKED
+    assert knee.state == ActuatorState.MOVING and knee.status == 3
+    assert ankle.state == ActuatorState.IDLE | ActuatorState.STALLED
+    joints = array.read_joints()
+    assert joints.time == 1.5
+    assert joints.array_state() == ActuatorState.MOVING | ActuatorState.STALLED
+
+
+def test_geometry_is_fresh_and_joint_space(array: RecordingArray) -> None:
+    g = array.geometry()
+    assert [a.home for a in g.actuators] == [0.5, -0.25, 0.0]
+    assert g.header.stamp.to_ns() > 0
+
+
+# ------------------------------------------------------------------------------ lifecycle
+
+
+def test_closed_driver_refuses_everything() -> None:
+    with RecordingArray(make_config()) as array:
+        array.power(True)
+    assert array.closed and array.closes == 1
+    array.close()
+    assert array.closes == 1  # idempotent
+    for call in (array.read, array.geometry, array.capabilities, lambda: array.power(False),
+                 lambda: array.position(0, 0.0)):
+        with pytest.raises(DriverClosedError):
+            call()
