@@ -77,7 +77,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import ClassVar, Final, Self, cast
+from typing import ClassVar, Final, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -710,7 +710,7 @@ class ActuatorArray(abc.ABC):
             self._begin(Capability.HOME)
             indices = self._joints(joint)
             targets, saturations = self._limits.apply(
-                "position", self._home[indices], _idx(indices), command_field="home"
+                "position", self._home[indices], indices, command_field="home"
             )
             self._require_power("home")
             self._write_home(indices, self._to_actuator_position(indices, targets))
@@ -792,7 +792,7 @@ class ActuatorArray(abc.ABC):
         self, indices: IntArray, values: FloatArray, field_name: str
     ) -> tuple[Saturation, ...]:
         targets, saturations = self._limits.apply(
-            "position", values, _idx(indices), command_field=field_name
+            "position", values, indices, command_field=field_name
         )
         targets, soft = self._clamp_soft_position(indices, targets, field_name)
         self._require_power(field_name)
@@ -803,7 +803,7 @@ class ActuatorArray(abc.ABC):
         self, indices: IntArray, values: FloatArray, field_name: str
     ) -> tuple[Saturation, ...]:
         targets, saturations = self._limits.apply(
-            "velocity", values, _idx(indices), command_field=field_name
+            "velocity", values, indices, command_field=field_name
         )
         cap = self._config_speed[indices]
         targets, configured = self._bounded(
@@ -825,7 +825,7 @@ class ActuatorArray(abc.ABC):
         self, indices: IntArray, values: FloatArray, field_name: str
     ) -> tuple[Saturation, ...]:
         targets, saturations = self._limits.apply(
-            "current", values, _idx(indices), command_field=field_name
+            "current", values, indices, command_field=field_name
         )
         self._require_power(field_name)
         self._write_currents(indices, self._calibration.direction[indices] * targets)
@@ -1032,11 +1032,6 @@ class ActuatorArray(abc.ABC):
                     joint=got,
                     index=i,
                 )
-
-
-def _idx(indices: IntArray) -> FloatArray:
-    """``indices`` typed as :meth:`JointLimits.apply` declares them (it accepts any int array)."""
-    return cast("FloatArray", indices)
 
 
 def _as_float(value: object) -> float | None:

@@ -96,7 +96,7 @@ class JointLimits:
         self,
         field: str,
         values: FloatArray,
-        indices: FloatArray | Sequence[int] | None = None,
+        indices: NDArray[np.intp] | Sequence[int] | None = None,
         *,
         command_field: str | None = None,
     ) -> tuple[FloatArray, list[Saturation]]:
