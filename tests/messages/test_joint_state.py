@@ -39,18 +39,10 @@ HEADERS = st.builds(
 VEC = st.builds(jm.Vec3, M, M, M)
 
 
-def _fixed_point(q: jm.Quaternion) -> bool:
-    # Building a Quaternion from an already unit quaternion re-normalises it and moves the last
-    # bit for about 1 in 5 values (reported to the math owner); a wire round trip can only be
-    # exact for the others, so the strategies draw those.
-    return jm.Quaternion(q.w, q.x, q.y, q.z) == q
-
-
 QUAT = (
     st.tuples(*[st.floats(-1.0, 1.0) for _ in range(4)])
     .filter(lambda c: math.hypot(*c) > 0.1)
     .map(lambda c: jm.Quaternion(*c))
-    .filter(_fixed_point)
 )
 VALUES: dict[JointKind, tuple[st.SearchStrategy[Any], ...]] = {
     SINGLE: (F, F, F),

@@ -32,8 +32,8 @@ The type is immutable (values are tuples) but is *not* a wire dataclass — no R
 "a float or a transform". ``to_cdr`` / ``from_cdr`` / ``msgdef`` go through the record
 :class:`jointbus.messages.jointbus_msgs.JointState` (per-kind arrays; its module documents the
 layout), losslessly: names, order, kinds, which lists are not reported, and every value bit
-for bit — floating rotations included as long as :class:`~jointbus.math.Quaternion` construction
-is idempotent on unit quaternions (today it may move the last bit of about 1 in 5).
+for bit — floating rotations included, because :class:`~jointbus.math.Quaternion` keeps an
+already-unit quaternion's components unchanged.
 
 **ROS pair.** :meth:`JointState.to_ros` splits into ``sensor_msgs/JointState`` (single-DoF joints)
 and ``sensor_msgs/MultiDOFJointState`` (planar and floating joints, as 3-D transforms, twists and
@@ -43,8 +43,7 @@ arguments: ``kinds`` (a ``Mapping[str, JointKind]``, e.g. the robot model's; mul
 does not call planar come back floating) and ``order`` (the name order; default single-DoF joints
 first). With them the trip is lossless except for the one thing the ROS representation rounds: a
 planar heading comes back through a quaternion, i.e. wrapped into (-π, π] and within a few ulp
-(compare with :meth:`Transform2D.isclose`). Floating rotations come back exact as long as
-:class:`~jointbus.math.Quaternion` construction is idempotent on unit quaternions.
+(compare with :meth:`Transform2D.isclose`). Floating rotations come back exact.
 """
 
 from __future__ import annotations
