@@ -1,0 +1,56 @@
+"""The bridge node: the only node that talks to the actuators (Honey Badger 5.0's ``bridge_node``).
+
+Where it sits: :mod:`jointbus.nodes`. Each cycle (500 Hz) it reads the actuator array, publishes
+``BridgeData`` and ``BridgeState``, and applies the current joint command. The decisions are made
+by pure components, each with its own tests and none reading a clock:
+
+- :class:`CommandCheck` — rejects a command whole (source, order, length, NaN/inf, limits);
+- :class:`Arbiter` — which source owns the actuators (default controller or a ≥ 10 Hz custom one);
+- :class:`Watchdog` — no valid command for 250 ms → safe mode (damping only);
+- :class:`EStopLatch` — latched e-stop, explicit reset, hold of the measured position after it;
+- :class:`ThermalGuard` — temperature WARN, torque derating, drive off at shutdown.
+
+:class:`BridgeNode` (:mod:`.node`) wires them to the bus, the rate loop and the actuator array.
+"""
+
+from jointbus.nodes.bridge.arbiter import Arbiter, OwnerChanged
+from jointbus.nodes.bridge.command_check import (
+    CommandCheck,
+    CommandRejected,
+    JointOrderError,
+    SourceNotAllowedError,
+)
+from jointbus.nodes.bridge.estop import EStopLatch, EStopReset, EStopTriggered
+from jointbus.nodes.bridge.node import HARDWARE_COMMANDS, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.nodes.bridge.thermal_guard import ThermalEvent, ThermalGuard, ThermalLevel
+from jointbus.nodes.bridge.watchdog import (
+    SafeModeEntered,
+    SafeModeLeft,
+    Watchdog,
+    WatchdogEvent,
+    safe_command,
+)
+
+__all__ = [
+    "HARDWARE_COMMANDS",
+    "Arbiter",
+    "BridgeConfig",
+    "BridgeMode",
+    "BridgeNode",
+    "CommandCheck",
+    "CommandRejected",
+    "EStopLatch",
+    "EStopReset",
+    "EStopTriggered",
+    "JointOrderError",
+    "OwnerChanged",
+    "SafeModeEntered",
+    "SafeModeLeft",
+    "SourceNotAllowedError",
+    "ThermalEvent",
+    "ThermalGuard",
+    "ThermalLevel",
+    "Watchdog",
+    "WatchdogEvent",
+    "safe_command",
+]

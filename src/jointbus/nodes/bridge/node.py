@@ -1,0 +1,693 @@
+"""The bridge node: owns the actuator array and applies joint commands safely at 500 Hz.
+
+Where it sits: :mod:`jointbus.nodes.bridge`, on top of :class:`jointbus.runtime.node.Node` (which
+gives it the heartbeat, the lifecycle, the status reporter and the rate loop), a
+:class:`jointbus.drivers.ActuatorArray` (real or ``sim://``) and the pure decision components of
+this package. It is the only node that talks to the actuators (Honey Badger 5.0's
+``bridge_node``).
+
+Topics (``/hb50/...`` by default):
+
+==========================  ======================  ==========  =================================
+topic                       type                    QoS         what
+==========================  ======================  ==========  =================================
+``bridge_data``             ``BridgeData``          MAB_RT      every cycle: every actuator
+``bridge_state``            ``BridgeState``         MAB_RT      every cycle: drives, owner, mode
+``bridge_state_10hz``       ``BridgeState``         RELIABLE    10 Hz mirror of ``bridge_state``
+``joint_command``  (sub)    ``JointCommand``        MAB_RT      the only command input
+``hardware_command`` (sub)  ``std_msgs/String``     RELIABLE    ``estop``, ``reset``, power
+``status``                  ``Status``              RELIABLE    events and rejections
+``heartbeat``               ``Status``              (runtime)   1 Hz, from the runtime node
+==========================  ======================  ==========  =================================
+
+**Hardware commands** are ``std_msgs/String`` texts (case and surrounding spaces ignored):
+``estop`` (optionally followed by a reason, ``estop jointbus_cli``) latches the e-stop;
+``reset`` re-arms it; ``power off`` / ``power on`` switch the drives off and on outside an
+emergency. A plain string keeps the topic usable from any ROS 2 tool
+(``ros2 topic pub /hb50/hardware_command std_msgs/msg/String "data: estop"``). Anything else is
+answered by an ERROR status listing the accepted commands.
+
+**One cycle** (:meth:`BridgeNode.cycle`): read the array → take the hardware commands, check and
+arbitrate the queued joint commands, run the watchdog and the thermal guard → publish
+``BridgeData`` and ``BridgeState`` → write the command of the current mode:
+
+- ``estop`` — latched: drives off, brakes engaged where fitted; nothing is written;
+- ``off`` — drives off on request (``power off``), or the driver reports them unpowered;
+- ``hold`` — after a reset or a drive-on: hold the position *measured at that moment* until a
+  command sent afterwards arrives (never a stale target: :mod:`.estop`);
+- ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
+- ``run`` — the owner's latest valid command.
+
+The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
+written. Incoming commands are only *queued* by the subscription callback (with their arrival
+time); every decision runs on the loop thread, in arrival order, so the components need no locks
+and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
+
+**Reports** on ``/hb50/status``: a rejected command is an ERROR naming the source node, the
+joint (name and index), the field, the value and the expectation (text), with the same facts as
+JSON in ``data``; repeats of the same rejection (same source, field and joint) are folded into one
+report a second with a count. Owner changes, watchdog, e-stop, power and thermal transitions are
+each a status event of their own. The current owner and mode are also in every ``BridgeState``'s
+``status`` strings (``owner: control_node``, ``mode: run``).
+
+What the ``ActuatorArray`` API does not provide is published as "not reported": the IMU fields
+of ``BridgeData`` are NaN unless an ``imu`` source is given, and the power fields of
+``BridgeState`` (battery, bus voltage, ...) are NaN. ``joint_temperature`` is whole °C clipped to
+0–255 (0 when the actuator does not report one); ``joint_status`` sets
+``COMMUNICATION_ERROR`` for an actuator that returned no position and ``MOTION_ERROR`` for a
+stalled one (driver status words have driver-specific meanings and are not copied).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.drivers.actuator_array import ActuatorArray, JointReading
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverError
+from jointbus.drivers.limits import JointLimits
+from jointbus.messages.actarray.state import ActuatorState
+from jointbus.messages.errors import MessageError
+from jointbus.messages.geometry_msgs import Quaternion, Vector3
+from jointbus.messages.hb50 import (
+    BridgeData,
+    BridgeState,
+    JointCommand,
+    JointStatusFlag,
+    Level,
+)
+from jointbus.messages.std_msgs import Header, String
+from jointbus.model.robot import RobotModel
+from jointbus.nodes.bridge.arbiter import Arbiter
+from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
+from jointbus.nodes.bridge.estop import EStopLatch
+from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
+from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
+from jointbus.runtime.node import Node
+from jointbus.runtime.rate_loop import CycleInfo
+from jointbus.runtime.timer import TimerThread
+
+__all__ = [
+    "HARDWARE_COMMANDS",
+    "BridgeConfig",
+    "BridgeMode",
+    "BridgeNode",
+    "ImuReading",
+]
+
+_NS_PER_S: Final = 1_000_000_000
+#: Accepted ``/hb50/hardware_command`` texts (``estop`` may be followed by a reason).
+HARDWARE_COMMANDS: Final = ("estop", "reset", "power on", "power off")
+#: Joint commands buffered between two cycles (500 Hz from a few sources fits many times over).
+_QUEUE_DEPTH: Final = 256
+#: Status events of one kind get distinct reporter keys modulo this, so none is folded into
+#: another unless more than this many happen within the reporter's interval.
+_EVENT_KEYS: Final = 64
+_NAN3: Final = (math.nan, math.nan, math.nan)
+
+
+class BridgeMode(enum.Enum):
+    """What the bridge writes this cycle (highest priority first); see the module docstring."""
+
+    ESTOP = "estop"
+    OFF = "off"
+    HOLD = "hold"
+    SAFE = "safe"
+    RUN = "run"
+
+
+class ImuReading(Protocol):
+    """An IMU sample: ``orientation`` (w, x, y, z), ``angular_velocity`` rad/s,
+    ``linear_acceleration`` m/s² (e.g. :class:`jointbus.drivers.sim.mujoco_world.ImuSample`)."""
+
+    @property
+    def orientation(self) -> npt.ArrayLike: ...
+
+    @property
+    def angular_velocity(self) -> npt.ArrayLike: ...
+
+    @property
+    def linear_acceleration(self) -> npt.ArrayLike: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeConfig:
+    """Settings of the bridge node (SI units). :meth:`from_model` takes the robot's parameters.
+
+    ``allowed_sources``: when set, only these command sources are accepted (the default source
+    must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad); ``hold_kp`` /
+    ``hold_kd`` the gains of the hold after a reset or drive-on; ``kp_max`` / ``kd_max`` bound
+    command gains. ``power_on_start``: switch the drives on (holding the measured position) when
+    the node is activated.
+    """
+
+    node_name: str = "bridge_node"
+    namespace: str = "hb50"
+    rate_hz: float = 500.0
+    mirror_hz: float = 10.0
+    default_source: str = "control_node"
+    allowed_sources: tuple[str, ...] | None = None
+    takeover_hz: float = 10.0
+    arbitration_window_s: float = 0.5
+    fallback_s: float = 0.1
+    watchdog_s: float = 0.25
+    safe_kd: float = 3.0
+    hold_kp: float = 80.0
+    hold_kd: float = 3.0
+    kp_max: float = 500.0
+    kd_max: float = 50.0
+    thermal_warn_c: float = 80.0
+    thermal_derate_c: float = 90.0
+    thermal_shutdown_c: float = 100.0
+    thermal_hysteresis_c: float = 20.0
+    power_on_start: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("rate_hz", "mirror_hz"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"BridgeConfig.{name} = {value}; expected a finite rate > 0 Hz")
+        for name in ("safe_kd", "hold_kp", "hold_kd"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"BridgeConfig.{name} = {value}; expected a finite gain ≥ 0")
+        if self.allowed_sources is not None:
+            allowed = tuple(self.allowed_sources)
+            object.__setattr__(self, "allowed_sources", allowed)
+            if self.default_source not in allowed:
+                raise ValueError(
+                    f"BridgeConfig.allowed_sources {allowed} leaves out the default source "
+                    f"{self.default_source!r}; expected it to be allowed"
+                )
+
+    @classmethod
+    def from_model(cls, model: RobotModel, **overrides: object) -> BridgeConfig:
+        """Defaults from ``model``'s parameters where it declares them (``watchdog_time``,
+        ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima), then
+        ``overrides``."""
+        declared = {p.name: p for p in model.parameters}
+        values: dict[str, object] = {}
+
+        def take(parameter: str, field: str) -> None:
+            if parameter in declared:
+                values[field] = float(declared[parameter].default)
+
+        take("watchdog_time", "watchdog_s")
+        take("thermal_warn", "thermal_warn_c")
+        take("thermal_derate", "thermal_derate_c")
+        take("thermal_shutdown", "thermal_shutdown_c")
+        take("thermal_hysteresis", "thermal_hysteresis_c")
+        take("arbitration_threshold", "takeover_hz")
+        take("kp", "hold_kp")
+        take("kd", "hold_kd")
+        take("kd", "safe_kd")
+        for parameter, field in (("kp", "kp_max"), ("kd", "kd_max")):
+            spec = declared.get(parameter)
+            if spec is not None and spec.max is not None:
+                values[field] = float(spec.max)
+        threshold = values.get("takeover_hz")
+        if isinstance(threshold, float):
+            # A stopped source falls back after one period at the threshold (100 ms at 10 Hz),
+            # and a source must show five commands in a row to take over (0.5 s at 10 Hz).
+            values["fallback_s"] = 1.0 / threshold
+            values["arbitration_window_s"] = 5.0 / threshold
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+class BridgeNode(Node):
+    """The bridge (see the module docstring). ``array`` is closed at shutdown if ``owns_array``.
+
+    ``imu`` optionally returns the body IMU's reading each cycle; ``timers`` lets a test inject a
+    non-threaded :class:`TimerThread` with a fake clock (the node's clock is the timer clock).
+    ``run_loop=False`` creates no rate loop: the caller runs :meth:`cycle` itself (lock-step with
+    a stepped simulator, or a test).
+    """
+
+    def __init__(
+        self,
+        array: ActuatorArray,
+        bus: Bus,
+        config: BridgeConfig | None = None,
+        *,
+        owns_array: bool = True,
+        imu: Callable[[], ImuReading] | None = None,
+        timers: TimerThread | None = None,
+        run_loop: bool = True,
+    ) -> None:
+        cfg = config if config is not None else BridgeConfig()
+        self.config = cfg
+        self.array = array
+        self._owns_array = owns_array
+        self._imu = imu
+        names = array.names
+        self._names = names
+        limits_cfg = array.config.limits
+        self._has_brake = tuple(a.has_brakes for a in array.config.geometry.actuators)
+        self._brakes_supported = False
+        self._lower = np.array([s.position_min for s in limits_cfg], dtype=np.float64)
+        self._upper = np.array([s.position_max for s in limits_cfg], dtype=np.float64)
+        self.check = CommandCheck(
+            names,
+            JointLimits(names, limits_cfg),
+            kp_max=cfg.kp_max,
+            kd_max=cfg.kd_max,
+            allowed_sources=cfg.allowed_sources,
+            has_brake=self._has_brake,
+        )
+        self.arbiter = Arbiter(
+            cfg.default_source,
+            takeover_hz=cfg.takeover_hz,
+            window_s=cfg.arbitration_window_s,
+            fallback_s=cfg.fallback_s,
+        )
+        self.watchdog = Watchdog(cfg.watchdog_s)
+        self.estop = EStopLatch()
+        self.thermal = ThermalGuard(
+            names,
+            warn_c=cfg.thermal_warn_c,
+            derate_start_c=cfg.thermal_derate_c,
+            shutdown_c=cfg.thermal_shutdown_c,
+            hysteresis_c=cfg.thermal_hysteresis_c,
+        )
+        self._safe = safe_command(names, cfg.safe_kd, self._has_brake, source_node=cfg.node_name)
+        self._hold_cmd: JointCommand | None = None
+        self._command: JointCommand | None = None
+        self._commands: deque[tuple[int, JointCommand]] = deque(maxlen=_QUEUE_DEPTH)
+        self._hardware: deque[tuple[int, str]] = deque(maxlen=_QUEUE_DEPTH)
+        self._received = 0
+        self._power_off_requested = False
+        self._mode = BridgeMode.SAFE
+        self._event_seq = 0
+        self._state_key: tuple[object, ...] = ()
+        self._state_strings: tuple[str, ...] = ()
+        self.last_state: BridgeState | None = None
+        self.last_applied: JointCommand | None = None
+        """The command written to the array in the last cycle (``None``: nothing written)."""
+        self.cycles = 0
+        self.rejected = 0
+        super().__init__(cfg.node_name, bus, namespace=cfg.namespace, timers=timers)
+        try:
+            self._start_ns = self.clock()
+            self._frame_id = array.config.geometry.header.frame_id
+            self.data_publisher = self.create_publisher("bridge_data", BridgeData, MAB_RT)
+            self.state_publisher = self.create_publisher("bridge_state", BridgeState, MAB_RT)
+            self.mirror_publisher = self.create_publisher(
+                "bridge_state_10hz", BridgeState, RELIABLE
+            )
+            self.command_subscription = self.create_subscription(
+                "joint_command", JointCommand, self._on_command, MAB_RT, realtime=True
+            )
+            self.hardware_subscription = self.create_subscription(
+                "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
+            )
+            self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
+            if run_loop:
+                self.create_rate_loop(cfg.rate_hz, self._body, name="bridge")
+        except BaseException:
+            self.shutdown()
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        bus: Bus,
+        config: BridgeConfig | None = None,
+        **kwargs: object,
+    ) -> BridgeNode:
+        """A bridge owning the actuator array at ``url`` (``sim://...``, ``can://...``)."""
+        from jointbus import drivers
+
+        array = drivers.open(url)
+        try:
+            return cls(array, bus, config, owns_array=True, **kwargs)  # type: ignore[arg-type]
+        except BaseException:
+            array.close()
+            raise
+
+    # ---- state -------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> BridgeMode:
+        """What the bridge wrote in the last cycle."""
+        return self._mode
+
+    @property
+    def owner(self) -> str:
+        """The command source that owned the actuators at the last evaluation."""
+        return self.arbiter.owner(self.clock())
+
+    @property
+    def pending_commands(self) -> int:
+        """Joint commands received and not yet processed by a cycle."""
+        return len(self._commands)
+
+    # ---- subscription callbacks (any thread: only queue, with the arrival time) ---------------
+
+    def _on_command(self, msg: JointCommand) -> None:
+        self._received += 1
+        self._commands.append((self.clock(), msg))
+
+    def _on_hardware(self, msg: String) -> None:
+        self._hardware.append((self.clock(), msg.data))
+
+    # ---- lifecycle hooks ---------------------------------------------------------------------
+
+    def on_activate(self) -> None:
+        try:
+            self._brakes_supported = Capability.BRAKES in self.array.capabilities()
+        except DriverError as exc:
+            self._event(Level.ERROR, "driver", f"driver capabilities unavailable: {exc}")
+        if self.config.power_on_start and not self.estop.latched:
+            self._drives_on(self.clock(), "start")
+        self._event(
+            Level.OK,
+            "lifecycle",
+            f"bridge active: {len(self._names)} actuators at {self.config.rate_hz:g} Hz; "
+            f"default command source {self.config.default_source!r}",
+        )
+
+    def on_deactivate(self) -> None:
+        """The loop has stopped: leave the drives damped rather than on a last target."""
+        if not self.estop.latched and not self._power_off_requested:
+            self._write(self._safe, "deactivate")
+        self._mode = BridgeMode.SAFE
+        self._event(Level.WARN, "lifecycle", "bridge inactive: drives left in damping")
+
+    def on_shutdown(self) -> None:
+        try:
+            if not self.array.closed:
+                self.array.power(False)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"power off at shutdown failed: {exc}")
+        finally:
+            if self._owns_array:
+                self.array.close()
+
+    # ---- the cycle ---------------------------------------------------------------------------
+
+    def _body(self, _cycle: CycleInfo) -> None:
+        self.cycle(self.clock())
+
+    def cycle(self, now_ns: int) -> None:
+        """One bridge cycle at ``now_ns`` (node clock): read → decide → publish → write."""
+        self.cycles += 1
+        try:
+            reading = self.array.read_joints()
+        except DriverError as exc:
+            self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
+            return
+        if self._hardware:
+            self._take_hardware_commands(reading)
+            try:  # the drives may have been switched: decide and publish on their new state
+                reading = self.array.read_joints()
+            except DriverError as exc:
+                self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
+                return
+        self._take_thermal(reading)
+        self._take_joint_commands()
+        self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
+        for change in self.arbiter.take_events():
+            self._event(Level.OK, "owner", change.describe())
+        mode = self._decide(reading, now_ns)
+        for event in self.watchdog.take_events():
+            self._event(Level.WARN, "watchdog", event.describe())
+        self._mode = mode
+        self._publish(reading, now_ns)
+        if mode is BridgeMode.HOLD:
+            self._write(self.thermal.derate(self._hold()), "hold")
+        elif mode is BridgeMode.SAFE:
+            self._write(self.thermal.derate(self._safe), "safe")
+        elif mode is BridgeMode.RUN and self._command is not None:
+            self._write(self.thermal.derate(self._command), "command")
+        else:
+            self.last_applied = None
+
+    def _decide(self, reading: JointReading, now_ns: int) -> BridgeMode:
+        if self.estop.latched:
+            return BridgeMode.ESTOP
+        if self._power_off_requested or not reading.motor_power:
+            return BridgeMode.OFF
+        if self.estop.holding:
+            return BridgeMode.HOLD
+        if self.watchdog.expired(now_ns) or self._command is None:
+            return BridgeMode.SAFE
+        return BridgeMode.RUN
+
+    def _take_joint_commands(self) -> None:
+        commands = self._commands
+        while commands:
+            received_ns, cmd = commands.popleft()
+            try:
+                self.check.check(cmd)
+            except CommandRejected as rejection:
+                self._reject(rejection)
+                continue
+            if not self.arbiter.offer(cmd.source_node, received_ns):
+                continue
+            if not self.estop.is_fresh(received_ns):
+                continue  # latched, or sent before the last reset / drive-on
+            self._command = cmd
+            self.watchdog.feed(received_ns)
+            if self.estop.holding:
+                self.estop.release_hold()
+                self._hold_cmd = None
+                self._event(
+                    Level.OK,
+                    "hold",
+                    f"hold released: command from {cmd.source_node!r} received after re-arming",
+                )
+
+    def _reject(self, rejection: CommandRejected) -> None:
+        self.rejected += 1
+        data = json.dumps(
+            {
+                "source_node": rejection.source_node,
+                "joint": rejection.joint,
+                "index": rejection.index,
+                "field": rejection.field,
+                "value": repr(rejection.value),
+                "expected": rejection.expected,
+            }
+        ).encode()
+        key = f"reject:{rejection.source_node}:{rejection.field}:{rejection.index}"
+        self.report(Level.ERROR, str(rejection), data, key=key)
+
+    def _take_hardware_commands(self, reading: JointReading) -> None:
+        while self._hardware:
+            received_ns, text = self._hardware.popleft()
+            words = text.strip().lower().split(maxsplit=1)
+            verb = words[0] if words else ""
+            rest = words[1] if len(words) > 1 else ""
+            if verb == "estop":
+                self._trigger_estop(f"hardware_command estop {rest}".strip(), received_ns)
+            elif verb == "reset" and not rest:
+                self._reset_estop(reading, received_ns)
+            elif verb == "power" and rest == "off":
+                self._power_off()
+            elif verb == "power" and rest == "on":
+                self._power_on(received_ns)
+            else:
+                self._event(
+                    Level.ERROR,
+                    "hardware",
+                    f"unknown hardware_command {text!r}; expected one of "
+                    f"{', '.join(repr(c) for c in HARDWARE_COMMANDS)}",
+                )
+
+    def trigger_estop(self, reason: str) -> None:
+        """Latch the e-stop now (in-process callers; over the bus: ``hardware_command``)."""
+        self._trigger_estop(reason, self.clock())
+
+    def _trigger_estop(self, reason: str, now_ns: int) -> None:
+        event = self.estop.trigger(reason, now_ns)
+        self._command = None
+        self._hold_cmd = None
+        self._commands.clear()
+        if event is None:
+            return  # already latched: the first reason stands
+        self._mode = BridgeMode.ESTOP
+        self._event(Level.ERROR, "estop", event.describe())
+        self._drives_off("e-stop")
+
+    def _reset_estop(self, reading: JointReading, now_ns: int) -> None:
+        if not self.estop.latched:
+            self._event(Level.WARN, "estop", "reset ignored: the e-stop is not latched")
+            return
+        measured = self._clipped(reading.position)
+        event = self.estop.reset(now_ns, measured.tolist())
+        if event is None:  # pragma: no cover - latched was checked above
+            return
+        self._hold_cmd = None
+        self._event(Level.OK, "estop", event.describe())
+        if not self._power_off_requested:
+            self._switch_on("reset")
+
+    def _power_off(self) -> None:
+        self._power_off_requested = True
+        self._command = None
+        self._hold_cmd = None
+        self._event(Level.WARN, "power", "drives switched off on request (power off)")
+        self._drives_off("power off")
+
+    def _power_on(self, now_ns: int) -> None:
+        if self.estop.latched:
+            self._event(
+                Level.ERROR,
+                "power",
+                f"power on refused: the e-stop is latched ({self.estop.reason}); reset it first",
+            )
+            return
+        self._power_off_requested = False
+        self._drives_on(now_ns, "power on")
+
+    def _drives_on(self, now_ns: int, why: str) -> None:
+        """Switch on and hold the measured position until a command sent after ``now_ns``."""
+        try:
+            measured = self._clipped(self.array.read_joints().position)
+        except DriverError as exc:
+            self._event(Level.ERROR, "driver", f"{why}: reading the actuators failed: {exc}")
+            return
+        self.estop.begin_hold(now_ns, measured.tolist())
+        self._hold_cmd = None
+        self._command = None
+        self._switch_on(why)
+
+    def _switch_on(self, why: str) -> None:
+        try:
+            if self._brakes_supported:
+                self.array.brakes(False)
+            self.array.power(True)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: switching the drives on failed: {exc}")
+            return
+        self._event(Level.OK, "power", f"{why}: drives on, holding the measured position")
+
+    def _drives_off(self, why: str) -> None:
+        try:
+            if self._brakes_supported:
+                self.array.brakes(True)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: engaging the brakes failed: {exc}")
+        try:
+            self.array.power(False)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: switching the drives off failed: {exc}")
+        self.last_applied = None
+
+    def _take_thermal(self, reading: JointReading) -> None:
+        for event in self.thermal.update(reading.temperature):
+            level = {
+                ThermalLevel.OK: Level.OK,
+                ThermalLevel.WARN: Level.WARN,
+                ThermalLevel.ERROR: Level.ERROR,
+            }[event.new]
+            self._event(level, "thermal", event.describe(self.thermal))
+
+    def _hold(self) -> JointCommand:
+        if self._hold_cmd is None:
+            self._hold_cmd = self.estop.hold_command(
+                self._names,
+                self.config.hold_kp,
+                self.config.hold_kd,
+                source_node=self.config.node_name,
+            )
+        return self._hold_cmd
+
+    def _clipped(self, positions: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Measured positions clipped into the position limits (NaN stays NaN): a hold target
+        must itself be a valid command, and a joint a hair past its limit is held at it."""
+        clipped: npt.NDArray[np.float64] = np.clip(positions, self._lower, self._upper)
+        return clipped
+
+    def _write(self, cmd: JointCommand, why: str) -> None:
+        try:
+            self.array.impedance(cmd)
+        except (DriverError, MessageError) as exc:
+            self.last_applied = None
+            self.report(Level.ERROR, f"writing the {why} command failed: {exc}", key=f"write:{why}")
+            return
+        self.last_applied = cmd
+
+    # ---- publishing --------------------------------------------------------------------------
+
+    def _publish(self, reading: JointReading, now_ns: int) -> None:
+        header = Header.now(self._frame_id)
+        orientation, gyro, accel = self._imu_fields()
+        status = np.zeros(len(self._names), dtype=np.uint16)
+        status[np.isnan(reading.position)] |= int(JointStatusFlag.COMMUNICATION_ERROR)
+        stalled = (reading.state & int(ActuatorState.STALLED)) != 0
+        status[stalled] |= int(JointStatusFlag.MOTION_ERROR)
+        t = reading.temperature
+        temperature = np.where(np.isnan(t), 0.0, t)  # NaN (not reported) → 0: uint8 has no NaN
+        data = BridgeData(
+            header,
+            orientation,
+            gyro,
+            accel,
+            self._names,
+            reading.position.tolist(),
+            reading.velocity.tolist(),
+            reading.effort.tolist(),
+            np.clip(np.rint(temperature), 0, 255).astype(np.uint8).tobytes(),
+            tuple(status.tolist()),
+        )
+        self.data_publisher.publish(data)
+        state = BridgeState(
+            drives_enabled=bool(reading.motor_power) and not self.estop.latched,
+            status=self._status_strings(),
+            up_time=max(0, (now_ns - self._start_ns) // _NS_PER_S),
+        )
+        self.last_state = state
+        self.state_publisher.publish(state)
+
+    def _imu_fields(self) -> tuple[Quaternion, Vector3, Vector3]:
+        if self._imu is None:
+            return Quaternion(*_NAN3, math.nan), Vector3(*_NAN3), Vector3(*_NAN3)
+        try:
+            sample = self._imu()
+            w, x, y, z = (float(v) for v in np.asarray(sample.orientation).reshape(4))
+            gyro = np.asarray(sample.angular_velocity, dtype=np.float64).reshape(3).tolist()
+            accel = np.asarray(sample.linear_acceleration, dtype=np.float64).reshape(3).tolist()
+            return Quaternion(x, y, z, w), Vector3(*gyro), Vector3(*accel)
+        except (ValueError, TypeError, MessageError, DriverError) as exc:
+            self.report(Level.ERROR, f"IMU reading failed: {exc}", key="imu")
+            return Quaternion(*_NAN3, math.nan), Vector3(*_NAN3), Vector3(*_NAN3)
+
+    def _status_strings(self) -> tuple[str, ...]:
+        owner = self.arbiter.owner(self.clock())
+        levels = self.thermal.levels
+        key = (owner, self._mode, self.estop.reason, levels)
+        if key != self._state_key:
+            strings = [f"owner: {owner}", f"mode: {self._mode.value}"]
+            if self.estop.latched:
+                strings.append(f"estop: {self.estop.reason}")
+            for index, level in enumerate(levels):
+                if level is not ThermalLevel.OK:
+                    strings.append(f"thermal {level.name}: {self._names[index]} (index {index})")
+            self._state_key = key
+            self._state_strings = tuple(strings)
+        return self._state_strings
+
+    def _publish_mirror(self) -> None:
+        state = self.last_state
+        if state is not None:
+            self.mirror_publisher.publish(state)
+
+    # ---- reports -----------------------------------------------------------------------------
+
+    def _event(self, level: Level, kind: str, text: str) -> None:
+        """One status event; distinct keys so consecutive events are never folded together."""
+        self._event_seq += 1
+        self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")

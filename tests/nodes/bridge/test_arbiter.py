@@ -1,0 +1,187 @@
+"""Command arbitration: a ≥ 10 Hz custom source takes over; it falls back within 100 ms."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.nodes.bridge.arbiter import Arbiter, OwnerChanged
+
+MS = 1_000_000  # ns
+DEFAULT = "control_node"
+
+
+def publish(arbiter: Arbiter, source: str, start_ms: float, hz: float, count: int) -> int:
+    """Offer ``count`` commands from ``source`` at ``hz`` from ``start_ms``; return the last."""
+    period_ns = round(1e9 / hz)
+    t = round(start_ms * MS)
+    for k in range(count):
+        t = round(start_ms * MS) + k * period_ns
+        arbiter.offer(source, t)
+    return t
+
+
+def test_default_source_owns_from_the_start() -> None:
+    arbiter = Arbiter()
+    assert arbiter.owner(0) == DEFAULT
+    assert arbiter.offer(DEFAULT, 1 * MS) is True
+    assert arbiter.offer("teleop", 2 * MS) is False
+    assert arbiter.take_events() == []
+
+
+def test_window_of_half_a_second_needs_five_commands_at_10_hz() -> None:
+    assert Arbiter().min_count == 5
+    assert Arbiter(window_s=1.0, takeover_hz=20.0, fallback_s=0.05).min_count == 20
+
+
+def test_500_hz_source_takes_over_after_min_count_commands() -> None:
+    arbiter = Arbiter()
+    results = [arbiter.offer("teleop", k * 2 * MS) for k in range(6)]
+    assert results == [False, False, False, False, True, True]
+    (event,) = arbiter.take_events()
+    assert (event.old, event.new, event.reason, event.at_ns) == (
+        DEFAULT,
+        "teleop",
+        "takeover",
+        8 * MS,
+    )
+    assert "teleop" in event.describe()
+    # The default controller keeps publishing but is no longer applied.
+    assert arbiter.offer(DEFAULT, 11 * MS) is False
+
+
+def test_source_at_exactly_10_hz_takes_over_and_keeps_control() -> None:
+    arbiter = Arbiter()
+    results = [arbiter.offer("teleop", k * 100 * MS) for k in range(20)]
+    assert results == [False] * 4 + [True] * 16
+    assert len(arbiter.take_events()) == 1
+
+
+def test_source_below_10_hz_never_takes_over() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "slow", 0, 9.0, 50)
+    assert arbiter.owner(last) == DEFAULT
+    assert arbiter.take_events() == []
+
+
+def test_short_burst_does_not_take_over() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 4)
+    assert arbiter.owner(last) == DEFAULT
+
+
+def test_stopped_source_falls_back_after_100_ms_of_silence() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 100)
+    arbiter.take_events()
+    assert arbiter.owner(last + 100 * MS) == "teleop"  # exactly one period: still owns
+    assert arbiter.owner(last + 100 * MS + 1) == DEFAULT
+    (event,) = arbiter.take_events()
+    assert (event.old, event.new, event.reason) == ("teleop", DEFAULT, "silent")
+
+
+def test_source_dropping_below_10_hz_falls_back_within_100_ms() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 100)
+    # Now at 8 Hz (125 ms period): the first long gap is noticed 100 ms after the last command.
+    arbiter.take_events()
+    assert arbiter.owner(last + 101 * MS) == DEFAULT
+    # Its earlier 500 Hz commands are still in the window but do not win control back.
+    for k in range(1, 20):
+        assert arbiter.offer("teleop", last + k * 125 * MS) is False
+    assert [e.reason for e in arbiter.take_events()] == ["silent"]
+    assert arbiter.rate_hz("teleop") == 0.0  # every 125 ms gap restarts its measurement
+
+
+def test_source_at_9_hz_is_measured_as_9_hz_not_as_five_per_half_second() -> None:
+    arbiter = Arbiter(fallback_s=0.2)  # gaps of 111 ms do not restart the measurement here
+    last = publish(arbiter, "slow", 0, 9.0, 50)
+    assert arbiter.owner(last) == DEFAULT
+    assert arbiter.rate_hz("slow") == pytest.approx(9.0)
+
+
+def test_source_whose_window_rate_drops_falls_back_for_rate() -> None:
+    # Gaps of at most 100 ms but bursts spaced so the window holds fewer than five commands.
+    arbiter = Arbiter(window_s=1.0, fallback_s=0.25)  # needs 10 commands within 1 s
+    last = publish(arbiter, "teleop", 0, 50.0, 20)
+    assert arbiter.owner(last) == "teleop"
+    arbiter.take_events()
+    # Continue at 5 Hz (200 ms gaps, under the 250 ms silence rule): the window drains.
+    t = last
+    owner = "teleop"
+    while owner == "teleop":
+        t += 200 * MS
+        arbiter.offer("teleop", t)
+        owner = arbiter.owner(t)
+    (event,) = arbiter.take_events()
+    assert event.reason == "rate_below_threshold"
+    assert event.rate_hz < 10.0
+    assert "Hz" in event.describe()
+
+
+def test_second_custom_source_waits_then_takes_over_when_the_first_stops() -> None:
+    arbiter = Arbiter()
+    for k in range(50):
+        t = k * 2 * MS
+        arbiter.offer("teleop", t)
+        assert arbiter.offer("planner", t + MS) is False
+    assert arbiter.owner(t) == "teleop"
+    # teleop stops; planner keeps publishing and takes over when teleop falls back.
+    owners = []
+    for k in range(50, 150):
+        t = k * 2 * MS
+        owners.append(arbiter.offer("planner", t + MS))
+    assert owners[-1] is True
+    reasons = [(e.old, e.new, e.reason) for e in arbiter.take_events()]
+    assert reasons == [
+        (DEFAULT, "teleop", "takeover"),
+        ("teleop", DEFAULT, "silent"),
+        (DEFAULT, "planner", "takeover"),
+    ]
+
+
+def test_owner_is_reevaluated_without_new_commands() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 100.0, 10)
+    assert arbiter.owner(last + 50 * MS) == "teleop"
+    assert arbiter.owner(last + 150 * MS) == DEFAULT
+
+
+def test_silent_sources_are_forgotten() -> None:
+    arbiter = Arbiter()
+    for k in range(1000):
+        arbiter.offer(f"noise_{k}", k * MS)
+    arbiter.owner(2000 * MS)
+    assert arbiter.rate_hz("noise_0") == 0.0
+    assert len(arbiter._arrivals) == 0
+
+
+def test_rejected_configurations() -> None:
+    with pytest.raises(ValueError, match="fallback_s"):
+        Arbiter(takeover_hz=10.0, fallback_s=0.05)
+    with pytest.raises(ValueError, match="window_s"):
+        Arbiter(window_s=0.1)
+    with pytest.raises(ValueError, match="takeover_hz"):
+        Arbiter(takeover_hz=0.0)
+    with pytest.raises(ValueError, match="default_source"):
+        Arbiter(default_source="")
+
+
+@given(
+    hz=st.floats(10.5, 1000.0),
+    count=st.integers(5, 200),
+    silence_ms=st.floats(0.0, 400.0),
+)
+def test_steady_fast_source_owns_until_it_stops_and_never_longer_than_100_ms(
+    hz: float, count: int, silence_ms: float
+) -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, hz, count)
+    assert arbiter.owner(last) == "teleop"  # ≥ 5 commands spanning < 0.4 s: in the window
+    silence_ns = round(silence_ms * MS)
+    still_owns = silence_ns <= 100 * MS
+    assert arbiter.owner(last + silence_ns) == ("teleop" if still_owns else DEFAULT)
+    events = arbiter.take_events()
+    assert all(isinstance(e, OwnerChanged) for e in events)
+    assert [e.new for e in events] == (["teleop"] if still_owns else ["teleop", DEFAULT])

@@ -1,0 +1,524 @@
+"""The bridge on a simulated HB50: rejections move nothing; arbitration, watchdog, e-stop, heat.
+
+Each test runs the node in lock-step with the simulator (``run_loop=False``): per 2 ms step the
+fake clock advances, commands are published on the in-process bus, the bridge runs one cycle,
+the simulator advances 2 ms and the node's timers (status flush, 10 Hz mirror, heartbeat) run.
+No threads and no timing assertions: every duration below is simulated time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
+from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
+from jointbus.messages.std_msgs import String
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.runtime.timer import TimerThread
+
+STEP_NS = 2_000_000  # 500 Hz
+MS = 1_000_000
+ROBOT = load_robot("hb50")
+ORDER = ROBOT.actuator_order
+HOME = np.array([ROBOT.pose("home")[n] for n in ORDER])
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000 * 1_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class Rig:
+    """A bridge on a stepped simulated HB50, a bus, and recorders of what it publishes."""
+
+    def __init__(self, config: BridgeConfig | None = None) -> None:
+        self.clock = FakeClock()
+        self.sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+        self.bus = Bus()
+        self.statuses: list[Status] = []
+        self.data: list[BridgeData] = []
+        self.states: list[BridgeState] = []
+        self.mirror: list[BridgeState] = []
+        self.heartbeats: list[Status] = []
+        sub = self.bus.subscribe
+        sub("/hb50/status", Status, self.statuses.append, RELIABLE, realtime=True)
+        sub("/hb50/bridge_data", BridgeData, self.data.append, MAB_RT, realtime=True)
+        sub("/hb50/bridge_state", BridgeState, self.states.append, MAB_RT, realtime=True)
+        sub("/hb50/bridge_state_10hz", BridgeState, self.mirror.append, RELIABLE, realtime=True)
+        sub("/hb50/heartbeat", Status, self.heartbeats.append, RELIABLE, realtime=True)
+        self.commands = self.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+        self.hardware = self.bus.publisher("/hb50/hardware_command", String, RELIABLE)
+        timers = TimerThread("bridge-test-timers", clock=self.clock, threaded=False)
+        self.node = BridgeNode(self.sim, self.bus, config, timers=timers, run_loop=False)
+        self.node.start()
+
+    def close(self) -> None:
+        self.node.shutdown()
+        self.bus.close()
+
+    def step(self, *publish: JointCommand | str) -> None:
+        """One 2 ms cycle; ``publish`` is sent (commands, or hardware-command texts) first."""
+        self.clock.now += STEP_NS
+        for msg in publish:
+            if isinstance(msg, str):
+                self.hardware.publish(String(msg))
+            else:
+                self.commands.publish(msg)
+        self.node.cycle(self.clock.now)
+        self.sim.step(0.002)
+        self.node.timers.run_due(self.clock.now)
+
+    def run(self, seconds: float, *sources: Callable[[int], JointCommand | None]) -> None:
+        """``seconds`` of cycles; each source is asked for a command every cycle (None: none)."""
+        for k in range(round(seconds * 500)):
+            msgs = [m for m in (source(k) for source in sources) if m is not None]
+            self.step(*msgs)
+
+    def positions(self) -> np.ndarray:
+        return self.sim.read_joints().position
+
+    def reports(self) -> list[Status]:
+        """Status reports so far (pending ones are flushed first, as the 0.1 s timer would)."""
+        self.node.reporter.flush()
+        return self.statuses
+
+    def errors(self) -> list[Status]:
+        return [s for s in self.reports() if s.level == Level.ERROR]
+
+    def texts(self) -> list[str]:
+        return [s.status for s in self.reports()]
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    yield r
+    r.close()
+
+
+def hold(target: np.ndarray, source: str = "control_node", kp: float = 80.0) -> JointCommand:
+    return JointCommand.hold(ORDER, target.tolist(), kp, 3.0, source_node=source)
+
+
+def every_cycle(cmd: JointCommand) -> Callable[[int], JointCommand]:
+    return lambda _k: cmd
+
+
+def unvalidated(base: JointCommand, **fields: Any) -> JointCommand:
+    """A command object the constructor would refuse (as a faulty decoder could deliver)."""
+    cmd = object.__new__(JointCommand)
+    for f in dataclasses.fields(JointCommand):
+        object.__setattr__(cmd, f.name, fields.get(f.name, getattr(base, f.name)))
+    return cmd
+
+
+# -- publishing ----------------------------------------------------------------------------
+
+
+def test_each_cycle_publishes_bridge_data_and_state_and_a_10_hz_mirror(rig: Rig) -> None:
+    rig.run(0.5, every_cycle(hold(HOME)))
+    assert len(rig.data) == len(rig.states) == 250
+    last = rig.data[-1]
+    assert last.joint_name == ORDER
+    assert np.allclose(last.joint_position, rig.sim.read_joints().position, atol=1e-3)
+    assert all(0 < t < 100 for t in last.joint_temperature)
+    assert math.isnan(last.orientation.w)  # no IMU given: "not reported"
+    state = rig.states[-1]
+    assert state.drives_enabled is True
+    assert state.status == ("owner: control_node", "mode: run")
+    assert 4 <= len(rig.mirror) <= 6  # 10 Hz over 0.5 s of simulated time
+    assert rig.mirror[-1] == rig.node.last_state
+
+
+def test_heartbeat_is_published(rig: Rig) -> None:
+    rig.run(1.2)
+    assert any(h.reporting_node == "bridge_node" for h in rig.heartbeats)
+
+
+def test_commands_move_the_robot(rig: Rig) -> None:
+    target = HOME + 0.2 * np.sign(HOME)
+    rig.run(0.6, every_cycle(hold(target)))
+    assert rig.node.mode is BridgeMode.RUN
+    assert np.allclose(rig.positions(), target, atol=0.03)
+
+
+# -- rejections ----------------------------------------------------------------------------
+
+MOVED = HOME + 0.25 * np.sign(HOME)  # a target the bad commands ask for
+
+
+def bad_order() -> JointCommand:
+    cmd = hold(MOVED)
+    swapped = (ORDER[1], ORDER[0], *ORDER[2:])
+    return JointCommand.hold(swapped, cmd.t_pos, 80.0, 3.0, source_node="control_node")
+
+
+def bad_length() -> JointCommand:
+    cmd = hold(MOVED)
+    return unvalidated(cmd, kd=cmd.kd[:11])
+
+
+def bad_nan() -> JointCommand:
+    cmd = hold(MOVED)
+    t_pos = list(cmd.t_pos)
+    t_pos[4] = math.nan
+    return unvalidated(cmd, t_pos=tuple(t_pos))
+
+
+def bad_limit() -> JointCommand:
+    target = MOVED.copy()
+    target[2] = 0.5  # fr_j2 range is [-2.705, 0]
+    return hold(target)
+
+
+def bad_gain() -> JointCommand:
+    return hold(MOVED, kp=5000.0)
+
+
+def bad_source() -> JointCommand:
+    return hold(MOVED, source="")
+
+
+REJECTIONS = [
+    # (command, field, joint, index)
+    (bad_order, "name", ORDER[1], 0),
+    (bad_length, "kd", ORDER[11], 11),
+    (bad_nan, "t_pos", ORDER[4], 4),
+    (bad_limit, "t_pos", ORDER[2], 2),
+    (bad_gain, "kp", ORDER[0], 0),
+    (bad_source, "source_node", None, None),
+]
+
+
+@pytest.mark.parametrize(("make_bad", "field", "joint", "index"), REJECTIONS)
+def test_rejected_command_is_reported_by_name_and_moves_nothing(
+    rig: Rig, make_bad: Callable[[], JointCommand], field: str, joint: str | None, index: int | None
+) -> None:
+    good = hold(HOME)
+    rig.run(0.4, every_cycle(good))
+    before = rig.positions()
+    assert rig.node.last_applied is good
+    bad = make_bad()
+    rig.run(0.1, every_cycle(bad))  # < watchdog: the good command stays applied
+    assert rig.node.last_applied is good
+    assert rig.node.mode is BridgeMode.RUN
+    assert np.allclose(rig.positions(), before, atol=2e-3)
+    assert rig.node.rejected == 50
+    errors = rig.errors()
+    assert errors, rig.texts()
+    report = errors[0]
+    assert report.reporting_node == "bridge_node"
+    facts = json.loads(report.data)
+    assert (facts["field"], facts["joint"], facts["index"]) == (field, joint, index)
+    assert facts["source_node"] == bad.source_node
+    if joint is not None:
+        assert f"joint {joint!r} (index {index})" in report.status
+    assert f"field {field!r}" in report.status
+    assert "rejected" in report.status
+    # 50 identical rejections are folded, not 50 status messages.
+    assert len(errors) <= 2
+
+
+def test_source_outside_the_allow_list_is_rejected_and_named() -> None:
+    rig = Rig(BridgeConfig(allowed_sources=("control_node", "teleop")))
+    try:
+        rig.run(0.2, every_cycle(hold(HOME)))
+        rig.run(0.1, every_cycle(hold(MOVED, source="rogue")))
+        assert rig.node.last_applied is not None
+        assert rig.node.last_applied.source_node == "control_node"
+        (report,) = rig.errors()
+        assert "'rogue'" in report.status and "source_node" in report.status
+        assert json.loads(report.data)["source_node"] == "rogue"
+        assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    finally:
+        rig.close()
+
+
+def test_rejected_commands_never_take_over(rig: Rig) -> None:
+    bad = unvalidated(hold(MOVED, source="teleop"), t_vel=(math.inf,) * 12)
+    rig.run(0.3, every_cycle(hold(HOME)), every_cycle(bad))
+    assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    assert rig.node.last_applied is not None
+    assert rig.node.last_applied.source_node == "control_node"
+
+
+# -- arbitration ---------------------------------------------------------------------------
+
+
+def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) -> None:
+    default_cmd = hold(HOME)
+    custom_cmd = hold(MOVED, source="teleop")
+    rig.run(0.2, every_cycle(default_cmd))
+    rig.run(0.5, every_cycle(default_cmd), every_cycle(custom_cmd))
+    assert rig.node.last_applied is custom_cmd
+    assert rig.states[-1].status[0] == "owner: teleop"
+    assert np.allclose(rig.positions(), MOVED, atol=0.03)
+    assert any("'control_node' -> 'teleop'" in t for t in rig.texts())
+    # teleop stops; control_node continues.
+    cycles = 0
+    while rig.node.last_applied is not default_cmd:
+        rig.step(default_cmd)
+        cycles += 1
+        assert cycles <= 51  # 100 ms of silence + the cycle that notices it
+    assert rig.states[-1].status[0] == "owner: control_node"
+    assert any("'teleop' -> 'control_node'" in t and "silent" in t for t in rig.texts())
+
+
+def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
+    custom = hold(MOVED, source="teleop")
+    rig.run(1.0, every_cycle(hold(HOME)), lambda k: custom if k % 60 == 0 else None)  # 8.3 Hz
+    assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    assert not any("teleop" in t for t in rig.texts())
+
+
+# -- watchdog ------------------------------------------------------------------------------
+
+
+def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.run(0.25)  # exactly the timeout (125 cycles): not yet
+    assert rig.node.mode is BridgeMode.RUN
+    rig.run(0.01)
+    assert rig.node.mode is BridgeMode.SAFE
+    safe = rig.node.last_applied
+    assert safe is not None
+    assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
+    assert safe.kd == (3.0,) * 12
+    assert rig.states[-1].status[1] == "mode: safe"
+    assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
+    rig.run(0.02, every_cycle(cmd))
+    assert rig.node.mode is BridgeMode.RUN
+    assert rig.node.last_applied is cmd
+    assert any("resumed" in t for t in rig.texts())
+
+
+def test_watchdog_time_is_configurable() -> None:
+    rig = Rig(BridgeConfig(watchdog_s=0.05))
+    try:
+        rig.run(0.1, every_cycle(hold(HOME)))
+        rig.run(0.06)
+        assert rig.node.mode is BridgeMode.SAFE
+    finally:
+        rig.close()
+
+
+# -- e-stop --------------------------------------------------------------------------------
+
+
+def test_estop_latches_until_an_explicit_reset(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.step(cmd, "estop jointbus_cli")
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert rig.node.last_applied is None
+    assert rig.states[-1].drives_enabled is False
+    assert "estop: hardware_command estop jointbus_cli" in rig.states[-1].status
+    assert rig.sim.read_joints().motor_power is False
+    rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert rig.sim.read_joints().motor_power is False
+    rig.step(cmd, "power on")
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert any("power on refused" in s.status for s in rig.errors())
+    assert any("E-STOP latched" in s.status for s in rig.errors())
+
+
+def test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target(
+    rig: Rig,
+) -> None:
+    stale = hold(HOME)
+    rig.run(0.4, every_cycle(stale))
+    rig.step("estop")
+    # While the drives are off the robot is moved (it sat down, someone pushed a leg).
+    slumped = HOME * 0.5
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(slumped)
+    rig.run(0.1, every_cycle(stale))
+    rig.step("reset")  # the stale command is still queued in the same cycle
+    assert rig.node.mode is BridgeMode.HOLD
+    held = rig.node.last_applied
+    assert held is not None
+    assert np.allclose(held.t_pos, slumped, atol=1e-3)
+    assert held.kp == (80.0,) * 12
+    rig.run(0.5)
+    assert rig.node.mode is BridgeMode.HOLD  # holds until a fresh command, watchdog or not
+    assert np.allclose(rig.positions(), slumped, atol=0.01)
+    fresh = hold(slumped + 0.05)
+    rig.step(fresh)
+    assert rig.node.mode is BridgeMode.RUN
+    assert rig.node.last_applied is fresh
+    assert any("hold released" in t for t in rig.texts())
+    assert rig.states[-1].drives_enabled is True
+
+
+def test_commands_queued_before_the_reset_are_not_applied(rig: Rig) -> None:
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("estop")
+    rig.clock.now += MS
+    rig.commands.publish(hold(HOME, source="control_node"))  # arrives before the reset ...
+    rig.hardware.publish(String("reset"))
+    rig.step()  # ... and both are handled in the next cycle
+    assert rig.node.mode is BridgeMode.HOLD
+
+
+def test_power_off_and_on_on_request(rig: Rig) -> None:
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("power off")
+    assert rig.node.mode is BridgeMode.OFF
+    assert rig.states[-1].drives_enabled is False
+    rig.run(0.1, every_cycle(hold(HOME)))
+    assert rig.node.mode is BridgeMode.OFF
+    rig.step("power on")
+    assert rig.node.mode is BridgeMode.HOLD
+    assert rig.states[-1].drives_enabled is True
+
+
+def test_unknown_hardware_command_is_an_error_listing_the_accepted_ones(rig: Rig) -> None:
+    rig.step("self destruct")
+    rig.step()
+    (report,) = rig.errors()
+    assert "'self destruct'" in report.status and "'estop'" in report.status
+    assert rig.node.mode is not BridgeMode.ESTOP
+
+
+# -- thermal -------------------------------------------------------------------------------
+
+
+def heat(rig: Rig, index: int, celsius: float) -> None:
+    with rig.sim.locked() as physics:
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[index] = celsius
+        physics.actuators.set_temperatures(motor=temps)
+
+
+def test_hot_joint_is_warned_and_its_torque_derated(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 1, 95.0)
+    rig.run(0.2, every_cycle(cmd))
+    applied = rig.node.last_applied
+    assert applied is not None
+    factor = rig.node.thermal.factors[1]
+    assert 0.4 < factor < 0.6  # ~95 °C: halfway between 90 and 100
+    assert applied.kp[1] == pytest.approx(80.0 * factor, rel=1e-3)
+    assert applied.kd[1] == pytest.approx(3.0 * factor, rel=1e-3)
+    assert applied.kp[0] == 80.0
+    assert f"thermal WARN: {ORDER[1]} (index 1)" in rig.states[-1].status
+    warns = [s for s in rig.reports() if s.level == Level.WARN and "thermal" in s.status]
+    assert warns and f"'{ORDER[1]}' (index 1)" in warns[0].status
+
+
+def test_joint_at_shutdown_temperature_gets_no_torque(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)
+    rig.run(0.05, every_cycle(cmd))
+    applied = rig.node.last_applied
+    assert applied is not None
+    assert (applied.kp[7], applied.kd[7], applied.t_trq[7]) == (0.0, 0.0, 0.0)
+    assert rig.node.thermal.drive_off[7]
+    assert any("drive off" in s.status and ORDER[7] in s.status for s in rig.errors())
+
+
+# -- configuration and the real loop -------------------------------------------------------
+
+
+def test_config_from_the_robot_parameters() -> None:
+    cfg = BridgeConfig.from_model(ROBOT, watchdog_s=0.5)
+    assert cfg.watchdog_s == 0.5  # override wins
+    assert (cfg.thermal_warn_c, cfg.thermal_derate_c, cfg.thermal_shutdown_c) == (80, 90, 100)
+    assert cfg.takeover_hz == 10.0 and cfg.fallback_s == pytest.approx(0.1)
+    assert (cfg.kp_max, cfg.kd_max) == (500.0, 50.0)
+    with pytest.raises(ValueError, match="default source"):
+        BridgeConfig(allowed_sources=("teleop",))
+
+
+def test_the_rate_loop_runs_the_cycle_on_its_own_thread() -> None:
+    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=True, noise=False))
+    bus = Bus()
+    data: list[BridgeData] = []
+    bus.subscribe("/hb50/bridge_data", BridgeData, data.append, MAB_RT, realtime=True)
+    pub = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    node = BridgeNode(sim, bus)
+    stop = threading.Event()
+
+    def controller() -> None:
+        cmd = hold(HOME)
+        while not stop.is_set():
+            pub.publish(cmd)
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=controller, daemon=True)
+    try:
+        node.start()
+        thread.start()
+        deadline = time.monotonic() + 10.0
+        while (len(data) < 100 or node.mode is not BridgeMode.RUN) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert node.mode is BridgeMode.RUN
+        assert len(data) >= 100
+    finally:
+        stop.set()
+        thread.join()
+        node.shutdown()
+        bus.close()
+    assert sim.closed
+
+
+def test_bridge_opened_from_a_url_brakes_where_fitted_and_closes_the_array() -> None:
+    from jointbus.messages.actarray.state import ActuatorState
+
+    bus = Bus()
+    clock = FakeClock()
+    timers = TimerThread("arm-timers", clock=clock, threaded=False)
+    node = BridgeNode.open(
+        "sim://arm6?realtime=false&noise=false", bus, timers=timers, run_loop=False
+    )
+    arm = node.array
+    assert isinstance(arm, SimActuatorArray)
+    fitted = tuple(a.has_brakes for a in arm.config.geometry.actuators)
+    assert any(fitted) and not all(fitted)
+    pub = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    hardware = bus.publisher("/hb50/hardware_command", String, RELIABLE)
+    try:
+        node.start()
+        measured = arm.read_joints().position.tolist()
+        cmd = JointCommand.hold(arm.names, measured, 20.0, 1.0, source_node="control_node")
+        for _ in range(50):
+            clock.now += STEP_NS
+            pub.publish(cmd)
+            node.cycle(clock.now)
+            arm.step(0.002)
+        assert node.last_applied is cmd
+        for _ in range(130):  # > 250 ms without commands: safe mode
+            clock.now += STEP_NS
+            node.cycle(clock.now)
+            arm.step(0.002)
+        assert node.mode is BridgeMode.SAFE
+        assert node.last_applied is not None
+        assert node.last_applied.brake == fitted
+        clock.now += STEP_NS
+        hardware.publish(String("estop"))
+        node.cycle(clock.now)
+        state = arm.read_joints().state
+        braked = [(int(s) & int(ActuatorState.BRAKED)) != 0 for s in state]
+        assert tuple(braked) == fitted
+    finally:
+        node.shutdown()
+        bus.close()
+    assert arm.closed
