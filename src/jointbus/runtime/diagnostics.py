@@ -1,0 +1,227 @@
+"""What a node says about its own health besides the heartbeat: loop timing and QoS events.
+
+Where it sits: :mod:`jointbus.runtime`, used by :class:`jointbus.runtime.node.Node`; above the bus
+(it publishes through bus publishers) and :mod:`jointbus.runtime.loop_stats`.
+
+Two outputs, on two topics:
+
+- ``/<ns>/diagnostics`` — one :class:`LoopDiagnostics` per rate loop of the node, once a second:
+  the recent period and lateness distribution, overruns and CPU share of the loop (from
+  :class:`~jointbus.runtime.loop_stats.LoopStatsSnapshot`). A message of its own rather than
+  ``diagnostic_msgs/DiagnosticArray`` because its fields are typed numbers with SI units that a
+  plot (Foxglove, ``jointbus topic echo``) can use directly, where DiagnosticArray carries strings.
+- ``/<ns>/status`` — QoS events of the node's endpoints (a missed deadline, incompatible QoS, lost
+  or malformed messages, a type mismatch), each as a ``Status`` of level WARN naming the topic and
+  the endpoint (``data`` = the topic name), and failures of the node's own timers and loops as
+  ERROR. Events arrive on whichever thread detected them; :class:`StatusReporter` only records them
+  there and publishes from the node's timer thread, **at most once per second per (kind, topic,
+  endpoint)** with a count of the events folded in, because a dead 500 Hz publisher with a 4 ms
+  deadline raises 250 events a second and the status topic must stay readable.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, Self
+
+from jointbus.bus import Publisher, QosEvent
+from jointbus.codec.wire import Float64, String, UInt64
+from jointbus.messages.base import Message
+from jointbus.messages.errors import LimitError, ValidationError
+from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.std_msgs import Header
+from jointbus.runtime.loop_stats import LoopStatsSnapshot
+
+#: Default minimum interval (s) between two status reports of the same kind of QoS event.
+EVENT_REPORT_INTERVAL_S: Final = 1.0
+
+_UINT64_MAX: Final = 2**64 - 1
+_FLOAT_FIELDS: Final = (
+    "rate_hz",
+    "period_target_s",
+    "period_p50_s",
+    "period_p99_s",
+    "period_max_s",
+    "lateness_p50_s",
+    "lateness_p99_s",
+    "lateness_max_s",
+    "cpu_fraction",
+    "spin_fraction",
+)
+_COUNT_FIELDS: Final = ("cycles", "window", "overruns", "skipped", "gc_collections")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopDiagnostics(Message):
+    """Timing of one rate loop of one node over its recent window (``jointbus_msgs``).
+
+    ``node`` and ``loop`` name it; ``rate_hz`` is the loop's target rate (Hz). Times are in seconds:
+    period target / p50 / p99 / max (time between wake-ups), lateness p50 / p99 / max (wake-up
+    minus deadline). ``cycles`` run since the loop (re)started, ``window`` = cycles the
+    percentiles cover, ``overruns`` = cycles that woke a period or more late, ``skipped`` = grid
+    slots dropped by them; ``cpu_fraction`` / ``spin_fraction`` = share of wall time in the body /
+    busy-waiting; ``gc_collections`` run by the loop. NaN means "no sample yet" (a loop that has
+    run fewer than two cycles), never an error.
+    """
+
+    TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/LoopDiagnostics"
+    header: Header = field(default_factory=Header)
+    node: String = ""
+    loop: String = ""
+    rate_hz: Float64 = math.nan
+    cycles: UInt64 = 0
+    window: UInt64 = 0
+    period_target_s: Float64 = math.nan
+    period_p50_s: Float64 = math.nan
+    period_p99_s: Float64 = math.nan
+    period_max_s: Float64 = math.nan
+    lateness_p50_s: Float64 = math.nan
+    lateness_p99_s: Float64 = math.nan
+    lateness_max_s: Float64 = math.nan
+    overruns: UInt64 = 0
+    skipped: UInt64 = 0
+    cpu_fraction: Float64 = math.nan
+    spin_fraction: Float64 = math.nan
+    gc_collections: UInt64 = 0
+
+    def __post_init__(self) -> None:
+        tn = self.TYPE_NAME
+        if type(self.header) is not Header:
+            raise ValidationError(tn, "header", self.header, "a std_msgs Header")
+        for name in ("node", "loop"):
+            if type(getattr(self, name)) is not str:
+                raise ValidationError(tn, name, getattr(self, name), "a str")
+        for name in _FLOAT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not float:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValidationError(tn, name, value, "a float (s, Hz or a fraction)")
+                object.__setattr__(self, name, float(value))
+        for name in _COUNT_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not int:
+                raise ValidationError(tn, name, value, "an int count (uint64)")
+            if not 0 <= value <= _UINT64_MAX:
+                raise LimitError(tn, name, value, f"a count in [0, {_UINT64_MAX}] (uint64)")
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        node: str,
+        loop: str,
+        rate_hz: float,
+        snapshot: LoopStatsSnapshot,
+        *,
+        header: Header | None = None,
+    ) -> Self:
+        """The message for ``snapshot`` of loop ``loop`` of ``node``, stamped now by default."""
+        return cls(
+            header=header if header is not None else Header.now(),
+            node=node,
+            loop=loop,
+            rate_hz=float(rate_hz),
+            cycles=snapshot.cycles,
+            window=snapshot.window,
+            period_target_s=snapshot.period_target_s,
+            period_p50_s=snapshot.period_p50_s,
+            period_p99_s=snapshot.period_p99_s,
+            period_max_s=snapshot.period_max_s,
+            lateness_p50_s=snapshot.lateness_p50_s,
+            lateness_p99_s=snapshot.lateness_p99_s,
+            lateness_max_s=snapshot.lateness_max_s,
+            overruns=snapshot.overruns,
+            skipped=snapshot.skipped,
+            cpu_fraction=snapshot.cpu_fraction,
+            spin_fraction=snapshot.spin_fraction,
+            gc_collections=snapshot.gc_collections,
+        )
+
+
+@dataclass(slots=True)
+class _Pending:
+    level: Level
+    text: str
+    data: bytes
+    count: int
+    first_ns: int
+
+
+class StatusReporter:
+    """Collects problems from any thread; :meth:`flush` publishes them as ``Status`` reports.
+
+    ``node`` is the reporting node's name, ``publisher`` its ``/<ns>/status`` publisher, ``clock``
+    a monotonic clock (ns) and ``interval_s`` the minimum time (s) between two reports with the
+    same key; problems recorded in between are folded into the next report with their count.
+    ``recorded`` counts problems seen, ``reported`` statuses published.
+    """
+
+    def __init__(
+        self,
+        node: str,
+        publisher: Publisher[Status],
+        clock: Callable[[], int],
+        *,
+        interval_s: float = EVENT_REPORT_INTERVAL_S,
+    ) -> None:
+        self.node = node
+        self.publisher = publisher
+        self.interval_ns = round(interval_s * 1e9)
+        self.recorded = 0
+        self.reported = 0
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, ...], _Pending] = {}
+        self._last_report: dict[tuple[str, ...], int] = {}
+
+    def record_event(self, event: QosEvent) -> None:
+        """Note a bus QoS event as a WARN (on the thread that detected it; never publishes)."""
+        self.record(
+            Level.WARN,
+            (type(event).__name__, event.topic, event.endpoint),
+            event.describe(),
+            event.topic.encode(),
+        )
+
+    def record(self, level: Level, key: tuple[str, ...], text: str, data: bytes = b"") -> None:
+        """Note a problem of ``level``; reports with the same ``key`` are rate-limited together.
+
+        ``data`` goes into the status's ``data`` field (the topic, for QoS events).
+        """
+        with self._lock:
+            self.recorded += 1
+            pending = self._pending.get(key)
+            if pending is None:
+                self._pending[key] = _Pending(level, text, data, 1, self._clock())
+            else:
+                pending.level = max(pending.level, level)
+                pending.text = text
+                pending.data = data
+                pending.count += 1
+
+    def flush(self) -> int:
+        """Publish problems whose key was not reported in the last interval; returns how many."""
+        now = self._clock()
+        with self._lock:
+            due: list[_Pending] = []
+            for key, pending in list(self._pending.items()):
+                last = self._last_report.get(key)
+                if last is not None and now - last < self.interval_ns:
+                    continue
+                due.append(pending)
+                del self._pending[key]
+                self._last_report[key] = now
+        for pending in due:
+            text = pending.text
+            if pending.count > 1:
+                text += f" [{pending.count} times in {(now - pending.first_ns) / 1e9:.1f} s]"
+            if self.publisher.closed:
+                break
+            self.publisher.publish(Status.of(pending.level, self.node, text, pending.data))
+            self.reported += 1
+        return len(due)
+
+
+__all__ = ["EVENT_REPORT_INTERVAL_S", "LoopDiagnostics", "StatusReporter"]

@@ -1,0 +1,370 @@
+"""The liveliness monitor: which nodes are alive, from their heartbeats; STALE when one goes silent.
+
+Where it sits: :mod:`jointbus.runtime`, on top of :class:`jointbus.runtime.node.Node` (it uses the
+node's subscription, timer thread and status publisher). The ``jointbus`` monitor, the bridge (to
+notice a dead controller) and user supervisors create one.
+
+The contract (seed 001 and the issue): every node publishes a heartbeat at least once a second on
+``/<ns>/heartbeat``; the monitor marks a node **STALE** when no heartbeat came for more than
+``timeout_s`` (1.5 s), **OK** again when one arrives, and publishes every change as a ``Status`` on
+``/<ns>/status`` — level STALE or OK, ``reporting_node`` = the monitoring node, the text naming the
+watched node, ``data`` = the watched node's name (UTF-8) for programs. User callbacks get the same
+change as a :class:`NodeHealth`.
+
+How, and why:
+
+- A heartbeat only records its arrival time (on the monitor node's clock, never the sender's stamp:
+  clocks of two hosts disagree); all decisions are taken by a check on the node's timer thread every
+  ``check_period_s`` (50 ms), so changes are published in order from one thread, and a silence is
+  detected within ``timeout_s + check_period_s`` of the last heartbeat. The heartbeat subscription
+  is a *realtime* one (no queue, no thread hop): recording a time is cheaper than a hand-over.
+- A node that shuts down cleanly sends a ``"shutdown"`` heartbeat; the monitor reports it once
+  (level OK, ``shut_down=True``) and stops expecting heartbeats from it.
+- **Faster detection of a dead process over Zenoh.** Every jointbus endpoint announces a Zenoh
+  liveliness token that Zenoh withdraws the moment the session's link closes — a SIGKILLed process's
+  sockets are closed by the kernel, so that is milliseconds, not a timeout. With ``watch_tokens``
+  (default) and Zenoh attached, the monitor also watches the tokens of remote heartbeat publishers:
+  when the last one of a node is withdrawn and no farewell heartbeat follows within
+  ``token_grace_s`` (100 ms — the farewell and the withdrawal travel separately), the node is STALE
+  at once. The heartbeat rule still holds on its own (a hung process keeps its link but stops
+  beating; a token may never have been seen), so the tokens only ever make detection earlier.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from jointbus.bus import BusError, EndpointInfo
+from jointbus.bus.discovery import ENDPOINT_PREFIX
+from jointbus.messages.hb50 import Level, Status
+from jointbus.runtime.heartbeat import HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN
+from jointbus.runtime.node import Node, NodeSubscription
+from jointbus.runtime.timer import Timer
+
+if TYPE_CHECKING:
+    import zenoh
+
+_LOG = logging.getLogger("jointbus.runtime")
+
+#: The issue's timeout (s): a node is STALE after this long without a heartbeat.
+DEFAULT_LIVELINESS_TIMEOUT_S: Final = 1.5
+#: How often the monitor checks (s); detection is within timeout + this.
+DEFAULT_CHECK_PERIOD_S: Final = 0.05
+#: How long after a withdrawn heartbeat token the monitor waits for a farewell heartbeat (s).
+DEFAULT_TOKEN_GRACE_S: Final = 0.1
+
+_NS_PER_S = 1_000_000_000
+
+
+class LivelinessConfigError(ValueError):
+    """A monitor parameter out of range (names the field, the value and what was expected)."""
+
+    def __init__(self, field: str, value: object, expected: str) -> None:
+        self.field = field
+        self.value = value
+        self.expected = expected
+        super().__init__(f"LivelinessMonitor {field} = {value!r} is invalid: expected {expected}")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeHealth:
+    """What the monitor knows about one node, at its last change.
+
+    ``level`` is ``Level.OK`` or ``Level.STALE``; times are on the monitor's monotonic clock (ns):
+    ``last_seen_ns`` = arrival of the last heartbeat, ``since_ns`` = when ``level`` was decided.
+    ``heartbeats`` counts heartbeats received; ``lifecycle`` is the lifecycle state the node last
+    announced (``"active"``, ...); ``shut_down`` is True after a clean shutdown; ``reason`` is the
+    text published with the change.
+    """
+
+    name: str
+    level: Level
+    last_seen_ns: int
+    since_ns: int
+    heartbeats: int
+    lifecycle: str
+    shut_down: bool
+    reason: str
+
+    @property
+    def stale(self) -> bool:
+        """True when the node is STALE."""
+        return self.level is Level.STALE
+
+
+class _Watched:
+    """Mutable record of one node (guarded by the monitor's lock)."""
+
+    __slots__ = (
+        "farewell_pending",
+        "health",
+        "heartbeats",
+        "last_seen_ns",
+        "lifecycle",
+        "shut_down",
+        "tokens",
+        "withdrawn_ns",
+    )
+
+    def __init__(self, now_ns: int) -> None:
+        self.last_seen_ns = now_ns
+        self.heartbeats = 0
+        self.lifecycle = ""
+        self.shut_down = False
+        self.farewell_pending = False
+        self.health: NodeHealth | None = None  # None until the first check reports the node
+        self.tokens: set[int] = set()  # gids of live remote heartbeat publishers of this node
+        self.withdrawn_ns: int | None = None  # when the last of those tokens was withdrawn
+
+
+class LivelinessMonitor:
+    """Watches the heartbeats on ``node``'s namespace; see the module docstring.
+
+    ``timeout_s``: silence (s) after which a node is STALE; ``check_period_s``: how often to check
+    (s); ``on_change``: called with the new :class:`NodeHealth` of each change (on the node's
+    timer thread); ``ignore``: node names not to watch; ``watch_tokens``: also use Zenoh
+    liveliness tokens (when the bus has Zenoh); ``token_grace_s``: see the module docstring.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        *,
+        timeout_s: float = DEFAULT_LIVELINESS_TIMEOUT_S,
+        check_period_s: float = DEFAULT_CHECK_PERIOD_S,
+        on_change: Callable[[NodeHealth], object] | None = None,
+        ignore: Iterable[str] = (),
+        watch_tokens: bool = True,
+        token_grace_s: float = DEFAULT_TOKEN_GRACE_S,
+    ) -> None:
+        for field, value in (
+            ("timeout_s", timeout_s),
+            ("check_period_s", check_period_s),
+            ("token_grace_s", token_grace_s),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e6:
+                raise LivelinessConfigError(field, value, "a duration > 0 s")
+        self.node = node
+        self.timeout_s = float(timeout_s)
+        self.check_period_s = float(check_period_s)
+        self.token_grace_s = float(token_grace_s)
+        self._timeout_ns = round(timeout_s * _NS_PER_S)
+        self._grace_ns = round(token_grace_s * _NS_PER_S)
+        self._ignore = frozenset(ignore)
+        self._callbacks: list[Callable[[NodeHealth], object]] = []
+        if on_change is not None:
+            self._callbacks.append(on_change)
+        self._lock = threading.Lock()
+        self._watched: dict[str, _Watched] = {}
+        self._token_sub: Any = None
+        self._closed = False
+        self.changes = 0
+        self._subscription: NodeSubscription[Status] = node.create_subscription(
+            node.heartbeat_topic,
+            Status,
+            self._on_heartbeat,
+            HEARTBEAT_QOS,
+            realtime=True,
+            managed=False,
+        )
+        self._timer: Timer = node.create_timer(
+            check_period_s, self.check, name=f"{node.name}-liveliness", managed=False
+        )
+        if watch_tokens:
+            self._watch_tokens()
+
+    # ---- queries -----------------------------------------------------------------------------
+    def states(self) -> dict[str, NodeHealth]:
+        """Every node reported so far, by name (its latest :class:`NodeHealth`)."""
+        with self._lock:
+            return {n: w.health for n, w in self._watched.items() if w.health is not None}
+
+    def health(self, name: str) -> NodeHealth | None:
+        """The latest health of node ``name``, or None if it was never reported."""
+        with self._lock:
+            watched = self._watched.get(name)
+            return watched.health if watched is not None else None
+
+    def stale(self) -> list[str]:
+        """Names of the nodes that are STALE now, sorted."""
+        return sorted(n for n, h in self.states().items() if h.stale)
+
+    def add_callback(self, callback: Callable[[NodeHealth], object]) -> None:
+        """Also call ``callback(health)`` on every change."""
+        with self._lock:
+            self._callbacks.append(callback)
+
+    # ---- inputs ------------------------------------------------------------------------------
+    def _on_heartbeat(self, msg: Status) -> None:
+        name = msg.reporting_node
+        if name in self._ignore:
+            return
+        now = self.node.clock()
+        with self._lock:
+            watched = self._watched.get(name)
+            if watched is None:
+                watched = self._watched[name] = _Watched(now)
+            watched.last_seen_ns = now
+            watched.heartbeats += 1
+            withdrawn = watched.withdrawn_ns
+            if withdrawn is not None and now - withdrawn >= self._grace_ns:
+                # A heartbeat well after the withdrawal comes from a live publisher (a restarted
+                # process whose token is on its way); one in flight at the withdrawal does not.
+                watched.withdrawn_ns = None
+            watched.lifecycle = msg.data.decode("ascii", "replace")
+            if msg.status == HEARTBEAT_SHUTDOWN:
+                watched.shut_down = True
+                watched.farewell_pending = True
+            elif watched.shut_down:  # the same name is back: a restarted node
+                watched.shut_down = False
+                watched.farewell_pending = False
+                watched.health = None
+
+    def _watch_tokens(self) -> None:
+        transport = self.node.bus.zenoh
+        if transport is None:
+            return
+        import zenoh
+
+        own_zid = transport.zid
+        topic = self.node.heartbeat_topic
+        delete = zenoh.SampleKind.DELETE
+
+        def on_token(sample: zenoh.Sample) -> None:
+            try:
+                info = EndpointInfo.from_token_key(str(sample.key_expr))
+            except BusError:
+                return
+            if info.topic != topic or info.zid == own_zid or info.node in self._ignore:
+                return
+            self._on_token(info.node, info.gid, sample.kind != delete)
+
+        self._token_sub = transport.session.liveliness().declare_subscriber(
+            f"{ENDPOINT_PREFIX}/pub/**", on_token, history=True
+        )
+
+    def _on_token(self, name: str, gid: int, alive: bool) -> None:
+        now = self.node.clock()
+        with self._lock:
+            if self._closed:
+                return
+            watched = self._watched.get(name)
+            if watched is None:
+                if not alive:
+                    return
+                # Known by its token before its first heartbeat: wait for the heartbeat to report.
+                watched = self._watched[name] = _Watched(now)
+                watched.last_seen_ns = now
+            if alive:
+                watched.tokens.add(gid)
+                watched.withdrawn_ns = None
+            else:
+                watched.tokens.discard(gid)
+                if not watched.tokens:
+                    watched.withdrawn_ns = now
+
+    # ---- the check ---------------------------------------------------------------------------
+    def check(self) -> list[NodeHealth]:
+        """Decide every node's level now and publish the changes; returns them (timer calls it)."""
+        now = self.node.clock()
+        changes: list[NodeHealth] = []
+        with self._lock:
+            if self._closed:
+                return changes
+            for name, watched in self._watched.items():
+                change = self._decide(name, watched, now)
+                if change is not None:
+                    watched.health = change
+                    changes.append(change)
+            callbacks = list(self._callbacks)
+        for health in changes:
+            self.changes += 1
+            self._publish(health)
+            for callback in callbacks:
+                try:
+                    callback(health)
+                except Exception:
+                    _LOG.exception("liveliness callback %r raised for %s", callback, health.name)
+        return changes
+
+    def _decide(self, name: str, w: _Watched, now: int) -> NodeHealth | None:
+        previous = w.health
+
+        def health(level: Level, reason: str, *, shut_down: bool = False) -> NodeHealth:
+            return NodeHealth(
+                name, level, w.last_seen_ns, now, w.heartbeats, w.lifecycle, shut_down, reason
+            )
+
+        if w.shut_down:
+            if not w.farewell_pending:
+                return None
+            w.farewell_pending = False
+            return health(Level.OK, f"node {name!r} shut down cleanly", shut_down=True)
+        if w.heartbeats == 0:
+            return None  # seen only by its token so far
+        silent_ns = now - w.last_seen_ns
+        withdrawn = w.withdrawn_ns is not None and now - w.withdrawn_ns >= self._grace_ns
+        if previous is None or previous.shut_down:
+            if silent_ns <= self._timeout_ns and not withdrawn:
+                return health(Level.OK, f"node {name!r} OK: heartbeat seen")
+            previous_level = Level.OK  # first seen already silent: decide STALE below
+        else:
+            previous_level = previous.level
+        if previous_level is Level.OK:
+            if silent_ns > self._timeout_ns:
+                return health(
+                    Level.STALE,
+                    f"node {name!r} STALE: no heartbeat for {silent_ns / 1e9:.2f} s "
+                    f"(timeout {self.timeout_s:g} s)",
+                )
+            if withdrawn:
+                return health(
+                    Level.STALE,
+                    f"node {name!r} STALE: its heartbeat publisher left the Zenoh network "
+                    f"{silent_ns / 1e9:.2f} s after its last heartbeat (process exited or "
+                    "link lost)",
+                )
+            return None
+        # STALE: back when a heartbeat arrived after the STALE decision and its publisher is there.
+        if previous is None:
+            return None
+        if w.last_seen_ns > previous.since_ns and not withdrawn and silent_ns <= self._timeout_ns:
+            gap = (w.last_seen_ns - previous.last_seen_ns) / 1e9
+            return health(Level.OK, f"node {name!r} OK: heartbeat back after {gap:.2f} s")
+        return None
+
+    def _publish(self, health: NodeHealth) -> None:
+        pub = self.node.status_publisher
+        if pub.closed:
+            return
+        pub.publish(Status.of(health.level, self.node.name, health.reason, health.name.encode()))
+
+    # ---- end ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop watching (the node's shutdown also stops the subscription and timer). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            token_sub, self._token_sub = self._token_sub, None
+        self._timer.cancel()
+        self._subscription.close()
+        if token_sub is not None:
+            try:
+                token_sub.undeclare()
+            except Exception:  # the session may already be closed with the bus
+                _LOG.debug("undeclaring the liveliness token subscriber failed", exc_info=True)
+
+
+__all__ = [
+    "DEFAULT_CHECK_PERIOD_S",
+    "DEFAULT_LIVELINESS_TIMEOUT_S",
+    "DEFAULT_TOKEN_GRACE_S",
+    "LivelinessConfigError",
+    "LivelinessMonitor",
+    "NodeHealth",
+]

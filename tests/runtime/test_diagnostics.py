@@ -1,0 +1,179 @@
+"""LoopDiagnostics (rosbags-identical bytes, validation) and the rate-limited status reporter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from runtime_support import NS_PER_S, FakeClock
+
+from jointbus.bus import RELIABLE, Bus, DeadlineMissedEvent, Publisher
+from jointbus.codec import schema_of
+from jointbus.codec.msgdef import definition_text
+from jointbus.messages.errors import LimitError, ValidationError
+from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
+from jointbus.runtime import LoopDiagnostics, LoopStats, StatusReporter
+from rosbags_oracle import rosbags_cdr, rosbags_decode
+
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
+FLOATS = st.floats(allow_nan=False)
+COUNTS = st.integers(0, 2**64 - 1)
+HEADERS = st.builds(
+    Header, st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 10**9 - 1)), TEXT
+)
+DIAGNOSTICS = st.builds(
+    LoopDiagnostics,
+    header=HEADERS,
+    node=TEXT,
+    loop=TEXT,
+    rate_hz=FLOATS,
+    cycles=COUNTS,
+    window=COUNTS,
+    period_target_s=FLOATS,
+    period_p50_s=FLOATS,
+    period_p99_s=FLOATS,
+    period_max_s=FLOATS,
+    lateness_p50_s=FLOATS,
+    lateness_p99_s=FLOATS,
+    lateness_max_s=FLOATS,
+    overruns=COUNTS,
+    skipped=COUNTS,
+    cpu_fraction=FLOATS,
+    spin_fraction=FLOATS,
+    gc_collections=COUNTS,
+)
+
+
+@given(DIAGNOSTICS)
+def test_bytes_match_rosbags_and_round_trip(msg: LoopDiagnostics) -> None:
+    data = msg.to_cdr()
+    assert data == rosbags_cdr(msg)
+    assert LoopDiagnostics.from_cdr(data) == msg
+    assert rosbags_decode(LoopDiagnostics, data) == msg
+
+
+def test_definition_names_units() -> None:
+    text = definition_text(schema_of(LoopDiagnostics))
+    assert text.startswith("std_msgs/Header header\nstring node\nstring loop\nfloat64 rate_hz\n")
+    assert "float64 lateness_p99_s\n" in text and "uint64 overruns\n" in text
+
+
+def test_nan_means_no_sample_and_survives_the_wire() -> None:
+    msg = LoopDiagnostics(node="n", loop="l")
+    back = LoopDiagnostics.from_cdr(msg.to_cdr())
+    assert math.isnan(back.period_p50_s) and back.cycles == 0
+
+
+def test_from_snapshot_copies_every_figure() -> None:
+    stats = LoopStats(0.002)
+    wake = 0
+    for _ in range(5):
+        stats.record_body(500_000)
+        stats.record_cycle(wake, 1_000, 0, 100_000)
+        wake += 2_000_000
+    stats.record_cycle(wake + 2_000_000, 2_000_000, 1, 0)  # an overrun skipping one slot
+    snap = stats.snapshot()
+    msg = LoopDiagnostics.from_snapshot("bridge", "control", 500.0, snap)
+    assert (msg.node, msg.loop, msg.rate_hz) == ("bridge", "control", 500.0)
+    for name, value in snap.as_dict().items():
+        got = getattr(msg, name)
+        assert got == value or (math.isnan(got) and math.isnan(value)), name
+    assert (msg.overruns, msg.skipped, msg.cycles) == (1, 1, 6)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("rate_hz", "500", ValidationError),
+        ("cpu_fraction", True, ValidationError),
+        ("cycles", -1, LimitError),
+        ("overruns", 2**64, LimitError),
+        ("window", 1.0, ValidationError),
+        ("node", None, ValidationError),
+    ],
+)
+def test_invalid_fields_are_refused_naming_the_field(
+    field: str, value: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as info:
+        LoopDiagnostics(**{field: value})  # type: ignore[arg-type]
+    assert info.value.field == field  # type: ignore[attr-defined]
+
+
+def test_ints_are_accepted_as_floats() -> None:
+    msg = LoopDiagnostics(rate_hz=500)
+    assert type(msg.rate_hz) is float
+
+
+# ---- StatusReporter ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def status() -> Iterator[tuple[Publisher[Status], list[Status]]]:
+    with Bus() as bus:
+        got: list[Status] = []
+        bus.subscribe("/hb50/status", Status, got.append, RELIABLE.with_(depth=1000), realtime=True)
+        yield bus.publisher("/hb50/status", Status), got
+
+
+def deadline(topic: str, total: int) -> DeadlineMissedEvent:
+    return DeadlineMissedEvent(topic, "sub#1", "subscriber", 0.004, total, 1)
+
+
+def test_a_burst_of_events_becomes_one_report_per_interval(
+    status: tuple[Publisher[Status], list[Status]],
+) -> None:
+    pub, got = status
+    clock = FakeClock()
+    reporter = StatusReporter("bridge", pub, clock, interval_s=1.0)
+    for i in range(250):  # a dead 500 Hz publisher with a 4 ms deadline, for one second
+        reporter.record_event(deadline("/hb50/joint_command", i + 1))
+    assert reporter.flush() == 1
+    assert len(got) == 1
+    assert (got[0].level, got[0].reporting_node, got[0].data) == (
+        Level.WARN,
+        "bridge",
+        b"/hb50/joint_command",
+    )
+    assert "deadline of 0.004 s missed on /hb50/joint_command" in got[0].status
+    assert "[250 times" in got[0].status
+    reporter.record_event(deadline("/hb50/joint_command", 251))
+    clock.now += NS_PER_S // 2
+    assert reporter.flush() == 0  # same kind within the interval: held back
+    clock.now += NS_PER_S // 2
+    assert reporter.flush() == 1  # and released once it has passed
+    assert "251 total" in got[-1].status
+    assert (reporter.recorded, reporter.reported) == (251, 2)
+
+
+def test_different_topics_and_kinds_are_reported_separately(
+    status: tuple[Publisher[Status], list[Status]],
+) -> None:
+    pub, got = status
+    reporter = StatusReporter("bridge", pub, FakeClock())
+    reporter.record_event(deadline("/a", 1))
+    reporter.record_event(deadline("/b", 1))
+    reporter.record(Level.ERROR, ("loop", "control"), "loop stopped")
+    assert reporter.flush() == 3
+    assert sorted((m.level, m.data) for m in got) == [
+        (Level.WARN, b"/a"),
+        (Level.WARN, b"/b"),
+        (Level.ERROR, b""),
+    ]
+
+
+def test_the_worst_level_of_folded_reports_wins(
+    status: tuple[Publisher[Status], list[Status]],
+) -> None:
+    pub, got = status
+    reporter = StatusReporter("n", pub, FakeClock())
+    reporter.record(Level.WARN, ("k",), "first")
+    reporter.record(Level.ERROR, ("k",), "second")
+    reporter.record(Level.WARN, ("k",), "third")
+    reporter.flush()
+    assert [(m.level, m.status.split(" [")[0]) for m in got] == [(Level.ERROR, "third")]

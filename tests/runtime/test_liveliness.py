@@ -1,0 +1,222 @@
+"""Liveliness monitor: STALE after a silent heartbeat, OK on its return, published on the status
+topic; clean shutdowns; Zenoh token withdrawal; and a SIGKILLed peer process over real Zenoh."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from runtime_support import NS_PER_S, SteppedWorld, free_port, wait_until
+
+from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.messages.hb50 import Level, Status
+from jointbus.runtime import LivelinessConfigError, LivelinessMonitor, Node, NodeHealth
+
+_PEER = Path(__file__).with_name("runtime_peer.py")
+
+
+@pytest.fixture
+def world() -> Iterator[SteppedWorld]:
+    with Bus(name="test") as bus:
+        world = SteppedWorld(bus)
+        yield world
+        world.close()
+
+
+def status_log(bus: Bus) -> list[Status]:
+    got: list[Status] = []
+    bus.subscribe("/hb50/status", Status, got.append, RELIABLE.with_(depth=1000), realtime=True)
+    return got
+
+
+def changes_of(log: list[Status], name: str) -> list[tuple[Level, str]]:
+    return [(Level(m.level), m.status) for m in log if m.data == name.encode()]
+
+
+def test_stale_after_the_timeout_and_ok_when_heartbeats_return(world: SteppedWorld) -> None:
+    log = status_log(world.bus)
+    monitor = LivelinessMonitor(world.node("monitor"))
+    arm = world.node("arm")
+    world.advance(0.1)
+    assert monitor.health("arm") is not None
+    assert monitor.health("arm").level is Level.OK  # type: ignore[union-attr]
+    # The arm's heartbeats stop (a hung process): pause its heartbeat timer.
+    arm.heartbeat._timer.pause()
+    last = monitor.states()["arm"].last_seen_ns
+    world.advance(1.5 - (world.clock.now - last) / NS_PER_S, step_s=0.05)
+    assert monitor.health("arm").level is Level.OK  # type: ignore[union-attr]  # not yet: 1.5 s
+    world.advance(0.05, step_s=0.05)  # the next check, 1.55 s after the last heartbeat
+    health = monitor.health("arm")
+    assert health is not None and health.stale
+    assert health.since_ns - last <= round((1.5 + monitor.check_period_s) * NS_PER_S)
+    assert monitor.stale() == ["arm"]
+    arm.heartbeat.start()
+    world.advance(0.1)
+    assert monitor.health("arm").level is Level.OK  # type: ignore[union-attr]
+    levels = [level for level, _ in changes_of(log, "arm")]
+    assert levels == [Level.OK, Level.STALE, Level.OK]
+    stale_text = changes_of(log, "arm")[1][1]
+    assert "'arm'" in stale_text and "no heartbeat" in stale_text
+    reporters = {m.reporting_node for m in log if m.data == b"arm"}
+    assert reporters == {"monitor"}
+
+
+def test_timeout_is_configurable_and_callbacks_see_each_change(world: SteppedWorld) -> None:
+    seen: list[NodeHealth] = []
+    monitor = LivelinessMonitor(world.node("monitor"), timeout_s=3.0, on_change=seen.append)
+    arm = world.node("arm")
+    world.advance(0.1)
+    arm.heartbeat._timer.pause()
+    world.advance(2.5)
+    assert not monitor.stale()  # 1.5 s is no longer the limit
+    world.advance(1.0)
+    assert monitor.stale() == ["arm"]
+    assert [(h.name, h.level) for h in seen if h.name == "arm"] == [
+        ("arm", Level.OK),
+        ("arm", Level.STALE),
+    ]
+
+
+def test_a_raising_callback_does_not_stop_the_monitor(world: SteppedWorld) -> None:
+    def bad(_: NodeHealth) -> None:
+        raise RuntimeError("callback bug")
+
+    log = status_log(world.bus)
+    monitor = LivelinessMonitor(world.node("monitor"), on_change=bad)
+    good: list[str] = []
+    monitor.add_callback(lambda h: good.append(h.name))
+    arm = world.node("arm")
+    world.advance(0.1)
+    arm.heartbeat._timer.pause()
+    world.advance(2.0)
+    assert monitor.stale() == ["arm"]
+    assert good.count("arm") == 2
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.STALE]
+
+
+def test_a_clean_shutdown_is_reported_once_and_never_stale(world: SteppedWorld) -> None:
+    log = status_log(world.bus)
+    monitor = LivelinessMonitor(world.node("monitor"))
+    arm = world.node("arm")
+    world.advance(0.5)
+    arm.shutdown()
+    world.advance(5.0)
+    health = monitor.health("arm")
+    assert health is not None and health.shut_down and health.level is Level.OK
+    assert changes_of(log, "arm") == [
+        (Level.OK, "node 'arm' OK: heartbeat seen"),
+        (Level.OK, "node 'arm' shut down cleanly"),
+    ]
+    # The same name back (a restarted node) is watched again.
+    world.node("arm")
+    world.advance(0.1)
+    health = monitor.health("arm")
+    assert health is not None and not health.shut_down and health.level is Level.OK
+
+
+def test_every_node_is_tracked_and_ignore_skips_some(world: SteppedWorld) -> None:
+    monitor = LivelinessMonitor(world.node("monitor"), ignore=["monitor"])
+    for name in ("a", "b", "c"):
+        world.node(name)
+    world.advance(0.2)
+    assert sorted(monitor.states()) == ["a", "b", "c"]
+    assert all(h.level is Level.OK and h.heartbeats == 1 for h in monitor.states().values())
+
+
+def test_close_stops_watching(world: SteppedWorld) -> None:
+    monitor = LivelinessMonitor(world.node("monitor"))
+    arm = world.node("arm")
+    world.advance(0.1)
+    monitor.close()
+    arm.heartbeat._timer.pause()
+    world.advance(3.0)
+    assert monitor.stale() == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("timeout_s", 0), ("timeout_s", -1.0), ("check_period_s", True), ("token_grace_s", "x")],
+)
+def test_invalid_configuration_is_refused(world: SteppedWorld, field: str, value: object) -> None:
+    node = world.node("monitor")
+    with pytest.raises(LivelinessConfigError) as info:
+        LivelinessMonitor(node, **{field: value})  # type: ignore[arg-type]
+    assert info.value.field == field
+    assert node.bus.local_subscribers("/hb50/heartbeat") == ()
+
+
+def test_a_withdrawn_zenoh_token_marks_the_node_stale_before_the_timeout() -> None:
+    """A peer whose session ends without a farewell (crash) is STALE long before the timeout."""
+    port = free_port()
+    with Bus(name="a", zenoh=ZenohConfig.loopback(port)) as a:
+        peer_bus = Bus(name="b", zenoh=ZenohConfig.loopback(None, (port,)))
+        seen: list[NodeHealth] = []
+        with Node("monitor", a) as monitor_node:
+            monitor = LivelinessMonitor(monitor_node, timeout_s=60.0, on_change=seen.append)
+            peer = Node("peer", peer_bus)  # not shut down: its bus just goes away, like a crash
+            assert wait_until(lambda: "peer" in monitor.states(), timeout=20.0)
+            peer_bus.close()  # withdraws the tokens without a farewell heartbeat
+            assert wait_until(lambda: monitor.stale() == ["peer"], timeout=20.0)
+            reason = monitor.states()["peer"].reason
+            assert "left the Zenoh network" in reason
+            peer.shutdown()  # releases its threads; its bus is already closed
+
+
+def _spawn_peer(port: int, name: str) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(_PEER.parent), *filter(None, [env.get("PYTHONPATH")])])
+    return subprocess.Popen(
+        [sys.executable, str(_PEER), str(port), name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("watch_tokens", [False, True], ids=["heartbeat-only", "zenoh-tokens"])
+def test_a_sigkilled_peer_process_is_reported_stale_within_the_timeout(watch_tokens: bool) -> None:
+    """Two real processes over Zenoh on loopback; the child is SIGKILLed right after a heartbeat
+    (the worst case for the heartbeat rule); STALE must come within 1.5 s + detection slack."""
+    port = free_port()
+    stale_at: list[float] = []
+    beats: list[float] = []
+    with Bus(name="parent", zenoh=ZenohConfig.loopback(port)) as bus, Node("monitor", bus) as node:
+        log = status_log(bus)
+        bus.subscribe(
+            "/hb50/heartbeat",
+            Status,
+            lambda m: beats.append(time.monotonic()) if m.reporting_node == "peer" else None,
+            realtime=True,
+        )
+        monitor = LivelinessMonitor(
+            node,
+            watch_tokens=watch_tokens,
+            on_change=lambda h: stale_at.append(time.monotonic()) if h.stale else None,
+        )
+        peer = _spawn_peer(port, "peer")
+        try:
+            assert peer.stdout is not None
+            assert peer.stdout.readline().strip() == "ready"
+            assert wait_until(lambda: len(beats) >= 2, timeout=20.0)
+            count = len(beats)
+            assert wait_until(lambda: len(beats) > count, timeout=5.0)
+            killed_at = time.monotonic()
+            peer.send_signal(signal.SIGKILL)
+            assert wait_until(lambda: bool(stale_at), timeout=10.0)
+        finally:
+            if peer.poll() is None:
+                peer.kill()
+            peer.wait(timeout=10.0)
+        delay = stale_at[0] - killed_at
+        mode = "zenoh tokens + heartbeat" if watch_tokens else "heartbeat only"
+        print(f"\nSTALE reported {delay * 1000:.0f} ms after SIGKILL ({mode})")
+        assert delay < 2.0  # 1.5 s timeout + 50 ms check + slack for this noisy VM
+        assert monitor.stale() == ["peer"]
+        assert wait_until(lambda: Level.STALE in [lv for lv, _ in changes_of(log, "peer")])
