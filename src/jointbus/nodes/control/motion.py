@@ -1,0 +1,430 @@
+"""The motion-mode state machine of the control node: IDLE, STAND_UP, STAND, SIT_DOWN.
+
+Where it sits: :mod:`jointbus.nodes.control`, a pure component (the caller passes the time, the
+state estimate and the commands): the control node calls :meth:`MotionController.step` once per
+bridge frame and publishes the returned :class:`~jointbus.messages.hb50.JointCommand`
+(``source_node`` ``"control_node"``, actuator order) on ``/hb50/joint_command``.
+
+Modes (values of :class:`~jointbus.messages.hb50.MotionMode`; ``motion_type`` / ``motion_gait``
+as reported in RobotState):
+
+=========  ===============================================================  ===============
+mode       joint command                                                    type / gait
+=========  ===============================================================  ===============
+IDLE       damping only: ``kp = 0``, ``kd = idle_kd``, no targets — a       NONE / IDLE
+           lying robot stays soft and a falling one sinks slowly
+STAND_UP   minimum-jerk interpolation (``10τ³ − 15τ⁴ + 6τ⁵``, its velocity  POSTURE / STAND
+           as ``t_vel``) over ``stand_up_time`` from the joints measured
+           when the command arrived to the standing pose (:mod:`.stand_pose`
+           at ``stand_height``), gains ``kp`` / ``kd``; then STAND by itself
+STAND      hold the stand pose for the body pose set-point (height, roll,   POSTURE / STAND
+           pitch, yaw) through leg IK, gains ``kp`` / ``kd``
+SIT_DOWN   the same interpolation over ``sit_down_time`` to the folded      POSTURE / STAND
+           pose (body at ``sit_height``), then IDLE by itself
+=========  ===============================================================  ===============
+
+Commands (``/hb50/control_command`` text or the CLI) and the transitions they make; anything else
+raises :class:`TransitionError` (with the reason) or :class:`UnknownCommandError` and changes
+nothing:
+
+============  ======================  =================================================
+command       accepted in             effect
+============  ======================  =================================================
+``stand_up``  IDLE, SIT_DOWN          → STAND_UP (rising again from part-way down works)
+``stand``     STAND                   re-level: pose set-point back to level at the
+                                      reference height (slewed, see below)
+``sit_down``  STAND, STAND_UP         → SIT_DOWN
+``idle``      every mode              → IDLE; stopping is never refused
+============  ======================  =================================================
+
+Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
+:class:`~jointbus.messages.hb50.VelocityScale` as the seed says): ``angular.x/y/z`` scaled by
+``cmd_vel_ang`` are roll, pitch and yaw *rates* (rad/s) that move the body attitude target;
+``linear.z`` is the height as a fraction of the reference height ``stand_height`` (1 = reference;
+before the first command it is 1). Targets are clamped to the safe ranges of
+:class:`~jointbus.nodes.control.stand_pose.PoseLimits`, and the set-point follows them at most
+``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A velocity
+command older than ``command_timeout`` counts as zero rates (a dead joystick stops the motion; the
+height stays). ``linear.x/y`` (walking) are not used: walking gaits are not part of this
+controller.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
+from jointbus.messages.geometry_msgs import Twist
+from jointbus.messages.hb50 import (
+    ClampReport,
+    JointCommand,
+    MotionGait,
+    MotionMode,
+    MotionType,
+    VelocityScale,
+)
+from jointbus.messages.std_msgs import Header
+from jointbus.model.parameters import ParameterValue, parameter_defaults
+from jointbus.model.robot import RobotModel
+from jointbus.nodes.control.stand_pose import BodyPose, PoseLimits, StandPose
+from jointbus.nodes.control.state_estimator import EstimatedState
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "SOURCE_NODE",
+    "MotionCommand",
+    "MotionController",
+    "MotionError",
+    "MotionParams",
+    "TransitionError",
+    "UnknownCommandError",
+]
+
+#: ``source_node`` of the commands this controller produces.
+SOURCE_NODE = "control_node"
+#: Longest step (s) the STAND set-point integrates over; a longer gap is not a reason to jump.
+_MAX_DT = 0.05
+
+
+class MotionCommand(enum.Enum):
+    """A request to the state machine; the value is the text of ``/hb50/control_command``."""
+
+    STAND_UP = "stand_up"
+    STAND = "stand"
+    SIT_DOWN = "sit_down"
+    IDLE = "idle"
+
+
+class MotionError(ValueError):
+    """Base class of the motion controller's errors."""
+
+
+class UnknownCommandError(MotionError):
+    """A command text that is not one of :class:`MotionCommand` (``command``, ``known``)."""
+
+    def __init__(self, command: object) -> None:
+        self.command = command
+        self.known = tuple(c.value for c in MotionCommand)
+        super().__init__(f"unknown motion command {command!r}; expected one of {self.known}")
+
+
+class TransitionError(MotionError):
+    """A command refused in the current mode; nothing changed (``command``, ``mode``,
+    ``reason``)."""
+
+    def __init__(self, command: MotionCommand, mode: MotionMode, reason: str) -> None:
+        self.command = command
+        self.mode = mode
+        self.reason = reason
+        super().__init__(f"command {command.value!r} refused in mode {mode.name}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class MotionParams:
+    """Gains, heights and timings of the controller (SI units).
+
+    ``kp`` N·m/rad, ``kd`` N·m·s/rad: posture gains (stand up, stand, sit down); ``idle_kd``
+    N·m·s/rad: damping in IDLE. ``stand_height`` m: reference body height; ``sit_height`` m: body
+    height of the folded pose at the end of SIT_DOWN. ``stand_up_time`` / ``sit_down_time`` s.
+    ``cmd_vel_lin`` m/s, ``cmd_vel_ang`` rad/s: the velocity command's scale. ``height_rate`` m/s,
+    ``attitude_rate`` rad/s: slew limits of the STAND set-point. ``command_timeout`` s: age after
+    which a velocity command's rates count as zero.
+
+    :meth:`from_model` takes every field the robot file declares as a parameter (``kp``, ``kd``,
+    ``stand_height``, ``cmd_vel_lin``, ``cmd_vel_ang`` on the hb50) and the defaults below for
+    the rest.
+    """
+
+    kp: float = 80.0
+    kd: float = 3.0
+    idle_kd: float = 1.0
+    stand_height: float = 0.34
+    sit_height: float = 0.14
+    stand_up_time: float = 1.5
+    sit_down_time: float = 1.5
+    cmd_vel_lin: float = 1.0
+    cmd_vel_ang: float = 1.0
+    height_rate: float = 0.1
+    attitude_rate: float = 0.5
+    command_timeout: float = 0.5
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValidationError("MotionParams", f.name, value, "a real number")
+            if not math.isfinite(value):
+                raise NonFiniteError("MotionParams", f.name, value, "a finite number")
+            if value < 0.0 or (value == 0.0 and f.name not in ("kp", "kd", "idle_kd")):
+                raise LimitError("MotionParams", f.name, value, "> 0 (gains ≥ 0)")
+            object.__setattr__(self, f.name, float(value))
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, ParameterValue]) -> MotionParams:
+        """The fields found in ``values`` (e.g. live parameters), defaults for the others;
+        names that are not fields are ignored (the robot file has parameters for other nodes)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in values.items() if k in names})
+
+    @classmethod
+    def from_model(
+        cls, model: RobotModel, overrides: Mapping[str, ParameterValue] | None = None
+    ) -> MotionParams:
+        """The robot file's parameter defaults, then ``overrides``."""
+        values = dict(parameter_defaults(model.parameters))
+        values.update(overrides or {})
+        return cls.from_parameters(values)
+
+
+def _min_jerk(tau: float) -> tuple[float, float]:
+    """Position fraction and its derivative w.r.t. tau of the minimum-jerk profile on [0, 1]."""
+    if tau >= 1.0:
+        return 1.0, 0.0
+    if tau <= 0.0:
+        return 0.0, 0.0
+    t2 = tau * tau
+    return t2 * tau * (10.0 - 15.0 * tau + 6.0 * t2), 30.0 * t2 * (1.0 - 2.0 * tau + t2)
+
+
+def _approach(value: float, target: float, step: float) -> float:
+    """``value`` moved towards ``target`` by at most ``step``."""
+    if target > value:
+        return min(target, value + step)
+    return max(target, value - step)
+
+
+_MODE_TYPE_GAIT = {
+    MotionMode.IDLE: (MotionType.NONE, MotionGait.IDLE),
+    MotionMode.STAND_UP: (MotionType.POSTURE, MotionGait.STAND),
+    MotionMode.STAND: (MotionType.POSTURE, MotionGait.STAND),
+    MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
+}
+
+
+class MotionController:
+    """The state machine (see the module docstring). Starts in IDLE.
+
+    Time ``now`` (s) is any monotonic clock the caller chooses (wall, simulated); only
+    differences are used.
+    """
+
+    def __init__(
+        self,
+        model: RobotModel,
+        params: MotionParams | None = None,
+        *,
+        pose_limits: PoseLimits | None = None,
+    ) -> None:
+        self.model = model
+        self.params = params or MotionParams.from_model(model)
+        self.names = model.actuator_order
+        self.stand_pose = StandPose(model, pose_limits)
+        self.scale = VelocityScale(self.params.cmd_vel_lin, self.params.cmd_vel_ang)
+        p = self.params
+        self.reference_pose, self.reference_clamp = self.stand_pose.clamp(BodyPose(p.stand_height))
+        self.q_stand = self.stand_pose.solve(self.reference_pose)
+        self.q_sit = self.stand_pose.solve(BodyPose(p.sit_height))
+        n = len(self.names)
+        self._mode = MotionMode.IDLE
+        self._measured: FloatArray | None = None
+        self._start_pending = False
+        self._t_start = 0.0
+        self._q_start = np.zeros(n)
+        self._q_goal = self.q_stand
+        self._duration = p.stand_up_time
+        self._t_last: float | None = None
+        # STAND set-point and target (height m, roll, pitch, yaw rad)
+        self._setpoint = self.reference_pose
+        self._target = self.reference_pose
+        self._height_fraction = 1.0
+        self._rates = (0.0, 0.0, 0.0)
+        self._t_command = -math.inf
+        self._q_hold = self.q_stand.copy()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def mode(self) -> MotionMode:
+        """The current mode."""
+        return self._mode
+
+    @property
+    def motion_type(self) -> MotionType:
+        """``motion_type`` of the current mode (RobotState)."""
+        return _MODE_TYPE_GAIT[self._mode][0]
+
+    @property
+    def motion_gait(self) -> MotionGait:
+        """``motion_gait`` of the current mode (RobotState)."""
+        return _MODE_TYPE_GAIT[self._mode][1]
+
+    @property
+    def pose_setpoint(self) -> BodyPose:
+        """The STAND body pose set-point now (m, rad)."""
+        return self._setpoint
+
+    # ------------------------------------------------------------------ commands
+
+    def handle_command(self, command: str | MotionCommand) -> MotionMode:
+        """Apply ``command`` (text or :class:`MotionCommand`); returns the new mode.
+
+        Raises :class:`UnknownCommandError` or :class:`TransitionError`; nothing changes then.
+        """
+        if isinstance(command, MotionCommand):
+            cmd = command
+        else:
+            try:
+                cmd = MotionCommand(command.strip().lower() if isinstance(command, str) else "")
+            except ValueError:
+                raise UnknownCommandError(command) from None
+        mode = self._mode
+        if cmd is MotionCommand.IDLE:
+            self._mode = MotionMode.IDLE
+            self._start_pending = False
+            return self._mode
+        if cmd is MotionCommand.STAND_UP:
+            if mode not in (MotionMode.IDLE, MotionMode.SIT_DOWN):
+                reason = "already rising" if mode is MotionMode.STAND_UP else "already standing"
+                raise TransitionError(cmd, mode, reason)
+            self._begin_move(cmd, MotionMode.STAND_UP, self.q_stand, self.params.stand_up_time)
+            self._setpoint = self._target = self.reference_pose
+            return self._mode
+        if cmd is MotionCommand.SIT_DOWN:
+            if mode not in (MotionMode.STAND, MotionMode.STAND_UP):
+                reason = (
+                    "already sitting down" if mode is MotionMode.SIT_DOWN else "the robot is down"
+                )
+                raise TransitionError(cmd, mode, reason)
+            self._begin_move(cmd, MotionMode.SIT_DOWN, self.q_sit, self.params.sit_down_time)
+            return self._mode
+        # STAND: re-level
+        if mode is not MotionMode.STAND:
+            reasons = {
+                MotionMode.IDLE: "the robot is down: send stand_up first",
+                MotionMode.SIT_DOWN: "the robot is sitting down: send stand_up to rise again",
+                MotionMode.STAND_UP: "still rising; STAND follows when the stand-up ends",
+            }
+            raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
+        self._height_fraction = 1.0
+        self._target = self.reference_pose
+        return self._mode
+
+    def _begin_move(
+        self, cmd: MotionCommand, mode: MotionMode, goal: FloatArray, duration: float
+    ) -> None:
+        measured = self._measured
+        if measured is None:
+            raise TransitionError(cmd, self._mode, "no joint feedback received yet")
+        bad = ~np.isfinite(measured)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise TransitionError(
+                cmd,
+                self._mode,
+                f"joint {self.names[i]!r} (index {i}) reports no position (NaN); "
+                "cannot start a move from an unknown pose",
+            )
+        self._mode = mode
+        self._q_start = measured.copy()
+        self._q_goal = goal
+        self._duration = duration
+        self._start_pending = True
+
+    def set_velocity_command(self, twist: Twist, now: float) -> ClampReport:
+        """Take a normalised ``/hb50/velocity_command`` received at ``now`` (s).
+
+        Returns what was clamped (for a status report). Raises
+        :class:`~jointbus.messages.errors.NonFiniteError` for NaN / infinite components and
+        changes nothing then.
+        """
+        si, report = self.scale.to_si(twist)
+        self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
+        self._height_fraction = si.height_fraction
+        self._t_command = now
+        return report
+
+    def _height_target(self) -> BodyPose:
+        height = self._height_fraction * self.params.stand_height
+        safe, _ = self.stand_pose.clamp(replace(self._target, height=height))
+        return safe
+
+    # ------------------------------------------------------------------ control
+
+    def step(
+        self, state: EstimatedState, now: float, *, header: Header | None = None
+    ) -> JointCommand:
+        """The joint command for this cycle, given the latest estimate at time ``now`` (s)."""
+        self._measured = state.joint_position
+        dt = 0.0 if self._t_last is None else min(max(now - self._t_last, 0.0), _MAX_DT)
+        self._t_last = now
+        p = self.params
+        hdr = header if header is not None else Header.now()
+        mode = self._mode
+        if mode is MotionMode.IDLE:
+            return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
+        if mode is MotionMode.STAND:
+            return self._stand(now, dt, hdr)
+        # STAND_UP / SIT_DOWN: interpolation
+        if self._start_pending:
+            self._t_start = now
+            self._start_pending = False
+        tau = (now - self._t_start) / self._duration
+        s, ds = _min_jerk(tau)
+        delta = self._q_goal - self._q_start
+        position = self._q_start + delta * s
+        velocity = delta * (ds / self._duration)
+        if tau >= 1.0:
+            if mode is MotionMode.STAND_UP:
+                self._mode = MotionMode.STAND
+                self._q_hold = self._q_goal.copy()
+            else:
+                self._mode = MotionMode.IDLE
+        n = len(self.names)
+        zeros = (0.0,) * n
+        return JointCommand(
+            hdr,
+            SOURCE_NODE,
+            self.names,
+            (p.kp,) * n,
+            zeros,
+            (p.kd,) * n,
+            tuple(position.tolist()),
+            tuple(velocity.tolist()),
+            zeros,
+            (False,) * n,
+        )
+
+    def _stand(self, now: float, dt: float, header: Header) -> JointCommand:
+        p = self.params
+        lim = self.stand_pose.limits
+        rates = self._rates if now - self._t_command <= p.command_timeout else (0.0, 0.0, 0.0)
+        target = self._target
+        target = replace(
+            target,
+            roll=min(max(target.roll + rates[0] * dt, -lim.roll_max), lim.roll_max),
+            pitch=min(max(target.pitch + rates[1] * dt, -lim.pitch_max), lim.pitch_max),
+            yaw=min(max(target.yaw + rates[2] * dt, -lim.yaw_max), lim.yaw_max),
+        )
+        self._target = target
+        self._target = target = self._height_target()
+        sp = self._setpoint
+        step_h, step_a = p.height_rate * dt, p.attitude_rate * dt
+        self._setpoint = BodyPose(
+            _approach(sp.height, target.height, step_h),
+            _approach(sp.roll, target.roll, step_a),
+            _approach(sp.pitch, target.pitch, step_a),
+            _approach(sp.yaw, target.yaw, step_a),
+        )
+        try:
+            q, _ = self.stand_pose.joint_targets(self._setpoint)
+            self._q_hold = q
+        except ValueError:  # unreachable only with widened limits: keep the last targets
+            q = self._q_hold
+        return JointCommand.hold(self.names, q, p.kp, p.kd, header=header, source_node=SOURCE_NODE)
