@@ -21,9 +21,19 @@ app = typer.Typer(
 )
 
 # group name -> (module, attribute holding a typer.Typer, help)
-_GROUPS: dict[str, tuple[str, str, str]] = {}
+_GROUPS: dict[str, tuple[str, str, str]] = {
+    "topic": ("jointbus.cli.topic", "app", "List, echo, measure and publish topics."),
+    "node": ("jointbus.cli.node", "app", "List nodes and their heartbeat state."),
+}
 # command name -> (module, attribute holding a function)
-_COMMANDS: dict[str, tuple[str, str]] = {}
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "record": ("jointbus.cli.record", "record"),
+    "play": ("jointbus.cli.play", "play"),
+    "info": ("jointbus.cli.info", "info"),
+    "plot": ("jointbus.cli.plot", "plot"),
+    "foxglove": ("jointbus.cli.foxglove", "foxglove"),
+    "monitor": ("jointbus.cli.monitor", "monitor"),
+}
 
 
 def _register() -> None:

@@ -1,0 +1,199 @@
+"""``jointbus play``: republish a bag onto a bus with its original timing.
+
+Where it sits: :mod:`jointbus.tools`, beside the nodes: it reads a bag
+(:mod:`jointbus.tools.bag_reader`) and publishes on a :class:`jointbus.bus.Bus`, so in-process
+subscribers get message objects and, with Zenoh attached, other processes get CDR.
+
+Each stored message is decoded with the class the message registry gives for its type name and
+published on a publisher of that class. The bus carries wire records (``Message`` subclasses):
+where the registry's class is a Python-facing type with a different shape (the typed
+``JointState``, the single-joint actuator commands) its ``to_wire()`` record is published.
+Messages whose type the registry does not know, or whose bytes do not decode, are counted and
+skipped with one warning per topic; playback goes on.
+
+Timing: message *i* is published at ``start + (log_time_i - log_time_0) / rate`` on the monotonic
+clock, so a 500 Hz recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow
+subscriber cannot make later messages drift (the player catches up instead). With ``loop=True``
+the bag starts over after its last message until :meth:`Player.stop` is called.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from jointbus.bus import RELIABLE, Bus, Publisher, QosProfile
+from jointbus.messages.base import Message
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.tools.bag_reader import Bag
+from jointbus.tools.errors import PlaybackError
+
+_LOG = logging.getLogger("jointbus.tools.player")
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackProgress:
+    """Where playback is: messages published so far and the bag time reached (s from start)."""
+
+    published: int
+    skipped: int
+    bag_time_s: float
+    duration_s: float
+    loop: int
+
+    @property
+    def fraction(self) -> float:
+        """Progress through the current pass, 0..1."""
+        return min(1.0, self.bag_time_s / self.duration_s) if self.duration_s > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackStats:
+    """The outcome of :meth:`Player.run`."""
+
+    published: int
+    skipped: int
+    loops: int
+    per_topic: dict[str, int]
+    wall_s: float
+
+
+class Player:
+    """Republishes ``bag`` onto ``bus``; :meth:`run` blocks until the end (or :meth:`stop`)."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        bag: Bag,
+        *,
+        rate: float = 1.0,
+        loop: bool = False,
+        topics: Collection[str] | None = None,
+        registry: TypeRegistry | None = None,
+        qos: QosProfile | str = RELIABLE,
+        node: str = "player",
+        settle_s: float = 0.0,
+    ) -> None:
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < 1e6:
+            raise PlaybackError(f"rate must be a number > 0 (1 = recorded speed), got {rate!r}")
+        if topics is not None:
+            present = {t.name for t in bag.topics}
+            missing = sorted(set(topics) - present)
+            if missing:
+                raise PlaybackError(
+                    f"topic(s) {', '.join(missing)} not in {str(bag.path)!r} "
+                    f"(topics: {', '.join(sorted(present)) or 'none'})"
+                )
+        self._bus = bus
+        self._bag = bag
+        self._rate = float(rate)
+        self._loop = loop
+        self._topics = None if topics is None else frozenset(topics)
+        self._registry = registry if registry is not None else default_registry()
+        self._qos = qos
+        self._node = node
+        self._settle_s = settle_s
+        self._stop = threading.Event()
+        self._publishers: dict[str, Publisher[Any]] = {}
+        self._unplayable: set[str] = set()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return after the message in progress (any thread)."""
+        self._stop.set()
+
+    def run(self, on_progress: Callable[[PlaybackProgress], None] | None = None) -> PlaybackStats:
+        """Play (every pass when looping); ``on_progress`` is called after each message."""
+        bag = self._bag
+        start_ns = bag.start_ns
+        duration_s = bag.duration_ns / 1e9
+        published = skipped = 0
+        per_topic: dict[str, int] = {}
+        loops = 0
+        wall_start = time.monotonic()
+        try:
+            self._declare_publishers()
+            if self._settle_s > 0:
+                self._stop.wait(self._settle_s)
+            while not self._stop.is_set():
+                pass_start = time.monotonic()
+                for record in bag.messages(self._topics):
+                    if self._stop.is_set():
+                        break
+                    offset_s = (record.log_time_ns - start_ns) / 1e9
+                    delay = pass_start + offset_s / self._rate - time.monotonic()
+                    if delay > 0 and self._stop.wait(delay):
+                        break
+                    if self._publish(record.topic, record.type_name, record.data):
+                        published += 1
+                        per_topic[record.topic] = per_topic.get(record.topic, 0) + 1
+                    else:
+                        skipped += 1
+                    if on_progress is not None:
+                        on_progress(
+                            PlaybackProgress(published, skipped, offset_s, duration_s, loops)
+                        )
+                loops += 1
+                if not self._loop or published + skipped == 0:
+                    break
+        finally:
+            for pub in self._publishers.values():
+                pub.close()
+            self._publishers.clear()
+        return PlaybackStats(published, skipped, loops, per_topic, time.monotonic() - wall_start)
+
+    def _declare_publishers(self) -> None:
+        """Create the publishers before the clock starts, so that subscribers (and remote ones,
+        during ``settle_s``) are matched before the first message."""
+        for topic in self._bag.topics:
+            if self._topics is not None and topic.name not in self._topics:
+                continue
+            try:
+                cls = self._registry.by_type_name(topic.type_name)
+            except UnknownTypeError:
+                continue  # reported when its first message is played
+            if isinstance(cls, type) and issubclass(cls, Message):
+                try:
+                    self._publishers[topic.name] = self._bus.publisher(
+                        topic.name, cls, self._qos, node=self._node
+                    )
+                except Exception as exc:
+                    self._give_up(topic.name, str(exc))
+
+    def _publish(self, topic: str, type_name: str, data: bytes) -> bool:
+        if topic in self._unplayable:
+            return False
+        try:
+            cls = self._registry.by_type_name(type_name)
+        except UnknownTypeError:
+            return self._give_up(topic, f"type {type_name!r} is unknown to the message registry")
+        try:
+            msg = cls.from_cdr(data)
+        except Exception as exc:
+            _LOG.warning("play: a message on %s does not decode as %s: %s", topic, type_name, exc)
+            return False
+        if not isinstance(msg, Message):
+            to_wire = getattr(msg, "to_wire", None)
+            msg = to_wire() if to_wire is not None else None
+            if not isinstance(msg, Message):
+                return self._give_up(topic, f"{type_name} has no wire record the bus can carry")
+        pub = self._publishers.get(topic)
+        if pub is None:
+            try:
+                pub = self._bus.publisher(topic, type(msg), self._qos, node=self._node)
+            except Exception as exc:
+                return self._give_up(topic, str(exc))
+            self._publishers[topic] = pub
+        pub.publish(msg)
+        return True
+
+    def _give_up(self, topic: str, why: str) -> bool:
+        self._unplayable.add(topic)
+        _LOG.warning("play: skipping topic %s: %s", topic, why)
+        return False
+
+
+__all__ = ["PlaybackProgress", "PlaybackStats", "Player"]

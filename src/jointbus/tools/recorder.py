@@ -1,0 +1,527 @@
+"""The recorder: every message of a bus (or the chosen topics) into an MCAP file.
+
+Where it sits: :mod:`jointbus.tools`, beside the nodes — above :mod:`jointbus.bus`, which it
+observes, and :mod:`jointbus.tools.mcap_writer`, which writes the file. ``jointbus record`` and
+``jointbus demo --record`` are thin wrappers around :class:`Recorder`.
+
+Two sources, chosen per recorder:
+
+- **local** (``local=True``, the default — the demo attaches a recorder to its in-process bus):
+  the recorder looks at the bus's topic table every ``discovery_interval`` seconds and subscribes to
+  each wanted topic as it appears (topics created later are picked up too). Its subscriptions are
+  *realtime* and best-effort: best-effort is compatible with every publisher's QoS, and a realtime
+  callback runs inside ``publish`` with no queue that could overflow, so nothing is dropped; it only
+  stamps the wall time and appends the message object to the recorder's queue (≈ 0.5 µs on the
+  publisher's thread). In-process messages are objects, so the writer thread encodes each once
+  with ``to_cdr()``. Remote publishers of those topics reach the subscription through the bus and
+  are recorded the same way.
+- **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
+  on ``jb/**`` (every jointbus topic, including ones that appear later) on the bus's own session.
+  The CDR payload is stored exactly as received — never decoded or re-encoded; its type comes from
+  discovery (the publisher's gid in the jointbus attachment → its liveliness record), its ``.msg``
+  definition from the message registry, its publish time and sequence number from the attachment.
+  Gaps in a publisher's sequence numbers are counted as ``lost``. Topics that the local source
+  records are skipped here so that no message is stored twice.
+
+All writing happens on one thread that owns the :class:`McapChunkWriter`; it closes a chunk when it
+reaches ``chunk_size`` bytes or when ``flush_interval`` seconds have passed, so a recorder killed
+with SIGKILL loses at most the messages of its last ``flush_interval`` (plus what was still queued).
+Log time is the wall-clock receive time (ns since the Unix epoch), as ``ros2 bag record`` stores it.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from jointbus.bus import MAB_RT, Bus, Subscriber
+from jointbus.bus import attachment as bus_attachment
+from jointbus.bus.names import DATA_PREFIX, key_to_topic, validate_topic_name
+from jointbus.messages.base import Message
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.tools.errors import RecorderError
+from jointbus.tools.mcap_writer import DEFAULT_CHUNK_SIZE, McapChunkWriter
+
+if TYPE_CHECKING:
+    import zenoh
+
+_LOG = logging.getLogger("jointbus.tools.recorder")
+
+#: Default time after which the chunk in progress is written even if not full (s).
+DEFAULT_FLUSH_INTERVAL: Final = 0.5
+#: Default period of the local topic-table scan (s).
+DEFAULT_DISCOVERY_INTERVAL: Final = 0.1
+_BATCH: Final = 4096  # queue items handled between two housekeeping checks
+
+
+@dataclass(frozen=True, slots=True)
+class RecorderStats:
+    """A snapshot of a recorder.
+
+    ``messages``: written to the file (including the chunk in progress); ``bytes``: file size so
+    far plus the uncompressed chunk in progress; ``topics``: channels in the file; ``queued``:
+    received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages;
+    ``skipped``: messages that could not be recorded (type unknown to the registry, publisher never
+    discovered, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
+    """
+
+    messages: int
+    bytes: int
+    topics: int
+    queued: int
+    lost: int
+    skipped: int
+    elapsed_s: float
+
+    @property
+    def rate(self) -> float:
+        """Average messages per second since the start."""
+        return self.messages / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class _Channel:
+    """One (topic, type) of the file; ``id`` is 0 until the writer thread registers it."""
+
+    __slots__ = ("count", "id", "msgdef", "topic", "type_name")
+
+    def __init__(self, topic: str, type_name: str, msgdef: str) -> None:
+        self.topic = topic
+        self.type_name = type_name
+        self.msgdef = msgdef
+        self.id = 0
+        self.count = 0
+
+
+# (channel, payload, log time ns, publish time ns, sequence or 0)
+_Item = tuple[_Channel, "bytes | Message", int, int, int]
+
+
+class Recorder:
+    """Records a bus into an MCAP file; ``start()`` … ``stop()``, or use it as a context manager.
+
+    ``topics``: exact topic names to record (``None``: every topic). ``registry`` supplies ``.msg``
+    definitions for remote payloads (default: every bundled type). ``chunk_size`` (bytes) and
+    ``flush_interval`` (s) bound what a crash can lose; ``discovery_interval`` (s) is how often the
+    local topic table is scanned for new topics.
+    """
+
+    def __init__(
+        self,
+        bus: Bus,
+        path: str | Path,
+        topics: Iterable[str] | None = None,
+        *,
+        local: bool = True,
+        remote: bool = False,
+        registry: TypeRegistry | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+        discovery_interval: float = DEFAULT_DISCOVERY_INTERVAL,
+        node: str = "recorder",
+    ) -> None:
+        if not (local or remote):
+            raise RecorderError("a recorder needs a source: local=True and/or remote=True")
+        for name, value in (
+            ("flush_interval", flush_interval),
+            ("discovery_interval", discovery_interval),
+        ):
+            if not isinstance(value, (int, float)) or not 0 < value <= 60:
+                raise RecorderError(f"{name} must be in (0, 60] s, got {value!r}")
+        if remote and bus.zenoh is None:
+            raise RecorderError(
+                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig()))"
+            )
+        self._bus = bus
+        self.path = Path(path)
+        self._topics = (
+            None if topics is None else frozenset(validate_topic_name(t) for t in topics)
+        )
+        self._local = local
+        self._remote = remote
+        self._registry = registry if registry is not None else default_registry()
+        self._chunk_size = chunk_size
+        self._flush_interval = float(flush_interval)
+        self._discovery_interval = float(discovery_interval)
+        self._node = node
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._channels: dict[tuple[str, str], _Channel] = {}
+        self._channels_lock = threading.Lock()
+        self._schema_ids: dict[str, int] = {}
+        self._subscribers: dict[str, Subscriber[Any]] = {}
+        #: Topics the local source records (the remote source skips them).
+        self._local_topics: frozenset[str] = frozenset()
+        self._remote_source: _ZenohRawSource | None = None
+        self._thread: threading.Thread | None = None
+        self._file: IO[bytes] | None = None
+        self._writer: McapChunkWriter | None = None
+        self._error: BaseException | None = None
+        self._started_at = 0.0
+        self._stopped = False
+        self._skipped = 0
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> Recorder:
+        """Create the file and start recording; raises RecorderError if it cannot be created."""
+        if self._thread is not None or self._stopped:
+            raise RecorderError(f"recorder for {str(self.path)!r} was already started")
+        try:
+            self._file = self.path.open("wb")
+        except OSError as exc:
+            raise RecorderError(f"cannot create {str(self.path)!r}: {exc.strerror}") from exc
+        self._writer = McapChunkWriter(self._file, chunk_size=self._chunk_size)
+        self._file.flush()
+        self._started_at = time.monotonic()
+        if self._local:
+            self._scan_local()
+        if self._remote:
+            self._remote_source = _ZenohRawSource(self, self._bus)
+        self._thread = threading.Thread(target=self._run, name="jointbus-recorder", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> RecorderStats:
+        """Stop receiving, write what was received and the MCAP summary, close the file.
+
+        Idempotent. Raises RecorderError if writing failed (the file then holds what was written).
+        """
+        if self._stopped:
+            return self.stats()
+        self._stopped = True
+        for sub in self._subscribers.values():
+            sub.close()
+        if self._remote_source is not None:
+            self._remote_source.close()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+        stats = self.stats()
+        if self._error is not None:
+            raise RecorderError(f"recording to {str(self.path)!r} failed: {self._error}")
+        return stats
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._thread is not None and not self._stopped
+
+    def stats(self) -> RecorderStats:
+        """A snapshot (safe from any thread)."""
+        writer = self._writer
+        messages = writer.message_count if writer is not None else 0
+        size = (writer.bytes_written + writer.pending_bytes) if writer is not None else 0
+        remote = self._remote_source
+        return RecorderStats(
+            messages=messages,
+            bytes=size,
+            topics=len(self._channels),
+            queued=self._queue.qsize(),
+            lost=remote.lost if remote is not None else 0,
+            skipped=self._skipped + (remote.skipped if remote is not None else 0),
+            elapsed_s=time.monotonic() - self._started_at if self._started_at else 0.0,
+        )
+
+    # ---- entry points of the sources ------------------------------------------------------------
+    def wants(self, topic: str) -> bool:
+        """True if ``topic`` is one of the recorded topics."""
+        return self._topics is None or topic in self._topics
+
+    def channel(self, topic: str, type_name: str, msgdef: str | None = None) -> _Channel:
+        """The channel of ``(topic, type_name)``, created on first use.
+
+        ``msgdef`` defaults to the registry's definition; raises UnknownTypeError when the
+        registry does not know the type.
+        """
+        key = (topic, type_name)
+        found = self._channels.get(key)
+        if found is not None:
+            return found
+        if msgdef is None:
+            msgdef = self._registry.by_type_name(type_name).msgdef()
+        with self._channels_lock:
+            return self._channels.setdefault(key, _Channel(topic, type_name, msgdef))
+
+    def write_raw(
+        self,
+        topic: str,
+        type_name: str,
+        data: bytes,
+        *,
+        log_time_ns: int | None = None,
+        publish_time_ns: int | None = None,
+        sequence: int = 0,
+    ) -> None:
+        """Queue already-encoded CDR bytes of ``topic``; they are stored as given.
+
+        This is the remote source's path; it is public for tools that receive CDR elsewhere.
+        Raises UnknownTypeError if the registry has no definition of ``type_name``.
+        """
+        now = time.time_ns() if log_time_ns is None else log_time_ns
+        self._queue.put(
+            (
+                self.channel(topic, type_name),
+                data,
+                now,
+                now if publish_time_ns is None else publish_time_ns,
+                sequence,
+            )
+        )
+
+    def enqueue(self, channel: _Channel, data: bytes, log_ns: int, pub_ns: int, seq: int) -> None:
+        """Queue bytes for a channel from :meth:`channel` (the remote source's hot path)."""
+        self._queue.put((channel, data, log_ns, pub_ns, seq))
+
+    # ---- local source ---------------------------------------------------------------------------
+    def _scan_local(self) -> None:
+        """Subscribe to wanted local topics not subscribed yet."""
+        if self._stopped:
+            return
+        added = False
+        for info in self._bus.topics():
+            topic = info.name
+            if topic in self._subscribers or not self.wants(topic):
+                continue
+            msg_type = self._bus.local_type(topic)
+            if msg_type is None:
+                continue
+            channel = self.channel(topic, msg_type.TYPE_NAME, msg_type.msgdef())
+            try:
+                self._subscribers[topic] = self._bus.subscribe(
+                    topic,
+                    msg_type,
+                    self._local_callback(channel),
+                    MAB_RT,
+                    realtime=True,
+                    node=self._node,
+                )
+            except Exception as exc:  # the topic vanished or changed type between scan and here
+                _LOG.debug("recorder: cannot subscribe to %s: %s", topic, exc)
+                continue
+            added = True
+        if added:
+            self._local_topics = frozenset(self._subscribers)
+
+    def _local_callback(self, channel: _Channel) -> Callable[[Message], None]:
+        put = self._queue.put
+        wall_ns = time.time_ns
+
+        def on_message(msg: Message) -> None:
+            now = wall_ns()
+            put((channel, msg, now, now, 0))
+
+        return on_message
+
+    # ---- writer thread --------------------------------------------------------------------------
+    def _run(self) -> None:
+        writer = self._writer
+        assert writer is not None and self._file is not None
+        get = self._queue.get
+        get_nowait = self._queue.get_nowait
+        next_flush = time.monotonic() + self._flush_interval
+        next_scan = time.monotonic() + self._discovery_interval
+        tick = min(self._flush_interval, self._discovery_interval)
+        running = True
+        while running:
+            try:
+                item: _Item | _Nothing | None = get(timeout=tick)
+            except queue.Empty:
+                item = _NOTHING
+            handled = 0
+            while True:
+                if item is None:
+                    running = False
+                    break
+                if isinstance(item, tuple):
+                    self._write(writer, item)
+                handled += 1
+                if handled >= _BATCH:
+                    break
+                try:
+                    item = get_nowait()
+                except queue.Empty:
+                    break
+            now = time.monotonic()
+            if running and now >= next_scan:
+                next_scan = now + self._discovery_interval
+                self._housekeeping()
+            if now >= next_flush and self._error is None:
+                next_flush = now + self._flush_interval
+                try:
+                    writer.flush()
+                except Exception as exc:
+                    self._fail(exc)
+        # Stopping: everything queued before the sentinel has been written above.
+        if self._remote_source is not None:
+            self._remote_source.poll(final=True)
+            while True:
+                try:
+                    item = get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(item, tuple):
+                    self._write(writer, item)
+        try:
+            if self._error is None:
+                writer.finish()
+        except Exception as exc:
+            self._fail(exc)
+        finally:
+            self._file.close()
+
+    def _housekeeping(self) -> None:
+        try:
+            if self._local:
+                self._scan_local()
+            if self._remote_source is not None:
+                self._remote_source.poll(final=False)
+        except Exception:
+            _LOG.exception("recorder: topic discovery failed; recording continues")
+
+    def _write(self, writer: McapChunkWriter, item: _Item) -> None:
+        if self._error is not None:
+            self._skipped += 1
+            return
+        channel, payload, log_ns, pub_ns, seq = item
+        try:
+            if not channel.id:
+                schema_id = self._schema_ids.get(channel.type_name)
+                if schema_id is None:
+                    schema_id = writer.add_schema(channel.type_name, channel.msgdef.encode())
+                    self._schema_ids[channel.type_name] = schema_id
+                channel.id = writer.add_channel(channel.topic, schema_id)
+            data = payload if type(payload) is bytes else payload.to_cdr()  # type: ignore[union-attr]
+            channel.count += 1
+            writer.add_message(channel.id, log_ns, pub_ns, seq or channel.count, data)
+        except OSError as exc:
+            self._fail(exc)
+        except Exception:
+            self._skipped += 1
+            _LOG.exception("recorder: cannot record a message on %s", channel.topic)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
+            _LOG.error("recording to %s failed: %s; later messages are dropped", self.path, exc)
+
+
+class _Nothing:
+    """Marker for "the queue was empty for a tick"."""
+
+
+_NOTHING: Final = _Nothing()
+
+
+class _ZenohRawSource:
+    """Raw CDR payloads of every remote jointbus topic, typed by discovery (see the module doc)."""
+
+    def __init__(self, recorder: Recorder, bus: Bus) -> None:
+        import zenoh
+
+        transport = bus.zenoh
+        if transport is None:
+            raise RecorderError("remote recording needs a bus with Zenoh attached")
+        self._recorder = recorder
+        self._transport = transport
+        self._lock = threading.Lock()
+        self._pending: dict[int, list[tuple[str, bytes, int, bus_attachment.Attachment]]] = {}
+        self._pending_since: dict[int, float] = {}
+        self._last_seq: dict[int, int] = {}
+        self._warned: set[str] = set()
+        self.lost = 0
+        self.skipped = 0
+        self._closed = False
+        self._sub: zenoh.Subscriber[None] = transport.session.declare_subscriber(
+            f"{DATA_PREFIX}/**", self._on_sample, allowed_origin=zenoh.Locality.REMOTE
+        )
+
+    def _on_sample(self, sample: zenoh.Sample) -> None:
+        try:
+            recorder = self._recorder
+            topic = key_to_topic(str(sample.key_expr))
+            if not recorder.wants(topic) or topic in recorder._local_topics:
+                return
+            now = time.time_ns()
+            raw_att = sample.attachment
+            att = bus_attachment.unpack(None if raw_att is None else raw_att.to_bytes())
+            if att is None:
+                self._skip(topic, "a payload without a jointbus attachment (publisher unknown)")
+                return
+            payload = sample.payload.to_bytes()
+            with self._lock:
+                info = self._transport.remote_info(att.gid)
+                if info is None or att.gid in self._pending:
+                    self._pending.setdefault(att.gid, []).append((topic, payload, now, att))
+                    self._pending_since.setdefault(att.gid, time.monotonic())
+                    if info is None:
+                        return
+                    self._release(att.gid, info.type_name)
+                    return
+                self._deliver(info.type_name, topic, payload, now, att)
+        except Exception:
+            _LOG.exception("recorder: receiving a sample failed")
+
+    def _deliver(
+        self, type_name: str, topic: str, payload: bytes, now: int, att: bus_attachment.Attachment
+    ) -> None:
+        last = self._last_seq.get(att.gid)
+        if last is not None and att.seq > last + 1:
+            self.lost += att.seq - last - 1
+        self._last_seq[att.gid] = att.seq
+        try:
+            channel = self._recorder.channel(topic, type_name)
+        except UnknownTypeError:
+            self._skip(topic, f"type {type_name!r} unknown to the message registry")
+            return
+        self._recorder.enqueue(channel, payload, now, att.source_wall_ns, att.seq)
+
+    def _release(self, gid: int, type_name: str) -> None:
+        for topic, payload, now, att in self._pending.pop(gid, []):
+            self._deliver(type_name, topic, payload, now, att)
+        self._pending_since.pop(gid, None)
+
+    def poll(self, *, final: bool) -> None:
+        """Release samples whose publisher has been discovered meanwhile (writer thread)."""
+        with self._lock:
+            for gid in list(self._pending):
+                info = self._transport.remote_info(gid)
+                if info is not None:
+                    self._release(gid, info.type_name)
+                elif final or time.monotonic() - self._pending_since[gid] > 10.0:
+                    dropped = self._pending.pop(gid)
+                    self._pending_since.pop(gid, None)
+                    self.skipped += len(dropped)
+                    _LOG.warning(
+                        "recorder: %d message(s) from publisher gid %016x dropped: it was never "
+                        "discovered, so its type is unknown",
+                        len(dropped),
+                        gid,
+                    )
+
+    def _skip(self, topic: str, why: str) -> None:
+        self.skipped += 1
+        if topic not in self._warned:
+            self._warned.add(topic)
+            _LOG.warning("recorder: not recording %s: %s", topic, why)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sub.undeclare()  # type: ignore[no-untyped-call]
+        except Exception:  # the session may already be closed
+            _LOG.debug("recorder: undeclaring the Zenoh subscriber failed", exc_info=True)
+
+
+__all__ = ["DEFAULT_DISCOVERY_INTERVAL", "DEFAULT_FLUSH_INTERVAL", "Recorder", "RecorderStats"]

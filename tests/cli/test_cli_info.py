@@ -1,0 +1,30 @@
+"""``jointbus info``: the ros2-bag-info summary, and clear errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cli_tools_support import tools_app
+from typer.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from rosbag2_fixtures import write_rosbag2
+
+
+def test_info_lists_topics_types_counts_and_duration(tmp_path: Path):
+    path = write_rosbag2(tmp_path / "bag", "sqlite3")
+    result = CliRunner().invoke(tools_app(), ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Storage id:        sqlite3" in out
+    assert "Duration:          0.190s" in out
+    assert "Messages:          30" in out
+    assert "Topic: /chatter      | Type: std_msgs/msg/String" in out
+    assert "Count: 20" in out and "Count: 10" in out
+
+
+def test_info_on_a_missing_file_fails_with_a_message(tmp_path: Path):
+    result = CliRunner().invoke(tools_app(), ["info", str(tmp_path / "none.mcap")])
+    assert result.exit_code == 1
+    assert "no such file" in result.output

@@ -1,0 +1,155 @@
+"""Replay: every message back onto the bus, in order, not before its recorded time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from rosbag2_fixtures import write_rosbag2
+from tools_support import bridge_data, joint_command, wait_until, write_mcap
+
+from jointbus.bus import Bus
+from jointbus.codec.wire import Int64
+from jointbus.messages.base import Message
+from jointbus.messages.hb50.bridge_data import BridgeData
+from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.messages.sensor_msgs import JointState
+from jointbus.messages.std_msgs import String
+from jointbus.tools.bag_reader import open_bag
+from jointbus.tools.errors import PlaybackError
+from jointbus.tools.player import Player
+
+T0 = 1_800_000_000_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(Message):
+    """A type the default registry does not know."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_test/msg/Unknown"
+    value: Int64 = 0
+
+
+@pytest.fixture
+def bus():
+    b = Bus(name="test-player")
+    yield b
+    b.close()
+
+
+def collect(bus: Bus, topic: str, cls: type[Message]) -> tuple[list[object], list[float]]:
+    got: list[object] = []
+    times: list[float] = []
+
+    def on_msg(msg: object) -> None:
+        times.append(time.monotonic())
+        got.append(msg)
+
+    bus.subscribe(topic, cls, on_msg, realtime=True)
+    return got, times
+
+
+def test_every_message_is_republished_in_order_with_its_content(bus: Bus, tmp_path: Path):
+    entries = [("/hb50/bridge_data", bridge_data(i), T0 + i * 2_000_000) for i in range(50)]
+    entries += [
+        ("/hb50/joint_command", joint_command(i), T0 + i * 4_000_000 + 1) for i in range(25)
+    ]
+    path = write_mcap(tmp_path / "p.mcap", entries)
+    data, _ = collect(bus, "/hb50/bridge_data", BridgeData)
+    cmds, _ = collect(bus, "/hb50/joint_command", JointCommand)
+    with open_bag(path) as bag:
+        stats = Player(bus, bag).run()
+    assert stats.published == 75 and stats.skipped == 0
+    assert [m.to_cdr() for m in data] == [bridge_data(i).to_cdr() for i in range(50)]
+    assert cmds == [joint_command(i) for i in range(25)]
+
+
+def test_messages_keep_their_recorded_spacing_scaled_by_rate(bus: Bus, tmp_path: Path):
+    entries = [("/t", String(str(i)), T0 + i * 150_000_000) for i in range(3)]  # 0, 0.15, 0.3 s
+    path = write_mcap(tmp_path / "timing.mcap", entries)
+    _, times = collect(bus, "/t", String)
+    with open_bag(path) as bag:
+        Player(bus, bag).run()
+        assert times[2] - times[0] >= 0.3 - 0.002  # never early
+        times.clear()
+        Player(bus, bag, rate=2.0).run()
+        assert times[2] - times[0] >= 0.15 - 0.002
+
+
+def test_loop_starts_over_until_stopped(bus: Bus, tmp_path: Path):
+    path = write_mcap(tmp_path / "loop.mcap", [("/t", String(str(i)), T0 + i) for i in range(5)])
+    got, _ = collect(bus, "/t", String)
+    with open_bag(path) as bag:
+        player = Player(bus, bag, loop=True)
+
+        def on_progress(p) -> None:
+            if p.loop == 2 and p.published == 13:
+                player.stop()
+
+        stats = player.run(on_progress)
+    assert [m.data for m in got] == ["0", "1", "2", "3", "4"] * 2 + ["0", "1", "2"]
+    assert stats.loops == 3
+
+
+def test_topics_filter_and_unknown_topics(bus: Bus, tmp_path: Path):
+    entries = [("/a", String("a"), T0), ("/b", String("b"), T0 + 1)]
+    path = write_mcap(tmp_path / "two.mcap", entries)
+    a, _ = collect(bus, "/a", String)
+    b, _ = collect(bus, "/b", String)
+    with open_bag(path) as bag:
+        Player(bus, bag, topics=["/b"]).run()
+        with pytest.raises(PlaybackError, match=r"/nope not in .*topics: /a, /b"):
+            Player(bus, bag, topics=["/nope"])
+    assert (a, [m.data for m in b]) == ([], ["b"])
+
+
+def test_unknown_types_are_skipped_and_the_rest_plays(bus: Bus, tmp_path: Path):
+    path = write_mcap(
+        tmp_path / "mixed.mcap",
+        [("/u", Unknown(1), T0), ("/s", String("s"), T0 + 1), ("/u", Unknown(2), T0 + 2)],
+    )
+    got, _ = collect(bus, "/s", String)
+    with open_bag(path) as bag:
+        stats = Player(bus, bag).run()
+    assert (stats.published, stats.skipped) == (1, 2)
+    assert [m.data for m in got] == ["s"]
+
+
+@pytest.mark.parametrize("rate", [0, -1.0, float("nan"), True])
+def test_bad_rate_is_refused(bus: Bus, tmp_path: Path, rate: float):
+    path = write_mcap(tmp_path / "r.mcap", [("/s", String("s"), T0)])
+    with open_bag(path) as bag, pytest.raises(PlaybackError, match="rate must be"):
+        Player(bus, bag, rate=rate)
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "mcap"])
+def test_rosbag2_directory_from_another_tool_replays_onto_the_bus(
+    bus: Bus, tmp_path: Path, storage: str
+):
+    path = write_rosbag2(tmp_path / f"bag_{storage}", storage)
+    texts, _ = collect(bus, "/chatter", String)
+    states, _ = collect(bus, "/joint_states", JointState)
+    with open_bag(path) as bag:
+        stats = Player(bus, bag, rate=10.0).run()
+    assert stats.published == 30
+    assert [m.data for m in texts] == [f"hello {i}" for i in range(20)]
+    assert [list(s.position) for s in states] == [[0.1 * i, -0.1 * i] for i in range(10)]
+
+
+def test_stop_from_another_thread_ends_a_long_wait(bus: Bus, tmp_path: Path):
+    entries = [("/s", String("a"), T0), ("/s", String("b"), T0 + 60 * 10**9)]
+    path = write_mcap(tmp_path / "gap.mcap", entries)
+    got, _ = collect(bus, "/s", String)
+    with open_bag(path) as bag:
+        player = Player(bus, bag)
+        runner = threading.Thread(target=player.run)
+        runner.start()
+        assert wait_until(lambda: len(got) == 1)
+        player.stop()
+        runner.join(timeout=5)
+    assert not runner.is_alive()
+    assert [m.data for m in got] == ["a"]

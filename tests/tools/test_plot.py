@@ -1,0 +1,83 @@
+"""Plots: the figure holds exactly the recorded series, and the PNG shows them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+from tools_support import JOINTS, bridge_data, joint_command, write_mcap
+
+from jointbus.tools.errors import BagError, PlotError
+from jointbus.tools.plot import plot_bag
+
+matplotlib.use("Agg")
+T0 = 1_800_000_000_000_000_000
+N = 40
+
+
+@pytest.fixture
+def bag(tmp_path: Path) -> Path:
+    entries = [("/hb50/bridge_data", bridge_data(i), T0 + i * 10_000_000) for i in range(N)]
+    entries += [
+        ("/hb50/joint_command", joint_command(i), T0 + i * 20_000_000 + 5) for i in range(N // 2)
+    ]
+    return write_mcap(tmp_path / "run.mcap", entries)
+
+
+def test_commanded_against_measured_position_per_joint(bag: Path, tmp_path: Path):
+    out = tmp_path / "pos.png"
+    fig = plot_bag(
+        bag,
+        ["/hb50/joint_command", "/hb50/bridge_data"],
+        ["t_pos", "joint_position"],
+        out,
+        joints=["fr_j1", "fr_j2"],
+    )
+    assert [ax.get_ylabel() for ax in fig.axes] == ["fr_j1", "fr_j2"]
+    for k, ax in zip((1, 2), fig.axes, strict=True):
+        commanded, measured = ax.get_lines()
+        assert commanded.get_label() == "/hb50/joint_command t_pos"
+        np.testing.assert_allclose(commanded.get_xdata(), [0.02 * i + 5e-9 for i in range(N // 2)])
+        np.testing.assert_array_equal(
+            commanded.get_ydata(), [joint_command(i).t_pos[k] for i in range(N // 2)]
+        )
+        np.testing.assert_allclose(measured.get_xdata(), [0.01 * i for i in range(N)])
+        np.testing.assert_array_equal(
+            measured.get_ydata(), [bridge_data(i).joint_position[k] for i in range(N)]
+        )
+
+    # the PNG exists, is a real image, and shows both lines' colours
+    image = matplotlib.image.imread(out)
+    assert image.shape[0] > 200 and image.shape[1] > 400
+    rgb = image[..., :3]
+    for line in fig.axes[0].get_lines():
+        colour = np.array(to_rgb(line.get_color()))
+        close = np.all(np.abs(rgb - colour) < 0.08, axis=-1)
+        assert close.sum() > 100, f"{line.get_label()} not visible in the PNG"
+
+
+def test_all_joints_by_default_and_scalar_fields(bag: Path, tmp_path: Path):
+    fig = plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], tmp_path / "all.png")
+    assert [ax.get_ylabel() for ax in fig.axes] == list(JOINTS)
+    fig = plot_bag(bag, ["/hb50/bridge_data"], ["header.stamp.nanosec"], tmp_path / "s.png")
+    (ax,) = fig.axes
+    (line,) = ax.get_lines()
+    np.testing.assert_array_equal(line.get_ydata(), [1_000_000 * i for i in range(N)])
+
+
+def test_bad_requests_name_what_is_wrong(bag: Path, tmp_path: Path):
+    out = tmp_path / "x.png"
+    with pytest.raises(PlotError, match=r"no field 'joint_pos'.*joint_position"):
+        plot_bag(bag, ["/hb50/bridge_data"], ["joint_pos"], out)
+    with pytest.raises(PlotError, match=r"no joint 'knee'.*fr_j0 \(index 0\)"):
+        plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], out, joints=["knee"])
+    with pytest.raises(BagError, match=r"no topic '/nope'.*/hb50/bridge_data"):
+        plot_bag(bag, ["/nope"], ["x"], out)
+    with pytest.raises(PlotError, match="2 topics and 3 fields"):
+        plot_bag(bag, ["/a", "/b"], ["x", "y", "z"], out)
+    with pytest.raises(PlotError, match="not a number"):
+        plot_bag(bag, ["/hb50/bridge_data"], ["header.frame_id"], out)
+    assert not out.exists()
