@@ -26,6 +26,8 @@ from jointbus.codec.wire import FLOAT32_MAX, INT_RANGES, Primitive
 HEADER_LE: Final = b"\x00\x01\x00\x00"
 HEADER_BE: Final = b"\x00\x00\x00\x00"
 _U32_LE: Final = struct.Struct("<I")
+#: Primitives whose sequences travel as raw bytes (and decode to ``bytes``).
+_BYTE_LIKE: Final = frozenset({Primitive.UINT8, Primitive.BYTE, Primitive.CHAR})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,14 +82,23 @@ def _write_primitive_values(
             _check_primitive(type_name, f"{path}[{index}]", primitive, item)
             _write_string(buf, item, type_name, f"{path}[{index}]")
         return
-    if isinstance(values, bytes | bytearray | memoryview) and primitive.size == 1:
+    if isinstance(values, bytes | bytearray | memoryview) and primitive in _BYTE_LIKE:
         buf += bytes(values)
         return
     for index, item in enumerate(values):
         _check_primitive(type_name, f"{path}[{index}]", primitive, item)
-    if values:
+    if len(values):
         _align(buf, primitive.size)
-        buf += struct.pack(f"<{len(values)}{primitive.struct_code}", *values)
+        try:
+            buf += struct.pack(f"<{len(values)}{primitive.struct_code}", *values)
+        except (struct.error, OverflowError) as exc:
+            raise EncodeError(type_name, path, values, str(exc)) from exc
+
+
+def _check_message(type_name: str, path: str, element: object, value: object) -> None:
+    if not isinstance(value, element):  # type: ignore[arg-type]
+        expected = getattr(element, "TYPE_NAME", repr(element))
+        raise EncodeError(type_name, path, value, f"a {expected} message")
 
 
 def _encode_fields(buf: bytearray, obj: object, schema: MessageSchema, prefix: str) -> None:
@@ -102,12 +113,19 @@ def _encode_fields(buf: bytearray, obj: object, schema: MessageSchema, prefix: s
                 _write_string(buf, value, schema.type_name, path)
             else:
                 _align(buf, element.size)
-                buf += struct.pack(f"<{element.struct_code}", value)
+                try:
+                    buf += struct.pack(f"<{element.struct_code}", value)
+                except (struct.error, OverflowError) as exc:
+                    raise EncodeError(schema.type_name, path, value, str(exc)) from exc
             continue
         if field.kind == "message":
-            _encode_fields(buf, value, schema_of(type(value)), f"{path}.")
+            _check_message(schema.type_name, path, element, value)
+            _encode_fields(buf, value, schema_of(element), f"{path}.")  # type: ignore[arg-type]
             continue
-        count = len(value)
+        try:
+            count = len(value)
+        except TypeError as exc:
+            raise EncodeError(schema.type_name, path, value, "a sequence") from exc
         if field.kind == "array":
             if count != field.fixed_length:
                 raise EncodeError(
@@ -119,8 +137,10 @@ def _encode_fields(buf: bytearray, obj: object, schema: MessageSchema, prefix: s
         if isinstance(element, Primitive):
             _write_primitive_values(buf, element, value, schema.type_name, path)
         else:
+            nested = schema_of(element)  # type: ignore[arg-type]
             for index, item in enumerate(value):
-                _encode_fields(buf, item, schema_of(type(item)), f"{path}[{index}].")
+                _check_message(schema.type_name, f"{path}[{index}]", element, item)
+                _encode_fields(buf, item, nested, f"{path}[{index}].")
 
 
 def encode(obj: object) -> bytes:
@@ -140,7 +160,10 @@ class _Reader:
     __slots__ = ("data", "end", "endian", "pos", "type_name")
 
     def __init__(self, data: bytes | bytearray | memoryview, type_name: str) -> None:
-        self.data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+        if not isinstance(data, bytes):
+            view = memoryview(data)
+            data = view.cast("B") if view.c_contiguous else view.tobytes()
+        self.data = data
         self.end = len(data)
         self.type_name = type_name
         if self.end < 4:
@@ -157,7 +180,8 @@ class _Reader:
         self.pos = 4
 
     def fail(self, reason: str) -> DecodeError:
-        return DecodeError(self.type_name, self.pos, reason)
+        # Alignment may have moved the cursor past the end of a truncated payload: report the end.
+        return DecodeError(self.type_name, min(self.pos, self.end), reason)
 
     def align(self, size: int) -> None:
         self.pos += (-(self.pos - 4)) % size
@@ -195,6 +219,10 @@ class _Reader:
         raw = bytes(self.data[start : start + n])
         if raw[-1] != 0:
             raise DecodeError(self.type_name, start + n - 1, f"{what} is not NUL-terminated")
+        inner_nul = raw.find(b"\x00", 0, n - 1)
+        if inner_nul >= 0:
+            # Our encoder refuses such strings, so accepting them would break the round trip.
+            raise DecodeError(self.type_name, start + inner_nul, f"{what} contains a NUL byte")
         try:
             return raw[:-1].decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -203,10 +231,26 @@ class _Reader:
             ) from exc
 
 
+_MIN_SIZES: dict[type[Any], int] = {}
+
+
 def _min_size(element: object) -> int:
+    """Fewest bytes one element can occupy: bounds a claimed count by the bytes that remain."""
     if isinstance(element, Primitive):
         return 5 if element is Primitive.STRING else element.size
-    return 1
+    cls: type[Any] = element  # type: ignore[assignment]
+    size = _MIN_SIZES.get(cls)
+    if size is None:
+        size = 0
+        for field in schema_of(cls).fields:
+            if field.kind == "sequence":
+                size += 4
+            elif field.kind == "array":
+                size += _min_size(field.element) * (field.fixed_length or 0)
+            else:
+                size += _min_size(field.element)
+        size = _MIN_SIZES[cls] = max(size, 1)
+    return size
 
 
 def _read_primitive_values(
@@ -217,10 +261,7 @@ def _read_primitive_values(
     if primitive in (Primitive.UINT8, Primitive.BYTE):
         start = reader.take(count, path)
         return bytes(reader.data[start : start + count])
-    values = reader.unpack(primitive.struct_code, count, primitive.size, path)
-    if primitive is Primitive.CHAR:
-        return values
-    return values
+    return reader.unpack(primitive.struct_code, count, primitive.size, path)
 
 
 def _decode_fields(reader: _Reader, schema: MessageSchema, prefix: str) -> object:
@@ -253,9 +294,7 @@ def _decode_fields(reader: _Reader, schema: MessageSchema, prefix: str) -> objec
     try:
         return schema.cls(*values)
     except (ValueError, TypeError) as exc:
-        raise DecodeError(
-            schema.type_name, reader.pos, f"decoded {prefix or 'message'} is invalid: {exc}"
-        ) from exc
+        raise reader.fail(f"decoded {prefix or 'message'} is invalid: {exc}") from exc
 
 
 def decode(cls: type[Any], data: bytes | bytearray | memoryview) -> Any:
@@ -276,34 +315,3 @@ Decoder = Callable[[bytes | bytearray | memoryview], Any]
 def field_plan(schema: MessageSchema) -> tuple[FieldSchema, ...]:
     """The fields in wire order (exposed for fast-path code generators and tests)."""
     return schema.fields
-
-
-class Codec:
-    """Encoder and decoder of one message class.
-
-    :func:`codec_for` returns one per class; a faster specialised implementation may replace the
-    generic one behind this same interface without callers noticing.
-    """
-
-    __slots__ = ("cls", "schema")
-
-    def __init__(self, cls: type[Any]) -> None:
-        self.cls = cls
-        self.schema = schema_of(cls)
-
-    def encode(self, obj: object) -> bytes:
-        return encode(obj)
-
-    def decode(self, data: bytes | bytearray | memoryview) -> Any:
-        return decode(self.cls, data)
-
-
-_CODECS: dict[type[Any], Codec] = {}
-
-
-def codec_for(cls: type[Any]) -> Codec:
-    """The (cached) codec of a message class."""
-    codec = _CODECS.get(cls)
-    if codec is None:
-        codec = _CODECS[cls] = Codec(cls)
-    return codec

@@ -93,6 +93,13 @@ def schema_of(cls: type[Any]) -> MessageSchema:
     fields = tuple(
         _field_schema(cls, f.name, hints[f.name]) for f in dataclasses.fields(cls) if f.init
     )
+    if not fields:
+        # ROS 2 gives an empty message one uint8 member; an empty wire layout would disagree with
+        # every ROS 2 peer (and a sequence of them would cost nothing per element to claim).
+        raise SchemaError(
+            f"{cls.__name__} has no wire fields; declare `structure_needs_at_least_one_member: "
+            "UInt8 = 0` as ROS 2 does for empty messages"
+        )
     constants = tuple(getattr(cls, "MSG_CONSTANTS", ()))
     schema = MessageSchema(cls.TYPE_NAME, cls, fields, constants)
     _CACHE[cls] = schema

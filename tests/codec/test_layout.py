@@ -1,0 +1,165 @@
+"""The stable-layout fast path is exactly the generic engine, only faster (jointbus.codec.layout).
+
+What a user relies on: whichever path the codec takes, ``to_cdr`` gives the same bytes and
+``from_cdr`` the same object or the same :class:`DecodeError` as the reference engine (which is in
+turn checked against rosbags in ``test_cdr.py``). Tests warm a codec up so that a layout is
+compiled, then compare it with ``jointbus.codec.cdr`` on fresh content of that layout, on random
+bytes and on corrupted payloads; one disables the generic engine to prove the fast path works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from wire_strategies import (
+    ALL_CLASSES,
+    JointFrame,
+    message_strategy,
+    same_layout_strategy,
+    samples,
+)
+
+import jointbus.codec.codec as codec_module
+from jointbus.codec import Codec, DecodeError, EncodeError, cdr, schema_of
+from jointbus.codec.layout import MISS, compile_layout, key_of
+
+SAMPLES = samples()
+IDS = [type(m).__name__ for m in SAMPLES]
+
+
+def warmed(msg: Any) -> Codec:
+    codec = Codec(type(msg))
+    for _ in range(2):
+        codec.decode(codec.encode(msg))
+    assert len(codec.layouts) == 1
+    return codec
+
+
+def outcome(fn: Callable[[], Any]) -> tuple[str, Any]:
+    """("ok", value) or ("error", (type, offset / field)) so two engines' answers compare."""
+    try:
+        return ("ok", fn())
+    except DecodeError as exc:
+        return ("error", (DecodeError, exc.offset, exc.reason))
+    except EncodeError as exc:
+        return ("error", (EncodeError, exc.field))
+
+
+@pytest.fixture
+def disable_generic_engine(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """A function that makes any later use of the generic engine by the codec fail loudly."""
+
+    def refuse(*_: object) -> Any:
+        raise AssertionError("the generic engine was used; the fast path should have been")
+
+    def disable() -> None:
+        monkeypatch.setattr(codec_module.cdr, "encode", refuse)
+        monkeypatch.setattr(codec_module.cdr, "decode", refuse)
+
+    return disable
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@given(data=st.data())
+def test_fast_path_equals_generic_on_fresh_content_of_the_layout(
+    msg: Any, data: st.DataObject
+) -> None:
+    codec = warmed(msg)
+    fresh = data.draw(same_layout_strategy(msg))
+    expected = cdr.encode(fresh)
+    assert codec.encode(fresh) == expected
+    assert codec.decode(expected) == cdr.decode(type(msg), expected) == fresh
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+def test_fast_path_does_the_work_once_warm(
+    msg: Any, disable_generic_engine: Callable[[], None]
+) -> None:
+    codec = warmed(msg)
+    disable_generic_engine()
+    data = codec.encode(msg)
+    assert codec.decode(data) == msg
+    assert codec.decode(data + b"\x00\x00") == msg  # trailing padding is accepted by both paths
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=[c.__name__ for c in ALL_CLASSES])
+@given(data=st.data())
+def test_codec_equals_generic_on_random_messages(cls: type[Any], data: st.DataObject) -> None:
+    codec = Codec(cls)
+    for _ in range(3):  # first: generic; second: compiles; third: fast path
+        msg = data.draw(message_strategy(cls))
+        expected = cdr.encode(msg)
+        for _ in range(3):
+            assert codec.encode(msg) == expected
+            assert codec.decode(expected) == msg
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@given(data=st.data())
+def test_fast_path_equals_generic_on_corrupted_payloads(msg: Any, data: st.DataObject) -> None:
+    codec = warmed(msg)
+    payload = bytearray(cdr.encode(msg))
+    # Mostly single-byte changes: they keep the layout's constant bytes, so the fast path decodes.
+    for _ in range(data.draw(st.integers(1, 3))):
+        where = data.draw(st.integers(0, len(payload) - 1))
+        payload[where] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        payload += data.draw(st.binary(max_size=5))
+    blob = bytes(payload)
+    assert outcome(lambda: codec.decode(blob)) == outcome(lambda: cdr.decode(type(msg), blob))
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@given(garbage=st.binary(max_size=300))
+def test_fast_path_equals_generic_on_random_bytes(msg: Any, garbage: bytes) -> None:
+    codec = warmed(msg)
+    blob = b"\x00\x01\x00\x00" + garbage
+    assert outcome(lambda: codec.decode(blob)) == outcome(lambda: cdr.decode(type(msg), blob))
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@given(data=st.data())
+def test_fast_path_equals_generic_on_nan_and_extreme_floats(msg: Any, data: st.DataObject) -> None:
+    codec = warmed(msg)
+    fresh = data.draw(same_layout_strategy(msg, allow_nan=True))
+    expected = cdr.encode(fresh)
+    assert codec.encode(fresh) == expected
+    assert cdr.encode(codec.decode(expected)) == expected  # NaN != NaN: compare re-encodings
+
+
+def test_layout_of_a_sample_reproduces_the_generic_bytes() -> None:
+    for msg in SAMPLES:
+        schema = schema_of(type(msg))
+        data = cdr.encode(msg)
+        layout = compile_layout(schema, msg, data)
+        assert layout.size == len(data)
+        assert layout.pack(msg) == data
+        assert layout.unpack(data) == msg
+        assert layout.matches(msg)
+        assert layout.key == key_of(schema, msg)
+
+
+def test_layout_refuses_bytes_of_another_layout() -> None:
+    a = JointFrame(SAMPLES[1], ("a",), (1.0,), (2.0,), b"\x01", (3,), (True,))
+    b = JointFrame(SAMPLES[1], ("b",), (1.0,), (2.0,), b"\x01", (3,), (True,))
+    layout = compile_layout(schema_of(JointFrame), a, cdr.encode(a))
+    assert layout.unpack(cdr.encode(b)) is MISS  # same size, different name: caught by the consts
+    assert not layout.matches(b)
+    assert layout.unpack(cdr.encode(a)[:-1]) is MISS
+    assert layout.unpack(b"\x00\x00" + cdr.encode(a)[2:]) is MISS  # big-endian id
+
+
+def test_wrong_lengths_in_a_matching_layout_fall_back_and_raise_like_generic() -> None:
+    msg = SAMPLES[-1]  # JointFrame
+    codec = warmed(msg)
+    rest = (msg.temperature, msg.status, msg.brake)
+    bad = JointFrame(msg.header, msg.joint_name, msg.position, (1.0,), *rest)
+    assert codec.encode(bad) == cdr.encode(bad)  # a new layout, still the generic bytes
+    overflow = JointFrame(msg.header, msg.joint_name, (1e39, 0.0, 0.0), msg.velocity, *rest)
+    with pytest.raises(EncodeError) as info:
+        codec.encode(overflow)
+    assert info.value.field == "position[0]"
