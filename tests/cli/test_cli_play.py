@@ -25,8 +25,19 @@ def test_play_publishes_every_message_to_a_remote_subscriber(tmp_path: Path):
     try:
         got: list[str] = []
         listener.subscribe("/chatter", String, lambda m: got.append(m.data), realtime=True)
-        args = ["play", str(bag), "--rate", "5", "--connect", f"tcp/127.0.0.1:{port}",
-                "--listen", "tcp/127.0.0.1:0", "--settle", "1.0", "--quiet"]
+        args = [
+            "play",
+            str(bag),
+            "--rate",
+            "5",
+            "--connect",
+            f"tcp/127.0.0.1:{port}",
+            "--listen",
+            "tcp/127.0.0.1:0",
+            "--settle",
+            "1.0",
+            "--quiet",
+        ]
         result = CliRunner().invoke(tools_app(), args)
         assert result.exit_code == 0, result.output
         assert "played 30 messages" in result.output

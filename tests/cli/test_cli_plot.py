@@ -19,9 +19,24 @@ def test_plot_writes_a_png_with_one_series_per_topic_and_joint(tmp_path: Path):
     entries += [("/hb50/joint_command", joint_command(i), T0 + i * 10**7) for i in range(20)]
     bag = write_mcap(tmp_path / "run.mcap", entries)
     out = tmp_path / "pos.png"
-    args = ["plot", str(bag), "--topic", "/hb50/joint_command", "--field", "t_pos",
-            "--topic", "/hb50/bridge_data", "--field", "joint_position",
-            "--joints", "fr_j0", "--joints", "fr_j2", "-o", str(out)]
+    args = [
+        "plot",
+        str(bag),
+        "--topic",
+        "/hb50/joint_command",
+        "--field",
+        "t_pos",
+        "--topic",
+        "/hb50/bridge_data",
+        "--field",
+        "joint_position",
+        "--joints",
+        "fr_j0",
+        "--joints",
+        "fr_j2",
+        "-o",
+        str(out),
+    ]
     result = CliRunner().invoke(tools_app(), args)
     assert result.exit_code == 0, result.output
     assert "(4 series)" in result.output

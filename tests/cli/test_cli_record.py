@@ -36,8 +36,18 @@ def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
     out = tmp_path / "rec.mcap"
     try:
         feeder.start()
-        args = ["record", str(out), "/counter", "--duration", "2.0",
-                "--connect", f"tcp/127.0.0.1:{port}", "--listen", "tcp/127.0.0.1:0", "--quiet"]
+        args = [
+            "record",
+            str(out),
+            "/counter",
+            "--duration",
+            "2.0",
+            "--connect",
+            f"tcp/127.0.0.1:{port}",
+            "--listen",
+            "tcp/127.0.0.1:0",
+            "--quiet",
+        ]
         result = CliRunner().invoke(tools_app(), args)
     finally:
         stop.set()

@@ -1,0 +1,330 @@
+"""``jointbus node list``: the nodes on the network and whether their heartbeat is alive.
+
+Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``node`` group of
+:mod:`jointbus.cli.main`; it joins the bus as :mod:`jointbus.cli.topic` does (same options, same
+no-flag default) and judges heartbeats with :class:`jointbus.runtime.LivelinessMonitor`, so the CLI
+and the robot's own supervisors apply one rule: a node is **STALE** when no heartbeat came for
+more than 1.5 s (or, over Zenoh, the moment its process leaves the network).
+
+What is listed:
+
+- every node whose heartbeat arrives on ``/<ns>/heartbeat`` while the command listens (``--wait``,
+  1.5 s by default, longer than the 1 s heartbeat period), for every namespace that discovery
+  shows a heartbeat topic in (plus ``hb50`` and any ``--namespace``): state OK, the age of its
+  last heartbeat and the lifecycle state it announces;
+- every node that owns endpoints per discovery: one with a heartbeat publisher but no heartbeat
+  during the wait is STALE (alive on the network, silent: a hung process); one without a
+  heartbeat publisher is shown as ``-`` (a program that uses the bus without a runtime node);
+- ``SHUTDOWN`` for a node that said goodbye (its farewell heartbeat) during the wait.
+
+``--watch`` keeps listening after the table and prints one line per change (OK ↔ STALE, shutdown)
+until Ctrl-C or ``--duration``. Nodes whose names start with ``_`` (CLI processes such as this
+one) are hidden unless ``--all``.
+
+The command judges but never speaks: its monitor does not publish the changes it sees on the
+robot's status topic (a listing must not add reports to the robot's log); its own hidden node
+only sends the heartbeat every node sends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import sys
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Final
+
+import typer
+
+from jointbus.bus import DEFAULT_HUB_PORT, Bus, EndpointInfo, TopicInfo
+from jointbus.cli.topic import (
+    CliError,
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    cli_node_name,
+    note,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
+from jointbus.messages.hb50 import Level, Status
+from jointbus.runtime import (
+    DEFAULT_LIVELINESS_TIMEOUT_S,
+    DEFAULT_NAMESPACE,
+    LivelinessMonitor,
+    Node,
+    NodeError,
+    NodeHealth,
+)
+
+#: State shown for a node that owns endpoints but publishes no heartbeat.
+NO_HEARTBEAT: Final = "-"
+
+app = typer.Typer(
+    help="Nodes on the network and their heartbeat state.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class SilentLivelinessMonitor(LivelinessMonitor):
+    """A liveliness monitor that keeps its findings to itself (no reports on the status topic)."""
+
+    def _publish(self, health: NodeHealth) -> None:
+        """A listing command reports to its user, not to the robot's status topic."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeRow:
+    """One line of ``node list``: ``state`` is OK, STALE, SHUTDOWN or ``-`` (no heartbeat);
+    ``last_seen_s`` is the age of the last heartbeat (None: none received)."""
+
+    name: str
+    namespace: str
+    state: str
+    last_seen_s: float | None
+    lifecycle: str
+    publishers: int
+    subscribers: int
+    reason: str
+
+
+def heartbeat_namespaces(topics: list[TopicInfo], extra: list[str]) -> list[str]:
+    """Namespaces with a ``/<ns>/heartbeat`` Status topic in ``topics``, plus ``extra``."""
+    found = [
+        t.name[1 : -len("/heartbeat")]
+        for t in topics
+        if t.name.endswith("/heartbeat") and t.type_name == Status.TYPE_NAME
+    ]
+    return list(dict.fromkeys([*extra, *found]))
+
+
+def _state(health: NodeHealth) -> str:
+    if health.shut_down:
+        return "SHUTDOWN"
+    return "STALE" if health.level is Level.STALE else "OK"
+
+
+def _forward(changes: queue.SimpleQueue[Any], ns: str) -> Callable[[NodeHealth], None]:
+    def put(health: NodeHealth) -> None:
+        changes.put((ns, health))
+
+    return put
+
+
+class NodeWatch:
+    """Monitors for every namespace on one bus; the table of what they and discovery know."""
+
+    def __init__(self, bus: Bus, namespaces: list[str], changes: queue.SimpleQueue[Any]) -> None:
+        self.bus = bus
+        self.name = cli_node_name()
+        self.nodes: list[Node] = []
+        self.monitors: dict[str, LivelinessMonitor] = {}
+        try:
+            for ns in namespaces:
+                node = Node(self.name, bus, namespace=ns)
+                self.nodes.append(node)
+                self.monitors[ns] = SilentLivelinessMonitor(
+                    node,
+                    ignore={self.name},
+                    on_change=_forward(changes, ns),
+                )
+        except BaseException:
+            self.close()
+            raise
+
+    def rows(self, endpoints: list[EndpointInfo], listened_s: float) -> list[NodeRow]:
+        """Every node known from heartbeats and from ``endpoints`` (see the module docstring)."""
+        by_node: dict[str, list[EndpointInfo]] = {}
+        for e in endpoints:
+            if e.node and e.node != self.name:
+                by_node.setdefault(e.node, []).append(e)
+        rows: dict[str, NodeRow] = {}
+        for ns, monitor in self.monitors.items():
+            now = monitor.node.clock()
+            for name, health in monitor.states().items():
+                own = by_node.get(name, [])
+                rows[name] = NodeRow(
+                    name,
+                    ns,
+                    _state(health),
+                    (now - health.last_seen_ns) / 1e9,
+                    health.lifecycle,
+                    sum(e.kind == "publisher" for e in own),
+                    sum(e.kind == "subscriber" for e in own),
+                    health.reason,
+                )
+        for name, own in by_node.items():
+            if name in rows:
+                continue
+            beats = [
+                e
+                for e in own
+                if e.kind == "publisher"
+                and e.type_name == Status.TYPE_NAME
+                and e.topic.endswith("/heartbeat")
+            ]
+            ns = beats[0].topic[1 : -len("/heartbeat")] if beats else ""
+            rows[name] = NodeRow(
+                name,
+                ns,
+                "STALE" if beats else NO_HEARTBEAT,
+                None,
+                "",
+                sum(e.kind == "publisher" for e in own),
+                sum(e.kind == "subscriber" for e in own),
+                (
+                    f"heartbeat publisher present but no heartbeat in {listened_s:.1f} s"
+                    if beats
+                    else "publishes no heartbeat (not a jointbus runtime node)"
+                ),
+            )
+        return [rows[n] for n in sorted(rows)]
+
+    def close(self) -> None:
+        """Stop the monitors and shut the CLI's nodes down."""
+        for monitor in self.monitors.values():
+            monitor.close()
+        for node in self.nodes:
+            node.shutdown()
+
+
+def _row_text(rows: list[NodeRow]) -> str:
+    table = [["NODE", "NAMESPACE", "STATE", "LAST SEEN", "LIFECYCLE", "PUBS", "SUBS"]]
+    for r in rows:
+        seen = "never" if r.last_seen_s is None else f"{r.last_seen_s:.2f} s ago"
+        table.append(
+            [
+                r.name,
+                r.namespace or "-",
+                r.state,
+                seen,
+                r.lifecycle or "-",
+                str(r.publishers),
+                str(r.subscribers),
+            ]
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table
+    )
+
+
+def _change_record(ns: str, health: NodeHealth) -> dict[str, Any]:
+    return {
+        "event": "change",
+        "name": health.name,
+        "namespace": ns,
+        "state": _state(health),
+        "lifecycle": health.lifecycle,
+        "reason": health.reason,
+        "wall_time": time.time(),
+    }
+
+
+@app.command("list")
+def list_nodes(  # noqa: PLR0917 (typer options)
+    wait: Annotated[
+        float,
+        typer.Option("--wait", min=0.0, help="Seconds to listen for heartbeats before listing."),
+    ] = DEFAULT_LIVELINESS_TIMEOUT_S,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="JSON on stdout (--watch: one object per line).")
+    ] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", "-a", help="Also hidden nodes (names starting with _).")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Keep listening and print each change.")
+    ] = False,
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", min=0.0, help="With --watch: stop after this many seconds."),
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", help="Also watch this heartbeat namespace (repeatable)."),
+    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state."""
+    with user_errors():
+        started = time.monotonic()
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        watcher: NodeWatch | None = None
+        try:
+            topics = bus.discover(1.0)
+            namespaces = heartbeat_namespaces(topics, [DEFAULT_NAMESPACE, *(namespace or [])])
+            try:
+                watcher = NodeWatch(bus, namespaces, changes)
+            except (NodeError, ValueError) as exc:
+                raise CliError(str(exc)) from None
+            time.sleep(wait)
+            if watch:  # changes seen so far are in the table: --watch prints later ones only
+                _drain(changes)
+            endpoints = [e for t in bus.discover(1.0) for e in (*t.publishers, *t.subscribers)]
+            rows = [
+                r
+                for r in watcher.rows([e for e in endpoints if not e.local], wait)
+                if show_all or not r.name.startswith("_")
+            ]
+            if as_json:
+                payload = [dataclasses.asdict(r) for r in rows]
+                typer.echo(
+                    json.dumps(payload if not watch else {"event": "list", "nodes": payload})
+                )
+            elif rows:
+                typer.echo(_row_text(rows))
+            else:
+                note("no nodes found (is a jointbus program running? see --hub-port / --connect)")
+            sys.stdout.flush()
+            if watch:
+                _watch(changes, show_all, as_json, None if duration is None else started + duration)
+        finally:
+            if watcher is not None:
+                watcher.close()
+            bus.close()
+
+
+def _drain(changes: queue.SimpleQueue[Any]) -> None:
+    while True:
+        try:
+            changes.get_nowait()
+        except queue.Empty:
+            return
+
+
+def _watch(
+    changes: queue.SimpleQueue[Any], show_all: bool, as_json: bool, end: float | None
+) -> None:
+    while end is None or time.monotonic() < end:
+        timeout = 0.2 if end is None else max(0.0, min(0.2, end - time.monotonic()))
+        try:
+            ns, health = changes.get(timeout=timeout)
+        except queue.Empty:
+            continue
+        if health.name.startswith("_") and not show_all:
+            continue
+        if as_json:
+            typer.echo(json.dumps(_change_record(ns, health)))
+        else:
+            stamp = time.strftime("%H:%M:%S")
+            typer.echo(f"{stamp}  {_state(health):8}  {health.name}  {health.reason}")
+        sys.stdout.flush()
+
+
+__all__ = [
+    "NO_HEARTBEAT",
+    "NodeRow",
+    "NodeWatch",
+    "SilentLivelinessMonitor",
+    "app",
+    "heartbeat_namespaces",
+]

@@ -1,0 +1,758 @@
+"""``jointbus topic list | echo | hz | pub``: look at and inject topic traffic from a terminal.
+
+Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``topic`` group of
+:mod:`jointbus.cli.main`. Messages are turned into text by :mod:`jointbus.cli.render` and built from
+typed VALUES by :mod:`jointbus.cli.values`; this module joins the bus and runs the commands.
+
+**Joining with no flags.** Every command opens a :class:`jointbus.bus.Bus` with Zenoh's default
+jointbus scheme (:class:`jointbus.bus.ZenohConfig`): the first jointbus process on the host listens
+on ``tcp/127.0.0.1:7447`` and later ones connect to it, so ``make demo`` in one terminal and
+``jointbus topic echo /hb50/bridge_data`` in another find each other. ``--hub-port``
+(``JOINTBUS_HUB_PORT``), ``--connect`` (``JOINTBUS_CONNECT``, space-separated) and ``--router``
+(``JOINTBUS_ROUTER``) reach other setups. The CLI's endpoints belong to the hidden node
+``_jointbus_cli_<pid>`` (a leading ``_`` hides a node, as in ROS 2).
+
+**How each command listens.** ``echo`` subscribes with the topic's type, found by discovery (or
+``--type``), and a QoS every publisher can serve (best effort unless all publishers are reliable;
+transient-local only if all are, so a latched topic shows its last message). ``hz`` and the
+rates of ``list`` only need arrival times, so they count samples on the topic's Zenoh key without
+decoding them: a 500 Hz topic costs the CLI nothing but the count, and works for types this
+installation does not know. Rates use arrival times on this host, as ``ros2 topic hz`` does.
+
+**Errors** (unknown type, bad VALUES, topic not found, a topic of another type) are one line on
+stderr starting with ``error:`` and exit code 1; Ctrl-C ends a command quietly (exit 0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import json
+import math
+import os
+import queue
+import statistics
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Annotated, Any, Final
+
+import typer
+
+from jointbus.bus import (
+    DEFAULT_HUB_PORT,
+    PROFILES,
+    RELIABLE,
+    Bus,
+    BusError,
+    Durability,
+    EndpointInfo,
+    QosEvent,
+    QosProfile,
+    Reliability,
+    TopicInfo,
+    ZenohConfig,
+    ZenohConfigError,
+    topic_to_key,
+    validate_topic_name,
+)
+from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
+from jointbus.cli.values import ValuesError, build_message, parse_values
+from jointbus.messages.base import Message
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+
+#: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
+#: on the wire before the process exits.
+PUB_LINGER_S: Final = 0.3
+#: Depth of ``echo``'s subscription queue: a burst the terminal cannot print at once is kept.
+ECHO_DEPTH: Final = 100
+
+app = typer.Typer(
+    help="List topics, print their messages, measure their rate, publish.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+# ---- shared by every command (node.py uses them too) -------------------------------------------
+class CliError(Exception):
+    """A problem the user can fix: printed as one ``error:`` line on stderr, exit code 1."""
+
+
+def cli_node_name() -> str:
+    """The hidden node that owns this CLI process's endpoints (``_jointbus_cli_<pid>``)."""
+    return f"_jointbus_cli_{os.getpid()}"
+
+
+def note(text: str) -> None:
+    """A remark for the user on stderr (stdout stays machine-readable)."""
+    typer.echo(text, err=True)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can fix into ``error: ...`` on stderr and exit code 1, no traceback.
+
+    Ctrl-C and a closed stdout (``| head``) end the command quietly with exit code 0.
+    """
+    try:
+        yield
+    except CliError as exc:
+        note(f"error: {exc}")
+        raise typer.Exit(1) from None
+    except (BusError, ValuesError, UnknownTypeError) as exc:
+        note(f"error: {exc}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+    except BrokenPipeError:
+        # Python would complain again when flushing stdout at exit: point it at /dev/null.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+HubPortOption = Annotated[
+    int,
+    typer.Option(
+        "--hub-port",
+        envvar="JOINTBUS_HUB_PORT",
+        min=1,
+        max=65535,
+        help="Loopback port of the local jointbus hub (the first jointbus process listens on it).",
+    ),
+]
+ConnectOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--connect",
+        envvar="JOINTBUS_CONNECT",
+        help="Extra Zenoh endpoint to connect to, e.g. tcp/192.168.1.10:7447 (repeatable).",
+    ),
+]
+RouterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--router",
+        envvar="JOINTBUS_ROUTER",
+        help="Join through a Zenoh router at this endpoint (client mode, multi-host setups).",
+    ),
+]
+
+
+def zenoh_config(hub_port: int, connect: Sequence[str] | None, router: str | None) -> ZenohConfig:
+    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc)."""
+    try:
+        if router:
+            return ZenohConfig.for_router(router, connect=tuple(connect or ()))
+        return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()))
+    except ZenohConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def open_bus(config: ZenohConfig) -> Bus:
+    """A bus on Zenoh for one CLI command; raises CliError if Zenoh cannot be joined."""
+    try:
+        return Bus(name="jointbus-cli", zenoh=config)
+    except ZenohConfigError as exc:
+        raise CliError(f"cannot join the Zenoh network: {exc}") from None
+
+
+# ---- types ---------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class TopicType:
+    """A topic's message type: the class users work with and the wire record the bus carries.
+
+    They are the same class except for the typed Python-facing types (the multi-DoF
+    ``JointState``, the single-joint Player commands) whose bytes go through a wire record.
+    """
+
+    facing: type[Any]
+    wire: type[Message]
+
+    @property
+    def name(self) -> str:
+        """The ROS 2 type name."""
+        return self.wire.TYPE_NAME
+
+    def for_display(self, record: Message) -> Any:
+        """A received wire record as the type users work with (the record if that fails)."""
+        if self.facing is self.wire:
+            return record
+        from_wire = getattr(self.facing, "from_wire", None)
+        if from_wire is None:
+            return record
+        try:
+            return from_wire(record)
+        except (ValueError, TypeError):
+            return record
+
+    def for_wire(self, value: Any) -> Message:
+        """A message built as the facing type, as the record the bus carries."""
+        if isinstance(value, self.wire):
+            return value
+        record: Message = value.to_wire()
+        return record
+
+
+def _message_classes() -> Iterator[type[Message]]:
+    stack: list[type[Message]] = list(Message.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        yield cls
+        stack.extend(cls.__subclasses__())
+
+
+def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicType:
+    """The :class:`TopicType` of ``type_name`` (``pkg/msg/Name`` or ``pkg/Name``).
+
+    Raises CliError naming close matches (or every known type) when the name is unknown.
+    """
+    registry = registry if registry is not None else default_registry()
+    try:
+        facing = registry.by_type_name(type_name)
+    except UnknownTypeError as exc:
+        close = difflib.get_close_matches(type_name, exc.known, n=3, cutoff=0.6)
+        hint = (
+            f"did you mean {', '.join(close)}?" if close else f"known types: {', '.join(exc.known)}"
+        )
+        raise CliError(f"unknown message type {type_name!r}; {hint}") from None
+    if isinstance(facing, type) and issubclass(facing, Message):
+        return TopicType(facing, facing)
+    wire = getattr(facing, "WIRE", None)
+    if wire is None:
+        wire = next((c for c in _message_classes() if c.TYPE_NAME == facing.TYPE_NAME), None)
+    if not (isinstance(wire, type) and issubclass(wire, Message)):
+        raise CliError(f"message type {type_name!r} has no wire record the bus can carry")
+    return TopicType(facing, wire)
+
+
+# ---- discovery -----------------------------------------------------------------------------------
+def wait_for_topic(bus: Bus, topic: str, timeout_s: float) -> TopicInfo | None:
+    """The topic's discovery record once it has a publisher, or None after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        for info in bus.discover(max(0.05, min(0.5, remaining))):
+            if info.name == topic and info.publishers:
+                return info
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.1)
+
+
+def _not_found(bus: Bus, topic: str, timeout_s: float) -> CliError:
+    names = [t.name for t in bus.discover(0.2) if t.publishers]
+    close = difflib.get_close_matches(topic, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return CliError(
+        f"topic {topic} has no publisher (waited {timeout_s:g} s){hint} "
+        "— `jointbus topic list` shows the topics; give --type TYPE to wait for it anyway"
+    )
+
+
+def _single_type(info: TopicInfo) -> str:
+    if len(info.type_names) > 1:
+        raise CliError(
+            f"topic {info.name} has endpoints of several types ({', '.join(info.type_names)}); "
+            "choose one with --type"
+        )
+    return info.type_name
+
+
+def subscriber_qos(publishers: Sequence[EndpointInfo], depth: int = ECHO_DEPTH) -> QosProfile:
+    """A subscription QoS that every one of ``publishers`` can serve (see the module docstring)."""
+    reliable = bool(publishers) and all(p.qos.reliable for p in publishers)
+    latched = bool(publishers) and all(p.qos.transient_local for p in publishers)
+    return QosProfile(
+        Reliability.RELIABLE if reliable else Reliability.BEST_EFFORT,
+        depth,
+        Durability.TRANSIENT_LOCAL if latched else Durability.VOLATILE,
+        name="cli",
+    )
+
+
+def _report_event(event: QosEvent) -> None:
+    note(f"warning: {event.describe()}")
+
+
+# ---- rates -------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class RateStats:
+    """``ros2 topic hz`` figures over the intervals in a window (rate in Hz, periods in s)."""
+
+    rate_hz: float
+    min_s: float
+    max_s: float
+    std_dev_s: float
+    window: int
+
+
+class RateWindow:
+    """The last ``size`` intervals between arrivals (monotonic ns) and their statistics."""
+
+    def __init__(self, size: int) -> None:
+        if type(size) is not int or size < 1:
+            raise CliError(f"--window {size!r} is invalid: expected an integer >= 1")
+        self._intervals: deque[float] = deque(maxlen=size)
+        self._last_ns: int | None = None
+
+    def add(self, arrival_ns: int) -> None:
+        """Record one arrival."""
+        if self._last_ns is not None:
+            self._intervals.append((arrival_ns - self._last_ns) / 1e9)
+        self._last_ns = arrival_ns
+
+    def stats(self) -> RateStats | None:
+        """The window's statistics; None before two arrivals."""
+        intervals = list(self._intervals)
+        if not intervals:
+            return None
+        mean = statistics.fmean(intervals)
+        return RateStats(
+            1.0 / mean if mean > 0 else math.inf,
+            min(intervals),
+            max(intervals),
+            statistics.pstdev(intervals, mean),
+            len(intervals),
+        )
+
+
+class ArrivalRecorder:
+    """Arrival times (monotonic ns) of every sample on a topic's Zenoh key, not decoded."""
+
+    def __init__(self, bus: Bus, topic: str) -> None:
+        transport = bus.zenoh
+        if transport is None:
+            raise CliError("the bus has no Zenoh transport")
+        self._lock = threading.Lock()
+        self._times: list[int] = []
+        self._sub: Any = transport.session.declare_subscriber(topic_to_key(topic), self._on_sample)
+
+    def _on_sample(self, _sample: object) -> None:
+        now = time.monotonic_ns()
+        with self._lock:
+            self._times.append(now)
+
+    def drain(self) -> list[int]:
+        """The arrivals since the last call, oldest first."""
+        with self._lock:
+            times, self._times = self._times, []
+        return times
+
+    def close(self) -> None:
+        """Stop counting."""
+        with contextlib.suppress(Exception):
+            self._sub.undeclare()
+
+
+def measured_rate(arrivals: Sequence[int], span_s: float) -> float:
+    """Rate (Hz) from arrival times seen during ``span_s`` s of listening.
+
+    From the first to the last arrival when there are two or more; one arrival counts as one
+    message in the whole span.
+    """
+    if len(arrivals) >= 2 and arrivals[-1] > arrivals[0]:
+        return (len(arrivals) - 1) / ((arrivals[-1] - arrivals[0]) / 1e9)
+    return len(arrivals) / span_s if span_s > 0 else 0.0
+
+
+# ---- topic list --------------------------------------------------------------------------------
+def _nodes(endpoints: Sequence[EndpointInfo]) -> str:
+    names = [e.node or "?" for e in endpoints]
+    counts = {n: names.count(n) for n in dict.fromkeys(names)}
+    return ", ".join(n if c == 1 else f"{n} (x{c})" for n, c in counts.items()) or "-"
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+@app.command("list")
+def list_topics(  # noqa: PLR0917 (typer options)
+    measure: Annotated[
+        float,
+        typer.Option(
+            "--measure", min=0.0, help="Seconds to listen for measuring rates (0: do not measure)."
+        ),
+    ] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.01, help="Seconds to wait for discovery answers.")
+    ] = 1.0,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Topics on the network: type, publishing nodes, subscribers and measured rate."""
+    with user_errors():
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            topics = bus.discover(timeout)
+            rates: dict[str, tuple[float, int]] = {}
+            if measure > 0:
+                recorders = {t.name: ArrivalRecorder(bus, t.name) for t in topics if t.publishers}
+                time.sleep(measure)
+                for name, recorder in recorders.items():
+                    arrivals = recorder.drain()
+                    recorder.close()
+                    rates[name] = (measured_rate(arrivals, measure), len(arrivals))
+        finally:
+            bus.close()
+        if as_json:
+            out = [
+                {
+                    "name": t.name,
+                    "type": t.type_name,
+                    "types": list(t.type_names),
+                    "publishers": [_endpoint_json(e) for e in t.publishers],
+                    "subscribers": [_endpoint_json(e) for e in t.subscribers],
+                    "rate_hz": rates[t.name][0] if t.name in rates else None,
+                    "messages_measured": rates[t.name][1] if t.name in rates else None,
+                    "measure_s": measure if measure > 0 else None,
+                }
+                for t in topics
+            ]
+            typer.echo(json.dumps(out, indent=2))
+            return
+        if not topics:
+            note("no topics found (is a jointbus program running? see --hub-port / --connect)")
+            return
+        rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
+        for t in topics:
+            if t.name in rates:
+                rate = f"{rates[t.name][0]:.1f} Hz"
+            else:
+                rate = "-" if measure > 0 else "not measured"
+            type_text = " | ".join(t.type_names) + (
+                " (TYPE CONFLICT)" if len(t.type_names) > 1 else ""
+            )
+            rows.append([t.name, type_text, rate, _nodes(t.publishers), _nodes(t.subscribers)])
+        typer.echo(_table(rows))
+
+
+def _endpoint_json(e: EndpointInfo) -> dict[str, Any]:
+    return {"node": e.node, "qos": e.qos.describe(), "zid": e.zid}
+
+
+# ---- topic echo --------------------------------------------------------------------------------
+@app.command("echo")
+def echo(  # noqa: PLR0917 (typer options)
+    topic: Annotated[
+        str, typer.Argument(metavar="TOPIC", help="Topic name, e.g. /hb50/bridge_data.")
+    ],
+    type_name: Annotated[
+        str | None,
+        typer.Option("--type", "-t", help="Message type (default: found by discovery)."),
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="Print one message and exit.")] = False,
+    count: Annotated[
+        int | None, typer.Option("--count", "-n", min=1, help="Print N messages and exit.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per message and line.")
+    ] = False,
+    precision: Annotated[
+        int,
+        typer.Option(
+            "--precision",
+            min=0,
+            max=17,
+            help="Significant digits of floats in text output (0: full precision).",
+        ),
+    ] = DEFAULT_PRECISION,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=0.0, help="Seconds to wait for the topic to appear."),
+    ] = 5.0,
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", min=0.0, help="Stop after this many seconds."),
+    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Print the messages of TOPIC, decoded: readable text (or --json lines)."""
+    with user_errors():
+        validate_topic_name(topic)
+        limit = 1 if once else count
+        topic_type = resolve_type(type_name) if type_name is not None else None
+        started = time.monotonic()
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            publishers: tuple[EndpointInfo, ...] = ()
+            info = wait_for_topic(bus, topic, timeout if topic_type is None else 0.0)
+            if info is not None:
+                publishers = info.publishers
+            if topic_type is None:
+                if info is None:
+                    raise _not_found(bus, topic, timeout)
+                topic_type = resolve_type(_single_type(info))
+            elif info is not None and topic_type.name not in info.type_names:
+                note(
+                    f"warning: {topic} is published as {', '.join(info.type_names)}, "
+                    f"not {topic_type.name}: those messages will not be shown"
+                )
+            received = _echo_loop(
+                bus,
+                topic,
+                topic_type,
+                subscriber_qos(publishers),
+                limit=limit,
+                end=None if duration is None else started + duration,
+                show=(
+                    render_json
+                    if as_json
+                    else (lambda m: render_text(m, precision=precision or None) + "\n---")
+                ),
+            )
+        finally:
+            bus.close()
+        if limit is not None and received < limit and duration is not None:
+            raise CliError(
+                f"received {received} of {limit} message(s) on {topic} within {duration:g} s"
+            )
+
+
+def _echo_loop(
+    bus: Bus,
+    topic: str,
+    topic_type: TopicType,
+    qos: QosProfile,
+    *,
+    limit: int | None,
+    end: float | None,
+    show: Callable[[Any], str],
+) -> int:
+    inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
+    bus.subscribe(
+        topic,
+        topic_type.wire,
+        inbox.put,
+        qos,
+        realtime=True,
+        node=cli_node_name(),
+        on_event=_report_event,
+    )
+    received = 0
+    while limit is None or received < limit:
+        wait = 0.2
+        if end is not None:
+            wait = min(wait, end - time.monotonic())
+            if wait <= 0:
+                break
+        try:
+            record = inbox.get(timeout=wait)
+        except queue.Empty:
+            continue
+        received += 1
+        typer.echo(show(topic_type.for_display(record)))
+        sys.stdout.flush()
+    return received
+
+
+# ---- topic hz ----------------------------------------------------------------------------------
+def format_rate(stats: RateStats) -> str:
+    """The two lines ``ros2 topic hz`` prints."""
+    return (
+        f"average rate: {stats.rate_hz:.3f}\n"
+        f"\tmin: {stats.min_s:.3f}s max: {stats.max_s:.3f}s "
+        f"std dev: {stats.std_dev_s:.5f}s window: {stats.window}"
+    )
+
+
+@app.command("hz")
+def hz(  # noqa: PLR0917 (typer options)
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.")],
+    window: Annotated[
+        int, typer.Option("--window", "-w", min=1, help="Intervals kept for the statistics.")
+    ] = 10_000,
+    duration: Annotated[
+        float | None, typer.Option("--duration", min=0.0, help="Stop after this many seconds.")
+    ] = None,
+    period: Annotated[
+        float, typer.Option("--period", min=0.05, help="Seconds between two reports.")
+    ] = 1.0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per report and line.")
+    ] = False,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
+    with user_errors():
+        validate_topic_name(topic)
+        rates = RateWindow(window)
+        started = time.monotonic()
+        end = None if duration is None else started + duration
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        total = 0
+        try:
+            recorder = ArrivalRecorder(bus, topic)
+            if wait_for_topic(bus, topic, 0.0) is None:
+                note(f"warning: topic {topic} does not appear to be published yet")
+            next_report = started + period
+            while end is None or time.monotonic() < end:
+                time.sleep(max(0.0, min(next_report, end or math.inf) - time.monotonic()))
+                arrivals = recorder.drain()
+                for t in arrivals:
+                    rates.add(t)
+                total += len(arrivals)
+                if time.monotonic() >= next_report:
+                    next_report += period
+                    _hz_report(topic, rates.stats(), bool(arrivals), as_json)
+        finally:
+            bus.close()
+        if duration is not None and total == 0:
+            raise CliError(f"no messages on {topic} within {duration:g} s")
+
+
+def _hz_report(topic: str, stats: RateStats | None, fresh: bool, as_json: bool) -> None:
+    if as_json:
+        record: dict[str, Any] = {"topic": topic, "new_messages": fresh}
+        record.update(dataclasses.asdict(stats) if stats is not None else {})
+        typer.echo(json.dumps(record))
+    elif not fresh or stats is None:
+        typer.echo("no new messages")
+    else:
+        typer.echo(format_rate(stats))
+    sys.stdout.flush()
+
+
+# ---- topic pub ---------------------------------------------------------------------------------
+@app.command("pub")
+def pub(  # noqa: PLR0917 (typer options)
+    topic: Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.")],
+    type_name: Annotated[str, typer.Argument(metavar="TYPE", help="e.g. hb50_commons/msg/Status")],
+    values: Annotated[
+        str,
+        typer.Argument(
+            metavar="VALUES", help="Field values as YAML or JSON, e.g. '{level: 2, status: hello}'."
+        ),
+    ] = "{}",
+    rate: Annotated[
+        float, typer.Option("--rate", "-r", min=0.001, help="Publishing rate (Hz).")
+    ] = 1.0,
+    once: Annotated[
+        bool, typer.Option("--once", "-1", help="Publish one message and exit.")
+    ] = False,
+    count: Annotated[
+        int | None, typer.Option("--count", "-n", min=1, help="Publish N messages and exit.")
+    ] = None,
+    qos_name: Annotated[
+        str, typer.Option("--qos", help=f"QoS profile: {', '.join(PROFILES)}.")
+    ] = RELIABLE.name,
+    wait_matching: Annotated[
+        float,
+        typer.Option(
+            "--wait-matching",
+            min=0.0,
+            help="Seconds to wait for a subscriber before the first message.",
+        ),
+    ] = 2.0,
+    auto_stamp: Annotated[
+        bool,
+        typer.Option(
+            "--auto-stamp/--no-auto-stamp",
+            help="Stamp headers without a stamp with the current time.",
+        ),
+    ] = True,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Do not print each published message.")
+    ] = False,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
+
+    VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults, and a
+    header without a stamp is stamped with the current wall-clock time at each publish.
+    """
+    with user_errors():
+        validate_topic_name(topic)
+        topic_type = resolve_type(type_name)
+        data = parse_values(values)
+        qos = PROFILES.get(qos_name)
+        if qos is None:
+            raise CliError(
+                f"--qos {qos_name!r} is not a profile; expected one of {', '.join(PROFILES)}"
+            )
+
+        def make() -> Message:
+            try:
+                return topic_type.for_wire(
+                    build_message(topic_type.facing, data, auto_stamp=auto_stamp)
+                )
+            except ValuesError:
+                raise
+            except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
+                notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))
+                raise CliError(f"{exc}{notes}") from None
+
+        first = make()  # bad VALUES fail before anything joins the network
+        total = 1 if once else count
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            for info in bus.discover(0.3):
+                if info.name == topic and topic_type.name not in info.type_names:
+                    raise CliError(
+                        f"topic {topic} carries {', '.join(info.type_names)}, not {topic_type.name}"
+                    )
+            publisher = bus.publisher(
+                topic, topic_type.wire, qos, node=cli_node_name(), on_event=_report_event
+            )
+            deadline = time.monotonic() + wait_matching
+            while not publisher.remote_matched and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if not publisher.remote_matched:
+                note(f"no subscriber of {topic} after {wait_matching:g} s; publishing anyway")
+            sent = 0
+            next_at = time.monotonic()
+            msg = first
+            while total is None or sent < total:
+                publisher.publish(msg)
+                sent += 1
+                if not quiet:
+                    typer.echo(f"publishing #{sent}: {render_json(msg)}")
+                    sys.stdout.flush()
+                if total is not None and sent >= total:
+                    break
+                next_at += 1.0 / rate
+                time.sleep(max(0.0, next_at - time.monotonic()))
+                msg = make()
+            time.sleep(PUB_LINGER_S)
+        finally:
+            bus.close()
+
+
+__all__ = [
+    "ECHO_DEPTH",
+    "PUB_LINGER_S",
+    "ArrivalRecorder",
+    "CliError",
+    "RateStats",
+    "RateWindow",
+    "TopicType",
+    "app",
+    "cli_node_name",
+    "format_rate",
+    "measured_rate",
+    "note",
+    "open_bus",
+    "resolve_type",
+    "subscriber_qos",
+    "user_errors",
+    "wait_for_topic",
+    "zenoh_config",
+]

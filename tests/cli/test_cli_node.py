@@ -1,0 +1,159 @@
+"""``jointbus node list`` run as a user runs it, against a talker node in another process.
+
+The talker is killed during a test, so each test starts its own.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from cli_support import (
+    TALKER_NODE,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
+
+from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo
+from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
+from jointbus.messages.hb50 import Status
+from jointbus.runtime import Node
+
+
+@pytest.fixture
+def talker() -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    port = free_port()
+    proc = start_talker(port)
+    yield port, proc
+    stop(proc)
+
+
+def _talker_row(stdout: str) -> list[str]:
+    return next(line.split() for line in stdout.splitlines() if line.startswith(TALKER_NODE + " "))
+
+
+def test_node_list_shows_the_node_ok_with_its_heartbeat(
+    talker: tuple[int, subprocess.Popen[str]],
+) -> None:
+    port, _ = talker
+    result = run_cli(port, "node", "list")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].split()[:3] == ["NODE", "NAMESPACE", "STATE"]
+    row = _talker_row(result.stdout)
+    assert row[1:3] == ["hb50", "OK"]
+    assert float(row[3]) < 1.6  # "<age> s ago": a heartbeat within the last period or so
+    assert "active" in row
+    assert not any(line.startswith("_jointbus_cli") for line in result.stdout.splitlines())
+
+    as_json = run_cli(port, "node", "list", "--json", "--wait", "1.2")
+    assert as_json.returncode == 0, as_json.stderr
+    nodes = {n["name"]: n for n in json.loads(as_json.stdout)}
+    node = nodes[TALKER_NODE]
+    assert (node["state"], node["namespace"], node["lifecycle"]) == ("OK", "hb50", "active")
+    assert node["publishers"] >= 3  # heartbeat, status and the talker's own topic
+    assert 0.0 <= node["last_seen_s"] < 1.6
+
+
+def _read_lines(proc: subprocess.Popen[str], sink: list[str]) -> threading.Thread:
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sink.append(line.rstrip("\n"))
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return thread
+
+
+def _wait_for(lines: list[str], predicate: Callable[[str], bool], timeout: float) -> bool:
+    return bool(wait_until(lambda: any(predicate(line) for line in lines), timeout, step=0.02))
+
+
+def test_node_watch_turns_stale_when_the_process_is_killed(
+    talker: tuple[int, subprocess.Popen[str]],
+) -> None:
+    port, proc = talker
+    watch = start_cli(port, "node", "list", "--watch", "--duration", "20")
+    lines: list[str] = []
+    reader = _read_lines(watch, lines)
+    try:
+        assert _wait_for(lines, lambda ln: ln.startswith(TALKER_NODE + " ") and " OK " in ln, 10)
+        proc.kill()
+        proc.wait()
+        assert _wait_for(lines, lambda ln: f"STALE     {TALKER_NODE}" in ln, 5.0), lines
+        watch.send_signal(signal.SIGINT)  # Ctrl-C ends the watch quietly
+        assert watch.wait(timeout=10) == 0
+        reader.join(timeout=5)
+        assert watch.stderr is not None
+        assert "Traceback" not in watch.stderr.read()
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    stale = next(ln for ln in lines if "STALE" in ln)
+    assert "left the Zenoh network" in stale or "no heartbeat" in stale
+
+
+def test_rows_judge_heartbeats_and_endpoints() -> None:
+    # In one process: a live runtime node, a node whose heartbeat publisher exists but which
+    # sends nothing (a hung process as discovery shows it), and a bus user with no node runtime.
+    def endpoint(node: str, topic: str) -> EndpointInfo:
+        return EndpointInfo(
+            "publisher", topic, Status.TYPE_NAME, node, hash(node), RELIABLE, "z", False
+        )
+
+    changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    with Bus(name="rows") as bus:
+        alive = Node("alive", bus)
+        watch = NodeWatch(bus, ["hb50"], changes)
+        try:
+            assert wait_until(lambda: "alive" in watch.monitors["hb50"].states(), timeout=5.0)
+            rows = {
+                r.name: r
+                for r in watch.rows(
+                    [endpoint("hung", "/hb50/heartbeat"), endpoint("plain", "/data")], 1.5
+                )
+            }
+        finally:
+            watch.close()
+            alive.shutdown()
+    assert (rows["alive"].state, rows["alive"].namespace) == ("OK", "hb50")
+    assert rows["alive"].last_seen_s is not None and rows["alive"].last_seen_s >= 0
+    assert (rows["hung"].state, rows["hung"].last_seen_s, rows["hung"].publishers) == (
+        "STALE",
+        None,
+        1,
+    )
+    assert "no heartbeat in 1.5 s" in rows["hung"].reason
+    assert rows["plain"].state == NO_HEARTBEAT
+    assert not any(name.startswith("_jointbus_cli") for name in rows)
+    assert not changes.empty()  # the change to OK was forwarded for --watch
+
+
+def test_heartbeat_namespaces_come_from_discovery() -> None:
+    def topic(name: str, type_name: str) -> TopicInfo:
+        return TopicInfo(name, (type_name,), (), ())
+
+    topics = [
+        topic("/arm/heartbeat", "hb50_commons/msg/Status"),
+        topic("/hb50/heartbeat", "hb50_commons/msg/Status"),
+        topic("/x/heartbeat", "std_msgs/msg/String"),
+        topic("/a/b/heartbeat", "hb50_commons/msg/Status"),
+    ]
+    assert heartbeat_namespaces(topics, ["hb50"]) == ["hb50", "arm", "a/b"]
+
+
+def test_node_list_with_nothing_running_says_so() -> None:
+    result = run_cli(free_port(), "node", "list", "--wait", "0.2")
+    assert result.returncode == 0
+    assert "no nodes found" in result.stderr

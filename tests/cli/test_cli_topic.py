@@ -1,0 +1,321 @@
+"""``jointbus topic list | echo | hz | pub`` run as a user runs them: separate processes, Zenoh.
+
+A talker process (``cli_support.py``) publishes ``Status`` at 50 Hz with a heartbeating node; each
+CLI command is a new ``python -m jointbus.cli.main`` process that reaches it with nothing but
+``JOINTBUS_HUB_PORT`` (the default no-flag scheme, on a free port instead of 7447).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from cli_support import (
+    TALK_RATE_HZ,
+    TALK_TOPIC,
+    TALKER_NODE,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, EndpointInfo, QosProfile, ZenohConfig
+from jointbus.cli.topic import (
+    CliError,
+    RateWindow,
+    measured_rate,
+    resolve_type,
+    subscriber_qos,
+)
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.joint_state import JointState
+
+
+@pytest.fixture(scope="module")
+def hub_port() -> Iterator[int]:
+    port = free_port()
+    talker = start_talker(port)
+    yield port
+    stop(talker)
+
+
+def _rate_bounds_ok(rate: float) -> bool:
+    # Loose: a loaded 2-core VM delays processes; the point is "about 50 Hz", not a timing test.
+    return 0.5 * TALK_RATE_HZ <= rate <= 1.5 * TALK_RATE_HZ
+
+
+# ---- topic list ----------------------------------------------------------------------------------
+def test_list_shows_topic_type_publisher_and_rate(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "list", "--measure", "1")
+    assert result.returncode == 0, result.stderr
+    line = next(row for row in result.stdout.splitlines() if row.startswith(TALK_TOPIC + " "))
+    assert "hb50_commons/msg/Status" in line
+    assert TALKER_NODE in line
+    rate = re.search(r"([\d.]+) Hz", line)
+    assert rate is not None and _rate_bounds_ok(float(rate[1])), line
+    assert any(row.startswith("/hb50/heartbeat ") for row in result.stdout.splitlines())
+
+
+def test_list_json(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.5")
+    assert result.returncode == 0, result.stderr
+    topics = {t["name"]: t for t in json.loads(result.stdout)}
+    feed = topics[TALK_TOPIC]
+    assert feed["type"] == "hb50_commons/msg/Status"
+    assert [p["node"] for p in feed["publishers"]] == [TALKER_NODE]
+    assert _rate_bounds_ok(feed["rate_hz"])
+
+
+# ---- topic echo ----------------------------------------------------------------------------------
+def test_echo_once_prints_the_decoded_fields(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "echo", TALK_TOPIC, "--once")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.endswith("---\n")
+    assert out.count("---") == 1
+    assert "level: 2  # WARN\n" in out
+    assert f"reporting_node: {TALKER_NODE}\n" in out
+    assert re.search(r"^status: tick \d+$", out, re.M)
+    assert "data: [1, 2]\n" in out
+    assert re.search(r"^    sec: \d+$", out, re.M)
+
+
+def test_echo_json_lines_parse(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "echo", TALK_TOPIC, "--json", "--count", "3")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3
+    records = [json.loads(line) for line in lines]
+    assert all(r["reporting_node"] == TALKER_NODE and r["level"] == 2 for r in records)
+    assert all(r["data"] == [1, 2] for r in records)
+    ticks = [int(r["status"].split()[1]) for r in records]
+    assert ticks == sorted(ticks) and len(set(ticks)) == 3
+
+
+def test_echo_of_a_missing_topic_fails_clearly(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "echo", "/cli_test/nothing_here", "--timeout", "0.5")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: topic /cli_test/nothing_here has no publisher")
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_echo_with_type_waits_and_reports_a_short_count(hub_port: int) -> None:
+    result = run_cli(
+        hub_port,
+        "topic",
+        "echo",
+        "/cli_test/silent",
+        "--type",
+        "std_msgs/msg/String",
+        "--once",
+        "--duration",
+        "0.5",
+    )
+    assert result.returncode == 1
+    assert "received 0 of 1 message(s) on /cli_test/silent" in result.stderr
+
+
+# ---- topic hz ------------------------------------------------------------------------------------
+def test_hz_reports_about_the_publishing_rate(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "hz", TALK_TOPIC, "--duration", "2.5")
+    assert result.returncode == 0, result.stderr
+    reports = re.findall(
+        r"average rate: ([\d.]+)\n\tmin: ([\d.]+)s max: ([\d.]+)s std dev: ([\d.]+)s "
+        r"window: (\d+)",
+        result.stdout,
+    )
+    assert len(reports) >= 2, result.stdout
+    rate, lo, hi, std, window = reports[-1]
+    assert _rate_bounds_ok(float(rate))
+    assert float(lo) - 0.0005 <= 1 / float(rate) <= float(hi) + 0.0005  # printed to 1 ms
+    assert float(std) >= 0
+    assert int(window) > int(reports[0][4])  # the window grows with every report
+
+
+def test_hz_json_and_no_messages(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "hz", "/cli_test/silent", "--duration", "1.2", "--json")
+    assert result.returncode == 1  # nothing arrived during --duration
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert records and all(r["new_messages"] is False for r in records)
+    assert "does not appear to be published yet" in result.stderr
+
+
+# ---- topic pub -----------------------------------------------------------------------------------
+def test_pub_once_reaches_a_subscriber_in_another_process(hub_port: int) -> None:
+    got: list[Status] = []
+    with Bus(name="test", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        bus.subscribe("/cli_test/commands", Status, got.append, RELIABLE)
+        before = time.time_ns()
+        result = run_cli(
+            hub_port,
+            "topic",
+            "pub",
+            "/cli_test/commands",
+            "hb50_commons/msg/Status",
+            "{level: 2, reporting_node: me, status: hello}",
+            "--once",
+        )
+        assert result.returncode == 0, result.stderr
+        assert wait_until(lambda: len(got) == 1, timeout=5.0)
+    msg = got[0]
+    assert (msg.level, msg.reporting_node, msg.status, msg.data) == (Level.WARN, "me", "hello", b"")
+    assert before <= msg.header.stamp.to_ns() <= time.time_ns()  # auto-stamped when published
+    assert result.stdout.startswith("publishing #1: {")
+    assert "no subscriber" not in result.stderr
+
+
+def test_pub_count_at_rate_sends_fresh_stamps(hub_port: int) -> None:
+    got: list[Status] = []
+    with Bus(name="test", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        bus.subscribe("/cli_test/counted", Status, got.append, RELIABLE)
+        result = run_cli(
+            hub_port,
+            "topic",
+            "pub",
+            "/cli_test/counted",
+            "hb50_commons/Status",
+            '{"status": "n", "data": "hi"}',
+            "--count",
+            "3",
+            "--rate",
+            "20",
+            "--quiet",
+        )
+        assert result.returncode == 0, result.stderr
+        assert wait_until(lambda: len(got) == 3, timeout=5.0)
+    assert result.stdout == ""
+    assert [m.data for m in got] == [b"hi"] * 3
+    stamps = [m.header.stamp.to_ns() for m in got]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
+
+
+def test_typed_joint_state_from_pub_to_echo(hub_port: int) -> None:
+    echo = start_cli(
+        hub_port,
+        "topic",
+        "echo",
+        "/cli_test/joints",
+        "--type",
+        "jointbus_msgs/msg/JointState",
+        "--once",
+        "--duration",
+        "15",
+    )
+    try:
+        result = run_cli(
+            hub_port,
+            "topic",
+            "pub",
+            "/cli_test/joints",
+            "jointbus_msgs/msg/JointState",
+            "{names: [hip, base], positions: [0.5, {x: 1, y: 2, theta: 0.25}]}",
+            "--once",
+            "--wait-matching",
+            "15",  # until the echo process (started just before) subscribes
+        )
+        assert result.returncode == 0, result.stderr
+        out, err = echo.communicate(timeout=20)
+    finally:
+        if echo.poll() is None:
+            echo.kill()
+            echo.wait()
+    assert echo.returncode == 0, err
+    assert "names: [hip, base]\npositions:\n- 0.5\n- x: 1.0\n  y: 2.0\n  theta: 0.25\n" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["/t", "foo_msgs/msg/Nope", "{}"], "error: unknown message type 'foo_msgs/msg/Nope'"),
+        (["/t", "hb50_commons/msg/Statu", "{}"], "did you mean hb50_commons/msg/Status"),
+        (["/t", "hb50_commons/msg/Status", "{lvl: 1}"], "field 'lvl' = 1"),
+        (["/t", "hb50_commons/msg/Status", "{level: 7}"], "field 'level' = 7; expected one of"),
+        (["/t", "hb50_commons/msg/Status", "{level: [}"], "YAML or JSON"),
+        (["t", "hb50_commons/msg/Status", "{}"], "does not start with '/'"),
+        (["/t", "hb50_commons/msg/Status", "{}", "--qos", "FAST"], "--qos 'FAST'"),
+    ],
+)
+def test_pub_rejects_bad_input_without_a_traceback(
+    hub_port: int, args: list[str], message: str
+) -> None:
+    result = run_cli(hub_port, "topic", "pub", *args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_pub_refuses_a_topic_of_another_type(hub_port: int) -> None:
+    result = run_cli(hub_port, "topic", "pub", TALK_TOPIC, "std_msgs/msg/String", "{data: x}")
+    assert result.returncode == 1
+    assert f"topic {TALK_TOPIC} carries hb50_commons/msg/Status" in result.stderr
+
+
+# ---- pieces --------------------------------------------------------------------------------------
+@given(
+    period_ns=st.integers(1_000, 10**10),
+    count=st.integers(2, 50),
+    window=st.integers(1, 100),
+)
+def test_rate_window_of_a_steady_stream(period_ns: int, count: int, window: int) -> None:
+    rates = RateWindow(window)
+    for i in range(count):
+        rates.add(10**12 + i * period_ns)
+    stats = rates.stats()
+    assert stats is not None
+    assert stats.window == min(window, count - 1)
+    assert stats.rate_hz == pytest.approx(1e9 / period_ns)
+    assert stats.min_s == stats.max_s == pytest.approx(period_ns / 1e9)
+    assert stats.std_dev_s == pytest.approx(0.0, abs=1e-12)
+
+
+def test_rate_window_statistics_of_uneven_intervals() -> None:
+    rates = RateWindow(10)
+    assert rates.stats() is None
+    for t in (0, 100_000_000, 300_000_000):  # intervals 0.1 s and 0.2 s
+        rates.add(t)
+    stats = rates.stats()
+    assert stats is not None
+    assert (stats.min_s, stats.max_s, stats.window) == (0.1, 0.2, 2)
+    assert stats.rate_hz == pytest.approx(1 / 0.15)
+    assert stats.std_dev_s == pytest.approx(0.05)
+    with pytest.raises(CliError, match="--window"):
+        RateWindow(0)
+
+
+def test_measured_rate() -> None:
+    assert measured_rate([0, 500_000_000, 1_000_000_000], 1.0) == pytest.approx(2.0)
+    assert measured_rate([123], 2.0) == 0.5
+    assert measured_rate([], 1.0) == 0.0
+
+
+def _pub(qos: QosProfile) -> EndpointInfo:
+    return EndpointInfo("publisher", "/t", "x/msg/Y", "n", 1, qos, "z", False)
+
+
+def test_echo_qos_is_served_by_every_publisher() -> None:
+    assert subscriber_qos([_pub(RELIABLE)]).reliable
+    mixed = subscriber_qos([_pub(RELIABLE), _pub(MAB_RT)])
+    assert not mixed.reliable and not mixed.transient_local
+    assert subscriber_qos([_pub(LATCHED)]).transient_local
+    unknown = subscriber_qos([])
+    assert not unknown.reliable and not unknown.transient_local
+
+
+def test_typed_types_travel_as_their_wire_record() -> None:
+    typed = resolve_type("jointbus_msgs/msg/JointState")
+    assert typed.facing is JointState
+    assert typed.wire is jointbus_msgs.JointState
+    assert resolve_type("hb50_commons/Status").wire is Status
+    with pytest.raises(CliError, match="did you mean"):
+        resolve_type("hb50_commons/msg/Stats")
