@@ -33,6 +33,7 @@ hook                                            called by
 ``_write_home(indices, home_positions)``        :meth:`home` (default: ``_write_positions``)
 ``_write_currents(indices, currents)``          :meth:`current`, :meth:`currents`
 ``_write_impedance(targets)``                   :meth:`impedance` (all N actuators)
+``_read_imu() -> ImuReading | None``            :meth:`imu` (default: ``None``, no IMU)
 ``_close()``                                    :meth:`close`, once
 ==============================================  ===============================================
 
@@ -110,6 +111,7 @@ __all__ = [
     "ActuatorArrayConfig",
     "ActuatorArrayConfigError",
     "ImpedanceTargets",
+    "ImuReading",
     "JointReading",
     "RawReading",
     "SaturationCallback",
@@ -390,6 +392,25 @@ class ImpedanceTargets:
     brake: BoolArray
 
 
+@dataclass(frozen=True, slots=True)
+class ImuReading:
+    """One reading of the body IMU that a driver's hardware carries (or simulates).
+
+    Optional part of the API: a legged robot's IMU often sits on the same bus or in the same
+    simulation as its actuators, and the bridge publishes it in the same 500 Hz frame, so the
+    driver hands it out; :meth:`ActuatorArray.imu` returns ``None`` when there is none.
+    ``orientation`` (w, x, y, z): the IMU frame in the world frame (z up), as an orientation
+    filter reports it; ``angular_velocity`` rad/s and ``linear_acceleration`` m/s² in the IMU
+    frame, the acceleration being specific force (≈ (0, 0, +9.81) at rest, level). ``time`` is
+    the driver's clock, as in :class:`RawReading`, s.
+    """
+
+    time: float
+    orientation: FloatArray
+    angular_velocity: FloatArray
+    linear_acceleration: FloatArray
+
+
 # --------------------------------------------------------------------------------------------
 # The base class
 # --------------------------------------------------------------------------------------------
@@ -452,6 +473,10 @@ class ActuatorArray(abc.ABC):
 
     def _close(self) -> None:  # noqa: B027 - optional hook; most drivers have nothing to free
         """Release the driver's resources (called once)."""
+
+    def _read_imu(self) -> ImuReading | None:
+        """The body IMU's reading, or ``None`` if this driver has no IMU."""
+        return None
 
     def _request_power(self, on: bool) -> None:
         raise self._unsupported(Capability.POWER.value)
@@ -582,6 +607,12 @@ class ActuatorArray(abc.ABC):
             state=actuator_states(raw.moving, raw.braked, raw.stalled),
             motor_power=bool(raw.motor_power),
         )
+
+    def imu(self) -> ImuReading | None:
+        """The body IMU's latest reading (see :class:`ImuReading`); ``None``: no IMU here."""
+        with self._api_lock:
+            self._check_open()
+            return self._read_imu()
 
     def read(self) -> ActuatorArrayData:
         """Read every actuator: Player's array data (joint space, header stamped now)."""

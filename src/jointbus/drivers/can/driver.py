@@ -1,0 +1,589 @@
+"""The ``can://`` driver: MIT-mode CAN motors behind the :class:`ActuatorArray` API.
+
+Where it sits: :mod:`jointbus.drivers.can`, the top of the CAN package: it wraps a
+:class:`~.motor_link.MotorLink` (frames, replies, timeouts, bus-off) in the driver contract of
+:mod:`jointbus.drivers.actuator_array` (which has already checked, limited and calibrated every
+value). ``open_can`` is registered for the ``can`` scheme; :mod:`.config` describes the URL.
+
+**One bus exchange per control cycle, on the caller's thread.** MIT motors answer every frame
+with their state, and there is no read-only frame, so a command *is* a read. The driver has no
+thread: the bus is used only inside its calls, so a caller that stops calling stops the traffic
+and the drives' own communication watchdog switches them off — the safe failure. An exchange
+sends every motor its frame for this cycle and collects the replies:
+
+- :meth:`~ActuatorArray.impedance` and :meth:`~ActuatorArray.current` exchange at once with the
+  new command (it is held — resent — until the next one);
+- :meth:`~ActuatorArray.read` returns the replies of the exchange made since the last read if
+  there is one, else exchanges itself, resending what each motor holds. A bridge that reads, then
+  commands, at 500 Hz thus costs one exchange (12 frames each way for the hb50) per cycle.
+
+**What each motor is sent** (actuator space), by mode:
+
+- *off* (motor power off, motors in rest mode): a zero command, which rest-mode firmware ignores
+  but answers — so positions are read with the power off;
+- *profile* (position, speed and home commands): ruckig's reference
+  (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`, generic despite living in the sim
+  package), advanced by ``period_s`` per exchange, with the config's ``kp`` / ``kd``. A move's
+  timing assumes one exchange per period: calling less often slows it down, never speeds it
+  up. These commands take effect at the next exchange (the next :meth:`read`);
+- *current*: ``τ = k_t · I`` feed-forward, no gains (needs the torque constants);
+- *impedance*: the :class:`~jointbus.messages.hb50.joint_command.JointCommand` as it came;
+- *safe*: ``kp = 0``, ``kd = safe_kd``, no torque — the joints sink slowly instead of collapsing
+  or fighting a stale target.
+
+**Missing replies and the safe state.** A motor that does not answer within ``reply_timeout_s``
+reports NaN for that cycle, gets :attr:`CanStatus.REPLY_TIMEOUT` in its status word and is
+reported (:class:`~.motor_link.ReplyTimeout` event). After ``lost_after`` *consecutive* misses it
+is flagged lost — :attr:`CanStatus.COMM_LOST` and the ``STALLED`` state flag (Player has no
+"unreachable" state; STALLED is its "this actuator is not doing what it is told", so array-state
+reductions and Player clients see a fault), both latched — the driver sends every motor the safe
+command at once, marks every status word :attr:`CanStatus.SAFE`, reports :class:`DriveWentSafe`,
+and refuses motion commands with ``RequestRejected(TIMED_OUT)`` naming the lost joint. The
+command that crossed the threshold is refused the same way (it is no longer in effect). Re-arm
+with ``power(False)`` then ``power(True)``, which succeeds only when every motor answers.
+
+**Refusals and failures.** ``power(True)`` when a motor does not answer is refused
+(``TIMED_OUT``, naming the joint) and the motors that did enter motor mode are switched back
+off. A command outside a motor model's *wire* range (``kp`` above what the firmware encodes, for
+instance) is a :class:`~jointbus.messages.errors.LimitError` naming joint, index, field, value and
+range; nothing is sent. A bus-off (error frame, ERROR state, refused send, closed bus) raises
+:class:`~jointbus.drivers.errors.DriverIOError` and is reported (:class:`BusFailure`); the held
+command stays what it was, though frames sent before the failure cannot be called back.
+
+**Status word** (``ActuatorData.status``): bits 0–7 carry the motor's own error byte (models with
+the extended reply), the rest are :class:`CanStatus` flags.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, NoReturn
+
+import can
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.drivers.actuator_array import (
+    ActuatorArray,
+    ImpedanceTargets,
+    RawReading,
+    SaturationCallback,
+)
+from jointbus.drivers.can.config import CanArrayConfig
+from jointbus.drivers.can.mit_protocol import OutOfRangeError, ReservedFrameError
+from jointbus.drivers.can.motor_link import (
+    BusOffError,
+    LinkEvent,
+    LinkFeedback,
+    MotorLink,
+    MotorSpec,
+)
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverIOError, RejectReason, RequestRejected
+from jointbus.drivers.registry import DriverURL
+from jointbus.drivers.sim.profile import ProfileGenerator
+from jointbus.messages.errors import LimitError
+
+__all__ = [
+    "ERROR_BYTE_MASK",
+    "BusFailure",
+    "CanActuatorArray",
+    "CanEvent",
+    "CanStatus",
+    "DriveWentSafe",
+    "open_can",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+ERROR_BYTE_MASK: Final[int] = 0xFF
+"""Status-word bits holding the motor's own error byte (extended reply layouts; else 0)."""
+
+_OFF, _PROFILE, _CURRENT, _IMPEDANCE, _SAFE = 0, 1, 2, 3, 4
+_EVENT_HISTORY: Final[int] = 1024
+_API: Final[str] = "CanActuatorArray"
+
+
+class CanStatus(enum.IntFlag):
+    """Flag bits of the ``can://`` per-actuator status word (above the error byte)."""
+
+    REPLY_TIMEOUT = 0x100
+    """No reply in the last exchange: this actuator's values are NaN."""
+    COMM_LOST = 0x200
+    """``lost_after`` consecutive replies missing: flagged lost (latched until re-armed)."""
+    SAFE = 0x400
+    """The array is on the safe damping command because an actuator was lost."""
+    UNPOWERED = 0x800
+    """The motor is not in motor mode (no torque)."""
+    MOTOR_ERROR = 0x1000
+    """The motor reports a non-zero error byte (its value is in bits 0–7)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DriveWentSafe:
+    """A motor was flagged lost, so every motor was sent the safe damping command."""
+
+    motor_index: int
+    joint: str
+    can_id: int
+    missed: int
+    """Consecutive replies missing when it was flagged."""
+
+
+@dataclass(frozen=True, slots=True)
+class BusFailure:
+    """The bus failed (bus-off, refused send, closed bus): the call raised DriverIOError."""
+
+    detail: str
+    frames_sent: int
+
+
+CanEvent = LinkEvent | DriveWentSafe | BusFailure
+"""Everything the driver reports: link events (timeouts, late replies, error frames) and its own."""
+
+
+class CanActuatorArray(ActuatorArray):
+    """MIT-mode CAN motors as an actuator array (see the module docstring).
+
+    ``bus``: an open python-can bus to use (the caller keeps ownership, e.g. a virtual bus in a
+    test); ``None`` opens ``config.interface`` / ``config.channel`` and closes it on
+    :meth:`close`. ``on_event`` is called with every :class:`CanEvent` as it happens (from the
+    caller's thread, inside the driver call); :meth:`drain_events` returns the recent ones.
+    """
+
+    def __init__(
+        self,
+        config: CanArrayConfig,
+        bus: can.BusABC | None = None,
+        *,
+        on_saturation: SaturationCallback | None = None,
+        on_event: Callable[[CanEvent], None] | None = None,
+    ) -> None:
+        if not isinstance(config, CanArrayConfig):
+            raise TypeError(f"config = {config!r}; expected a CanArrayConfig")
+        super().__init__(config.array, on_saturation=on_saturation)
+        self._can = config
+        self._on_event = on_event
+        self._events: collections.deque[CanEvent] = collections.deque(maxlen=_EVENT_HISTORY)
+        self._owns_bus = bus is None
+        if bus is None:
+            kwargs: dict[str, object] = {"interface": config.interface, "channel": config.channel}
+            if config.bitrate is not None:
+                kwargs["bitrate"] = config.bitrate
+            try:
+                bus = can.Bus(**kwargs)  # type: ignore[arg-type]
+            except (can.CanError, OSError, ValueError, ImportError) as exc:
+                raise DriverIOError(
+                    f"cannot open CAN interface {config.interface!r} channel "
+                    f"{config.channel!r}: {exc}"
+                ) from exc
+        self._bus = bus
+        self._link = MotorLink(
+            bus,
+            [MotorSpec(m.joint, m.can_id, m.model) for m in config.motors],
+            config.reply_timeout_s,
+            host_id=config.host_id,
+            on_event=self._report_event,
+        )
+        n = self.count
+        self._kp = np.array(config.kp, dtype=np.float64)
+        self._kd = np.array(config.kd, dtype=np.float64)
+        self._kt = np.array(config.torque_constants, dtype=np.float64)
+        accel = np.array(config.array.accelerations, dtype=np.float64)
+        self._profile = ProfileGenerator(
+            config.names,
+            max_velocity=np.array(config.array.config_speeds),
+            max_acceleration=accel,
+            max_jerk=accel / config.jerk_time,
+        )
+        self._mode = np.full(n, _OFF, dtype=np.int8)
+        # the held command, actuator space
+        self._cmd_p = np.zeros(n)
+        self._cmd_v = np.zeros(n)
+        self._cmd_kp = np.zeros(n)
+        self._cmd_kd = np.zeros(n)
+        self._cmd_tau = np.zeros(n)
+        self._zeros = np.zeros(n)
+        # the latest replies
+        self._time = math.nan
+        self._position = np.full(n, np.nan)
+        self._velocity = np.full(n, np.nan)
+        self._torque = np.full(n, np.nan)
+        self._temperature = np.full(n, np.nan)
+        self._error_byte = np.zeros(n, dtype=np.uint32)
+        self._timed_out = np.zeros(n, dtype=np.bool_)
+        self._fresh = False
+        # supervision
+        self._missed = np.zeros(n, dtype=np.int64)
+        self._lost = np.zeros(n, dtype=np.bool_)
+        self._safe = False
+        self._powered = False
+
+    # ---------------------------------------------------------------- CAN extras
+
+    @property
+    def can_config(self) -> CanArrayConfig:
+        """The CAN configuration."""
+        return self._can
+
+    @property
+    def link(self) -> MotorLink:
+        """The motor link (counters such as ``frames_sent``; do not drive it directly)."""
+        return self._link
+
+    @property
+    def safe(self) -> bool:
+        """True while the array is on the safe command after a lost motor (until re-armed)."""
+        return self._safe
+
+    @property
+    def lost(self) -> BoolArray:
+        """Motors flagged lost (``lost_after`` consecutive missed replies), a copy."""
+        return self._lost.copy()
+
+    @property
+    def missed_replies(self) -> npt.NDArray[np.int64]:
+        """Consecutive missed replies per motor right now, a copy."""
+        return self._missed.copy()
+
+    def drain_events(self) -> tuple[CanEvent, ...]:
+        """The events reported since the last call (at most the last 1024), oldest first."""
+        with self._api_lock:
+            events = tuple(self._events)
+            self._events.clear()
+            return events
+
+    def _report_event(self, event: CanEvent) -> None:
+        self._events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
+    # ---------------------------------------------------------------- the exchange
+
+    def _exchange(
+        self,
+        p: FloatArray,
+        v: FloatArray,
+        kp: FloatArray,
+        kd: FloatArray,
+        tau: FloatArray,
+    ) -> LinkFeedback:
+        """Send one frame per motor, collect and absorb the replies, supervise."""
+        try:
+            feedback = self._link.command_all(position=p, velocity=v, kp=kp, kd=kd, torque=tau)
+        except OutOfRangeError as exc:
+            i = exc.motor_index if exc.motor_index is not None else 0
+            raise LimitError(
+                _API,
+                exc.field,
+                exc.value,
+                f"within the motor model {self._can.motors[i].model.name!r} wire range "
+                f"[{exc.low:g}, {exc.high:g}] {exc.unit} (actuator space); nothing was sent",
+                joint=self._names[i],
+                index=i,
+            ) from None
+        except ReservedFrameError as exc:
+            raise LimitError(_API, "command", None, f"a sendable command ({exc})") from None
+        except BusOffError as exc:
+            self._bus_failed(exc)
+        self._absorb(feedback)
+        return feedback
+
+    def _bus_failed(self, exc: BusOffError) -> NoReturn:
+        self._report_event(BusFailure(str(exc), exc.sent))
+        raise DriverIOError(f"CAN bus {self._can.channel!r}: {exc}") from exc
+
+    def _absorb(self, feedback: LinkFeedback, *, supervise: bool = True) -> None:
+        self._time = time.monotonic()
+        self._position = feedback.position
+        self._velocity = feedback.velocity
+        self._torque = feedback.torque
+        self._temperature = feedback.temperature_c
+        self._error_byte = np.array(
+            [0 if code is None else code for code in feedback.error_code], dtype=np.uint32
+        )
+        self._timed_out = feedback.timed_out & feedback.addressed
+        self._fresh = True
+        if not supervise:
+            return
+        answered = feedback.addressed & ~feedback.timed_out
+        self._missed[answered] = 0
+        self._missed[self._timed_out] += 1
+        newly_lost = (self._missed >= self._can.lost_after) & ~self._lost
+        if newly_lost.any():
+            self._lost |= newly_lost
+            if not self._safe:
+                self._go_safe(int(np.flatnonzero(newly_lost)[0]))
+
+    def _go_safe(self, index: int) -> None:
+        """Put every motor on the safe damping command and report it."""
+        self._safe = True
+        self._mode[:] = _SAFE
+        self._hold_safe()
+        self._report_event(
+            DriveWentSafe(index, self._names[index], self._can.motors[index].can_id,
+                          int(self._missed[index]))
+        )
+        if self._powered:
+            self._exchange(self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau)
+
+    def _hold_safe(self) -> None:
+        self._cmd_p[:] = 0.0
+        self._cmd_v[:] = 0.0
+        self._cmd_kp[:] = 0.0
+        self._cmd_kd[:] = self._can.safe_kd
+        self._cmd_tau[:] = 0.0
+
+    def _poll(self) -> None:
+        """Exchange with what each motor holds (profiles advance by one period)."""
+        profiled = self._mode == _PROFILE
+        if profiled.any():
+            p_ref, v_ref, _ = self._profile.step(self._can.period_s)
+            np.copyto(self._cmd_p, p_ref, where=profiled)
+            np.copyto(self._cmd_v, v_ref, where=profiled)
+            np.copyto(self._cmd_kp, self._kp, where=profiled)
+            np.copyto(self._cmd_kd, self._kd, where=profiled)
+            np.copyto(self._cmd_tau, self._zeros, where=profiled)
+        self._exchange(self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau)
+
+    def _check_armed(self, request: str) -> None:
+        """Refuse motion while the array is safe after a lost motor."""
+        if self._safe:
+            i = int(np.flatnonzero(self._lost)[0]) if self._lost.any() else 0
+            raise RequestRejected(
+                request,
+                RejectReason.TIMED_OUT,
+                f"motor (can id {self._can.motors[i].can_id}) missed "
+                f"{self._can.lost_after} replies in a row; the array is on the safe damping "
+                "command — power(False) then power(True) to re-arm",
+                joint=self._names[i],
+                index=i,
+            )
+
+    # ---------------------------------------------------------------- hooks
+
+    def _capabilities(self) -> frozenset[Capability]:
+        caps = {
+            Capability.POWER,
+            Capability.SPEED_CONFIG,
+            Capability.ACCEL_CONFIG,
+            Capability.POSITION,
+            Capability.SPEED,
+            Capability.HOME,
+            Capability.IMPEDANCE,
+        }
+        if np.isfinite(self._kt).all():
+            caps.add(Capability.CURRENT)
+        return frozenset(caps)
+
+    def _motor_power(self) -> bool:
+        return self._powered
+
+    def _read_raw(self) -> RawReading:
+        if not self._fresh:
+            self._poll()
+        self._fresh = False
+        status = self._error_byte & ERROR_BYTE_MASK
+        status |= np.where(status != 0, int(CanStatus.MOTOR_ERROR), 0).astype(np.uint32)
+        status |= np.where(self._timed_out, int(CanStatus.REPLY_TIMEOUT), 0).astype(np.uint32)
+        status |= np.where(self._lost, int(CanStatus.COMM_LOST), 0).astype(np.uint32)
+        status |= np.where(self._link.enabled, 0, int(CanStatus.UNPOWERED)).astype(np.uint32)
+        if self._safe:
+            status |= np.uint32(CanStatus.SAFE)
+        with np.errstate(invalid="ignore"):
+            moving = np.abs(self._velocity) > self._can.moving_velocity
+        n = self.count
+        return RawReading(
+            time=self._time,
+            position=self._position.copy(),
+            velocity=self._velocity.copy(),
+            acceleration=np.full(n, np.nan),
+            current=self._torque / self._kt,
+            effort=self._torque.copy(),
+            temperature=self._temperature.copy(),
+            status=status.astype(np.uint32),
+            moving=moving,
+            braked=np.zeros(n, dtype=np.bool_),
+            stalled=self._lost.copy(),
+            motor_power=self._powered,
+        )
+
+    def _measured_state(self) -> tuple[FloatArray, FloatArray]:
+        """The latest replies, without a new exchange (soft limits must not move the bus)."""
+        return self._position.copy(), self._velocity.copy()
+
+    def _request_power(self, on: bool) -> None:
+        link = self._link
+        try:
+            feedback = link.enable() if on else link.disable()
+        except BusOffError as exc:
+            self._bus_failed(exc)
+        self._absorb(feedback, supervise=False)
+        missing = np.flatnonzero(feedback.timed_out)
+        if on and missing.size:
+            # Leave the array as it was: switch the motors that did enter motor mode back off.
+            for i in np.flatnonzero(feedback.addressed & ~feedback.timed_out).tolist():
+                try:
+                    link.disable(i)
+                except BusOffError as exc:
+                    self._bus_failed(exc)
+            raise self._no_answer(int(missing[0]), "enter-motor-mode", "power is still off")
+        self._powered = on
+        self._cmd_p[:] = 0.0
+        self._cmd_v[:] = 0.0
+        self._cmd_kp[:] = 0.0
+        self._cmd_kd[:] = 0.0
+        self._cmd_tau[:] = 0.0
+        if on:
+            # Re-armed: hold where the joints are (the enable replies say where that is).
+            self._safe = False
+            self._lost[:] = False
+            self._missed[:] = 0
+            self._profile.reset(feedback.position, np.zeros(self.count))
+            self._mode[:] = _PROFILE
+        else:
+            self._mode[:] = _OFF
+            if missing.size:
+                raise self._no_answer(
+                    int(missing[0]),
+                    "exit-motor-mode",
+                    "the others are off and it is no longer commanded, so its own "
+                    "communication watchdog switches it off",
+                )
+
+    def _no_answer(self, index: int, frame: str, outcome: str) -> RequestRejected:
+        return RequestRejected(
+            "power",
+            RejectReason.TIMED_OUT,
+            f"motor (can id {self._can.motors[index].can_id}) did not answer {frame} within "
+            f"{self._can.reply_timeout_s:g} s; {outcome}",
+            joint=self._names[index],
+            index=index,
+        )
+
+    def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._set_limits("set_speed", indices, {"max_velocity": speeds})
+
+    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        jerk = accels / self._can.jerk_time
+        self._set_limits("set_accel", indices, {"max_acceleration": accels, "max_jerk": jerk})
+
+    def _set_limits(self, request: str, indices: IntArray, limits: dict[str, FloatArray]) -> None:
+        try:
+            if indices.size == self.count:
+                self._profile.set_limits(None, **limits)
+            else:
+                index = int(indices[0])
+                self._profile.set_limits(index, **{k: float(v[0]) for k, v in limits.items()})
+        except LimitError as exc:
+            raise RequestRejected(
+                request,
+                RejectReason.OUT_OF_RANGE,
+                f"{exc.field} = {exc.value!r}; expected {exc.expected}",
+                joint=exc.joint,
+                index=exc.index,
+            ) from None
+
+    def _enter_profile(self, indices: IntArray) -> None:
+        """Joints coming from current or impedance mode start their move from where they are."""
+        switching = indices[self._mode[indices] != _PROFILE]
+        if switching.size:
+            position = self._position[switching]
+            known = np.isfinite(position)
+            # A joint whose last reply was lost starts from the target it was holding.
+            start = np.where(known, position, self._cmd_p[switching])
+            velocity = np.where(np.isfinite(self._velocity[switching]),
+                                self._velocity[switching], 0.0)
+            self._profile.reset_joints(switching.tolist(), start, velocity)
+            self._mode[switching] = _PROFILE
+
+    def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
+        self._check_armed("positions" if indices.size > 1 else "position")
+        self._enter_profile(indices)
+        if indices.size == self.count:
+            self._profile.move_to(None, positions)
+        else:
+            for i, p in zip(indices.tolist(), positions.tolist(), strict=True):
+                self._profile.move_to(i, p)
+
+    def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._check_armed("speeds" if indices.size > 1 else "speed")
+        self._enter_profile(indices)
+        if indices.size == self.count:
+            self._profile.move_at(None, speeds)
+        else:
+            for i, v in zip(indices.tolist(), speeds.tolist(), strict=True):
+                self._profile.move_at(i, v)
+
+    def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
+        self._check_armed("currents" if indices.size > 1 else "current")
+        p, v = self._cmd_p.copy(), self._cmd_v.copy()
+        kp, kd, tau = self._cmd_kp.copy(), self._cmd_kd.copy(), self._cmd_tau.copy()
+        p[indices] = 0.0
+        v[indices] = 0.0
+        kp[indices] = 0.0
+        kd[indices] = 0.0
+        tau[indices] = self._kt[indices] * currents
+        self._commit(p, v, kp, kd, tau, indices=indices, mode=_CURRENT, request="current")
+
+    def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        self._check_armed("impedance")
+        self._commit(
+            targets.position, targets.velocity, targets.kp, targets.kd, targets.torque,
+            indices=self._all, mode=_IMPEDANCE, request="impedance",
+        )
+
+    def _commit(
+        self,
+        p: FloatArray,
+        v: FloatArray,
+        kp: FloatArray,
+        kd: FloatArray,
+        tau: FloatArray,
+        *,
+        indices: IntArray,
+        mode: int,
+        request: str,
+    ) -> None:
+        """Exchange a new command; hold it only if it went out (profiles sample first)."""
+        profiled = self._mode == _PROFILE
+        profiled[indices] = False
+        if profiled.any():
+            p_ref, v_ref, _ = self._profile.step(self._can.period_s)
+            np.copyto(p, p_ref, where=profiled)
+            np.copyto(v, v_ref, where=profiled)
+            np.copyto(kp, self._kp, where=profiled)
+            np.copyto(kd, self._kd, where=profiled)
+            np.copyto(tau, self._zeros, where=profiled)
+        self._exchange(p, v, kp, kd, tau)
+        if self._safe:  # this exchange lost a motor: the command is not in effect
+            self._check_armed(request)
+        self._cmd_p[:] = p
+        self._cmd_v[:] = v
+        self._cmd_kp[:] = kp
+        self._cmd_kd[:] = kd
+        self._cmd_tau[:] = tau
+        self._mode[indices] = mode
+
+    def _close(self) -> None:
+        try:
+            if self._powered:
+                self._link.disable()
+        except BusOffError:
+            pass  # closing anyway; the drives' watchdog switches them off
+        finally:
+            self._powered = False
+            if self._owns_bus:
+                self._bus.shutdown()
+
+
+def open_can(url: DriverURL) -> CanActuatorArray:
+    """Open ``can://<interface>/<channel>?robot=...&model=...`` (see :mod:`.config`)."""
+    return CanActuatorArray(CanArrayConfig.from_url(url))

@@ -1,0 +1,564 @@
+"""The ``can://`` driver: URL and config, the ActuatorArray behaviours, and the CAN failures
+(missed replies, a lost motor putting the drive safe, bus-off) — against the simulated motor
+firmware (:class:`FirmwareTwin`) on python-can's virtual bus.
+
+One suite for virtual and real (python-can's lesson): the behaviour tests take the ``rig``
+fixture, which is the twin on a virtual bus unless ``JOINTBUS_CAN_TEST_URL`` names a real bus
+(e.g. ``can://socketcan/can0?robot=hb50&model=md80`` — the joints WILL move a little); tests that
+inject faults or look at the frames need the twin and are skipped on real hardware.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import can
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jointbus import drivers
+from jointbus.drivers import (
+    Capability,
+    DriverClosedError,
+    DriverIOError,
+    DriverURLError,
+    RejectReason,
+    RequestRejected,
+)
+from jointbus.drivers.actuator_array import ActuatorArrayConfigError
+from jointbus.drivers.can.config import CanArrayConfig
+from jointbus.drivers.can.driver import (
+    ERROR_BYTE_MASK,
+    BusFailure,
+    CanActuatorArray,
+    CanStatus,
+    DriveWentSafe,
+)
+from jointbus.drivers.can.firmware_twin import FirmwareTwin
+from jointbus.drivers.can.mit_protocol import (
+    MitCommand,
+    MotorRanges,
+    ReplyLayout,
+    SpecialFrame,
+    decode_command,
+)
+from jointbus.drivers.can.motor_link import CAN_ERR_BUSOFF, MotorSpec, ReplyTimeout
+from jointbus.drivers.can.motor_models import MotorModel, MotorModelCatalog, bundled_motor_models
+from jointbus.drivers.sim.driver import SimArrayConfig
+from jointbus.messages.actarray import ActuatorState
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    NonFiniteError,
+    ValidationError,
+)
+from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.model.yaml_loader import load_robot
+
+HB50 = load_robot("hb50")
+NAMES = HB50.actuator_order
+HOME = np.array([HB50.pose("home")[name] for name in NAMES])
+MD80 = bundled_motor_models()["md80"]
+REAL_URL = os.environ.get("JOINTBUS_CAN_TEST_URL")
+TIMEOUT = 0.05  # s: generous, the twin answers from a thread on a noisy 2-vCPU VM
+needs_twin = pytest.mark.skipif(REAL_URL is not None, reason="injects faults into the twin")
+
+
+@dataclass
+class Rig:
+    """A driver and, on the virtual bus, the twin answering it and a listener seeing all frames."""
+
+    array: CanActuatorArray
+    twin: FirmwareTwin | None
+    listener: can.BusABC | None
+
+    def commands(self) -> dict[int, list[MitCommand | SpecialFrame]]:
+        """The host's frames since the last call, decoded, by CAN id."""
+        assert self.listener is not None
+        frames: dict[int, list[MitCommand | SpecialFrame]] = {}
+        while (msg := self.listener.recv(0.0)) is not None:
+            if msg.arbitration_id != 0:  # replies go to host id 0
+                frames.setdefault(msg.arbitration_id, []).append(
+                    decode_command(msg.data, MD80.ranges)
+                )
+        return frames
+
+
+@contextlib.contextmanager
+def make_rig(options: str = "", *, start: np.ndarray = HOME) -> Iterator[Rig]:
+    """The driver on the twin (virtual bus), or on ``JOINTBUS_CAN_TEST_URL``'s real bus."""
+    if REAL_URL is not None:
+        with drivers.open(REAL_URL) as array:
+            assert isinstance(array, CanActuatorArray)
+            yield Rig(array, None, None)
+        return
+    channel = f"jb-can-test-{uuid.uuid4().hex}"
+    twin_bus = can.Bus(interface="virtual", channel=channel)
+    listener = can.Bus(interface="virtual", channel=channel)
+    twin = FirmwareTwin(
+        twin_bus,
+        [MotorSpec(name, i + 1, MD80) for i, name in enumerate(NAMES)],
+        SimArrayConfig.from_model(HB50, noise=False).params,
+        initial_positions=start,
+    )
+    url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={TIMEOUT}{options}"
+    try:
+        with twin:
+            array = drivers.open(url)
+            assert isinstance(array, CanActuatorArray)
+            with array:
+                yield Rig(array, twin, listener)
+    finally:
+        twin_bus.shutdown()
+        listener.shutdown()
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    with make_rig() as r:
+        yield r
+
+
+@pytest.fixture
+def powered(rig: Rig) -> Rig:
+    rig.array.power(True)
+    return rig
+
+
+def hold(target: np.ndarray, kp: float = 80.0, kd: float = 3.0) -> JointCommand:
+    return JointCommand.hold(NAMES, target.tolist(), kp, kd)
+
+
+def run_impedance(array: CanActuatorArray, target: np.ndarray, cycles: int) -> None:
+    """The bridge's cycle: read, then command."""
+    for _ in range(cycles):
+        array.read_joints()
+        array.impedance(hold(target))
+
+
+def run_reads(array: CanActuatorArray, cycles: int) -> None:
+    for _ in range(cycles):
+        array.read_joints()
+
+
+# ------------------------------------------------------------------------------ URL and config
+
+
+def test_url_opens_hb50_in_actuator_order(rig: Rig) -> None:
+    array = rig.array
+    assert array.names == NAMES
+    assert array.can_config.can_ids == tuple(range(1, 13))
+    assert all(m.model.name == "md80" for m in array.can_config.motors)
+    caps = array.capabilities()
+    assert Capability.IMPEDANCE in caps and Capability.POSITION in caps
+    assert Capability.BRAKES not in caps  # no brakes on MIT motors
+    assert Capability.CURRENT not in caps  # hb50 states no current limit: k_t unknown
+    assert len(array.geometry().actuators) == 12
+
+
+@pytest.mark.parametrize(
+    ("query", "match"),
+    [
+        ("robot=hb50&model=md80&colour=red", "unknown option"),
+        ("model=md80", "missing robot"),
+        ("robot=hb50", "missing model"),
+        ("robot=hb50&model=md99", "unknown motor model 'md99'"),
+        ("robot=no_such_robot&model=md80", "robot="),
+        ("robot=hb50&model=md80&ids=1,2,3", "3 CAN ids for 12 joints"),
+        ("robot=hb50&model=md80&ids=1,1,3,4,5,6,7,8,9,10,11,12", "already used by joint 'fr_j0'"),
+        ("robot=hb50&model=md80&ids=0,2,3,4,5,6,7,8,9,10,11,12", "can id 0"),
+        ("robot=hb50&model=md80&ids=1,2,x", "whole numbers"),
+        ("robot=hb50&model=md80&timeout=-1", "reply_timeout_s"),
+        ("robot=hb50&model=md80&timeout=abc", "expected a number"),
+        ("robot=hb50&model=md80&lost_after=0", "lost_after"),
+        ("robot=hb50&model=md80&lost_after=2.5", "whole number"),
+        ("robot=hb50&model=md80&policy=ignore", "reject or saturate"),
+        ("robot=hb50&model=md80&safe_kd=50", "safe_kd"),
+        ("robot=hb50&model=md80,md80", "2 motor models for 12 joints"),
+        ("robot=hb50&model=cheetah", "effort limit"),  # 24 N·m does not fit ±18 N·m
+    ],
+)
+def test_bad_urls_are_typed_errors_naming_the_option(query: str, match: str) -> None:
+    with pytest.raises(DriverURLError, match=match):
+        drivers.open(f"can://virtual/jb-can-unused?{query}")
+
+
+def test_url_needs_interface_and_one_channel() -> None:
+    with pytest.raises(DriverURLError, match="channel"):
+        drivers.open("can://virtual?robot=hb50&model=md80")
+    with pytest.raises(DriverURLError, match="channel"):
+        drivers.open("can://virtual/a/b?robot=hb50&model=md80")
+
+
+def test_config_file_gives_the_options(tmp_path: Path) -> None:
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "schema_version: 1\nmodels:\n  big:\n    position_rad: [-12.5, 12.5]\n"
+        "    velocity_rad_s: [-30.0, 30.0]\n    kp_nm_per_rad: [0.0, 500.0]\n"
+        "    kd_nm_s_per_rad: [0.0, 5.0]\n    torque_nm: [-48.0, 48.0]\n"
+        "    reply: {layout: basic}\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "hb50_can.yaml"
+    config.write_text(
+        "robot: hb50\nmodels: models.yaml\nmodel: big\n"
+        "ids: [11, 12, 13, 21, 22, 23, 31, 32, 33, 41, 42, 43]\n"
+        "timeout: 0.0008\nlost_after: 3\nsafe_kd: 0.5\npolicy: saturate\n",
+        encoding="utf-8",
+    )
+    with drivers.open(f"can://virtual/jb-can-file?config={config}") as array:
+        assert isinstance(array, CanActuatorArray)
+        cfg = array.can_config
+        assert cfg.can_ids[:4] == (11, 12, 13, 21)
+        assert cfg.motors[0].model.name == "big"
+        assert (cfg.reply_timeout_s, cfg.lost_after, cfg.safe_kd) == (0.0008, 3, 0.5)
+        assert cfg.array.policy is drivers.LimitPolicy.SATURATE
+        assert cfg.kp == (80.0,) * 12  # the robot's stand gains drive profiled moves
+    with pytest.raises(DriverURLError, match="given with config="):
+        drivers.open(f"can://virtual/x?config={config}&robot=hb50")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot: hb50\nmodel: md80\nspeed: 3\n", encoding="utf-8")
+    with pytest.raises(DriverURLError, match="unknown option"):
+        drivers.open(f"can://virtual/x?config={bad}")
+
+
+def test_motor_model_too_narrow_for_the_joint_range_is_refused() -> None:
+    narrow = MotorModel(
+        "narrow", MotorRanges(-1.0, 1.0, -30, 30, 0, 500, 0, 5, -30, 30), ReplyLayout()
+    )
+    match = r"fr_j0.*index 0.*position range.*wire range"
+    with pytest.raises(ActuatorArrayConfigError, match=match):
+        CanArrayConfig.from_model(
+            HB50, "narrow", catalog=MotorModelCatalog({"narrow": narrow})
+        )
+
+
+# ------------------------------------------------------------------------------ behaviours
+
+
+def test_reads_with_power_off(rig: Rig) -> None:
+    data = rig.array.read()
+    assert not data.motor_power
+    assert len(data.actuators) == 12
+    for actuator, home in zip(data.actuators, HOME, strict=True):
+        assert actuator.status & CanStatus.UNPOWERED
+        assert actuator.state & ActuatorState.STALLED == 0
+        if rig.twin is not None:
+            assert actuator.position == pytest.approx(home, abs=1e-3)
+            assert actuator.temperature == pytest.approx(25.0, abs=5.0)  # md80 reports it
+
+
+def test_motion_is_refused_while_powered_off(rig: Rig) -> None:
+    for command in (
+        lambda a: a.impedance(hold(HOME)),
+        lambda a: a.positions(HOME.tolist()),
+        lambda a: a.speed(0, 0.5),
+        lambda a: a.home(),
+    ):
+        with pytest.raises(RequestRejected) as info:
+            command(rig.array)
+        assert info.value.reason is RejectReason.POWERED_OFF
+
+
+def test_power_on_holds_the_joints_where_they_are(powered: Rig) -> None:
+    array = powered.array
+    before = array.read_joints()
+    assert before.motor_power
+    run_reads(array, 100)
+    after = array.read_joints()
+    np.testing.assert_allclose(after.position, before.position, atol=0.01)
+    assert not (after.status & CanStatus.UNPOWERED).any()
+    if powered.twin is not None:
+        assert powered.twin.powered.all()
+
+
+def test_impedance_command_moves_the_joints(powered: Rig) -> None:
+    target = HOME + np.tile([0.05, -0.1, 0.1], 4) * np.sign(HOME)
+    run_impedance(powered.array, target, 300)
+    np.testing.assert_allclose(powered.array.read_joints().position, target, atol=0.02)
+
+
+def test_profiled_position_speed_and_home_moves(powered: Rig) -> None:
+    array = powered.array
+    target = HOME.copy()
+    target[1] += 0.3
+    array.positions(target.tolist())
+    run_reads(array, 400)
+    np.testing.assert_allclose(array.read_joints().position, target, atol=0.02)
+    start = array.read_joints().position[4]
+    array.speed("fl_j1", 0.5)
+    run_reads(array, 150)  # 0.3 s at the configured 2 ms per exchange
+    array.speed("fl_j1", 0.0)
+    run_reads(array, 100)
+    moved = array.read_joints().position[4] - start
+    assert 0.05 < moved < 0.2
+    array.home()
+    run_reads(array, 400)
+    homes = [a.home for a in array.geometry().actuators]  # hb50 states none: 0 within range
+    np.testing.assert_allclose(array.read_joints().position, homes, atol=0.02)
+
+
+def test_speed_and_accel_requests_are_acked_and_nacked(rig: Rig) -> None:
+    array = rig.array
+    array.set_speed("fr_j1", 2.0)
+    array.set_accel(None, 10.0)
+    assert array.config_speeds[1] == 2.0
+    with pytest.raises(RequestRejected) as info:
+        array.set_speed("fr_j1", 25.0)  # above the 20 rad/s limit
+    assert info.value.reason is RejectReason.OUT_OF_RANGE
+    assert info.value.joint == "fr_j1" and info.value.index == 1
+    with pytest.raises(RequestRejected) as info:
+        array.brakes(True)
+    assert info.value.reason is RejectReason.UNSUPPORTED
+
+
+def test_closed_driver_refuses_everything(rig: Rig) -> None:
+    rig.array.close()
+    with pytest.raises(DriverClosedError):
+        rig.array.read()
+    with pytest.raises(DriverClosedError):
+        rig.array.power(True)
+
+
+# ------------------------------------------------------------------------------ on the wire
+
+
+@needs_twin
+def test_one_exchange_per_bridge_cycle(powered: Rig) -> None:
+    array = powered.array
+    array.read_joints()
+    array.impedance(hold(HOME))  # from here on: read (the last replies), command (exchange)
+    sent = array.link.frames_sent
+    run_impedance(array, HOME, 50)
+    assert array.link.frames_sent - sent == 50 * 12
+    frames = powered.commands()
+    last = frames[2][-1]
+    assert isinstance(last, MitCommand)
+    assert last.kp == pytest.approx(80.0, abs=0.2) and last.kd == pytest.approx(3.0, abs=0.01)
+    assert last.position == pytest.approx(HOME[1], abs=1e-3)
+
+
+@needs_twin
+def test_invalid_commands_send_nothing(powered: Rig) -> None:
+    array = powered.array
+    array.read_joints()
+    powered.commands()
+    bad_commands = [
+        (JointCommand.hold(NAMES[::-1], HOME[::-1].tolist(), 80.0, 3.0), ValidationError),
+        (hold(HOME + 10.0), LimitError),
+        (JointCommand.hold(NAMES[:3], HOME[:3].tolist(), 80.0, 3.0), LengthMismatchError),
+    ]
+    for command, error in bad_commands:
+        with pytest.raises(error):
+            array.impedance(command)
+    with pytest.raises(NonFiniteError):
+        array.positions([float("nan")] * 12)
+    # kp within the message rules but above the md80 wire range (0…500 N·m/rad)
+    with pytest.raises(LimitError) as info:
+        array.impedance(hold(HOME, kp=600.0))
+    assert (info.value.joint, info.value.index, info.value.field) == ("fr_j0", 0, "kp")
+    assert "wire range" in str(info.value)
+    assert powered.commands() == {}
+
+
+@pytest.fixture(scope="module")
+def shared_powered() -> Iterator[Rig]:
+    """One powered rig for property tests (each example leaves it as it was, or fails)."""
+    with make_rig() as r:
+        r.array.power(True)
+        r.array.impedance(hold(HOME))
+        yield r
+
+
+@settings(max_examples=50)
+@given(kp=st.floats(500.5, 1e6), kd=st.floats(0.0, 10.0), joint=st.integers(0, 11))
+def test_any_gain_outside_the_wire_range_is_refused_whole(
+    shared_powered: Rig, kp: float, kd: float, joint: int
+) -> None:
+    array = shared_powered.array
+    if shared_powered.listener is not None:
+        shared_powered.commands()
+    gains = [80.0] * 12
+    gains[joint] = kp
+    with pytest.raises(LimitError) as info:
+        array.impedance(JointCommand.hold(NAMES, HOME.tolist(), gains, kd))
+    assert (info.value.index, info.value.joint, info.value.field) == (joint, NAMES[joint], "kp")
+    if shared_powered.listener is not None:
+        assert shared_powered.commands() == {}  # not one frame of the command went out
+
+
+@needs_twin
+def test_close_switches_the_motors_off(powered: Rig) -> None:
+    assert powered.twin is not None
+    powered.array.close()
+    assert not powered.twin.powered.any()
+
+
+@needs_twin
+def test_motor_error_byte_and_temperature_are_reported(powered: Rig) -> None:
+    assert powered.twin is not None
+    powered.twin.set_error_code(5, 0x21)
+    powered.array.read_joints()
+    reading = powered.array.read_joints()
+    assert reading.status[4] & ERROR_BYTE_MASK == 0x21
+    assert reading.status[4] & CanStatus.MOTOR_ERROR
+    assert not reading.status[3] & CanStatus.MOTOR_ERROR
+    assert np.isfinite(reading.temperature).all()
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+@needs_twin
+def test_a_missed_reply_is_flagged_reported_and_clears() -> None:
+    with make_rig("&lost_after=3") as r:
+        assert r.twin is not None
+        array = r.array
+        array.power(True)
+        array.read_joints()
+        array.drain_events()
+        r.twin.drop_replies(5, True)
+        array.impedance(hold(HOME))  # accepted: one miss is not a lost motor
+        reading = array.read_joints()
+        assert np.isnan(reading.position[4]) and np.isnan(reading.velocity[4])
+        assert reading.status[4] & CanStatus.REPLY_TIMEOUT
+        assert not reading.status[4] & CanStatus.COMM_LOST
+        assert reading.state[4] & ActuatorState.STALLED == 0
+        assert np.isfinite(np.delete(reading.position, 4)).all()
+        timeouts = [e for e in array.drain_events() if isinstance(e, ReplyTimeout)]
+        assert [(e.motor_index, e.motor_name, e.can_id) for e in timeouts] == [(4, "fl_j1", 5)]
+        r.twin.drop_replies(5, False)
+        array.impedance(hold(HOME))
+        reading = array.read_joints()
+        assert not reading.status[4] & CanStatus.REPLY_TIMEOUT
+        assert np.isfinite(reading.position[4])
+
+
+@needs_twin
+def test_misses_that_are_not_consecutive_do_not_trip() -> None:
+    with make_rig("&lost_after=2") as r:
+        assert r.twin is not None
+        array = r.array
+        array.power(True)
+        for _ in range(4):
+            r.twin.drop_replies(7, True)
+            array.impedance(hold(HOME))
+            r.twin.drop_replies(7, False)
+            array.impedance(hold(HOME))
+        assert not array.safe
+        assert array.link.timeout_counts[6] == 4
+
+
+@needs_twin
+def test_consecutive_misses_flag_the_motor_and_put_the_drive_safe() -> None:
+    with make_rig("&lost_after=3&safe_kd=1.5") as r:
+        assert r.twin is not None
+        array = r.array
+        array.power(True)
+        array.read_joints()
+        r.twin.drop_replies(8, True)  # rl_j1, index 7
+        array.impedance(hold(HOME))
+        array.impedance(hold(HOME))
+        r.commands()
+        with pytest.raises(RequestRejected) as info:
+            array.impedance(hold(HOME))  # the third miss: the command is replaced by safe
+        assert info.value.reason is RejectReason.TIMED_OUT
+        assert (info.value.joint, info.value.index) == ("rl_j1", 7)
+        assert array.safe and array.lost.tolist() == [i == 7 for i in range(12)]
+        # On the wire: the command, then the safe damping command to every motor.
+        for can_id, frames in r.commands().items():
+            last = frames[-1]
+            assert isinstance(last, MitCommand), can_id
+            assert (last.kp, last.torque) == (0.0, pytest.approx(0.0, abs=0.01))
+            assert last.kd == pytest.approx(1.5, abs=0.01)
+        went_safe = [e for e in array.drain_events() if isinstance(e, DriveWentSafe)]
+        assert went_safe == [DriveWentSafe(7, "rl_j1", 8, 3)]
+        reading = array.read_joints()  # reads go on (and keep sending the safe command)
+        assert reading.status[7] & CanStatus.COMM_LOST
+        assert reading.state[7] & ActuatorState.STALLED
+        assert (reading.status & CanStatus.SAFE).all()
+        assert not (np.delete(reading.state, 7) & ActuatorState.STALLED).any()
+        for command in (lambda: array.impedance(hold(HOME)), lambda: array.positions(HOME)):
+            with pytest.raises(RequestRejected) as info:
+                command()
+            assert info.value.reason is RejectReason.TIMED_OUT and info.value.index == 7
+        # Re-arm: power off and on once the motor answers again.
+        r.twin.drop_replies(8, False)
+        array.power(False)
+        array.power(True)
+        assert not array.safe and not array.lost.any()
+        array.impedance(hold(HOME))
+        assert not (array.read_joints().state & ActuatorState.STALLED).any()
+
+
+@needs_twin
+def test_a_motor_lost_while_only_reading_also_goes_safe() -> None:
+    with make_rig("&lost_after=2") as r:
+        assert r.twin is not None
+        array = r.array
+        array.power(True)
+        array.positions((HOME + 0.1 * np.sign(HOME)).tolist())
+        r.twin.drop_replies(1, True)
+        run_reads(array, 3)  # reads never raise for timeouts
+        assert array.safe
+        assert array.read_joints().status[0] & CanStatus.COMM_LOST
+
+
+@needs_twin
+def test_power_on_is_refused_when_a_motor_does_not_answer(rig: Rig) -> None:
+    assert rig.twin is not None
+    rig.twin.drop_replies(3, True)
+    with pytest.raises(RequestRejected) as info:
+        rig.array.power(True)
+    assert info.value.reason is RejectReason.TIMED_OUT
+    assert (info.value.joint, info.value.index) == ("fr_j2", 2)
+    assert not rig.array.read_joints().motor_power
+    # the motors that had answered were switched back off (the silent one acts, unheard)
+    assert not np.delete(rig.twin.powered, 2).any()
+
+
+@needs_twin
+def test_bus_off_is_reported_and_changes_nothing(powered: Rig) -> None:
+    assert powered.twin is not None and powered.listener is not None
+    array = powered.array
+    array.impedance(hold(HOME))
+    powered.commands()
+    powered.listener.send(
+        can.Message(is_error_frame=True, arbitration_id=CAN_ERR_BUSOFF, data=bytes(8))
+    )
+    with pytest.raises(DriverIOError, match="bus-off"):
+        array.impedance(hold(HOME + 0.1, kp=40.0))
+    assert [type(e) for e in array.drain_events()][-1] is BusFailure
+    assert powered.commands() == {}
+    # The held command is still the one before the failure.
+    array.read_joints()
+    array.read_joints()
+    held = powered.commands()[1][-1]
+    assert isinstance(held, MitCommand)
+    assert held.kp == pytest.approx(80.0, abs=0.2)
+
+
+@needs_twin
+def test_a_closed_bus_is_a_driver_io_error() -> None:
+    channel = f"jb-can-test-{uuid.uuid4().hex}"
+    host = can.Bus(interface="virtual", channel=channel)
+    config = CanArrayConfig.from_model(HB50, "md80", reply_timeout_s=TIMEOUT)
+    array = CanActuatorArray(config, host)
+    host.shutdown()
+    with pytest.raises(DriverIOError):
+        array.read()
+    with pytest.raises(DriverIOError):
+        array.power(True)
+    array.close()
+
+
+def test_unknown_interface_is_a_driver_io_error() -> None:
+    with pytest.raises((DriverIOError, DriverURLError)):
+        drivers.open("can://no_such_interface/can0?robot=hb50&model=md80")
