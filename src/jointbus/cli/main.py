@@ -34,6 +34,11 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("jointbus.cli.plot", "plot"),
     "foxglove": ("jointbus.cli.foxglove", "foxglove"),
     "monitor": ("jointbus.cli.monitor", "monitor"),
+    "demo": ("jointbus.cli.demo", "demo"),
+    "bridge": ("jointbus.cli.launch", "bridge"),
+    "control": ("jointbus.cli.launch", "control"),
+    "estop": ("jointbus.cli.launch", "estop"),
+    "mode": ("jointbus.cli.launch", "mode"),
 }
 
 
