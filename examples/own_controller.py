@@ -1,0 +1,145 @@
+"""Write your own controller: take over from the control node at 500 Hz, squat, hand control back.
+
+Run the robot in one terminal (``make demo``, or ``jointbus bridge`` + ``jointbus control``), wait
+until it stands, then in another::
+
+    python examples/own_controller.py --duration 8
+
+What happens — the bridge's command arbitration, nothing special in this program:
+
+1. The program joins the robot's bus over Zenoh (the same no-flags scheme as ``jointbus topic``)
+   and waits for the first ``/hb50/bridge_data`` frame: the squat starts from the measured pose.
+2. It publishes a ``JointCommand`` with ``source_node="squat_controller"`` every 2 ms. After five
+   steady commands (≈ 8 ms) the bridge gives it the actuators: ``owner: squat_controller`` in
+   ``/hb50/bridge_state``. The control node keeps running; its commands wait.
+3. The body goes down ``--depth`` metres and back up, in whole squats of about ``--period``
+   seconds, so the last command is the pose it started from.
+4. It stops publishing. 100 ms later the bridge gives control back to ``control_node`` — also when
+   this program is killed, which is the point: a crashed custom controller never leaves the robot
+   without commands.
+
+The joint targets come from the same leg inverse kinematics the control node uses
+(:class:`jointbus.nodes.control.stand_pose.StandPose`): the difference between the standing pose
+at the robot's stand height and at the squat height, added to the measured start pose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand
+from jointbus.messages.std_msgs import Header
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.control.stand_pose import BodyPose, StandPose
+from jointbus.runtime import CycleInfo, Node
+
+NAME = "squat_controller"
+
+
+class SquatController(Node):
+    """A 500 Hz controller node: a slow squat from the measured pose, for ``duration`` s."""
+
+    def __init__(self, bus: Bus, *, duration: float, period: float, depth: float) -> None:
+        super().__init__(NAME, bus)
+        model = load_robot("hb50")
+        params = {p.name: float(p.default) for p in model.parameters}
+        self.kp, self.kd = params["kp"], params["kd"]  # N·m/rad, N·m·s/rad: the stand gains
+        stand = StandPose(model)
+        height = params["stand_height"]  # m
+        self.delta = stand.solve(BodyPose(height - depth)) - stand.solve(BodyPose(height))
+        self.squats = max(1, round(duration / period))
+        self.period = duration / self.squats  # s: whole squats, so the motion ends where it began
+        self.duration = duration
+        self.frame: BridgeData | None = None
+        self.start_pose: np.ndarray | None = None
+        self.names: tuple[str, ...] = ()
+        self.t0 = 0.0
+        self.done = threading.Event()
+        self.owner = ""
+        self.create_subscription("bridge_data", BridgeData, self.on_frame, MAB_RT, realtime=True)
+        self.create_subscription("bridge_state_10hz", BridgeState, self.on_state, RELIABLE)
+        self.commands = self.create_publisher("joint_command", JointCommand, MAB_RT)
+        self.create_rate_loop(500.0, self.step, name="squat")
+
+    def on_frame(self, frame: BridgeData) -> None:
+        self.frame = frame  # newest feedback; the loop reads it
+
+    def on_state(self, state: BridgeState) -> None:
+        owner = next((s[len("owner: ") :] for s in state.status if s.startswith("owner: ")), "")
+        if owner != self.owner:
+            self.owner = owner
+            print(f"owner: {owner}", flush=True)
+
+    def step(self, _cycle: CycleInfo) -> None:
+        frame = self.frame
+        if frame is None or self.done.is_set():
+            return  # no feedback yet: command nothing rather than guess the pose
+        now = time.monotonic()
+        if self.start_pose is None:
+            self.start_pose = np.array(frame.joint_position)
+            self.names = frame.joint_name
+            self.t0 = now
+            print(f"squatting {self.squats} x {self.period:.1f} s", flush=True)
+        t = now - self.t0
+        if t >= self.duration:
+            self.done.set()  # stop publishing: the bridge hands control back after 100 ms
+            return
+        w = 2.0 * math.pi / self.period
+        s = 0.5 * (1.0 - math.cos(w * t))  # 0 → 1 → 0 per squat
+        ds = 0.5 * w * math.sin(w * t)  # 1/s
+        n = len(self.names)
+        self.commands.publish(
+            JointCommand(
+                Header.now(),
+                NAME,
+                self.names,
+                (self.kp,) * n,
+                (0.0,) * n,
+                (self.kd,) * n,
+                tuple((self.start_pose + s * self.delta).tolist()),  # rad
+                tuple((ds * self.delta).tolist()),  # rad/s
+                (0.0,) * n,
+                (False,) * n,
+            )
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=8.0, help="seconds of squatting")
+    parser.add_argument("--period", type=float, default=4.0, help="seconds per squat (about)")
+    parser.add_argument("--depth", type=float, default=0.06, help="how far the body goes down (m)")
+    parser.add_argument(
+        "--hub-port",
+        type=int,
+        default=int(os.environ.get("JOINTBUS_HUB_PORT", "7447")),
+        help="loopback port of the local jointbus hub (env JOINTBUS_HUB_PORT)",
+    )
+    args = parser.parse_args()
+    with (
+        Bus(name=NAME, zenoh=ZenohConfig(hub_port=args.hub_port)) as bus,
+        SquatController(
+            bus, duration=args.duration, period=args.period, depth=args.depth
+        ) as controller,
+    ):
+        controller.start()
+        print("waiting for /hb50/bridge_data", flush=True)
+        try:
+            controller.done.wait()
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        time.sleep(0.3)  # see the bridge hand control back (10 Hz state mirror)
+    print("stopped: control is back with the control node", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

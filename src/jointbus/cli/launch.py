@@ -1,0 +1,296 @@
+"""``jointbus bridge | control | estop | mode``: run each node in its own process, and command them.
+
+Where it sits: :mod:`jointbus.cli`, registered as commands of :mod:`jointbus.cli.main`. ``bridge``
+and ``control`` are one-node :class:`jointbus.stack.Stack` runs shown by the demo's view
+(:func:`jointbus.cli.demo.run_stack`); ``estop`` and ``mode`` publish one command and wait for the
+robot to confirm it.
+
+**Two terminals, one robot.** ``jointbus bridge`` opens the actuators (``sim://hb50`` by default)
+and runs the 500 Hz bridge; ``jointbus control`` runs the control node, which powers nothing until
+bridge frames arrive, then sends itself ``stand_up`` (``--start idle`` does not). They meet over
+Zenoh with the default scheme (the first jointbus process on the host listens on
+``tcp/127.0.0.1:7447``; ``--hub-port`` / ``JOINTBUS_HUB_PORT`` change it), exactly like the demo
+but with every message crossing a process boundary.
+
+**E-stop.** ``jointbus estop`` publishes ``estop jointbus_cli`` on ``/hb50/hardware_command`` (a
+``std_msgs/String``, so ``ros2 topic pub`` can do the same) and repeats it until the bridge's
+``bridge_state_10hz`` reports the latch; only then does it print ``e-stop latched`` and exit 0.
+An e-stop that nobody confirmed is an error (exit 1): the user must not believe the robot is
+stopped when no bridge heard it. The latch holds until an explicit ``jointbus estop --reset``:
+the bridge then switches the drives on holding the measured position until a command *sent after
+the reset* arrives, so a controller that kept publishing resumes from where the robot is — if the
+robot fell, send ``jointbus mode idle`` before the reset and ``jointbus mode stand_up`` after.
+
+**Motion modes.** ``jointbus mode stand_up|stand|sit_down|idle`` publishes on
+``/hb50/control_command`` and prints the control node's answer from ``/hb50/status`` (the mode
+change, or why it refused: exit 1); a command that changes nothing (``idle`` while idle) is
+confirmed from ``robot_state_10hz``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Final, TypeVar
+
+import typer
+
+from jointbus.bus import DEFAULT_HUB_PORT, RELIABLE, Bus, Publisher
+from jointbus.cli.demo import run_stack
+from jointbus.cli.topic import (
+    CliError,
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    cli_node_name,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
+from jointbus.messages.base import Message
+from jointbus.messages.hb50 import BridgeState, Level, MotionMode, RobotState, Status
+from jointbus.messages.std_msgs import String
+from jointbus.runtime import DEFAULT_NAMESPACE
+from jointbus.stack import DEFAULT_REALTIME, START_COMMANDS, Stack, StackError
+
+__all__ = ["bridge", "control", "estop", "mode"]
+
+#: How often ``estop`` repeats its command until the bridge confirms it (s).
+ESTOP_REPEAT_S: Final = 0.1
+#: The control node's name (the reporter of mode changes on the status topic).
+CONTROL_NODE: Final = "control_node"
+_M = TypeVar("_M", bound=Message)
+
+NamespaceOption = Annotated[
+    str, typer.Option("--namespace", help="Topic namespace of the robot (/NAMESPACE/...).")
+]
+TimeoutOption = Annotated[
+    float,
+    typer.Option("--timeout", min=0.1, help="Seconds to wait for the robot to confirm."),
+]
+DurationOption = Annotated[
+    float | None,
+    typer.Option("--duration", min=0.001, help="Stop after SECONDS (default: until Ctrl-C)."),
+]
+HeadlessOption = Annotated[
+    bool, typer.Option("--headless", help="Plain summary lines, no terminal UI.")
+]
+
+
+def _stack(**kwargs: Any) -> Stack:
+    try:
+        return Stack(**kwargs)
+    except (StackError, LookupError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def bridge(  # noqa: PLR0917 (typer maps parameters to options)
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url", help="Actuator array to open (default: sim://ROBOT, stepped by the bridge)."
+        ),
+    ] = None,
+    robot: Annotated[str, typer.Option("--robot", help="Robot model (bundled name).")] = "hb50",
+    duration: DurationOption = None,
+    headless: HeadlessOption = False,
+    realtime: Annotated[
+        bool,
+        typer.Option(
+            "--realtime/--no-realtime",
+            help="SCHED_FIFO and 1 ns timer slack for the bridge loop where the OS allows it.",
+        ),
+    ] = True,
+    namespace: NamespaceOption = DEFAULT_NAMESPACE,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
+    with user_errors():
+        stack = _stack(
+            robot=robot,
+            url=url,
+            nodes=("bridge",),
+            zenoh=zenoh_config(hub_port, connect, router),
+            realtime=DEFAULT_REALTIME if realtime else None,
+            namespace=namespace,
+            start_command=None,
+        )
+        run_stack(stack, duration=duration, headless=headless, monitor=False)
+
+
+def control(  # noqa: PLR0917 (typer maps parameters to options)
+    start: Annotated[
+        str,
+        typer.Option(
+            "--start",
+            help=f"Command sent once bridge frames arrive: {', '.join(START_COMMANDS)} or none.",
+        ),
+    ] = "stand_up",
+    robot: Annotated[str, typer.Option("--robot", help="Robot model (bundled name).")] = "hb50",
+    duration: DurationOption = None,
+    headless: HeadlessOption = False,
+    namespace: NamespaceOption = DEFAULT_NAMESPACE,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
+    with user_errors():
+        if start != "none" and start not in START_COMMANDS:
+            raise CliError(f"--start {start!r}: expected one of {', '.join(START_COMMANDS)}, none")
+        stack = _stack(
+            robot=robot,
+            nodes=("control",),
+            zenoh=zenoh_config(hub_port, connect, router),
+            namespace=namespace,
+            start_command=None if start == "none" else start,
+        )
+        run_stack(stack, duration=duration, headless=headless, monitor=False)
+
+
+# ---- commands to a running robot -----------------------------------------------------------------
+class _Latest:
+    """Every message of a subscription in arrival order, appended by a realtime callback."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    def __call__(self, msg: Any) -> None:
+        self.messages.append(msg)
+
+
+def _watch(bus: Bus, topic: str, msg_type: type[_M]) -> _Latest:
+    seen = _Latest()
+    bus.subscribe(topic, msg_type, seen, RELIABLE, realtime=True, node=cli_node_name())
+    return seen
+
+
+def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publisher[String]:
+    pub = bus.publisher(topic, String, RELIABLE, node=cli_node_name())
+    if not _wait(lambda: pub.remote_matched, timeout):
+        raise CliError(f"no {who} subscribes to {topic} (waited {timeout:g} s): is it running?")
+    return pub
+
+
+def _estop_of(state: BridgeState) -> str | None:
+    for text in state.status:
+        if text.startswith("estop: "):
+            return text[len("estop: ") :]
+    return None
+
+
+def estop(  # noqa: PLR0917 (typer maps parameters to options)
+    reset: Annotated[
+        bool, typer.Option("--reset", help="Re-arm a latched e-stop (explicit, never automatic).")
+    ] = False,
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why (reported by the bridge).")
+    ] = "jointbus_cli",
+    timeout: TimeoutOption = 3.0,
+    namespace: NamespaceOption = DEFAULT_NAMESPACE,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Latch the robot's e-stop (drives off) and wait for the bridge to confirm; --reset re-arms."""
+    with user_errors():
+        if reset and reason != "jointbus_cli":
+            raise CliError("--reason goes with an e-stop, not with --reset")
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
+            pub = _command_publisher(bus, f"/{namespace}/hardware_command", timeout, "bridge")
+            deadline = time.monotonic() + timeout
+            if reset:
+                if not _wait(lambda: bool(states.messages), timeout):
+                    raise CliError(f"no bridge_state from the bridge within {timeout:g} s")
+                if _estop_of(states.messages[-1]) is None:
+                    typer.echo("the e-stop is not latched: nothing to reset")
+                    return
+                seen = len(states.messages)
+                pub.publish(String("reset"))
+
+                def reset_seen() -> bool:
+                    return any(_estop_of(s) is None for s in states.messages[seen:])
+
+                if not _wait(reset_seen, max(0.0, deadline - time.monotonic())):
+                    raise CliError(
+                        f"the bridge did not report the e-stop reset within {timeout:g} s"
+                    )
+                typer.echo(
+                    "e-stop reset: drives on, holding the measured position until a new "
+                    "command arrives"
+                )
+                return
+            text = f"estop {reason}".strip()
+            latched: str | None = None
+            while latched is None and time.monotonic() < deadline:
+                pub.publish(String(text))  # idempotent: a latched e-stop keeps its first reason
+                _wait(lambda: any(_estop_of(s) for s in states.messages), ESTOP_REPEAT_S)
+                latched = next((r for s in states.messages if (r := _estop_of(s))), None)
+            if latched is None:
+                raise CliError(
+                    f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s"
+                )
+            typer.echo(f"e-stop latched: {latched} (jointbus estop --reset re-arms)")
+        finally:
+            bus.close()
+
+
+def mode(  # noqa: PLR0917 (typer maps parameters to options)
+    command: Annotated[
+        str, typer.Argument(metavar="COMMAND", help=f"One of: {', '.join(START_COMMANDS)}.")
+    ],
+    timeout: TimeoutOption = 3.0,
+    namespace: NamespaceOption = DEFAULT_NAMESPACE,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Send a motion command to the control node and print its answer."""
+    with user_errors():
+        if command not in START_COMMANDS:
+            raise CliError(f"unknown mode command {command!r}; expected one of "
+                           f"{', '.join(START_COMMANDS)}")
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            reports = _watch(bus, f"/{namespace}/status", Status)
+            robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)
+            pub = _command_publisher(
+                bus, f"/{namespace}/control_command", timeout, "control node"
+            )
+            pub.publish(String(command))
+
+            def answer() -> Status | None:
+                report: Status
+                for report in reports.messages:
+                    if report.reporting_node == CONTROL_NODE and repr(command) in report.status:
+                        return report
+                return None
+
+            # A command that changes the mode is reported; one that does not (idle while idle,
+            # stand while standing) is not: after a short wait, show the mode instead.
+            _wait(lambda: answer() is not None, min(timeout, 1.0))
+            report = answer()
+            if report is None:
+                if not _wait(lambda: bool(robot.messages), max(0.0, timeout - 1.0)):
+                    raise CliError(f"no answer from the control node within {timeout:g} s")
+                now = robot.messages[-1].motion_mode
+                typer.echo(f"{command}: sent; control node in mode {MotionMode(now).name}")
+                return
+            typer.echo(f"{report.reporting_node}: {report.status}")
+            if report.level != Level.OK:
+                raise typer.Exit(1)
+        finally:
+            bus.close()

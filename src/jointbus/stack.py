@@ -1,0 +1,671 @@
+"""The whole robot in one call: actuators (simulated or real), the bridge and the control node.
+
+Where it sits: above :mod:`jointbus.nodes` (it assembles the bridge and control nodes on a
+:class:`~jointbus.bus.Bus`), below :mod:`jointbus.cli`, whose ``demo``, ``bridge`` and ``control``
+commands are thin views of a :class:`Stack`. Tests and benchmarks use it to run the robot as a
+user does.
+
+**What runs.** ``Stack("hb50")`` opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with
+its drives off), a :class:`~jointbus.nodes.bridge.BridgeNode` at 500 Hz that owns it, and a
+:class:`~jointbus.nodes.control.ControlNode`. Once the first feedback frame reached the control
+node, the stack sends ``start_command`` (``stand_up`` by default) on ``/hb50/control_command`` —
+the same message ``jointbus mode stand_up`` sends — and the robot stands up. ``nodes`` picks a
+subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
+each in its own process, meeting over Zenoh.
+
+**Transports** (``transport``; DESIGN §4):
+
+- ``"inproc"`` (default): one bus; bridge and control exchange message *objects*, never
+  serialised. With ``zenoh`` set (the default :class:`~jointbus.bus.ZenohConfig`: the first
+  jointbus process on the host listens on ``tcp/127.0.0.1:7447``) the same bus also offers every
+  topic on Zenoh, so ``jointbus topic echo /hb50/bridge_data`` in another terminal works and a
+  controller in another process can take over; a topic is encoded only while a remote subscriber
+  matches, so an unobserved robot pays nothing for it. ``zenoh=None`` keeps everything inside
+  the process (nothing opens a socket).
+- ``"zenoh"``: the bridge and the control node each get their own bus and Zenoh session in this
+  process, so every message between them is encoded, crosses loopback TCP and is decoded — the
+  cross-process path without process management. For really separate processes run
+  ``jointbus bridge`` and ``jointbus control``.
+
+**The simulator in lock-step.** A ``sim://`` array opened in stepping mode (the default URL has
+``realtime=false``) is advanced by one control period at the start of every bridge cycle, on the
+bridge's own thread: the physics stands in for hardware that moves between two reads, the bridge
+reads what the previous command did, and no third thread competes with the bridge for the
+interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
+CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
+cost of the stand-in, not of jointbus. A real-time ``sim://...?realtime=true`` or a hardware URL
+is not stepped.
+
+**Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
+default) and collects garbage between cycles (``freeze_gc``). Where the OS refuses a setting the
+rate loop runs without it and emits a :class:`~jointbus.runtime.RealtimeWarning`.
+
+**The summary.** :meth:`Stack.summary` is a snapshot for a live view: joints (the newest
+``bridge_data``), motion mode, bridge mode, command owner and e-stop (the 10 Hz mirrors
+``robot_state_10hz`` and ``bridge_state_10hz``), base height (estimated, and the simulator's
+ground truth when the simulator is in this process), message rates, the bridge loop's timing
+(its own statistics, or ``/hb50/diagnostics`` when the bridge runs elsewhere) and the process's
+CPU use. Its subscriptions are realtime callbacks that only keep the newest message, so
+watching costs the bridge about a microsecond per cycle and no queue can overflow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConfig
+from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
+from jointbus.drivers.errors import DriverError
+from jointbus.messages.base import Message
+from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState
+from jointbus.messages.std_msgs import String
+from jointbus.model.robot import RobotModel
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.bridge.node import BridgeConfig, BridgeNode
+from jointbus.nodes.control.node import ControlNode
+from jointbus.runtime import DEFAULT_NAMESPACE, LoopDiagnostics, RealtimeConfig
+from jointbus.runtime.rate_loop import CycleInfo
+
+__all__ = [
+    "DEFAULT_REALTIME",
+    "NODES",
+    "START_COMMANDS",
+    "TRANSPORTS",
+    "JointRow",
+    "Stack",
+    "StackConfigError",
+    "StackError",
+    "StackSummary",
+    "default_url",
+]
+
+Transport = Literal["inproc", "zenoh"]
+#: Accepted ``transport`` values (see the module docstring).
+TRANSPORTS: Final = ("inproc", "zenoh")
+#: Nodes a stack can run.
+NODES: Final = ("bridge", "control")
+#: ``start_command`` values: the control node's commands (``None``: send nothing).
+START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")
+#: Real-time settings of the bridge loop by default: SCHED_FIFO 50 (leaves room above for IRQ
+#: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
+DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
+#: How often the start-command thread looks for the first feedback frame (s).
+_START_POLL_S: Final = 0.01
+#: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
+_OBSERVER: Final = "_jointbus_stack"
+_NAN: Final = math.nan
+
+
+def default_url(robot: str, *, seed: int = 0) -> str:
+    """The simulator URL of ``robot``: stepping mode (the bridge advances it), seeded noise."""
+    return f"sim://{robot}?realtime=false&seed={seed}"
+
+
+class StackError(RuntimeError):
+    """The stack cannot run (a lifecycle misuse, or a part failed to start)."""
+
+
+class StackConfigError(StackError, ValueError):
+    """A :class:`Stack` argument is invalid: ``field``, ``value`` and what was ``expected``."""
+
+    def __init__(self, field: str, value: object, expected: str) -> None:
+        self.field = field
+        self.value = value
+        self.expected = expected
+        super().__init__(f"Stack {field} = {value!r} is invalid: expected {expected}")
+
+
+@dataclass(frozen=True, slots=True)
+class JointRow:
+    """One joint in the summary: ``position`` rad, ``velocity`` rad/s, ``effort`` N·m,
+    ``temperature_c`` °C (0 when the actuator does not report one, as in ``BridgeData``)."""
+
+    name: str
+    position: float
+    velocity: float
+    effort: float
+    temperature_c: float
+
+
+@dataclass(frozen=True, slots=True)
+class StackSummary:
+    """A snapshot of a running stack (see the module docstring). ``None`` / NaN: not known yet
+    (or not observable from this process).
+
+    ``elapsed_s`` since :meth:`Stack.start`; ``motion_mode`` the control node's mode name
+    (``STAND``); ``bridge_mode`` what the bridge writes (``run``, ``hold``, ``safe``, ``off``,
+    ``estop``); ``owner`` the command source in control; ``estop`` the latched e-stop's reason;
+    ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
+    simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
+    ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
+    when only it runs here). ``loop_*``: the bridge loop's measured rate and wake-up lateness (s)
+    over its statistics window, ``overruns`` cycles late by a period or more. ``cpu_fraction``:
+    CPU time of this process over wall time since start, in cores; ``simulator_cpu_fraction`` the
+    part spent in the simulator's physics.
+    """
+
+    elapsed_s: float
+    nodes: tuple[str, ...]
+    transport: str
+    joints: tuple[JointRow, ...]
+    motion_mode: str | None
+    bridge_mode: str | None
+    owner: str | None
+    estop: str | None
+    drives_enabled: bool | None
+    base_height_m: float
+    true_base_height_m: float
+    bridge_data_hz: float
+    command_hz: float
+    loop_rate_hz: float
+    lateness_p50_s: float
+    lateness_p99_s: float
+    lateness_max_s: float
+    overruns: int
+    cpu_fraction: float
+    simulator_cpu_fraction: float
+
+    @property
+    def standing(self) -> bool:
+        """True when the control node reports STAND."""
+        return self.motion_mode == MotionMode.STAND.name
+
+    def line(self) -> str:
+        """One compact line for plain (non-terminal) output."""
+        height = self.true_base_height_m
+        if math.isnan(height):
+            height = self.base_height_m
+        parts = [
+            f"t={self.elapsed_s:5.1f}s",
+            f"mode={self.motion_mode or '?'}",
+            f"bridge={self.bridge_mode or '?'}",
+            f"owner={self.owner or '?'}",
+        ]
+        if self.estop:
+            parts.append(f"estop={self.estop!r}")
+        parts += [
+            f"height={_fmt(height, 3)}m",
+            f"bridge_data={_fmt(self.bridge_data_hz, 0)}Hz",
+            f"commands={_fmt(self.command_hz, 0)}Hz",
+            f"loop={_fmt(self.loop_rate_hz, 0)}Hz",
+            f"late_p99={_fmt(self.lateness_p99_s * 1e6, 0)}us",
+            f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
+        ]
+        return " ".join(parts)
+
+
+def _fmt(value: float, digits: int) -> str:
+    return "?" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+class _Latest:
+    """The newest message of a subscription and a count, kept by a realtime callback (no queue:
+    the publisher's thread pays one assignment)."""
+
+    def __init__(self, keep: Callable[[Any], bool] | None = None) -> None:
+        self.message: Any = None
+        self.count = 0
+        self._keep = keep
+
+    def __call__(self, msg: Any) -> None:
+        if self._keep is None or self._keep(msg):
+            self.message = msg
+        self.count += 1
+
+
+class _Rate:
+    """A counter's rate between two reads (Hz)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[int, float] | None = None
+        self.hz = _NAN
+
+    def update(self, count: int, now: float) -> float:
+        last = self._last
+        if last is not None and now - last[1] >= 0.2:
+            self.hz = (count - last[0]) / (now - last[1])
+            self._last = (count, now)
+        elif last is None:
+            self._last = (count, now)
+        return self.hz
+
+
+def _status_value(state: BridgeState | None, key: str) -> str | None:
+    if state is None:
+        return None
+    prefix = f"{key}: "
+    for text in state.status:
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return None
+
+
+class Stack:
+    """Actuators, bridge and control node on a bus (see the module docstring).
+
+    Args:
+        robot: bundled robot name (its model, and the default simulator URL).
+        url: the actuator array to open (default :func:`default_url`: ``sim://<robot>`` stepped).
+        transport: ``"inproc"`` or ``"zenoh"``.
+        zenoh: the Zenoh settings; ``None`` keeps the stack inside this process (``inproc`` only).
+        nodes: which nodes run here (a subset of :data:`NODES`).
+        realtime: the bridge loop's real-time settings (``None``: leave the thread as it is).
+        start_command: sent to the control node after its first frame (``None``: nothing).
+        namespace: topic namespace (``/hb50/...``).
+        seed: sensor-noise seed of the default simulator URL.
+    """
+
+    def __init__(
+        self,
+        robot: str = "hb50",
+        *,
+        url: str | None = None,
+        transport: str = "inproc",
+        zenoh: ZenohConfig | None = ZenohConfig(),  # noqa: B008 - frozen, immutable
+        nodes: Sequence[str] = NODES,
+        realtime: RealtimeConfig | None = DEFAULT_REALTIME,
+        start_command: str | None = "stand_up",
+        namespace: str = DEFAULT_NAMESPACE,
+        seed: int = 0,
+    ) -> None:
+        if transport not in TRANSPORTS:
+            raise StackConfigError("transport", transport, f"one of {TRANSPORTS}")
+        if transport == "zenoh" and zenoh is None:
+            raise StackConfigError(
+                "zenoh", zenoh, "a ZenohConfig: transport 'zenoh' sends every message over it"
+            )
+        chosen = tuple(nodes)
+        if not chosen or any(n not in NODES for n in chosen) or len(set(chosen)) != len(chosen):
+            raise StackConfigError("nodes", nodes, f"a non-empty subset of {NODES}")
+        if len(chosen) == 1 and zenoh is None:
+            raise StackConfigError(
+                "zenoh", zenoh, f"a ZenohConfig: {chosen[0]!r} alone needs Zenoh to meet its peer"
+            )
+        if start_command is not None and start_command not in START_COMMANDS:
+            raise StackConfigError(
+                "start_command", start_command, f"one of {START_COMMANDS} or None"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise StackConfigError("seed", seed, "an int")
+        self.model: RobotModel = load_robot(robot)  # ModelError for an unknown robot, first
+        self.robot = robot
+        self.url = url if url is not None else default_url(robot, seed=seed)
+        self.transport: str = transport
+        self.zenoh = zenoh
+        self.nodes: tuple[str, ...] = tuple(n for n in NODES if n in chosen)
+        self.realtime = realtime
+        self.start_command = start_command
+        self.namespace = namespace
+        self.bridge: BridgeNode | None = None
+        self.control: ControlNode | None = None
+        self.buses: list[Bus] = []
+        self.start_command_sent_s: float | None = None
+        """Seconds after :meth:`start` at which ``start_command`` was sent (``None``: not yet)."""
+        self._stepped: Any = None  # the stepping-mode simulator the bridge loop advances
+        self._sim_cpu_ns = 0
+        self._subscribers: list[Subscriber[Any]] = []
+        self._data = _Latest()
+        self._bridge_state = _Latest()
+        self._robot_state = _Latest()
+        self._diagnostics = _Latest(
+            lambda d: d.node == BridgeConfig().node_name and d.loop == "bridge"
+        )
+        self._data_rate = _Rate()
+        self._command_rate = _Rate()
+        self._command_pub: Publisher[String] | None = None
+        self._hardware_pub: Publisher[String] | None = None
+        self._stop = threading.Event()
+        self._starter: threading.Thread | None = None
+        self._started_at = 0.0
+        self._cpu_at_start = 0.0
+        self._state: Literal["new", "running", "stopped"] = "new"
+        self._lock = threading.Lock()
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> Stack:
+        """Open the buses, the actuators and the nodes, and start them. Raises what failed
+        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened."""
+        with self._lock:
+            if self._state != "new":
+                raise StackError(f"a stack is started once; this one is {self._state}")
+            self._state = "running"
+        self._started_at = time.monotonic()
+        self._cpu_at_start = time.process_time()
+        try:
+            self._open()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _new_bus(self, name: str) -> Bus:
+        bus = Bus(name=name, zenoh=self.zenoh)
+        self.buses.append(bus)
+        return bus
+
+    def _open(self) -> None:
+        main = self._new_bus(f"jointbus-{'-'.join(self.nodes)}")
+        bridge_bus = control_bus = main
+        if self.transport == "zenoh" and len(self.nodes) == 2:
+            control_bus = self._new_bus("jointbus-control")
+        self._subscribe(main)
+        if "control" in self.nodes:
+            self.control = ControlNode(control_bus, self.model, namespace=self.namespace)
+            self._command_pub = control_bus.publisher(
+                self._topic("control_command"), String, RELIABLE, node=_OBSERVER
+            )
+        if "bridge" in self.nodes:
+            self.bridge = self._open_bridge(bridge_bus)
+            self._hardware_pub = bridge_bus.publisher(
+                self._topic("hardware_command"), String, RELIABLE, node=_OBSERVER
+            )
+        if self.control is not None:
+            self.control.start()
+        if self.bridge is not None:
+            self.bridge.start()
+        if self.control is not None and self.start_command is not None:
+            self._starter = threading.Thread(
+                target=self._send_start_command, name="stack-start-command", daemon=True
+            )
+            self._starter.start()
+
+    def _topic(self, name: str) -> str:
+        return f"/{self.namespace}/{name}" if self.namespace else f"/{name}"
+
+    def _subscribe(self, bus: Bus) -> None:
+        def sub(name: str, msg_type: type[Message], keeper: _Latest, qos: Any) -> None:
+            self._subscribers.append(
+                bus.subscribe(
+                    self._topic(name), msg_type, keeper, qos, realtime=True, node=_OBSERVER
+                )
+            )
+
+        sub("bridge_data", BridgeData, self._data, MAB_RT)
+        sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
+        sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
+        if "bridge" not in self.nodes:
+            sub("diagnostics", LoopDiagnostics, self._diagnostics, RELIABLE)
+
+    def _open_bridge(self, bus: Bus) -> BridgeNode:
+        from jointbus import drivers
+        from jointbus.drivers.sim.driver import SimActuatorArray
+
+        array = drivers.open(self.url)
+        try:
+            imu = array.imu() is not None
+            bridge = BridgeNode(
+                array,
+                bus,
+                BridgeConfig.from_model(self.model, namespace=self.namespace),
+                owns_array=True,
+                imu=_imu_source(array) if imu else None,
+                run_loop=False,
+            )
+        except BaseException:
+            array.close()
+            raise
+        if isinstance(array, SimActuatorArray) and not array.realtime:
+            self._stepped = array
+        period = 1.0 / bridge.config.rate_hz
+
+        def body(_cycle: CycleInfo) -> None:
+            sim = self._stepped
+            if sim is not None:
+                t0 = time.thread_time_ns()
+                sim.step(period)
+                self._sim_cpu_ns += time.thread_time_ns() - t0
+            bridge.cycle(bridge.clock())
+
+        try:
+            bridge.create_rate_loop(
+                bridge.config.rate_hz,
+                body,
+                name="bridge",
+                realtime=self.realtime,
+                freeze_gc=True,
+            )
+        except BaseException:
+            bridge.shutdown()
+            raise
+        return bridge
+
+    def _send_start_command(self) -> None:
+        control = self.control
+        pub = self._command_pub
+        command = self.start_command
+        if control is None or pub is None or command is None:
+            return
+        while not self._stop.is_set():
+            if control.frames_used > 0:  # stand_up needs joint feedback to start from
+                pub.publish(String(command))
+                self.start_command_sent_s = time.monotonic() - self._started_at
+                return
+            self._stop.wait(_START_POLL_S)
+
+    def stop(self) -> None:
+        """Stop the nodes (control first, so its last damping command reaches the bridge; the
+        bridge then leaves the drives damped and switches them off), close the buses.
+        Idempotent; safe after a failed :meth:`start`."""
+        with self._lock:
+            if self._state == "stopped":
+                return
+            self._state = "stopped"
+        self._stop.set()
+        if self._starter is not None:
+            self._starter.join(1.0)
+        errors: list[BaseException] = []
+        for node in (self.control, self.bridge):
+            if node is not None:
+                try:
+                    node.shutdown()
+                except Exception as exc:  # keep closing the rest
+                    errors.append(exc)
+        for sub in self._subscribers:
+            sub.close()
+        for pub in (self._command_pub, self._hardware_pub):
+            if pub is not None:
+                pub.close()
+        for bus in reversed(self.buses):
+            bus.close()
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._state == "running"
+
+    @property
+    def bus(self) -> Bus:
+        """The stack's main bus (the bridge's; where the summary subscriptions live)."""
+        if not self.buses:
+            raise StackError("the stack has no bus: call start() first")
+        return self.buses[0]
+
+    @property
+    def array(self) -> ActuatorArray | None:
+        """The bridge's actuator array (``None`` when the bridge runs elsewhere)."""
+        return self.bridge.array if self.bridge is not None else None
+
+    @property
+    def simulator_cpu_s(self) -> float:
+        """CPU time spent advancing a stepped simulator's physics (s)."""
+        return self._sim_cpu_ns / 1e9
+
+    # ---- commands --------------------------------------------------------------------------
+    def command(self, text: str) -> None:
+        """Send ``text`` to the control node on ``/<ns>/control_command`` (``stand_up``, ...);
+        refusals are reported by the control node on the status topic."""
+        pub = self._command_pub or self._publisher("control_command", "_command_pub")
+        pub.publish(String(text))
+
+    def hardware_command(self, text: str) -> None:
+        """Send ``text`` to the bridge on ``/<ns>/hardware_command`` (``estop [reason]``,
+        ``reset``, ``power on``, ``power off``)."""
+        pub = self._hardware_pub or self._publisher("hardware_command", "_hardware_pub")
+        pub.publish(String(text))
+
+    def _publisher(self, name: str, attribute: str) -> Publisher[String]:
+        if not self.running:
+            raise StackError("the stack is not running")
+        pub = self.bus.publisher(self._topic(name), String, RELIABLE, node=_OBSERVER)
+        setattr(self, attribute, pub)
+        return pub
+
+    # ---- observing -------------------------------------------------------------------------
+    def wait_for(
+        self, predicate: Callable[[StackSummary], bool], timeout: float, step: float = 0.05
+    ) -> StackSummary:
+        """Poll :meth:`summary` until ``predicate`` holds or ``timeout`` s pass; the last one."""
+        deadline = time.monotonic() + timeout
+        summary = self.summary()
+        while not predicate(summary) and time.monotonic() < deadline:
+            time.sleep(step)
+            summary = self.summary()
+        return summary
+
+    def true_base_height(self) -> float:
+        """The simulator's ground-truth base height (m); NaN without a local MuJoCo simulator."""
+        array = self.array
+        world = getattr(array, "world", None)
+        if array is None or world is None or array.closed:
+            return _NAN
+        try:
+            with array.locked():  # type: ignore[attr-defined]
+                return float(world.base_pose().position[2])
+        except DriverError:
+            return _NAN
+
+    def summary(self) -> StackSummary:
+        """A snapshot for a live view (see :class:`StackSummary`); cheap, any thread."""
+        now = time.monotonic()
+        data: BridgeData | None = self._data.message
+        joints: tuple[JointRow, ...] = ()
+        if data is not None:
+            temps = data.joint_temperature
+            joints = tuple(
+                JointRow(name, p, v, e, float(temps[i]) if i < len(temps) else _NAN)
+                for i, (name, p, v, e) in enumerate(
+                    zip(
+                        data.joint_name,
+                        data.joint_position,
+                        data.joint_velocity,
+                        data.joint_effort,
+                        strict=False,
+                    )
+                )
+            )
+        state: BridgeState | None = self._bridge_state.message
+        robot: RobotState | None = self._robot_state.message
+        motion = None
+        if robot is not None:
+            try:
+                motion = MotionMode(robot.motion_mode).name
+            except ValueError:
+                motion = str(robot.motion_mode)
+        elif self.control is not None and self.control.frames_used:
+            motion = self.control.motion.mode.name
+        height = robot.pose.position.z if robot is not None else _NAN
+        if self.bridge is not None:
+            received = self.bridge.command_subscription.stats().received
+        elif self.control is not None:
+            received = self.control.joint_command_pub.stats().published
+        else:  # pragma: no cover - a stack always runs a node
+            received = 0
+        loop = self._loop_timing()
+        elapsed = max(now - self._started_at, 1e-9)
+        cpu = (time.process_time() - self._cpu_at_start) / elapsed
+        return StackSummary(
+            elapsed_s=now - self._started_at,
+            nodes=self.nodes,
+            transport=self.transport,
+            joints=joints,
+            motion_mode=motion,
+            bridge_mode=_status_value(state, "mode"),
+            owner=_status_value(state, "owner"),
+            estop=_status_value(state, "estop"),
+            drives_enabled=state.drives_enabled if state is not None else None,
+            base_height_m=height,
+            true_base_height_m=self.true_base_height(),
+            bridge_data_hz=self._data_rate.update(self._data.count, now),
+            command_hz=self._command_rate.update(received, now),
+            loop_rate_hz=loop[0],
+            lateness_p50_s=loop[1],
+            lateness_p99_s=loop[2],
+            lateness_max_s=loop[3],
+            overruns=int(loop[4]),
+            cpu_fraction=cpu,
+            simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
+        )
+
+    def _loop_timing(self) -> tuple[float, float, float, float, int]:
+        bridge = self.bridge
+        if bridge is not None:
+            loops = bridge.rate_loops
+            if "bridge" in loops:
+                s = loops["bridge"].stats()
+                rate = 1.0 / s.period_p50_s if s.period_p50_s > 0 else _NAN
+                return rate, s.lateness_p50_s, s.lateness_p99_s, s.lateness_max_s, s.overruns
+        d: LoopDiagnostics | None = self._diagnostics.message
+        if d is None:
+            return _NAN, _NAN, _NAN, _NAN, 0
+        rate = 1.0 / d.period_p50_s if d.period_p50_s > 0 else _NAN
+        return rate, d.lateness_p50_s, d.lateness_p99_s, d.lateness_max_s, d.overruns
+
+    def run(
+        self,
+        duration: float | None = None,
+        *,
+        on_summary: Callable[[StackSummary], None] | None = None,
+        period_s: float = 1.0,
+        stop: threading.Event | None = None,
+    ) -> StackSummary:
+        """Start if needed, then call ``on_summary`` every ``period_s`` until ``duration`` s have
+        passed (``None``: until ``stop`` is set or Ctrl-C), stop, and return the last summary.
+
+        Ctrl-C (KeyboardInterrupt) ends the run normally; the stack is stopped in every case.
+        """
+        if duration is not None and not (math.isfinite(duration) and duration > 0):
+            raise StackConfigError("duration", duration, "a finite number of seconds > 0 or None")
+        if self._state == "new":
+            self.start()
+        begin = time.monotonic()
+        end = None if duration is None else begin + duration
+        event = stop if stop is not None else threading.Event()
+        tick = begin
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                while end is None or time.monotonic() < end:
+                    tick += period_s
+                    wait = tick if end is None else min(tick, end)
+                    if event.wait(max(0.0, wait - time.monotonic())):
+                        break
+                    if on_summary is not None:
+                        on_summary(self.summary())
+            summary = self.summary()
+        finally:
+            self.stop()
+        return summary
+
+def _imu_source(array: ActuatorArray) -> Callable[[], ImuReading]:
+    """The array's IMU as the bridge's ``imu`` callable (a reading is required each cycle)."""
+
+    def read() -> ImuReading:
+        reading = array.imu()
+        if reading is None:
+            raise DriverError("the actuator array's IMU stopped reporting")
+        return reading
+
+    return read

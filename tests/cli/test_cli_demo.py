@@ -1,0 +1,101 @@
+"""``jointbus demo`` as a user runs it: a new process, plain output (not a terminal), the robot
+stands up, the run ends at ``--duration`` or Ctrl-C with exit code 0 and a final line; MCAP
+recording; bad options are one ``error:`` line and exit code 1.
+
+Each run joins its own Zenoh hub port (``JOINTBUS_HUB_PORT``), never the real 7447.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_support import free_port, run_cli, start_cli
+from mcap.reader import make_reader
+
+STAND_HEIGHT = 0.34  # m
+FINAL = re.compile(r"stopped after [\d.]+ s: mode (\w+), base height ([\d.]+) m")
+
+
+def _final(stdout: str) -> tuple[str, float]:
+    match = FINAL.search(stdout)
+    assert match, stdout
+    return match.group(1), float(match.group(2))
+
+
+def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
+    result = run_cli(free_port(), "demo", "--headless", "--duration", "4", timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    summaries = [line for line in lines if line.startswith("t=")]
+    assert len(summaries) >= 3, result.stdout
+    assert "owner=control_node" in summaries[-1] and "mode=STAND" in summaries[-1]
+    mode, height = _final(result.stdout)
+    assert mode == "STAND"
+    assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
+    assert "lateness p99" in lines[-1] and "CPU" in lines[-1]
+
+
+def test_demo_over_zenoh_records_every_topic(tmp_path: Path) -> None:
+    path = tmp_path / "demo.mcap"
+    result = run_cli(
+        free_port(),
+        "demo", "--headless", "--duration", "4", "--transport", "zenoh", "--record", str(path),
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert _final(result.stdout)[0] == "STAND"
+    counts: dict[str, int] = {}
+    with path.open("rb") as f:
+        for _schema, channel, _message in make_reader(f).iter_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+    assert counts.get("/hb50/bridge_data", 0) > 1000, counts  # 500 Hz for several seconds
+    assert counts.get("/hb50/joint_command", 0) > 500, counts
+    assert counts.get("/hb50/robot_state_10hz", 0) > 10, counts
+
+
+def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:
+    proc = start_cli(free_port(), "demo", "--headless", "--isolated")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the first summary: the stack is running
+        assert line.startswith("t="), line
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "stopped after" in out
+
+
+def test_sigterm_stops_the_demo_with_exit_code_0() -> None:
+    proc = start_cli(free_port(), "demo", "--headless", "--isolated")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("t=")
+        proc.terminate()
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert proc.returncode == 0, err
+    assert "stopped after" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--transport", "udp"], "--transport 'udp'"),
+        (["--isolated", "--transport", "zenoh"], "exclude each other"),
+        (["--robot", "no_such_robot"], "no_such_robot"),
+    ],
+)
+def test_bad_options_are_one_error_line(args: list[str], expected: str) -> None:
+    result = run_cli(free_port(), "demo", "--headless", "--duration", "1", *args)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error:") and expected in result.stderr, result.stderr

@@ -1,0 +1,137 @@
+"""``jointbus bridge`` and ``jointbus control`` as two processes over Zenoh stand the robot up like
+the demo; ``jointbus estop`` latches (confirmed by the bridge) until ``jointbus estop --reset``;
+``jointbus mode`` commands the control node and prints its answer (refusals exit 1).
+
+The test process watches the robot from its own bus on the test's hub port, as ``jointbus topic
+echo`` would.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from cli_support import free_port, run_cli, start_cli, wait_until
+
+from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.messages.hb50 import BridgeState, MotionMode, RobotState
+
+STAND_TIMEOUT = 40.0  # s: two interpreters start, then the 1 s stand-up
+
+
+class Robot:
+    """The bridge and control processes, and what the test sees of them."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.states: list[BridgeState] = []
+        self.robot: list[RobotState] = []
+        self.bus = Bus(name="launch-test", zenoh=ZenohConfig(hub_port=port))
+        self.bus.subscribe(
+            "/hb50/bridge_state_10hz", BridgeState, self.states.append, RELIABLE, realtime=True
+        )
+        self.bus.subscribe(
+            "/hb50/robot_state_10hz", RobotState, self.robot.append, RELIABLE, realtime=True
+        )
+        self.bridge = start_cli(port, "bridge", "--headless")
+        self.control = start_cli(port, "control", "--headless")
+
+    def status(self, key: str) -> str | None:
+        if not self.states:
+            return None
+        return next(
+            (s[len(key) + 2 :] for s in self.states[-1].status if s.startswith(f"{key}: ")), None
+        )
+
+    def standing(self) -> bool:
+        return bool(self.robot) and (
+            self.robot[-1].motion_mode == MotionMode.STAND and self.robot[-1].pose.position.z > 0.3
+        )
+
+    def stop(self) -> list[tuple[int | None, str, str]]:
+        results = []
+        for proc in (self.control, self.bridge):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            results.append((proc.returncode, out, err))
+        self.bus.close()
+        return results
+
+
+@pytest.fixture(scope="module")
+def robot() -> Iterator[Robot]:
+    running = Robot(free_port())
+    try:
+        assert wait_until(running.standing, STAND_TIMEOUT, 0.05), (
+            running.robot[-1:],
+            running.bridge.poll(),
+            running.control.poll(),
+        )
+        yield running
+    finally:
+        running.stop()
+
+
+def test_bridge_and_control_processes_stand_the_robot_up(robot: Robot) -> None:
+    assert robot.standing()
+    assert robot.status("owner") == "control_node"
+    assert robot.status("mode") == "run"
+    assert robot.states[-1].drives_enabled
+
+
+def test_estop_latches_until_reset_and_mode_commands_answer(robot: Robot) -> None:
+    result = run_cli(robot.port, "estop", "--reason", "test_launch")
+    assert result.returncode == 0, result.stderr
+    assert "e-stop latched" in result.stdout and "test_launch" in result.stdout
+    assert wait_until(lambda: robot.status("mode") == "estop", 2.0)
+    assert not robot.states[-1].drives_enabled
+    # a second e-stop is confirmed too, and the first reason stands
+    again = run_cli(robot.port, "estop")
+    assert again.returncode == 0 and "test_launch" in again.stdout, again.stdout
+    # the control node keeps publishing; nothing but a reset re-arms
+    assert robot.status("estop") is not None
+    idle = run_cli(robot.port, "mode", "idle")
+    assert idle.returncode == 0 and "-> IDLE ('idle')" in idle.stdout, idle.stdout
+    reset = run_cli(robot.port, "estop", "--reset")
+    assert reset.returncode == 0 and "e-stop reset" in reset.stdout, reset.stderr
+    assert wait_until(lambda: robot.status("estop") is None, 2.0)
+    up = run_cli(robot.port, "mode", "stand_up")
+    assert up.returncode == 0 and "IDLE -> STAND_UP" in up.stdout, up.stdout
+    refused = run_cli(robot.port, "mode", "stand_up")  # rising or standing: refused, with why
+    assert refused.returncode == 1 and "refused" in refused.stdout, refused.stdout
+    assert wait_until(robot.standing, 10.0, 0.05)
+
+
+def test_mode_rejects_unknown_commands_before_joining() -> None:
+    result = run_cli(free_port(), "mode", "dance")
+    assert result.returncode == 1 and "unknown mode command 'dance'" in result.stderr
+
+
+def test_estop_without_a_bridge_is_an_error_not_a_silent_success() -> None:
+    result = run_cli(free_port(), "estop", "--timeout", "0.5")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error:") and "hardware_command" in result.stderr
+
+
+def test_control_rejects_an_unknown_start_command() -> None:
+    result = run_cli(free_port(), "control", "--start", "jump", "--duration", "1")
+    assert result.returncode == 1 and "--start 'jump'" in result.stderr
+
+
+def test_nodes_stop_cleanly_on_ctrl_c() -> None:
+    """Its own pair (the module's robot is stopped by its fixture): exit 0 and a final line."""
+    pair = Robot(free_port())
+    try:
+        assert wait_until(lambda: bool(pair.robot), STAND_TIMEOUT, 0.05)
+    finally:
+        results = pair.stop()
+    for code, out, err in results:
+        assert code == 0, err
+        assert "stopped after" in out, out

@@ -1,0 +1,114 @@
+"""The whole robot in one process (:mod:`jointbus.stack`): the simulated hb50 stands up under its
+bridge and control node, the e-stop latches until an explicit reset, bad arguments change nothing,
+and the same stack over Zenoh stands up too and is visible from another bus (DESIGN §4).
+
+The simulation runs in real time here (the bridge advances it every cycle), so each started stack
+costs a few seconds; one module-scoped stack serves the in-process tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from bus.bus_support import free_port, wait_until
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.messages.hb50 import BridgeData
+from jointbus.model.yaml_loader import load_robot
+from jointbus.stack import Stack, StackConfigError, StackError, StackSummary
+
+HB50 = load_robot("hb50")
+STAND_HEIGHT = 0.34  # m, the robot file's stand_height
+STAND_TIMEOUT = 15.0  # s; the stand-up itself takes 1 s of motion after ~0.2 s of start-up
+
+
+def _standing(s: StackSummary) -> bool:
+    return s.standing and s.owner == "control_node"
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    with Stack(zenoh=None) as running:
+        running.wait_for(_standing, STAND_TIMEOUT)
+        yield running
+
+
+def test_robot_stands_up_under_the_control_node(stack: Stack) -> None:
+    s = stack.wait_for(lambda s: _standing(s) and s.bridge_data_hz > 0, 3.0)
+    assert s.standing, s
+    assert s.owner == "control_node" and s.bridge_mode == "run" and s.drives_enabled
+    assert s.estop is None
+    # ground truth from MuJoCo, and the control node's own estimate agree on a real stand
+    assert abs(s.true_base_height_m - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT, s
+    assert s.base_height_m == pytest.approx(s.true_base_height_m, abs=0.03)
+    assert [j.name for j in s.joints] == list(HB50.actuator_order)
+    assert stack.start_command_sent_s is not None
+    assert s.nodes == ("bridge", "control") and s.transport == "inproc"
+    assert stack.simulator_cpu_s > 0  # the bridge loop advances the simulator
+
+
+def test_summary_line_names_mode_owner_and_height(stack: Stack) -> None:
+    line = stack.summary().line()
+    for part in ("mode=STAND", "owner=control_node", "height=0.3", "late_p99="):
+        assert part in line, line
+
+
+def test_config_errors_name_the_field_and_open_nothing() -> None:
+    threads = threading.active_count()
+    cases = [
+        ({"transport": "udp"}, "transport"),
+        ({"transport": "zenoh", "zenoh": None}, "zenoh"),
+        ({"nodes": ("bridge", "planner")}, "nodes"),
+        ({"nodes": ()}, "nodes"),
+        ({"nodes": ("control",), "zenoh": None}, "zenoh"),
+        ({"start_command": "jump"}, "start_command"),
+    ]
+    for kwargs, field in cases:
+        with pytest.raises(StackConfigError) as info:
+            Stack(**kwargs)  # type: ignore[arg-type]
+        assert info.value.field == field
+    assert threading.active_count() == threads
+
+
+def test_stack_starts_once_and_stops_idempotently() -> None:
+    stack = Stack(zenoh=None, nodes=("bridge", "control"), start_command=None)
+    stack.start()
+    with pytest.raises(StackError):
+        stack.start()
+    stack.stop()
+    stack.stop()
+    assert not stack.running and all(bus.closed for bus in stack.buses)
+    assert stack.array is not None and stack.array.closed
+
+
+def test_estop_latches_until_an_explicit_reset(stack: Stack) -> None:
+    """Last in the module: it knocks the robot down."""
+    stack.hardware_command("estop test_stack")
+    s = stack.wait_for(lambda s: s.estop is not None, 3.0)
+    assert s.estop is not None and "test_stack" in s.estop
+    assert s.bridge_mode == "estop" and s.drives_enabled is False
+    # The control node keeps commanding: none of it re-arms the bridge.
+    s = stack.wait_for(lambda s: s.estop is None, 0.6)
+    assert s.estop is not None and s.bridge_mode == "estop"
+    stack.hardware_command("reset")
+    s = stack.wait_for(lambda s: s.estop is None and s.bridge_mode == "run", 3.0)
+    assert s.estop is None and s.drives_enabled and s.bridge_mode == "run"
+
+
+def test_zenoh_transport_stands_up_and_is_seen_from_another_bus() -> None:
+    port = free_port()
+    frames: list[BridgeData] = []
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=port)) as observer:
+        observer.subscribe("/hb50/bridge_data", BridgeData, frames.append, MAB_RT, realtime=True)
+        stack = Stack(transport="zenoh", zenoh=ZenohConfig(hub_port=port))
+        seen: list[StackSummary] = []
+        final = stack.run(5.0, on_summary=seen.append, period_s=0.5)
+        assert not stack.running and all(bus.closed for bus in stack.buses)
+        assert len(stack.buses) == 2  # bridge and control each on their own session
+        assert final.standing, final
+        assert abs(final.true_base_height_m - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT, final
+        assert any(s.owner == "control_node" for s in seen)
+        assert wait_until(lambda: len(frames) > 100, 1.0)
+        assert frames[-1].joint_name == HB50.actuator_order
