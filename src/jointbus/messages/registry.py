@@ -77,6 +77,13 @@ class TypeRegistry:
     def __len__(self) -> int:
         return len(self._types)
 
+    def with_types(self, *types: type[Any]) -> TypeRegistry:
+        """A new registry holding these types plus ``types`` (higher layers add their own)."""
+        extended = TypeRegistry(self._types.values())
+        for cls in types:
+            extended.register(cls)
+        return extended
+
 
 def _bundled_types() -> list[type[Any]]:
     from jointbus.messages import (

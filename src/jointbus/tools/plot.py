@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.bag_reader import Bag, open_bag
 from jointbus.tools.errors import PlotError
 
@@ -96,7 +97,7 @@ def extract_series(
 ) -> list[Series]:
     """The series of ``topic``'s ``field``: one per selected joint, or one for a scalar field."""
     info = bag.topic(topic)  # BagError naming the topics present
-    registry = registry if registry is not None else default_registry()
+    registry = registry if registry is not None else runtime_registry()
     try:
         cls = registry.by_type_name(info.type_name)
     except UnknownTypeError as exc:

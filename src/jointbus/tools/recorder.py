@@ -44,7 +44,8 @@ from jointbus.bus import MAB_RT, Bus, Subscriber
 from jointbus.bus import attachment as bus_attachment
 from jointbus.bus.names import DATA_PREFIX, key_to_topic, validate_topic_name
 from jointbus.messages.base import Message
-from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.errors import RecorderError
 from jointbus.tools.mcap_writer import DEFAULT_CHUNK_SIZE, McapChunkWriter
 
@@ -144,7 +145,7 @@ class Recorder:
         )
         self._local = local
         self._remote = remote
-        self._registry = registry if registry is not None else default_registry()
+        self._registry = registry if registry is not None else runtime_registry()
         self._chunk_size = chunk_size
         self._flush_interval = float(flush_interval)
         self._discovery_interval = float(discovery_interval)
