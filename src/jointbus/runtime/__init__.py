@@ -3,8 +3,9 @@
 Where it sits: above :mod:`jointbus.bus`, below :mod:`jointbus.drivers` and :mod:`jointbus.nodes`.
 Start with :class:`Node` (publishers, subscriptions, timers and rate loops with a lifecycle, a 1 Hz
 heartbeat, QoS events and loop diagnostics reported on the status and diagnostics topics),
-:class:`LivelinessMonitor` (STALE / OK from heartbeats), :class:`Mirror` (a slower, reliable copy of
-a fast topic) and :class:`RateLoop` (fixed-rate loops with timing statistics).
+:class:`LivelinessMonitor` (STALE / OK from heartbeats), :class:`NodeParameters` (live, bounded
+parameters), :class:`Mirror` (a slower, reliable copy of a fast topic) and :class:`RateLoop`
+(fixed-rate loops with timing statistics).
 """
 
 from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
@@ -29,6 +30,7 @@ from jointbus.runtime.liveliness import (
     NodeHealth,
 )
 from jointbus.runtime.loop_stats import LoopStats, LoopStatsSnapshot
+from jointbus.runtime.message_types import RUNTIME_MESSAGE_TYPES, runtime_registry
 from jointbus.runtime.mirror import DEFAULT_MIRROR_RATE_HZ, Mirror, MirrorConfigError
 from jointbus.runtime.node import (
     DEFAULT_NAMESPACE,
@@ -40,11 +42,28 @@ from jointbus.runtime.node import (
     NodeRateLoop,
     NodeSubscription,
 )
+from jointbus.runtime.parameter_messages import (
+    Parameter,
+    ParameterKind,
+    ParameterList,
+    ParameterUpdate,
+)
+from jointbus.runtime.parameters import (
+    CONFIG_UPDATE_TOPIC,
+    PARAMETERS_TOPIC,
+    NodeParameters,
+    ParameterChange,
+    ParameterRefusedError,
+    ParameterStore,
+    UnknownParameterError,
+    select_specs,
+)
 from jointbus.runtime.rate_loop import CycleInfo, RateLoop, RateLoopConfigError, RateLoopStateError
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeConfigError, RealtimeWarning
 from jointbus.runtime.timer import Timer, TimerClosedError, TimerConfigError, TimerThread
 
 __all__ = [
+    "CONFIG_UPDATE_TOPIC",
     "DEFAULT_HEARTBEAT_PERIOD_S",
     "DEFAULT_LIVELINESS_TIMEOUT_S",
     "DEFAULT_MIRROR_RATE_HZ",
@@ -53,6 +72,8 @@ __all__ = [
     "HEARTBEAT_ALIVE",
     "HEARTBEAT_QOS",
     "HEARTBEAT_SHUTDOWN",
+    "PARAMETERS_TOPIC",
+    "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
     "Heartbeat",
     "Lifecycle",
@@ -71,9 +92,17 @@ __all__ = [
     "NodeError",
     "NodeHealth",
     "NodeNameError",
+    "NodeParameters",
     "NodePublisher",
     "NodeRateLoop",
     "NodeSubscription",
+    "Parameter",
+    "ParameterChange",
+    "ParameterKind",
+    "ParameterList",
+    "ParameterRefusedError",
+    "ParameterStore",
+    "ParameterUpdate",
     "RateLoop",
     "RateLoopConfigError",
     "RateLoopStateError",
@@ -86,4 +115,7 @@ __all__ = [
     "TimerConfigError",
     "TimerThread",
     "Transition",
+    "UnknownParameterError",
+    "runtime_registry",
+    "select_specs",
 ]
