@@ -10,6 +10,9 @@ by pure components, each with its own tests and none reading a clock:
 - :class:`EStopLatch` — latched e-stop, explicit reset, hold of the measured position after it;
 - :class:`ThermalGuard` — temperature WARN, torque derating, drive off at shutdown.
 
+The watchdog time, thermal thresholds and arbitration threshold are live parameters
+(:data:`BRIDGE_PARAMETERS`), retuned at the start of a cycle (see :mod:`.node`).
+
 :class:`BridgeNode` (:mod:`.node`) wires them to the bus, the rate loop and the actuator array.
 """
 
@@ -21,7 +24,13 @@ from jointbus.nodes.bridge.command_check import (
     SourceNotAllowedError,
 )
 from jointbus.nodes.bridge.estop import EStopLatch, EStopReset, EStopTriggered
-from jointbus.nodes.bridge.node import HARDWARE_COMMANDS, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.nodes.bridge.node import (
+    BRIDGE_PARAMETERS,
+    HARDWARE_COMMANDS,
+    BridgeConfig,
+    BridgeMode,
+    BridgeNode,
+)
 from jointbus.nodes.bridge.thermal_guard import ThermalEvent, ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import (
     SafeModeEntered,
@@ -32,6 +41,7 @@ from jointbus.nodes.bridge.watchdog import (
 )
 
 __all__ = [
+    "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
     "Arbiter",
     "BridgeConfig",

@@ -111,6 +111,22 @@ class Arbiter:
     ) -> None:
         if not isinstance(default_source, str) or not default_source:
             raise ValueError(f"default_source = {default_source!r}; expected a node name")
+        min_count = self.check_timing(takeover_hz, window_s, fallback_s)
+        self.default_source = default_source
+        self.takeover_hz = float(takeover_hz)
+        self.window_s = float(window_s)
+        self.fallback_s = float(fallback_s)
+        self._window_ns = round(window_s * _NS_PER_S)
+        self._fallback_ns = round(fallback_s * _NS_PER_S)
+        self._min_count = min_count
+        self._arrivals: dict[str, deque[int]] = {}
+        self._owner = default_source
+        self._events: list[OwnerChanged] = []
+
+    @staticmethod
+    def check_timing(takeover_hz: float, window_s: float, fallback_s: float) -> int:
+        """The :attr:`min_count` of these settings, or ValueError when they cannot work together
+        (see the module docstring: ``fallback_s ≥ 1/takeover_hz``, a window of ≥ 2 commands)."""
         if not (math.isfinite(takeover_hz) and takeover_hz > 0):
             raise ValueError(f"takeover_hz = {takeover_hz}; expected a finite rate > 0 Hz")
         if not (math.isfinite(window_s) and window_s > 0):
@@ -130,16 +146,23 @@ class Arbiter:
                 f"window_s = {window_s} s holds {min_count} command(s) at {takeover_hz} Hz; "
                 "expected a window holding at least 2 (window_s ≥ 2/takeover_hz)"
             )
-        self.default_source = default_source
+        return min_count
+
+    def retune(self, *, takeover_hz: float, window_s: float, fallback_s: float) -> None:
+        """Use new settings from now on (a live ``arbitration_threshold`` change).
+
+        Checked as in the constructor (ValueError, nothing changed). The arrival history is kept:
+        the next :meth:`owner` judges it by the new rule, so a custom owner slower than a raised
+        threshold falls back then, and a waiting source that is fast enough for a lowered one
+        takes over then. Events are queued as usual.
+        """
+        min_count = self.check_timing(takeover_hz, window_s, fallback_s)
         self.takeover_hz = float(takeover_hz)
         self.window_s = float(window_s)
         self.fallback_s = float(fallback_s)
         self._window_ns = round(window_s * _NS_PER_S)
         self._fallback_ns = round(fallback_s * _NS_PER_S)
         self._min_count = min_count
-        self._arrivals: dict[str, deque[int]] = {}
-        self._owner = default_source
-        self._events: list[OwnerChanged] = []
 
     @property
     def min_count(self) -> int:

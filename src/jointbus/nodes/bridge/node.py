@@ -56,15 +56,38 @@ of ``BridgeData`` are NaN unless an ``imu`` source is given, and the power field
 0–255 (0 when the actuator does not report one); ``joint_status`` sets
 ``COMMUNICATION_ERROR`` for an actuator that returned no position and ``MOTION_ERROR`` for a
 stalled one (driver status words have driver-specific meanings and are not copied).
+
+**Live parameters** (:class:`~jointbus.runtime.parameters.NodeParameters`, declared in the robot
+file's ``parameters:`` section and carried by :attr:`BridgeConfig.parameters`): the bridge owns
+``watchdog_time``, ``thermal_warn``, ``thermal_derate``, ``thermal_shutdown``,
+``thermal_hysteresis`` and ``arbitration_threshold`` (:data:`BRIDGE_PARAMETERS`). They are
+published latched on ``/hb50/parameters`` and changed with ``jointbus param set bridge_node ...``
+(a ``ParameterUpdate`` on ``/hb50/config_update``); an out-of-bounds value is refused by the
+declaration, and a value that breaks ``thermal_warn ≤ thermal_derate < thermal_shutdown`` is
+refused by the bridge, each with an ERROR status naming the parameter, the value and the range it
+must lie in. A new ``arbitration_threshold`` scales the fallback time and the takeover window with
+it (one period and five periods at the threshold, as :meth:`BridgeConfig.from_model` derives
+them). ``kp`` / ``kd`` belong to the control node (its posture gains): the bridge takes only their
+declared *maxima* (the bound of every command's gains) and defaults (hold and safe-mode gains)
+when it is built, and those stay fixed while it runs.
+
+*When a change takes effect*: the change callback runs on whichever thread made the change (the
+node's callback thread for a bus update), never the loop's. It only checks the complete new set
+of values against the components' own rules and *stages* it (one reference swap under a small
+lock); the loop picks the staged set up at the start of its next cycle (:meth:`BridgeNode.cycle`),
+before any decision is made. So a cycle always runs with one consistent set, the components stay
+lock-free, and a change is in force within one cycle (2 ms) of being published.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import math
+import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -87,6 +110,7 @@ from jointbus.messages.hb50 import (
     Level,
 )
 from jointbus.messages.std_msgs import Header, String
+from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
 from jointbus.nodes.bridge.arbiter import Arbiter
 from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
@@ -94,10 +118,12 @@ from jointbus.nodes.bridge.estop import EStopLatch
 from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
 from jointbus.runtime.node import Node
+from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 
 __all__ = [
+    "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
     "BridgeConfig",
     "BridgeMode",
@@ -114,6 +140,19 @@ _QUEUE_DEPTH: Final = 256
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
 _NAN3: Final = (math.nan, math.nan, math.nan)
+
+#: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
+_PARAMETER_FIELDS: Final[Mapping[str, str]] = {
+    "watchdog_time": "watchdog_s",
+    "thermal_warn": "thermal_warn_c",
+    "thermal_derate": "thermal_derate_c",
+    "thermal_shutdown": "thermal_shutdown_c",
+    "thermal_hysteresis": "thermal_hysteresis_c",
+    "arbitration_threshold": "takeover_hz",
+}
+#: Names of the bridge's live parameters (its share of the robot file's ``parameters:``).
+BRIDGE_PARAMETERS: Final = tuple(_PARAMETER_FIELDS)
+_THERMAL_ORDER: Final = ("thermal_warn", "thermal_derate", "thermal_shutdown")
 
 
 class BridgeMode(enum.Enum):
@@ -148,7 +187,9 @@ class BridgeConfig:
     must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad); ``hold_kp`` /
     ``hold_kd`` the gains of the hold after a reset or drive-on; ``kp_max`` / ``kd_max`` bound
     command gains. ``power_on_start``: switch the drives on (holding the measured position) when
-    the node is activated.
+    the node is activated. ``parameters``: declarations of the bridge's live parameters (names
+    from :data:`BRIDGE_PARAMETERS`; :meth:`from_model` takes the robot file's); each starts at
+    the value of its field here. Empty: nothing is tunable at run time.
     """
 
     node_name: str = "bridge_node"
@@ -171,8 +212,17 @@ class BridgeConfig:
     thermal_shutdown_c: float = 100.0
     thermal_hysteresis_c: float = 20.0
     power_on_start: bool = True
+    parameters: tuple[ParameterSpec, ...] = ()
 
     def __post_init__(self) -> None:
+        specs = tuple(self.parameters)
+        object.__setattr__(self, "parameters", specs)
+        for spec in specs:
+            if not isinstance(spec, ParameterSpec) or spec.name not in _PARAMETER_FIELDS:
+                raise ValueError(
+                    f"BridgeConfig.parameters holds {getattr(spec, 'name', spec)!r}; expected "
+                    f"declarations of the bridge's parameters {list(BRIDGE_PARAMETERS)}"
+                )
         for name in ("rate_hz", "mirror_hz"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -194,9 +244,12 @@ class BridgeConfig:
     def from_model(cls, model: RobotModel, **overrides: object) -> BridgeConfig:
         """Defaults from ``model``'s parameters where it declares them (``watchdog_time``,
         ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima), then
-        ``overrides``."""
+        ``overrides``. The declarations of :data:`BRIDGE_PARAMETERS` the model has become the
+        live :attr:`parameters`."""
         declared = {p.name: p for p in model.parameters}
-        values: dict[str, object] = {}
+        values: dict[str, object] = {
+            "parameters": select_specs(model.parameters, BRIDGE_PARAMETERS, missing_ok=True)
+        }
 
         def take(parameter: str, field: str) -> None:
             if parameter in declared:
@@ -224,6 +277,52 @@ class BridgeConfig:
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 
+    def tuned(self, values: Mapping[str, ParameterValue]) -> BridgeConfig:
+        """This configuration with live parameter ``values`` (names of :data:`BRIDGE_PARAMETERS`)
+        applied; a new ``arbitration_threshold`` scales ``fallback_s`` and
+        ``arbitration_window_s`` so they stay the same number of periods at the threshold."""
+        fields: dict[str, float] = {
+            _PARAMETER_FIELDS[name]: float(value)
+            for name, value in values.items()
+            if name in _PARAMETER_FIELDS
+        }
+        takeover = fields.get("takeover_hz", self.takeover_hz)
+        if takeover != self.takeover_hz:
+            fields["fallback_s"] = self.fallback_s * self.takeover_hz / takeover
+            fields["arbitration_window_s"] = self.arbitration_window_s * self.takeover_hz / takeover
+        return dataclasses.replace(self, **fields)  # type: ignore[arg-type]
+
+    def check_live(self, changed: str = "") -> None:
+        """ValueError unless this configuration's tunable settings can run together: a usable
+        watchdog time, thermal thresholds in order, a workable arbitration timing. ``changed``
+        (a parameter name) makes the message say which range that parameter must lie in."""
+        Watchdog.check_timeout(self.watchdog_s)
+        warn, derate, shutdown = self.thermal_warn_c, self.thermal_derate_c, self.thermal_shutdown_c
+        if not warn <= derate < shutdown:
+            order = "thermal_warn ≤ thermal_derate < thermal_shutdown"
+            now = f"{warn!r} / {derate!r} / {shutdown!r} °C"
+            if changed in _THERMAL_ORDER:
+                value = {"thermal_warn": warn, "thermal_derate": derate}.get(changed, shutdown)
+                raise ValueError(
+                    f"{changed} = {value!r} °C would break {order} ({now}); expected {changed} "
+                    f"in {self._thermal_range(changed)} °C"
+                )
+            raise ValueError(f"thermal thresholds {now} break {order}")
+        ThermalGuard.check_thresholds(warn, derate, shutdown, self.thermal_hysteresis_c)
+        Arbiter.check_timing(self.takeover_hz, self.arbitration_window_s, self.fallback_s)
+
+    def _thermal_range(self, name: str) -> str:
+        """The range (°C, as text) thermal parameter ``name`` may take given the other two and
+        its declared bounds."""
+        spec = next((s for s in self.parameters if s.name == name), None)
+        floor = -math.inf if spec is None or spec.min is None else float(spec.min)
+        ceiling = math.inf if spec is None or spec.max is None else float(spec.max)
+        if name == "thermal_warn":
+            return f"[{floor!r}, {self.thermal_derate_c!r}]"
+        if name == "thermal_derate":
+            return f"[{self.thermal_warn_c!r}, {self.thermal_shutdown_c!r})"
+        return f"({self.thermal_derate_c!r}, {ceiling!r}]"
+
 
 class BridgeNode(Node):
     """The bridge (see the module docstring). ``array`` is closed at shutdown if ``owns_array``.
@@ -247,6 +346,9 @@ class BridgeNode(Node):
     ) -> None:
         cfg = config if config is not None else BridgeConfig()
         self.config = cfg
+        """The configuration in force (live parameter changes replace it, see the module
+        docstring)."""
+        self._initial_config = cfg
         self.array = array
         self._owns_array = owns_array
         self._imu = imu
@@ -296,8 +398,17 @@ class BridgeNode(Node):
         """The command written to the array in the last cycle (``None``: nothing written)."""
         self.cycles = 0
         self.rejected = 0
+        self._staged: BridgeConfig | None = None
+        self._staged_lock = threading.Lock()
         super().__init__(cfg.node_name, bus, namespace=cfg.namespace, timers=timers)
         try:
+            self.parameters = NodeParameters(
+                self,
+                cfg.parameters,
+                {s.name: getattr(cfg, _PARAMETER_FIELDS[s.name]) for s in cfg.parameters},
+            )
+            """The bridge's live parameters (see the module docstring)."""
+            self.parameters.on_change(self._stage_parameters)
             self._start_ns = self.clock()
             self._frame_id = array.config.geometry.header.frame_id
             self.data_publisher = self.create_publisher("bridge_data", BridgeData, MAB_RT)
@@ -362,6 +473,47 @@ class BridgeNode(Node):
     def _on_hardware(self, msg: String) -> None:
         self._hardware.append((self.clock(), msg.data))
 
+    # ---- live parameters (any thread: check and stage; the loop applies) ----------------------
+
+    def _stage_parameters(self, change: ParameterChange) -> None:
+        """Check the whole new parameter set; stage it for the next cycle, or raise to refuse.
+
+        Runs with the parameter store locked, after the store took the new value, so
+        :meth:`~jointbus.runtime.parameters.ParameterStore.values` is the candidate set. A
+        rollback (another callback refused) comes back here with the old value and re-stages
+        the old set.
+        """
+        # From the starting configuration, so rescaled arbitration times never accumulate
+        # rounding over many changes (every live field comes from the store anyway).
+        candidate = self._initial_config.tuned(self.parameters.store.values())
+        candidate.check_live(change.name)
+        with self._staged_lock:
+            self._staged = candidate
+
+    def _apply_staged(self) -> None:
+        """Put the staged parameter set into force (loop thread, start of a cycle)."""
+        with self._staged_lock:
+            cfg, self._staged = self._staged, None
+        if cfg is None:
+            return
+        try:
+            self.watchdog.set_timeout(cfg.watchdog_s)
+            self.thermal.set_thresholds(
+                warn_c=cfg.thermal_warn_c,
+                derate_start_c=cfg.thermal_derate_c,
+                shutdown_c=cfg.thermal_shutdown_c,
+                hysteresis_c=cfg.thermal_hysteresis_c,
+            )
+            self.arbiter.retune(
+                takeover_hz=cfg.takeover_hz,
+                window_s=cfg.arbitration_window_s,
+                fallback_s=cfg.fallback_s,
+            )
+        except ValueError as exc:  # pragma: no cover - staged sets passed the same checks
+            self._event(Level.ERROR, "parameters", f"parameter change not applied: {exc}")
+            return
+        self.config = cfg
+
     # ---- lifecycle hooks ---------------------------------------------------------------------
 
     def on_activate(self) -> None:
@@ -401,8 +553,13 @@ class BridgeNode(Node):
         self.cycle(self.clock())
 
     def cycle(self, now_ns: int) -> None:
-        """One bridge cycle at ``now_ns`` (node clock): read → decide → publish → write."""
+        """One bridge cycle at ``now_ns`` (node clock): read → decide → publish → write.
+
+        Parameter changes staged since the last cycle take effect first.
+        """
         self.cycles += 1
+        if self._staged is not None:
+            self._apply_staged()
         try:
             reading = self.array.read_joints()
         except DriverError as exc:

@@ -99,16 +99,7 @@ class ThermalGuard:
         shutdown_c: float = 100.0,
         hysteresis_c: float = 20.0,
     ) -> None:
-        values = (warn_c, derate_start_c, shutdown_c, hysteresis_c)
-        if not all(math.isfinite(v) for v in values):
-            raise ValueError(f"thermal thresholds {values}: expected finite °C values")
-        if not warn_c <= derate_start_c < shutdown_c:
-            raise ValueError(
-                f"warn_c = {warn_c}, derate_start_c = {derate_start_c}, shutdown_c = "
-                f"{shutdown_c}: expected warn_c ≤ derate_start_c < shutdown_c"
-            )
-        if hysteresis_c < 0:
-            raise ValueError(f"hysteresis_c = {hysteresis_c}; expected ≥ 0 °C")
+        self.check_thresholds(warn_c, derate_start_c, shutdown_c, hysteresis_c)
         self._names = tuple(names)
         self.warn_c = float(warn_c)
         self.derate_start_c = float(derate_start_c)
@@ -119,6 +110,47 @@ class ThermalGuard:
         self._level_tuple = (ThermalLevel.OK,) * n
         self._all_ok = True
         self._factor = np.ones(n, dtype=np.float64)
+
+    @staticmethod
+    def check_thresholds(
+        warn_c: float, derate_start_c: float, shutdown_c: float, hysteresis_c: float
+    ) -> None:
+        """ValueError unless the thresholds are finite °C with ``warn_c ≤ derate_start_c <
+        shutdown_c`` (the derating ramp needs a span > 0) and ``hysteresis_c ≥ 0``."""
+        values = (warn_c, derate_start_c, shutdown_c, hysteresis_c)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"thermal thresholds {values}: expected finite °C values")
+        if not warn_c <= derate_start_c < shutdown_c:
+            raise ValueError(
+                f"warn_c = {warn_c}, derate_start_c = {derate_start_c}, shutdown_c = "
+                f"{shutdown_c}: expected warn_c ≤ derate_start_c < shutdown_c"
+            )
+        if hysteresis_c < 0:
+            raise ValueError(f"hysteresis_c = {hysteresis_c}; expected ≥ 0 °C")
+
+    def set_thresholds(
+        self,
+        *,
+        warn_c: float,
+        derate_start_c: float,
+        shutdown_c: float,
+        hysteresis_c: float,
+    ) -> None:
+        """Use new thresholds (°C) from the next :meth:`update` on (live parameter changes).
+
+        Checked as in the constructor (ValueError, nothing changed). Levels are kept and judged
+        against the new thresholds by the next :meth:`update`: a joint already above a lowered
+        threshold is raised then; one below a raised threshold clears only once it is
+        ``hysteresis_c`` below it, as always. The derating factors are recomputed by that update
+        too (the bridge applies changes at the start of a cycle, before the update).
+        """
+        self.check_thresholds(warn_c, derate_start_c, shutdown_c, hysteresis_c)
+        self.warn_c = float(warn_c)
+        self.derate_start_c = float(derate_start_c)
+        self.shutdown_c = float(shutdown_c)
+        self.hysteresis_c = float(hysteresis_c)
+        # Take the full path next update, so the factors follow the new ramp at once.
+        self._all_ok = False
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -62,14 +62,29 @@ class Watchdog:
     __slots__ = ("_events", "_last_ns", "_safe", "_safe_since_ns", "_timeout_ns", "timeout_s")
 
     def __init__(self, timeout_s: float = 0.25) -> None:
-        if not (math.isfinite(timeout_s) and timeout_s > 0):
-            raise ValueError(f"timeout_s = {timeout_s}; expected a finite time > 0 s")
-        self.timeout_s = float(timeout_s)
-        self._timeout_ns = round(timeout_s * _NS_PER_S)
+        self.timeout_s = self.check_timeout(timeout_s)
+        self._timeout_ns = round(self.timeout_s * _NS_PER_S)
         self._last_ns: int | None = None
         self._safe = True
         self._safe_since_ns: int | None = None
         self._events: list[WatchdogEvent] = []
+
+    @staticmethod
+    def check_timeout(timeout_s: float) -> float:
+        """``timeout_s`` as a float if it is a usable timeout (finite, > 0 s); ValueError if not."""
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(f"timeout_s = {timeout_s}; expected a finite time > 0 s")
+        return float(timeout_s)
+
+    def set_timeout(self, timeout_s: float) -> None:
+        """Use ``timeout_s`` (s) from now on (a live ``watchdog_time`` change).
+
+        The silence already counted is kept: if the last command is older than the new timeout,
+        the next :meth:`expired` enters safe mode (a shorter timeout acts at once, it does not
+        restart the count); a longer one simply lets the current command live longer.
+        """
+        self.timeout_s = self.check_timeout(timeout_s)
+        self._timeout_ns = round(self.timeout_s * _NS_PER_S)
 
     @property
     def last_feed_ns(self) -> int | None:

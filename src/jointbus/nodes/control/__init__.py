@@ -18,10 +18,17 @@ from jointbus.nodes.control.motion import (
     MotionController,
     MotionError,
     MotionParams,
+    MotionTuning,
     TransitionError,
+    TuningError,
     UnknownCommandError,
 )
-from jointbus.nodes.control.node import CONTROL_NODE_NAME, ControlNode, robot_state_message
+from jointbus.nodes.control.node import (
+    CONTROL_NODE_NAME,
+    CONTROL_PARAMETERS,
+    ControlNode,
+    robot_state_message,
+)
 from jointbus.nodes.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.nodes.control.state_estimator import (
     EstimatedState,
@@ -32,6 +39,7 @@ from jointbus.nodes.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
 
 __all__ = [
     "CONTROL_NODE_NAME",
+    "CONTROL_PARAMETERS",
     "DEFAULT_WORLD_FRAME",
     "SOURCE_NODE",
     "BodyPose",
@@ -44,12 +52,14 @@ __all__ = [
     "MotionController",
     "MotionError",
     "MotionParams",
+    "MotionTuning",
     "PoseClamp",
     "PoseLimits",
     "StandPose",
     "StateEstimator",
     "TfFrames",
     "TransitionError",
+    "TuningError",
     "UnknownCommandError",
     "leg_names",
     "robot_state_message",

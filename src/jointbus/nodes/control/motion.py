@@ -46,7 +46,19 @@ before the first command it is 1). Targets are clamped to the safe ranges of
 ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A velocity
 command older than ``command_timeout`` counts as zero rates (a dead joystick stops the motion; the
 height stays). ``linear.x/y`` (walking) are not used: walking gaits are not part of this
-controller.
+controller; their SI value (``× cmd_vel_lin``) is kept in :attr:`MotionController.velocity_command`
+for one.
+
+Retuning while running (the control node's live parameters): :meth:`MotionController.tuning`
+checks a new :class:`MotionParams` and computes what follows from it (velocity scale, standing
+reference pose and joint targets, folded pose) without touching the controller — a
+``stand_height`` outside the standing range of :class:`~.stand_pose.PoseLimits` is refused with
+:class:`TuningError` — and :meth:`MotionController.retune` puts such a set in force at once. Gains
+and the velocity scale act from the next step (a velocity command already received keeps the rates
+it was converted to until the next one). A new ``stand_height`` moves the STAND height target and
+the set-point follows it at ``height_rate``, as for a joystick command, so the body never jumps;
+a stand-up or sit-down in progress finishes at the pose it started for (STAND then slews to the
+new height), and the next stand-up rises to the new height.
 """
 
 from __future__ import annotations
@@ -62,6 +74,7 @@ import numpy.typing as npt
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.hb50 import (
+    BodyVelocityCommand,
     ClampReport,
     JointCommand,
     MotionGait,
@@ -72,7 +85,7 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.std_msgs import Header
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
-from jointbus.nodes.control.stand_pose import BodyPose, PoseLimits, StandPose
+from jointbus.nodes.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.nodes.control.state_estimator import EstimatedState
 
 FloatArray = npt.NDArray[np.float64]
@@ -83,7 +96,9 @@ __all__ = [
     "MotionController",
     "MotionError",
     "MotionParams",
+    "MotionTuning",
     "TransitionError",
+    "TuningError",
     "UnknownCommandError",
 ]
 
@@ -124,6 +139,19 @@ class TransitionError(MotionError):
         self.mode = mode
         self.reason = reason
         super().__init__(f"command {command.value!r} refused in mode {mode.name}: {reason}")
+
+
+class TuningError(MotionError):
+    """A set of :class:`MotionParams` the controller cannot run with; nothing changed.
+
+    ``name`` (the parameter), ``value`` and ``expected`` (the range it must lie in, with why).
+    """
+
+    def __init__(self, name: str, value: float, expected: str) -> None:
+        self.name = name
+        self.value = value
+        self.expected = expected
+        super().__init__(f"{name} = {value!r}; expected {expected}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +209,20 @@ class MotionParams:
         values = dict(parameter_defaults(model.parameters))
         values.update(overrides or {})
         return cls.from_parameters(values)
+
+
+@dataclass(frozen=True, slots=True)
+class MotionTuning:
+    """A checked :class:`MotionParams` and what the controller derives from it — the velocity
+    scale, the standing reference pose and its joint targets (rad, actuator order), the folded
+    sitting targets — made by :meth:`MotionController.tuning`, put in force in one step by
+    :meth:`MotionController.retune`."""
+
+    params: MotionParams
+    scale: VelocityScale
+    reference_pose: BodyPose
+    q_stand: FloatArray
+    q_sit: FloatArray
 
 
 def _min_jerk(tau: float) -> tuple[float, float]:
@@ -246,6 +288,7 @@ class MotionController:
         self._height_fraction = 1.0
         self._rates = (0.0, 0.0, 0.0)
         self._t_command = -math.inf
+        self._velocity = BodyVelocityCommand(0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         self._q_hold = self.q_stand.copy()
 
     # ------------------------------------------------------------------ state
@@ -269,6 +312,52 @@ class MotionController:
     def pose_setpoint(self) -> BodyPose:
         """The STAND body pose set-point now (m, rad)."""
         return self._setpoint
+
+    @property
+    def velocity_command(self) -> BodyVelocityCommand:
+        """The last velocity command in SI units (scaled by ``cmd_vel_lin`` / ``cmd_vel_ang``
+        when it arrived); before the first, zero rates at the reference height."""
+        return self._velocity
+
+    # ------------------------------------------------------------------ retuning
+
+    def tuning(self, params: MotionParams) -> MotionTuning:
+        """``params`` checked and prepared for :meth:`retune`; the controller is not touched.
+
+        Safe to call from another thread than the one stepping the controller (it only reads the
+        immutable stand geometry). Raises :class:`TuningError` for a ``stand_height`` outside the
+        standing range of the pose limits (within it the legs reach every stand attitude; the
+        robot file's bounds may be wider), and whatever the scale or the leg IK raise for values
+        they cannot take (e.g. :class:`~jointbus.model.errors.UnreachableError` for a
+        ``sit_height`` the legs cannot fold to).
+        """
+        lim = self.stand_pose.limits
+        if not lim.height_min <= params.stand_height <= lim.height_max:
+            raise TuningError(
+                "stand_height",
+                params.stand_height,
+                f"a height in the standing range [{lim.height_min!r}, {lim.height_max!r}] m, "
+                "where the legs reach every stand attitude",
+            )
+        scale = VelocityScale(params.cmd_vel_lin, params.cmd_vel_ang)
+        reference = BodyPose(params.stand_height)
+        q_stand = self.stand_pose.solve(reference)
+        q_sit = (
+            self.q_sit
+            if params.sit_height == self.params.sit_height
+            else self.stand_pose.solve(BodyPose(params.sit_height))
+        )
+        return MotionTuning(params, scale, reference, q_stand, q_sit)
+
+    def retune(self, tuning: MotionTuning) -> None:
+        """Put ``tuning`` (from :meth:`tuning`) in force now; call it between two :meth:`step`
+        calls, on the thread that steps the controller (see the module docstring)."""
+        self.params = tuning.params
+        self.scale = tuning.scale
+        self.reference_pose = tuning.reference_pose
+        self.reference_clamp = PoseClamp()
+        self.q_stand = tuning.q_stand
+        self.q_sit = tuning.q_sit
 
     # ------------------------------------------------------------------ commands
 
@@ -345,6 +434,7 @@ class MotionController:
         changes nothing then.
         """
         si, report = self.scale.to_si(twist)
+        self._velocity = si
         self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
         self._height_fraction = si.height_fraction
         self._t_command = now

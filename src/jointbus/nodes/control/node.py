@@ -37,10 +37,26 @@ time gets the same stand-up as real hardware.
 Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
 velocity commands (WARN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
 changes are reported (OK). On deactivation the node sends one damping command and goes to IDLE.
+
+Live parameters (:class:`~jointbus.runtime.parameters.NodeParameters` on ``/hb50/parameters`` and
+``/hb50/config_update``): every :class:`~.motion.MotionParams` field the robot file declares
+(:data:`CONTROL_PARAMETERS`; on the hb50 ``cmd_vel_lin``, ``cmd_vel_ang``, ``stand_height``,
+``kp``, ``kd``), starting at the node's motion parameters. ``kp`` / ``kd`` are declared once in
+the robot file and both nodes use them: the control node owns them (they are its posture gains,
+changed live here); the bridge takes their defaults and maxima once, when it is built. A value
+out of its declared bounds is refused by the declaration; one the controller cannot run with (a
+``stand_height`` outside the standing range of the pose limits, a zero velocity scale) is refused
+by :meth:`~.motion.MotionController.tuning`; either way an ERROR status names the parameter, the
+value and the range, and nothing changes. *When a change takes effect*: the change callback runs
+on the thread that made the change; it prepares and checks the new tuning there (leg IK included)
+and stages it, and the callback thread picks it up at the start of the next control step (or
+command / velocity callback), so a step never sees half a change and the controller stays
+lock-free.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from typing import Final
@@ -69,6 +85,7 @@ from jointbus.nodes.control.motion import (
     MotionController,
     MotionError,
     MotionParams,
+    MotionTuning,
 )
 from jointbus.nodes.control.state_estimator import (
     EstimatedState,
@@ -77,8 +94,9 @@ from jointbus.nodes.control.state_estimator import (
 )
 from jointbus.nodes.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
+from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 
-__all__ = ["CONTROL_NODE_NAME", "ControlNode", "robot_state_message"]
+__all__ = ["CONTROL_NODE_NAME", "CONTROL_PARAMETERS", "ControlNode", "robot_state_message"]
 
 #: The node's name (also the ``source_node`` of its joint commands).
 CONTROL_NODE_NAME: Final = SOURCE_NODE
@@ -87,6 +105,22 @@ SLOW_RATE_HZ: Final = 10.0
 #: The bridge's nominal period (s), used for ``dt`` when frame stamps do not give one.
 NOMINAL_PERIOD_S: Final = 0.002
 _MAX_DT_S: Final = 0.1
+#: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
+#: file declares become live; the others keep the node's value).
+CONTROL_PARAMETERS: Final = (
+    "cmd_vel_lin",
+    "cmd_vel_ang",
+    "stand_height",
+    "kp",
+    "kd",
+    "stand_up_time",
+    "sit_down_time",
+    "sit_height",
+    "idle_kd",
+    "height_rate",
+    "attitude_rate",
+    "command_timeout",
+)
 
 
 def _vec(values: object) -> Vector3:
@@ -168,7 +202,16 @@ class ControlNode(Node):
         self._now = 0.0
         self.frames_used = 0
         self.frames_rejected = 0
+        self._staged: MotionTuning | None = None
+        self._staged_lock = threading.Lock()
         try:
+            specs = select_specs(robot.parameters, CONTROL_PARAMETERS, missing_ok=True)
+            start = self.motion.params
+            self.parameters = NodeParameters(
+                self, specs, {spec.name: getattr(start, spec.name) for spec in specs}
+            )
+            """The node's live parameters (see the module docstring)."""
+            self.parameters.on_change(self._stage_parameters)
             self.joint_command_pub = self.create_publisher("joint_command", JointCommand, MAB_RT)
             self.robot_state_pub = self.create_publisher("robot_state", RobotState, MAB_RT)
             self.mirror = Mirror(
@@ -189,6 +232,25 @@ class ControlNode(Node):
                 Level.WARN,
                 f"stand_height outside the safe range: {self.motion.reference_clamp.describe()}",
             )
+
+    # ---- live parameters ---------------------------------------------------------------------
+    def _stage_parameters(self, change: ParameterChange) -> None:
+        """Prepare the motion tuning of the whole new parameter set and stage it, or raise to
+        refuse the change (any thread; the store, locked, already holds the new value)."""
+        values = {k: float(v) for k, v in self.parameters.store.values().items()}
+        params = dataclasses.replace(self.motion.params, **values)
+        tuning = self.motion.tuning(params)
+        with self._staged_lock:
+            self._staged = tuning
+
+    def _take_staged(self) -> None:
+        """Put a staged tuning in force (callback thread, before the controller is used)."""
+        if self._staged is None:
+            return
+        with self._staged_lock:
+            tuning, self._staged = self._staged, None
+        if tuning is not None:
+            self.motion.retune(tuning)
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def on_activate(self) -> None:
@@ -215,6 +277,7 @@ class ControlNode(Node):
         nothing changes then. The bus path (``/hb50/control_command``) reports those on the
         status topic instead. Call it from the node's callback thread or while no frames flow.
         """
+        self._take_staged()
         before = self.motion.mode
         mode = self.motion.handle_command(text)
         if mode is not before:
@@ -228,6 +291,7 @@ class ControlNode(Node):
             self.report(Level.WARN, str(exc))
 
     def _on_velocity_command(self, msg: Twist) -> None:
+        self._take_staged()
         try:
             report = self.motion.set_velocity_command(msg, self._now)
         except MessageError as exc:
@@ -256,6 +320,7 @@ class ControlNode(Node):
             return
         self._last_stamp = now
         self._now = now
+        self._take_staged()
         before = self.motion.mode
         command = self.motion.step(state, now, header=Header.now())
         after = self.motion.mode
