@@ -1,0 +1,94 @@
+"""``jointbus foxglove``: the live view — a Foxglove WebSocket server on 127.0.0.1:8765.
+
+Where it sits: :mod:`jointbus.cli`, a thin wrapper around
+:class:`jointbus.tools.foxglove_view.FoxgloveView`. This process joins the jointbus Zenoh network
+(with no flags it finds a running demo on this host) and serves every topic, the robot description
+(URDF generated from ``--robot``) and the joint transforms to Foxglove: open Foxglove, choose
+*Open connection* → *Foxglove WebSocket* and enter the printed URL. Ctrl-C (or SIGTERM, or
+``--duration``) stops it.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from jointbus.bus import Bus, ZenohConfig
+from jointbus.tools.errors import ToolError
+from jointbus.tools.foxglove_view import DEFAULT_HOST, DEFAULT_PORT, FoxgloveView
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
+    port: Annotated[int, typer.Option(min=0, max=65535, help="WebSocket port (0: any free).")] = (
+        DEFAULT_PORT
+    ),
+    host: Annotated[
+        str, typer.Option(help="Address to bind. Anything but loopback exposes the robot's data.")
+    ] = DEFAULT_HOST,
+    robot: Annotated[
+        str, typer.Option(help="Bundled robot name or robot file for the URDF ('' for none).")
+    ] = "hb50",
+    namespace: Annotated[str, typer.Option(help="Namespace of the bridge's topics.")] = "hb50",
+    duration: Annotated[
+        float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
+    ] = None,
+    connect: Annotated[
+        list[str] | None,
+        typer.Option(help="Zenoh endpoint to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)."),
+    ] = None,
+    listen: Annotated[
+        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
+    ] = None,
+) -> None:
+    """Serve the bus and the robot model to Foxglove over WebSocket."""
+    from rich.console import Console
+
+    from jointbus.model import load_robot
+    from jointbus.model.errors import ModelError
+
+    console = Console(stderr=True)
+    try:
+        model = load_robot(robot) if robot else None
+    except (ModelError, OSError) as exc:
+        console.print(f"[red]error:[/] cannot load robot {robot!r}: {exc}")
+        raise typer.Exit(1) from exc
+    if host not in _LOOPBACK:
+        console.print(
+            f"[yellow]warning:[/] binding {host}: any client that reaches this address can read "
+            "every topic (the server has no authentication)"
+        )
+    try:
+        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
+        bus = Bus(zenoh=config, name="foxglove")
+    except Exception as exc:
+        console.print(f"[red]error:[/] cannot join the Zenoh network: {exc}")
+        raise typer.Exit(1) from exc
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        try:
+            view = FoxgloveView(bus, host=host, port=port, robot=model, namespace=namespace)
+        except ToolError as exc:
+            console.print(f"[red]error:[/] {exc}")
+            raise typer.Exit(1) from exc
+        with view:
+            typer.echo(f"Foxglove live view on {view.url} (Ctrl-C to stop)")
+            deadline = None if duration is None else time.monotonic() + duration
+            try:
+                while deadline is None or (left := deadline - time.monotonic()) > 0:
+                    time.sleep(0.2 if deadline is None else min(0.2, left))
+            except KeyboardInterrupt:
+                pass
+            console.print(f"stopped; {len(view.topics())} topics were offered")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        bus.close()

@@ -1,0 +1,91 @@
+"""``jointbus monitor``: the terminal monitor of a running robot.
+
+Where it sits: :mod:`jointbus.cli`, a thin wrapper around :mod:`jointbus.tools.monitor`. This
+process joins the jointbus Zenoh network (with no flags it finds a running demo on this host) and
+shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per joint (position,
+velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
+command owner, e-stop and arming state, topic rates and the latest status events.
+
+In a terminal it is a full-screen textual app (``q`` quits). When stdout is not a terminal, or
+with ``--plain``, it prints a plain-text summary every ``--interval`` seconds instead; ``--once``
+listens for ``--wait`` seconds, prints one summary and exits (for scripts).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from jointbus.bus import Bus, ZenohConfig
+
+
+def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def monitor(  # noqa: PLR0917 (typer maps parameters to options)
+    namespace: Annotated[str, typer.Option(help="Namespace of the robot's topics.")] = "hb50",
+    once: Annotated[
+        bool, typer.Option("--once", help="Print one plain-text summary after --wait s and exit.")
+    ] = False,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="Plain-text summaries instead of the full-screen UI.")
+    ] = False,
+    wait: Annotated[
+        float, typer.Option(min=0.0, help="With --once: seconds to listen before printing.")
+    ] = 2.0,
+    interval: Annotated[
+        float, typer.Option(min=0.1, help="Plain mode: seconds between two summaries.")
+    ] = 1.0,
+    duration: Annotated[
+        float | None, typer.Option(help="Plain mode: stop after this many seconds.")
+    ] = None,
+    connect: Annotated[
+        list[str] | None,
+        typer.Option(help="Zenoh endpoint to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)."),
+    ] = None,
+    listen: Annotated[
+        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
+    ] = None,
+) -> None:
+    """Show joints, bridge state, nodes, topic rates and events of a running robot."""
+    from jointbus.tools.monitor import MonitorFeed, MonitorModel
+
+    try:
+        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
+        bus = Bus(zenoh=config, name="monitor")
+    except Exception as exc:
+        typer.echo(f"error: cannot join the Zenoh network: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        if not (once or plain) and sys.stdout.isatty():
+            from jointbus.tools.monitor.app import run_monitor
+
+            run_monitor(bus, namespace=namespace)
+            return
+        model = MonitorModel()
+        with MonitorFeed(bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0)) as feed:
+            if once:
+                feed.poll(model)
+                time.sleep(wait)
+                feed.poll(model)
+                typer.echo(model.snapshot(time.monotonic_ns()).to_text())
+                return
+            deadline = None if duration is None else time.monotonic() + duration
+            try:
+                while deadline is None or time.monotonic() < deadline:
+                    time.sleep(interval)
+                    feed.poll(model)
+                    typer.echo(model.snapshot(time.monotonic_ns()).to_text())
+                    typer.echo("")
+            except KeyboardInterrupt:
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        bus.close()

@@ -1,0 +1,283 @@
+"""The terminal monitor: a textual app drawing a :class:`MonitorModel` ten times a second.
+
+Where it sits: the top of :mod:`jointbus.tools.monitor`; ``jointbus monitor`` and the demo (when
+run in a terminal) call :func:`run_monitor`. All it does is lay out and format: the data and every
+decision about it live in :mod:`.model`, the bus side in :mod:`.feed`.
+
+Layout, top to bottom: a **bridge** panel (command owner, mode, arming, e-stop, thermal and other
+bridge strings, the control node's motion mode) beside the **nodes** table (heartbeat state,
+lifecycle, seconds since the last heartbeat); the **joints** table (one row per actuator:
+position, velocity, effort, temperature and the decoded quick-status flags, errors in red); the
+**topics** table (type, publishers, measured rate) beside the latest **events** of the status
+topic. ``q`` quits.
+
+Each refresh (``refresh_s``, default 0.1 s) polls the feed, takes a snapshot and updates only the
+table cells that changed, so the cursor and scroll position survive refreshes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import ClassVar, Final
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Header, Static
+
+from jointbus.bus import Bus
+from jointbus.messages.hb50 import Level
+from jointbus.tools.monitor.feed import MonitorFeed
+from jointbus.tools.monitor.model import (
+    MonitorModel,
+    MonitorSnapshot,
+    NodeState,
+    fmt_float,
+)
+
+__all__ = ["MonitorApp", "run_monitor"]
+
+_JOINT_COLUMNS: Final = (
+    ("joint", "Joint"),
+    ("index", "#"),
+    ("position", "Position rad"),
+    ("velocity", "Velocity rad/s"),
+    ("effort", "Effort N·m"),
+    ("temperature", "Temp °C"),
+    ("flags", "Status flags"),
+)
+_NODE_COLUMNS: Final = (
+    ("node", "Node"),
+    ("state", "State"),
+    ("lifecycle", "Lifecycle"),
+    ("age", "Last beat"),
+)
+_TOPIC_COLUMNS: Final = (("topic", "Topic"), ("type", "Type"), ("pubs", "Pubs"), ("rate", "Rate"))
+_EVENT_COLUMNS: Final = (("time", "Time"), ("level", "Level"), ("node", "Node"), ("text", "Event"))
+_LEVEL_STYLE: Final = {
+    Level.OK: "green",
+    Level.WARN: "yellow",
+    Level.ERROR: "bold red",
+    Level.STALE: "magenta",
+}
+
+Row = tuple[str, tuple[str | Text, ...]]
+
+
+class MonitorApp(App[None]):
+    """Draws ``model`` (polling ``feed`` first when given) every ``refresh_s`` seconds.
+
+    ``clock`` is the monotonic clock in ns used for ages and rates (a test may inject one).
+    """
+
+    TITLE = "jointbus monitor"
+    CSS = """
+    #top { height: auto; max-height: 14; }
+    #bridge { width: 1fr; height: auto; padding: 0 1; border: round $accent; }
+    #nodes { width: 1fr; height: auto; max-height: 14; border: round $accent; }
+    #joints { height: auto; border: round $accent; }
+    #bottom { height: 1fr; min-height: 8; }
+    #topics { width: 2fr; height: 1fr; border: round $accent; }
+    #events { width: 3fr; height: 1fr; border: round $accent; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
+
+    def __init__(
+        self,
+        model: MonitorModel,
+        feed: MonitorFeed | None = None,
+        *,
+        refresh_s: float = 0.1,
+        clock: Callable[[], int] = time.monotonic_ns,
+        subtitle: str = "",
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.feed = feed
+        self.refresh_s = refresh_s
+        self.clock = clock
+        self.sub_title = subtitle
+        self.snapshot: MonitorSnapshot | None = None
+        self._keys: dict[str, list[str]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="top"):
+            yield Static(id="bridge")
+            yield DataTable(id="nodes", cursor_type="row", show_cursor=False)
+        yield DataTable(id="joints", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="bottom"):
+            yield DataTable(id="topics", cursor_type="row", show_cursor=False)
+            yield DataTable(id="events", cursor_type="row", show_cursor=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for table_id, columns, title in (
+            ("joints", _JOINT_COLUMNS, "Joints"),
+            ("nodes", _NODE_COLUMNS, "Nodes"),
+            ("topics", _TOPIC_COLUMNS, "Topics"),
+            ("events", _EVENT_COLUMNS, "Events (newest first)"),
+        ):
+            table = self.query_one(f"#{table_id}", DataTable)
+            table.border_title = title
+            for key, label in columns:
+                table.add_column(label, key=key)
+        self.query_one("#bridge", Static).border_title = "Bridge"
+        self.refresh_view()
+        self.set_interval(self.refresh_s, self.refresh_view)
+
+    # ---- refresh ------------------------------------------------------------------------------
+
+    def refresh_view(self) -> None:
+        """Poll the feed, snapshot the model and redraw what changed."""
+        now = self.clock()
+        if self.feed is not None:
+            self.feed.poll(self.model, now)
+        snap = self.model.snapshot(now)
+        self.snapshot = snap
+        self.query_one("#bridge", Static).update(_bridge_text(snap))
+        self._sync("joints", _joint_rows(snap))
+        self._sync("nodes", _node_rows(snap))
+        self._sync("topics", _topic_rows(snap))
+        self._sync("events", _event_rows(snap))
+        joints = self.query_one("#joints", DataTable)
+        age = "no data yet" if snap.data_age_s is None else f"data {snap.data_age_s:.1f} s old"
+        joints.border_subtitle = age
+
+    def _sync(self, table_id: str, rows: Sequence[Row]) -> None:
+        table: DataTable[str | Text] = self.query_one(f"#{table_id}", DataTable)
+        keys = [key for key, _ in rows]
+        if keys != self._keys.get(table_id):
+            table.clear()
+            for key, cells in rows:
+                table.add_row(*cells, key=key)
+            self._keys[table_id] = keys
+            return
+        columns = [column.key for column in table.ordered_columns]
+        for key, cells in rows:
+            for column, cell in zip(columns, cells, strict=True):
+                if table.get_cell(key, column) != cell:
+                    table.update_cell(key, column, cell)
+
+
+# ---- formatting (pure functions of the snapshot) ------------------------------------------
+
+
+def _bridge_text(snap: MonitorSnapshot) -> Text:
+    text = Text()
+    bridge = snap.bridge
+    if bridge is None:
+        text.append("no BridgeState yet", style="dim")
+    else:
+        text.append("Owner   ", style="bold")
+        text.append(bridge.owner or "?")
+        text.append("\nMode    ", style="bold")
+        text.append(bridge.mode or "?")
+        text.append("\nArming  ", style="bold")
+        text.append(
+            f"{bridge.arming} (drives {'on' if bridge.drives_enabled else 'off'})",
+            style="green" if bridge.drives_enabled else "yellow",
+        )
+        text.append("\nE-stop  ", style="bold")
+        text.append(bridge.estop, style="bold white on red" if bridge.estop_latched else "green")
+        text.append("\nUp      ", style="bold")
+        text.append(f"{bridge.up_time_s} s (state {bridge.age_s:.1f} s old)")
+        for line in bridge.thermal:
+            text.append(f"\n{line}", style="yellow")
+        for line in bridge.other:
+            text.append(f"\n{line}")
+    robot = snap.robot
+    if robot is not None:
+        text.append("\nMotion  ", style="bold")
+        text.append(f"{robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}")
+    return text
+
+
+def _joint_rows(snap: MonitorSnapshot) -> list[Row]:
+    rows: list[Row] = []
+    for j in snap.joints:
+        hot = j.temperature >= 80
+        rows.append(
+            (
+                j.name,
+                (
+                    j.name,
+                    str(j.index),
+                    fmt_float(j.position, 3),
+                    fmt_float(j.velocity, 3),
+                    fmt_float(j.effort, 2),
+                    Text(str(j.temperature), style="yellow" if hot else ""),
+                    Text(j.flags, style="bold red" if j.has_error else "green"),
+                ),
+            )
+        )
+    return rows
+
+
+def _node_rows(snap: MonitorSnapshot) -> list[Row]:
+    styles = {NodeState.OK: "green", NodeState.STALE: "bold red", NodeState.SHUTDOWN: "dim"}
+    return [
+        (
+            node.name,
+            (
+                node.name,
+                Text(node.state.value, style=styles[node.state]),
+                node.lifecycle or "?",
+                f"{node.age_s:.1f} s ago",
+            ),
+        )
+        for node in snap.nodes
+    ]
+
+
+def _topic_rows(snap: MonitorSnapshot) -> list[Row]:
+    return [
+        (
+            topic.name,
+            (
+                topic.name,
+                topic.type_name,
+                str(topic.publishers),
+                "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz",
+            ),
+        )
+        for topic in snap.topics
+    ]
+
+
+def _event_rows(snap: MonitorSnapshot) -> list[Row]:
+    rows: list[Row] = []
+    for i, event in enumerate(snap.events):
+        stamp = (
+            datetime.fromtimestamp(event.stamp_ns / 1e9).strftime("%H:%M:%S")
+            if event.stamp_ns
+            else "-"
+        )
+        rows.append(
+            (
+                f"{len(snap.events) - i}:{event.stamp_ns}:{event.node}",
+                (
+                    stamp,
+                    Text(event.level.name, style=_LEVEL_STYLE.get(event.level, "")),
+                    event.node,
+                    event.text,
+                ),
+            )
+        )
+    return rows
+
+
+def run_monitor(
+    bus: Bus,
+    *,
+    namespace: str = "hb50",
+    refresh_s: float = 0.1,
+    discover_period_s: float = 2.0,
+) -> None:
+    """Run the monitor on ``bus`` in this terminal until the user quits (``q`` or Ctrl+C)."""
+    model = MonitorModel()
+    with MonitorFeed(bus, namespace=namespace, discover_period_s=discover_period_s) as feed:
+        MonitorApp(model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}").run()

@@ -1,0 +1,503 @@
+"""What the terminal monitor shows, as plain data: joints, bridge, nodes, topic rates, events.
+
+Where it sits: :mod:`jointbus.tools.monitor`, below the textual app (:mod:`.app`) and fed by
+:mod:`.feed` (or directly by a test). It knows messages, not the bus and not the terminal, so every
+decision the screen shows — which flags are decoded, when a node counts as STALE, how a rate is
+measured, what the e-stop and arming state are — is testable without either.
+
+:class:`MonitorModel` is fed messages with their arrival time (monotonic ns) and answers
+:meth:`MonitorModel.snapshot`, an immutable :class:`MonitorSnapshot` for one screen refresh. It is
+not thread-safe: one thread feeds and reads it (the app's refresh timer, which also polls the feed).
+
+- **Joints** come from the newest ``BridgeData`` (position rad, velocity rad/s, effort N·m,
+  temperature °C and the quick-status word decoded into :class:`JointStatusFlag` names).
+- **Bridge**: ``BridgeState`` (the 10 Hz mirror) gives drives enabled (*arming*) and the status
+  strings the bridge writes — ``owner: <node>``, ``mode: <mode>``, ``estop: <reason>`` while the
+  e-stop is latched, ``thermal <LEVEL>: <joint> (index i)`` — which are parsed here.
+- **Nodes**: one row per node that sent a heartbeat. A node is STALE after ``liveliness_timeout_s``
+  (1.5 s, the runtime's rule) without one, SHUTDOWN after its farewell heartbeat; the lifecycle
+  state is the heartbeat's ``data``. The monitor judges silence itself from arrival times rather
+  than running a :class:`jointbus.runtime.LivelinessMonitor`: that is a node which publishes its
+  verdicts on the status topic, and a viewer must not add reports (or a node) to the robot's bus.
+  The STALE reports of the robot's own liveliness monitors appear among the events.
+- **Topic rates** are measured from cumulative message counters sampled at each refresh
+  (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
+  subscriber counters for the topics the monitor receives; other discovered topics are listed
+  without a rate, and topics nobody publishes are left out.
+- **Events**: the newest ``max_events`` reports of the status topic, newest first.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from jointbus.bus import TopicInfo
+from jointbus.messages.hb50 import (
+    JOINT_ERROR_MASK,
+    BridgeData,
+    BridgeState,
+    JointStatusFlag,
+    Level,
+    RobotState,
+    Status,
+)
+from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN
+
+__all__ = [
+    "FLAG_LABELS",
+    "BridgeSummary",
+    "EventRow",
+    "JointRow",
+    "MonitorModel",
+    "MonitorSnapshot",
+    "NodeRow",
+    "NodeState",
+    "RobotSummary",
+    "TopicRow",
+    "describe_flags",
+]
+
+_NS_PER_S: Final = 1_000_000_000
+
+#: Short labels of the quick-status bits, in bit order (they fit a table cell).
+FLAG_LABELS: Final[dict[JointStatusFlag, str]] = {
+    JointStatusFlag.MAIN_ENCODER_ERROR: "main-encoder",
+    JointStatusFlag.OUTPUT_ENCODER_ERROR: "output-encoder",
+    JointStatusFlag.CALIBRATION_ENCODER_ERROR: "calib-encoder",
+    JointStatusFlag.BRIDGE_ERROR: "mosfet-bridge",
+    JointStatusFlag.HARDWARE_ERROR: "hardware",
+    JointStatusFlag.COMMUNICATION_ERROR: "communication",
+    JointStatusFlag.MOTION_ERROR: "motion",
+    JointStatusFlag.TARGET_REACHED: "target-reached",
+}
+
+
+def describe_flags(word: int) -> str:
+    """The set bits of a quick-status word as labels (``"ok"`` when none; reserved bits as
+    ``bit N``), errors first, so the cell reads ``communication, motion``."""
+    labels = [label for flag, label in FLAG_LABELS.items() if word & flag]
+    known = 0
+    for flag in FLAG_LABELS:
+        known |= flag
+    labels.extend(f"bit {bit}" for bit in range(16) if word & ~known & (1 << bit))
+    return ", ".join(labels) if labels else "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class JointRow:
+    """One actuator: SI values (NaN = not reported), temperature °C, the quick-status word."""
+
+    name: str
+    index: int
+    position: float  # rad
+    velocity: float  # rad/s
+    effort: float  # N·m
+    temperature: int  # °C
+    status: int  # JointStatusFlag bits
+
+    @property
+    def flags(self) -> str:
+        """The decoded quick-status word (:func:`describe_flags`)."""
+        return describe_flags(self.status)
+
+    @property
+    def has_error(self) -> bool:
+        """True when an error bit (not just ``target-reached``) is set."""
+        return bool(self.status & JOINT_ERROR_MASK)
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeSummary:
+    """The bridge's state from its latest ``BridgeState``; ``age_s`` since it arrived."""
+
+    owner: str
+    mode: str
+    drives_enabled: bool
+    estop_latched: bool
+    estop_reason: str
+    thermal: tuple[str, ...]
+    other: tuple[str, ...]
+    battery: float  # % (NaN = not reported)
+    bus_voltage: float  # V
+    up_time_s: int
+    age_s: float
+
+    @property
+    def arming(self) -> str:
+        """``ARMED`` when the drives are energised, ``DISARMED`` otherwise."""
+        return "ARMED" if self.drives_enabled else "DISARMED"
+
+    @property
+    def estop(self) -> str:
+        """``LATCHED (<reason>)`` or ``clear``."""
+        if not self.estop_latched:
+            return "clear"
+        return f"LATCHED ({self.estop_reason})" if self.estop_reason else "LATCHED"
+
+
+@dataclass(frozen=True, slots=True)
+class RobotSummary:
+    """The control node's state machine from its latest ``RobotState``."""
+
+    motion_mode: str
+    motion_type: str
+    motion_gait: str
+    age_s: float
+
+
+class NodeState(enum.Enum):
+    """What a node's heartbeats say."""
+
+    OK = "OK"
+    STALE = "STALE"
+    SHUTDOWN = "SHUTDOWN"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """One node: its state, lifecycle state, seconds since its last heartbeat, heartbeat count."""
+
+    name: str
+    state: NodeState
+    lifecycle: str
+    age_s: float
+    heartbeats: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRow:
+    """One topic: type, publisher count, measured rate (Hz; None = not measured here)."""
+
+    name: str
+    type_name: str
+    publishers: int
+    rate_hz: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One status report: its stamp (wall ns), level, reporting node and text."""
+
+    stamp_ns: int
+    level: Level
+    node: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorSnapshot:
+    """Everything one screen refresh shows. ``data_age_s`` is the age of the joint rows (None:
+    no ``BridgeData`` yet)."""
+
+    joints: tuple[JointRow, ...]
+    data_age_s: float | None
+    bridge: BridgeSummary | None
+    robot: RobotSummary | None
+    nodes: tuple[NodeRow, ...]
+    topics: tuple[TopicRow, ...]
+    events: tuple[EventRow, ...]
+
+    def to_text(self) -> str:
+        """A plain-text rendering (for a terminal without the UI, logs and ``--once``)."""
+        lines: list[str] = []
+        bridge = self.bridge
+        if bridge is None:
+            lines.append("bridge: no BridgeState yet")
+        else:
+            lines.append(
+                f"bridge: owner {bridge.owner or '?'} | mode {bridge.mode or '?'} | "
+                f"{bridge.arming} | e-stop {bridge.estop} | up {bridge.up_time_s} s"
+            )
+            lines.extend(f"  {text}" for text in (*bridge.thermal, *bridge.other))
+        if self.robot is not None:
+            robot = self.robot
+            lines.append(
+                f"robot: {robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}"
+            )
+        if self.joints:
+            lines.append(
+                f"{'joint':<10} {'pos rad':>9} {'vel rad/s':>10} {'eff N·m':>9} {'temp':>6}  flags"
+            )
+            for j in self.joints:
+                lines.append(
+                    f"{j.name:<10} {fmt_float(j.position, 3):>9} {fmt_float(j.velocity, 3):>10} "
+                    f"{fmt_float(j.effort, 2):>9} {j.temperature:>4}°C  {j.flags}"
+                )
+        else:
+            lines.append("joints: no BridgeData yet")
+        for node in self.nodes:
+            lines.append(
+                f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, "
+                f"last heartbeat {node.age_s:.1f} s ago)"
+            )
+        for topic in self.topics:
+            rate = "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz"
+            lines.append(f"topic {topic.name} [{topic.type_name}] {rate}")
+        for event in self.events:
+            lines.append(f"event {event.level.name} {event.node}: {event.text}")
+        return "\n".join(lines)
+
+
+def fmt_float(value: float, digits: int) -> str:
+    """``value`` with a sign and ``digits`` decimals, or ``n/a`` when not reported (NaN)."""
+    return "n/a" if math.isnan(value) else f"{value:+.{digits}f}"
+
+
+class _RateMeter:
+    """Messages per second from a cumulative counter sampled now and then."""
+
+    __slots__ = ("_samples", "_window_ns")
+
+    def __init__(self, window_ns: int) -> None:
+        self._window_ns = window_ns
+        self._samples: deque[tuple[int, int]] = deque()
+
+    def sample(self, now_ns: int, total: int) -> None:
+        samples = self._samples
+        if samples and total < samples[-1][1]:
+            samples.clear()  # the counter restarted (a publisher replaced): start over
+        samples.append((now_ns, total))
+        while len(samples) > 2 and now_ns - samples[1][0] >= self._window_ns:
+            samples.popleft()
+
+    @property
+    def total(self) -> int:
+        """The newest counter value (0 before any sample)."""
+        return self._samples[-1][1] if self._samples else 0
+
+    def rate(self) -> float | None:
+        samples = self._samples
+        if len(samples) < 2:
+            return None
+        (t0, n0), (t1, n1) = samples[0], samples[-1]
+        return (n1 - n0) * _NS_PER_S / (t1 - t0) if t1 > t0 else None
+
+
+class _NodeRecord:
+    __slots__ = ("heartbeats", "last_ns", "lifecycle", "shut_down")
+
+    def __init__(self) -> None:
+        self.last_ns = 0
+        self.heartbeats = 0
+        self.lifecycle = ""
+        self.shut_down = False
+
+
+class _StateStrings(NamedTuple):
+    owner: str
+    mode: str
+    estop_latched: bool
+    estop_reason: str
+    thermal: tuple[str, ...]
+    other: tuple[str, ...]
+
+
+def _parse_state_strings(strings: Iterable[str]) -> _StateStrings:
+    """Split the bridge's ``key: value`` status strings (see the bridge node's docstring)."""
+    owner = mode = reason = ""
+    latched = False
+    thermal: list[str] = []
+    other: list[str] = []
+    for text in strings:
+        key, sep, value = text.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            other.append(text)
+        elif key == "owner":
+            owner = value
+        elif key == "mode":
+            mode = value
+        elif key == "estop":
+            latched, reason = True, value
+        elif key.startswith("thermal"):
+            thermal.append(text)
+        else:
+            other.append(text)
+    if mode == "estop":
+        latched = True
+    return _StateStrings(owner, mode, latched, reason, tuple(thermal), tuple(other))
+
+
+class MonitorModel:
+    """The monitor's state, fed message by message (see the module docstring).
+
+    ``liveliness_timeout_s``: silence after which a node is STALE (s); ``max_events``: status
+    reports kept; ``rate_window_s``: the span rates are averaged over (s).
+    """
+
+    def __init__(
+        self,
+        *,
+        liveliness_timeout_s: float = DEFAULT_LIVELINESS_TIMEOUT_S,
+        max_events: int = 50,
+        rate_window_s: float = 2.0,
+    ) -> None:
+        if not (math.isfinite(liveliness_timeout_s) and liveliness_timeout_s > 0):
+            raise ValueError(
+                f"liveliness_timeout_s = {liveliness_timeout_s!r}; expected a duration > 0 s"
+            )
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+            raise ValueError(f"max_events = {max_events!r}; expected an int >= 1")
+        if not (math.isfinite(rate_window_s) and rate_window_s > 0):
+            raise ValueError(f"rate_window_s = {rate_window_s!r}; expected a duration > 0 s")
+        self._timeout_ns = round(liveliness_timeout_s * _NS_PER_S)
+        self._window_ns = round(rate_window_s * _NS_PER_S)
+        self._data: tuple[BridgeData, int] | None = None
+        self._state: tuple[BridgeState, int] | None = None
+        self._robot: tuple[RobotState, int] | None = None
+        self._nodes: dict[str, _NodeRecord] = {}
+        self._events: deque[EventRow] = deque(maxlen=max_events)
+        self._rates: dict[str, _RateMeter] = {}
+        self._topics: dict[str, TopicInfo] = {}
+
+    # ---- feeding ---------------------------------------------------------------------------
+
+    def on_bridge_data(self, msg: BridgeData, now_ns: int) -> None:
+        """The newest actuator frame (arrived at ``now_ns``, monotonic)."""
+        self._data = (msg, now_ns)
+
+    def on_bridge_state(self, msg: BridgeState, now_ns: int) -> None:
+        """The newest bridge state (normally from the 10 Hz mirror)."""
+        self._state = (msg, now_ns)
+
+    def on_robot_state(self, msg: RobotState, now_ns: int) -> None:
+        """The newest estimated robot state (normally from the 10 Hz mirror)."""
+        self._robot = (msg, now_ns)
+
+    def on_heartbeat(self, msg: Status, now_ns: int) -> None:
+        """A heartbeat of ``msg.reporting_node``; ``data`` holds its lifecycle state."""
+        name = msg.reporting_node
+        if not name:
+            return
+        record = self._nodes.get(name)
+        if record is None:
+            record = self._nodes[name] = _NodeRecord()
+        record.last_ns = now_ns
+        record.heartbeats += 1
+        record.shut_down = msg.status == HEARTBEAT_SHUTDOWN
+        if msg.data:
+            record.lifecycle = msg.data.decode("ascii", "replace")
+
+    def on_status(self, msg: Status, now_ns: int) -> None:
+        """A report of the status topic (kept among the newest ``max_events``)."""
+        self._events.append(
+            EventRow(msg.header.stamp.to_ns(), Level(msg.level), msg.reporting_node, msg.status)
+        )
+
+    def count(self, topic: str, total: int, now_ns: int) -> None:
+        """Sample the cumulative message count ``total`` of ``topic`` (for its rate)."""
+        meter = self._rates.get(topic)
+        if meter is None:
+            meter = self._rates[topic] = _RateMeter(self._window_ns)
+        meter.sample(now_ns, total)
+
+    def set_topics(self, topics: Iterable[TopicInfo]) -> None:
+        """The topics discovery found (names, types, publishers)."""
+        self._topics = {t.name: t for t in topics}
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def snapshot(self, now_ns: int) -> MonitorSnapshot:
+        """What the screen shows at ``now_ns`` (monotonic, the clock the feeding used)."""
+        return MonitorSnapshot(
+            joints=self._joint_rows(),
+            data_age_s=None if self._data is None else _age(now_ns, self._data[1]),
+            bridge=self._bridge(now_ns),
+            robot=self._robot_summary(now_ns),
+            nodes=self._node_rows(now_ns),
+            topics=self._topic_rows(),
+            events=tuple(reversed(self._events)),
+        )
+
+    def _joint_rows(self) -> tuple[JointRow, ...]:
+        if self._data is None:
+            return ()
+        msg = self._data[0]
+        return tuple(
+            JointRow(
+                name,
+                i,
+                msg.joint_position[i],
+                msg.joint_velocity[i],
+                msg.joint_effort[i],
+                msg.joint_temperature[i],
+                msg.joint_status[i],
+            )
+            for i, name in enumerate(msg.joint_name)
+        )
+
+    def _bridge(self, now_ns: int) -> BridgeSummary | None:
+        if self._state is None:
+            return None
+        msg, at = self._state
+        parsed = _parse_state_strings(msg.status)
+        return BridgeSummary(
+            owner=parsed.owner,
+            mode=parsed.mode,
+            drives_enabled=msg.drives_enabled,
+            estop_latched=parsed.estop_latched,
+            estop_reason=parsed.estop_reason,
+            thermal=parsed.thermal,
+            other=parsed.other,
+            battery=msg.battery,
+            bus_voltage=msg.bus_v,
+            up_time_s=msg.up_time,
+            age_s=_age(now_ns, at),
+        )
+
+    def _robot_summary(self, now_ns: int) -> RobotSummary | None:
+        if self._robot is None:
+            return None
+        msg, at = self._robot
+        return RobotSummary(
+            _enum_name(msg.motion_mode),
+            _enum_name(msg.motion_type),
+            _enum_name(msg.motion_gait),
+            _age(now_ns, at),
+        )
+
+    def _node_rows(self, now_ns: int) -> tuple[NodeRow, ...]:
+        rows = []
+        for name in sorted(self._nodes):
+            record = self._nodes[name]
+            if record.shut_down:
+                state = NodeState.SHUTDOWN
+            elif now_ns - record.last_ns > self._timeout_ns:
+                state = NodeState.STALE
+            else:
+                state = NodeState.OK
+            age = _age(now_ns, record.last_ns)
+            rows.append(NodeRow(name, state, record.lifecycle, age, record.heartbeats))
+        return tuple(rows)
+
+    def _topic_rows(self) -> tuple[TopicRow, ...]:
+        names = sorted(set(self._topics) | set(self._rates))
+        rows = []
+        for name in names:
+            info = self._topics.get(name)
+            meter = self._rates.get(name)
+            if (info is None or not info.publishers) and (meter is None or not meter.total):
+                continue  # only the monitor's own subscription: nothing to show yet
+            rows.append(
+                TopicRow(
+                    name,
+                    info.type_name if info is not None else "",
+                    len(info.publishers) if info is not None else 0,
+                    meter.rate() if meter is not None else None,
+                )
+            )
+        return tuple(rows)
+
+
+def _age(now_ns: int, then_ns: int) -> float:
+    return max(0.0, (now_ns - then_ns) / _NS_PER_S)
+
+
+def _enum_name(value: object) -> str:
+    name = getattr(value, "name", None)
+    return name if isinstance(name, str) else str(value)

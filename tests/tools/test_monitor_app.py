@@ -1,0 +1,238 @@
+"""The terminal monitor driven headless by textual's pilot: what is in the tables and on screen."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+
+from textual.widgets import DataTable
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.messages.hb50 import BridgeData, BridgeState, JointStatusFlag, Status
+from jointbus.messages.std_msgs import Header
+from jointbus.tools.monitor.app import MonitorApp
+from jointbus.tools.monitor.feed import MonitorFeed
+from jointbus.tools.monitor.model import MonitorModel
+
+S = 1_000_000_000
+NAMES = ("fr_j0", "fr_j1", "fr_j2", "fl_j0")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 10 * S
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def frame(status: tuple[int, ...] = (0, 0, 0, 0), shift: float = 0.0) -> BridgeData:
+    return BridgeData(
+        Header.now("body"),
+        joint_name=NAMES,
+        joint_position=(0.05 + shift, 0.7, -1.4, -0.05),
+        joint_velocity=(0.0, 1.25, 0.0, 0.0),
+        joint_effort=(0.5, -3.5, 2.0, 0.0),
+        joint_temperature=bytes([30, 91, 40, 33]),
+        joint_status=status,
+    )
+
+
+def screen_text(app: MonitorApp) -> str:
+    """The characters on the (virtual) terminal, line by line."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text for strip in strips)
+
+
+def run(app: MonitorApp, body: Callable[[MonitorApp], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(150, 50)) as pilot:
+            await pilot.pause()
+            await body(app)
+            await pilot.press("q")
+
+    asyncio.run(main())
+
+
+def cells(app: MonitorApp, table_id: str) -> list[list[str]]:
+    table: DataTable[object] = app.query_one(f"#{table_id}", DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def test_joint_rows_nodes_owner_estop_and_events_are_shown() -> None:
+    clock = FakeClock()
+    model = MonitorModel()
+    error = int(JointStatusFlag.COMMUNICATION_ERROR | JointStatusFlag.MOTION_ERROR)
+    model.on_bridge_data(frame((0, error, int(JointStatusFlag.TARGET_REACHED), 0)), clock.now)
+    model.on_bridge_state(
+        BridgeState(
+            drives_enabled=False, status=("owner: user_node", "mode: estop", "estop: jointbus_cli")
+        ),
+        clock.now,
+    )
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), clock.now - 3 * S)
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), clock.now)
+    model.on_status(Status.error("bridge_node", "e-stop latched: jointbus_cli"), clock.now)
+    app = MonitorApp(model, clock=clock)
+
+    async def body(app: MonitorApp) -> None:
+        joints = cells(app, "joints")
+        assert [row[0] for row in joints] == list(NAMES)
+        assert joints[1] == [
+            "fr_j1",
+            "1",
+            "+0.700",
+            "+1.250",
+            "-3.50",
+            "91",
+            "communication, motion",
+        ]
+        assert joints[2][-1] == "target-reached"
+        assert joints[0][-1] == "ok"
+        nodes = {row[0]: row[1:] for row in cells(app, "nodes")}
+        assert nodes["bridge_node"][0] == "STALE"  # 3 s without a heartbeat
+        assert nodes["control_node"][:2] == ["OK", "active"]
+        events = cells(app, "events")
+        assert events[0][1:] == ["ERROR", "bridge_node", "e-stop latched: jointbus_cli"]
+        text = screen_text(app)
+        for expected in (
+            "Owner   user_node",
+            "DISARMED",
+            "LATCHED (jointbus_cli)",
+            "fr_j1",
+            "communication, motion",
+            "e-stop latched",
+        ):
+            assert expected in text, expected
+
+    run(app, body)
+
+
+def test_refresh_updates_cells_in_place() -> None:
+    clock = FakeClock()
+    model = MonitorModel()
+    model.on_bridge_data(frame(), clock.now)
+    model.on_bridge_state(
+        BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")), clock.now
+    )
+    app = MonitorApp(model, clock=clock, refresh_s=60.0)  # refreshed by hand below
+
+    async def body(app: MonitorApp) -> None:
+        table: DataTable[object] = app.query_one("#joints", DataTable)
+        table.move_cursor(row=2)
+        assert "Owner   control_node" in screen_text(app)
+        assert "ARMED (drives on)" in screen_text(app)
+        model.on_bridge_data(frame(shift=1.0), clock.now)
+        model.on_bridge_state(
+            BridgeState(drives_enabled=True, status=("owner: user_node", "mode: run")), clock.now
+        )
+        app.refresh_view()
+        await asyncio.sleep(0.05)
+        assert cells(app, "joints")[0][2] == "+1.050"
+        assert table.cursor_row == 2  # rows were updated, not rebuilt
+        assert "Owner   user_node" in screen_text(app)
+
+    run(app, body)
+
+
+def test_app_fed_from_a_real_bus() -> None:
+    """End to end: publishers on a bus → MonitorFeed → the app's tables and screen."""
+    with Bus(name="monitor-app-test") as bus:
+        data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+        state_pub = bus.publisher(
+            "/hb50/bridge_state_10hz", BridgeState, RELIABLE, node="bridge_node"
+        )
+        beat_pub = bus.publisher("/hb50/heartbeat", Status, RELIABLE, node="bridge_node")
+        with MonitorFeed(bus, discover_period_s=0.05) as feed:
+            app = MonitorApp(MonitorModel(), feed, refresh_s=0.05)
+
+            async def body(app: MonitorApp) -> None:
+                data_pub.publish(frame(status=(0, 0, 0, int(JointStatusFlag.HARDWARE_ERROR))))
+                state_pub.publish(
+                    BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+                )
+                beat_pub.publish(Status.ok("bridge_node", "alive", b"active"))
+                for _ in range(100):
+                    await asyncio.sleep(0.02)
+                    if app.snapshot is not None and app.snapshot.joints and app.snapshot.nodes:
+                        break
+                await asyncio.sleep(0.15)  # one more refresh draws it
+                joints = cells(app, "joints")
+                assert joints[3][0] == "fl_j0" and joints[3][-1] == "hardware"
+                topics = [row[0] for row in cells(app, "topics")]
+                assert {"/hb50/bridge_data", "/hb50/bridge_state_10hz"} <= set(topics)
+                text = screen_text(app)
+                assert "Owner   control_node" in text
+                assert "bridge_node" in text and "OK" in text
+
+            run(app, body)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
+    """``jointbus monitor --once`` in a child process joins this process's bus over Zenoh."""
+    endpoint = f"tcp/127.0.0.1:{_free_port()}"
+    with Bus(name="robot", zenoh=ZenohConfig(listen=(endpoint,))) as bus:
+        state_pub = bus.publisher(
+            "/hb50/bridge_state_10hz", BridgeState, RELIABLE, node="bridge_node"
+        )
+        beat_pub = bus.publisher("/hb50/heartbeat", Status, RELIABLE, node="bridge_node")
+        data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+        stop = threading.Event()
+
+        def robot() -> None:
+            while not stop.wait(0.05):
+                state_pub.publish(
+                    BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+                )
+                beat_pub.publish(Status.ok("bridge_node", "alive", b"active"))
+                data_pub.publish(frame(status=(0, int(JointStatusFlag.MOTION_ERROR), 0, 0)))
+
+        thread = threading.Thread(target=robot, daemon=True)
+        thread.start()
+        try:
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "jointbus.cli.main",
+                    "monitor",
+                    "--once",
+                    "--wait",
+                    "1.5",
+                    "--listen",
+                    "tcp/127.0.0.1:0",
+                    "--connect",
+                    endpoint,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        finally:
+            stop.set()
+            thread.join()
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for expected in (
+        "owner control_node",
+        "mode run",
+        "ARMED",
+        "e-stop clear",
+        "node bridge_node: OK (active",
+        "fr_j1",
+        "motion",
+        "topic /hb50/bridge_state_10hz",
+    ):
+        assert expected in out, (expected, out)

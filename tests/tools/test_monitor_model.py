@@ -1,0 +1,278 @@
+"""The monitor's data model and its bus feed: what the screen will show, without a terminal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.messages.hb50 import (
+    BridgeData,
+    BridgeState,
+    JointStatusFlag,
+    Level,
+    MotionGait,
+    MotionMode,
+    MotionType,
+    RobotState,
+    Status,
+)
+from jointbus.messages.std_msgs import Header
+from jointbus.tools.monitor.feed import MonitorFeed
+from jointbus.tools.monitor.model import (
+    FLAG_LABELS,
+    MonitorModel,
+    NodeState,
+    describe_flags,
+)
+
+S = 1_000_000_000
+NAMES = ("fr_j0", "fr_j1", "fr_j2")
+
+
+def bridge_data(
+    positions: tuple[float, ...] = (0.1, -0.7, 1.4), status: tuple[int, ...] = (0, 0, 0)
+) -> BridgeData:
+    return BridgeData(
+        Header.now("body"),
+        joint_name=NAMES,
+        joint_position=positions,
+        joint_velocity=(0.5, 0.0, -0.25),
+        joint_effort=(1.5, -2.0, 0.0),
+        joint_temperature=bytes([31, 85, 40]),
+        joint_status=status,
+    )
+
+
+def bridge_state(*strings: str, drives: bool = True) -> BridgeState:
+    return BridgeState(drives_enabled=drives, status=strings, up_time=42)
+
+
+# ---- flags ------------------------------------------
+
+
+def test_flags_are_decoded_into_labels() -> None:
+    assert describe_flags(0) == "ok"
+    word = int(JointStatusFlag.COMMUNICATION_ERROR | JointStatusFlag.MOTION_ERROR)
+    assert describe_flags(word) == "communication, motion"
+    assert describe_flags(int(JointStatusFlag.TARGET_REACHED)) == "target-reached"
+    assert describe_flags(1 << 9) == "bit 9"  # reserved bits are shown, not hidden
+
+
+@given(st.integers(min_value=0, max_value=0xFFFF))
+def test_every_set_bit_appears_exactly_once(word: int) -> None:
+    text = describe_flags(word)
+    labels = [] if text == "ok" else text.split(", ")
+    assert len(labels) == bin(word).count("1")
+    for flag, label in FLAG_LABELS.items():
+        assert (label in labels) == bool(word & flag)
+
+
+# ---- joints, bridge, robot ------------------------------------------
+
+
+def test_joint_rows_come_from_the_newest_bridge_data() -> None:
+    model = MonitorModel()
+    assert model.snapshot(0).joints == ()
+    model.on_bridge_data(bridge_data(), 1 * S)
+    status = (0, int(JointStatusFlag.COMMUNICATION_ERROR), int(JointStatusFlag.TARGET_REACHED))
+    model.on_bridge_data(bridge_data((0.2, math.nan, 1.0), status), 2 * S)
+    snap = model.snapshot(2 * S + S // 2)
+    assert [j.name for j in snap.joints] == list(NAMES)
+    assert [j.index for j in snap.joints] == [0, 1, 2]
+    fr_j1 = snap.joints[1]
+    assert math.isnan(fr_j1.position)
+    assert fr_j1.velocity == 0.0 and fr_j1.effort == -2.0 and fr_j1.temperature == 85
+    assert fr_j1.flags == "communication" and fr_j1.has_error
+    assert snap.joints[2].flags == "target-reached" and not snap.joints[2].has_error
+    assert snap.joints[0].position == pytest.approx(0.2)
+    assert snap.data_age_s == pytest.approx(0.5)
+
+
+def test_bridge_state_strings_give_owner_mode_estop_and_arming() -> None:
+    model = MonitorModel()
+    assert model.snapshot(0).bridge is None
+    model.on_bridge_state(bridge_state("owner: control_node", "mode: run"), 0)
+    bridge = model.snapshot(S).bridge
+    assert bridge is not None
+    assert (bridge.owner, bridge.mode, bridge.arming, bridge.estop) == (
+        "control_node",
+        "run",
+        "ARMED",
+        "clear",
+    )
+    assert bridge.age_s == pytest.approx(1.0)
+    model.on_bridge_state(
+        bridge_state(
+            "owner: user_node",
+            "mode: estop",
+            "estop: jointbus_cli",
+            "thermal WARN: fr_j1 (index 1)",
+            "driver: brakes unsupported",
+            drives=False,
+        ),
+        S,
+    )
+    bridge = model.snapshot(S).bridge
+    assert bridge is not None
+    assert bridge.owner == "user_node"
+    assert bridge.estop_latched and bridge.estop == "LATCHED (jointbus_cli)"
+    assert bridge.arming == "DISARMED"
+    assert bridge.thermal == ("thermal WARN: fr_j1 (index 1)",)
+    assert bridge.other == ("driver: brakes unsupported",)
+
+
+def test_robot_state_gives_the_motion_mode() -> None:
+    model = MonitorModel()
+    model.on_robot_state(
+        RobotState(
+            motion_mode=MotionMode.STAND,
+            motion_type=MotionType.POSTURE,
+            motion_gait=MotionGait.STAND,
+        ),
+        0,
+    )
+    robot = model.snapshot(0).robot
+    assert robot is not None
+    assert (robot.motion_mode, robot.motion_type, robot.motion_gait) == (
+        "STAND",
+        "POSTURE",
+        "STAND",
+    )
+
+
+# ---- nodes ------------------------------------------
+
+
+def test_node_is_stale_after_the_timeout_and_ok_again_on_a_heartbeat() -> None:
+    model = MonitorModel(liveliness_timeout_s=1.5)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), 0)
+    model.on_heartbeat(Status.ok("control_node", "alive", b"inactive"), 0)
+    snap = model.snapshot(int(1.4 * S))
+    assert [(n.name, n.state, n.lifecycle) for n in snap.nodes] == [
+        ("bridge_node", NodeState.OK, "active"),
+        ("control_node", NodeState.OK, "inactive"),
+    ]
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), int(1.0 * S))
+    snap = model.snapshot(int(1.6 * S))
+    states = {n.name: n.state for n in snap.nodes}
+    assert states == {"bridge_node": NodeState.STALE, "control_node": NodeState.OK}
+    assert snap.nodes[0].age_s == pytest.approx(1.6)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), int(1.7 * S))
+    assert model.snapshot(int(1.7 * S)).nodes[0].state is NodeState.OK
+    assert model.snapshot(int(1.7 * S)).nodes[0].heartbeats == 2
+
+
+def test_farewell_heartbeat_marks_a_node_shut_down_not_stale() -> None:
+    model = MonitorModel()
+    model.on_heartbeat(Status.ok("user_node", "alive", b"active"), 0)
+    model.on_heartbeat(Status.ok("user_node", "shutdown", b"finalized"), S)
+    row = model.snapshot(60 * S).nodes[0]
+    assert row.state is NodeState.SHUTDOWN and row.lifecycle == "finalized"
+
+
+# ---- events and rates ------------------------------------------
+
+
+def test_events_keep_the_newest_reports_newest_first() -> None:
+    model = MonitorModel(max_events=3)
+    for i in range(5):
+        model.on_status(Status.warn("bridge_node", f"event {i}"), i)
+    model.on_status(Status.error("bridge_node", "rejected command from user_node"), 9)
+    events = model.snapshot(10).events
+    assert [e.text for e in events] == ["rejected command from user_node", "event 4", "event 3"]
+    assert events[0].level is Level.ERROR and events[0].node == "bridge_node"
+
+
+def test_rates_are_measured_from_cumulative_counters() -> None:
+    model = MonitorModel(rate_window_s=2.0)
+    for k in range(31):  # 500 messages per second, sampled every 0.1 s for 3 s
+        model.count("/hb50/bridge_data", 50 * k, k * S // 10)
+    model.count("/hb50/status", 3, 0)
+    rows = {t.name: t for t in model.snapshot(3 * S).topics}
+    assert rows["/hb50/bridge_data"].rate_hz == pytest.approx(500.0)
+    assert rows["/hb50/status"].rate_hz is None  # one sample: no rate yet
+    model.count("/hb50/bridge_data", 10, 31 * S // 10)  # the counter restarted
+    assert model.snapshot(4 * S).topics[0].rate_hz is None
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="liveliness_timeout_s"):
+        MonitorModel(liveliness_timeout_s=0)
+    with pytest.raises(ValueError, match="max_events"):
+        MonitorModel(max_events=0)
+
+
+def test_plain_text_summary_names_everything() -> None:
+    model = MonitorModel()
+    model.on_bridge_data(bridge_data(status=(0, int(JointStatusFlag.MOTION_ERROR), 0)), 0)
+    model.on_bridge_state(bridge_state("owner: control_node", "mode: run"), 0)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), 0)
+    model.on_status(Status.warn("bridge_node", "watchdog: no command for 0.25 s"), 0)
+    text = model.snapshot(0).to_text()
+    for expected in (
+        "owner control_node",
+        "mode run",
+        "ARMED",
+        "e-stop clear",
+        "fr_j1",
+        "motion",
+        "+1.400",
+        "node bridge_node: OK",
+        "watchdog: no command",
+    ):
+        assert expected in text
+
+
+# ---- the feed: real bus subscriptions ------------------------------------------
+
+
+@pytest.fixture
+def bus() -> Iterator[Bus]:
+    with Bus(name="monitor-test") as b:
+        yield b
+
+
+def test_feed_hands_the_model_what_the_bus_carries(bus: Bus) -> None:
+    data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+    state_pub = bus.publisher("/hb50/bridge_state_10hz", BridgeState, RELIABLE, node="bridge_node")
+    beat_pub = bus.publisher("/hb50/heartbeat", Status, RELIABLE, node="bridge_node")
+    status_pub = bus.publisher("/hb50/status", Status, RELIABLE, node="bridge_node")
+    model = MonitorModel()
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        assert feed.data_topic == "/hb50/bridge_data"
+        for i in range(5):
+            data_pub.publish(bridge_data((0.1 * i, 0.0, 0.0)))
+        state_pub.publish(bridge_state("owner: control_node", "mode: hold"))
+        beat_pub.publish(Status.ok("bridge_node", "alive", b"active"))
+        for i in range(12):  # more than RELIABLE's depth 10: none may be lost
+            status_pub.publish(Status.warn("bridge_node", f"report {i}"))
+        feed.poll(model, 0)
+        snap = model.snapshot(0)
+        assert snap.joints[0].position == pytest.approx(0.4)  # the newest frame
+        assert snap.bridge is not None and snap.bridge.mode == "hold"
+        assert [n.name for n in snap.nodes] == ["bridge_node"]
+        assert [e.text for e in snap.events][:2] == ["report 11", "report 10"]
+        assert len(snap.events) == 12
+        for _ in range(50):
+            data_pub.publish(bridge_data())
+        feed.poll(model, S)
+        rates = {t.name: t.rate_hz for t in model.snapshot(S).topics}
+        assert rates["/hb50/bridge_data"] == pytest.approx(50.0)  # 50 published in 1 s
+    assert data_pub.subscriber_count == 0  # closing the feed drops its subscriptions
+
+
+def test_feed_prefers_a_bridge_data_mirror(bus: Bus) -> None:
+    fast = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+    mirror = bus.publisher("/hb50/bridge_data_10hz", BridgeData, RELIABLE, node="bridge_node")
+    model = MonitorModel()
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        mirror.publish(bridge_data((1.0, 2.0, 3.0)))
+        feed.poll(model, 0)
+        assert feed.data_topic == "/hb50/bridge_data_10hz"
+        assert fast.subscriber_count == 0  # the 500 Hz topic is no longer received
+        assert model.snapshot(0).joints[0].position == 1.0
