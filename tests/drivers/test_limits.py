@@ -104,3 +104,15 @@ def test_invalid_specs_are_refused() -> None:
         SoftLimits(1.0, -1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="3 joint names but 2"):
         JointLimits(NAMES, SPECS[:2])
+
+
+def test_a_bound_rounded_to_float32_is_still_the_bound() -> None:
+    # Commands travel as float32: -1.047 arrives as -1.0470000505... , just below the limit.
+    lim = JointLimits(["j"], [JointLimitSpec(-1.047, 1.571)])
+    at_bound = float(np.float32(-1.047))
+    assert at_bound < -1.047
+    applied, records = lim.apply("position", np.array([at_bound]))
+    assert applied.tolist() == [-1.047]  # clamped onto the exact bound, quietly
+    assert records == []
+    with pytest.raises(LimitError):  # one float32 step further is outside
+        lim.apply("position", np.array([float(np.nextafter(np.float32(at_bound), -2))]))

@@ -50,6 +50,11 @@ class Saturation:
     applied: float
 
 
+#: Relative half-ulp of float32. Commands travel as float32 (``JointCommand``), so a target set
+#: exactly at a limit can arrive up to this much outside it: the same value, not a violation.
+_F32_REL_TOLERANCE = 2.0**-24
+
+
 class JointLimits:
     """Vectorised limits of N named joints, with one policy for commands."""
 
@@ -125,6 +130,11 @@ class JointLimits:
         high = values > upper
         if not (low.any() or high.any()):
             return values, []
+        # Within float32 rounding of a bound is *at* the bound: clamp quietly, report nothing.
+        low &= values < lower - np.abs(lower) * _F32_REL_TOLERANCE
+        high &= values > upper + np.abs(upper) * _F32_REL_TOLERANCE
+        if not (low.any() or high.any()):
+            return np.clip(values, lower, upper), []
         if self.policy is LimitPolicy.REJECT:
             k = int(np.flatnonzero(low | high)[0])
             j = int(idx[k])

@@ -53,12 +53,14 @@ class Rig:
         self.data: list[BridgeData] = []
         self.states: list[BridgeState] = []
         self.mirror: list[BridgeState] = []
+        self.data_mirror: list[BridgeData] = []
         self.heartbeats: list[Status] = []
         sub = self.bus.subscribe
         sub("/hb50/status", Status, self.statuses.append, RELIABLE, realtime=True)
         sub("/hb50/bridge_data", BridgeData, self.data.append, MAB_RT, realtime=True)
         sub("/hb50/bridge_state", BridgeState, self.states.append, MAB_RT, realtime=True)
         sub("/hb50/bridge_state_10hz", BridgeState, self.mirror.append, RELIABLE, realtime=True)
+        sub("/hb50/bridge_data_10hz", BridgeData, self.data_mirror.append, RELIABLE, realtime=True)
         sub("/hb50/heartbeat", Status, self.heartbeats.append, RELIABLE, realtime=True)
         self.commands = self.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
         self.hardware = self.bus.publisher("/hb50/hardware_command", String, RELIABLE)
@@ -142,6 +144,8 @@ def test_each_cycle_publishes_bridge_data_and_state_and_a_10_hz_mirror(rig: Rig)
     assert state.status == ("owner: control_node", "mode: run")
     assert 4 <= len(rig.mirror) <= 6  # 10 Hz over 0.5 s of simulated time
     assert rig.mirror[-1] == rig.node.last_state
+    assert 4 <= len(rig.data_mirror) <= 6
+    assert rig.data_mirror[-1] is rig.node.last_data
 
 
 def test_heartbeat_is_published(rig: Rig) -> None:

@@ -21,7 +21,7 @@ Checks, in this order (the first failure is reported):
 4. **Finite** (:class:`NonFiniteError`) and **limits** (:class:`LimitError`): ``t_pos`` within the
    joint's position range (rad), ``t_vel`` within ± its velocity limit (rad/s), ``t_trq`` within ±
    its effort limit (N·m), ``kp`` in [0, ``kp_max``] (N·m/rad), ``kd`` in [0, ``kd_max``]
-   (N·m·s/rad); ``ki`` (reserved) only finite.
+   (N·m·s/rad); ``ki`` (reserved) only within float32 range.
 5. **Brakes** (:class:`LimitError` on ``brake``): when the bridge says which joints have a brake,
    ``brake`` may only be set on those.
 
@@ -43,6 +43,7 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import NDArray
 
+from jointbus.codec.wire import FLOAT32_MAX
 from jointbus.drivers.limits import JointLimits
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -173,7 +174,7 @@ class CommandCheck:
         n = self._n
         rows_lo: dict[str, list[float]] = {
             "kp": [0.0] * n,
-            "ki": [-math.inf] * n,
+            "ki": [-FLOAT32_MAX] * n,
             "kd": [0.0] * n,
             "t_pos": [limits.bounds("position", i)[0] for i in range(n)],
             "t_vel": [limits.bounds("velocity", i)[0] for i in range(n)],
@@ -181,7 +182,7 @@ class CommandCheck:
         }
         rows_hi: dict[str, list[float]] = {
             "kp": [self.kp_max] * n,
-            "ki": [math.inf] * n,
+            "ki": [FLOAT32_MAX] * n,
             "kd": [self.kd_max] * n,
             "t_pos": [limits.bounds("position", i)[1] for i in range(n)],
             "t_vel": [limits.bounds("velocity", i)[1] for i in range(n)],

@@ -14,6 +14,7 @@ topic                       type                    QoS         what
 ``bridge_data``             ``BridgeData``          MAB_RT      every cycle: every actuator
 ``bridge_state``            ``BridgeState``         MAB_RT      every cycle: drives, owner, mode
 ``bridge_state_10hz``       ``BridgeState``         RELIABLE    10 Hz mirror of ``bridge_state``
+``bridge_data_10hz``        ``BridgeData``          RELIABLE    10 Hz mirror of ``bridge_data``
 ``joint_command``  (sub)    ``JointCommand``        MAB_RT      the only command input
 ``hardware_command`` (sub)  ``std_msgs/String``     RELIABLE    ``estop``, ``reset``, power
 ``status``                  ``Status``              RELIABLE    events and rejections
@@ -394,6 +395,7 @@ class BridgeNode(Node):
         self._state_key: tuple[object, ...] = ()
         self._state_strings: tuple[str, ...] = ()
         self.last_state: BridgeState | None = None
+        self.last_data: BridgeData | None = None
         self.last_applied: JointCommand | None = None
         """The command written to the array in the last cycle (``None``: nothing written)."""
         self.cycles = 0
@@ -415,6 +417,11 @@ class BridgeNode(Node):
             self.state_publisher = self.create_publisher("bridge_state", BridgeState, MAB_RT)
             self.mirror_publisher = self.create_publisher(
                 "bridge_state_10hz", BridgeState, RELIABLE
+            )
+            # Not in the seed: monitors and UIs read joint temperatures and status flags from
+            # this 10 Hz reliable copy, so a remote viewer never makes the bridge encode 500 Hz.
+            self.data_mirror_publisher = self.create_publisher(
+                "bridge_data_10hz", BridgeData, RELIABLE
             )
             self.command_subscription = self.create_subscription(
                 "joint_command", JointCommand, self._on_command, MAB_RT, realtime=True
@@ -800,6 +807,7 @@ class BridgeNode(Node):
             np.clip(np.rint(temperature), 0, 255).astype(np.uint8).tobytes(),
             tuple(status.tolist()),
         )
+        self.last_data = data
         self.data_publisher.publish(data)
         state = BridgeState(
             drives_enabled=bool(reading.motor_power) and not self.estop.latched,
@@ -838,9 +846,11 @@ class BridgeNode(Node):
         return self._state_strings
 
     def _publish_mirror(self) -> None:
-        state = self.last_state
+        state, data = self.last_state, self.last_data
         if state is not None:
             self.mirror_publisher.publish(state)
+        if data is not None:
+            self.data_mirror_publisher.publish(data)
 
     # ---- reports -----------------------------------------------------------------------------
 
