@@ -181,8 +181,8 @@ def _free_port() -> int:
 
 def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
     """``jointbus monitor --once`` in a child process joins this process's bus over Zenoh."""
-    endpoint = f"tcp/127.0.0.1:{_free_port()}"
-    with Bus(name="robot", zenoh=ZenohConfig(listen=(endpoint,))) as bus:
+    port = _free_port()
+    with Bus(name="robot", zenoh=ZenohConfig(hub_port=port)) as bus:
         state_pub = bus.publisher(
             "/hb50/bridge_state_10hz", BridgeState, RELIABLE, node="bridge_node"
         )
@@ -210,10 +210,8 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
                     "--once",
                     "--wait",
                     "1.5",
-                    "--listen",
-                    "tcp/127.0.0.1:0",
-                    "--connect",
-                    endpoint,
+                    "--hub-port",
+                    str(port),
                 ],
                 capture_output=True,
                 text=True,

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
 from types import FrameType
 from typing import Annotated
 
 import typer
 
-from jointbus.bus import Bus, ZenohConfig
+from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.topic import (
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
 
 
 def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -42,32 +51,25 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     interval: Annotated[
         float, typer.Option(min=0.1, help="Plain mode: seconds between two summaries.")
     ] = 1.0,
-    duration: Annotated[
-        float | None, typer.Option(help="Plain mode: stop after this many seconds.")
-    ] = None,
-    connect: Annotated[
-        list[str] | None,
-        typer.Option(help="Zenoh endpoint to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)."),
-    ] = None,
-    listen: Annotated[
-        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
-    ] = None,
+    duration: Annotated[float | None, typer.Option(help="Stop after this many seconds.")] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot."""
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
-    try:
-        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
-        bus = Bus(zenoh=config, name="monitor")
-    except Exception as exc:
-        typer.echo(f"error: cannot join the Zenoh network: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    with user_errors():
+        bus = open_bus(zenoh_config(hub_port, connect, router))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if not (once or plain) and sys.stdout.isatty():
             from jointbus.tools.monitor.app import run_monitor
 
-            run_monitor(bus, namespace=namespace)
+            stop = threading.Event()
+            # SIGTERM (e.g. from `jointbus demo` ending) closes the full-screen app cleanly.
+            signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+            run_monitor(bus, namespace=namespace, duration=duration, stop=stop)
             return
         model = MonitorModel()
         with MonitorFeed(bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0)) as feed:

@@ -17,6 +17,8 @@ table cells that changed, so the cursor and scroll position survive refreshes.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -276,8 +278,31 @@ def run_monitor(
     namespace: str = "hb50",
     refresh_s: float = 0.1,
     discover_period_s: float = 2.0,
+    duration: float | None = None,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Run the monitor on ``bus`` in this terminal until the user quits (``q`` or Ctrl+C)."""
+    """Run the monitor on ``bus`` in this terminal until the user quits (``q`` or Ctrl+C),
+    ``duration`` seconds pass, or ``stop`` is set (from a signal handler, for example)."""
     model = MonitorModel()
     with MonitorFeed(bus, namespace=namespace, discover_period_s=discover_period_s) as feed:
-        MonitorApp(model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}").run()
+        app = MonitorApp(model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}")
+        ended = threading.Event()
+        stop = stop if stop is not None else threading.Event()
+
+        def watch() -> None:
+            # Ends the app from outside its event loop: at the deadline or when asked to stop.
+            deadline = None if duration is None else time.monotonic() + duration
+            while not ended.is_set():
+                left = None if deadline is None else deadline - time.monotonic()
+                if (left is not None and left <= 0) or stop.wait(
+                    0.1 if left is None else min(0.1, left)
+                ):
+                    with contextlib.suppress(RuntimeError):  # the app already ended
+                        app.call_from_thread(app.exit)
+                    return
+
+        threading.Thread(target=watch, name="monitor-stop", daemon=True).start()
+        try:
+            app.run()
+        finally:
+            ended.set()
