@@ -1,8 +1,9 @@
 """The ``jointbus`` command line.
 
 Where it sits: the top layer (:mod:`jointbus.cli`); it may import every other layer. Each command
-group lives in its own module and is imported only when used, so ``jointbus --help`` stays fast and
-a missing optional piece never breaks unrelated commands.
+group lives in its own module, listed in the two tables below; those modules import their heavy
+dependencies (Zenoh, MuJoCo, textual) inside the command functions, so ``jointbus --help`` stays
+fast.
 """
 
 from __future__ import annotations
@@ -42,18 +43,21 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_registered = False
+
+
 def _register() -> None:
+    """Attach every command. A module that fails to import is a bug and fails loudly: a command
+    that silently vanished from ``--help`` would be far harder to diagnose."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
     for name, (module_name, attribute, help_text) in _GROUPS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:  # a group whose module is not part of this build
-            continue
+        module = importlib.import_module(module_name)
         app.add_typer(getattr(module, attribute), name=name, help=help_text)
     for name, (module_name, attribute) in _COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
+        module = importlib.import_module(module_name)
         app.command(name=name)(getattr(module, attribute))
 
 
