@@ -12,7 +12,7 @@ Rows (median and p99 over many calls, after warm-up, one core):
 - anchor ``naive loop``: the same four feet FK + Jacobians computed joint by joint with
   ``Transform`` compositions in pure Python — what the code looks like without batching.
 
-Run: ``python bench/bench_kinematics.py`` (≈ 5 s).
+Run: ``python bench/bench_kinematics.py`` (≈ 5 s); ``bench.run`` calls :func:`run`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from jointbus.model.yaml_loader import load_robot
 
 GOAL_US = 100.0
 LEGS = ("fr", "fl", "rl", "rr")
+GOAL_ROW = "feet FK + Jacobians (goal row)"
+ANCHOR_ROW = "anchor: naive per-joint loop"
 
 
 def measure(fn: Callable[[], object], n: int) -> tuple[float, float]:
@@ -45,10 +47,8 @@ def measure(fn: Callable[[], object], n: int) -> tuple[float, float]:
     return float(np.median(samples)) / 1e3, float(np.percentile(samples, 99)) / 1e3
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("-n", type=int, default=20000, help="calls per row")
-    args = parser.parse_args()
+def _cases() -> list[tuple[str, Callable[[], object]]]:
+    """The timed calls, goal row first and the anchor (naive per-joint loop) last."""
     model = load_robot("hb50")
     kin = Kinematics(model)
     q = kin.q_from_pose("home")
@@ -78,21 +78,55 @@ def main() -> None:
         for leg in LEGS:
             iks[leg].solve(targets[leg])
 
-    rows: list[tuple[str, Callable[[], object]]] = [
-        ("feet FK + Jacobians (goal row)", lambda: feet.evaluate(q)),
+    return [
+        (GOAL_ROW, lambda: feet.evaluate(q)),
         ("all link frames", lambda: kin.frames(q)),
         ("fk(q, foot) -> Transform", lambda: kin.fk(q, "fr_foot")),
         ("4 x leg IK", ik_all),
-        ("anchor: naive per-joint loop", naive),
+        (ANCHOR_ROW, naive),
     ]
+
+
+def run(quick: bool) -> list[dict[str, object]]:
+    """Rows for ``bench.run``: each call against the naive loop measured in the same run
+    (``ratio`` = value / anchor, below 1: cheaper than the anchor)."""
+    n = 5000 if quick else 20000
+    timed = {name: measure(fn, n) for name, fn in _cases()}
+    anchor_p50, anchor_p99 = timed[ANCHOR_ROW]
+    rows: list[dict[str, object]] = []
+    for name, (p50, p99) in timed.items():
+        if name == ANCHOR_ROW:
+            continue
+        goal = name == GOAL_ROW
+        for label, value, anchor in (("p50", p50, anchor_p50), ("p99", p99, anchor_p99)):
+            gated = goal and label == "p50"
+            rows.append(
+                {
+                    "metric": f"kinematics.hb50 {name} ({label})",
+                    "value": round(value, 2),
+                    "unit": "µs",
+                    "anchor": "naive per-joint Transform loop (4 feet FK + Jacobians)",
+                    "anchor_value": round(anchor, 2),
+                    "ratio": round(value / anchor, 3),
+                    "goal": f"< {GOAL_US:g} µs" if gated else None,
+                    "pass": value < GOAL_US if gated else None,
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-n", type=int, default=20000, help="calls per row")
+    args = parser.parse_args()
     results = {}
     print(f"{'row':34} {'p50 µs':>8} {'p99 µs':>8}")
-    for name, fn in rows:
+    for name, fn in _cases():
         p50, p99 = measure(fn, args.n)
         results[name] = p50
         print(f"{name:34} {p50:8.1f} {p99:8.1f}")
-    goal = results["feet FK + Jacobians (goal row)"]
-    anchor = results["anchor: naive per-joint loop"]
+    goal = results[GOAL_ROW]
+    anchor = results[ANCHOR_ROW]
     verdict = "MET" if goal < GOAL_US else "MISSED"
     print(f"goal p50 < {GOAL_US:.0f} µs: {verdict}; ratio anchor/goal row = {anchor / goal:.1f}")
 
