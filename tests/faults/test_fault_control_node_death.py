@@ -1,0 +1,169 @@
+"""Fault: the control node hangs or dies → STALE within 1.5 s, and the bridge goes to safe mode.
+
+The robot as ``jointbus bridge`` + ``jointbus control`` run it: the bridge (a one-node
+:class:`~jointbus.stack.Stack`) in this process — so its 500 Hz ``bridge_state`` is seen inside
+its own cycle — and the control node in a child process, over Zenoh on loopback. A
+:class:`~jointbus.runtime.LivelinessMonitor` in this process watches the heartbeats, as
+``jointbus node list`` and the monitor do.
+
+- **Hang** (SIGSTOP: the process is alive, its sockets open, nothing runs): commands stop, so the
+  bridge enters safe mode in the first cycle past the 250 ms watchdog time; the heartbeats stop
+  too and, the Zenoh link being up, only the heartbeat rule can see it: STALE 1.5 s after the
+  last heartbeat (+ the 50 ms check period). SIGCONT: commands resume (``mode: run``) and the
+  node is OK again.
+- **Death** (SIGKILL): the kernel closes the sockets, Zenoh withdraws the node's liveliness
+  tokens, and the monitor reports STALE within the 100 ms token grace — well inside 1.5 s; the
+  bridge is in safe mode (damping, drives still on) within the watchdog time + one cycle.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from fault_support import (
+    CYCLE_NS,
+    ModeLog,
+    end,
+    free_port,
+    hub_config,
+    kill,
+    orphan_shm_files,
+    remove_orphan_shm,
+    spawn,
+    stderr_of,
+    wait_until,
+)
+
+from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
+from jointbus.stack import Stack
+
+CONTROL = "control_node"
+WATCHDOG_S = 0.25
+STALE_S = 1.5  # the liveliness timeout
+CHECK_S = 0.05  # the monitor's check period
+HEADROOM_S = 0.1  # wake-up lateness and host stalls on a loaded 2-vCPU VM
+
+
+@dataclass
+class Robot:
+    stack: Stack
+    log: ModeLog
+    monitor: LivelinessMonitor
+    control: subprocess.Popen[str]
+    changes: list[NodeHealth]
+    lock: threading.Lock
+
+    def health(self) -> NodeHealth | None:
+        return self.monitor.health(CONTROL)
+
+    def stale_since(self, t_ns: int) -> NodeHealth | None:
+        with self.lock:
+            return next((h for h in self.changes if h.stale and h.since_ns >= t_ns), None)
+
+
+@pytest.fixture(scope="module")
+def robot() -> Iterator[Robot]:
+    shm_before = orphan_shm_files()
+    port = free_port()
+    changes: list[NodeHealth] = []
+    lock = threading.Lock()
+
+    def on_change(health: NodeHealth) -> None:
+        if health.name == CONTROL:
+            with lock:
+                changes.append(health)
+
+    with Stack(nodes=("bridge",), zenoh=hub_config(port)) as stack:  # first: the hub
+        log = ModeLog(stack.bus)
+        watcher = Node("fault_monitor", stack.bus)
+        monitor = LivelinessMonitor(watcher, on_change=on_change)
+        control = spawn("control", "--hub-port", str(port))
+        try:
+            summary = stack.wait_for(
+                lambda s: s.standing and s.owner == CONTROL and s.bridge_mode == "run", 40.0
+            )
+            assert summary.standing, (summary, stderr_of(control))
+            assert wait_until(lambda: (h := monitor.health(CONTROL)) is not None and not h.stale)
+            yield Robot(stack, log, monitor, control, changes, lock)
+        finally:
+            if control.poll() is None:
+                control.send_signal(signal.SIGCONT)
+            end(control)
+            monitor.close()
+            watcher.shutdown()
+            log.close()
+    remove_orphan_shm(shm_before)
+
+
+def _safe_delay(robot: Robot, since_ns: int) -> tuple[float, float]:
+    """(delay of the first ``safe`` cycle, of the cycle before it) after the last command (s)."""
+    bridge = robot.stack.bridge
+    assert bridge is not None
+    assert wait_until(lambda: robot.log.mode == "safe", 3.0), robot.log.changes[-3:]
+    last_ns = bridge.watchdog.last_feed_ns
+    assert last_ns is not None and last_ns <= time.monotonic_ns()
+    safe = robot.log.first(max(since_ns, last_ns), lambda c: c.mode == "safe")
+    assert safe is not None, robot.log.since(since_ns)
+    return (safe.t_ns - last_ns) / 1e9, (safe.prev_ns - last_ns) / 1e9
+
+
+def _check_safe_bound(delay: float, before: float) -> None:
+    assert delay > WATCHDOG_S
+    assert before <= WATCHDOG_S + 0.001  # the first cycle past the watchdog time acts
+    assert delay <= WATCHDOG_S + CYCLE_NS / 1e9 + HEADROOM_S
+
+
+def test_a_hung_control_node_is_stale_by_its_heartbeats_and_the_bridge_goes_safe(
+    robot: Robot,
+) -> None:
+    stopped_ns = time.monotonic_ns()
+    robot.control.send_signal(signal.SIGSTOP)
+    try:
+        delay, before = _safe_delay(robot, stopped_ns)
+        assert wait_until(lambda: robot.stale_since(stopped_ns) is not None, STALE_S + 3.0)
+        stale = robot.stale_since(stopped_ns)
+        assert stale is not None
+        silent = (stale.since_ns - stale.last_seen_ns) / 1e9
+        assert robot.stack.summary().drives_enabled  # damping, not off
+    finally:
+        resumed_ns = time.monotonic_ns()
+        robot.control.send_signal(signal.SIGCONT)
+    print(
+        f"\nFAULT control node hangs (SIGSTOP): safe mode {delay * 1e3:.1f} ms after its last "
+        f"command; STALE {silent:.3f} s after its last heartbeat (timeout {STALE_S} s)"
+    )
+    _check_safe_bound(delay, before)
+    assert STALE_S < silent <= STALE_S + CHECK_S + HEADROOM_S
+    assert "no heartbeat" in stale.reason
+    assert wait_until(
+        lambda: robot.log.first(resumed_ns, lambda c: c.mode == "run") is not None, 5.0
+    )
+    assert robot.log.owner == CONTROL
+    assert wait_until(lambda: (h := robot.health()) is not None and not h.stale, 5.0)
+
+
+def test_a_killed_control_node_is_stale_at_once_and_the_bridge_goes_safe(robot: Robot) -> None:
+    assert wait_until(lambda: robot.log.mode == "run", 5.0)
+    killed_ns = kill(robot.control)
+    delay, before = _safe_delay(robot, killed_ns)
+    assert wait_until(lambda: robot.stale_since(killed_ns) is not None, STALE_S + 1.0)
+    stale = robot.stale_since(killed_ns)
+    assert stale is not None
+    detected = (stale.since_ns - killed_ns) / 1e9
+    print(
+        f"\nFAULT control node killed (SIGKILL): STALE after {detected * 1e3:.0f} ms "
+        f"({stale.reason}); safe mode {delay * 1e3:.1f} ms after its last command"
+    )
+    _check_safe_bound(delay, before)
+    assert detected <= STALE_S
+    cycles = robot.log.count
+    time.sleep(0.3)
+    assert robot.log.mode == "safe"  # stays safe: nobody commands the robot any more
+    assert robot.stack.summary().drives_enabled
+    assert robot.log.count - cycles > 100  # the bridge loop carries on at 500 Hz

@@ -1,0 +1,120 @@
+"""Fault: the command stream stops → the bridge is in safe mode within the watchdog time + a cycle.
+
+Two views of the same bound:
+
+- **cycle-exact** (simulated time, parametrised over the watchdog time): the bridge runs in
+  lock-step with a stepped simulator and a fake clock; after the last command, every cycle up to
+  ``watchdog_time`` later still applies it, and the first cycle past it writes the safe command
+  (damping only, ``kp = 0``, no torque) — never a cycle later.
+- **real time** (the robot as ``make demo`` runs it, in this process): the control node stops
+  publishing (it is deactivated: one last damping command, then silence); the bridge's 500 Hz
+  loop reports ``mode: safe`` in the first cycle more than 250 ms after the last command arrived.
+  The delay is printed; asserted against the bound with headroom for this noisy 2-vCPU VM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from fault_support import CYCLE_NS, ModeLog, wait_until
+
+from jointbus.bus import MAB_RT, Bus
+from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
+from jointbus.messages.hb50 import JointCommand
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.runtime.timer import TimerThread
+from jointbus.stack import Stack
+
+ROBOT = load_robot("hb50")
+ORDER = ROBOT.actuator_order
+HOME = np.array([ROBOT.pose("home")[n] for n in ORDER])
+WATCHDOG_S = 0.25  # the robot file's watchdog_time (and the MD drives' own)
+HEADROOM_S = 0.05  # real-time runs only: wake-up lateness and host stalls on a loaded VM
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.mark.parametrize("watchdog_s", [0.05, WATCHDOG_S, 0.5])
+def test_the_first_cycle_after_the_watchdog_time_is_safe(watchdog_s: float) -> None:
+    clock = _Clock()
+    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+    bus = Bus()
+    timers = TimerThread("watchdog-fault-timers", clock=clock, threaded=False)
+    bridge = BridgeNode(
+        sim, bus, BridgeConfig(watchdog_s=watchdog_s), timers=timers, run_loop=False
+    )
+    commands = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    cmd = JointCommand.hold(ORDER, HOME.tolist(), 80.0, 3.0, source_node="control_node")
+    try:
+        bridge.start()
+
+        def cycle() -> None:
+            clock.now += CYCLE_NS
+            bridge.cycle(clock.now)
+            sim.step(CYCLE_NS / 1e9)
+            timers.run_due(clock.now)
+
+        for _ in range(100):
+            clock.now += CYCLE_NS
+            commands.publish(cmd)  # arrives at clock.now, like a controller publishing each cycle
+            bridge.cycle(clock.now)
+            sim.step(CYCLE_NS / 1e9)
+        assert bridge.mode is BridgeMode.RUN and bridge.last_applied is cmd
+        last_ns = clock.now  # the stream stops here
+        while bridge.mode is BridgeMode.RUN:
+            cycle()
+            assert clock.now - last_ns <= round(watchdog_s * 1e9) + CYCLE_NS, "safe mode is late"
+        silence = clock.now - last_ns
+        assert silence > round(watchdog_s * 1e9)  # not before the watchdog time ...
+        assert silence - CYCLE_NS <= round(watchdog_s * 1e9)  # ... and the cycle before was not
+        assert bridge.mode is BridgeMode.SAFE
+        safe = bridge.last_applied
+        assert safe is not None
+        assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12 and min(safe.kd) > 0
+        assert bridge.last_state is not None and "mode: safe" in bridge.last_state.status
+    finally:
+        bridge.shutdown()
+        bus.close()
+
+
+@pytest.fixture(scope="module")
+def robot() -> Iterator[tuple[Stack, ModeLog]]:
+    with Stack(zenoh=None) as stack:
+        log = ModeLog(stack.bus)
+        summary = stack.wait_for(lambda s: s.standing and s.bridge_mode == "run", 20.0)
+        assert summary.standing, summary
+        yield stack, log
+        log.close()
+
+
+def test_a_stopped_command_stream_puts_the_running_robot_in_safe_mode_in_time(
+    robot: tuple[Stack, ModeLog],
+) -> None:
+    stack, log = robot
+    bridge, control = stack.bridge, stack.control
+    assert bridge is not None and control is not None
+    control.deactivate()  # one last damping command, then no more commands
+    assert wait_until(lambda: log.mode == "safe", 3.0), log.changes[-3:]
+    last_ns = bridge.watchdog.last_feed_ns
+    assert last_ns is not None
+    safe = log.first(last_ns, lambda c: c.mode == "safe")
+    assert safe is not None
+    delay = (safe.t_ns - last_ns) / 1e9
+    before = (safe.prev_ns - last_ns) / 1e9
+    print(
+        f"\nFAULT command stream stops: safe mode {delay * 1e3:.1f} ms after the last command "
+        f"(bound {WATCHDOG_S * 1e3:.0f} ms + one 2 ms cycle); cycle before at {before * 1e3:.1f} ms"
+    )
+    assert delay > WATCHDOG_S  # the watchdog time is honoured ...
+    assert before <= WATCHDOG_S + 0.001  # ... and the first cycle past it acts (1 ms: stamping)
+    assert delay <= WATCHDOG_S + CYCLE_NS / 1e9 + HEADROOM_S
+    assert stack.summary().drives_enabled  # damping, not drives off: the robot sinks slowly
