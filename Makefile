@@ -31,11 +31,12 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/jointbus demo $(DEMO_ARGS)
 
+SOAK_MINUTES ?= 30
 soak: $(STAMP)
-	$(VENV)/bin/pytest -m slow -q
+	$(PY) -m jointbus.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 fuzz: $(STAMP)
-	$(VENV)/bin/pytest -m slow -q tests -k fuzz
+	$(VENV)/bin/pytest -m slow -q tests/fuzz
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -20,6 +20,11 @@ def test_default_scheme_is_loopback_hub_then_fallback() -> None:
     items = dict(config.json5_items(*config.attempts()[0]))
     assert json.loads(items["scouting/multicast/enabled"]) is False
     assert json.loads(items["listen/endpoints"]) == ["tcp/127.0.0.1:7447"]
+    # Lost links are retried within 0.5 s (Zenoh's default waits up to 4 s): the 2 s recovery
+    # bound of a restarted peer or router depends on it.
+    retry = json.loads(items["connect/retry"])
+    assert retry["period_init_ms"] <= 100
+    assert retry["period_max_ms"] <= 500
 
 
 def test_explicit_endpoints_replace_the_scheme() -> None:

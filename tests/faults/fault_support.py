@@ -12,8 +12,9 @@ Not a test module (no ``test_`` prefix); imported by name (pytest puts this fold
   waits for its ``ready`` line, which carries the child's ``time.monotonic_ns()`` (the same
   clock in every process on Linux: :func:`ready_ns`); :func:`end` ends it (stdin closed, else
   SIGKILL) and reaps it.
-- :data:`FAST_RECONNECT`: the Zenoh ``connect/retry`` setting every session of these tests uses.
-  Zenoh's own default retries a lost link after 1 s, then 2 s, then every 4 s, so a peer or
+- :data:`FAST_RECONNECT`: the Zenoh ``connect/retry`` setting that :class:`ZenohConfig` applies
+  by default, repeated here for the bare router process (not a jointbus bus). Zenoh's own default
+  retries a lost link after 1 s, then 2 s, then every 4 s, so a peer or
   router that comes back after a few seconds is found up to 4 s later; the 2 s recovery bound
   needs a retry period of at most 0.5 s (measured: recovery ≤ 0.5 s after the restart with it,
   up to 3.9 s without).
@@ -62,12 +63,12 @@ START_TIMEOUT_S: Final = 60.0
 
 def hub_config(port: int) -> ZenohConfig:
     """The default no-flags scheme on ``port`` (first process listens, later ones connect)."""
-    return ZenohConfig(hub_port=port, options=FAST_RECONNECT)
+    return ZenohConfig(hub_port=port)  # jointbus sessions retry links fast by default
 
 
 def router_config(port: int) -> ZenohConfig:
     """Client mode through the Zenoh router listening on ``tcp/127.0.0.1:port``."""
-    return ZenohConfig.for_router(f"tcp/127.0.0.1:{port}", options=FAST_RECONNECT)
+    return ZenohConfig.for_router(f"tcp/127.0.0.1:{port}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ two hosts.
   restarted router began opening its session, stamped by the router process itself). Nothing
   crashes: both nodes run on and the robot is under ``control_node`` again.
 
-Every session here uses ``fault_support.FAST_RECONNECT`` (Zenoh link retry ≤ 0.5 s); with
-Zenoh's default retry (1 s, 2 s, then every 4 s) the clients may find the router up to 4 s after
+Every jointbus session retries a lost Zenoh link within 0.5 s (``ZenohConfig``'s default); with
+Zenoh's own default retry (1 s, 2 s, then every 4 s) the clients may find the router up to 4 s after
 it is back.
 """
 
