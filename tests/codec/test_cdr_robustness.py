@@ -2,8 +2,9 @@
 
 What a user relies on: a subscriber fed garbage (a truncated datagram, another type's payload, a
 hostile peer claiming 4 billion elements) counts a :class:`DecodeError` and keeps running; it never
-sees ``IndexError`` / ``struct.error``, never hangs and never allocates gigabytes. Both the generic
-engine and the warmed-up per-class codec (its stable-layout fast path) are checked.
+sees ``IndexError`` / ``struct.error``, never hangs and never allocates gigabytes. The generic
+engine and the warmed-up per-class codec (its stable-layout fast path) on every layout engine
+available (pure Python, and the compiled core when built) are checked.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from wire_strategies import Head, OnlyStrings, Sequences, Stamp, samples
+from wire_strategies import ENGINES, Head, OnlyStrings, Sequences, Stamp, engine_codec, samples
 
 from jointbus.codec import Codec, DecodeError, cdr
 
@@ -25,18 +26,16 @@ SAMPLES = samples()
 IDS = [type(m).__name__ for m in SAMPLES]
 
 
-def warmed_codec(msg: Any) -> Codec:
+def warmed_codec(msg: Any, engine: str) -> Codec:
     """A codec that has compiled the layout of ``msg`` (so the fast path sees the input first)."""
-    codec = Codec(type(msg))
-    for _ in range(3):
-        codec.decode(codec.encode(msg))
-    assert codec.layouts, "the sample should have been compiled into a layout"
-    return codec
+    return engine_codec(type(msg), engine, msg)
 
 
 def decoders(msg: Any) -> list[Callable[[bytes], Any]]:
+    """The generic engine, then a warmed codec per layout engine."""
     cls = type(msg)
-    return [lambda data: cdr.decode(cls, data), warmed_codec(msg).decode]
+    codecs = [warmed_codec(msg, engine).decode for engine in ENGINES]
+    return [lambda data: cdr.decode(cls, data), *codecs]
 
 
 def assert_decodes_or_fails_cleanly(decode: Callable[[bytes], Any], cls: type, data: bytes) -> None:
@@ -157,11 +156,15 @@ def test_any_buffer_type_decodes_like_bytes(msg: Any) -> None:
     assert cdr.decode(cls, bytearray(data)) == msg
     assert cdr.decode(cls, memoryview(data)) == msg
     assert cdr.decode(cls, memoryview(words)) == msg
-    codec = warmed_codec(msg)
-    assert codec.decode(bytearray(data)) == msg
-    assert codec.decode(memoryview(data)) == msg
-    if len(data) % 4 == 0:  # a view whose items are 4 bytes wide: length in bytes still counts
-        assert codec.decode(memoryview(data).cast("I")) == msg
+    for engine in ENGINES:
+        codec = warmed_codec(msg, engine)
+        assert codec.decode(bytearray(data)) == msg
+        assert codec.decode(memoryview(data)) == msg
+        assert codec.decode(memoryview(words)) == msg
+        assert codec.decode(memoryview(data)[::1]) == msg
+        if len(data) % 4 == 0:  # a view whose items are 4 bytes wide: length in bytes still counts
+            assert codec.decode(memoryview(data).cast("I")) == msg
+    if len(data) % 4 == 0:
         assert cdr.decode(cls, memoryview(data).cast("I")) == msg
     assert cdr.decode(cls, memoryview(data)[::1]) == msg
 
@@ -216,6 +219,6 @@ def test_fuzz_decoders_with_corrupted_and_random_payloads(msg: Any, data: st.Dat
     payload = bytearray(cdr.encode(msg))
     for _ in range(data.draw(st.integers(0, 6))):
         where = data.draw(st.integers(0, len(payload)))
-        payload[where:where + data.draw(st.integers(0, 4))] = data.draw(st.binary(max_size=6))
+        payload[where : where + data.draw(st.integers(0, 4))] = data.draw(st.binary(max_size=6))
     for decode in decoders(msg):
         assert_decodes_or_fails_cleanly(decode, type(msg), bytes(payload))

@@ -5,6 +5,7 @@ What a user relies on: whichever path the codec takes, ``to_cdr`` gives the same
 turn checked against rosbags in ``test_cdr.py``). Tests warm a codec up so that a layout is
 compiled, then compare it with ``jointbus.codec.cdr`` on fresh content of that layout, on random
 bytes and on corrupted payloads; one disables the generic engine to prove the fast path works.
+Every test runs on each layout engine available (pure Python, and the compiled core when built).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from wire_strategies import (
     ALL_CLASSES,
+    ENGINES,
     JointFrame,
+    engine_codec,
     message_strategy,
     same_layout_strategy,
     samples,
@@ -31,18 +34,20 @@ SAMPLES = samples()
 IDS = [type(m).__name__ for m in SAMPLES]
 
 
-def warmed(msg: Any) -> Codec:
-    codec = Codec(type(msg))
-    for _ in range(2):
-        codec.decode(codec.encode(msg))
-    assert len(codec.layouts) == 1
-    return codec
+def warmed(msg: Any, engine: str) -> Codec:
+    return engine_codec(type(msg), engine, msg)
 
 
 def outcome(fn: Callable[[], Any]) -> tuple[str, Any]:
-    """("ok", value) or ("error", (type, offset / field)) so two engines' answers compare."""
+    """("ok", (type, bytes)) or ("error", (type, offset / field)) so two engines' answers compare.
+
+    A decoded object is compared by its class and its re-encoding: corrupted floats may be NaN,
+    which never equals itself, while equal bytes from one encoder mean equal content.
+    """
     try:
-        return ("ok", fn())
+        result = fn()
+        content = cdr.encode(result) if hasattr(result, "TYPE_NAME") else result
+        return ("ok", (type(result), content))
     except DecodeError as exc:
         return ("error", (DecodeError, exc.offset, exc.reason))
     except EncodeError as exc:
@@ -63,33 +68,38 @@ def disable_generic_engine(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None
     return disable
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
 @given(data=st.data())
 def test_fast_path_equals_generic_on_fresh_content_of_the_layout(
-    msg: Any, data: st.DataObject
+    engine: str, msg: Any, data: st.DataObject
 ) -> None:
-    codec = warmed(msg)
+    codec = warmed(msg, engine)
     fresh = data.draw(same_layout_strategy(msg))
     expected = cdr.encode(fresh)
     assert codec.encode(fresh) == expected
     assert codec.decode(expected) == cdr.decode(type(msg), expected) == fresh
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
 def test_fast_path_does_the_work_once_warm(
-    msg: Any, disable_generic_engine: Callable[[], None]
+    engine: str, msg: Any, disable_generic_engine: Callable[[], None]
 ) -> None:
-    codec = warmed(msg)
+    codec = warmed(msg, engine)
     disable_generic_engine()
     data = codec.encode(msg)
     assert codec.decode(data) == msg
     assert codec.decode(data + b"\x00\x00") == msg  # trailing padding is accepted by both paths
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=[c.__name__ for c in ALL_CLASSES])
 @given(data=st.data())
-def test_codec_equals_generic_on_random_messages(cls: type[Any], data: st.DataObject) -> None:
-    codec = Codec(cls)
+def test_codec_equals_generic_on_random_messages(
+    engine: str, cls: type[Any], data: st.DataObject
+) -> None:
+    codec = Codec(cls, compiled=engine == "c")
     for _ in range(3):  # first: generic; second: compiles; third: fast path
         msg = data.draw(message_strategy(cls))
         expected = cdr.encode(msg)
@@ -98,10 +108,13 @@ def test_codec_equals_generic_on_random_messages(cls: type[Any], data: st.DataOb
             assert codec.decode(expected) == msg
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
 @given(data=st.data())
-def test_fast_path_equals_generic_on_corrupted_payloads(msg: Any, data: st.DataObject) -> None:
-    codec = warmed(msg)
+def test_fast_path_equals_generic_on_corrupted_payloads(
+    engine: str, msg: Any, data: st.DataObject
+) -> None:
+    codec = warmed(msg, engine)
     payload = bytearray(cdr.encode(msg))
     # Mostly single-byte changes: they keep the layout's constant bytes, so the fast path decodes.
     for _ in range(data.draw(st.integers(1, 3))):
@@ -113,49 +126,61 @@ def test_fast_path_equals_generic_on_corrupted_payloads(msg: Any, data: st.DataO
     assert outcome(lambda: codec.decode(blob)) == outcome(lambda: cdr.decode(type(msg), blob))
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
 @given(garbage=st.binary(max_size=300))
-def test_fast_path_equals_generic_on_random_bytes(msg: Any, garbage: bytes) -> None:
-    codec = warmed(msg)
+def test_fast_path_equals_generic_on_random_bytes(engine: str, msg: Any, garbage: bytes) -> None:
+    codec = warmed(msg, engine)
     blob = b"\x00\x01\x00\x00" + garbage
     assert outcome(lambda: codec.decode(blob)) == outcome(lambda: cdr.decode(type(msg), blob))
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
 @given(data=st.data())
-def test_fast_path_equals_generic_on_nan_and_extreme_floats(msg: Any, data: st.DataObject) -> None:
-    codec = warmed(msg)
+def test_fast_path_equals_generic_on_nan_and_extreme_floats(
+    engine: str, msg: Any, data: st.DataObject
+) -> None:
+    codec = warmed(msg, engine)
     fresh = data.draw(same_layout_strategy(msg, allow_nan=True))
     expected = cdr.encode(fresh)
     assert codec.encode(fresh) == expected
     assert cdr.encode(codec.decode(expected)) == expected  # NaN != NaN: compare re-encodings
 
 
-def test_layout_of_a_sample_reproduces_the_generic_bytes() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_layout_of_a_sample_reproduces_the_generic_bytes(engine: str) -> None:
     for msg in SAMPLES:
         schema = schema_of(type(msg))
         data = cdr.encode(msg)
-        layout = compile_layout(schema, msg, data)
+        layout = compile_layout(schema, msg, data, compiled=engine == "c")
+        assert layout.engine == engine
         assert layout.size == len(data)
-        assert layout.pack(msg) == data
-        assert layout.unpack(data) == msg
+        assert layout.pack(msg) == data == layout.encode(msg)
+        assert layout.unpack(data) == msg == layout.decode(data)
         assert layout.matches(msg)
         assert layout.key == key_of(schema, msg)
 
 
-def test_layout_refuses_bytes_of_another_layout() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_layout_refuses_bytes_and_objects_of_another_layout(engine: str) -> None:
     a = JointFrame(SAMPLES[1], ("a",), (1.0,), (2.0,), b"\x01", (3,), (True,))
     b = JointFrame(SAMPLES[1], ("b",), (1.0,), (2.0,), b"\x01", (3,), (True,))
-    layout = compile_layout(schema_of(JointFrame), a, cdr.encode(a))
-    assert layout.unpack(cdr.encode(b)) is MISS  # same size, different name: caught by the consts
+    longer = JointFrame(SAMPLES[1], ("a",), (1.0, 2.0), (2.0,), b"\x01", (3,), (True,))
+    layout = compile_layout(schema_of(JointFrame), a, cdr.encode(a), compiled=engine == "c")
+    assert layout.decode(cdr.encode(b)) is MISS  # same size, different name: caught by the consts
     assert not layout.matches(b)
-    assert layout.unpack(cdr.encode(a)[:-1]) is MISS
-    assert layout.unpack(b"\x00\x00" + cdr.encode(a)[2:]) is MISS  # big-endian id
+    assert layout.encode(b) is None
+    assert layout.encode(longer) is None
+    assert layout.encode(SAMPLES[1]) is None  # another class
+    assert layout.decode(cdr.encode(a)[:-1]) is MISS
+    assert layout.decode(b"\x00\x00" + cdr.encode(a)[2:]) is MISS  # big-endian id
 
 
-def test_wrong_lengths_in_a_matching_layout_fall_back_and_raise_like_generic() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_wrong_lengths_in_a_matching_layout_fall_back_and_raise_like_generic(engine: str) -> None:
     msg = SAMPLES[-1]  # JointFrame
-    codec = warmed(msg)
+    codec = warmed(msg, engine)
     rest = (msg.temperature, msg.status, msg.brake)
     bad = JointFrame(msg.header, msg.joint_name, msg.position, (1.0,), *rest)
     assert codec.encode(bad) == cdr.encode(bad)  # a new layout, still the generic bytes

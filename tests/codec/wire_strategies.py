@@ -4,7 +4,9 @@ Where it sits: test support for ``tests/codec`` (imported by module name; ``test
 ``sys.path`` because pytest prepends a test file's folder). The strategies walk
 :func:`jointbus.codec.schema_of`, so every wire type the schema can express gets random valid
 content without a hand-written strategy per class. The classes below exist only for the codec
-tests: they have no validation, so the tests exercise the codec alone, and together they cover
+tests: they have no validation, so the tests exercise the codec alone (``Stamp`` and ``Inner``
+declare empty ``WIRE_RULES``, so the fast path builds them directly, the others through their
+constructors, and nested mixes of both occur), and together they cover
 every primitive, strings (non-ASCII included), sequences, fixed arrays, nested messages, sequences
 of messages, empty sequences and the alignment cases (a wide type after a narrow one, data after
 an odd-length string, data after an empty sequence).
@@ -17,7 +19,8 @@ from typing import Annotated, Any, ClassVar
 
 from hypothesis import strategies as st
 
-from jointbus.codec import schema_of
+from jointbus.codec import Codec, accel, schema_of
+from jointbus.codec.rules import WireRule
 from jointbus.codec.schema import FieldSchema
 from jointbus.codec.wire import (
     INT_RANGES,
@@ -48,6 +51,20 @@ from jointbus.codec.wire import (
     UInt64,
 )
 from jointbus.messages.base import Message
+
+#: The layout engines available in this process: the pure-Python fast path always, the compiled
+#: core when it is built and not disabled (``JOINTBUS_NO_ACCEL=1``).
+ENGINES: tuple[str, ...] = ("python", "c") if accel.AVAILABLE else ("python",)
+
+
+def engine_codec(cls: type[Any], engine: str, sample: Any) -> Codec:
+    """A codec of ``cls`` whose layouts run on ``engine``, warmed up with ``sample``."""
+    codec = Codec(cls, compiled=engine == "c")
+    for _ in range(2):
+        codec.decode(codec.encode(sample))
+    assert [layout.engine for layout in codec.layouts] == [engine]
+    return codec
+
 
 #: Text without NUL (CDR strings are NUL-terminated) and without lone surrogates (not UTF-8).
 TEXT = st.text(
@@ -102,6 +119,8 @@ class Stamp(Message):
     """Same layout as ``builtin_interfaces/Time``, under a test name."""
 
     TYPE_NAME: ClassVar[str] = "jointbus_codec_test/msg/Stamp"
+    #: Built directly by the fast path (no constructor); nested in classes that are not.
+    WIRE_RULES: ClassVar[dict[str, WireRule]] = {}
     sec: Int32
     nanosec: UInt32
 
@@ -182,6 +201,7 @@ class Inner(Message):
     """A nested message with a string, a sequence and a wide scalar."""
 
     TYPE_NAME: ClassVar[str] = "jointbus_codec_test/msg/Inner"
+    WIRE_RULES: ClassVar[dict[str, WireRule]] = {}
     name: String
     values: Float64Seq
     level: UInt8
@@ -246,23 +266,58 @@ def samples() -> tuple[Any, ...]:
         Stamp(1, 2),
         head,
         AllPrimitives(
-            True, 1.25, 200, -(2**62), 65, 2**63, -3, 123456, 255, -300, 60000, 2**31, 0.5,
-            "ünïcode ✓", -0.0,
+            True,
+            1.25,
+            200,
+            -(2**62),
+            65,
+            2**63,
+            -3,
+            123456,
+            255,
+            -300,
+            60000,
+            2**31,
+            0.5,
+            "ünïcode ✓",
+            -0.0,
         ),
         Sequences(
-            "lbl", ("a", "", "ccc"), (True, False), (1.0, 2.0), (-1, 2, 3), 9.5, b"\x00\x01",
-            b"\xff", (0.25,), (1, 2, 3), (-7,), (8, 9), 4,
+            "lbl",
+            ("a", "", "ccc"),
+            (True, False),
+            (1.0, 2.0),
+            (-1, 2, 3),
+            9.5,
+            b"\x00\x01",
+            b"\xff",
+            (0.25,),
+            (1, 2, 3),
+            (-7,),
+            (8, 9),
+            4,
         ),
         FixedArrays(
-            1, tuple(float(i) for i in range(9)), (0.5, 1.5), b"abcde", ("x", "yy", ""),
-            (Stamp(1, 1), Stamp(2, 2)), (97, 98, 99), -2,
+            1,
+            tuple(float(i) for i in range(9)),
+            (0.5, 1.5),
+            b"abcde",
+            ("x", "yy", ""),
+            (Stamp(1, 1), Stamp(2, 2)),
+            (97, 98, 99),
+            -2,
         ),
         inner,
         Nested(head, inner, (inner, Inner("", (), 0, 0.0)), (Stamp(3, 4),), 9, (1.0, 2.0)),
         OnlyStrings("only", ("strings", "here")),
         JointFrame(
-            head, ("fr_j0", "fr_j1", "fr_j2"), (0.5, -0.5, 1.0), (0.0, 0.25, -0.25),
-            b"\x1e\x1f\x20", (0, 1, 65535), (False, True, False),
+            head,
+            ("fr_j0", "fr_j1", "fr_j2"),
+            (0.5, -0.5, 1.0),
+            (0.0, 0.25, -0.25),
+            b"\x1e\x1f\x20",
+            (0, 1, 65535),
+            (False, True, False),
         ),
     )
 

@@ -5,6 +5,11 @@ message; it reads the wire annotations a message class declares (see :mod:`joint
 
 :func:`encode` / :func:`decode` / :func:`codec_for` use the per-class codec (stable-layout fast path
 with the generic engine behind it); :mod:`jointbus.codec.cdr` is the generic reference engine.
+The fast path (:mod:`jointbus.codec.layout`) runs on an optional compiled core
+(:mod:`jointbus.codec.accel`) or in pure Python, and builds classes that declare ``WIRE_RULES``
+(:mod:`jointbus.codec.rules`) without their constructors. Why it is hand-written at all: the
+500 Hz messages must round-trip ≥ 8× faster than rosbags; the measured numbers are in the
+docstring of :mod:`jointbus.codec.layout` and in ``bench/bench_codec.py``.
 """
 
 from jointbus.codec.codec import Codec, codec_for, decode, encode

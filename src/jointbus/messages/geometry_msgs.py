@@ -21,10 +21,12 @@ torques in N·m.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Self
 
 from jointbus import math as jm
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import Float64, String
 from jointbus.messages.base import Message
 from jointbus.messages.errors import ValidationError
@@ -61,6 +63,8 @@ class Vector3(Message):
     """A free 3-vector (a direction, velocity, acceleration, force or torque; units by use)."""
 
     TYPE_NAME: ClassVar[str] = "geometry_msgs/msg/Vector3"
+    #: Any wire value is valid (NaN included), so the fast decoder skips the constructor.
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     x: Float64 = 0.0
     y: Float64 = 0.0
     z: Float64 = 0.0
@@ -83,6 +87,8 @@ class Point(Message):
     """A position in space (m)."""
 
     TYPE_NAME: ClassVar[str] = "geometry_msgs/msg/Point"
+    #: Any wire value is valid (NaN included), so the fast decoder skips the constructor.
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     x: Float64 = 0.0
     y: Float64 = 0.0
     z: Float64 = 0.0
@@ -108,6 +114,8 @@ class Quaternion(Message):
     """
 
     TYPE_NAME: ClassVar[str] = "geometry_msgs/msg/Quaternion"
+    #: Any wire value is valid (NaN included), so the fast decoder skips the constructor.
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     x: Float64 = 0.0
     y: Float64 = 0.0
     z: Float64 = 0.0
@@ -141,6 +149,8 @@ class Pose(Message):
     """A position (m) and orientation; as a transform, it maps the pose's frame to its parent."""
 
     TYPE_NAME: ClassVar[str] = "geometry_msgs/msg/Pose"
+    #: Any wire value is valid (NaN included), so the fast decoder skips the constructor.
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     position: Point = field(default_factory=Point)
     orientation: Quaternion = field(default_factory=Quaternion)
 
@@ -165,6 +175,8 @@ class Twist(Message):
     """A velocity: ``linear`` (m/s) and ``angular`` (rad/s)."""
 
     TYPE_NAME: ClassVar[str] = "geometry_msgs/msg/Twist"
+    #: Any wire value is valid (NaN included), so the fast decoder skips the constructor.
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     linear: Vector3 = field(default_factory=Vector3)
     angular: Vector3 = field(default_factory=Vector3)
 

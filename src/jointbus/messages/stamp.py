@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import operator
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import INT_RANGES, Int32, Primitive, UInt32
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, ValidationError
@@ -87,6 +89,8 @@ class Time(Message):
     """A point in time: ``sec`` seconds plus ``nanosec`` nanoseconds since the Unix epoch (wall)."""
 
     TYPE_NAME: ClassVar[str] = "builtin_interfaces/msg/Time"
+    #: Any int32 / uint32 from the wire is valid (see the module docstring on ``nanosec``).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     sec: Int32 = 0
     nanosec: UInt32 = 0
 

@@ -11,9 +11,11 @@ wider header would break every ROS subscriber.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Self
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import String as StringField
 from jointbus.messages.base import Message
 from jointbus.messages.errors import ValidationError
@@ -25,6 +27,8 @@ class Header(Message):
     """When (wall-clock :class:`Time`) and in which coordinate frame the data was measured."""
 
     TYPE_NAME: ClassVar[str] = "std_msgs/msg/Header"
+    #: No wire value can break a rule (the fast decoder builds it without the constructor).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {}
     stamp: Time = field(default_factory=Time)
     frame_id: StringField = ""
 

@@ -25,9 +25,11 @@ compare ``to_cdr()`` bytes instead.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import Float32Seq, StringSeq, UInt8Seq, UInt16Seq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import UnknownJointError, ValidationError
@@ -80,6 +82,12 @@ class BridgeData(Message):
     """IMU orientation, body rates and accelerations, and every actuator's measured state."""
 
     TYPE_NAME: ClassVar[str] = "hb50_commons/msg/BridgeData"
+    #: What a decoded number can break (names and lengths are checked once per cached layout).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {
+        "joint_position": WireRule(no_inf=True),
+        "joint_velocity": WireRule(no_inf=True),
+        "joint_effort": WireRule(no_inf=True),
+    }
     header: Header = field(default_factory=Header)
     orientation: Quaternion = field(default_factory=Quaternion)  # IMU orientation
     angular_velocity: Vector3 = field(default_factory=Vector3)  # body rates, rad/s

@@ -17,10 +17,11 @@ or did not report (a board without auxiliary sensors sends NaN in ``ext1_t`` / `
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import INT_RANGES, Bool, Float32, Int32, Primitive, StringSeq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, ValidationError
@@ -46,6 +47,12 @@ class BridgeState(Message):
     """Power subsystem readings, board temperatures, drive enable and hardware status strings."""
 
     TYPE_NAME: ClassVar[str] = "hb50_commons/msg/BridgeState"
+    #: What a decoded value can break (the status strings are checked once per cached layout).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {
+        **{name: WireRule(no_inf=True) for name in _FLOAT_FIELDS},
+        "battery": WireRule(no_inf=True, ge=0.0, le=100.0),
+        "up_time": WireRule(ge=0),
+    }
     battery: Float32 = math.nan  # charge state, % (0–100)
     bus_v: Float32 = math.nan  # bus voltage, V
     bus_i: Float32 = math.nan  # bus current, A

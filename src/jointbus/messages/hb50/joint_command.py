@@ -24,10 +24,11 @@ robot); this module only knows the message. Floats are rounded to float32 on con
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple, Self
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import BoolSeq, Float32Seq, String, StringSeq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
@@ -66,6 +67,15 @@ class JointCommand(Message):
     """Impedance targets and gains for each named actuator (see the module docstring for rules)."""
 
     TYPE_NAME: ClassVar[str] = "hb50_commons/msg/JointCommand"
+    #: What a decoded number can break (names and lengths are checked once per cached layout).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {
+        "kp": WireRule(finite=True, ge=0.0),
+        "ki": WireRule(finite=True),
+        "kd": WireRule(finite=True, ge=0.0),
+        "t_pos": WireRule(finite=True),
+        "t_vel": WireRule(finite=True),
+        "t_trq": WireRule(finite=True),
+    }
     header: Header = field(default_factory=Header)
     source_node: String = ""  # name of the commanding node
     name: StringSeq = ()

@@ -13,9 +13,11 @@ report cannot decide whether to raise an alarm. ``data`` is optional node-specif
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Self
 
+from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import Byte, ByteSeq, Primitive, String
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, ValidationError
@@ -42,6 +44,8 @@ class Status(Message):
     MSG_CONSTANTS: ClassVar[tuple[tuple[str, Primitive, int | float | str], ...]] = tuple(
         (m.name, Primitive.BYTE, m.value) for m in Level
     )
+    #: What a decoded value can break: the level must be a Level (decoded as the member).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {"level": WireRule(enum=Level)}
     header: Header = field(default_factory=Header)
     level: Byte = Level.OK
     reporting_node: String = ""
