@@ -37,7 +37,8 @@ cost of the stand-in, not of jointbus. A real-time ``sim://...?realtime=true`` o
 is not stepped.
 
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
-default) and collects garbage between cycles (``freeze_gc``). Where the OS refuses a setting the
+default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
+long as its measured sleep wake-ups need (``adaptive_spin``). Where the OS refuses a setting the
 rate loop runs without it and emits a :class:`~jointbus.runtime.RealtimeWarning`.
 
 **The summary.** :meth:`Stack.summary` is a snapshot for a live view: joints (the newest
@@ -429,6 +430,7 @@ class Stack:
                 name="bridge",
                 realtime=self.realtime,
                 freeze_gc=True,
+                adaptive_spin=True,
             )
         except BaseException:
             bridge.shutdown()

@@ -440,3 +440,33 @@ def test_real_clock_smoke_50_cycles_at_500_hz() -> None:
     assert [i.index for i in infos] == list(range(50))
     assert all(b.tick > a.tick for a, b in pairwise(infos))
     assert snap.cycles == 50
+
+
+def test_adaptive_spin_shrinks_the_window_to_the_measured_oversleep() -> None:
+    fake = FakeTime(late_ns=40_000)
+    loop = make_loop(fake, spin_s=SPIN_NS / 1e9, adaptive_spin=True)
+    infos = collect(loop, 2000, lambda info: 300_000, fake)
+    # The window settles near the oversleep plus the margin, far below the fixed 200 µs ...
+    expected = 40e-6 + rate_loop_module.SPIN_MARGIN_S
+    assert loop.spin_window_s == pytest.approx(expected, abs=30e-6)
+    assert loop.spin_window_s < SPIN_NS / 1e9 / 2
+    # ... and every wake-up is still on time: the oversleep stays inside the window.
+    assert max(i.lateness_ns for i in infos) <= 2 * fake.step_ns
+    assert loop.stats.snapshot().spin_fraction < 0.5 * SPIN_NS / PERIOD_NS
+
+
+def test_adaptive_spin_follows_a_later_oversleep_up_to_spin_s() -> None:
+    fake = FakeTime(late_ns=0)
+    loop = make_loop(fake, spin_s=SPIN_NS / 1e9, adaptive_spin=True)
+    windows: list[float] = []
+
+    def body(info: CycleInfo) -> None:
+        windows.append(loop.spin_window_s)
+        if info.index == 2000:
+            fake.late_ns = 1_000_000  # from now on sleeps wake 1 ms late
+        fake.advance(300_000)
+
+    loop.run(body, cycles=2200)
+    assert windows[1999] < 50e-6  # settled near the margin while sleeps were on time
+    assert max(windows) <= SPIN_NS / 1e9  # never more than spin_s ...
+    assert windows[-1] == SPIN_NS / 1e9  # ... which it reaches once sleeps wake late

@@ -446,6 +446,17 @@ class ActuatorArray(abc.ABC):
         self._soft_lower = np.array([s.lower if s else -math.inf for s in soft])
         self._soft_upper = np.array([s.upper if s else math.inf for s in soft])
         self._all = np.arange(n, dtype=np.intp)
+        self._any_soft = bool(self._soft_mask.any())
+        # impedance()'s fast path: rows t_pos, t_vel, t_trq against position, velocity, effort.
+        self._impedance_lower = np.array(
+            [[s.position_min, -s.velocity_max, -s.effort_max] for s in config.limits],
+            dtype=np.float64,
+        ).T.copy()
+        self._impedance_upper = np.array(
+            [[s.position_max, s.velocity_max, s.effort_max] for s in config.limits],
+            dtype=np.float64,
+        ).T.copy()
+        self._no_brakes = np.zeros(n, dtype=np.bool_)
         self._api_lock = threading.RLock()
         self._closed = False
         self._on_saturation = on_saturation
@@ -769,31 +780,42 @@ class ActuatorArray(abc.ABC):
         checked against position limits, ``t_vel`` against velocity limits, ``t_trq`` against
         effort limits (policy), then soft limits clamp; ``brake`` may only be set on joints with
         a brake. ``kp``, ``kd`` (≥ 0, checked by the message) pass through; ``ki`` is unused.
+
+        A command whose targets all lie within their limits (the normal case at 500 Hz) is
+        checked with one comparison of the three target rows against precomputed bounds (NaN
+        fails it); any other goes through the per-field check, which names the joint and
+        applies the limit policy.
         """
         with self._api_lock:
             self._begin(Capability.IMPEDANCE)
             if type(command) is not JointCommand:
                 raise ValidationError(_API, "command", command, "a hb50 JointCommand")
             self._check_names(command)
-            position, s_pos = self._limits.apply(
-                "position", np.array(command.t_pos), command_field="t_pos"
-            )
-            velocity, s_vel = self._limits.apply(
-                "velocity", np.array(command.t_vel), command_field="t_vel"
-            )
-            torque, s_trq = self._limits.apply(
-                "effort", np.array(command.t_trq), command_field="t_trq"
-            )
-            brake = np.array(command.brake, dtype=np.bool_)
-            missing = brake & ~self._has_brakes
-            if missing.any():
-                i = int(np.flatnonzero(missing)[0])
-                raise LimitError(
-                    command.TYPE_NAME, "brake", True, "False: this actuator has no brake",
-                    joint=self._names[i], index=i,
-                )
-            saturations = s_pos + s_vel + s_trq
-            if self._soft_mask.any():
+            targets = np.array((command.t_pos, command.t_vel, command.t_trq), dtype=np.float64)
+            saturations: list[Saturation]
+            if (
+                np.greater_equal(targets, self._impedance_lower).all()
+                and np.less_equal(targets, self._impedance_upper).all()
+            ):
+                position, velocity, torque = targets
+                saturations = []
+            else:
+                position, s_pos = self._limits.apply("position", targets[0], command_field="t_pos")
+                velocity, s_vel = self._limits.apply("velocity", targets[1], command_field="t_vel")
+                torque, s_trq = self._limits.apply("effort", targets[2], command_field="t_trq")
+                saturations = s_pos + s_vel + s_trq
+            if any(command.brake):
+                brake = np.array(command.brake, dtype=np.bool_)
+                missing = brake & ~self._has_brakes
+                if missing.any():
+                    i = int(np.flatnonzero(missing)[0])
+                    raise LimitError(
+                        command.TYPE_NAME, "brake", True, "False: this actuator has no brake",
+                        joint=self._names[i], index=i,
+                    )
+            else:
+                brake = self._no_brakes.copy()
+            if self._any_soft:
                 p_meas, v_meas = self._measured_joint_state("impedance")
                 position, s = self._clamp_soft_position(self._all, position, "t_pos")
                 saturations += s

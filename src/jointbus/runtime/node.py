@@ -665,6 +665,7 @@ class Node:
         freeze_gc: bool = False,
         realtime: RealtimeConfig | None = None,
         stats_window_s: float = 10.0,
+        adaptive_spin: bool = False,
     ) -> NodeRateLoop:
         """Run ``body(cycle)`` at ``rate_hz`` on a thread of its own while the node is ACTIVE.
 
@@ -679,6 +680,7 @@ class Node:
             freeze_gc=freeze_gc,
             realtime=realtime,
             stats_window_s=stats_window_s,
+            adaptive_spin=adaptive_spin,
         )
         handle = NodeRateLoop(name, loop, body, self._loop_failed)
         with self._lock:

@@ -45,7 +45,8 @@ Two modes share one torque computation (:meth:`ActuatorArrayModel._compute_motor
    external load torque and a "blocked" mask (a joint held by an obstacle, for stall tests);
 2. actuator layer over an external physics engine — :meth:`~ActuatorArrayModel.actuate` takes the
    engine's measured positions/velocities and returns the motor torques to apply, updating
-   current, thermal and stall state without integrating anything. The engine applies the
+   current, thermal and stall state (at ``monitor_period``, as in standalone mode) without
+   integrating anything. The engine applies the
    rotor inertia, viscous friction and :attr:`~ActuatorArrayModel.dry_friction` (Coulomb plus
    brake) itself (MuJoCo: ``dof_armature``, ``dof_damping``, ``dof_frictionloss``), because a
    brake or dry friction written as an explicit torque would chatter in the engine's integrator.
@@ -84,6 +85,9 @@ MOTOR_SHUTDOWN_MAX: Final[float] = 140.0
 """Highest motor shutdown temperature an MD-series drive accepts, °C."""
 
 _MODEL: Final[str] = "ActuatorArrayModel"
+#: ``actuate`` supervises once the pending time reaches this fraction of ``monitor_period``
+#: (four 0.5 ms substeps may add up to a hair under 2 ms in floating point).
+_MONITOR_DUE: Final[float] = 1.0 - 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,12 +381,14 @@ class ActuatorArrayModel:
             if not (math.isfinite(value) and 0.0 < value <= expected_max):
                 raise LimitError(_MODEL, name, value, f"> 0 and <= {expected_max}")
         self._n = n
+        self._shape = (n,)
         self._params = per_joint
         self._bus_voltage = float(bus_voltage)
         self._max_substep = float(max_substep)
         self._monitor_period = float(monitor_period)
         self._rng = np.random.default_rng(seed)
         self._time = 0.0
+        self._unsupervised = 0.0  # external mode: actuated time the supervision has not run over, s
 
         def column(field: str) -> FloatArray:
             return np.array([float(getattr(p, field)) for p in per_joint], dtype=np.float64)
@@ -607,6 +613,22 @@ class ActuatorArrayModel:
     def _checked(
         self, field: str, values: npt.ArrayLike, *, non_negative: bool = False
     ) -> FloatArray:
+        """``values`` as a float array of one finite value per joint (``non_negative``: ≥ 0).
+
+        A float64 array of the right shape is checked without a copy (the caller copies it into
+        the model's own arrays): its self dot product is finite only when every element is, and
+        a non-finite or negative result falls back to the element-wise check that names the
+        joint. Anything else is converted first. Per-substep callers (``actuate``, the driver's
+        control step) thus pay two numpy calls instead of a copy and four.
+        """
+        if (
+            type(values) is np.ndarray
+            and values.dtype == np.float64
+            and values.shape == self._shape
+            and math.isfinite(float(np.dot(values, values)))
+            and not (non_negative and float(np.minimum.reduce(values)) < 0.0)
+        ):
+            return values
         array = np.array(values, dtype=np.float64)
         if array.shape != (self._n,):
             raise LengthMismatchError(
@@ -760,8 +782,14 @@ class ActuatorArrayModel:
         ``positions`` (rad) and ``velocities`` (rad/s) are the engine's joint state; they become
         the model's state (for :meth:`measure`). The engine integrates; it must also apply the
         rotor inertia, viscous friction and :attr:`dry_friction` (which includes engaged brakes).
-        Current, thermal and stall state advance by ``dt``. Returns a read-only view of the
-        model's torque array, overwritten by the next step.
+        Returns a read-only view of the model's torque array, overwritten by the next step.
+
+        The supervision (current, thermal and stall state) runs at ``monitor_period``, as in
+        :meth:`advance`: once the calls since the last supervision add up to a monitor period,
+        over that whole time, with the torques of the call that completes it. An engine stepping
+        0.5 ms substeps thus pays for it once per 2 ms instead of four times, and a call of a
+        monitor period or longer (``actuate(p, v, 0.002)``) is supervised at once; between two
+        supervisions the currents, temperatures and stall flags are those of the last one.
         """
         if not (math.isfinite(dt) and dt > 0.0):
             raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
@@ -770,7 +798,11 @@ class ActuatorArrayModel:
         self._p[:] = p
         self._v[:] = v
         self._compute_motor_torque()
-        self._monitor(dt)
+        pending = self._unsupervised + dt
+        if pending >= self._monitor_period * _MONITOR_DUE:
+            self._monitor(pending)
+            pending = 0.0
+        self._unsupervised = pending
         self._time += dt
         return self.motor_torques
 

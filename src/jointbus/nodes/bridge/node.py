@@ -394,6 +394,7 @@ class BridgeNode(Node):
         self._event_seq = 0
         self._state_key: tuple[object, ...] = ()
         self._state_strings: tuple[str, ...] = ()
+        self._status_ok: tuple[int, ...] = (0,) * len(names)
         self.last_state: BridgeState | None = None
         self.last_data: BridgeData | None = None
         self.last_applied: JointCommand | None = None
@@ -431,7 +432,7 @@ class BridgeNode(Node):
             )
             self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
             if run_loop:
-                self.create_rate_loop(cfg.rate_hz, self._body, name="bridge")
+                self.create_rate_loop(cfg.rate_hz, self._body, name="bridge", adaptive_spin=True)
         except BaseException:
             self.shutdown()
             raise
@@ -789,10 +790,15 @@ class BridgeNode(Node):
     def _publish(self, reading: JointReading, now_ns: int) -> None:
         header = Header.now(self._frame_id)
         orientation, gyro, accel = self._imu_fields()
-        status = np.zeros(len(self._names), dtype=np.uint16)
-        status[np.isnan(reading.position)] |= int(JointStatusFlag.COMMUNICATION_ERROR)
+        missing = np.isnan(reading.position)
         stalled = (reading.state & int(ActuatorState.STALLED)) != 0
-        status[stalled] |= int(JointStatusFlag.MOTION_ERROR)
+        if missing.any() or stalled.any():
+            status = np.zeros(len(self._names), dtype=np.uint16)
+            status[missing] |= int(JointStatusFlag.COMMUNICATION_ERROR)
+            status[stalled] |= int(JointStatusFlag.MOTION_ERROR)
+            status_flags = tuple(status.tolist())
+        else:  # every actuator answered and none stalled: the all-clear tuple, built once
+            status_flags = self._status_ok
         t = reading.temperature
         temperature = np.where(np.isnan(t), 0.0, t)  # NaN (not reported) → 0: uint8 has no NaN
         data = BridgeData(
@@ -805,7 +811,7 @@ class BridgeNode(Node):
             reading.velocity.tolist(),
             reading.effort.tolist(),
             np.clip(np.rint(temperature), 0, 255).astype(np.uint8).tobytes(),
-            tuple(status.tolist()),
+            status_flags,
         )
         self.last_data = data
         self.data_publisher.publish(data)
@@ -822,7 +828,7 @@ class BridgeNode(Node):
             return Quaternion(*_NAN3, math.nan), Vector3(*_NAN3), Vector3(*_NAN3)
         try:
             sample = self._imu()
-            w, x, y, z = (float(v) for v in np.asarray(sample.orientation).reshape(4))
+            w, x, y, z = np.asarray(sample.orientation, dtype=np.float64).reshape(4).tolist()
             gyro = np.asarray(sample.angular_velocity, dtype=np.float64).reshape(3).tolist()
             accel = np.asarray(sample.linear_acceleration, dtype=np.float64).reshape(3).tolist()
             return Quaternion(x, y, z, w), Vector3(*gyro), Vector3(*accel)

@@ -140,13 +140,18 @@ def robot_state_message(
     in the odometry frame (``header.frame_id``), ``body_vel`` in the body frame, ``world_vel`` in
     the odometry frame. An unknown height is sent as NaN.
     """
+    # one tolist() per (legs, 3) array, not one per row: this runs every frame
+    contact = state.contact.tolist()
+    positions = state.foot_position.tolist()
+    velocities = state.foot_velocity.tolist()
+    forces = state.foot_force.tolist()
     legs = tuple(
         LegState(
             name,
-            bool(state.contact[i]),
-            _vec(state.foot_position[i]),
-            _vec(state.foot_velocity[i]),
-            _vec(state.foot_force[i]),
+            bool(contact[i]),
+            Vector3(*positions[i]),
+            Vector3(*velocities[i]),
+            Vector3(*forces[i]),
         )
         for i, name in enumerate(state.legs)
     )
