@@ -16,6 +16,10 @@ Driver level: the ``can://`` :class:`CanActuatorArray` doing a bridge cycle — 
 commands and 12 replies) — against the same twin; its anchor is :meth:`MotorLink.command_all`
 alone in the same run, so the ratio is the share of the link's rate the ActuatorArray layer keeps.
 
+Cycle rates (12 commands + 12 replies per cycle) must reach the bridge's 500 Hz (the goal); their
+anchor is the raw python-can exchange above counted in cycles, so the ratio says how much of the
+bare link's cycle rate is left.
+
 Run: ``python -m bench.bench_can`` (``--quick`` for a short run).
 """
 
@@ -46,7 +50,9 @@ N_MOTORS = 12
 # Measured here: 0.33-0.45 as best of 3 rounds (single rounds 0.16-0.35: thread wake-ups on
 # this VM are noisy, so each side keeps its best round).
 GOAL_RATIO = 0.2
-BRIDGE_RATE_HZ = 500.0  # the hardware bridge's cycle rate
+BRIDGE_RATE_HZ = 500.0  # the hardware bridge's cycle rate: the goal of the cycles/s rows
+RATE_GOAL = f">= {BRIDGE_RATE_HZ:g} cycles/s (the bridge's rate)"
+RAW_CYCLES = "raw python-can exchange of 12 + 12 pre-built frames, same run"
 # Share of the bare link's frame rate the driver keeps for a bridge cycle. Per cycle it adds the
 # JointCommand checks (names, limits), calibration and the reading's arrays: ~0.1-0.2 ms of CPU
 # on an exchange of ~0.5 ms. Measured on a busy 2-vCPU VM: 0.39-1.1 (best of rounds; the two
@@ -184,7 +190,7 @@ def _anchor(cycles: int) -> float:
 
 
 def run(quick: bool) -> list[dict[str, Any]]:
-    """Our frames/s vs raw python-can's, and the cycle rate vs the bridge's 500 Hz."""
+    """Our frames/s vs raw python-can's, and cycle rates (goal: the bridge's 500 Hz)."""
     cycles = 400 if quick else 2000
     # interleave and keep the best of a few rounds: the 2-vCPU VM is noisy
     ours, anchor, driver = 0.0, 0.0, 0.0
@@ -195,6 +201,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
     ratio = ours / anchor
     driver_ratio = driver / ours
     driver_cycles = driver / (2 * N_MOTORS)
+    ours_cycles = ours / (2 * N_MOTORS)
+    raw_cycles = anchor / (2 * N_MOTORS)  # the bare link's exchange rate, same run
     return [
         {
             "metric": f"CAN driver frames/s (command_all + replies, {N_MOTORS} motors, twin)",
@@ -208,13 +216,13 @@ def run(quick: bool) -> list[dict[str, Any]]:
         },
         {
             "metric": f"CAN driver cycles/s ({N_MOTORS} motors, command_all + replies, twin)",
-            "value": round(ours / (2 * N_MOTORS)),
+            "value": round(ours_cycles),
             "unit": "cycles/s",
-            "anchor": "bridge cycle rate",
-            "anchor_value": BRIDGE_RATE_HZ,
-            "ratio": round(ours / (2 * N_MOTORS) / BRIDGE_RATE_HZ, 2),
-            "goal": ">= 1",
-            "pass": ours / (2 * N_MOTORS) >= BRIDGE_RATE_HZ,
+            "anchor": RAW_CYCLES,
+            "anchor_value": round(raw_cycles),
+            "ratio": round(ours_cycles / raw_cycles, 3),
+            "goal": RATE_GOAL,
+            "pass": ours_cycles >= BRIDGE_RATE_HZ,
         },
         {
             "metric": f"can:// driver frames/s (read_joints + impedance, {N_MOTORS} motors, twin)",
@@ -230,10 +238,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "metric": f"can:// driver bridge cycles/s ({N_MOTORS} motors, twin)",
             "value": round(driver_cycles),
             "unit": "cycles/s",
-            "anchor": "bridge cycle rate",
-            "anchor_value": BRIDGE_RATE_HZ,
-            "ratio": round(driver_cycles / BRIDGE_RATE_HZ, 2),
-            "goal": ">= 1",
+            "anchor": RAW_CYCLES,
+            "anchor_value": round(raw_cycles),
+            "ratio": round(driver_cycles / raw_cycles, 3),
+            "goal": RATE_GOAL,
             "pass": driver_cycles >= BRIDGE_RATE_HZ,
         },
     ]

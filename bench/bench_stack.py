@@ -20,15 +20,21 @@ up; the measurement window starts once it stands (quick: 5 s, full: 30 s).
   stamp, taken when it starts computing it) to the bridge writing it to the actuator array — the
   array's ``impedance`` call is wrapped for the bench only. It includes the wait for the next
   bridge cycle, so it lies between 0 and one period (2 ms) plus the control node's compute time.
-- **Frames handled** = control-node steps / bridge cycles: a value below 100 % means the control
-  node skipped frames (a MAB_RT depth-1 subscription keeps only the newest).
+- **Control steps per second** against the bridge's cycles per second: a ratio below 1 means the
+  control node skipped frames (a MAB_RT depth-1 subscription keeps only the newest).
 
 **Anchor** (same run, same process, after the stack stopped): the least a 500 Hz loop on this
 simulator can do — a hand-written loop sleeping to absolute deadlines (no spin, no SCHED_FIFO)
 that steps the same ``sim://hb50`` by one period, reads the joints and writes a hold command to
 the array, with no bus, no control node and no recorder. The CPU rows compare with its CPU (the
 "without physics" row with its CPU minus its own physics time), the lateness rows with its
-wake-up lateness; counts (rate, overruns, frames, recorded messages) have no anchor. No library
+wake-up lateness, the rate and overruns with its own, the command-to-actuator latency with its
+own (from the moment it would stamp a command — after reading the joints — to the write
+returning: no bus, no wait for the next cycle). Other same-run anchors: the control node's steps
+per second against the bridge's cycles per second (their ratio is the share of frames handled),
+the estimated base height against MuJoCo's ground truth. Numbers with no meaningful anchor — the
+recorder's messages per second, the CPU of each thread (``threading`` threads, Linux thread
+clocks) — are printed, not put in the table. No library
 runs a comparable stack, so this floor is the fairest anchor there is: the ratio says how much
 the framework costs over the bare minimum.
 """
@@ -67,6 +73,7 @@ def _free_port() -> int:
 
 
 ANCHOR = "bare 500 Hz loop: sim step + read_joints + hold command, abs sleep"
+ANCHOR_COMMAND = "bare loop: command applied in the cycle it is made"
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,10 @@ class BareLoop:
     lateness_p50_us: float
     lateness_p99_us: float
     lateness_max_us: float
+    overruns: int
+    rate_hz: float
+    command_p50_us: float
+    command_p99_us: float
 
 
 def bare_loop(window_s: float, rate_hz: float = 500.0) -> BareLoop:
@@ -101,6 +112,7 @@ def bare_loop(window_s: float, rate_hz: float = 500.0) -> BareLoop:
         period_s = period_ns / 1e9
         cycles = int(window_s * rate_hz)
         lateness = np.empty(cycles, dtype=np.int64)
+        command_ns = np.empty(cycles, dtype=np.int64)
         sim_ns = 0
         clock = time.monotonic_ns
         cpu0 = time.process_time()
@@ -115,19 +127,43 @@ def bare_loop(window_s: float, rate_hz: float = 500.0) -> BareLoop:
             array.step(period_s)
             sim_ns += time.thread_time_ns() - s0
             array.read_joints()
+            stamp = time.time_ns()  # where the control node stamps its command
             array.impedance(hold)
+            command_ns[i] = time.time_ns() - stamp
         wall = (clock() - t0) / 1e9
         cpu = time.process_time() - cpu0
     finally:
         array.close()
     late = lateness / 1e3
+    command_us = command_ns / 1e3
     return BareLoop(
         cpu / wall * 100.0,
         sim_ns / 1e9 / wall * 100.0,
         float(np.percentile(late, 50)),
         float(np.percentile(late, 99)),
         float(late.max()),
+        int(np.count_nonzero(lateness >= period_ns)),
+        cycles / wall,
+        float(np.percentile(command_us, 50)),
+        float(np.percentile(command_us, 99)),
     )
+
+
+def thread_cpu_s() -> dict[str, float]:
+    """CPU time (s) of each live Python thread of this process, by name (Linux thread clocks).
+
+    Threads started outside Python (Zenoh's runtime) are not listed: they are the process total
+    minus these."""
+    out: dict[str, float] = {}
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident)
+            out[thread.name] = out.get(thread.name, 0.0) + time.clock_gettime(clock)
+        except (OSError, AttributeError):  # the thread ended meanwhile / not on this platform
+            continue
+    return out
 
 
 def _row(
@@ -183,14 +219,17 @@ def measure(window_s: float) -> list[dict[str, Any]]:
         cycles0, frames0 = bridge.cycles, control.frames_used
         sim0 = stack.simulator_cpu_s
         rec0 = recorder.stats().messages
+        threads0 = thread_cpu_s()
         cpu0, t0 = time.process_time(), time.monotonic()
         time.sleep(window_s)
         cpu1, t1 = time.process_time(), time.monotonic()
+        threads1 = thread_cpu_s()
         rec1 = recorder.stats().messages
         sim1 = stack.simulator_cpu_s
         cycles1, frames1 = bridge.cycles, control.frames_used
         stats = bridge.loop_stats()["bridge"]
         height = stack.true_base_height()
+        estimated_height = stack.summary().base_height_m
         array.impedance = original  # type: ignore[method-assign]
     finally:
         try:
@@ -221,18 +260,33 @@ def measure(window_s: float) -> list[dict[str, Any]]:
              anchor=ANCHOR, anchor_value=bare.lateness_p50_us),
         _row("stack.bridge.lateness.max", stats.lateness_max_s * 1e6, "us",
              anchor=ANCHOR, anchor_value=bare.lateness_max_us),
-        _row("stack.bridge.overruns", float(stats.overruns), "cycles"),
-        _row("stack.bridge.rate", (cycles1 - cycles0) / wall, "Hz"),
-        _row("stack.recorder.messages_per_s", (rec1 - rec0) / wall, "msg/s"),
-        _row("stack.control.frames_handled", (frames1 - frames0) / max(1, cycles1 - cycles0)
-             * 100.0, "%"),
-        _row("stack.standing_height", height, "m"),
+        _row("stack.bridge.overruns", float(stats.overruns), "cycles", anchor=ANCHOR,
+             anchor_value=float(bare.overruns)),
+        _row("stack.bridge.rate", (cycles1 - cycles0) / wall, "Hz", anchor=ANCHOR,
+             anchor_value=bare.rate_hz),
+        _row("stack.control.steps_per_s", (frames1 - frames0) / wall, "Hz",
+             anchor="bridge cycles/s, same window (ratio = share of frames handled)",
+             anchor_value=(cycles1 - cycles0) / wall),
+        _row("stack.base_height.estimated", estimated_height, "m",
+             anchor="MuJoCo ground truth, same instant", anchor_value=height),
     ]
     if lat.size:
         rows += [
-            _row("stack.command_to_actuator.p50", float(np.percentile(lat, 50)), "us"),
-            _row("stack.command_to_actuator.p99", float(np.percentile(lat, 99)), "us"),
+            _row("stack.command_to_actuator.p50", float(np.percentile(lat, 50)), "us",
+                 anchor=ANCHOR_COMMAND, anchor_value=bare.command_p50_us),
+            _row("stack.command_to_actuator.p99", float(np.percentile(lat, 99)), "us",
+                 anchor=ANCHOR_COMMAND, anchor_value=bare.command_p99_us),
         ]
+    # Details without a same-run anchor: printed, not in the table.
+    print(f"   recorder: {(rec1 - rec0) / wall:.0f} msg/s recorded, "
+          f"{rec_stats.skipped} skipped; MuJoCo standing height {height:.3f} m")
+    parts = sorted(
+        ((name, (threads1[name] - threads0.get(name, 0.0)) / wall * 100.0) for name in threads1),
+        key=lambda item: -item[1],
+    )
+    other = cpu_pct - sum(pct for _, pct in parts)
+    print("   CPU by thread (% core): " + ", ".join(f"{n} {pct:.1f}" for n, pct in parts if pct
+          >= 0.05) + f", other (Zenoh runtime, ended threads) {other:.1f}")
     return rows
 
 

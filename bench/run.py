@@ -8,7 +8,8 @@ measuring again.
 
 Besides the rows, every run writes ``<output>.machine.json`` (for the default output:
 ``bench/results/latest.machine.json``): when it ran, the machine (CPUs, CPU model, kernel, load
-average before and after), Python and library versions — numbers mean little without them.
+average before and after), Python and library versions, whether jointbus's compiled CDR core
+(``_cdr_accel``) was built (``codec_compiled_core``) — numbers mean little without them.
 ``--doc PATH`` then rewrites the blocks of PATH between ``<!-- bench:NAME:start -->`` and
 ``<!-- bench:NAME:end -->`` markers: ``goals`` (every row with a goal), ``machine``, ``all``
 (every row) and ``module:bench_x`` (the rows of one module), so the document shows exactly what
@@ -163,6 +164,15 @@ def _load() -> list[float]:
         return []
 
 
+def _codec_compiled_core() -> bool | None:
+    """Whether jointbus's compiled CDR core (``_cdr_accel``) is built; None if not importable."""
+    try:
+        from jointbus.codec import accel
+    except ImportError:
+        return None
+    return bool(accel.AVAILABLE)
+
+
 def machine_info() -> dict[str, Any]:
     """Where and when the numbers were measured (see the module docstring)."""
     versions: dict[str, str | None] = {}
@@ -178,6 +188,7 @@ def machine_info() -> dict[str, Any]:
         "kernel": f"{platform.system()} {platform.release()}",
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "libraries": versions,
+        "codec_compiled_core": _codec_compiled_core(),
         "load_average_before": _load(),
     }
 
@@ -217,7 +228,14 @@ def machine_markdown(info: dict[str, Any]) -> str:
         f"- machine: {info.get('nproc')} CPUs, {info.get('cpu_model')}, {info.get('kernel')}",
         f"- load average (1, 5, 15 min) before: {load}, after: {after}",
         f"- {info.get('python')}; {libs}",
+        f"- jointbus CDR core: {_core_text(info.get('codec_compiled_core'))}",
     ])
+
+
+def _core_text(compiled: object) -> str:
+    if compiled is None:
+        return "unknown"
+    return "compiled (_cdr_accel)" if compiled else "pure-Python fallback"
 
 
 def _replacement(body: str) -> Callable[[re.Match[str]], str]:
