@@ -8,6 +8,7 @@ costs a few seconds; one module-scoped stack serves the in-process tests.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -17,7 +18,13 @@ from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.messages.hb50 import BridgeData
 from jointbus.model.yaml_loader import load_robot
-from jointbus.stack import Stack, StackConfigError, StackError, StackSummary
+from jointbus.stack import (
+    BRIDGE_SWITCH_INTERVAL_S,
+    Stack,
+    StackConfigError,
+    StackError,
+    StackSummary,
+)
 
 HB50 = load_robot("hb50")
 STAND_HEIGHT = 0.34  # m, the robot file's stand_height
@@ -73,12 +80,16 @@ def test_config_errors_name_the_field_and_open_nothing() -> None:
 
 
 def test_stack_starts_once_and_stops_idempotently() -> None:
+    before = sys.getswitchinterval()
     stack = Stack(zenoh=None, nodes=("bridge", "control"), start_command=None)
     stack.start()
+    if stack.realtime is not None:  # a realtime bridge shortens the GIL switch interval...
+        assert sys.getswitchinterval() == BRIDGE_SWITCH_INTERVAL_S
     with pytest.raises(StackError):
         stack.start()
     stack.stop()
     stack.stop()
+    assert sys.getswitchinterval() == before  # ...and gives the previous one back
     assert not stack.running and all(bus.closed for bus in stack.buses)
     assert stack.array is not None and stack.array.closed
 
