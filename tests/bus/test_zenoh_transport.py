@@ -115,6 +115,27 @@ def test_remote_messages_reach_a_realtime_subscriber(pair: tuple[Bus, Bus]) -> N
     assert wait_until(lambda: got == [3])
 
 
+def test_subscribers_added_and_closed_mid_stream_get_exactly_their_share(
+    pair: tuple[Bus, Bus],
+) -> None:
+    # The receive path caches each remote publisher's subscriber list: it must follow changes.
+    a, b = pair
+    first: list[int] = []
+    second: list[int] = []
+    sub1 = b.subscribe("/cmd", Count, lambda m: first.append(m.value), RELIABLE, realtime=True)
+    pub = a.publisher("/cmd", Count, RELIABLE)
+    assert wait_until(lambda: pub.remote_matched)
+    pub.publish(Count(1))
+    assert wait_until(lambda: first == [1])
+    b.subscribe("/cmd", Count, lambda m: second.append(m.value), RELIABLE, realtime=True)
+    pub.publish(Count(2))
+    assert wait_until(lambda: first == [1, 2] and second == [2])
+    sub1.close()
+    pub.publish(Count(3))
+    assert wait_until(lambda: second == [2, 3])
+    assert first == [1, 2]  # nothing after its close
+
+
 def test_discovery_lists_remote_publishers_with_type_and_qos(pair: tuple[Bus, Bus]) -> None:
     a, b = pair
     a.publisher("/hb50/bridge_data", Count, MAB_RT, node="bridge")
