@@ -80,7 +80,11 @@ class McapChunkWriter:
         self._compressor = zstandard.ZstdCompressor(level=zstd_level)
         self._schemas: list[Schema] = []
         self._channels: list[Channel] = []
-        self._chunk_indexes: list[ChunkIndex] = []
+        # Chunk index records are kept serialised (≈ 100 B each) rather than as record objects
+        # (≈ 2 KB each with their offset dicts): a 30-minute recording flushing every 0.5 s
+        # holds 3 600 of them until the summary is written.
+        self._chunk_index_data = bytearray()
+        self._chunk_count = 0
         self._channel_counts: dict[int, int] = {}
         self._message_count = 0
         self._start_time = 0
@@ -193,19 +197,20 @@ class McapChunkWriter:
                 self._index[channel_id] = []
         index_data: bytes = index_builder.end()  # type: ignore[no-untyped-call]
         self._write(index_data)
-        self._chunk_indexes.append(
-            ChunkIndex(
-                chunk_length=chunk_length,
-                chunk_start_offset=chunk_offset,
-                compression="zstd",
-                compressed_size=len(compressed),
-                message_end_time=self._chunk_end,
-                message_index_length=len(index_data),
-                message_index_offsets=offsets,
-                message_start_time=self._chunk_start,
-                uncompressed_size=len(raw),
-            )
-        )
+        chunk_index = RecordBuilder()
+        ChunkIndex(
+            chunk_length=chunk_length,
+            chunk_start_offset=chunk_offset,
+            compression="zstd",
+            compressed_size=len(compressed),
+            message_end_time=self._chunk_end,
+            message_index_length=len(index_data),
+            message_index_offsets=offsets,
+            message_start_time=self._chunk_start,
+            uncompressed_size=len(raw),
+        ).write(chunk_index)
+        self._chunk_index_data += chunk_index.end()  # type: ignore[no-untyped-call]
+        self._chunk_count += 1
         if self._message_count == 0:
             self._start_time, self._end_time = self._chunk_start, self._chunk_end
         else:
@@ -230,7 +235,7 @@ class McapChunkWriter:
         summary = RecordBuilder()
         offsets: list[SummaryOffset] = []
 
-        def group(opcode: Opcode, records: list[Schema] | list[Channel] | list[ChunkIndex]) -> None:
+        def group(opcode: Opcode, records: list[Schema] | list[Channel]) -> None:
             start = summary.count
             for record in records:
                 record.write(summary)
@@ -244,7 +249,7 @@ class McapChunkWriter:
             attachment_count=0,
             channel_count=len(self._channels),
             channel_message_counts=dict(self._channel_counts),
-            chunk_count=len(self._chunk_indexes),
+            chunk_count=self._chunk_count,
             message_count=self._message_count,
             message_end_time=self._end_time,
             message_start_time=self._start_time,
@@ -254,7 +259,12 @@ class McapChunkWriter:
         offsets.append(
             SummaryOffset(Opcode.STATISTICS, summary_start + start, summary.count - start)
         )
-        group(Opcode.CHUNK_INDEX, self._chunk_indexes)
+        if self._chunk_index_data:
+            start = summary.count
+            summary.write(bytes(self._chunk_index_data))
+            offsets.append(
+                SummaryOffset(Opcode.CHUNK_INDEX, summary_start + start, summary.count - start)
+            )
         summary_offset_start = summary_start + summary.count
         for offset in offsets:
             offset.write(summary)
