@@ -123,6 +123,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 SaturationCallback = Callable[[tuple[Saturation, ...]], None]
 """Called with the saturations of a command that clamped at least one value."""
+_CommandWriter = Callable[[IntArray, FloatArray, str], tuple[Saturation, ...]]
+"""A command internal (``_positions``, ``_speeds``, ``_currents``): indices, values, field."""
 
 _API: Final = "ActuatorArray"
 
@@ -649,23 +651,23 @@ class ActuatorArray(abc.ABC):
 
     def power(self, on: bool) -> None:
         """Switch motor power of the whole array on or off (ACK: returns; NACK: raises)."""
-        with self._api_lock:
-            self._begin(Capability.POWER)
-            if type(on) is not bool:
-                raise RequestRejected(
-                    "power", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
-                )
-            self._request_power(on)
+        self._switch(Capability.POWER, "power", on, self._request_power)
 
     def brakes(self, on: bool) -> None:
         """Engage (``True``) or release the brakes of every actuator that has one."""
+        self._switch(Capability.BRAKES, "brakes", on, self._request_brakes)
+
+    def _switch(
+        self, capability: Capability, request: str, on: bool, apply: Callable[[bool], None]
+    ) -> None:
+        """An on/off request of the whole array: ``on`` must be a bool, then ``apply(on)``."""
         with self._api_lock:
-            self._begin(Capability.BRAKES)
+            self._begin(capability)
             if type(on) is not bool:
                 raise RequestRejected(
-                    "brakes", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                    request, RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
                 )
-            self._request_brakes(on)
+            apply(on)
 
     def set_speed(self, joint: int | str | None, speed: float) -> None:
         """Configured speed of later moves of ``joint`` (``None``: all), rad/s or m/s.
@@ -718,33 +720,21 @@ class ActuatorArray(abc.ABC):
     def position(self, joint: int | str | None, position: float) -> tuple[Saturation, ...]:
         """Move ``joint`` (``None``: every joint) to ``position`` (rad or m), profiled at the
         configured speed and acceleration. Returns the saturations applied (if any)."""
-        with self._api_lock:
-            self._begin(Capability.POSITION)
-            indices = self._joints(joint)
-            values = self._scalar("position", position, indices)
-            return self._positions(indices, values, "position")
+        return self._joint_command(
+            Capability.POSITION, "position", joint, position, self._positions
+        )
 
     def positions(self, positions: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
         """Move every joint to its position (one per joint, actuator order)."""
-        with self._api_lock:
-            self._begin(Capability.POSITION)
-            values = self._vector("positions", positions)
-            return self._positions(self._all, values, "positions")
+        return self._array_command(Capability.POSITION, "positions", positions, self._positions)
 
     def speed(self, joint: int | str | None, speed: float) -> tuple[Saturation, ...]:
         """Move ``joint`` (``None``: every joint) at ``speed`` (rad/s or m/s; 0 stops)."""
-        with self._api_lock:
-            self._begin(Capability.SPEED)
-            indices = self._joints(joint)
-            values = self._scalar("speed", speed, indices)
-            return self._speeds(indices, values, "speed")
+        return self._joint_command(Capability.SPEED, "speed", joint, speed, self._speeds)
 
     def speeds(self, speeds: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
         """Move every joint at its speed (one per joint)."""
-        with self._api_lock:
-            self._begin(Capability.SPEED)
-            values = self._vector("speeds", speeds)
-            return self._speeds(self._all, values, "speeds")
+        return self._array_command(Capability.SPEED, "speeds", speeds, self._speeds)
 
     def home(self, joint: int | str | None = None) -> tuple[Saturation, ...]:
         """Move ``joint`` (``None``: the whole array) to its home position (geometry ``home``)."""
@@ -760,18 +750,11 @@ class ActuatorArray(abc.ABC):
 
     def current(self, joint: int | str | None, current: float) -> tuple[Saturation, ...]:
         """Drive ``joint`` (``None``: every joint) with ``current`` (A, joint sense)."""
-        with self._api_lock:
-            self._begin(Capability.CURRENT)
-            indices = self._joints(joint)
-            values = self._scalar("current", current, indices)
-            return self._currents(indices, values, "current")
+        return self._joint_command(Capability.CURRENT, "current", joint, current, self._currents)
 
     def currents(self, currents: Sequence[float] | FloatArray) -> tuple[Saturation, ...]:
         """Drive every joint with its current (A, one per joint)."""
-        with self._api_lock:
-            self._begin(Capability.CURRENT)
-            values = self._vector("currents", currents)
-            return self._currents(self._all, values, "currents")
+        return self._array_command(Capability.CURRENT, "currents", currents, self._currents)
 
     def impedance(self, command: JointCommand) -> tuple[Saturation, ...]:
         """Apply a Honey Badger :class:`JointCommand` (impedance targets for every joint).
@@ -840,6 +823,34 @@ class ActuatorArray(abc.ABC):
             return self._report(saturations)
 
     # ---------------------------------------------------------------- command internals
+
+    def _joint_command(
+        self,
+        capability: Capability,
+        field_name: str,
+        joint: int | str | None,
+        value: float,
+        write: _CommandWriter,
+    ) -> tuple[Saturation, ...]:
+        """One value for ``joint`` (``None``: every joint): check it, then ``write`` it."""
+        with self._api_lock:
+            self._begin(capability)
+            indices = self._joints(joint)
+            values = self._scalar(field_name, value, indices)
+            return write(indices, values, field_name)
+
+    def _array_command(
+        self,
+        capability: Capability,
+        field_name: str,
+        values: Sequence[float] | FloatArray,
+        write: _CommandWriter,
+    ) -> tuple[Saturation, ...]:
+        """One value per joint (actuator order): check them, then ``write`` them."""
+        with self._api_lock:
+            self._begin(capability)
+            checked = self._vector(field_name, values)
+            return write(self._all, checked, field_name)
 
     def _positions(
         self, indices: IntArray, values: FloatArray, field_name: str

@@ -85,8 +85,14 @@ from jointbus.drivers.can.motor_link import (
 )
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverIOError, RejectReason, RequestRejected
+from jointbus.drivers.profiled_moves import (
+    MODE_CURRENT,
+    MODE_IMPEDANCE,
+    MODE_OFF,
+    MODE_PROFILE,
+    ProfiledMoves,
+)
 from jointbus.drivers.registry import DriverURL
-from jointbus.drivers.sim.profile import ProfileGenerator
 from jointbus.messages.errors import LimitError
 
 __all__ = [
@@ -106,7 +112,7 @@ BoolArray = npt.NDArray[np.bool_]
 ERROR_BYTE_MASK: Final[int] = 0xFF
 """Status-word bits holding the motor's own error byte (extended reply layouts; else 0)."""
 
-_OFF, _PROFILE, _CURRENT, _IMPEDANCE, _SAFE = 0, 1, 2, 3, 4
+_SAFE: Final[int] = 4  # a motor was lost: every motor holds the safe damping command
 _EVENT_HISTORY: Final[int] = 1024
 _API: Final[str] = "CanActuatorArray"
 
@@ -196,14 +202,7 @@ class CanActuatorArray(ActuatorArray):
         self._kp = np.array(config.kp, dtype=np.float64)
         self._kd = np.array(config.kd, dtype=np.float64)
         self._kt = np.array(config.torque_constants, dtype=np.float64)
-        accel = np.array(config.array.accelerations, dtype=np.float64)
-        self._profile = ProfileGenerator(
-            config.names,
-            max_velocity=np.array(config.array.config_speeds),
-            max_acceleration=accel,
-            max_jerk=accel / config.jerk_time,
-        )
-        self._mode = np.full(n, _OFF, dtype=np.int8)
+        self._moves = ProfiledMoves(config.array, jerk_time=config.jerk_time)
         # the held command, actuator space
         self._cmd_p = np.zeros(n)
         self._cmd_v = np.zeros(n)
@@ -325,7 +324,7 @@ class CanActuatorArray(ActuatorArray):
     def _go_safe(self, index: int) -> None:
         """Put every motor on the safe damping command and report it."""
         self._safe = True
-        self._mode[:] = _SAFE
+        self._moves.mode[:] = _SAFE
         self._hold_safe()
         self._report_event(
             DriveWentSafe(index, self._names[index], self._can.motors[index].can_id,
@@ -343,9 +342,9 @@ class CanActuatorArray(ActuatorArray):
 
     def _poll(self) -> None:
         """Exchange with what each motor holds (profiles advance by one period)."""
-        profiled = self._mode == _PROFILE
+        profiled = self._moves.mode == MODE_PROFILE
         if profiled.any():
-            p_ref, v_ref, _ = self._profile.step(self._can.period_s)
+            p_ref, v_ref, _ = self._moves.profile.step(self._can.period_s)
             np.copyto(self._cmd_p, p_ref, where=profiled)
             np.copyto(self._cmd_v, v_ref, where=profiled)
             np.copyto(self._cmd_kp, self._kp, where=profiled)
@@ -446,10 +445,10 @@ class CanActuatorArray(ActuatorArray):
             self._safe = False
             self._lost[:] = False
             self._missed[:] = 0
-            self._profile.reset(feedback.position, np.zeros(self.count))
-            self._mode[:] = _PROFILE
+            self._moves.profile.reset(feedback.position, np.zeros(self.count))
+            self._moves.mode[:] = MODE_PROFILE
         else:
-            self._mode[:] = _OFF
+            self._moves.mode[:] = MODE_OFF
             if missing.size:
                 raise self._no_answer(
                     int(missing[0]),
@@ -469,58 +468,28 @@ class CanActuatorArray(ActuatorArray):
         )
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
-        self._set_limits("set_speed", indices, {"max_velocity": speeds})
+        self._moves.set_speed(indices, speeds)
 
     def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
-        jerk = accels / self._can.jerk_time
-        self._set_limits("set_accel", indices, {"max_acceleration": accels, "max_jerk": jerk})
+        self._moves.set_accel(indices, accels)
 
-    def _set_limits(self, request: str, indices: IntArray, limits: dict[str, FloatArray]) -> None:
-        try:
-            if indices.size == self.count:
-                self._profile.set_limits(None, **limits)
-            else:
-                index = int(indices[0])
-                self._profile.set_limits(index, **{k: float(v[0]) for k, v in limits.items()})
-        except LimitError as exc:
-            raise RequestRejected(
-                request,
-                RejectReason.OUT_OF_RANGE,
-                f"{exc.field} = {exc.value!r}; expected {exc.expected}",
-                joint=exc.joint,
-                index=exc.index,
-            ) from None
-
-    def _enter_profile(self, indices: IntArray) -> None:
+    def _profile_start(self, switching: IntArray) -> tuple[FloatArray, FloatArray]:
         """Joints coming from current or impedance mode start their move from where they are."""
-        switching = indices[self._mode[indices] != _PROFILE]
-        if switching.size:
-            position = self._position[switching]
-            known = np.isfinite(position)
-            # A joint whose last reply was lost starts from the target it was holding.
-            start = np.where(known, position, self._cmd_p[switching])
-            velocity = np.where(np.isfinite(self._velocity[switching]),
-                                self._velocity[switching], 0.0)
-            self._profile.reset_joints(switching.tolist(), start, velocity)
-            self._mode[switching] = _PROFILE
+        position = self._position[switching]
+        known = np.isfinite(position)
+        # A joint whose last reply was lost starts from the target it was holding.
+        start = np.where(known, position, self._cmd_p[switching])
+        velocity = np.where(np.isfinite(self._velocity[switching]),
+                            self._velocity[switching], 0.0)
+        return start, velocity
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
         self._check_armed("positions" if indices.size > 1 else "position")
-        self._enter_profile(indices)
-        if indices.size == self.count:
-            self._profile.move_to(None, positions)
-        else:
-            for i, p in zip(indices.tolist(), positions.tolist(), strict=True):
-                self._profile.move_to(i, p)
+        self._moves.move_to(indices, positions, self._profile_start)
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_armed("speeds" if indices.size > 1 else "speed")
-        self._enter_profile(indices)
-        if indices.size == self.count:
-            self._profile.move_at(None, speeds)
-        else:
-            for i, v in zip(indices.tolist(), speeds.tolist(), strict=True):
-                self._profile.move_at(i, v)
+        self._moves.move_at(indices, speeds, self._profile_start)
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
         self._check_armed("currents" if indices.size > 1 else "current")
@@ -531,13 +500,13 @@ class CanActuatorArray(ActuatorArray):
         kp[indices] = 0.0
         kd[indices] = 0.0
         tau[indices] = self._kt[indices] * currents
-        self._commit(p, v, kp, kd, tau, indices=indices, mode=_CURRENT, request="current")
+        self._commit(p, v, kp, kd, tau, indices=indices, mode=MODE_CURRENT, request="current")
 
     def _write_impedance(self, targets: ImpedanceTargets) -> None:
         self._check_armed("impedance")
         self._commit(
             targets.position, targets.velocity, targets.kp, targets.kd, targets.torque,
-            indices=self._all, mode=_IMPEDANCE, request="impedance",
+            indices=self._all, mode=MODE_IMPEDANCE, request="impedance",
         )
 
     def _commit(
@@ -553,10 +522,10 @@ class CanActuatorArray(ActuatorArray):
         request: str,
     ) -> None:
         """Exchange a new command; hold it only if it went out (profiles sample first)."""
-        profiled = self._mode == _PROFILE
+        profiled = self._moves.mode == MODE_PROFILE
         profiled[indices] = False
         if profiled.any():
-            p_ref, v_ref, _ = self._profile.step(self._can.period_s)
+            p_ref, v_ref, _ = self._moves.profile.step(self._can.period_s)
             np.copyto(p, p_ref, where=profiled)
             np.copyto(v, v_ref, where=profiled)
             np.copyto(kp, self._kp, where=profiled)
@@ -570,7 +539,7 @@ class CanActuatorArray(ActuatorArray):
         self._cmd_kp[:] = kp
         self._cmd_kd[:] = kd
         self._cmd_tau[:] = tau
-        self._mode[indices] = mode
+        self._moves.mode[indices] = mode
 
     def _close(self) -> None:
         try:

@@ -70,11 +70,17 @@ from jointbus.drivers.actuator_array import (
     SaturationCallback,
 )
 from jointbus.drivers.capabilities import Capability
-from jointbus.drivers.errors import DriverError, DriverURLError, RejectReason, RequestRejected
+from jointbus.drivers.errors import DriverError, DriverURLError
 from jointbus.drivers.limits import LimitPolicy
+from jointbus.drivers.profiled_moves import (
+    MODE_CURRENT,
+    MODE_IMPEDANCE,
+    MODE_OFF,
+    MODE_PROFILE,
+    ProfiledMoves,
+)
 from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
-from jointbus.drivers.sim.profile import ProfileGenerator
 from jointbus.messages.errors import LimitError
 from jointbus.model.robot import RobotModel
 
@@ -94,7 +100,6 @@ BoolArray = npt.NDArray[np.bool_]
 MIN_RATE: Final[float] = 2000.0
 """Lowest physics rate accepted, Hz (the actuator model's mechanics need ≥ 2 kHz)."""
 
-_OFF, _PROFILE, _CURRENT, _IMPEDANCE = 0, 1, 2, 3
 _FRICTION_BAND: Final[float] = 1e-3  # rad/s
 _URL_OPTIONS: Final = {"seed", "realtime", "rate", "noise"}
 
@@ -349,15 +354,11 @@ class SimActuatorArray(ActuatorArray):
         self._caps = frozenset(caps)
         self._kp = np.array(config.kp, dtype=np.float64)
         self._kd = np.array(config.kd, dtype=np.float64)
-        accel = np.array(config.array.accelerations, dtype=np.float64)
-        self._profile = ProfileGenerator(
-            config.array.names,
-            max_velocity=np.array(config.array.config_speeds),
-            max_acceleration=accel,
-            max_jerk=accel / config.jerk_time,
+        self._moves = ProfiledMoves(
+            config.array,
+            jerk_time=config.jerk_time,
             initial_positions=self._model.positions.copy(),
         )
-        self._mode = np.full(n, _OFF, dtype=np.int8)
         self._cmd_p = np.zeros(n)
         self._cmd_v = np.zeros(n)
         self._cmd_tau = np.zeros(n)
@@ -424,8 +425,8 @@ class SimActuatorArray(ActuatorArray):
 
     def _tick(self, dt: float) -> None:
         """One control step: sample the profiles, command the drives, advance the physics."""
-        p_ref, v_ref, a_ref = self._profile.step(dt)
-        profiled = self._mode == _PROFILE
+        p_ref, v_ref, a_ref = self._moves.profile.step(dt)
+        profiled = self._moves.mode == MODE_PROFILE
         if profiled.any():
             feed_forward = self._inertia * a_ref + self._viscous * v_ref
             # Coulomb compensation ramps in over ±_FRICTION_BAND: at rest the reference speed is
@@ -525,10 +526,10 @@ class SimActuatorArray(ActuatorArray):
             self._cmd_kd[:] = 0.0
             if on:
                 # Hold where the joints are (or bring moving ones to a profiled stop).
-                self._profile.reset(model.positions.copy(), model.velocities.copy())
-                self._mode[:] = _PROFILE
+                self._moves.profile.reset(model.positions.copy(), model.velocities.copy())
+                self._moves.mode[:] = MODE_PROFILE
             else:
-                self._mode[:] = _OFF
+                self._moves.mode[:] = MODE_OFF
 
     def _request_brakes(self, on: bool) -> None:
         self._check_thread()
@@ -536,68 +537,34 @@ class SimActuatorArray(ActuatorArray):
             self._model.set_brakes(self._brake_fitted & on)
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
-        self._set_limits("set_speed", indices, {"max_velocity": speeds})
-
-    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
-        jerk = accels / self._sim.jerk_time
-        self._set_limits("set_accel", indices, {"max_acceleration": accels, "max_jerk": jerk})
-
-    def _set_limits(self, request: str, indices: IntArray, limits: dict[str, FloatArray]) -> None:
-        """Change profile limits of one joint or all; a profile refusal becomes a NACK."""
         self._check_thread()
         with self._state_lock:
-            profile = self._profile
-            try:
-                if indices.size == self.count:
-                    profile.set_limits(None, **limits)
-                else:
-                    index = int(indices[0])
-                    profile.set_limits(index, **{k: float(v[0]) for k, v in limits.items()})
-            except LimitError as exc:
-                raise RequestRejected(
-                    request,
-                    RejectReason.OUT_OF_RANGE,
-                    f"{exc.field} = {exc.value!r}; expected {exc.expected}",
-                    joint=exc.joint,
-                    index=exc.index,
-                ) from None
+            self._moves.set_speed(indices, speeds)
 
-    def _enter_profile(self, indices: IntArray) -> None:
+    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        self._check_thread()
+        with self._state_lock:
+            self._moves.set_accel(indices, accels)
+
+    def _profile_start(self, switching: IntArray) -> tuple[FloatArray, FloatArray]:
         """Joints coming from current/impedance mode start profiles from where they are."""
-        switching = indices[self._mode[indices] != _PROFILE]
-        if switching.size:
-            model = self._model
-            self._profile.reset_joints(
-                switching.tolist(),
-                model.positions[switching],
-                model.velocities[switching],
-            )
-            self._mode[switching] = _PROFILE
+        model = self._model
+        return model.positions[switching], model.velocities[switching]
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
-            self._enter_profile(indices)
-            if indices.size == self.count:
-                self._profile.move_to(None, positions)
-            else:
-                for i, p in zip(indices.tolist(), positions.tolist(), strict=True):
-                    self._profile.move_to(i, p)
+            self._moves.move_to(indices, positions, self._profile_start)
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
-            self._enter_profile(indices)
-            if indices.size == self.count:
-                self._profile.move_at(None, speeds)
-            else:
-                for i, v in zip(indices.tolist(), speeds.tolist(), strict=True):
-                    self._profile.move_at(i, v)
+            self._moves.move_at(indices, speeds, self._profile_start)
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
-            self._mode[indices] = _CURRENT
+            self._moves.mode[indices] = MODE_CURRENT
             self._cmd_kp[indices] = 0.0
             self._cmd_kd[indices] = 0.0
             self._cmd_p[indices] = 0.0
@@ -608,7 +575,7 @@ class SimActuatorArray(ActuatorArray):
         self._check_thread()
         with self._state_lock:
             self._model.set_brakes(targets.brake)
-            self._mode[:] = _IMPEDANCE
+            self._moves.mode[:] = MODE_IMPEDANCE
             self._cmd_kp[:] = targets.kp
             self._cmd_kd[:] = targets.kd
             self._cmd_p[:] = targets.position
