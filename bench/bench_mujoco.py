@@ -34,6 +34,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from bench.run import format_table
 from jointbus.drivers.sim.actuator_model import ActuatorParams
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.model.yaml_loader import load_robot
@@ -212,20 +213,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def _print(rows: list[dict[str, Any]]) -> None:
-    headers = ["metric", "value", "unit", "anchor", "anchor_value", "ratio", "goal", "pass"]
-    table = [[str(row[h]) for h in headers] for row in rows]
-    widths = [max(len(h), *(len(r[k]) for r in table)) for k, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-    for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
     args = parser.parse_args()
-    _print(run(quick=args.quick))
+    print(format_table(run(quick=args.quick)))
 
 
 if __name__ == "__main__":

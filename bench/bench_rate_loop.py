@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from bench.run import format_table
 from jointbus.runtime.rate_loop import CycleInfo, RateLoop
 from jointbus.runtime.realtime import RealtimeConfig
 
@@ -216,28 +217,8 @@ def run(quick: bool) -> list[dict[str, object]]:
     return rows
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "PASS" if value else "FAIL"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1e5 else f"{value:.2e}"
-    return str(value)
-
-
-def print_table(rows: list[dict[str, object]]) -> None:
-    headers = ["metric", "value", "unit", "anchor", "anchor_value", "ratio", "goal", "pass"]
-    cells = [[_fmt(r[h]) for h in headers] for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-    print("  ".join("-" * w for w in widths))
-    for c in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)))
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--full", action="store_true", help="≈ 20 s per loop instead of ≈ 3 s")
     args = parser.parse_args()
-    print_table(run(quick=not args.full))
+    print(format_table(run(quick=not args.full)))
