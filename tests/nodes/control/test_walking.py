@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
-from jointbus.nodes.control.walking import WalkCommand
+from jointbus.nodes.control.walking import WalkCommand, WalkParams
 
 HOLD = 10.0  # s
 SETTLE = 1.0  # s excluded from the mean
@@ -92,7 +92,7 @@ def test_step_changes_settle_within_a_second_and_stop_on_four_feet() -> None:
         window = (t >= change + 1.0) & (t < until)
         assert abs(vb[window].mean() - target) < 0.1, (change, vb[window].mean())
     # zero command: the clock stops within one gait cycle, every foot down
-    period = sim.controller.params.period
+    period = sim.controller.params.gait_period
     stopped = np.array(tr.stance_count)[t >= 9.0 + 0.35 + period] == 4  # ramp 0.3/1.5 s, one cycle
     assert stopped.all()
     assert sim.controller.gait.stopped
@@ -114,3 +114,27 @@ def test_estimator_velocity_error_below_a_tenth_at_half_metre_per_second() -> No
     est = np.array(tr.estimated_velocity)[n0:, :2]
     rms = math.sqrt(float(((truth - est) ** 2).sum(axis=1).mean()))
     assert rms < 0.1, rms
+
+
+@pytest.mark.parametrize(
+    "name", ["gait_period", "duty_factor", "step_height", "stance_kp", "swing_kp"]
+)
+def test_walks_at_both_ends_of_each_declared_parameter_range(name: str) -> None:
+    """What ``jointbus param set`` accepts (the robot file's bounds) keeps the robot walking."""
+    from control_sim import hb50
+
+    spec = next(s for s in hb50().parameters if s.name == name)
+    for value in (spec.min, spec.max):
+        params = WalkParams.from_model(hb50(), {name: value})
+        tr = WalkingSim(params).run(4.0, constant(vx=0.5))
+        _no_fall(tr)
+        assert _mean_world_velocity(tr, 1.5, 4.0)[0] == pytest.approx(0.5, rel=0.25), (name, value)
+
+
+def test_walking_parameters_outside_the_gait_clock_ranges_are_refused() -> None:
+    from jointbus.messages.errors import LimitError
+
+    with pytest.raises(LimitError, match="duty"):
+        WalkParams(duty_factor=0.4)
+    with pytest.raises(LimitError, match="period"):
+        WalkParams(run_period=3.0)

@@ -17,7 +17,7 @@ Per cycle (units SI):
 1. the velocity set-point follows the command at most ``accel_limit`` m/s² and
    ``yaw_accel_limit`` rad/s², so no command (or a bad one clamped upstream) makes a jump;
 2. the gait clock advances; its period shortens with speed
-   (``period / (1 + period_speed_gain·|v|)``) and above ``run_speed`` m/s (or when RUN is
+   (``gait_period / (1 + period_speed_gain·|v|)``) and above ``run_speed`` m/s (or when RUN is
    forced) it uses ``run_period`` and ``run_duty`` — a faster trot;
 3. **swing legs** — foothold by :func:`.swing.raibert_foothold`, path by :func:`.swing.swing_point`
    rising ``step_height`` m, tracked through the leg IK with ``swing_kp`` / ``swing_kd`` (target
@@ -36,6 +36,7 @@ targets for that cycle.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -43,6 +44,7 @@ import numpy.typing as npt
 
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.model.errors import UnreachableError
+from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
 from jointbus.nodes.control.gait_scheduler import GaitPhase, GaitScheduler
 from jointbus.nodes.control.leg_kinematics import LegKinematics
@@ -53,7 +55,7 @@ from jointbus.nodes.control.swing import raibert_foothold, swing_point
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = ["WalkCommand", "WalkParams", "WalkingController"]
+__all__ = ["WALK_PARAMETERS", "WalkCommand", "WalkOutput", "WalkParams", "WalkingController"]
 
 _OWNER = "WalkParams"
 
@@ -62,8 +64,8 @@ _OWNER = "WalkParams"
 class WalkParams:
     """Tuning of the trot (SI units; see the module docstring for where each acts)."""
 
-    period: float = 0.36  # s, gait cycle at standstill
-    duty: float = 0.6
+    gait_period: float = 0.36  # s, gait cycle at standstill
+    duty_factor: float = 0.6
     period_speed_gain: float = 0.3  # s/m
     run_period: float = 0.28  # s
     run_duty: float = 0.55
@@ -105,6 +107,41 @@ class WalkParams:
             if value < 0.0 and f.name not in ("com_x", "com_z"):
                 raise LimitError(_OWNER, f.name, value, "≥ 0")
             object.__setattr__(self, f.name, float(value))
+        # the gait clock's own ranges (period, duty), for the walking and the running trot
+        GaitScheduler(self.gait_period, self.duty_factor)
+        GaitScheduler(self.run_period, self.run_duty)
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, ParameterValue]) -> WalkParams:
+        """The fields found in ``values`` (e.g. live parameters), defaults for the others; names
+        that are not fields are ignored (the robot file has parameters for other components)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in values.items() if k in names})
+
+    @classmethod
+    def from_model(
+        cls, model: RobotModel, overrides: Mapping[str, ParameterValue] | None = None
+    ) -> WalkParams:
+        """The robot file's parameter defaults, then ``overrides``."""
+        values = dict(parameter_defaults(model.parameters))
+        values.update(overrides or {})
+        return cls.from_parameters(values)
+
+
+#: The WalkParams fields the control node offers as live parameters when the robot file declares
+#: them (``jointbus param``).
+WALK_PARAMETERS = (
+    "gait_period",
+    "duty_factor",
+    "step_height",
+    "stance_kp",
+    "stance_kd",
+    "swing_kp",
+    "swing_kd",
+    "max_speed",
+    "max_yaw_rate",
+    "run_speed",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +193,7 @@ class WalkingController:
         limits = model.limits_for(model.actuator_order)
         self.velocity_limit = np.array([lim.velocity_max for lim in limits])
         self.effort_limit = np.array([lim.effort_max for lim in limits])
-        self.gait = GaitScheduler(self.params.period, self.params.duty)
+        self.gait = GaitScheduler(self.params.gait_period, self.params.duty_factor)
         self._build_solver()
         self.reset()
 
@@ -173,7 +210,7 @@ class WalkingController:
         """Start from standing: clock stopped, set-point zero, stance targets from the next
         estimate."""
         n = self.n_legs
-        self.gait = GaitScheduler(self.params.period, self.params.duty)
+        self.gait = GaitScheduler(self.params.gait_period, self.params.duty_factor)
         self._v = np.zeros(2)
         self._yaw_rate = 0.0
         self._yaw_target: float | None = None
@@ -210,7 +247,9 @@ class WalkingController:
         if running:
             self.gait.set_timing(p.run_period, p.run_duty)
         else:
-            self.gait.set_timing(max(p.period / (1.0 + p.period_speed_gain * speed), 0.15), p.duty)
+            self.gait.set_timing(
+                max(p.gait_period / (1.0 + p.period_speed_gain * speed), 0.15), p.duty_factor
+            )
         self.running = running
         phase = self.gait.step(dt, moving)
 
