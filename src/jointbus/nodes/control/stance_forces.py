@@ -114,7 +114,7 @@ class StanceForceSolver:
         s = self._s
         ats = a.T * s
         h = ats @ a
-        h[np.diag_indices_from(h)] += self._alpha
+        h.flat[:: 3 * k + 1] += self._alpha  # the diagonal
         f = np.linalg.solve(h, ats @ wrench).reshape(k, 3)
         fz = np.clip(f[:, 2], self.fz_min, self.fz_max)
         tangential = np.hypot(f[:, 0], f[:, 1])

@@ -169,11 +169,6 @@ class WalkOutput:
     running: bool
 
 
-def _rotz(yaw: float) -> FloatArray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array(((c, -s), (s, c)))
-
-
 def _approach(value: float, target: float, step: float) -> float:
     return min(target, value + step) if target > value else max(target, value - step)
 
@@ -189,6 +184,7 @@ class WalkingController:
         self.n_legs = self.kinematics.count
         self.n_joints = len(model.actuator_order)
         self.nominal: FloatArray = StandPose(model).footprint[:, :2].copy()
+        self._nominal = [(float(x), float(y), 0.0) for x, y in self.nominal.tolist()]
         self.foot_radius: FloatArray = self.kinematics.foot_radius.copy()
         limits = model.limits_for(model.actuator_order)
         self.velocity_limit = np.array([lim.velocity_max for lim in limits])
@@ -215,8 +211,9 @@ class WalkingController:
         self._yaw_rate = 0.0
         self._yaw_target: float | None = None
         self._was_stance = [True] * n
-        self._liftoff = np.zeros((n, 3))  # odometry x, y and H z of each lift-off
-        self._stance_target: FloatArray | None = None  # (legs, 3) H frame
+        # odometry x, y and horizontal-frame z of each lift-off
+        self._liftoff: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+        self._stance_target: list[list[float]] | None = None  # per leg, horizontal frame
         self.running = False
 
     @property
@@ -253,130 +250,132 @@ class WalkingController:
         self.running = running
         phase = self.gait.step(dt, moving)
 
-        # frames
+        # frames (plain floats in the per-leg loop: a handful of numbers per leg, where numpy's
+        # per-call overhead would cost more than the arithmetic)
         rot = state.orientation.to_matrix()
         yaw = math.atan2(rot[1, 0], rot[0, 0])
-        rz = _rotz(yaw)
-        r_rp = np.eye(3)
-        r_rp[:2, :] = rz.T @ rot[:2, :]
-        r_rp[2, :] = rot[2, :]
-        feet_h = state.foot_position @ r_rp.T
-        v_h = r_rp @ state.body_linear_velocity
-        w_h = r_rp @ state.body_angular_velocity
+        cy, sy = math.cos(yaw), math.sin(yaw)
+        r_rp = np.empty((3, 3))
+        r_rp[0] = cy * rot[0] + sy * rot[1]
+        r_rp[1] = -sy * rot[0] + cy * rot[1]
+        r_rp[2] = rot[2]
+        feet_h = (state.foot_position @ r_rp.T).tolist()
+        vhx, vhy, vhz = (r_rp @ state.body_linear_velocity).tolist()
+        whx, why, whz = (r_rp @ state.body_angular_velocity).tolist()
         roll = math.atan2(r_rp[2, 1], r_rp[2, 2])
-        pitch = -math.asin(min(max(r_rp[2, 0], -1.0), 1.0))
-        odom = state.position[:2]
+        pitch = -math.asin(min(max(float(r_rp[2, 0]), -1.0), 1.0))
+        ox, oy = state.position[:2].tolist()
         if self._yaw_target is None or phase.stopped:
             self._yaw_target = yaw
         else:
             err = math.remainder(self._yaw_target + wz_des * dt - yaw, math.tau)
             self._yaw_target = yaw + min(max(err, -0.3), 0.3)
         height = command.height
-        ground_z = -height + self.foot_radius
+        ground_z = [r - height for r in self.foot_radius.tolist()]
         if self._stance_target is None:
-            self._stance_target = feet_h.copy()
+            self._stance_target = [list(f) for f in feet_h]
+        targets = self._stance_target
+        liftoff = self._liftoff
 
         n = self.n_legs
-        q = state.joint_position
-        j_all = self.kinematics.jacobians(q)
-        pos_t = q.copy()
-        vel_t = np.zeros(self.n_joints)
-        kp = np.zeros(self.n_joints)
-        kd = np.zeros(self.n_joints)
-        foot_t_h = np.zeros((n, 3))
-        foot_v_h = np.zeros((n, 3))
-        stance = np.array(phase.stance, dtype=np.bool_)
-        v3 = np.array((v_des[0], v_des[1], 0.0))
-        w3 = np.array((0.0, 0.0, wz_des))
+        vdx, vdy = float(v_des[0]), float(v_des[1])
+        foot_t_h: list[tuple[float, float, float]] = []
+        foot_v_h: list[tuple[float, float, float]] = []
+        stance = phase.stance
         for i in range(n):
+            fx_h, fy_h, fz_h = feet_h[i]
             if stance[i]:
                 if not self._was_stance[i]:  # touchdown: hold where it landed
-                    self._stance_target[i] = feet_h[i]
-                tgt = self._stance_target[i]
-                rel_v = -(v3 + np.cross(w3, tgt))
-                tgt = tgt + rel_v * dt
-                tgt[2] = ground_z[i]
-                self._stance_target[i] = tgt
-                foot_t_h[i] = tgt
-                foot_v_h[i] = rel_v
+                    targets[i] = [fx_h, fy_h, fz_h]
+                tx, ty, _ = targets[i]
+                # the foot moves back at the set-point: −(v + ω × p), ω = (0, 0, ω_z)
+                rvx, rvy = -(vdx - wz_des * ty), -(vdy + wz_des * tx)
+                tx, ty = tx + rvx * dt, ty + rvy * dt
+                targets[i] = [tx, ty, ground_z[i]]
+                foot_t_h.append((tx, ty, ground_z[i]))
+                foot_v_h.append((rvx, rvy, 0.0))
             else:
-                if self._was_stance[i]:  # lift-off
-                    xy = odom + rz @ feet_h[i, :2]
-                    self._liftoff[i] = (xy[0], xy[1], feet_h[i, 2])
+                if self._was_stance[i]:  # lift-off, remembered in the odometry frame
+                    liftoff[i] = (ox + cy * fx_h - sy * fy_h, oy + sy * fx_h + cy * fy_h, fz_h)
                 s = phase.progress[i]
-                t_ahead = (1.0 - s) * phase.swing_time
                 fx, fy = raibert_foothold(
-                    (self.nominal[i, 0], self.nominal[i, 1], 0.0),
-                    (float(v_h[0]), float(v_h[1]), 0.0),
-                    (float(v_des[0]), float(v_des[1]), 0.0),
+                    self._nominal[i],
+                    (vhx, vhy, 0.0),
+                    (vdx, vdy, 0.0),
                     wz_des,
                     stance_time=phase.stance_time,
-                    t_ahead=t_ahead,
+                    t_ahead=(1.0 - s) * phase.swing_time,
                     gain=p.raibert_gain,
                     max_reach=p.max_reach,
                 )
-                end_xy = odom + rz @ np.array((fx, fy))
-                start = self._liftoff[i]
-                pt, vt = swing_point(
-                    (float(start[0]), float(start[1]), float(start[2])),
-                    (float(end_xy[0]), float(end_xy[1]), float(ground_z[i]) - 0.01),
-                    p.step_height,
-                    s,
-                    phase.swing_time,
+                end = (ox + cy * fx - sy * fy, oy + sy * fx + cy * fy, ground_z[i] - 0.01)
+                (px, py, pz), (wvx, wvy, wvz) = swing_point(
+                    liftoff[i], end, p.step_height, s, phase.swing_time
                 )
-                xy_h = rz.T @ (np.array(pt[:2]) - odom)
-                foot_t_h[i] = (xy_h[0], xy_h[1], pt[2])
-                v_world_h = np.array((*(rz.T @ np.array(vt[:2])), vt[2]))
-                foot_v_h[i] = v_world_h - v_h - np.cross(w_h, feet_h[i])
+                dx, dy = px - ox, py - oy
+                foot_t_h.append((cy * dx + sy * dy, -sy * dx + cy * dy, pz))
+                # relative to the body: v_foot − v_body − ω × p
+                foot_v_h.append(
+                    (
+                        cy * wvx + sy * wvy - vhx - (why * fz_h - whz * fy_h),
+                        -sy * wvx + cy * wvy - vhy - (whz * fx_h - whx * fz_h),
+                        wvz - vhz - (whx * fy_h - why * fx_h),
+                    )
+                )
             self._was_stance[i] = bool(stance[i])
 
         # 4. stance forces (horizontal frame, about the centre of mass)
         com_h = r_rp @ np.array((p.com_x, 0.0, p.com_z))
+        az = p.height_kp * (height - state.height) - p.height_kd * vhz
         accel = np.array(
             (
-                p.velocity_kp * (v_des[0] - v_h[0]),
-                p.velocity_kp * (v_des[1] - v_h[1]),
-                p.height_kp * (height - state.height) - p.height_kd * v_h[2],
+                min(max(p.velocity_kp * (vdx - vhx), -3.0), 3.0),
+                min(max(p.velocity_kp * (vdy - vhy), -3.0), 3.0),
+                min(max(az, -5.0), 5.0) if math.isfinite(az) else 0.0,
             )
         )
-        if not math.isfinite(float(accel[2])):
-            accel[2] = 0.0
-        accel[:2] = np.clip(accel[:2], -3.0, 3.0)
-        accel[2] = min(max(float(accel[2]), -5.0), 5.0)
         yaw_err = math.remainder(self._yaw_target - yaw, math.tau)
         alpha = np.array(
             (
-                -p.attitude_kp * roll - p.attitude_kd * w_h[0],
-                -p.attitude_kp * pitch - p.attitude_kd * w_h[1],
-                p.yaw_kp * yaw_err + p.yaw_kd * (wz_des - w_h[2]),
+                -p.attitude_kp * roll - p.attitude_kd * whx,
+                -p.attitude_kp * pitch - p.attitude_kd * why,
+                p.yaw_kp * yaw_err + p.yaw_kd * (wz_des - whz),
             )
         )
-        forces_h = self.solver.solve(feet_h - com_h, stance, self.solver.wrench(accel, alpha))
-        forces_b = forces_h @ r_rp  # row-wise R_rpᵀ·f
+        stance_mask = np.array(stance, dtype=np.bool_)
+        forces_h = self.solver.solve(
+            np.array(feet_h) - com_h, stance_mask, self.solver.wrench(accel, alpha)
+        )
 
-        # 5. joints
+        # 5. joints: IK per leg; J⁻¹·ṗ and −Jᵀ·f for all legs at once (body frame)
+        q = state.joint_position
+        j_all = self.kinematics.jacobians(q)
+        foot_t_b = (np.array(foot_t_h) @ r_rp).tolist()
+        foot_v_b = np.array(foot_v_h) @ r_rp
+        forces_b = forces_h @ r_rp  # row-wise R_rpᵀ·f
+        try:
+            qd_legs = np.linalg.solve(j_all, foot_v_b[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # a singular leg (knee straight): no velocity target
+            qd_legs = np.zeros((n, 3))
+        tau_legs = -np.einsum("kji,kj->ki", j_all, forces_b)
+        tau_legs[~stance_mask] = 0.0
+        pos_t = q.copy()
+        vel_t = np.zeros(self.n_joints)
         torque = np.zeros(self.n_joints)
-        foot_t_b = foot_t_h @ r_rp
-        foot_v_b = foot_v_h @ r_rp
+        kp = np.zeros(self.n_joints)
+        kd = np.zeros(self.n_joints)
+        index = self.kinematics.joint_index
+        vel_t[index] = qd_legs
+        torque[index] = tau_legs
         for i, ik in enumerate(self.iks):
-            idx = list(ik.joint_indices)
-            jac = j_all[i]
+            idx = index[i]
             try:
-                x, y, z = foot_t_b[i].tolist()
+                x, y, z = foot_t_b[i]
                 pos_t[idx] = ik.solve((x, y, z))
             except UnreachableError:
                 pos_t[idx] = q[idx]
-            try:
-                vel_t[idx] = np.linalg.solve(jac, foot_v_b[i])
-            except np.linalg.LinAlgError:
-                vel_t[idx] = 0.0
-            if stance[i]:
-                kp[idx] = p.stance_kp
-                kd[idx] = p.stance_kd
-                torque[idx] = -(jac.T @ forces_b[i])
-            else:
-                kp[idx] = p.swing_kp
-                kd[idx] = p.swing_kd
+            kp[idx] = p.stance_kp if stance[i] else p.swing_kp
+            kd[idx] = p.stance_kd if stance[i] else p.swing_kd
         lim_t = np.minimum(self.effort_limit, p.torque_limit)
         np.clip(torque, -lim_t, lim_t, out=torque)
         np.clip(vel_t, -self.velocity_limit, self.velocity_limit, out=vel_t)

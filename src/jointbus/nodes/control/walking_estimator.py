@@ -101,34 +101,36 @@ class WalkingEstimator:
         cfg = self.config
         rot = state.orientation.to_matrix()
         up = rot[2]
-        vertical = state.foot_force @ up
-        contact = np.array(
-            [
-                bool(s) and (not math.isfinite(float(f)) or float(f) > cfg.contact_force)
-                for s, f in zip(scheduled_stance, vertical, strict=True)
-            ],
-            dtype=np.bool_,
-        )
+        vertical = (state.foot_force @ up).tolist()
+        threshold = cfg.contact_force
+        # a NaN force (singular leg) fails both comparisons: the schedule's word stands
+        contact = [
+            bool(s) and not f <= threshold for s, f in zip(scheduled_stance, vertical, strict=True)
+        ]
         # predict with the IMU
         acc = np.asarray(acceleration, dtype=np.float64)
         if np.isfinite(acc).all():
             self._v += (rot @ acc - _GRAVITY) * dt
         self._var += cfg.accel_noise**2 * dt
         # correct with leg odometry over the contact feet
-        stance = np.flatnonzero(contact)
-        omega = state.body_angular_velocity
-        if stance.size:
+        stance = [i for i, c in enumerate(contact) if c]
+        if stance:
             p = state.foot_position[stance]
-            v_rel = state.foot_velocity[stance]
-            v_body = -(v_rel + np.cross(omega, p)).mean(axis=0)
+            px, py, pz = p.mean(axis=0).tolist()
+            rx, ry, rz = state.foot_velocity[stance].mean(axis=0).tolist()
+            wx, wy, wz = state.body_angular_velocity.tolist()
+            # v = −mean(ṗ_rel + ω × p) = −(mean ṗ_rel + ω × mean p)
+            v_body = np.array(
+                (-(rx + wy * pz - wz * py), -(ry + wz * px - wx * pz), -(rz + wx * py - wy * px))
+            )
             if np.isfinite(v_body).all():
                 z = rot @ v_body
                 r = cfg.odometry_noise**2
                 gain = self._var / (self._var + r)
                 self._v += gain * (z - self._v)
                 self._var *= 1.0 - gain
-            heights = foot_radius[stance] - state.foot_position[stance] @ up
-            height = float(heights.mean())
+            radius = foot_radius[stance]
+            height = float((radius - p @ up).mean())
             if math.isfinite(height):
                 self._height = height
         v_world = self._v.copy()
@@ -136,7 +138,7 @@ class WalkingEstimator:
         height = self._height if math.isfinite(self._height) else state.height
         return replace(
             state,
-            contact=contact,
+            contact=np.array(contact, dtype=np.bool_),
             position=np.array((self._xy[0], self._xy[1], height)),
             height=height,
             body_linear_velocity=rot.T @ v_world,
