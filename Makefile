@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint typecheck unit bench demo soak fuzz clean
+.PHONY: venv test test-long lint typecheck unit bench demo soak fuzz clean
 
 venv: $(STAMP)
 
@@ -20,10 +20,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict src
 
+# The quick suite, two test processes at a time (most tests wait on sockets, sleeps and child
+# processes, not on the CPU). Real-time, fault and soak-like tests are marked `long`
+# (tests/conftest.py) and run one at a time by `make test-long`, which .ci/run also runs.
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not slow" -q
+	$(VENV)/bin/pytest -m "not slow and not long" -n 2 -q
 
 test: lint typecheck unit
+
+test-long: $(STAMP)
+	$(VENV)/bin/pytest -m "long and not slow" -q
 
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
