@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml constraints.txt setup.py src/jointbus/codec/_cdr_accel.
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict src
