@@ -145,11 +145,37 @@ RouterOption = Annotated[
 ]
 
 
-def zenoh_config(hub_port: int, connect: Sequence[str] | None, router: str | None) -> ZenohConfig:
-    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc)."""
+ListenOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--listen",
+        help="Zenoh endpoint to listen on instead of the hub scheme, e.g. tcp/127.0.0.1:0 "
+        "(repeatable).",
+    ),
+]
+
+#: Every command that joins the bus takes these options (``--listen`` where a command offers it):
+#: ``HubPortOption``, ``ConnectOption``, ``RouterOption`` -> :func:`zenoh_config`.
+BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router")
+BUS_ENVIRONMENT: Final = ("JOINTBUS_HUB_PORT", "JOINTBUS_CONNECT", "JOINTBUS_ROUTER")
+
+
+def zenoh_config(
+    hub_port: int,
+    connect: Sequence[str] | None,
+    router: str | None,
+    listen: Sequence[str] | None = None,
+) -> ZenohConfig:
+    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc).
+
+    ``listen`` endpoints replace the hub scheme (the process then reaches others only through
+    ``connect``); ``router`` replaces both.
+    """
     try:
         if router:
             return ZenohConfig.for_router(router, connect=tuple(connect or ()))
+        if listen:
+            return ZenohConfig(listen=tuple(listen), connect=tuple(connect or ()))
         return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()))
     except ZenohConfigError as exc:
         raise CliError(str(exc)) from None
@@ -738,12 +764,18 @@ def pub(  # noqa: PLR0917 (typer options)
 
 
 __all__ = [
+    "BUS_ENVIRONMENT",
+    "BUS_OPTIONS",
     "ECHO_DEPTH",
     "PUB_LINGER_S",
     "ArrivalRecorder",
     "CliError",
+    "ConnectOption",
+    "HubPortOption",
+    "ListenOption",
     "RateStats",
     "RateWindow",
+    "RouterOption",
     "TopicType",
     "app",
     "cli_node_name",
