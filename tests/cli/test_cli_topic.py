@@ -65,6 +65,23 @@ def test_list_shows_topic_type_publisher_and_rate(hub_port: int) -> None:
     assert any(row.startswith("/hb50/heartbeat ") for row in result.stdout.splitlines())
 
 
+def test_list_names_publishers_without_a_node_by_count_and_process(hub_port: int) -> None:
+    from jointbus.messages.std_msgs import String
+
+    with Bus(name="anon", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        first = bus.publisher("/cli_test/anonymous", String, RELIABLE)  # no node given
+        second = bus.publisher("/cli_test/anonymous", String, RELIABLE)
+        assert bus.zenoh is not None
+        zid = str(bus.zenoh.session.info.zid())
+        result = run_cli(hub_port, "topic", "list", "--measure", "0", "--timeout", "2")
+        first.close()
+        second.close()
+    assert result.returncode == 0, result.stderr
+    line = next(r for r in result.stdout.splitlines() if r.startswith("/cli_test/anonymous "))
+    assert "?" not in line
+    assert f"2 without node (session {zid[:8]})" in line
+
+
 def test_list_json(hub_port: int) -> None:
     result = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.5")
     assert result.returncode == 0, result.stderr
@@ -170,8 +187,20 @@ def test_pub_once_reaches_a_subscriber_in_another_process(hub_port: int) -> None
     msg = got[0]
     assert (msg.level, msg.reporting_node, msg.status, msg.data) == (Level.WARN, "me", "hello", b"")
     assert before <= msg.header.stamp.to_ns() <= time.time_ns()  # auto-stamped when published
-    assert result.stdout.startswith("publishing #1: {")
+    assert result.stdout == ""  # quiet by default
+    assert "published 1 message on /cli_test/commands" in result.stderr
     assert "no subscriber" not in result.stderr
+
+
+def test_pub_verbose_echoes_each_message(hub_port: int) -> None:
+    result = run_cli(
+        hub_port, "topic", "pub", "/cli_test/verbose", "std_msgs/msg/String", "{data: hi}",
+        "--count", "3", "--rate", "50", "--verbose", "--wait-matching", "0",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"publishing #{i}" for i in (1, 2, 3)]
+    assert all(line.endswith('{"data": "hi"}') for line in lines)
 
 
 def test_pub_count_at_rate_sends_fresh_stamps(hub_port: int) -> None:
@@ -189,7 +218,6 @@ def test_pub_count_at_rate_sends_fresh_stamps(hub_port: int) -> None:
             "3",
             "--rate",
             "20",
-            "--quiet",
         )
         assert result.returncode == 0, result.stderr
         assert wait_until(lambda: len(got) == 3, timeout=5.0)

@@ -389,10 +389,18 @@ def measured_rate(arrivals: Sequence[int], span_s: float) -> float:
 
 
 # ---- topic list --------------------------------------------------------------------------------
-def _nodes(endpoints: Sequence[EndpointInfo]) -> str:
-    names = [e.node or "?" for e in endpoints]
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    return ", ".join(n if c == 1 else f"{n} (x{c})" for n, c in counts.items()) or "-"
+def describe_endpoints(endpoints: Sequence[EndpointInfo]) -> str:
+    """The PUBLISHERS / SUBSCRIBERS cell: node names (``name (x2)`` for two endpoints of one node);
+    endpoints created without a node are counted per Zenoh session (one per bus, normally one per
+    process), e.g. ``2 without node (session 4b27c0a1)``; ``-`` when there are none."""
+    named = [e.node for e in endpoints if e.node]
+    parts = [
+        n if (c := named.count(n)) == 1 else f"{n} (x{c})" for n in dict.fromkeys(named)
+    ]
+    anonymous = [e.zid or "this process" for e in endpoints if not e.node]
+    for zid in dict.fromkeys(anonymous):
+        parts.append(f"{anonymous.count(zid)} without node (session {zid[:8]})")
+    return ", ".join(parts) or "-"
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -462,7 +470,13 @@ def list_topics(  # noqa: PLR0917 (typer options)
             type_text = " | ".join(t.type_names) + (
                 " (TYPE CONFLICT)" if len(t.type_names) > 1 else ""
             )
-            rows.append([t.name, type_text, rate, _nodes(t.publishers), _nodes(t.subscribers)])
+            rows.append([
+                t.name,
+                type_text,
+                rate,
+                describe_endpoints(t.publishers),
+                describe_endpoints(t.subscribers),
+            ])
         typer.echo(_table(rows))
 
 
@@ -694,8 +708,11 @@ def pub(  # noqa: PLR0917 (typer options)
             help="Stamp headers without a stamp with the current time.",
         ),
     ] = True,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each published message (JSON) on stdout.")
+    ] = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print each published message.")
+        bool, typer.Option("--quiet", "-q", hidden=True, help="The default; kept for scripts.")
     ] = False,
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
@@ -704,7 +721,9 @@ def pub(  # noqa: PLR0917 (typer options)
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
     VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults, and a
-    header without a stamp is stamped with the current wall-clock time at each publish.
+    header without a stamp is stamped with the current wall-clock time at each publish. Quiet by
+    default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
+    many messages were published; --verbose prints each one.
     """
     with user_errors():
         validate_topic_name(topic)
@@ -747,18 +766,24 @@ def pub(  # noqa: PLR0917 (typer options)
             sent = 0
             next_at = time.monotonic()
             msg = first
-            while total is None or sent < total:
-                publisher.publish(msg)
-                sent += 1
-                if not quiet:
-                    typer.echo(f"publishing #{sent}: {render_json(msg)}")
-                    sys.stdout.flush()
-                if total is not None and sent >= total:
-                    break
-                next_at += 1.0 / rate
-                time.sleep(max(0.0, next_at - time.monotonic()))
-                msg = make()
-            time.sleep(PUB_LINGER_S)
+            echo = verbose and not quiet
+            if total is None:
+                note(f"publishing on {topic} at {rate:g} Hz (Ctrl-C stops)")
+            try:
+                while total is None or sent < total:
+                    publisher.publish(msg)
+                    sent += 1
+                    if echo:
+                        typer.echo(f"publishing #{sent}: {render_json(msg)}")
+                        sys.stdout.flush()
+                    if total is not None and sent >= total:
+                        break
+                    next_at += 1.0 / rate
+                    time.sleep(max(0.0, next_at - time.monotonic()))
+                    msg = make()
+                time.sleep(PUB_LINGER_S)
+            finally:
+                note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
         finally:
             bus.close()
 
@@ -779,6 +804,7 @@ __all__ = [
     "TopicType",
     "app",
     "cli_node_name",
+    "describe_endpoints",
     "format_rate",
     "measured_rate",
     "note",
