@@ -347,3 +347,76 @@ def test_typed_types_travel_as_their_wire_record() -> None:
     assert resolve_type("hb50_commons/Status").wire is Status
     with pytest.raises(CliError, match="did you mean"):
         resolve_type("hb50_commons/msg/Stats")
+
+
+# ---- topic pub --unchecked against the real bridge -----------------------------------------------
+HB50_JOINTS = [f"{leg}_j{i}" for leg in ("fr", "fl", "rl", "rr") for i in range(3)]
+
+
+def _command_values(**override: object) -> str:
+    zeros = [0.0] * len(HB50_JOINTS)
+    values: dict[str, object] = {
+        "source_node": "defence_test",
+        "name": HB50_JOINTS,
+        "kp": zeros, "ki": zeros, "kd": zeros, "t_pos": zeros, "t_vel": zeros, "t_trq": zeros,
+        "brake": [False] * len(HB50_JOINTS),
+    }
+    values.update(override)
+    return json.dumps(values).replace("NaN", ".nan")  # YAML's NaN (JSON has none)
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ({"kp": [float("nan")] + [0.0] * 11}, "kp"),  # NaN
+        ({"t_pos": [0.0] * 5}, "t_pos"),  # a short array
+        ({"kd": [-3.0] + [0.0] * 11}, "kd"),  # a negative gain
+    ],
+    ids=["nan", "short-array", "negative-gain"],
+)
+def test_pub_unchecked_sends_what_the_bridge_must_refuse(
+    bridge_port: int, override: dict[str, object], field: str
+) -> None:
+    values = _command_values(**override)
+    checked = run_cli(bridge_port, "topic", "pub", "/hb50/joint_command",
+                      "hb50_commons/msg/JointCommand", values, "--once")
+    assert checked.returncode == 1 and f"field '{field}'" in checked.stderr  # the CLI refuses
+    reports: list[Status] = []
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=bridge_port)) as bus:
+        bus.subscribe("/hb50/status", Status, reports.append, RELIABLE)
+        time.sleep(0.5)  # matched before the command goes out
+        sent = run_cli(bridge_port, "topic", "pub", "/hb50/joint_command",
+                       "hb50_commons/msg/JointCommand", values, "--once", "--unchecked")
+        assert sent.returncode == 0, sent.stderr
+
+        def refused() -> bool:
+            return any(
+                r.reporting_node == "bridge_node"
+                and r.level >= Level.WARN
+                and f"field '{field}'" in r.status
+                for r in list(reports)
+            )
+
+        assert wait_until(refused, timeout=10.0), [r.status for r in reports]
+
+
+@pytest.fixture(scope="module")
+def bridge_port() -> Iterator[int]:
+    """The hb50 bridge (MuJoCo) as its own process, hub of a free port."""
+    port = free_port()
+    bridge = start_cli(port, "bridge", "--headless", "--no-realtime", "--duration", "300")
+    try:
+        with Bus(name="probe", zenoh=ZenohConfig(hub_port=port)) as bus:
+            frames: list[object] = []
+            from jointbus.messages.hb50 import BridgeState
+
+            bus.subscribe("/hb50/bridge_state_10hz", BridgeState, frames.append, RELIABLE)
+            assert wait_until(lambda: bool(frames), timeout=60.0), "the bridge did not start"
+        yield port
+    finally:
+        bridge.terminate()
+        try:
+            bridge.wait(timeout=15)
+        except Exception:
+            bridge.kill()
+            bridge.wait()

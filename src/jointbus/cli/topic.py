@@ -708,6 +708,15 @@ def pub(  # noqa: PLR0917 (typer options)
             help="Stamp headers without a stamp with the current time.",
         ),
     ] = True,
+    unchecked: Annotated[
+        bool,
+        typer.Option(
+            "--unchecked",
+            help="Send VALUES as given, skipping the message's own checks (NaN, lengths, "
+            "limits, signs), to test that the receiver refuses them. Fields keep their wire "
+            "types.",
+        ),
+    ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print each published message (JSON) on stdout.")
     ] = False,
@@ -721,7 +730,9 @@ def pub(  # noqa: PLR0917 (typer options)
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
     VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults, and a
-    header without a stamp is stamped with the current wall-clock time at each publish. Quiet by
+    header without a stamp is stamped with the current wall-clock time at each publish.
+    --unchecked sends content the message itself would refuse (NaN, short arrays, negative
+    gains): a receiver such as the bridge must reject it and report it. Quiet by
     default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
     many messages were published; --verbose prints each one.
     """
@@ -737,6 +748,12 @@ def pub(  # noqa: PLR0917 (typer options)
 
         def make() -> Message:
             try:
+                if unchecked:  # the wire record itself: the typed facing classes validate
+                    raw: Message = build_message(
+                        topic_type.wire, data, auto_stamp=auto_stamp, unchecked=True
+                    )
+                    raw.to_cdr()  # fields of the wrong wire type fail here, before the network
+                    return raw
                 return topic_type.for_wire(
                     build_message(topic_type.facing, data, auto_stamp=auto_stamp)
                 )
@@ -747,6 +764,8 @@ def pub(  # noqa: PLR0917 (typer options)
                 raise CliError(f"{exc}{notes}") from None
 
         first = make()  # bad VALUES fail before anything joins the network
+        if unchecked:
+            note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
         bus = open_bus(zenoh_config(hub_port, connect, router))
         try:
