@@ -19,6 +19,7 @@ topic                       type                    QoS         what
 ``hardware_command`` (sub)  ``std_msgs/String``     RELIABLE    ``estop``, ``reset``, power
 ``status``                  ``Status``              RELIABLE    events and rejections
 ``heartbeat``               ``Status``              (runtime)   1 Hz, from the runtime node
+``heartbeat``      (sub)    ``Status``              (runtime)   the liveliness of the other nodes
 ==========================  ======================  ==========  =================================
 
 **Hardware commands** are ``std_msgs/String`` texts (case and surrounding spaces ignored):
@@ -43,6 +44,13 @@ The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) bef
 written. Incoming commands are only *queued* by the subscription callback (with their arrival
 time); every decision runs on the loop thread, in arrival order, so the components need no locks
 and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
+
+**Liveliness.** The bridge is the robot's supervisor: it runs a
+:class:`~jointbus.runtime.liveliness.LivelinessMonitor` (:attr:`BridgeNode.liveliness`) over every
+other visible node's heartbeat (hidden ``_``-nodes, CLI processes, are left out) and publishes each
+change on ``/hb50/status``: STALE naming the node when it goes silent for 1.5 s or its process
+leaves the Zenoh network (SIGKILL: within the 100 ms token grace), OK when it is back, OK once for a
+clean shutdown. ``data`` holds the node's name (docs/SAFETY.md's promise).
 
 **Reports** on ``/hb50/status``: a rejected command is an ERROR naming the source node, the
 joint (name and index), the field, the value and the expectation (text), with the same facts as
@@ -118,6 +126,7 @@ from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.bridge.estop import EStopLatch
 from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
+from jointbus.runtime.liveliness import LivelinessMonitor
 from jointbus.runtime.node import Node
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.rate_loop import CycleInfo
@@ -431,6 +440,8 @@ class BridgeNode(Node):
                 "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
             )
             self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
+            self.liveliness = LivelinessMonitor(self, ignore={cfg.node_name}, hidden=False)
+            """Which other nodes are alive; every change is reported on the status topic."""
             if run_loop:
                 self.create_rate_loop(cfg.rate_hz, self._body, name="bridge", adaptive_spin=True)
         except BaseException:
@@ -546,6 +557,9 @@ class BridgeNode(Node):
         self._event(Level.WARN, "lifecycle", "bridge inactive: drives left in damping")
 
     def on_shutdown(self) -> None:
+        liveliness: LivelinessMonitor | None = getattr(self, "liveliness", None)
+        if liveliness is not None:
+            liveliness.close()
         try:
             if not self.array.closed:
                 self.array.power(False)
