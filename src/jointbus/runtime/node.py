@@ -706,12 +706,16 @@ class Node:
         realtime: bool = False,
         managed: bool = True,
         on_event: EventCallback | None = None,
+        report_events: bool = True,
     ) -> NodeSubscription[MsgT]:
         """Subscribe to ``topic``; ``callback`` runs on the node's callback thread.
 
         With ``realtime`` it runs in the publisher's (or Zenoh's) thread instead — see
         :meth:`jointbus.bus.Bus.subscribe`. ``callback=None`` makes a polling subscription. A
         managed subscription's callback is called only while the node is ACTIVE.
+        ``report_events=False`` hands the subscription's QoS events to ``on_event`` only, for a
+        node that reports them itself (the bridge turns an undecodable command into a rejection;
+        the generic WARN would report the same sample twice).
         """
         self._check_open("create a subscription")
         handle: NodeSubscription[MsgT] = NodeSubscription(callback, managed=managed)
@@ -722,7 +726,7 @@ class Node:
             qos,
             realtime=realtime,
             node=self.name,
-            on_event=self._event_hook(on_event),
+            on_event=self._event_hook(on_event) if report_events else on_event,
             dispatcher=self._dispatcher,
         )
         with self._lock:
