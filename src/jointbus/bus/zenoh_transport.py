@@ -236,7 +236,7 @@ class TopicSubscription:
             try:
                 msg = self.msg_type.from_cdr(payload)
             except Exception as exc:
-                self._report_malformed(subs, remote, gid, len(payload), exc)
+                self._report_malformed(subs, remote, gid, payload, exc)
                 return
             latency = now_wall - source_wall
             born = now_mono - latency if latency > 0 else now_mono
@@ -276,7 +276,7 @@ class TopicSubscription:
         subs: tuple[Subscriber[Any], ...],
         remote: EndpointInfo | None,
         gid: int | None,
-        size: int,
+        payload: bytes,
         exc: Exception,
     ) -> None:
         self.malformed += 1
@@ -287,7 +287,7 @@ class TopicSubscription:
         else:
             publisher = "unknown (no jointbus attachment)"
         for sub in subs:
-            sub._note_malformed(publisher, size, str(exc))
+            sub._note_malformed(publisher, len(payload), str(exc), payload)
 
     def _receive(
         self,
@@ -317,7 +317,7 @@ class TopicSubscription:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
             self._report_malformed(
-                subs, remote, None if att is None else att.gid, len(payload), exc
+                subs, remote, None if att is None else att.gid, payload, exc
             )
             return
         if att is None:
