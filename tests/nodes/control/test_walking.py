@@ -99,9 +99,10 @@ def test_step_changes_settle_within_a_second_and_stop_on_four_feet() -> None:
     assert sim.world.foot_contacts().all()
 
 
-def test_lateral_push_while_walking_does_not_topple() -> None:
+@pytest.mark.parametrize("force", [30.0, 60.0])  # N for 0.2 s: required, goal
+def test_lateral_push_while_walking_does_not_topple(force: float) -> None:
     sim = WalkingSim()
-    tr = sim.run(6.0, constant(vx=0.5), push=(3.0, 0.2, np.array((0.0, 30.0, 0.0))))
+    tr = sim.run(6.0, constant(vx=0.5), push=(3.0, 0.2, np.array((0.0, force, 0.0))))
     _no_fall(tr)
     v = _mean_world_velocity(tr, 4.5, 6.0)
     assert v[0] > 0.3  # walking on after the push
