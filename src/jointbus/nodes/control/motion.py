@@ -85,8 +85,10 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.std_msgs import Header
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
+from jointbus.nodes.control.locomotion import Locomotion
 from jointbus.nodes.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.nodes.control.state_estimator import EstimatedState
+from jointbus.nodes.control.walking import WalkParams
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -106,6 +108,10 @@ __all__ = [
 SOURCE_NODE = "control_node"
 #: Longest step (s) the STAND set-point integrates over; a longer gap is not a reason to jump.
 _MAX_DT = 0.05
+#: Step (s) the walking controller uses when the clock gives none (first frame, repeated stamp).
+_NOMINAL_DT = 0.002
+#: A STAND velocity command with a linear speed above this (m/s) starts walking (LOCOMOTION).
+AUTO_WALK_SPEED = 0.02
 
 
 class MotionCommand(enum.Enum):
@@ -115,6 +121,8 @@ class MotionCommand(enum.Enum):
     STAND = "stand"
     SIT_DOWN = "sit_down"
     IDLE = "idle"
+    WALK = "walk"
+    RUN = "run"
 
 
 class MotionError(ValueError):
@@ -223,6 +231,7 @@ class MotionTuning:
     reference_pose: BodyPose
     q_stand: FloatArray
     q_sit: FloatArray
+    walk: WalkParams | None = None  # new walking parameters (None: keep those in force)
 
 
 def _min_jerk(tau: float) -> tuple[float, float]:
@@ -247,6 +256,7 @@ _MODE_TYPE_GAIT = {
     MotionMode.STAND_UP: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.STAND: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
+    MotionMode.LOCOMOTION: (MotionType.GAIT, MotionGait.TROT),
 }
 
 
@@ -263,9 +273,13 @@ class MotionController:
         params: MotionParams | None = None,
         *,
         pose_limits: PoseLimits | None = None,
+        walk_params: WalkParams | None = None,
     ) -> None:
         self.model = model
         self.params = params or MotionParams.from_model(model)
+        self.locomotion = Locomotion(model, walk_params or WalkParams.from_model(model))
+        self._state: EstimatedState | None = None
+        self._auto_walk = False
         self.names = model.actuator_order
         self.stand_pose = StandPose(model, pose_limits)
         self.scale = VelocityScale(self.params.cmd_vel_lin, self.params.cmd_vel_ang)
@@ -308,8 +322,30 @@ class MotionController:
 
     @property
     def motion_gait(self) -> MotionGait:
-        """``motion_gait`` of the current mode (RobotState)."""
+        """``motion_gait`` of the current mode (RobotState); in LOCOMOTION the walking gait now
+        (STAND while the gait clock is stopped, TROT, RUN)."""
+        if self._mode is MotionMode.LOCOMOTION:
+            return self.locomotion.gait
         return _MODE_TYPE_GAIT[self._mode][1]
+
+    @property
+    def estimate(self) -> EstimatedState | None:
+        """The state estimate of the last step: in LOCOMOTION the walking estimator's (contacts
+        from the gait confirmed by force, leg odometry fused with the IMU), else the one given."""
+        if self._mode is MotionMode.LOCOMOTION and self.locomotion.estimate is not None:
+            return self.locomotion.estimate
+        return self._state
+
+    def velocity_ignored(self) -> str | None:
+        """Why a velocity command does nothing in the current mode (``None``: it is used)."""
+        reasons = {
+            MotionMode.IDLE: "the robot is down: send stand_up first",
+            MotionMode.STAND_UP: "the robot is still rising",
+            MotionMode.SIT_DOWN: "the robot is sitting down",
+            MotionMode.DAMPING: "the robot is in damping (safe) mode",
+        }
+        reason = reasons.get(self._mode)
+        return None if reason is None else f"ignored in mode {self._mode.name}: {reason}"
 
     @property
     def pose_setpoint(self) -> BodyPose:
@@ -324,7 +360,7 @@ class MotionController:
 
     # ------------------------------------------------------------------ retuning
 
-    def tuning(self, params: MotionParams) -> MotionTuning:
+    def tuning(self, params: MotionParams, walk: WalkParams | None = None) -> MotionTuning:
         """``params`` checked and prepared for :meth:`retune`; the controller is not touched.
 
         Safe to call from another thread than the one stepping the controller (it only reads the
@@ -350,7 +386,7 @@ class MotionController:
             if params.sit_height == self.params.sit_height
             else self.stand_pose.solve(BodyPose(params.sit_height))
         )
-        return MotionTuning(params, scale, reference, q_stand, q_sit)
+        return MotionTuning(params, scale, reference, q_stand, q_sit, walk)
 
     def retune(self, tuning: MotionTuning) -> None:
         """Put ``tuning`` (from :meth:`tuning`) in force now; call it between two :meth:`step`
@@ -361,6 +397,8 @@ class MotionController:
         self.reference_clamp = PoseClamp()
         self.q_stand = tuning.q_stand
         self.q_sit = tuning.q_sit
+        if tuning.walk is not None:
+            self.locomotion.retune(tuning.walk)
 
     # ------------------------------------------------------------------ commands
 
@@ -381,6 +419,8 @@ class MotionController:
             self._mode = MotionMode.IDLE
             self._start_pending = False
             return self._mode
+        if cmd in (MotionCommand.WALK, MotionCommand.RUN):
+            return self._begin_walking(cmd)
         if cmd is MotionCommand.STAND_UP:
             if mode not in (MotionMode.IDLE, MotionMode.SIT_DOWN):
                 reason = "already rising" if mode is MotionMode.STAND_UP else "already standing"
@@ -390,13 +430,18 @@ class MotionController:
             return self._mode
         if cmd is MotionCommand.SIT_DOWN:
             if mode not in (MotionMode.STAND, MotionMode.STAND_UP):
-                reason = (
-                    "already sitting down" if mode is MotionMode.SIT_DOWN else "the robot is down"
-                )
+                reason = {
+                    MotionMode.SIT_DOWN: "already sitting down",
+                    MotionMode.LOCOMOTION: "walking: send stand first (it stops within one "
+                    "gait cycle)",
+                }.get(mode, "the robot is down")
                 raise TransitionError(cmd, mode, reason)
             self._begin_move(cmd, MotionMode.SIT_DOWN, self.q_sit, self.params.sit_down_time)
             return self._mode
-        # STAND: re-level
+        # STAND: stop walking, or re-level
+        if mode is MotionMode.LOCOMOTION:
+            self.locomotion.request_stop()
+            return self._mode  # STAND follows once every foot is down (see step)
         if mode is not MotionMode.STAND:
             reasons = {
                 MotionMode.IDLE: "the robot is down: send stand_up first",
@@ -406,6 +451,31 @@ class MotionController:
             raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
         self._height_fraction = 1.0
         self._target = self.reference_pose
+        return self._mode
+
+    def _begin_walking(self, cmd: MotionCommand) -> MotionMode:
+        """WALK / RUN: from STAND into LOCOMOTION (RUN forces the running trot); in LOCOMOTION
+        switch between the two (and cancel a pending stop)."""
+        mode = self._mode
+        run = cmd is MotionCommand.RUN
+        if mode is MotionMode.LOCOMOTION:
+            if self.locomotion.stop_requested:
+                raise TransitionError(cmd, mode, "stopping: wait for STAND, then walk again")
+            self.locomotion.force_run = run
+            return mode
+        if mode is not MotionMode.STAND:
+            reasons = {
+                MotionMode.IDLE: "the robot is down: send stand_up first",
+                MotionMode.SIT_DOWN: "the robot is sitting down: send stand_up first",
+                MotionMode.STAND_UP: "still rising; walk once it stands",
+            }
+            raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
+        state = self._state
+        if state is None:
+            raise TransitionError(cmd, mode, "no joint feedback received yet")
+        self.locomotion.start(state, self._setpoint.height, run=run)
+        self._mode = MotionMode.LOCOMOTION
+        self._auto_walk = False
         return self._mode
 
     def _begin_move(
@@ -438,9 +508,13 @@ class MotionController:
         """
         si, report = self.scale.to_si(twist)
         self._velocity = si
+        self._t_command = now
+        if self._mode is MotionMode.LOCOMOTION:
+            return report  # the walking set-point is read from _velocity each step
         self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
         self._height_fraction = si.height_fraction
-        self._t_command = now
+        if self._mode is MotionMode.STAND and math.hypot(si.vx, si.vy) > AUTO_WALK_SPEED:
+            self._auto_walk = True  # the next step starts walking (it has the estimate)
         return report
 
     def _height_target(self) -> BodyPose:
@@ -455,11 +529,18 @@ class MotionController:
     ) -> JointCommand:
         """The joint command for this cycle, given the latest estimate at time ``now`` (s)."""
         self._measured = state.joint_position
+        self._state = state
         dt = 0.0 if self._t_last is None else min(max(now - self._t_last, 0.0), _MAX_DT)
         self._t_last = now
         p = self.params
         hdr = header if header is not None else Header.now()
+        if self._auto_walk:
+            self._auto_walk = False
+            if self._mode is MotionMode.STAND:
+                self._begin_walking(MotionCommand.WALK)
         mode = self._mode
+        if mode is MotionMode.LOCOMOTION:
+            return self._walk(state, now, dt, hdr)
         if mode is MotionMode.IDLE:
             return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
         if mode is MotionMode.STAND:
@@ -491,6 +572,40 @@ class MotionController:
             tuple(position.tolist()),
             tuple(velocity.tolist()),
             zeros,
+            (False,) * n,
+        )
+
+    def _walk(self, state: EstimatedState, now: float, dt: float, header: Header) -> JointCommand:
+        """LOCOMOTION: one step of the trot (:mod:`.locomotion`); STAND once a requested stop
+        has every foot down, holding the walking height."""
+        p = self.params
+        fresh = now - self._t_command <= p.command_timeout
+        loco = self.locomotion
+        out = loco.step(
+            state,
+            self._velocity if fresh else None,
+            stand_height=p.stand_height,
+            height_rate=p.height_rate,
+            dt=dt if dt > 0.0 else _NOMINAL_DT,
+        )
+        if loco.stop_requested and loco.stopped:
+            height = loco.height
+            self._mode = MotionMode.STAND
+            self._height_fraction = height / p.stand_height
+            self._rates = (0.0, 0.0, 0.0)
+            self._target = BodyPose(height)
+            self._setpoint = BodyPose(height)
+        n = len(self.names)
+        return JointCommand(
+            header,
+            SOURCE_NODE,
+            self.names,
+            tuple(out.kp.tolist()),
+            (0.0,) * n,
+            tuple(out.kd.tolist()),
+            tuple(out.position.tolist()),
+            tuple(out.velocity.tolist()),
+            tuple(out.torque.tolist()),
             (False,) * n,
         )
 

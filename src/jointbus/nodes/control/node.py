@@ -93,6 +93,7 @@ from jointbus.nodes.control.state_estimator import (
     StateEstimator,
 )
 from jointbus.nodes.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.nodes.control.walking import WALK_PARAMETERS
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 
@@ -210,10 +211,18 @@ class ControlNode(Node):
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
         try:
-            specs = select_specs(robot.parameters, CONTROL_PARAMETERS, missing_ok=True)
+            specs = select_specs(
+                robot.parameters, CONTROL_PARAMETERS + WALK_PARAMETERS, missing_ok=True
+            )
             start = self.motion.params
+            walk = self.motion.locomotion.params
             self.parameters = NodeParameters(
-                self, specs, {spec.name: getattr(start, spec.name) for spec in specs}
+                self,
+                specs,
+                {
+                    spec.name: getattr(walk if spec.name in WALK_PARAMETERS else start, spec.name)
+                    for spec in specs
+                },
             )
             """The node's live parameters (see the module docstring)."""
             self.parameters.on_change(self._stage_parameters)
@@ -243,8 +252,11 @@ class ControlNode(Node):
         """Prepare the motion tuning of the whole new parameter set and stage it, or raise to
         refuse the change (any thread; the store, locked, already holds the new value)."""
         values = {k: float(v) for k, v in self.parameters.store.values().items()}
-        params = dataclasses.replace(self.motion.params, **values)
-        tuning = self.motion.tuning(params)
+        walk_values = {k: v for k, v in values.items() if k in WALK_PARAMETERS}
+        motion_values = {k: v for k, v in values.items() if k not in WALK_PARAMETERS}
+        params = dataclasses.replace(self.motion.params, **motion_values)
+        walk = dataclasses.replace(self.motion.locomotion.params, **walk_values)
+        tuning = self.motion.tuning(params, walk)
         with self._staged_lock:
             self._staged = tuning
 
@@ -308,6 +320,11 @@ class ControlNode(Node):
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
             )
+        ignored = self.motion.velocity_ignored()
+        if ignored is not None:
+            self.report(
+                Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored"
+            )
 
     # ---- the control step --------------------------------------------------------------------
     def _on_bridge_data(self, frame: BridgeData) -> None:
@@ -332,6 +349,7 @@ class ControlNode(Node):
         if after is not before:
             self.report(Level.OK, f"motion mode {before.name} -> {after.name} (move finished)")
         self.joint_command_pub.publish(command)
+        state = self.motion.estimate or state  # the walking estimate while walking
         self.robot_state_pub.publish(
             robot_state_message(state, after, self.motion, Header(stamp, self.world_frame))
         )
