@@ -280,6 +280,7 @@ class MotionController:
         self.locomotion = Locomotion(model, walk_params or WalkParams.from_model(model))
         self._state: EstimatedState | None = None
         self._auto_walk = False
+        self._auto_walk_armed = True
         self.names = model.actuator_order
         self.stand_pose = StandPose(model, pose_limits)
         self.scale = VelocityScale(self.params.cmd_vel_lin, self.params.cmd_vel_ang)
@@ -441,6 +442,8 @@ class MotionController:
         # STAND: stop walking, or re-level
         if mode is MotionMode.LOCOMOTION:
             self.locomotion.request_stop()
+            # a joystick still pushing must not start the walk again: wait for it to centre
+            self._auto_walk_armed = False
             return self._mode  # STAND follows once every foot is down (see step)
         if mode is not MotionMode.STAND:
             reasons = {
@@ -513,7 +516,9 @@ class MotionController:
             return report  # the walking set-point is read from _velocity each step
         self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
         self._height_fraction = si.height_fraction
-        if self._mode is MotionMode.STAND and math.hypot(si.vx, si.vy) > AUTO_WALK_SPEED:
+        if math.hypot(si.vx, si.vy) <= AUTO_WALK_SPEED:
+            self._auto_walk_armed = True
+        elif self._mode is MotionMode.STAND and self._auto_walk_armed:
             self._auto_walk = True  # the next step starts walking (it has the estimate)
         return report
 
@@ -534,6 +539,8 @@ class MotionController:
         self._t_last = now
         p = self.params
         hdr = header if header is not None else Header.now()
+        if now - self._t_command > p.command_timeout:
+            self._auto_walk_armed = True  # no joystick: the next push may start walking
         if self._auto_walk:
             self._auto_walk = False
             if self._mode is MotionMode.STAND:
