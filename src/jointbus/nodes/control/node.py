@@ -347,7 +347,13 @@ class ControlNode(Node):
         command = self.motion.step(state, now, header=Header.now())
         after = self.motion.mode
         if after is not before:
-            self.report(Level.OK, f"motion mode {before.name} -> {after.name} (move finished)")
+            why = {
+                MotionMode.LOCOMOTION: "velocity command",
+                MotionMode.STAND: "stopped on four feet"
+                if before is MotionMode.LOCOMOTION
+                else "move finished",
+            }.get(after, "move finished")
+            self.report(Level.OK, f"motion mode {before.name} -> {after.name} ({why})")
         self.joint_command_pub.publish(command)
         state = self.motion.estimate or state  # the walking estimate while walking
         self.robot_state_pub.publish(
