@@ -1,4 +1,4 @@
-"""The motion-mode state machine of the control node: IDLE, STAND_UP, STAND, SIT_DOWN.
+"""The motion-mode state machine of the control node: IDLE, STAND_UP, STAND, SIT_DOWN, LOCOMOTION.
 
 Where it sits: :mod:`jointbus.nodes.control`, a pure component (the caller passes the time, the
 state estimate and the commands): the control node calls :meth:`MotionController.step` once per
@@ -21,6 +21,9 @@ STAND      hold the stand pose for the body pose set-point (height, roll,   POST
            pitch, yaw) through leg IK, gains ``kp`` / ``kd``
 SIT_DOWN   the same interpolation over ``sit_down_time`` to the folded      POSTURE / STAND
            pose (body at ``sit_height``), then IDLE by itself
+LOCOMOTION the trot (:mod:`.locomotion`, :mod:`.walking`): swing legs on      GAIT / TROT, RUN;
+           their IK path at swing gains, stance legs by feed-forward         STAND while the
+           ``Jᵀ·f`` at low gains; the velocity command steers it             gait is stopped
 =========  ===============================================================  ===============
 
 Commands (``/hb50/control_command`` text or the CLI) and the transitions they make; anything else
@@ -35,7 +38,22 @@ command       accepted in             effect
                                       reference height (slewed, see below)
 ``sit_down``  STAND, STAND_UP         → SIT_DOWN
 ``idle``      every mode              → IDLE; stopping is never refused
+``walk``      STAND, LOCOMOTION       → LOCOMOTION (the gait follows the speed)
+``run``       STAND, LOCOMOTION       → LOCOMOTION with the running trot forced
+``stand``     LOCOMOTION              stop: zero motion, then STAND once the gait clock
+                                      holds every foot down (within one gait cycle)
 ============  ======================  =================================================
+
+Walking (``/hb50/velocity_command`` in LOCOMOTION): ``linear.x/y`` × ``cmd_vel_lin`` are the
+forward and sideways speed (m/s), ``angular.z`` × ``cmd_vel_ang`` the turn rate (rad/s),
+``linear.z`` the walking height as a fraction of ``stand_height`` (clamped into
+:data:`~.locomotion.WALK_HEIGHT_RANGE`); the set-point ramps towards them (no jump), limited by
+the walking parameters ``max_speed`` / ``max_yaw_rate``. In STAND a velocity command whose linear
+speed exceeds :data:`AUTO_WALK_SPEED` starts walking by itself (a joystick pushed forward walks
+the robot) — except after an explicit ``stand``, until the command centres or times out, so a
+joystick still pushing does not undo it. A command older than ``command_timeout`` counts as zero
+(the robot stops on four feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing;
+:meth:`MotionController.velocity_ignored` says why (the node reports it).
 
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
 :class:`~jointbus.messages.hb50.VelocityScale` as the seed says): ``angular.x/y/z`` scaled by
@@ -45,9 +63,7 @@ before the first command it is 1). Targets are clamped to the safe ranges of
 :class:`~jointbus.nodes.control.stand_pose.PoseLimits`, and the set-point follows them at most
 ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A velocity
 command older than ``command_timeout`` counts as zero rates (a dead joystick stops the motion; the
-height stays). ``linear.x/y`` (walking) are not used: walking gaits are not part of this
-controller; their SI value (``× cmd_vel_lin``) is kept in :attr:`MotionController.velocity_command`
-for one.
+height stays). ``linear.x/y`` start walking (above).
 
 Retuning while running (the control node's live parameters): :meth:`MotionController.tuning`
 checks a new :class:`MotionParams` and computes what follows from it (velocity scale, standing

@@ -10,6 +10,7 @@ topic                                  type                QoS        when
 ``/hb50/bridge_data`` (in)             BridgeData          MAB_RT     each frame (500 Hz)
 ``/hb50/control_command`` (in)         std_msgs/String     RELIABLE   ``stand_up`` / ``stand``
                                                                       / ``sit_down`` / ``idle``
+                                                                      / ``walk`` / ``run``
 ``/hb50/velocity_command`` (in)        geometry_msgs/Twist MAB_RT     as needed (normalised)
 ``/hb50/joint_command`` (out)          JointCommand        MAB_RT     each frame
 ``/hb50/robot_state`` (out)            RobotState          MAB_RT     each frame
@@ -35,13 +36,20 @@ motion controller's clock is the frame stamp, so a simulation running faster or 
 time gets the same stand-up as real hardware.
 
 Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
-velocity commands (WARN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
-changes are reported (OK). On deactivation the node sends one damping command and goes to IDLE.
+velocity commands (WARN), velocity commands that do nothing in the current mode (WARN: IDLE,
+STAND_UP, SIT_DOWN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
+changes are reported (OK), with their cause. While walking, RobotState carries the walking
+estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
+leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
+IDLE.
 
 Live parameters (:class:`~jointbus.runtime.parameters.NodeParameters` on ``/hb50/parameters`` and
 ``/hb50/config_update``): every :class:`~.motion.MotionParams` field the robot file declares
 (:data:`CONTROL_PARAMETERS`; on the hb50 ``cmd_vel_lin``, ``cmd_vel_ang``, ``stand_height``,
-``kp``, ``kd``), starting at the node's motion parameters. ``kp`` / ``kd`` are declared once in
+``kp``, ``kd``), starting at the node's motion parameters, and the walking parameters the robot
+file declares (:data:`~.walking.WALK_PARAMETERS`: ``gait_period``, ``duty_factor``,
+``step_height``, stance and swing gains, ``max_speed``, ``max_yaw_rate``, ``run_speed``; checked
+by :class:`~.walking.WalkParams`, acting from the next step). ``kp`` / ``kd`` are declared once in
 the robot file and both nodes use them: the control node owns them (they are its posture gains,
 changed live here); the bridge takes their defaults and maxima once, when it is built. A value
 out of its declared bounds is refused by the declaration; one the controller cannot run with (a

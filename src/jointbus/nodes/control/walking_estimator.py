@@ -23,8 +23,8 @@ reading also carries what leg odometry cannot see (the foot sphere rolling, touc
 the odometry is trusted loosely (0.4 m/s) and the accelerometer tightly (0.5 m/s²): the filter
 settles to a gain of ≈ 0.05 per 2 ms step, a time constant of ≈ 40 ms over which an accelerometer
 bias of 0.05 m/s² costs ≈ 2 mm/s. Measured on MuJoCo walking at 0.5 m/s (ground truth, seeded
-sensor noise): body-velocity RMS error 0.032–0.033 m/s with these values, 0.093 m/s with the odometry
-trusted at 0.08 m/s and the IMU at 2 m/s². Without a stance foot only the prediction runs.
+sensor noise): body-velocity RMS error 0.032–0.033 m/s with these values, 0.093 m/s with the
+odometry trusted at 0.08 m/s and the IMU at 2 m/s². Without a stance foot only the prediction runs.
 **Position**: integrated from the filtered world velocity (x, y; it drifts, as leg odometry does);
 **height** (z): the mean over contact feet of ``−z + foot radius`` in the gravity-aligned frame.
 """
