@@ -150,3 +150,14 @@ def test_bad_velocity_commands_while_walking_change_nothing() -> None:
     r.step(0.1)
     assert float(r.world.base_pose().linear_velocity[0]) - v0 < 0.3  # no jump: ≤ 1.5 m/s²
     assert r.min_height > 0.2
+
+
+def test_leaving_the_walk_when_another_source_takes_over() -> None:
+    r = _Robot()
+    r.twist = _twist(x=0.4)
+    r.step(1.5)
+    assert r.mc.leave_walking()
+    assert r.mc.mode is M.STAND
+    assert not r.mc.leave_walking()  # only from LOCOMOTION
+    r.step(0.2)  # the joystick still pushes: no walk until it centres
+    assert r.mc.mode is M.STAND

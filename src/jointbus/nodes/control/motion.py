@@ -612,12 +612,7 @@ class MotionController:
             dt=dt if dt > 0.0 else _NOMINAL_DT,
         )
         if loco.stop_requested and loco.stopped:
-            height = loco.height
-            self._mode = MotionMode.STAND
-            self._height_fraction = height / p.stand_height
-            self._rates = (0.0, 0.0, 0.0)
-            self._target = BodyPose(height)
-            self._setpoint = BodyPose(height)
+            self._enter_stand(loco.height)
         n = len(self.names)
         return JointCommand(
             header,
@@ -631,6 +626,23 @@ class MotionController:
             tuple(out.torque.tolist()),
             (False,) * n,
         )
+
+    def _enter_stand(self, height: float) -> None:
+        """STAND at body ``height`` (m), level: where a walk ends."""
+        self._mode = MotionMode.STAND
+        self._height_fraction = height / self.params.stand_height
+        self._rates = (0.0, 0.0, 0.0)
+        self._target = self._setpoint = BodyPose(height)
+
+    def leave_walking(self) -> bool:
+        """Drop LOCOMOTION for STAND at once, without the stop on four feet (another source owns
+        the actuators: the walk this node computes is not being applied, and must not resume
+        from stale foot targets when control comes back). True if the mode changed."""
+        if self._mode is not MotionMode.LOCOMOTION:
+            return False
+        self._enter_stand(self.locomotion.height)
+        self._auto_walk_armed = False  # a joystick still pushing waits for the centre
+        return True
 
     def _stand(self, now: float, dt: float, header: Header) -> JointCommand:
         """STAND: move the setpoint towards the commanded pose and hold its joint targets.
