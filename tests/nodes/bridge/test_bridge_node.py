@@ -289,6 +289,25 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     assert not any("teleop" in t for t in rig.texts())
 
 
+def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(
+    rig: Rig,
+) -> None:
+    from jointbus.messages.std_msgs import Header
+
+    t0 = time.time_ns()
+    steady = [  # stamped every 2 ms by the source, as a 500 Hz loop does
+        dataclasses.replace(hold(MOVED, source="teleop"), header=Header.at_ns(t0 + k * 2 * MS))
+        for k in range(8)
+    ]
+    rig.run(0.2, every_cycle(hold(HOME)))
+    # delivered late and in pairs: arrivals 0, 4, 4, 6, 6 ms (read as 667 Hz before)
+    for batch in ([steady[0]], [], steady[1:3], steady[3:5], steady[5:6], steady[6:7]):
+        rig.step(hold(HOME), *batch)
+    assert rig.node.arbiter.owner(rig.clock.now) == "teleop"
+    takeover = [t for t in rig.texts() if "'control_node' -> 'teleop'" in t]
+    assert len(takeover) == 1 and "publishes at 500.0 Hz" in takeover[0], takeover
+
+
 # -- watchdog ------------------------------------------------------------------------------
 
 
