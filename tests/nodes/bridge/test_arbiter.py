@@ -219,3 +219,17 @@ def test_stamped_rate_is_exact_whatever_the_delivery_jitter(jitter: list[int]) -
     for a, s in zip(arrived, sent, strict=True):
         arbiter.offer("teleop", a, s + 1)
     assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
+
+
+def test_one_late_cycle_of_the_source_does_not_move_the_reported_rate() -> None:
+    # The source's loop ran its second cycle 1.6 ms late and caught up after (stamps in ms).
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 4.0, 6.0, 8.0):
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    (event,) = arbiter.take_events()
+    assert event.reason == "takeover"
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)  # intervals 3.6, 0.4, 2, 2 ms
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 5.6, 7.6, 9.6):  # late once, no catch-up: mean 416.7 Hz
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    assert arbiter.take_events()[0].rate_hz == pytest.approx(500.0, rel=1e-9)
