@@ -41,6 +41,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "control": ("jointbus.cli.launch", "control"),
     "estop": ("jointbus.cli.launch", "estop"),
     "mode": ("jointbus.cli.launch", "mode"),
+    "serve": ("jointbus.cli.serve", "serve"),
 }
 
 
