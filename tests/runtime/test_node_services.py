@@ -42,8 +42,7 @@ def test_node_service_resolves_under_the_namespace_and_reports_refusals() -> Non
             client.call(Number(5000))
         assert wait_until(
             lambda: any(
-                s.level == Level.WARN and "n = 5000; expected <= 1000" in s.status
-                for s in statuses
+                s.level == Level.WARN and "n = 5000; expected <= 1000" in s.status for s in statuses
             ),
             timeout=2.0,
         )

@@ -36,8 +36,9 @@ acceleration configuration, geometry, describe) are services only. Impedance com
 - *E-stop latch* (:class:`~jointbus.nodes.bridge.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
-  stop is dropped (only commands received after the reset are applied) and power stays off until
-  a client switches it on — so nothing jumps back to a target computed before the stop.
+  stop is dropped (only commands received after the reset are applied), and power and brakes stay
+  as the stop left them until a client switches power on and releases the brakes — so nothing
+  jumps back to a target computed before the stop.
 - *Thermal* (:class:`~jointbus.nodes.bridge.ThermalGuard`): level changes are reported; impedance
   commands are derated; a joint reaching the shutdown temperature switches motor power off (the
   driver API has no per-joint drive-off), and power-on is refused (``OUT_OF_RANGE``) until every
@@ -151,7 +152,9 @@ class ArrayNode(Node):
         self._array_lock = threading.RLock()
         cfg = array.config
         self._joint_names = array.names
-        self._limits = JointLimits(cfg.names, cfg.limits, LimitPolicy.REJECT, type_name="Joints")
+        self._limits = JointLimits(
+            cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=Joints.TYPE_NAME
+        )
         self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
         self._check = CommandCheck(
             cfg.names,
@@ -255,7 +258,8 @@ class ArrayNode(Node):
         return ack(method, saturations)
 
     def _report_refusal(self, method: str, exc: BaseException) -> None:
-        self.report(Level.WARN, f"{method} refused: {exc}", key=f"refused:{method}")
+        text = f"{method} refused: {exc}"
+        self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
 
     # ---- one-shot commands ---------------------------------------------------------------------
     def _motion(self, method: str) -> None:
