@@ -25,6 +25,7 @@ from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig  # noqa: E4
 from jointbus.drivers.bus.array_names import ArrayNames  # noqa: E402
 from jointbus.drivers.bus.driver import BusActuatorArray  # noqa: E402
 from jointbus.drivers.errors import RejectReason, RequestRejected  # noqa: E402
+from jointbus.math import Transform2D, Twist2D  # noqa: E402
 from jointbus.messages import jointbus_msgs  # noqa: E402
 from jointbus.messages.actarray import (  # noqa: E402
     ActuatorArrayData,
@@ -241,3 +242,26 @@ def test_malformed_bytes_on_a_command_topic_are_reported_and_the_server_survives
                 assert remote.read().motor_power or wait_until(
                     lambda: remote.read().motor_power, timeout=2.0
                 )
+
+
+def test_a_served_rover_publishes_its_base_as_transform2d_and_twist2d() -> None:
+    with served("sim://rover", "rover") as server:
+        got: list[jointbus_msgs.JointState] = []
+        server.bus.subscribe("/rover/joint_state", jointbus_msgs.JointState, got.append, MAB_RT)
+        with drivers.open(server.url()) as rover:
+            rover.power(True)
+            end = time.monotonic() + 0.6
+            while time.monotonic() < end:  # planar velocity, renewed within the drive watchdog
+                rover.speeds([0.4, 0.0, 0.3, 0.0])
+                time.sleep(0.02)
+            n = len(got)
+            assert wait_until(lambda: len(got) > n, timeout=2.0)
+            state = JointState.from_wire(got[-1])
+        assert state.names == ("base", "mast")
+        pose, mast = state.positions
+        assert isinstance(pose, Transform2D) and isinstance(mast, float)
+        assert pose.x > 0.05 and pose.theta > 0.05
+        twist = state.velocities[0]
+        assert isinstance(twist, Twist2D)
+        assert (twist.vx, twist.vy, twist.omega) == pytest.approx((0.4, 0.0, 0.3), abs=1e-6)
+        assert state.efforts == ()  # the simulated rover measures no effort

@@ -5,7 +5,9 @@ one; the ``bus://`` driver (:mod:`jointbus.drivers.bus`) is its client — Playe
 model. Names are :class:`~jointbus.drivers.bus.array_names.ArrayNames` (e.g. ``/arm6/...``).
 
 **Each cycle** (``rate_hz``, default 100 Hz) the node reads the array once and publishes
-``joint_state`` (Beam Bots ``JointState``, each joint's values shaped by its kind),
+``joint_state`` (Beam Bots ``JointState``, each joint's values shaped by its kind: a float per
+scalar joint, a ``Transform2D`` pose and ``Twist2D`` velocity per planar joint the driver declares
+— :mod:`jointbus.drivers.planar_joint` — such as the rover's base),
 ``actarray/data`` (Player data with the state flags), ``joints`` (Rock samples: position, speed,
 effort, ``raw`` = current in A, acceleration); ``actarray/geometry`` is latched and re-published
 when a speed configuration changes it. Then it applies the safety rules below and, while an
@@ -69,6 +71,8 @@ from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
+from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
+from jointbus.math import Transform2D, Twist2D, Wrench2D
 from jointbus.messages import jointbus_msgs
 from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
 from jointbus.messages.actarray.description import ArrayDescription
@@ -155,6 +159,7 @@ class ArrayNode(Node):
         self._limits = JointLimits(
             cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=Joints.TYPE_NAME
         )
+        self._planar = planar_joints_of(array)
         self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
         self._check = CommandCheck(
             cfg.names,
@@ -493,6 +498,28 @@ class ArrayNode(Node):
             if self._impedance_active and not self._estop.latched:
                 self._apply_impedance(now)
 
+    def _joint_state(
+        self,
+        header: Header,
+        names: tuple[str, ...],
+        positions: list[float],
+        velocities: list[float],
+        efforts: list[float],
+    ) -> jointbus_msgs.JointState:
+        if not self._planar:
+            state = JointState(
+                names=names,
+                positions=tuple(positions),
+                velocities=tuple(velocities),
+                efforts=tuple(efforts) if all(math.isfinite(e) for e in efforts) else (),
+                header=header,
+            )
+        else:
+            state = _shaped_state(
+                header, names, positions, velocities, efforts, planar=self._planar
+            )
+        return state.to_wire()
+
     def _publish(self, r: JointReading) -> None:
         header = Header.now(self.array.config.geometry.header.frame_id)
         actuators = tuple(
@@ -513,14 +540,7 @@ class ArrayNode(Node):
         positions = r.position.tolist()
         velocities = r.velocity.tolist()
         efforts = r.effort.tolist()
-        state = JointState(
-            names=r.names,
-            positions=tuple(positions),
-            velocities=tuple(velocities),
-            efforts=tuple(efforts) if all(math.isfinite(e) for e in efforts) else (),
-            header=header,
-        )
-        self._pub_state.publish(state.to_wire())
+        self._pub_state.publish(self._joint_state(header, r.names, positions, velocities, efforts))
         samples = tuple(
             JointSample(p, v, e, c, a)
             for p, v, e, c, a in zip(
@@ -533,6 +553,47 @@ class ArrayNode(Node):
             )
         )
         self._pub_joints.publish(Joints(header, r.names, samples))
+
+
+def _shaped_state(
+    header: Header,
+    names: tuple[str, ...],
+    positions: list[float],
+    velocities: list[float],
+    efforts: list[float],
+    *,
+    planar: tuple[PlanarJoint, ...],
+) -> JointState:
+    """Beam Bots' JointState: a float per scalar joint, Transform2D / Twist2D / Wrench2D per
+    planar joint (in the order of its first actuator). A quantity is reported only if every value
+    of it is measured (finite): a planar value cannot hold NaN, and Beam Bots reports a quantity
+    for all joints or none."""
+    grouped = {j.x: j for j in planar}
+    members = {i for j in planar for i in j.indices}
+    order: list[int | PlanarJoint] = []
+    for i in range(len(names)):
+        if i in grouped:
+            order.append(grouped[i])
+        elif i not in members:
+            order.append(i)
+
+    def shaped(values: list[float], planar_type: Any) -> tuple[Any, ...]:
+        if not all(math.isfinite(v) for v in values):
+            return ()
+        return tuple(
+            planar_type(*(values[k] for k in item.indices))
+            if isinstance(item, PlanarJoint)
+            else values[item]
+            for item in order
+        )
+
+    return JointState(
+        names=tuple(item.name if isinstance(item, PlanarJoint) else names[item] for item in order),
+        positions=shaped(positions, Transform2D),
+        velocities=shaped(velocities, Twist2D),
+        efforts=shaped(efforts, Wrench2D),
+        header=header,
+    )
 
 
 def _joint(wire_joint: int) -> int | None:
