@@ -644,16 +644,21 @@ def _float_option(url: DriverURL, key: str, default: float) -> float:
         ) from None
 
 
-def open_sim(url: DriverURL) -> SimActuatorArray:
+def open_sim(url: DriverURL) -> ActuatorArray:
     """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
 
     ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives stepping mode
     (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000, default 2000);
     ``noise=false`` removes sensor noise. Unknown robots and options are a
-    :class:`~jointbus.drivers.errors.DriverURLError`.
+    :class:`~jointbus.drivers.errors.DriverURLError`. ``sim://rover`` is the mobile base of
+    :mod:`jointbus.drivers.sim.rover` (its own simulator; no options).
     """
     from jointbus.drivers.sim.robots import SimOptions, build_sim_robot, sim_robots
 
+    if url.host == "rover" and not url.path:  # a mobile base: its own simulator
+        from jointbus.drivers.sim.rover import open_rover
+
+        return open_rover(url)
     url.unknown_options(_URL_OPTIONS)
     if url.path:
         raise DriverURLError(
@@ -662,7 +667,7 @@ def open_sim(url: DriverURL) -> SimActuatorArray:
     if url.host not in sim_robots():
         raise DriverURLError(
             f"driver URL {url.text!r}: no simulated robot {url.host!r}; available: "
-            + ", ".join(sim_robots())
+            + ", ".join(sorted((*sim_robots(), "rover")))
         )
     seed_text = url.option("seed")
     seed = 0
