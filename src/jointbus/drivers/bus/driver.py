@@ -41,6 +41,7 @@ from jointbus.bus import MAB_RT, Bus, ServiceError, ZenohConfig
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
     ActuatorArrayConfig,
+    BoolArray,
     FloatArray,
     ImpedanceTargets,
     IntArray,
@@ -217,6 +218,11 @@ class BusActuatorArray(ActuatorArray):
 
     def _motor_power(self) -> bool:
         return True  # the server decides (it answers POWERED_OFF): the data may be a cycle old
+
+    def _engaged_brakes(self) -> BoolArray:
+        # The server decides (it answers BRAKED with the joint): the latest data may predate an
+        # ACKed brakes(False), and refusing here from it would refuse a legal command.
+        return np.zeros(self.count, dtype=np.bool_)
 
     def _send(self, method: str, name: str, request: Message) -> None:
         reply: ActuatorReply = _call(self._bus, name, request, ActuatorReply, self.timeout_s)
