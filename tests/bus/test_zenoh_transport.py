@@ -190,6 +190,31 @@ def test_sequence_gaps_are_counted_and_reported(pair: tuple[Bus, Bus], raw: zeno
     assert (gap.reason, gap.count) == ("gap", 2)
 
 
+def test_a_malformed_sample_is_counted_malformed_not_lost(
+    pair: tuple[Bus, Bus], raw: zenoh.Session
+) -> None:
+    """Issue 11 item 9: an undecodable sample arrived, so the next good one is no gap."""
+    a, _ = pair
+    events: list[QosEvent] = []
+    got: list[int] = []
+    sub = a.subscribe(
+        "/hb50/joint_command", Count, lambda m: got.append(m.value), on_event=events.append
+    )
+    raw_pub = raw.declare_publisher("jb/hb50/joint_command")
+    assert wait_until(lambda: bool(getattr(raw_pub.matching_status, "matching", False)))
+    raw_pub.put(Count(1).to_cdr(), attachment=attachment.pack(42, 1, 0, 0))
+    raw_pub.put(b"\x00\x01garbage", attachment=attachment.pack(42, 2, 0, 0))
+    raw_pub.put(Count(3).to_cdr(), attachment=attachment.pack(42, 3, 0, 0))
+    # A real gap after the malformed one is still a gap (seq 4 never sent).
+    raw_pub.put(Count(5).to_cdr(), attachment=attachment.pack(42, 5, 0, 0))
+    assert wait_until(lambda: got == [1, 3, 5])
+    stats = sub.stats()
+    assert (stats.malformed, stats.lost) == (1, 1)
+    (gap,) = [e for e in events if isinstance(e, MessagesLostEvent)]
+    assert gap.count == 1
+    assert len([e for e in events if isinstance(e, MalformedPayloadEvent)]) == 1
+
+
 def test_incompatible_qos_across_zenoh_is_reported_and_blocks_delivery(
     pair: tuple[Bus, Bus],
 ) -> None:

@@ -232,6 +232,14 @@ class TopicSubscription:
             remote = self._transport.remote_info(gid)
             if remote is not None and remote.type_name != self._type_name:
                 return  # reported once as a TypeMismatchEvent when the endpoint was discovered
+            # Sequence numbers count what arrived, decodable or not: a malformed sample is
+            # counted as malformed, never also as lost (issue 11 item 9).
+            last = self._last_seq.get(gid)
+            if last is not None and seq > last + 1:
+                publisher = _publisher_label(remote, attachment.unpack(raw))
+                for sub in subs:
+                    sub._note_lost(seq - last - 1, publisher)
+            self._last_seq[gid] = seq
             payload = sample.payload.to_bytes()
             try:
                 msg = self.msg_type.from_cdr(payload)
@@ -240,12 +248,6 @@ class TopicSubscription:
                 return
             latency = now_wall - source_wall
             born = now_mono - latency if latency > 0 else now_mono
-            last = self._last_seq.get(gid)
-            if last is not None and seq > last + 1:
-                publisher = _publisher_label(remote, attachment.unpack(raw))
-                for sub in subs:
-                    sub._note_lost(seq - last - 1, publisher)
-            self._last_seq[gid] = seq
             plan = self._plans.get(gid)
             if plan is None or plan[0] is not subs or plan[1] is not remote:
                 plan = self._plans[gid] = (subs, remote, self._delivery_plan(subs, remote))
@@ -313,6 +315,14 @@ class TopicSubscription:
                 first_live = self._first_live.get((history_for.gid, att.gid))
                 if first_live is not None and att.seq >= first_live:
                     return  # already delivered live
+        if att is not None and history_for is None:
+            # Count the sequence number before decoding: malformed is not lost (issue 11 item 9).
+            last = self._last_seq.get(att.gid)
+            if last is not None and att.seq > last + 1:
+                publisher = _publisher_label(remote, att)
+                for sub in subs:
+                    sub._note_lost(att.seq - last - 1, publisher)
+            self._last_seq[att.gid] = att.seq
         try:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
@@ -336,13 +346,6 @@ class TopicSubscription:
             self._history_last[pair] = seq if seq > history_last else history_last
             history_for.offer(msg, born, now_mono)
             return
-        last_seq = self._last_seq
-        last = last_seq.get(gid)
-        if last is not None and seq > last + 1:
-            publisher = _publisher_label(remote, att)
-            for sub in subs:
-                sub._note_lost(seq - last - 1, publisher)
-        last_seq[gid] = seq
         for sub in subs:
             if remote is not None and not self._compatible(remote, sub):
                 continue
