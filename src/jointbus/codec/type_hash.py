@@ -24,11 +24,10 @@ An empty ``.msg`` gets the member ``uint8 structure_needs_at_least_one_member`` 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from jointbus.codec.errors import SchemaError
 
@@ -65,15 +64,6 @@ _FIELD = re.compile(
     r"(?P<base>[A-Za-z_][A-Za-z0-9_/]*)(?:<=(?P<strcap>\d+))?"
     r"(?P<seq>\[(?P<bounded><=)?(?P<size>\d*)\])?\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<rest>.*)\Z"
 )
-
-
-class HasMsgdef(Protocol):
-    """What :func:`rihs01_of` needs of a message class."""
-
-    TYPE_NAME: str
-
-    @classmethod
-    def msgdef(cls) -> str: ...
 
 
 def _full_name(base: str, package: str) -> str:
@@ -179,10 +169,16 @@ def rihs01(type_name: str, bundle: str) -> str:
     return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@functools.cache
-def rihs01_of(cls: type[HasMsgdef]) -> str:
-    """The hash of a message class (cached: a class's definition never changes)."""
-    return rihs01(cls.TYPE_NAME, cls.msgdef())
+_BY_CLASS: dict[type[Any], str] = {}
+
+
+def rihs01_of(cls: type[Any]) -> str:
+    """The hash of a message class (anything with ``TYPE_NAME`` and ``msgdef()``; cached: a
+    class's definition never changes)."""
+    cached = _BY_CLASS.get(cls)
+    if cached is None:
+        cached = _BY_CLASS[cls] = rihs01(cls.TYPE_NAME, cls.msgdef())
+    return cached
 
 
 def is_rihs01(text: str) -> bool:
@@ -197,7 +193,6 @@ def is_rihs01(text: str) -> bool:
 
 __all__ = [
     "PREFIX",
-    "HasMsgdef",
     "is_rihs01",
     "parse_bundle",
     "rihs01",
