@@ -56,7 +56,7 @@ from jointbus.bus import (
     TopicInfo,
     ZenohConfig,
     ZenohConfigError,
-    topic_to_key,
+    topic_selector,
     validate_topic_name,
 )
 from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
@@ -358,7 +358,9 @@ class ArrivalRecorder:
             raise CliError("the bus has no Zenoh transport")
         self._lock = threading.Lock()
         self._times: list[int] = []
-        self._sub: Any = transport.session.declare_subscriber(topic_to_key(topic), self._on_sample)
+        self._sub: Any = transport.session.declare_subscriber(
+            topic_selector(transport.domain_id, topic), self._on_sample
+        )
 
     def _on_sample(self, _sample: object) -> None:
         now = time.monotonic_ns()
