@@ -125,6 +125,9 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         recorder = Recorder(bus, file, topics or None, local=False, remote=True,
                             flush_interval=flush_interval)
         recorder.start()
+        if not quiet:
+            wanted = " ".join(topics) if topics else "every topic"
+            note(f"recording {wanted} (joined the bus {where}) to {file}; Ctrl-C stops")
         deadline = None if duration is None else time.monotonic() + duration
         warn_at: float | None = time.monotonic() + NO_TOPIC_WARNING_S
         last = recorder.stats()
