@@ -93,7 +93,7 @@ def test_open_by_url_gives_the_bundled_arm() -> None:
         ("sim://arm6?realtime=maybe", "realtime"),
         ("sim://arm6?noise=2", "noise"),
         ("sim://arm6?seed=x", "seed"),
-        ("sim://arm6/left", "path"),
+        ("sim://arm6/left", "no robot file 'arm6/left'"),
         ("arm6", "no scheme"),
     ],
 )
