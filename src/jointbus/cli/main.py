@@ -40,6 +40,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "control": ("jointbus.cli.launch", "control"),
     "estop": ("jointbus.cli.launch", "estop"),
     "mode": ("jointbus.cli.launch", "mode"),
+    "can-twin": ("jointbus.cli.can_twin", "can_twin"),
 }
 
 

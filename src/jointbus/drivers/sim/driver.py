@@ -560,13 +560,16 @@ class SimActuatorArray(ActuatorArray):
         with self._state_lock:
             return self._model.braked.copy()
 
-    def _wait_tick(self) -> float:
+    def _wait_clock(self) -> float:
+        """Real time: the wall clock; stepping mode: simulated time."""
+        return super()._wait_clock() if self._thread is not None else self.time
+
+    def _wait_tick(self) -> None:
         """Real time: sleep; stepping mode: advance the simulation one control step."""
         if self._thread is not None:
-            return super()._wait_tick()
-        period = self._sim.control_period
-        self.step(period)
-        return period
+            super()._wait_tick()
+        else:
+            self.step(self._sim.control_period)
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_thread()
