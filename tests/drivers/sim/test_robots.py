@@ -149,5 +149,5 @@ def test_a_robot_without_a_finite_range_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_unknown_bundled_name_lists_names_and_files() -> None:
-    with pytest.raises(DriverURLError, match="available: arm6, hb50, or a robot file"):
+    with pytest.raises(DriverURLError, match="available: arm6, hb50, rover, or a robot file"):
         drivers.open("sim://arm7")

@@ -652,7 +652,7 @@ def _float_option(url: DriverURL, key: str, default: float) -> float:
         ) from None
 
 
-def open_sim(url: DriverURL) -> SimActuatorArray:
+def open_sim(url: DriverURL) -> ActuatorArray:
     """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
 
     ``<robot>`` is a bundled robot (``arm6``, ``hb50``) or a robot file: a path ending in
@@ -663,7 +663,8 @@ def open_sim(url: DriverURL) -> SimActuatorArray:
     default 2000); ``noise=false`` removes sensor noise. Unknown robots and options are a
     :class:`~jointbus.drivers.errors.DriverURLError`; a robot file that is missing or cannot
     describe an actuator array a :class:`~jointbus.drivers.errors.DriverFileError` naming the
-    file (and the key and value at fault).
+    file (and the key and value at fault). ``sim://rover`` is the mobile base of
+    :mod:`jointbus.drivers.sim.rover` (its own simulator; no options).
     """
     from jointbus.drivers.sim.robots import (
         ROBOT_FILE_SUFFIXES,
@@ -673,13 +674,17 @@ def open_sim(url: DriverURL) -> SimActuatorArray:
         sim_robots,
     )
 
+    if url.host == "rover" and not url.path:  # a mobile base: its own simulator
+        from jointbus.drivers.sim.rover import open_rover
+
+        return open_rover(url)
     url.unknown_options(_URL_OPTIONS)
     location = _robot_location(url)
     is_file = "/" in location or location.lower().endswith(ROBOT_FILE_SUFFIXES)
     if not is_file and location not in sim_robots():
         raise DriverURLError(
             f"driver URL {url.text!r}: no simulated robot {location!r}; available: "
-            + ", ".join(sim_robots())
+            + ", ".join(sorted((*sim_robots(), "rover")))
             + ", or a robot file (sim://path/to/robot.yaml, .urdf)"
         )
     seed_text = url.option("seed")
