@@ -17,7 +17,8 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
   ±1 mrad/s so that a reference at rest gets none), as a drive that knows
   its own motor would. On power-on every joint holds where it is.
 - *current* — ``current`` commands: kp = kd = 0, τ = k_t · I.
-- *impedance* — Honey Badger's JointCommand, passed to the drive as it is.
+- *impedance* — Honey Badger's JointCommand, passed to the drive as it is, except that a joint
+  whose ``brake`` the command sets gets no drive torque (the brake holds it).
 
 **Time.** The control step (:attr:`SimArrayConfig.control_period`, 2 ms: profile sampling and
 the command to the drive) is subdivided by the physics at ``rate`` Hz (≥ 2 kHz). The targets are
@@ -607,15 +608,19 @@ class SimActuatorArray(ActuatorArray):
             self._cmd_tau[indices] = self._kt[indices] * currents
 
     def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        """Apply the targets; a joint the command brakes gets no drive torque (kp = kd = τ = 0),
+        as a servo drive switches its stage off behind an engaged brake: it neither heats
+        fighting the brake nor winds up toward a target it would jump to on release."""
         self._check_thread()
         with self._state_lock:
             self._model.set_brakes(targets.brake)
             self._moves.mode[:] = MODE_IMPEDANCE
-            self._cmd_kp[:] = targets.kp
-            self._cmd_kd[:] = targets.kd
+            driven = ~targets.brake
+            self._cmd_kp[:] = targets.kp * driven
+            self._cmd_kd[:] = targets.kd * driven
             self._cmd_p[:] = targets.position
             self._cmd_v[:] = targets.velocity
-            self._cmd_tau[:] = targets.torque
+            self._cmd_tau[:] = targets.torque * driven
 
     def _close(self) -> None:
         self._stop.set()
