@@ -34,8 +34,9 @@ from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.hb50 import Status
 from jointbus.tools.bag_reader import open_bag
 
-#: Commands that never join the bus: they read files or print the version.
-OFFLINE_COMMANDS = frozenset({"info", "plot", "version"})
+#: Commands that never join the jointbus bus: they read files, print the version, or speak CAN
+#: only (``can-twin``). A new command must be added here or take the shared options.
+OFFLINE_COMMANDS = frozenset({"info", "plot", "version", "can-twin"})
 
 
 def _leaf_commands() -> list[tuple[str, Any]]:
