@@ -342,6 +342,23 @@ def test_echo_qos_is_served_by_every_publisher() -> None:
     assert not unknown.reliable and not unknown.transient_local
 
 
+def test_unchecked_content_is_built_as_the_plain_wire_record() -> None:
+    from jointbus.cli.topic import raw_record_type
+    from jointbus.cli.values import build_message
+    from jointbus.messages import jointbus_msgs
+
+    typed = resolve_type("jointbus_msgs/msg/JointState")
+    raw = raw_record_type(typed)
+    assert raw.facing is raw.wire is jointbus_msgs.JointState
+    assert raw_record_type(resolve_type("hb50_commons/msg/Status")).wire is Status
+    # a NaN position the typed class refuses, as bytes a receiver must refuse
+    bad = build_message(
+        raw.wire, {"name": ["hip"], "kind": [0], "position": [float("nan")]}, unchecked=True
+    )
+    with pytest.raises(ValueError, match="position"):
+        JointState.from_cdr(bad.to_cdr())
+
+
 def test_typed_types_travel_as_themselves_or_as_their_wire_record() -> None:
     typed = resolve_type("jointbus_msgs/msg/JointState")
     assert typed.facing is typed.wire is JointState  # a Message: published as itself
