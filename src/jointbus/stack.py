@@ -53,7 +53,9 @@ is restored when the last such stack stops.
 ``robot_state_10hz`` and ``bridge_state_10hz``), base height (estimated, and the simulator's
 ground truth when the simulator is in this process), message rates, the bridge loop's timing
 (its own statistics, or ``/hb50/diagnostics`` when the bridge runs elsewhere) and the process's
-CPU use. A stack that runs the control node without the bridge watches the bridge's liveliness
+CPU use. :meth:`Stack.take_reports` hands out the reports of ``/hb50/status`` received since the
+last call (the demo prints the WARN / ERROR / STALE ones, so a rejected command shows on its
+console). A stack that runs the control node without the bridge watches the bridge's liveliness
 (a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
@@ -69,6 +71,7 @@ import math
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -77,7 +80,7 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConf
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState
+from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState, Status
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
@@ -124,6 +127,8 @@ BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 BRIDGE_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
 BRIDGE_LOST: Final = "lost"
+#: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
+_REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
 _START_POLL_S: Final = 0.01
 #: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
@@ -380,6 +385,7 @@ class Stack:
         self._diagnostics = _Latest(
             lambda d: d.node == BridgeConfig().node_name and d.loop == "bridge"
         )
+        self._reports: deque[Status] = deque(maxlen=_REPORTS_KEPT)
         self._data_rate = _Rate()
         self._command_rate = _Rate()
         self._command_pub: Publisher[String] | None = None
@@ -461,6 +467,16 @@ class Stack:
         sub("bridge_data", BridgeData, self._data, MAB_RT)
         sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
         sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
+        self._subscribers.append(
+            bus.subscribe(
+                self._topic("status"),
+                Status,
+                self._reports.append,
+                RELIABLE.with_(depth=_REPORTS_KEPT),
+                realtime=True,
+                node=_OBSERVER,
+            )
+        )
         if "bridge" not in self.nodes:
             sub("diagnostics", LoopDiagnostics, self._diagnostics, RELIABLE)
 
@@ -690,6 +706,18 @@ class Stack:
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
         )
+
+    def take_reports(self) -> list[Status]:
+        """The ``/hb50/status`` reports received since the last call, oldest first (at most
+        the newest 256); any thread."""
+        reports = self._reports
+        taken: list[Status] = []
+        while reports:
+            try:
+                taken.append(reports.popleft())
+            except IndexError:  # pragma: no cover - emptied by another caller meanwhile
+                break
+        return taken
 
     def _bridge_lost(self, now: float) -> bool:
         """True when the bridge runs elsewhere and is gone: STALE by its liveliness, or its
