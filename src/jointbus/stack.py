@@ -209,10 +209,13 @@ class StackSummary:
     ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
     simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
     ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
-    when only it runs here). ``loop_*``: the bridge loop's measured rate and wake-up lateness (s)
-    over its statistics window, ``overruns`` cycles late by a period or more. ``cpu_fraction``:
-    CPU time of this process over wall time since start, in cores; ``simulator_cpu_fraction`` the
-    part spent in the simulator's physics.
+    when only it runs here). ``loop_rate_hz``: the rate the bridge loop *achieved* over its
+    statistics window (cycles run per second — not the median period, which stays at 2 ms while
+    cycles are dropped), ``skipped_fraction`` the share of its due cycles it dropped (0–1),
+    ``lateness_*`` per due cycle, dropped ones included (s; see
+    :mod:`jointbus.runtime.loop_stats`), ``overruns`` cycles late by a period or more.
+    ``cpu_fraction``: CPU time of this process over wall time since start, in cores;
+    ``simulator_cpu_fraction`` the part spent in the simulator's physics.
     """
 
     elapsed_s: float
@@ -233,6 +236,7 @@ class StackSummary:
     lateness_p99_s: float
     lateness_max_s: float
     overruns: int
+    skipped_fraction: float
     cpu_fraction: float
     simulator_cpu_fraction: float
 
@@ -259,6 +263,7 @@ class StackSummary:
             f"bridge_data={_fmt(self.bridge_data_hz, 0)}Hz",
             f"commands={_fmt(self.command_hz, 0)}Hz",
             f"loop={_fmt(self.loop_rate_hz, 0)}Hz",
+            f"skipped={_fmt(self.skipped_fraction * 100, 1)}%",
             f"late_p99={_fmt(self.lateness_p99_s * 1e6, 0)}us",
             f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
         ]
@@ -703,6 +708,7 @@ class Stack:
             lateness_p99_s=loop[2],
             lateness_max_s=loop[3],
             overruns=int(loop[4]),
+            skipped_fraction=loop[5],
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
         )
@@ -731,19 +737,33 @@ class Stack:
         at = self._bridge_state.at
         return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
 
-    def _loop_timing(self) -> tuple[float, float, float, float, int]:
+    def _loop_timing(self) -> tuple[float, float, float, float, int, float]:
+        """The bridge loop's achieved rate, lateness p50 / p99 / max, overruns and skipped
+        fraction: from its own statistics here, else from its ``/hb50/diagnostics``."""
         bridge = self.bridge
         if bridge is not None:
             loops = bridge.rate_loops
             if "bridge" in loops:
                 s = loops["bridge"].stats()
-                rate = 1.0 / s.period_p50_s if s.period_p50_s > 0 else _NAN
-                return rate, s.lateness_p50_s, s.lateness_p99_s, s.lateness_max_s, s.overruns
+                return (
+                    s.achieved_rate_hz,
+                    s.lateness_p50_s,
+                    s.lateness_p99_s,
+                    s.lateness_max_s,
+                    s.overruns,
+                    s.skipped_fraction,
+                )
         d: LoopDiagnostics | None = self._diagnostics.message
         if d is None:
-            return _NAN, _NAN, _NAN, _NAN, 0
-        rate = 1.0 / d.period_p50_s if d.period_p50_s > 0 else _NAN
-        return rate, d.lateness_p50_s, d.lateness_p99_s, d.lateness_max_s, d.overruns
+            return _NAN, _NAN, _NAN, _NAN, 0, _NAN
+        return (
+            d.achieved_rate_hz,
+            d.lateness_p50_s,
+            d.lateness_p99_s,
+            d.lateness_max_s,
+            d.overruns,
+            d.skipped_fraction,
+        )
 
     def run(
         self,

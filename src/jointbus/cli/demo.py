@@ -88,7 +88,8 @@ def final_line(summary: StackSummary) -> str:
     if summary.estop:
         parts.append(f"e-stop latched ({summary.estop}),")
     parts.append(
-        f"bridge loop {_fmt(summary.loop_rate_hz)} Hz lateness p99 "
+        f"bridge loop {_fmt(summary.loop_rate_hz)} Hz achieved "
+        f"({_fmt(summary.skipped_fraction, 100, 1)} % of cycles skipped) lateness p99 "
         f"{_fmt(summary.lateness_p99_s, 1e6)} us,"
     )
     cpu = f"CPU {_fmt(summary.cpu_fraction, 100)} % of one core"
@@ -134,7 +135,8 @@ def summary_table(summary: StackSummary) -> RenderableType:
         head.append(f"  E-STOP: {summary.estop}", style="bold red")
     rates = Text(
         f"bridge_data {_fmt(summary.bridge_data_hz)} Hz  commands {_fmt(summary.command_hz)} Hz  "
-        f"loop {_fmt(summary.loop_rate_hz)} Hz  lateness p50/p99/max "
+        f"loop {_fmt(summary.loop_rate_hz)} Hz (skipped {_fmt(summary.skipped_fraction, 100, 1)} %)"
+        f"  lateness p50/p99/max "
         f"{_fmt(summary.lateness_p50_s, 1e6)}/{_fmt(summary.lateness_p99_s, 1e6)}/"
         f"{_fmt(summary.lateness_max_s, 1e6)} us  overruns {summary.overruns}  "
         f"CPU {_fmt(summary.cpu_fraction, 100)} %  t={summary.elapsed_s:.0f} s",
