@@ -33,8 +33,10 @@ bridge's own thread: the physics stands in for hardware that moves between two r
 reads what the previous command did, and no third thread competes with the bridge for the
 interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
 CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
-cost of the stand-in, not of jointbus. A real-time ``sim://...?realtime=true`` or a hardware URL
-is not stepped.
+cost of the stand-in, not of jointbus. After each step of a MuJoCo simulator the stack
+publishes its true base pose and twist on ``/<ns>/sim/ground_truth``
+(:mod:`jointbus.nodes.ground_truth`, ``nav_msgs/msg/Odometry``, 500 Hz, its cost counted with
+the physics). A real-time ``sim://...?realtime=true`` or a hardware URL is not stepped.
 
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
 default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
@@ -488,6 +490,8 @@ class Stack:
     def _open_bridge(self, bus: Bus) -> BridgeNode:
         from jointbus import drivers
         from jointbus.drivers.sim.driver import SimActuatorArray
+        from jointbus.drivers.sim.robots import MujocoSimArray
+        from jointbus.nodes.ground_truth import GroundTruthPublisher
 
         array = drivers.open(self.url)
         try:
@@ -503,8 +507,15 @@ class Stack:
         except BaseException:
             array.close()
             raise
+        ground_truth: GroundTruthPublisher | None = None
         if isinstance(array, SimActuatorArray) and not array.realtime:
             self._stepped = array
+            if isinstance(array, MujocoSimArray):
+                world = array.world
+                epoch_ns = time.time_ns() - round(world.time * 1e9)
+                ground_truth = GroundTruthPublisher(
+                    bus, world, namespace=self.namespace, epoch_ns=epoch_ns
+                )
         period = 1.0 / bridge.config.rate_hz
 
         def body(_cycle: CycleInfo) -> None:
@@ -512,6 +523,8 @@ class Stack:
             if sim is not None:
                 t0 = time.thread_time_ns()
                 sim.step(period)
+                if ground_truth is not None:
+                    ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
             bridge.cycle(bridge.clock())
 
