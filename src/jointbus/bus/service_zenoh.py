@@ -42,7 +42,7 @@ from urllib.parse import quote, unquote
 
 import zenoh
 
-from jointbus.bus.names import META_PREFIX, validate_topic_name
+from jointbus.bus.names import validate_topic_name
 from jointbus.bus.service import RespT, ServiceInfo
 from jointbus.bus.service_errors import (
     ServiceError,
@@ -70,8 +70,9 @@ _LOG = logging.getLogger("jointbus.bus.service")
 
 #: Prefix of every service's queryable key.
 SERVICE_DATA_PREFIX: Final = "jbsrv"
-#: Prefix of the servers' liveliness tokens.
-SERVICE_TOKEN_PREFIX: Final = f"{META_PREFIX}/srv"
+#: Prefix of the servers' liveliness tokens (a Zenoh verbatim chunk, so ``**`` never matches it;
+#: rmw_zenoh's service keys and ``SS``/``SC`` graph tokens replace both prefixes later).
+SERVICE_TOKEN_PREFIX: Final = "@jointbus/srv"
 _REFUSED: Final = b"jointbus-refused\n"
 _WRONG_TYPE: Final = b"jointbus-type\n"
 
