@@ -24,7 +24,8 @@ import pytest
 import zenoh
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
-from jointbus.bus.names import topic_to_key
+from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
@@ -566,22 +567,24 @@ CRAFTED = [  # what is wrong, the field and joint index the report must name, th
 def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> None:
     """Issue 11, item 10: NaN, a negative gain and a short array used to come out as a WARN
     "malformed payload ... from gid ..." without the source (the wire rules refuse them at
-    decode), limits and name order as an ERROR naming it. Now each crafted sample, put on the
-    joint_command key by a plain Zenoh session, is exactly one ERROR naming the source node, the
-    joint (name and index), the field and the value — and none moves the robot."""
+    decode), limits and name order as an ERROR naming it. Now each crafted sample is exactly one
+    ERROR naming the source node, the joint (name and index), the field and the value — and none
+    moves the robot. The bytes are
+    put on the topic's data key by a raw Zenoh publisher (no jointbus attachment, no checks)."""
     port = free_port()
     rig = Rig(bus=Bus(name="bridge", zenoh=ZenohConfig(hub_port=port)))
-    config = zenoh.Config()
-    for key, value in ZenohConfig.loopback(None, (port,)).json5_items(
-        ("tcp/127.0.0.1:0",), (f"tcp/127.0.0.1:{port}",)
-    ):
-        config.insert_json5(key, value)
-    session = zenoh.open(config)
+    rogue = Bus(name="rogue", zenoh=ZenohConfig.loopback(None, (port,)))
     try:
-        pub = session.declare_publisher(
-            topic_to_key("/hb50/joint_command"), reliability=zenoh.Reliability.RELIABLE
+        transport = rogue.zenoh
+        assert transport is not None
+        key = data_key(
+            transport.domain_id,
+            "/hb50/joint_command",
+            JointCommand.TYPE_NAME,
+            type_hash_of(JointCommand),
         )
-        assert wait_until(lambda: pub.matching_status.matching, 10.0)
+        pub = transport.session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
+        assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
         for _, fields, *_rest in CRAFTED:
@@ -604,7 +607,7 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
             "control_node"
         )
     finally:
-        session.close()  # type: ignore[no-untyped-call]
+        rogue.close()
         rig.close()
 
 
