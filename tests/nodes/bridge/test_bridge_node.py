@@ -644,6 +644,17 @@ def test_bridge_state_reports_the_achieved_publish_rate_and_skipped_cycles(rig: 
     assert _parse_publish(_publish_string(rig.states[-1]))[:2] == (500.0, 0)
 
 
+def test_an_inactive_spell_is_not_counted_as_skipped_cycles(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(1.2, every_cycle(cmd))
+    rig.node.deactivate()
+    rig.clock.now += 3_000_000_000  # 3 s without cycles: the node was told to stop
+    rig.node.activate()
+    rig.run(1.2, every_cycle(cmd))
+    rate, skipped, slots = _parse_publish(_publish_string(rig.states[-1]))
+    assert (rate, skipped, slots) == (500.0, 0, 500)
+
+
 def _parse_publish(text: str) -> tuple[float, int, int]:
     """``publish: 417 Hz, 83 of 500 cycles skipped in the last 1.0 s`` → (417.0, 83, 500)."""
     words = text.split()

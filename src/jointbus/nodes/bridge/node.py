@@ -631,6 +631,7 @@ class BridgeNode(Node):
     # ---- lifecycle hooks ---------------------------------------------------------------------
 
     def on_activate(self) -> None:
+        self._window_start_ns = None  # an inactive spell is not a run of skipped cycles
         try:
             self._brakes_supported = Capability.BRAKES in self.array.capabilities()
         except DriverError as exc:
