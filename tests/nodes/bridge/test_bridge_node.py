@@ -661,6 +661,7 @@ def _parse_publish(text: str) -> tuple[float, int, int]:
     return float(words[1]), int(words[3]), int(words[5])
 
 
+@pytest.mark.long  # real time: 2.5 s of the bridge's own 500 Hz loop
 def test_reported_rate_and_skips_match_the_published_stamps_under_an_injected_stall() -> None:
     """The bridge's real rate loop, with a body that stalls 9 ms every 25th cycle (a slow driver
     read, as on a loaded host): what the bridge and its loop statistics report must be what a
