@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
 from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
@@ -569,8 +569,8 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
     "malformed payload ... from gid ..." without the source (the wire rules refuse them at
     decode), limits and name order as an ERROR naming it. Now each crafted sample is exactly one
     ERROR naming the source node, the joint (name and index), the field and the value — and none
-    moves the robot. The bytes are
-    put on the topic's data key by a raw Zenoh publisher (no jointbus attachment, no checks)."""
+    moves the robot. The bytes are put on the topic's rmw_zenoh data key by a raw Zenoh publisher
+    with rmw_zenoh's attachment, as a ROS 2 publisher sends them (no jointbus checks)."""
     port = free_port()
     rig = Rig(bus=Bus(name="bridge", zenoh=ZenohConfig(hub_port=port)))
     rogue = Bus(name="rogue", zenoh=ZenohConfig.loopback(None, (port,)))
@@ -587,8 +587,9 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
         assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
-        for _, fields, *_rest in CRAFTED:
-            pub.put(_crafted(**fields))
+        for seq, (_, fields, *_rest) in enumerate(CRAFTED, start=1):
+            # as a ROS 2 publisher sends it: rmw_zenoh's attachment (sequence, time, GID)
+            pub.put(_crafted(**fields), attachment=attachment.pack(seq, time.time_ns(), b"r" * 16))
             assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
             rig.run(0.02, every_cycle(hold(HOME)))
         reports = rig.reports()
