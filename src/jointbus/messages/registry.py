@@ -99,7 +99,7 @@ def _bundled_types() -> list[type[Any]]:
         std_msgs,
         tf2_msgs,
     )
-    from jointbus.messages.actarray import commands, data, geometry, requests
+    from jointbus.messages.actarray import commands, data, description, geometry, reply, requests
     from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state, status
 
     # Wire records first, so the Python-facing classes of the same name replace them.
@@ -123,6 +123,8 @@ def _bundled_types() -> list[type[Any]]:
         geometry,
         requests,
         commands,
+        reply,
+        description,
         joint_state,
     ]
     found: list[type[Any]] = []

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from jointbus.bus import BusError, EndpointInfo
-from jointbus.bus.discovery import ENDPOINT_PREFIX
+from jointbus.bus.ros_graph import ADMIN_SPACE
 from jointbus.messages.hb50 import Level, Status
 from jointbus.runtime.heartbeat import HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN
 from jointbus.runtime.node import Node, NodeSubscription
@@ -257,7 +257,7 @@ class LivelinessMonitor:
             self._on_token(info.node, info.gid, sample.kind != delete)
 
         self._token_sub = transport.session.liveliness().declare_subscriber(
-            f"{ENDPOINT_PREFIX}/pub/**", on_token, history=True
+            f"{ADMIN_SPACE}/{transport.domain_id}/*/*/*/MP/**", on_token, history=True
         )
 
     def _on_token(self, name: str, gid: int, alive: bool) -> None:

@@ -16,6 +16,9 @@ What every node does, whatever the user adds (the seed's rules):
   (:class:`~jointbus.runtime.diagnostics.LoopDiagnostics`); :meth:`Node.loop_stats` reads it
   locally.
 
+Services: :meth:`Node.create_service` / :meth:`Node.create_client` (request/reply, relative names
+under the namespace); a refused request is reported on the status topic.
+
 Threads: one timer thread per node (all its timers, see :mod:`jointbus.runtime.timer`), one
 callback thread per node (a bus :class:`~jointbus.bus.Dispatcher`, so a slow callback of one node
 does not delay another's), and one thread per rate loop.
@@ -60,11 +63,14 @@ from jointbus.bus import (
     PublisherStats,
     QosEvent,
     QosProfile,
+    ServiceClient,
+    ServiceServer,
     Subscriber,
     SubscriberStats,
     validate_topic_name,
 )
 from jointbus.bus.endpoint import EventCallback, MsgT
+from jointbus.bus.service import ReqT, RespT
 from jointbus.messages.hb50 import Level, Status
 from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
 from jointbus.runtime.heartbeat import DEFAULT_HEARTBEAT_PERIOD_S, HEARTBEAT_QOS, Heartbeat
@@ -103,6 +109,7 @@ _NODE_INSTANCE_ATTRIBUTES: Final = frozenset(
         "_subscriptions",
         "_timer_list",
         "_loops",
+        "_servers",
         "_internal",
         "_diagnostics",
         "_closed",
@@ -341,19 +348,19 @@ class NodeRateLoop:
 class Node:
     """A named node on ``bus``; see the module docstring. ``name`` is a ROS 2 node name.
 
-    **Reserved names.** A subclass adds its own attributes and overrides the hooks
-    ``on_configure``, ``on_activate``, ``on_deactivate`` and ``on_shutdown``; every other name the
-    node uses is reserved (:data:`RESERVED_NODE_NAMES`): its methods and properties (``start``,
-    ``configure``, ``activate``, ``deactivate``, ``shutdown``, ``close``, ``topic``, ``clock``,
-    ``report``, ``create_publisher``, ``create_subscription``, ``create_timer``,
-    ``create_rate_loop``, ``loop_stats``, ``publish_diagnostics``, ``rate_loops``, ``state``,
-    ``active``, ``timers``, ``dispatcher``, ``status_topic``, ``heartbeat_topic``,
+    **Reserved names.** A subclass adds its own attributes and overrides the hooks ``on_configure``,
+    ``on_activate``, ``on_deactivate`` and ``on_shutdown``; every other name the node uses is
+    reserved (:data:`RESERVED_NODE_NAMES`): its methods and properties (``start``, ``configure``,
+    ``activate``, ``deactivate``, ``shutdown``, ``close``, ``topic``, ``clock``, ``report``,
+    ``create_publisher``, ``create_subscription``, ``create_timer``, ``create_rate_loop``,
+    ``create_service``, ``create_client``, ``loop_stats``, ``publish_diagnostics``, ``rate_loops``,
+    ``state``, ``active``, ``timers``, ``dispatcher``, ``status_topic``, ``heartbeat_topic``,
     ``diagnostics_topic``), the attributes it sets (``name``, ``bus``, ``namespace``,
     ``diagnostics_period_s``, ``status_publisher``, ``reporter``, ``heartbeat``) and its private
-    ``_``-names. Defining one in a subclass raises :class:`NodeReservedNameError` when the class
-    is created; assigning one (``self.start = pose``) raises it at the assignment and changes
-    nothing. Why: a stored ``self.start`` used to replace ``Node.start()`` silently and fail much
-    later as ``'NoneType' object is not callable``.
+    ``_``-names. Defining one in a subclass raises :class:`NodeReservedNameError` when the class is
+    created; assigning one (``self.start = pose``) raises it at the assignment and changes nothing.
+    Why: a stored ``self.start`` used to replace ``Node.start()`` silently and fail much later as
+    ``'NoneType' object is not callable``.
 
     ``namespace`` prefixes the node's standard topics (``/<namespace>/heartbeat``, ``status``,
     ``diagnostics``) and its relative topic names; ``heartbeat_period_s`` and
@@ -428,6 +435,7 @@ class Node:
         self._subscriptions: list[NodeSubscription[Any]] = []
         self._timer_list: list[Timer] = []
         self._loops: dict[str, NodeRateLoop] = {}
+        self._servers: list[ServiceServer[Any, Any]] = []
         self._internal: list[Publisher[Any]] = []
         self._diagnostics: Publisher[LoopDiagnostics] | None = None
         self._closed = False
@@ -629,6 +637,9 @@ class Node:
             timers = list(self._timer_list)
             publishers = list(self._publishers)
             subscriptions = list(self._subscriptions)
+            servers = list(self._servers)
+        for server in servers:
+            server.close()
         for loop in loops:
             loop.stop()
         for timer in timers:
@@ -733,6 +744,45 @@ class Node:
             handle._enabled = not managed or self._endpoints_on or callback is None
             self._subscriptions.append(handle)
         return handle
+
+    def create_service(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        handler: Callable[[ReqT], RespT],
+    ) -> ServiceServer[ReqT, RespT]:
+        """Serve ``name`` (relative names go under the namespace) with ``handler``; see
+        :meth:`jointbus.bus.Bus.serve`. Refused requests are reported on the status topic (WARN);
+        the server is closed at shutdown."""
+        self._check_open("create a service")
+
+        def refused(service: str, reason: str) -> None:
+            self.report(Level.WARN, f"service {service}: refused: {reason}", key=service)
+
+        server = self.bus.serve(
+            self.topic(name),
+            request_type,
+            response_type,
+            handler,
+            node=self.name,
+            on_refused=refused,
+        )
+        with self._lock:
+            self._servers.append(server)
+        return server
+
+    def create_client(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        *,
+        timeout_s: float = 1.0,
+    ) -> ServiceClient[ReqT, RespT]:
+        """A client of service ``name`` (relative names go under the namespace)."""
+        self._check_open("create a client")
+        return self.bus.client(self.topic(name), request_type, response_type, timeout_s=timeout_s)
 
     def create_timer(
         self,
