@@ -14,6 +14,7 @@ Two views of the same bound:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
@@ -46,7 +47,8 @@ class _Clock:
 @pytest.mark.parametrize("watchdog_s", [0.05, WATCHDOG_S, 0.5])
 def test_the_first_cycle_after_the_watchdog_time_is_safe(watchdog_s: float) -> None:
     clock = _Clock()
-    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+    start = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+    sim = SimActuatorArray(dataclasses.replace(start, initial_positions=tuple(HOME)))
     bus = Bus()
     timers = TimerThread("watchdog-fault-timers", clock=clock, threaded=False)
     bridge = BridgeNode(

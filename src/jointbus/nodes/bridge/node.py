@@ -116,6 +116,7 @@ from jointbus.model.robot import RobotModel
 from jointbus.nodes.bridge.arbiter import Arbiter
 from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.bridge.estop import EStopLatch
+from jointbus.nodes.bridge.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
 from jointbus.runtime.node import Node
@@ -186,7 +187,9 @@ class BridgeConfig:
 
     ``allowed_sources``: when set, only these command sources are accepted (the default source
     must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad); ``hold_kp`` /
-    ``hold_kd`` the gains of the hold after a reset or drive-on; ``kp_max`` / ``kd_max`` bound
+    ``hold_kd`` the gains of the hold after a reset or drive-on; ``reentry_speed`` (rad/s),
+    ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape the first commands after
+    the drives stopped following commands (:mod:`.reentry`); ``kp_max`` / ``kd_max`` bound
     command gains. ``power_on_start``: switch the drives on (holding the measured position) when
     the node is activated. ``parameters``: declarations of the bridge's live parameters (names
     from :data:`BRIDGE_PARAMETERS`; :meth:`from_model` takes the robot file's); each starts at
@@ -206,6 +209,9 @@ class BridgeConfig:
     safe_kd: float = 3.0
     hold_kp: float = 80.0
     hold_kd: float = 3.0
+    reentry_speed: float = 1.0
+    reentry_gain_time: float = 0.2
+    reentry_tolerance: float = 0.1
     kp_max: float = 500.0
     kd_max: float = 50.0
     thermal_warn_c: float = 80.0
@@ -232,6 +238,12 @@ class BridgeConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"BridgeConfig.{name} = {value}; expected a finite gain ≥ 0")
+        try:
+            ReentryRamp.check_settings(
+                self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
+            )
+        except ValueError as exc:
+            raise ValueError(f"BridgeConfig.{exc}") from None
         if self.allowed_sources is not None:
             allowed = tuple(self.allowed_sources)
             object.__setattr__(self, "allowed_sources", allowed)
@@ -384,6 +396,18 @@ class BridgeNode(Node):
             hysteresis_c=cfg.thermal_hysteresis_c,
         )
         self._safe = safe_command(names, cfg.safe_kd, self._has_brake, source_node=cfg.node_name)
+        self.reentry = ReentryRamp(
+            names,
+            [s.velocity_max for s in limits_cfg],
+            speed=cfg.reentry_speed,
+            gain_time=cfg.reentry_gain_time,
+            tolerance=cfg.reentry_tolerance,
+            period=1.0 / cfg.rate_hz,
+            source_node=cfg.node_name,
+        )
+        """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
+        self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
+        self._hold_cause = "start"
         self._hold_cmd: JointCommand | None = None
         self._command: JointCommand | None = None
         self._commands: deque[tuple[int, JointCommand]] = deque(maxlen=_QUEUE_DEPTH)
@@ -583,21 +607,72 @@ class BridgeNode(Node):
         self._take_thermal(reading)
         self._take_joint_commands()
         self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
+        new_owner = ""
         for change in self.arbiter.take_events():
             self._event(Level.OK, "owner", change.describe())
+            new_owner = change.new
+        previous = self._mode
         mode = self._decide(reading, now_ns)
         for event in self.watchdog.take_events():
             self._event(Level.WARN, "watchdog", event.describe())
+        self._begin_reentry(previous, mode, new_owner, reading)
         self._mode = mode
+        command = None
+        if mode is BridgeMode.RUN and self._command is not None:
+            command = self._shaped(self._command, reading)
         self._publish(reading, now_ns)
         if mode is BridgeMode.HOLD:
             self._write(self.thermal.derate(self._hold()), "hold")
         elif mode is BridgeMode.SAFE:
             self._write(self.thermal.derate(self._safe), "safe")
-        elif mode is BridgeMode.RUN and self._command is not None:
-            self._write(self.thermal.derate(self._command), "command")
+        elif command is not None:
+            self._write(self.thermal.derate(command), "command")
         else:
             self.last_applied = None
+
+    def _begin_reentry(
+        self, previous: BridgeMode, mode: BridgeMode, new_owner: str, reading: JointReading
+    ) -> None:
+        """Start a re-entry from the measured pose when commands are applied again after the
+        drives did not follow them (hold, safe, off), or when another source took over."""
+        if mode is not BridgeMode.RUN:
+            if self.reentry.active:
+                self.reentry.cancel()
+            return
+        source = None
+        if previous is not BridgeMode.RUN:
+            cause = {
+                BridgeMode.HOLD: self._hold_cause,
+                BridgeMode.SAFE: "safe mode (no command for the watchdog time)",
+                BridgeMode.OFF: "drives off",
+                BridgeMode.ESTOP: "e-stop",
+            }[previous]
+        elif new_owner:
+            cause, source = f"owner change to {new_owner!r}", new_owner
+        else:
+            return
+        self.reentry.begin(self._clipped(reading.position), cause, source=source)
+        self._braked[:] = False
+
+    def _shaped(self, cmd: JointCommand, reading: JointReading) -> JointCommand:
+        """The owner's command as it is written this cycle: braked joints get no stiffness, no
+        target velocity and no torque (the brake holds them, the drive must not push against
+        it); a joint whose brake is released starts a re-entry from its measured position; the
+        re-entry ramp shapes the rest (:mod:`.reentry`)."""
+        brake = np.array(cmd.brake, dtype=np.bool_)
+        released = self._braked & ~brake
+        if released.any():
+            self.reentry.begin(self._clipped(reading.position), "brake release", released)
+        self._braked = brake
+        if brake.any():
+            cmd = _without_motion(cmd, brake)
+        shaped = self.reentry.shape(cmd)
+        for event in self.reentry.take_events():
+            if isinstance(event, ReentryEngaged):
+                self._event(Level.WARN, "reentry", event.describe())
+            else:
+                self._event(Level.OK, "reentry", event.describe())
+        return shaped
 
     def _decide(self, reading: JointReading, now_ns: int) -> BridgeMode:
         if self.estop.latched:
@@ -695,6 +770,7 @@ class BridgeNode(Node):
         if event is None:  # pragma: no cover - latched was checked above
             return
         self._hold_cmd = None
+        self._hold_cause = "e-stop reset"
         self._event(Level.OK, "estop", event.describe())
         if not self._power_off_requested:
             self._switch_on("reset")
@@ -726,6 +802,7 @@ class BridgeNode(Node):
             return
         self.estop.begin_hold(now_ns, measured.tolist())
         self._hold_cmd = None
+        self._hold_cause = f"drives on ({why})"
         self._command = None
         self._switch_on(why)
 
@@ -839,11 +916,14 @@ class BridgeNode(Node):
     def _status_strings(self) -> tuple[str, ...]:
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
-        key = (owner, self._mode, self.estop.reason, levels)
+        ramping = self._mode is BridgeMode.RUN and self.reentry.ramping
+        key = (owner, self._mode, self.estop.reason, levels, ramping)
         if key != self._state_key:
             strings = [f"owner: {owner}", f"mode: {self._mode.value}"]
             if self.estop.latched:
                 strings.append(f"estop: {self.estop.reason}")
+            if ramping:
+                strings.append("reentry: ramping from the measured pose")
             for index, level in enumerate(levels):
                 if level is not ThermalLevel.OK:
                     strings.append(f"thermal {level.name}: {self._names[index]} (index {index})")
@@ -864,3 +944,24 @@ class BridgeNode(Node):
         """One status event; distinct keys so consecutive events are never folded together."""
         self._event_seq += 1
         self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
+
+
+def _without_motion(cmd: JointCommand, braked: npt.NDArray[np.bool_]) -> JointCommand:
+    """``cmd`` with ``kp``, ``t_vel`` and ``t_trq`` zero on the ``braked`` joints (``kd`` kept:
+    damping only resists motion)."""
+    keep = ~braked
+    kp = np.where(keep, cmd.kp, 0.0)
+    velocity = np.where(keep, cmd.t_vel, 0.0)
+    torque = np.where(keep, cmd.t_trq, 0.0)
+    return JointCommand(
+        cmd.header,
+        cmd.source_node,
+        cmd.name,
+        tuple(kp.tolist()),
+        cmd.ki,
+        cmd.kd,
+        cmd.t_pos,
+        tuple(velocity.tolist()),
+        tuple(torque.tolist()),
+        cmd.brake,
+    )
