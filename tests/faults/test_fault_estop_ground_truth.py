@@ -34,7 +34,14 @@ from fault_support import wait_until
 
 from jointbus.bus import MAB_RT, RELIABLE
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
-from jointbus.messages.hb50 import BridgeData, Level, MotionMode, RobotState, Status
+from jointbus.messages.hb50 import (
+    BridgeData,
+    JointCommand,
+    Level,
+    MotionMode,
+    RobotState,
+    Status,
+)
 from jointbus.stack import Stack
 
 #: How far above the stand height the body may get while standing up again (m).
@@ -51,6 +58,11 @@ class Truth:
     modes: list[tuple[float, MotionMode]] = field(default_factory=list)
     statuses: list[Status] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def height(self) -> float:
+        """The newest ground-truth base height (m; NaN before the first sample)."""
+        with self.lock:
+            return self.rows[-1][1] if self.rows else math.nan
 
     def between(self, t0: float, t1: float) -> list[tuple[float, float, float, float, np.ndarray]]:
         with self.lock:
@@ -122,7 +134,7 @@ def test_estop_reset_in_the_default_flow_stands_the_robot_up_smoothly(
     # The control node follows the bridge: out of STAND, and RobotState says so.
     assert wait_until(lambda: control.motion.mode is MotionMode.DAMPING, 2.0)
     assert wait_until(lambda: truth.modes[-1][1] is MotionMode.DAMPING, 2.0), truth.modes
-    assert wait_until(lambda: truth.between(t_estop, time.monotonic())[-1][1] < 0.12, 5.0)
+    assert wait_until(lambda: truth.height() < 0.12, 5.0)
     time.sleep(0.5)  # lying on the floor
     fallen = truth.between(t_estop, time.monotonic())
     lowest = min(r[1] for r in fallen)
@@ -159,3 +171,56 @@ def test_estop_reset_in_the_default_flow_stands_the_robot_up_smoothly(
         s.status for s in truth.statuses if s.level == Level.ERROR and "control_node" in s.status
     ]
     assert not refused, refused
+
+
+def test_a_source_that_ignores_the_estop_is_ramped_to_by_the_bridge(
+    standing: tuple[Stack, Truth],
+) -> None:
+    """The bridge's own layer, whatever the source: a custom controller that takes over and keeps
+    sending the standing pose through the e-stop and the reset (it never looks at the robot)
+    gets its target *ramped to* from where the robot lies, at the re-entry speed."""
+    stack, truth = standing
+    bridge, control = stack.bridge, stack.control
+    assert bridge is not None and control is not None
+    q_stand = control.motion.q_stand.tolist()
+    names = stack.model.actuator_order
+    publisher = stack.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    stop = threading.Event()
+
+    def stubborn() -> None:
+        while not stop.is_set():
+            publisher.publish(JointCommand.hold(names, q_stand, 80.0, 3.0, source_node="stubborn"))
+            time.sleep(0.002)
+
+    sender = threading.Thread(target=stubborn, daemon=True)
+    sender.start()
+    try:
+        assert wait_until(lambda: bridge.owner == "stubborn", 5.0)
+        stack.hardware_command("estop")
+        assert wait_until(lambda: truth.height() < 0.12, 5.0)
+        time.sleep(0.5)
+        t_reset = time.monotonic()
+        stack.hardware_command("reset")
+        assert wait_until(lambda: bridge.reentry.ramping, 2.0)
+        assert wait_until(lambda: not bridge.reentry.ramping, 10.0)
+        time.sleep(0.5)
+        after = truth.between(t_reset, time.monotonic())
+    finally:
+        stop.set()
+        sender.join()
+        publisher.close()
+    heights = np.array([r[1] for r in after])
+    tilt = max(max(abs(r[2]), abs(r[3])) for r in after)
+    top_speed = float(np.array([r[4] for r in after]).max())
+    speed = bridge.config.reentry_speed
+    print(
+        f"\nFAULT e-stop reset under a source that ignores it (MuJoCo truth): body at most "
+        f"{heights.max():.3f} m, |roll|,|pitch| ≤ {tilt:.3f} rad, fastest joint "
+        f"{top_speed:.2f} rad/s (re-entry speed {speed:g} rad/s), standing at {heights[-1]:.3f} m"
+    )
+    assert bridge.owner == "control_node" or bridge.owner == "stubborn"
+    assert top_speed <= 2 * speed  # the joints follow the ramped target (24 rad/s before)
+    assert heights.max() <= control.motion.params.stand_height + HEIGHT_MARGIN_M
+    assert tilt <= TILT_MAX_RAD
+    assert heights[-1] == pytest.approx(0.33, abs=0.02)
+    assert any("re-entry after e-stop reset" in s.status for s in truth.statuses)
