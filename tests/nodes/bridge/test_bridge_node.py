@@ -24,7 +24,7 @@ from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.messages.std_msgs import String
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.nodes.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.runtime.timer import TimerThread
 
 STEP_NS = 2_000_000  # 500 Hz
@@ -312,7 +312,7 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     safe = rig.node.last_applied
     assert safe is not None
     assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
-    assert safe.kd == (3.0,) * 12
+    assert safe.kd == (SAFE_KD,) * 12  # the safe-mode damping, not the stand kd
     assert rig.states[-1].status[1] == "mode: safe"
     assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
     rig.run(0.02, every_cycle(cmd))

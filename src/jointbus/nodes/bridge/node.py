@@ -127,6 +127,7 @@ from jointbus.runtime.timer import TimerThread
 __all__ = [
     "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
+    "SAFE_KD",
     "BridgeConfig",
     "BridgeMode",
     "BridgeNode",
@@ -142,6 +143,14 @@ _QUEUE_DEPTH: Final = 256
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
 _NAN3: Final = (math.nan, math.nan, math.nan)
+#: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
+#: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
+#: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
+#: and 2.23 s at 6.0). Higher is slower but bounded by the drive: 4.5 · 2 ms / 0.0094 kg·m²
+#: (armature) = 0.96 < 1, so even a damping updated only at the 500 Hz bus rate does not
+#: overshoot; the 0.38 rad/s velocity noise becomes 1.7 N·m (1σ), 7 % of the 24 N·m limit; the
+#: largest torque while sinking was 9.1 N·m.
+SAFE_KD: Final = 4.5
 
 #: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
 _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
@@ -186,7 +195,8 @@ class BridgeConfig:
     """Settings of the bridge node (SI units). :meth:`from_model` takes the robot's parameters.
 
     ``allowed_sources``: when set, only these command sources are accepted (the default source
-    must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad); ``hold_kp`` /
+    must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad, :data:`SAFE_KD`, not
+    the robot's stand ``kd``: a damper needs more than a posture loop); ``hold_kp`` /
     ``hold_kd`` the gains of the hold after a reset or drive-on; ``reentry_speed`` (rad/s),
     ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape the first commands after
     the drives stopped following commands (:mod:`.reentry`); ``kp_max`` / ``kd_max`` bound
@@ -206,7 +216,7 @@ class BridgeConfig:
     arbitration_window_s: float = 0.5
     fallback_s: float = 0.1
     watchdog_s: float = 0.25
-    safe_kd: float = 3.0
+    safe_kd: float = SAFE_KD
     hold_kp: float = 80.0
     hold_kd: float = 3.0
     reentry_speed: float = 1.0
@@ -256,7 +266,8 @@ class BridgeConfig:
     @classmethod
     def from_model(cls, model: RobotModel, **overrides: object) -> BridgeConfig:
         """Defaults from ``model``'s parameters where it declares them (``watchdog_time``,
-        ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima), then
+        ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima — the
+        hold gains, not the safe-mode damping), then
         ``overrides``. The declarations of :data:`BRIDGE_PARAMETERS` the model has become the
         live :attr:`parameters`."""
         declared = {p.name: p for p in model.parameters}
@@ -276,7 +287,6 @@ class BridgeConfig:
         take("arbitration_threshold", "takeover_hz")
         take("kp", "hold_kp")
         take("kd", "hold_kd")
-        take("kd", "safe_kd")
         for parameter, field in (("kp", "kp_max"), ("kd", "kd_max")):
             spec = declared.get(parameter)
             if spec is not None and spec.max is not None:
