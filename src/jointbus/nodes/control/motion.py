@@ -277,7 +277,14 @@ _MODE_TYPE_GAIT = {
     MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.DAMPING: (MotionType.NONE, MotionGait.IDLE),
 }
-_MOVES: Final = (MotionMode.STAND_UP, MotionMode.STAND, MotionMode.SIT_DOWN)
+#: Modes that command a posture: left for DAMPING while the drives do not follow commands
+#: (LOCOMOTION too, for the walking controller that will set it: a gait is a posture in motion).
+_MOVES: Final = (
+    MotionMode.STAND_UP,
+    MotionMode.STAND,
+    MotionMode.SIT_DOWN,
+    MotionMode.LOCOMOTION,
+)
 
 
 class MotionController:
