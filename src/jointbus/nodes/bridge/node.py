@@ -417,6 +417,7 @@ class BridgeNode(Node):
         )
         """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
         self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
+        self._any_braked = False
         self._hold_cause = "start"
         self._hold_cmd: JointCommand | None = None
         self._command: JointCommand | None = None
@@ -663,19 +664,22 @@ class BridgeNode(Node):
             return
         self.reentry.begin(self._clipped(reading.position), cause, source=source)
         self._braked[:] = False
+        self._any_braked = False
 
     def _shaped(self, cmd: JointCommand, reading: JointReading) -> JointCommand:
         """The owner's command as it is written this cycle: braked joints get no stiffness, no
         target velocity and no torque (the brake holds them, the drive must not push against
         it); a joint whose brake is released starts a re-entry from its measured position; the
         re-entry ramp shapes the rest (:mod:`.reentry`)."""
-        brake = np.array(cmd.brake, dtype=np.bool_)
-        released = self._braked & ~brake
-        if released.any():
-            self.reentry.begin(self._clipped(reading.position), "brake release", released)
-        self._braked = brake
-        if brake.any():
-            cmd = _without_motion(cmd, brake)
+        if self._any_braked or True in cmd.brake:  # the common case costs one tuple scan
+            brake = np.array(cmd.brake, dtype=np.bool_)
+            released = self._braked & ~brake
+            if released.any():
+                self.reentry.begin(self._clipped(reading.position), "brake release", released)
+            self._braked = brake
+            self._any_braked = bool(brake.any())
+            if self._any_braked:
+                cmd = _without_motion(cmd, brake)
         shaped = self.reentry.shape(cmd)
         for event in self.reentry.take_events():
             if isinstance(event, ReentryEngaged):

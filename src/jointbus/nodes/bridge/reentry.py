@@ -111,6 +111,7 @@ class ReentryRamp:
     """
 
     __slots__ = (
+        "_active",
         "_cause",
         "_cycles",
         "_events",
@@ -120,6 +121,7 @@ class ReentryRamp:
         "_pending",
         "_ramp_cycles",
         "_ramped",
+        "_ramping",
         "_step",
         "gain_time",
         "names",
@@ -160,6 +162,8 @@ class ReentryRamp:
         self._guided: BoolArray = np.zeros(n, dtype=np.bool_)  # target still on its way
         self._ramped: FloatArray = np.zeros(n)  # cycles since a joint's guide began
         self._cycles = 0
+        self._active = False  # some joint pending or guided (kept as flags: asked every cycle)
+        self._ramping = False  # some joint guided
         self._cause = ""
         self._expect: str | None = None
         self._events: list[ReentryEvent] = []
@@ -178,12 +182,12 @@ class ReentryRamp:
     @property
     def active(self) -> bool:
         """True while some joint is begun or guided (its commands are being shaped)."""
-        return bool(self._pending.any() or self._guided.any())
+        return self._active
 
     @property
     def ramping(self) -> bool:
         """True while some joint's target or gains are being ramped."""
-        return bool(self._guided.any())
+        return self._ramping
 
     @property
     def guided(self) -> tuple[bool, ...]:
@@ -217,11 +221,14 @@ class ReentryRamp:
         self._expect = source
         self._pending |= mask
         self._guided &= ~mask
+        self._active = True
+        self._ramping = bool(self._guided.any())
 
     def cancel(self) -> None:
         """Forget any re-entry (the drives went off again: the next one begins afresh)."""
         self._pending[:] = False
         self._guided[:] = False
+        self._active = self._ramping = False
 
     def take_events(self) -> list[ReentryEvent]:
         """Engaged / finished events since the last call, oldest first."""
@@ -243,7 +250,9 @@ class ReentryRamp:
             self._engage(cmd, target, kp)
         guided = self._guided
         if not guided.any():
+            self._active = self._ramping = False
             return cmd
+        self._ramping = True
         self._cycles += 1
         gap = target - self._guide
         # One fraction for every guided joint (a straight line in joint space), each within
@@ -277,6 +286,7 @@ class ReentryRamp:
         if done.any():
             guided &= ~done
             if not guided.any():
+                self._active = self._ramping = False
                 self._events.append(ReentryFinished(self._cause, self._cycles * self.period))
         return shaped
 
