@@ -668,3 +668,23 @@ def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -
     finally:
         node.shutdown()
         bus.close()
+
+
+def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)  # rl_j1: drive off
+    rig.run(0.05, every_cycle(cmd))
+    sagged = HOME.copy()
+    sagged[7] += 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    heat(rig, 7, 70.0)  # cooled below shutdown − hysteresis: the drive comes back
+    rig.step(cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert abs(applied.t_pos[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
+    assert applied.t_pos[:7] == cmd.t_pos[:7]  # the other joints are not touched
+    assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
+    rig.run(1.0, every_cycle(cmd))
+    assert rig.node.last_applied is cmd

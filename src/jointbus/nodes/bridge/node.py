@@ -843,6 +843,7 @@ class BridgeNode(Node):
         self.last_applied = None
 
     def _take_thermal(self, reading: JointReading) -> None:
+        back: list[int] = []
         for event in self.thermal.update(reading.temperature):
             level = {
                 ThermalLevel.OK: Level.OK,
@@ -850,6 +851,12 @@ class BridgeNode(Node):
                 ThermalLevel.ERROR: Level.ERROR,
             }[event.new]
             self._event(level, "thermal", event.describe(self.thermal))
+            if event.old is ThermalLevel.ERROR:
+                back.append(event.index)
+        if back:  # a drive off for heat sagged meanwhile: it re-enters from where it is
+            mask = np.zeros(len(self._names), dtype=np.bool_)
+            mask[back] = True
+            self.reentry.begin(self._clipped(reading.position), "thermal shutdown cleared", mask)
 
     def _hold(self) -> JointCommand:
         if self._hold_cmd is None:

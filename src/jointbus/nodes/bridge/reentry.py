@@ -13,7 +13,8 @@ the joints there: on the hb50, an e-stop reset under a standing command moved th
 24 rad/s, threw the body to 0.56 m and could land it on its back. The hold after a reset
 (:mod:`.estop`) only protects until the next command; this ramp protects whatever comes next.
 
-**The rule.** :meth:`ReentryRamp.begin` (all joints, or the joints whose brake was just released)
+**The rule.** :meth:`ReentryRamp.begin` (all joints, or the joints whose brake was just released
+or whose drive is back from a thermal shutdown)
 starts a re-entry from the measured positions. In the first command shaped after it, a joint
 whose commanded target is within ``tolerance`` (rad) of the measured position — or which has no
 stiffness (``kp = 0``: damping cannot jump) — passes straight through: a controller that reads
