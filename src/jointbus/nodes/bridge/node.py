@@ -37,7 +37,10 @@ arbitrate the queued joint commands, run the watchdog and the thermal guard → 
 - ``hold`` — after a reset or a drive-on: hold the position *measured at that moment* until a
   command sent afterwards arrives (never a stale target: :mod:`.estop`);
 - ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
-- ``run`` — the owner's latest valid command.
+- ``run`` — the owner's latest valid command; when commands apply again after any of the modes
+  above, an owner change, a brake release or a thermal shutdown, a target far from the measured
+  pose is ramped to from there (:mod:`.reentry`), and a braked joint gets no stiffness, target
+  velocity or torque.
 
 The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
 written. Incoming commands are only *queued* by the subscription callback (with their arrival
