@@ -688,3 +688,21 @@ def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: 
     assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
     rig.run(1.0, every_cycle(cmd))
     assert rig.node.last_applied is cmd
+
+
+def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: Rig) -> None:
+    """A source that sends damping first (its own idle) and then, at once, a standing pose far
+    from where the unheld joints drifted: the bridge ramps to it, as after a reset."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    damping = JointCommand.damping(ORDER, 1.0, source_node="control_node")
+    rig.run(0.2, every_cycle(damping))
+    assert rig.node.last_applied is damping
+    drifted = HOME * 0.3
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(drifted)
+    rig.step(hold(HOME))
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - drifted)[far]) <= 0.002 + 1e-6
+    assert any("re-entry after stiffness regained" in t for t in rig.texts())

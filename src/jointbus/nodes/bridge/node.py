@@ -38,9 +38,9 @@ arbitrate the queued joint commands, run the watchdog and the thermal guard → 
   command sent afterwards arrives (never a stale target: :mod:`.estop`);
 - ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
 - ``run`` — the owner's latest valid command; when commands apply again after any of the modes
-  above, an owner change, a brake release or a thermal shutdown, a target far from the measured
-  pose is ramped to from there (:mod:`.reentry`), and a braked joint gets no stiffness, target
-  velocity or torque.
+  above, an owner change, a brake release, a thermal shutdown or damping-only commands
+  (``kp = 0``), a target far from the measured pose is ramped to from there (:mod:`.reentry`),
+  and a braked joint gets no stiffness, target velocity or torque.
 
 The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
 written. Incoming commands are only *queued* by the subscription callback (with their arrival
@@ -421,6 +421,8 @@ class BridgeNode(Node):
         """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
         self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
         self._any_braked = False
+        self._limp = np.zeros(len(names), dtype=np.bool_)  # kp = 0 in the last command run
+        self._any_limp = False
         self._hold_cause = "start"
         self._hold_cmd: JointCommand | None = None
         self._command: JointCommand | None = None
@@ -659,7 +661,7 @@ class BridgeNode(Node):
                 BridgeMode.HOLD: self._hold_cause,
                 BridgeMode.SAFE: "safe mode (no command for the watchdog time)",
                 BridgeMode.OFF: "drives off",
-                BridgeMode.ESTOP: "e-stop",
+                BridgeMode.ESTOP: "e-stop reset",  # reset and a fresh command in one cycle
             }[previous]
         elif new_owner:
             cause, source = f"owner change to {new_owner!r}", new_owner
@@ -668,13 +670,23 @@ class BridgeNode(Node):
         self.reentry.begin(self._clipped(reading.position), cause, source=source)
         self._braked[:] = False
         self._any_braked = False
+        self._limp[:] = False
+        self._any_limp = False
 
     def _shaped(self, cmd: JointCommand, reading: JointReading) -> JointCommand:
         """The owner's command as it is written this cycle: braked joints get no stiffness, no
         target velocity and no torque (the brake holds them, the drive must not push against
-        it); a joint whose brake is released starts a re-entry from its measured position; the
-        re-entry ramp shapes the rest (:mod:`.reentry`)."""
-        if self._any_braked or True in cmd.brake:  # the common case costs one tuple scan
+        it); a joint whose brake is released, or that gets stiffness again after commands
+        without (``kp = 0``: damping only, nothing held it), starts a re-entry from its measured
+        position; the re-entry ramp shapes the rest (:mod:`.reentry`)."""
+        if self._any_limp or 0.0 in cmd.kp:  # the common case costs one tuple scan
+            stiff = np.array(cmd.kp, dtype=np.float64) > 0.0
+            regained = self._limp & stiff
+            if regained.any():  # held by nothing until now: it may be anywhere
+                self.reentry.begin(self._clipped(reading.position), "stiffness regained", regained)
+            self._limp = ~stiff
+            self._any_limp = bool(self._limp.any())
+        if self._any_braked or True in cmd.brake:
             brake = np.array(cmd.brake, dtype=np.bool_)
             released = self._braked & ~brake
             if released.any():

@@ -14,7 +14,7 @@ the joints there: on the hb50, an e-stop reset under a standing command moved th
 (:mod:`.estop`) only protects until the next command; this ramp protects whatever comes next.
 
 **The rule.** :meth:`ReentryRamp.begin` (all joints, or the joints whose brake was just released
-or whose drive is back from a thermal shutdown)
+or whose drive is back from a thermal shutdown, or that gets stiffness again after ``kp = 0``)
 starts a re-entry from the measured positions. In the first command shaped after it, a joint
 whose commanded target is within ``tolerance`` (rad) of the measured position — or which has no
 stiffness (``kp = 0``: damping cannot jump) — passes straight through: a controller that reads
