@@ -2,7 +2,8 @@
 
 Where it sits: above :mod:`jointbus.messages`, below :mod:`jointbus.runtime` (nodes, heartbeats and
 the rate loop sit on a :class:`Bus`). Start with :class:`Bus`, :meth:`Bus.publisher`,
-:meth:`Bus.subscribe` and the profiles :data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
+:meth:`Bus.subscribe`, :meth:`Bus.serve` / :meth:`Bus.client` (request/reply) and the profiles
+:data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
 The Zenoh parts (:class:`ZenohConfig`, :mod:`jointbus.bus.zenoh_transport`) load ``zenoh`` only
 when a bus attaches it.
 """
@@ -19,6 +20,7 @@ from jointbus.bus.errors import (
     ZenohConfigError,
 )
 from jointbus.bus.events import (
+    AttachmentEvent,
     DeadlineMissedEvent,
     MalformedPayloadEvent,
     MessagesLostEvent,
@@ -26,7 +28,7 @@ from jointbus.bus.events import (
     QosIncompatibleEvent,
     TypeMismatchEvent,
 )
-from jointbus.bus.names import key_to_topic, topic_to_key, validate_topic_name
+from jointbus.bus.names import data_key, parse_data_key, topic_selector, validate_topic_name
 from jointbus.bus.publisher import Publisher, PublisherStats
 from jointbus.bus.qos import (
     LATCHED,
@@ -39,6 +41,14 @@ from jointbus.bus.qos import (
     incompatibilities,
     profile,
 )
+from jointbus.bus.service import ServiceClient, ServiceInfo, ServiceServer
+from jointbus.bus.service_errors import (
+    ServiceError,
+    ServiceRefused,
+    ServiceTimeoutError,
+    ServiceTypeError,
+    ServiceUnavailableError,
+)
 from jointbus.bus.subscriber import Subscriber, SubscriberStats
 from jointbus.bus.zenoh_config import DEFAULT_HUB_PORT, ZenohConfig
 
@@ -48,6 +58,7 @@ __all__ = [
     "MAB_RT",
     "PROFILES",
     "RELIABLE",
+    "AttachmentEvent",
     "Bus",
     "BusClosedError",
     "BusError",
@@ -64,6 +75,14 @@ __all__ = [
     "QosIncompatibleEvent",
     "QosProfile",
     "Reliability",
+    "ServiceClient",
+    "ServiceError",
+    "ServiceInfo",
+    "ServiceRefused",
+    "ServiceServer",
+    "ServiceTimeoutError",
+    "ServiceTypeError",
+    "ServiceUnavailableError",
     "Subscriber",
     "SubscriberStats",
     "TopicInfo",
@@ -72,10 +91,11 @@ __all__ = [
     "TypeMismatchEvent",
     "ZenohConfig",
     "ZenohConfigError",
+    "data_key",
     "default_bus",
     "incompatibilities",
-    "key_to_topic",
+    "parse_data_key",
     "profile",
-    "topic_to_key",
+    "topic_selector",
     "validate_topic_name",
 ]

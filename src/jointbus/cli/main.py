@@ -26,6 +26,7 @@ _GROUPS: dict[str, tuple[str, str, str]] = {
     "topic": ("jointbus.cli.topic", "app", "List, echo, measure and publish topics."),
     "node": ("jointbus.cli.node", "app", "List nodes and their heartbeat state."),
     "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
+    "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
 }
 # command name -> (module, attribute holding a function)
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,6 +41,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "control": ("jointbus.cli.launch", "control"),
     "estop": ("jointbus.cli.launch", "estop"),
     "mode": ("jointbus.cli.launch", "mode"),
+    "serve": ("jointbus.cli.serve", "serve"),
+    "teleop": ("jointbus.cli.teleop", "teleop"),
 }
 
 
