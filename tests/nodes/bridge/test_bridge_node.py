@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
 from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
@@ -589,18 +589,17 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
     try:
         transport = rig.bus.zenoh
         assert transport is not None
-        key = data_key(  # the rmw_zenoh data key the bridge's subscription matches
-            transport.domain_id,
-            "/hb50/joint_command",
-            JointCommand.TYPE_NAME,
+        key = data_key(
+            transport.domain_id, "/hb50/joint_command", JointCommand.TYPE_NAME,
             type_hash_of(JointCommand),
         )
         pub = session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
         assert wait_until(lambda: pub.matching_status.matching, 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
-        for _, fields, *_rest in CRAFTED:
-            pub.put(_crafted(**fields))
+        for seq, (_, fields, *_rest) in enumerate(CRAFTED, start=1):
+            # as a ROS 2 publisher sends it: rmw_zenoh's attachment (sequence, time, GID)
+            pub.put(_crafted(**fields), attachment=attachment.pack(seq, time.time_ns(), b"r" * 16))
             assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
             rig.run(0.02, every_cycle(hold(HOME)))
         reports = rig.reports()
