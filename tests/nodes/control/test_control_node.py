@@ -33,7 +33,7 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
 from jointbus.messages.tf2_msgs import TFMessage
-from jointbus.nodes.control.node import ControlNode
+from jointbus.nodes.control.node import ControlNode, drives_available
 
 TIMEOUT = 5.0
 
@@ -236,3 +236,23 @@ def test_the_node_follows_the_bridge_out_of_stand_and_back_through_a_stand_up(ri
     assert rig.node.motion.mode is MotionMode.STAND
     assert tilt < 0.3, tilt
     assert rig.world.base_pose().position[2] == pytest.approx(0.33, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("enabled", "status", "available", "why"),
+    [
+        (True, ("owner: control_node", "mode: run"), True, ""),
+        (True, ("owner: control_node", "mode: hold"), True, ""),
+        (True, ("owner: teleop", "mode: run", "reentry: ramping from the measured pose"), True, ""),
+        (True, ("owner: control_node", "mode: safe"), False, "bridge mode: safe"),
+        (False, ("owner: control_node", "mode: off"), False, "drives off (bridge mode: off)"),
+        (False, ("owner: x", "mode: estop", "estop: jointbus_cli"), False, "e-stop latched"),
+    ],
+)
+def test_drives_available_reads_the_bridge_state(
+    enabled: bool, status: tuple[str, ...], available: bool, why: str
+) -> None:
+    ok, reason = drives_available(BridgeState(drives_enabled=enabled, status=status))
+    assert ok is available
+    assert reason.startswith(why)
+    assert drives_available(None) == (True, "")  # no bridge heard yet: nothing to follow

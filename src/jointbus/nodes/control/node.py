@@ -152,7 +152,7 @@ def drives_available(state: BridgeState | None) -> tuple[bool, str]:
         if text.startswith("estop: "):
             return False, f"e-stop latched ({text[7:]})"
         if text.startswith("mode: "):
-            mode = text[6:]
+            mode = text[6:].split(maxsplit=1)[0] if text[6:].strip() else ""
     if not state.drives_enabled:
         return False, f"drives off (bridge mode: {mode or 'unknown'})"
     if mode in ("estop", "off", "safe"):
