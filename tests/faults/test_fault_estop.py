@@ -151,6 +151,9 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
         during = [c for t, c in rec.published if t > latched_ns + 20_000_000]
     assert during and all(set(c.kp) == {0.0} for c in during)
     assert control.motion.mode is MotionMode.DAMPING
+    bridge = stack.bridge
+    assert bridge is not None
+    rejected_before = bridge.rejected
     stack.command("idle")  # the procedure to keep it down: idle, reset (then stand_up)
     assert wait_until(lambda: control.motion.mode is MotionMode.IDLE, 2.0)
     with rec.lock:
@@ -185,3 +188,6 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
     stack.command("stand_up")
     summary = stack.wait_for(lambda s: s.standing and s.true_base_height_m > 0.3, 10.0)
     assert summary.standing, summary
+    # The collapse left knees past their 2.705 rad limit: the stand-up starts at the limit, and
+    # the bridge refuses none of it (56 refusals in this flow before the control node clamped).
+    assert bridge.rejected == rejected_before
