@@ -24,15 +24,18 @@ not a round trip.
 
 URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0`` — ``NAME`` is the served
 namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does (default: the local
-hub on 7447). :meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
+hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads — else 7447).
+:meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
 (in-process clients, tests).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
+import weakref
 from typing import Any, Final, Self
 
 import numpy as np
@@ -86,6 +89,28 @@ class ArrayServerError(DriverIOError):
         self.service = service
         self.cause = cause
         super().__init__(f"array server unreachable: {cause}")
+
+
+def _close_before_exit(array: BusActuatorArray) -> None:
+    """Close ``array`` when the interpreter exits, if the program did not.
+
+    Zenoh runs Python callbacks on a non-daemon thread, so a process that leaves its session open
+    never exits (``python -c 'drivers.open("bus://arm6").power(True)'`` would hang). Functions
+    registered with ``threading._register_atexit`` run before the interpreter waits for
+    non-daemon threads (``concurrent.futures`` relies on it); a weak reference keeps the array
+    collectable.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:
+        return
+    ref = weakref.ref(array)
+
+    def close() -> None:
+        alive = ref()
+        if alive is not None:
+            alive.close()
+
+    register(close)
 
 
 def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s: float) -> Any:
@@ -163,6 +188,8 @@ class BusActuatorArray(ActuatorArray):
             if owns_bus:
                 bus.close()
             raise
+        if owns_bus:
+            _close_before_exit(self)
 
     def _wait_for_server(self, ask: Any) -> Any:
         """Ask once the Zenoh links are up: a just-opened session may not see the server yet."""
@@ -340,6 +367,8 @@ def _zenoh(url: DriverURL) -> ZenohConfig:
     try:
         if router:
             return ZenohConfig.for_router(router, connect=connect)
+        if port_text is None:  # the CLI's variable, so a client meets `jointbus serve` by default
+            port_text = os.environ.get("JOINTBUS_HUB_PORT")
         port = int(port_text) if port_text is not None else ZenohConfig().hub_port
         return ZenohConfig(hub_port=port, connect=connect)
     except ValueError as exc:
