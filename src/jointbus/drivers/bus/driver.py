@@ -40,7 +40,7 @@ from typing import Any, Final, Self
 
 import numpy as np
 
-from jointbus.bus import MAB_RT, Bus, ServiceError, ZenohConfig
+from jointbus.bus import MAB_RT, Bus, ServiceClient, ServiceError, ZenohConfig
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
     ActuatorArrayConfig,
@@ -120,6 +120,13 @@ def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s:
         raise ArrayServerError(name, exc) from exc
 
 
+def _call_with(client: ServiceClient[Any, Any], request: Message) -> Any:
+    try:
+        return client.call(request)
+    except ServiceError as exc:
+        raise ArrayServerError(client.name, exc) from exc
+
+
 def _config(description: ArrayDescription, geometry: ArrayGeometry) -> ActuatorArrayConfig:
     d = description
     limits = tuple(
@@ -177,6 +184,7 @@ class BusActuatorArray(ActuatorArray):
             self._arrived = threading.Event()
             self._remote_saturations: tuple[Saturation, ...] = ()
             self._pending_impedance: JointCommand | None = None
+            self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
             self._sub = bus.subscribe(
                 n.data, ActuatorArrayData, self._on_data, MAB_RT, realtime=True
             )
@@ -246,7 +254,12 @@ class BusActuatorArray(ActuatorArray):
         return True  # the server decides (it answers POWERED_OFF): the data may be a cycle old
 
     def _send(self, method: str, name: str, request: Message) -> None:
-        reply: ActuatorReply = _call(self._bus, name, request, ActuatorReply, self.timeout_s)
+        client = self._clients.get(name)
+        if client is None or client.request_type is not type(request):
+            client = self._clients[name] = self._bus.client(
+                name, type(request), ActuatorReply, timeout_s=self.timeout_s
+            )
+        reply: ActuatorReply = _call_with(client, request)
         if not reply.accepted:
             raise error_from_reply(reply)
         self._remote_saturations = saturations_from_reply(reply)
