@@ -62,6 +62,9 @@ def test_serve_then_drive_from_another_process_then_server_gone_is_a_typed_error
             with pytest.raises(ArrayServerError):
                 arm.position("elbow", 0.2)
             assert time.monotonic() - start < 1.0 + 1.0  # the 1 s timeout, never a hang
+            time.sleep(1.0)
+            with pytest.raises(ArrayServerError, match="no data for"):
+                arm.read()  # no stale reading passed off as current
     finally:
         server.kill()
         server.wait(timeout=10.0)

@@ -15,8 +15,9 @@ back as the very error the served array raised (:mod:`.errors_on_wire`), e.g.
 as they would be locally. Calibration is the server's business: the client works in joint space.
 
 **Reading.** :meth:`read` / :meth:`read_joints` return the latest ``actarray/data`` sample the
-node published (at its rate, e.g. 100 Hz: a reading is at most one period plus transport old),
-not a round trip.
+node published (at its rate, e.g. 100 Hz: a reading is about one period plus transport old), not
+a round trip. If no sample arrived for longer than the call timeout, reading raises
+:class:`ArrayServerError` rather than return a stale state as if it were current.
 
 **Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
 :class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout (``timeout``, default
@@ -182,6 +183,7 @@ class BusActuatorArray(ActuatorArray):
             self._capability_set = frozenset(Capability(c) for c in description.capabilities)
             self._latest: ActuatorArrayData | None = None
             self._arrived = threading.Event()
+            self._arrived_at = -math.inf
             self._remote_saturations: tuple[Saturation, ...] = ()
             self._pending_impedance: JointCommand | None = None
             self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
@@ -217,6 +219,7 @@ class BusActuatorArray(ActuatorArray):
 
     def _on_data(self, data: ActuatorArrayData) -> None:
         self._latest = data
+        self._arrived_at = time.monotonic()
         self._arrived.set()
 
     @property
@@ -232,6 +235,13 @@ class BusActuatorArray(ActuatorArray):
         data = self._latest
         if data is None:  # only if a subclass skipped the constructor's wait
             raise DriverIOError(f"no data from {self.array_names.data} yet")
+        silence = time.monotonic() - self._arrived_at
+        if silence > self.timeout_s:
+            name = self.array_names.data
+            raise ArrayServerError(
+                name,
+                ServiceError(name, f"no data for {silence:.2f} s (timeout {self.timeout_s:g} s)"),
+            )
         acts = data.actuators
         state = np.array([int(a.state) for a in acts], dtype=np.uint8)
         stamp = data.header.stamp

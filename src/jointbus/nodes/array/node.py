@@ -493,7 +493,11 @@ class ArrayNode(Node):
     def _cycle(self, _cycle: CycleInfo) -> None:
         now = time.monotonic_ns()
         with self._array_lock:
-            reading = self.array.read_joints()
+            try:
+                reading = self.array.read_joints()
+            except DriverError as exc:  # a failed read is reported; the next cycle tries again
+                self.report(Level.ERROR, f"read failed: {exc}", key="read failed")
+                return
             self._last_reading = reading
             self.cycles += 1
             self._publish(reading)
