@@ -24,9 +24,10 @@ from pathlib import Path
 import pytest
 import zenoh
 
-from jointbus.bus import RELIABLE, Bus, ZenohConfig, ZenohConfigError
+from jointbus.bus import RELIABLE, Bus, ZenohConfig, ZenohConfigError, data_key
 from jointbus.bus.zenoh_security import TLS_PREFIX, ZenohTls, secure
 from jointbus.bus.zenoh_transport import open_session
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.std_msgs import String
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
@@ -198,7 +199,12 @@ def test_peer_without_a_valid_client_certificate_cannot_connect(
         time.sleep(1.0)  # time enough for a handshake that would succeed
         assert list(intruder.info.peers_zid()) == []
         assert str(intruder.zid()) not in {str(z) for z in bus.zenoh.session.info.peers_zid()}
-        intruder.put("jb/hb50/hardware_command", String("estop").to_cdr())
+        intruder.put(
+            data_key(
+                bus.zenoh.domain_id, "/hb50/hardware_command", String.TYPE_NAME, rihs01_of(String)
+            ),
+            String("estop").to_cdr(),
+        )
         time.sleep(0.3)
         assert got == []
         # Meanwhile a certified controller connects fine (the listener is up and working).

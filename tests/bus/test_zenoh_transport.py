@@ -26,7 +26,19 @@ from jointbus.bus import (
     TypeMismatchEvent,
     ZenohConfig,
     attachment,
+    data_key,
 )
+from jointbus.codec.type_hash import rihs01_of
+
+
+def _key(topic: str, cls: type = Count) -> str:
+    """The rmw_zenoh data key of ``topic`` carrying ``cls`` in domain 0."""
+    return data_key(0, topic, cls.TYPE_NAME, rihs01_of(cls))
+
+
+def _att(gid: int, seq: int) -> bytes:
+    """An rmw_zenoh attachment from the publisher with GID ``gid`` (as an int)."""
+    return attachment.pack(seq, 0, gid.to_bytes(16, "little"))
 
 
 def _shm_files() -> set[str]:
@@ -162,16 +174,16 @@ def test_malformed_payload_is_counted_reported_and_survived(
     got: list[Count] = []
     sub = a.subscribe("/hb50/x", Count, got.append, on_event=events.append)
     assert wait_until(lambda: bool(a.zenoh and a.zenoh.subscription("/hb50/x")))
-    raw_pub = raw.declare_publisher("jb/hb50/x")
+    raw_pub = raw.declare_publisher(_key("/hb50/x"))
     assert wait_until(lambda: bool(getattr(raw_pub.matching_status, "matching", False)))
     raw_pub.put(b"\x00\x01garbage")
-    raw_pub.put(b"", attachment=attachment.pack(7, 1, 0, 0))
+    raw_pub.put(b"", attachment=_att(7, 1))
     raw_pub.put(Count(5, "ok").to_cdr())  # a plain Zenoh publisher: no attachment, still valid
     assert wait_until(lambda: got == [Count(5, "ok")])
     assert sub.stats().malformed == 2
     malformed = [e for e in events if isinstance(e, MalformedPayloadEvent)]
     assert [e.size for e in malformed] == [9, 0]
-    assert malformed[1].publisher == "gid 0000000000000007"
+    assert malformed[1].publisher == f"gid {7:032x}"
     assert malformed[1].total_count == 2
 
 
@@ -180,14 +192,39 @@ def test_sequence_gaps_are_counted_and_reported(pair: tuple[Bus, Bus], raw: zeno
     events: list[QosEvent] = []
     got: list[int] = []
     sub = a.subscribe("/x", Count, lambda m: got.append(m.value), on_event=events.append)
-    raw_pub = raw.declare_publisher("jb/x")
+    raw_pub = raw.declare_publisher(_key("/x"))
     assert wait_until(lambda: bool(getattr(raw_pub.matching_status, "matching", False)))
     for seq in (1, 2, 5, 6):
-        raw_pub.put(Count(seq).to_cdr(), attachment=attachment.pack(42, seq, 0, 0))
+        raw_pub.put(Count(seq).to_cdr(), attachment=_att(42, seq))
     assert wait_until(lambda: got == [1, 2, 5, 6])
     assert sub.stats().lost == 2
     (gap,) = [e for e in events if isinstance(e, MessagesLostEvent)]
     assert (gap.reason, gap.count) == ("gap", 2)
+
+
+def test_a_malformed_sample_is_counted_malformed_not_lost(
+    pair: tuple[Bus, Bus], raw: zenoh.Session
+) -> None:
+    """Issue 11 item 9: an undecodable sample arrived, so the next good one is no gap."""
+    a, _ = pair
+    events: list[QosEvent] = []
+    got: list[int] = []
+    sub = a.subscribe(
+        "/hb50/joint_command", Count, lambda m: got.append(m.value), on_event=events.append
+    )
+    raw_pub = raw.declare_publisher(_key("/hb50/joint_command"))
+    assert wait_until(lambda: bool(getattr(raw_pub.matching_status, "matching", False)))
+    raw_pub.put(Count(1).to_cdr(), attachment=_att(42, 1))
+    raw_pub.put(b"\x00\x01garbage", attachment=_att(42, 2))
+    raw_pub.put(Count(3).to_cdr(), attachment=_att(42, 3))
+    # A real gap after the malformed one is still a gap (seq 4 never sent).
+    raw_pub.put(Count(5).to_cdr(), attachment=_att(42, 5))
+    assert wait_until(lambda: got == [1, 3, 5])
+    stats = sub.stats()
+    assert (stats.malformed, stats.lost) == (1, 1)
+    (gap,) = [e for e in events if isinstance(e, MessagesLostEvent)]
+    assert gap.count == 1
+    assert len([e for e in events if isinstance(e, MalformedPayloadEvent)]) == 1
 
 
 def test_incompatible_qos_across_zenoh_is_reported_and_blocks_delivery(
@@ -238,8 +275,8 @@ def test_type_mismatch_across_zenoh_is_reported_and_ignored(pair: tuple[Bus, Bus
     assert wait_until(lambda: any(isinstance(e, TypeMismatchEvent) for e in events))
     event = next(e for e in events if isinstance(e, TypeMismatchEvent))
     assert (event.local_type, event.remote_type) == (
-        "jointbus_test/msg/Reading",
-        "jointbus_test/msg/Count",
+        f"jointbus_test/msg/Reading ({rihs01_of(Reading)})",
+        f"jointbus_test/msg/Count ({rihs01_of(Count)})",
     )
     assert wait_until(lambda: pub.remote_matched)
     pub.publish(Count(1))

@@ -1,15 +1,18 @@
 """Malformed payloads and attachments on the wire: counted, reported, survived; valid ones flow.
 
 What a user relies on: a jointbus process subscribed over Zenoh meets whatever a peer puts on its
-keys — corrupted CDR, another type's bytes, random attachments, attachments with the jointbus magic
-and absurd sequence numbers or times. Every undecodable payload is counted and reported as a
-:class:`~jointbus.bus.MalformedPayloadEvent`, nothing but messages of the topic's type reaches the
-callback, and every decodable payload is delivered, in order, before and after the garbage.
+keys — corrupted CDR, another type's bytes, random attachments, rmw_zenoh attachments with absurd
+sequence numbers or times, samples on the topic under another type hash. Every undecodable payload
+is counted and reported as a :class:`~jointbus.bus.MalformedPayloadEvent`, a sample under another
+type hash is never decoded (counted as ``foreign_type``), nothing but messages of the topic's type
+reaches the callback, and every decodable payload on the topic's own key is delivered, in order,
+before and after the garbage.
 
 How: a plain Zenoh session (no jointbus) on loopback puts seeded mutants of valid encodings
 (:class:`fuzz_support.Mutator`), random bytes and valid payloads onto the data keys of a jointbus
-bus's subscribers, each with a random attachment (none, random bytes, the right size with a wrong
-magic, the jointbus magic with extreme fields). Whether a payload decodes is decided locally with
+bus's subscribers (rmw_zenoh keys, :mod:`jointbus.bus.names`), each with a random attachment
+(none, random bytes, the right size with a wrong GID length, truncated or padded, rmw_zenoh's
+33-byte record with extreme fields). Whether a payload decodes is decided locally with
 ``from_cdr`` first, so the test knows exactly what must arrive and what must be reported. A final
 valid sentinel on each topic marks the end (Zenoh keeps one publisher's samples in order on a
 reliable channel).
@@ -31,9 +34,10 @@ import pytest
 import zenoh
 from fuzz_support import Mutator, class_id, corpus, message_classes
 
-from jointbus.bus import RELIABLE, Bus, MalformedPayloadEvent, QosEvent, ZenohConfig
+from jointbus.bus import RELIABLE, Bus, MalformedPayloadEvent, QosEvent, ZenohConfig, data_key
 from jointbus.bus import attachment as jb_attachment
 from jointbus.codec import DecodeError
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.hb50 import BridgeData, JointCommand, Status
 from jointbus.messages.std_msgs import String
 
@@ -41,7 +45,9 @@ TYPES: Final = (JointCommand, BridgeData, Status, String)
 QUICK_SAMPLES: Final = 400
 LONG_SAMPLES: Final = 40_000
 _I64: Final = (-(2**63), -1, 0, 1, 2**63 - 1)
-_U64: Final = (0, 1, 2, 2**32, 2**63, 2**64 - 1)
+_U64: Final = (0, 1, 2, 2**32, 2**63, 2**128 - 1)
+#: A type hash no message has: samples under it must never be decoded.
+_WRONG_HASH: Final = "RIHS01_" + "0" * 64
 
 
 def free_port() -> int:
@@ -65,20 +71,17 @@ def random_attachment(rng: random.Random) -> bytes | None:
     if roll == 0:
         return None
     if roll == 1:
-        return rng.randbytes(rng.choice((0, 1, 35, 37, 64)))
-    if roll == 2:  # the right size, not our magic
-        return rng.randbytes(4) + rng.randbytes(32)
-    if roll == 3:  # truncated or padded jointbus attachment
-        full = jb_attachment.pack(rng.choice(_U64), rng.choice(_U64), 0, 0)
-        return full[: rng.randrange(36)] if rng.random() < 0.5 else full + b"\x00"
-    # the jointbus magic with extreme values: gaps of 2**64, times at the ends of int64
+        return rng.randbytes(rng.choice((0, 1, 32, 34, 36, 64)))
+    if roll == 2:  # the right size, a wrong GID length byte
+        raw = bytearray(rng.randbytes(33))
+        raw[16] = rng.choice((0, 15, 17, 255))
+        return bytes(raw)
+    if roll == 3:  # truncated or padded rmw_zenoh attachment
+        full = jb_attachment.pack(rng.choice(_I64), rng.choice(_I64), rng.randbytes(16))
+        return full[: rng.randrange(33)] if rng.random() < 0.5 else full + b"\x00"
+    # rmw_zenoh's record with extreme values: gaps of 2**64, times at the ends of int64
     return struct.pack(
-        "<4sQQqq",
-        jb_attachment.MAGIC,
-        rng.choice(_U64),
-        rng.choice(_U64),
-        rng.choice(_I64),
-        rng.choice(_I64),
+        "<qqB16s", rng.choice(_I64), rng.choice(_I64), 16, rng.choice(_U64).to_bytes(16, "little")
     )
 
 
@@ -113,19 +116,24 @@ class Wire:
             config.insert_json5(key, value)
         self.raw = zenoh.open(config)
         self.pubs = {}
-        for topic in self.got:
-            self.pubs[topic] = self.raw.declare_publisher(
-                f"jb{topic}",
-                reliability=zenoh.Reliability.RELIABLE,
-                congestion_control=zenoh.CongestionControl.BLOCK,
-            )
+        self.foreign = {}
+        assert self.bus.zenoh is not None
+        domain = self.bus.zenoh.domain_id
+        for cls in TYPES:
+            topic = f"/fuzz/{cls.__name__.lower()}"
+            for table, type_hash in ((self.pubs, rihs01_of(cls)), (self.foreign, _WRONG_HASH)):
+                table[topic] = self.raw.declare_publisher(
+                    data_key(domain, topic, cls.TYPE_NAME, type_hash),
+                    reliability=zenoh.Reliability.RELIABLE,
+                    congestion_control=zenoh.CongestionControl.BLOCK,
+                )
         for topic, pub in self.pubs.items():
             assert wait_until(partial(_matched, pub))
             assert self.bus.zenoh is not None
             assert self.bus.zenoh.subscription(topic) is not None
 
     def close(self) -> None:
-        for pub in self.pubs.values():
+        for pub in (*self.pubs.values(), *self.foreign.values()):
             pub.undeclare()  # type: ignore[no-untyped-call]
         self.raw.close()  # type: ignore[no-untyped-call]
         self.bus.close()
@@ -147,10 +155,15 @@ def fuzz_wire(wire: Wire, samples: int, seed: str) -> dict[str, int]:
     mutator = Mutator(f"{seed}:bytes")
     expected: dict[str, list[bytes]] = {t: [] for t in topics.values()}
     malformed = 0
+    foreign = 0
     for _ in range(samples):
         cls = rng.choice(TYPES)
         payloads = corpora[cls].payloads
         roll = rng.random()
+        if roll < 0.05:  # a valid payload under another type hash: never decoded
+            wire.foreign[topics[cls]].put(rng.choice(payloads))
+            foreign += 1
+            continue
         if roll < 0.2:
             data = rng.choice(payloads)
         elif roll < 0.35:
@@ -190,14 +203,20 @@ def fuzz_wire(wire: Wire, samples: int, seed: str) -> dict[str, int]:
     assert len(reported) == malformed
     assert sum(s.stats().malformed for s in wire.subs.values()) == malformed
     assert all(e.error for e in reported)
+    transport = wire.bus.zenoh
+    assert transport is not None
+    assert wait_until(
+        lambda: sum(transport.subscription(t).foreign_type for t in topics.values()) == foreign  # type: ignore[union-attr]
+    )
     delivered = sum(map(len, wire.got.values()))
-    return {"samples": samples, "malformed": malformed, "delivered": delivered}
+    return {"samples": samples, "malformed": malformed, "foreign": foreign, "delivered": delivered}
 
 
 def test_quick_wire_fuzz_reports_every_malformed_payload_and_keeps_delivering(wire: Wire) -> None:
     counts = fuzz_wire(wire, QUICK_SAMPLES, seed="quick")
     assert counts["malformed"] > QUICK_SAMPLES // 5
     assert counts["delivered"] > QUICK_SAMPLES // 5
+    assert counts["foreign"] > 0
 
 
 @pytest.mark.slow

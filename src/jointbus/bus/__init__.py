@@ -20,6 +20,7 @@ from jointbus.bus.errors import (
     ZenohConfigError,
 )
 from jointbus.bus.events import (
+    AttachmentEvent,
     DeadlineMissedEvent,
     MalformedPayloadEvent,
     MessagesLostEvent,
@@ -27,7 +28,7 @@ from jointbus.bus.events import (
     QosIncompatibleEvent,
     TypeMismatchEvent,
 )
-from jointbus.bus.names import key_to_topic, topic_to_key, validate_topic_name
+from jointbus.bus.names import data_key, parse_data_key, topic_selector, validate_topic_name
 from jointbus.bus.publisher import Publisher, PublisherStats
 from jointbus.bus.qos import (
     LATCHED,
@@ -57,6 +58,7 @@ __all__ = [
     "MAB_RT",
     "PROFILES",
     "RELIABLE",
+    "AttachmentEvent",
     "Bus",
     "BusClosedError",
     "BusError",
@@ -89,10 +91,11 @@ __all__ = [
     "TypeMismatchEvent",
     "ZenohConfig",
     "ZenohConfigError",
+    "data_key",
     "default_bus",
     "incompatibilities",
-    "key_to_topic",
+    "parse_data_key",
     "profile",
-    "topic_to_key",
+    "topic_selector",
     "validate_topic_name",
 ]

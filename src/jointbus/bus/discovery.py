@@ -1,45 +1,32 @@
 """Discovery records: which topics exist, their types, publishers and subscribers.
 
 Where it sits: :mod:`jointbus.bus`, filled from the local topic table and, with Zenoh attached,
-from liveliness tokens announced by every bus (so ``jointbus topic list`` in another process sees
-the demo's topics). This module holds the plain records and the token encoding; the transport does
-the network part.
-
-Each endpoint announces one Zenoh liveliness token, alive exactly as long as the endpoint (Zenoh
-withdraws it when the session ends, even on a crash)::
-
-    @jointbus/ep/<pub|sub>/<zenoh id>/<gid hex>/<node>/<type>/<qos>/<topic tokens...>
-    e.g. @jointbus/ep/pub/4b27…/00a1…f3/bridge/hb50_commons%2Fmsg%2FBridgeData/B1V_0_0/
-         hb50/bridge_data  (one key; wrapped here)
-
-``node`` and ``type`` are percent-encoded (type names contain ``/``), ``-`` stands for "no node";
-``qos`` is :meth:`jointbus.bus.qos.QosProfile.to_token`; the topic comes last because it has a
-variable number of tokens.
+from the ROS 2 graph tokens every participant announces (:mod:`jointbus.bus.ros_graph`): other
+jointbus processes and ROS 2 nodes on rmw_zenoh alike, so ``jointbus topic list`` in another
+process sees the demo's topics and a ROS 2 laptop's. This module holds the plain records; the
+transport does the network part.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote, unquote
 
 from jointbus.bus.endpoint import endpoint_label
 from jointbus.bus.errors import BusError
 from jointbus.bus.events import EndpointKind
-from jointbus.bus.names import META_PREFIX, validate_topic_name
 from jointbus.bus.qos import QosProfile
+from jointbus.bus.ros_graph import ANONYMOUS_NODE, GraphEntity, parse_token
 
-#: Key expression under which endpoint tokens live, and its wildcard form.
-ENDPOINT_PREFIX: Final = f"{META_PREFIX}/ep"
-ENDPOINT_WILDCARD: Final = f"{ENDPOINT_PREFIX}/**"
-
-_KINDS: Final[dict[str, EndpointKind]] = {"pub": "publisher", "sub": "subscriber"}
+_KINDS: Final[dict[str, EndpointKind]] = {"MP": "publisher", "MS": "subscriber"}
 
 
 @dataclass(frozen=True, slots=True)
 class EndpointInfo:
     """One publisher or subscriber: where (``zid`` = Zenoh session id, ``""`` for this bus before
-    Zenoh is attached), who (``node``, ``gid``), what (``type_name``) and how (``qos``)."""
+    Zenoh is attached), who (``node``, ``gid``), what (``type_name``, ``type_hash``) and how
+    (``qos``). ``gid`` is the local endpoint's id, or a remote entity's 128-bit GID (the int of
+    the GID bytes its samples carry). ``node`` is ``""`` for endpoints created without a node."""
 
     kind: EndpointKind
     topic: str
@@ -49,36 +36,38 @@ class EndpointInfo:
     qos: QosProfile
     zid: str
     local: bool
+    type_hash: str = ""
+    namespace: str = "/"
 
     @property
     def label(self) -> str:
         """``node#gid`` as events name endpoints."""
         return endpoint_label(self.node, self.gid)
 
-    def to_token_key(self) -> str:
-        """The liveliness token key announcing this endpoint."""
-        kind = "pub" if self.kind == "publisher" else "sub"
-        node = quote(self.node, safe="") if self.node else "-"
-        return (
-            f"{ENDPOINT_PREFIX}/{kind}/{self.zid}/{self.gid:016x}/{node}/"
-            f"{quote(self.type_name, safe='')}/{self.qos.to_token()}{self.topic}"
+    @classmethod
+    def from_entity(cls, entity: GraphEntity, *, local: bool = False) -> EndpointInfo:
+        """The record of a parsed publisher or subscriber token; BusError for other entities."""
+        kind = _KINDS.get(entity.kind)
+        if kind is None or entity.qos is None:
+            raise BusError(f"graph token {entity.key!r} is not a publisher or subscriber")
+        node = "" if entity.node == ANONYMOUS_NODE else entity.node
+        return cls(
+            kind,
+            entity.topic,
+            entity.type_name,
+            node,
+            int.from_bytes(entity.gid, "little"),
+            entity.qos,
+            entity.zid,
+            local,
+            entity.type_hash,
+            entity.namespace,
         )
 
     @classmethod
     def from_token_key(cls, key: str, *, local: bool = False) -> EndpointInfo:
-        """Parse a token key written by :meth:`to_token_key`; raises BusError otherwise."""
-        parts = key.split("/")
-        prefix = ENDPOINT_PREFIX.split("/")
-        if len(parts) < 9 or parts[:2] != prefix or parts[2] not in _KINDS:
-            raise BusError(f"not a jointbus endpoint token: {key!r}")
-        try:
-            gid = int(parts[4], 16)
-            qos = QosProfile.from_token(parts[7])
-            topic = validate_topic_name("/" + "/".join(parts[8:]))
-        except (ValueError, BusError) as exc:
-            raise BusError(f"malformed jointbus endpoint token {key!r}: {exc}") from exc
-        node = "" if parts[5] == "-" else unquote(parts[5])
-        return cls(_KINDS[parts[2]], topic, unquote(parts[6]), node, gid, qos, parts[3], local)
+        """Parse a publisher or subscriber graph token key; raises BusError otherwise."""
+        return cls.from_entity(parse_token(key), local=local)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,4 +108,4 @@ def group_topics(endpoints: list[EndpointInfo]) -> list[TopicInfo]:
     return topics
 
 
-__all__ = ["ENDPOINT_PREFIX", "ENDPOINT_WILDCARD", "EndpointInfo", "TopicInfo", "group_topics"]
+__all__ = ["EndpointInfo", "TopicInfo", "group_topics"]

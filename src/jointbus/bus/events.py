@@ -11,7 +11,7 @@ hooks must be quick and thread-safe; an exception in a hook is logged and swallo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 EndpointKind = Literal["publisher", "subscriber"]
@@ -90,12 +90,17 @@ class MessagesLostEvent(QosEvent):
 
 @dataclass(frozen=True, slots=True)
 class MalformedPayloadEvent(QosEvent):
-    """A payload from the wire could not be decoded as the topic's type; it was discarded."""
+    """A payload from the wire could not be decoded as the topic's type; it was discarded.
+
+    ``payload`` holds the bytes as received, so the subscribing node can say more than the
+    decoder did (the bridge reads a refused command's source node and values from them).
+    """
 
     publisher: str
     size: int
     error: str
     total_count: int
+    payload: bytes = field(default=b"", repr=False)
 
     def describe(self) -> str:
         return (
@@ -105,8 +110,25 @@ class MalformedPayloadEvent(QosEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class AttachmentEvent(QosEvent):
+    """Samples arrived without rmw_zenoh's 33-byte attachment (a plain Zenoh ``put``, or an old
+    rmw_zenoh build): they are delivered, but not counted for gaps or latency. Reported once per
+    kind of defect and topic; ``total_count`` counts such samples so far."""
+
+    reason: str
+    total_count: int
+
+    def describe(self) -> str:
+        return (
+            f"samples on {self.topic} carry {self.reason}: delivered without gap counting or "
+            f"latency ({self.total_count} so far)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class TypeMismatchEvent(QosEvent):
-    """A remote endpoint uses the topic with another message type; its messages are ignored."""
+    """A remote endpoint uses the topic with another message type or type hash (the types are
+    written ``pkg/msg/Name (RIHS01_…)``); its messages are never decoded."""
 
     local_type: str
     remote_type: str
@@ -120,6 +142,7 @@ class TypeMismatchEvent(QosEvent):
 
 
 __all__ = [
+    "AttachmentEvent",
     "DeadlineMissedEvent",
     "EndpointKind",
     "MalformedPayloadEvent",

@@ -28,9 +28,13 @@ from jointbus.messages.base import Message
 
 
 class RemoteLink(Protocol):
-    """The Zenoh side of one publisher (see :mod:`jointbus.bus.zenoh_transport`)."""
+    """The Zenoh side of one publisher (see :mod:`jointbus.bus.zenoh_transport`).
+
+    ``matched``: a remote subscriber matches; ``send_always``: send even when none does (a
+    transient-local publisher feeds the cache late joiners query)."""
 
     matched: bool
+    send_always: bool
 
     def send(self, msg: Message, seq: int, mono_ns: int) -> None: ...
 
@@ -99,7 +103,7 @@ class Publisher(Endpoint[MsgT], Generic[MsgT]):
         if self._history is not None:
             self._history.append((msg, now, seq))
         remote = self._remote
-        if remote is not None and remote.matched:
+        if remote is not None and (remote.matched or remote.send_always):
             remote.send(msg, seq, now)
             self.remote_sent += 1
 

@@ -4,7 +4,8 @@ Where it sits: :mod:`jointbus.bus`, used by :mod:`jointbus.bus.service` when the
 attached; it only needs the transport's open ``zenoh.Session`` and Zenoh id.
 
 Keys (every key is built by :func:`service_key` and :func:`service_token_key` and nowhere else, so
-that mapping them onto rmw_zenoh's service keys later is a change of two functions)::
+that mapping them onto rmw_zenoh's service keys — ``<domain>/<name>/<type>/<hash>`` and ``SS`` /
+``SC`` graph tokens, as the topics now use — is a change of these two functions)::
 
     service "/arm6/actarray/power"  →  queryable key  "jbsrv/arm6/actarray/power"
     server announcement             →  liveliness     "@jointbus/srv/<zid>/<node>/<request type>/
@@ -42,7 +43,7 @@ from urllib.parse import quote, unquote
 
 import zenoh
 
-from jointbus.bus.names import META_PREFIX, validate_topic_name
+from jointbus.bus.names import validate_topic_name
 from jointbus.bus.service import RespT, ServiceInfo
 from jointbus.bus.service_errors import (
     ServiceError,
@@ -70,8 +71,9 @@ _LOG = logging.getLogger("jointbus.bus.service")
 
 #: Prefix of every service's queryable key.
 SERVICE_DATA_PREFIX: Final = "jbsrv"
-#: Prefix of the servers' liveliness tokens.
-SERVICE_TOKEN_PREFIX: Final = f"{META_PREFIX}/srv"
+#: Prefix of the servers' liveliness tokens: a Zenoh *verbatim* chunk (``@``), so wildcard
+#: subscriptions such as ``**`` and the ROS graph selector ``@ros2_lv/**`` never match it.
+SERVICE_TOKEN_PREFIX: Final = "@jointbus/srv"
 _REFUSED: Final = b"jointbus-refused\n"
 _WRONG_TYPE: Final = b"jointbus-type\n"
 

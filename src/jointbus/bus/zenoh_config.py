@@ -31,7 +31,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from jointbus.bus.errors import ZenohConfigError
+from jointbus.bus.errors import BusError, ZenohConfigError
+from jointbus.bus.names import check_domain_id, domain_id_from_env
 
 #: The hub's well-known loopback port (Zenoh's own default port: a local ``zenohd`` on it also
 #: works, since a process that cannot listen there connects to whatever owns it).
@@ -58,7 +59,8 @@ class ZenohConfig:
     """Zenoh session settings of a bus (see the module docstring for the default scheme).
 
     ``options`` are extra ``(key, json5 value)`` pairs passed to ``zenoh.Config.insert_json5``
-    last, for settings this class does not name.
+    last, for settings this class does not name. ``domain_id`` is the ROS domain (``None``: from
+    ``ROS_DOMAIN_ID``, default 0); only participants of the same domain see each other.
     """
 
     listen: tuple[str, ...] | None = None
@@ -69,6 +71,7 @@ class ZenohConfig:
     shared_memory: bool = False
     hub_port: int = DEFAULT_HUB_PORT
     options: tuple[tuple[str, str], ...] = field(default=())
+    domain_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.listen is not None:
@@ -76,6 +79,11 @@ class ZenohConfig:
         object.__setattr__(self, "connect", _endpoints("connect", self.connect))
         if self.router is not None:
             _endpoints("router", [self.router])
+        if self.domain_id is not None:
+            try:
+                check_domain_id(self.domain_id)
+            except BusError as exc:
+                raise ZenohConfigError(f"domain_id: {exc}") from None
         if type(self.hub_port) is not int or not 1 <= self.hub_port <= 65535:
             raise ZenohConfigError(f"hub_port must be an int in [1, 65535], got {self.hub_port!r}")
         for flag in ("multicast_scouting", "gossip_scouting", "shared_memory"):
@@ -107,6 +115,17 @@ class ZenohConfig:
         )
 
     @property
+    def domain(self) -> int:
+        """The ROS domain id keys and tokens use: ``domain_id``, else ``ROS_DOMAIN_ID``, else 0
+        (raises ZenohConfigError for a malformed ``ROS_DOMAIN_ID``)."""
+        if self.domain_id is not None:
+            return self.domain_id
+        try:
+            return domain_id_from_env()
+        except BusError as exc:
+            raise ZenohConfigError(str(exc)) from None
+
+    @property
     def mode(self) -> Literal["peer", "client"]:
         """``client`` with a router, else ``peer``."""
         return "client" if self.router is not None else "peer"
@@ -136,6 +155,9 @@ class ZenohConfig:
             ("scouting/multicast/enabled", json.dumps(self.multicast_scouting)),
             ("scouting/gossip/enabled", json.dumps(self.gossip_scouting)),
             ("transport/shared_memory/enabled", json.dumps(self.shared_memory)),
+            # rmw_zenoh's session default: zenoh-ext's transient-local caches of best-effort
+            # publishers order their samples by timestamp and refuse to start without it.
+            ("timestamping/enabled", "true"),
             ("listen/endpoints", json.dumps(list(listen))),
             ("connect/endpoints", json.dumps(list(connect))),
             # Zenoh's default retries a lost link after 1 s, 2 s, then every 4 s, so a peer or

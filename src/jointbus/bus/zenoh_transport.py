@@ -5,31 +5,44 @@ Where it sits: :mod:`jointbus.bus`, attached to one :class:`jointbus.bus.Bus`
 delivery works; it adds a remote leg to each local publisher and a remote source to each topic with
 local subscribers.
 
-- **Keys**: topic ``/a/b`` ↔ data key ``jb/a/b`` (:mod:`jointbus.bus.names`).
+On the wire jointbus is a ROS 2 participant speaking rmw_zenoh's protocol (``docs/ROS2.md``): ROS 2
+nodes on rmw_zenoh and jointbus processes see and talk to each other with no bridge.
+
+- **Keys**: topic ``/a/b`` of type ``pkg/msg/T`` ↔ data key
+  ``<domain>/a/b/pkg::msg::dds_::T_/RIHS01_<hash>`` (:mod:`jointbus.bus.names`,
+  :mod:`jointbus.codec.type_hash`); the domain is ``ZenohConfig.domain`` (``ROS_DOMAIN_ID``).
 - **Publishing**: each local publisher gets a Zenoh publisher (``allowed_destination=REMOTE``: our
   own process is served in-process, never through Zenoh) and a matching listener. ``publish``
   encodes to CDR and puts only while Zenoh reports a matching remote subscriber, so an unobserved
   robot pays nothing for Zenoh. Reliable topics use Zenoh's reliable channel with congestion
   control *block*; best-effort ones *drop* under congestion.
-- **Payload**: CDR exactly as ROS 2 sends it; the 36-byte attachment
-  (:mod:`jointbus.bus.attachment`) carries gid, sequence number and source times.
-- **Receiving**: one Zenoh subscriber per topic with local subscribers
-  (``allowed_origin=REMOTE``, so no loop-back of our own messages). A sample is decoded once with
-  the topic's message class and the same object is offered to every compatible local subscriber.
-  An undecodable payload is counted and reported (:class:`MalformedPayloadEvent`) and dropped; the
-  subscription keeps running. Gaps in a publisher's sequence numbers are counted (``lost``) and
-  reported; latency is measured from the source wall time. Realtime subscribers
-  (``realtime=True``) are called right on Zenoh's receive thread, with no thread hop (a hop costs
-  ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be quick and must not block, or it
-  delays every later sample of every topic of the session. Ordinary callbacks stay off Zenoh's
-  threads: the message is queued and their dispatcher runs them.
-- **Discovery**: each endpoint announces a liveliness token (:mod:`jointbus.bus.discovery`) with
-  its type and QoS. A liveliness subscriber keeps the table of remote endpoints, which is used to
-  report incompatible QoS and type mismatches when endpoints meet across processes, and to filter
-  samples from incompatible or mistyped publishers (no messages flow between them, as in ROS 2).
-- **Durability**: a transient-local publisher declares a queryable at
-  ``@jointbus/hist/<topic tokens>/<gid>`` that answers with its history; a transient-local
-  subscriber queries ``@jointbus/hist/<topic tokens>/*`` when it joins.
+- **Payload**: CDR exactly as ROS 2 sends it; the 33-byte rmw_zenoh attachment
+  (:mod:`jointbus.bus.attachment`) carries sequence number, source time and the publisher's GID.
+- **Receiving**: one Zenoh subscriber per topic with local subscribers, on
+  ``<domain>/<topic>/*/*`` (``allowed_origin=REMOTE``, so no loop-back of our own messages). A
+  sample whose key names another type or type hash is never decoded: it is counted and reported
+  once per key (:class:`TypeMismatchEvent`). A sample is decoded once with the topic's message
+  class and the same object is offered to every compatible local subscriber. An undecodable
+  payload is counted and reported (:class:`MalformedPayloadEvent`) and dropped; the subscription
+  keeps running. A sample without a readable attachment (a plain Zenoh ``put``) is delivered, but
+  counted and reported once (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in
+  a publisher's sequence numbers are counted (``lost``) and reported; latency is measured from the
+  source time. Realtime subscribers (``realtime=True``) are called right on Zenoh's receive thread,
+  with no thread hop (a hop costs ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be
+  quick and must not block, or it delays every later sample of every topic of the session.
+  Ordinary callbacks stay off Zenoh's threads: the message is queued and their dispatcher runs them.
+- **Discovery**: ROS 2 graph tokens (:mod:`jointbus.bus.ros_graph`): one ``NN`` token per node,
+  one ``MP``/``MS`` token per endpoint with its type, hash and QoS. A liveliness subscriber on
+  ``@ros2_lv/<domain>/**`` keeps the table of remote endpoints (jointbus's and ROS 2's), used to
+  report incompatible QoS and type mismatches when endpoints meet, and to filter samples from
+  incompatible or mistyped publishers (no messages flow between them, as in ROS 2). Malformed
+  tokens are counted and logged once each.
+- **Durability** (as rmw_zenoh does it): a transient-local publisher is a zenoh-ext
+  ``AdvancedPublisher`` with a cache of ``depth`` samples and publisher detection, and puts every
+  message (the cache must hold them whoever listens). A transient-local subscriber queries
+  ``<domain>/<topic>/*/*/@adv/pub/**`` (every cache on the topic) when it joins, and a publisher's
+  cache when its token appears later; ROS 2 subscribers use zenoh-ext's ``AdvancedSubscriber``,
+  which queries our caches the same way.
 
 Callbacks from Zenoh run on Zenoh's threads; they never take the bus lock.
 """
@@ -43,16 +56,26 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 import zenoh
+import zenoh.ext
 
 from jointbus.bus import attachment
-from jointbus.bus.discovery import ENDPOINT_WILDCARD, EndpointInfo
+from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
-from jointbus.bus.events import TypeMismatchEvent
-from jointbus.bus.names import META_PREFIX, topic_to_key
+from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
+from jointbus.bus.names import data_key, parse_data_key, topic_selector
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import incompatibilities
+from jointbus.bus.ros_graph import (
+    EntityKind,
+    endpoint_token,
+    gid_of,
+    graph_selector,
+    node_token,
+    parse_token,
+)
 from jointbus.bus.subscriber import Subscriber
 from jointbus.bus.zenoh_config import ZenohConfig
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
@@ -62,11 +85,19 @@ _LOG = logging.getLogger("jointbus.bus.zenoh")
 
 #: How long a joining transient-local subscriber waits for history replies (s).
 HISTORY_QUERY_TIMEOUT_S = 1.0
+#: Period of the sporadic heartbeat a reliable transient-local publisher sends so that
+#: subscribers detect a missed last sample (rmw_zenoh's value).
+MISS_DETECTION_HEARTBEAT_S = 0.5
 
 
-def history_key(topic: str, gid: int | None) -> str:
-    """Key of a transient-local publisher's history queryable (``gid=None``: the wildcard)."""
-    return f"{META_PREFIX}/hist{topic}/" + ("*" if gid is None else f"{gid:016x}")
+def history_selector(domain_id: int, topic: str, zid: str | None = None) -> str:
+    """Selects the zenoh-ext publication caches of a topic (``zid``: of one session only)."""
+    return f"{topic_selector(domain_id, topic)}/@adv/pub/{zid or '*'}/**"
+
+
+def type_hash_of(msg_type: type[Message]) -> str:
+    """The RIHS01 hash of a message class, as keys and tokens carry it."""
+    return rihs01_of(msg_type)
 
 
 def open_session(config: ZenohConfig) -> zenoh.Session:
@@ -116,8 +147,8 @@ def _publisher_label(remote: EndpointInfo | None, att: attachment.Attachment | N
     if remote is not None:
         return remote.label
     if att is not None:
-        return f"gid {att.gid:016x}"
-    return "unknown (no jointbus attachment)"
+        return f"gid {att.gid:032x}"
+    return "unknown (no attachment)"
 
 
 class PublisherLink:
@@ -126,24 +157,37 @@ class PublisherLink:
     def __init__(self, transport: ZenohTransport, pub: Publisher[Any]) -> None:
         session = transport.session
         self._pub = pub
-        self._gid = pub.gid
+        key = data_key(transport.domain_id, pub.topic, pub.type_name, type_hash_of(pub.msg_type))
+        self.key = key
+        # A plain publisher for its matching status (the advanced one has none in Python).
         self._zpub = session.declare_publisher(
-            topic_to_key(pub.topic),
-            allowed_destination=zenoh.Locality.REMOTE,
-            **_qos_args(pub.qos.reliable),
+            key, allowed_destination=zenoh.Locality.REMOTE, **_qos_args(pub.qos.reliable)
         )
-        self._put = self._zpub.put  # bound once: ``send`` is on the publish hot path
+        self._adv: zenoh.ext.AdvancedPublisher | None = None
+        self.send_always = pub.qos.transient_local
+        if self.send_always:
+            miss = None
+            if pub.qos.reliable:
+                miss = zenoh.ext.MissDetectionConfig(
+                    heartbeat=None, sporadic_heartbeat=MISS_DETECTION_HEARTBEAT_S
+                )
+            self._adv = zenoh.ext.declare_advanced_publisher(
+                session,
+                key,
+                allowed_destination=zenoh.Locality.REMOTE,
+                cache=zenoh.ext.CacheConfig(pub.qos.depth),
+                sample_miss_detection=miss,
+                publisher_detection=True,
+                **_qos_args(pub.qos.reliable),
+            )
+        self._put = (self._adv or self._zpub).put  # bound once: ``send`` is on the hot path
         self.matched: bool = _matching(self._zpub.matching_status)
         self._listener = self._zpub.declare_matching_listener(self._on_matching)
-        self._queryable: zenoh.Queryable[None] | None = None
-        if pub.qos.transient_local:
-            self._queryable = session.declare_queryable(
-                history_key(pub.topic, pub.gid),
-                self._on_query,
-                allowed_origin=zenoh.Locality.REMOTE,
-            )
-        # Announced last: whoever discovers the token can already query the history.
-        self._token = session.liveliness().declare_token(transport.info_of(pub).to_token_key())
+        # Announced last: whoever discovers the token can already query the cache.
+        self._token_key, self._token = transport.declare_endpoint(pub, "MP")
+        self.gid = gid_of(self._token_key)
+        for msg, _born, seq in pub.history:  # published before Zenoh was attached
+            self.send(msg, seq, 0)
 
     def _on_matching(self, status: zenoh.MatchingStatus) -> None:
         self.matched = _matching(status)
@@ -152,24 +196,13 @@ class PublisherLink:
         )
 
     def send(self, msg: Message, seq: int, mono_ns: int) -> None:
-        """Encode and put one message (called by ``publish`` while matched)."""
-        self._put(msg.to_cdr(), attachment=attachment.pack(self._gid, seq, mono_ns, time.time_ns()))
-
-    def _on_query(self, query: zenoh.Query) -> None:
-        try:
-            now_mono, now_wall = time.monotonic_ns(), time.time_ns()
-            key = history_key(self._pub.topic, self._gid)
-            for msg, born, seq in self._pub.history:
-                wall = now_wall - (now_mono - born)
-                query.reply(
-                    key, msg.to_cdr(), attachment=attachment.pack(self._gid, seq, born, wall)
-                )
-        except Exception:
-            _LOG.exception("answering a history query on %s failed", self._pub.topic)
+        """Encode and put one message (called by ``publish`` while matched, or always for a
+        transient-local publisher)."""
+        self._put(msg.to_cdr(), attachment=attachment.pack(seq, time.time_ns(), self.gid))
 
     def close(self) -> None:
         """Undeclare everything (no error if the session is already closed)."""
-        for entity in (self._queryable, self._token, self._listener, self._zpub):
+        for entity in (self._token, self._listener, self._adv, self._zpub):
             if entity is not None:
                 _undeclare(entity)
 
@@ -204,11 +237,19 @@ class TopicSubscription:
                 tuple[tuple[Subscriber[Any], bool], ...],
             ],
         ] = {}
-        #: Samples received and undecodable payloads, whatever the local subscribers (diagnostics).
+        #: Samples received, undecodable payloads, samples without a readable attachment and
+        #: samples of another type or hash (never decoded), whatever the local subscribers.
         self.samples = 0
         self.malformed = 0
+        self.bad_attachments = 0
+        self.foreign_type = 0
+        #: Keys (type mismatch) and publisher keys (attachment) already reported: once each.
+        self._reported: set[str] = set()
+        self.key = data_key(transport.domain_id, topic, self._type_name, type_hash_of(msg_type))
         self._zsub = transport.session.declare_subscriber(
-            topic_to_key(topic), self._on_sample, allowed_origin=zenoh.Locality.REMOTE
+            topic_selector(transport.domain_id, topic),
+            self._on_sample,
+            allowed_origin=zenoh.Locality.REMOTE,
         )
 
     def _on_sample(self, sample: zenoh.Sample) -> None:
@@ -219,33 +260,40 @@ class TopicSubscription:
         now_wall = time.time_ns()
         now_mono = time.monotonic_ns()
         try:
+            key = str(sample.key_expr)
+            if key != self.key:
+                self._foreign(key)
+                return
             raw_attachment = sample.attachment
             raw = None if raw_attachment is None else raw_attachment.to_bytes()
-            if raw is None or len(raw) != attachment.SIZE or raw[:4] != attachment.MAGIC:
+            if raw is None or len(raw) != attachment.SIZE or raw[16] != attachment.GID_SIZE:
                 self._receive(sample.payload.to_bytes(), raw, None, now_mono, now_wall)
                 return
             self.samples += 1
             subs = self._bus.local_subscribers(self.topic)
             if not subs:
                 return
-            gid, seq, _source_mono, source_wall = attachment.FIELDS.unpack_from(raw, 4)
+            seq, source_wall, _, gid_bytes = attachment.FIELDS.unpack(raw)
+            gid = int.from_bytes(gid_bytes, "little")
             remote = self._transport.remote_info(gid)
             if remote is not None and remote.type_name != self._type_name:
                 return  # reported once as a TypeMismatchEvent when the endpoint was discovered
-            payload = sample.payload.to_bytes()
-            try:
-                msg = self.msg_type.from_cdr(payload)
-            except Exception as exc:
-                self._report_malformed(subs, remote, gid, len(payload), exc)
-                return
-            latency = now_wall - source_wall
-            born = now_mono - latency if latency > 0 else now_mono
+            # Sequence numbers count what arrived, decodable or not: a malformed sample is
+            # counted as malformed, never also as lost (issue 11 item 9).
             last = self._last_seq.get(gid)
             if last is not None and seq > last + 1:
                 publisher = _publisher_label(remote, attachment.unpack(raw))
                 for sub in subs:
                     sub._note_lost(seq - last - 1, publisher)
             self._last_seq[gid] = seq
+            payload = sample.payload.to_bytes()
+            try:
+                msg = self.msg_type.from_cdr(payload)
+            except Exception as exc:
+                self._report_malformed(subs, remote, gid, payload, exc)
+                return
+            latency = now_wall - source_wall
+            born = now_mono - latency if latency > 0 else now_mono
             plan = self._plans.get(gid)
             if plan is None or plan[0] is not subs or plan[1] is not remote:
                 plan = self._plans[gid] = (subs, remote, self._delivery_plan(subs, remote))
@@ -276,18 +324,18 @@ class TopicSubscription:
         subs: tuple[Subscriber[Any], ...],
         remote: EndpointInfo | None,
         gid: int | None,
-        size: int,
+        payload: bytes,
         exc: Exception,
     ) -> None:
         self.malformed += 1
         if remote is not None:
             publisher = remote.label
         elif gid is not None:
-            publisher = f"gid {gid:016x}"
+            publisher = f"gid {gid:032x}"
         else:
-            publisher = "unknown (no jointbus attachment)"
+            publisher = "unknown (no attachment)"
         for sub in subs:
-            sub._note_malformed(publisher, size, str(exc))
+            sub._note_malformed(publisher, len(payload), str(exc), payload)
 
     def _receive(
         self,
@@ -304,6 +352,8 @@ class TopicSubscription:
         if not subs:
             return
         att = attachment.unpack(raw_attachment)
+        if att is None:
+            self._bad_attachment(subs, raw_attachment)
         remote = None
         if att is not None:
             remote = self._transport.remote_info(att.gid)
@@ -313,11 +363,19 @@ class TopicSubscription:
                 first_live = self._first_live.get((history_for.gid, att.gid))
                 if first_live is not None and att.seq >= first_live:
                     return  # already delivered live
+        if att is not None and history_for is None:
+            # Count the sequence number before decoding: malformed is not lost (issue 11 item 9).
+            last = self._last_seq.get(att.gid)
+            if last is not None and att.seq > last + 1:
+                publisher = _publisher_label(remote, att)
+                for sub in subs:
+                    sub._note_lost(att.seq - last - 1, publisher)
+            self._last_seq[att.gid] = att.seq
         try:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
             self._report_malformed(
-                subs, remote, None if att is None else att.gid, len(payload), exc
+                subs, remote, None if att is None else att.gid, payload, exc
             )
             return
         if att is None:
@@ -336,13 +394,6 @@ class TopicSubscription:
             self._history_last[pair] = seq if seq > history_last else history_last
             history_for.offer(msg, born, now_mono)
             return
-        last_seq = self._last_seq
-        last = last_seq.get(gid)
-        if last is not None and seq > last + 1:
-            publisher = _publisher_label(remote, att)
-            for sub in subs:
-                sub._note_lost(seq - last - 1, publisher)
-        last_seq[gid] = seq
         for sub in subs:
             if remote is not None and not self._compatible(remote, sub):
                 continue
@@ -354,6 +405,41 @@ class TopicSubscription:
                 self._first_live.setdefault(pair, seq)
             sub.offer(msg, born, now_mono)
 
+    def _foreign(self, key: str) -> None:
+        """A sample on our topic whose key names another type or hash: never decoded; counted,
+        and reported once per key to the local subscribers."""
+        self.foreign_type += 1
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        try:
+            parsed = parse_data_key(key)
+            remote_type = f"{parsed.type_name} ({parsed.type_hash})"
+        except BusError:
+            remote_type = f"unreadable key {key!r}"
+        local_type = f"{self._type_name} ({self.key.rsplit('/', 1)[-1]})"
+        for sub in self._bus.local_subscribers(self.topic):
+            sub._emit(
+                TypeMismatchEvent(
+                    self.topic, sub.label, local_type, remote_type, "a publisher (from its key)"
+                )
+            )
+
+    def _bad_attachment(self, subs: tuple[Subscriber[Any], ...], raw: bytes | None) -> None:
+        """A sample without an rmw_zenoh attachment: delivered, counted, reported once."""
+        self.bad_attachments += 1
+        marker = "none" if raw is None else f"{len(raw)}"
+        if marker in self._reported:
+            return
+        self._reported.add(marker)
+        reason = (
+            "no attachment"
+            if raw is None
+            else f"a {len(raw)}-byte attachment that is not rmw_zenoh's 33-byte record"
+        )
+        for sub in subs:
+            sub._emit(AttachmentEvent(self.topic, sub.label, reason, self.bad_attachments))
+
     def _compatible(self, remote: EndpointInfo, sub: Subscriber[Any]) -> bool:
         key = (remote.gid, sub.gid)
         known = self._compat.get(key)
@@ -361,20 +447,21 @@ class TopicSubscription:
             known = self._compat[key] = not incompatibilities(remote.qos, sub.qos)
         return known
 
-    def fetch_history(self, sub: Subscriber[Any], publisher_gid: int | None = None) -> None:
-        """Deliver transient-local publishers' history to a transient-local subscriber.
+    def fetch_history(self, sub: Subscriber[Any], publisher_zid: str | None = None) -> None:
+        """Deliver transient-local publishers' caches to a transient-local subscriber.
 
-        Called when the subscriber joins (all publishers) and when a transient-local publisher is
-        discovered later (that one only). Each publisher's history reaches a subscriber once, and
-        only the part older than the first message the subscriber received from it live; it may
-        therefore arrive after a few live messages when both race.
+        Called when the subscriber joins (every cache on the topic) and when a transient-local
+        publisher is discovered later (the caches of its session). Each publisher's history
+        reaches a subscriber once, and only the part older than the first message the subscriber
+        received from it live; it may therefore arrive after a few live messages when both race.
         """
         replies = list(
             self._transport.session.get(
-                history_key(self.topic, publisher_gid),
+                history_selector(self._transport.domain_id, self.topic, publisher_zid),
                 target=zenoh.QueryTarget.ALL,
-                # Every history entry is a reply on the same key: keep them all, in order.
+                # Every cached sample is a reply on the data key: keep them all, in order.
                 consolidation=zenoh.ConsolidationMode.NONE,
+                accept_replies=zenoh.ReplyKeyExpr.ANY,
                 allowed_destination=zenoh.Locality.REMOTE,
                 timeout=HISTORY_QUERY_TIMEOUT_S,
             )
@@ -384,6 +471,9 @@ class TopicSubscription:
             for reply in replies:
                 sample = reply.ok
                 if sample is None or sub.closed:
+                    continue
+                if str(sample.key_expr) != self.key:
+                    self._foreign(str(sample.key_expr))
                     continue
                 raw = None if sample.attachment is None else sample.attachment.to_bytes()
                 att = attachment.unpack(raw)
@@ -414,21 +504,30 @@ class TopicSubscription:
 
 
 class ZenohTransport:
-    """A bus's Zenoh session, publisher links, topic subscriptions and discovery table."""
+    """A bus's Zenoh session, publisher links, topic subscriptions, graph tokens and discovery."""
 
     def __init__(self, bus: Bus, config: ZenohConfig) -> None:
         self.bus = bus
         self.config = config
+        self.domain_id = config.domain
         self.session = open_session(config)
         self.zid = str(self.session.zid())
         self._lock = threading.Lock()
         self._closed = False
         self._links: dict[int, PublisherLink] = {}
         self._tokens: dict[int, zenoh.LivelinessToken] = {}
+        #: Local endpoint gid → its node name (for the node token's reference count).
+        self._endpoint_nodes: dict[int, str] = {}
+        #: Node name → (node id, NN token, endpoints announced under it).
+        self._nodes: dict[str, tuple[int, zenoh.LivelinessToken, int]] = {}
+        self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
+        #: Graph tokens that could not be parsed (counted; each key logged once).
+        self.bad_tokens = 0
+        self._bad_token_keys: set[str] = set()
         self._liveliness = self.session.liveliness().declare_subscriber(
-            ENDPOINT_WILDCARD, self._on_token, history=True
+            graph_selector(self.domain_id), self._on_token, history=True
         )
 
     # ---- local endpoints -----------------------------------------------------------------------
@@ -443,7 +542,54 @@ class ZenohTransport:
             endpoint.qos,
             self.zid,
             True,
+            type_hash_of(endpoint.msg_type),
         )
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def declare_endpoint(
+        self, endpoint: Publisher[Any] | Subscriber[Any], kind: EntityKind
+    ) -> tuple[str, zenoh.LivelinessToken]:
+        """Announce a local endpoint (and, with its node's first endpoint, the node): returns the
+        token key (its GID's source) and the token. Called with the transport lock held."""
+        node = endpoint.node
+        known = self._nodes.get(node)
+        if known is None:
+            node_id = self._new_id()
+            token = self.session.liveliness().declare_token(
+                node_token(self.domain_id, self.zid, node_id, node)
+            )
+            known = (node_id, token, 0)
+        self._nodes[node] = (known[0], known[1], known[2] + 1)
+        self._endpoint_nodes[endpoint.gid] = node
+        key = endpoint_token(
+            self.domain_id,
+            self.zid,
+            node_id=known[0],
+            entity_id=self._new_id(),
+            kind=kind,
+            node=node,
+            topic=endpoint.topic,
+            type_name=endpoint.type_name,
+            type_hash=type_hash_of(endpoint.msg_type),
+            qos=endpoint.qos,
+        )
+        return key, self.session.liveliness().declare_token(key)
+
+    def _release_node(self, endpoint_gid: int) -> zenoh.LivelinessToken | None:
+        """Forget an endpoint's node reference; returns the node token to undeclare when it was
+        the node's last endpoint. Called with the transport lock held."""
+        node = self._endpoint_nodes.pop(endpoint_gid, None)
+        if node is None or node not in self._nodes:
+            return None
+        node_id, token, count = self._nodes[node]
+        if count > 1:
+            self._nodes[node] = (node_id, token, count - 1)
+            return None
+        del self._nodes[node]
+        return token
 
     def publisher_added(self, pub: Publisher[Any]) -> None:
         """Give a local publisher its remote leg and announce it."""
@@ -461,9 +607,12 @@ class ZenohTransport:
         """Withdraw a closed local publisher."""
         with self._lock:
             link = self._links.pop(pub.gid, None)
+            node_token_ = self._release_node(pub.gid)
         pub._remote = None
         if link is not None:
             link.close()
+        if node_token_ is not None:
+            _undeclare(node_token_)
 
     def subscriber_added(self, sub: Subscriber[Any]) -> None:
         """Feed a local subscriber from Zenoh and announce it."""
@@ -476,9 +625,7 @@ class ZenohTransport:
                     subscription.close()
                 subscription = TopicSubscription(self, sub.topic, sub.msg_type)
                 self._subscriptions[sub.topic] = subscription
-            self._tokens[sub.gid] = self.session.liveliness().declare_token(
-                self.info_of(sub).to_token_key()
-            )
+            _key, self._tokens[sub.gid] = self.declare_endpoint(sub, "MS")
         if sub.qos.transient_local:
             subscription.fetch_history(sub)
         for info in list(self._remote.values()):
@@ -489,14 +636,16 @@ class ZenohTransport:
         """Withdraw a closed local subscriber (and, with the last one, the Zenoh subscriber)."""
         with self._lock:
             token = self._tokens.pop(sub.gid, None)
+            node_token_ = self._release_node(sub.gid)
             current = self._subscriptions.get(sub.topic)
             if current is not None:
                 current.forget(sub)
             subscription = None
             if not self.bus.local_subscribers(sub.topic):
                 subscription = self._subscriptions.pop(sub.topic, None)
-        if token is not None:
-            _undeclare(token)
+        for entity in (token, node_token_):
+            if entity is not None:
+                _undeclare(entity)
         if subscription is not None:
             subscription.close()
 
@@ -505,13 +654,24 @@ class ZenohTransport:
         return self._subscriptions.get(topic)
 
     # ---- discovery -----------------------------------------------------------------------------
-    def _on_token(self, sample: zenoh.Sample) -> None:
+    def _parse_token(self, key: str) -> EndpointInfo | None:
+        """The endpoint record of a token key; None for nodes and services (not topics), and for
+        malformed keys (counted, logged once each)."""
         try:
-            info = EndpointInfo.from_token_key(str(sample.key_expr))
+            entity = parse_token(key)
         except BusError as exc:
-            _LOG.debug("ignoring liveliness token: %s", exc)
-            return
-        if info.zid == self.zid:
+            self.bad_tokens += 1
+            if key not in self._bad_token_keys:
+                self._bad_token_keys.add(key)
+                _LOG.warning("ignoring a malformed ROS 2 graph token: %s", exc)
+            return None
+        if entity.kind not in ("MP", "MS"):
+            return None
+        return EndpointInfo.from_entity(entity)
+
+    def _on_token(self, sample: zenoh.Sample) -> None:
+        info = self._parse_token(str(sample.key_expr))
+        if info is None or info.zid == self.zid:
             return
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
@@ -528,13 +688,13 @@ class ZenohTransport:
         """A transient-local publisher appeared after our transient-local subscribers: fetch its
         history for them, on a short-lived thread (a Zenoh callback must not block on a query)."""
         subscription = self._subscriptions.get(publisher.topic)
-        if subscription is None or publisher.type_name != subscription.msg_type.TYPE_NAME:
+        if subscription is None or not subscription.key.endswith(publisher.type_hash):
             return
         for sub in self.bus.local_subscribers(publisher.topic):
             if sub.qos.transient_local and not incompatibilities(publisher.qos, sub.qos):
                 threading.Thread(
                     target=subscription.fetch_history,
-                    args=(sub, publisher.gid),
+                    args=(sub, publisher.zid),
                     name="jointbus-history",
                     daemon=True,
                 ).start()
@@ -550,10 +710,15 @@ class ZenohTransport:
         else:
             locals_ = self.bus.local_publishers(remote.topic)
         for local in locals_:
-            if remote.type_name != local.type_name:
+            local_hash = type_hash_of(local.msg_type)
+            if remote.type_name != local.type_name or remote.type_hash != local_hash:
                 local._emit(
                     TypeMismatchEvent(
-                        local.topic, local.label, local.type_name, remote.type_name, remote.label
+                        local.topic,
+                        local.label,
+                        f"{local.type_name} ({local_hash})",
+                        f"{remote.type_name} ({remote.type_hash})",
+                        remote.label,
                     )
                 )
                 continue
@@ -571,15 +736,13 @@ class ZenohTransport:
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every endpoint token of other sessions; waits up to ``timeout`` s for answers."""
         out: list[EndpointInfo] = []
-        for reply in self.session.liveliness().get(ENDPOINT_WILDCARD, timeout=timeout):
+        selector = graph_selector(self.domain_id)
+        for reply in self.session.liveliness().get(selector, timeout=timeout):
             sample = reply.ok
             if sample is None:
                 continue
-            try:
-                info = EndpointInfo.from_token_key(str(sample.key_expr))
-            except BusError:
-                continue
-            if info.zid != self.zid:
+            info = self._parse_token(str(sample.key_expr))
+            if info is not None and info.zid != self.zid:
                 out.append(info)
         return out
 
@@ -591,7 +754,9 @@ class ZenohTransport:
                 return
             self._closed = True
             links = list(self._links.values())
-            tokens = list(self._tokens.values())
+            tokens = list(self._tokens.values()) + [n[1] for n in self._nodes.values()]
+            self._nodes.clear()
+            self._endpoint_nodes.clear()
             subscriptions = list(self._subscriptions.values())
             self._links.clear()
             self._tokens.clear()
@@ -608,9 +773,11 @@ class ZenohTransport:
 
 __all__ = [
     "HISTORY_QUERY_TIMEOUT_S",
+    "MISS_DETECTION_HEARTBEAT_S",
     "PublisherLink",
     "TopicSubscription",
     "ZenohTransport",
-    "history_key",
+    "history_selector",
     "open_session",
+    "type_hash_of",
 ]

@@ -42,6 +42,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "estop": ("jointbus.cli.launch", "estop"),
     "mode": ("jointbus.cli.launch", "mode"),
     "serve": ("jointbus.cli.serve", "serve"),
+    "teleop": ("jointbus.cli.teleop", "teleop"),
 }
 
 

@@ -20,10 +20,11 @@ Two sources, chosen per recorder:
   messages are objects, so the writer thread encodes each once with ``to_cdr()``. Remote
   publishers of those topics reach the subscription through the bus and are recorded the same way.
 - **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
-  on ``jb/**`` (every jointbus topic, including ones that appear later) on the bus's own session.
-  The CDR payload is stored exactly as received — never decoded or re-encoded; its type comes from
-  discovery (the publisher's gid in the jointbus attachment → its liveliness record), its ``.msg``
-  definition from the message registry, its publish time and sequence number from the attachment.
+  on ``<domain>/**`` (every topic of the ROS domain — jointbus's and ROS 2 nodes' — including ones
+  that appear later) on the bus's own session. The CDR payload is stored exactly as received —
+  never decoded or re-encoded; its topic and type come from the data key
+  (:mod:`jointbus.bus.names`), its ``.msg`` definition from the message registry, its publish time
+  and sequence number from rmw_zenoh's attachment.
   Gaps in a publisher's sequence numbers are counted as ``lost``. Topics that the local source
   records are skipped here so that no message is stored twice.
 
@@ -46,7 +47,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from jointbus.bus import MAB_RT, Bus, Subscriber
 from jointbus.bus import attachment as bus_attachment
-from jointbus.bus.names import DATA_PREFIX, key_to_topic, validate_topic_name
+from jointbus.bus.names import domain_selector, parse_data_key, validate_topic_name
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.runtime.message_types import runtime_registry
@@ -235,7 +236,9 @@ class Recorder:
         return RecorderStats(
             messages=messages,
             bytes=size,
-            topics=len(self._channels),
+            # channels the file holds, i.e. that have a message: a topic that was discovered and
+            # subscribed to but never carried a message has no channel in the file
+            topics=sum(1 for c in list(self._channels.values()) if c.id),
             queued=len(self._queue),
             lost=remote.lost if remote is not None else 0,
             skipped=self._skipped + (remote.skipped if remote is not None else 0),
@@ -439,32 +442,28 @@ class _ZenohRawSource:
         self.skipped = 0
         self._closed = False
         self._sub: zenoh.Subscriber[None] = transport.session.declare_subscriber(
-            f"{DATA_PREFIX}/**", self._on_sample, allowed_origin=zenoh.Locality.REMOTE
+            domain_selector(transport.domain_id),
+            self._on_sample,
+            allowed_origin=zenoh.Locality.REMOTE,
         )
 
     def _on_sample(self, sample: zenoh.Sample) -> None:
         try:
             recorder = self._recorder
-            topic = key_to_topic(str(sample.key_expr))
+            # The data key names topic and type (rmw_zenoh's scheme): no need to wait for the
+            # publisher's discovery token.
+            topic, type_name = parse_data_key(str(sample.key_expr))[1:3]
             if not recorder.wants(topic) or topic in recorder._local_topics:
                 return
             now = time.time_ns()
             raw_att = sample.attachment
             att = bus_attachment.unpack(None if raw_att is None else raw_att.to_bytes())
             if att is None:
-                self._skip(topic, "a payload without a jointbus attachment (publisher unknown)")
+                self._skip(topic, "a payload without rmw_zenoh's attachment (publisher unknown)")
                 return
             payload = sample.payload.to_bytes()
             with self._lock:
-                info = self._transport.remote_info(att.gid)
-                if info is None or att.gid in self._pending:
-                    self._pending.setdefault(att.gid, []).append((topic, payload, now, att))
-                    self._pending_since.setdefault(att.gid, time.monotonic())
-                    if info is None:
-                        return
-                    self._release(att.gid, info.type_name)
-                    return
-                self._deliver(info.type_name, topic, payload, now, att)
+                self._deliver(type_name, topic, payload, now, att)
         except Exception:
             _LOG.exception("recorder: receiving a sample failed")
 

@@ -132,7 +132,7 @@ def test_bad_commands_raise_the_same_error_naming_joint_and_field(
 def test_unknown_joints_and_bad_requests_are_refused_with_the_same_reasons(
     arm: ActuatorArray,
 ) -> None:
-    with pytest.raises(UnknownJointError, match="unknown joint 'knee'"):
+    with pytest.raises(UnknownJointError, match="no joint named 'knee'"):
         arm.position("knee", 0.1)
     with pytest.raises(RequestRejected) as err:
         arm.set_speed("knee", 1.0)

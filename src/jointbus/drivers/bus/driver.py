@@ -45,6 +45,7 @@ from jointbus.bus import MAB_RT, Bus, ServiceClient, ServiceError, ZenohConfig
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
     ActuatorArrayConfig,
+    BoolArray,
     FloatArray,
     ImpedanceTargets,
     IntArray,
@@ -262,6 +263,11 @@ class BusActuatorArray(ActuatorArray):
 
     def _motor_power(self) -> bool:
         return True  # the server decides (it answers POWERED_OFF): the data may be a cycle old
+
+    def _engaged_brakes(self) -> BoolArray:
+        # The server decides (it answers BRAKED with the joint): the latest data may predate an
+        # ACKed brakes(False), and refusing here from it would refuse a legal command.
+        return np.zeros(self.count, dtype=np.bool_)
 
     def _send(self, method: str, name: str, request: Message) -> None:
         client = self._clients.get(name)
