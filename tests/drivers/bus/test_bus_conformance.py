@@ -1,10 +1,11 @@
-"""One behaviour suite for ``sim://`` and ``bus://`` alike (python-can's lesson): the client of a
-served array behaves — values, flags and errors — like the array itself.
+"""``sim://`` and ``bus://`` side by side: the client of a served array behaves — values, flags,
+errors and NACK reasons — exactly like the array itself.
 
 ``bus://arm6`` is ``sim://arm6?noise=false`` served by an array node on its own Zenoh session and
-reached over loopback, as from another process. When the shared URL-parametrised suite
-(``tests/drivers/test_conformance.py``) lands on main, ``bus://`` joins it and this file's cases
-move there.
+reached over loopback, as from another process. ``bus://`` also runs the shared driver suite
+(``tests/drivers/test_conformance.py``); the cases here compare arm6-specific errors (joint names,
+limits, the configured speed and home) that the shared suite, which runs on the hb50 CAN legs too,
+cannot name.
 """
 
 from __future__ import annotations

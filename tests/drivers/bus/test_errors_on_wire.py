@@ -13,7 +13,12 @@ from jointbus.drivers.bus.errors_on_wire import (
 )
 from jointbus.drivers.errors import DriverIOError, RejectReason, RequestRejected
 from jointbus.drivers.limits import Saturation
-from jointbus.messages.actarray import ActuatorReply
+from jointbus.messages.actarray import (
+    ActuatorArrayData,
+    ActuatorData,
+    ActuatorReply,
+    ActuatorState,
+)
 from jointbus.messages.errors import (
     LengthMismatchError,
     LimitError,
@@ -21,6 +26,7 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
+from jointbus.messages.std_msgs import Header
 
 words = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=12)
 values = st.one_of(
@@ -93,10 +99,17 @@ def test_unknown_joint_and_other_driver_errors_keep_class_and_text() -> None:
     assert type(io) is DriverIOError and str(io) == "bus-off on can0"
 
 
-def test_an_ack_carries_the_clamps() -> None:
+def test_an_ack_carries_the_clamps_and_the_state_after_the_call() -> None:
     clamps = (Saturation("elbow", 2, "position", 3.0, 2.6),)
-    reply = ActuatorReply.from_cdr(ack("position", clamps).to_cdr())
+    state = ActuatorArrayData(
+        Header.now("base_link"),
+        (ActuatorData(0.1, 0.2, 0.0, 1.5, ActuatorState.MOVING),),
+        motor_power=True,
+    )
+    reply = ActuatorReply.from_cdr(ack("position", clamps, state).to_cdr())
     assert reply.accepted and saturations_from_reply(reply) == clamps
+    assert reply.state == (state,)
+    assert nack("position", LimitError("T", "position", 3.0, "<= 2.6")).state == ()
 
 
 def test_a_nul_in_an_error_text_still_crosses() -> None:

@@ -16,7 +16,9 @@ as they would be locally. Calibration is the server's business: the client works
 
 **Reading.** :meth:`read` / :meth:`read_joints` return the latest ``actarray/data`` sample the
 node published (at its rate, e.g. 100 Hz: a reading is about one period plus transport old), not
-a round trip. If no sample arrived for longer than the call timeout, reading raises
+a round trip — except right after an ACKed call, whose reply carries the array read just after the
+call, so the caller's next ``read()`` reflects its own call (a move is ``MOVING`` at once, as
+locally). If no sample arrived for longer than the call timeout, reading raises
 :class:`ArrayServerError` rather than return a stale state as if it were current.
 
 **Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
@@ -185,6 +187,7 @@ class BusActuatorArray(ActuatorArray):
             self._latest: ActuatorArrayData | None = None
             self._arrived = threading.Event()
             self._arrived_at = -math.inf
+            self._data_lock = threading.Lock()
             self._remote_saturations: tuple[Saturation, ...] = ()
             self._pending_impedance: JointCommand | None = None
             self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
@@ -219,8 +222,17 @@ class BusActuatorArray(ActuatorArray):
         return cls(bus, namespace, timeout_s=timeout_s)
 
     def _on_data(self, data: ActuatorArrayData) -> None:
-        self._latest = data
-        self._arrived_at = time.monotonic()
+        """Keep the newest sample by the server's stamp: a periodic sample published before a call
+        was applied may arrive after the ACK that carried the state after it."""
+        with self._data_lock:
+            latest = self._latest
+            stamp = data.header.stamp
+            if latest is None or (stamp.sec, stamp.nanosec) >= (
+                latest.header.stamp.sec,
+                latest.header.stamp.nanosec,
+            ):
+                self._latest = data
+            self._arrived_at = time.monotonic()
         self._arrived.set()
 
     @property
@@ -279,6 +291,8 @@ class BusActuatorArray(ActuatorArray):
         if not reply.accepted:
             raise error_from_reply(reply)
         self._remote_saturations = saturations_from_reply(reply)
+        if reply.state:  # read() after an ACKed call reflects the call (MOVING, power on, ...)
+            self._on_data(reply.state[0])
 
     def _request_power(self, on: bool) -> None:
         self._send("power", self.array_names.request("power"), PowerRequest(on))

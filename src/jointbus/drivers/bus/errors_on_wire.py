@@ -25,6 +25,7 @@ from jointbus.drivers.errors import (
     RequestRejected,
 )
 from jointbus.drivers.limits import Saturation
+from jointbus.messages.actarray.data import ActuatorArrayData
 from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -63,12 +64,17 @@ WIRE_ERRORS: Final[dict[str, type[Exception]]] = {
 }
 
 
-def ack(request: str, saturations: Iterable[Saturation] = ()) -> ActuatorReply:
-    """The ACK of ``request``, carrying the values the array clamped."""
+def ack(
+    request: str,
+    saturations: Iterable[Saturation] = (),
+    state: ActuatorArrayData | None = None,
+) -> ActuatorReply:
+    """The ACK of ``request``, carrying the values the array clamped and its state after it."""
     sat = tuple(saturations)
     return ActuatorReply(
         accepted=True,
         request=request,
+        state=() if state is None else (state,),
         saturated_joint=tuple(s.joint for s in sat),
         saturated_index=tuple(s.index for s in sat),
         saturated_field=tuple(s.field for s in sat),

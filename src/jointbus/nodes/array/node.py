@@ -261,10 +261,11 @@ class ArrayNode(Node):
         try:
             with self._array_lock:
                 saturations = apply(msg)
+                state = self._data(self.array.read_joints())
         except (DriverError, MessageError, ValueError, TypeError) as exc:
             self._report_refusal(method, exc)
             return nack(method, exc)
-        return ack(method, saturations)
+        return ack(method, saturations, state)
 
     def _report_refusal(self, method: str, exc: BaseException) -> None:
         text = f"{method} refused: {exc}"
@@ -534,7 +535,8 @@ class ArrayNode(Node):
             )
         return state.to_wire()
 
-    def _publish(self, r: JointReading) -> None:
+    def _data(self, r: JointReading) -> ActuatorArrayData:
+        """Player's array data of one reading, stamped now."""
         header = Header.now(self.array.config.geometry.header.frame_id)
         actuators = tuple(
             ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
@@ -550,7 +552,12 @@ class ArrayNode(Node):
                 strict=True,
             )
         )
-        self._pub_data.publish(ActuatorArrayData(header, actuators, r.motor_power))
+        return ActuatorArrayData(header, actuators, r.motor_power)
+
+    def _publish(self, r: JointReading) -> None:
+        data = self._data(r)
+        header = data.header
+        self._pub_data.publish(data)
         positions = r.position.tolist()
         velocities = r.velocity.tolist()
         efforts = r.effort.tolist()
