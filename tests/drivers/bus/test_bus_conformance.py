@@ -28,6 +28,7 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
+from jointbus.messages.hb50 import JointCommand
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim
@@ -165,3 +166,15 @@ def test_home_goes_to_the_geometry_home(arm: ActuatorArray) -> None:
     wait_settled(arm, ELBOW, home + 0.3)
     arm.home("elbow")
     assert abs(wait_settled(arm, ELBOW, home) - home) < 0.01
+
+
+def test_an_impedance_stream_holds_a_joint_where_it_is_told(arm: ActuatorArray) -> None:
+    arm.power(True)
+    here = arm.read_joints().position.tolist()
+    target = list(here)
+    target[ELBOW] = here[ELBOW] + 0.3 if here[ELBOW] < 2.0 else here[ELBOW] - 0.3
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:  # a 50 Hz stream from the default source
+        arm.impedance(JointCommand.hold(arm.names, target, 40.0, 2.0, source_node="control_node"))
+        time.sleep(0.02)
+    assert arm.read_joints().position[ELBOW] == pytest.approx(target[ELBOW], abs=0.05)
