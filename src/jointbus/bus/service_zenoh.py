@@ -71,8 +71,8 @@ _LOG = logging.getLogger("jointbus.bus.service")
 
 #: Prefix of every service's queryable key.
 SERVICE_DATA_PREFIX: Final = "jbsrv"
-#: Prefix of the servers' liveliness tokens: a Zenoh *verbatim* chunk (``@``), so wildcard
-#: subscriptions such as ``**`` and the ROS graph selector ``@ros2_lv/**`` never match it.
+#: Prefix of the servers' liveliness tokens (a Zenoh verbatim chunk, so ``**`` never matches it;
+#: rmw_zenoh's service keys and ``SS``/``SC`` graph tokens replace both prefixes later).
 SERVICE_TOKEN_PREFIX: Final = "@jointbus/srv"
 _REFUSED: Final = b"jointbus-refused\n"
 _WRONG_TYPE: Final = b"jointbus-type\n"

@@ -23,7 +23,7 @@ from bus_support import wait_until  # noqa: E402
 from jointbus import drivers  # noqa: E402
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig  # noqa: E402
 from jointbus.bus.names import data_key  # noqa: E402
-from jointbus.codec.type_hash import rihs01_of  # noqa: E402
+from jointbus.bus.zenoh_transport import type_hash_of  # noqa: E402
 from jointbus.drivers.bus.array_names import ArrayNames  # noqa: E402
 from jointbus.drivers.bus.driver import BusActuatorArray  # noqa: E402
 from jointbus.drivers.errors import RejectReason, RequestRejected  # noqa: E402
@@ -234,9 +234,9 @@ def test_malformed_bytes_on_a_command_topic_are_reported_and_the_server_survives
             assert transport is not None
             key = data_key(
                 transport.domain_id,
-                N.command("multi_position"),
+                "/arm6/actarray/multi_position",
                 MultiPositionCommand.TYPE_NAME,
-                rihs01_of(MultiPositionCommand),
+                type_hash_of(MultiPositionCommand),
             )
             pub = transport.session.declare_publisher(key)
             time.sleep(0.5)
