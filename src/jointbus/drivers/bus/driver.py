@@ -167,6 +167,8 @@ class BusActuatorArray(ActuatorArray):
         owns_bus: bool = False,
     ) -> None:
         if not (math.isfinite(timeout_s) and timeout_s > 0.0):
+            if owns_bus:
+                bus.close()
             raise DriverURLError(f"timeout = {timeout_s!r}; expected a number of seconds > 0")
         self._bus = bus
         self._owns_bus = owns_bus
@@ -432,5 +434,9 @@ def open_bus_array(url: DriverURL) -> BusActuatorArray:
         raise DriverURLError(
             f"driver URL {url.text!r}: timeout={timeout_text!r}; expected seconds"
         ) from None
+    if not (math.isfinite(timeout) and timeout > 0.0):
+        raise DriverURLError(
+            f"driver URL {url.text!r}: timeout = {timeout!r}; expected a number of seconds > 0"
+        )
     bus = Bus(name=f"bus-{url.host}", zenoh=_zenoh(url))
     return BusActuatorArray(bus, url.host, timeout_s=timeout, owns_bus=True)
