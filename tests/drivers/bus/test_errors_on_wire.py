@@ -112,7 +112,8 @@ def test_an_ack_carries_the_clamps_and_the_state_after_the_call() -> None:
     assert nack("position", LimitError("T", "position", 3.0, "<= 2.6")).state == ()
 
 
-def test_a_nul_in_an_error_text_still_crosses() -> None:
-    error = RequestRejected("power", RejectReason.TIMED_OUT, "drive 3 said '\x00'")
+def test_a_nul_or_lone_surrogate_in_an_error_text_still_crosses() -> None:
+    error = RequestRejected("power", RejectReason.TIMED_OUT, "drive 3 said '\x00' and '\ud800'")
     back = across(error, "power")
-    assert isinstance(back, RequestRejected) and "\\x00" in back.detail
+    assert isinstance(back, RequestRejected)
+    assert "\\x00" in back.detail and "\\ud800" in back.detail

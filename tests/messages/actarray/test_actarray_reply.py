@@ -12,8 +12,11 @@ from jointbus.messages.actarray import ActuatorReply, ArrayDescription
 from jointbus.messages.errors import LengthMismatchError, ValidationError
 from rosbags_oracle import rosbags_cdr
 
-text = st.text(st.characters(blacklist_characters="\x00"), max_size=20)  # CDR strings: no NUL
-names = st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=6, unique=True)
+# CDR strings: UTF-8 without NUL (no lone surrogates, which UTF-8 cannot encode)
+text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20
+)
+names = st.lists(text.filter(bool), min_size=1, max_size=6, unique=True)
 
 
 @st.composite

@@ -94,8 +94,10 @@ def _wire_name(error: BaseException) -> str:
 
 
 def _wire_text(value: object) -> str:
-    """``str(value)`` as a CDR string can carry it (no NUL: shown as ``\\x00``)."""
-    return str(value).replace("\x00", "\\x00")
+    """``str(value)`` as a CDR string can carry it: UTF-8 without NUL (a NUL is shown as
+    ``\\x00``, a lone surrogate as ``\\udXXX``), so any error text can cross."""
+    text = str(value).replace("\x00", "\\x00")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def nack(request: str, error: BaseException) -> ActuatorReply:
