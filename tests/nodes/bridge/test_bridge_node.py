@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
-from jointbus.bus.names import topic_to_key
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
+from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
@@ -301,6 +302,25 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     assert not any("teleop" in t for t in rig.texts())
 
 
+def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(
+    rig: Rig,
+) -> None:
+    from jointbus.messages.std_msgs import Header
+
+    t0 = time.time_ns()
+    steady = [  # stamped every 2 ms by the source, as a 500 Hz loop does
+        dataclasses.replace(hold(MOVED, source="teleop"), header=Header.at_ns(t0 + k * 2 * MS))
+        for k in range(8)
+    ]
+    rig.run(0.2, every_cycle(hold(HOME)))
+    # delivered late and in pairs: arrivals 0, 4, 4, 6, 6 ms (read as 667 Hz before)
+    for batch in ([steady[0]], [], steady[1:3], steady[3:5], steady[5:6], steady[6:7]):
+        rig.step(hold(HOME), *batch)
+    assert rig.node.arbiter.owner(rig.clock.now) == "teleop"
+    takeover = [t for t in rig.texts() if "'control_node' -> 'teleop'" in t]
+    assert len(takeover) == 1 and "publishes at 500.0 Hz" in takeover[0], takeover
+
+
 # -- watchdog ------------------------------------------------------------------------------
 
 
@@ -576,14 +596,19 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
         config.insert_json5(key, value)
     session = zenoh.open(config)
     try:
-        pub = session.declare_publisher(
-            topic_to_key("/hb50/joint_command"), reliability=zenoh.Reliability.RELIABLE
+        transport = rig.bus.zenoh
+        assert transport is not None
+        key = data_key(
+            transport.domain_id, "/hb50/joint_command", JointCommand.TYPE_NAME,
+            type_hash_of(JointCommand),
         )
+        pub = session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
         assert wait_until(lambda: pub.matching_status.matching, 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
-        for _, fields, *_rest in CRAFTED:
-            pub.put(_crafted(**fields))
+        for seq, (_, fields, *_rest) in enumerate(CRAFTED, start=1):
+            # as a ROS 2 publisher sends it: rmw_zenoh's attachment (sequence, time, GID)
+            pub.put(_crafted(**fields), attachment=attachment.pack(seq, time.time_ns(), b"r" * 16))
             assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
             rig.run(0.02, every_cycle(hold(HOME)))
         reports = rig.reports()

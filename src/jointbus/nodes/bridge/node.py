@@ -706,7 +706,7 @@ class BridgeNode(Node):
             except CommandRejected as rejection:
                 self._reject(rejection)
                 continue
-            if not self.arbiter.offer(cmd.source_node, received_ns):
+            if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # latched, or sent before the last reset / drive-on
