@@ -21,8 +21,9 @@ node (see :mod:`jointbus.stack`).
 An e-stop that nobody confirmed is an error (exit 1): the user must not believe the robot is
 stopped when no bridge heard it. The latch holds until an explicit ``jointbus estop --reset``:
 the bridge then switches the drives on holding the measured position until a command *sent after
-the reset* arrives, so a controller that kept publishing resumes from where the robot is — if the
-robot fell, send ``jointbus mode idle`` before the reset and ``jointbus mode stand_up`` after.
+the reset* arrives, and ramps any far target from the measured pose; the control node, which left
+STAND for DAMPING at the e-stop, stands the robot up again from where it lies — send
+``jointbus mode idle`` before the reset to keep it down.
 
 **Motion modes.** ``jointbus mode stand_up|stand|sit_down|idle`` publishes on
 ``/hb50/control_command`` and prints the control node's answer from ``/hb50/status`` (the mode
@@ -199,7 +200,12 @@ def _estop_of(state: BridgeState) -> str | None:
 
 def estop(  # noqa: PLR0917 (typer maps parameters to options)
     reset: Annotated[
-        bool, typer.Option("--reset", help="Re-arm a latched e-stop (explicit, never automatic).")
+        bool,
+        typer.Option(
+            "--reset",
+            help="Re-arm a latched e-stop (explicit, never automatic); a robot that was "
+            "standing stands up again from where it lies (`mode idle` first keeps it down).",
+        ),
     ] = False,
     reason: Annotated[
         str, typer.Option("--reason", help="Why (reported by the bridge).")

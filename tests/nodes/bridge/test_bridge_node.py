@@ -32,7 +32,7 @@ from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level,
 from jointbus.messages.std_msgs import String
 from jointbus.model.yaml_loader import load_robot
 from jointbus.nodes.bridge.command_check import UncheckedJointCommand
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.nodes.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 
@@ -62,7 +62,10 @@ class Rig:
 
     def __init__(self, config: BridgeConfig | None = None, bus: Bus | None = None) -> None:
         self.clock = FakeClock()
-        self.sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+        # The drives start at the standing pose the tests command: a first command far from the
+        # measured pose would be ramped to (the re-entry tests below).
+        config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+        self.sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
         self.bus = bus if bus is not None else Bus()
         self.statuses: list[Status] = []
         self.data: list[BridgeData] = []
@@ -289,12 +292,19 @@ def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) ->
     assert any("'control_node' -> 'teleop'" in t for t in rig.texts())
     # teleop stops; control_node continues.
     cycles = 0
-    while rig.node.last_applied is not default_cmd:
+    while rig.states[-1].status[0] != "owner: control_node":
         rig.step(default_cmd)
         cycles += 1
         assert cycles <= 51  # 100 ms of silence + the cycle that notices it
-    assert rig.states[-1].status[0] == "owner: control_node"
     assert any("'teleop' -> 'control_node'" in t and "silent" in t for t in rig.texts())
+    # Its target is 0.25 rad from where teleop left the joints: the bridge ramps to it from the
+    # measured pose (no jump), then applies it as sent.
+    rig.step(default_cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert np.max(np.abs(np.array(applied.t_pos) - MOVED)) < 0.03
+    rig.run(0.5, every_cycle(default_cmd))
+    assert rig.node.last_applied is default_cmd
 
 
 def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
@@ -336,7 +346,7 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     safe = rig.node.last_applied
     assert safe is not None
     assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
-    assert safe.kd == (3.0,) * 12
+    assert safe.kd == (SAFE_KD,) * 12  # the safe-mode damping, not the stand kd
     assert rig.states[-1].status[1] == "mode: safe"
     assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
     rig.run(0.02, every_cycle(cmd))
@@ -744,3 +754,175 @@ def test_reported_rate_and_skips_match_the_published_stamps_under_an_injected_st
     assert slots == round((window[1] - window[0]) * 500 / 1e9)
     assert rate == pytest.approx(ran / ((window[1] - window[0]) / 1e9), rel=0.01)
     assert skipped > 0.05 * slots
+
+
+# -- re-entry after the drives stopped following commands (issue 11, items 1 and 4) ---------
+
+
+def _max_step(commands: list[JointCommand], start: np.ndarray) -> float:
+    """Largest change of any applied target from one cycle to the next (rad), from ``start``."""
+    previous, largest = start, 0.0
+    for cmd in commands:
+        position = np.array(cmd.t_pos)
+        largest = max(largest, float(np.max(np.abs(position - previous))))
+        previous = position
+    return largest
+
+
+def test_after_a_reset_a_fresh_far_command_is_ramped_to_from_the_measured_pose(rig: Rig) -> None:
+    """A source that did not notice the e-stop keeps sending its standing pose; after the reset
+    the bridge moves the target there from where the robot lies, at the re-entry speed, with the
+    stiffness rising — never the full-gain step that flipped the robot."""
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.step("estop")
+    slumped = HOME * 0.2  # the body dropped, the legs folded under it
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(slumped)
+    rig.run(0.2, every_cycle(stand))
+    rig.step("reset")
+    applied: list[JointCommand] = []
+    speeds: list[float] = []
+    for _ in range(round(2.0 * 500)):
+        rig.step(hold(HOME))  # fresh: sent after the reset, computed before the fall
+        assert rig.node.last_applied is not None
+        applied.append(rig.node.last_applied)
+        speeds.append(float(np.max(np.abs(rig.sim.read_joints().velocity))))
+    config = rig.node.config
+    step = config.reentry_speed / config.rate_hz
+    first = applied[0]
+    assert first.source_node == "bridge_node"
+    far = np.abs(HOME - slumped) > config.reentry_tolerance  # the hips' 0.04 rad pass at once
+    assert far.sum() == 8
+    assert np.max(np.abs(np.array(first.t_pos) - slumped)[far]) <= step + 1e-6
+    assert first.kp[2] < 80.0 / 10  # stiffness starts near zero
+    assert _max_step(applied[1:], np.array(first.t_pos)) <= step + 1e-6
+    assert max(speeds) < 1.5 * config.reentry_speed  # the joints follow the slow target
+    assert applied[-1].t_pos == hold(HOME).t_pos and applied[-1].kp == (80.0,) * 12
+    assert np.allclose(rig.positions(), HOME, atol=0.02)
+    warns = [s.status for s in rig.reports() if s.level == Level.WARN and "re-entry" in s.status]
+    assert warns and "e-stop reset" in warns[0] and "(index " in warns[0]
+    assert any("re-entry after e-stop reset complete" in t for t in rig.texts())
+
+
+def test_leaving_safe_mode_ramps_from_the_sagged_pose(rig: Rig) -> None:
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.run(0.3)  # silence: safe mode
+    assert rig.node.mode is BridgeMode.SAFE
+    sagged = HOME * 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    rig.step(stand)
+    assert rig.node.mode is BridgeMode.RUN
+    applied = rig.node.last_applied
+    assert applied is not None and applied is not stand
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)) <= rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)[[1, 2, 4, 5, 7, 8, 10, 11]]) <= 0.003
+    assert "reentry: ramping from the measured pose" in rig.states[-1].status
+    rig.run(1.5, every_cycle(stand))
+    assert rig.node.last_applied is stand
+    status = rig.states[-1].status
+    assert status[:2] == ("owner: control_node", "mode: run")
+    assert not [s for s in status if s.startswith("reentry")], status  # the ramp has ended
+
+
+ARM6 = load_robot("arm6")
+
+
+def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -> None:
+    """The bridge's use of JointCommand.brake: while a joint's brake is set its drive gets no
+    stiffness, target velocity or torque (nothing pushes against the brake); on release its
+    target starts at the measured position and moves at the re-entry speed, below its limit."""
+    clock = FakeClock()
+    sim = SimActuatorArray(SimArrayConfig.from_model(ARM6, realtime=False, noise=False))
+    bus = Bus()
+    publisher = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    timers = TimerThread("bridge-brake-timers", clock=clock, threaded=False)
+    node = BridgeNode(sim, bus, timers=timers, run_loop=False)
+    names = sim.names
+    elbow = names.index("elbow")
+    start = sim.read_joints().position.copy()
+
+    def step(cmd: JointCommand) -> None:
+        clock.now += STEP_NS
+        publisher.publish(cmd)
+        node.cycle(clock.now)
+        sim.step(0.002)
+        timers.run_due(clock.now)
+
+    try:
+        node.start()
+        target = start.copy()
+        target[elbow] += 1.0
+        braked = np.zeros(len(names), dtype=bool)
+        braked[elbow] = True
+        hold_start = JointCommand.hold(names, start.tolist(), 80.0, 3.0, source_node="control_node")
+        for _ in range(50):
+            step(hold_start)
+        pushing = dataclasses.replace(
+            JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node"),
+            brake=tuple(braked.tolist()),
+        )
+        for _ in range(250):
+            step(pushing)
+            applied = node.last_applied
+            assert applied is not None
+            assert applied.kp[elbow] == 0.0 and applied.t_trq[elbow] == 0.0
+            assert applied.brake[elbow] is True
+        assert abs(sim.read_joints().position[elbow] - start[elbow]) < 0.01
+        released = JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node")
+        velocities: list[float] = []
+        for _ in range(750):
+            step(released)
+            velocities.append(abs(float(sim.read_joints().velocity[elbow])))
+        limit = sim.config.limits[elbow].velocity_max
+        speed = node.config.reentry_speed
+        print(
+            f"\nelbow after brake release: max {max(velocities):.2f} rad/s (ramp {speed}, "
+            f"limit {limit})"
+        )
+        assert max(velocities) < min(1.5 * speed, limit)
+        assert abs(sim.read_joints().position[elbow] - target[elbow]) < 0.02
+        assert node.last_applied is released
+    finally:
+        node.shutdown()
+        bus.close()
+
+
+def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)  # rl_j1: drive off
+    rig.run(0.05, every_cycle(cmd))
+    sagged = HOME.copy()
+    sagged[7] += 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    heat(rig, 7, 70.0)  # cooled below shutdown − hysteresis: the drive comes back
+    rig.step(cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert abs(applied.t_pos[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
+    assert applied.t_pos[:7] == cmd.t_pos[:7]  # the other joints are not touched
+    assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
+    rig.run(1.0, every_cycle(cmd))
+    assert rig.node.last_applied is cmd
+
+
+def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: Rig) -> None:
+    """A source that sends damping first (its own idle) and then, at once, a standing pose far
+    from where the unheld joints drifted: the bridge ramps to it, as after a reset."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    damping = JointCommand.damping(ORDER, 1.0, source_node="control_node")
+    rig.run(0.2, every_cycle(damping))
+    assert rig.node.last_applied is damping
+    drifted = HOME * 0.3
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(drifted)
+    rig.step(hold(HOME))
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - drifted)[far]) <= 0.002 + 1e-6
+    assert any("re-entry after stiffness regained" in t for t in rig.texts())

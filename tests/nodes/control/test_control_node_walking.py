@@ -11,9 +11,9 @@ import pytest
 from control_sim import lying_world
 from test_control_node import Rig, wait_until
 
-from jointbus.bus import Bus
+from jointbus.bus import MAB_RT, Bus
 from jointbus.messages.geometry_msgs import Twist, Vector3
-from jointbus.messages.hb50 import Level, MotionGait, MotionMode, MotionType
+from jointbus.messages.hb50 import BridgeState, Level, MotionGait, MotionMode, MotionType
 from jointbus.messages.std_msgs import String
 
 
@@ -79,3 +79,43 @@ def test_the_node_walks_on_velocity_commands_and_reports_it(rig: Rig) -> None:
     assert wait_until(
         lambda: rig.status_with("LOCOMOTION -> STAND (stopped on four feet)", Level.OK)
     )
+
+
+def _standing(rig: Rig) -> None:
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(2.0)
+
+
+def test_an_estop_while_walking_takes_the_node_to_damping(rig: Rig) -> None:
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")))
+    _standing(rig)
+    _walk(rig, 1.5, FORWARD)
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    states.publish(
+        BridgeState(
+            drives_enabled=False,
+            status=("owner: control_node", "mode: estop", "estop: hardware_command estop"),
+        )
+    )
+    damping = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert set(damping.kp) == {0.0}
+    assert wait_until(lambda: rig.status_with("LOCOMOTION -> DAMPING: e-stop latched", Level.WARN))
+    rig.velocity.publish(FORWARD)  # a joystick still pushing does nothing now, and says so
+    rig.run(0.1)
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert wait_until(lambda: rig.status_with("ignored in mode DAMPING", Level.WARN))
+
+
+def test_a_custom_controller_taking_over_stops_the_walk(rig: Rig) -> None:
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")))
+    _standing(rig)
+    _walk(rig, 1.5, FORWARD)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: squat", "mode: run")))
+    rig.cycle()
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert wait_until(lambda: rig.status_with("'squat' owns the actuators", Level.WARN))
