@@ -18,19 +18,21 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
   control *block*; best-effort ones *drop* under congestion.
 - **Payload**: CDR exactly as ROS 2 sends it; the 33-byte rmw_zenoh attachment
   (:mod:`jointbus.bus.attachment`) carries sequence number, source time and the publisher's GID.
-- **Receiving**: one Zenoh subscriber per topic with local subscribers, on
-  ``<domain>/<topic>/*/*`` (``allowed_origin=REMOTE``, so no loop-back of our own messages). A
-  sample whose key names another type or type hash is never decoded: it is counted and reported
-  once per key (:class:`TypeMismatchEvent`). A sample is decoded once with the topic's message
-  class and the same object is offered to every compatible local subscriber. An undecodable
-  payload is counted and reported (:class:`MalformedPayloadEvent`) and dropped; the subscription
-  keeps running. A sample without a readable attachment (a plain Zenoh ``put``) is delivered, but
-  counted and reported once (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in
-  a publisher's sequence numbers are counted (``lost``) and reported; latency is measured from the
-  source time. Realtime subscribers (``realtime=True``) are called right on Zenoh's receive thread,
-  with no thread hop (a hop costs ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be
-  quick and must not block, or it delays every later sample of every topic of the session.
-  Ordinary callbacks stay off Zenoh's threads: the message is queued and their dispatcher runs them.
+- **Receiving**: one Zenoh subscriber per topic with local subscribers, on the topic's exact data
+  key (``allowed_origin=REMOTE``, so no loop-back of our own messages). A publisher of another type
+  or type hash therefore never reaches the decoder (as in rmw_zenoh); its graph token is reported
+  once as a :class:`TypeMismatchEvent`. (A wildcard ``<domain>/<topic>/*/*`` subscriber would see
+  such samples too, but cost 10–30 µs more per sample in Zenoh's routing: measured with
+  ``bench/bench_bus.py``.) A sample is decoded once with the topic's message class and the same
+  object is offered to every compatible local subscriber. An undecodable payload is counted and
+  reported (:class:`MalformedPayloadEvent`) and dropped; the subscription keeps running. A sample
+  without a readable attachment (a plain Zenoh ``put``) is delivered, but counted and reported once
+  (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in a publisher's sequence
+  numbers are counted (``lost``) and reported; latency is measured from the source time. Realtime
+  subscribers (``realtime=True``) are called right on Zenoh's receive thread, with no thread hop (a
+  hop costs ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be quick and must not
+  block, or it delays every later sample of every topic of the session. Ordinary callbacks stay off
+  Zenoh's threads: the message is queued and their dispatcher runs them.
 - **Discovery**: ROS 2 graph tokens (:mod:`jointbus.bus.ros_graph`): one ``NN`` token per node,
   one ``MP``/``MS`` token per endpoint with its type, hash and QoS. A liveliness subscriber on
   ``@ros2_lv/<domain>/**`` keeps the table of remote endpoints (jointbus's and ROS 2's), used to
@@ -40,7 +42,7 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
 - **Durability** (as rmw_zenoh does it): a transient-local publisher is a zenoh-ext
   ``AdvancedPublisher`` with a cache of ``depth`` samples and publisher detection, and puts every
   message (the cache must hold them whoever listens). A transient-local subscriber queries
-  ``<domain>/<topic>/*/*/@adv/pub/**`` (every cache on the topic) when it joins, and a publisher's
+  ``<data key>/@adv/pub/**`` (every cache of the topic) when it joins, and a publisher's
   cache when its token appears later; ROS 2 subscribers use zenoh-ext's ``AdvancedSubscriber``,
   which queries our caches the same way.
 
@@ -62,7 +64,7 @@ from jointbus.bus import attachment
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
-from jointbus.bus.names import data_key, parse_data_key, topic_selector
+from jointbus.bus.names import data_key, parse_data_key
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import incompatibilities
 from jointbus.bus.ros_graph import (
@@ -90,9 +92,9 @@ HISTORY_QUERY_TIMEOUT_S = 1.0
 MISS_DETECTION_HEARTBEAT_S = 0.5
 
 
-def history_selector(domain_id: int, topic: str, zid: str | None = None) -> str:
-    """Selects the zenoh-ext publication caches of a topic (``zid``: of one session only)."""
-    return f"{topic_selector(domain_id, topic)}/@adv/pub/{zid or '*'}/**"
+def history_selector(key: str, zid: str | None = None) -> str:
+    """Selects the zenoh-ext publication caches of a data key (``zid``: of one session only)."""
+    return f"{key}/@adv/pub/{zid or '*'}/**"
 
 
 def type_hash_of(msg_type: type[Message]) -> str:
@@ -238,7 +240,7 @@ class TopicSubscription:
             ],
         ] = {}
         #: Samples received, undecodable payloads, samples without a readable attachment and
-        #: samples of another type or hash (never decoded), whatever the local subscribers.
+        #: history replies of another type or hash (never decoded), whatever the local subscribers.
         self.samples = 0
         self.malformed = 0
         self.bad_attachments = 0
@@ -247,7 +249,7 @@ class TopicSubscription:
         self._reported: set[str] = set()
         self.key = data_key(transport.domain_id, topic, self._type_name, type_hash_of(msg_type))
         self._zsub = transport.session.declare_subscriber(
-            topic_selector(transport.domain_id, topic),
+            self.key,
             self._on_sample,
             allowed_origin=zenoh.Locality.REMOTE,
         )
@@ -260,10 +262,6 @@ class TopicSubscription:
         now_wall = time.time_ns()
         now_mono = time.monotonic_ns()
         try:
-            key = str(sample.key_expr)
-            if key != self.key:
-                self._foreign(key)
-                return
             raw_attachment = sample.attachment
             raw = None if raw_attachment is None else raw_attachment.to_bytes()
             if raw is None or len(raw) != attachment.SIZE or raw[16] != attachment.GID_SIZE:
@@ -406,8 +404,8 @@ class TopicSubscription:
             sub.offer(msg, born, now_mono)
 
     def _foreign(self, key: str) -> None:
-        """A sample on our topic whose key names another type or hash: never decoded; counted,
-        and reported once per key to the local subscribers."""
+        """A history reply on our topic whose key names another type or hash (a cache answering
+        with any key): never decoded; counted, and reported once per key."""
         self.foreign_type += 1
         if key in self._reported:
             return
@@ -457,7 +455,7 @@ class TopicSubscription:
         """
         replies = list(
             self._transport.session.get(
-                history_selector(self._transport.domain_id, self.topic, publisher_zid),
+                history_selector(self.key, publisher_zid),
                 target=zenoh.QueryTarget.ALL,
                 # Every cached sample is a reply on the data key: keep them all, in order.
                 consolidation=zenoh.ConsolidationMode.NONE,
