@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint typecheck unit bench demo soak fuzz clean
+.PHONY: venv test test-long lint typecheck unit bench demo soak fuzz clean
 
 venv: $(STAMP)
 
@@ -16,14 +16,21 @@ $(STAMP): pyproject.toml constraints.txt setup.py src/jointbus/codec/_cdr_accel.
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict src
 
+# The quick suite, two test processes at a time (most tests wait on sockets, sleeps and child
+# processes, not on the CPU). Real-time, fault and soak-like tests are marked `long`
+# (tests/conftest.py) and run one at a time by `make test-long`, which .ci/run also runs.
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not slow" -q
+	$(VENV)/bin/pytest -m "not slow and not long" -n 2 -q
 
 test: lint typecheck unit
+
+test-long: $(STAMP)
+	$(VENV)/bin/pytest -m "long and not slow" -q
 
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)

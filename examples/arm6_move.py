@@ -5,10 +5,8 @@ another URL as the first argument to try a different array).
 """
 
 import sys
-import time
 
 from jointbus import drivers
-from jointbus.messages.actarray import ActuatorState
 
 url = sys.argv[1] if len(sys.argv) > 1 else "sim://arm6"
 
@@ -16,9 +14,7 @@ with drivers.open(url) as arm:
     arm.power(True)
     arm.position("elbow", 0.5)  # rad; a profiled move at the configured speed
     elbow = arm.index("elbow")
-    time.sleep(0.2)
-    while arm.read().actuators[elbow].state & ActuatorState.MOVING:
-        time.sleep(0.05)
+    arm.wait_until_still("elbow", timeout=10.0)  # s; MOVING from the call on, until it stops
     state = arm.read().actuators[elbow]
     print(f"elbow: position {state.position:.3f} rad, speed {state.speed:.3f} rad/s, "
           f"current {state.current:.3f} A, {state.temperature:.1f} °C, state {state.state.name}")

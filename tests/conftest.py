@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _TESTS = str(Path(__file__).resolve().parent)
@@ -33,3 +34,31 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+#: Test modules (paths relative to ``tests/``) that run the robot in real time, kill processes or
+#: soak. Their bounds are wall-clock figures that hold only when the test has the host to itself,
+#: and together they take minutes. They carry the ``long`` marker: ``make test`` (which runs the
+#: rest two at a time) skips them; ``make test-long`` and ``.ci/run`` run them one at a time.
+LONG_RUNNING: tuple[str, ...] = (
+    "faults/",
+    "fuzz/",
+    "soak/",
+    "test_stack.py",
+    "test_own_controller.py",
+    "cli/test_cli_demo.py",
+    "cli/test_cli_demo_monitor.py",
+    "cli/test_cli_launch.py",
+    "runtime/test_rate_loop.py",
+    "runtime/test_realtime.py",
+    "runtime/test_liveliness.py",
+    "tools/test_recorder_crash.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of a :data:`LONG_RUNNING` module ``long``."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        relative = item.path.resolve().relative_to(root).as_posix()
+        if relative.startswith(LONG_RUNNING):
+            item.add_marker(pytest.mark.long)

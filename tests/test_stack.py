@@ -8,6 +8,7 @@ costs a few seconds; one module-scoped stack serves the in-process tests.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from collections.abc import Iterator
@@ -123,3 +124,28 @@ def test_zenoh_transport_stands_up_and_is_seen_from_another_bus() -> None:
         assert any(s.owner == "control_node" for s in seen)
         assert wait_until(lambda: len(frames) > 100, 1.0)
         assert frames[-1].joint_name == HB50.actuator_order
+
+
+def test_simulator_ground_truth_is_published_every_bridge_cycle(stack: Stack) -> None:
+    from jointbus.messages.nav_msgs import Odometry
+
+    truths: list[Odometry] = []
+    frames: list[BridgeData] = []
+    sub_gt = stack.bus.subscribe(
+        "/hb50/sim/ground_truth", Odometry, truths.append, MAB_RT, realtime=True
+    )
+    sub_data = stack.bus.subscribe(
+        "/hb50/bridge_data", BridgeData, frames.append, MAB_RT, realtime=True
+    )
+    try:
+        wait_until(lambda: len(truths) >= 100, 10.0)
+    finally:
+        sub_gt.close()
+        sub_data.close()
+    assert abs(len(truths) - len(frames)) <= 2  # one per 500 Hz cycle, like bridge_data
+    last = truths[-1]
+    assert last.header.frame_id == "world" and last.child_frame_id == HB50.root
+    assert last.pose.pose.position.z == pytest.approx(STAND_HEIGHT, abs=0.1 * STAND_HEIGHT)
+    stamps = [m.header.stamp.to_ns() for m in truths]
+    steps = {b - a for a, b in itertools.pairwise(stamps)}
+    assert steps == {2_000_000}  # simulated time, one 2 ms step per message

@@ -33,8 +33,10 @@ bridge's own thread: the physics stands in for hardware that moves between two r
 reads what the previous command did, and no third thread competes with the bridge for the
 interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
 CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
-cost of the stand-in, not of jointbus. A real-time ``sim://...?realtime=true`` or a hardware URL
-is not stepped.
+cost of the stand-in, not of jointbus. After each step of a MuJoCo simulator the stack
+publishes its true base pose and twist on ``/<ns>/sim/ground_truth``
+(:mod:`jointbus.nodes.ground_truth`, ``nav_msgs/msg/Odometry``, 500 Hz, its cost counted with
+the physics). A real-time ``sim://...?realtime=true`` or a hardware URL is not stepped.
 
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
 default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
@@ -53,7 +55,12 @@ is restored when the last such stack stops.
 ``robot_state_10hz`` and ``bridge_state_10hz``), base height (estimated, and the simulator's
 ground truth when the simulator is in this process), message rates, the bridge loop's timing
 (its own statistics, or ``/hb50/diagnostics`` when the bridge runs elsewhere) and the process's
-CPU use. Its subscriptions are realtime callbacks that only keep the newest message, so
+CPU use. A stack that runs the control node without the bridge watches the bridge's liveliness
+(a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
+which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
+state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
+``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. Its
+subscriptions are realtime callbacks that only keep the newest message, so
 watching costs the bridge about a microsecond per cycle and no queue can overflow.
 """
 
@@ -78,10 +85,17 @@ from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
 from jointbus.nodes.bridge.node import BridgeConfig, BridgeNode
 from jointbus.nodes.control.node import ControlNode
-from jointbus.runtime import DEFAULT_NAMESPACE, LoopDiagnostics, RealtimeConfig
+from jointbus.runtime import (
+    DEFAULT_NAMESPACE,
+    LivelinessMonitor,
+    LoopDiagnostics,
+    RealtimeConfig,
+)
 from jointbus.runtime.rate_loop import CycleInfo
 
 __all__ = [
+    "BRIDGE_LOST",
+    "BRIDGE_STATE_TIMEOUT_S",
     "BRIDGE_SWITCH_INTERVAL_S",
     "DEFAULT_REALTIME",
     "NODES",
@@ -107,6 +121,11 @@ START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
 #: GIL switch interval while a stack with a real-time bridge loop runs (s; see the module doc).
 BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
+#: Age (s) of the newest ``bridge_state_10hz`` after which a remote bridge counts as lost: five
+#: periods of the 10 Hz mirror, so a late mirror or two on a loaded host does not flicker.
+BRIDGE_STATE_TIMEOUT_S: Final = 0.5
+#: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
+BRIDGE_LOST: Final = "lost"
 #: How often the start-command thread looks for the first feedback frame (s).
 _START_POLL_S: Final = 0.01
 #: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
@@ -182,7 +201,8 @@ class StackSummary:
 
     ``elapsed_s`` since :meth:`Stack.start`; ``motion_mode`` the control node's mode name
     (``STAND``); ``bridge_mode`` what the bridge writes (``run``, ``hold``, ``safe``, ``off``,
-    ``estop``); ``owner`` the command source in control; ``estop`` the latched e-stop's reason;
+    ``estop``), or ``lost`` when a remote bridge went silent or left (see the module
+    docstring); ``owner`` the command source in control; ``estop`` the latched e-stop's reason;
     ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
     simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
     ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
@@ -253,11 +273,13 @@ class _Latest:
     def __init__(self, keep: Callable[[Any], bool] | None = None) -> None:
         self.message: Any = None
         self.count = 0
+        self.at = _NAN  # arrival of ``message`` (time.monotonic(), s)
         self._keep = keep
 
     def __call__(self, msg: Any) -> None:
         if self._keep is None or self._keep(msg):
             self.message = msg
+            self.at = time.monotonic()
         self.count += 1
 
 
@@ -346,6 +368,8 @@ class Stack:
         self.namespace = namespace
         self.bridge: BridgeNode | None = None
         self.control: ControlNode | None = None
+        self.bridge_liveliness: LivelinessMonitor | None = None
+        """With the control node but no bridge here: the bridge's liveliness, seen by it."""
         self.buses: list[Bus] = []
         self.start_command_sent_s: float | None = None
         """Seconds after :meth:`start` at which ``start_command`` was sent (``None``: not yet)."""
@@ -411,6 +435,10 @@ class Stack:
             self._hardware_pub = bridge_bus.publisher(
                 self._topic("hardware_command"), String, RELIABLE, node=_OBSERVER
             )
+        if self.control is not None and self.bridge is None:
+            self.bridge_liveliness = LivelinessMonitor(
+                self.control, watch={BridgeConfig().node_name}
+            )
         if self.control is not None:
             self.control.start()
         if self.bridge is not None:
@@ -441,6 +469,8 @@ class Stack:
     def _open_bridge(self, bus: Bus) -> BridgeNode:
         from jointbus import drivers
         from jointbus.drivers.sim.driver import SimActuatorArray
+        from jointbus.drivers.sim.robots import MujocoSimArray
+        from jointbus.nodes.ground_truth import GroundTruthPublisher
 
         array = drivers.open(self.url)
         try:
@@ -456,8 +486,15 @@ class Stack:
         except BaseException:
             array.close()
             raise
+        ground_truth: GroundTruthPublisher | None = None
         if isinstance(array, SimActuatorArray) and not array.realtime:
             self._stepped = array
+            if isinstance(array, MujocoSimArray):
+                world = array.world
+                epoch_ns = time.time_ns() - round(world.time * 1e9)
+                ground_truth = GroundTruthPublisher(
+                    bus, world, namespace=self.namespace, epoch_ns=epoch_ns
+                )
         period = 1.0 / bridge.config.rate_hz
 
         def body(_cycle: CycleInfo) -> None:
@@ -465,6 +502,8 @@ class Stack:
             if sim is not None:
                 t0 = time.thread_time_ns()
                 sim.step(period)
+                if ground_truth is not None:
+                    ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
             bridge.cycle(bridge.clock())
 
@@ -507,6 +546,8 @@ class Stack:
         if self._starter is not None:
             self._starter.join(1.0)
         errors: list[BaseException] = []
+        if self.bridge_liveliness is not None:
+            self.bridge_liveliness.close()
         for node in (self.control, self.bridge):
             if node is not None:
                 try:
@@ -618,6 +659,9 @@ class Stack:
                 )
             )
         state: BridgeState | None = self._bridge_state.message
+        lost = self._bridge_lost(now)
+        if lost:
+            state = None
         robot: RobotState | None = self._robot_state.message
         motion = None
         if robot is not None:
@@ -643,7 +687,7 @@ class Stack:
             transport=self.transport,
             joints=joints,
             motion_mode=motion,
-            bridge_mode=_status_value(state, "mode"),
+            bridge_mode=BRIDGE_LOST if lost else _status_value(state, "mode"),
             owner=_status_value(state, "owner"),
             estop=_status_value(state, "estop"),
             drives_enabled=state.drives_enabled if state is not None else None,
@@ -659,6 +703,18 @@ class Stack:
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
         )
+
+    def _bridge_lost(self, now: float) -> bool:
+        """True when the bridge runs elsewhere and is gone: STALE by its liveliness, or its
+        state mirror is older than :data:`BRIDGE_STATE_TIMEOUT_S` (after one arrived)."""
+        if self.bridge is not None or "control" not in self.nodes:
+            return False
+        monitor = self.bridge_liveliness
+        health = None if monitor is None else monitor.health(BridgeConfig().node_name)
+        if health is not None and health.stale:
+            return True
+        at = self._bridge_state.at
+        return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
 
     def _loop_timing(self) -> tuple[float, float, float, float, int]:
         bridge = self.bridge

@@ -57,6 +57,24 @@ def test_demo_over_zenoh_records_every_topic(tmp_path: Path) -> None:
     assert counts.get("/hb50/robot_state_10hz", 0) > 10, counts
 
 
+def test_demo_record_prints_the_counts_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "demo.mcap"
+    result = run_cli(
+        free_port(), "demo", "--headless", "--duration", "3", "--record", str(path), timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    printed = re.search(r"recorded (\d+) messages on (\d+) topics", result.stderr)
+    assert printed, result.stderr
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None and summary.statistics is not None
+        in_file = sum(1 for _ in reader.iter_messages())
+        channels = {c.topic for c in summary.channels.values()}
+    assert int(printed.group(1)) == in_file == summary.statistics.message_count
+    assert int(printed.group(2)) == len(channels)
+
+
 def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:
     proc = start_cli(free_port(), "demo", "--headless", "--isolated")
     try:

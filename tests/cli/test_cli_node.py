@@ -140,6 +140,30 @@ def test_rows_judge_heartbeats_and_endpoints() -> None:
     assert not changes.empty()  # the change to OK was forwarded for --watch
 
 
+def test_watch_repeats_no_change_the_table_showed_and_keeps_every_later_one() -> None:
+    changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    with Bus(name="rows") as bus:
+        watch = NodeWatch(bus, ["hb50"], changes)
+        early = Node("early", bus)
+        try:
+            assert wait_until(lambda: "early" in watch.monitors["hb50"].states(), timeout=5.0)
+            table = {r.name for r in watch.rows([], 0.1)}
+            late = Node("late", bus)  # appears after the table was drawn
+            assert wait_until(lambda: "late" in watch.monitors["hb50"].states(), timeout=5.0)
+            late.shutdown()
+            assert wait_until(lambda: watch.monitors["hb50"].states()["late"].shut_down, 5.0)
+        finally:
+            watch.close()
+            early.shutdown()
+    queued = []
+    while not changes.empty():
+        queued.append(changes.get()[1])
+    printed = [(h.name, h.shut_down) for h in queued if not watch.already_shown(h)]
+    assert "early" in table and "late" not in table
+    assert ("early", False) not in printed  # in the table: not repeated
+    assert printed.count(("late", False)) == 1 and ("late", True) in printed
+
+
 def test_heartbeat_namespaces_come_from_discovery() -> None:
     def topic(name: str, type_name: str) -> TopicInfo:
         return TopicInfo(name, (type_name,), (), ())
@@ -157,3 +181,27 @@ def test_node_list_with_nothing_running_says_so() -> None:
     result = run_cli(free_port(), "node", "list", "--wait", "0.2")
     assert result.returncode == 0
     assert "no nodes found" in result.stderr
+
+
+def test_node_watch_in_text_mode_lists_a_node_that_starts_later_and_its_death() -> None:
+    """Text ``--watch`` once never listed a node (issue 11, item 8): every node the watch comes
+    to know is printed — whether it arrives before the table, while it is drawn or after."""
+    port = free_port()
+    watch = start_cli(port, "node", "list", "--watch", "--wait", "0.5", "--duration", "30")
+    lines: list[str] = []
+    reader = _read_lines(watch, lines)
+    talker: subprocess.Popen[str] | None = None
+    try:
+        talker = start_talker(port)
+        assert _wait_for(lines, lambda ln: TALKER_NODE in ln and "OK" in ln.split(), 15.0), lines
+        talker.kill()
+        talker.wait()
+        assert _wait_for(lines, lambda ln: TALKER_NODE in ln and "STALE" in ln.split(), 5.0), lines
+    finally:
+        if talker is not None:
+            stop(talker)
+        if watch.poll() is None:
+            watch.send_signal(signal.SIGINT)
+            watch.wait(timeout=10)
+        reader.join(timeout=5)
+    assert sum(TALKER_NODE in ln and "OK" in ln.split() for ln in lines) == 1, lines

@@ -96,6 +96,9 @@ def test_list_shows_every_nodes_parameters_with_value_unit_and_range(robot: Robo
         "float",
     )
     assert "WARN status" in warn["DESCRIPTION"]
+    watchdog = rows["bridge_node", "watchdog_time"]["DESCRIPTION"]
+    # what the bridge does (tests/nodes/bridge: safe mode applies kp = 0, kd = safe_kd)
+    assert "damping" in watchdog and "drives stay on" in watchdog and "off" not in watchdog
     height = rows["control_node", "stand_height"]
     assert (height["VALUE"], height["UNIT"], height["RANGE"]) == ("0.34", "m", "[0.15, 0.42]")
 
@@ -177,5 +180,15 @@ def _robot(hub_port: int) -> int:
     return 0
 
 
+@pytest.mark.parametrize("robot_name", ["hb50", "arm6", "rover"])
+def test_every_robot_describes_the_watchdog_as_the_bridge_acts(robot_name: str) -> None:
+    from jointbus.model import load_robot
+
+    spec = next(p for p in load_robot(robot_name).parameters if p.name == "watchdog_time")
+    assert "safe mode" in spec.description and "damping" in spec.description
+    assert "switched off" not in spec.description and "power is cut" not in spec.description
+
+
 if __name__ == "__main__":
     sys.exit(_robot(int(sys.argv[1])))
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -64,3 +65,51 @@ def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
     assert values == list(range(values[0], values[0] + len(values)))
     info = CliRunner().invoke(tools_app(), ["info", str(out)])
     assert info.exit_code == 0 and f"Count: {len(values)}" in info.output
+
+
+def _record_on_a_terminal(tmp_path: Path, *extra: str) -> str:
+    """Run ``jointbus record`` against the talker with stderr on a pseudo-terminal; its stderr."""
+    import os
+    import pty
+    import subprocess
+
+    from cli_support import TALK_TOPIC, cli_env, start_talker, stop
+
+    port = free_port()
+    talker = start_talker(port)
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jointbus.cli.main", "record", str(tmp_path / "t.mcap"),
+             TALK_TOPIC, "--duration", "2", *extra],
+            stdout=subprocess.DEVNULL, stderr=slave, env=cli_env(port),
+        )
+        os.close(slave)
+        chunks: list[bytes] = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        os.close(master)
+        stop(talker)
+    return b"".join(chunks).decode()
+
+
+def test_record_status_line_ends_with_a_newline_on_a_terminal(tmp_path: Path):
+    text = _record_on_a_terminal(tmp_path)
+    assert "recording: " in text
+    status, _, summary = text.rpartition("recorded ")
+    assert status.endswith("\n"), repr(text[-300:])  # the summary starts on its own line
+    assert summary.startswith(tuple("123456789"))
+
+
+def test_record_quiet_prints_no_status_line(tmp_path: Path):
+    text = _record_on_a_terminal(tmp_path, "-q")
+    assert "recording: " not in text
+    assert text.startswith("recorded "), repr(text)

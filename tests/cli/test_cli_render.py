@@ -201,3 +201,35 @@ def test_text_and_json_are_always_parseable(msg: Any) -> None:
     assert isinstance(yaml.safe_load(render_text(msg)), dict)
     plain = json.loads(render_json(msg))
     assert list(plain) == list(to_plain(msg))
+
+
+def test_text_bytes_show_as_text_and_binary_bytes_as_values() -> None:
+    header = Header(Time(1, 2), "")
+    text = Status(header, Level.OK, "bridge_node", "alive", b"state=run owner=control_node")
+    assert render_text(text).endswith(
+        '\ndata: "state=run owner=control_node"  # 28 bytes, UTF-8 text'
+    )
+    doc = b'{"joint": "fr_j2", "index": 2}'
+    as_json = Status(header, Level.ERROR, "bridge_node", "rejected", doc)
+    assert render_text(as_json).endswith(
+        '\ndata: "{\\"joint\\": \\"fr_j2\\", \\"index\\": 2}"  # 30 bytes, JSON'
+    )
+    assert render_text(_status()).endswith("\ndata: [1, 255]")  # not text: the byte values
+    for msg in (text, as_json):  # pasted into `topic pub`, the text builds the same message
+        parsed = yaml.safe_load(render_text(msg, precision=None))
+        assert build_message(Status, parsed, auto_stamp=False) == msg
+
+
+def test_uint8_numbers_stay_numbers_even_when_they_spell_text() -> None:
+    from jointbus.messages.hb50 import BridgeData
+
+    frame = BridgeData(
+        header=Header(Time(1, 2), ""),
+        joint_name=("a", "b"),
+        joint_position=[0.0, 0.0],
+        joint_velocity=[0.0, 0.0],
+        joint_effort=[0.0, 0.0],
+        joint_temperature=b"45",  # 52 °C and 53 °C, not the text "45"
+        joint_status=[0, 0],
+    )
+    assert "\njoint_temperature: [52, 53]\n" in render_text(frame)

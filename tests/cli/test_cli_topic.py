@@ -65,6 +65,23 @@ def test_list_shows_topic_type_publisher_and_rate(hub_port: int) -> None:
     assert any(row.startswith("/hb50/heartbeat ") for row in result.stdout.splitlines())
 
 
+def test_list_names_publishers_without_a_node_by_count_and_process(hub_port: int) -> None:
+    from jointbus.messages.std_msgs import String
+
+    with Bus(name="anon", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        first = bus.publisher("/cli_test/anonymous", String, RELIABLE)  # no node given
+        second = bus.publisher("/cli_test/anonymous", String, RELIABLE)
+        assert bus.zenoh is not None
+        zid = str(bus.zenoh.session.info.zid())
+        result = run_cli(hub_port, "topic", "list", "--measure", "0", "--timeout", "2")
+        first.close()
+        second.close()
+    assert result.returncode == 0, result.stderr
+    line = next(r for r in result.stdout.splitlines() if r.startswith("/cli_test/anonymous "))
+    assert "?" not in line
+    assert f"2 without node (session {zid[:8]})" in line
+
+
 def test_list_json(hub_port: int) -> None:
     result = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.5")
     assert result.returncode == 0, result.stderr
@@ -170,8 +187,20 @@ def test_pub_once_reaches_a_subscriber_in_another_process(hub_port: int) -> None
     msg = got[0]
     assert (msg.level, msg.reporting_node, msg.status, msg.data) == (Level.WARN, "me", "hello", b"")
     assert before <= msg.header.stamp.to_ns() <= time.time_ns()  # auto-stamped when published
-    assert result.stdout.startswith("publishing #1: {")
+    assert result.stdout == ""  # quiet by default
+    assert "published 1 message on /cli_test/commands" in result.stderr
     assert "no subscriber" not in result.stderr
+
+
+def test_pub_verbose_echoes_each_message(hub_port: int) -> None:
+    result = run_cli(
+        hub_port, "topic", "pub", "/cli_test/verbose", "std_msgs/msg/String", "{data: hi}",
+        "--count", "3", "--rate", "50", "--verbose", "--wait-matching", "0",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"publishing #{i}" for i in (1, 2, 3)]
+    assert all(line.endswith('{"data": "hi"}') for line in lines)
 
 
 def test_pub_count_at_rate_sends_fresh_stamps(hub_port: int) -> None:
@@ -189,7 +218,6 @@ def test_pub_count_at_rate_sends_fresh_stamps(hub_port: int) -> None:
             "3",
             "--rate",
             "20",
-            "--quiet",
         )
         assert result.returncode == 0, result.stderr
         assert wait_until(lambda: len(got) == 3, timeout=5.0)
@@ -319,3 +347,76 @@ def test_typed_types_travel_as_their_wire_record() -> None:
     assert resolve_type("hb50_commons/Status").wire is Status
     with pytest.raises(CliError, match="did you mean"):
         resolve_type("hb50_commons/msg/Stats")
+
+
+# ---- topic pub --unchecked against the real bridge -----------------------------------------------
+HB50_JOINTS = [f"{leg}_j{i}" for leg in ("fr", "fl", "rl", "rr") for i in range(3)]
+
+
+def _command_values(**override: object) -> str:
+    zeros = [0.0] * len(HB50_JOINTS)
+    values: dict[str, object] = {
+        "source_node": "defence_test",
+        "name": HB50_JOINTS,
+        "kp": zeros, "ki": zeros, "kd": zeros, "t_pos": zeros, "t_vel": zeros, "t_trq": zeros,
+        "brake": [False] * len(HB50_JOINTS),
+    }
+    values.update(override)
+    return json.dumps(values).replace("NaN", ".nan")  # YAML's NaN (JSON has none)
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ({"kp": [float("nan")] + [0.0] * 11}, "kp"),  # NaN
+        ({"t_pos": [0.0] * 5}, "t_pos"),  # a short array
+        ({"kd": [-3.0] + [0.0] * 11}, "kd"),  # a negative gain
+    ],
+    ids=["nan", "short-array", "negative-gain"],
+)
+def test_pub_unchecked_sends_what_the_bridge_must_refuse(
+    bridge_port: int, override: dict[str, object], field: str
+) -> None:
+    values = _command_values(**override)
+    checked = run_cli(bridge_port, "topic", "pub", "/hb50/joint_command",
+                      "hb50_commons/msg/JointCommand", values, "--once")
+    assert checked.returncode == 1 and f"field '{field}'" in checked.stderr  # the CLI refuses
+    reports: list[Status] = []
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=bridge_port)) as bus:
+        bus.subscribe("/hb50/status", Status, reports.append, RELIABLE)
+        time.sleep(0.5)  # matched before the command goes out
+        sent = run_cli(bridge_port, "topic", "pub", "/hb50/joint_command",
+                       "hb50_commons/msg/JointCommand", values, "--once", "--unchecked")
+        assert sent.returncode == 0, sent.stderr
+
+        def refused() -> bool:
+            return any(
+                r.reporting_node == "bridge_node"
+                and r.level >= Level.WARN
+                and f"field '{field}'" in r.status
+                for r in list(reports)
+            )
+
+        assert wait_until(refused, timeout=10.0), [r.status for r in reports]
+
+
+@pytest.fixture(scope="module")
+def bridge_port() -> Iterator[int]:
+    """The hb50 bridge (MuJoCo) as its own process, hub of a free port."""
+    port = free_port()
+    bridge = start_cli(port, "bridge", "--headless", "--no-realtime", "--duration", "300")
+    try:
+        with Bus(name="probe", zenoh=ZenohConfig(hub_port=port)) as bus:
+            frames: list[object] = []
+            from jointbus.messages.hb50 import BridgeState
+
+            bus.subscribe("/hb50/bridge_state_10hz", BridgeState, frames.append, RELIABLE)
+            assert wait_until(lambda: bool(frames), timeout=60.0), "the bridge did not start"
+        yield port
+    finally:
+        bridge.terminate()
+        try:
+            bridge.wait(timeout=15)
+        except Exception:
+            bridge.kill()
+            bridge.wait()

@@ -185,3 +185,27 @@ def test_bytes_out_of_range_are_rejected_whatever_the_value(value: int) -> None:
     with pytest.raises(ValuesError) as info:
         build_message(Status, {"data": [0, value]})
     assert info.value.path == "data[1]"
+
+
+def test_unchecked_builds_what_the_message_would_refuse_and_it_encodes() -> None:
+    import math
+
+    from jointbus.codec.errors import DecodeError
+    from jointbus.messages.errors import ValidationError
+    from jointbus.messages.hb50 import JointCommand
+
+    values = {"name": ["a", "b"], "kp": [float("nan"), 1.0], "kd": [-3.0], "t_pos": [0.1, 0.2]}
+    with pytest.raises(ValidationError):
+        build_message(JointCommand, values)
+    raw = build_message(JointCommand, values, unchecked=True)
+    assert type(raw) is JointCommand
+    assert math.isnan(raw.kp[0]) and raw.kd == (-3.0,) and raw.t_vel == ()
+    with pytest.raises(DecodeError, match=r"kp|kd|t_vel"):  # a receiver refuses the bytes
+        JointCommand.from_cdr(raw.to_cdr())
+
+
+def test_unchecked_still_requires_the_wire_types() -> None:
+    from jointbus.messages.hb50 import JointCommand
+
+    with pytest.raises(ValuesError, match="kp"):
+        build_message(JointCommand, {"kp": ["soft"]}, unchecked=True)

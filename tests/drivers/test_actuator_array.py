@@ -101,6 +101,7 @@ class RecordingArray(ActuatorArray):
         self.powered = False
         self.actuator_position = np.array([0.1, 0.2, 0.3])
         self.actuator_velocity = np.array([0.0, -0.5, 0.0])
+        self.braked = np.zeros(3, dtype=bool)
         self.closes = 0
 
     def _capabilities(self) -> frozenset[Capability]:
@@ -121,7 +122,7 @@ class RecordingArray(ActuatorArray):
             temperature=np.array([30.0, 31.0, math.nan]),
             status=np.array([0, 3, 0], dtype=np.uint32),
             moving=np.array([False, True, False]),
-            braked=np.array([True, False, False]),
+            braked=self.braked.copy(),
             stalled=np.array([False, False, True]),
             motor_power=self.powered,
         )
@@ -132,6 +133,7 @@ class RecordingArray(ActuatorArray):
 
     def _request_brakes(self, on: bool) -> None:
         self.calls.append(("brakes", on))
+        self.braked[0] = on  # only the hip has a brake
 
     def _request_speed(self, indices: Any, speeds: Any) -> None:
         self.calls.append(("set_speed", (indices.tolist(), speeds.tolist())))
@@ -453,6 +455,7 @@ def test_unsupported_requests_and_commands_are_refused() -> None:
 
 
 def test_read_converts_back_to_joint_space(array: RecordingArray) -> None:
+    array.brakes(True)
     data = array.read()
     assert data.motor_power is True
     hip, knee, ankle = data.actuators
@@ -487,3 +490,66 @@ def test_closed_driver_refuses_everything() -> None:
                  lambda: array.position(0, 0.0)):
         with pytest.raises(DriverClosedError):
             call()
+
+
+# ------------------------------------------------------------------------------ brakes, power
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        lambda a: a.position("hip", 0.1),
+        lambda a: a.positions([0.1, 0.0, 0.0]),
+        lambda a: a.speed(None, 0.1),
+        lambda a: a.speeds([0.1, 0.0, 0.0]),
+        lambda a: a.current(0, 1.0),
+        lambda a: a.currents([1.0, 0.0, 0.0]),
+        lambda a: a.home(),
+    ],
+)
+def test_motion_on_a_braked_joint_is_refused_and_reaches_no_hook(
+    array: RecordingArray, command: Any
+) -> None:
+    """Issue 11 item 4: a command while braked was accepted, and made the joint jump on release."""
+    array.brakes(True)
+    array.calls.clear()
+    with pytest.raises(RequestRejected) as info:
+        command(array)
+    assert info.value.reason is RejectReason.BRAKED
+    assert (info.value.joint, info.value.index) == ("hip", 0)
+    assert "brakes(False)" in str(info.value)
+    assert array.calls == []
+    array.position("knee", 0.1)  # a joint without a brake is not affected
+    array.brakes(False)
+    array.position("hip", 0.1)
+    assert [c[0] for c in array.calls] == ["positions", "brakes", "positions"]
+
+
+def test_flags_say_unpowered_not_idle_while_power_is_off() -> None:
+    """Issue 11 item 20: while off, the still joints read IDLE."""
+    a = RecordingArray(make_config())
+    data = a.read()
+    assert data.motor_power is False
+    assert [x.state for x in data.actuators] == [
+        ActuatorState.UNPOWERED,
+        ActuatorState.UNPOWERED | ActuatorState.MOVING,
+        ActuatorState.UNPOWERED | ActuatorState.STALLED,
+    ]
+    assert a.read_joints().array_state() & ActuatorState.UNPOWERED
+
+
+def test_unknown_joint_messages_read_naturally(array: RecordingArray) -> None:
+    """Issue 11 item 21: "unknown joint 'index 99 (…)'" and two error families for one mistake."""
+    with pytest.raises(UnknownJointError) as by_index:
+        array.position(99, 0.0)
+    assert str(by_index.value) == (
+        "no joint with index 99; the array has 3 joints (0–2): hip, knee, ankle"
+    )
+    with pytest.raises(UnknownJointError) as by_name:
+        array.set_speed("kne", 1.0)
+    assert str(by_name.value) == (
+        "no joint named 'kne' (did you mean 'knee'?); the array's joints: hip, knee, ankle"
+    )
+    assert isinstance(by_name.value, RequestRejected)
+    assert by_name.value.request == "set_speed"
+    assert array.calls == []

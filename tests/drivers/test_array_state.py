@@ -79,3 +79,55 @@ def test_reduction_is_itself_a_valid_state(states: list[int]) -> None:
 def test_has_brakes_length_is_checked() -> None:
     with pytest.raises(ValueError, match="has_brakes"):
         array_state([IDLE, IDLE], [True])
+
+
+UNPOWERED = ActuatorState.UNPOWERED
+
+
+def test_unpowered_actuators_never_say_idle() -> None:
+    """Item 20 of issue 11: with the drive stage off the flags said IDLE; now they say so."""
+    states = actuator_states(
+        moving=[False, True, False, False],
+        braked=[False, False, True, False],
+        stalled=[False, False, False, False],
+        powered=[False, False, False, True],
+    )
+    assert [ActuatorState(s) for s in states] == [
+        UNPOWERED,
+        UNPOWERED | MOVING,
+        UNPOWERED | BRAKED,
+        IDLE,
+    ]
+
+
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.booleans(), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=16,
+    )
+)
+def test_power_state_is_always_a_valid_bit_field(
+    facts: list[tuple[bool, bool, bool, bool]],
+) -> None:
+    moving, braked, stalled, powered = (np.array(column) for column in zip(*facts, strict=True))
+    for state, p in zip(actuator_states(moving, braked, stalled, powered), powered, strict=True):
+        flags = ActuatorState(int(state))
+        ActuatorData(0.0, 0.0, 0.0, 0.0, flags)  # the message accepts it
+        assert bool(flags & UNPOWERED) == (not p)
+        assert not (flags & IDLE and flags & UNPOWERED)
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        ([UNPOWERED, UNPOWERED], UNPOWERED),
+        ([UNPOWERED, IDLE], UNPOWERED),
+        ([UNPOWERED | MOVING, UNPOWERED], UNPOWERED | MOVING),
+        ([UNPOWERED | BRAKED, UNPOWERED | BRAKED], UNPOWERED | BRAKED),
+    ],
+)
+def test_array_with_an_unpowered_actuator_is_not_idle(
+    states: list[ActuatorState], expected: ActuatorState
+) -> None:
+    assert array_state(states) == expected

@@ -7,6 +7,10 @@ is SIGKILLed and a new one started: the *same* subscriber objects — the observ
 node's — receive the new bridge's frames, the control node's commands reach it (``owner:
 control_node``, ``mode: run``), and ``stand_up`` stands the robot up under the new bridge. The
 time from the new bridge being up (its ``ready`` stamp) to its first frame here is printed.
+
+While the bridge is dead the control node says so (issue 11, item 8): its stack's summary shows
+``bridge=lost`` instead of the last ``bridge=run``, and its liveliness monitor publishes a STALE
+about ``bridge_node`` on ``/hb50/status``; both measured from the SIGKILL.
 """
 
 from __future__ import annotations
@@ -28,11 +32,12 @@ from fault_support import (
     wait_until,
 )
 
-from jointbus.bus import MAB_RT
-from jointbus.messages.hb50 import BridgeData
+from jointbus.bus import MAB_RT, RELIABLE
+from jointbus.messages.hb50 import BridgeData, Level, Status
 from jointbus.stack import Stack
 
 RECOVERY_S = 2.0  # frames at the old subscribers after the new bridge is up
+LOST_S = 1.5  # the liveliness timeout: the bridge is reported lost within it
 
 
 def test_subscribers_recover_when_the_bridge_restarts() -> None:
@@ -44,6 +49,14 @@ def test_subscribers_recover_when_the_bridge_restarts() -> None:
         frames = Arrivals()
         sub = stack.bus.subscribe("/hb50/bridge_data", BridgeData, frames, MAB_RT, realtime=True)
         log = ModeLog(stack.bus)
+        reports: list[tuple[int, Status]] = []
+        status = stack.bus.subscribe(
+            "/hb50/status",
+            Status,
+            lambda m: reports.append((time.monotonic_ns(), m)),
+            RELIABLE.with_(depth=1000),
+            realtime=True,
+        )
         bridge = spawn("bridge", "--hub-port", str(port))
         try:
             assert wait_until(lambda: log.owner == "control_node" and log.mode == "run", 40.0), (
@@ -51,7 +64,19 @@ def test_subscribers_recover_when_the_bridge_restarts() -> None:
                 stderr_of(bridge),
             )
             used_before = control.frames_used
+            assert wait_until(lambda: stack.summary().bridge_mode == "run", 5.0)
             killed_ns = kill(bridge)
+            assert wait_until(lambda: stack.summary().bridge_mode == "lost", LOST_S + 1.0)
+            lost_s = (time.monotonic_ns() - killed_ns) / 1e9
+            assert wait_until(lambda: _stale_reports(reports, killed_ns), LOST_S + 1.0)
+            stale_at, stale = _stale_reports(reports, killed_ns)[0]
+            print(
+                f"\nFAULT bridge killed: control's summary said bridge=lost {lost_s * 1e3:.0f} ms "
+                f"and control_node published STALE {(stale_at - killed_ns) / 1e6:.0f} ms after "
+                f"SIGKILL ({stale.status})"
+            )
+            assert lost_s <= LOST_S
+            assert "lost" in stack.summary().line()
             time.sleep(0.5)
             assert not frames.after(killed_ns + 100_000_000)  # it is gone
             bridge = spawn("bridge", "--hub-port", str(port))
@@ -78,4 +103,16 @@ def test_subscribers_recover_when_the_bridge_restarts() -> None:
             end(bridge)
             log.close()
             sub.close()
+            status.close()
     remove_orphan_shm(shm_before)
+
+
+def _stale_reports(reports: list[tuple[int, Status]], since_ns: int) -> list[tuple[int, Status]]:
+    return [
+        (t, m)
+        for t, m in list(reports)
+        if t >= since_ns
+        and m.level == Level.STALE
+        and m.reporting_node == "control_node"
+        and m.data == b"bridge_node"
+    ]

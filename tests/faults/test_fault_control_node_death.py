@@ -40,6 +40,8 @@ from fault_support import (
     wait_until,
 )
 
+from jointbus.bus import RELIABLE
+from jointbus.messages.hb50 import Level, Status
 from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
 from jointbus.stack import Stack
 
@@ -58,6 +60,16 @@ class Robot:
     control: subprocess.Popen[str]
     changes: list[NodeHealth]
     lock: threading.Lock
+    reports: list[tuple[int, Status]]  # (arrival, monotonic ns) of every /hb50/status report
+
+    def bridge_reports_about(self, name: str, since_ns: int) -> list[tuple[int, Status]]:
+        """The bridge's liveliness reports about node ``name`` that arrived after ``since_ns``."""
+        with self.lock:
+            return [
+                (t, m)
+                for t, m in self.reports
+                if t >= since_ns and m.reporting_node == "bridge_node" and m.data == name.encode()
+            ]
 
     def health(self) -> NodeHealth | None:
         return self.monitor.health(CONTROL)
@@ -79,8 +91,17 @@ def robot() -> Iterator[Robot]:
             with lock:
                 changes.append(health)
 
+    reports: list[tuple[int, Status]] = []
+
+    def on_status(msg: Status) -> None:
+        with lock:
+            reports.append((time.monotonic_ns(), msg))
+
     with Stack(nodes=("bridge",), zenoh=hub_config(port)) as stack:  # first: the hub
         log = ModeLog(stack.bus)
+        stack.bus.subscribe(
+            "/hb50/status", Status, on_status, RELIABLE.with_(depth=1000), realtime=True
+        )
         watcher = Node("fault_monitor", stack.bus)
         monitor = LivelinessMonitor(watcher, on_change=on_change)
         control = spawn("control", "--hub-port", str(port))
@@ -90,7 +111,7 @@ def robot() -> Iterator[Robot]:
             )
             assert summary.standing, (summary, stderr_of(control))
             assert wait_until(lambda: (h := monitor.health(CONTROL)) is not None and not h.stale)
-            yield Robot(stack, log, monitor, control, changes, lock)
+            yield Robot(stack, log, monitor, control, changes, lock, reports)
         finally:
             if control.poll() is None:
                 control.send_signal(signal.SIGCONT)
@@ -146,6 +167,10 @@ def test_a_hung_control_node_is_stale_by_its_heartbeats_and_the_bridge_goes_safe
     )
     assert robot.log.owner == CONTROL
     assert wait_until(lambda: (h := robot.health()) is not None and not h.stale, 5.0)
+    # ... and the robot reported both on /hb50/status: STALE while silent, OK when back.
+    assert wait_until(lambda: len(robot.bridge_reports_about(CONTROL, stopped_ns)) >= 2, 5.0)
+    levels = [Level(m.level) for _, m in robot.bridge_reports_about(CONTROL, stopped_ns)]
+    assert levels == [Level.STALE, Level.OK]
 
 
 def test_a_killed_control_node_is_stale_at_once_and_the_bridge_goes_safe(robot: Robot) -> None:
@@ -162,6 +187,17 @@ def test_a_killed_control_node_is_stale_at_once_and_the_bridge_goes_safe(robot: 
     )
     _check_safe_bound(delay, before)
     assert detected <= STALE_S
+    # The robot itself says so on /hb50/status (docs/SAFETY.md): the bridge's liveliness monitor
+    # publishes one STALE naming the dead node, as fast as the test's own monitor sees it.
+    assert wait_until(lambda: robot.bridge_reports_about(CONTROL, killed_ns), STALE_S + 1.0)
+    time.sleep(0.3)
+    reports = robot.bridge_reports_about(CONTROL, killed_ns)
+    assert [Level(m.level) for _, m in reports] == [Level.STALE], reports
+    arrived_ns, stale_report = reports[0]
+    on_topic = (arrived_ns - killed_ns) / 1e9
+    print(f"STALE on /hb50/status {on_topic * 1e3:.0f} ms after SIGKILL: {stale_report.status}")
+    assert on_topic <= STALE_S
+    assert CONTROL in stale_report.status
     cycles = robot.log.count
     time.sleep(0.3)
     assert robot.log.mode == "safe"  # stays safe: nobody commands the robot any more

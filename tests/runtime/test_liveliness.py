@@ -129,6 +129,22 @@ def test_every_node_is_tracked_and_ignore_skips_some(world: SteppedWorld) -> Non
     assert all(h.level is Level.OK and h.heartbeats == 1 for h in monitor.states().values())
 
 
+def test_watch_limits_the_monitor_to_named_nodes_and_hidden_nodes_can_be_left_out(
+    world: SteppedWorld,
+) -> None:
+    """A control node watches only its bridge; the bridge watches every node but the hidden
+    ones (``_``-names: CLI processes), so a ``jointbus topic pub`` adds no reports to its log."""
+    log = status_log(world.bus)
+    only_bridge = LivelinessMonitor(world.node("control"), watch=["bridge"])
+    visible = LivelinessMonitor(world.node("supervisor"), ignore=["supervisor"], hidden=False)
+    for name in ("bridge", "arm", "_jointbus_cli_1"):
+        world.node(name)
+    world.advance(0.2)
+    assert sorted(only_bridge.states()) == ["bridge"]
+    assert sorted(visible.states()) == ["arm", "bridge", "control"]
+    assert not [m for m in log if m.data == b"_jointbus_cli_1"]
+
+
 def test_close_stops_watching(world: SteppedWorld) -> None:
     monitor = LivelinessMonitor(world.node("monitor"))
     arm = world.node("arm")

@@ -24,7 +24,9 @@ from jointbus.runtime import (
     Node,
     NodeClosedError,
     NodeNameError,
+    NodeReservedNameError,
 )
+from jointbus.runtime.node import RESERVED_NODE_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,3 +445,83 @@ def test_many_nodes_can_come_and_go_on_one_bus(bus: Bus) -> None:
         node.start()
         node.shutdown()
     assert bus.topics() == []
+
+
+# ---- reserved names ----------------------------------------------------------------------------
+
+
+def test_a_subclass_storing_self_start_is_refused_at_the_assignment(bus: Bus) -> None:
+    """The user's bug: ``self.start = ...`` silently replaced ``Node.start()``, which then failed
+    much later with ``TypeError: 'NoneType' object is not callable``."""
+
+    class Squat(Node):
+        def __init__(self, bus: Bus) -> None:
+            super().__init__("squat", bus)
+            self.start = None  # type: ignore[assignment]  # meant: the start pose
+
+    with pytest.raises(NodeReservedNameError) as info:
+        Squat(bus)
+    err = info.value
+    assert err.attribute == "start"
+    assert err.owner == "Squat"
+    assert "start" in err.reserved and "on_activate" not in err.reserved
+    text = str(err)
+    assert "'start'" in text and "Squat" in text and "reserved" in text
+    assert "create_publisher" in text  # the message lists the reserved names
+
+
+@pytest.mark.parametrize("attribute", ["name", "bus", "heartbeat", "report", "_lock", "_timers"])
+def test_reassigning_a_framework_attribute_after_construction_is_refused(
+    bus: Bus, attribute: str
+) -> None:
+    node = Node("n", bus)
+    before = getattr(node, attribute)
+    with pytest.raises(NodeReservedNameError) as info:
+        setattr(node, attribute, 42)
+    assert info.value.attribute == attribute
+    assert getattr(node, attribute) == before  # nothing changed
+    node.start()  # and the node still works
+    assert node.active
+    node.shutdown()
+
+
+def test_a_subclass_defining_a_framework_method_is_refused_at_class_definition() -> None:
+    with pytest.raises(NodeReservedNameError) as info:
+
+        class Bad(Node):
+            def start(self) -> LifecycleState:  # type: ignore[override]
+                return LifecycleState.ACTIVE
+
+    assert info.value.attribute == "start"
+    assert info.value.owner == "Bad"
+    assert "on_activate" in str(info.value)  # points at the hooks meant to be overridden
+
+
+def test_hooks_and_own_attributes_stay_free(bus: Bus) -> None:
+    calls: list[str] = []
+
+    class Mine(Node):
+        def __init__(self, bus: Bus) -> None:
+            self.start_pose = (0.1, 0.2)  # before super().__init__: fine, not reserved
+            super().__init__("mine", bus)
+            self.gain = 3.0
+
+        def on_activate(self) -> None:
+            calls.append("activate")
+
+    node = Mine(bus)
+    node.gain = 4.0
+    node.start()
+    assert calls == ["activate"] and node.start_pose == (0.1, 0.2) and node.gain == 4.0
+    node.shutdown()
+
+
+def test_the_reserved_list_is_what_node_defines() -> None:
+    assert "start" in RESERVED_NODE_NAMES and "_lock" in RESERVED_NODE_NAMES
+    for hook in ("on_configure", "on_activate", "on_deactivate", "on_shutdown"):
+        assert hook not in RESERVED_NODE_NAMES
+    public = {n for n in dir(Node) if not n.startswith("_") and not n.startswith("on_")}
+    assert public <= RESERVED_NODE_NAMES
+    assert {"name", "bus", "namespace", "heartbeat", "reporter", "status_publisher"} <= (
+        RESERVED_NODE_NAMES
+    )

@@ -1,6 +1,6 @@
-"""The soak runner (:mod:`jointbus.soak`): bad arguments are refused, and — slow-marked — one minute
-of the whole stack at 500 Hz over Zenoh, recorded to MCAP, loses no reliable message and grows
-its RSS by less than 5 MB (``make soak`` runs the same for 30 minutes).
+"""The soak runner (:mod:`jointbus.soak`): bad arguments are refused, and (in the ``long`` suite)
+one minute of the whole stack at 500 Hz over Zenoh, recorded to MCAP, loses no reliable message
+and grows its RSS by less than 5 MB (``make soak`` runs the same for 30 minutes).
 """
 
 from __future__ import annotations
@@ -104,7 +104,6 @@ def test_the_goals(changes: dict[str, object], met: bool) -> None:
     assert json.loads(json.dumps(report.as_dict()))["goals_met"] is met
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_one_minute_of_the_whole_stack_loses_nothing_and_does_not_grow(tmp_path: Path) -> None:
     path = tmp_path / "soak.mcap"

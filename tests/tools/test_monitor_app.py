@@ -12,7 +12,14 @@ from collections.abc import Awaitable, Callable
 from textual.widgets import DataTable
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData, BridgeState, JointStatusFlag, Status
+from jointbus.messages.hb50 import (
+    BridgeData,
+    BridgeState,
+    JointStatusFlag,
+    MotionMode,
+    RobotState,
+    Status,
+)
 from jointbus.messages.std_msgs import Header
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
@@ -135,6 +142,28 @@ def test_refresh_updates_cells_in_place() -> None:
         assert cells(app, "joints")[0][2] == "+1.050"
         assert table.cursor_row == 2  # rows were updated, not rebuilt
         assert "Owner   user_node" in screen_text(app)
+
+    run(app, body)
+
+
+def test_a_silent_robot_and_bridge_are_shown_unknown_and_lost_not_as_live() -> None:
+    clock = FakeClock()
+    model = MonitorModel()
+    model.on_bridge_state(
+        BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")), clock.now
+    )
+    model.on_robot_state(RobotState(motion_mode=MotionMode.STAND), clock.now)
+    app = MonitorApp(model, clock=clock, refresh_s=60.0)  # refreshed by hand below
+
+    async def body(app: MonitorApp) -> None:
+        assert "Motion  STAND" in screen_text(app)
+        clock.now += 2 * S  # the mirrors stopped: their publishers died
+        app.refresh_view()
+        await asyncio.sleep(0.05)
+        text = screen_text(app)
+        assert "Motion  STAND" not in text
+        assert "UNKNOWN: no RobotState for 2.0 s" in text
+        assert "LOST: no BridgeState for 2.0 s" in text
 
     run(app, body)
 

@@ -175,6 +175,50 @@ def test_farewell_heartbeat_marks_a_node_shut_down_not_stale() -> None:
     assert row.state is NodeState.SHUTDOWN and row.lifecycle == "finalized"
 
 
+def test_a_stale_report_on_the_status_topic_marks_the_node_stale_at_once() -> None:
+    """The robot's liveliness monitor (the bridge's) sees a SIGKILL in ≈ 0.15 s via Zenoh: the
+    monitor shows it then, not 1.5 s later by its own heartbeat clock (issue 11, item 8)."""
+    model = MonitorModel(liveliness_timeout_s=1.5)
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), 0)
+    report = Status.stale(
+        "bridge_node", "node 'control_node' STALE: its heartbeat publisher left", b"control_node"
+    )
+    model.on_status(report, int(0.2 * S))
+    row = model.snapshot(int(0.25 * S)).nodes[0]
+    assert (row.name, row.state) == ("control_node", NodeState.STALE)
+    assert "control_node: STALE" in model.snapshot(int(0.25 * S)).to_text()
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), int(3 * S))  # restarted
+    assert model.snapshot(int(3 * S)).nodes[0].state is NodeState.OK
+
+
+def test_a_stale_report_about_an_unseen_node_lists_it_stale() -> None:
+    model = MonitorModel()
+    model.on_status(Status.stale("bridge_node", "node 'x' STALE", b"x"), 5 * S)
+    assert [(n.name, n.state, n.heartbeats) for n in model.snapshot(5 * S).nodes] == [
+        ("x", NodeState.STALE, 0)
+    ]
+
+
+def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:
+    """A dead control node's last ``STAND`` must not stay on screen as if it were live."""
+    model = MonitorModel(state_timeout_s=0.5)
+    model.on_robot_state(RobotState(motion_mode=MotionMode.STAND), 0)
+    model.on_bridge_state(bridge_state("owner: control_node", "mode: run"), 0)
+    fresh = model.snapshot(int(0.4 * S))
+    assert fresh.robot is not None and not fresh.robot.stale
+    assert fresh.bridge is not None and not fresh.bridge.stale
+    assert "robot: STAND" in fresh.to_text()
+    late = model.snapshot(int(2.0 * S))
+    assert late.robot is not None and late.robot.stale
+    assert late.bridge is not None and late.bridge.stale
+    text = late.to_text()
+    assert "robot: STAND" not in text
+    assert "robot: UNKNOWN (no RobotState for 2.0 s; last said STAND)" in text
+    assert "bridge: LOST (no BridgeState for 2.0 s; last said owner control_node, mode run)" in (
+        text
+    )
+
+
 # ---- events and rates ------------------------------------------
 
 

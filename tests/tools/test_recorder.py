@@ -35,16 +35,22 @@ def read_all(path: Path) -> list[tuple[str, str, bytes, int]]:
         ]
 
 
+def _recorder_subscribes(bus: Bus, topic: str) -> bool:
+    return any(
+        t.name == topic and any(s.node == "recorder" for s in t.subscribers) for t in bus.topics()
+    )
+
+
 def test_records_every_message_of_every_topic_including_later_ones(bus: Bus, tmp_path: Path):
     path = tmp_path / "run.mcap"
     data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT)
     sent_data = [bridge_data(i) for i in range(300)]
     sent_cmd = [joint_command(i) for i in range(40)]
-    with Recorder(bus, path, discovery_interval=0.01) as rec:
+    with Recorder(bus, path, discovery_interval=0.01):
         for msg in sent_data[:100]:
             data_pub.publish(msg)
         cmd_pub = bus.publisher("/hb50/joint_command", JointCommand)  # appears after the start
-        assert wait_until(lambda: rec.stats().topics == 2)
+        assert wait_until(lambda: _recorder_subscribes(bus, "/hb50/joint_command"))
         for msg in sent_data[100:]:
             data_pub.publish(msg)
         for msg in sent_cmd:
@@ -144,3 +150,21 @@ def test_bad_options_are_refused_before_anything_is_created(bus: Bus, tmp_path: 
     assert not (tmp_path / "a.mcap").exists()
     with pytest.raises(RecorderError, match="cannot create"):
         Recorder(bus, tmp_path / "missing-dir" / "a.mcap").start()
+
+
+def test_stats_count_the_topics_and_messages_in_the_file(bus: Bus, tmp_path: Path):
+    out = tmp_path / "counts.mcap"
+    bus.subscribe("/only_subscribed", String, lambda _m: None, MAB_RT)  # no message ever
+    pub = bus.publisher("/talked", String, MAB_RT)
+    with Recorder(bus, out, discovery_interval=0.01) as rec:
+        assert wait_until(lambda: "/only_subscribed" in {t.name for t in bus.topics()})
+        time.sleep(0.1)  # several scans: both topics are seen
+        for i in range(25):
+            pub.publish(String(str(i)))
+        assert wait_until(lambda: rec.stats().messages == 25)
+    stats = rec.stats()
+    with out.open("rb") as f:
+        summary = make_reader(f).get_summary()
+    assert summary is not None and summary.statistics is not None
+    assert stats.topics == len(summary.channels) == 1
+    assert stats.messages == summary.statistics.message_count == 25

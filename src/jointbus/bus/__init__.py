@@ -2,7 +2,8 @@
 
 Where it sits: above :mod:`jointbus.messages`, below :mod:`jointbus.runtime` (nodes, heartbeats and
 the rate loop sit on a :class:`Bus`). Start with :class:`Bus`, :meth:`Bus.publisher`,
-:meth:`Bus.subscribe` and the profiles :data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
+:meth:`Bus.subscribe`, :meth:`Bus.serve` / :meth:`Bus.client` (request/reply) and the profiles
+:data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
 The Zenoh parts (:class:`ZenohConfig`, :mod:`jointbus.bus.zenoh_transport`) load ``zenoh`` only
 when a bus attaches it.
 """
@@ -40,6 +41,14 @@ from jointbus.bus.qos import (
     incompatibilities,
     profile,
 )
+from jointbus.bus.service import ServiceClient, ServiceInfo, ServiceServer
+from jointbus.bus.service_errors import (
+    ServiceError,
+    ServiceRefused,
+    ServiceTimeoutError,
+    ServiceTypeError,
+    ServiceUnavailableError,
+)
 from jointbus.bus.subscriber import Subscriber, SubscriberStats
 from jointbus.bus.zenoh_config import DEFAULT_HUB_PORT, ZenohConfig
 
@@ -66,6 +75,14 @@ __all__ = [
     "QosIncompatibleEvent",
     "QosProfile",
     "Reliability",
+    "ServiceClient",
+    "ServiceError",
+    "ServiceInfo",
+    "ServiceRefused",
+    "ServiceServer",
+    "ServiceTimeoutError",
+    "ServiceTypeError",
+    "ServiceUnavailableError",
     "Subscriber",
     "SubscriberStats",
     "TopicInfo",

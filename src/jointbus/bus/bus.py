@@ -15,6 +15,10 @@ deadline timer started by the first endpoint with a deadline, and Zenoh's own th
 QoS events (missed deadlines, incompatible QoS, lost and malformed messages, type mismatches) go to
 the endpoint's ``on_event`` callback and to every hook registered with :meth:`Bus.on_qos_event`;
 the runtime publishes them on the status topic.
+
+Services (request/reply, :mod:`jointbus.bus.service`) sit beside the topics: :meth:`Bus.serve`
+and :meth:`Bus.client` are the request/reply counterparts of :meth:`Bus.publisher` and
+:meth:`Bus.subscribe`, in process and, with Zenoh, across processes.
 """
 
 from __future__ import annotations
@@ -40,6 +44,17 @@ from jointbus.bus.events import (
 from jointbus.bus.names import validate_topic_name
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import RELIABLE, QosProfile, incompatibilities, profile
+from jointbus.bus.service import (
+    DEFAULT_CALL_TIMEOUT_S,
+    RefusalHook,
+    ReqT,
+    RespT,
+    ServiceClient,
+    ServiceHandler,
+    ServiceInfo,
+    ServiceServer,
+    ServiceTable,
+)
 from jointbus.bus.subscriber import Subscriber
 from jointbus.bus.topic import Topic
 from jointbus.messages.base import Message
@@ -83,6 +98,7 @@ class Bus:
         self._dispatchers: list[Dispatcher] = [self._default_dispatcher]
         self._deadlines = DeadlineTimer()
         self._transport: ZenohTransport | None = None
+        self._services = ServiceTable(self)
         if zenoh is not None:
             try:
                 self.attach_zenoh(zenoh)
@@ -196,6 +212,41 @@ class Bus:
             created = Dispatcher(name)
             self._dispatchers.append(created)
             return created
+
+    # ---- services ----------------------------------------------------------------------------
+    def serve(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        handler: ServiceHandler[ReqT, RespT],
+        *,
+        node: str = "",
+        on_refused: RefusalHook | None = None,
+    ) -> ServiceServer[ReqT, RespT]:
+        """Answer requests to service ``name`` with ``handler`` (see :mod:`jointbus.bus.service`).
+
+        ``on_refused(name, reason)`` is called for every refused request. Raises TopicNameError,
+        TopicTypeError, or ServiceError if this bus already serves ``name``.
+        """
+        return self._services.serve(
+            name, request_type, response_type, handler, node=node, on_refused=on_refused
+        )
+
+    def client(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        *,
+        timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    ) -> ServiceClient[ReqT, RespT]:
+        """A client of service ``name``; :meth:`ServiceClient.call` waits at most ``timeout_s``."""
+        return self._services.client(name, request_type, response_type, timeout_s)
+
+    def services(self, timeout_s: float = 0.5) -> list[ServiceInfo]:
+        """Servers of this bus and, with Zenoh attached, of every reachable bus."""
+        return self._services.services(timeout_s)
 
     # ---- events ------------------------------------------------------------------------------
     def on_qos_event(self, hook: EventCallback) -> Callable[[], None]:
@@ -347,6 +398,7 @@ class Bus:
                 transport.publisher_added(pub)
             for sub in entry.subscribers:
                 transport.subscriber_added(sub)
+        self._services.attach(transport)
         return transport
 
     @property
@@ -376,6 +428,7 @@ class Bus:
                 pub.close()
             for sub in entry.subscribers:
                 sub.close()
+        self._services.close()
         transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()

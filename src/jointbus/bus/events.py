@@ -11,7 +11,7 @@ hooks must be quick and thread-safe; an exception in a hook is logged and swallo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 EndpointKind = Literal["publisher", "subscriber"]
@@ -90,12 +90,17 @@ class MessagesLostEvent(QosEvent):
 
 @dataclass(frozen=True, slots=True)
 class MalformedPayloadEvent(QosEvent):
-    """A payload from the wire could not be decoded as the topic's type; it was discarded."""
+    """A payload from the wire could not be decoded as the topic's type; it was discarded.
+
+    ``payload`` holds the bytes as received, so the subscribing node can say more than the
+    decoder did (the bridge reads a refused command's source node and values from them).
+    """
 
     publisher: str
     size: int
     error: str
     total_count: int
+    payload: bytes = field(default=b"", repr=False)
 
     def describe(self) -> str:
         return (

@@ -207,10 +207,12 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         self.lost += count
         self._emit(MessagesLostEvent(self.topic, self.label, "gap", count, self.lost, publisher))
 
-    def _note_malformed(self, publisher: str, size: int, error: str) -> None:
+    def _note_malformed(self, publisher: str, size: int, error: str, payload: bytes = b"") -> None:
         self.malformed += 1
         self._emit(
-            MalformedPayloadEvent(self.topic, self.label, publisher, size, error, self.malformed)
+            MalformedPayloadEvent(
+                self.topic, self.label, publisher, size, error, self.malformed, payload
+            )
         )
 
     def _note_latency(self, latency_ns: int) -> None:

@@ -288,7 +288,7 @@ class TopicSubscription:
             try:
                 msg = self.msg_type.from_cdr(payload)
             except Exception as exc:
-                self._report_malformed(subs, remote, gid, len(payload), exc)
+                self._report_malformed(subs, remote, gid, payload, exc)
                 return
             latency = now_wall - source_wall
             born = now_mono - latency if latency > 0 else now_mono
@@ -322,7 +322,7 @@ class TopicSubscription:
         subs: tuple[Subscriber[Any], ...],
         remote: EndpointInfo | None,
         gid: int | None,
-        size: int,
+        payload: bytes,
         exc: Exception,
     ) -> None:
         self.malformed += 1
@@ -333,7 +333,7 @@ class TopicSubscription:
         else:
             publisher = "unknown (no attachment)"
         for sub in subs:
-            sub._note_malformed(publisher, size, str(exc))
+            sub._note_malformed(publisher, len(payload), str(exc), payload)
 
     def _receive(
         self,
@@ -373,7 +373,7 @@ class TopicSubscription:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
             self._report_malformed(
-                subs, remote, None if att is None else att.gid, len(payload), exc
+                subs, remote, None if att is None else att.gid, payload, exc
             )
             return
         if att is None:

@@ -2,7 +2,9 @@
 
 Where it sits: :mod:`jointbus.cli`, a thin wrapper around
 :class:`jointbus.tools.foxglove_view.FoxgloveView`. This process joins the jointbus Zenoh network
-(with no flags it finds a running demo on this host) and serves every topic, the robot description
+like every other command (with no flags it finds a running demo on this host; ``--hub-port`` /
+``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``
+reach another) and serves every topic, the robot description
 (URDF generated from ``--robot``) and the joint transforms to Foxglove: open Foxglove, choose
 *Open connection* → *Foxglove WebSocket* and enter the printed URL. Ctrl-C (or SIGTERM, or
 ``--duration``) stops it.
@@ -17,7 +19,16 @@ from typing import Annotated
 
 import typer
 
-from jointbus.bus import Bus, ZenohConfig
+from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.topic import (
+    ConnectOption,
+    HubPortOption,
+    ListenOption,
+    RouterOption,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
 from jointbus.tools.errors import ToolError
 from jointbus.tools.foxglove_view import DEFAULT_HOST, DEFAULT_PORT, FoxgloveView
 
@@ -42,13 +53,10 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
     duration: Annotated[
         float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
     ] = None,
-    connect: Annotated[
-        list[str] | None,
-        typer.Option(help="Zenoh endpoint to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)."),
-    ] = None,
-    listen: Annotated[
-        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
-    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+    listen: ListenOption = None,
 ) -> None:
     """Serve the bus and the robot model to Foxglove over WebSocket."""
     from rich.console import Console
@@ -67,12 +75,8 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
             f"[yellow]warning:[/] binding {host}: any client that reaches this address can read "
             "every topic (the server has no authentication)"
         )
-    try:
-        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
-        bus = Bus(zenoh=config, name="foxglove")
-    except Exception as exc:
-        console.print(f"[red]error:[/] cannot join the Zenoh network: {exc}")
-        raise typer.Exit(1) from exc
+    with user_errors():
+        bus = open_bus(zenoh_config(hub_port, connect, router, listen))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         try:

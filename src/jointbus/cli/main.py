@@ -27,6 +27,7 @@ _GROUPS: dict[str, tuple[str, str, str]] = {
     "node": ("jointbus.cli.node", "app", "List nodes and their heartbeat state."),
     "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
     "ros2": ("jointbus.cli.ros2", "app", "ROS 2 interop: export messages, see the graph."),
+    "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
 }
 # command name -> (module, attribute holding a function)
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -41,6 +42,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "control": ("jointbus.cli.launch", "control"),
     "estop": ("jointbus.cli.launch", "estop"),
     "mode": ("jointbus.cli.launch", "mode"),
+    "serve": ("jointbus.cli.serve", "serve"),
+    "teleop": ("jointbus.cli.teleop", "teleop"),
 }
 
 

@@ -18,7 +18,11 @@ What is listed:
 - ``SHUTDOWN`` for a node that said goodbye (its farewell heartbeat) during the wait.
 
 ``--watch`` keeps listening after the table and prints one line per change (OK ↔ STALE, shutdown)
-until Ctrl-C or ``--duration``. Nodes whose names start with ``_`` (CLI processes such as this
+until Ctrl-C or ``--duration``. Every change the monitors publish is queued from the start and
+compared with what the table showed (each node's health decision carries its time): a change the
+table already shows is not repeated, and any other is printed — so a node that appears while the
+table is being built (discovery takes up to a second) is listed exactly once, never lost between
+the table and the watch. Nodes whose names start with ``_`` (CLI processes such as this
 one) are hidden unless ``--all``.
 
 The command judges but never speaks: its monitor does not publish the changes it sees on the
@@ -124,6 +128,8 @@ class NodeWatch:
         self.name = cli_node_name()
         self.nodes: list[Node] = []
         self.monitors: dict[str, LivelinessMonitor] = {}
+        self.shown: dict[str, int] = {}
+        """Per node, ``since_ns`` of the health decision the last :meth:`rows` showed."""
         try:
             for ns in namespaces:
                 node = Node(self.name, bus, namespace=ns)
@@ -147,6 +153,7 @@ class NodeWatch:
         for ns, monitor in self.monitors.items():
             now = monitor.node.clock()
             for name, health in monitor.states().items():
+                self.shown[name] = health.since_ns
                 own = by_node.get(name, [])
                 rows[name] = NodeRow(
                     name,
@@ -184,6 +191,12 @@ class NodeWatch:
                 ),
             )
         return [rows[n] for n in sorted(rows)]
+
+    def already_shown(self, health: NodeHealth) -> bool:
+        """True when the table printed by :meth:`rows` already showed this change (or a later
+        one) of ``health.name``."""
+        shown = self.shown.get(health.name)
+        return shown is not None and health.since_ns <= shown
 
     def close(self) -> None:
         """Stop the monitors and shut the CLI's nodes down."""
@@ -267,8 +280,6 @@ def list_nodes(  # noqa: PLR0917 (typer options)
             except (NodeError, ValueError) as exc:
                 raise CliError(str(exc)) from None
             time.sleep(wait)
-            if watch:  # changes seen so far are in the table: --watch prints later ones only
-                _drain(changes)
             endpoints = [e for t in bus.discover(1.0) for e in (*t.publishers, *t.subscribers)]
             rows = [
                 r
@@ -286,23 +297,20 @@ def list_nodes(  # noqa: PLR0917 (typer options)
                 note("no nodes found (is a jointbus program running? see --hub-port / --connect)")
             sys.stdout.flush()
             if watch:
-                _watch(changes, show_all, as_json, None if duration is None else started + duration)
+                end = None if duration is None else started + duration
+                _watch(changes, watcher, show_all, as_json, end)
         finally:
             if watcher is not None:
                 watcher.close()
             bus.close()
 
 
-def _drain(changes: queue.SimpleQueue[Any]) -> None:
-    while True:
-        try:
-            changes.get_nowait()
-        except queue.Empty:
-            return
-
-
 def _watch(
-    changes: queue.SimpleQueue[Any], show_all: bool, as_json: bool, end: float | None
+    changes: queue.SimpleQueue[Any],
+    watcher: NodeWatch,
+    show_all: bool,
+    as_json: bool,
+    end: float | None,
 ) -> None:
     while end is None or time.monotonic() < end:
         timeout = 0.2 if end is None else max(0.0, min(0.2, end - time.monotonic()))
@@ -310,7 +318,7 @@ def _watch(
             ns, health = changes.get(timeout=timeout)
         except queue.Empty:
             continue
-        if health.name.startswith("_") and not show_all:
+        if (health.name.startswith("_") and not show_all) or watcher.already_shown(health):
             continue
         if as_json:
             typer.echo(json.dumps(_change_record(ns, health)))

@@ -1,9 +1,11 @@
 """``jointbus play FILE``: republish a bag onto the bus with its original timing.
 
 Where it sits: :mod:`jointbus.cli`, over :class:`jointbus.tools.player.Player`. This process joins
-the jointbus Zenoh network and publishes every message of the bag (or of ``--topics``) at its
-recorded time, scaled by ``--rate``; ``--loop`` starts over at the end. A progress bar shows the bag
-time reached. Reads our MCAP files and rosbag2 directories written by other tools (via rosbags).
+the jointbus Zenoh network like every other command (``--hub-port`` / ``JOINTBUS_HUB_PORT``,
+``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``) and publishes every
+message of the bag (or of ``--topics``) at its recorded time, scaled by ``--rate``; ``--loop``
+starts over at the end. A progress bar shows the bag time reached. Reads our MCAP files and rosbag2
+directories written by other tools (via rosbags).
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ from typing import Annotated
 
 import typer
 
-from jointbus.bus import Bus, ZenohConfig
+from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.topic import (
+    ConnectOption,
+    HubPortOption,
+    ListenOption,
+    RouterOption,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import ToolError
 from jointbus.tools.player import PlaybackProgress, Player
@@ -32,12 +43,10 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     topics: Annotated[
         list[str] | None, typer.Option("--topics", help="Only this topic (repeatable).")
     ] = None,
-    connect: Annotated[
-        list[str] | None, typer.Option(help="Zenoh endpoint to connect to (repeatable).")
-    ] = None,
-    listen: Annotated[
-        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
-    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+    listen: ListenOption = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
     ] = 1.0,
@@ -54,12 +63,11 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
     try:
-        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
-        bus = Bus(zenoh=config, name="player")
-    except Exception as exc:
+        with user_errors():
+            bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+    except typer.Exit:
         bag.close()
-        console.print(f"[red]error:[/] cannot join the Zenoh network: {exc}")
-        raise typer.Exit(1) from exc
+        raise
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         player = Player(bus, bag, rate=rate, loop=loop, topics=topics or None, settle_s=settle)

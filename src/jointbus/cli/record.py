@@ -2,7 +2,9 @@
 
 Where it sits: :mod:`jointbus.cli`, a thin wrapper around :class:`jointbus.tools.recorder.Recorder`
 with its remote (Zenoh) source: this process joins the jointbus Zenoh network and stores each
-payload exactly as received. A status line shows messages, megabytes and the message rate; Ctrl-C
+payload exactly as received. It joins the bus like every other command (``--hub-port`` /
+``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``;
+see :mod:`jointbus.cli.topic`). A status line shows messages, megabytes and the message rate; Ctrl-C
 (or SIGTERM, or ``--duration``) stops the recording and writes the MCAP summary. A recorder that is
 killed instead loses at most its last ``--flush-interval`` of messages; ``jointbus info`` reads such
 a file and reports it as truncated.
@@ -11,14 +13,25 @@ a file and reports it as truncated.
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Final, TextIO
 
 import typer
 
-from jointbus.bus import Bus, ZenohConfig
+from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.topic import (
+    ConnectOption,
+    HubPortOption,
+    ListenOption,
+    RouterOption,
+    note,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
 from jointbus.tools.errors import ToolError
 from jointbus.tools.recorder import DEFAULT_FLUSH_INTERVAL, Recorder, RecorderStats
 
@@ -34,8 +47,49 @@ def status_text(stats: RecorderStats, rate_hz: float) -> str:
     return text
 
 
+#: Seconds after which a recorder that has found no topic says so (the recording goes on).
+NO_TOPIC_WARNING_S: Final = 3.0
+
+
 def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+class StatusLine:
+    """The live status line on stderr: redrawn in place in a terminal, ended with a newline.
+
+    Off a terminal (a pipe, a log file) nothing is drawn: carriage returns would garble it, and the
+    final summary line says what was recorded.
+    """
+
+    def __init__(self, stream: TextIO, *, enabled: bool) -> None:
+        self._stream = stream
+        self._enabled = enabled and stream.isatty()
+        self._drawn = False
+
+    def show(self, text: str) -> None:
+        """Replace the line with ``text``."""
+        if self._enabled:
+            self._stream.write(f"\r{text}\x1b[K")
+            self._stream.flush()
+            self._drawn = True
+
+    def end(self) -> None:
+        """Finish the line so the next output starts on a line of its own."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
+
+
+def _where(hub_port: int, connect: list[str] | None, router: str | None,
+           listen: list[str] | None) -> str:
+    if router:
+        return f"through router {router}"
+    if listen:
+        return f"listening on {', '.join(listen)}" + (
+            f", connected to {', '.join(connect)}" if connect else "")
+    return f"on hub port {hub_port}" + (f" and {', '.join(connect)}" if connect else "")
 
 
 def record(  # noqa: PLR0917 (typer maps parameters to options)
@@ -46,63 +100,72 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     duration: Annotated[
         float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
     ] = None,
-    connect: Annotated[
-        list[str] | None,
-        typer.Option(help="Zenoh endpoint to connect to, e.g. tcp/127.0.0.1:7447 (repeatable)."),
-    ] = None,
-    listen: Annotated[
-        list[str] | None, typer.Option(help="Zenoh endpoint to listen on (repeatable).")
-    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+    listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
     ] = DEFAULT_FLUSH_INTERVAL,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No status line.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No live status line (the summary stays).")
+    ] = False,
 ) -> None:
-    """Record bus traffic to an MCAP file (ros2msg schemas, CDR, zstd chunks)."""
-    from rich.console import Console
-    from rich.live import Live
+    """Record bus traffic to an MCAP file (ros2msg schemas, CDR, zstd chunks).
 
-    console = Console(stderr=True)
-    try:
-        config = ZenohConfig(listen=tuple(listen) if listen else None, connect=tuple(connect or ()))
-        bus = Bus(zenoh=config, name="recorder")
-    except Exception as exc:
-        console.print(f"[red]error:[/] cannot join the Zenoh network: {exc}")
-        raise typer.Exit(1) from exc
+    Warns when no topic has been found after a few seconds, and exits with code 1 if nothing was
+    recorded (the file is still a valid, empty MCAP file).
+    """
+    where = _where(hub_port, connect, router, listen)
+    with user_errors():
+        bus = open_bus(zenoh_config(hub_port, connect, router, listen))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    recorder = Recorder(bus, file, topics or None, local=False, remote=True,
-                        flush_interval=flush_interval)
+    status = StatusLine(sys.stderr, enabled=not quiet)
     try:
+        recorder = Recorder(bus, file, topics or None, local=False, remote=True,
+                            flush_interval=flush_interval)
         recorder.start()
         deadline = None if duration is None else time.monotonic() + duration
+        warn_at: float | None = time.monotonic() + NO_TOPIC_WARNING_S
         last = recorder.stats()
-        with Live(status_text(last, 0.0), console=console, transient=False,
-                  auto_refresh=False, redirect_stderr=False) as live:
-            try:
-                while deadline is None or time.monotonic() < deadline:
-                    time.sleep(0.25 if deadline is None else
-                               max(0.0, min(0.25, deadline - time.monotonic())))
-                    now = recorder.stats()
-                    dt = now.elapsed_s - last.elapsed_s
-                    rate = (now.messages - last.messages) / dt if dt > 0 else 0.0
-                    if not quiet:
-                        live.update(status_text(now, rate), refresh=True)
-                    last = now
-            except KeyboardInterrupt:
-                pass
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.25 if deadline is None else
+                           max(0.0, min(0.25, deadline - time.monotonic())))
+                now = recorder.stats()
+                dt = now.elapsed_s - last.elapsed_s
+                rate = (now.messages - last.messages) / dt if dt > 0 else 0.0
+                status.show(status_text(now, rate))
+                last = now
+                if warn_at is not None and time.monotonic() >= warn_at:
+                    warn_at = None
+                    if now.messages == 0:
+                        status.end()
+                        wanted = " ".join(topics) if topics else "any topic"
+                        note(
+                            f"warning: no message on {wanted} after {NO_TOPIC_WARNING_S:g} s "
+                            f"(joined the bus {where}; is a jointbus program running there? "
+                            "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                        )
+        except KeyboardInterrupt:
+            pass
+        status.end()
         stats = recorder.stop()
     except ToolError as exc:
-        recorder.stop() if recorder.running else None
-        console.print(f"[red]error:[/] {exc}")
+        status.end()
+        note(f"error: {exc}")
         raise typer.Exit(1) from exc
     finally:
         signal.signal(signal.SIGTERM, previous)
         bus.close()
-    console.print(
+    note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
         f"({stats.bytes / 1e6:.2f} MB, {stats.elapsed_s:.1f} s)"
         + (f"; lost {stats.lost}, skipped {stats.skipped}" if stats.lost or stats.skipped else "")
     )
+    if stats.messages == 0:
+        note(f"error: recorded nothing (joined the bus {where})")
+        raise typer.Exit(1)
 
 
-__all__ = ["record", "status_text"]
+__all__ = ["NO_TOPIC_WARNING_S", "StatusLine", "record", "status_text"]

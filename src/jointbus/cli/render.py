@@ -2,16 +2,20 @@
 
 Where it sits: :mod:`jointbus.cli`, used by ``topic echo``; it reads any message object (a frozen
 dataclass: wire records, the typed Python-facing classes, the :mod:`jointbus.math` types) and
-imports nothing else from jointbus.
+imports nothing else from jointbus but the field declarations of :mod:`jointbus.codec.wire`.
 
 **Text** (:func:`render_text`) looks like ``ros2 topic echo``: one ``field: value`` per line, nested
 messages indented by two spaces, lists of messages as ``- `` items, lists of numbers, strings and
 ``byte[]`` payloads on one line (``data: [1, 2, 3]``), enum values followed by their name as a
-comment (``level: 2  # WARN``). Floats are shortened to ``precision`` significant digits (6 by
-default; ``None`` prints the shortest text that reads back bit for bit). The text is valid YAML,
-so a printed message pasted into ``jointbus topic pub`` builds the same message (exactly so with
-``precision=None``): strings that YAML would read as something else are double-quoted, floats
-always carry a ``.`` (``1.0e-05``), NaN and infinities are ``.nan``, ``.inf``, ``-.inf``.
+comment (``level: 2 # WARN``). A ``byte[]`` payload (not a ``uint8[]`` of numbers) that is readable
+UTF-8 text (a status detail, a JSON document) is shown as that text with a comment saying so
+(``data: "{...}" # 30 bytes, JSON``): a list of byte values hides what a person needs to read, and
+``topic pub`` turns the text back into the same bytes. Floats are shortened to ``precision``
+significant digits (6 by default; ``None`` prints the shortest text that reads back bit for bit).
+The text is valid YAML, so a printed message pasted into ``jointbus topic pub`` builds the same
+message (exactly so with ``precision=None``): strings that YAML would read as something else are
+double-quoted, floats always carry a ``.`` (``1.0e-05``), NaN and infinities are ``.nan``, ``.inf``,
+``-.inf``.
 
 **JSON** (:func:`render_json`) is one line per message with every field and full float precision;
 ``byte[]`` payloads are lists of ints, enums their values. JSON has no NaN or infinity, so those
@@ -24,10 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import json
 import math
 import re
+import typing
 from typing import Any, Final
+
+from jointbus.codec.wire import Primitive, Seq
 
 #: Significant digits of floats in the text form unless told otherwise.
 DEFAULT_PRECISION: Final = 6
@@ -171,16 +179,72 @@ def _scalar(value: Any, precision: int | None) -> str:
     return format_string(repr(value))
 
 
+def readable_text(data: bytes) -> str | None:
+    """``data`` as text when it is non-empty UTF-8 of printable characters (tabs and newlines
+    allowed), else None."""
+    if not data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not all(c.isprintable() or c in "\t\n\r" for c in text):
+        return None
+    return text
+
+
+def _is_json_document(text: str) -> bool:
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _comment(value: Any) -> str:
     if isinstance(value, enum.Enum):
         return f"  # {value.name}"
     return ""
 
 
+@functools.cache
+def _byte_payload_fields(cls: type) -> frozenset[str]:
+    """Fields of ``cls`` declared ``byte[]`` (opaque payloads), as opposed to ``uint8[]``
+    (numbers, e.g. temperatures in °C): only payloads may be shown as text."""
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # a class whose annotations cannot be resolved: no payload fields
+        return frozenset()
+    return frozenset(
+        name
+        for name, hint in hints.items()
+        if any(
+            isinstance(meta, Seq) and meta.element is Primitive.BYTE
+            for meta in getattr(hint, "__metadata__", ())
+        )
+    )
+
+
+def _payload_line(name: str, value: Any) -> str | None:
+    """``name: "text"  # N bytes, JSON`` for a readable byte payload, else None."""
+    if not isinstance(value, bytes | bytearray | memoryview):
+        return None
+    text = readable_text(bytes(value))
+    if text is None:
+        return None
+    kind = "JSON" if _is_json_document(text) else "UTF-8 text"
+    return f"{name}: {format_string(text)}  # {len(value)} bytes, {kind}"
+
+
 def _record_lines(obj: Any, precision: int | None) -> list[str]:
     lines: list[str] = []
+    cls: type = type(obj)
+    payloads = _byte_payload_fields(cls)
     for name, value in _fields(obj):
-        lines.extend(_entry_lines(name, value, precision))
+        payload = _payload_line(name, value) if name in payloads else None
+        lines.extend([payload] if payload is not None else _entry_lines(name, value, precision))
     return lines
 
 
@@ -220,6 +284,7 @@ __all__ = [
     "DEFAULT_PRECISION",
     "format_float",
     "format_string",
+    "readable_text",
     "render_json",
     "render_text",
     "to_plain",

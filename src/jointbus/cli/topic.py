@@ -145,11 +145,37 @@ RouterOption = Annotated[
 ]
 
 
-def zenoh_config(hub_port: int, connect: Sequence[str] | None, router: str | None) -> ZenohConfig:
-    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc)."""
+ListenOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--listen",
+        help="Zenoh endpoint to listen on instead of the hub scheme, e.g. tcp/127.0.0.1:0 "
+        "(repeatable).",
+    ),
+]
+
+#: Every command that joins the bus takes these options (``--listen`` where a command offers it):
+#: ``HubPortOption``, ``ConnectOption``, ``RouterOption`` -> :func:`zenoh_config`.
+BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router")
+BUS_ENVIRONMENT: Final = ("JOINTBUS_HUB_PORT", "JOINTBUS_CONNECT", "JOINTBUS_ROUTER")
+
+
+def zenoh_config(
+    hub_port: int,
+    connect: Sequence[str] | None,
+    router: str | None,
+    listen: Sequence[str] | None = None,
+) -> ZenohConfig:
+    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc).
+
+    ``listen`` endpoints replace the hub scheme (the process then reaches others only through
+    ``connect``); ``router`` replaces both.
+    """
     try:
         if router:
             return ZenohConfig.for_router(router, connect=tuple(connect or ()))
+        if listen:
+            return ZenohConfig(listen=tuple(listen), connect=tuple(connect or ()))
         return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()))
     except ZenohConfigError as exc:
         raise CliError(str(exc)) from None
@@ -365,10 +391,18 @@ def measured_rate(arrivals: Sequence[int], span_s: float) -> float:
 
 
 # ---- topic list --------------------------------------------------------------------------------
-def _nodes(endpoints: Sequence[EndpointInfo]) -> str:
-    names = [e.node or "?" for e in endpoints]
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    return ", ".join(n if c == 1 else f"{n} (x{c})" for n, c in counts.items()) or "-"
+def describe_endpoints(endpoints: Sequence[EndpointInfo]) -> str:
+    """The PUBLISHERS / SUBSCRIBERS cell: node names (``name (x2)`` for two endpoints of one node);
+    endpoints created without a node are counted per Zenoh session (one per bus, normally one per
+    process), e.g. ``2 without node (session 4b27c0a1)``; ``-`` when there are none."""
+    named = [e.node for e in endpoints if e.node]
+    parts = [
+        n if (c := named.count(n)) == 1 else f"{n} (x{c})" for n in dict.fromkeys(named)
+    ]
+    anonymous = [e.zid or "this process" for e in endpoints if not e.node]
+    for zid in dict.fromkeys(anonymous):
+        parts.append(f"{anonymous.count(zid)} without node (session {zid[:8]})")
+    return ", ".join(parts) or "-"
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -438,7 +472,13 @@ def list_topics(  # noqa: PLR0917 (typer options)
             type_text = " | ".join(t.type_names) + (
                 " (TYPE CONFLICT)" if len(t.type_names) > 1 else ""
             )
-            rows.append([t.name, type_text, rate, _nodes(t.publishers), _nodes(t.subscribers)])
+            rows.append([
+                t.name,
+                type_text,
+                rate,
+                describe_endpoints(t.publishers),
+                describe_endpoints(t.subscribers),
+            ])
         typer.echo(_table(rows))
 
 
@@ -670,8 +710,20 @@ def pub(  # noqa: PLR0917 (typer options)
             help="Stamp headers without a stamp with the current time.",
         ),
     ] = True,
+    unchecked: Annotated[
+        bool,
+        typer.Option(
+            "--unchecked",
+            help="Send VALUES as given, skipping the message's own checks (NaN, lengths, "
+            "limits, signs), to test that the receiver refuses them. Fields keep their wire "
+            "types.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each published message (JSON) on stdout.")
+    ] = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print each published message.")
+        bool, typer.Option("--quiet", "-q", hidden=True, help="The default; kept for scripts.")
     ] = False,
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
@@ -681,6 +733,10 @@ def pub(  # noqa: PLR0917 (typer options)
 
     VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults, and a
     header without a stamp is stamped with the current wall-clock time at each publish.
+    --unchecked sends content the message itself would refuse (NaN, short arrays, negative
+    gains): a receiver such as the bridge must reject it and report it. Quiet by
+    default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
+    many messages were published; --verbose prints each one.
     """
     with user_errors():
         validate_topic_name(topic)
@@ -694,6 +750,12 @@ def pub(  # noqa: PLR0917 (typer options)
 
         def make() -> Message:
             try:
+                if unchecked:  # the wire record itself: the typed facing classes validate
+                    raw: Message = build_message(
+                        topic_type.wire, data, auto_stamp=auto_stamp, unchecked=True
+                    )
+                    raw.to_cdr()  # fields of the wrong wire type fail here, before the network
+                    return raw
                 return topic_type.for_wire(
                     build_message(topic_type.facing, data, auto_stamp=auto_stamp)
                 )
@@ -704,6 +766,8 @@ def pub(  # noqa: PLR0917 (typer options)
                 raise CliError(f"{exc}{notes}") from None
 
         first = make()  # bad VALUES fail before anything joins the network
+        if unchecked:
+            note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
         bus = open_bus(zenoh_config(hub_port, connect, router))
         try:
@@ -723,32 +787,45 @@ def pub(  # noqa: PLR0917 (typer options)
             sent = 0
             next_at = time.monotonic()
             msg = first
-            while total is None or sent < total:
-                publisher.publish(msg)
-                sent += 1
-                if not quiet:
-                    typer.echo(f"publishing #{sent}: {render_json(msg)}")
-                    sys.stdout.flush()
-                if total is not None and sent >= total:
-                    break
-                next_at += 1.0 / rate
-                time.sleep(max(0.0, next_at - time.monotonic()))
-                msg = make()
-            time.sleep(PUB_LINGER_S)
+            echo = verbose and not quiet
+            if total is None:
+                note(f"publishing on {topic} at {rate:g} Hz (Ctrl-C stops)")
+            try:
+                while total is None or sent < total:
+                    publisher.publish(msg)
+                    sent += 1
+                    if echo:
+                        typer.echo(f"publishing #{sent}: {render_json(msg)}")
+                        sys.stdout.flush()
+                    if total is not None and sent >= total:
+                        break
+                    next_at += 1.0 / rate
+                    time.sleep(max(0.0, next_at - time.monotonic()))
+                    msg = make()
+                time.sleep(PUB_LINGER_S)
+            finally:
+                note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
         finally:
             bus.close()
 
 
 __all__ = [
+    "BUS_ENVIRONMENT",
+    "BUS_OPTIONS",
     "ECHO_DEPTH",
     "PUB_LINGER_S",
     "ArrivalRecorder",
     "CliError",
+    "ConnectOption",
+    "HubPortOption",
+    "ListenOption",
     "RateStats",
     "RateWindow",
+    "RouterOption",
     "TopicType",
     "app",
     "cli_node_name",
+    "describe_endpoints",
     "format_rate",
     "measured_rate",
     "note",

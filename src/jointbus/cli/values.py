@@ -118,15 +118,39 @@ def build_message(
     *,
     auto_stamp: bool = True,
     now_ns: int | None = None,
+    unchecked: bool = False,
 ) -> Any:
     """An instance of the dataclass ``cls`` built from ``values`` (see the module docstring).
 
     ``now_ns`` (wall-clock ns since the epoch) is the stamp for unstamped headers; default now.
+
+    ``unchecked=True`` skips the message classes' own validation (``__post_init__``: lengths,
+    NaN, limits, signs) and builds the object field by field, so that ``topic pub --unchecked``
+    can send what a faulty or hostile node would, and a user can test the receiver's defences.
+    VALUES must still have the fields' wire types (a float field takes numbers), since the bytes
+    must be encodable. Such an object breaks the class's promises: encode it, never use it.
     """
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise TypeError(f"{cls!r} is not a message class (a dataclass)")
-    builder = _Builder(auto_stamp, time.time_ns() if now_ns is None else now_ns)
+    builder = _Builder(auto_stamp, time.time_ns() if now_ns is None else now_ns, unchecked)
     return builder.message(cls, {} if values is None else values, "")
+
+
+def _unvalidated(cls: type[Any], kwargs: Mapping[str, Any]) -> Any:
+    """An instance of the frozen dataclass ``cls`` holding ``kwargs`` (defaults for the rest)
+    without running its ``__post_init__`` checks (see :func:`build_message`)."""
+    obj = object.__new__(cls)
+    for field in dataclasses.fields(cls):
+        if field.name in kwargs:
+            value = kwargs[field.name]
+        elif field.default is not dataclasses.MISSING:
+            value = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            value = field.default_factory()
+        else:  # pragma: no cover - the builder already required every field without a default
+            raise TypeError(f"{type_label(cls)}: no value for {field.name!r}")
+        object.__setattr__(obj, field.name, value)
+    return obj
 
 
 def _join(path: str, name: str) -> str:
@@ -134,9 +158,10 @@ def _join(path: str, name: str) -> str:
 
 
 class _Builder:
-    def __init__(self, auto_stamp: bool, now_ns: int) -> None:
+    def __init__(self, auto_stamp: bool, now_ns: int, unchecked: bool = False) -> None:
         self.auto_stamp = auto_stamp
         self.now_ns = now_ns
+        self.unchecked = unchecked
 
     # ---- messages ----------------------------------------------------------------------------
     def message(self, cls: type[Any], values: object, path: str) -> Any:
@@ -176,6 +201,8 @@ class _Builder:
             from_ns = getattr(stamp_hint, "from_ns", None)
             if callable(from_ns):
                 kwargs["stamp"] = from_ns(self.now_ns)
+        if self.unchecked:
+            return _unvalidated(cls, kwargs)
         try:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:

@@ -42,17 +42,29 @@ motors do not answer) or fail with :class:`~jointbus.drivers.errors.DriverIOErro
 leave the device as it was, as far as the hardware allows.
 
 **Errors.** Requests (power, brakes, set_speed, set_accel) are ACKed by returning ``None`` and
-NACKed with :class:`RequestRejected` carrying a :class:`RejectReason` (unknown joint, unsupported,
-out of range, ...). Invalid *commands* raise the message layer's
-:class:`~jointbus.messages.errors.ValidationError` family (:class:`UnknownJointError`,
-:class:`LengthMismatchError`, :class:`NonFiniteError`, :class:`LimitError`), naming joint (name and
-index), field, value and expectation — the same errors the bridge raises for the same mistakes.
-An unsupported command, or a motion command while motor power is off, is refused with
-:class:`RequestRejected` (``UNSUPPORTED`` / ``POWERED_OFF``).
+NACKed with :class:`RequestRejected` carrying a :class:`RejectReason` (unsupported, out of range,
+...). Invalid *commands* raise the message layer's
+:class:`~jointbus.messages.errors.ValidationError` family (:class:`LengthMismatchError`,
+:class:`NonFiniteError`, :class:`LimitError`), naming joint (name and index), field, value and
+expectation — the same errors the bridge raises for the same mistakes. An unknown joint is one
+error whichever call names it: :class:`~jointbus.drivers.errors.UnknownArrayJointError`, both an
+:class:`UnknownJointError` and a ``RequestRejected(UNKNOWN_JOINT)`` ("no joint with index 99;
+the array has 6 joints (0–5): ..."). An unsupported command, or a motion command while motor
+power is off or the joint's brake is engaged, is refused with :class:`RequestRejected`
+(``UNSUPPORTED`` / ``POWERED_OFF`` / ``BRAKED``).
 
-**Motion while powered off is refused, not queued**: a target stored while the power is off
-would make the array jump when power returns, and a command silently dropped is worse. Power on
-first (:meth:`power`); on power-on a driver holds the actuators where they are.
+**Motion while powered off or braked is refused, not queued**: a target stored while the power
+is off, or while a brake holds the joint, would make it jump when power returns or the brake
+opens, and a command silently dropped is worse. Power on first (:meth:`power`), release the
+brakes first (:meth:`brakes`); on power-on, and when brakes engage or release, a driver cancels
+the braked joints' moves and holds them where they are measured, so nothing resumes as a jump.
+
+**Moves and their end.** A commanded move (``position``, ``speed``, ``home``) is ``MOVING``
+from the call on — not only once the joint has sped up — until its profile has ended and the
+joint is still; :meth:`wait_until_still` waits for that, with a timeout
+(:class:`~jointbus.drivers.errors.MotionTimeoutError` names the joints still moving).
+**Power state**: every reading carries ``motor_power`` (Player's ``motor_state``), and an
+actuator whose drive stage is off is flagged ``UNPOWERED``, never ``IDLE``.
 
 **Limits.** Hard limits (position, velocity, effort, current) follow the config's
 :class:`~jointbus.drivers.limits.LimitPolicy`: ``REJECT`` raises :class:`LimitError`, ``SATURATE``
@@ -72,9 +84,11 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import difflib
 import math
 import numbers
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -86,7 +100,14 @@ import numpy.typing as npt
 from jointbus.drivers.array_state import actuator_states, array_state
 from jointbus.drivers.calibration import Calibration
 from jointbus.drivers.capabilities import Capability
-from jointbus.drivers.errors import DriverClosedError, DriverError, RejectReason, RequestRejected
+from jointbus.drivers.errors import (
+    DriverClosedError,
+    DriverError,
+    MotionTimeoutError,
+    RejectReason,
+    RequestRejected,
+    UnknownArrayJointError,
+)
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
 from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
@@ -351,6 +372,8 @@ class RawReading:
     braked: BoolArray
     stalled: BoolArray
     motor_power: bool
+    powered: BoolArray | None = None
+    """Per actuator: is its drive stage on? ``None``: all as ``motor_power`` says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +381,8 @@ class JointReading:
     """One read of the array in *joint* space (calibration applied), as numpy arrays.
 
     The fast form of :meth:`ActuatorArray.read` (no message objects), for a 500 Hz bridge.
-    ``state`` holds the :class:`ActuatorState` bits per actuator.
+    ``state`` holds the :class:`ActuatorState` bits per actuator (``UNPOWERED`` where the drive
+    stage is off); ``motor_power`` is the array's power state (Player's ``motor_state``).
     """
 
     names: tuple[str, ...]
@@ -425,6 +449,9 @@ class ActuatorArray(abc.ABC):
     every joint. Usable as a context manager (closes on exit).
     """
 
+    WAIT_POLL_S: ClassVar[float] = 0.005
+    """s: how often :meth:`wait_until_still` reads the array (default ``_wait_tick``)."""
+
     def __init__(
         self, config: ActuatorArrayConfig, *, on_saturation: SaturationCallback | None = None
     ) -> None:
@@ -484,6 +511,24 @@ class ActuatorArray(abc.ABC):
         raw = self._read_raw()
         return raw.position, raw.velocity
 
+    def _engaged_brakes(self) -> BoolArray:
+        """Which actuators' brakes are engaged now (default: from ``_read_raw``; none when the
+        driver has no ``BRAKES`` capability). Motion commands on these are refused."""
+        if Capability.BRAKES not in self._capabilities():
+            return self._no_brakes
+        return np.asarray(self._read_raw().braked, dtype=np.bool_)
+
+    def _wait_tick(self) -> float:
+        """Let time pass while :meth:`wait_until_still` polls; returns the seconds that passed.
+
+        Default: sleep :attr:`WAIT_POLL_S` of wall time. A driver whose time is not the wall
+        clock's (a stepping simulator) or whose moves advance per exchange (``can://``)
+        overrides it.
+        """
+        start = time.monotonic()
+        time.sleep(self.WAIT_POLL_S)
+        return time.monotonic() - start
+
     def _close(self) -> None:  # noqa: B027 - optional hook; most drivers have nothing to free
         """Release the driver's resources (called once)."""
 
@@ -542,12 +587,23 @@ class ActuatorArray(abc.ABC):
         return self._closed
 
     def index(self, joint: int | str) -> int:
-        """Actuator index of ``joint`` (an index or a name); :class:`UnknownJointError` if none."""
+        """Actuator index of ``joint`` (an index or a name).
+
+        An unknown name or index raises :class:`UnknownArrayJointError` — an
+        :class:`UnknownJointError` and a ``RequestRejected(UNKNOWN_JOINT)`` at once, whichever
+        call named the joint.
+        """
+        return self._index("index", joint)
+
+    def _index(self, request: str, joint: int | str) -> int:
         if isinstance(joint, str):
             try:
                 return self._index_of[joint]
             except KeyError:
-                raise UnknownJointError(joint, self._names) from None
+                close = difflib.get_close_matches(joint, self._names, n=1)
+                raise UnknownArrayJointError(
+                    request, joint, self._names, close[0] if close else None
+                ) from None
         value: object = joint  # callers may pass anything; check at run time
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValidationError(
@@ -555,9 +611,7 @@ class ActuatorArray(abc.ABC):
             )
         index = int(value)
         if not 0 <= index < self._n:
-            raise UnknownJointError(
-                f"index {index} (the array has indices 0..{self._n - 1})", self._names
-            )
+            raise UnknownArrayJointError(request, index, self._names)
         return index
 
     def capabilities(self) -> frozenset[Capability]:
@@ -617,7 +671,12 @@ class ActuatorArray(abc.ABC):
             effort=d * raw.effort,
             temperature=raw.temperature.copy(),
             status=raw.status.copy(),
-            state=actuator_states(raw.moving, raw.braked, raw.stalled),
+            state=actuator_states(
+                raw.moving,
+                raw.braked,
+                raw.stalled,
+                raw.motor_power if raw.powered is None else raw.powered,
+            ),
             motor_power=bool(raw.motor_power),
         )
 
@@ -740,13 +799,60 @@ class ActuatorArray(abc.ABC):
         """Move ``joint`` (``None``: the whole array) to its home position (geometry ``home``)."""
         with self._api_lock:
             self._begin(Capability.HOME)
-            indices = self._joints(joint)
+            indices = self._joints("home", joint)
             targets, saturations = self._limits.apply(
                 "position", self._home[indices], indices, command_field="home"
             )
             self._require_power("home")
+            self._require_unbraked("home", indices)
             self._write_home(indices, self._to_actuator_position(indices, targets))
             return self._report(saturations)
+
+    def wait_until_still(
+        self,
+        joints: int | str | Sequence[int | str] | None = None,
+        *,
+        timeout: float,
+    ) -> JointReading:
+        """Wait until none of ``joints`` (``None``: every joint) is ``MOVING``; return that reading.
+
+        A commanded move (``position``, ``speed``, ``home``) is ``MOVING`` from the call on, so
+        calling this right after a command waits for the whole move. ``timeout`` is in s of the
+        driver's time (wall time; simulated time for a stepping simulator, which this advances);
+        when it runs out, :class:`~jointbus.drivers.errors.MotionTimeoutError` names the joints
+        still moving. Unknown joints raise :class:`UnknownArrayJointError` before any wait. A
+        ``speed`` move that cruises never ends: stop it (``speed(joint, 0)``) first.
+        """
+        limit = _as_float(timeout)
+        if limit is None or not (math.isfinite(limit) and limit >= 0.0):
+            raise ValidationError(_API, "timeout", timeout, "a finite duration >= 0 s")
+        with self._api_lock:
+            self._check_open()
+            if joints is None:
+                indices = self._all
+            elif isinstance(joints, str | int):
+                indices = self._joints("wait_until_still", joints)
+            else:
+                indices = np.array(
+                    [self._index("wait_until_still", j) for j in joints], dtype=np.intp
+                )
+        waited = 0.0
+        moving_bit = np.uint8(ActuatorState.MOVING)
+        while True:
+            reading = self.read_joints()
+            moving = indices[(reading.state[indices] & moving_bit) != 0]
+            if moving.size == 0:
+                return reading
+            if waited >= limit:
+                raise MotionTimeoutError(
+                    limit,
+                    [self._names[i] for i in moving.tolist()],
+                    moving.tolist(),
+                    reading.position[moving].tolist(),
+                    reading.velocity[moving].tolist(),
+                )
+            self._check_open()
+            waited += self._wait_tick()
 
     def current(self, joint: int | str | None, current: float) -> tuple[Saturation, ...]:
         """Drive ``joint`` (``None``: every joint) with ``current`` (A, joint sense)."""
@@ -835,7 +941,7 @@ class ActuatorArray(abc.ABC):
         """One value for ``joint`` (``None``: every joint): check it, then ``write`` it."""
         with self._api_lock:
             self._begin(capability)
-            indices = self._joints(joint)
+            indices = self._joints(field_name, joint)
             values = self._scalar(field_name, value, indices)
             return write(indices, values, field_name)
 
@@ -860,6 +966,7 @@ class ActuatorArray(abc.ABC):
         )
         targets, soft = self._clamp_soft_position(indices, targets, field_name)
         self._require_power(field_name)
+        self._require_unbraked(field_name, indices)
         self._write_positions(indices, self._to_actuator_position(indices, targets))
         return self._report(saturations + soft)
 
@@ -882,6 +989,7 @@ class ActuatorArray(abc.ABC):
             )
             saturations += soft
         self._require_power(field_name)
+        self._require_unbraked(field_name, indices)
         self._write_speeds(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
 
@@ -892,6 +1000,7 @@ class ActuatorArray(abc.ABC):
             "current", values, indices, command_field=field_name
         )
         self._require_power(field_name)
+        self._require_unbraked(field_name, indices)
         self._write_currents(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
 
@@ -1010,15 +1119,34 @@ class ActuatorArray(abc.ABC):
                 request, RejectReason.POWERED_OFF, "switch motor power on first (power(True))"
             )
 
-    def _joints(self, joint: int | str | None) -> IntArray:
+    def _require_unbraked(self, request: str, indices: IntArray) -> None:
+        """Refuse motion on a joint whose brake is engaged (like power-off: see the module
+        docstring, "Motion while braked")."""
+        engaged = self._engaged_brakes()[indices]
+        if engaged.any():
+            i = int(indices[int(np.flatnonzero(engaged)[0])])
+            raise RequestRejected(
+                request,
+                RejectReason.BRAKED,
+                "release the brakes first (brakes(False)); a target stored while braked would "
+                "make the joint jump on release",
+                joint=self._names[i],
+                index=i,
+            )
+
+    def _joints(self, request: str, joint: int | str | None) -> IntArray:
         if joint is None:
             return self._all
-        return np.array([self.index(joint)], dtype=np.intp)
+        return np.array([self._index(request, joint)], dtype=np.intp)
 
     def _request_joints(self, request: str, joint: int | str | None) -> IntArray:
+        """Joints of a request: an unknown one raises :class:`UnknownArrayJointError` (itself a
+        ``RequestRejected``), a joint that is neither index nor name ``RequestRejected``."""
         try:
-            return self._joints(joint)
-        except (UnknownJointError, ValidationError) as exc:
+            return self._joints(request, joint)
+        except UnknownArrayJointError:
+            raise
+        except ValidationError as exc:
             raise RequestRejected(request, RejectReason.UNKNOWN_JOINT, str(exc)) from None
 
     def _request_value(

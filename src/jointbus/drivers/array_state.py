@@ -7,11 +7,16 @@ for every backend, so the flags mean the same thing from the simulator and from 
 
 **Per actuator** (:func:`actuator_states`):
 
-- ``MOVING`` if it moves; otherwise ``BRAKED`` if its brake is engaged; otherwise ``IDLE``.
-  Exactly one of the three is set, so ``MOVING`` and ``BRAKED`` never appear together, nor
-  ``IDLE`` and ``MOVING``. A braked actuator that moves anyway (a slipping brake, an external
-  force above the holding torque) reports ``MOVING``: that it moves is the fact that matters to
-  whoever stands next to it.
+- ``MOVING`` if it moves (or a commanded move is under way, see the drivers); otherwise
+  ``BRAKED`` if its brake is engaged; otherwise ``IDLE`` — unless its drive stage is off.
+  At most one of the three is set, so ``MOVING`` and ``BRAKED`` never appear together, nor
+  ``IDLE`` and ``MOVING``.
+- ``UNPOWERED`` when its drive stage is off: it then never says ``IDLE`` (a limp joint is not
+  idling, ready to move) — ``UNPOWERED`` alone when still, ``UNPOWERED | MOVING`` when it falls,
+  ``UNPOWERED | BRAKED`` when its brake holds it.
+- A braked actuator that moves anyway (a slipping brake, an external force above the holding
+  torque) reports ``MOVING``: that it moves is the fact that matters to whoever stands next to
+  it.
 - ``STALLED`` is added on top when the drive reports a stall (pushing without moving), so
   ``IDLE | STALLED`` (a blocked joint) and ``BRAKED | STALLED`` (a drive fighting its brake) occur.
 
@@ -20,8 +25,8 @@ for every backend, so the flags mean the same thing from the simulator and from 
 1. ``MOVING`` if any actuator is ``MOVING`` — the array is in motion;
 2. otherwise ``BRAKED`` if every actuator that *has* a brake is ``BRAKED`` (all actuators when the
    caller does not say which have brakes) and at least one does;
-3. otherwise ``IDLE`` — all still, not (all) braked;
-4. ``STALLED`` is added if any actuator is ``STALLED``.
+3. otherwise ``IDLE`` — all still, not (all) braked — unless an actuator is ``UNPOWERED``;
+4. ``STALLED`` is added if any actuator is ``STALLED``, ``UNPOWERED`` if any is ``UNPOWERED``.
 
 An actuator whose state is unknown (``0``) makes the array's motion unknown too: unless another
 actuator is ``MOVING`` (which is known), the result has neither ``IDLE`` nor ``BRAKED`` — only
@@ -43,24 +48,31 @@ _IDLE = int(ActuatorState.IDLE)
 _MOVING = int(ActuatorState.MOVING)
 _BRAKED = int(ActuatorState.BRAKED)
 _STALLED = int(ActuatorState.STALLED)
+_UNPOWERED = int(ActuatorState.UNPOWERED)
 
 
 def actuator_states(
-    moving: npt.ArrayLike, braked: npt.ArrayLike, stalled: npt.ArrayLike
+    moving: npt.ArrayLike,
+    braked: npt.ArrayLike,
+    stalled: npt.ArrayLike,
+    powered: npt.ArrayLike = True,
 ) -> npt.NDArray[np.uint8]:
-    """The :class:`ActuatorState` bits of N actuators (uint8 array) from three boolean arrays.
+    """The :class:`ActuatorState` bits of N actuators (uint8 array) from boolean arrays.
 
-    See the module docstring for the rule. Raises ``ValueError`` if the arrays differ in shape.
+    ``powered`` (one per actuator, or one for all) says whose drive stage is on. See the module
+    docstring for the rule. Raises ``ValueError`` if the arrays differ in shape.
     """
     m = np.asarray(moving, dtype=np.bool_)
     b = np.asarray(braked, dtype=np.bool_)
     s = np.asarray(stalled, dtype=np.bool_)
-    if not (m.shape == b.shape == s.shape) or m.ndim != 1:
+    p = np.asarray(powered, dtype=np.bool_)
+    if not (m.shape == b.shape == s.shape) or m.ndim != 1 or p.shape not in ((), m.shape):
         raise ValueError(
-            f"moving, braked and stalled must be 1-D arrays of one shape; got {m.shape}, "
-            f"{b.shape}, {s.shape}"
+            f"moving, braked, stalled and powered must be 1-D arrays of one shape; got {m.shape}, "
+            f"{b.shape}, {s.shape}, {p.shape}"
         )
-    states = np.where(m, _MOVING, np.where(b, _BRAKED, _IDLE)).astype(np.uint8)
+    states = np.where(m, _MOVING, np.where(b, _BRAKED, np.where(p, _IDLE, 0))).astype(np.uint8)
+    states |= np.where(p, 0, _UNPOWERED).astype(np.uint8)
     states |= np.where(s, _STALLED, 0).astype(np.uint8)
     return states
 
@@ -87,10 +99,13 @@ def array_state(
                 f"has_brakes has {fitted.size} entries for {s.size} actuators; expected one each"
             )
     result = _STALLED if (s & _STALLED).any() else 0
+    unpowered = bool((s & _UNPOWERED).any())
+    if unpowered:
+        result |= _UNPOWERED
     if (s & _MOVING).any():
         return ActuatorState(result | _MOVING)
-    if ((s & (_IDLE | _BRAKED)) == 0).any():  # some actuator does not know its state
+    if ((s & (_IDLE | _BRAKED | _UNPOWERED)) == 0).any():  # some actuator does not know its state
         return ActuatorState(result)
     if fitted.any() and ((s[fitted] & _BRAKED) != 0).all():
         return ActuatorState(result | _BRAKED)
-    return ActuatorState(result | _IDLE)
+    return ActuatorState(result if unpowered else result | _IDLE)

@@ -11,6 +11,9 @@ checked by the bridge or by the driver.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
+
+from jointbus.messages.errors import UnknownJointError
 
 
 class DriverError(Exception):
@@ -47,6 +50,35 @@ class DriverIOError(DriverError):
     """Communication with the hardware failed (bus-off, device gone)."""
 
 
+class MotionTimeoutError(DriverError, TimeoutError):
+    """:meth:`ActuatorArray.wait_until_still` ran out of time: some joints still move.
+
+    ``joints`` / ``indices`` name them (actuator order), ``positions`` (rad or m) and
+    ``velocities`` (rad/s or m/s) are their last readings, ``timeout`` the time waited, s.
+    """
+
+    def __init__(
+        self,
+        timeout: float,
+        joints: Sequence[str],
+        indices: Sequence[int],
+        positions: Sequence[float],
+        velocities: Sequence[float],
+    ) -> None:
+        self.timeout = timeout
+        self.joints = tuple(joints)
+        self.indices = tuple(indices)
+        self.positions = tuple(positions)
+        self.velocities = tuple(velocities)
+        moving = ", ".join(
+            f"{name!r} (index {i}) at {p:.4g}, {v:+.3g}/s"
+            for name, i, p, v in zip(
+                self.joints, self.indices, self.positions, self.velocities, strict=True
+            )
+        )
+        super().__init__(f"still moving after {timeout:g} s: {moving}")
+
+
 class RejectReason(enum.Enum):
     """Why a request was refused (Player's NACK, made specific)."""
 
@@ -56,6 +88,7 @@ class RejectReason(enum.Enum):
     POWERED_OFF = "powered off"
     TIMED_OUT = "timed out"
     ESTOPPED = "emergency stop latched"
+    BRAKED = "brakes engaged"
 
 
 class RequestRejected(DriverError):
@@ -78,3 +111,42 @@ class RequestRejected(DriverError):
         where = f" for joint {joint!r} (index {index})" if joint is not None else ""
         tail = f": {detail}" if detail else ""
         super().__init__(f"request {request!r} refused{where}: {reason.value}{tail}")
+
+
+class UnknownArrayJointError(UnknownJointError, RequestRejected):
+    """A joint name or index the array does not have, from any call that names a joint.
+
+    One error for one mistake: it is the message layer's :class:`UnknownJointError` (what a
+    command such as ``position`` raised) *and* a :class:`RequestRejected` with reason
+    ``UNKNOWN_JOINT`` (what a request such as ``set_speed`` raised), so code catching either keeps
+    working; catch :class:`UnknownJointError` to handle them all. ``name`` is the joint asked for
+    (``str(index)`` for an index), ``index`` the index asked for (``None`` for a name), ``known``
+    the array's joints in actuator order. The message reads naturally::
+
+        no joint with index 99; the array has 6 joints (0–5): shoulder_pan, ..., flange_roll
+        no joint named 'elbw' (did you mean 'elbow'?); the array's joints: shoulder_pan, ...
+    """
+
+    def __init__(
+        self, request: str, joint: str | int, known: Sequence[str], suggestion: str | None = None
+    ) -> None:
+        names = tuple(known)
+        listed = ", ".join(names)
+        if isinstance(joint, str):
+            hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+            text = f"no joint named {joint!r}{hint}; the array's joints: {listed}"
+            asked_index: int | None = None
+        else:
+            count = len(names)
+            span = f"0–{count - 1}" if count > 1 else "0"
+            text = f"no joint with index {joint}; the array has {count} joints ({span}): {listed}"
+            asked_index = joint
+        RequestRejected.__init__(self, request, RejectReason.UNKNOWN_JOINT, text)
+        self.name = str(joint)
+        self.known = names
+        self.joint = None
+        self.index = asked_index
+        self.args = (text,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])

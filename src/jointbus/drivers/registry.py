@@ -135,6 +135,7 @@ def _bundled() -> dict[str, Any]:
     return {
         "sim": "jointbus.drivers.sim.driver:open_sim",
         "can": "jointbus.drivers.can.driver:open_can",
+        "bus": "jointbus.drivers.bus.driver:open_bus_array",
     }
 
 

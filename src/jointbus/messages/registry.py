@@ -93,12 +93,13 @@ def _bundled_types() -> list[type[Any]]:
         joint_state,
         jointbus_msgs,
         joints,
+        nav_msgs,
         sensor_msgs,
         stamp,
         std_msgs,
         tf2_msgs,
     )
-    from jointbus.messages.actarray import commands, data, geometry, requests
+    from jointbus.messages.actarray import commands, data, description, geometry, reply, requests
     from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state, status
 
     # Wire records first, so the Python-facing classes of the same name replace them.
@@ -107,6 +108,7 @@ def _bundled_types() -> list[type[Any]]:
         stamp,
         std_msgs,
         geometry_msgs,
+        nav_msgs,
         sensor_msgs,
         tf2_msgs,
         bridge_data,
@@ -121,6 +123,8 @@ def _bundled_types() -> list[type[Any]]:
         geometry,
         requests,
         commands,
+        reply,
+        description,
         joint_state,
     ]
     found: list[type[Any]] = []

@@ -40,6 +40,7 @@ from jointbus.runtime.node import (
     NodeNameError,
     NodePublisher,
     NodeRateLoop,
+    NodeReservedNameError,
     NodeSubscription,
 )
 from jointbus.runtime.parameter_messages import (
@@ -95,6 +96,7 @@ __all__ = [
     "NodeParameters",
     "NodePublisher",
     "NodeRateLoop",
+    "NodeReservedNameError",
     "NodeSubscription",
     "Parameter",
     "ParameterChange",

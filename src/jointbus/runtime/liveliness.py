@@ -126,8 +126,11 @@ class LivelinessMonitor:
 
     ``timeout_s``: silence (s) after which a node is STALE; ``check_period_s``: how often to check
     (s); ``on_change``: called with the new :class:`NodeHealth` of each change (on the node's
-    timer thread); ``ignore``: node names not to watch; ``watch_tokens``: also use Zenoh
-    liveliness tokens (when the bus has Zenoh); ``token_grace_s``: see the module docstring.
+    timer thread); ``ignore``: node names not to watch; ``watch``: when given, the only node
+    names to watch (a control node watching its bridge); ``hidden=False`` leaves out hidden nodes
+    (names starting with ``_``, as in ROS 2: CLI processes that come and go, whose arrivals
+    would only add noise to the robot's log); ``watch_tokens``: also use Zenoh liveliness tokens
+    (when the bus has Zenoh); ``token_grace_s``: see the module docstring.
     """
 
     def __init__(
@@ -138,6 +141,8 @@ class LivelinessMonitor:
         check_period_s: float = DEFAULT_CHECK_PERIOD_S,
         on_change: Callable[[NodeHealth], object] | None = None,
         ignore: Iterable[str] = (),
+        watch: Iterable[str] | None = None,
+        hidden: bool = True,
         watch_tokens: bool = True,
         token_grace_s: float = DEFAULT_TOKEN_GRACE_S,
     ) -> None:
@@ -155,6 +160,8 @@ class LivelinessMonitor:
         self._timeout_ns = round(timeout_s * _NS_PER_S)
         self._grace_ns = round(token_grace_s * _NS_PER_S)
         self._ignore = frozenset(ignore)
+        self._only = None if watch is None else frozenset(watch)
+        self._hidden = hidden
         self._callbacks: list[Callable[[NodeHealth], object]] = []
         if on_change is not None:
             self._callbacks.append(on_change)
@@ -199,9 +206,15 @@ class LivelinessMonitor:
             self._callbacks.append(callback)
 
     # ---- inputs ------------------------------------------------------------------------------
+    def watches(self, name: str) -> bool:
+        """True when node ``name`` is watched (see ``ignore``, ``watch`` and ``hidden``)."""
+        if name in self._ignore or (not self._hidden and name.startswith("_")):
+            return False
+        return self._only is None or name in self._only
+
     def _on_heartbeat(self, msg: Status) -> None:
         name = msg.reporting_node
-        if name in self._ignore:
+        if not self.watches(name):
             return
         now = self.node.clock()
         with self._lock:
@@ -239,7 +252,7 @@ class LivelinessMonitor:
                 info = EndpointInfo.from_token_key(str(sample.key_expr))
             except BusError:
                 return
-            if info.topic != topic or info.zid == own_zid or info.node in self._ignore:
+            if info.topic != topic or info.zid == own_zid or not self.watches(info.node):
                 return
             self._on_token(info.node, info.gid, sample.kind != delete)
 

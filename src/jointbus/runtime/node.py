@@ -16,6 +16,9 @@ What every node does, whatever the user adds (the seed's rules):
   (:class:`~jointbus.runtime.diagnostics.LoopDiagnostics`); :meth:`Node.loop_stats` reads it
   locally.
 
+Services: :meth:`Node.create_service` / :meth:`Node.create_client` (request/reply, relative names
+under the namespace); a refused request is reported on the status topic.
+
 Threads: one timer thread per node (all its timers, see :mod:`jointbus.runtime.timer`), one
 callback thread per node (a bus :class:`~jointbus.bus.Dispatcher`, so a slow callback of one node
 does not delay another's), and one thread per rate loop.
@@ -60,11 +63,14 @@ from jointbus.bus import (
     PublisherStats,
     QosEvent,
     QosProfile,
+    ServiceClient,
+    ServiceServer,
     Subscriber,
     SubscriberStats,
     validate_topic_name,
 )
 from jointbus.bus.endpoint import EventCallback, MsgT
+from jointbus.bus.service import ReqT, RespT
 from jointbus.messages.hb50 import Level, Status
 from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
 from jointbus.runtime.heartbeat import DEFAULT_HEARTBEAT_PERIOD_S, HEARTBEAT_QOS, Heartbeat
@@ -85,6 +91,33 @@ _STATUS_FLUSH_PERIOD_S: Final = 0.1
 #: How long stopping a rate loop waits for its thread (s) before reporting it stuck.
 LOOP_JOIN_TIMEOUT_S: Final = 2.0
 
+#: The lifecycle hooks a subclass overrides (never reserved).
+NODE_HOOKS: Final = ("on_configure", "on_activate", "on_deactivate", "on_shutdown")
+#: Attributes :meth:`Node.__init__` sets on every node (reserved with the class's own names).
+_NODE_INSTANCE_ATTRIBUTES: Final = frozenset(
+    {
+        "name",
+        "bus",
+        "namespace",
+        "diagnostics_period_s",
+        "status_publisher",
+        "reporter",
+        "heartbeat",
+        "_lifecycle",
+        "_lock",
+        "_publishers",
+        "_subscriptions",
+        "_timer_list",
+        "_loops",
+        "_internal",
+        "_diagnostics",
+        "_closed",
+        "_endpoints_on",
+        "_timers",
+        "_dispatcher",
+    }
+)
+
 _NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAMESPACE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*)?\Z")
 
@@ -101,6 +134,29 @@ class NodeNameError(NodeError, ValueError):
         self.value = value
         self.expected = expected
         super().__init__(f"node {field} {value!r} is invalid: expected {expected}")
+
+
+class NodeReservedNameError(NodeError, AttributeError):
+    """A subclass or a program tried to replace a name the :class:`Node` framework relies on.
+
+    ``owner`` is the class whose code did it, ``attribute`` the name, ``reserved`` every reserved
+    name (:data:`RESERVED_NODE_NAMES`). Raised when the class is defined (a method or class
+    attribute of that name) or at the assignment (``self.start = ...``), so the mistake shows
+    where it is made instead of as ``TypeError: 'NoneType' object is not callable`` much later.
+    """
+
+    def __init__(self, owner: str, attribute: str, reserved: frozenset[str]) -> None:
+        self.owner = owner
+        self.attribute = attribute
+        self.reserved = reserved
+        public = ", ".join(sorted(n for n in reserved if not n.startswith("_")))
+        super().__init__(
+            f"{owner} sets {attribute!r}, a name reserved by jointbus.runtime.Node "
+            f"(replacing it breaks the node): choose another name, e.g. "
+            f"'my_{attribute.strip('_')}'. Reserved: {public}, and every name Node uses that "
+            f"starts with '_' ({len(reserved)} in all: jointbus.runtime.node.RESERVED_NODE_NAMES). "
+            f"Override the hooks {', '.join(NODE_HOOKS)} instead of the lifecycle methods"
+        )
 
 
 class NodeClosedError(NodeError):
@@ -291,6 +347,20 @@ class NodeRateLoop:
 class Node:
     """A named node on ``bus``; see the module docstring. ``name`` is a ROS 2 node name.
 
+    **Reserved names.** A subclass adds its own attributes and overrides the hooks
+    ``on_configure``, ``on_activate``, ``on_deactivate`` and ``on_shutdown``; every other name the
+    node uses is reserved (:data:`RESERVED_NODE_NAMES`): its methods and properties (``start``,
+    ``configure``, ``activate``, ``deactivate``, ``shutdown``, ``close``, ``topic``, ``clock``,
+    ``report``, ``create_publisher``, ``create_subscription``, ``create_timer``,
+    ``create_rate_loop``, ``loop_stats``, ``publish_diagnostics``, ``rate_loops``, ``state``,
+    ``active``, ``timers``, ``dispatcher``, ``status_topic``, ``heartbeat_topic``,
+    ``diagnostics_topic``), the attributes it sets (``name``, ``bus``, ``namespace``,
+    ``diagnostics_period_s``, ``status_publisher``, ``reporter``, ``heartbeat``) and its private
+    ``_``-names. Defining one in a subclass raises :class:`NodeReservedNameError` when the class
+    is created; assigning one (``self.start = pose``) raises it at the assignment and changes
+    nothing. Why: a stored ``self.start`` used to replace ``Node.start()`` silently and fail much
+    later as ``'NoneType' object is not callable``.
+
     ``namespace`` prefixes the node's standard topics (``/<namespace>/heartbeat``, ``status``,
     ``diagnostics``) and its relative topic names; ``heartbeat_period_s`` and
     ``diagnostics_period_s`` are in seconds; ``timers`` lets a test inject a
@@ -308,6 +378,43 @@ class Node:
         diagnostics_period_s: float = DEFAULT_DIAGNOSTICS_PERIOD_S,
         timers: TimerThread | None = None,
         event_report_interval_s: float = EVENT_REPORT_INTERVAL_S,
+    ) -> None:
+        object.__setattr__(self, "_Node__building", True)  # Node's own attributes may be set
+        try:
+            self.__build(
+                name,
+                bus,
+                namespace=namespace,
+                heartbeat_period_s=heartbeat_period_s,
+                diagnostics_period_s=diagnostics_period_s,
+                timers=timers,
+                event_report_interval_s=event_report_interval_s,
+            )
+        finally:
+            object.__setattr__(self, "_Node__building", False)
+        self.heartbeat.start()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        clashes = sorted(n for n in vars(cls) if n in RESERVED_NODE_NAMES)
+        if clashes:
+            raise NodeReservedNameError(cls.__name__, clashes[0], RESERVED_NODE_NAMES)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in RESERVED_NODE_NAMES and not self.__dict__.get("_Node__building", False):
+            raise NodeReservedNameError(type(self).__name__, name, RESERVED_NODE_NAMES)
+        object.__setattr__(self, name, value)
+
+    def __build(
+        self,
+        name: str,
+        bus: Bus,
+        *,
+        namespace: str,
+        heartbeat_period_s: float,
+        diagnostics_period_s: float,
+        timers: TimerThread | None,
+        event_report_interval_s: float,
     ) -> None:
         if not isinstance(name, str) or not _NODE_NAME.match(name):
             raise NodeNameError(
@@ -327,6 +434,7 @@ class Node:
         self._subscriptions: list[NodeSubscription[Any]] = []
         self._timer_list: list[Timer] = []
         self._loops: dict[str, NodeRateLoop] = {}
+        self._servers: list[ServiceServer[Any, Any]] = []
         self._internal: list[Publisher[Any]] = []
         self._diagnostics: Publisher[LoopDiagnostics] | None = None
         self._closed = False
@@ -355,7 +463,6 @@ class Node:
         except BaseException:
             self._release()
             raise
-        self.heartbeat.start()
 
     # ---- names and time ----------------------------------------------------------------------
     def topic(self, name: str) -> str:
@@ -513,7 +620,7 @@ class Node:
 
     def _set_endpoints_enabled(self, enabled: bool) -> None:
         with self._lock:
-            self._endpoints_on = enabled
+            object.__setattr__(self, "_endpoints_on", enabled)
             for pub in self._publishers:
                 if pub.managed:
                     pub._enabled = enabled and not pub.closed
@@ -524,11 +631,14 @@ class Node:
     def _release(self) -> None:
         """Close everything the node created and stop its threads (shutdown, failed __init__)."""
         with self._lock:
-            self._closed = True
+            object.__setattr__(self, "_closed", True)
             loops = list(self._loops.values())
             timers = list(self._timer_list)
             publishers = list(self._publishers)
             subscriptions = list(self._subscriptions)
+            servers = list(self._servers)
+        for server in servers:
+            server.close()
         for loop in loops:
             loop.stop()
         for timer in timers:
@@ -606,12 +716,16 @@ class Node:
         realtime: bool = False,
         managed: bool = True,
         on_event: EventCallback | None = None,
+        report_events: bool = True,
     ) -> NodeSubscription[MsgT]:
         """Subscribe to ``topic``; ``callback`` runs on the node's callback thread.
 
         With ``realtime`` it runs in the publisher's (or Zenoh's) thread instead — see
         :meth:`jointbus.bus.Bus.subscribe`. ``callback=None`` makes a polling subscription. A
         managed subscription's callback is called only while the node is ACTIVE.
+        ``report_events=False`` hands the subscription's QoS events to ``on_event`` only, for a
+        node that reports them itself (the bridge turns an undecodable command into a rejection;
+        the generic WARN would report the same sample twice).
         """
         self._check_open("create a subscription")
         handle: NodeSubscription[MsgT] = NodeSubscription(callback, managed=managed)
@@ -622,13 +736,52 @@ class Node:
             qos,
             realtime=realtime,
             node=self.name,
-            on_event=self._event_hook(on_event),
+            on_event=self._event_hook(on_event) if report_events else on_event,
             dispatcher=self._dispatcher,
         )
         with self._lock:
             handle._enabled = not managed or self._endpoints_on or callback is None
             self._subscriptions.append(handle)
         return handle
+
+    def create_service(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        handler: Callable[[ReqT], RespT],
+    ) -> ServiceServer[ReqT, RespT]:
+        """Serve ``name`` (relative names go under the namespace) with ``handler``; see
+        :meth:`jointbus.bus.Bus.serve`. Refused requests are reported on the status topic (WARN);
+        the server is closed at shutdown."""
+        self._check_open("create a service")
+
+        def refused(service: str, reason: str) -> None:
+            self.report(Level.WARN, f"service {service}: refused: {reason}", key=service)
+
+        server = self.bus.serve(
+            self.topic(name),
+            request_type,
+            response_type,
+            handler,
+            node=self.name,
+            on_refused=refused,
+        )
+        with self._lock:
+            self._servers.append(server)
+        return server
+
+    def create_client(
+        self,
+        name: str,
+        request_type: type[ReqT],
+        response_type: type[RespT],
+        *,
+        timeout_s: float = 1.0,
+    ) -> ServiceClient[ReqT, RespT]:
+        """A client of service ``name`` (relative names go under the namespace)."""
+        self._check_open("create a client")
+        return self.bus.client(self.topic(name), request_type, response_type, timeout_s=timeout_s)
 
     def create_timer(
         self,
@@ -687,9 +840,10 @@ class Node:
             if name in self._loops:
                 raise NodeNameError("rate loop name", name, "a name not used by another loop")
             if self._diagnostics is None:
-                self._diagnostics = self._internal_publisher(
+                diagnostics = self._internal_publisher(
                     self.diagnostics_topic, LoopDiagnostics, RELIABLE
                 )
+                object.__setattr__(self, "_diagnostics", diagnostics)
                 self._timers.add(
                     self.diagnostics_period_s,
                     self.publish_diagnostics,
@@ -752,15 +906,27 @@ class Node:
         return f"Node({self.name!r}, namespace={self.namespace!r}, {self.state.value})"
 
 
+#: Every name a :class:`Node` subclass may not define or assign (see :class:`Node`): the class's
+#: methods and properties except the hooks, and the attributes ``Node.__init__`` sets.
+RESERVED_NODE_NAMES: Final = (
+    frozenset(n for n in vars(Node) if not (n.startswith("__") and n.endswith("__")))
+    - frozenset(NODE_HOOKS)
+    | _NODE_INSTANCE_ATTRIBUTES
+)
+
+
 __all__ = [
     "DEFAULT_DIAGNOSTICS_PERIOD_S",
     "DEFAULT_NAMESPACE",
     "LOOP_JOIN_TIMEOUT_S",
+    "NODE_HOOKS",
+    "RESERVED_NODE_NAMES",
     "Node",
     "NodeClosedError",
     "NodeError",
     "NodeNameError",
     "NodePublisher",
     "NodeRateLoop",
+    "NodeReservedNameError",
     "NodeSubscription",
 ]

@@ -236,7 +236,9 @@ class Recorder:
         return RecorderStats(
             messages=messages,
             bytes=size,
-            topics=len(self._channels),
+            # channels the file holds, i.e. that have a message: a topic that was discovered and
+            # subscribed to but never carried a message has no channel in the file
+            topics=sum(1 for c in list(self._channels.values()) if c.id),
             queued=len(self._queue),
             lost=remote.lost if remote is not None else 0,
             skipped=self._skipped + (remote.skipped if remote is not None else 0),

@@ -51,6 +51,8 @@ from jointbus.drivers.can.mit_protocol import (
 )
 from jointbus.drivers.can.motor_link import CAN_ERR_BUSOFF, MotorSpec, ReplyTimeout
 from jointbus.drivers.can.motor_models import MotorModel, MotorModelCatalog, bundled_motor_models
+from jointbus.drivers.can.twin_server import TwinServer
+from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.driver import SimArrayConfig
 from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.errors import (
@@ -195,6 +197,37 @@ def test_url_needs_interface_and_one_channel() -> None:
         drivers.open("can://virtual?robot=hb50&model=md80")
     with pytest.raises(DriverURLError, match="channel"):
         drivers.open("can://virtual/a/b?robot=hb50&model=md80")
+
+
+@pytest.mark.parametrize(
+    ("url", "timeout"),
+    [
+        # the twin on the virtual bus: the measured worst case on a loaded host, doubled
+        ("can://virtual/x?robot=hb50&model=md80", 0.1),
+        # a real bus: 24 frames × 135 bit at 1 Mbit/s, + 1 ms for the firmware
+        ("can://socketcan/can0?robot=hb50&model=md80", 2 * 12 * 135 / 1e6 + 0.001),
+        ("can://socketcan/can0?robot=hb50&model=md80&bitrate=500000", 2 * 12 * 135 / 5e5 + 0.001),
+        ("can://virtual/x?robot=hb50&model=md80&timeout=0.0008", 0.0008),  # given: used as is
+    ],
+)
+def test_default_reply_timeout_fits_the_interface(url: str, timeout: float) -> None:
+    """Issue 11 item 16: the fixed 1 ms default failed against the twin on a loaded host."""
+    config = CanArrayConfig.from_url(DriverURL.parse(url))
+    assert config.reply_timeout_s == pytest.approx(timeout)
+
+
+def test_the_default_timeout_powers_the_twin_up_on_a_loaded_host() -> None:
+    """With the URL's default timeout, 200 power cycles and 2000 exchanges see no timeout."""
+    url = f"can://virtual/jb-can-default-{uuid.uuid4().hex}?robot=hb50&model=md80"
+    with TwinServer.from_url(url, noise=False), drivers.open(url) as array:
+        assert isinstance(array, CanActuatorArray)
+        for _ in range(200):
+            array.power(True)
+            array.power(False)
+        array.power(True)
+        for _ in range(2000):
+            array.read_joints()
+        assert array.link.timeout_counts.sum() == 0
 
 
 def test_config_file_gives_the_options(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -278,6 +279,46 @@ def test_silent_bus_times_out_every_motor(
     assert feedback.timed_out.all()
     assert link.enabled.tolist() == [False, False, False]  # not acknowledged
     assert [type(e) for e in feedback.events] == [ReplyTimeout] * 3
+
+
+class DescheduledHost(VirtualBus):  # type: ignore[misc]
+    """python-can's virtual bus, whose first receive after a send starts ``pause`` s late: the
+    host thread descheduled right after sending, as on a loaded machine."""
+
+    pause = 0.05
+
+    def __init__(self, channel: str) -> None:
+        super().__init__(channel=channel, receive_own_messages=False)
+        self._just_sent = False
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        super().send(msg, timeout)
+        self._just_sent = True
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        if self._just_sent:
+            self._just_sent = False
+            time.sleep(self.pause)
+        result: tuple[can.Message | None, bool] = super()._recv_internal(timeout)
+        return result
+
+
+def test_replies_queued_while_the_host_was_descheduled_are_not_timeouts() -> None:
+    """Issue 11 item 16: past the deadline the link gave up without looking at replies that had
+    arrived in time — a loaded host, not a silent motor."""
+    channel = _channel()
+    host = DescheduledHost(channel)
+    motor_bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
+    twin = FirmwareTwin(motor_bus, MOTORS)
+    try:
+        with twin:
+            link = MotorLink(host, MOTORS, 0.002)  # far shorter than the 50 ms pause
+            feedback = link.enable()
+            assert not feedback.timed_out.any()
+            assert link.timeout_counts.tolist() == [0, 0, 0]
+    finally:
+        host.shutdown()
+        motor_bus.shutdown()
 
 
 def test_late_and_unknown_replies_are_reported_not_taken_for_answers(

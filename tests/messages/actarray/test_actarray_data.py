@@ -16,7 +16,7 @@ from jointbus.messages.std_msgs import Header
 from rosbags_oracle import rosbags_cdr, rosbags_decode
 
 MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
-VALID_STATES = st.integers(0, 15).filter(lambda s: s & 6 != 6 and s & 3 != 3)
+VALID_STATES = st.integers(0, 31).filter(lambda s: s & 6 != 6 and s & 3 != 3 and s & 17 != 17)
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 HEADERS = st.builds(
     Header, st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 10**9 - 1)), TEXT
@@ -66,13 +66,23 @@ def test_int_state_becomes_flags_and_ints_become_floats() -> None:
     assert type(d.position) is float
 
 
+@pytest.mark.parametrize("state", [16, 18, 20, 24, 26])
+def test_unpowered_combines_with_moving_braked_and_stalled(state: int) -> None:
+    """A limp actuator may fall (MOVING), be held by its brake (BRAKED) or blocked (STALLED)."""
+    d = data(state=state)
+    assert d.state & ActuatorState.UNPOWERED
+    assert not d.state & ActuatorState.IDLE
+
+
 @pytest.mark.parametrize(
     ("state", "message"),
     [
         (ActuatorState.MOVING | ActuatorState.BRAKED, "MOVING and BRAKED not both set"),
         (6, "MOVING and BRAKED not both set"),
         (ActuatorState.IDLE | ActuatorState.MOVING, "IDLE and MOVING not both set"),
-        (16, "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8"),
+        (ActuatorState.IDLE | ActuatorState.UNPOWERED, "IDLE and UNPOWERED not both set"),
+        (17, "IDLE and UNPOWERED not both set"),
+        (32, "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8, UNPOWERED=16"),
         (-1, "a combination"),
         (True, "ActuatorState flags"),
         ("MOVING", "ActuatorState flags"),

@@ -14,6 +14,7 @@ def test_state_flags_have_players_values_and_combine() -> None:
         ("MOVING", 2),
         ("BRAKED", 4),
         ("STALLED", 8),
+        ("UNPOWERED", 16),  # jointbus's addition, on the next free bit: Player's stay as they are
     ]
     both = ActuatorState.BRAKED | ActuatorState.STALLED
     assert int(both) == 12

@@ -11,21 +11,33 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus.names import topic_to_key
+from jointbus.codec.cdr import encode as cdr_encode
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.messages.std_msgs import String
 from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.bridge.command_check import UncheckedJointCommand
 from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
 from jointbus.runtime.timer import TimerThread
+
+_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
+if _BUS_TESTS not in sys.path:
+    sys.path.insert(0, _BUS_TESTS)
+
+from bus_support import free_port, wait_until  # noqa: E402
 
 STEP_NS = 2_000_000  # 500 Hz
 MS = 1_000_000
@@ -45,10 +57,10 @@ class FakeClock:
 class Rig:
     """A bridge on a stepped simulated HB50, a bus, and recorders of what it publishes."""
 
-    def __init__(self, config: BridgeConfig | None = None) -> None:
+    def __init__(self, config: BridgeConfig | None = None, bus: Bus | None = None) -> None:
         self.clock = FakeClock()
         self.sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
-        self.bus = Bus()
+        self.bus = bus if bus is not None else Bus()
         self.statuses: list[Status] = []
         self.data: list[BridgeData] = []
         self.states: list[BridgeState] = []
@@ -526,3 +538,69 @@ def test_bridge_opened_from_a_url_brakes_where_fitted_and_closes_the_array() -> 
         node.shutdown()
         bus.close()
     assert arm.closed
+
+
+# -- commands refused at decode, over real Zenoh ----------------------------------------------
+
+
+def _crafted(**fields: Any) -> bytes:
+    """CDR bytes of a JointCommand with ``fields`` as a foreign or faulty peer could send them:
+    no jointbus constructor runs on them (the unchecked mirror encodes exactly the same layout)."""
+    base = hold(HOME, source="rogue_node")
+    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(JointCommand)}
+    values.update(fields)
+    return cdr_encode(UncheckedJointCommand(**values))
+
+
+CRAFTED = [  # what is wrong, the field and joint index the report must name, the value it shows
+    ("nan", {"t_pos": (*HOME[:3], math.nan, *HOME[4:])}, "t_pos", 3, "nan"),
+    ("negative_kp", {"kp": (80.0, -5.0, *([80.0] * (len(ORDER) - 2)))}, "kp", 1, "-5.0"),
+    ("short", {"kd": (3.0,) * (len(ORDER) - 1)}, "kd", len(ORDER) - 1, "values"),
+    ("order", {"name": (ORDER[1], ORDER[0], *ORDER[2:])}, "name", 0, repr(ORDER[1])),
+    ("limit", {"t_pos": (*HOME[:2], 9.0, *HOME[3:])}, "t_pos", 2, "9.0"),
+]
+
+
+def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> None:
+    """Issue 11, item 10: NaN, a negative gain and a short array used to come out as a WARN
+    "malformed payload ... from gid ..." without the source (the wire rules refuse them at
+    decode), limits and name order as an ERROR naming it. Now each crafted sample, put on the
+    joint_command key by a plain Zenoh session, is exactly one ERROR naming the source node, the
+    joint (name and index), the field and the value — and none moves the robot."""
+    port = free_port()
+    rig = Rig(bus=Bus(name="bridge", zenoh=ZenohConfig(hub_port=port)))
+    config = zenoh.Config()
+    for key, value in ZenohConfig.loopback(None, (port,)).json5_items(
+        ("tcp/127.0.0.1:0",), (f"tcp/127.0.0.1:{port}",)
+    ):
+        config.insert_json5(key, value)
+    session = zenoh.open(config)
+    try:
+        pub = session.declare_publisher(
+            topic_to_key("/hb50/joint_command"), reliability=zenoh.Reliability.RELIABLE
+        )
+        assert wait_until(lambda: pub.matching_status.matching, 10.0)
+        rig.run(0.2, every_cycle(hold(HOME)))
+        subscription = rig.node.command_subscription
+        for _, fields, *_rest in CRAFTED:
+            pub.put(_crafted(**fields))
+            assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
+            rig.run(0.02, every_cycle(hold(HOME)))
+        reports = rig.reports()
+        errors = [s for s in reports if s.level == Level.ERROR]
+        assert not [s for s in reports if "malformed" in s.status], [s.status for s in reports]
+        assert len(errors) == len(CRAFTED), [e.status for e in errors]
+        for report, (case_name, _fields, field, index, shown) in zip(errors, CRAFTED, strict=True):
+            facts = json.loads(report.data)
+            assert facts["source_node"] == "rogue_node", (case_name, report.status)
+            assert (facts["field"], facts["index"]) == (field, index), (case_name, facts)
+            assert facts["joint"] in ORDER, (case_name, facts)
+            assert "'rogue_node'" in report.status and f"field {field!r}" in report.status
+            assert f"(index {index})" in report.status and shown in report.status, report.status
+        assert subscription.stats().malformed == 3  # NaN, negative kp, short: refused at decode
+        assert rig.node.last_applied is not None and rig.node.last_applied.source_node == (
+            "control_node"
+        )
+    finally:
+        session.close()  # type: ignore[no-untyped-call]
+        rig.close()

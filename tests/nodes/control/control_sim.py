@@ -89,3 +89,15 @@ def lying_world(seed: int = 1) -> MujocoWorld:
     )
     world.step(1.0)
     return world
+
+
+def apply_arrays(
+    world: MujocoWorld,
+    position: np.ndarray,
+    velocity: np.ndarray,
+    torque: np.ndarray,
+    kp: np.ndarray,
+    kd: np.ndarray,
+) -> None:
+    """Send impedance targets (actuator order) to the simulated drives."""
+    world.actuators.set_command(position=position, velocity=velocity, torque=torque, kp=kp, kd=kd)

@@ -6,6 +6,7 @@ ground truth (height, contacts, velocity).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -241,3 +242,11 @@ def test_estimate_matches_mujoco_ground_truth() -> None:
         errors_v.append(state.world_linear_velocity - truth.linear_velocity)
     rms = np.sqrt(np.mean(np.square(errors_v), axis=0))
     assert rms[:2].max() < 0.05  # m/s, against speeds up to ≈ 0.2 m/s
+
+
+def test_the_imu_specific_force_is_passed_on_in_the_body_frame() -> None:
+    """The walking estimator predicts the velocity from it (issue 13)."""
+    est = StateEstimator(MODEL)
+    data = dataclasses.replace(make_frame(), linear_acceleration=Vector3(0.3, -0.2, 9.81))
+    state = est.update(data, PERIOD)
+    np.testing.assert_allclose(state.linear_acceleration, [0.3, -0.2, 9.81])

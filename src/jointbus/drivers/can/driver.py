@@ -398,6 +398,8 @@ class CanActuatorArray(ActuatorArray):
             status |= np.uint32(CanStatus.SAFE)
         with np.errstate(invalid="ignore"):
             moving = np.abs(self._velocity) > self._can.moving_velocity
+        # A commanded move is MOVING from the call on, not only once the joint has sped up.
+        moving |= (self._moves.mode == MODE_PROFILE) & self._moves.profile.active
         n = self.count
         return RawReading(
             time=self._time,
@@ -412,7 +414,14 @@ class CanActuatorArray(ActuatorArray):
             braked=np.zeros(n, dtype=np.bool_),
             stalled=self._lost.copy(),
             motor_power=self._powered,
+            powered=self._link.enabled.copy(),
         )
+
+    def _wait_tick(self) -> float:
+        """One control period: a profiled move advances one period per exchange (per read)."""
+        start = time.monotonic()
+        time.sleep(self._can.period_s)
+        return time.monotonic() - start
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:
         """The latest replies, without a new exchange (soft limits must not move the bus)."""

@@ -14,9 +14,10 @@ One cycle (:meth:`MotorLink.command_all`):
    queued is read and reported as :class:`LateReply` before sending.
 3. **Send** one frame per motor.
 4. **Collect** replies until every motor has answered or ``reply_timeout_s`` (measured from the
-   last send) has passed. A motor that did not answer is flagged ``timed_out`` in the returned
-   feedback (its values are NaN), its counter goes up and a :class:`ReplyTimeout` event is
-   reported; the other motors still report normally.
+   last send) has passed and nothing more is queued (a reply that arrived in time while this
+   thread was descheduled still counts). A motor that did not answer is flagged ``timed_out``
+   in the returned feedback (its values are NaN), its counter goes up and a
+   :class:`ReplyTimeout` event is reported; the other motors still report normally.
 
 Bus failures are not events to be overlooked: a send that python-can refuses
 (:class:`can.CanOperationError`), a bus whose ``state`` is :attr:`can.BusState.ERROR`, or a
@@ -519,9 +520,9 @@ class MotorLink:
         waiting = sent
         deadline = time.monotonic() + self._timeout_s
         while waiting:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.0:
-                break
+            # Past the deadline, still take what is already queued: a reply that arrived in time
+            # while this thread was not running (a loaded host) is not a missing reply.
+            remaining = max(0.0, deadline - time.monotonic())
             msg = bus.recv(remaining)
             if msg is None:
                 break

@@ -487,7 +487,10 @@ class SimActuatorArray(ActuatorArray):
         with self._state_lock:
             model = self._model
             m = model.measure()
-            moving = np.abs(model.velocities) > self._still
+            # A commanded move is MOVING from the call on, not only once the joint has sped up.
+            moving = (np.abs(model.velocities) > self._still) | (
+                (self._moves.mode == MODE_PROFILE) & self._moves.profile.active
+            )
             accel = self._accel.copy()
             blocked = model.blocked.copy()
         # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per joint.
@@ -509,6 +512,7 @@ class SimActuatorArray(ActuatorArray):
             braked=m.braked,
             stalled=m.stalled,
             motor_power=bool(m.powered.all()),
+            powered=m.powered.copy(),
         )
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:
@@ -532,9 +536,32 @@ class SimActuatorArray(ActuatorArray):
                 self._moves.mode[:] = MODE_OFF
 
     def _request_brakes(self, on: bool) -> None:
+        """Engage or release the brakes; either way the braked joints stop what they were
+        doing and hold where they are measured, so a move or current cut short by the brake
+        never resumes as a jump on release (commands are refused while braked)."""
         self._check_thread()
         with self._state_lock:
-            self._model.set_brakes(self._brake_fitted & on)
+            model = self._model
+            model.set_brakes(self._brake_fitted & on)
+            fitted = np.flatnonzero(self._brake_fitted & model.powered)
+            if fitted.size:
+                self._moves.mode[fitted] = MODE_PROFILE
+                self._moves.profile.reset_joints(
+                    fitted.tolist(), model.positions[fitted], np.zeros(fitted.size)
+                )
+                self._cmd_tau[fitted] = 0.0
+
+    def _engaged_brakes(self) -> BoolArray:
+        with self._state_lock:
+            return self._model.braked.copy()
+
+    def _wait_tick(self) -> float:
+        """Real time: sleep; stepping mode: advance the simulation one control step."""
+        if self._thread is not None:
+            return super()._wait_tick()
+        period = self._sim.control_period
+        self.step(period)
+        return period
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_thread()
@@ -617,16 +644,21 @@ def _float_option(url: DriverURL, key: str, default: float) -> float:
         ) from None
 
 
-def open_sim(url: DriverURL) -> SimActuatorArray:
+def open_sim(url: DriverURL) -> ActuatorArray:
     """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
 
     ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives stepping mode
     (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000, default 2000);
     ``noise=false`` removes sensor noise. Unknown robots and options are a
-    :class:`~jointbus.drivers.errors.DriverURLError`.
+    :class:`~jointbus.drivers.errors.DriverURLError`. ``sim://rover`` is the mobile base of
+    :mod:`jointbus.drivers.sim.rover` (its own simulator; no options).
     """
     from jointbus.drivers.sim.robots import SimOptions, build_sim_robot, sim_robots
 
+    if url.host == "rover" and not url.path:  # a mobile base: its own simulator
+        from jointbus.drivers.sim.rover import open_rover
+
+        return open_rover(url)
     url.unknown_options(_URL_OPTIONS)
     if url.path:
         raise DriverURLError(
@@ -635,7 +667,7 @@ def open_sim(url: DriverURL) -> SimActuatorArray:
     if url.host not in sim_robots():
         raise DriverURLError(
             f"driver URL {url.text!r}: no simulated robot {url.host!r}; available: "
-            + ", ".join(sim_robots())
+            + ", ".join(sorted((*sim_robots(), "rover")))
         )
     seed_text = url.option("seed")
     seed = 0

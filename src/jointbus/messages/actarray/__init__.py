@@ -17,7 +17,9 @@ from .commands import (
     SpeedCommand,
 )
 from .data import ActuatorArrayData, ActuatorData
+from .description import ArrayDescription
 from .geometry import ActuatorGeometry, ArrayGeometry, Orientation3D
+from .reply import ActuatorReply
 from .requests import (
     AccelConfigRequest,
     BrakesRequest,
@@ -32,8 +34,10 @@ __all__ = [
     "ActuatorArrayData",
     "ActuatorData",
     "ActuatorGeometry",
+    "ActuatorReply",
     "ActuatorState",
     "ActuatorType",
+    "ArrayDescription",
     "ArrayGeometry",
     "BrakesRequest",
     "CurrentCommand",

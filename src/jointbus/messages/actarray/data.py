@@ -12,8 +12,8 @@ used C ``float``; float64 keeps what a driver measured bit-exact).
 
 A quantity a driver does not measure (many motors report no acceleration or temperature) is NaN:
 "not measured" is explicit, never a made-up 0. Infinities are rejected. The state flags must be
-consistent: an actuator cannot be ``MOVING`` and ``BRAKED``, nor ``IDLE`` and ``MOVING``; state
-0 (no flag) means the driver does not know.
+consistent: an actuator cannot be ``MOVING`` and ``BRAKED``, nor ``IDLE`` and ``MOVING``, nor
+``IDLE`` and ``UNPOWERED``; state 0 (no flag) means the driver does not know.
 """
 
 from __future__ import annotations
@@ -33,10 +33,15 @@ from jointbus.messages.std_msgs import Header
 from .state import ActuatorState
 
 _ALL_FLAGS: Final = int(
-    ActuatorState.IDLE | ActuatorState.MOVING | ActuatorState.BRAKED | ActuatorState.STALLED
+    ActuatorState.IDLE
+    | ActuatorState.MOVING
+    | ActuatorState.BRAKED
+    | ActuatorState.STALLED
+    | ActuatorState.UNPOWERED
 )
 _MOVING_BRAKED: Final = int(ActuatorState.MOVING | ActuatorState.BRAKED)
 _IDLE_MOVING: Final = int(ActuatorState.IDLE | ActuatorState.MOVING)
+_IDLE_UNPOWERED: Final = int(ActuatorState.IDLE | ActuatorState.UNPOWERED)
 _UINT32_MAX: Final = INT_RANGES[Primitive.UINT32][1]
 _FLOATS: Final = ("position", "speed", "acceleration", "current", "effort", "temperature")
 
@@ -57,7 +62,7 @@ def actuator_state(type_name: str, field_name: str, value: object) -> ActuatorSt
                 type_name,
                 field_name,
                 value,
-                "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8",
+                "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8, UNPOWERED=16",
             )
         value = ActuatorState(raw)
     assert isinstance(value, ActuatorState)
@@ -67,6 +72,10 @@ def actuator_state(type_name: str, field_name: str, value: object) -> ActuatorSt
         )
     if value & _IDLE_MOVING == _IDLE_MOVING:
         raise ValidationError(type_name, field_name, value, "IDLE and MOVING not both set")
+    if value & _IDLE_UNPOWERED == _IDLE_UNPOWERED:
+        raise ValidationError(
+            type_name, field_name, value, "IDLE and UNPOWERED not both set (unpowered is not idle)"
+        )
     return value
 
 
@@ -108,7 +117,7 @@ class ActuatorData(Message):
         state = self.state
         if type(state) is not ActuatorState or state & _MOVING_BRAKED == _MOVING_BRAKED:
             object.__setattr__(self, "state", actuator_state(tn, "state", state))
-        elif state & _IDLE_MOVING == _IDLE_MOVING:
+        elif state & _IDLE_MOVING == _IDLE_MOVING or state & _IDLE_UNPOWERED == _IDLE_UNPOWERED:
             actuator_state(tn, "state", state)
         status = self.status
         if type(status) is not int or not 0 <= status <= _UINT32_MAX:

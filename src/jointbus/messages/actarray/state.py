@@ -15,14 +15,19 @@ class ActuatorState(enum.IntFlag):
     """What an actuator is doing; flags combine (``BRAKED | STALLED``).
 
     ``IDLE`` and ``MOVING`` exclude each other, and so do ``MOVING`` and ``BRAKED`` (a braked
-    actuator cannot move): :class:`~jointbus.messages.actarray.data.ActuatorData` rejects both
-    combinations.
+    actuator cannot move) and ``IDLE`` and ``UNPOWERED`` (an actuator without power is not
+    idling, ready to move: it is limp): :class:`~jointbus.messages.actarray.data.ActuatorData`
+    rejects all three combinations. ``UNPOWERED`` is jointbus's addition to Player's four (the
+    next free bit; Player carried power only array-wide, as ``motor_state``).
     """
 
     IDLE = 1
     MOVING = 2
     BRAKED = 4
     STALLED = 8
+    UNPOWERED = 16
+    """The drive stage is off: the actuator produces no torque (it may still be MOVING under an
+    external force, or BRAKED)."""
 
 
 class ActuatorType(enum.IntEnum):

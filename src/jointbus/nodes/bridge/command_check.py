@@ -25,6 +25,15 @@ Checks, in this order (the first failure is reported):
 5. **Brakes** (:class:`LimitError` on ``brake``): when the bridge says which joints have a brake,
    ``brake`` may only be set on those.
 
+**Commands refused at decode.** ``JointCommand.from_cdr`` applies the message's wire rules, so a
+NaN, a negative gain or a short array never becomes a ``JointCommand`` and reaches the bridge only
+as a :class:`~jointbus.bus.MalformedPayloadEvent` carrying the bytes. :func:`decode_unchecked`
+reads those bytes into an :class:`UncheckedJointCommand` — the same CDR layout, built without any
+check — and :meth:`CommandCheck.check` accepts it, so such a sample is refused with the same named
+error (source node, joint, index, field, value) as one that decoded. Why a mirror class rather than
+a flag on the decoder: the codec stays strict for everyone else, and the bridge's checks, which
+already hold for any object with these fields, are the only judge of these bytes.
+
 Why it is fast: the six float arrays become one 6×N float64 array, compared at once with
 precomputed 6×N lower/upper bound arrays (one ``np.array`` and two comparisons per command, a few
 µs at 500 Hz). Unbounded limits are stored as ±``float64`` max rather than ±inf, so the same
@@ -38,12 +47,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from jointbus.codec.wire import FLOAT32_MAX
+from jointbus.codec import cdr
+from jointbus.codec.wire import FLOAT32_MAX, BoolSeq, Float32Seq, String, StringSeq
 from jointbus.drivers.limits import JointLimits
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -52,12 +63,15 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.hb50 import JointCommand
+from jointbus.messages.std_msgs import Header
 
 __all__ = [
     "CommandCheck",
     "CommandRejected",
     "JointOrderError",
     "SourceNotAllowedError",
+    "UncheckedJointCommand",
+    "decode_unchecked",
 ]
 
 _TYPE: Final = JointCommand.TYPE_NAME
@@ -108,6 +122,34 @@ class CommandRejected(ValueError):
     @property
     def expected(self) -> str:
         return self.error.expected
+
+
+@dataclass(frozen=True, slots=True)
+class UncheckedJointCommand:
+    """A ``JointCommand``'s wire content exactly as sent: same fields, same CDR layout, no checks.
+
+    Only for reading (and, in tests, writing) samples the message's own rules refuse; see the
+    module docstring. Units as in :class:`~jointbus.messages.hb50.JointCommand`.
+    """
+
+    TYPE_NAME: ClassVar[str] = JointCommand.TYPE_NAME
+    header: Header = field(default_factory=Header)
+    source_node: String = ""
+    name: StringSeq = ()
+    kp: Float32Seq = ()  # N·m/rad
+    ki: Float32Seq = ()
+    kd: Float32Seq = ()  # N·m·s/rad
+    t_pos: Float32Seq = ()  # rad
+    t_vel: Float32Seq = ()  # rad/s
+    t_trq: Float32Seq = ()  # N·m
+    brake: BoolSeq = ()
+
+
+def decode_unchecked(payload: bytes | bytearray | memoryview) -> UncheckedJointCommand:
+    """``payload`` (CDR with its encapsulation header) as an :class:`UncheckedJointCommand`;
+    :class:`~jointbus.codec.DecodeError` when the bytes are not even that layout."""
+    decoded: UncheckedJointCommand = cdr.decode(UncheckedJointCommand, payload)
+    return decoded
 
 
 def _f32(bound: float) -> float:
@@ -211,7 +253,7 @@ class CommandCheck:
         hi = float(self._upper[row, index])
         return (-math.inf if lo == -_BIG else lo, math.inf if hi == _BIG else hi)
 
-    def check(self, cmd: JointCommand) -> None:
+    def check(self, cmd: JointCommand | UncheckedJointCommand) -> None:
         """Return if ``cmd`` may be applied; raise :class:`CommandRejected` otherwise."""
         source = cmd.source_node
         try:

@@ -19,6 +19,7 @@ topic                       type                    QoS         what
 ``hardware_command`` (sub)  ``std_msgs/String``     RELIABLE    ``estop``, ``reset``, power
 ``status``                  ``Status``              RELIABLE    events and rejections
 ``heartbeat``               ``Status``              (runtime)   1 Hz, from the runtime node
+``heartbeat``      (sub)    ``Status``              (runtime)   the liveliness of the other nodes
 ==========================  ======================  ==========  =================================
 
 **Hardware commands** are ``std_msgs/String`` texts (case and surrounding spaces ignored):
@@ -44,12 +45,24 @@ written. Incoming commands are only *queued* by the subscription callback (with 
 time); every decision runs on the loop thread, in arrival order, so the components need no locks
 and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
 
+**Liveliness.** The bridge is the robot's supervisor: it runs a
+:class:`~jointbus.runtime.liveliness.LivelinessMonitor` (:attr:`BridgeNode.liveliness`) over every
+other visible node's heartbeat (hidden ``_``-nodes, CLI processes, are left out) and publishes each
+change on ``/hb50/status``: STALE naming the node when it goes silent for 1.5 s or its process
+leaves the Zenoh network (SIGKILL: within the 100 ms token grace), OK when it is back, OK once for a
+clean shutdown. ``data`` holds the node's name (docs/SAFETY.md's promise).
+
 **Reports** on ``/hb50/status``: a rejected command is an ERROR naming the source node, the
 joint (name and index), the field, the value and the expectation (text), with the same facts as
-JSON in ``data``; repeats of the same rejection (same source, field and joint) are folded into one
-report a second with a count. Owner changes, watchdog, e-stop, power and thermal transitions are
-each a status event of their own. The current owner and mode are also in every ``BridgeState``'s
-``status`` strings (``owner: control_node``, ``mode: run``).
+JSON in ``data`` — every refused command, also one the message's wire rules refused at decode (a
+NaN, a negative gain, a short array: it arrives as a malformed-payload event with its bytes, which
+:func:`~.command_check.decode_unchecked` reads back so :class:`~.command_check.CommandCheck`
+names the source and the culprit; bytes that are not even a ``JointCommand`` layout are one ERROR
+naming the publisher). Such a sample is reported only as that rejection, not also as the generic
+"malformed payload" WARN; repeats of the same rejection (same source, field and joint) are folded
+into one report a second with a count. Owner changes, watchdog, e-stop, power and thermal
+transitions are each a status event of their own. The current owner and mode are also in every
+``BridgeState``'s ``status`` strings (``owner: control_node``, ``mode: run``).
 
 What the ``ActuatorArray`` API does not provide is published as "not reported": the IMU fields
 of ``BridgeData`` are NaN unless an ``imu`` source is given, and the power fields of
@@ -95,13 +108,14 @@ from typing import Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.bus import MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
+from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverError
 from jointbus.drivers.limits import JointLimits
 from jointbus.messages.actarray.state import ActuatorState
-from jointbus.messages.errors import MessageError
+from jointbus.messages.errors import MessageError, ValidationError
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.hb50 import (
     BridgeData,
@@ -114,10 +128,16 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
 from jointbus.nodes.bridge.arbiter import Arbiter
-from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
+from jointbus.nodes.bridge.command_check import (
+    CommandCheck,
+    CommandRejected,
+    UncheckedJointCommand,
+    decode_unchecked,
+)
 from jointbus.nodes.bridge.estop import EStopLatch
 from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
+from jointbus.runtime.liveliness import LivelinessMonitor
 from jointbus.runtime.node import Node
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.rate_loop import CycleInfo
@@ -154,6 +174,39 @@ _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
 #: Names of the bridge's live parameters (its share of the robot file's ``parameters:``).
 BRIDGE_PARAMETERS: Final = tuple(_PARAMETER_FIELDS)
 _THERMAL_ORDER: Final = ("thermal_warn", "thermal_derate", "thermal_shutdown")
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedSample:
+    """A ``joint_command`` sample the decoder refused, queued for the loop like a command.
+
+    ``unchecked`` is its content read without checks (``None``: not even the layout), so the loop
+    can name what is wrong; ``publisher`` and ``error`` are the transport's words for it.
+    """
+
+    unchecked: UncheckedJointCommand | None
+    publisher: str
+    size: int
+    error: str
+
+    def rejection(self, check: CommandCheck) -> CommandRejected:
+        """The error to report: the command check's, or "undecodable" naming the publisher."""
+        source = ""
+        if self.unchecked is not None:
+            try:
+                check.check(self.unchecked)
+            except CommandRejected as rejection:
+                return rejection
+            source = self.unchecked.source_node
+        return CommandRejected(
+            source,
+            ValidationError(
+                JointCommand.TYPE_NAME,
+                "payload",
+                f"{self.size} bytes from {self.publisher}",
+                f"a decodable JointCommand ({self.error})",
+            ),
+        )
 
 
 class BridgeMode(enum.Enum):
@@ -386,7 +439,9 @@ class BridgeNode(Node):
         self._safe = safe_command(names, cfg.safe_kd, self._has_brake, source_node=cfg.node_name)
         self._hold_cmd: JointCommand | None = None
         self._command: JointCommand | None = None
-        self._commands: deque[tuple[int, JointCommand]] = deque(maxlen=_QUEUE_DEPTH)
+        self._commands: deque[tuple[int, JointCommand | RefusedSample]] = deque(
+            maxlen=_QUEUE_DEPTH
+        )
         self._hardware: deque[tuple[int, str]] = deque(maxlen=_QUEUE_DEPTH)
         self._received = 0
         self._power_off_requested = False
@@ -401,6 +456,8 @@ class BridgeNode(Node):
         """The command written to the array in the last cycle (``None``: nothing written)."""
         self.cycles = 0
         self.rejected = 0
+        self.undecodable = 0
+        """``joint_command`` samples the decoder refused (each also counted in ``rejected``)."""
         self._staged: BridgeConfig | None = None
         self._staged_lock = threading.Lock()
         super().__init__(cfg.node_name, bus, namespace=cfg.namespace, timers=timers)
@@ -425,12 +482,20 @@ class BridgeNode(Node):
                 "bridge_data_10hz", BridgeData, RELIABLE
             )
             self.command_subscription = self.create_subscription(
-                "joint_command", JointCommand, self._on_command, MAB_RT, realtime=True
+                "joint_command",
+                JointCommand,
+                self._on_command,
+                MAB_RT,
+                realtime=True,
+                on_event=self._on_command_event,
+                report_events=False,
             )
             self.hardware_subscription = self.create_subscription(
                 "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
             )
             self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
+            self.liveliness = LivelinessMonitor(self, ignore={cfg.node_name}, hidden=False)
+            """Which other nodes are alive; every change is reported on the status topic."""
             if run_loop:
                 self.create_rate_loop(cfg.rate_hz, self._body, name="bridge", adaptive_spin=True)
         except BaseException:
@@ -477,6 +542,22 @@ class BridgeNode(Node):
     def _on_command(self, msg: JointCommand) -> None:
         self._received += 1
         self._commands.append((self.clock(), msg))
+
+    def _on_command_event(self, event: QosEvent) -> None:
+        """A QoS event of the command subscription: an undecodable sample is queued as a
+        refused command (read back here, on the receiving thread, to keep the loop lean); every
+        other event is reported as any node reports it."""
+        if not isinstance(event, MalformedPayloadEvent):
+            self.reporter.record_event(event)
+            return
+        try:
+            unchecked: UncheckedJointCommand | None = decode_unchecked(event.payload)
+        except (DecodeError, ValueError, TypeError):
+            unchecked = None
+        self.undecodable += 1
+        self._commands.append(
+            (self.clock(), RefusedSample(unchecked, event.publisher, event.size, event.error))
+        )
 
     def _on_hardware(self, msg: String) -> None:
         self._hardware.append((self.clock(), msg.data))
@@ -546,6 +627,9 @@ class BridgeNode(Node):
         self._event(Level.WARN, "lifecycle", "bridge inactive: drives left in damping")
 
     def on_shutdown(self) -> None:
+        liveliness: LivelinessMonitor | None = getattr(self, "liveliness", None)
+        if liveliness is not None:
+            liveliness.close()
         try:
             if not self.array.closed:
                 self.array.power(False)
@@ -614,6 +698,9 @@ class BridgeNode(Node):
         commands = self._commands
         while commands:
             received_ns, cmd = commands.popleft()
+            if isinstance(cmd, RefusedSample):
+                self._reject(cmd.rejection(self.check))
+                continue
             try:
                 self.check.check(cmd)
             except CommandRejected as rejection:

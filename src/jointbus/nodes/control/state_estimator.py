@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -133,6 +133,9 @@ class EstimatedState:
     body_angular_velocity: FloatArray  # (3,) rad/s, body frame
     world_linear_velocity: FloatArray  # (3,) m/s, world frame
     world_angular_velocity: FloatArray  # (3,) rad/s, world frame
+    #: (3,) m/s², the IMU's specific force in the body frame (≈ (0, 0, 9.81) at rest; NaN when the
+    #: bridge sent none) — the walking estimator's prediction input.
+    linear_acceleration: FloatArray = field(default_factory=lambda: np.full(3, math.nan))
 
     @property
     def contact_count(self) -> int:
@@ -307,4 +310,12 @@ class StateEstimator:
             body_angular_velocity=omega,
             world_linear_velocity=v_world,
             world_angular_velocity=rot @ omega,
+            linear_acceleration=self._acceleration(frame),
         )
+
+    def _acceleration(self, frame: BridgeData) -> FloatArray:
+        a = frame.linear_acceleration
+        acc = np.array((a.x, a.y, a.z))
+        if self._mount_inverse is not None:
+            acc = self._mount_matrix @ acc
+        return acc

@@ -173,6 +173,9 @@ def _bridge_text(snap: MonitorSnapshot) -> Text:
     bridge = snap.bridge
     if bridge is None:
         text.append("no BridgeState yet", style="dim")
+    elif bridge.stale:
+        text.append(f"LOST: no BridgeState for {bridge.age_s:.1f} s", style="bold white on red")
+        text.append(f"\n(last said owner {bridge.owner or '?'}, mode {bridge.mode or '?'})")
     else:
         text.append("Owner   ", style="bold")
         text.append(bridge.owner or "?")
@@ -192,7 +195,11 @@ def _bridge_text(snap: MonitorSnapshot) -> Text:
         for line in bridge.other:
             text.append(f"\n{line}")
     robot = snap.robot
-    if robot is not None:
+    if robot is not None and robot.stale:
+        text.append("\nMotion  ", style="bold")
+        text.append(f"UNKNOWN: no RobotState for {robot.age_s:.1f} s", style="bold red")
+        text.append(f" (last said {robot.motion_mode})", style="dim")
+    elif robot is not None:
         text.append("\nMotion  ", style="bold")
         text.append(f"{robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}")
     return text

@@ -14,12 +14,19 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
 - **Bridge**: ``BridgeState`` (the 10 Hz mirror) gives drives enabled (*arming*) and the status
   strings the bridge writes — ``owner: <node>``, ``mode: <mode>``, ``estop: <reason>`` while the
   e-stop is latched, ``thermal <LEVEL>: <joint> (index i)`` — which are parsed here.
+- **Robot and bridge state go stale.** A mirror that has not arrived for ``state_timeout_s``
+  (0.5 s = five periods of the 10 Hz mirrors) is shown as what it is — ``robot: UNKNOWN``,
+  ``bridge: LOST`` with its age and what it last said — never as the live state of a node that
+  may be dead (a SIGKILLed control node's last ``STAND`` stayed on screen before).
 - **Nodes**: one row per node that sent a heartbeat. A node is STALE after ``liveliness_timeout_s``
   (1.5 s, the runtime's rule) without one, SHUTDOWN after its farewell heartbeat; the lifecycle
   state is the heartbeat's ``data``. The monitor judges silence itself from arrival times rather
   than running a :class:`jointbus.runtime.LivelinessMonitor`: that is a node which publishes its
   verdicts on the status topic, and a viewer must not add reports (or a node) to the robot's bus.
-  The STALE reports of the robot's own liveliness monitors appear among the events.
+  It *reads* those verdicts instead: a STALE report on the status topic (``data`` = the node's
+  name, as the bridge's monitor publishes it ≈ 0.15 s after a SIGKILL, through Zenoh's liveliness
+  tokens) marks the node STALE at once, until a heartbeat of it arrives after the report. The
+  reports also appear among the events.
 - **Topic rates** are measured from cumulative message counters sampled at each refresh
   (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
   subscriber counters for the topics the monitor receives; other discovered topics are listed
@@ -49,6 +56,7 @@ from jointbus.messages.hb50 import (
 from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN
 
 __all__ = [
+    "DEFAULT_STATE_TIMEOUT_S",
     "FLAG_LABELS",
     "BridgeSummary",
     "EventRow",
@@ -63,6 +71,9 @@ __all__ = [
 ]
 
 _NS_PER_S: Final = 1_000_000_000
+#: Age (s) after which the robot's and the bridge's 10 Hz state mirrors count as stale: five
+#: periods, so one or two late mirrors on a loaded host do not flicker the screen.
+DEFAULT_STATE_TIMEOUT_S: Final = 0.5
 
 #: Short labels of the quick-status bits, in bit order (they fit a table cell).
 FLAG_LABELS: Final[dict[JointStatusFlag, str]] = {
@@ -126,6 +137,7 @@ class BridgeSummary:
     bus_voltage: float  # V
     up_time_s: int
     age_s: float
+    stale: bool = False  # no BridgeState for longer than the model's ``state_timeout_s``
 
     @property
     def arming(self) -> str:
@@ -142,12 +154,14 @@ class BridgeSummary:
 
 @dataclass(frozen=True, slots=True)
 class RobotSummary:
-    """The control node's state machine from its latest ``RobotState``."""
+    """The control node's state machine from its latest ``RobotState``; ``stale`` when it is
+    older than the model's ``state_timeout_s`` (its publisher may be dead: the mode is unknown)."""
 
     motion_mode: str
     motion_type: str
     motion_gait: str
     age_s: float
+    stale: bool = False
 
 
 class NodeState(enum.Enum):
@@ -208,13 +222,23 @@ class MonitorSnapshot:
         bridge = self.bridge
         if bridge is None:
             lines.append("bridge: no BridgeState yet")
+        elif bridge.stale:
+            lines.append(
+                f"bridge: LOST (no BridgeState for {bridge.age_s:.1f} s; last said owner "
+                f"{bridge.owner or '?'}, mode {bridge.mode or '?'})"
+            )
         else:
             lines.append(
                 f"bridge: owner {bridge.owner or '?'} | mode {bridge.mode or '?'} | "
                 f"{bridge.arming} | e-stop {bridge.estop} | up {bridge.up_time_s} s"
             )
             lines.extend(f"  {text}" for text in (*bridge.thermal, *bridge.other))
-        if self.robot is not None:
+        if self.robot is not None and self.robot.stale:
+            lines.append(
+                f"robot: UNKNOWN (no RobotState for {self.robot.age_s:.1f} s; last said "
+                f"{self.robot.motion_mode})"
+            )
+        elif self.robot is not None:
             robot = self.robot
             lines.append(
                 f"robot: {robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}"
@@ -279,13 +303,14 @@ class _RateMeter:
 
 
 class _NodeRecord:
-    __slots__ = ("heartbeats", "last_ns", "lifecycle", "shut_down")
+    __slots__ = ("heartbeats", "last_ns", "lifecycle", "reported_stale_ns", "shut_down")
 
     def __init__(self) -> None:
         self.last_ns = 0
         self.heartbeats = 0
         self.lifecycle = ""
         self.shut_down = False
+        self.reported_stale_ns: int | None = None  # arrival of the last STALE report about it
 
 
 class _StateStrings(NamedTuple):
@@ -326,14 +351,16 @@ def _parse_state_strings(strings: Iterable[str]) -> _StateStrings:
 class MonitorModel:
     """The monitor's state, fed message by message (see the module docstring).
 
-    ``liveliness_timeout_s``: silence after which a node is STALE (s); ``max_events``: status
-    reports kept; ``rate_window_s``: the span rates are averaged over (s).
+    ``liveliness_timeout_s``: silence after which a node is STALE (s); ``state_timeout_s``: age
+    after which the robot's and the bridge's state are shown as unknown / lost (s);
+    ``max_events``: status reports kept; ``rate_window_s``: the span rates are averaged over (s).
     """
 
     def __init__(
         self,
         *,
         liveliness_timeout_s: float = DEFAULT_LIVELINESS_TIMEOUT_S,
+        state_timeout_s: float = DEFAULT_STATE_TIMEOUT_S,
         max_events: int = 50,
         rate_window_s: float = 2.0,
     ) -> None:
@@ -341,11 +368,14 @@ class MonitorModel:
             raise ValueError(
                 f"liveliness_timeout_s = {liveliness_timeout_s!r}; expected a duration > 0 s"
             )
+        if not (math.isfinite(state_timeout_s) and state_timeout_s > 0):
+            raise ValueError(f"state_timeout_s = {state_timeout_s!r}; expected a duration > 0 s")
         if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
             raise ValueError(f"max_events = {max_events!r}; expected an int >= 1")
         if not (math.isfinite(rate_window_s) and rate_window_s > 0):
             raise ValueError(f"rate_window_s = {rate_window_s!r}; expected a duration > 0 s")
         self._timeout_ns = round(liveliness_timeout_s * _NS_PER_S)
+        self._state_timeout_ns = round(state_timeout_s * _NS_PER_S)
         self._window_ns = round(rate_window_s * _NS_PER_S)
         self._data: tuple[BridgeData, int] | None = None
         self._state: tuple[BridgeState, int] | None = None
@@ -384,10 +414,19 @@ class MonitorModel:
             record.lifecycle = msg.data.decode("ascii", "replace")
 
     def on_status(self, msg: Status, now_ns: int) -> None:
-        """A report of the status topic (kept among the newest ``max_events``)."""
+        """A report of the status topic (kept among the newest ``max_events``); a STALE report
+        (a liveliness monitor's, ``data`` = the node's name) marks that node STALE now."""
+        level = Level(msg.level)
         self._events.append(
-            EventRow(msg.header.stamp.to_ns(), Level(msg.level), msg.reporting_node, msg.status)
+            EventRow(msg.header.stamp.to_ns(), level, msg.reporting_node, msg.status)
         )
+        if level is Level.STALE and msg.data:
+            name = msg.data.decode("utf-8", "replace")
+            record = self._nodes.get(name)
+            if record is None:  # known only from the report: listed, age counted from it
+                record = self._nodes[name] = _NodeRecord()
+                record.last_ns = now_ns
+            record.reported_stale_ns = now_ns
 
     def count(self, topic: str, total: int, now_ns: int) -> None:
         """Sample the cumulative message count ``total`` of ``topic`` (for its rate)."""
@@ -436,6 +475,7 @@ class MonitorModel:
             return None
         msg, at = self._state
         parsed = _parse_state_strings(msg.status)
+        age_ns = now_ns - at
         return BridgeSummary(
             owner=parsed.owner,
             mode=parsed.mode,
@@ -448,6 +488,7 @@ class MonitorModel:
             bus_voltage=msg.bus_v,
             up_time_s=msg.up_time,
             age_s=_age(now_ns, at),
+            stale=age_ns > self._state_timeout_ns,
         )
 
     def _robot_summary(self, now_ns: int) -> RobotSummary | None:
@@ -459,6 +500,7 @@ class MonitorModel:
             _enum_name(msg.motion_type),
             _enum_name(msg.motion_gait),
             _age(now_ns, at),
+            stale=now_ns - at > self._state_timeout_ns,
         )
 
     def _node_rows(self, now_ns: int) -> tuple[NodeRow, ...]:
@@ -467,7 +509,9 @@ class MonitorModel:
             record = self._nodes[name]
             if record.shut_down:
                 state = NodeState.SHUTDOWN
-            elif now_ns - record.last_ns > self._timeout_ns:
+            elif now_ns - record.last_ns > self._timeout_ns or (
+                record.reported_stale_ns is not None and record.reported_stale_ns >= record.last_ns
+            ):
                 state = NodeState.STALE
             else:
                 state = NodeState.OK

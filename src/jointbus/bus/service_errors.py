@@ -1,0 +1,73 @@
+"""Typed errors of request/reply services: no server, timeout, refusal, wrong types.
+
+Where it sits: :mod:`jointbus.bus`, beside :mod:`jointbus.bus.errors` (every class here is a
+:class:`~jointbus.bus.errors.BusError`); raised by :mod:`jointbus.bus.service` to the caller of
+:meth:`jointbus.bus.service.ServiceClient.call`. A caller can catch :class:`ServiceError` for every
+failed call or one subclass to react: retry later (:class:`ServiceUnavailableError`), give up or
+escalate (:class:`ServiceTimeoutError`), show the server's reason (:class:`ServiceRefused`).
+"""
+
+from __future__ import annotations
+
+from jointbus.bus.errors import BusError
+
+__all__ = [
+    "ServiceError",
+    "ServiceRefused",
+    "ServiceTimeoutError",
+    "ServiceTypeError",
+    "ServiceUnavailableError",
+]
+
+
+class ServiceError(BusError):
+    """Base class of every service error; ``service`` names the service."""
+
+    def __init__(self, service: str, text: str) -> None:
+        self.service = service
+        super().__init__(f"service {service!r}: {text}")
+
+
+class ServiceUnavailableError(ServiceError, LookupError):
+    """No server offers the service (in this process nor on any reachable bus): nothing was sent.
+
+    Raised as soon as that is known — at once in process, and as soon as Zenoh reports that no
+    queryable matches — never after waiting out the timeout.
+    """
+
+    def __init__(self, service: str, detail: str = "no server offers it") -> None:
+        self.detail = detail
+        super().__init__(service, detail)
+
+
+class ServiceTimeoutError(ServiceError, TimeoutError):
+    """A server took the request but no answer came within ``timeout_s`` (s).
+
+    The request may still be carried out by the server: a timeout says nothing about that.
+    """
+
+    def __init__(self, service: str, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        super().__init__(service, f"no answer within {timeout_s:g} s")
+
+
+class ServiceRefused(ServiceError):
+    """The server refused the request (a NACK) and said why in ``reason``; it answered nothing else.
+
+    A handler raises it to refuse; the caller receives it with the same ``reason``. Requests that
+    cannot be decoded, or whose handler failed, are refused the same way by the server itself.
+    """
+
+    def __init__(self, service: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(service, f"refused: {reason}")
+
+
+class ServiceTypeError(ServiceError, TypeError):
+    """A request or response type that is not the service's: ``expected`` versus ``got``."""
+
+    def __init__(self, service: str, field: str, expected: str, got: str) -> None:
+        self.field = field
+        self.expected = expected
+        self.got = got
+        super().__init__(service, f"{field} type {got}; expected {expected}")

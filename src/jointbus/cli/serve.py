@@ -1,0 +1,124 @@
+"""``jointbus serve URL``: serve any actuator array on the bus (the array node in its own process).
+
+Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``serve`` command of
+:mod:`jointbus.cli.main`. It opens ``URL`` with :func:`jointbus.drivers.open`, runs an
+:class:`~jointbus.nodes.array.ArrayNode` under ``/<name>/`` and joins Zenoh like every bus command
+(``--hub-port`` / ``JOINTBUS_HUB_PORT``, ``--connect``, ``--router``; see
+:mod:`jointbus.cli.topic`). Another process reaches the array with
+``drivers.open("bus://<name>")``, ``jointbus service call /<name>/actarray/power ...`` or
+``jointbus topic echo /<name>/joint_state``.
+
+It prints one line on stdout when the array is served (``serving URL as /NAME at RATE Hz``) and
+runs until Ctrl-C, SIGTERM or ``--duration`` seconds; on the way out it switches motor power off
+where the driver supports it, then closes the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+import types
+from typing import Annotated
+
+import typer
+
+from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.topic import (
+    CliError,
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    note,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
+
+
+def serve(  # noqa: PLR0917 (typer maps parameters to options)
+    url: Annotated[
+        str,
+        typer.Argument(metavar="URL", help="Actuator array: sim://arm6, sim://rover, can://..."),
+    ],
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="Namespace of the served array (default: the URL's host)."),
+    ] = None,
+    rate: Annotated[
+        float,
+        typer.Option("--rate", min=1.0, max=2000.0, help="Publishing and impedance rate (Hz)."),
+    ] = 100.0,
+    watchdog: Annotated[
+        float,
+        typer.Option("--watchdog", min=0.001, help="Impedance stream silence before damping (s)."),
+    ] = 0.25,
+    allowed_source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-source", help="Accept impedance commands only from this node (repeatable)."
+        ),
+    ] = None,
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", min=0.001, help="Stop after SECONDS (default: until Ctrl-C)."),
+    ] = None,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
+    from jointbus import drivers
+    from jointbus.drivers.bus.array_names import ArrayNames
+    from jointbus.drivers.capabilities import Capability
+    from jointbus.drivers.errors import DriverError
+    from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+
+    with user_errors():
+        try:
+            settings = ArrayNodeConfig(
+                rate_hz=rate,
+                watchdog_s=watchdog,
+                allowed_sources=tuple(allowed_source) if allowed_source else None,
+            )
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        try:
+            array = drivers.open(url)
+        except (DriverError, ValueError) as exc:
+            raise CliError(str(exc)) from None
+        namespace = name or drivers.DriverURL.parse(url).host
+        try:
+            ArrayNames(namespace)
+        except ValueError as exc:
+            array.close()
+            raise CliError(f"--name {namespace!r}: {exc}") from None
+        stop = threading.Event()
+
+        def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
+            stop.set()
+
+        previous = signal.signal(signal.SIGTERM, on_signal)
+        try:
+            bus = open_bus(zenoh_config(hub_port, connect, router))
+            try:
+                node = ArrayNode(array, bus, namespace=namespace, config=settings)
+                node.start()
+                typer.echo(f"serving {url} as /{namespace} at {rate:g} Hz")
+                sys.stdout.flush()
+                with contextlib.suppress(KeyboardInterrupt):
+                    stop.wait(duration)
+                node.shutdown()
+            finally:
+                bus.close()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            with contextlib.suppress(DriverError):
+                if Capability.POWER in array.capabilities():
+                    array.power(False)
+            array.close()
+            note(f"stopped serving /{namespace}")
+
+
+__all__ = ["serve"]

@@ -1,0 +1,158 @@
+"""``jointbus service list | call``: see and call request/reply services from a terminal.
+
+Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``service`` group of
+:mod:`jointbus.cli.main`; it joins the bus exactly as ``jointbus topic`` does (same
+``--hub-port`` / ``JOINTBUS_HUB_PORT``, ``--connect``, ``--router``; see :mod:`jointbus.cli.topic`)
+and builds requests from YAML with :mod:`jointbus.cli.values`, like ``topic pub``.
+
+``call`` waits up to ``--wait`` s for the service to be discovered, takes its response type from
+the server's announcement, sends one request and prints the response as JSON (one line). A refused
+request prints ``refused: <reason>`` on stderr and exits with code 2, so scripts can tell a NACK
+(2) from a usage or network error (1).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Final
+
+import typer
+
+from jointbus.bus import (
+    DEFAULT_HUB_PORT,
+    ServiceError,
+    ServiceInfo,
+    ServiceRefused,
+    validate_topic_name,
+)
+from jointbus.cli.render import render_json
+from jointbus.cli.topic import (
+    CliError,
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    note,
+    open_bus,
+    resolve_type,
+    user_errors,
+    zenoh_config,
+)
+from jointbus.cli.values import ValuesError, build_message, parse_values
+
+#: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
+REFUSED_EXIT_CODE: Final = 2
+
+app = typer.Typer(
+    help="List services and call them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command("list")
+def list_services(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per service.")] = False,
+    wait: Annotated[
+        float, typer.Option("--wait", min=0.0, help="Seconds to wait for discovery answers.")
+    ] = 0.5,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """List the services offered on the bus: name, request → response type, serving node."""
+    with user_errors():
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            time.sleep(min(wait, 0.2))  # let the session's links come up before asking
+            services = bus.services(timeout_s=max(wait, 0.05))
+        finally:
+            bus.close()
+        for info in services:
+            if as_json:
+                typer.echo(
+                    json.dumps(
+                        {
+                            "name": info.name,
+                            "request_type": info.request_type,
+                            "response_type": info.response_type,
+                            "node": info.node,
+                        }
+                    )
+                )
+            else:
+                node = info.node or "-"
+                typer.echo(f"{info.name}  {info.request_type} -> {info.response_type}  [{node}]")
+
+
+def _find(services: list[ServiceInfo], name: str) -> ServiceInfo | None:
+    return next((s for s in services if s.name == name), None)
+
+
+@app.command("call")
+def call(  # noqa: PLR0917 (typer options)
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Service name, e.g. /arm6/power.")],
+    type_name: Annotated[
+        str,
+        typer.Argument(
+            metavar="TYPE", help="Request type, e.g. jointbus_msgs/msg/ActuatorPowerRequest."
+        ),
+    ],
+    values: Annotated[
+        str,
+        typer.Argument(metavar="VALUES", help="Request fields as YAML or JSON, e.g. '{on: true}'."),
+    ] = "{}",
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds to wait for the answer.")
+    ] = 2.0,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", min=0.0, help="Seconds to wait for the service to be discovered."),
+    ] = 2.0,
+    hub_port: HubPortOption = DEFAULT_HUB_PORT,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """Call service NAME with a TYPE request built from VALUES; print the response as JSON."""
+    with user_errors():
+        validate_topic_name(name)
+        request_type = resolve_type(type_name)
+        try:
+            request = request_type.for_wire(
+                build_message(request_type.facing, parse_values(values))
+            )
+        except ValuesError:
+            raise
+        except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
+            raise CliError(str(exc)) from None
+        bus = open_bus(zenoh_config(hub_port, connect, router))
+        try:
+            deadline = time.monotonic() + wait
+            info = None
+            while info is None:
+                info = _find(bus.services(timeout_s=0.3), name)
+                if info is None and time.monotonic() >= deadline:
+                    known = ", ".join(s.name for s in bus.services(0.2)) or "none"
+                    raise CliError(
+                        f"no server offers service {name} (waited {wait:g} s); known: {known}"
+                    )
+                if info is None:
+                    time.sleep(0.1)
+            if info.request_type != request_type.name:
+                raise CliError(f"service {name} takes {info.request_type}, not {request_type.name}")
+            response_type = resolve_type(info.response_type)
+            client = bus.client(name, request_type.wire, response_type.wire, timeout_s=timeout)
+            try:
+                response = client.call(request)
+            except ServiceRefused as exc:
+                note(f"refused: {exc.reason}")
+                raise typer.Exit(REFUSED_EXIT_CODE) from None
+            except ServiceError as exc:
+                raise CliError(str(exc)) from None
+            typer.echo(render_json(response_type.for_display(response)))
+        finally:
+            bus.close()
+
+
+__all__ = ["REFUSED_EXIT_CODE", "app"]

@@ -1,0 +1,370 @@
+"""``bus://NAME``: an :class:`ActuatorArray` whose calls reach an array served on the bus.
+
+Where it sits: :mod:`jointbus.drivers.bus`, registered as scheme ``bus`` in
+:mod:`jointbus.drivers.registry`; the server is an array node (``jointbus serve URL --name NAME``,
+:mod:`jointbus.nodes.array`). Player's client: the same API as the served array, over the network.
+
+**How a call travels.** The client is a real :class:`ActuatorArray` built from the server's
+``describe`` and ``get_geometry`` answers (names, types, limits, policy, capabilities, geometry),
+so the base class checks every call *locally* exactly as it checks a local array — unknown joint,
+wrong length, NaN, limits, unsupported capability — and raises the same errors before anything is
+sent. What only the server knows (motor power, e-stop, the driver's own refusals, soft limits) is
+checked there: each hook sends the call to the node's service of the same name and a NACK comes
+back as the very error the served array raised (:mod:`.errors_on_wire`), e.g.
+``RequestRejected(reason=POWERED_OFF)``. The clamps the server applied are returned by the command
+as they would be locally. Calibration is the server's business: the client works in joint space.
+
+**Reading.** :meth:`read` / :meth:`read_joints` return the latest ``actarray/data`` sample the
+node published (at its rate, e.g. 100 Hz: a reading is at most one period plus transport old),
+not a round trip.
+
+**Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
+:class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout (``timeout``, default
+1 s) — never hangs. Opening fails the same way if no server answers within the timeout.
+
+URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0`` — ``NAME`` is the served
+namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does (default: the local
+hub on 7447). :meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
+(in-process clients, tests).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any, Final, Self
+
+import numpy as np
+
+from jointbus.bus import MAB_RT, Bus, ServiceError, ZenohConfig
+from jointbus.drivers.actuator_array import (
+    ActuatorArray,
+    ActuatorArrayConfig,
+    BoolArray,
+    FloatArray,
+    ImpedanceTargets,
+    IntArray,
+    RawReading,
+)
+from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.errors_on_wire import error_from_reply, saturations_from_reply
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverIOError, DriverURLError
+from jointbus.drivers.limits import LimitPolicy, Saturation
+from jointbus.drivers.registry import DriverURL
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.actarray.commands import (
+    MultiCurrentCommand,
+    MultiPositionCommand,
+    MultiSpeedCommand,
+)
+from jointbus.messages.actarray.data import ActuatorArrayData
+from jointbus.messages.actarray.description import ArrayDescription
+from jointbus.messages.actarray.geometry import ArrayGeometry
+from jointbus.messages.actarray.reply import ActuatorReply
+from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
+from jointbus.messages.actarray.state import ActuatorState
+from jointbus.messages.base import Message
+from jointbus.messages.hb50 import JointCommand
+from jointbus.model.calibration import JointCalibration
+from jointbus.model.limits import JointLimitSpec
+
+__all__ = ["DEFAULT_TIMEOUT_S", "ArrayServerError", "BusActuatorArray", "open_bus_array"]
+
+#: Default time a call waits for the server's answer (s).
+DEFAULT_TIMEOUT_S: Final = 1.0
+
+_URL_OPTIONS: Final = {"hub_port", "connect", "router", "timeout"}
+_ALL: Final = jointbus_msgs.ALL_JOINTS
+
+
+class ArrayServerError(DriverIOError):
+    """The array server did not answer (gone, unreachable or too slow); ``service`` names the
+    call. Whether a timed-out call was carried out is unknown."""
+
+    def __init__(self, service: str, cause: ServiceError) -> None:
+        self.service = service
+        self.cause = cause
+        super().__init__(f"array server unreachable: {cause}")
+
+
+def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s: float) -> Any:
+    try:
+        return bus.client(name, type(request), response, timeout_s=timeout_s).call(request)
+    except ServiceError as exc:
+        raise ArrayServerError(name, exc) from exc
+
+
+def _config(description: ArrayDescription, geometry: ArrayGeometry) -> ActuatorArrayConfig:
+    d = description
+    limits = tuple(
+        JointLimitSpec(lo, hi, v, e, c)
+        for lo, hi, v, e, c in zip(
+            d.position_min,
+            d.position_max,
+            d.velocity_max,
+            d.effort_max,
+            d.current_max,
+            strict=True,
+        )
+    )
+    return ActuatorArrayConfig(
+        names=d.names,
+        types=tuple(a.type for a in geometry.actuators),
+        limits=limits,
+        calibrations=tuple(JointCalibration() for _ in d.names),
+        geometry=geometry,
+        policy=LimitPolicy(d.policy),
+        accelerations=d.acceleration,
+    )
+
+
+class BusActuatorArray(ActuatorArray):
+    """The client of an array node (see the module docstring)."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        namespace: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        owns_bus: bool = False,
+    ) -> None:
+        if not (math.isfinite(timeout_s) and timeout_s > 0.0):
+            raise DriverURLError(f"timeout = {timeout_s!r}; expected a number of seconds > 0")
+        self._bus = bus
+        self._owns_bus = owns_bus
+        self.timeout_s = timeout_s
+        self.array_names = ArrayNames(namespace)
+        n = self.array_names
+        try:
+            description = self._wait_for_server(
+                lambda: _call(
+                    bus, n.request("describe"), GeometryRequest(), ArrayDescription, timeout_s
+                )
+            )
+            geometry = _call(
+                bus, n.request("get_geometry"), GeometryRequest(), ArrayGeometry, timeout_s
+            )
+            super().__init__(_config(description, geometry))
+            self._capability_set = frozenset(Capability(c) for c in description.capabilities)
+            self._latest: ActuatorArrayData | None = None
+            self._arrived = threading.Event()
+            self._remote_saturations: tuple[Saturation, ...] = ()
+            self._pending_impedance: JointCommand | None = None
+            self._sub = bus.subscribe(
+                n.data, ActuatorArrayData, self._on_data, MAB_RT, realtime=True
+            )
+            if not self._arrived.wait(timeout_s):
+                raise ArrayServerError(
+                    n.data, ServiceError(n.data, f"no data within {timeout_s:g} s")
+                )
+        except BaseException:
+            if owns_bus:
+                bus.close()
+            raise
+
+    def _wait_for_server(self, ask: Any) -> Any:
+        """Ask once the Zenoh links are up: a just-opened session may not see the server yet."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return ask()
+            except ArrayServerError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    @classmethod
+    def attach(cls, bus: Bus, namespace: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Self:
+        """A client on an existing bus (not closed with the client)."""
+        return cls(bus, namespace, timeout_s=timeout_s)
+
+    def _on_data(self, data: ActuatorArrayData) -> None:
+        self._latest = data
+        self._arrived.set()
+
+    @property
+    def latest(self) -> ActuatorArrayData | None:
+        """The latest data sample received (``None`` before the first)."""
+        return self._latest
+
+    # ---- hooks ---------------------------------------------------------------------------------
+    def _capabilities(self) -> frozenset[Capability]:
+        return self._capability_set
+
+    def _read_raw(self) -> RawReading:
+        data = self._latest
+        if data is None:  # only if a subclass skipped the constructor's wait
+            raise DriverIOError(f"no data from {self.array_names.data} yet")
+        acts = data.actuators
+        state = np.array([int(a.state) for a in acts], dtype=np.uint8)
+        stamp = data.header.stamp
+        return RawReading(
+            time=stamp.sec + stamp.nanosec * 1e-9,
+            position=np.array([a.position for a in acts]),
+            velocity=np.array([a.speed for a in acts]),
+            acceleration=np.array([a.acceleration for a in acts]),
+            current=np.array([a.current for a in acts]),
+            effort=np.array([a.effort for a in acts]),
+            temperature=np.array([a.temperature for a in acts]),
+            status=np.array([a.status for a in acts], dtype=np.uint32),
+            moving=(state & int(ActuatorState.MOVING)) != 0,
+            braked=(state & int(ActuatorState.BRAKED)) != 0,
+            stalled=(state & int(ActuatorState.STALLED)) != 0,
+            motor_power=data.motor_power,
+        )
+
+    def _motor_power(self) -> bool:
+        return True  # the server decides (it answers POWERED_OFF): the data may be a cycle old
+
+    def _engaged_brakes(self) -> BoolArray:
+        # The server decides (it answers BRAKED with the joint): the latest data may predate an
+        # ACKed brakes(False), and refusing here from it would refuse a legal command.
+        return np.zeros(self.count, dtype=np.bool_)
+
+    def _send(self, method: str, name: str, request: Message) -> None:
+        reply: ActuatorReply = _call(self._bus, name, request, ActuatorReply, self.timeout_s)
+        if not reply.accepted:
+            raise error_from_reply(reply)
+        self._remote_saturations = saturations_from_reply(reply)
+
+    def _request_power(self, on: bool) -> None:
+        self._send("power", self.array_names.request("power"), PowerRequest(on))
+
+    def _request_brakes(self, on: bool) -> None:
+        self._send("brakes", self.array_names.request("brakes"), BrakesRequest(on))
+
+    def _joint_of(self, indices: IntArray, values: FloatArray) -> tuple[int, float] | None:
+        """(wire joint, value) if one request covers ``indices``: one joint, or all with one
+        value; ``None`` otherwise."""
+        if indices.size == 1:
+            return int(indices[0]), float(values[0])
+        if indices.size == self.count and bool(np.all(values == values[0])):
+            return _ALL, float(values[0])
+        return None
+
+    def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
+        joint, value = self._joint_of(indices, speeds) or (_ALL, float(speeds[0]))
+        self._send(
+            "set_speed",
+            self.array_names.request("speed_config"),
+            jointbus_msgs.ActuatorSpeedConfigRequest(joint, value),
+        )
+
+    def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        joint, value = self._joint_of(indices, accels) or (_ALL, float(accels[0]))
+        self._send(
+            "set_accel",
+            self.array_names.request("accel_config"),
+            jointbus_msgs.ActuatorAccelConfigRequest(joint, value),
+        )
+
+    def _write(
+        self,
+        method: str,
+        indices: IntArray,
+        values: FloatArray,
+        single: Any,
+        multi: Any,
+    ) -> None:
+        n = self.array_names
+        if indices.size == 1:
+            self._send(method, n.command(method), single(int(indices[0]), float(values[0])))
+        elif indices.size == self.count and bool(np.all(values == values[0])):
+            self._send(method, n.command(method), single(_ALL, float(values[0])))
+        else:
+            self._send(method, n.command(f"multi_{method}"), multi(tuple(values.tolist())))
+
+    def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
+        self._write(
+            "position",
+            indices,
+            positions,
+            jointbus_msgs.ActuatorPositionCommand,
+            MultiPositionCommand,
+        )
+
+    def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._write("speed", indices, speeds, jointbus_msgs.ActuatorSpeedCommand, MultiSpeedCommand)
+
+    def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
+        self._write(
+            "current",
+            indices,
+            currents,
+            jointbus_msgs.ActuatorCurrentCommand,
+            MultiCurrentCommand,
+        )
+
+    def _write_home(self, indices: IntArray, home_positions: FloatArray) -> None:
+        joint = int(indices[0]) if indices.size == 1 else _ALL
+        self._send(
+            "home", self.array_names.command("home"), jointbus_msgs.ActuatorHomeCommand(joint)
+        )
+
+    def impedance(self, command: JointCommand) -> tuple[Saturation, ...]:
+        """Checked locally as any array checks it, then published on the node's impedance stream
+        (arbitrated and watched there). Errors that only the server sees (a source not on its
+        allow-list, the e-stop) are reported on its status topic, not raised here."""
+        with self._api_lock:
+            self._pending_impedance = command
+            try:
+                return super().impedance(command)
+            finally:
+                self._pending_impedance = None
+
+    def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        command = self._pending_impedance
+        if command is None:
+            return
+        pub = getattr(self, "_impedance_pub", None)
+        if pub is None:
+            pub = self._impedance_pub = self._bus.publisher(
+                self.array_names.impedance_command, JointCommand, MAB_RT
+            )
+        pub.publish(command)
+
+    def _report(self, saturations: Any) -> tuple[Saturation, ...]:
+        remote, self._remote_saturations = self._remote_saturations, ()
+        return super()._report((*tuple(saturations), *remote))
+
+    def _close(self) -> None:
+        self._sub.close()
+        pub = getattr(self, "_impedance_pub", None)
+        if pub is not None:
+            pub.close()
+        if self._owns_bus:
+            self._bus.close()
+
+
+def _zenoh(url: DriverURL) -> ZenohConfig:
+    port_text = url.option("hub_port")
+    connect = tuple(filter(None, (url.option("connect") or "").split(",")))
+    router = url.option("router")
+    try:
+        if router:
+            return ZenohConfig.for_router(router, connect=connect)
+        port = int(port_text) if port_text is not None else ZenohConfig().hub_port
+        return ZenohConfig(hub_port=port, connect=connect)
+    except ValueError as exc:
+        raise DriverURLError(f"driver URL {url.text!r}: {exc}") from None
+
+
+def open_bus_array(url: DriverURL) -> BusActuatorArray:
+    """Open ``bus://NAME?hub_port=&connect=&router=&timeout=`` (see the module docstring)."""
+    url.unknown_options(_URL_OPTIONS)
+    if not url.host or url.path:
+        raise DriverURLError(
+            f"driver URL {url.text!r}: expected bus://<served name>, e.g. bus://arm6"
+        )
+    timeout_text = url.option("timeout")
+    try:
+        timeout = float(timeout_text) if timeout_text is not None else DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise DriverURLError(
+            f"driver URL {url.text!r}: timeout={timeout_text!r}; expected seconds"
+        ) from None
+    bus = Bus(name=f"bus-{url.host}", zenoh=_zenoh(url))
+    return BusActuatorArray(bus, url.host, timeout_s=timeout, owns_bus=True)

@@ -1,0 +1,163 @@
+"""Driver errors to :class:`ActuatorReply` and back: a remote caller gets the very error.
+
+Where it sits: :mod:`jointbus.drivers.bus`, used by the array node (error → NACK) and the
+``bus://`` driver (NACK → error). The classes that can cross are listed in one table
+(:data:`WIRE_ERRORS`); an error of another class crosses as its nearest listed base class, with
+the server's text kept verbatim, so ``str(error)`` reads the same on both sides.
+
+Why rebuild the error rather than raise a generic "remote error": a program written against
+``sim://arm6`` catches :class:`~jointbus.messages.errors.LimitError` or checks
+``RequestRejected.reason``; it must keep working unchanged against ``bus://arm6``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import Any, Final
+
+from jointbus.drivers.errors import (
+    DriverClosedError,
+    DriverError,
+    DriverIOError,
+    RejectReason,
+    RequestRejected,
+)
+from jointbus.drivers.limits import Saturation
+from jointbus.messages.actarray.reply import ActuatorReply
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    MessageError,
+    NonFiniteError,
+    ShapeMismatchError,
+    UnknownJointError,
+    ValidationError,
+)
+
+__all__ = [
+    "WIRE_ERRORS",
+    "ack",
+    "error_from_reply",
+    "nack",
+    "saturations_from_reply",
+]
+
+#: The error classes a NACK names; anything else crosses as the first base class listed here.
+WIRE_ERRORS: Final[dict[str, type[Exception]]] = {
+    cls.__name__: cls
+    for cls in (
+        RequestRejected,
+        DriverClosedError,
+        DriverIOError,
+        DriverError,
+        UnknownJointError,
+        LengthMismatchError,
+        NonFiniteError,
+        LimitError,
+        ShapeMismatchError,
+        ValidationError,
+        MessageError,
+    )
+}
+
+
+def ack(request: str, saturations: Iterable[Saturation] = ()) -> ActuatorReply:
+    """The ACK of ``request``, carrying the values the array clamped."""
+    sat = tuple(saturations)
+    return ActuatorReply(
+        accepted=True,
+        request=request,
+        saturated_joint=tuple(s.joint for s in sat),
+        saturated_index=tuple(s.index for s in sat),
+        saturated_field=tuple(s.field for s in sat),
+        saturated_requested=tuple(s.requested for s in sat),
+        saturated_applied=tuple(s.applied for s in sat),
+    )
+
+
+def _wire_name(error: BaseException) -> str:
+    for cls in type(error).__mro__:
+        if cls.__name__ in WIRE_ERRORS and WIRE_ERRORS[cls.__name__] is cls:
+            return cls.__name__
+    # Errors of the validation family defined elsewhere (e.g. the bridge's JointOrderError).
+    if isinstance(error, ValidationError):
+        return "ValidationError"
+    return "DriverError"
+
+
+def nack(request: str, error: BaseException) -> ActuatorReply:
+    """The NACK of ``request`` refused with ``error`` (see the module docstring)."""
+    joint = getattr(error, "joint", None)
+    if joint is None and isinstance(error, UnknownJointError):
+        joint = error.name
+    index = getattr(error, "index", None)
+    reason = getattr(error, "reason", None)
+    return ActuatorReply(
+        accepted=False,
+        request=request,
+        error=_wire_name(error),
+        reason=reason.name if isinstance(reason, RejectReason) else "",
+        type_name=str(getattr(error, "type_name", "")),
+        field=str(getattr(error, "field", "")),
+        value=repr(getattr(error, "value", "")) if hasattr(error, "value") else "",
+        expected=str(getattr(error, "expected", "")),
+        detail=str(getattr(error, "detail", "")),
+        joint=(joint,) if isinstance(joint, str) else (),
+        index=(index,) if isinstance(index, int) and not isinstance(index, bool) else (),
+        text=str(error),
+    )
+
+
+def _value(text: str) -> Any:
+    """The offending value back from its ``repr`` (numbers, tuples, strings); else the text."""
+    if text in ("nan", "inf", "-inf"):
+        return float(text)
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text.replace("nan", "NaN") if "nan" in text else text
+
+
+def error_from_reply(reply: ActuatorReply) -> Exception:
+    """The exception a NACK describes, with the server's message as its text."""
+    cls = WIRE_ERRORS.get(reply.error, DriverError)
+    joint = reply.joint[0] if reply.joint else None
+    index = reply.index[0] if reply.index else None
+    error: Exception
+    if cls is RequestRejected:
+        try:
+            reason = RejectReason[reply.reason]
+        except KeyError:
+            reason = RejectReason.UNSUPPORTED
+        error = RequestRejected(reply.request, reason, reply.detail, joint=joint, index=index)
+    elif cls is UnknownJointError:
+        error = UnknownJointError(joint or "?")
+    elif issubclass(cls, ValidationError):
+        error = cls(
+            reply.type_name,
+            reply.field,
+            _value(reply.value),
+            reply.expected,
+            joint=joint,
+            index=index,
+        )
+    else:
+        error = cls(reply.text)
+    error.args = (reply.text,)
+    return error
+
+
+def saturations_from_reply(reply: ActuatorReply) -> tuple[Saturation, ...]:
+    """The clamps an ACK reports, as :class:`Saturation` records."""
+    return tuple(
+        Saturation(j, i, f, r, a)
+        for j, i, f, r, a in zip(
+            reply.saturated_joint,
+            reply.saturated_index,
+            reply.saturated_field,
+            reply.saturated_requested,
+            reply.saturated_applied,
+            strict=True,
+        )
+    )

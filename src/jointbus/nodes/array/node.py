@@ -1,0 +1,608 @@
+"""The array node: any :class:`~jointbus.drivers.ActuatorArray` served on the bus, with safety.
+
+Where it sits: :mod:`jointbus.nodes` (above drivers, runtime and bus). ``jointbus serve URL`` runs
+one; the ``bus://`` driver (:mod:`jointbus.drivers.bus`) is its client — Player's server/client
+model. Names are :class:`~jointbus.drivers.bus.array_names.ArrayNames` (e.g. ``/arm6/...``).
+
+**Each cycle** (``rate_hz``, default 100 Hz) the node reads the array once and publishes
+``joint_state`` (Beam Bots ``JointState``, each joint's values shaped by its kind: a float per
+scalar joint, a ``Transform2D`` pose and ``Twist2D`` velocity per planar joint the driver declares
+— :mod:`jointbus.drivers.planar_joint` — such as the rover's base),
+``actarray/data`` (Player data with the state flags), ``joints`` (Rock samples: position, speed,
+effort, ``raw`` = current in A, acceleration); ``actarray/geometry`` is latched and re-published
+when a speed configuration changes it. Then it applies the safety rules below and, while an
+impedance stream owns the array, writes the owner's latest command.
+
+**Commands.** Player commands (position, multi-position, speed, multi-speed, home, current,
+multi-current) and Rock ``Joints`` commands are one-shot: they are applied when they arrive, by
+the array's own public methods, so every check of the driver API (unknown joint, wrong length, NaN,
+limits, power, capability) applies unchanged. Each has a topic (fire and forget) and a service of
+the same name answering :class:`~jointbus.messages.actarray.ActuatorReply` (ACK with the clamped
+values, or NACK naming joint, index, field and reason). Player *requests* (power, brakes, speed and
+acceleration configuration, geometry, describe) are services only. Impedance commands (hb50
+``JointCommand`` on ``joint_command``) are a stream, applied every cycle.
+
+**Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.nodes.bridge`
+(they are typed on hb50's ``JointCommand``; the impedance stream is that type too):
+
+- *Limits and validation*: one-shot commands by the driver API; impedance commands by
+  :class:`~jointbus.nodes.bridge.CommandCheck` (source allowed, actuator order, lengths, finite,
+  limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
+  limits before any joint is commanded, so it is never applied in part.
+- *Arbitration* (:class:`~jointbus.nodes.bridge.Arbiter`): among impedance sources, the default
+  source owns the array and a custom one publishing at ≥ 10 Hz takes it over. A one-shot command
+  ends the impedance stream (the array does what it was told last).
+- *Watchdog* (:class:`~jointbus.nodes.bridge.Watchdog`): an impedance stream silent for
+  ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
+  One-shot commands are not watched: a profiled move ends by itself.
+- *E-stop latch* (:class:`~jointbus.nodes.bridge.EStopLatch`): ``estop`` switches motor power off
+  and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
+  refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
+  stop is dropped (only commands received after the reset are applied), and power and brakes stay
+  as the stop left them until a client switches power on and releases the brakes — so nothing
+  jumps back to a target computed before the stop.
+- *Thermal* (:class:`~jointbus.nodes.bridge.ThermalGuard`): level changes are reported; impedance
+  commands are derated; a joint reaching the shutdown temperature switches motor power off (the
+  driver API has no per-joint drive-off), and power-on is refused (``OUT_OF_RANGE``) until every
+  joint cooled below the shutdown threshold minus the hysteresis.
+
+**Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
+to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
+(name and index), field and reason. Malformed bytes on a command topic are reported by the bus as
+a QoS event, which the node puts on the status topic too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
+from jointbus.drivers.actuator_array import ActuatorArray, JointReading
+from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.errors_on_wire import ack, nack
+from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
+from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
+from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
+from jointbus.math import Transform2D, Twist2D, Wrench2D
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
+from jointbus.messages.actarray.description import ArrayDescription
+from jointbus.messages.actarray.geometry import ArrayGeometry
+from jointbus.messages.actarray.reply import ActuatorReply
+from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
+from jointbus.messages.actarray.state import ActuatorState
+from jointbus.messages.base import Message
+from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
+from jointbus.messages.hb50 import JointCommand, Level
+from jointbus.messages.joint_sample import JointSample, Mode
+from jointbus.messages.joint_state import JointState
+from jointbus.messages.joints import Joints
+from jointbus.messages.std_msgs import Header, String
+from jointbus.nodes.bridge.arbiter import Arbiter
+from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
+from jointbus.nodes.bridge.estop import EStopLatch
+from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
+from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
+from jointbus.runtime import CycleInfo, Node
+
+__all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
+
+_LOG = logging.getLogger("jointbus.nodes.array")
+
+#: The impedance source that owns the array when no custom source qualifies.
+DEFAULT_SOURCE: Final = "control_node"
+
+_ALL: Final = jointbus_msgs.ALL_JOINTS
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayNodeConfig:
+    """How the node serves its array.
+
+    ``rate_hz``: publishing and impedance rate (Hz). ``watchdog_s``: silence of the impedance
+    stream before the safe command (s). ``safe_kd``: damping of the safe command (N·m·s/rad).
+    ``default_source`` / ``allowed_sources``: arbitration's default impedance source and the
+    allow-list of sources (``None``: any named source). ``takeover_hz``: the rate at which a custom
+    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s.
+    """
+
+    rate_hz: float = 100.0
+    watchdog_s: float = 0.25
+    safe_kd: float = 1.0
+    default_source: str = DEFAULT_SOURCE
+    allowed_sources: tuple[str, ...] | None = None
+    takeover_hz: float = 10.0
+    warn_c: float = 80.0
+    derate_start_c: float = 90.0
+    shutdown_c: float = 100.0
+    hysteresis_c: float = 20.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.rate_hz) and 0.0 < self.rate_hz <= 2000.0):
+            raise ValueError(f"rate_hz = {self.rate_hz!r}; expected 0 < rate ≤ 2000 Hz")
+        if not (math.isfinite(self.safe_kd) and self.safe_kd >= 0.0):
+            raise ValueError(f"safe_kd = {self.safe_kd!r}; expected a finite number ≥ 0")
+        Watchdog.check_timeout(self.watchdog_s)
+        ThermalGuard.check_thresholds(
+            self.warn_c, self.derate_start_c, self.shutdown_c, self.hysteresis_c
+        )
+
+
+class ArrayNode(Node):
+    """Serves ``array`` under ``namespace`` (see the module docstring). Call :meth:`start`."""
+
+    def __init__(
+        self,
+        array: ActuatorArray,
+        bus: Bus,
+        *,
+        namespace: str,
+        config: ArrayNodeConfig | None = None,
+        name: str = "array_node",
+    ) -> None:
+        super().__init__(name, bus, namespace=namespace)
+        self.array = array
+        self.settings = config or ArrayNodeConfig()
+        self.names = ArrayNames(namespace)
+        self._array_lock = threading.RLock()
+        cfg = array.config
+        self._joint_names = array.names
+        self._limits = JointLimits(
+            cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=Joints.TYPE_NAME
+        )
+        self._planar = planar_joints_of(array)
+        self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
+        self._check = CommandCheck(
+            cfg.names,
+            JointLimits(cfg.names, cfg.limits, LimitPolicy.REJECT, type_name="JointCommand"),
+            allowed_sources=self.settings.allowed_sources,
+            has_brake=self._has_brake,
+        )
+        s = self.settings
+        self._arbiter = Arbiter(s.default_source, takeover_hz=s.takeover_hz)
+        self._watchdog = Watchdog(s.watchdog_s)
+        self._estop = EStopLatch()
+        self._thermal = ThermalGuard(
+            cfg.names,
+            warn_c=s.warn_c,
+            derate_start_c=s.derate_start_c,
+            shutdown_c=s.shutdown_c,
+            hysteresis_c=s.hysteresis_c,
+        )
+        self._safe = safe_command(cfg.names, s.safe_kd, self._has_brake, source_node=name)
+        #: Latest valid impedance command per source, with its arrival time (ns).
+        self._impedance: dict[str, tuple[JointCommand, int]] = {}
+        self._impedance_active = False
+        self._last_reading: JointReading | None = None
+        self.cycles = 0
+        self._make_endpoints()
+        self.create_rate_loop(self.settings.rate_hz, self._cycle, name="array")
+
+    # ---- wiring --------------------------------------------------------------------------------
+    def _make_endpoints(self) -> None:
+        n = self.names
+        self._pub_state = self.create_publisher(n.joint_state, jointbus_msgs.JointState, MAB_RT)
+        self._pub_data = self.create_publisher(n.data, ActuatorArrayData, MAB_RT)
+        self._pub_joints = self.create_publisher(n.joints, Joints, MAB_RT)
+        self._pub_geometry = self.create_publisher(n.geometry, ArrayGeometry, LATCHED)
+        one_shot: dict[str, tuple[type[Message], Callable[[Any], tuple[Saturation, ...]]]] = {
+            "position": (jointbus_msgs.ActuatorPositionCommand, self._position),
+            "speed": (jointbus_msgs.ActuatorSpeedCommand, self._speed),
+            "home": (jointbus_msgs.ActuatorHomeCommand, self._home),
+            "current": (jointbus_msgs.ActuatorCurrentCommand, self._current),
+            "multi_position": (_multi("MultiPositionCommand"), self._positions),
+            "multi_speed": (_multi("MultiSpeedCommand"), self._speeds),
+            "multi_current": (_multi("MultiCurrentCommand"), self._currents),
+        }
+        for method, (msg_type, apply) in one_shot.items():
+            self._offer(n.command(method), method, msg_type, apply)
+        self._offer(n.joints_command, "joints_command", Joints, self._joints_command)
+        requests: dict[str, tuple[type[Message], Callable[[Any], tuple[Saturation, ...]]]] = {
+            "power": (PowerRequest, self._power),
+            "brakes": (BrakesRequest, self._brakes),
+            "speed_config": (jointbus_msgs.ActuatorSpeedConfigRequest, self._speed_config),
+            "accel_config": (jointbus_msgs.ActuatorAccelConfigRequest, self._accel_config),
+        }
+        for method, (msg_type, apply) in requests.items():
+            self._serve_ack(n.request(method), method, msg_type, apply)
+        self._serve_ack(n.estop, "estop", String, self._trigger_estop)
+        self._serve_ack(n.estop_reset, "estop_reset", String, self._reset_estop)
+        self.create_service(
+            n.request("get_geometry"), GeometryRequest, ArrayGeometry, lambda _r: self._geometry()
+        )
+        self.create_service(
+            n.request("describe"), GeometryRequest, ArrayDescription, lambda _r: self.describe()
+        )
+        self.create_subscription(
+            n.impedance_command, JointCommand, self._on_impedance, MAB_RT, realtime=True
+        )
+
+    def _offer(
+        self,
+        name: str,
+        method: str,
+        msg_type: type[Message],
+        apply: Callable[[Any], tuple[Saturation, ...]],
+    ) -> None:
+        """A one-shot command: a topic (fire and forget) and a service of the same name."""
+        self._serve_ack(name, method, msg_type, apply)
+        self.create_subscription(
+            name, msg_type, lambda msg: self._execute(method, apply, msg), RELIABLE
+        )
+
+    def _serve_ack(
+        self,
+        name: str,
+        method: str,
+        msg_type: type[Message],
+        apply: Callable[[Any], tuple[Saturation, ...]],
+    ) -> None:
+        self.create_service(
+            name, msg_type, ActuatorReply, lambda m: self._execute(method, apply, m)
+        )
+
+    def _execute(
+        self, method: str, apply: Callable[[Any], tuple[Saturation, ...]], msg: Any
+    ) -> ActuatorReply:
+        """Run one command or request under the node's lock: ACK, or NACK reported on status."""
+        try:
+            with self._array_lock:
+                saturations = apply(msg)
+        except (DriverError, MessageError, ValueError, TypeError) as exc:
+            self._report_refusal(method, exc)
+            return nack(method, exc)
+        return ack(method, saturations)
+
+    def _report_refusal(self, method: str, exc: BaseException) -> None:
+        text = f"{method} refused: {exc}"
+        self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
+
+    # ---- one-shot commands ---------------------------------------------------------------------
+    def _motion(self, method: str) -> None:
+        """Refuse motion while the e-stop is latched; end the impedance stream otherwise."""
+        if self._estop.latched:
+            raise RequestRejected(method, RejectReason.ESTOPPED, self._estop.reason)
+        self._impedance_active = False
+        self._impedance.clear()
+
+    def _position(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("position")
+        return self.array.position(_joint(m.joint), m.position)
+
+    def _speed(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("speed")
+        return self.array.speed(_joint(m.joint), m.speed)
+
+    def _home(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("home")
+        return self.array.home(_joint(m.joint))
+
+    def _current(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("current")
+        return self.array.current(_joint(m.joint), m.current)
+
+    def _positions(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("positions")
+        return self.array.positions(m.positions)
+
+    def _speeds(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("speeds")
+        return self.array.speeds(m.speeds)
+
+    def _currents(self, m: Any) -> tuple[Saturation, ...]:
+        self._motion("currents")
+        return self.array.currents(m.currents)
+
+    def _joints_command(self, cmd: Joints) -> tuple[Saturation, ...]:
+        """A Rock command: one mode for every sample; checked whole before any joint moves."""
+        indices: list[int] = []
+        for i, name in enumerate(cmd.names):
+            if name not in self._joint_names:
+                raise UnknownJointError(name, self._joint_names)
+            if name in cmd.names[:i]:
+                raise LengthMismatchError(
+                    Joints.TYPE_NAME, "names", name, "each joint at most once", index=i
+                )
+            indices.append(self._joint_names.index(name))
+        if not indices:
+            raise LengthMismatchError(Joints.TYPE_NAME, "names", (), "at least one joint")
+        modes = [sample.mode() for sample in cmd.samples]
+        mode = modes[0]
+        for i, other in enumerate(modes):
+            if other is not mode:
+                raise MessageError(
+                    f"{Joints.TYPE_NAME}: joint {cmd.names[i]!r} (index {i}): mode "
+                    f"{other.name}; expected {mode.name} like sample 0 (one mode per command)"
+                )
+        values = np.array([s.get_field(mode) for s in cmd.samples], dtype=np.float64)
+        field = {Mode.POSITION: "position", Mode.SPEED: "velocity", Mode.RAW: "current"}.get(mode)
+        if field is None:
+            raise RequestRejected(
+                "joints_command",
+                RejectReason.UNSUPPORTED,
+                f"mode {mode.name}; the array accepts position, speed and raw (current, A)",
+            )
+        self._motion("joints_command")
+        idx = np.array(indices, dtype=np.intp)
+        self._limits.apply(field, values, idx, command_field=mode.name.lower())
+        if len(indices) == self.array.count and indices == list(range(self.array.count)):
+            whole = {
+                Mode.POSITION: self.array.positions,
+                Mode.SPEED: self.array.speeds,
+                Mode.RAW: self.array.currents,
+            }[mode]
+            return whole(values)
+        single = {
+            Mode.POSITION: self.array.position,
+            Mode.SPEED: self.array.speed,
+            Mode.RAW: self.array.current,
+        }[mode]
+        out: list[Saturation] = []
+        for index, value in zip(indices, values.tolist(), strict=True):
+            out.extend(single(index, value))
+        return tuple(out)
+
+    # ---- requests ------------------------------------------------------------------------------
+    def _power(self, m: PowerRequest) -> tuple[Saturation, ...]:
+        if m.on and self._estop.latched:
+            raise RequestRejected("power", RejectReason.ESTOPPED, self._estop.reason)
+        if m.on and any(level is ThermalLevel.ERROR for level in self._thermal.levels):
+            hot = [
+                n
+                for n, lv in zip(self._joint_names, self._thermal.levels, strict=True)
+                if lv is ThermalLevel.ERROR
+            ]
+            i = self._joint_names.index(hot[0])
+            raise RequestRejected(
+                "power",
+                RejectReason.OUT_OF_RANGE,
+                f"over temperature; wait until it cooled below "
+                f"{self._thermal.shutdown_c - self._thermal.hysteresis_c:g} °C",
+                joint=hot[0],
+                index=i,
+            )
+        self.array.power(m.on)
+        return ()
+
+    def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
+        self.array.brakes(m.engaged)
+        return ()
+
+    def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
+        self.array.set_speed(_joint(m.joint), m.speed)
+        self._pub_geometry.publish(self._geometry())
+        return ()
+
+    def _accel_config(self, m: Any) -> tuple[Saturation, ...]:
+        self.array.set_accel(_joint(m.joint), m.accel)
+        return ()
+
+    def _geometry(self) -> ArrayGeometry:
+        with self._array_lock:
+            return self.array.geometry()
+
+    def describe(self) -> ArrayDescription:
+        """Names, limits, accelerations, policy and capabilities (the ``describe`` service)."""
+        cfg = self.array.config
+        return ArrayDescription(
+            names=cfg.names,
+            position_min=tuple(s.position_min for s in cfg.limits),
+            position_max=tuple(s.position_max for s in cfg.limits),
+            velocity_max=tuple(s.velocity_max for s in cfg.limits),
+            effort_max=tuple(s.effort_max for s in cfg.limits),
+            current_max=tuple(s.current_max for s in cfg.limits),
+            acceleration=tuple(self.array.config_accelerations.tolist()),
+            policy=cfg.policy.value,
+            capabilities=tuple(sorted(c.value for c in self.array.capabilities())),
+        )
+
+    # ---- e-stop --------------------------------------------------------------------------------
+    def _trigger_estop(self, m: String) -> tuple[Saturation, ...]:
+        reason = m.data or "estop"
+        event = self._estop.trigger(reason, time.monotonic_ns())
+        self._impedance_active = False
+        self._impedance.clear()
+        caps = self.array.capabilities()
+        if Capability.POWER in caps:
+            self.array.power(False)
+        if Capability.BRAKES in caps and any(self._has_brake):
+            self.array.brakes(True)
+        if event is not None:
+            self.report(Level.ERROR, event.describe(), key="estop")
+        return ()
+
+    def _reset_estop(self, m: String) -> tuple[Saturation, ...]:
+        reading = self._last_reading
+        measured = (
+            reading.position.tolist()
+            if reading is not None
+            else [math.nan] * len(self._joint_names)
+        )
+        event = self._estop.reset(time.monotonic_ns(), measured)
+        self._estop.release_hold()  # power stays off: nothing to hold until a client powers on
+        self._impedance.clear()
+        if event is not None:
+            self.report(Level.WARN, event.describe(), key="estop")
+        return ()
+
+    @property
+    def estopped(self) -> bool:
+        """True while the e-stop is latched."""
+        return self._estop.latched
+
+    # ---- impedance stream ----------------------------------------------------------------------
+    def _on_impedance(self, cmd: JointCommand) -> None:
+        now = time.monotonic_ns()
+        try:
+            self._check.check(cmd)
+        except CommandRejected as exc:
+            self._report_refusal("impedance", exc.error)
+            return
+        with self._array_lock:
+            if self._estop.latched:
+                self._report_refusal(
+                    "impedance",
+                    RequestRejected("impedance", RejectReason.ESTOPPED, self._estop.reason),
+                )
+                return
+            self._arbiter.offer(cmd.source_node, now)
+            self._impedance[cmd.source_node] = (cmd, now)
+            if self._arbiter.owner(now) == cmd.source_node:
+                self._watchdog.feed(now)
+                self._impedance_active = True
+
+    def _apply_impedance(self, now: int) -> None:
+        owner = self._arbiter.owner(now)
+        for event in self._arbiter.take_events():
+            self.report(Level.WARN, event.describe(), key="owner")
+        entry = self._impedance.get(owner)
+        if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
+            self._watchdog.feed(entry[1])
+        expired = self._watchdog.expired(now)
+        for wd_event in self._watchdog.take_events():
+            self.report(Level.WARN, wd_event.describe(), key="watchdog")
+        command = self._safe if expired or entry is None else entry[0]
+        try:
+            self.array.impedance(self._thermal.derate(command))
+        except (DriverError, MessageError) as exc:
+            self._report_refusal("impedance", exc)
+
+    # ---- the cycle -----------------------------------------------------------------------------
+    def on_activate(self) -> None:
+        self._pub_geometry.publish(self._geometry())
+
+    def _cycle(self, _cycle: CycleInfo) -> None:
+        now = time.monotonic_ns()
+        with self._array_lock:
+            reading = self.array.read_joints()
+            self._last_reading = reading
+            self.cycles += 1
+            self._publish(reading)
+            for event in self._thermal.update(reading.temperature):
+                self.report(
+                    Level.WARN if event.new is not ThermalLevel.ERROR else Level.ERROR,
+                    event.describe(self._thermal),
+                    key=f"thermal:{event.joint}",
+                )
+                if event.new is ThermalLevel.ERROR and reading.motor_power:
+                    self.array.power(False)
+            if self._impedance_active and not self._estop.latched:
+                self._apply_impedance(now)
+
+    def _joint_state(
+        self,
+        header: Header,
+        names: tuple[str, ...],
+        positions: list[float],
+        velocities: list[float],
+        efforts: list[float],
+    ) -> jointbus_msgs.JointState:
+        if not self._planar:
+            state = JointState(
+                names=names,
+                positions=tuple(positions),
+                velocities=tuple(velocities),
+                efforts=tuple(efforts) if all(math.isfinite(e) for e in efforts) else (),
+                header=header,
+            )
+        else:
+            state = _shaped_state(
+                header, names, positions, velocities, efforts, planar=self._planar
+            )
+        return state.to_wire()
+
+    def _publish(self, r: JointReading) -> None:
+        header = Header.now(self.array.config.geometry.header.frame_id)
+        actuators = tuple(
+            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
+            for p, v, a, c, s, e, t, st in zip(
+                r.position.tolist(),
+                r.velocity.tolist(),
+                r.acceleration.tolist(),
+                r.current.tolist(),
+                r.state.tolist(),
+                r.effort.tolist(),
+                r.temperature.tolist(),
+                r.status.tolist(),
+                strict=True,
+            )
+        )
+        self._pub_data.publish(ActuatorArrayData(header, actuators, r.motor_power))
+        positions = r.position.tolist()
+        velocities = r.velocity.tolist()
+        efforts = r.effort.tolist()
+        self._pub_state.publish(self._joint_state(header, r.names, positions, velocities, efforts))
+        samples = tuple(
+            JointSample(p, v, e, c, a)
+            for p, v, e, c, a in zip(
+                positions,
+                velocities,
+                efforts,
+                r.current.tolist(),
+                r.acceleration.tolist(),
+                strict=True,
+            )
+        )
+        self._pub_joints.publish(Joints(header, r.names, samples))
+
+
+def _shaped_state(
+    header: Header,
+    names: tuple[str, ...],
+    positions: list[float],
+    velocities: list[float],
+    efforts: list[float],
+    *,
+    planar: tuple[PlanarJoint, ...],
+) -> JointState:
+    """Beam Bots' JointState: a float per scalar joint, Transform2D / Twist2D / Wrench2D per
+    planar joint (in the order of its first actuator). A quantity is reported only if every value
+    of it is measured (finite): a planar value cannot hold NaN, and Beam Bots reports a quantity
+    for all joints or none."""
+    grouped = {j.x: j for j in planar}
+    members = {i for j in planar for i in j.indices}
+    order: list[int | PlanarJoint] = []
+    for i in range(len(names)):
+        if i in grouped:
+            order.append(grouped[i])
+        elif i not in members:
+            order.append(i)
+
+    def shaped(values: list[float], planar_type: Any) -> tuple[Any, ...]:
+        if not all(math.isfinite(v) for v in values):
+            return ()
+        return tuple(
+            planar_type(*(values[k] for k in item.indices))
+            if isinstance(item, PlanarJoint)
+            else values[item]
+            for item in order
+        )
+
+    return JointState(
+        names=tuple(item.name if isinstance(item, PlanarJoint) else names[item] for item in order),
+        positions=shaped(positions, Transform2D),
+        velocities=shaped(velocities, Twist2D),
+        efforts=shaped(efforts, Wrench2D),
+        header=header,
+    )
+
+
+def _joint(wire_joint: int) -> int | None:
+    """Player's wire joint (``-1`` = all) as the driver API's (``None`` = all)."""
+    return None if wire_joint == _ALL else wire_joint
+
+
+def _multi(name: str) -> type[Message]:
+    from jointbus.messages.actarray import commands
+
+    cls: type[Message] = getattr(commands, name)
+    return cls

@@ -1,0 +1,101 @@
+"""The simulator's ground truth on the bus: ``/<ns>/sim/ground_truth`` (``nav_msgs/msg/Odometry``).
+
+Where it sits: :mod:`jointbus.nodes`, above :mod:`jointbus.drivers.sim` (it reads a
+:class:`~jointbus.drivers.sim.mujoco_world.MujocoWorld`) and :mod:`jointbus.bus`. The stack calls
+:meth:`GroundTruthPublisher.publish` right after it steps a MuJoCo simulator, on the bridge's
+thread, so every 500 Hz physics step is followed by exactly one message describing its result.
+
+Why it exists: a state estimator (and a walking controller) can only be measured honestly against
+what really happened. A robot has no such topic; a simulated one does, and tests, benchmarks and
+users (Foxglove, ``jointbus topic echo``) compare the estimate with it.
+
+What the message holds (ROS's Odometry conventions, SI units): ``header.frame_id`` = ``"world"``
+(MuJoCo's world frame, z up, origin where the robot was reset), stamped with the simulated time;
+``child_frame_id`` = the robot's root link; ``pose`` = the root link's position (m) and
+orientation in the world; ``twist`` = its linear (m/s) and angular (rad/s) velocity expressed in
+the root link's frame (as ROS puts an Odometry's twist in the child frame). Covariances are zero:
+the values are exact. QoS ``MAB_RT`` (depth 1, best effort), like the other 500 Hz topics.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from jointbus.bus import MAB_RT, Bus
+from jointbus.drivers.sim.mujoco_world import BasePose, MujocoWorld
+from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
+from jointbus.messages.nav_msgs import Odometry, PoseWithCovariance, TwistWithCovariance
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
+
+__all__ = [
+    "GROUND_TRUTH_NODE",
+    "GROUND_TRUTH_TOPIC",
+    "WORLD_FRAME",
+    "GroundTruthPublisher",
+    "odometry_of",
+]
+
+#: Topic (under the namespace) of the simulator's ground truth.
+GROUND_TRUTH_TOPIC: Final = "sim/ground_truth"
+#: Frame id of the pose: MuJoCo's world frame.
+WORLD_FRAME: Final = "world"
+#: Node name of the publisher.
+GROUND_TRUTH_NODE: Final = "sim_ground_truth"
+
+
+def _rotation_matrix(w: float, x: float, y: float, z: float) -> np.ndarray:
+    return np.array(
+        (
+            (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)),
+            (2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)),
+            (2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)),
+        )
+    )
+
+
+def odometry_of(pose: BasePose, child_frame_id: str, *, epoch_ns: int = 0) -> Odometry:
+    """``pose`` as an Odometry (see the module docstring), stamped ``epoch_ns`` + simulated time.
+
+    :class:`BasePose` gives the linear velocity in the world frame; it is turned into the base
+    frame here (``Rᵀ·v``), as the message's twist is in ``child_frame_id``.
+    """
+    w, x, y, z = (float(v) for v in pose.orientation)
+    v_base = _rotation_matrix(w, x, y, z).T @ pose.linear_velocity
+    px, py, pz = (float(v) for v in pose.position)
+    ax, ay, az = (float(v) for v in pose.angular_velocity)
+    vx, vy, vz = (float(v) for v in v_base)
+    stamp = Time.from_ns(epoch_ns + round(pose.time * 1e9))
+    return Odometry(
+        Header(stamp, WORLD_FRAME),
+        child_frame_id,
+        PoseWithCovariance(Pose(Point(px, py, pz), Quaternion(x, y, z, w))),
+        TwistWithCovariance(Twist(Vector3(vx, vy, vz), Vector3(ax, ay, az))),
+    )
+
+
+class GroundTruthPublisher:
+    """Publishes a :class:`MujocoWorld`'s base pose and twist on ``/<namespace>/sim/ground_truth``.
+
+    ``epoch_ns``: wall-clock time (ns since the Unix epoch) of simulated time 0, so stamps line up
+    with the other topics' wall-clock headers; the caller must hold the world still (stepping
+    thread, or the array's lock) while :meth:`publish` reads it.
+    """
+
+    def __init__(
+        self, bus: Bus, world: MujocoWorld, *, namespace: str = "hb50", epoch_ns: int = 0
+    ) -> None:
+        self.world = world
+        self.child_frame_id = world.robot.root
+        self.epoch_ns = epoch_ns
+        topic = f"/{namespace}/{GROUND_TRUTH_TOPIC}" if namespace else f"/{GROUND_TRUTH_TOPIC}"
+        self.topic = topic
+        self._pub = bus.publisher(topic, Odometry, MAB_RT, node=GROUND_TRUTH_NODE)
+
+    def publish(self) -> Odometry:
+        """Read the world now and publish it; returns the message sent."""
+        msg = odometry_of(self.world.base_pose(), self.child_frame_id, epoch_ns=self.epoch_ns)
+        self._pub.publish(msg)
+        return msg

@@ -1,0 +1,170 @@
+"""Every ``jointbus`` command that joins the bus takes the same options and environment variables.
+
+The structural test walks the whole command tree of ``jointbus --help``; the others run
+``record``, ``play`` and ``foxglove`` — the commands that once ignored ``JOINTBUS_HUB_PORT`` — as a
+user would, against a talker that is the hub on a non-default port, with nothing but the variable
+telling them where it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import websockets
+from cli_support import (
+    TALK_TOPIC,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
+
+from jointbus.bus import Bus, ZenohConfig
+from jointbus.cli import main as cli
+from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
+from jointbus.messages.hb50 import Status
+from jointbus.tools.bag_reader import open_bag
+
+#: Commands that never join the bus: they read files or print the version.
+OFFLINE_COMMANDS = frozenset({"info", "plot", "version"})
+
+
+def _leaf_commands() -> list[tuple[str, Any]]:
+    """``(path, command)`` of every command under ``jointbus`` (typer's vendored click objects)."""
+    cli._register()
+    root: Any = typer.main.get_command(cli.app)
+    found: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, group: Any) -> None:
+        for name, command in group.commands.items():
+            path = f"{prefix} {name}".strip()
+            if hasattr(command, "commands"):
+                walk(path, command)
+            else:
+                found.append((path, command))
+
+    walk("", root)
+    return found
+
+
+def test_every_bus_joining_command_takes_the_shared_options_and_variables() -> None:
+    commands = _leaf_commands()
+    joining = [(p, c) for p, c in commands if p.split()[0] not in OFFLINE_COMMANDS]
+    names = {p for p, _ in joining}
+    assert {"record", "play", "foxglove", "monitor", "demo", "topic echo"} <= names
+    for path, command in joining:
+        options = {opt: param for param in command.params for opt in param.opts}
+        for flag, variable in zip(BUS_OPTIONS, BUS_ENVIRONMENT, strict=True):
+            assert flag in options, f"`jointbus {path}` has no {flag}"
+            assert options[flag].envvar == variable, f"`jointbus {path}` {flag} ignores {variable}"
+
+
+def test_record_follows_jointbus_hub_port(tmp_path: Path) -> None:
+    port = free_port()
+    talker = start_talker(port)
+    out = tmp_path / "talk.mcap"
+    try:
+        result = run_cli(port, "record", str(out), TALK_TOPIC, "--duration", "3", "--quiet")
+    finally:
+        stop(talker)
+    assert result.returncode == 0, result.stderr
+    with open_bag(out) as bag:
+        assert [t.name for t in bag.topics] == [TALK_TOPIC]
+        texts = [Status.from_cdr(m.data).status for m in bag.messages()]
+    assert len(texts) > 20 and all(t.startswith("tick ") for t in texts)
+
+
+def test_a_recorder_that_finds_nothing_warns_early_and_exits_non_zero(tmp_path: Path) -> None:
+    port = free_port()  # nothing runs there
+    out = tmp_path / "empty.mcap"
+    proc = start_cli(port, "record", str(out), "--duration", "6")
+    started = time.monotonic()
+    assert proc.stderr is not None
+    first_warning = None
+    lines: list[str] = []
+    for line in proc.stderr:
+        lines.append(line)
+        if first_warning is None and "warning" in line:
+            first_warning = time.monotonic() - started
+    assert proc.wait(timeout=30) == 1, "".join(lines)
+    stderr = "".join(lines)
+    assert first_warning is not None and first_warning < 5.0, stderr
+    assert f"hub port {port}" in stderr
+    assert "error: recorded nothing" in stderr
+
+
+def test_play_follows_jointbus_hub_port(tmp_path: Path) -> None:
+    from jointbus.messages.std_msgs import String
+    from jointbus.tools.mcap_writer import McapChunkWriter
+
+    bag = tmp_path / "chatter.mcap"
+    with bag.open("wb") as f:
+        writer = McapChunkWriter(f)
+        schema = writer.add_schema(String.TYPE_NAME, String.msgdef().encode())
+        channel = writer.add_channel("/chatter", schema)
+        for i in range(20):
+            t = 1_800_000_000_000_000_000 + i * 10_000_000
+            writer.add_message(channel, t, t, i + 1, String(str(i)).to_cdr())
+        writer.finish()
+    port = free_port()
+    got: list[str] = []
+    with Bus(name="listener", zenoh=ZenohConfig(hub_port=port)) as listener:  # the hub
+        listener.subscribe("/chatter", String, lambda m: got.append(m.data), realtime=True)
+        result = run_cli(port, "play", str(bag), "--rate", "4", "--settle", "1.5", "--quiet")
+        assert result.returncode == 0, result.stderr
+        assert wait_until(lambda: len(got) == 20, timeout=5.0)
+    assert got == [str(i) for i in range(20)]
+
+
+async def _advertised_topics(url: str, wanted: str, timeout: float) -> set[str]:
+    topics: set[str] = set()
+    protocols = [websockets.Subprotocol("foxglove.sdk.v1")]
+    async with websockets.connect(url, subprotocols=protocols) as ws:
+        deadline = time.monotonic() + timeout
+        while wanted not in topics and time.monotonic() < deadline:
+            try:
+                frame = await asyncio.wait_for(ws.recv(), 0.5)
+            except TimeoutError:
+                continue
+            if isinstance(frame, str):
+                msg: dict[str, Any] = json.loads(frame)
+                if msg["op"] == "advertise":
+                    topics.update(c["topic"] for c in msg["channels"])
+    return topics
+
+
+def test_foxglove_follows_jointbus_hub_port() -> None:
+    port = free_port()
+    ws_port = free_port()
+    talker = start_talker(port)
+    view = start_cli(port, "foxglove", "--port", str(ws_port), "--robot", "", "--duration", "20")
+    try:
+        assert view.stdout is not None
+        line = view.stdout.readline()
+        assert f"ws://127.0.0.1:{ws_port}" in line, line
+        topics = asyncio.run(_advertised_topics(f"ws://127.0.0.1:{ws_port}", TALK_TOPIC, 10.0))
+        assert TALK_TOPIC in topics
+    finally:
+        view.terminate()
+        try:
+            view.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            view.kill()
+            view.wait()
+        stop(talker)
+
+
+@pytest.mark.parametrize("command", ["record", "play", "foxglove"])
+def test_hub_port_option_is_documented_in_help(command: str) -> None:
+    result = run_cli(1, command, "--help")
+    assert result.returncode == 0
+    assert "--hub-port" in result.stdout and "JOINTBUS_HUB_PORT" in result.stdout

@@ -1,0 +1,83 @@
+"""``jointbus serve URL``: an array served by its own process, driven with ``bus://`` from here."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+from cli_support import free_port, run_cli, start_cli
+
+from jointbus import drivers
+from jointbus.drivers.bus.driver import ArrayServerError
+from jointbus.drivers.errors import RejectReason, RequestRejected
+from jointbus.messages.actarray import ActuatorState
+
+
+def _wait_line(proc: object, prefix: str) -> str:
+    stdout = proc.stdout  # type: ignore[attr-defined]
+    line: str = stdout.readline()
+    assert line.startswith(prefix), line
+    return line
+
+
+def test_serve_then_drive_from_another_process_then_server_gone_is_a_typed_error() -> None:
+    port = free_port()
+    server = start_cli(port, "serve", "sim://arm6?noise=false", "--rate", "200")
+    try:
+        assert _wait_line(server, "serving sim://arm6?noise=false as /arm6 at 200 Hz")
+        with drivers.open(f"bus://arm6?hub_port={port}&timeout=1.0") as arm:
+            arm.power(True)
+            arm.position("elbow", 0.5)
+            deadline = time.monotonic() + 20.0
+            while time.monotonic() < deadline:
+                elbow = arm.read().actuators[2]
+                if not elbow.state & ActuatorState.MOVING and abs(elbow.position - 0.5) < 0.01:
+                    break
+                time.sleep(0.02)
+            assert abs(arm.read().actuators[2].position - 0.5) < 0.01
+            # the same services from the command line
+            done = run_cli(
+                port,
+                "service",
+                "call",
+                "/arm6/actarray/position",
+                "jointbus_msgs/msg/ActuatorPositionCommand",
+                "{joint: 2, position: 9.0}",
+            )
+            assert done.returncode == 0, done.stderr
+            reply = json.loads(done.stdout)
+            assert (reply["accepted"], reply["error"], reply["joint"], reply["index"]) == (
+                False,
+                "LimitError",
+                ["elbow"],
+                [2],
+            )
+            server.send_signal(signal.SIGKILL)
+            server.wait(timeout=10.0)
+            start = time.monotonic()
+            with pytest.raises(ArrayServerError):
+                arm.position("elbow", 0.2)
+            assert time.monotonic() - start < 1.0 + 1.0  # the 1 s timeout, never a hang
+    finally:
+        server.kill()
+        server.wait(timeout=10.0)
+
+
+def test_serve_stops_cleanly_on_sigterm_and_refuses_a_bad_url() -> None:
+    port = free_port()
+    server = start_cli(port, "serve", "sim://arm6", "--name", "left_arm")
+    try:
+        assert _wait_line(server, "serving sim://arm6 as /left_arm")
+        with drivers.open(f"bus://left_arm?hub_port={port}") as arm:
+            with pytest.raises(RequestRejected) as err:
+                arm.home()
+            assert err.value.reason is RejectReason.POWERED_OFF
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=10.0) == 0
+    finally:
+        server.kill()
+        server.wait(timeout=10.0)
+    done = run_cli(port, "serve", "sim://nowhere")
+    assert done.returncode == 1 and "no simulated robot 'nowhere'" in done.stderr

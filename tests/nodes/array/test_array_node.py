@@ -1,0 +1,275 @@
+"""The array node serving ``sim://arm6``: what it publishes, what it accepts, what it refuses.
+
+Most tests run on one in-process bus (a client is another node's view); the malformed-bytes test
+uses two real Zenoh sessions, since only bytes from the network can be malformed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_DRIVER_TESTS = str(Path(__file__).resolve().parents[2] / "drivers" / "bus")
+if _DRIVER_TESTS not in sys.path:
+    sys.path.insert(0, _DRIVER_TESTS)
+
+from array_server import served  # noqa: E402
+from bus_support import wait_until  # noqa: E402
+
+from jointbus import drivers  # noqa: E402
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig  # noqa: E402
+from jointbus.bus.names import data_key  # noqa: E402
+from jointbus.bus.zenoh_transport import type_hash_of  # noqa: E402
+from jointbus.drivers.bus.array_names import ArrayNames  # noqa: E402
+from jointbus.drivers.bus.driver import BusActuatorArray  # noqa: E402
+from jointbus.drivers.errors import RejectReason, RequestRejected  # noqa: E402
+from jointbus.math import Transform2D, Twist2D  # noqa: E402
+from jointbus.messages import jointbus_msgs  # noqa: E402
+from jointbus.messages.actarray import (  # noqa: E402
+    ActuatorArrayData,
+    ActuatorReply,
+    ArrayGeometry,
+    PowerRequest,
+)
+from jointbus.messages.actarray.commands import MultiPositionCommand  # noqa: E402
+from jointbus.messages.hb50 import JointCommand, Level, Status  # noqa: E402
+from jointbus.messages.joint_sample import JointSample  # noqa: E402
+from jointbus.messages.joint_state import JointState  # noqa: E402
+from jointbus.messages.joints import Joints  # noqa: E402
+from jointbus.messages.std_msgs import String  # noqa: E402
+from jointbus.nodes.array import ArrayNode, ArrayNodeConfig  # noqa: E402
+
+N = ArrayNames("arm6")
+ELBOW = 2
+
+
+class Rig:
+    """An arm6 served on an in-process bus, with a client node's view of its topics."""
+
+    def __init__(self, config: ArrayNodeConfig | None = None) -> None:
+        self.array = drivers.open("sim://arm6?noise=false")
+        self.bus = Bus(name="rig")
+        self.node = ArrayNode(self.array, self.bus, namespace="arm6", config=config)
+        self.status: list[Status] = []
+        self.data: list[ActuatorArrayData] = []
+        self.bus.subscribe(N.status, Status, self.status.append, RELIABLE, realtime=True)
+        self.bus.subscribe(N.data, ActuatorArrayData, self.data.append, MAB_RT, realtime=True)
+        self.node.start()
+        self.client = BusActuatorArray.attach(self.bus, "arm6")
+
+    def statuses(self, text: str) -> list[Status]:
+        return [s for s in self.status if text in s.status]
+
+    def elbow(self) -> float:
+        return self.client.read().actuators[ELBOW].position
+
+    def close(self) -> None:
+        self.client.close()
+        self.node.shutdown()
+        self.bus.close()
+        self.array.close()
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    yield r
+    r.close()
+
+
+def test_publishes_beam_bots_player_and_rock_at_its_rate(rig: Rig) -> None:
+    got: dict[str, list[object]] = {"state": [], "joints": [], "geometry": []}
+    rig.bus.subscribe(N.joint_state, jointbus_msgs.JointState, got["state"].append, MAB_RT)
+    rig.bus.subscribe(N.joints, Joints, got["joints"].append, MAB_RT)
+    assert wait_until(lambda: len(got["state"]) >= 5 and len(got["joints"]) >= 5, timeout=5.0)
+    state = JointState.from_wire(got["state"][-1])  # type: ignore[arg-type]
+    assert state.names == rig.array.names and len(state.positions) == 6
+    assert all(isinstance(p, float) for p in state.positions)
+    joints = got["joints"][-1]
+    assert isinstance(joints, Joints) and joints.names == rig.array.names
+    assert joints.samples[ELBOW].has_position() and joints.samples[ELBOW].has_raw()
+    data = rig.data[-1]
+    assert len(data.actuators) == 6 and data.motor_power is False
+    # the geometry is latched: a subscriber that comes late still gets it
+    rig.bus.subscribe(N.geometry, ArrayGeometry, got["geometry"].append, LATCHED)
+    assert wait_until(lambda: len(got["geometry"]) == 1, timeout=2.0)
+    assert rig.node.cycles > 0
+
+
+def test_player_command_topics_move_the_array(rig: Rig) -> None:
+    rig.client.power(True)
+    pub = rig.bus.publisher(N.command("position"), jointbus_msgs.ActuatorPositionCommand)
+    pub.publish(jointbus_msgs.ActuatorPositionCommand(ELBOW, 0.3))
+    assert wait_until(lambda: abs(rig.elbow() - 0.3) < 0.01, timeout=10.0)
+
+
+def test_a_bad_topic_command_is_reported_on_status_and_nothing_moves(rig: Rig) -> None:
+    rig.client.power(True)
+    before = rig.elbow()
+    pub = rig.bus.publisher(N.command("position"), jointbus_msgs.ActuatorPositionCommand)
+    pub.publish(jointbus_msgs.ActuatorPositionCommand(ELBOW, 7.0))
+    assert wait_until(lambda: bool(rig.statuses("position refused")), timeout=2.0)
+    report = rig.statuses("position refused")[0]
+    assert report.level == Level.WARN
+    assert "joint 'elbow' (index 2): field 'position' = 7.0" in report.status
+    time.sleep(0.1)
+    assert abs(rig.elbow() - before) < 1e-3
+
+
+def test_a_service_nack_names_joint_index_field_and_reason(rig: Rig) -> None:
+    call = rig.bus.client(N.command("multi_position"), MultiPositionCommand, ActuatorReply)
+    reply = call.call(MultiPositionCommand((0.0, 0.0, 0.2, 0.0, 0.0, 0.0)))
+    assert (reply.accepted, reply.error, reply.reason) == (False, "RequestRejected", "POWERED_OFF")
+    power = rig.bus.client(N.request("power"), PowerRequest, ActuatorReply)
+    assert power.call(PowerRequest(True)).accepted
+    reply = call.call(MultiPositionCommand((0.0, 0.0, 9.0, 0.0, 0.0, 0.0)))
+    assert (reply.accepted, reply.error, reply.joint, reply.index, reply.field) == (
+        False,
+        "LimitError",
+        ("elbow",),
+        (2,),
+        "positions",
+    )
+    assert "expected within [-2.6, 2.6]" in reply.text
+    assert wait_until(lambda: len(rig.statuses("multi_position refused")) == 2, timeout=2.0)
+
+
+def test_rock_joints_command_moves_named_joints_and_is_refused_whole(rig: Rig) -> None:
+    rig.client.power(True)
+    pub = rig.bus.publisher(N.joints_command, Joints)
+    start = rig.client.read_joints().position.copy()
+    # the second joint is out of range: nothing of the command is applied
+    pub.publish(
+        Joints(
+            names=("elbow", "wrist_pitch"),
+            samples=(JointSample.from_position(0.4), JointSample.from_position(5.0)),
+        )
+    )
+    assert wait_until(lambda: bool(rig.statuses("joints_command refused")), timeout=2.0)
+    assert (
+        "'wrist_pitch' (index 4): field 'position' = 5.0"
+        in rig.statuses("joints_command refused")[0].status
+    )
+    time.sleep(0.2)
+    assert abs(rig.client.read_joints().position - start).max() < 1e-3
+    # mixed modes are refused too
+    rig.status.clear()
+    pub.publish(
+        Joints(
+            names=("elbow", "wrist_pitch"),
+            samples=(JointSample.from_position(0.4), JointSample.from_speed(0.1)),
+        )
+    )
+    assert wait_until(lambda: bool(rig.statuses("one mode per command")), timeout=2.0)
+    # a valid one moves both joints
+    pub.publish(
+        Joints(
+            names=("elbow", "wrist_pitch"),
+            samples=(JointSample.from_position(0.4), JointSample.from_position(-0.3)),
+        )
+    )
+    assert wait_until(
+        lambda: (
+            abs(rig.elbow() - 0.4) < 0.01
+            and abs(rig.client.read().actuators[4].position + 0.3) < 0.01
+        ),
+        timeout=10.0,
+    )
+
+
+def test_estop_latches_power_off_refuses_motion_until_reset(rig: Rig) -> None:
+    rig.client.power(True)
+    estop = rig.bus.client(N.estop, String, ActuatorReply)
+    assert estop.call(String("test stop")).accepted
+    assert wait_until(lambda: rig.data[-1].motor_power is False, timeout=2.0)
+    with pytest.raises(RequestRejected) as err:
+        rig.client.position("elbow", 0.2)
+    assert err.value.reason is RejectReason.ESTOPPED
+    with pytest.raises(RequestRejected) as err:
+        rig.client.power(True)
+    assert err.value.reason is RejectReason.ESTOPPED
+    assert wait_until(lambda: bool(rig.statuses("E-STOP latched: test stop")), timeout=2.0)
+    assert rig.bus.client(N.estop_reset, String, ActuatorReply).call(String("")).accepted
+    # power and brakes stay as the stop left them until a client changes them
+    assert rig.data[-1].motor_power is False
+    rig.client.power(True)
+    rig.client.brakes(False)
+    rig.client.position("elbow", 0.2)
+    assert wait_until(lambda: abs(rig.elbow() - 0.2) < 0.01, timeout=10.0)
+
+
+def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
+    r = Rig(ArrayNodeConfig(allowed_sources=("control_node", "squat"), watchdog_s=0.1))
+    try:
+        r.client.power(True)
+        names = r.array.names
+        pub = r.bus.publisher(N.impedance_command, JointCommand, MAB_RT)
+        pub.publish(JointCommand.hold(names, [0.0] * 6, 5.0, 0.5, source_node="intruder"))
+        assert wait_until(lambda: bool(r.statuses("impedance refused")), timeout=2.0)
+        assert "intruder" in r.statuses("impedance refused")[0].status
+        for _ in range(30):  # ≥ 10 Hz from an allowed custom source: it takes over
+            pub.publish(
+                JointCommand.hold(
+                    names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source_node="squat"
+                )
+            )
+            time.sleep(0.01)
+        assert wait_until(lambda: bool(r.statuses("squat")), timeout=2.0)
+        # silence: the watchdog replaces the stream with damping, and says so
+        assert wait_until(lambda: bool(r.statuses("safe mode")), timeout=3.0)
+    finally:
+        r.close()
+
+
+def test_malformed_bytes_on_a_command_topic_are_reported_and_the_server_survives() -> None:
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            transport = bus.zenoh
+            assert transport is not None
+            key = data_key(
+                transport.domain_id,
+                "/arm6/actarray/multi_position",
+                MultiPositionCommand.TYPE_NAME,
+                type_hash_of(MultiPositionCommand),
+            )
+            pub = transport.session.declare_publisher(key)
+            time.sleep(0.5)
+            pub.put(b"\x00\x01\x00\x00\xff\xff\xff\x7f")
+            assert wait_until(
+                lambda: any("malformed" in s.status.lower() for s in status), timeout=5.0
+            )
+            pub.undeclare()
+            with drivers.open(server.url()) as remote:
+                remote.power(True)
+                assert remote.read().motor_power or wait_until(
+                    lambda: remote.read().motor_power, timeout=2.0
+                )
+
+
+def test_a_served_rover_publishes_its_base_as_transform2d_and_twist2d() -> None:
+    with served("sim://rover", "rover") as server:
+        got: list[jointbus_msgs.JointState] = []
+        server.bus.subscribe("/rover/joint_state", jointbus_msgs.JointState, got.append, MAB_RT)
+        with drivers.open(server.url()) as rover:
+            rover.power(True)
+            end = time.monotonic() + 0.6
+            while time.monotonic() < end:  # planar velocity, renewed within the drive watchdog
+                rover.speeds([0.4, 0.0, 0.3, 0.0])
+                time.sleep(0.02)
+            n = len(got)
+            assert wait_until(lambda: len(got) > n, timeout=2.0)
+            state = JointState.from_wire(got[-1])
+        assert state.names == ("base", "mast")
+        pose, mast = state.positions
+        assert isinstance(pose, Transform2D) and isinstance(mast, float)
+        assert pose.x > 0.05 and pose.theta > 0.05
+        twist = state.velocities[0]
+        assert isinstance(twist, Twist2D)
+        assert (twist.vx, twist.vy, twist.omega) == pytest.approx((0.4, 0.0, 0.3), abs=1e-6)
+        assert state.efforts == ()  # the simulated rover measures no effort

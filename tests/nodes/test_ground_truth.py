@@ -1,0 +1,65 @@
+"""The simulator's ground truth as nav_msgs/Odometry: the true pose, the twist in the base frame."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+from jointbus.bus import MAB_RT, Bus
+from jointbus.drivers.sim.actuator_model import ActuatorParams
+from jointbus.drivers.sim.mujoco_world import MujocoWorld
+from jointbus.messages.nav_msgs import Odometry
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.ground_truth import GroundTruthPublisher, odometry_of
+
+HB50 = load_robot("hb50")
+
+
+def _flying_world() -> MujocoWorld:
+    """The hb50 thrown: yawed by 90° and pitched, moving forward in its own frame."""
+    world = MujocoWorld(HB50, ActuatorParams.hb50(), seed=0)
+    half = math.pi / 4  # yaw 90°
+    world.reset(base_height=1.0, orientation=(math.cos(half), 0.0, 0.0, math.sin(half)))
+    d = world.mujoco_data
+    d.qvel[0:3] = (0.0, 2.0, 0.0)  # world +y = the yawed body's +x
+    d.qvel[3:6] = (0.0, 0.0, 0.5)
+    mujoco.mj_forward(world.mujoco_model, d)
+    world.step(0.002)
+    return world
+
+
+def test_pose_is_the_world_pose_and_twist_is_in_the_base_frame() -> None:
+    world = _flying_world()
+    truth = world.base_pose()
+    odom = odometry_of(truth, "body", epoch_ns=5_000_000_000)
+    assert odom.header.frame_id == "world" and odom.child_frame_id == "body"
+    assert odom.header.stamp.to_ns() == 5_000_000_000 + round(truth.time * 1e9)
+    p = odom.pose.pose.position
+    assert (p.x, p.y, p.z) == tuple(truth.position.tolist())
+    q = odom.pose.pose.orientation
+    assert (q.w, q.x, q.y, q.z) == pytest.approx(tuple(truth.orientation.tolist()))
+    # moving along world +y with the body yawed by +90°: forward in the base frame
+    v = odom.twist.twist.linear
+    assert v.x == pytest.approx(2.0, abs=0.02)
+    assert abs(v.y) < 0.02
+    assert odom.twist.twist.angular.z == pytest.approx(0.5, abs=0.01)
+    assert Odometry.from_cdr(odom.to_cdr()) == odom
+
+
+def test_publisher_sends_each_step_on_the_namespaced_topic() -> None:
+    world = _flying_world()
+    got: list[Odometry] = []
+    with Bus(name="gt-test") as bus:
+        bus.subscribe("/hb50/sim/ground_truth", Odometry, got.append, MAB_RT, realtime=True)
+        pub = GroundTruthPublisher(bus, world, namespace="hb50")
+        for _ in range(5):
+            world.step(0.002)
+            pub.publish()
+    assert len(got) == 5
+    stamps = [m.header.stamp.to_ns() for m in got]
+    assert np.diff(stamps).tolist() == [2_000_000] * 4  # one message per 2 ms physics step
+    assert got[-1].pose.pose.position.z == pytest.approx(float(world.base_pose().position[2]))
+    assert got[-1].child_frame_id == HB50.root
