@@ -96,8 +96,16 @@ def test_sdk_discovery_lists_jointbus_topics_types_and_hashes(sdk: int) -> None:
     assert wait_until(listed, timeout=10.0)
     assert topics["/hb50/bridge_data"] == ["hb50_commons/msg/BridgeData"]
     assert topics["/hb50/joint_command"] == ["hb50_commons/msg/JointCommand"]
-    info = get_topic_info("/hb50/bridge_data", domain_id=0, router_port=sdk, verbose=True)
-    assert info is not None and info.publisher_count == 1
+    # The SDK's discovery is one 0.5 s liveliness query; through the router it is sometimes
+    # partial right after the SDK's session opened: ask until the publisher is in.
+    found: list[Any] = []
+
+    def bridge_listed() -> bool:
+        found[:] = [get_topic_info("/hb50/bridge_data", domain_id=0, router_port=sdk, verbose=True)]
+        return found[0] is not None and found[0].publisher_count == 1
+
+    assert wait_until(bridge_listed, timeout=10.0)
+    info = found[0]
     (publisher,) = info.publishers
     assert publisher.node_name == "bridge_node"
     assert publisher.type_hash == rihs01_of(BridgeData)

@@ -69,6 +69,7 @@ from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import incompatibilities
 from jointbus.bus.ros_graph import (
     EntityKind,
+    GraphEntity,
     endpoint_token,
     gid_of,
     graph_selector,
@@ -85,6 +86,10 @@ if TYPE_CHECKING:
 
 _LOG = logging.getLogger("jointbus.bus.zenoh")
 
+#: How long opening a session waits for its first link when it has ``connect`` endpoints (s).
+CONNECT_WAIT_S = 1.0
+#: How long the graph must stop growing before a discovery answer is final (s).
+GRAPH_SETTLE_S = 0.2
 #: How long a joining transient-local subscriber waits for history replies (s).
 HISTORY_QUERY_TIMEOUT_S = 1.0
 #: Period of the sporadic heartbeat a reliable transient-local publisher sends so that
@@ -114,11 +119,29 @@ def open_session(config: ZenohConfig) -> zenoh.Session:
         except zenoh.ZError as exc:
             raise ZenohConfigError(f"Zenoh rejected the configuration: {exc}") from exc
         try:
-            return zenoh.open(zconfig)
+            session = zenoh.open(zconfig)
         except zenoh.ZError as exc:
             last_error = exc
             _LOG.debug("zenoh open with listen=%s connect=%s failed: %s", listen, connect, exc)
+            continue
+        if connect:
+            _wait_for_a_link(session)
+        return session
     raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
+
+
+def _wait_for_a_link(session: zenoh.Session) -> None:
+    """Wait (at most ``CONNECT_WAIT_S``) until the session is linked to a peer or router.
+
+    A Zenoh peer opens its configured ``connect`` links in the background, so ``zenoh.open``
+    returns before they exist; a CLI command that asks the graph right away (``topic list``,
+    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once."""
+    deadline = time.monotonic() + CONNECT_WAIT_S
+    info = session.info
+    while time.monotonic() < deadline:
+        if any(True for _ in info.peers_zid()) or any(True for _ in info.routers_zid()):
+            return
+        time.sleep(0.005)
 
 
 def _undeclare(entity: object) -> None:
@@ -521,6 +544,9 @@ class ZenohTransport:
         self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
+        #: Every live graph entity of other sessions by token key (the liveliness subscriber's
+        #: view): nodes, endpoints, services.
+        self._graph: dict[str, GraphEntity] = {}
         #: Graph tokens that could not be parsed (counted; each key logged once).
         self.bad_tokens = 0
         self._bad_token_keys: set[str] = set()
@@ -652,25 +678,37 @@ class ZenohTransport:
         return self._subscriptions.get(topic)
 
     # ---- discovery -----------------------------------------------------------------------------
-    def _parse_token(self, key: str) -> EndpointInfo | None:
-        """The endpoint record of a token key; None for nodes and services (not topics), and for
-        malformed keys (counted, logged once each)."""
+    def _parse_entity(self, key: str) -> GraphEntity | None:
+        """A graph token key parsed; None for malformed keys (counted, logged once each)."""
         try:
-            entity = parse_token(key)
+            return parse_token(key)
         except BusError as exc:
             self.bad_tokens += 1
             if key not in self._bad_token_keys:
                 self._bad_token_keys.add(key)
                 _LOG.warning("ignoring a malformed ROS 2 graph token: %s", exc)
             return None
-        if entity.kind not in ("MP", "MS"):
+
+    def _parse_token(self, key: str) -> EndpointInfo | None:
+        """The endpoint record of a token key; None for nodes and services (not topics), and for
+        malformed keys."""
+        entity = self._parse_entity(key)
+        if entity is None or entity.kind not in ("MP", "MS"):
             return None
         return EndpointInfo.from_entity(entity)
 
     def _on_token(self, sample: zenoh.Sample) -> None:
-        info = self._parse_token(str(sample.key_expr))
-        if info is None or info.zid == self.zid:
+        key = str(sample.key_expr)
+        entity = self._parse_entity(key)
+        if entity is None or entity.zid == self.zid:
             return
+        if sample.kind == zenoh.SampleKind.DELETE:
+            self._graph.pop(key, None)
+        else:
+            self._graph[key] = entity
+        if entity.kind not in ("MP", "MS"):
+            return
+        info = EndpointInfo.from_entity(entity)
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
             return
@@ -731,18 +769,38 @@ class ZenohTransport:
         """The discovery record of a remote endpoint, if its token has been seen."""
         return self._remote.get(gid)
 
-    def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
-        """Every endpoint token of other sessions; waits up to ``timeout`` s for answers."""
-        out: list[EndpointInfo] = []
-        selector = graph_selector(self.domain_id)
-        for reply in self.session.liveliness().get(selector, timeout=timeout):
+    def graph(self, timeout: float = 0.5) -> list[GraphEntity]:
+        """Every graph entity (nodes, endpoints, services) of other sessions in the domain.
+
+        The union of a liveliness query and the liveliness subscriber's table, watched until it
+        stops growing for ``GRAPH_SETTLE_S`` (or ``timeout`` s pass): through a router, a query
+        right after a session opened sometimes came back empty or partial (1 in 4 on a loaded
+        host) while the links and the subscriber's history were still arriving."""
+        found: dict[str, GraphEntity] = {}
+        deadline = time.monotonic() + timeout
+        for reply in self.session.liveliness().get(graph_selector(self.domain_id), timeout=timeout):
             sample = reply.ok
             if sample is None:
                 continue
-            info = self._parse_token(str(sample.key_expr))
-            if info is not None and info.zid != self.zid:
-                out.append(info)
-        return out
+            key = str(sample.key_expr)
+            entity = self._parse_entity(key)
+            if entity is not None and entity.zid != self.zid:
+                found[key] = entity
+        size, stable_since = -1, time.monotonic()
+        while True:
+            found.update(dict(self._graph))
+            now = time.monotonic()
+            if len(found) != size:
+                size, stable_since = len(found), now
+            elif now - stable_since >= GRAPH_SETTLE_S or now >= deadline:
+                return list(found.values())
+            time.sleep(0.01)
+
+    def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
+        """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
+        return [
+            EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")
+        ]
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -770,6 +828,8 @@ class ZenohTransport:
 
 
 __all__ = [
+    "CONNECT_WAIT_S",
+    "GRAPH_SETTLE_S",
     "HISTORY_QUERY_TIMEOUT_S",
     "MISS_DETECTION_HEARTBEAT_S",
     "PublisherLink",

@@ -189,11 +189,11 @@ def graph(
     router: RouterOption = None,
 ) -> None:
     """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
-    from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show)."""
+    from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
+    Malformed tokens are counted and logged, never fatal."""
     import dataclasses
 
     from jointbus.bus.discovery import EndpointInfo
-    from jointbus.bus.ros_graph import graph_selector, parse_token
 
     with user_errors():
         config = zenoh_config(hub_port, connect, router)
@@ -206,15 +206,7 @@ def graph(
                 raise CliError("no Zenoh transport")
             nodes: list[tuple[str, str]] = []
             endpoints: list[EndpointInfo] = []
-            selector = graph_selector(transport.domain_id)
-            for reply in transport.session.liveliness().get(selector, timeout=timeout):
-                if reply.ok is None or str(reply.ok.key_expr).split("/")[2] == transport.zid:
-                    continue
-                try:
-                    entity = parse_token(str(reply.ok.key_expr))
-                except Exception as exc:  # a malformed token is shown, not fatal
-                    typer.echo(f"# ignored: {exc}", err=True)
-                    continue
+            for entity in transport.graph(timeout):
                 if entity.kind == "NN":
                     nodes.append((entity.namespace, entity.node))
                 elif entity.kind in ("MP", "MS"):
