@@ -23,8 +23,9 @@ import pytest
 import zenoh
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
-from jointbus.bus.names import topic_to_key
+from jointbus.bus.names import data_key
 from jointbus.codec.cdr import encode as cdr_encode
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.messages.std_msgs import String
@@ -576,9 +577,14 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
         config.insert_json5(key, value)
     session = zenoh.open(config)
     try:
-        pub = session.declare_publisher(
-            topic_to_key("/hb50/joint_command"), reliability=zenoh.Reliability.RELIABLE
+        assert rig.bus.zenoh is not None
+        key = data_key(
+            rig.bus.zenoh.domain_id,
+            "/hb50/joint_command",
+            JointCommand.TYPE_NAME,
+            rihs01_of(JointCommand),
         )
+        pub = session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
         assert wait_until(lambda: pub.matching_status.matching, 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
