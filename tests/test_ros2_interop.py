@@ -29,10 +29,12 @@ from zenoh_ros2_sdk.subscriber import ROS2Subscriber
 
 from bus.bus_support import free_port, wait_until
 from cli.cli_support import run_cli
-from jointbus.bus import ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, ZenohConfig, data_key
+from jointbus.bus.ros_graph import endpoint_token
 from jointbus.cli.ros2 import export_packages
 from jointbus.codec.type_hash import rihs01_of
-from jointbus.messages.hb50 import BridgeData, JointCommand
+from jointbus.messages.geometry_msgs import Twist
+from jointbus.messages.hb50 import BridgeData, JointCommand, Level, Status
 from jointbus.stack import Stack
 
 _PACKAGES = ("hb50_commons", "jointbus_msgs", "std_msgs", "geometry_msgs", "builtin_interfaces")
@@ -256,3 +258,52 @@ def test_jointbus_lists_ros2_participants(stack: tuple[Stack, int], sdk: int) ->
         )
     finally:
         pub.close()
+
+
+def test_bad_ros2_input_is_reported_once_on_the_status_topic(
+    stack: tuple[Stack, int], sdk: int
+) -> None:
+    """Samples without rmw_zenoh's attachment and a publisher announcing another type hash, on a
+    topic the control node subscribes to: each reported once on /hb50/status, never a crash, the
+    mistyped one never decoded."""
+    running, _ = stack
+    reports: list[Status] = []
+    running.bus.subscribe(
+        "/hb50/status", Status, reports.append, RELIABLE.with_(depth=1000), realtime=True
+    )
+    session = ZenohSession.get_instance().session
+    key = data_key(0, "/hb50/velocity_command", Twist.TYPE_NAME, rihs01_of(Twist))
+    wrong = f"RIHS01_{'0' * 64}"
+    token = endpoint_token(
+        0,
+        str(session.zid()),
+        node_id=90,
+        entity_id=91,
+        kind="MP",
+        node="old_teleop",
+        topic="/hb50/velocity_command",
+        type_name=Twist.TYPE_NAME,
+        type_hash=wrong,
+        qos=MAB_RT,
+    )
+    alive = session.liveliness().declare_token(token)
+    plain = session.declare_publisher(key)
+    try:
+        for _ in range(20):
+            plain.put(Twist().to_cdr())  # no attachment: a plain Zenoh put
+            time.sleep(0.01)
+
+        def texts(fragment: str) -> list[str]:
+            return [r.status for r in reports if fragment in r.status]
+
+        assert wait_until(lambda: bool(texts("no attachment")), timeout=5.0)
+        assert wait_until(lambda: bool(texts("type mismatch on /hb50/velocity_command")), 5.0)
+        time.sleep(1.0)
+        assert len(texts("no attachment")) == 1
+        assert len(texts("type mismatch on /hb50/velocity_command")) == 1
+        assert wrong in texts("type mismatch")[0]
+        assert all(r.level == Level.WARN for r in reports if "no attachment" in r.status)
+    finally:
+        plain.undeclare()
+        alive.undeclare()
+    assert running.control is not None and running.summary().motion_mode is not None
