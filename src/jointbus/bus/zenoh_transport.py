@@ -22,7 +22,7 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
   key (``allowed_origin=REMOTE``, so no loop-back of our own messages). A publisher of another type
   or type hash therefore never reaches the decoder (as in rmw_zenoh); its graph token is reported
   once as a :class:`TypeMismatchEvent`. (A wildcard ``<domain>/<topic>/*/*`` subscriber would see
-  such samples too, but cost 10–30 µs more per sample in Zenoh's routing: measured with
+  such samples too, but cost 8–38 µs more per sample in Zenoh's routing: measured with
   ``bench/bench_bus.py``.) A sample is decoded once with the topic's message class and the same
   object is offered to every compatible local subscriber. An undecodable payload is counted and
   reported (:class:`MalformedPayloadEvent`) and dropped; the subscription keeps running. A sample
