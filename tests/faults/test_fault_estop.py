@@ -10,13 +10,16 @@ node publishes.
   ``mode: estop`` with the drives off (the cycle already running when it arrived may still
   finish as before), and nothing is written to the actuators from then on, although the control
   node keeps publishing.
-- **No stale target after the reset**: while latched the robot falls; the user sends ``idle``
-  then ``reset`` (the documented procedure). Every command written after the reset is either the
-  bridge's hold of the position *measured at the reset* (until a fresh command arrives — often
-  none at all, when the control node's next command arrives before the cycle runs) or a command
-  the control node published after the reset; none is one from before it (which would pull the
-  joints back to where the robot was), and the joints do not move. ``stand_up`` then stands the
-  robot up again.
+- **No stale target after the reset**: while latched the robot falls, and the control node,
+  following the bridge, publishes damping only (DAMPING) instead of its posture. The user sends
+  ``idle`` then ``reset`` (the procedure to keep the robot down). Every command written after the
+  reset is either the bridge's hold of the position *measured at the reset* (until a fresh
+  command arrives — often none at all, when the control node's next command arrives before the
+  cycle runs) or a command the control node published after the reset; none is one from before
+  it (which would pull the joints back to where the robot was), and the joints do not move.
+  ``stand_up`` then stands the robot up again. (The default flow — ``reset`` without ``idle``,
+  the robot standing up by itself — is judged on MuJoCo ground truth in
+  ``test_fault_estop_ground_truth.py``.)
 
 The cycle-exact versions (stepped clock) are in ``tests/nodes/bridge/test_bridge_node.py``
 (``test_estop_latches_until_an_explicit_reset``,
@@ -95,8 +98,12 @@ def robot() -> Iterator[tuple[Stack, ModeLog, Recorded]]:
 
 
 def _moving(rec: Recorded) -> bool:
+    """The joints move, and a posture command of the control node's was recorded (the second
+    test needs one from before the e-stop: after it the node sends damping only)."""
     frame = rec.frame
-    return frame is not None and float(np.max(np.abs(frame.joint_velocity))) > 0.2
+    with rec.lock:
+        posture = any(c.kp[0] > 0 for _t, c in rec.published)
+    return posture and frame is not None and float(np.max(np.abs(frame.joint_velocity))) > 0.2
 
 
 def test_estop_during_motion_latches_within_one_cycle_and_writes_nothing(
@@ -139,11 +146,19 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
     if log.mode != "estop":
         pytest.skip("needs the e-stop latched by the previous test")
     time.sleep(0.5)  # the robot falls with its drives off
-    stack.command("idle")  # the documented procedure after a fall: idle, reset, stand_up
+    latched_ns = log.changes[-1].t_ns
+    with rec.lock:  # the control node left its posture: damping only while latched
+        during = [c for t, c in rec.published if t > latched_ns + 20_000_000]
+    assert during and all(set(c.kp) == {0.0} for c in during)
+    assert control.motion.mode is MotionMode.DAMPING
+    bridge = stack.bridge
+    assert bridge is not None
+    rejected_before = bridge.rejected
+    stack.command("idle")  # the procedure to keep it down: idle, reset (then stand_up)
     assert wait_until(lambda: control.motion.mode is MotionMode.IDLE, 2.0)
     with rec.lock:
         stale_targets = [c for _t, c in rec.published if c.kp[0] > 0]
-    assert stale_targets, "the control node published posture commands before the reset"
+    assert stale_targets, "the control node published posture commands before the e-stop"
     stale = stale_targets[-1]
     before_reset = array.read_joints().position
     reset_ns = time.monotonic_ns()
@@ -155,7 +170,6 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
         if cmd.source_node == "bridge_node":  # the hold: where the robot was at the reset
             assert np.allclose(cmd.t_pos, before_reset, atol=0.02)
     jump = float(np.max(np.abs(np.array(stale.t_pos) - before_reset)))
-    assert jump > 0.3  # the stale target is far away: applying it would be a jump
     with rec.lock:
         fresh = {id(c) for t, c in rec.published if t > reset_ns}
         old = {id(c) for t, c in rec.published if t <= reset_ns}
@@ -174,3 +188,6 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
     stack.command("stand_up")
     summary = stack.wait_for(lambda s: s.standing and s.true_base_height_m > 0.3, 10.0)
     assert summary.standing, summary
+    # The collapse left knees past their 2.705 rad limit: the stand-up starts at the limit, and
+    # the bridge refuses none of it (56 refusals in this flow before the control node clamped).
+    assert bridge.rejected == rejected_before

@@ -10,7 +10,10 @@ and runs the 500 Hz bridge; ``jointbus control`` runs the control node, which po
 bridge frames arrive, then sends itself ``stand_up`` (``--start idle`` does not). They meet over
 Zenoh with the default scheme (the first jointbus process on the host listens on
 ``tcp/127.0.0.1:7447``; ``--hub-port`` / ``JOINTBUS_HUB_PORT`` change it), exactly like the demo
-but with every message crossing a process boundary.
+but with every message crossing a process boundary. Each prints the other's state truthfully: when
+the bridge dies, ``jointbus control`` shows ``bridge=lost`` (measured 110–123 ms after a SIGKILL)
+and publishes a STALE about it on ``/hb50/status``; the bridge does the same for a dead control
+node (see :mod:`jointbus.stack`).
 
 **E-stop.** ``jointbus estop`` publishes ``estop jointbus_cli`` on ``/hb50/hardware_command`` (a
 ``std_msgs/String``, so ``ros2 topic pub`` can do the same) and repeats it until the bridge's
@@ -18,8 +21,9 @@ but with every message crossing a process boundary.
 An e-stop that nobody confirmed is an error (exit 1): the user must not believe the robot is
 stopped when no bridge heard it. The latch holds until an explicit ``jointbus estop --reset``:
 the bridge then switches the drives on holding the measured position until a command *sent after
-the reset* arrives, so a controller that kept publishing resumes from where the robot is — if the
-robot fell, send ``jointbus mode idle`` before the reset and ``jointbus mode stand_up`` after.
+the reset* arrives, and ramps any far target from the measured pose; the control node, which left
+STAND for DAMPING at the e-stop, stands the robot up again from where it lies — send
+``jointbus mode idle`` before the reset to keep it down.
 
 **Motion modes.** ``jointbus mode stand_up|stand|sit_down|idle`` publishes on
 ``/hb50/control_command`` and prints the control node's answer from ``/hb50/status`` (the mode
@@ -192,7 +196,12 @@ def _estop_of(state: BridgeState) -> str | None:
 
 def estop(  # noqa: PLR0917 (typer maps parameters to options)
     reset: Annotated[
-        bool, typer.Option("--reset", help="Re-arm a latched e-stop (explicit, never automatic).")
+        bool,
+        typer.Option(
+            "--reset",
+            help="Re-arm a latched e-stop (explicit, never automatic); a robot that was "
+            "standing stands up again from where it lies (`mode idle` first keeps it down).",
+        ),
     ] = False,
     reason: Annotated[
         str, typer.Option("--reason", help="Why (reported by the bridge).")

@@ -44,6 +44,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "mode": ("jointbus.cli.launch", "mode"),
     "serve": ("jointbus.cli.serve", "serve"),
     "teleop": ("jointbus.cli.teleop", "teleop"),
+    "can-twin": ("jointbus.cli.can_twin", "can_twin"),
 }
 
 

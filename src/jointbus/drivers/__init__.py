@@ -2,7 +2,8 @@
 
 Where it sits: above :mod:`jointbus.model` and :mod:`jointbus.messages`, below the bridge node.
 :func:`open` turns a URL into a driver — ``sim://arm6`` (the bundled simulated arm),
-``can://...`` (MIT-mode CAN motors) — through :data:`~jointbus.drivers.registry.DEFAULT_REGISTRY`;
+``sim://path/to/robot.yaml`` (a user's robot file, YAML or URDF), ``can://...`` (MIT-mode CAN
+motors) — through :data:`~jointbus.drivers.registry.DEFAULT_REGISTRY`;
 every driver is an :class:`ActuatorArray` with Player's ``actarray`` semantics (see
 :mod:`jointbus.drivers.actuator_array`). Driver modules are imported only when their scheme is
 opened, so importing this package pulls in neither python-can nor the simulator.
@@ -35,12 +36,15 @@ from jointbus.drivers.chain_kinematics import ChainKinematics
 from jointbus.drivers.errors import (
     DriverClosedError,
     DriverError,
+    DriverFileError,
     DriverIOError,
     DriverLoadError,
     DriverNotFoundError,
     DriverURLError,
+    MotionTimeoutError,
     RejectReason,
     RequestRejected,
+    UnknownArrayJointError,
 )
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.registry import DEFAULT_REGISTRY, DriverRegistry, DriverURL
@@ -56,6 +60,7 @@ __all__ = [
     "ChainKinematics",
     "DriverClosedError",
     "DriverError",
+    "DriverFileError",
     "DriverIOError",
     "DriverLoadError",
     "DriverNotFoundError",
@@ -66,10 +71,12 @@ __all__ = [
     "JointLimits",
     "JointReading",
     "LimitPolicy",
+    "MotionTimeoutError",
     "RawReading",
     "RejectReason",
     "RequestRejected",
     "Saturation",
+    "UnknownArrayJointError",
     "actuator_states",
     "array_state",
     "open",

@@ -518,16 +518,18 @@ class ActuatorArray(abc.ABC):
             return self._no_brakes
         return np.asarray(self._read_raw().braked, dtype=np.bool_)
 
-    def _wait_tick(self) -> float:
-        """Let time pass while :meth:`wait_until_still` polls; returns the seconds that passed.
+    def _wait_clock(self) -> float:
+        """The time :meth:`wait_until_still`'s timeout runs on, s (default: the monotonic wall
+        clock; a stepping simulator returns its simulated time)."""
+        return time.monotonic()
 
-        Default: sleep :attr:`WAIT_POLL_S` of wall time. A driver whose time is not the wall
-        clock's (a stepping simulator) or whose moves advance per exchange (``can://``)
-        overrides it.
+    def _wait_tick(self) -> None:
+        """Let time pass between two reads of :meth:`wait_until_still`.
+
+        Default: sleep :attr:`WAIT_POLL_S`. A driver whose time is not the wall clock's (a
+        stepping simulator) or whose moves advance per exchange (``can://``) overrides it.
         """
-        start = time.monotonic()
         time.sleep(self.WAIT_POLL_S)
-        return time.monotonic() - start
 
     def _close(self) -> None:  # noqa: B027 - optional hook; most drivers have nothing to free
         """Release the driver's resources (called once)."""
@@ -814,7 +816,8 @@ class ActuatorArray(abc.ABC):
         *,
         timeout: float,
     ) -> JointReading:
-        """Wait until none of ``joints`` (``None``: every joint) is ``MOVING``; return that reading.
+        """Wait until none of ``joints`` (``None``: every joint) is ``MOVING`` and each one's
+        position is known; return that reading.
 
         A commanded move (``position``, ``speed``, ``home``) is ``MOVING`` from the call on, so
         calling this right after a command waits for the whole move. ``timeout`` is in s of the
@@ -836,14 +839,19 @@ class ActuatorArray(abc.ABC):
                 indices = np.array(
                     [self._index("wait_until_still", j) for j in joints], dtype=np.intp
                 )
-        waited = 0.0
+        deadline = self._wait_clock() + limit
         moving_bit = np.uint8(ActuatorState.MOVING)
         while True:
             reading = self.read_joints()
-            moving = indices[(reading.state[indices] & moving_bit) != 0]
+            # A joint whose position is not known this cycle (a missed reply) is not known to be
+            # still: keep waiting rather than return a reading without it.
+            unsettled = ((reading.state[indices] & moving_bit) != 0) | ~np.isfinite(
+                reading.position[indices]
+            )
+            moving = indices[unsettled]
             if moving.size == 0:
                 return reading
-            if waited >= limit:
+            if self._wait_clock() >= deadline:
                 raise MotionTimeoutError(
                     limit,
                     [self._names[i] for i in moving.tolist()],
@@ -852,7 +860,7 @@ class ActuatorArray(abc.ABC):
                     reading.velocity[moving].tolist(),
                 )
             self._check_open()
-            waited += self._wait_tick()
+            self._wait_tick()
 
     def current(self, joint: int | str | None, current: float) -> tuple[Saturation, ...]:
         """Drive ``joint`` (``None``: every joint) with ``current`` (A, joint sense)."""

@@ -38,6 +38,19 @@ class DriverURLError(DriverError, ValueError):
     """A driver URL that cannot be parsed or names something the driver does not have."""
 
 
+class DriverFileError(DriverURLError):
+    """A driver URL names a file (a robot description) that is missing or cannot be used.
+
+    ``path`` is the file as resolved (absolute); the loader's own error, naming the key and value
+    at fault, is the text and ``__cause__``.
+    """
+
+    def __init__(self, url: str, path: str, problem: str) -> None:
+        self.url = url
+        self.path = path
+        super().__init__(f"driver URL {url!r}: {problem}")
+
+
 class DriverLoadError(DriverError, ImportError):
     """A registered driver failed to import (a missing optional dependency, typically)."""
 

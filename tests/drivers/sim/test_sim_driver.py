@@ -7,6 +7,7 @@ exactly; the determinism tests switch noise on.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -93,7 +94,7 @@ def test_open_by_url_gives_the_bundled_arm() -> None:
         ("sim://arm6?realtime=maybe", "realtime"),
         ("sim://arm6?noise=2", "noise"),
         ("sim://arm6?seed=x", "seed"),
-        ("sim://arm6/left", "path"),
+        ("sim://arm6/left", "no robot file 'arm6/left'"),
         ("arm6", "no scheme"),
     ],
 )
@@ -326,6 +327,24 @@ def test_impedance_command_holds_the_targets(arm: SimActuatorArray) -> None:
     arm.impedance(JointCommand.hold(arm.names, target, 60.0, 3.0))
     arm.step(2.0)
     assert positions(arm) == pytest.approx(target, abs=0.03)  # friction vs kp: a small offset
+
+
+def test_an_impedance_command_braking_a_joint_does_not_drive_it_against_the_brake(
+    arm: SimActuatorArray,
+) -> None:
+    """Issue 11 item 4 on the impedance path: a braked joint's drive pushed against the brake
+    (BRAKED|STALLED, full torque) toward a target it would jump to on release."""
+    here = positions(arm).tolist()
+    target = list(here)
+    target[2] = here[2] - 1.0  # the elbow's target is 1 rad away ...
+    command = JointCommand.hold(arm.names, target, 60.0, 3.0)
+    braked = dataclasses.replace(command, brake=(False, False, True, False, False, False))
+    arm.impedance(braked)  # ... but its brake is on in the same command
+    arm.step(1.0)
+    elbow = arm.read().actuators[2]
+    assert elbow.state == BRAKED  # held by the brake, the drive not fighting it (no STALLED)
+    assert abs(elbow.effort) < 0.5  # N·m (60 N·m/rad × 1 rad before)
+    assert elbow.position == pytest.approx(here[2], abs=1e-3)
 
 
 def test_homing(arm: SimActuatorArray) -> None:

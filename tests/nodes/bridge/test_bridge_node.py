@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,17 @@ import numpy as np
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
-from jointbus.codec.type_hash import rihs01_of
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.messages.std_msgs import String
 from jointbus.model.yaml_loader import load_robot
 from jointbus.nodes.bridge.command_check import UncheckedJointCommand
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.nodes.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 
 _BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
@@ -60,7 +62,10 @@ class Rig:
 
     def __init__(self, config: BridgeConfig | None = None, bus: Bus | None = None) -> None:
         self.clock = FakeClock()
-        self.sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+        # The drives start at the standing pose the tests command: a first command far from the
+        # measured pose would be ramped to (the re-entry tests below).
+        config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+        self.sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
         self.bus = bus if bus is not None else Bus()
         self.statuses: list[Status] = []
         self.data: list[BridgeData] = []
@@ -287,12 +292,19 @@ def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) ->
     assert any("'control_node' -> 'teleop'" in t for t in rig.texts())
     # teleop stops; control_node continues.
     cycles = 0
-    while rig.node.last_applied is not default_cmd:
+    while rig.states[-1].status[0] != "owner: control_node":
         rig.step(default_cmd)
         cycles += 1
         assert cycles <= 51  # 100 ms of silence + the cycle that notices it
-    assert rig.states[-1].status[0] == "owner: control_node"
     assert any("'teleop' -> 'control_node'" in t and "silent" in t for t in rig.texts())
+    # Its target is 0.25 rad from where teleop left the joints: the bridge ramps to it from the
+    # measured pose (no jump), then applies it as sent.
+    rig.step(default_cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert np.max(np.abs(np.array(applied.t_pos) - MOVED)) < 0.03
+    rig.run(0.5, every_cycle(default_cmd))
+    assert rig.node.last_applied is default_cmd
 
 
 def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
@@ -300,6 +312,25 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     rig.run(1.0, every_cycle(hold(HOME)), lambda k: custom if k % 60 == 0 else None)  # 8.3 Hz
     assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
     assert not any("teleop" in t for t in rig.texts())
+
+
+def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(
+    rig: Rig,
+) -> None:
+    from jointbus.messages.std_msgs import Header
+
+    t0 = time.time_ns()
+    steady = [  # stamped every 2 ms by the source, as a 500 Hz loop does
+        dataclasses.replace(hold(MOVED, source="teleop"), header=Header.at_ns(t0 + k * 2 * MS))
+        for k in range(8)
+    ]
+    rig.run(0.2, every_cycle(hold(HOME)))
+    # delivered late and in pairs: arrivals 0, 4, 4, 6, 6 ms (read as 667 Hz before)
+    for batch in ([steady[0]], [], steady[1:3], steady[3:5], steady[5:6], steady[6:7]):
+        rig.step(hold(HOME), *batch)
+    assert rig.node.arbiter.owner(rig.clock.now) == "teleop"
+    takeover = [t for t in rig.texts() if "'control_node' -> 'teleop'" in t]
+    assert len(takeover) == 1 and "publishes at 500.0 Hz" in takeover[0], takeover
 
 
 # -- watchdog ------------------------------------------------------------------------------
@@ -315,7 +346,7 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     safe = rig.node.last_applied
     assert safe is not None
     assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
-    assert safe.kd == (3.0,) * 12
+    assert safe.kd == (SAFE_KD,) * 12  # the safe-mode damping, not the stand kd
     assert rig.states[-1].status[1] == "mode: safe"
     assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
     rig.run(0.02, every_cycle(cmd))
@@ -565,31 +596,29 @@ CRAFTED = [  # what is wrong, the field and joint index the report must name, th
 def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> None:
     """Issue 11, item 10: NaN, a negative gain and a short array used to come out as a WARN
     "malformed payload ... from gid ..." without the source (the wire rules refuse them at
-    decode), limits and name order as an ERROR naming it. Now each crafted sample, put on the
-    joint_command key by a plain Zenoh session, is exactly one ERROR naming the source node, the
-    joint (name and index), the field and the value — and none moves the robot."""
+    decode), limits and name order as an ERROR naming it. Now each crafted sample is exactly one
+    ERROR naming the source node, the joint (name and index), the field and the value — and none
+    moves the robot. The bytes are put on the topic's rmw_zenoh data key by a raw Zenoh publisher
+    with rmw_zenoh's attachment, as a ROS 2 publisher sends them (no jointbus checks)."""
     port = free_port()
     rig = Rig(bus=Bus(name="bridge", zenoh=ZenohConfig(hub_port=port)))
-    config = zenoh.Config()
-    for key, value in ZenohConfig.loopback(None, (port,)).json5_items(
-        ("tcp/127.0.0.1:0",), (f"tcp/127.0.0.1:{port}",)
-    ):
-        config.insert_json5(key, value)
-    session = zenoh.open(config)
+    rogue = Bus(name="rogue", zenoh=ZenohConfig.loopback(None, (port,)))
     try:
-        assert rig.bus.zenoh is not None
+        transport = rogue.zenoh
+        assert transport is not None
         key = data_key(
-            rig.bus.zenoh.domain_id,
+            transport.domain_id,
             "/hb50/joint_command",
             JointCommand.TYPE_NAME,
-            rihs01_of(JointCommand),
+            type_hash_of(JointCommand),
         )
-        pub = session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
-        assert wait_until(lambda: pub.matching_status.matching, 10.0)
+        pub = transport.session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
+        assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
         rig.run(0.2, every_cycle(hold(HOME)))
         subscription = rig.node.command_subscription
-        for _, fields, *_rest in CRAFTED:
-            pub.put(_crafted(**fields))
+        for seq, (_, fields, *_rest) in enumerate(CRAFTED, start=1):
+            # as a ROS 2 publisher sends it: rmw_zenoh's attachment (sequence, time, GID)
+            pub.put(_crafted(**fields), attachment=attachment.pack(seq, time.time_ns(), b"r" * 16))
             assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
             rig.run(0.02, every_cycle(hold(HOME)))
         reports = rig.reports()
@@ -608,5 +637,292 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
             "control_node"
         )
     finally:
-        session.close()  # type: ignore[no-untyped-call]
+        rogue.close()
         rig.close()
+
+
+# -- the achieved publish rate (issue 11, item 11) --------------------------------------------
+
+
+def _publish_string(state: BridgeState) -> str:
+    return next(s for s in state.status if s.startswith("publish: "))
+
+
+def test_bridge_state_reports_the_achieved_publish_rate_and_skipped_cycles(rig: Rig) -> None:
+    """Stepped: for 2.4 s every sixth cycle does not run (its 2 ms pass without a cycle); the
+    bridge says so in every BridgeState, not ``500 Hz``. Its 1 s windows start at its first
+    publication: the second one, 1.0–2.0 s, lies wholly in the stalled part."""
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    first = len(rig.states)
+    for k in range(1200):
+        if k % 6 == 5:
+            rig.clock.now += STEP_NS  # a slot with no cycle: nothing published
+            continue
+        rig.step(cmd)
+    text = _publish_string(rig.states[-1])
+    assert len(rig.states) - first == 1000  # 1200 slots, 200 of them without a cycle
+    # The last complete 1 s window: 500 slots, 417 cycles run ≈ 416.7 Hz, 83 skipped (±1 by
+    # where the window starts).
+    rate, skipped, slots = _parse_publish(text)
+    assert slots == 500, text
+    assert skipped in (83, 84), text
+    assert rate == pytest.approx((slots - skipped) / 1.0, abs=1.0), text
+    assert rig.node.publish_rate_hz == pytest.approx(rate, abs=0.5)
+    assert rig.node.publish_skipped == skipped
+    rig.run(1.6, every_cycle(cmd))  # back to every cycle: the window 3–4 s is clean
+    assert _parse_publish(_publish_string(rig.states[-1]))[:2] == (500.0, 0)
+
+
+def test_an_inactive_spell_is_not_counted_as_skipped_cycles(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(1.2, every_cycle(cmd))
+    rig.node.deactivate()
+    rig.clock.now += 3_000_000_000  # 3 s without cycles: the node was told to stop
+    rig.node.activate()
+    rig.run(1.2, every_cycle(cmd))
+    rate, skipped, slots = _parse_publish(_publish_string(rig.states[-1]))
+    assert (rate, skipped, slots) == (500.0, 0, 500)
+
+
+def _parse_publish(text: str) -> tuple[float, int, int]:
+    """``publish: 417 Hz, 83 of 500 cycles skipped in the last 1.0 s`` → (417.0, 83, 500)."""
+    words = text.split()
+    return float(words[1]), int(words[3]), int(words[5])
+
+
+@pytest.mark.long  # real time: 2.5 s of the bridge's own 500 Hz loop
+def test_reported_rate_and_skips_match_the_published_stamps_under_an_injected_stall() -> None:
+    """The bridge's real rate loop, with a body that stalls 9 ms every 25th cycle (a slow driver
+    read, as on a loaded host): what the bridge and its loop statistics report must be what a
+    subscriber sees in the header stamps — rate, gaps and lateness. Only ratios of the same run
+    are asserted, never absolute speed."""
+    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=True, noise=False))
+    bus = Bus()
+    stamps: list[int] = []  # the published header stamps (wall clock)
+    arrivals: list[int] = []  # and when each was published (monotonic: in-process, realtime)
+
+    def received(msg: BridgeData) -> None:
+        stamps.append(msg.header.stamp.to_ns())
+        arrivals.append(time.monotonic_ns())
+
+    bus.subscribe("/hb50/bridge_data", BridgeData, received, MAB_RT, realtime=True)
+    node = BridgeNode(sim, bus, run_loop=False)
+
+    def stalling_body(cycle: CycleInfo) -> None:
+        if cycle.index % 25 == 24:
+            end = time.monotonic_ns() + 9_000_000
+            while time.monotonic_ns() < end:  # busy: a driver read that hangs 9 ms
+                pass
+        node.cycle(node.clock())
+
+    loop = node.create_rate_loop(500.0, stalling_body, name="bridge")  # window: 10 s
+    try:
+        node.start()
+        time.sleep(2.5)
+        snap = loop.stats()  # the whole run: its window is longer
+        recent = list(stamps)  # the same cycles, give or take the one running now
+        published_at = list(arrivals)
+        window = node.publish_window_ns
+        state = node.last_state
+    finally:
+        node.shutdown()
+        bus.close()
+    span_s = (recent[-1] - recent[0]) / 1e9
+    observed_rate = (len(recent) - 1) / span_s
+    # The grid had span / period slots between the first and last stamp; the missing ones are
+    # those without a publication (counting gaps one by one would misjudge jittery ones).
+    observed_fraction = 1.0 - (len(recent) - 1) / (span_s * 500.0)
+    longest_gap_s = max(b - a for a, b in pairwise(recent)) / 1e9
+    print(
+        f"\nstall every 25th cycle: stamps {observed_rate:.0f} Hz, {observed_fraction:.1%} missing;"
+        f" loop stats {snap.achieved_rate_hz:.0f} Hz, {snap.skipped_fraction:.1%} skipped, "
+        f"late p99 {snap.lateness_p99_s * 1e3:.2f} ms; period p50 {snap.period_p50_s * 1e3:.2f} ms;"
+        f" longest gap {longest_gap_s * 1e3:.1f} ms"
+    )
+    assert observed_fraction > 0.05  # the stall really dropped cycles
+    assert snap.achieved_rate_hz == pytest.approx(observed_rate, rel=0.05)
+    assert snap.skipped_fraction == pytest.approx(observed_fraction, abs=0.03)
+    assert snap.achieved_rate_hz < 0.95 * 500  # not "500 Hz"
+    assert snap.lateness_p99_s > snap.period_target_s  # the dropped slots show in p99
+    assert snap.lateness_max_s >= 0.5 * longest_gap_s
+    # The bridge's own 1 s account, against the stamps published in that same window.
+    assert window is not None and state is not None
+    rate, skipped, slots = _parse_publish(_publish_string(state))
+    ran = sum(window[0] < t <= window[1] for t in published_at)
+    assert slots - skipped == pytest.approx(ran, abs=1)
+    assert slots == round((window[1] - window[0]) * 500 / 1e9)
+    assert rate == pytest.approx(ran / ((window[1] - window[0]) / 1e9), rel=0.01)
+    assert skipped > 0.05 * slots
+
+
+# -- re-entry after the drives stopped following commands (issue 11, items 1 and 4) ---------
+
+
+def _max_step(commands: list[JointCommand], start: np.ndarray) -> float:
+    """Largest change of any applied target from one cycle to the next (rad), from ``start``."""
+    previous, largest = start, 0.0
+    for cmd in commands:
+        position = np.array(cmd.t_pos)
+        largest = max(largest, float(np.max(np.abs(position - previous))))
+        previous = position
+    return largest
+
+
+def test_after_a_reset_a_fresh_far_command_is_ramped_to_from_the_measured_pose(rig: Rig) -> None:
+    """A source that did not notice the e-stop keeps sending its standing pose; after the reset
+    the bridge moves the target there from where the robot lies, at the re-entry speed, with the
+    stiffness rising — never the full-gain step that flipped the robot."""
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.step("estop")
+    slumped = HOME * 0.2  # the body dropped, the legs folded under it
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(slumped)
+    rig.run(0.2, every_cycle(stand))
+    rig.step("reset")
+    applied: list[JointCommand] = []
+    speeds: list[float] = []
+    for _ in range(round(2.0 * 500)):
+        rig.step(hold(HOME))  # fresh: sent after the reset, computed before the fall
+        assert rig.node.last_applied is not None
+        applied.append(rig.node.last_applied)
+        speeds.append(float(np.max(np.abs(rig.sim.read_joints().velocity))))
+    config = rig.node.config
+    step = config.reentry_speed / config.rate_hz
+    first = applied[0]
+    assert first.source_node == "bridge_node"
+    far = np.abs(HOME - slumped) > config.reentry_tolerance  # the hips' 0.04 rad pass at once
+    assert far.sum() == 8
+    assert np.max(np.abs(np.array(first.t_pos) - slumped)[far]) <= step + 1e-6
+    assert first.kp[2] < 80.0 / 10  # stiffness starts near zero
+    assert _max_step(applied[1:], np.array(first.t_pos)) <= step + 1e-6
+    assert max(speeds) < 1.5 * config.reentry_speed  # the joints follow the slow target
+    assert applied[-1].t_pos == hold(HOME).t_pos and applied[-1].kp == (80.0,) * 12
+    assert np.allclose(rig.positions(), HOME, atol=0.02)
+    warns = [s.status for s in rig.reports() if s.level == Level.WARN and "re-entry" in s.status]
+    assert warns and "e-stop reset" in warns[0] and "(index " in warns[0]
+    assert any("re-entry after e-stop reset complete" in t for t in rig.texts())
+
+
+def test_leaving_safe_mode_ramps_from_the_sagged_pose(rig: Rig) -> None:
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.run(0.3)  # silence: safe mode
+    assert rig.node.mode is BridgeMode.SAFE
+    sagged = HOME * 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    rig.step(stand)
+    assert rig.node.mode is BridgeMode.RUN
+    applied = rig.node.last_applied
+    assert applied is not None and applied is not stand
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)) <= rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)[[1, 2, 4, 5, 7, 8, 10, 11]]) <= 0.003
+    assert "reentry: ramping from the measured pose" in rig.states[-1].status
+    rig.run(1.5, every_cycle(stand))
+    assert rig.node.last_applied is stand
+    status = rig.states[-1].status
+    assert status[:2] == ("owner: control_node", "mode: run")
+    assert not [s for s in status if s.startswith("reentry")], status  # the ramp has ended
+
+
+ARM6 = load_robot("arm6")
+
+
+def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -> None:
+    """The bridge's use of JointCommand.brake: while a joint's brake is set its drive gets no
+    stiffness, target velocity or torque (nothing pushes against the brake); on release its
+    target starts at the measured position and moves at the re-entry speed, below its limit."""
+    clock = FakeClock()
+    sim = SimActuatorArray(SimArrayConfig.from_model(ARM6, realtime=False, noise=False))
+    bus = Bus()
+    publisher = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    timers = TimerThread("bridge-brake-timers", clock=clock, threaded=False)
+    node = BridgeNode(sim, bus, timers=timers, run_loop=False)
+    names = sim.names
+    elbow = names.index("elbow")
+    start = sim.read_joints().position.copy()
+
+    def step(cmd: JointCommand) -> None:
+        clock.now += STEP_NS
+        publisher.publish(cmd)
+        node.cycle(clock.now)
+        sim.step(0.002)
+        timers.run_due(clock.now)
+
+    try:
+        node.start()
+        target = start.copy()
+        target[elbow] += 1.0
+        braked = np.zeros(len(names), dtype=bool)
+        braked[elbow] = True
+        hold_start = JointCommand.hold(names, start.tolist(), 80.0, 3.0, source_node="control_node")
+        for _ in range(50):
+            step(hold_start)
+        pushing = dataclasses.replace(
+            JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node"),
+            brake=tuple(braked.tolist()),
+        )
+        for _ in range(250):
+            step(pushing)
+            applied = node.last_applied
+            assert applied is not None
+            assert applied.kp[elbow] == 0.0 and applied.t_trq[elbow] == 0.0
+            assert applied.brake[elbow] is True
+        assert abs(sim.read_joints().position[elbow] - start[elbow]) < 0.01
+        released = JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node")
+        velocities: list[float] = []
+        for _ in range(750):
+            step(released)
+            velocities.append(abs(float(sim.read_joints().velocity[elbow])))
+        limit = sim.config.limits[elbow].velocity_max
+        speed = node.config.reentry_speed
+        print(
+            f"\nelbow after brake release: max {max(velocities):.2f} rad/s (ramp {speed}, "
+            f"limit {limit})"
+        )
+        assert max(velocities) < min(1.5 * speed, limit)
+        assert abs(sim.read_joints().position[elbow] - target[elbow]) < 0.02
+        assert node.last_applied is released
+    finally:
+        node.shutdown()
+        bus.close()
+
+
+def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)  # rl_j1: drive off
+    rig.run(0.05, every_cycle(cmd))
+    sagged = HOME.copy()
+    sagged[7] += 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    heat(rig, 7, 70.0)  # cooled below shutdown − hysteresis: the drive comes back
+    rig.step(cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert abs(applied.t_pos[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
+    assert applied.t_pos[:7] == cmd.t_pos[:7]  # the other joints are not touched
+    assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
+    rig.run(1.0, every_cycle(cmd))
+    assert rig.node.last_applied is cmd
+
+
+def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: Rig) -> None:
+    """A source that sends damping first (its own idle) and then, at once, a standing pose far
+    from where the unheld joints drifted: the bridge ramps to it, as after a reset."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    damping = JointCommand.damping(ORDER, 1.0, source_node="control_node")
+    rig.run(0.2, every_cycle(damping))
+    assert rig.node.last_applied is damping
+    drifted = HOME * 0.3
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(drifted)
+    rig.step(hold(HOME))
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - drifted)[far]) <= 0.002 + 1e-6
+    assert any("re-entry after stiffness regained" in t for t in rig.texts())

@@ -10,6 +10,7 @@ source from taking control — and a refused value changes none of it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 
@@ -54,7 +55,9 @@ class Rig:
 
     def __init__(self, config: BridgeConfig | None = None) -> None:
         self.clock = FakeClock()
-        self.sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=False, noise=False))
+        # Start at the pose the tests command (a far first command would be ramped to).
+        config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+        self.sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
         self.bus = Bus(name="bridge-params")
         self.statuses: list[Status] = []
         self.states: list[BridgeState] = []

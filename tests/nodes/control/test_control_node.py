@@ -7,10 +7,12 @@ depend on this machine's speed.
 
 from __future__ import annotations
 
+import math
 import queue
 import time
 from collections.abc import Callable, Iterator
 
+import numpy as np
 import pytest
 from control_sim import PERIOD, apply, frame, hb50, lying_world
 
@@ -19,6 +21,7 @@ from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.hb50 import (
     BridgeData,
+    BridgeState,
     JointCommand,
     Level,
     MotionGait,
@@ -30,7 +33,7 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
 from jointbus.messages.tf2_msgs import TFMessage
-from jointbus.nodes.control.node import ControlNode
+from jointbus.nodes.control.node import ControlNode, drives_available
 
 TIMEOUT = 5.0
 
@@ -188,3 +191,68 @@ def test_deactivation_leaves_the_robot_damped(rig: Rig) -> None:
     last = rig.commands.get(timeout=TIMEOUT)
     assert set(last.kp) == {0.0} and set(last.kd) == {rig.node.motion.params.idle_kd}
     assert rig.node.motion.mode is MotionMode.IDLE
+
+
+def test_the_node_follows_the_bridge_out_of_stand_and_back_through_a_stand_up(rig: Rig) -> None:
+    """What ``/hb50/bridge_state`` says decides: an e-stop takes the node out of STAND (DAMPING in
+    RobotState, a WARN), the reset brings it back through a stand-up from the measured pose."""
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    running = BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+    states.publish(running)
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.3)
+    assert rig.node.motion.mode is MotionMode.STAND
+    states.publish(
+        BridgeState(
+            drives_enabled=False,
+            status=("owner: control_node", "mode: estop", "estop: hardware_command estop"),
+        )
+    )
+    damping = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert set(damping.kp) == {0.0}
+    state = rig.states.latest()
+    assert state is not None and state.motion_mode == MotionMode.DAMPING
+    assert wait_until(lambda: rig.status_with("STAND -> DAMPING: e-stop latched", Level.WARN))
+    rig.world.actuators.set_power(np.zeros(12, dtype=np.bool_))  # the drives are off: it falls
+    rig.run(1.0)
+    fallen = np.array(frame(rig.world).joint_position)
+    rig.world.actuators.set_power(np.ones(12, dtype=np.bool_))
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: hold")))
+    first = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.STAND_UP
+    assert np.max(np.abs(np.array(first.t_pos) - fallen)) < 0.05  # from where it lies
+    assert wait_until(lambda: rig.status_with("DAMPING -> STAND_UP: the drives are back", Level.OK))
+    tilt = 0.0
+    for _ in range(round(6.0 / PERIOD)):  # fold the sprawled legs, then the stand-up proper
+        rig.cycle()
+        _w, x, y, _z = rig.world.base_pose().orientation.tolist()
+        tilt = max(tilt, 2 * math.asin(min(1.0, math.hypot(x, y))))  # angle off upright
+        if rig.node.motion.mode is MotionMode.STAND:
+            break
+    rig.run(0.3)
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert tilt < 0.3, tilt
+    assert rig.world.base_pose().position[2] == pytest.approx(0.33, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("enabled", "status", "available", "why"),
+    [
+        (True, ("owner: control_node", "mode: run"), True, ""),
+        (True, ("owner: control_node", "mode: hold"), True, ""),
+        (True, ("owner: teleop", "mode: run", "reentry: ramping from the measured pose"), True, ""),
+        (True, ("owner: control_node", "mode: safe"), False, "bridge mode: safe"),
+        (False, ("owner: control_node", "mode: off"), False, "drives off (bridge mode: off)"),
+        (False, ("owner: x", "mode: estop", "estop: jointbus_cli"), False, "e-stop latched"),
+    ],
+)
+def test_drives_available_reads_the_bridge_state(
+    enabled: bool, status: tuple[str, ...], available: bool, why: str
+) -> None:
+    ok, reason = drives_available(BridgeState(drives_enabled=enabled, status=status))
+    assert ok is available
+    assert reason.startswith(why)
+    assert drives_available(None) == (True, "")  # no bridge heard yet: nothing to follow

@@ -277,3 +277,103 @@ def test_the_robot_stands_up_in_mujoco_and_sits_down_again() -> None:
     run(mc, est, world, mc.params.sit_down_time + 1.0)
     assert mode_of(mc) is M.IDLE
     assert world.base_pose().position[2] < 0.1
+
+
+# -- following the bridge (issue 11 item 1b) and joint limits (item 2) ---------------------
+
+
+@pytest.mark.parametrize("start", [M.STAND, M.STAND_UP])
+def test_drives_unavailable_leave_standing_for_damping_and_the_return_stands_up_from_the_floor(
+    start: MotionMode,
+) -> None:
+    mc, t = controller_in(start)
+    assert mc.follow_drives(False, "e-stop latched (jointbus_cli)") is M.DAMPING
+    assert (mc.motion_type, mc.motion_gait) == (MotionType.NONE, MotionGait.IDLE)
+    fallen = mc.q_sit + 0.3 * np.sign(mc.q_sit)  # lying, legs folded further than sitting
+    t += 0.002
+    damping = mc.step(fake_state(fallen), t)
+    assert set(damping.kp) == {0.0} and set(damping.kd) == {mc.params.idle_kd}
+    assert mc.follow_drives(False, "e-stop latched (jointbus_cli)", fallen) is None  # no change
+    with pytest.raises(TransitionError, match="e-stop latched"):
+        mc.handle_command("sit_down")
+    # The reset: back through a stand-up from where the robot lies, never to the old targets.
+    assert mc.follow_drives(True, "", fallen) is M.STAND_UP
+    t += 0.002
+    first = mc.step(fake_state(fallen), t)
+    expected = np.clip(fallen, mc.lower, mc.upper)
+    assert np.allclose(first.t_pos, expected, atol=1e-6)
+    t += mc.params.stand_up_time
+    last = mc.step(fake_state(mc.q_stand), t)
+    assert np.allclose(last.t_pos, mc.q_stand, atol=1e-6)
+    assert mc.mode is M.STAND
+
+
+def test_idle_while_the_drives_are_off_keeps_the_robot_down_when_they_are_back() -> None:
+    mc, _t = controller_in(M.STAND)
+    mc.follow_drives(False, "bridge mode: safe")
+    assert mc.handle_command("idle") is M.IDLE
+    assert mc.follow_drives(True, "", mc.q_sit) is None
+    assert mc.mode is M.IDLE
+
+
+def test_stand_up_while_the_drives_are_off_waits_for_them() -> None:
+    mc, _t = controller_in(M.IDLE)
+    assert mc.follow_drives(False, "drives off (bridge mode: off)") is None
+    assert mc.mode is M.IDLE  # lying already: nothing to leave
+    assert mc.handle_command("stand_up") is M.DAMPING
+    assert mc.stands_when_back
+    assert mc.follow_drives(True, "", mc.q_sit) is M.STAND_UP
+
+
+def test_a_sit_down_cut_by_an_estop_ends_down() -> None:
+    mc, _t = controller_in(M.SIT_DOWN)
+    assert mc.follow_drives(False, "e-stop latched (x)") is M.DAMPING
+    assert not mc.stands_when_back
+    assert mc.follow_drives(True, "", mc.q_sit) is M.IDLE
+
+
+def test_after_a_collapse_past_the_knee_limit_every_target_is_inside_the_limits() -> None:
+    """The knees of a collapsed hb50 end past ±2.705 rad: the stand-up from there starts at the
+    limit and moves into range along its ramp; the bridge refused 16–46 such commands before."""
+    mc = MotionController(MODEL)
+    collapsed = mc.q_sit.copy()
+    knees = [NAMES.index(f"{leg}_j2") for leg in ("fr", "fl", "rl", "rr")]
+    collapsed[knees] = np.sign(mc.q_stand[knees]) * 2.75  # 45 mrad past the 2.705 rad limit
+    t = 0.0
+    mc.step(fake_state(collapsed), t)
+    mc.handle_command("stand_up")
+    commands = []
+    while mc.mode is not M.STAND:
+        commands.append(mc.step(fake_state(collapsed), t))
+        t += 0.002
+    commands.append(mc.step(fake_state(collapsed), t))
+    joints = {j.name: j.limits for j in MODEL.actuated_joints()}
+    lower = np.array([joints[n].position_min for n in NAMES])
+    upper = np.array([joints[n].position_max for n in NAMES])
+    for cmd in commands:
+        q = np.array(cmd.t_pos)
+        assert (q >= lower - 1e-6).all() and (q <= upper + 1e-6).all(), q
+    assert np.allclose(np.abs(np.array(commands[0].t_pos)[knees]), 2.705, atol=1e-6)
+
+
+def test_a_stand_up_from_a_sprawl_folds_the_legs_first_then_rises() -> None:
+    """After a fall the legs can lie far from the folded pose (a front thigh swept back to
+    −1.55 rad); sweeping them straight to standing pushes the body along the floor and, in
+    MuJoCo, over onto its back. The stand-up folds them to the sitting pose first."""
+    mc = MotionController(MODEL)
+    sprawl = mc.q_sit.copy()
+    sprawl[NAMES.index("fr_j1")] = -1.55
+    t = 0.0
+    mc.step(fake_state(sprawl), t)
+    mc.handle_command("stand_up")
+    targets = []
+    while mc.mode is M.STAND_UP:
+        targets.append(np.array(mc.step(fake_state(sprawl), t).t_pos))
+        t += 0.002
+        assert t < 10.0
+    folded = min(range(len(targets)), key=lambda k: float(np.max(np.abs(targets[k] - mc.q_sit))))
+    assert np.allclose(targets[folded], mc.q_sit, atol=1e-3)  # passes through the folded pose
+    assert 0 < folded < len(targets) - 1
+    steps = np.abs(np.diff(np.array(targets), axis=0)).max(axis=0) / 0.002
+    assert steps.max() <= 1.05 * max(1.5, 1.875 * np.max(np.abs(mc.q_stand - mc.q_sit)) / 1.5)
+    assert np.allclose(targets[-1], mc.q_stand, atol=1e-3)

@@ -39,10 +39,12 @@ not answer, and a too-short one turns a slow answer into a missing one (NaN, a r
 a healthy answer can take, not the shortest:
 
 - ``virtual`` (the motor twin, a Python thread in the same process, answering when the OS and
-  the GIL let it run): :data:`VIRTUAL_REPLY_TIMEOUT_S` = 0.1 s. Measured on the project's loaded
-  2-CPU host (load ≈ 4.5, 12 motors, 5000 exchanges at 500 Hz, twice): whole-exchange latency
-  p50 0.9–1.6 ms, p99 9–10 ms, p99.9 14–18 ms, max 30–51 ms — 1 ms missed half the exchanges,
-  10 ms about 1 %.
+  the GIL let it run): :data:`VIRTUAL_REPLY_TIMEOUT_S` = 0.25 s. Whole-exchange latency measured
+  on the project's 2-CPU host (12 motors, exchanges at 500 Hz): at load ≈ 4.5, 2 × 5000
+  exchanges, p50 0.9–1.6 ms, p99 9–10 ms, p99.9 14–18 ms, max 30–51 ms; at load ≈ 7.5, 20 000
+  exchanges, p50 0.75 ms, p99 13.6 ms, p99.9 27.7 ms, max 109 ms. 1 ms missed a third to a half
+  of the exchanges, 10 ms 1–2 %; 0.25 s is over twice the worst seen, and costs time only
+  when a motor really is silent (then each exchange waits it out).
 - a real bus (``socketcan``, ``pcan``, …): the bus time of the exchange plus the firmware's
   answer time — ``2 · N · 135 bit / bitrate`` (N command and N reply frames, 8-byte standard
   frames with worst-case bit stuffing; bitrate 1 Mbit/s when not given) +
@@ -107,7 +109,7 @@ OPTIONS: Final[frozenset[str]] = frozenset(
 )
 """Options a ``can://`` URL (or a ``config=`` file) accepts, besides ``config`` itself."""
 
-VIRTUAL_REPLY_TIMEOUT_S: Final[float] = 0.1
+VIRTUAL_REPLY_TIMEOUT_S: Final[float] = 0.25
 """s: default reply timeout on python-can's ``virtual`` interface (the motor twin; see above)."""
 FIRMWARE_REPLY_MARGIN_S: Final[float] = 0.001
 """s: added to the bus time for a real motor's answer time and the kernel's queues."""
@@ -147,7 +149,9 @@ class CanArrayConfig:
     put the whole array on the safe command (``kp = 0``, ``kd = safe_kd`` N·m·s/rad, no torque).
     ``kp`` / ``kd`` (one per joint) are the position-loop gains of profiled moves (position,
     speed, home); ``jerk_time`` s sets the profiles' jerk limit (acceleration / jerk_time);
-    ``moving_velocity`` rad/s (m/s) is the speed above which a joint reports MOVING.
+    ``moving_velocity`` rad/s (m/s) is the speed above which a joint reports MOVING, judged on
+    its displacement over the last ``still_window_s`` s (velocity replies are too noisy: hb50's
+    MD80 drives report velocity with σ ≈ 0.38 rad/s).
     ``torque_constants`` N·m/A per joint (NaN: unknown; current commands need all of them).
     """
 
@@ -165,6 +169,7 @@ class CanArrayConfig:
     kd: tuple[float, ...] = ()
     jerk_time: float = 0.05
     moving_velocity: float = 0.05
+    still_window_s: float = 0.1
     torque_constants: tuple[float, ...] = field(default=())
     robot: RobotModel | None = field(default=None, compare=False, repr=False)
     """The robot description this config was built from (``None`` when built by hand): what the
@@ -198,6 +203,7 @@ class CanArrayConfig:
         _positive("period_s", self.period_s, upper=1.0)
         _positive("jerk_time", self.jerk_time, upper=1.0)
         _positive("moving_velocity", self.moving_velocity)
+        _positive("still_window_s", self.still_window_s, upper=10.0)
         if isinstance(self.lost_after, bool) or not isinstance(self.lost_after, int) or not (
             1 <= self.lost_after <= 10_000
         ):

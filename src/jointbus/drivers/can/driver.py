@@ -50,6 +50,12 @@ range; nothing is sent. A bus-off (error frame, ERROR state, refused send, close
 :class:`~jointbus.drivers.errors.DriverIOError` and is reported (:class:`BusFailure`); the held
 command stays what it was, though frames sent before the failure cannot be called back.
 
+**State flags.** ``MOVING`` while a commanded move's profile runs (from the call on), or when
+a joint's position changed by more than ``moving_velocity × still_window_s`` over the last
+``still_window_s`` (0.05 rad/s over 0.1 s by default): the velocity in the replies is too noisy
+to tell rest from motion (hb50's MD80 drives report it with σ ≈ 0.38 rad/s, positions with
+σ ≈ 0.64 mrad). ``UNPOWERED`` for a motor not in motor mode; ``STALLED`` for a lost motor.
+
 **Status word** (``ActuatorData.status``): bits 0–7 carry the motor's own error byte (models with
 the extended reply), the rest are :class:`CanStatus` flags.
 """
@@ -219,6 +225,9 @@ class CanActuatorArray(ActuatorArray):
         self._error_byte = np.zeros(n, dtype=np.uint32)
         self._timed_out = np.zeros(n, dtype=np.bool_)
         self._fresh = False
+        self._history: collections.deque[tuple[float, FloatArray]] = collections.deque(
+            [(-math.inf, np.full(n, np.nan))]
+        )
         # supervision
         self._missed = np.zeros(n, dtype=np.int64)
         self._lost = np.zeros(n, dtype=np.bool_)
@@ -300,8 +309,13 @@ class CanActuatorArray(ActuatorArray):
         raise DriverIOError(f"CAN bus {self._can.channel!r}: {exc}") from exc
 
     def _absorb(self, feedback: LinkFeedback, *, supervise: bool = True) -> None:
-        self._time = time.monotonic()
+        self._time = now = time.monotonic()
         self._position = feedback.position
+        history = self._history
+        history.append((now, feedback.position))
+        # Keep one sample at least a window old (the baseline of _displaced) and the newer ones.
+        while len(history) > 1 and history[1][0] <= now - self._can.still_window_s:
+            history.popleft()
         self._velocity = feedback.velocity
         self._torque = feedback.torque
         self._temperature = feedback.temperature_c
@@ -320,6 +334,15 @@ class CanActuatorArray(ActuatorArray):
             self._lost |= newly_lost
             if not self._safe:
                 self._go_safe(int(np.flatnonzero(newly_lost)[0]))
+
+    def _displaced(self) -> BoolArray:
+        """Joints that moved faster than ``moving_velocity`` on average over the last
+        ``still_window_s`` (their displacement since the newest reply at least that old, or the
+        oldest one kept); a joint without both positions is not counted as moving here."""
+        window = self._can.still_window_s
+        _, baseline = self._history[0]
+        with np.errstate(invalid="ignore"):
+            return np.abs(self._position - baseline) > self._can.moving_velocity * window
 
     def _go_safe(self, index: int) -> None:
         """Put every motor on the safe damping command and report it."""
@@ -396,8 +419,7 @@ class CanActuatorArray(ActuatorArray):
         status |= np.where(self._link.enabled, 0, int(CanStatus.UNPOWERED)).astype(np.uint32)
         if self._safe:
             status |= np.uint32(CanStatus.SAFE)
-        with np.errstate(invalid="ignore"):
-            moving = np.abs(self._velocity) > self._can.moving_velocity
+        moving = self._displaced()
         # A commanded move is MOVING from the call on, not only once the joint has sped up.
         moving |= (self._moves.mode == MODE_PROFILE) & self._moves.profile.active
         n = self.count
@@ -417,11 +439,9 @@ class CanActuatorArray(ActuatorArray):
             powered=self._link.enabled.copy(),
         )
 
-    def _wait_tick(self) -> float:
+    def _wait_tick(self) -> None:
         """One control period: a profiled move advances one period per exchange (per read)."""
-        start = time.monotonic()
         time.sleep(self._can.period_s)
-        return time.monotonic() - start
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:
         """The latest replies, without a new exchange (soft limits must not move the bus)."""

@@ -17,7 +17,8 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
   ±1 mrad/s so that a reference at rest gets none), as a drive that knows
   its own motor would. On power-on every joint holds where it is.
 - *current* — ``current`` commands: kp = kd = 0, τ = k_t · I.
-- *impedance* — Honey Badger's JointCommand, passed to the drive as it is.
+- *impedance* — Honey Badger's JointCommand, passed to the drive as it is, except that a joint
+  whose ``brake`` the command sets gets no drive torque (the brake holds it).
 
 **Time.** The control step (:attr:`SimArrayConfig.control_period`, 2 ms: profile sampling and
 the command to the drive) is subdivided by the physics at ``rate`` Hz (≥ 2 kHz). The targets are
@@ -54,9 +55,11 @@ import enum
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from urllib.parse import unquote
 
 import numpy as np
 import numpy.typing as npt
@@ -70,7 +73,7 @@ from jointbus.drivers.actuator_array import (
     SaturationCallback,
 )
 from jointbus.drivers.capabilities import Capability
-from jointbus.drivers.errors import DriverError, DriverURLError
+from jointbus.drivers.errors import DriverError, DriverFileError, DriverURLError
 from jointbus.drivers.limits import LimitPolicy
 from jointbus.drivers.profiled_moves import (
     MODE_CURRENT,
@@ -83,6 +86,9 @@ from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
 from jointbus.messages.errors import LimitError
 from jointbus.model.robot import RobotModel
+
+if TYPE_CHECKING:  # robots.py imports this module; it is imported lazily in open_sim
+    from jointbus.drivers.sim.robots import SimOptions
 
 __all__ = [
     "ExternalPhysics",
@@ -555,13 +561,16 @@ class SimActuatorArray(ActuatorArray):
         with self._state_lock:
             return self._model.braked.copy()
 
-    def _wait_tick(self) -> float:
+    def _wait_clock(self) -> float:
+        """Real time: the wall clock; stepping mode: simulated time."""
+        return super()._wait_clock() if self._thread is not None else self.time
+
+    def _wait_tick(self) -> None:
         """Real time: sleep; stepping mode: advance the simulation one control step."""
         if self._thread is not None:
-            return super()._wait_tick()
-        period = self._sim.control_period
-        self.step(period)
-        return period
+            super()._wait_tick()
+        else:
+            self.step(self._sim.control_period)
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_thread()
@@ -599,15 +608,19 @@ class SimActuatorArray(ActuatorArray):
             self._cmd_tau[indices] = self._kt[indices] * currents
 
     def _write_impedance(self, targets: ImpedanceTargets) -> None:
+        """Apply the targets; a joint the command brakes gets no drive torque (kp = kd = τ = 0),
+        as a servo drive switches its stage off behind an engaged brake: it neither heats
+        fighting the brake nor winds up toward a target it would jump to on release."""
         self._check_thread()
         with self._state_lock:
             self._model.set_brakes(targets.brake)
             self._moves.mode[:] = MODE_IMPEDANCE
-            self._cmd_kp[:] = targets.kp
-            self._cmd_kd[:] = targets.kd
+            driven = ~targets.brake
+            self._cmd_kp[:] = targets.kp * driven
+            self._cmd_kd[:] = targets.kd * driven
             self._cmd_p[:] = targets.position
             self._cmd_v[:] = targets.velocity
-            self._cmd_tau[:] = targets.torque
+            self._cmd_tau[:] = targets.torque * driven
 
     def _close(self) -> None:
         self._stop.set()
@@ -647,27 +660,37 @@ def _float_option(url: DriverURL, key: str, default: float) -> float:
 def open_sim(url: DriverURL) -> ActuatorArray:
     """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
 
-    ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives stepping mode
-    (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000, default 2000);
-    ``noise=false`` removes sensor noise. Unknown robots and options are a
-    :class:`~jointbus.drivers.errors.DriverURLError`. ``sim://rover`` is the mobile base of
+    ``<robot>`` is a bundled robot (``arm6``, ``hb50``) or a robot file: a path ending in
+    ``.yaml``, ``.yml`` or ``.urdf``, relative to the working directory
+    (``sim://robots/pan_tilt.yaml``) or absolute (``sim:///home/me/pan_tilt.urdf``); see
+    :mod:`.robots`. ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives
+    stepping mode (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000,
+    default 2000); ``noise=false`` removes sensor noise. Unknown robots and options are a
+    :class:`~jointbus.drivers.errors.DriverURLError`; a robot file that is missing or cannot
+    describe an actuator array a :class:`~jointbus.drivers.errors.DriverFileError` naming the
+    file (and the key and value at fault). ``sim://rover`` is the mobile base of
     :mod:`jointbus.drivers.sim.rover` (its own simulator; no options).
     """
-    from jointbus.drivers.sim.robots import SimOptions, build_sim_robot, sim_robots
+    from jointbus.drivers.sim.robots import (
+        ROBOT_FILE_SUFFIXES,
+        SimOptions,
+        build_sim_robot,
+        build_sim_robot_file,
+        sim_robots,
+    )
 
     if url.host == "rover" and not url.path:  # a mobile base: its own simulator
         from jointbus.drivers.sim.rover import open_rover
 
         return open_rover(url)
     url.unknown_options(_URL_OPTIONS)
-    if url.path:
+    location = _robot_location(url)
+    is_file = "/" in location or location.lower().endswith(ROBOT_FILE_SUFFIXES)
+    if not is_file and location not in sim_robots():
         raise DriverURLError(
-            f"driver URL {url.text!r}: unexpected path {url.path!r}; expected sim://<robot>"
-        )
-    if url.host not in sim_robots():
-        raise DriverURLError(
-            f"driver URL {url.text!r}: no simulated robot {url.host!r}; available: "
+            f"driver URL {url.text!r}: no simulated robot {location!r}; available: "
             + ", ".join(sorted((*sim_robots(), "rover")))
+            + ", or a robot file (sim://path/to/robot.yaml, .urdf)"
         )
     seed_text = url.option("seed")
     seed = 0
@@ -689,4 +712,39 @@ def open_sim(url: DriverURL) -> ActuatorArray:
         rate=rate,
         noise=_bool_option(url, "noise", True),
     )
-    return build_sim_robot(url.host, options)
+    if not is_file:
+        return build_sim_robot(location, options)
+    return _open_robot_file(url, Path(location), options, build_sim_robot_file)
+
+
+def _robot_location(url: DriverURL) -> str:
+    """What follows ``sim://`` up to the options: a robot name or a file path, as written."""
+    rest = url.text.split("://", 1)[1]
+    for mark in ("?", "#"):
+        rest = rest.split(mark, 1)[0]
+    return unquote(rest)
+
+
+def _open_robot_file(
+    url: DriverURL,
+    path: Path,
+    options: SimOptions,
+    build: Callable[[Path, SimOptions], SimActuatorArray],
+) -> SimActuatorArray:
+    """Build the robot of file ``path``, turning every way it can fail into a DriverFileError."""
+    from jointbus.model.errors import ModelError
+
+    resolved = path.resolve()
+    if not resolved.is_file():
+        raise DriverFileError(
+            url.text,
+            str(resolved),
+            f"no robot file {str(path)!r} (looked for {resolved}); expected a readable .yaml, "
+            ".yml or .urdf robot file, or a bundled robot",
+        )
+    try:
+        return build(resolved, options)
+    except (ModelError, ActuatorArrayConfigError, ValueError, LookupError) as exc:
+        raise DriverFileError(
+            url.text, str(resolved), f"robot file {resolved} cannot be simulated: {exc}"
+        ) from exc

@@ -13,6 +13,14 @@ MuJoCo quadruped) can construct its world and pass it as ``physics``.
   :class:`~jointbus.drivers.sim.mujoco_world.MujocoWorld` with a floor), 12 drives in the robot's
   actuator order, the body IMU through :meth:`~MujocoSimArray.imu`.
 
+**A user's robot file** (:func:`build_sim_robot_file`: ``sim://path/to/robot.yaml``,
+``sim:///abs/path/robot.urdf``) is simulated like ``arm6``: its actuated joints' drives alone
+(rotor inertia, friction, torque and speed limits from the file), no links, no gravity — what a
+user needs to run a control loop against the joints before the hardware exists. A YAML file is
+the robot schema of :mod:`jointbus.model.yaml_loader`; a URDF file is read by
+:func:`~jointbus.model.urdf_loader.load_urdf` (actuated joints: every moving joint in file order;
+mesh geometry is dropped, since drives alone have no use for it).
+
 **Where hb50 starts.** As a real robot is found when its power comes on: lying on its belly
 (base at :data:`HB50_LYING_HEIGHT`), legs folded (:data:`HB50_LYING_POSE`: hips splayed
 0.45 rad outwards, thighs 0.2 rad above horizontal, knees folded 2.7 rad), motor power off.
@@ -33,6 +41,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
@@ -42,17 +51,25 @@ from jointbus.drivers.actuator_array import ImuReading, SaturationCallback
 from jointbus.drivers.limits import LimitPolicy
 from jointbus.drivers.sim.driver import MIN_RATE, SimActuatorArray, SimArrayConfig
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
+from jointbus.model.robot import RobotModel
+from jointbus.model.urdf_loader import load_urdf
 from jointbus.model.yaml_loader import load_robot
 
 __all__ = [
     "HB50_LYING_HEIGHT",
     "HB50_LYING_POSE",
+    "ROBOT_FILE_SUFFIXES",
     "SIM_ROBOTS",
     "MujocoSimArray",
     "SimOptions",
     "build_sim_robot",
+    "build_sim_robot_file",
+    "load_robot_file",
     "sim_robots",
 ]
+
+ROBOT_FILE_SUFFIXES: Final[tuple[str, ...]] = (".yaml", ".yml", ".urdf")
+"""File name endings ``sim://`` reads as a robot file (YAML robot schema, or URDF)."""
 
 HB50_LYING_POSE: Final[tuple[float, float, float]] = (-0.45, -0.2, 2.7)
 """hb50 start pose per leg (rad) as (abduction, hip, knee) in the *standing pose's sense*: each
@@ -78,21 +95,50 @@ class SimOptions:
 SimRobotBuilder = Callable[[SimOptions], SimActuatorArray]
 
 
+def _drives_alone(model: RobotModel, options: SimOptions) -> SimActuatorArray:
+    """``model``'s actuated joints simulated by their drives alone (no external engine)."""
+    config = SimArrayConfig.from_model(
+        model,
+        policy=options.policy,
+        seed=options.seed,
+        realtime=options.realtime,
+        rate=options.rate,
+        noise=options.noise,
+    )
+    return SimActuatorArray(config)
+
+
 def _standalone(robot: str) -> SimRobotBuilder:
-    """A robot simulated by its drives alone (rotor dynamics, no external engine)."""
+    """A bundled robot simulated by its drives alone (rotor dynamics, no external engine)."""
 
     def build(options: SimOptions) -> SimActuatorArray:
-        config = SimArrayConfig.from_model(
-            load_robot(robot),
-            policy=options.policy,
-            seed=options.seed,
-            realtime=options.realtime,
-            rate=options.rate,
-            noise=options.noise,
-        )
-        return SimActuatorArray(config)
+        return _drives_alone(load_robot(robot), options)
 
     return build
+
+
+def load_robot_file(path: Path) -> RobotModel:
+    """The robot described by ``path``: a YAML robot file, or URDF (by the file name's ending).
+
+    Raises :class:`~jointbus.model.errors.RobotFileError` (naming file, key and value) for a file
+    that cannot be read or describe a robot, ``ValueError`` for an ending not in
+    :data:`ROBOT_FILE_SUFFIXES`.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".urdf":
+        return load_urdf(path, skip_meshes=True)
+    if suffix in (".yaml", ".yml"):
+        return load_robot(path)
+    raise ValueError(
+        f"robot file {path} ends in {suffix!r}; expected one of {', '.join(ROBOT_FILE_SUFFIXES)}"
+    )
+
+
+def build_sim_robot_file(path: Path, options: SimOptions) -> SimActuatorArray:
+    """The robot of file ``path`` (YAML or URDF), simulated by its drives alone (see the module
+    docstring); errors as :func:`load_robot_file` and
+    :class:`~jointbus.drivers.actuator_array.ActuatorArrayConfigError`."""
+    return _drives_alone(load_robot_file(path), options)
 
 
 class MujocoSimArray(SimActuatorArray):

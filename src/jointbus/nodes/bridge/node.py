@@ -38,12 +38,26 @@ arbitrate the queued joint commands, run the watchdog and the thermal guard → 
 - ``hold`` — after a reset or a drive-on: hold the position *measured at that moment* until a
   command sent afterwards arrives (never a stale target: :mod:`.estop`);
 - ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
-- ``run`` — the owner's latest valid command.
+- ``run`` — the owner's latest valid command; when commands apply again after any of the modes
+  above, an owner change, a brake release, a thermal shutdown or damping-only commands
+  (``kp = 0``), a target far from the measured pose is ramped to from there (:mod:`.reentry`),
+  and a braked joint gets no stiffness, target velocity or torque.
 
 The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
 written. Incoming commands are only *queued* by the subscription callback (with their arrival
 time); every decision runs on the loop thread, in arrival order, so the components need no locks
 and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
+
+**The achieved publish rate.** The bridge counts what it actually published: every second (node
+clock) it compares the ``BridgeData`` / ``BridgeState`` pairs published with the cycles the rate
+was due (elapsed time × ``rate_hz``) and puts the result in every ``BridgeState``'s ``status`` as
+``publish: 417 Hz, 83 of 500 cycles skipped in the last 1.0 s`` (also
+:attr:`BridgeNode.publish_rate_hz` / :attr:`BridgeNode.publish_skipped`). A cycle is skipped when
+the loop dropped its slot (an overrun: a stall of the host or of a driver read) or when reading
+the actuators failed. Why here and not only in the loop's statistics: this is what a consumer of
+``/hb50/bridge_data`` gets, whoever runs the loop (the node's own, a stack's lock-step body or a
+test), and it reaches every viewer of ``bridge_state_10hz``; under load the bridge used to skip
+≈ 17 % of its publications while the status line said ``loop=500Hz`` (the median period).
 
 **Liveliness.** The bridge is the robot's supervisor: it runs a
 :class:`~jointbus.runtime.liveliness.LivelinessMonitor` (:attr:`BridgeNode.liveliness`) over every
@@ -135,6 +149,7 @@ from jointbus.nodes.bridge.command_check import (
     decode_unchecked,
 )
 from jointbus.nodes.bridge.estop import EStopLatch
+from jointbus.nodes.bridge.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
 from jointbus.runtime.liveliness import LivelinessMonitor
@@ -146,6 +161,7 @@ from jointbus.runtime.timer import TimerThread
 __all__ = [
     "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
+    "SAFE_KD",
     "BridgeConfig",
     "BridgeMode",
     "BridgeNode",
@@ -161,6 +177,16 @@ _QUEUE_DEPTH: Final = 256
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
 _NAN3: Final = (math.nan, math.nan, math.nan)
+#: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
+PUBLISH_WINDOW_S: Final = 1.0
+#: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
+#: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
+#: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
+#: and 2.23 s at 6.0). Higher is slower but bounded by the drive: 4.5 · 2 ms / 0.0094 kg·m²
+#: (armature) = 0.96 < 1, so even a damping updated only at the 500 Hz bus rate does not
+#: overshoot; the 0.38 rad/s velocity noise becomes 1.7 N·m (1σ), 7 % of the 24 N·m limit; the
+#: largest torque while sinking was 9.1 N·m.
+SAFE_KD: Final = 4.5
 
 #: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
 _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
@@ -238,8 +264,11 @@ class BridgeConfig:
     """Settings of the bridge node (SI units). :meth:`from_model` takes the robot's parameters.
 
     ``allowed_sources``: when set, only these command sources are accepted (the default source
-    must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad); ``hold_kp`` /
-    ``hold_kd`` the gains of the hold after a reset or drive-on; ``kp_max`` / ``kd_max`` bound
+    must be one of them). ``safe_kd`` is the safe-mode damping (N·m·s/rad, :data:`SAFE_KD`, not
+    the robot's stand ``kd``: a damper needs more than a posture loop); ``hold_kp`` /
+    ``hold_kd`` the gains of the hold after a reset or drive-on; ``reentry_speed`` (rad/s),
+    ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape the first commands after
+    the drives stopped following commands (:mod:`.reentry`); ``kp_max`` / ``kd_max`` bound
     command gains. ``power_on_start``: switch the drives on (holding the measured position) when
     the node is activated. ``parameters``: declarations of the bridge's live parameters (names
     from :data:`BRIDGE_PARAMETERS`; :meth:`from_model` takes the robot file's); each starts at
@@ -256,9 +285,12 @@ class BridgeConfig:
     arbitration_window_s: float = 0.5
     fallback_s: float = 0.1
     watchdog_s: float = 0.25
-    safe_kd: float = 3.0
+    safe_kd: float = SAFE_KD
     hold_kp: float = 80.0
     hold_kd: float = 3.0
+    reentry_speed: float = 1.0
+    reentry_gain_time: float = 0.2
+    reentry_tolerance: float = 0.1
     kp_max: float = 500.0
     kd_max: float = 50.0
     thermal_warn_c: float = 80.0
@@ -285,6 +317,12 @@ class BridgeConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"BridgeConfig.{name} = {value}; expected a finite gain ≥ 0")
+        try:
+            ReentryRamp.check_settings(
+                self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
+            )
+        except ValueError as exc:
+            raise ValueError(f"BridgeConfig.{exc}") from None
         if self.allowed_sources is not None:
             allowed = tuple(self.allowed_sources)
             object.__setattr__(self, "allowed_sources", allowed)
@@ -297,7 +335,8 @@ class BridgeConfig:
     @classmethod
     def from_model(cls, model: RobotModel, **overrides: object) -> BridgeConfig:
         """Defaults from ``model``'s parameters where it declares them (``watchdog_time``,
-        ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima), then
+        ``thermal_*``, ``arbitration_threshold``, ``kp`` / ``kd`` defaults and maxima — the
+        hold gains, not the safe-mode damping), then
         ``overrides``. The declarations of :data:`BRIDGE_PARAMETERS` the model has become the
         live :attr:`parameters`."""
         declared = {p.name: p for p in model.parameters}
@@ -317,7 +356,6 @@ class BridgeConfig:
         take("arbitration_threshold", "takeover_hz")
         take("kp", "hold_kp")
         take("kd", "hold_kd")
-        take("kd", "safe_kd")
         for parameter, field in (("kp", "kp_max"), ("kd", "kd_max")):
             spec = declared.get(parameter)
             if spec is not None and spec.max is not None:
@@ -437,6 +475,21 @@ class BridgeNode(Node):
             hysteresis_c=cfg.thermal_hysteresis_c,
         )
         self._safe = safe_command(names, cfg.safe_kd, self._has_brake, source_node=cfg.node_name)
+        self.reentry = ReentryRamp(
+            names,
+            [s.velocity_max for s in limits_cfg],
+            speed=cfg.reentry_speed,
+            gain_time=cfg.reentry_gain_time,
+            tolerance=cfg.reentry_tolerance,
+            period=1.0 / cfg.rate_hz,
+            source_node=cfg.node_name,
+        )
+        """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
+        self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
+        self._any_braked = False
+        self._limp = np.zeros(len(names), dtype=np.bool_)  # kp = 0 in the last command run
+        self._any_limp = False
+        self._hold_cause = "start"
         self._hold_cmd: JointCommand | None = None
         self._command: JointCommand | None = None
         self._commands: deque[tuple[int, JointCommand | RefusedSample]] = deque(
@@ -456,6 +509,18 @@ class BridgeNode(Node):
         """The command written to the array in the last cycle (``None``: nothing written)."""
         self.cycles = 0
         self.rejected = 0
+        self.published = 0
+        """``BridgeData`` / ``BridgeState`` pairs published since construction."""
+        self.publish_rate_hz = math.nan
+        """Pairs published per second over the last completed window (Hz)."""
+        self.publish_skipped = 0
+        """Cycles due but not published in the last completed window."""
+        self.publish_window_ns: tuple[int, int] | None = None
+        """(start, end) of the last completed window on the node clock (ns): the publications
+        counted are those after ``start`` up to and including ``end``."""
+        self._window_start_ns: int | None = None
+        self._window_published = 0
+        self._publish_text = ""
         self.undecodable = 0
         """``joint_command`` samples the decoder refused (each also counted in ``rejected``)."""
         self._staged: BridgeConfig | None = None
@@ -606,6 +671,7 @@ class BridgeNode(Node):
     # ---- lifecycle hooks ---------------------------------------------------------------------
 
     def on_activate(self) -> None:
+        self._window_start_ns = None  # an inactive spell is not a run of skipped cycles
         try:
             self._brakes_supported = Capability.BRAKES in self.array.capabilities()
         except DriverError as exc:
@@ -667,21 +733,85 @@ class BridgeNode(Node):
         self._take_thermal(reading)
         self._take_joint_commands()
         self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
+        new_owner = ""
         for change in self.arbiter.take_events():
             self._event(Level.OK, "owner", change.describe())
+            new_owner = change.new
+        previous = self._mode
         mode = self._decide(reading, now_ns)
         for event in self.watchdog.take_events():
             self._event(Level.WARN, "watchdog", event.describe())
+        self._begin_reentry(previous, mode, new_owner, reading)
         self._mode = mode
+        command = None
+        if mode is BridgeMode.RUN and self._command is not None:
+            command = self._shaped(self._command, reading)
         self._publish(reading, now_ns)
         if mode is BridgeMode.HOLD:
             self._write(self.thermal.derate(self._hold()), "hold")
         elif mode is BridgeMode.SAFE:
             self._write(self.thermal.derate(self._safe), "safe")
-        elif mode is BridgeMode.RUN and self._command is not None:
-            self._write(self.thermal.derate(self._command), "command")
+        elif command is not None:
+            self._write(self.thermal.derate(command), "command")
         else:
             self.last_applied = None
+
+    def _begin_reentry(
+        self, previous: BridgeMode, mode: BridgeMode, new_owner: str, reading: JointReading
+    ) -> None:
+        """Start a re-entry from the measured pose when commands are applied again after the
+        drives did not follow them (hold, safe, off), or when another source took over."""
+        if mode is not BridgeMode.RUN:
+            if self.reentry.active:
+                self.reentry.cancel()
+            return
+        source = None
+        if previous is not BridgeMode.RUN:
+            cause = {
+                BridgeMode.HOLD: self._hold_cause,
+                BridgeMode.SAFE: "safe mode (no command for the watchdog time)",
+                BridgeMode.OFF: "drives off",
+                BridgeMode.ESTOP: "e-stop reset",  # reset and a fresh command in one cycle
+            }[previous]
+        elif new_owner:
+            cause, source = f"owner change to {new_owner!r}", new_owner
+        else:
+            return
+        self.reentry.begin(self._clipped(reading.position), cause, source=source)
+        self._braked[:] = False
+        self._any_braked = False
+        self._limp[:] = False
+        self._any_limp = False
+
+    def _shaped(self, cmd: JointCommand, reading: JointReading) -> JointCommand:
+        """The owner's command as it is written this cycle: braked joints get no stiffness, no
+        target velocity and no torque (the brake holds them, the drive must not push against
+        it); a joint whose brake is released, or that gets stiffness again after commands
+        without (``kp = 0``: damping only, nothing held it), starts a re-entry from its measured
+        position; the re-entry ramp shapes the rest (:mod:`.reentry`)."""
+        if self._any_limp or 0.0 in cmd.kp:  # the common case costs one tuple scan
+            stiff = np.array(cmd.kp, dtype=np.float64) > 0.0
+            regained = self._limp & stiff
+            if regained.any():  # held by nothing until now: it may be anywhere
+                self.reentry.begin(self._clipped(reading.position), "stiffness regained", regained)
+            self._limp = ~stiff
+            self._any_limp = bool(self._limp.any())
+        if self._any_braked or True in cmd.brake:
+            brake = np.array(cmd.brake, dtype=np.bool_)
+            released = self._braked & ~brake
+            if released.any():
+                self.reentry.begin(self._clipped(reading.position), "brake release", released)
+            self._braked = brake
+            self._any_braked = bool(brake.any())
+            if self._any_braked:
+                cmd = _without_motion(cmd, brake)
+        shaped = self.reentry.shape(cmd)
+        for event in self.reentry.take_events():
+            if isinstance(event, ReentryEngaged):
+                self._event(Level.WARN, "reentry", event.describe())
+            else:
+                self._event(Level.OK, "reentry", event.describe())
+        return shaped
 
     def _decide(self, reading: JointReading, now_ns: int) -> BridgeMode:
         if self.estop.latched:
@@ -706,7 +836,7 @@ class BridgeNode(Node):
             except CommandRejected as rejection:
                 self._reject(rejection)
                 continue
-            if not self.arbiter.offer(cmd.source_node, received_ns):
+            if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # latched, or sent before the last reset / drive-on
@@ -782,6 +912,7 @@ class BridgeNode(Node):
         if event is None:  # pragma: no cover - latched was checked above
             return
         self._hold_cmd = None
+        self._hold_cause = "e-stop reset"
         self._event(Level.OK, "estop", event.describe())
         if not self._power_off_requested:
             self._switch_on("reset")
@@ -813,6 +944,7 @@ class BridgeNode(Node):
             return
         self.estop.begin_hold(now_ns, measured.tolist())
         self._hold_cmd = None
+        self._hold_cause = f"drives on ({why})"
         self._command = None
         self._switch_on(why)
 
@@ -839,6 +971,7 @@ class BridgeNode(Node):
         self.last_applied = None
 
     def _take_thermal(self, reading: JointReading) -> None:
+        back: list[int] = []
         for event in self.thermal.update(reading.temperature):
             level = {
                 ThermalLevel.OK: Level.OK,
@@ -846,6 +979,12 @@ class BridgeNode(Node):
                 ThermalLevel.ERROR: Level.ERROR,
             }[event.new]
             self._event(level, "thermal", event.describe(self.thermal))
+            if event.old is ThermalLevel.ERROR:
+                back.append(event.index)
+        if back:  # a drive off for heat sagged meanwhile: it re-enters from where it is
+            mask = np.zeros(len(self._names), dtype=np.bool_)
+            mask[back] = True
+            self.reentry.begin(self._clipped(reading.position), "thermal shutdown cleared", mask)
 
     def _hold(self) -> JointCommand:
         if self._hold_cmd is None:
@@ -909,6 +1048,32 @@ class BridgeNode(Node):
         )
         self.last_state = state
         self.state_publisher.publish(state)
+        self.published += 1
+        self._account_publish(now_ns)
+
+    def _account_publish(self, now_ns: int) -> None:
+        """Close the publish-rate window when :data:`PUBLISH_WINDOW_S` has passed (loop thread).
+
+        The window runs from one publication to a later one: the cycles due in between are the
+        elapsed time × rate, the ones that ran are the publications counted after the first.
+        """
+        start = self._window_start_ns
+        if start is None:
+            self._window_start_ns, self._window_published = now_ns, self.published
+            return
+        elapsed_ns = now_ns - start
+        if elapsed_ns < PUBLISH_WINDOW_S * _NS_PER_S:
+            return
+        ran = self.published - self._window_published
+        due = max(ran, round(elapsed_ns * self.config.rate_hz / _NS_PER_S))
+        self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
+        self.publish_skipped = due - ran
+        self.publish_window_ns = (start, now_ns)
+        self._publish_text = (
+            f"publish: {self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
+            f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
+        )
+        self._window_start_ns, self._window_published = now_ns, self.published
 
     def _imu_fields(self) -> tuple[Quaternion, Vector3, Vector3]:
         if self._imu is None:
@@ -926,11 +1091,16 @@ class BridgeNode(Node):
     def _status_strings(self) -> tuple[str, ...]:
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
-        key = (owner, self._mode, self.estop.reason, levels)
+        ramping = self._mode is BridgeMode.RUN and self.reentry.ramping
+        key = (owner, self._mode, self.estop.reason, levels, self._publish_text, ramping)
         if key != self._state_key:
             strings = [f"owner: {owner}", f"mode: {self._mode.value}"]
+            if self._publish_text:
+                strings.append(self._publish_text)
             if self.estop.latched:
                 strings.append(f"estop: {self.estop.reason}")
+            if ramping:
+                strings.append("reentry: ramping from the measured pose")
             for index, level in enumerate(levels):
                 if level is not ThermalLevel.OK:
                     strings.append(f"thermal {level.name}: {self._names[index]} (index {index})")
@@ -951,3 +1121,24 @@ class BridgeNode(Node):
         """One status event; distinct keys so consecutive events are never folded together."""
         self._event_seq += 1
         self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
+
+
+def _without_motion(cmd: JointCommand, braked: npt.NDArray[np.bool_]) -> JointCommand:
+    """``cmd`` with ``kp``, ``t_vel`` and ``t_trq`` zero on the ``braked`` joints (``kd`` kept:
+    damping only resists motion)."""
+    keep = ~braked
+    kp = np.where(keep, cmd.kp, 0.0)
+    velocity = np.where(keep, cmd.t_vel, 0.0)
+    torque = np.where(keep, cmd.t_trq, 0.0)
+    return JointCommand(
+        cmd.header,
+        cmd.source_node,
+        cmd.name,
+        tuple(kp.tolist()),
+        cmd.ki,
+        cmd.kd,
+        cmd.t_pos,
+        tuple(velocity.tolist()),
+        tuple(torque.tolist()),
+        cmd.brake,
+    )

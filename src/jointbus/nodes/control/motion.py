@@ -16,12 +16,32 @@ IDLE       damping only: ``kp = 0``, ``kd = idle_kd``, no targets — a       NO
 STAND_UP   minimum-jerk interpolation (``10τ³ − 15τ⁴ + 6τ⁵``, its velocity  POSTURE / STAND
            as ``t_vel``) over ``stand_up_time`` from the joints measured
            when the command arrived to the standing pose (:mod:`.stand_pose`
-           at ``stand_height``), gains ``kp`` / ``kd``; then STAND by itself
+           at ``stand_height``), gains ``kp`` / ``kd``; then STAND by itself.
+           From a sprawled pose (a joint more than ``TUCK_THRESHOLD`` =
+           0.8 rad from the folded pose, as after a fall) it first folds
+           the legs to the sitting pose (same profile, peak ``TUCK_SPEED``
+           = 1.5 rad/s): swept from a sprawl straight to standing, the
+           feet push the body along the floor and can tip it over
 STAND      hold the stand pose for the body pose set-point (height, roll,   POSTURE / STAND
            pitch, yaw) through leg IK, gains ``kp`` / ``kd``
 SIT_DOWN   the same interpolation over ``sit_down_time`` to the folded      POSTURE / STAND
            pose (body at ``sit_height``), then IDLE by itself
+DAMPING    damping only, as IDLE, while the bridge does not apply this       NONE / IDLE
+           node's commands (see "Following the bridge" below)
 =========  ===============================================================  ===============
+
+Every target is clamped into the joint's position limits (the model's): after a collapse the
+measured pose can lie past a limit (a knee folded beyond 2.705 rad), and a stand-up that starts
+there would send targets the bridge rejects; starting at the limit, the interpolation moves the
+joint back into range along the same ramp.
+
+Following the bridge (:meth:`MotionController.follow_drives`, called by the node with what
+``/hb50/bridge_state`` says): while the drives do not follow this node's commands — e-stop
+latched, drives off, safe mode — posture commands would only pile up a target the robot no longer
+holds. The controller leaves STAND_UP / STAND / SIT_DOWN for DAMPING (and says so in RobotState);
+when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
+standing or rising (a sit-down ends in IDLE). ``idle`` in DAMPING cancels that (IDLE: stay down);
+``stand_up`` while the drives are unavailable is accepted as the wish to stand once they are back.
 
 Commands (``/hb50/control_command`` text or the CLI) and the transitions they make; anything else
 raises :class:`TransitionError` (with the reason) or :class:`UnknownCommandError` and changes
@@ -35,6 +55,7 @@ command       accepted in             effect
                                       reference height (slewed, see below)
 ``sit_down``  STAND, STAND_UP         → SIT_DOWN
 ``idle``      every mode              → IDLE; stopping is never refused
+``stand_up``  DAMPING                 stand up once the drives are back (stays DAMPING)
 ============  ======================  =================================================
 
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
@@ -67,6 +88,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -106,6 +128,12 @@ __all__ = [
 SOURCE_NODE = "control_node"
 #: Longest step (s) the STAND set-point integrates over; a longer gap is not a reason to jump.
 _MAX_DT = 0.05
+#: A stand-up whose measured pose is further than this (rad, any joint) from the folded pose
+#: first folds the legs under the body (see the module docstring).
+TUCK_THRESHOLD: Final = 0.8
+#: Peak joint speed of that fold (rad/s); its duration follows from the largest joint gap.
+TUCK_SPEED: Final = 1.5
+_MIN_JERK_PEAK: Final = 1.875  # peak of d/dτ of the minimum-jerk profile
 
 
 class MotionCommand(enum.Enum):
@@ -247,7 +275,16 @@ _MODE_TYPE_GAIT = {
     MotionMode.STAND_UP: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.STAND: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
+    MotionMode.DAMPING: (MotionType.NONE, MotionGait.IDLE),
 }
+#: Modes that command a posture: left for DAMPING while the drives do not follow commands
+#: (LOCOMOTION too, for the walking controller that will set it: a gait is a posture in motion).
+_MOVES: Final = (
+    MotionMode.STAND_UP,
+    MotionMode.STAND,
+    MotionMode.SIT_DOWN,
+    MotionMode.LOCOMOTION,
+)
 
 
 class MotionController:
@@ -274,7 +311,16 @@ class MotionController:
         self.q_stand = self.stand_pose.solve(self.reference_pose)
         self.q_sit = self.stand_pose.solve(BodyPose(p.sit_height))
         n = len(self.names)
+        joints = {j.name: j for j in model.actuated_joints()}
+        self.lower: FloatArray = np.array([joints[q].limits.position_min for q in self.names])
+        """Position limits (rad, actuator order) every target is clamped into."""
+        self.upper: FloatArray = np.array([joints[q].limits.position_max for q in self.names])
         self._mode = MotionMode.IDLE
+        self._tucking = False
+        self._stand_goal = self.q_stand
+        self._drives_available = True
+        self._drives_reason = ""
+        self._stand_when_back = False
         self._measured: FloatArray | None = None
         self._start_pending = False
         self._t_start = 0.0
@@ -300,6 +346,16 @@ class MotionController:
     def mode(self) -> MotionMode:
         """The current mode."""
         return self._mode
+
+    @property
+    def drives_available(self) -> bool:
+        """What the bridge last said (:meth:`follow_drives`); True until it says otherwise."""
+        return self._drives_available
+
+    @property
+    def stands_when_back(self) -> bool:
+        """In DAMPING: will the robot stand up again when the drives are back?"""
+        return self._stand_when_back
 
     @property
     def motion_type(self) -> MotionType:
@@ -380,7 +436,12 @@ class MotionController:
         if cmd is MotionCommand.IDLE:
             self._mode = MotionMode.IDLE
             self._start_pending = False
+            self._stand_when_back = False
             return self._mode
+        if mode is MotionMode.DAMPING or (
+            not self._drives_available and mode in (MotionMode.IDLE, MotionMode.SIT_DOWN)
+        ):
+            return self._while_unavailable(cmd)
         if cmd is MotionCommand.STAND_UP:
             if mode not in (MotionMode.IDLE, MotionMode.SIT_DOWN):
                 reason = "already rising" if mode is MotionMode.STAND_UP else "already standing"
@@ -408,6 +469,58 @@ class MotionController:
         self._target = self.reference_pose
         return self._mode
 
+    def _while_unavailable(self, cmd: MotionCommand) -> MotionMode:
+        """``stand_up`` / ``stand`` / ``sit_down`` while the drives do not follow commands."""
+        why = self._drives_reason or "the bridge is not applying commands"
+        if cmd is MotionCommand.STAND_UP and not self._drives_available:
+            self._mode = MotionMode.DAMPING
+            self._stand_when_back = True
+            return self._mode
+        if cmd is MotionCommand.STAND_UP:  # DAMPING, drives back before the next step
+            self._stand_when_back = False
+            self._begin_move(cmd, MotionMode.STAND_UP, self.q_stand, self.params.stand_up_time)
+            self._setpoint = self._target = self.reference_pose
+            return self._mode
+        raise TransitionError(
+            cmd, self._mode, f"{why}; send stand_up (it starts when the drives are back) or idle"
+        )
+
+    def follow_drives(
+        self, available: bool, reason: str, measured: FloatArray | None = None
+    ) -> MotionMode | None:
+        """Follow the bridge: are the drives applying this node's commands (``available``), and
+        if not, why (``reason``, e.g. ``"e-stop latched (...)"``)? ``measured``: the newest
+        joint positions (rad), where a stand-up after the drives came back starts.
+
+        Returns the new mode when this changed it (see the module docstring), else ``None``.
+        """
+        if measured is not None:
+            self._measured = measured
+        self._drives_available = available
+        self._drives_reason = "" if available else reason
+        mode = self._mode
+        if not available:
+            if mode not in _MOVES:
+                return None
+            self._stand_when_back = mode is not MotionMode.SIT_DOWN
+            self._mode = MotionMode.DAMPING
+            self._start_pending = False
+            return self._mode
+        if mode is not MotionMode.DAMPING:
+            return None
+        if not self._stand_when_back:
+            self._mode = MotionMode.IDLE
+            return self._mode
+        try:
+            self._begin_move(
+                MotionCommand.STAND_UP, MotionMode.STAND_UP, self.q_stand, self.params.stand_up_time
+            )
+        except TransitionError:
+            return None  # no usable feedback yet: stay in DAMPING, try with the next frame
+        self._stand_when_back = False
+        self._setpoint = self._target = self.reference_pose
+        return self._mode
+
     def _begin_move(
         self, cmd: MotionCommand, mode: MotionMode, goal: FloatArray, duration: float
     ) -> None:
@@ -424,10 +537,18 @@ class MotionController:
                 "cannot start a move from an unknown pose",
             )
         self._mode = mode
-        self._q_start = measured.copy()
+        self._q_start = np.clip(measured, self.lower, self.upper)  # a collapse can pass a limit
         self._q_goal = goal
         self._duration = duration
         self._start_pending = True
+        self._tucking = False
+        if mode is MotionMode.STAND_UP:
+            spread = float(np.max(np.abs(self._q_start - self.q_sit)))
+            if spread > TUCK_THRESHOLD:  # sprawled after a fall: fold the legs under it first
+                self._tucking = True
+                self._stand_goal = goal
+                self._q_goal = self.q_sit
+                self._duration = _MIN_JERK_PEAK * spread / TUCK_SPEED
 
     def set_velocity_command(self, twist: Twist, now: float) -> ClampReport:
         """Take a normalised ``/hb50/velocity_command`` received at ``now`` (s).
@@ -460,7 +581,7 @@ class MotionController:
         p = self.params
         hdr = header if header is not None else Header.now()
         mode = self._mode
-        if mode is MotionMode.IDLE:
+        if mode is MotionMode.IDLE or mode is MotionMode.DAMPING:
             return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
         if mode is MotionMode.STAND:
             return self._stand(now, dt, hdr)
@@ -471,10 +592,16 @@ class MotionController:
         tau = (now - self._t_start) / self._duration
         s, ds = _min_jerk(tau)
         delta = self._q_goal - self._q_start
-        position = self._q_start + delta * s
+        position = np.clip(self._q_start + delta * s, self.lower, self.upper)
         velocity = delta * (ds / self._duration)
         if tau >= 1.0:
-            if mode is MotionMode.STAND_UP:
+            if mode is MotionMode.STAND_UP and self._tucking:
+                self._tucking = False  # folded: now the stand-up proper, from the folded pose
+                self._q_start = self._q_goal
+                self._q_goal = self._stand_goal
+                self._duration = p.stand_up_time
+                self._start_pending = True
+            elif mode is MotionMode.STAND_UP:
                 self._mode = MotionMode.STAND
                 self._q_hold = self._q_goal.copy()
             else:
@@ -541,4 +668,5 @@ class MotionController:
                 self._solved = (self.stand_pose, sp, q)
             except ValueError:  # unreachable only with widened limits: keep the last targets
                 q = self._q_hold
+        q = np.clip(q, self.lower, self.upper)
         return JointCommand.hold(self.names, q, p.kp, p.kd, header=header, source_node=SOURCE_NODE)

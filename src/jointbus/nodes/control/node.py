@@ -8,6 +8,7 @@ wires the pure components — :class:`.state_estimator.StateEstimator`,
 topic                                  type                QoS        when
 =====================================  ==================  =========  =======================
 ``/hb50/bridge_data`` (in)             BridgeData          MAB_RT     each frame (500 Hz)
+``/hb50/bridge_state`` (in)            BridgeState         MAB_RT     each frame (500 Hz)
 ``/hb50/control_command`` (in)         std_msgs/String     RELIABLE   ``stand_up`` / ``stand``
                                                                       / ``sit_down`` / ``idle``
 ``/hb50/velocity_command`` (in)        geometry_msgs/Twist MAB_RT     as needed (normalised)
@@ -33,6 +34,13 @@ Time base: the frames' header stamps. ``dt`` of the estimator is the difference 
 stamps (the nominal 2 ms when that difference is not in (0, 0.1] s, e.g. the first frame), and the
 motion controller's clock is the frame stamp, so a simulation running faster or slower than real
 time gets the same stand-up as real hardware.
+
+Following the bridge: the newest ``bridge_state`` (kept by a realtime callback, one assignment)
+says whether the drives apply this node's commands (:func:`drives_available`: not while the
+e-stop is latched, the drives are off or the bridge is in safe mode). Each control step passes
+that to :meth:`~.motion.MotionController.follow_drives`, so an e-stop takes the node out of
+STAND (DAMPING, reported in RobotState and as a WARN) and the reset brings it back through a
+stand-up from the measured pose (OK), never straight to the old standing targets.
 
 Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
 velocity commands (WARN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
@@ -68,6 +76,7 @@ from jointbus.messages.geometry_msgs import Point, Pose, Twist, Vector3
 from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
 from jointbus.messages.hb50 import (
     BridgeData,
+    BridgeState,
     JointCommand,
     LegState,
     Level,
@@ -96,7 +105,13 @@ from jointbus.nodes.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 
-__all__ = ["CONTROL_NODE_NAME", "CONTROL_PARAMETERS", "ControlNode", "robot_state_message"]
+__all__ = [
+    "CONTROL_NODE_NAME",
+    "CONTROL_PARAMETERS",
+    "ControlNode",
+    "drives_available",
+    "robot_state_message",
+]
 
 #: The node's name (also the ``source_node`` of its joint commands).
 CONTROL_NODE_NAME: Final = SOURCE_NODE
@@ -121,6 +136,28 @@ CONTROL_PARAMETERS: Final = (
     "attitude_rate",
     "command_timeout",
 )
+
+
+def drives_available(state: BridgeState | None) -> tuple[bool, str]:
+    """Whether the bridge that published ``state`` applies commands, and if not why.
+
+    ``None`` (no state received yet) counts as available: the bridge switches its drives on
+    holding the measured pose when it starts, and a controller without a bridge moves nothing.
+    The ``mode: ...`` and ``estop: ...`` strings are the bridge's (:class:`BridgeState` status).
+    """
+    if state is None:
+        return True, ""
+    mode = ""
+    for text in state.status:
+        if text.startswith("estop: "):
+            return False, f"e-stop latched ({text[7:]})"
+        if text.startswith("mode: "):
+            mode = text[6:].split(maxsplit=1)[0] if text[6:].strip() else ""
+    if not state.drives_enabled:
+        return False, f"drives off (bridge mode: {mode or 'unknown'})"
+    if mode in ("estop", "off", "safe"):
+        return False, f"bridge mode: {mode}"
+    return True, ""
 
 
 def _vec(values: object) -> Vector3:
@@ -209,6 +246,7 @@ class ControlNode(Node):
         self.frames_rejected = 0
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
+        self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
         try:
             specs = select_specs(robot.parameters, CONTROL_PARAMETERS, missing_ok=True)
             start = self.motion.params
@@ -226,6 +264,9 @@ class ControlNode(Node):
             self.tf_pub = self.create_publisher("/tf", TFMessage, RELIABLE)
             self.tf_static_pub = self.create_publisher("/tf_static", TFMessage, LATCHED)
             self.create_subscription("bridge_data", BridgeData, self._on_bridge_data, MAB_RT)
+            self.create_subscription(
+                "bridge_state", BridgeState, self._keep_bridge_state, MAB_RT, realtime=True
+            )
             self.create_subscription("control_command", String, self._on_control_command, RELIABLE)
             self.create_subscription("velocity_command", Twist, self._on_velocity_command, MAB_RT)
             self.create_timer(1.0 / SLOW_RATE_HZ, self.publish_slow, name="control-10hz")
@@ -326,6 +367,7 @@ class ControlNode(Node):
         self._last_stamp = now
         self._now = now
         self._take_staged()
+        self._follow_bridge(state)
         before = self.motion.mode
         command = self.motion.step(state, now, header=Header.now())
         after = self.motion.mode
@@ -338,6 +380,27 @@ class ControlNode(Node):
         with self._state_lock:
             self._latest = (state, stamp)
         self.frames_used += 1
+
+    def _keep_bridge_state(self, msg: BridgeState) -> None:
+        self._bridge_state = msg  # one assignment: this runs in the publisher's thread
+
+    def _follow_bridge(self, state: EstimatedState) -> None:
+        available, reason = drives_available(self._bridge_state)
+        if available == self.motion.drives_available and self.motion.mode is not MotionMode.DAMPING:
+            return
+        before = self.motion.mode
+        after = self.motion.follow_drives(available, reason, state.joint_position)
+        if after is None or after is before:
+            return
+        if after is MotionMode.DAMPING:
+            then = "stands up again" if self.motion.stands_when_back else "stays down"
+            self.report(
+                Level.WARN,
+                f"motion mode {before.name} -> DAMPING: {reason}; the robot {then} from its "
+                "measured pose when the drives are back",
+            )
+        else:
+            self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
 
     def publish_slow(self) -> bool:
         """Publish ``joint_states`` and ``/tf`` from the newest estimate (the 10 Hz timer calls
