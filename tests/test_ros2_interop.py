@@ -245,11 +245,11 @@ def test_jointbus_lists_ros2_participants(stack: tuple[Stack, int], sdk: int) ->
             "ros_talker",
             False,
         )
-        topics = run_cli(port, "topic", "list")
+        topics = run_cli(port, "topic", "list", timeout=90.0)
         assert "/ros_side/chatter" in topics.stdout, topics.stderr
-        nodes = run_cli(port, "node", "list")
+        nodes = run_cli(port, "node", "list", timeout=90.0)
         assert "ros_talker" in nodes.stdout, nodes.stderr
-        graph = run_cli(port, "ros2", "graph", "--domain-id", "0")
+        graph = run_cli(port, "ros2", "graph", "--domain-id", "0", timeout=90.0)
         assert graph.returncode == 0, graph.stderr
         assert "/ros_talker" in graph.stdout
         assert "/ros_side/chatter [std_msgs/msg/String]" in graph.stdout
