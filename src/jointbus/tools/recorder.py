@@ -75,8 +75,8 @@ class RecorderStats:
     ``messages``: written to the file (including the chunk in progress); ``bytes``: file size so
     far plus the uncompressed chunk in progress; ``topics``: channels in the file; ``queued``:
     received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages;
-    ``skipped``: messages that could not be recorded (type unknown to the registry, publisher never
-    discovered, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
+    ``skipped``: messages that could not be recorded (type unknown to the registry, no rmw_zenoh
+    attachment, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
     """
 
     messages: int
@@ -412,7 +412,7 @@ class Recorder:
 
 
 class _ZenohRawSource:
-    """Raw CDR payloads of every remote jointbus topic, typed by discovery (see the module doc)."""
+    """Raw CDR payloads of every remote jointbus topic, typed by their data key (module doc)."""
 
     def __init__(self, recorder: Recorder, bus: Bus) -> None:
         import zenoh
