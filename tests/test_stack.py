@@ -43,6 +43,22 @@ def stack() -> Iterator[Stack]:
         yield running
 
 
+def test_the_status_line_says_the_achieved_loop_rate_and_the_skipped_share(stack: Stack) -> None:
+    """Issue 11, item 11: the line said ``loop=500Hz`` (1 / median period) while 17 % of the
+    cycles were dropped; it now shows what the loop's statistics say it achieved."""
+    s = stack.summary()
+    bridge = stack.bridge
+    assert bridge is not None
+    stats = bridge.rate_loops["bridge"].stats()
+    assert s.loop_rate_hz == pytest.approx(stats.achieved_rate_hz, rel=0.05)
+    assert 0.0 <= s.skipped_fraction <= 1.0
+    line = s.line()
+    assert f"loop={s.loop_rate_hz:.0f}Hz" in line
+    assert f"skipped={s.skipped_fraction * 100:.1f}%" in line
+    published = [t for t in bridge.last_state.status if t.startswith("publish: ")]  # type: ignore[union-attr]
+    assert published and "cycles skipped in the last" in published[0]
+
+
 def test_robot_stands_up_under_the_control_node(stack: Stack) -> None:
     s = stack.wait_for(lambda s: _standing(s) and s.bridge_data_hz > 0, 3.0)
     assert s.standing, s

@@ -55,7 +55,9 @@ is restored when the last such stack stops.
 ``robot_state_10hz`` and ``bridge_state_10hz``), base height (estimated, and the simulator's
 ground truth when the simulator is in this process), message rates, the bridge loop's timing
 (its own statistics, or ``/hb50/diagnostics`` when the bridge runs elsewhere) and the process's
-CPU use. A stack that runs the control node without the bridge watches the bridge's liveliness
+CPU use. :meth:`Stack.take_reports` hands out the reports of ``/hb50/status`` received since the
+last call (the demo prints the WARN / ERROR / STALE ones, so a rejected command shows on its
+console). A stack that runs the control node without the bridge watches the bridge's liveliness
 (a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
@@ -71,6 +73,7 @@ import math
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -79,7 +82,7 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConf
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState
+from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState, Status
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
@@ -126,6 +129,8 @@ BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 BRIDGE_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
 BRIDGE_LOST: Final = "lost"
+#: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
+_REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
 _START_POLL_S: Final = 0.01
 #: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
@@ -206,10 +211,13 @@ class StackSummary:
     ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
     simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
     ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
-    when only it runs here). ``loop_*``: the bridge loop's measured rate and wake-up lateness (s)
-    over its statistics window, ``overruns`` cycles late by a period or more. ``cpu_fraction``:
-    CPU time of this process over wall time since start, in cores; ``simulator_cpu_fraction`` the
-    part spent in the simulator's physics.
+    when only it runs here). ``loop_rate_hz``: the rate the bridge loop *achieved* over its
+    statistics window (cycles run per second — not the median period, which stays at 2 ms while
+    cycles are dropped), ``skipped_fraction`` the share of its due cycles it dropped (0–1),
+    ``lateness_*`` per due cycle, dropped ones included (s; see
+    :mod:`jointbus.runtime.loop_stats`), ``overruns`` cycles late by a period or more.
+    ``cpu_fraction``: CPU time of this process over wall time since start, in cores;
+    ``simulator_cpu_fraction`` the part spent in the simulator's physics.
     """
 
     elapsed_s: float
@@ -230,6 +238,7 @@ class StackSummary:
     lateness_p99_s: float
     lateness_max_s: float
     overruns: int
+    skipped_fraction: float
     cpu_fraction: float
     simulator_cpu_fraction: float
 
@@ -256,6 +265,7 @@ class StackSummary:
             f"bridge_data={_fmt(self.bridge_data_hz, 0)}Hz",
             f"commands={_fmt(self.command_hz, 0)}Hz",
             f"loop={_fmt(self.loop_rate_hz, 0)}Hz",
+            f"skipped={_fmt(self.skipped_fraction * 100, 1)}%",
             f"late_p99={_fmt(self.lateness_p99_s * 1e6, 0)}us",
             f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
         ]
@@ -382,6 +392,7 @@ class Stack:
         self._diagnostics = _Latest(
             lambda d: d.node == BridgeConfig().node_name and d.loop == "bridge"
         )
+        self._reports: deque[Status] = deque(maxlen=_REPORTS_KEPT)
         self._data_rate = _Rate()
         self._command_rate = _Rate()
         self._command_pub: Publisher[String] | None = None
@@ -463,6 +474,16 @@ class Stack:
         sub("bridge_data", BridgeData, self._data, MAB_RT)
         sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
         sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
+        self._subscribers.append(
+            bus.subscribe(
+                self._topic("status"),
+                Status,
+                self._reports.append,
+                RELIABLE.with_(depth=_REPORTS_KEPT),
+                realtime=True,
+                node=_OBSERVER,
+            )
+        )
         if "bridge" not in self.nodes:
             sub("diagnostics", LoopDiagnostics, self._diagnostics, RELIABLE)
 
@@ -700,9 +721,22 @@ class Stack:
             lateness_p99_s=loop[2],
             lateness_max_s=loop[3],
             overruns=int(loop[4]),
+            skipped_fraction=loop[5],
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
         )
+
+    def take_reports(self) -> list[Status]:
+        """The ``/hb50/status`` reports received since the last call, oldest first (at most
+        the newest 256); any thread."""
+        reports = self._reports
+        taken: list[Status] = []
+        while reports:
+            try:
+                taken.append(reports.popleft())
+            except IndexError:  # pragma: no cover - emptied by another caller meanwhile
+                break
+        return taken
 
     def _bridge_lost(self, now: float) -> bool:
         """True when the bridge runs elsewhere and is gone: STALE by its liveliness, or its
@@ -716,19 +750,33 @@ class Stack:
         at = self._bridge_state.at
         return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
 
-    def _loop_timing(self) -> tuple[float, float, float, float, int]:
+    def _loop_timing(self) -> tuple[float, float, float, float, int, float]:
+        """The bridge loop's achieved rate, lateness p50 / p99 / max, overruns and skipped
+        fraction: from its own statistics here, else from its ``/hb50/diagnostics``."""
         bridge = self.bridge
         if bridge is not None:
             loops = bridge.rate_loops
             if "bridge" in loops:
                 s = loops["bridge"].stats()
-                rate = 1.0 / s.period_p50_s if s.period_p50_s > 0 else _NAN
-                return rate, s.lateness_p50_s, s.lateness_p99_s, s.lateness_max_s, s.overruns
+                return (
+                    s.achieved_rate_hz,
+                    s.lateness_p50_s,
+                    s.lateness_p99_s,
+                    s.lateness_max_s,
+                    s.overruns,
+                    s.skipped_fraction,
+                )
         d: LoopDiagnostics | None = self._diagnostics.message
         if d is None:
-            return _NAN, _NAN, _NAN, _NAN, 0
-        rate = 1.0 / d.period_p50_s if d.period_p50_s > 0 else _NAN
-        return rate, d.lateness_p50_s, d.lateness_p99_s, d.lateness_max_s, d.overruns
+            return _NAN, _NAN, _NAN, _NAN, 0, _NAN
+        return (
+            d.achieved_rate_hz,
+            d.lateness_p50_s,
+            d.lateness_p99_s,
+            d.lateness_max_s,
+            d.overruns,
+            d.skipped_fraction,
+        )
 
     def run(
         self,

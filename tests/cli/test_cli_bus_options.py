@@ -34,8 +34,9 @@ from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.hb50 import Status
 from jointbus.tools.bag_reader import open_bag
 
-#: Commands that never join the bus: they read files or print the version.
-OFFLINE_COMMANDS = frozenset({"info", "plot", "version"})
+#: Commands that never join the jointbus bus: they read files, print the version, or speak CAN
+#: only (``can-twin``). A new command must be added here or take the shared options.
+OFFLINE_COMMANDS = frozenset({"info", "plot", "version", "can-twin"})
 
 
 def _leaf_commands() -> list[tuple[str, Any]]:
@@ -87,14 +88,16 @@ def test_a_recorder_that_finds_nothing_warns_early_and_exits_non_zero(tmp_path: 
     port = free_port()  # nothing runs there
     out = tmp_path / "empty.mcap"
     proc = start_cli(port, "record", str(out), "--duration", "6")
-    started = time.monotonic()
     assert proc.stderr is not None
+    joined: float | None = None  # when it says it records (Python has started, the bus joined)
     first_warning = None
     lines: list[str] = []
     for line in proc.stderr:
         lines.append(line)
-        if first_warning is None and "warning" in line:
-            first_warning = time.monotonic() - started
+        if joined is None and line.startswith("recording every topic"):
+            joined = time.monotonic()
+        if first_warning is None and joined is not None and "warning" in line:
+            first_warning = time.monotonic() - joined
     assert proc.wait(timeout=30) == 1, "".join(lines)
     stderr = "".join(lines)
     assert first_warning is not None and first_warning < 5.0, stderr

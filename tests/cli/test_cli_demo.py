@@ -10,11 +10,16 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from cli_support import free_port, run_cli, start_cli
 from mcap.reader import make_reader
+
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.messages.hb50 import JointCommand
+from jointbus.model.yaml_loader import load_robot
 
 STAND_HEIGHT = 0.34  # m
 FINAL = re.compile(r"stopped after [\d.]+ s: mode (\w+), base height ([\d.]+) m")
@@ -117,3 +122,38 @@ def test_bad_options_are_one_error_line(args: list[str], expected: str) -> None:
     result = run_cli(free_port(), "demo", "--headless", "--duration", "1", *args)
     assert result.returncode == 1
     assert result.stderr.startswith("error:") and expected in result.stderr, result.stderr
+
+
+def test_the_demo_console_shows_rejected_commands_naming_their_source() -> None:
+    """Issue 11, item 10: a refused command is reported on /hb50/status — and the person watching
+    the demo sees it there, not only a tool subscribed to the status topic."""
+    port = free_port()
+    proc = start_cli(port, "demo", "--headless", "--duration", "8")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("t=")  # the stack is running
+        order = load_robot("hb50").actuator_order
+        swapped = (order[1], order[0], *order[2:])
+        with Bus(name="rogue", zenoh=ZenohConfig(hub_port=port)) as bus:
+            pub = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT, node="rogue_node")
+            bad = JointCommand.hold(swapped, [0.0] * len(order), 10.0, 1.0, source_node="rogue")
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline and not pub.remote_matched:
+                time.sleep(0.05)
+            for _ in range(5):
+                pub.publish(bad)
+                time.sleep(0.05)
+        out, err = proc.communicate(timeout=40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    shown = [line for line in err.splitlines() if "rejected" in line]
+    assert shown, err
+    assert "ERROR bridge_node: joint command from 'rogue' rejected" in shown[0]
+    assert f"joint {order[1]!r} (index 0): field 'name'" in shown[0]
+    # Five identical rejections: the first at once, the repeats folded into one counted report.
+    assert len(shown) <= 2, shown
+    assert len(shown) == 1 or " times in " in shown[1], shown
+    assert "stopped after" in out

@@ -51,3 +51,20 @@ def test_plot_of_an_unknown_field_fails(tmp_path: Path):
     assert result.exit_code == 1
     assert "no field 'nope'" in result.output
     assert not out.exists()
+
+
+def test_plot_selects_joints_by_role_and_names_roles_and_units(tmp_path: Path):
+    entries = [("/hb50/bridge_data", bridge_data(i), T0 + i * 10**7) for i in range(20)]
+    bag = write_mcap(tmp_path / "run.mcap", entries)
+    out = tmp_path / "knee.png"
+    args = ["plot", str(bag), "--topic", "/hb50/bridge_data", "--field", "joint_velocity",
+            "--joints", "knee", "-o", str(out)]
+    result = CliRunner().invoke(tools_app(), args)
+    assert result.exit_code == 0, result.output
+    assert "(1 series)" in result.output
+    args_none = [*args[:-2], "--robot", "", "-o", str(out)]
+    result = CliRunner().invoke(tools_app(), args_none)  # without a model there is no role
+    assert result.exit_code == 1 and "no joint 'knee'" in result.output
+    bad = [*args[:-2], "--robot", "no_such_robot", "-o", str(out)]
+    result = CliRunner().invoke(tools_app(), bad)
+    assert result.exit_code == 1 and "cannot load robot 'no_such_robot'" in result.output

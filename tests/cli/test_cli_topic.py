@@ -35,7 +35,6 @@ from jointbus.cli.topic import (
     resolve_type,
     subscriber_qos,
 )
-from jointbus.messages import jointbus_msgs
 from jointbus.messages.hb50 import Level, Status
 from jointbus.messages.joint_state import JointState
 
@@ -65,10 +64,11 @@ def test_list_shows_topic_type_publisher_and_rate(hub_port: int) -> None:
     assert any(row.startswith("/hb50/heartbeat ") for row in result.stdout.splitlines())
 
 
-def test_list_names_publishers_without_a_node_by_count_and_process(hub_port: int) -> None:
+def test_list_names_publishers_without_a_node_by_count_and_process() -> None:
     from jointbus.messages.std_msgs import String
 
-    with Bus(name="anon", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+    hub_port = free_port()
+    with Bus(name="anon", zenoh=ZenohConfig(hub_port=hub_port)) as bus:  # the hub itself
         first = bus.publisher("/cli_test/anonymous", String, RELIABLE)  # no node given
         second = bus.publisher("/cli_test/anonymous", String, RELIABLE)
         assert bus.zenoh is not None
@@ -77,7 +77,9 @@ def test_list_names_publishers_without_a_node_by_count_and_process(hub_port: int
         first.close()
         second.close()
     assert result.returncode == 0, result.stderr
-    line = next(r for r in result.stdout.splitlines() if r.startswith("/cli_test/anonymous "))
+    rows = [r for r in result.stdout.splitlines() if r.startswith("/cli_test/anonymous ")]
+    assert len(rows) == 1, result.stdout + result.stderr
+    line = rows[0]
     assert "?" not in line
     assert f"2 without node (session {zid[:8]})" in line
 
@@ -340,10 +342,30 @@ def test_echo_qos_is_served_by_every_publisher() -> None:
     assert not unknown.reliable and not unknown.transient_local
 
 
-def test_typed_types_travel_as_their_wire_record() -> None:
+def test_unchecked_content_is_built_as_the_plain_wire_record() -> None:
+    from jointbus.cli.topic import raw_record_type
+    from jointbus.cli.values import build_message
+    from jointbus.messages import jointbus_msgs
+
     typed = resolve_type("jointbus_msgs/msg/JointState")
-    assert typed.facing is JointState
-    assert typed.wire is jointbus_msgs.JointState
+    raw = raw_record_type(typed)
+    assert raw.facing is raw.wire is jointbus_msgs.JointState
+    assert raw_record_type(resolve_type("hb50_commons/msg/Status")).wire is Status
+    # a NaN position the typed class refuses, as bytes a receiver must refuse
+    bad = build_message(
+        raw.wire, {"name": ["hip"], "kind": [0], "position": [float("nan")]}, unchecked=True
+    )
+    with pytest.raises(ValueError, match="position"):
+        JointState.from_cdr(bad.to_cdr())
+
+
+def test_typed_types_travel_as_themselves_or_as_their_wire_record() -> None:
+    typed = resolve_type("jointbus_msgs/msg/JointState")
+    assert typed.facing is typed.wire is JointState  # a Message: published as itself
+    from jointbus.messages.actarray.commands import PositionCommand
+
+    single = resolve_type(PositionCommand.TYPE_NAME)
+    assert single.facing is PositionCommand and single.wire is PositionCommand.WIRE
     assert resolve_type("hb50_commons/Status").wire is Status
     with pytest.raises(CliError, match="did you mean"):
         resolve_type("hb50_commons/msg/Stats")

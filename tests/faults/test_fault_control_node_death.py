@@ -44,6 +44,8 @@ from jointbus.bus import RELIABLE
 from jointbus.messages.hb50 import Level, Status
 from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
 from jointbus.stack import Stack
+from jointbus.tools.monitor.feed import MonitorFeed
+from jointbus.tools.monitor.model import MonitorModel, NodeState
 
 CONTROL = "control_node"
 WATCHDOG_S = 0.25
@@ -152,6 +154,15 @@ def test_a_hung_control_node_is_stale_by_its_heartbeats_and_the_bridge_goes_safe
         assert stale is not None
         silent = (stale.since_ns - stale.last_seen_ns) / 1e9
         assert robot.stack.summary().drives_enabled  # damping, not off
+        # The bridge's own monitor checks every 50 ms too, not in step with this one: resume
+        # only once it has reported the silence, or the node can be back before it looks.
+        assert wait_until(
+            lambda: any(
+                Level(m.level) is Level.STALE
+                for _, m in robot.bridge_reports_about(CONTROL, stopped_ns)
+            ),
+            1.0,
+        ), [(m.reporting_node, m.level, m.status) for _, m in robot.reports]
     finally:
         resumed_ns = time.monotonic_ns()
         robot.control.send_signal(signal.SIGCONT)
@@ -168,14 +179,71 @@ def test_a_hung_control_node_is_stale_by_its_heartbeats_and_the_bridge_goes_safe
     assert robot.log.owner == CONTROL
     assert wait_until(lambda: (h := robot.health()) is not None and not h.stale, 5.0)
     # ... and the robot reported both on /hb50/status: STALE while silent, OK when back.
-    assert wait_until(lambda: len(robot.bridge_reports_about(CONTROL, stopped_ns)) >= 2, 5.0)
+    assert wait_until(lambda: len(robot.bridge_reports_about(CONTROL, stopped_ns)) >= 2, 10.0), [
+        (m.reporting_node, m.level, m.status, m.data) for _, m in robot.reports
+    ]
     levels = [Level(m.level) for _, m in robot.bridge_reports_about(CONTROL, stopped_ns)]
     assert levels == [Level.STALE, Level.OK]
 
 
+class MonitorWatch:
+    """The terminal monitor's feed and model, refreshed at its 10 Hz on a thread: when did its
+    screen first show the control node STALE, and the robot's mode as unknown?"""
+
+    def __init__(self, robot: Robot) -> None:
+        self.feed = MonitorFeed(robot.stack.bus)
+        self.model = MonitorModel()
+        self.node_stale_ns: int | None = None
+        self.robot_unknown_ns: int | None = None
+        self.robot_seen = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            now = time.monotonic_ns()
+            self.feed.poll(self.model, now)
+            snap = self.model.snapshot(now)
+            node = next((n for n in snap.nodes if n.name == CONTROL), None)
+            if node is not None and node.state is NodeState.STALE and self.node_stale_ns is None:
+                self.node_stale_ns = now
+            if snap.robot is not None:
+                if not snap.robot.stale:
+                    self.robot_seen = True
+                elif self.robot_seen and self.robot_unknown_ns is None:
+                    self.robot_unknown_ns = now
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+        self.feed.close()
+
+
 def test_a_killed_control_node_is_stale_at_once_and_the_bridge_goes_safe(robot: Robot) -> None:
     assert wait_until(lambda: robot.log.mode == "run", 5.0)
-    killed_ns = kill(robot.control)
+    screen = MonitorWatch(robot)
+    try:
+        assert wait_until(lambda: screen.robot_seen, 5.0)
+        killed_ns = kill(robot.control)
+        _check_kill(robot, killed_ns)
+        # The monitor shows it too (issue 11, item 8: it took ≈ 1.2 s and kept "robot: STAND").
+        assert wait_until(lambda: screen.node_stale_ns is not None, STALE_S + 1.0)
+        assert wait_until(lambda: screen.robot_unknown_ns is not None, 3.0)
+    finally:
+        screen.close()
+    assert screen.node_stale_ns is not None and screen.robot_unknown_ns is not None
+    on_screen = (screen.node_stale_ns - killed_ns) / 1e9
+    unknown = (screen.robot_unknown_ns - killed_ns) / 1e9
+    print(
+        f"monitor: control_node STALE {on_screen * 1e3:.0f} ms, robot mode UNKNOWN "
+        f"{unknown * 1e3:.0f} ms after SIGKILL"
+    )
+    assert on_screen < STALE_S  # from the bridge's report, not its own 1.5 s heartbeat clock
+    assert unknown <= 0.5 + 0.1 + 0.1 + HEADROOM_S  # state timeout + mirror period + refresh
+
+
+def _check_kill(robot: Robot, killed_ns: int) -> None:
     delay, before = _safe_delay(robot, killed_ns)
     assert wait_until(lambda: robot.stale_since(killed_ns) is not None, STALE_S + 1.0)
     stale = robot.stale_since(killed_ns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -418,3 +419,48 @@ def test_from_ros_rejects_nan_which_ros_allows() -> None:
     js = sensor_msgs.JointState(Header(), ("a",), (math.nan,))
     with pytest.raises(NonFiniteError, match=r"joint 'a' \(index 0\): field 'positions' = nan"):
         JointState.from_ros(js, sensor_msgs.MultiDOFJointState())
+
+
+# -- on the bus, as itself (the README's rover) ---------------------------------------------------
+def _rover() -> JointState:
+    return JointState(names=("base", "mast"), positions=(jm.Transform2D(12.4, -3.1, 1.57), 0.5))
+
+
+def test_the_typed_state_is_published_as_itself_in_process() -> None:
+    from jointbus.bus import Bus
+
+    rover = _rover()
+    got: list[JointState] = []
+    with Bus() as bus:
+        bus.subscribe("/rover/joint_state", JointState, got.append, realtime=True)
+        bus.publisher("/rover/joint_state", JointState).publish(rover)
+    assert got == [rover] and got[0] is rover  # in-process: the same object, never encoded
+
+
+def test_the_typed_state_crosses_zenoh_as_itself_and_as_its_wire_record() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bus"))
+    from bus_support import free_port, wait_until
+
+    from jointbus.bus import RELIABLE, Bus, ZenohConfig
+
+    rover = _rover()
+    port = free_port()
+    typed: list[JointState] = []
+    records: list[jointbus_msgs.JointState] = []
+    with (
+        Bus(name="rover", zenoh=ZenohConfig.loopback(port)) as robot,
+        Bus(name="base-station", zenoh=ZenohConfig.loopback(None, (port,))) as station,
+        Bus(name="ros-side", zenoh=ZenohConfig.loopback(None, (port,))) as other,
+    ):
+        station.subscribe("/rover/joint_state", JointState, typed.append, RELIABLE)
+        other.subscribe("/rover/joint_state", jointbus_msgs.JointState, records.append, RELIABLE)
+        pub = robot.publisher("/rover/joint_state", JointState, RELIABLE)
+        assert wait_until(lambda: pub.remote_matched, timeout=10.0)
+        time.sleep(0.3)  # both remote subscribers matched
+        pub.publish(rover)
+        assert wait_until(lambda: typed and records, timeout=10.0)
+    assert typed == [rover]
+    assert records == [rover.to_wire()]

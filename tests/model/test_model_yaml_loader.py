@@ -202,3 +202,12 @@ def test_the_bundled_files_are_plain_yaml() -> None:
             (Path(__file__).parents[2] / "src/jointbus/model/robots" / f"{name}.yaml").read_text()
         )
         assert data["name"] == name
+
+
+def test_a_joint_role_is_read_and_optional() -> None:
+    assert loads_robot(MINIMAL, source="test.yaml").joints[0].role == ""
+    robot = loads_robot(_edit(MINIMAL, "type: revolute", "type: revolute\n    role: shoulder"))
+    assert robot.joints[0].role == "shoulder"
+    assert "role" in str(_error(_edit(MINIMAL, "type: revolute", "type: revolute\n    role: 3")))
+    hb50 = {j.name: j.role for j in load_robot("hb50").joints}
+    assert (hb50["fr_j0"], hb50["rl_j1"], hb50["rr_j2"]) == ("hip_abduction", "hip_flexion", "knee")

@@ -46,6 +46,9 @@ DIAGNOSTICS = st.builds(
     cpu_fraction=FLOATS,
     spin_fraction=FLOATS,
     gc_collections=COUNTS,
+    achieved_rate_hz=FLOATS,
+    window_skipped=COUNTS,
+    skipped_fraction=FLOATS,
 )
 
 
@@ -84,6 +87,9 @@ def test_from_snapshot_copies_every_figure() -> None:
         got = getattr(msg, name)
         assert got == value or (math.isnan(got) and math.isnan(value)), name
     assert (msg.overruns, msg.skipped, msg.cycles) == (1, 1, 6)
+    assert (msg.window_skipped, msg.window) == (1, 7)  # 6 cycles ran for 7 grid slots
+    assert msg.skipped_fraction == pytest.approx(1 / 6)  # 1 of the 6 slots after the first
+    assert msg.achieved_rate_hz == pytest.approx(5 / 0.012)  # 5 intervals in 12 ms
 
 
 @pytest.mark.parametrize(

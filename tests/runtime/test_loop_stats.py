@@ -151,3 +151,55 @@ def test_window_statistics_match_the_last_samples(samples: list[int], capacity: 
     assert snap.lateness_max_s == pytest.approx(max(window) / 1e9)
     assert snap.lateness_p50_s == pytest.approx(float(np.median(window)) / 1e9)
     assert snap.lateness_p50_s <= snap.lateness_p99_s <= snap.lateness_max_s
+
+
+# -- what happened, not what a typical cycle looked like (issue 11, item 11) -----------------
+
+
+def _stalled_run(stats: LoopStats, cycles: int, stall_every: int, skipped_per_stall: int) -> None:
+    """A 500 Hz grid where every ``stall_every``-th cycle woke ``skipped_per_stall`` slots late
+    (the loop dropped those slots); other cycles woke 10 µs late."""
+    slot = 0
+    for k in range(cycles):
+        skipped = skipped_per_stall if k and k % stall_every == 0 else 0
+        due = slot + 1 if k else 0  # the slot after the previous cycle's
+        slot = due + skipped
+        late = skipped * PERIOD_NS + 10_000  # lateness of the first missed slot
+        if k:
+            stats.record_body(100_000)
+        stats.record_cycle(due * PERIOD_NS + late, late, skipped, 0)
+
+
+def test_achieved_rate_and_window_skips_count_the_dropped_slots() -> None:
+    """A loop that drops one slot in six publishes 5/6 of its rate. The median period stays
+    2 ms, which is why ``loop=500Hz`` used to be reported while 17 % of the cycles were missing."""
+    stats = LoopStats(0.002, capacity=10_000)
+    _stalled_run(stats, 1000, stall_every=5, skipped_per_stall=1)
+    snap = stats.snapshot()
+    assert snap.period_p50_s == pytest.approx(0.002)  # typical period: unchanged
+    slots = 999 + snap.window_skipped  # intervals plus dropped slots
+    assert snap.window_skipped == 199
+    assert snap.achieved_rate_hz == pytest.approx(500.0 * 999 / slots, rel=1e-3)  # ≈ 417 Hz
+    assert snap.skipped_fraction == pytest.approx(199 / slots)
+    assert 0.16 < snap.skipped_fraction < 0.17
+
+
+def test_lateness_percentiles_count_every_slot_a_stall_dropped() -> None:
+    """One stall of 20 slots in 1000 cycles: 2 % of the slots were served ≥ 2 ms late, so p99
+    must show it — per executed cycle it was only 0.1 % and p99 said 10 µs."""
+    stats = LoopStats(0.002, capacity=10_000)
+    _stalled_run(stats, 1000, stall_every=500, skipped_per_stall=20)  # one stall, at k = 500
+    snap = stats.snapshot()
+    assert snap.window == 1000 + 20  # one lateness sample per grid slot, dropped ones included
+    assert snap.lateness_max_s == pytest.approx((20 * PERIOD_NS + 10_000) / 1e9)
+    assert snap.lateness_p99_s > 0.002
+
+
+def test_window_skips_leave_the_window_with_their_cycles() -> None:
+    stats = LoopStats(0.002, capacity=50)
+    _stalled_run(stats, 10, stall_every=3, skipped_per_stall=2)
+    for k in range(60):  # a clean second run of the loop pushes the stalls out of the window
+        stats.record_cycle(10**9 + k * PERIOD_NS, 0, 0, 0)
+    snap = stats.snapshot()
+    assert snap.window_skipped == 0 and snap.skipped == 6
+    assert snap.achieved_rate_hz == pytest.approx(500.0)

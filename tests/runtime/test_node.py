@@ -516,6 +516,15 @@ def test_hooks_and_own_attributes_stay_free(bus: Bus) -> None:
     node.shutdown()
 
 
+def test_every_attribute_node_sets_is_reserved(bus: Bus) -> None:
+    """Guards the list itself: an attribute added to ``Node.__init__`` must be reserved too."""
+    node = Node("n", bus)
+    try:
+        assert set(vars(node)) - {"_Node__building"} <= RESERVED_NODE_NAMES
+    finally:
+        node.shutdown()
+
+
 def test_the_reserved_list_is_what_node_defines() -> None:
     assert "start" in RESERVED_NODE_NAMES and "_lock" in RESERVED_NODE_NAMES
     for hook in ("on_configure", "on_activate", "on_deactivate", "on_shutdown"):

@@ -181,15 +181,19 @@ def test_app_fed_from_a_real_bus() -> None:
 
             async def body(app: MonitorApp) -> None:
                 data_pub.publish(frame(status=(0, 0, 0, int(JointStatusFlag.HARDWARE_ERROR))))
-                state_pub.publish(
-                    BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+                state = BridgeState(
+                    drives_enabled=True, status=("owner: control_node", "mode: run")
                 )
+                state_pub.publish(state)
                 beat_pub.publish(Status.ok("bridge_node", "alive", b"active"))
                 for _ in range(100):
                     await asyncio.sleep(0.02)
+                    state_pub.publish(state)  # a live bridge's mirror: older than 0.5 s is LOST
                     if app.snapshot is not None and app.snapshot.joints and app.snapshot.nodes:
                         break
-                await asyncio.sleep(0.15)  # one more refresh draws it
+                for _ in range(3):  # one more refresh draws it
+                    await asyncio.sleep(0.05)
+                    state_pub.publish(state)
                 joints = cells(app, "joints")
                 assert joints[3][0] == "fl_j0" and joints[3][-1] == "hardware"
                 topics = [row[0] for row in cells(app, "topics")]

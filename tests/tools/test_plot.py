@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
-from tools_support import JOINTS, bridge_data, joint_command, write_mcap
+from tools_support import bridge_data, joint_command, write_mcap
 
 from jointbus.tools.errors import BagError, PlotError
 from jointbus.tools.plot import plot_bag
@@ -36,7 +36,10 @@ def test_commanded_against_measured_position_per_joint(bag: Path, tmp_path: Path
         out,
         joints=["fr_j1", "fr_j2"],
     )
-    assert [ax.get_ylabel() for ax in fig.axes] == ["fr_j1", "fr_j2"]
+    assert [ax.get_ylabel() for ax in fig.axes] == [
+        "fr_j1 (hip_flexion) [rad]",
+        "fr_j2 (knee) [rad]",
+    ]
     for k, ax in zip((1, 2), fig.axes, strict=True):
         commanded, measured = ax.get_lines()
         assert commanded.get_label() == "/hb50/joint_command t_pos"
@@ -61,9 +64,14 @@ def test_commanded_against_measured_position_per_joint(bag: Path, tmp_path: Path
 
 def test_all_joints_by_default_and_scalar_fields(bag: Path, tmp_path: Path):
     fig = plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], tmp_path / "all.png")
-    assert [ax.get_ylabel() for ax in fig.axes] == list(JOINTS)
+    assert [ax.get_ylabel() for ax in fig.axes] == [
+        "fr_j0 (hip_abduction) [rad]",
+        "fr_j1 (hip_flexion) [rad]",
+        "fr_j2 (knee) [rad]",
+    ]
     fig = plot_bag(bag, ["/hb50/bridge_data"], ["header.stamp.nanosec"], tmp_path / "s.png")
     (ax,) = fig.axes
+    assert ax.get_ylabel() == "header.stamp.nanosec [ns]"
     (line,) = ax.get_lines()
     np.testing.assert_array_equal(line.get_ydata(), [1_000_000 * i for i in range(N)])
 
@@ -72,8 +80,8 @@ def test_bad_requests_name_what_is_wrong(bag: Path, tmp_path: Path):
     out = tmp_path / "x.png"
     with pytest.raises(PlotError, match=r"no field 'joint_pos'.*joint_position"):
         plot_bag(bag, ["/hb50/bridge_data"], ["joint_pos"], out)
-    with pytest.raises(PlotError, match=r"no joint 'knee'.*fr_j0 \(index 0\)"):
-        plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], out, joints=["knee"])
+    with pytest.raises(PlotError, match=r"no joint 'elbow'.*fr_j0 \(index 0, hip_abduction\)"):
+        plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], out, joints=["elbow"])
     with pytest.raises(BagError, match=r"no topic '/nope'.*/hb50/bridge_data"):
         plot_bag(bag, ["/nope"], ["x"], out)
     with pytest.raises(PlotError, match="2 topics and 3 fields"):
@@ -81,3 +89,57 @@ def test_bad_requests_name_what_is_wrong(bag: Path, tmp_path: Path):
     with pytest.raises(PlotError, match="not a number"):
         plot_bag(bag, ["/hb50/bridge_data"], ["header.frame_id"], out)
     assert not out.exists()
+
+
+def test_units_of_each_quantity_on_the_y_axis(bag: Path, tmp_path: Path):
+    def labels(topic: str, field: str) -> list[str]:
+        fig = plot_bag(bag, [topic], [field], tmp_path / "u.png", joints=["fr_j2"])
+        return [ax.get_ylabel() for ax in fig.axes]
+
+    assert labels("/hb50/bridge_data", "joint_velocity") == ["fr_j2 (knee) [rad/s]"]
+    assert labels("/hb50/bridge_data", "joint_effort") == ["fr_j2 (knee) [N·m]"]
+    assert labels("/hb50/joint_command", "kp") == ["fr_j2 (knee) [N·m/rad]"]
+    assert labels("/hb50/bridge_data", "angular_velocity.x") == ["angular_velocity.x [rad/s]"]
+    # two quantities of one joint share its subplot: both units are named
+    fig = plot_bag(
+        bag, ["/hb50/bridge_data"], ["joint_position", "joint_velocity"], tmp_path / "pv.png",
+        joints=["fr_j2"],
+    )
+    assert [ax.get_ylabel() for ax in fig.axes] == ["fr_j2 (knee) [rad, rad/s]"]
+
+
+def test_a_role_selects_the_joints_that_have_it(bag: Path, tmp_path: Path):
+    fig = plot_bag(bag, ["/hb50/bridge_data"], ["joint_position"], tmp_path / "k.png",
+                   joints=["knee"])
+    (ax,) = fig.axes
+    assert ax.get_ylabel() == "fr_j2 (knee) [rad]"
+    (line,) = ax.get_lines()
+    np.testing.assert_array_equal(line.get_ydata(), [bridge_data(i).joint_position[2]
+                                                     for i in range(N)])
+
+
+def test_the_legend_does_not_cover_the_data(bag: Path, tmp_path: Path):
+    fig = plot_bag(
+        bag, ["/hb50/joint_command", "/hb50/bridge_data"], ["t_pos", "joint_position"],
+        tmp_path / "l.png",
+    )
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        assert legend is not None
+        box = legend.get_window_extent(renderer)
+        plot_area = ax.get_window_extent(renderer)
+        assert not box.overlaps(plot_area), f"legend over the data of {ax.get_ylabel()}"
+
+
+def test_field_errors_list_only_data_fields(bag: Path, tmp_path: Path):
+    with pytest.raises(PlotError) as err:
+        plot_bag(bag, ["/hb50/joint_command"], ["gains"], tmp_path / "x.png")
+    text = str(err.value)
+    assert "t_pos" in text and "kp" in text and "header" in text
+    for internal in ("TYPE_NAME", "WIRE_RULES", "MSG_CONSTANTS", "msgdef", "to_cdr"):
+        assert internal not in text

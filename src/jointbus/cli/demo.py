@@ -14,6 +14,10 @@ What the user sees:
   shows a compact rich live view instead (mode, owner, height, rates, loop timing, joints);
 - with ``--headless``, or when stdout is not a terminal (a pipe, CI), one plain summary line a
   second (mode, owner, height, rates, loop lateness, CPU);
+- without the monitor, every WARN, ERROR and STALE report of ``/hb50/status`` as one line on
+  stderr (``HH:MM:SS ERROR bridge_node: joint command from 'x' rejected: …``), so a rejected
+  command, a watchdog or a dead node shows where the user looks (the monitor lists them among
+  its events);
 - at the end (``--duration``, Ctrl-C, SIGTERM or quitting the monitor) the stack shuts down —
   control first, then the bridge damps and switches off the drives — and one final line reports
   the base height reached, the mode, the bridge loop's lateness p99 and the CPU use; exit code 0.
@@ -51,15 +55,18 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
+from jointbus.messages.hb50 import Level, Status
 from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError, StackSummary
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["demo", "final_line", "run_view", "summary_table"]
+__all__ = ["demo", "final_line", "report_line", "run_view", "summary_table"]
 
 #: Period of the plain and rich summaries (s).
 SUMMARY_PERIOD_S = 1.0
+#: How often the status reports received are printed (s).
+_REPORT_POLL_S = 0.1
 
 
 def _fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
@@ -81,7 +88,8 @@ def final_line(summary: StackSummary) -> str:
     if summary.estop:
         parts.append(f"e-stop latched ({summary.estop}),")
     parts.append(
-        f"bridge loop {_fmt(summary.loop_rate_hz)} Hz lateness p99 "
+        f"bridge loop {_fmt(summary.loop_rate_hz)} Hz achieved "
+        f"({_fmt(summary.skipped_fraction, 100, 1)} % of cycles skipped) lateness p99 "
         f"{_fmt(summary.lateness_p99_s, 1e6)} us,"
     )
     cpu = f"CPU {_fmt(summary.cpu_fraction, 100)} % of one core"
@@ -89,6 +97,19 @@ def final_line(summary: StackSummary) -> str:
         cpu += f" (simulator physics {_fmt(summary.simulator_cpu_fraction, 100)} %)"
     parts.append(cpu)
     return " ".join(parts)
+
+
+def report_line(report: Status) -> str:
+    """One status report as the demo prints it: local time, level, reporting node, text."""
+    stamp = time.strftime("%H:%M:%S", time.localtime(report.header.stamp.to_ns() / 1e9))
+    return f"{stamp} {Level(report.level).name} {report.reporting_node}: {report.status}"
+
+
+def _print_reports(stack: Stack) -> None:
+    """Print the WARN / ERROR / STALE reports received since the last call (stderr)."""
+    for report in stack.take_reports():
+        if report.level >= Level.WARN:
+            note(report_line(report))
 
 
 def summary_table(summary: StackSummary) -> RenderableType:
@@ -114,7 +135,8 @@ def summary_table(summary: StackSummary) -> RenderableType:
         head.append(f"  E-STOP: {summary.estop}", style="bold red")
     rates = Text(
         f"bridge_data {_fmt(summary.bridge_data_hz)} Hz  commands {_fmt(summary.command_hz)} Hz  "
-        f"loop {_fmt(summary.loop_rate_hz)} Hz  lateness p50/p99/max "
+        f"loop {_fmt(summary.loop_rate_hz)} Hz (skipped {_fmt(summary.skipped_fraction, 100, 1)} %)"
+        f"  lateness p50/p99/max "
         f"{_fmt(summary.lateness_p50_s, 1e6)}/{_fmt(summary.lateness_p99_s, 1e6)}/"
         f"{_fmt(summary.lateness_max_s, 1e6)} us  overruns {summary.overruns}  "
         f"CPU {_fmt(summary.cpu_fraction, 100)} %  t={summary.elapsed_s:.0f} s",
@@ -205,8 +227,11 @@ def _run_summaries(stack: Stack, duration: float | None, live: bool) -> None:
         while end is None or time.monotonic() < end:
             tick += SUMMARY_PERIOD_S
             wake = tick if end is None else min(tick, end)
-            time.sleep(max(0.0, wake - time.monotonic()))
+            while (left := wake - time.monotonic()) > 0:  # reports within 0.1 s of arriving
+                time.sleep(min(left, _REPORT_POLL_S))
+                _print_reports(stack)
             show(stack.summary())
+        _print_reports(stack)
 
 
 def run_view(

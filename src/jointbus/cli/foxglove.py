@@ -6,7 +6,9 @@ like every other command (with no flags it finds a running demo on this host; ``
 ``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``
 reach another) and serves every topic, the robot description
 (URDF generated from ``--robot``) and the joint transforms to Foxglove: open Foxglove, choose
-*Open connection* → *Foxglove WebSocket* and enter the printed URL. Ctrl-C (or SIGTERM, or
+*Open connection* → *Foxglove WebSocket* and enter the printed URL. The server (foxglove-sdk)
+speaks the subprotocol ``foxglove.sdk.v1`` only: clients that offer only the older name
+``foxglove.websocket.v1`` get HTTP 400 (the README lists which clients work). Ctrl-C (or SIGTERM, or
 ``--duration``) stops it.
 """
 
@@ -58,7 +60,11 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
     router: RouterOption = None,
     listen: ListenOption = None,
 ) -> None:
-    """Serve the bus and the robot model to Foxglove over WebSocket."""
+    """Serve the bus and the robot model to Foxglove over WebSocket.
+
+    Subprotocol foxglove.sdk.v1 (the Foxglove app, recent Lichtblick and Flora); clients that
+    offer only foxglove.websocket.v1 are refused with HTTP 400.
+    """
     from rich.console import Console
 
     from jointbus.model import load_robot

@@ -10,7 +10,10 @@ and runs the 500 Hz bridge; ``jointbus control`` runs the control node, which po
 bridge frames arrive, then sends itself ``stand_up`` (``--start idle`` does not). They meet over
 Zenoh with the default scheme (the first jointbus process on the host listens on
 ``tcp/127.0.0.1:7447``; ``--hub-port`` / ``JOINTBUS_HUB_PORT`` change it), exactly like the demo
-but with every message crossing a process boundary.
+but with every message crossing a process boundary. Each prints the other's state truthfully: when
+the bridge dies, ``jointbus control`` shows ``bridge=lost`` (measured 110–123 ms after a SIGKILL)
+and publishes a STALE about it on ``/hb50/status``; the bridge does the same for a dead control
+node (see :mod:`jointbus.stack`).
 
 **E-stop.** ``jointbus estop`` publishes ``estop jointbus_cli`` on ``/hb50/hardware_command`` (a
 ``std_msgs/String``, so ``ros2 topic pub`` can do the same) and repeats it until the bridge's

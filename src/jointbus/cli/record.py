@@ -3,11 +3,11 @@
 Where it sits: :mod:`jointbus.cli`, a thin wrapper around :class:`jointbus.tools.recorder.Recorder`
 with its remote (Zenoh) source: this process joins the jointbus Zenoh network and stores each
 payload exactly as received. It joins the bus like every other command (``--hub-port`` /
-``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``;
-see :mod:`jointbus.cli.topic`). A status line shows messages, megabytes and the message rate; Ctrl-C
-(or SIGTERM, or ``--duration``) stops the recording and writes the MCAP summary. A recorder that is
-killed instead loses at most its last ``--flush-interval`` of messages; ``jointbus info`` reads such
-a file and reports it as truncated.
+``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``; see
+:mod:`jointbus.cli.topic`). In a terminal, a status line shows messages, megabytes and the message
+rate (``-q`` hides it; off a terminal it is not drawn); Ctrl-C (or SIGTERM, or ``--duration``) stops
+the recording and writes the MCAP summary. A recorder that is killed instead loses at most its last
+``--flush-interval`` of messages; ``jointbus info`` reads such a file and reports it as truncated.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
 ) -> None:
     """Record bus traffic to an MCAP file (ros2msg schemas, CDR, zstd chunks).
 
-    Warns when no topic has been found after a few seconds, and exits with code 1 if nothing was
-    recorded (the file is still a valid, empty MCAP file).
+    Warns when no message has arrived after 3 s, and exits with code 1 if nothing was recorded
+    (the file is still a valid, empty MCAP file).
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
@@ -125,6 +125,9 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         recorder = Recorder(bus, file, topics or None, local=False, remote=True,
                             flush_interval=flush_interval)
         recorder.start()
+        if not quiet:
+            wanted = " ".join(topics) if topics else "every topic"
+            note(f"recording {wanted} (joined the bus {where}) to {file}; Ctrl-C stops")
         deadline = None if duration is None else time.monotonic() + duration
         warn_at: float | None = time.monotonic() + NO_TOPIC_WARNING_S
         last = recorder.stats()

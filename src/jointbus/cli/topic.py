@@ -258,6 +258,25 @@ def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicT
     return TopicType(facing, wire)
 
 
+def raw_record_type(topic_type: TopicType) -> TopicType:
+    """The plain wire dataclass that carries ``topic_type``'s bytes, as a TopicType of its own.
+
+    ``topic pub --unchecked`` builds that record unvalidated: a typed class (the Beam Bots
+    ``JointState``) converts through its record with ``to_wire()``, which would validate again.
+    """
+    cls = topic_type.wire
+    if "to_wire" not in vars(cls):
+        return TopicType(cls, cls)
+    for candidate in _message_classes():
+        if (
+            candidate.TYPE_NAME == cls.TYPE_NAME
+            and "to_wire" not in vars(candidate)
+            and hasattr(candidate, "__dataclass_fields__")
+        ):
+            return TopicType(candidate, candidate)
+    raise CliError(f"message type {cls.TYPE_NAME!r} has no wire record to send unchecked")
+
+
 # ---- discovery -----------------------------------------------------------------------------------
 def wait_for_topic(bus: Bus, topic: str, timeout_s: float) -> TopicInfo | None:
     """The topic's discovery record once it has a publisher, or None after ``timeout_s``."""
@@ -765,6 +784,8 @@ def pub(  # noqa: PLR0917 (typer options)
                 notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))
                 raise CliError(f"{exc}{notes}") from None
 
+        if unchecked:
+            topic_type = raw_record_type(topic_type)
         first = make()  # bad VALUES fail before anything joins the network
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
@@ -830,6 +851,7 @@ __all__ = [
     "measured_rate",
     "note",
     "open_bus",
+    "raw_record_type",
     "resolve_type",
     "subscriber_qos",
     "user_errors",

@@ -28,12 +28,17 @@ joint, its index, the field, the value and what was expected; nothing is built):
   the joint's kind (a stray ``0.0`` placeholder is the likely mistake, a ``Twist2D`` is not), and
   the disagreeing list is the one named in the error.
 
-The type is immutable (values are tuples) but is *not* a wire dataclass — no ROS field type holds
-"a float or a transform". ``to_cdr`` / ``from_cdr`` / ``msgdef`` go through the record
+It is a :class:`~jointbus.messages.base.Message`, so it is published on a bus as itself
+(``bus.publisher(topic, JointState)``): in-process subscribers receive the object, remote ones the
+record's bytes, which a subscriber of either class decodes.
+
+The type is immutable (values are tuples) but is *not* a wire dataclass — no ROS field type holds "a
+float or a transform". ``to_cdr`` / ``from_cdr`` / ``msgdef`` go through the record
 :class:`jointbus.messages.jointbus_msgs.JointState` (per-kind arrays; its module documents the
-layout), losslessly: names, order, kinds, which lists are not reported, and every value bit
-for bit — floating rotations included, because :class:`~jointbus.math.Quaternion` keeps an
-already-unit quaternion's components unchanged.
+layout; :meth:`JointState.to_wire` / :meth:`JointState.from_wire` convert), losslessly: names,
+order, kinds, which lists are not reported, and every value bit for bit — floating rotations
+included, because :class:`~jointbus.math.Quaternion` keeps an already-unit quaternion's components
+unchanged.
 
 **ROS pair.** :meth:`JointState.to_ros` splits into ``sensor_msgs/JointState`` (single-DoF joints)
 and ``sensor_msgs/MultiDOFJointState`` (planar and floating joints, as 3-D transforms, twists and
@@ -57,6 +62,7 @@ from typing import Any, ClassVar, Final, Self
 from jointbus import math as jm
 from jointbus.codec.errors import DecodeError
 from jointbus.messages import geometry_msgs, jointbus_msgs, sensor_msgs
+from jointbus.messages.base import Message
 from jointbus.messages.errors import (
     LengthMismatchError,
     NonFiniteError,
@@ -209,11 +215,15 @@ def _agree(
 
 
 @dataclass(frozen=True, slots=True)
-class JointState:
+class JointState(Message):
     """Positions, velocities and efforts of named joints, each value shaped to its joint.
 
     ``JointState(names, positions=(), velocities=(), efforts=(), header=Header())``; an empty list
     means the quantity is not reported. See the module docstring for the rules.
+
+    A :class:`~jointbus.messages.base.Message` like the wire dataclasses (it overrides all three of
+    ``to_cdr``, ``from_cdr`` and ``msgdef``), so a bus publishes it as itself: in-process
+    subscribers get the object, remote ones its record's bytes.
     """
 
     TYPE_NAME: ClassVar[str] = jointbus_msgs.JointState.TYPE_NAME

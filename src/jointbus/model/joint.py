@@ -109,11 +109,16 @@ class Joint:
     actuated: bool = True
     dynamics: JointDynamics = field(default_factory=JointDynamics)
     actuator: ActuatorGeometry | None = None
+    #: What the joint is on the robot when its name does not say it (``knee`` for ``fr_j2``);
+    #: ``""`` when the name is enough. Tools show it beside the name and select joints by it.
+    role: str = ""
 
     def __post_init__(self) -> None:
         owner = f"joint {self.name!r}"
         if not isinstance(self.name, str) or not self.name:
             raise DefinitionError("joint", "name", self.name, "a non-empty string")
+        if not isinstance(self.role, str) or self.role != self.role.strip():
+            raise DefinitionError(owner, "role", self.role, "a string without outer spaces")
         if not isinstance(self.type, JointType):
             raise DefinitionError(owner, "type", self.type, "a JointType")
         for name in ("parent", "child"):

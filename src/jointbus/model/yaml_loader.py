@@ -29,6 +29,7 @@ Robot file schema (SI units; angles in rad; every key not marked *required* is o
                                         #   fixed, planar or floating
         parent: body                    # required
         child: fr_hip                   # required
+        role: hip_abduction             # what the joint is, when the name does not say it
         origin: {xyz: [..], rpy: [..]}  # joint frame in the parent link frame
         axis: [1, 0, 0]                 # default [1, 0, 0]; the plane normal for planar joints
         limits:
@@ -101,6 +102,7 @@ _JOINT_KEYS = (
     "dynamics",
     "actuated",
     "actuator",
+    "role",
 )
 
 
@@ -286,6 +288,7 @@ def _joint(node: FileNode) -> Joint:
     dynamics = _dynamics(node.at("dynamics"))
     actuated = node.at("actuated").boolean_or(jtype is not JointType.FIXED)
     actuator = _actuator(node.at("actuator"))
+    role = node.at("role").text_or("")
     joint: Joint = _built(
         node,
         Joint,
@@ -300,6 +303,7 @@ def _joint(node: FileNode) -> Joint:
         actuated=actuated,
         dynamics=dynamics,
         actuator=actuator,
+        role=role,
     )
     return joint
 

@@ -50,8 +50,17 @@ _FLOAT_FIELDS: Final = (
     "lateness_max_s",
     "cpu_fraction",
     "spin_fraction",
+    "achieved_rate_hz",
+    "skipped_fraction",
 )
-_COUNT_FIELDS: Final = ("cycles", "window", "overruns", "skipped", "gc_collections")
+_COUNT_FIELDS: Final = (
+    "cycles",
+    "window",
+    "overruns",
+    "skipped",
+    "gc_collections",
+    "window_skipped",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +72,12 @@ class LoopDiagnostics(Message):
     minus deadline). ``cycles`` run since the loop (re)started, ``window`` = cycles the
     percentiles cover, ``overruns`` = cycles that woke a period or more late, ``skipped`` = grid
     slots dropped by them; ``cpu_fraction`` / ``spin_fraction`` = share of wall time in the body /
-    busy-waiting; ``gc_collections`` run by the loop. NaN means "no sample yet" (a loop that has
-    run fewer than two cycles), never an error.
+    busy-waiting; ``gc_collections`` run by the loop. What the loop *achieved* over the window:
+    ``achieved_rate_hz`` = cycles run per second (Hz; ``rate_hz`` is only the target),
+    ``window_skipped`` = grid slots dropped, ``skipped_fraction`` their share (0–1); the lateness
+    figures count every grid slot, dropped ones included
+    (:mod:`~jointbus.runtime.loop_stats`). NaN means "no sample yet" (a loop that has run fewer
+    than two cycles), never an error.
     """
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/LoopDiagnostics"
@@ -86,6 +99,9 @@ class LoopDiagnostics(Message):
     cpu_fraction: Float64 = math.nan
     spin_fraction: Float64 = math.nan
     gc_collections: UInt64 = 0
+    achieved_rate_hz: Float64 = math.nan
+    window_skipped: UInt64 = 0
+    skipped_fraction: Float64 = math.nan
 
     def __post_init__(self) -> None:
         tn = self.TYPE_NAME
@@ -137,6 +153,9 @@ class LoopDiagnostics(Message):
             cpu_fraction=snapshot.cpu_fraction,
             spin_fraction=snapshot.spin_fraction,
             gc_collections=snapshot.gc_collections,
+            achieved_rate_hz=snapshot.achieved_rate_hz,
+            window_skipped=snapshot.window_skipped,
+            skipped_fraction=snapshot.skipped_fraction,
         )
 
 

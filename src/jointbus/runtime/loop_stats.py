@@ -11,8 +11,18 @@ Design:
   at 500 Hz). The distribution figures (p50 / p99 / max) are computed over the last ``capacity``
   cycles only, so a node's diagnostics describe recent behaviour; the counters (``cycles``,
   ``overruns``, ``skipped``, ``gc_collections``) count since the loop started.
-- ``lateness`` is wake-up time minus the deadline that was due; ``period`` is the time between two
-  consecutive wake-ups. Both are in integer nanoseconds internally and in seconds in a snapshot.
+- ``lateness`` is kept **per grid slot**: for each slot, how long after its deadline the cycle
+  that served it woke. A cycle on time serves its own slot; an overrun cycle also stands for the
+  slots it dropped, each late by the wake-up minus *its* deadline (the first dropped slot's
+  lateness is the cycle's own). Why: per executed cycle, a 40 ms stall is one sample among
+  thousands and p99 stays at microseconds while 20 outputs in a row never happened; per slot,
+  the percentiles say what the consumers of the loop's output saw. ``period`` is the time between
+  two consecutive wake-ups. Both are in integer nanoseconds internally and in seconds in a
+  snapshot.
+- ``achieved_rate_hz`` is the rate over the window (executed cycles per second of wall time)
+  and ``window_skipped`` the slots dropped in it; ``skipped_fraction`` = dropped / (run +
+  dropped). The median period cannot show dropped slots (the cycles that did run are on the grid),
+  so a loop losing 17 % of its cycles still had a 2 ms median period.
 - ``cpu_fraction`` is the time spent in the loop body divided by wall time. The rate loop measures
   the body on its own monotonic clock (``time.monotonic_ns``, the same ``CLOCK_MONOTONIC`` as
   ``time.perf_counter_ns`` on Linux), not with ``time.thread_time_ns``: what a fixed-rate loop must
@@ -43,11 +53,14 @@ _NS_PER_S = 1e9
 class LoopStatsSnapshot:
     """Timing of a rate loop at one instant. Times in seconds; NaN where there is no sample yet.
 
-    Fields: ``cycles`` run since start; ``window`` = how many recent cycles the distribution
-    figures cover; target / p50 / p99 / max of the period; p50 / p99 / max of lateness;
-    ``overruns`` = cycles that woke one period or more after their deadline; ``skipped`` = grid
-    slots dropped by those overruns; ``cpu_fraction`` / ``spin_fraction`` of wall time spent in
-    the body / busy-waiting (over the window); ``gc_collections`` run by the loop in its slack.
+    Fields: ``cycles`` run since start; ``window`` = how many recent grid slots the lateness
+    figures cover (dropped slots included, see the module docstring); target / p50 / p99 / max
+    of the period; p50 / p99 / max of lateness per slot; ``overruns`` = cycles that woke one
+    period or more after their deadline; ``skipped`` = grid slots dropped by those overruns since
+    start; ``cpu_fraction`` / ``spin_fraction`` of wall time spent in the body / busy-waiting
+    (over the window); ``gc_collections`` run by the loop in its slack; ``achieved_rate_hz`` =
+    cycles actually run per second over the window (Hz), ``window_skipped`` = slots dropped in it
+    and ``skipped_fraction`` = their share of the window's slots (0–1).
     """
 
     cycles: int
@@ -64,6 +77,9 @@ class LoopStatsSnapshot:
     cpu_fraction: float
     spin_fraction: float
     gc_collections: int
+    achieved_rate_hz: float = math.nan
+    window_skipped: int = 0
+    skipped_fraction: float = math.nan
 
     def as_dict(self) -> dict[str, float | int]:
         """Field name → value, ready to fill a diagnostics message or a JSON log line."""
@@ -87,14 +103,16 @@ class LoopStats:
             raise ValueError(f"LoopStats capacity = {capacity!r}: expected an int >= 1")
         self._period_target_s = period_target_s
         self._capacity = capacity
+        self._period_ns = round(period_target_s * _NS_PER_S)
         self._lock = threading.Lock()
-        # Per cycle i: lateness of cycle i.
+        # Per grid slot: lateness of the cycle that served it (dropped slots included).
         self._lateness = np.zeros(capacity, dtype=np.int64)
         # Per interval between wake-ups i-1 and i: its length, the body time of cycle i-1 and the
         # busy-wait time before wake-up i — so cpu/spin fractions are ratios over the same spans.
         self._period = np.zeros(capacity, dtype=np.int64)
         self._busy = np.zeros(capacity, dtype=np.int64)
         self._spin = np.zeros(capacity, dtype=np.int64)
+        self._skips = np.zeros(capacity, dtype=np.int64)  # slots dropped before wake-up i
         self.reset()
 
     @property
@@ -106,6 +124,7 @@ class LoopStats:
         """Forget every sample and counter (a loop calls this when it starts)."""
         with self._lock:
             self._cycles = 0
+            self._slots = 0
             self._intervals = 0
             self._overruns = 0
             self._skipped = 0
@@ -124,17 +143,28 @@ class LoopStats:
         ``spin_ns`` before waking.
         """
         with self._lock:
-            self._lateness[self._cycles % self._capacity] = lateness_ns
+            capacity = self._capacity
+            self._lateness[self._slots % capacity] = lateness_ns
+            self._slots += 1
             self._cycles += 1
             if skipped > 0:
                 self._overruns += 1
                 self._skipped += skipped
+                # The later dropped slots, each ``period`` less late than the one before
+                # (only the newest ``capacity`` can stay in the window).
+                count = min(skipped, capacity)
+                first = skipped - count + 1
+                steps = np.arange(first, skipped + 1, dtype=np.int64)
+                slots = (self._slots + np.arange(count)) % capacity
+                self._lateness[slots] = lateness_ns - steps * self._period_ns
+                self._slots += skipped
             last = self._last_wake_ns
             if last is not None:
                 slot = self._intervals % self._capacity
                 self._period[slot] = wake_ns - last
                 self._busy[slot] = self._body_ns
                 self._spin[slot] = spin_ns
+                self._skips[slot] = skipped
                 self._intervals += 1
             self._last_wake_ns = wake_ns
             self._body_ns = 0
@@ -149,8 +179,9 @@ class LoopStats:
         Allocates and sorts (≈ 0.1 ms for 5000 cycles): call it at 1–10 Hz, not every cycle.
         """
         with self._lock:
-            n_late = min(self._cycles, self._capacity)
+            n_late = min(self._slots, self._capacity)
             n_per = min(self._intervals, self._capacity)
+            window_skipped = int(self._skips[:n_per].sum())
             lateness = self._lateness[:n_late].copy()
             period = self._period[:n_per].copy()
             busy_ns = int(self._busy[:n_per].sum())
@@ -160,6 +191,7 @@ class LoopStats:
         late_p50, late_p99, late_max = _summary(lateness)
         per_p50, per_p99, per_max = _summary(period)
         wall_ns = int(period.sum())
+        slots = n_per + window_skipped
         return LoopStatsSnapshot(
             cycles=cycles,
             window=n_late,
@@ -175,6 +207,9 @@ class LoopStats:
             cpu_fraction=busy_ns / wall_ns if wall_ns > 0 else math.nan,
             spin_fraction=spin_ns / wall_ns if wall_ns > 0 else math.nan,
             gc_collections=gc_collections,
+            achieved_rate_hz=n_per * _NS_PER_S / wall_ns if wall_ns > 0 else math.nan,
+            window_skipped=window_skipped,
+            skipped_fraction=window_skipped / slots if slots > 0 else math.nan,
         )
 
 

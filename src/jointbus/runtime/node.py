@@ -109,6 +109,7 @@ _NODE_INSTANCE_ATTRIBUTES: Final = frozenset(
         "_subscriptions",
         "_timer_list",
         "_loops",
+        "_servers",
         "_internal",
         "_diagnostics",
         "_closed",
@@ -347,19 +348,19 @@ class NodeRateLoop:
 class Node:
     """A named node on ``bus``; see the module docstring. ``name`` is a ROS 2 node name.
 
-    **Reserved names.** A subclass adds its own attributes and overrides the hooks
-    ``on_configure``, ``on_activate``, ``on_deactivate`` and ``on_shutdown``; every other name the
-    node uses is reserved (:data:`RESERVED_NODE_NAMES`): its methods and properties (``start``,
-    ``configure``, ``activate``, ``deactivate``, ``shutdown``, ``close``, ``topic``, ``clock``,
-    ``report``, ``create_publisher``, ``create_subscription``, ``create_timer``,
-    ``create_rate_loop``, ``loop_stats``, ``publish_diagnostics``, ``rate_loops``, ``state``,
-    ``active``, ``timers``, ``dispatcher``, ``status_topic``, ``heartbeat_topic``,
+    **Reserved names.** A subclass adds its own attributes and overrides the hooks ``on_configure``,
+    ``on_activate``, ``on_deactivate`` and ``on_shutdown``; every other name the node uses is
+    reserved (:data:`RESERVED_NODE_NAMES`): its methods and properties (``start``, ``configure``,
+    ``activate``, ``deactivate``, ``shutdown``, ``close``, ``topic``, ``clock``, ``report``,
+    ``create_publisher``, ``create_subscription``, ``create_timer``, ``create_rate_loop``,
+    ``create_service``, ``create_client``, ``loop_stats``, ``publish_diagnostics``, ``rate_loops``,
+    ``state``, ``active``, ``timers``, ``dispatcher``, ``status_topic``, ``heartbeat_topic``,
     ``diagnostics_topic``), the attributes it sets (``name``, ``bus``, ``namespace``,
     ``diagnostics_period_s``, ``status_publisher``, ``reporter``, ``heartbeat``) and its private
-    ``_``-names. Defining one in a subclass raises :class:`NodeReservedNameError` when the class
-    is created; assigning one (``self.start = pose``) raises it at the assignment and changes
-    nothing. Why: a stored ``self.start`` used to replace ``Node.start()`` silently and fail much
-    later as ``'NoneType' object is not callable``.
+    ``_``-names. Defining one in a subclass raises :class:`NodeReservedNameError` when the class is
+    created; assigning one (``self.start = pose``) raises it at the assignment and changes nothing.
+    Why: a stored ``self.start`` used to replace ``Node.start()`` silently and fail much later as
+    ``'NoneType' object is not callable``.
 
     ``namespace`` prefixes the node's standard topics (``/<namespace>/heartbeat``, ``status``,
     ``diagnostics``) and its relative topic names; ``heartbeat_period_s`` and

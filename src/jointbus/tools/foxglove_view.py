@@ -7,7 +7,9 @@ observes), :mod:`jointbus.messages` (schemas) and :mod:`jointbus.model` (URDF an
 
 What a Foxglove client sees:
 
-- **every bus topic** — local ones and, with Zenoh attached, those of other processes — as a
+- **every bus topic** — local ones and, with Zenoh attached, those of other processes, typed
+  through :func:`jointbus.runtime.message_types.runtime_registry` (so the nodes' diagnostics and
+  parameter lists are shown too) — as a
   channel of the same name, ``cdr`` encoding, the ``ros2msg`` schema from the message class's
   ``msgdef()`` (the schema name is the ROS 2 type name, ``hb50_commons/msg/BridgeData``): Foxglove
   decodes ROS 2 CDR natively, so no JSON conversion is needed and the bytes are the bus's own.
@@ -47,6 +49,11 @@ that applies those requests and scans the topic list, and one dispatcher thread 
 messages. Log times are the wall-clock receive time (ns since the epoch), as ``foxglove_bridge``
 stamps them.
 
+Clients: the SDK's server accepts the WebSocket subprotocol ``foxglove.sdk.v1`` (and
+``foxglove.sdk.v1.1``) only, with no option for the older name ``foxglove.websocket.v1`` of the
+same protocol; a client that offers only the old name gets HTTP 400 (the README lists which
+clients work).
+
 Only ``127.0.0.1`` is bound by default: the server accepts any client that can reach it and has no
 authentication, so exposing it on a robot's network is an explicit choice (``host=``).
 """
@@ -73,13 +80,14 @@ from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
 from jointbus.messages.geometry_msgs import Transform as TransformMsg
 from jointbus.messages.geometry_msgs import TransformStamped, Vector3
 from jointbus.messages.hb50 import BridgeData
-from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.model.joint import JointType
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.robot import RobotModel
+from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.errors import ToolError
 
 __all__ = [
@@ -376,7 +384,9 @@ class FoxgloveView:
         self.robot = robot
         self.namespace = namespace.strip("/")
         self.data_topic = f"/{self.namespace}/bridge_data" if self.namespace else "/bridge_data"
-        self._registry = registry if registry is not None else default_registry()
+        # runtime_registry: the loop diagnostics and parameter lists every node publishes are
+        # runtime types, which the messages layer's default registry cannot list
+        self._registry = registry if registry is not None else runtime_registry()
         self._scan_period_s = float(scan_period_s)
         self._discover_timeout_s = float(discover_timeout_s)
         self._derived_period_ns = round(_NS_PER_S / derived_rate_hz)
@@ -605,10 +615,17 @@ class FoxgloveView:
         msg_type = self.bus.local_type(info.name)
         if msg_type is None:
             try:
-                msg_type = self._registry.by_type_name(info.type_name)
+                found = self._registry.by_type_name(info.type_name)
             except UnknownTypeError:
                 self._skip_once(info.name, f"type {info.type_name!r} is not in the registry")
                 return None
+            # a Python-facing type that is not a Message (Player's single-joint commands) is
+            # carried by its wire record, whose bytes and schema are the same
+            wire = found if issubclass(found, Message) else getattr(found, "WIRE", None)
+            if not (isinstance(wire, type) and issubclass(wire, Message)):
+                self._skip_once(info.name, f"type {info.type_name!r} has no wire record")
+                return None
+            msg_type = wire
         latched = all(p.qos.transient_local for p in publishers)
         depth = max([_QUEUE_DEPTH, *(p.qos.depth for p in publishers if latched)])
         qos = QosProfile(

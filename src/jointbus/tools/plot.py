@@ -4,29 +4,44 @@ Where it sits: :mod:`jointbus.tools`, over :mod:`jointbus.tools.bag_reader` and 
 registry; matplotlib is imported only here (and only when plotting).
 
 A *series* is one field of one topic, over the bag's log time (s from the bag's first message).
-A field is an attribute path (``joint_position``, ``orientation.w``, ``header.stamp.sec``). When it
-is a per-joint array, the message's joint-name field (``joint_name``, ``name`` or ``names``) labels
-the elements and ``joints`` picks some by name; the default is every joint. Series of the same
-joint share one subplot, so commanded and measured position of a joint appear together::
+A field is an attribute path (``joint_position``, ``orientation.w``, ``header.stamp.sec``) of the
+message's data fields (class attributes such as ``TYPE_NAME`` are not fields). When it is a
+per-joint array, the message's joint-name field (``joint_name``, ``name`` or ``names``) labels the
+elements and ``joints`` picks some by name; the default is every joint. Series of the same joint
+share one subplot, so commanded and measured position of a joint appear together::
 
     jointbus plot run.mcap --topic /hb50/joint_command --field t_pos \\
         --topic /hb50/bridge_data --field joint_position --joints fr_j1 -o pos.png
+
+**Units.** The y axis names the unit of each plotted quantity, taken from the field
+(:data:`FIELD_UNITS`): ``joint_position`` / ``t_pos`` in rad, velocities in rad/s, efforts and
+torques in N·m, gains in N·m/rad and N·m·s/rad, temperatures in °C... — m, m/s and N instead for
+a prismatic joint of the robot model. Messages store SI units (the project's rule), so the field
+says the unit; a field the table does not know gets no unit rather than a guessed one.
+
+**Joint roles.** A robot model (``robot``; by default the bundled robot whose joints include every
+plotted joint) can give joints a role (``knee`` for ``fr_j2`` on the quadruped): labels read
+``fr_j2 (knee)``, and ``joints`` takes a role as well as a name (``knee`` selects every knee).
+
+The legend sits right of each subplot, outside the data.
 
 :func:`plot_bag` returns the matplotlib ``Figure`` it saved (tests read the plotted data back).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.model import JointType, RobotModel
 from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.bag_reader import Bag, open_bag
 from jointbus.tools.errors import PlotError
@@ -37,16 +52,69 @@ if TYPE_CHECKING:
 #: Fields that name the elements of a message's per-joint arrays, in the order they are tried.
 NAME_FIELDS = ("joint_name", "name", "names")
 
+# Quantities whose unit depends on the joint: (rotary unit, linear unit).
+_POSITION: Final = ("rad", "m")
+_VELOCITY: Final = ("rad/s", "m/s")
+_EFFORT: Final = ("N·m", "N")
+_STIFFNESS: Final = ("N·m/rad", "N/m")
+_DAMPING: Final = ("N·m·s/rad", "N·s/m")
+
+#: Unit of a field, by the last part of its path (the first entries by the whole path): a pair
+#: is (rotary joint, linear joint). Every jointbus message stores SI units, so the name decides.
+FIELD_UNITS: Final[dict[str, str | tuple[str, str]]] = {
+    "joint_position": _POSITION,
+    "t_pos": _POSITION,
+    "position": _POSITION,
+    "positions": _POSITION,
+    "joint_velocity": _VELOCITY,
+    "t_vel": _VELOCITY,
+    "velocity": _VELOCITY,
+    "velocities": _VELOCITY,
+    "speed": _VELOCITY,
+    "joint_effort": _EFFORT,
+    "t_trq": _EFFORT,
+    "effort": _EFFORT,
+    "efforts": _EFFORT,
+    "torque": _EFFORT,
+    "kp": _STIFFNESS,
+    "kd": _DAMPING,
+    "joint_temperature": "°C",
+    "temperature": "°C",
+    "current": "A",
+    "sec": "s",
+    "nanosec": "ns",
+    "battery": "%",
+    "bus_v": "V",
+    "bus_i": "A",
+    "bus_p": "W",
+    "bus_pt": "kWh",
+    "legs_v": "V",
+    "charger_v": "V",
+    "bridge_t": "°C",
+    "up_time": "s",
+}
+#: Units of the members of a vector field, by the field's name (``angular_velocity.x``).
+VECTOR_UNITS: Final[dict[str, str]] = {
+    "angular_velocity": "rad/s",
+    "linear_acceleration": "m/s²",
+    "linear_velocity": "m/s",
+    "foot_pos_body": "m",
+    "foot_vel_body": "m/s",
+    "foot_force": "N",
+}
+
 
 @dataclass(frozen=True)
 class Series:
-    """One plotted line: ``values`` of ``topic``'s ``field`` (for ``joint``) at ``times_s``."""
+    """One plotted line: ``values`` of ``topic``'s ``field`` (for ``joint``) at ``times_s``,
+    in ``unit`` (``""``: not known)."""
 
     topic: str
     field: str
     joint: str | None
     times_s: npt.NDArray[np.float64]
     values: npt.NDArray[np.float64]
+    unit: str = ""
 
     @property
     def label(self) -> str:
@@ -54,15 +122,46 @@ class Series:
         return f"{self.topic} {self.field}"
 
 
+def field_unit(field: str, linear: bool = False) -> str:
+    """The unit of ``field`` (see :data:`FIELD_UNITS`); ``linear`` for a prismatic joint's."""
+    parts = field.split(".")
+    if len(parts) >= 2 and parts[-2] in VECTOR_UNITS:
+        return VECTOR_UNITS[parts[-2]]
+    unit = FIELD_UNITS.get(parts[-1], "")
+    if isinstance(unit, tuple):
+        return unit[1] if linear else unit[0]
+    return unit
+
+
+def data_fields(value: object) -> list[str]:
+    """The data fields of a message (dataclass fields, not class attributes nor ``_private``)."""
+    if dataclasses.is_dataclass(value):
+        return [f.name for f in dataclasses.fields(value) if not f.name.startswith("_")]
+    return []
+
+
+def _robot_for(joint_names: set[str], robot: RobotModel | str | None) -> RobotModel | None:
+    """``robot`` if a model was given; for ``"auto"`` the first bundled robot having every joint."""
+    if not isinstance(robot, str):
+        return robot
+    if robot != "auto" or not joint_names:
+        return None
+    from jointbus.model import bundled_robots, load_robot
+
+    for name in bundled_robots():
+        model = load_robot(name)
+        if joint_names <= {j.name for j in model.joints}:
+            return model
+    return None
+
+
 def _resolve(msg: object, field: str, topic: str) -> Any:
     value: Any = msg
     for i, part in enumerate(field.split(".")):
-        if not part or not hasattr(value, part):
+        known_fields = data_fields(value)
+        if not part or part not in known_fields:
             path = ".".join(field.split(".")[:i]) or "the message"
-            fields: Any = getattr(type(value), "__dataclass_fields__", None) or getattr(
-                value, "__slots__", ()
-            )
-            known = ", ".join(str(f) for f in fields if not str(f).startswith("_")) or "none"
+            known = ", ".join(known_fields) or "none"
             raise PlotError(
                 f"topic {topic}: field {field!r}: {path} has no field {part!r} "
                 f"(fields: {known})"
@@ -93,9 +192,15 @@ def extract_series(
     topic: str,
     field: str,
     joints: Sequence[str] | None = None,
+    *,
     registry: TypeRegistry | None = None,
+    robot: RobotModel | str | None = "auto",
 ) -> list[Series]:
-    """The series of ``topic``'s ``field``: one per selected joint, or one for a scalar field."""
+    """The series of ``topic``'s ``field``: one per selected joint, or one for a scalar field.
+
+    ``joints`` are joint names or roles of ``robot`` (a model, ``None``, or ``"auto"``: see the
+    module docstring), which also tells rotary from linear units.
+    """
     info = bag.topic(topic)  # BagError naming the topics present
     registry = registry if registry is not None else runtime_registry()
     try:
@@ -108,6 +213,8 @@ def extract_series(
     per_joint: dict[str, list[float]] = {}
     order: list[str] = []
     is_array: bool | None = None
+    model: RobotModel | None = None if robot == "auto" else _robot_for(set(), robot)
+    roles: dict[str, str] = {}
     for record in bag.messages([topic]):
         msg = cls.from_cdr(record.data)
         value = _resolve(msg, field, topic)
@@ -121,15 +228,25 @@ def extract_series(
             scalar.append(_number(value, topic, field))
             continue
         names = _names_of(msg, len(value))
-        wanted = joints if joints else names
-        for joint in wanted:
-            if joint not in names:
+        if robot == "auto" and model is None and len(times) == 1:
+            model = _robot_for(set(names), robot)
+        if model is not None and not roles:
+            roles = {j.name: j.role for j in model.joints if j.role}
+        wanted: list[str] = []
+        for joint in joints if joints else names:
+            having_role = [n for n in names if roles.get(n) == joint and n != joint]
+            if joint not in names and not having_role:
                 raise PlotError(
                     f"topic {topic}: field {field!r}: no joint {joint!r} in the message at "
                     f"t={times[-1]:.3f} s (joints: "
-                    + ", ".join(f"{n} (index {i})" for i, n in enumerate(names))
+                    + ", ".join(
+                        f"{n} (index {i}" + (f", {roles[n]})" if roles.get(n) else ")")
+                        for i, n in enumerate(names)
+                    )
                     + ")"
                 )
+            wanted += [joint] if joint in names else having_role
+        for joint in wanted:
             if joint not in per_joint:
                 # a joint first seen later gets NaN for the messages before (not plotted)
                 per_joint[joint] = [math.nan] * (len(times) - 1)
@@ -140,9 +257,19 @@ def extract_series(
             per_joint[joint].append(_number(value[i], topic, field) if i is not None else math.nan)
     t = np.asarray(times, dtype=np.float64)
     if not is_array:
-        return [Series(topic, field, None, t, np.asarray(scalar, dtype=np.float64))]
+        return [
+            Series(topic, field, None, t, np.asarray(scalar, dtype=np.float64), field_unit(field))
+        ]
+    linear = {j.name for j in model.joints if j.type is JointType.PRISMATIC} if model else set()
     return [
-        Series(topic, field, joint, t, np.asarray(per_joint[joint], dtype=np.float64))
+        Series(
+            topic,
+            field,
+            joint if not roles.get(joint) else f"{joint} ({roles[joint]})",
+            t,
+            np.asarray(per_joint[joint], dtype=np.float64),
+            field_unit(field, linear=joint in linear),
+        )
         for joint in order
     ]
 
@@ -179,9 +306,11 @@ def render(series: Sequence[Series], title: str = "") -> Figure:
         for s in members:
             ax.plot(s.times_s, s.values, label=s.label, linewidth=1.0)
         fields = ", ".join(dict.fromkeys(m.field for m in members))
-        ax.set_ylabel(joint if joint is not None else fields)
+        units = ", ".join(dict.fromkeys(m.unit for m in members if m.unit))
+        ax.set_ylabel((joint if joint is not None else fields) + (f" [{units}]" if units else ""))
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="upper right", fontsize="small")
+        # right of the axes, never over the data (constrained layout makes room for it)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes[-1].set_xlabel("time since bag start (s)")
     if title:
         fig.suptitle(title)
@@ -196,14 +325,19 @@ def plot_bag(
     *,
     joints: Sequence[str] | None = None,
     registry: TypeRegistry | None = None,
+    robot: RobotModel | str | None = "auto",
     dpi: int = 100,
 ) -> Figure:
-    """Plot the requested series of the bag at ``path`` into the PNG ``out``; returns the figure."""
+    """Plot the requested series of the bag at ``path`` into the PNG ``out``; returns the figure.
+
+    ``robot``: the model giving joint roles and kinds (``"auto"``: a bundled robot having every
+    plotted joint; ``None``: none).
+    """
     requests = pair_requests(topics, fields)
     with open_bag(path) as bag:
         series: list[Series] = []
         for topic, field in requests:
-            series += extract_series(bag, topic, field, joints, registry)
+            series += extract_series(bag, topic, field, joints, registry=registry, robot=robot)
     fig = render(series, title=Path(path).name)
     try:
         fig.savefig(out, dpi=dpi, format="png")
@@ -212,4 +346,15 @@ def plot_bag(
     return fig
 
 
-__all__ = ["NAME_FIELDS", "Series", "extract_series", "pair_requests", "plot_bag", "render"]
+__all__ = [
+    "FIELD_UNITS",
+    "NAME_FIELDS",
+    "VECTOR_UNITS",
+    "Series",
+    "data_fields",
+    "extract_series",
+    "field_unit",
+    "pair_requests",
+    "plot_bag",
+    "render",
+]

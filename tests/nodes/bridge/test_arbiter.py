@@ -185,3 +185,51 @@ def test_steady_fast_source_owns_until_it_stops_and_never_longer_than_100_ms(
     events = arbiter.take_events()
     assert all(isinstance(e, OwnerChanged) for e in events)
     assert [e.new for e in events] == (["teleop"] if still_owns else ["teleop", DEFAULT])
+
+
+def test_takeover_reports_the_rate_a_steady_500_hz_source_publishes_at() -> None:
+    # A steady 500 Hz source stamps its commands every 2 ms; the transport delivered them bunched
+    # (the second late, the fourth early): 4 intervals in 5.49 ms, which read as 728.6 Hz.
+    arbiter = Arbiter()
+    sent = [1_000 * MS + k * 2 * MS for k in range(6)]
+    arrived = [t + 3 * MS for t in (0, 1_500_000, 3_000_000, 4_000_000, 5_490_000, 7_500_000)]
+    owned = [arbiter.offer("teleop", a, s) for a, s in zip(arrived, sent, strict=True)]
+    assert owned == [False, False, False, False, True, True]
+    (event,) = arbiter.take_events()
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)
+    assert "publishes at 500.0 Hz" in event.describe()
+    assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
+
+
+def test_rate_falls_back_to_arrival_times_without_usable_stamps() -> None:
+    arbiter = Arbiter()
+    for k in range(5):  # unstamped (0), 2 ms apart on arrival
+        arbiter.offer("plain", k * 2 * MS)
+    assert arbiter.rate_hz("plain") == pytest.approx(500.0)
+    for k in range(5):  # stamps that do not increase: arrival times again
+        arbiter.offer("frozen", 20 * MS + k * 4 * MS, 5 * MS)
+    assert arbiter.rate_hz("frozen") == pytest.approx(250.0)
+
+
+@given(jitter=st.lists(st.integers(-900_000, 900_000), min_size=30, max_size=30))
+def test_stamped_rate_is_exact_whatever_the_delivery_jitter(jitter: list[int]) -> None:
+    arbiter = Arbiter()
+    sent = [k * 2 * MS for k in range(30)]
+    arrived = sorted(max(0, s + MS + j) for s, j in zip(sent, jitter, strict=True))
+    for a, s in zip(arrived, sent, strict=True):
+        arbiter.offer("teleop", a, s + 1)
+    assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
+
+
+def test_one_late_cycle_of_the_source_does_not_move_the_reported_rate() -> None:
+    # The source's loop ran its second cycle 1.6 ms late and caught up after (stamps in ms).
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 4.0, 6.0, 8.0):
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    (event,) = arbiter.take_events()
+    assert event.reason == "takeover"
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)  # intervals 3.6, 0.4, 2, 2 ms
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 5.6, 7.6, 9.6):  # late once, no catch-up: mean 416.7 Hz
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    assert arbiter.take_events()[0].rate_hz == pytest.approx(500.0, rel=1e-9)

@@ -48,6 +48,17 @@ written. Incoming commands are only *queued* by the subscription callback (with 
 time); every decision runs on the loop thread, in arrival order, so the components need no locks
 and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
 
+**The achieved publish rate.** The bridge counts what it actually published: every second (node
+clock) it compares the ``BridgeData`` / ``BridgeState`` pairs published with the cycles the rate
+was due (elapsed time × ``rate_hz``) and puts the result in every ``BridgeState``'s ``status`` as
+``publish: 417 Hz, 83 of 500 cycles skipped in the last 1.0 s`` (also
+:attr:`BridgeNode.publish_rate_hz` / :attr:`BridgeNode.publish_skipped`). A cycle is skipped when
+the loop dropped its slot (an overrun: a stall of the host or of a driver read) or when reading
+the actuators failed. Why here and not only in the loop's statistics: this is what a consumer of
+``/hb50/bridge_data`` gets, whoever runs the loop (the node's own, a stack's lock-step body or a
+test), and it reaches every viewer of ``bridge_state_10hz``; under load the bridge used to skip
+≈ 17 % of its publications while the status line said ``loop=500Hz`` (the median period).
+
 **Liveliness.** The bridge is the robot's supervisor: it runs a
 :class:`~jointbus.runtime.liveliness.LivelinessMonitor` (:attr:`BridgeNode.liveliness`) over every
 other visible node's heartbeat (hidden ``_``-nodes, CLI processes, are left out) and publishes each
@@ -174,6 +185,8 @@ _NAN3: Final = (math.nan, math.nan, math.nan)
 #: overshoot; the 0.38 rad/s velocity noise becomes 1.7 N·m (1σ), 7 % of the 24 N·m limit; the
 #: largest torque while sinking was 9.1 N·m.
 SAFE_KD: Final = 4.5
+#: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
+PUBLISH_WINDOW_S: Final = 1.0
 
 #: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
 _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
@@ -496,6 +509,18 @@ class BridgeNode(Node):
         """The command written to the array in the last cycle (``None``: nothing written)."""
         self.cycles = 0
         self.rejected = 0
+        self.published = 0
+        """``BridgeData`` / ``BridgeState`` pairs published since construction."""
+        self.publish_rate_hz = math.nan
+        """Pairs published per second over the last completed window (Hz)."""
+        self.publish_skipped = 0
+        """Cycles due but not published in the last completed window."""
+        self.publish_window_ns: tuple[int, int] | None = None
+        """(start, end) of the last completed window on the node clock (ns): the publications
+        counted are those after ``start`` up to and including ``end``."""
+        self._window_start_ns: int | None = None
+        self._window_published = 0
+        self._publish_text = ""
         self.undecodable = 0
         """``joint_command`` samples the decoder refused (each also counted in ``rejected``)."""
         self._staged: BridgeConfig | None = None
@@ -646,6 +671,7 @@ class BridgeNode(Node):
     # ---- lifecycle hooks ---------------------------------------------------------------------
 
     def on_activate(self) -> None:
+        self._window_start_ns = None  # an inactive spell is not a run of skipped cycles
         try:
             self._brakes_supported = Capability.BRAKES in self.array.capabilities()
         except DriverError as exc:
@@ -810,7 +836,7 @@ class BridgeNode(Node):
             except CommandRejected as rejection:
                 self._reject(rejection)
                 continue
-            if not self.arbiter.offer(cmd.source_node, received_ns):
+            if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # latched, or sent before the last reset / drive-on
@@ -1022,6 +1048,32 @@ class BridgeNode(Node):
         )
         self.last_state = state
         self.state_publisher.publish(state)
+        self.published += 1
+        self._account_publish(now_ns)
+
+    def _account_publish(self, now_ns: int) -> None:
+        """Close the publish-rate window when :data:`PUBLISH_WINDOW_S` has passed (loop thread).
+
+        The window runs from one publication to a later one: the cycles due in between are the
+        elapsed time × rate, the ones that ran are the publications counted after the first.
+        """
+        start = self._window_start_ns
+        if start is None:
+            self._window_start_ns, self._window_published = now_ns, self.published
+            return
+        elapsed_ns = now_ns - start
+        if elapsed_ns < PUBLISH_WINDOW_S * _NS_PER_S:
+            return
+        ran = self.published - self._window_published
+        due = max(ran, round(elapsed_ns * self.config.rate_hz / _NS_PER_S))
+        self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
+        self.publish_skipped = due - ran
+        self.publish_window_ns = (start, now_ns)
+        self._publish_text = (
+            f"publish: {self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
+            f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
+        )
+        self._window_start_ns, self._window_published = now_ns, self.published
 
     def _imu_fields(self) -> tuple[Quaternion, Vector3, Vector3]:
         if self._imu is None:
@@ -1040,9 +1092,11 @@ class BridgeNode(Node):
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
         ramping = self._mode is BridgeMode.RUN and self.reentry.ramping
-        key = (owner, self._mode, self.estop.reason, levels, ramping)
+        key = (owner, self._mode, self.estop.reason, levels, self._publish_text, ramping)
         if key != self._state_key:
             strings = [f"owner: {owner}", f"mode: {self._mode.value}"]
+            if self._publish_text:
+                strings.append(self._publish_text)
             if self.estop.latched:
                 strings.append(f"estop: {self.estop.reason}")
             if ramping:
