@@ -4,9 +4,10 @@ No goals (information rows, each against an anchor measured in the same run):
 
 - **bus:// request round trip** (p50 / p99): ``arm.set_accel("elbow", 3.0)`` through
   ``bus://arm6`` — checked locally, sent as a service call over Zenoh (two sessions on loopback),
-  answered by the array node's worker thread calling the served ``sim://arm6``, ACK back. Anchors:
+  answered by the array node's worker thread calling the served ``sim://arm6`` and reading it
+  once for the state the ACK carries, ACK back. Anchors:
   the *same call in process* on the ``sim://arm6`` driver itself, and *raw Zenoh get/reply* between
-  two sessions of the same process with the same request and reply sizes (the server replies from
+  two sessions of the same process with the same request and reply bytes (the server replies from
   its callback, no thread hop) — the floor for any request/reply on Zenoh here.
 - **bus:// read staleness** (p50 / p99): at random instants, the age of the data ``read()``
   returns (wall clock now − the sample's header stamp) from a node publishing at 100 Hz. Anchor:
@@ -34,7 +35,7 @@ import zenoh
 
 from jointbus import drivers
 from jointbus.bus import Bus, ZenohConfig
-from jointbus.messages.actarray import ActuatorReply
+from jointbus.drivers.bus.errors_on_wire import ack
 from jointbus.messages.jointbus_msgs import ActuatorAccelConfigRequest
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
 
@@ -122,6 +123,8 @@ def _round_trips(n: int) -> list[dict[str, Any]]:
         node = ArrayNode(served, bus, namespace="arm6")
         node.start()
         try:
+            # the ACK as the node sends it: with the array's state after the call (6 actuators)
+            ack_bytes = ack("set_accel", (), served.read()).to_cdr()
             with drivers.open(f"bus://arm6?hub_port={port}&timeout=2.0") as remote:
                 remote_samples = _timed(lambda: remote.set_accel("elbow", 3.0), n)
                 staleness = _staleness(remote, 400 if n < 1000 else 2000)
@@ -130,7 +133,7 @@ def _round_trips(n: int) -> list[dict[str, Any]]:
     with drivers.open("sim://arm6?noise=false") as local:
         local_samples = _timed(lambda: local.set_accel("elbow", 3.0), n)
     request = ActuatorAccelConfigRequest(2, 3.0).to_cdr()
-    reply = ActuatorReply(True, "set_accel").to_cdr()
+    reply = ack_bytes
     raw_samples = _raw_zenoh_round_trips(n, request, reply)
     remote_p50, remote_p99 = _quantiles(remote_samples)
     local_p50, local_p99 = _quantiles(local_samples)

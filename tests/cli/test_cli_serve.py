@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
-from cli_support import free_port, run_cli, start_cli
+from cli_support import cli_env, free_port, run_cli, start_cli
 
 from jointbus import drivers
 from jointbus.drivers.bus.driver import ArrayServerError
@@ -60,6 +62,9 @@ def test_serve_then_drive_from_another_process_then_server_gone_is_a_typed_error
             with pytest.raises(ArrayServerError):
                 arm.position("elbow", 0.2)
             assert time.monotonic() - start < 1.0 + 1.0  # the 1 s timeout, never a hang
+            time.sleep(1.0)
+            with pytest.raises(ArrayServerError, match="no data for"):
+                arm.read()  # no stale reading passed off as current
     finally:
         server.kill()
         server.wait(timeout=10.0)
@@ -74,6 +79,21 @@ def test_serve_stops_cleanly_on_sigterm_and_refuses_a_bad_url() -> None:
             with pytest.raises(RequestRejected) as err:
                 arm.home()
             assert err.value.reason is RejectReason.POWERED_OFF
+        # a script that never closes its bus:// array still exits (README's one-liner)
+        one_liner = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                'from jointbus import drivers; arm = drivers.open("bus://left_arm"); '
+                "arm.power(True); print(arm.read().motor_power or 'on')",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30.0,
+            env=cli_env(port),
+            check=False,
+        )
+        assert one_liner.returncode == 0, one_liner.stderr
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=10.0) == 0
     finally:

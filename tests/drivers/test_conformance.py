@@ -9,15 +9,18 @@ braked joint refuses motion and does not jump when released.
 
 ``sim://arm6`` runs in real time; ``can://virtual/…`` is the hb50 legs on MD80 motors answered by
 the firmware twin (:class:`~jointbus.drivers.can.twin_server.TwinServer`) on python-can's virtual
-bus, with the driver's *default* reply timeout.
+bus, with the driver's *default* reply timeout; ``bus://arm6`` is that arm served by an array
+node and reached over Zenoh, as ``drivers.open("bus://arm6")`` reaches ``jointbus serve``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,11 +33,19 @@ from jointbus.drivers.registry import DriverURL
 from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.errors import UnknownJointError
 
+_BUS_DRIVER_TESTS = str(Path(__file__).resolve().parent / "bus")
+if _BUS_DRIVER_TESTS not in sys.path:
+    sys.path.insert(0, _BUS_DRIVER_TESTS)
+
+from array_server import served  # noqa: E402
+
 URLS = [
     "sim://arm6?noise=false",
     "can://virtual/{channel}?robot=hb50&model=md80",
+    "bus://arm6",
 ]
-"""Drivers under test; ``{channel}`` becomes a fresh virtual CAN channel per test."""
+"""Drivers under test; ``{channel}`` becomes a fresh virtual CAN channel per test; ``bus://arm6``
+reaches ``sim://arm6?noise=false`` served by an array node over real Zenoh (loopback)."""
 
 MOVING, IDLE, UNPOWERED = ActuatorState.MOVING, ActuatorState.IDLE, ActuatorState.UNPOWERED
 SAMPLES = 250  # reads over ≈ 0.5 s (the CAN twin's time advances one 2 ms period per read)
@@ -49,6 +60,9 @@ def opened(url: str) -> Iterator[ActuatorArray]:
     with contextlib.ExitStack() as stack:
         if parsed.scheme == "can" and parsed.host == "virtual":
             stack.enter_context(TwinServer.from_url(url, noise=False))
+        if parsed.scheme == "bus":
+            server = stack.enter_context(served("sim://arm6?noise=false", parsed.host))
+            url = server.url(timeout="2.0")
         yield stack.enter_context(drivers.open(url))
 
 

@@ -37,7 +37,6 @@ import concurrent.futures
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -421,13 +420,3 @@ class ServiceTable:
         for server in servers:
             server.close()
 
-
-def wait_for_service(client: ServiceClient[Any, Any], timeout_s: float) -> bool:
-    """Poll until a server of ``client``'s service is reachable or ``timeout_s`` (s) passed."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if client.available():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)

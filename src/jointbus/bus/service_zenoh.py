@@ -4,7 +4,8 @@ Where it sits: :mod:`jointbus.bus`, used by :mod:`jointbus.bus.service` when the
 attached; it only needs the transport's open ``zenoh.Session`` and Zenoh id.
 
 Keys (every key is built by :func:`service_key` and :func:`service_token_key` and nowhere else, so
-that mapping them onto rmw_zenoh's service keys later is a change of two functions)::
+that mapping them onto rmw_zenoh's service keys — ``<domain>/<name>/<type>/<hash>`` and ``SS`` /
+``SC`` graph tokens, as the topics now use — is a change of these two functions)::
 
     service "/arm6/actarray/power"  →  queryable key  "jbsrv/arm6/actarray/power"
     server announcement             →  liveliness     "@jointbus/srv/<zid>/<node>/<request type>/

@@ -1,10 +1,11 @@
-"""One behaviour suite for ``sim://`` and ``bus://`` alike (python-can's lesson): the client of a
-served array behaves — values, flags and errors — like the array itself.
+"""``sim://`` and ``bus://`` side by side: the client of a served array behaves — values, flags,
+errors and NACK reasons — exactly like the array itself.
 
 ``bus://arm6`` is ``sim://arm6?noise=false`` served by an array node on its own Zenoh session and
-reached over loopback, as from another process. When the shared URL-parametrised suite
-(``tests/drivers/test_conformance.py``) lands on main, ``bus://`` joins it and this file's cases
-move there.
+reached over loopback, as from another process. ``bus://`` also runs the shared driver suite
+(``tests/drivers/test_conformance.py``); the cases here compare arm6-specific errors (joint names,
+limits, the configured speed and home) that the shared suite, which runs on the hb50 CAN legs too,
+cannot name.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
+from jointbus.messages.hb50 import JointCommand
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim
@@ -164,3 +166,15 @@ def test_home_goes_to_the_geometry_home(arm: ActuatorArray) -> None:
     wait_settled(arm, ELBOW, home + 0.3)
     arm.home("elbow")
     assert abs(wait_settled(arm, ELBOW, home) - home) < 0.01
+
+
+def test_an_impedance_stream_holds_a_joint_where_it_is_told(arm: ActuatorArray) -> None:
+    arm.power(True)
+    here = arm.read_joints().position.tolist()
+    target = list(here)
+    target[ELBOW] = here[ELBOW] + 0.3 if here[ELBOW] < 2.0 else here[ELBOW] - 0.3
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:  # a 50 Hz stream from the default source
+        arm.impedance(JointCommand.hold(arm.names, target, 40.0, 2.0, source_node="control_node"))
+        time.sleep(0.02)
+    assert arm.read_joints().position[ELBOW] == pytest.approx(target[ELBOW], abs=0.05)

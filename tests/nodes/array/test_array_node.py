@@ -273,3 +273,14 @@ def test_a_served_rover_publishes_its_base_as_transform2d_and_twist2d() -> None:
         assert isinstance(twist, Twist2D)
         assert (twist.vx, twist.vy, twist.omega) == pytest.approx((0.4, 0.0, 0.3), abs=1e-6)
         assert state.efforts == ()  # the simulated rover measures no effort
+
+
+def test_a_failing_driver_is_reported_and_the_node_keeps_answering(rig: Rig) -> None:
+    rig.array.close()  # the device is gone: every driver call now raises DriverClosedError
+    assert wait_until(lambda: bool(rig.statuses("read failed")), timeout=3.0)
+    power = rig.bus.client(N.request("power"), PowerRequest, ActuatorReply)
+    reply = power.call(PowerRequest(True))
+    assert (reply.accepted, reply.error) == (False, "DriverClosedError")
+    before = rig.node.loop_stats()["array"].cycles
+    assert wait_until(lambda: rig.node.loop_stats()["array"].cycles > before + 5, timeout=3.0)
+    assert rig.node.rate_loops["array"].running  # the loop survived the failed reads

@@ -822,7 +822,9 @@ def test_leaving_safe_mode_ramps_from_the_sagged_pose(rig: Rig) -> None:
     assert "reentry: ramping from the measured pose" in rig.states[-1].status
     rig.run(1.5, every_cycle(stand))
     assert rig.node.last_applied is stand
-    assert not [t for t in rig.states[-1].status if t.startswith("reentry: ")]
+    status = rig.states[-1].status
+    assert status[:2] == ("owner: control_node", "mode: run")
+    assert not [s for s in status if s.startswith("reentry")], status  # the ramp has ended
 
 
 ARM6 = load_robot("arm6")

@@ -15,8 +15,11 @@ back as the very error the served array raised (:mod:`.errors_on_wire`), e.g.
 as they would be locally. Calibration is the server's business: the client works in joint space.
 
 **Reading.** :meth:`read` / :meth:`read_joints` return the latest ``actarray/data`` sample the
-node published (at its rate, e.g. 100 Hz: a reading is at most one period plus transport old),
-not a round trip.
+node published (at its rate, e.g. 100 Hz: a reading is about one period plus transport old), not
+a round trip — except right after an ACKed call, whose reply carries the array read just after the
+call, so the caller's next ``read()`` reflects its own call (a move is ``MOVING`` at once, as
+locally). If no sample arrived for longer than the call timeout, reading raises
+:class:`ArrayServerError` rather than return a stale state as if it were current.
 
 **Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
 :class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout (``timeout``, default
@@ -24,20 +27,23 @@ not a round trip.
 
 URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0`` — ``NAME`` is the served
 namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does (default: the local
-hub on 7447). :meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
+hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads — else 7447).
+:meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
 (in-process clients, tests).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
+import weakref
 from typing import Any, Final, Self
 
 import numpy as np
 
-from jointbus.bus import MAB_RT, Bus, ServiceError, ZenohConfig
+from jointbus.bus import MAB_RT, Bus, ServiceClient, ServiceError, ZenohConfig
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
     ActuatorArrayConfig,
@@ -89,11 +95,40 @@ class ArrayServerError(DriverIOError):
         super().__init__(f"array server unreachable: {cause}")
 
 
+def _close_before_exit(array: BusActuatorArray) -> None:
+    """Close ``array`` when the interpreter exits, if the program did not.
+
+    Zenoh runs Python callbacks on a non-daemon thread, so a process that leaves its session open
+    never exits (``python -c 'drivers.open("bus://arm6").power(True)'`` would hang). Functions
+    registered with ``threading._register_atexit`` run before the interpreter waits for
+    non-daemon threads (``concurrent.futures`` relies on it); a weak reference keeps the array
+    collectable.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:
+        return
+    ref = weakref.ref(array)
+
+    def close() -> None:
+        alive = ref()
+        if alive is not None:
+            alive.close()
+
+    register(close)
+
+
 def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s: float) -> Any:
     try:
         return bus.client(name, type(request), response, timeout_s=timeout_s).call(request)
     except ServiceError as exc:
         raise ArrayServerError(name, exc) from exc
+
+
+def _call_with(client: ServiceClient[Any, Any], request: Message) -> Any:
+    try:
+        return client.call(request)
+    except ServiceError as exc:
+        raise ArrayServerError(client.name, exc) from exc
 
 
 def _config(description: ArrayDescription, geometry: ArrayGeometry) -> ActuatorArrayConfig:
@@ -132,6 +167,8 @@ class BusActuatorArray(ActuatorArray):
         owns_bus: bool = False,
     ) -> None:
         if not (math.isfinite(timeout_s) and timeout_s > 0.0):
+            if owns_bus:
+                bus.close()
             raise DriverURLError(f"timeout = {timeout_s!r}; expected a number of seconds > 0")
         self._bus = bus
         self._owns_bus = owns_bus
@@ -151,8 +188,11 @@ class BusActuatorArray(ActuatorArray):
             self._capability_set = frozenset(Capability(c) for c in description.capabilities)
             self._latest: ActuatorArrayData | None = None
             self._arrived = threading.Event()
+            self._arrived_at = -math.inf
+            self._data_lock = threading.Lock()
             self._remote_saturations: tuple[Saturation, ...] = ()
             self._pending_impedance: JointCommand | None = None
+            self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
             self._sub = bus.subscribe(
                 n.data, ActuatorArrayData, self._on_data, MAB_RT, realtime=True
             )
@@ -164,6 +204,8 @@ class BusActuatorArray(ActuatorArray):
             if owns_bus:
                 bus.close()
             raise
+        if owns_bus:
+            _close_before_exit(self)
 
     def _wait_for_server(self, ask: Any) -> Any:
         """Ask once the Zenoh links are up: a just-opened session may not see the server yet."""
@@ -182,7 +224,17 @@ class BusActuatorArray(ActuatorArray):
         return cls(bus, namespace, timeout_s=timeout_s)
 
     def _on_data(self, data: ActuatorArrayData) -> None:
-        self._latest = data
+        """Keep the newest sample by the server's stamp: a periodic sample published before a call
+        was applied may arrive after the ACK that carried the state after it."""
+        with self._data_lock:
+            latest = self._latest
+            stamp = data.header.stamp
+            if latest is None or (stamp.sec, stamp.nanosec) >= (
+                latest.header.stamp.sec,
+                latest.header.stamp.nanosec,
+            ):
+                self._latest = data
+            self._arrived_at = time.monotonic()
         self._arrived.set()
 
     @property
@@ -198,6 +250,13 @@ class BusActuatorArray(ActuatorArray):
         data = self._latest
         if data is None:  # only if a subclass skipped the constructor's wait
             raise DriverIOError(f"no data from {self.array_names.data} yet")
+        silence = time.monotonic() - self._arrived_at
+        if silence > self.timeout_s:
+            name = self.array_names.data
+            raise ArrayServerError(
+                name,
+                ServiceError(name, f"no data for {silence:.2f} s (timeout {self.timeout_s:g} s)"),
+            )
         acts = data.actuators
         state = np.array([int(a.state) for a in acts], dtype=np.uint8)
         stamp = data.header.stamp
@@ -225,10 +284,17 @@ class BusActuatorArray(ActuatorArray):
         return np.zeros(self.count, dtype=np.bool_)
 
     def _send(self, method: str, name: str, request: Message) -> None:
-        reply: ActuatorReply = _call(self._bus, name, request, ActuatorReply, self.timeout_s)
+        client = self._clients.get(name)
+        if client is None or client.request_type is not type(request):
+            client = self._clients[name] = self._bus.client(
+                name, type(request), ActuatorReply, timeout_s=self.timeout_s
+            )
+        reply: ActuatorReply = _call_with(client, request)
         if not reply.accepted:
             raise error_from_reply(reply)
         self._remote_saturations = saturations_from_reply(reply)
+        if reply.state:  # read() after an ACKed call reflects the call (MOVING, power on, ...)
+            self._on_data(reply.state[0])
 
     def _request_power(self, on: bool) -> None:
         self._send("power", self.array_names.request("power"), PowerRequest(on))
@@ -346,6 +412,8 @@ def _zenoh(url: DriverURL) -> ZenohConfig:
     try:
         if router:
             return ZenohConfig.for_router(router, connect=connect)
+        if port_text is None:  # the CLI's variable, so a client meets `jointbus serve` by default
+            port_text = os.environ.get("JOINTBUS_HUB_PORT")
         port = int(port_text) if port_text is not None else ZenohConfig().hub_port
         return ZenohConfig(hub_port=port, connect=connect)
     except ValueError as exc:
@@ -366,5 +434,9 @@ def open_bus_array(url: DriverURL) -> BusActuatorArray:
         raise DriverURLError(
             f"driver URL {url.text!r}: timeout={timeout_text!r}; expected seconds"
         ) from None
+    if not (math.isfinite(timeout) and timeout > 0.0):
+        raise DriverURLError(
+            f"driver URL {url.text!r}: timeout = {timeout!r}; expected a number of seconds > 0"
+        )
     bus = Bus(name=f"bus-{url.host}", zenoh=_zenoh(url))
     return BusActuatorArray(bus, url.host, timeout_s=timeout, owns_bus=True)

@@ -13,6 +13,7 @@ Why rebuild the error rather than raise a generic "remote error": a program writ
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -24,6 +25,7 @@ from jointbus.drivers.errors import (
     RequestRejected,
 )
 from jointbus.drivers.limits import Saturation
+from jointbus.messages.actarray.data import ActuatorArrayData
 from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -62,12 +64,17 @@ WIRE_ERRORS: Final[dict[str, type[Exception]]] = {
 }
 
 
-def ack(request: str, saturations: Iterable[Saturation] = ()) -> ActuatorReply:
-    """The ACK of ``request``, carrying the values the array clamped."""
+def ack(
+    request: str,
+    saturations: Iterable[Saturation] = (),
+    state: ActuatorArrayData | None = None,
+) -> ActuatorReply:
+    """The ACK of ``request``, carrying the values the array clamped and its state after it."""
     sat = tuple(saturations)
     return ActuatorReply(
         accepted=True,
         request=request,
+        state=() if state is None else (state,),
         saturated_joint=tuple(s.joint for s in sat),
         saturated_index=tuple(s.index for s in sat),
         saturated_field=tuple(s.field for s in sat),
@@ -86,6 +93,13 @@ def _wire_name(error: BaseException) -> str:
     return "DriverError"
 
 
+def _wire_text(value: object) -> str:
+    """``str(value)`` as a CDR string can carry it: UTF-8 without NUL (a NUL is shown as
+    ``\\x00``, a lone surrogate as ``\\udXXX``), so any error text can cross."""
+    text = str(value).replace("\x00", "\\x00")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def nack(request: str, error: BaseException) -> ActuatorReply:
     """The NACK of ``request`` refused with ``error`` (see the module docstring)."""
     joint = getattr(error, "joint", None)
@@ -95,28 +109,46 @@ def nack(request: str, error: BaseException) -> ActuatorReply:
     reason = getattr(error, "reason", None)
     return ActuatorReply(
         accepted=False,
-        request=request,
+        request=_wire_text(request),
         error=_wire_name(error),
         reason=reason.name if isinstance(reason, RejectReason) else "",
-        type_name=str(getattr(error, "type_name", "")),
-        field=str(getattr(error, "field", "")),
+        type_name=_wire_text(getattr(error, "type_name", "")),
+        field=_wire_text(getattr(error, "field", "")),
         value=repr(getattr(error, "value", "")) if hasattr(error, "value") else "",
-        expected=str(getattr(error, "expected", "")),
-        detail=str(getattr(error, "detail", "")),
-        joint=(joint,) if isinstance(joint, str) else (),
+        expected=_wire_text(getattr(error, "expected", "")),
+        detail=_wire_text(getattr(error, "detail", "")),
+        joint=(_wire_text(joint),) if isinstance(joint, str) else (),
         index=(index,) if isinstance(index, int) and not isinstance(index, bool) else (),
-        text=str(error),
+        text=_wire_text(error),
     )
 
 
+_SPECIAL: Final = {"inf": math.inf, "nan": math.nan}
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal of ``repr`` output: numbers (with ``inf`` / ``nan``), strings, tuples, lists."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _SPECIAL:
+        return _SPECIAL[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = _literal(node.operand)
+        if isinstance(operand, int | float) and not isinstance(operand, bool):
+            return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e) for e in node.elts)
+    if isinstance(node, ast.List):
+        return [_literal(e) for e in node.elts]
+    raise ValueError("not a literal")
+
+
 def _value(text: str) -> Any:
-    """The offending value back from its ``repr`` (numbers, tuples, strings); else the text."""
-    if text in ("nan", "inf", "-inf"):
-        return float(text)
+    """The offending value back from its ``repr`` when it is a literal; else the text itself."""
     try:
-        return ast.literal_eval(text)
+        return _literal(ast.parse(text, mode="eval").body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text.replace("nan", "NaN") if "nan" in text else text
+        return text
 
 
 def error_from_reply(reply: ActuatorReply) -> Exception:

@@ -20,6 +20,9 @@ driver layer's errors carry, so a remote caller learns what a local one would:
 - ``text``: the error's full message, exactly as ``str(error)`` printed it on the server.
 - ``saturated_*``: for an ACKed command, every value the array clamped (joint, index, field,
   requested, applied), one entry per clamp, as :class:`~jointbus.drivers.limits.Saturation`.
+- ``state``: for an ACK, the array read right after the call (one entry; empty in a NACK). A
+  remote caller's next ``read()`` then reflects its own call — a move is ``MOVING``, power is on —
+  instead of a sample published before the call was applied.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from jointbus.codec.wire import Bool, Float64Seq, Int32Seq, String, StringSeq
+from jointbus.messages.actarray.data import ActuatorArrayData
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, ValidationError
 
@@ -56,6 +60,7 @@ class ActuatorReply(Message):
     saturated_field: StringSeq = ()
     saturated_requested: Float64Seq = ()
     saturated_applied: Float64Seq = ()
+    state: tuple[ActuatorArrayData, ...] = ()
 
     def __post_init__(self) -> None:
         tn = self.TYPE_NAME
@@ -65,6 +70,12 @@ class ActuatorReply(Message):
             raise ValidationError(tn, "error", self.error, "empty in an ACK")
         if not self.accepted and not self.error:
             raise ValidationError(tn, "error", self.error, "the error's class name in a NACK")
+        if type(self.state) is not tuple:
+            object.__setattr__(self, "state", tuple(self.state))
+        if len(self.state) > 1 or not all(type(d) is ActuatorArrayData for d in self.state):
+            raise ValidationError(
+                tn, "state", self.state, "at most one ActuatorArrayData (empty: not reported)"
+            )
         for name in ("joint", "index"):
             if len(getattr(self, name)) > 1:
                 raise LengthMismatchError(

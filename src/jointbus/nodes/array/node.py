@@ -182,6 +182,10 @@ class ArrayNode(Node):
         #: Latest valid impedance command per source, with its arrival time (ns).
         self._impedance: dict[str, tuple[JointCommand, int]] = {}
         self._impedance_active = False
+        #: Guards the impedance stream's state (commands, arbiter, watchdog). Held only for a few
+        #: dict and deque operations, never around a driver call, because the impedance
+        #: subscription runs on the publisher's or Zenoh's receive thread.
+        self._stream_lock = threading.Lock()
         self._last_reading: JointReading | None = None
         self.cycles = 0
         self._make_endpoints()
@@ -257,10 +261,11 @@ class ArrayNode(Node):
         try:
             with self._array_lock:
                 saturations = apply(msg)
+                state = self._data(self.array.read_joints())
         except (DriverError, MessageError, ValueError, TypeError) as exc:
             self._report_refusal(method, exc)
             return nack(method, exc)
-        return ack(method, saturations)
+        return ack(method, saturations, state)
 
     def _report_refusal(self, method: str, exc: BaseException) -> None:
         text = f"{method} refused: {exc}"
@@ -271,8 +276,12 @@ class ArrayNode(Node):
         """Refuse motion while the e-stop is latched; end the impedance stream otherwise."""
         if self._estop.latched:
             raise RequestRejected(method, RejectReason.ESTOPPED, self._estop.reason)
-        self._impedance_active = False
-        self._impedance.clear()
+        self._end_stream()
+
+    def _end_stream(self) -> None:
+        with self._stream_lock:
+            self._impedance_active = False
+            self._impedance.clear()
 
     def _position(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("position")
@@ -409,8 +418,7 @@ class ArrayNode(Node):
     def _trigger_estop(self, m: String) -> tuple[Saturation, ...]:
         reason = m.data or "estop"
         event = self._estop.trigger(reason, time.monotonic_ns())
-        self._impedance_active = False
-        self._impedance.clear()
+        self._end_stream()
         caps = self.array.capabilities()
         if Capability.POWER in caps:
             self.array.power(False)
@@ -429,7 +437,7 @@ class ArrayNode(Node):
         )
         event = self._estop.reset(time.monotonic_ns(), measured)
         self._estop.release_hold()  # power stays off: nothing to hold until a client powers on
-        self._impedance.clear()
+        self._end_stream()
         if event is not None:
             self.report(Level.WARN, event.describe(), key="estop")
         return ()
@@ -447,13 +455,13 @@ class ArrayNode(Node):
         except CommandRejected as exc:
             self._report_refusal("impedance", exc.error)
             return
-        with self._array_lock:
-            if self._estop.latched:
-                self._report_refusal(
-                    "impedance",
-                    RequestRejected("impedance", RejectReason.ESTOPPED, self._estop.reason),
-                )
-                return
+        if self._estop.latched:
+            self._report_refusal(
+                "impedance",
+                RequestRejected("impedance", RejectReason.ESTOPPED, self._estop.reason),
+            )
+            return
+        with self._stream_lock:
             self._arbiter.offer(cmd.source_node, now)
             self._impedance[cmd.source_node] = (cmd, now)
             if self._arbiter.owner(now) == cmd.source_node:
@@ -461,15 +469,18 @@ class ArrayNode(Node):
                 self._impedance_active = True
 
     def _apply_impedance(self, now: int) -> None:
-        owner = self._arbiter.owner(now)
-        for event in self._arbiter.take_events():
-            self.report(Level.WARN, event.describe(), key="owner")
-        entry = self._impedance.get(owner)
-        if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
-            self._watchdog.feed(entry[1])
-        expired = self._watchdog.expired(now)
-        for wd_event in self._watchdog.take_events():
-            self.report(Level.WARN, wd_event.describe(), key="watchdog")
+        with self._stream_lock:
+            if not self._impedance_active:
+                return
+            owner = self._arbiter.owner(now)
+            events = [e.describe() for e in self._arbiter.take_events()]
+            entry = self._impedance.get(owner)
+            if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
+                self._watchdog.feed(entry[1])
+            expired = self._watchdog.expired(now)
+            events += [e.describe() for e in self._watchdog.take_events()]
+        for text in events:
+            self.report(Level.WARN, text, key=text.split(":")[0])
         command = self._safe if expired or entry is None else entry[0]
         try:
             self.array.impedance(self._thermal.derate(command))
@@ -483,7 +494,11 @@ class ArrayNode(Node):
     def _cycle(self, _cycle: CycleInfo) -> None:
         now = time.monotonic_ns()
         with self._array_lock:
-            reading = self.array.read_joints()
+            try:
+                reading = self.array.read_joints()
+            except DriverError as exc:  # a failed read is reported; the next cycle tries again
+                self.report(Level.ERROR, f"read failed: {exc}", key="read failed")
+                return
             self._last_reading = reading
             self.cycles += 1
             self._publish(reading)
@@ -520,7 +535,8 @@ class ArrayNode(Node):
             )
         return state.to_wire()
 
-    def _publish(self, r: JointReading) -> None:
+    def _data(self, r: JointReading) -> ActuatorArrayData:
+        """Player's array data of one reading, stamped now."""
         header = Header.now(self.array.config.geometry.header.frame_id)
         actuators = tuple(
             ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
@@ -536,7 +552,12 @@ class ArrayNode(Node):
                 strict=True,
             )
         )
-        self._pub_data.publish(ActuatorArrayData(header, actuators, r.motor_power))
+        return ActuatorArrayData(header, actuators, r.motor_power)
+
+    def _publish(self, r: JointReading) -> None:
+        data = self._data(r)
+        header = data.header
+        self._pub_data.publish(data)
         positions = r.position.tolist()
         velocities = r.velocity.tolist()
         efforts = r.effort.tolist()

@@ -177,6 +177,8 @@ _QUEUE_DEPTH: Final = 256
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
 _NAN3: Final = (math.nan, math.nan, math.nan)
+#: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
+PUBLISH_WINDOW_S: Final = 1.0
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
 #: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
 #: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
@@ -185,8 +187,6 @@ _NAN3: Final = (math.nan, math.nan, math.nan)
 #: overshoot; the 0.38 rad/s velocity noise becomes 1.7 N·m (1σ), 7 % of the 24 N·m limit; the
 #: largest torque while sinking was 9.1 N·m.
 SAFE_KD: Final = 4.5
-#: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
-PUBLISH_WINDOW_S: Final = 1.0
 
 #: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
 _PARAMETER_FIELDS: Final[Mapping[str, str]] = {

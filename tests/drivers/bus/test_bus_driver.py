@@ -1,0 +1,43 @@
+"""Opening ``bus://``: URL checks, and no server is a typed error within the timeout."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
+if _BUS_TESTS not in sys.path:
+    sys.path.insert(0, _BUS_TESTS)
+
+from bus_support import free_port  # noqa: E402
+
+from jointbus import drivers  # noqa: E402
+from jointbus.drivers.bus.driver import ArrayServerError  # noqa: E402
+from jointbus.drivers.errors import DriverIOError, DriverURLError  # noqa: E402
+
+
+def test_no_server_is_a_typed_error_within_the_timeout_not_a_hang() -> None:
+    start = time.monotonic()
+    with pytest.raises(ArrayServerError) as err:
+        drivers.open(f"bus://nobody?hub_port={free_port()}&timeout=0.5")
+    assert isinstance(err.value, DriverIOError)
+    assert "/nobody/actarray/describe" in str(err.value)
+    assert time.monotonic() - start < 0.5 + 1.5  # the timeout plus opening a Zenoh session
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("bus://arm6?speed=3", "unknown option(s) speed"),
+        ("bus://arm6?timeout=soon", "timeout='soon'; expected seconds"),
+        ("bus://arm6?timeout=-1", "timeout = -1.0; expected a number of seconds > 0"),
+        ("bus://", "expected bus://<served name>"),
+        ("bus://arm6/left", "expected bus://<served name>"),
+    ],
+)
+def test_bad_urls_are_refused_before_joining_the_bus(url: str, message: str) -> None:
+    with pytest.raises(DriverURLError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        drivers.open(url)
