@@ -96,11 +96,12 @@ def _bundled_types() -> list[type[Any]]:
         nav_msgs,
         sensor_msgs,
         stamp,
+        status,
         std_msgs,
         tf2_msgs,
     )
     from jointbus.messages.actarray import commands, data, description, geometry, reply, requests
-    from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state, status
+    from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state
 
     # Wire records first, so the Python-facing classes of the same name replace them.
     modules = [

@@ -8,7 +8,8 @@ know ``hb50_commons`` decode what jointbus publishes:
 - :class:`BridgeState` — power, temperatures, drive enable, hardware status strings;
 - :class:`JointCommand` — impedance targets and gains, in actuator order;
 - :class:`RobotState` / :class:`LegState` — the control node's state estimate and motion mode;
-- :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE;
+- :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE (the
+  generic :mod:`jointbus.messages.status`, re-exported: every node of every robot uses it);
 - :class:`VelocityScale` — the rule that turns the normalised velocity command into SI.
 """
 
@@ -27,13 +28,13 @@ from jointbus.messages.hb50.robot_state import (
     MotionType,
     RobotState,
 )
-from jointbus.messages.hb50.status import Level, Status
 from jointbus.messages.hb50.velocity_command import (
     BodyVelocityCommand,
     ClampedComponent,
     ClampReport,
     VelocityScale,
 )
+from jointbus.messages.status import Level, Status
 
 __all__ = [
     "JOINT_ERROR_MASK",
