@@ -6,6 +6,8 @@ know ``hb50_commons`` decode what jointbus publishes:
 
 - :class:`BridgeData` — the 500 Hz hardware frame (IMU and every actuator's measurements);
 - :class:`BridgeState` — power, temperatures, drive enable, hardware status strings;
+- :class:`BridgeStatus` — the bridge's owner, mode and e-stop in those strings, typed: the one
+  place that writes and parses them;
 - :class:`JointCommand` — impedance targets and gains, in actuator order;
 - :class:`RobotState` / :class:`LegState` — the control node's state estimate and motion mode;
 - :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE (the
@@ -20,6 +22,7 @@ from jointbus.messages.hb50.bridge_data import (
     JointStatusFlag,
 )
 from jointbus.messages.hb50.bridge_state import BridgeState
+from jointbus.messages.hb50.bridge_status import BridgeMode, BridgeStatus, ThermalNote
 from jointbus.messages.hb50.joint_command import JointCommand, JointTarget
 from jointbus.messages.hb50.robot_state import (
     LegState,
@@ -40,7 +43,9 @@ __all__ = [
     "JOINT_ERROR_MASK",
     "BodyVelocityCommand",
     "BridgeData",
+    "BridgeMode",
     "BridgeState",
+    "BridgeStatus",
     "ClampReport",
     "ClampedComponent",
     "JointCommand",
@@ -54,5 +59,6 @@ __all__ = [
     "MotionType",
     "RobotState",
     "Status",
+    "ThermalNote",
     "VelocityScale",
 ]
