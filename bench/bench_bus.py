@@ -15,15 +15,17 @@ What is measured:
   cross-vCPU wake-up (≈ 50 µs here, see library notes). Also the publisher-side cost of such a
   publish (``publish`` returns) against ``SimpleQueue.put``.
 - **Zenoh, two processes, 1 kHz**: sender wall time right before ``publish`` / ``put`` → receiver
-  wall time inside the callback (one host, one clock). jointbus encodes the message to CDR, sends
-  it with its 36-byte attachment, and the receiver decodes (and validates) it before the callback;
-  raw Zenoh sends the same CDR bytes, pre-encoded, with an attachment of the same 36 bytes (the
-  message index, then zeros) and its callback gets the bytes. Both receivers are plain callbacks
-  on Zenoh's receive thread (jointbus: a ``realtime=True`` subscriber, which is called there with
-  no thread hop). Best effort (the MAB_RT profile: congestion control *drop*) on both. A second
-  anchor, raw Zenoh with our CDR encode in the send and decode in the callback, separates the
-  codec's cost from the bus's. Runs of each kind are interleaved and each kind keeps its best
-  median: the VM is noisy (and other work on it only ever adds latency).
+  wall time inside the callback (one host, one clock). jointbus encodes the message to CDR, sends it
+  on its rmw_zenoh data key (``0/hb50/bridge_data/hb50_commons::msg::dds_::BridgeData_/RIHS01_…``)
+  with rmw_zenoh's 33-byte attachment, and the receiver (subscribed to ``0/hb50/bridge_data/*/*``,
+  comparing the key with its own) decodes (and validates) it before the callback; raw Zenoh sends
+  the same CDR bytes, pre-encoded, on the same key with an attachment of the same 33 bytes (the
+  message index, then zeros) and its callback gets the bytes. Both receivers are plain callbacks on
+  Zenoh's receive thread (jointbus: a ``realtime=True`` subscriber, which is called there with no
+  thread hop). Best effort (the MAB_RT profile: congestion control *drop*) on both. A second anchor,
+  raw Zenoh with our CDR encode in the send and decode in the callback, separates the codec's cost
+  from the bus's. Runs of each kind are interleaved and each kind keeps its best median: the VM is
+  noisy (and other work on it only ever adds latency).
 - **Zenoh throughput**: messages/s received when the sender publishes back-to-back, reliable with
   congestion control *block* on both sides (nothing lost), same payloads as above.
 
@@ -44,8 +46,9 @@ from typing import Any
 
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, data_key
 from jointbus.bus.attachment import SIZE as ATTACHMENT_SIZE
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.std_msgs import Header
 
@@ -55,7 +58,11 @@ GOAL_ZENOH_LATENCY_RATIO = 1.15
 GOAL_ZENOH_THROUGHPUT_RATIO = 1.15
 N_JOINTS = 12
 TOPIC = "/hb50/bridge_data"
-RAW_KEY = "bench/raw/bridge_data"
+#: Domain of every bus of the benchmark (explicit: a ROS_DOMAIN_ID in the environment must not
+#: change the keys the raw anchor uses).
+DOMAIN = 0
+#: The raw anchor puts on the very key jointbus uses (same key length and routing work).
+RAW_KEY = data_key(DOMAIN, TOPIC, BridgeData.TYPE_NAME, rihs01_of(BridgeData))
 
 
 def _message(index: int) -> BridgeData:
@@ -179,7 +186,7 @@ def _receiver(kind: str, port: int, n: int) -> None:
 
     listen = (f"tcp/127.0.0.1:{port}",)
     if kind == "jointbus":
-        with Bus(name="bench-rx", zenoh=ZenohConfig(listen=listen)) as bus:
+        with Bus(name="bench-rx", zenoh=ZenohConfig(listen=listen, domain_id=DOMAIN)) as bus:
             bus.subscribe(
                 TOPIC,
                 BridgeData,
@@ -234,7 +241,10 @@ def _zenoh_run(kind: str, messages: list[BridgeData], rate_hz: float | None) -> 
     sent: list[int] = [0] * n
     period = 1.0 / rate_hz if rate_hz else 0.0
     if kind == "jointbus":
-        bus = Bus(name="bench-tx", zenoh=ZenohConfig(listen=("tcp/127.0.0.1:0",), connect=connect))
+        bus = Bus(
+            name="bench-tx",
+            zenoh=ZenohConfig(listen=("tcp/127.0.0.1:0",), connect=connect, domain_id=DOMAIN),
+        )
         pub = bus.publisher(TOPIC, BridgeData, RELIABLE if reliable else MAB_RT)
         deadline = time.monotonic() + 10.0
         while not pub.remote_matched and time.monotonic() < deadline:

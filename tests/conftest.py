@@ -45,6 +45,7 @@ LONG_RUNNING: tuple[str, ...] = (
     "soak/",
     "test_stack.py",
     "test_own_controller.py",
+    "test_ros2_interop.py",
     "cli/test_cli_demo.py",
     "cli/test_cli_demo_monitor.py",
     "cli/test_cli_launch.py",

@@ -3,12 +3,15 @@ incompatible pairs), polling, realtime subscribers and clean shutdown."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-from bus_support import Count, Reading, wait_until
+from bus_support import Count, Reading, free_port, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -404,3 +407,23 @@ def test_local_topic_listing(bus: Bus) -> None:
     assert [p.node for p in info.publishers] == ["bridge"]
     assert [s.node for s in info.subscribers] == ["control"]
     assert info.publishers[0].qos == MAB_RT
+
+
+def test_a_script_that_leaves_its_zenoh_bus_open_still_exits() -> None:
+    """zenoh-python runs callbacks on a non-daemon thread that Python joins at exit, before atexit
+    handlers: without the bus's shutdown hook this child never ended (a user's one-off script
+    hung after its last line)."""
+    script = textwrap.dedent(
+        f"""
+        from jointbus.bus import MAB_RT, Bus, ZenohConfig
+        from jointbus.messages.std_msgs import String
+        bus = Bus(zenoh=ZenohConfig(hub_port={free_port()}))
+        bus.subscribe("/left_open", String, print, MAB_RT)
+        print("last line")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "last line"

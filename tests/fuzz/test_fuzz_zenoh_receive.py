@@ -4,9 +4,9 @@ What a user relies on: a jointbus process subscribed over Zenoh meets whatever a
 keys — corrupted CDR, another type's bytes, random attachments, rmw_zenoh attachments with absurd
 sequence numbers or times, samples on the topic under another type hash. Every undecodable payload
 is counted and reported as a :class:`~jointbus.bus.MalformedPayloadEvent`, a sample under another
-type hash is never decoded (counted as ``foreign_type``), nothing but messages of the topic's type
-reaches the callback, and every decodable payload on the topic's own key is delivered, in order,
-before and after the garbage.
+type hash is never decoded (the bus subscribes to the exact key), nothing but messages of the
+topic's type reaches the callback, and every decodable payload on the topic's own key is
+delivered, in order, before and after the garbage.
 
 How: a plain Zenoh session (no jointbus) on loopback puts seeded mutants of valid encodings
 (:class:`fuzz_support.Mutator`), random bytes and valid payloads onto the data keys of a jointbus
@@ -203,11 +203,6 @@ def fuzz_wire(wire: Wire, samples: int, seed: str) -> dict[str, int]:
     assert len(reported) == malformed
     assert sum(s.stats().malformed for s in wire.subs.values()) == malformed
     assert all(e.error for e in reported)
-    transport = wire.bus.zenoh
-    assert transport is not None
-    assert wait_until(
-        lambda: sum(transport.subscription(t).foreign_type for t in topics.values()) == foreign  # type: ignore[union-attr]
-    )
     delivered = sum(map(len, wire.got.values()))
     return {"samples": samples, "malformed": malformed, "foreign": foreign, "delivered": delivered}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -411,6 +412,7 @@ class Bus:
             transport = ZenohTransport(self, config or ZenohConfig())
             self._transport = transport
             entries = list(self._topics.values())
+        _close_at_shutdown(self)
         for entry in entries:
             for pub in entry.publishers:
                 transport.publisher_added(pub)
@@ -459,6 +461,37 @@ class Bus:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+_open_with_zenoh: weakref.WeakSet[Bus] = weakref.WeakSet()
+_shutdown_lock = threading.Lock()
+_shutdown_hook_registered = False
+
+
+def _close_at_shutdown(bus: Bus) -> None:
+    """Close ``bus`` when the interpreter shuts down, if the program has not.
+
+    Why: zenoh-python runs Python callbacks on a non-daemon thread, and Python joins non-daemon
+    threads *before* ``atexit`` handlers run — so a script that ends without closing its bus
+    would never exit. ``threading._register_atexit`` (what ``concurrent.futures`` uses) runs before
+    that join; closing the session there ends Zenoh's thread.
+    """
+    global _shutdown_hook_registered
+    with _shutdown_lock:
+        _open_with_zenoh.add(bus)
+        if not _shutdown_hook_registered:
+            register = getattr(threading, "_register_atexit", None)
+            if register is not None:  # CPython ≥ 3.9; elsewhere the program must close its bus
+                register(_close_open_buses)
+            _shutdown_hook_registered = True
+
+
+def _close_open_buses() -> None:
+    for bus in list(_open_with_zenoh):
+        try:
+            bus.close()
+        except Exception:  # shutting down: close the others whatever this one raised
+            _LOG.exception("closing bus %r at interpreter shutdown failed", bus.name)
 
 
 _default: Bus | None = None

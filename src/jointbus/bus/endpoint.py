@@ -1,9 +1,10 @@
 """What publishers and subscribers share: identity, QoS, events, and the deadline check.
 
 Where it sits: :mod:`jointbus.bus`, the base of :mod:`jointbus.bus.publisher` and
-:mod:`jointbus.bus.subscriber`. An endpoint has a random 64-bit ``gid`` (unique across processes
-in practice, carried in every Zenoh attachment and discovery token) and the name of the node that
-owns it, so events and ``jointbus topic info`` can say *who*.
+:mod:`jointbus.bus.subscriber`. An endpoint has a random 64-bit ``gid`` (its identity inside the
+process, in events and ``jointbus topic info``) and the name of the node that owns it, so events can
+say *who*. On Zenoh it also gets rmw_zenoh's 16-byte GID, derived from its graph token
+(:mod:`jointbus.bus.ros_graph`); that one travels in every sample's attachment.
 """
 
 from __future__ import annotations

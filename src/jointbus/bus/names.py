@@ -20,7 +20,8 @@ The domain id comes from ``ROS_DOMAIN_ID`` (default 0) or ``ZenohConfig(domain_i
 type name of ``pkg/msg/Name`` is ``pkg::msg::dds_::Name_``. Because ROS tokens only use
 ``[A-Za-z0-9_]``, every topic maps to a valid key expression and back without escaping; the type
 and hash are always the last two chunks, so ``<domain>/<topic>/*/*`` selects a topic whatever its
-publishers' types (the receive path then compares them with its own).
+publishers' types (``jointbus topic hz``); the bus's own subscribers use the exact key, so a
+publisher of another type or hash never reaches their decoder.
 """
 
 from __future__ import annotations

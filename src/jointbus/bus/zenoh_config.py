@@ -14,6 +14,11 @@ without touching any network interface but loopback:
 3. Gossip scouting (over existing links, never multicast) tells peers about each other, so they
    form a full mesh and keep talking if the hub exits.
 
+On a ROS 2 host ``rmw_zenohd`` owns port 7447: every jointbus process then takes step 2 and joins
+that router, as ROS 2 nodes do, and the router routes between both (``docs/ROS2.md``; start the
+router first — a jointbus hub is a peer and does not route for others). ``domain_id`` (default:
+``ROS_DOMAIN_ID``, else 0) is the ROS domain all keys and graph tokens carry.
+
 Multicast scouting is off unless ``multicast_scouting=True``: a robot should not discover (and be
 discovered by) whatever else is on the LAN by accident. Explicit ``listen`` endpoints replace the
 scheme (``connect`` endpoints are added to either). For several hosts, either give each peer
@@ -34,8 +39,8 @@ from typing import Any, Final, Literal
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.names import check_domain_id, domain_id_from_env
 
-#: The hub's well-known loopback port (Zenoh's own default port: a local ``zenohd`` on it also
-#: works, since a process that cannot listen there connects to whatever owns it).
+#: The hub's well-known loopback port (Zenoh's and rmw_zenohd's default port: a local router on it
+#: also works, since a process that cannot listen there connects to whatever owns it).
 DEFAULT_HUB_PORT: Final = 7447
 _FAST_RETRY: Final = '{"period_init_ms": 100, "period_max_ms": 500, "period_increase_factor": 2}'
 

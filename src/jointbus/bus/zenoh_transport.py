@@ -18,19 +18,21 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
   control *block*; best-effort ones *drop* under congestion.
 - **Payload**: CDR exactly as ROS 2 sends it; the 33-byte rmw_zenoh attachment
   (:mod:`jointbus.bus.attachment`) carries sequence number, source time and the publisher's GID.
-- **Receiving**: one Zenoh subscriber per topic with local subscribers, on
-  ``<domain>/<topic>/*/*`` (``allowed_origin=REMOTE``, so no loop-back of our own messages). A
-  sample whose key names another type or type hash is never decoded: it is counted and reported
-  once per key (:class:`TypeMismatchEvent`). A sample is decoded once with the topic's message
-  class and the same object is offered to every compatible local subscriber. An undecodable
-  payload is counted and reported (:class:`MalformedPayloadEvent`) and dropped; the subscription
-  keeps running. A sample without a readable attachment (a plain Zenoh ``put``) is delivered, but
-  counted and reported once (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in
-  a publisher's sequence numbers are counted (``lost``) and reported; latency is measured from the
-  source time. Realtime subscribers (``realtime=True``) are called right on Zenoh's receive thread,
-  with no thread hop (a hop costs ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be
-  quick and must not block, or it delays every later sample of every topic of the session.
-  Ordinary callbacks stay off Zenoh's threads: the message is queued and their dispatcher runs them.
+- **Receiving**: one Zenoh subscriber per topic with local subscribers, on the topic's exact data
+  key (``allowed_origin=REMOTE``, so no loop-back of our own messages). A publisher of another type
+  or type hash therefore never reaches the decoder (as in rmw_zenoh); its graph token is reported
+  once as a :class:`TypeMismatchEvent`. (A wildcard ``<domain>/<topic>/*/*`` subscriber would see
+  such samples too, but cost 8–38 µs more per sample in Zenoh's routing: measured with
+  ``bench/bench_bus.py``.) A sample is decoded once with the topic's message class and the same
+  object is offered to every compatible local subscriber. An undecodable payload is counted and
+  reported (:class:`MalformedPayloadEvent`) and dropped; the subscription keeps running. A sample
+  without a readable attachment (a plain Zenoh ``put``) is delivered, but counted and reported once
+  (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in a publisher's sequence
+  numbers are counted (``lost``) and reported; latency is measured from the source time. Realtime
+  subscribers (``realtime=True``) are called right on Zenoh's receive thread, with no thread hop (a
+  hop costs ≈ 50 µs on a VM that halts idle vCPUs): such a callback must be quick and must not
+  block, or it delays every later sample of every topic of the session. Ordinary callbacks stay off
+  Zenoh's threads: the message is queued and their dispatcher runs them.
 - **Discovery**: ROS 2 graph tokens (:mod:`jointbus.bus.ros_graph`): one ``NN`` token per node,
   one ``MP``/``MS`` token per endpoint with its type, hash and QoS. A liveliness subscriber on
   ``@ros2_lv/<domain>/**`` keeps the table of remote endpoints (jointbus's and ROS 2's), used to
@@ -40,7 +42,7 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
 - **Durability** (as rmw_zenoh does it): a transient-local publisher is a zenoh-ext
   ``AdvancedPublisher`` with a cache of ``depth`` samples and publisher detection, and puts every
   message (the cache must hold them whoever listens). A transient-local subscriber queries
-  ``<domain>/<topic>/*/*/@adv/pub/**`` (every cache on the topic) when it joins, and a publisher's
+  ``<data key>/@adv/pub/**`` (every cache of the topic) when it joins, and a publisher's
   cache when its token appears later; ROS 2 subscribers use zenoh-ext's ``AdvancedSubscriber``,
   which queries our caches the same way.
 
@@ -62,11 +64,12 @@ from jointbus.bus import attachment
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
-from jointbus.bus.names import data_key, parse_data_key, topic_selector
+from jointbus.bus.names import data_key, parse_data_key
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import incompatibilities
 from jointbus.bus.ros_graph import (
     EntityKind,
+    GraphEntity,
     endpoint_token,
     gid_of,
     graph_selector,
@@ -83,6 +86,10 @@ if TYPE_CHECKING:
 
 _LOG = logging.getLogger("jointbus.bus.zenoh")
 
+#: How long opening a session waits for its first link when it has ``connect`` endpoints (s).
+CONNECT_WAIT_S = 1.0
+#: How long the graph must stop growing before a discovery answer is final (s).
+GRAPH_SETTLE_S = 0.2
 #: How long a joining transient-local subscriber waits for history replies (s).
 HISTORY_QUERY_TIMEOUT_S = 1.0
 #: Period of the sporadic heartbeat a reliable transient-local publisher sends so that
@@ -90,9 +97,9 @@ HISTORY_QUERY_TIMEOUT_S = 1.0
 MISS_DETECTION_HEARTBEAT_S = 0.5
 
 
-def history_selector(domain_id: int, topic: str, zid: str | None = None) -> str:
-    """Selects the zenoh-ext publication caches of a topic (``zid``: of one session only)."""
-    return f"{topic_selector(domain_id, topic)}/@adv/pub/{zid or '*'}/**"
+def history_selector(key: str, zid: str | None = None) -> str:
+    """Selects the zenoh-ext publication caches of a data key (``zid``: of one session only)."""
+    return f"{key}/@adv/pub/{zid or '*'}/**"
 
 
 def type_hash_of(msg_type: type[Message]) -> str:
@@ -112,11 +119,29 @@ def open_session(config: ZenohConfig) -> zenoh.Session:
         except zenoh.ZError as exc:
             raise ZenohConfigError(f"Zenoh rejected the configuration: {exc}") from exc
         try:
-            return zenoh.open(zconfig)
+            session = zenoh.open(zconfig)
         except zenoh.ZError as exc:
             last_error = exc
             _LOG.debug("zenoh open with listen=%s connect=%s failed: %s", listen, connect, exc)
+            continue
+        if connect:
+            _wait_for_a_link(session)
+        return session
     raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
+
+
+def _wait_for_a_link(session: zenoh.Session) -> None:
+    """Wait (at most ``CONNECT_WAIT_S``) until the session is linked to a peer or router.
+
+    A Zenoh peer opens its configured ``connect`` links in the background, so ``zenoh.open``
+    returns before they exist; a CLI command that asks the graph right away (``topic list``,
+    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once."""
+    deadline = time.monotonic() + CONNECT_WAIT_S
+    info = session.info
+    while time.monotonic() < deadline:
+        if any(True for _ in info.peers_zid()) or any(True for _ in info.routers_zid()):
+            return
+        time.sleep(0.005)
 
 
 def _undeclare(entity: object) -> None:
@@ -238,7 +263,7 @@ class TopicSubscription:
             ],
         ] = {}
         #: Samples received, undecodable payloads, samples without a readable attachment and
-        #: samples of another type or hash (never decoded), whatever the local subscribers.
+        #: history replies of another type or hash (never decoded), whatever the local subscribers.
         self.samples = 0
         self.malformed = 0
         self.bad_attachments = 0
@@ -247,7 +272,7 @@ class TopicSubscription:
         self._reported: set[str] = set()
         self.key = data_key(transport.domain_id, topic, self._type_name, type_hash_of(msg_type))
         self._zsub = transport.session.declare_subscriber(
-            topic_selector(transport.domain_id, topic),
+            self.key,
             self._on_sample,
             allowed_origin=zenoh.Locality.REMOTE,
         )
@@ -260,10 +285,6 @@ class TopicSubscription:
         now_wall = time.time_ns()
         now_mono = time.monotonic_ns()
         try:
-            key = str(sample.key_expr)
-            if key != self.key:
-                self._foreign(key)
-                return
             raw_attachment = sample.attachment
             raw = None if raw_attachment is None else raw_attachment.to_bytes()
             if raw is None or len(raw) != attachment.SIZE or raw[16] != attachment.GID_SIZE:
@@ -406,8 +427,8 @@ class TopicSubscription:
             sub.offer(msg, born, now_mono)
 
     def _foreign(self, key: str) -> None:
-        """A sample on our topic whose key names another type or hash: never decoded; counted,
-        and reported once per key to the local subscribers."""
+        """A history reply on our topic whose key names another type or hash (a cache answering
+        with any key): never decoded; counted, and reported once per key."""
         self.foreign_type += 1
         if key in self._reported:
             return
@@ -457,7 +478,7 @@ class TopicSubscription:
         """
         replies = list(
             self._transport.session.get(
-                history_selector(self._transport.domain_id, self.topic, publisher_zid),
+                history_selector(self.key, publisher_zid),
                 target=zenoh.QueryTarget.ALL,
                 # Every cached sample is a reply on the data key: keep them all, in order.
                 consolidation=zenoh.ConsolidationMode.NONE,
@@ -523,6 +544,9 @@ class ZenohTransport:
         self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
+        #: Every live graph entity of other sessions by token key (the liveliness subscriber's
+        #: view): nodes, endpoints, services.
+        self._graph: dict[str, GraphEntity] = {}
         #: Graph tokens that could not be parsed (counted; each key logged once).
         self.bad_tokens = 0
         self._bad_token_keys: set[str] = set()
@@ -654,25 +678,37 @@ class ZenohTransport:
         return self._subscriptions.get(topic)
 
     # ---- discovery -----------------------------------------------------------------------------
-    def _parse_token(self, key: str) -> EndpointInfo | None:
-        """The endpoint record of a token key; None for nodes and services (not topics), and for
-        malformed keys (counted, logged once each)."""
+    def _parse_entity(self, key: str) -> GraphEntity | None:
+        """A graph token key parsed; None for malformed keys (counted, logged once each)."""
         try:
-            entity = parse_token(key)
+            return parse_token(key)
         except BusError as exc:
             self.bad_tokens += 1
             if key not in self._bad_token_keys:
                 self._bad_token_keys.add(key)
                 _LOG.warning("ignoring a malformed ROS 2 graph token: %s", exc)
             return None
-        if entity.kind not in ("MP", "MS"):
+
+    def _parse_token(self, key: str) -> EndpointInfo | None:
+        """The endpoint record of a token key; None for nodes and services (not topics), and for
+        malformed keys."""
+        entity = self._parse_entity(key)
+        if entity is None or entity.kind not in ("MP", "MS"):
             return None
         return EndpointInfo.from_entity(entity)
 
     def _on_token(self, sample: zenoh.Sample) -> None:
-        info = self._parse_token(str(sample.key_expr))
-        if info is None or info.zid == self.zid:
+        key = str(sample.key_expr)
+        entity = self._parse_entity(key)
+        if entity is None or entity.zid == self.zid:
             return
+        if sample.kind == zenoh.SampleKind.DELETE:
+            self._graph.pop(key, None)
+        else:
+            self._graph[key] = entity
+        if entity.kind not in ("MP", "MS"):
+            return
+        info = EndpointInfo.from_entity(entity)
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
             return
@@ -733,18 +769,38 @@ class ZenohTransport:
         """The discovery record of a remote endpoint, if its token has been seen."""
         return self._remote.get(gid)
 
-    def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
-        """Every endpoint token of other sessions; waits up to ``timeout`` s for answers."""
-        out: list[EndpointInfo] = []
-        selector = graph_selector(self.domain_id)
-        for reply in self.session.liveliness().get(selector, timeout=timeout):
+    def graph(self, timeout: float = 0.5) -> list[GraphEntity]:
+        """Every graph entity (nodes, endpoints, services) of other sessions in the domain.
+
+        The union of a liveliness query and the liveliness subscriber's table, watched until it
+        stops growing for ``GRAPH_SETTLE_S`` (or ``timeout`` s pass): through a router, a query
+        right after a session opened sometimes came back empty or partial (1 in 4 on a loaded
+        host) while the links and the subscriber's history were still arriving."""
+        found: dict[str, GraphEntity] = {}
+        deadline = time.monotonic() + timeout
+        for reply in self.session.liveliness().get(graph_selector(self.domain_id), timeout=timeout):
             sample = reply.ok
             if sample is None:
                 continue
-            info = self._parse_token(str(sample.key_expr))
-            if info is not None and info.zid != self.zid:
-                out.append(info)
-        return out
+            key = str(sample.key_expr)
+            entity = self._parse_entity(key)
+            if entity is not None and entity.zid != self.zid:
+                found[key] = entity
+        size, stable_since = -1, time.monotonic()
+        while True:
+            found.update(dict(self._graph))
+            now = time.monotonic()
+            if len(found) != size:
+                size, stable_since = len(found), now
+            elif now - stable_since >= GRAPH_SETTLE_S or now >= deadline:
+                return list(found.values())
+            time.sleep(0.01)
+
+    def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
+        """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
+        return [
+            EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")
+        ]
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -772,6 +828,8 @@ class ZenohTransport:
 
 
 __all__ = [
+    "CONNECT_WAIT_S",
+    "GRAPH_SETTLE_S",
     "HISTORY_QUERY_TIMEOUT_S",
     "MISS_DETECTION_HEARTBEAT_S",
     "PublisherLink",

@@ -26,6 +26,7 @@ _GROUPS: dict[str, tuple[str, str, str]] = {
     "topic": ("jointbus.cli.topic", "app", "List, echo, measure and publish topics."),
     "node": ("jointbus.cli.node", "app", "List nodes and their heartbeat state."),
     "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
+    "ros2": ("jointbus.cli.ros2", "app", "ROS 2 interop: export messages, see the graph."),
     "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
 }
 # command name -> (module, attribute holding a function)

@@ -1,0 +1,221 @@
+"""``jointbus ros2``: what a ROS 2 machine needs to work with a jointbus robot.
+
+Where it sits: the top layer (:mod:`jointbus.cli`). jointbus speaks rmw_zenoh on the wire
+(:mod:`jointbus.bus.zenoh_transport`), so a ROS 2 node on rmw_zenoh sees jointbus topics with no
+bridge. What it cannot have without help is the *types* only jointbus defines (``hb50_commons``,
+``jointbus_msgs``): ``export-msgs`` writes them as ROS 2 interface packages (``package.xml``,
+``CMakeLists.txt``, ``msg/*.msg``) from the same ``.msg`` text whose RIHS01 hashes jointbus puts in
+its keys, so ``colcon build`` gives the same hashes and ``ros2 topic echo /hb50/bridge_data``
+decodes. ``graph`` lists the ROS 2 graph of a domain — every node and topic, jointbus's and ROS
+2's — as ``ros2 node list`` and ``ros2 topic list -t`` would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jointbus.cli.topic import (
+    CliError,
+    ConnectOption,
+    HubPortOption,
+    RouterOption,
+    open_bus,
+    user_errors,
+    zenoh_config,
+)
+from jointbus.messages.registry import TypeRegistry, default_registry
+
+app = typer.Typer(no_args_is_help=True)
+
+#: Packages whose types only jointbus defines (ROS 2 ships the others).
+JOINTBUS_PACKAGES: tuple[str, ...] = ("hb50_commons", "jointbus_msgs")
+
+_SEPARATOR = re.compile(r"^={10,}\s*$", re.MULTILINE)
+_DESCRIPTIONS = {
+    "hb50_commons": "Honey Badger 5.0 messages (bridge data and state, joint commands, status)",
+    "jointbus_msgs": "jointbus messages (joint states and samples, actuator arrays, limits)",
+}
+
+
+def own_definition(bundle: str) -> str:
+    """The main type's ``.msg`` text of a bundle (its dependencies are other files)."""
+    return _SEPARATOR.split(bundle, maxsplit=1)[0].rstrip("\n") + "\n"
+
+
+def _dependencies(definitions: Iterable[str], package: str) -> list[str]:
+    """Other packages the ``.msg`` texts refer to (``pkg/Name`` field types)."""
+    found: set[str] = set()
+    for text in definitions:
+        for line in text.splitlines():
+            kind = line.split("#", 1)[0].strip().split(" ", 1)[0]
+            if "/" in kind:
+                found.add(kind.split("/", 1)[0])
+    found.discard(package)
+    return sorted(found)
+
+
+def package_xml(package: str, dependencies: list[str]) -> str:
+    """A format-3 ``package.xml`` of an interface package."""
+    depends = "".join(f"  <depend>{d}</depend>\n" for d in dependencies)
+    return (
+        '<?xml version="1.0"?>\n'
+        '<?xml-model href="http://download.ros.org/schema/package_format3.xsd" '
+        'schematypens="http://www.w3.org/2001/XMLSchema"?>\n'
+        '<package format="3">\n'
+        f"  <name>{package}</name>\n"
+        "  <version>0.1.0</version>\n"
+        f"  <description>{_DESCRIPTIONS.get(package, package)}; exported by jointbus "
+        "(jointbus ros2 export-msgs).</description>\n"
+        '  <maintainer email="jointbus@example.invalid">jointbus</maintainer>\n'
+        "  <license>Apache-2.0</license>\n"
+        "  <buildtool_depend>ament_cmake</buildtool_depend>\n"
+        "  <buildtool_depend>rosidl_default_generators</buildtool_depend>\n"
+        f"{depends}"
+        "  <exec_depend>rosidl_default_runtime</exec_depend>\n"
+        "  <member_of_group>rosidl_interface_packages</member_of_group>\n"
+        "  <export>\n    <build_type>ament_cmake</build_type>\n  </export>\n"
+        "</package>\n"
+    )
+
+
+def cmakelists(package: str, messages: list[str], dependencies: list[str]) -> str:
+    """The ``CMakeLists.txt`` of an interface package."""
+    finds = "".join(f"find_package({d} REQUIRED)\n" for d in dependencies)
+    files = "".join(f'  "msg/{m}.msg"\n' for m in messages)
+    deps = f"  DEPENDENCIES {' '.join(dependencies)}\n" if dependencies else ""
+    return (
+        "cmake_minimum_required(VERSION 3.8)\n"
+        f"project({package})\n\n"
+        "find_package(ament_cmake REQUIRED)\n"
+        "find_package(rosidl_default_generators REQUIRED)\n"
+        f"{finds}\n"
+        "rosidl_generate_interfaces(${PROJECT_NAME}\n"
+        f"{files}{deps})\n\n"
+        "ament_export_dependencies(rosidl_default_runtime)\n"
+        "ament_package()\n"
+    )
+
+
+def export_packages(
+    directory: Path, packages: Iterable[str], registry: TypeRegistry | None = None
+) -> dict[str, list[str]]:
+    """Write one interface package per name under ``directory``; returns package → type names.
+
+    Raises CliError for a package no registered type belongs to (nothing is written then)."""
+    registry = registry or default_registry()
+    chosen: dict[str, dict[str, str]] = {}
+    for package in packages:
+        types = {
+            name.rsplit("/", 1)[1]: own_definition(registry.by_type_name(name).msgdef())
+            for name in registry
+            if name.startswith(f"{package}/msg/")
+        }
+        if not types:
+            known = sorted({n.split("/", 1)[0] for n in registry})
+            raise CliError(f"no registered type is in package {package!r}; known: {known}")
+        chosen[package] = types
+    written: dict[str, list[str]] = {}
+    for package, types in chosen.items():
+        root = directory / package
+        (root / "msg").mkdir(parents=True, exist_ok=True)
+        names = sorted(types)
+        for name in names:
+            (root / "msg" / f"{name}.msg").write_text(types[name], encoding="utf-8")
+        dependencies = _dependencies(types.values(), package)
+        (root / "package.xml").write_text(package_xml(package, dependencies), encoding="utf-8")
+        (root / "CMakeLists.txt").write_text(
+            cmakelists(package, names, dependencies), encoding="utf-8"
+        )
+        written[package] = [f"{package}/msg/{n}" for n in names]
+    return written
+
+
+@app.command("export-msgs")
+def export_msgs(
+    directory: Annotated[Path, typer.Argument(help="Where to write the packages (e.g. ~/ws/src).")],
+    package: Annotated[
+        list[str] | None,
+        typer.Option("--package", "-p", help="Only this package (repeatable)."),
+    ] = None,
+) -> None:
+    """Write ROS 2 interface packages for the types only jointbus defines (hb50_commons,
+    jointbus_msgs): package.xml, CMakeLists.txt and msg/*.msg. Build them with colcon on the ROS 2
+    machine; their type hashes equal the ones jointbus puts on the wire."""
+    with user_errors():
+        written = export_packages(directory, package or JOINTBUS_PACKAGES)
+        for name, types in written.items():
+            typer.echo(f"{directory / name}: {len(types)} messages")
+
+
+DomainOption = Annotated[
+    int | None,
+    typer.Option(
+        "--domain-id",
+        min=0,
+        max=232,
+        help="ROS domain to look at (default: ROS_DOMAIN_ID, else 0).",
+        show_default=False,
+    ),
+]
+
+
+def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> list[str]:
+    """Text lines of the graph: nodes (``namespace`` joined with ``name``), then topics with
+    their type, hash and publisher/subscriber counts."""
+    lines = ["nodes:"]
+    for namespace, name in sorted(set(nodes)):
+        lines.append(f"  {namespace.rstrip('/')}/{name}")
+    lines.append("topics:")
+    by_topic: dict[tuple[str, str, str], list[int]] = {}
+    for e in endpoints:
+        counts = by_topic.setdefault((e.topic, e.type_name, e.type_hash), [0, 0])
+        counts[0 if e.kind == "publisher" else 1] += 1
+    for (topic, type_name, type_hash), (pubs, subs) in sorted(by_topic.items()):
+        lines.append(f"  {topic} [{type_name}] {type_hash} ({pubs} pub, {subs} sub)")
+    return lines
+
+
+@app.command("graph")
+def graph(
+    domain_id: DomainOption = None,
+    timeout: Annotated[float, typer.Option(help="How long to collect tokens (s).")] = 1.0,
+    hub_port: HubPortOption = 7447,
+    connect: ConnectOption = None,
+    router: RouterOption = None,
+) -> None:
+    """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
+    from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
+    Malformed tokens are counted and logged, never fatal."""
+    import dataclasses
+
+    from jointbus.bus.discovery import EndpointInfo
+
+    with user_errors():
+        config = zenoh_config(hub_port, connect, router)
+        if domain_id is not None:
+            config = dataclasses.replace(config, domain_id=domain_id)
+        bus = open_bus(config)
+        try:
+            transport = bus.zenoh
+            if transport is None:
+                raise CliError("no Zenoh transport")
+            nodes: list[tuple[str, str]] = []
+            endpoints: list[EndpointInfo] = []
+            for entity in transport.graph(timeout):
+                if entity.kind == "NN":
+                    nodes.append((entity.namespace, entity.node))
+                elif entity.kind in ("MP", "MS"):
+                    endpoints.append(EndpointInfo.from_entity(entity))
+            typer.echo(f"domain {transport.domain_id}")
+            for line in graph_rows(endpoints, nodes):
+                typer.echo(line)
+        finally:
+            bus.close()
+
+
+__all__ = ["JOINTBUS_PACKAGES", "app", "export_packages", "graph_rows", "own_definition"]
