@@ -15,6 +15,9 @@ know ``hb50_commons`` decode what jointbus publishes:
 - :class:`VelocityScale` — the rule that turns the normalised velocity command into SI.
 """
 
+from typing import Any
+
+from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state
 from jointbus.messages.hb50.bridge_data import (
     JOINT_ERROR_MASK,
     BridgeData,
@@ -37,9 +40,17 @@ from jointbus.messages.hb50.velocity_command import (
     ClampReport,
     VelocityScale,
 )
+from jointbus.messages.registry import message_types_in
 from jointbus.messages.status import Level, Status
 
+#: Every ``hb50_commons`` wire type (Status is the generic one, in the core's registry already):
+#: what a registry adds to decode Honey Badger's topics by name.
+HB50_MESSAGE_TYPES: tuple[type[Any], ...] = tuple(
+    message_types_in(bridge_data, bridge_state, joint_command, robot_state)
+)
+
 __all__ = [
+    "HB50_MESSAGE_TYPES",
     "JOINT_ERROR_MASK",
     "BodyVelocityCommand",
     "BridgeData",
