@@ -170,14 +170,9 @@ def drives_available(state: BridgeState | None) -> tuple[bool, str]:
 
 
 def command_owner(state: BridgeState | None) -> str:
-    """The source whose joint commands the bridge applies (its ``owner: ...`` status string;
+    """The source whose joint commands the bridge applies (read with :class:`BridgeStatus`;
     empty when unknown)."""
-    if state is None:
-        return ""
-    for text in state.status:
-        if text.startswith("owner: "):
-            return text[7:]
-    return ""
+    return BridgeStatus.of(state).owner if state is not None else ""
 
 
 def _vec(values: object) -> Vector3:
