@@ -7,11 +7,16 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 
+import pytest
+from textual import events
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.hb50 import (
     BridgeData,
     BridgeState,
@@ -24,6 +29,7 @@ from jointbus.messages.std_msgs import Header
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import MonitorModel
+from jointbus.tools.teleop_keys import KEY_HELP, TeleopKeys, TwistStream
 
 S = 1_000_000_000
 NAMES = ("fr_j0", "fr_j1", "fr_j2", "fl_j0")
@@ -60,7 +66,7 @@ def run(app: MonitorApp, body: Callable[[MonitorApp], Awaitable[None]]) -> None:
         async with app.run_test(size=(150, 50)) as pilot:
             await pilot.pause()
             await body(app)
-            await pilot.press("q")
+            await pilot.press("ctrl+q")  # q is teleop's "faster"
 
     asyncio.run(main())
 
@@ -267,3 +273,118 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
         "topic /hb50/bridge_state_10hz",
     ):
         assert expected in out, (expected, out)
+
+
+# ---- teleoperation inside the monitor ------------------------------------------------------------
+
+
+class _Twists:
+    """Every Twist received, with its arrival time (monotonic s)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[float, Twist]] = []
+
+    def __call__(self, msg: Twist) -> None:
+        with self.lock:
+            self.items.append((time.monotonic(), msg))
+
+    def since(self, t: float) -> list[Twist]:
+        with self.lock:
+            return [m for s, m in self.items if s >= t]
+
+
+async def _wait_for(done: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def _run_teleop(body: Callable[[MonitorApp, Pilot[None], _Twists], Awaitable[None]]) -> _Twists:
+    """A monitor whose teleop stream publishes on a real bus; the body drives it with the pilot.
+    Returns what a subscriber of /hb50/velocity_command received, the app's exit included."""
+    got = _Twists()
+    with Bus(name="monitor-teleop-test") as bus:
+        bus.subscribe("/hb50/velocity_command", Twist, got, MAB_RT, realtime=True)
+        pub = bus.publisher("/hb50/velocity_command", Twist, MAB_RT, node="monitor")
+        # released after 1.5 s without a key: long enough that a loaded host's stall between two
+        # repeats of a held key does not count as letting go
+        stream = TwistStream(pub, TeleopKeys(release=1.5), publish_idle=False)
+        app = MonitorApp(MonitorModel(), refresh_s=0.05, teleop=stream)
+
+        async def main() -> None:
+            async with app.run_test(size=(150, 50)) as pilot:
+                await pilot.pause()
+                await body(app, pilot, got)
+                await pilot.press("ctrl+q")
+
+        try:
+            asyncio.run(main())
+        finally:
+            stream.close()  # what run_monitor does when the app ends
+    return got
+
+
+def test_teleop_keys_in_the_monitor_drive_velocity_commands_and_stop_on_release_and_exit() -> None:
+    marks: dict[str, float] = {}
+
+    async def body(app: MonitorApp, pilot: Pilot[None], got: _Twists) -> None:
+        text = screen_text(app)
+        assert "Teleop  fwd +0.00" in text and KEY_HELP[:30] in text
+        t0 = time.monotonic()
+        await asyncio.sleep(0.3)
+        assert got.since(t0) == []  # idle: the monitor sends nothing
+        marks["held"] = time.monotonic()
+        for _ in range(20):  # a held key: the terminal repeats it
+            await pilot.press("i")
+            await asyncio.sleep(0.05)
+        marks["let_go"] = time.monotonic()
+        held = got.since(marks["held"])
+        assert held and all(m.linear.x == 0.5 and m.linear.z == 1.0 for m in held[1:])
+        assert "Teleop  fwd +0.50" in screen_text(app)
+        assert await _wait_for(lambda: any(m.linear.x == 0.0 for m in got.since(marks["let_go"])))
+        await asyncio.sleep(0.3)
+        marks["silent"] = time.monotonic()
+        await asyncio.sleep(0.3)
+        assert got.since(marks["silent"]) == []  # after the zeros, silence again
+        await pilot.press("q")  # teleop's "faster" (×1.1), not the monitor's quit
+        assert app.is_running
+        await pilot.press("J")  # sideways left at the new scale
+        # sideways at the new scale (a loaded host may already have released it: any message)
+        assert await _wait_for(
+            lambda: any(
+                m.linear.y == pytest.approx(0.55) and m.linear.x == 0.0
+                for m in got.since(marks["silent"])
+            )
+        )
+        marks["exit"] = time.monotonic()
+        await pilot.press("J")  # still held when the monitor quits
+
+    got = _run_teleop(body)
+    held = got.since(marks["held"])
+    span = [s for s, m in got.items if marks["held"] <= s < marks["let_go"]]
+    assert len(span) / (marks["let_go"] - marks["held"]) >= 10.0  # ≥ 10 Hz while held
+    assert len(held) > 0
+    last = got.since(marks["exit"])[-1]
+    assert (last.linear.x, last.linear.y, last.angular.z) == (0.0, 0.0, 0.0)  # zero on exit
+
+
+def test_losing_focus_sends_the_zero_command_at_once() -> None:
+    marks: dict[str, float] = {}
+
+    async def body(app: MonitorApp, pilot: Pilot[None], got: _Twists) -> None:
+        await pilot.press("u")  # forward while turning left
+        assert await _wait_for(lambda: any(m.angular.z == 0.5 for m in got.since(0.0)))
+        marks["blur"] = time.monotonic()
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        assert await _wait_for(lambda: bool(got.since(marks["blur"])), 0.2)
+        first = got.since(marks["blur"])[0]
+        assert (first.linear.x, first.angular.z) == (0.0, 0.0)
+        await asyncio.sleep(0.15)
+        assert all(m.linear.x == 0.0 for m in got.since(marks["blur"]))
+
+    _run_teleop(body)

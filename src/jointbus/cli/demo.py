@@ -188,7 +188,7 @@ def _monitor_available() -> bool:
 
 
 def _run_monitor(stack: Stack, duration: float | None, zenoh_args: list[str]) -> None:
-    """``jointbus monitor`` in a child process on this terminal, until the user quits it (``q``)
+    """``jointbus monitor`` in a child process on this terminal, until the user quits it (Ctrl+Q)
     or ``duration`` passes; the child joins the demo's Zenoh hub on loopback."""
     command = [sys.executable, "-m", "jointbus.cli.main", "monitor"]
     command += ["--namespace", stack.namespace, *zenoh_args]
