@@ -651,3 +651,38 @@ def test_the_drive_watchdog_leaves_position_moves_and_is_off_by_default() -> Non
 def test_a_bad_command_timeout_option_is_a_url_error_naming_it(bad: str) -> None:
     with pytest.raises(DriverURLError, match=f"command_timeout={bad!r}"):
         drivers.open(f"sim://arm6?command_timeout={bad}")
+
+
+# ---------------------------------------------------------------- per-joint drive-off (issue 12)
+
+
+def test_joint_power_switches_one_drive_off_and_on_while_the_others_run() -> None:
+    with drivers.open("sim://arm6?realtime=false&noise=false") as arm:
+        with pytest.raises(RequestRejected) as info:  # on needs the array's power
+            arm.joint_power("wrist_pitch", True)
+        assert info.value.reason is RejectReason.POWERED_OFF
+        arm.power(True)
+        arm.current("wrist_pitch", 0.5)  # A: driven
+        arm.joint_power("wrist_pitch", False)
+        arm.position("elbow", 0.3)
+        arm.step(0.3)
+        r = arm.read_joints()
+        assert r.motor_power and r.state[4] & ActuatorState.UNPOWERED
+        assert r.effort[4] == 0.0 and abs(r.velocity[2]) > 0.1  # limp; the elbow moves
+        for command in (lambda: arm.position(4, 0.1), lambda: arm.speeds([0.0] * 6)):
+            with pytest.raises(RequestRejected) as info:
+                command()
+            assert info.value.reason is RejectReason.POWERED_OFF
+            assert (info.value.joint, info.value.index) == ("wrist_pitch", 4)
+        with pytest.raises(UnknownJointError):
+            arm.joint_power("wrist_pitchx", True)
+        arm.joint_power("wrist_pitch", True)  # on again: holds where it is
+        held = float(arm.read_joints().position[4])
+        arm.step(0.3)
+        r = arm.read_joints()
+        assert not r.state[4] & ActuatorState.UNPOWERED
+        assert r.position[4] == pytest.approx(held, abs=1e-3)
+        arm.joint_power(None, False)
+        assert all(a.state & ActuatorState.UNPOWERED for a in arm.read().actuators)
+        arm.power(True)  # every drive on again
+        assert not any(s & ActuatorState.UNPOWERED for s in arm.read_joints().state)

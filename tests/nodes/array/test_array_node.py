@@ -427,3 +427,51 @@ def test_a_sigkilled_bus_client_speed_stops_within_the_bound() -> None:
         held = float(server.array.read_joints().position[WRIST])
         time.sleep(0.3)
         assert float(server.array.read_joints().position[WRIST]) == pytest.approx(held, abs=1e-3)
+
+
+# ---------------------------------------------------------------- thermal, per joint (issue 12, 2)
+
+FLANGE = 5  # flange_roll
+
+
+def heat(rig: Rig, index: int, celsius: float) -> None:
+    with rig.array.locked() as physics:  # type: ignore[attr-defined]
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[index] = celsius
+        physics.actuators.set_temperatures(motor=temps)
+
+
+def test_a_thermal_shutdown_switches_off_that_joint_only_and_it_comes_back_when_cool(
+    rig: Rig,
+) -> None:
+    rig.client.power(True)
+    rig.client.position("elbow", 1.0)  # ≈ 1 s: still moving when flange_roll overheats
+    heat(rig, FLANGE, 105.0)
+    heated = time.monotonic()
+    assert wait_until(
+        lambda: bool(rig.array.read_joints().state[FLANGE] & ActuatorState.UNPOWERED), 2.0, 0.001
+    )
+    print(f"\nflange_roll off {(time.monotonic() - heated) * 1e3:.1f} ms after it overheated")
+    assert wait_until(lambda: bool(rig.statuses("drive off")), timeout=2.0)
+    report = rig.statuses("drive off")[0]
+    assert report.level == Level.ERROR and "'flange_roll' (index 5)" in report.status
+    reading = rig.array.read_joints()
+    assert reading.motor_power  # the array stays on ...
+    assert reading.state[FLANGE] & ActuatorState.UNPOWERED  # ... the hot joint alone is off
+    assert not any(reading.state[j] & ActuatorState.UNPOWERED for j in range(5))
+    assert reading.effort[FLANGE] == 0.0  # limp: no torque
+    final = rig.client.wait_until_still("elbow", timeout=10.0)  # the others keep running
+    assert final.position[ELBOW] == pytest.approx(1.0, abs=0.01)
+    rig.client.position("wrist_roll", 0.3)
+    with pytest.raises(RequestRejected) as refused:
+        rig.client.position("flange_roll", 0.3)
+    assert refused.value.reason is RejectReason.POWERED_OFF
+    assert (refused.value.joint, refused.value.index) == ("flange_roll", FLANGE)
+    heat(rig, FLANGE, 70.0)  # below shutdown − hysteresis (80 °C): its drive on again, holding
+    assert wait_until(
+        lambda: not rig.array.read_joints().state[FLANGE] & ActuatorState.UNPOWERED, timeout=2.0
+    )
+    held = float(rig.array.read_joints().position[FLANGE])
+    rig.client.position("flange_roll", held + 0.2)
+    final = rig.client.wait_until_still("flange_roll", timeout=10.0)
+    assert final.position[FLANGE] == pytest.approx(held + 0.2, abs=0.01)

@@ -8,7 +8,8 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
 
 **What a command does.** Each actuator is in one of four modes:
 
-- *off* — motor power is off: no torque (kp = kd = τ = 0).
+- *off* — motor power is off, or this joint's drive stage is (``joint_power``): no torque
+  (kp = kd = τ = 0); the other joints keep running.
 - *profile* — position, speed and home commands: ruckig plans a speed-, acceleration- and
   jerk-limited move (configured speed and acceleration per joint, as ``set_speed`` /
   ``set_accel`` set them; jerk = acceleration / :attr:`SimArrayConfig.jerk_time`) and the drive
@@ -394,6 +395,9 @@ class SimActuatorArray(ActuatorArray):
         self._accel = np.zeros(n)
         self._v_before = np.zeros(n)
         self._state_lock = threading.RLock()  # re-entrant: driver calls inside locked()
+        #: Joints whose drive stage was switched off alone (``joint_power``) while the array's
+        #: power stays on; guarded by ``_state_lock``.
+        self._joint_off = np.zeros(n, dtype=np.bool_)
         #: The drive watchdog (simulated time), or None; guarded by ``_state_lock``.
         self._expiry = (
             CommandExpiry(n, config.command_timeout) if config.command_timeout is not None else None
@@ -515,7 +519,15 @@ class SimActuatorArray(ActuatorArray):
     def _motor_power(self) -> bool:
         self._check_thread()
         with self._state_lock:
-            return bool(self._model.powered.all())
+            return self._array_powered()
+
+    def _array_powered(self) -> bool:
+        """The array's power: every drive on but those switched off alone (``_state_lock``)."""
+        return bool((self._model.powered | self._joint_off).all())
+
+    def _joints_powered(self) -> BoolArray:
+        with self._state_lock:
+            return self._model.powered.copy()
 
     def _read_raw(self) -> RawReading:
         self._check_thread()
@@ -528,6 +540,7 @@ class SimActuatorArray(ActuatorArray):
             )
             accel = self._accel.copy()
             blocked = model.blocked.copy()
+            array_power = bool((m.powered | self._joint_off).all())
         # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per joint.
         status = np.multiply(m.motor_overheated, _BIT_MOTOR_OVERHEATED)
         status |= np.multiply(m.driver_overheated, _BIT_DRIVER_OVERHEATED)
@@ -546,7 +559,7 @@ class SimActuatorArray(ActuatorArray):
             moving=moving,
             braked=m.braked,
             stalled=m.stalled,
-            motor_power=bool(m.powered.all()),
+            motor_power=array_power,
             powered=m.powered.copy(),
         )
 
@@ -560,6 +573,7 @@ class SimActuatorArray(ActuatorArray):
         with self._state_lock:
             model = self._model
             model.set_power(np.full(self.count, on))
+            self._joint_off[:] = False
             self._renewed(self._all, False)
             self._cmd_tau[:] = 0.0
             self._cmd_kp[:] = 0.0
@@ -570,6 +584,28 @@ class SimActuatorArray(ActuatorArray):
                 self._moves.mode[:] = MODE_PROFILE
             else:
                 self._moves.mode[:] = MODE_OFF
+
+    def _request_joint_power(self, indices: IntArray, on: bool) -> None:
+        """One joint's drive stage: off — no torque, the joint is limp (mode off); on — it holds
+        where it is measured (a profile from its position at rest), like power-on."""
+        self._check_thread()
+        with self._state_lock:
+            model = self._model
+            powered = model.powered.copy()
+            powered[indices] = on
+            model.set_power(powered)
+            self._joint_off[indices] = not on
+            self._renewed(indices, False)
+            self._cmd_kp[indices] = 0.0
+            self._cmd_kd[indices] = 0.0
+            self._cmd_tau[indices] = 0.0
+            if on:
+                self._moves.profile.reset_joints(
+                    indices.tolist(), model.positions[indices], np.zeros(indices.size)
+                )
+                self._moves.mode[indices] = MODE_PROFILE
+            else:
+                self._moves.mode[indices] = MODE_OFF
 
     def _request_brakes(self, on: bool) -> None:
         """Engage or release the brakes; either way the braked joints stop what they were

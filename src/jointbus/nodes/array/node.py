@@ -50,9 +50,13 @@ acceleration configuration, geometry, describe) are services only. Impedance com
   as the stop left them until a client switches power on and releases the brakes — so nothing
   jumps back to a target computed before the stop.
 - *Thermal* (:class:`~jointbus.nodes.bridge.ThermalGuard`): level changes are reported; impedance
-  commands are derated; a joint reaching the shutdown temperature switches motor power off (the
-  driver API has no per-joint drive-off), and power-on is refused (``OUT_OF_RANGE``) until every
-  joint cooled below the shutdown threshold minus the hysteresis.
+  commands are derated; a joint reaching the shutdown temperature has its own drive switched off
+  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints
+  keep running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it
+  cooled below the shutdown threshold minus the hysteresis its drive is switched on again, holding
+  where it is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's
+  motor power switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at
+  the shutdown level.
 
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
 to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
@@ -544,6 +548,25 @@ class ArrayNode(Node):
         else:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
 
+    # ---- thermal --------------------------------------------------------------------------------
+    def _thermal_drive_off(self, index: int, reading: JointReading) -> None:
+        """Joint ``index`` reached the shutdown temperature: its drive off, the others running."""
+        if Capability.JOINT_POWER in self.array.capabilities():
+            self.array.joint_power(index, False)
+            self._expiry.disarm(np.array([index], dtype=np.intp))
+        elif reading.motor_power:  # no per-joint drive-off: the whole array
+            self.array.power(False)
+            self._expiry.disarm()
+
+    def _thermal_drive_on(self, index: int) -> None:
+        """Joint ``index`` cooled down: its drive on again, holding where it is measured."""
+        if Capability.JOINT_POWER not in self.array.capabilities():
+            return  # the array's power was switched off: a client switches it on
+        try:
+            self.array.joint_power(index, True)
+        except RequestRejected as exc:  # array power off since: power(True) switches it on
+            _LOG.info("thermal: %s stays off until power on: %s", self._joint_names[index], exc)
+
     # ---- command watchdog ----------------------------------------------------------------------
     def _expire_commands(self, reading: JointReading) -> None:
         """Bring to rest the joints whose speed or current command was not renewed in time."""
@@ -588,9 +611,10 @@ class ArrayNode(Node):
                     event.describe(self._thermal),
                     key=f"thermal:{event.joint}",
                 )
-                if event.new is ThermalLevel.ERROR and reading.motor_power:
-                    self.array.power(False)
-                    self._expiry.disarm()
+                if event.new is ThermalLevel.ERROR:
+                    self._thermal_drive_off(event.index, reading)
+                elif event.old is ThermalLevel.ERROR:
+                    self._thermal_drive_on(event.index)
             self._expire_commands(reading)
             if self._impedance_active and not self._estop.latched:
                 self._apply_impedance(now)
