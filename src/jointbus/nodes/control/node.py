@@ -381,6 +381,11 @@ class ControlNode(Node):
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
             )
+        height = self.motion.walking_height_clamped()
+        if height is not None:
+            self.report(
+                Level.WARN, f"velocity_command clamped: {height}", key="velocity_command height"
+            )
         ignored = self.motion.velocity_ignored()
         if ignored is not None:
             self.report(
