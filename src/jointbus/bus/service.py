@@ -50,11 +50,12 @@ from jointbus.bus.service_errors import (
     ServiceTypeError,
     ServiceUnavailableError,
 )
+from jointbus.bus.service_types import service_type_hash, service_type_name
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.bus import Bus
-    from jointbus.bus.service_zenoh import ServiceLink
+    from jointbus.bus.service_zenoh import ClientLink, ServiceLink
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
@@ -99,7 +100,11 @@ def check_message_type(service: str, field: str, msg_type: object) -> None:
 @dataclass(frozen=True, slots=True)
 class ServiceInfo:
     """One server as discovery sees it: ``name``, its types, its ``node`` and Zenoh ``zid``
-    (``""`` for a server of this bus before Zenoh is attached)."""
+    (``""`` for a server of this bus before Zenoh is attached).
+
+    ``service_type`` / ``type_hash`` are the ROS 2 service type and RIHS01 hash it is offered under
+    on Zenoh (:mod:`jointbus.bus.service_types`). A remote server's graph token carries only
+    those, so its ``request_type`` / ``response_type`` are ``""`` (the CLI resolves the pair)."""
 
     name: str
     request_type: str
@@ -107,6 +112,8 @@ class ServiceInfo:
     node: str
     zid: str
     local: bool
+    service_type: str = ""
+    type_hash: str = ""
 
 
 class ServiceServer(Generic[ReqT, RespT]):
@@ -156,6 +163,8 @@ class ServiceServer(Generic[ReqT, RespT]):
             self.node,
             zid,
             True,
+            service_type_name(self.request_type, self.response_type),
+            service_type_hash(self.request_type, self.response_type),
         )
 
     def submit(self, request: Message | bytes, reply: _Reply) -> None:
@@ -275,6 +284,8 @@ class ServiceTable:
         self._bus = bus
         self._lock = threading.Lock()
         self._servers: dict[str, ServiceServer[Any, Any]] = {}
+        #: This bus's Zenoh client of each (service, request type, response type) it called.
+        self._client_links: dict[tuple[str, type[Message], type[Message]], ClientLink] = {}
 
     def serve(
         self,
@@ -315,7 +326,7 @@ class ServiceTable:
 
         if server.closed or server.link is not None:
             return
-        server.link = ServiceLink(transport.session, transport.zid, server)
+        server.link = ServiceLink(transport, server)
 
     def attach(self, transport: Any) -> None:
         """Zenoh was attached to the bus: offer every existing server on it."""
@@ -356,7 +367,7 @@ class ServiceTable:
             return False
         from jointbus.bus.service_zenoh import remote_services
 
-        return any(s.name == name for s in remote_services(transport.session, transport.zid))
+        return any(s.name == name for s in remote_services(transport))
 
     def call(self, client: ServiceClient[ReqT, RespT], request: ReqT, timeout_s: float) -> RespT:
         if self._bus.closed:
@@ -367,9 +378,16 @@ class ServiceTable:
         transport = self._bus.zenoh
         if transport is None:
             raise ServiceUnavailableError(client.name, "no server in this process (no Zenoh)")
-        from jointbus.bus.service_zenoh import call_remote
+        from jointbus.bus.service_zenoh import ClientLink, call_remote
 
-        return call_remote(transport.session, client, request, timeout_s)
+        key = (client.name, client.request_type, client.response_type)
+        with self._lock:
+            link = self._client_links.get(key)
+            if link is None:
+                link = self._client_links[key] = ClientLink(
+                    transport, client.name, client.request_type, client.response_type
+                )
+        return call_remote(transport, link, client, request, timeout_s)
 
     @staticmethod
     def _call_local(
@@ -410,13 +428,16 @@ class ServiceTable:
         if transport is not None:
             from jointbus.bus.service_zenoh import remote_services
 
-            found.extend(remote_services(transport.session, transport.zid, timeout_s))
+            found.extend(remote_services(transport, timeout_s))
         return sorted(found, key=lambda s: (s.name, s.node, s.zid))
 
     def close(self) -> None:
-        """Close every server (the bus is closing)."""
+        """Close every server and client link (the bus is closing)."""
         with self._lock:
             servers = list(self._servers.values())
+            links = list(self._client_links.values())
+            self._client_links.clear()
         for server in servers:
             server.close()
-
+        for link in links:
+            link.close()

@@ -13,6 +13,7 @@ request prints ``refused: <reason>`` on stderr and exits with code 2, so scripts
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Annotated, Final
@@ -21,11 +22,13 @@ import typer
 
 from jointbus.bus import (
     DEFAULT_HUB_PORT,
+    Bus,
     ServiceError,
     ServiceInfo,
     ServiceRefused,
     validate_topic_name,
 )
+from jointbus.bus.service_types import service_type_name
 from jointbus.cli.render import render_json
 from jointbus.cli.topic import (
     CliError,
@@ -39,6 +42,7 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.cli.values import ValuesError, build_message, parse_values
+from jointbus.runtime.message_types import runtime_registry
 
 #: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
 REFUSED_EXIT_CODE: Final = 2
@@ -66,7 +70,7 @@ def list_services(
         bus = open_bus(zenoh_config(hub_port, connect, router))
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
-            services = bus.services(timeout_s=max(wait, 0.05))
+            services = _services(bus, max(wait, 0.05))
         finally:
             bus.close()
         for info in services:
@@ -84,6 +88,26 @@ def list_services(
             else:
                 node = info.node or "-"
                 typer.echo(f"{info.name}  {info.request_type} -> {info.response_type}  [{node}]")
+
+
+def _with_types(info: ServiceInfo) -> ServiceInfo:
+    """A remote server's record with its request/response types, found among the message types
+    this installation knows whose composed service type is the announced one."""
+    if info.request_type or not info.service_type:
+        return info
+    registry = runtime_registry()
+    for request_name in registry:
+        for response_name in registry:
+            request, response = (registry.by_type_name(n) for n in (request_name, response_name))
+            if service_type_name(request, response) == info.service_type:
+                return dataclasses.replace(
+                    info, request_type=request_name, response_type=response_name
+                )
+    return info
+
+
+def _services(bus: Bus, timeout_s: float) -> list[ServiceInfo]:
+    return [_with_types(info) for info in bus.services(timeout_s=timeout_s)]
 
 
 def _find(services: list[ServiceInfo], name: str) -> ServiceInfo | None:
@@ -131,7 +155,7 @@ def call(  # noqa: PLR0917 (typer options)
             deadline = time.monotonic() + wait
             info = None
             while info is None:
-                info = _find(bus.services(timeout_s=0.3), name)
+                info = _find(_services(bus, 0.3), name)
                 if info is None and time.monotonic() >= deadline:
                     known = ", ".join(s.name for s in bus.services(0.2)) or "none"
                     raise CliError(
