@@ -49,6 +49,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -327,6 +328,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run the simulated robot with its bridge and control node; it stands up."""
     with user_errors():
@@ -334,7 +336,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
-        config: ZenohConfig | None = None if isolated else zenoh_config(hub_port, connect, router)
+        config: ZenohConfig | None = (
+            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+        )
         try:
             stack = Stack(
                 robot,
@@ -347,6 +351,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         zenoh_args = ["--hub-port", str(hub_port)]
         zenoh_args += [a for endpoint in connect or () for a in ("--connect", endpoint)]
         zenoh_args += ["--router", router] if router else []
+        zenoh_args += ["--domain-id", str(domain_id)] if domain_id is not None else []
         run_stack(
             stack,
             duration=duration,

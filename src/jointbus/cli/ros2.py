@@ -24,6 +24,7 @@ from jointbus.bus.service_types import SERVICE_PACKAGE, service_type_name, srv_t
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     open_bus,
@@ -205,18 +206,6 @@ def export_msgs(
             typer.echo(f"{directory / name}: {len(types) - services} messages, {services} services")
 
 
-DomainOption = Annotated[
-    int | None,
-    typer.Option(
-        "--domain-id",
-        min=0,
-        max=232,
-        help="ROS domain to look at (default: ROS_DOMAIN_ID, else 0).",
-        show_default=False,
-    ),
-]
-
-
 def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> list[str]:
     """Text lines of the graph: nodes (``namespace`` joined with ``name``), then topics with
     their type, hash and publisher/subscriber counts."""
@@ -235,24 +224,19 @@ def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> li
 
 @app.command("graph")
 def graph(
-    domain_id: DomainOption = None,
     timeout: Annotated[float, typer.Option(help="How long to collect tokens (s).")] = 1.0,
     hub_port: HubPortOption = 7447,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
     from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
     Malformed tokens are counted and logged, never fatal."""
-    import dataclasses
-
     from jointbus.bus.discovery import EndpointInfo
 
     with user_errors():
-        config = zenoh_config(hub_port, connect, router)
-        if domain_id is not None:
-            config = dataclasses.replace(config, domain_id=domain_id)
-        bus = open_bus(config)
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             transport = bus.zenoh
             if transport is None:

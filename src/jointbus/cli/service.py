@@ -33,6 +33,7 @@ from jointbus.cli.render import render_json
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -56,7 +57,7 @@ app = typer.Typer(
 
 
 @app.command("list")
-def list_services(
+def list_services(  # noqa: PLR0917 (typer options)
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per service.")] = False,
     wait: Annotated[
         float, typer.Option("--wait", min=0.0, help="Seconds to wait for discovery answers.")
@@ -64,10 +65,11 @@ def list_services(
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """List the services offered on the bus: name, request → response type, serving node."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
@@ -137,6 +139,7 @@ def call(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Call service NAME with a TYPE request built from VALUES; print the response as JSON."""
     with user_errors():
@@ -150,7 +153,7 @@ def call(  # noqa: PLR0917 (typer options)
             raise
         except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
             raise CliError(str(exc)) from None
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             deadline = time.monotonic() + wait
             info = None
