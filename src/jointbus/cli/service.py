@@ -67,7 +67,8 @@ def list_services(  # noqa: PLR0917 (typer options)
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
 ) -> None:
-    """List the services offered on the bus: name, request → response type, serving node."""
+    """List the services offered on the bus (jointbus's and ROS 2's): name, request -> response
+    type (or the ROS 2 service type when its messages are unknown here), serving node."""
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
@@ -84,12 +85,18 @@ def list_services(  # noqa: PLR0917 (typer options)
                             "request_type": info.request_type,
                             "response_type": info.response_type,
                             "node": info.node,
+                            "service_type": info.service_type,
                         }
                     )
                 )
             else:
                 node = info.node or "-"
-                typer.echo(f"{info.name}  {info.request_type} -> {info.response_type}  [{node}]")
+                types = (
+                    f"{info.request_type} -> {info.response_type}"
+                    if info.request_type
+                    else info.service_type  # a ROS 2 server of a pair this installation lacks
+                )
+                typer.echo(f"{info.name}  {types}  [{node}]")
 
 
 def _with_types(info: ServiceInfo) -> ServiceInfo:
