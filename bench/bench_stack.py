@@ -23,6 +23,13 @@ up; the measurement window starts once it stands (quick: 5 s, full: 30 s).
 - **Control steps per second** against the bridge's cycles per second: a ratio below 1 means the
   control node skipped frames (a MAB_RT depth-1 subscription keeps only the newest).
 
+**Walking** (issue 13): after the standing window the same stack trots forward at 0.5 m/s (a
+normalised velocity command at 20 Hz, as a joystick sends it); once the gait is under way (2 s) a
+second window of the same length measures the process CPU (with and without the physics), the
+control node's CPU per step (its callback thread's CPU time per frame handled), its steps per
+second, the bridge's lateness p99 and the mean speed on the simulator's ground truth
+(``/hb50/sim/ground_truth``). Their anchor is the standing window of the same run.
+
 **Anchor** (same run, same process, after the stack stopped): the least a 500 Hz loop on this
 simulator can do — a hand-written loop sleeping to absolute deadlines (no spin, no SCHED_FIFO)
 that steps the same ``sim://hb50`` by one period, reads the joints and writes a hold command to
@@ -53,9 +60,11 @@ from typing import Any
 import numpy as np
 
 from jointbus import drivers
-from jointbus.bus import ZenohConfig
+from jointbus.bus import MAB_RT, ZenohConfig
 from jointbus.drivers.sim.driver import SimActuatorArray
+from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.hb50 import JointCommand
+from jointbus.messages.nav_msgs import Odometry
 from jointbus.stack import Stack, default_url
 from jointbus.tools.recorder import Recorder
 
@@ -74,6 +83,11 @@ def _free_port() -> int:
 
 ANCHOR = "bare 500 Hz loop: sim step + read_joints + hold command, abs sleep"
 ANCHOR_COMMAND = "bare loop: command applied in the cycle it is made"
+ANCHOR_STANDING = "the same stack standing, same run"
+#: Forward speed of the walking window (m/s; cmd_vel_lin = 1, so also the normalised command).
+WALK_SPEED = 0.5
+#: The thread that runs the control node's estimator and controller.
+CONTROL_THREAD = "control_node-callbacks"
 
 
 @dataclass(frozen=True)
@@ -231,6 +245,7 @@ def measure(window_s: float) -> list[dict[str, Any]]:
         height = stack.true_base_height()
         estimated_height = stack.summary().base_height_m
         array.impedance = original  # type: ignore[method-assign]
+        walking = measure_walking(stack, window_s)
     finally:
         try:
             rec_stats = recorder.stop()
@@ -277,6 +292,29 @@ def measure(window_s: float) -> list[dict[str, Any]]:
             _row("stack.command_to_actuator.p99", float(np.percentile(lat, 99)), "us",
                  anchor=ANCHOR_COMMAND, anchor_value=bare.command_p99_us),
         ]
+    # Walking (issue 13): the same stack trotting at WALK_SPEED, anchored on the standing window
+    # of this run; the control node's CPU per step is its callback thread's CPU per frame handled.
+    control_standing_us = (
+        (threads1.get(CONTROL_THREAD, 0.0) - threads0.get(CONTROL_THREAD, 0.0))
+        / max(frames1 - frames0, 1) * 1e6
+    )
+    steps_standing = (frames1 - frames0) / wall
+    speed_ok = abs(walking.speed - WALK_SPEED) <= 0.15 * WALK_SPEED
+    rows += [
+        _row("stack.walking.cpu.whole_process", walking.cpu_pct, "% core",
+             anchor=ANCHOR_STANDING, anchor_value=cpu_pct),
+        _row("stack.walking.cpu.without_sim_physics", walking.cpu_pct - walking.sim_pct,
+             "% core", anchor=ANCHOR_STANDING, anchor_value=cpu_pct - sim_pct),
+        _row("stack.walking.control.cpu_per_step", walking.control_us_per_step, "us",
+             anchor=ANCHOR_STANDING, anchor_value=control_standing_us),
+        _row("stack.walking.control.steps_per_s", walking.steps_per_s, "Hz",
+             anchor=ANCHOR_STANDING, anchor_value=steps_standing),
+        _row("stack.walking.bridge.lateness.p99", walking.lateness_p99_us, "us",
+             f"<= {GOAL_LATENESS_US:g} us", walking.lateness_p99_us <= GOAL_LATENESS_US,
+             ANCHOR_STANDING, p99),
+        _row("stack.walking.speed (ground truth)", walking.speed, "m/s",
+             "within 15 % of the command", speed_ok, "commanded speed", WALK_SPEED),
+    ]
     # Details without a same-run anchor: printed, not in the table.
     print(f"   recorder: {(rec1 - rec0) / wall:.0f} msg/s recorded, "
           f"{rec_stats.skipped} skipped; MuJoCo standing height {height:.3f} m")
@@ -288,6 +326,75 @@ def measure(window_s: float) -> list[dict[str, Any]]:
     print("   CPU by thread (% core): " + ", ".join(f"{n} {pct:.1f}" for n, pct in parts if pct
           >= 0.05) + f", other (Zenoh runtime, ended threads) {other:.1f}")
     return rows
+
+
+@dataclass(frozen=True)
+class Walking:
+    """One walking window: CPU (% core), its physics share, the control node's CPU per step
+    (µs) and steps per second, the bridge's lateness p99 (µs), the mean ground-truth speed."""
+
+    cpu_pct: float
+    sim_pct: float
+    control_us_per_step: float
+    steps_per_s: float
+    lateness_p99_us: float
+    speed: float
+
+
+def measure_walking(stack: Stack, window_s: float) -> Walking:
+    """Walk the running stack forward at WALK_SPEED (a velocity command at 20 Hz, as a joystick
+    sends it) and measure a window once the trot is under way; then stop it again."""
+    bridge, control = stack.bridge, stack.control
+    assert bridge is not None and control is not None
+    bus = stack.bus
+    truth: list[Odometry] = []
+    sub = bus.subscribe("/hb50/sim/ground_truth", Odometry, truth.append, MAB_RT, realtime=True)
+    pub = bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
+    stop = threading.Event()
+    twist = [Twist(Vector3(WALK_SPEED, 0.0, 1.0), Vector3())]
+
+    def joystick() -> None:
+        while not stop.wait(0.05):
+            pub.publish(twist[0])
+
+    sender = threading.Thread(target=joystick, name="bench-joystick", daemon=True)
+    sender.start()
+    try:
+        time.sleep(2.0)  # into the gait (set-point ramp, first cycles)
+        loop = bridge.rate_loops["bridge"].loop
+        loop.stats.reset()
+        n0 = len(truth)
+        frames0 = control.frames_used
+        sim0 = stack.simulator_cpu_s
+        threads0 = thread_cpu_s()
+        cpu0, t0 = time.process_time(), time.monotonic()
+        time.sleep(window_s)
+        cpu1, t1 = time.process_time(), time.monotonic()
+        threads1 = thread_cpu_s()
+        sim1 = stack.simulator_cpu_s
+        frames1 = control.frames_used
+        stats = bridge.loop_stats()["bridge"]
+        window = truth[n0:]
+        twist[0] = Twist(Vector3(0.0, 0.0, 1.0), Vector3())
+        time.sleep(1.0)  # settle back to standing before the stack stops
+    finally:
+        stop.set()
+        sender.join()
+        sub.close()
+    wall = t1 - t0
+    first, last = window[0], window[-1]
+    sim_time = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9
+    dx = last.pose.pose.position.x - first.pose.pose.position.x
+    dy = last.pose.pose.position.y - first.pose.pose.position.y
+    control_cpu = threads1.get(CONTROL_THREAD, 0.0) - threads0.get(CONTROL_THREAD, 0.0)
+    return Walking(
+        cpu_pct=(cpu1 - cpu0) / wall * 100.0,
+        sim_pct=(sim1 - sim0) / wall * 100.0,
+        control_us_per_step=control_cpu / max(frames1 - frames0, 1) * 1e6,
+        steps_per_s=(frames1 - frames0) / wall,
+        lateness_p99_us=stats.lateness_p99_s * 1e6,
+        speed=float(np.hypot(dx, dy)) / sim_time,
+    )
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

@@ -154,6 +154,15 @@ def test_a_hung_control_node_is_stale_by_its_heartbeats_and_the_bridge_goes_safe
         assert stale is not None
         silent = (stale.since_ns - stale.last_seen_ns) / 1e9
         assert robot.stack.summary().drives_enabled  # damping, not off
+        # The bridge's own monitor checks every 50 ms too, not in step with this one: resume
+        # only once it has reported the silence, or the node can be back before it looks.
+        assert wait_until(
+            lambda: any(
+                Level(m.level) is Level.STALE
+                for _, m in robot.bridge_reports_about(CONTROL, stopped_ns)
+            ),
+            1.0,
+        ), [(m.reporting_node, m.level, m.status) for _, m in robot.reports]
     finally:
         resumed_ns = time.monotonic_ns()
         robot.control.send_signal(signal.SIGCONT)

@@ -55,10 +55,14 @@ from jointbus.cli.topic import (
 from jointbus.messages.base import Message
 from jointbus.messages.hb50 import BridgeState, Level, MotionMode, RobotState, Status
 from jointbus.messages.std_msgs import String
+from jointbus.nodes.control.motion import MotionCommand
 from jointbus.runtime import DEFAULT_NAMESPACE
 from jointbus.stack import DEFAULT_REALTIME, START_COMMANDS, Stack, StackError
 
 __all__ = ["bridge", "control", "estop", "mode"]
+
+#: What ``jointbus mode`` sends: every motion command (walk and run start the trot from STAND).
+MODE_COMMANDS: Final = tuple(c.value for c in MotionCommand)
 
 #: How often ``estop`` repeats its command until the bridge confirms it (s).
 ESTOP_REPEAT_S: Final = 0.1
@@ -261,7 +265,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
 
 def mode(  # noqa: PLR0917 (typer maps parameters to options)
     command: Annotated[
-        str, typer.Argument(metavar="COMMAND", help=f"One of: {', '.join(START_COMMANDS)}.")
+        str, typer.Argument(metavar="COMMAND", help=f"One of: {', '.join(MODE_COMMANDS)}.")
     ],
     timeout: TimeoutOption = 3.0,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
@@ -272,9 +276,9 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
 ) -> None:
     """Send a motion command to the control node and print its answer."""
     with user_errors():
-        if command not in START_COMMANDS:
+        if command not in MODE_COMMANDS:
             raise CliError(
-                f"unknown mode command {command!r}; expected one of {', '.join(START_COMMANDS)}"
+                f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
             )
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:

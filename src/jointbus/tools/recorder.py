@@ -75,8 +75,8 @@ class RecorderStats:
     ``messages``: written to the file (including the chunk in progress); ``bytes``: file size so
     far plus the uncompressed chunk in progress; ``topics``: channels in the file; ``queued``:
     received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages;
-    ``skipped``: messages that could not be recorded (type unknown to the registry, publisher never
-    discovered, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
+    ``skipped``: messages that could not be recorded (type unknown to the registry, no rmw_zenoh
+    attachment, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
     """
 
     messages: int
@@ -369,15 +369,6 @@ class Recorder:
             if running and handled < _BATCH:
                 wait(POLL_INTERVAL)  # the queue was drained: poll again later (module docstring)
         # Stopping: everything queued before the sentinel has been written above.
-        if self._remote_source is not None:
-            self._remote_source.poll(final=True)
-            while True:
-                try:
-                    item = pop()
-                except IndexError:
-                    break
-                if item is not None:
-                    self._write(writer, item)
         try:
             if self._error is None:
                 writer.finish()
@@ -390,8 +381,6 @@ class Recorder:
         try:
             if self._local:
                 self._scan_local()
-            if self._remote_source is not None:
-                self._remote_source.poll(final=False)
         except Exception:
             _LOG.exception("recorder: topic discovery failed; recording continues")
 
@@ -423,7 +412,7 @@ class Recorder:
 
 
 class _ZenohRawSource:
-    """Raw CDR payloads of every remote jointbus topic, typed by discovery (see the module doc)."""
+    """Raw CDR payloads of every remote jointbus topic, typed by their data key (module doc)."""
 
     def __init__(self, recorder: Recorder, bus: Bus) -> None:
         import zenoh
@@ -434,8 +423,6 @@ class _ZenohRawSource:
         self._recorder = recorder
         self._transport = transport
         self._lock = threading.Lock()
-        self._pending: dict[int, list[tuple[str, bytes, int, bus_attachment.Attachment]]] = {}
-        self._pending_since: dict[int, float] = {}
         self._last_seq: dict[int, int] = {}
         self._warned: set[str] = set()
         self.lost = 0
@@ -480,29 +467,6 @@ class _ZenohRawSource:
             self._skip(topic, f"type {type_name!r} unknown to the message registry")
             return
         self._recorder.enqueue(channel, payload, now, att.source_wall_ns, att.seq)
-
-    def _release(self, gid: int, type_name: str) -> None:
-        for topic, payload, now, att in self._pending.pop(gid, []):
-            self._deliver(type_name, topic, payload, now, att)
-        self._pending_since.pop(gid, None)
-
-    def poll(self, *, final: bool) -> None:
-        """Release samples whose publisher has been discovered meanwhile (writer thread)."""
-        with self._lock:
-            for gid in list(self._pending):
-                info = self._transport.remote_info(gid)
-                if info is not None:
-                    self._release(gid, info.type_name)
-                elif final or time.monotonic() - self._pending_since[gid] > 10.0:
-                    dropped = self._pending.pop(gid)
-                    self._pending_since.pop(gid, None)
-                    self.skipped += len(dropped)
-                    _LOG.warning(
-                        "recorder: %d message(s) from publisher gid %016x dropped: it was never "
-                        "discovered, so its type is unknown",
-                        len(dropped),
-                        gid,
-                    )
 
     def _skip(self, topic: str, why: str) -> None:
         self.skipped += 1

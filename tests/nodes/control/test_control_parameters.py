@@ -130,8 +130,21 @@ def rig() -> Iterator[Rig]:
 def test_the_node_publishes_its_share_of_the_robot_files_parameters(rig: Rig) -> None:
     assert wait_until(lambda: any(m.node == "control_node" for m in rig.lists))
     latest = [m for m in rig.lists if m.node == "control_node"][-1]
-    assert latest.names == ("cmd_vel_lin", "cmd_vel_ang", "stand_height", "kp", "kd")
-    assert [p.value for p in latest.parameters] == [1.0, 1.0, 0.34, 80.0, 3.0]
+    walking = (
+        "gait_period",
+        "duty_factor",
+        "step_height",
+        "stance_kp",
+        "stance_kd",
+        "swing_kp",
+        "swing_kd",
+        "max_speed",
+        "max_yaw_rate",
+        "run_speed",
+    )
+    assert latest.names == ("cmd_vel_lin", "cmd_vel_ang", "stand_height", "kp", "kd", *walking)
+    assert [p.value for p in latest.parameters][:5] == [1.0, 1.0, 0.34, 80.0, 3.0]
+    assert latest.get("gait_period") is not None and latest.get("gait_period").value == 0.36
     height = latest.get("stand_height")
     assert height is not None and (height.min, height.max, height.unit) == (0.15, 0.42, "m")
     assert "watchdog_time" not in latest.names  # the bridge's

@@ -124,8 +124,8 @@ def test_refused_transitions_say_why_and_change_nothing(
 
 def test_unknown_commands_are_refused() -> None:
     mc = MotionController(MODEL)
-    with pytest.raises(UnknownCommandError, match=r"'walk'.*stand_up"):
-        mc.handle_command("walk")
+    with pytest.raises(UnknownCommandError, match=r"'jump'.*stand_up"):
+        mc.handle_command("jump")
     assert mode_of(mc) is M.IDLE
 
 

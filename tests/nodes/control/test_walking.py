@@ -114,9 +114,10 @@ def test_estimator_velocity_error_below_a_tenth_at_half_metre_per_second() -> No
     truth = np.array(tr.velocity_body)[n0:, :2]
     est = np.array(tr.estimated_velocity)[n0:, :2]
     rms = math.sqrt(float(((truth - est) ** 2).sum(axis=1).mean()))
-    assert rms < 0.1, rms
+    assert rms < 0.05, rms  # the goal (required: < 0.1); measured 0.032
 
 
+@pytest.mark.long  # a sweep: 10 walks of 4 s (≈ 1 min on a loaded 2-core host)
 @pytest.mark.parametrize(
     "name", ["gait_period", "duty_factor", "step_height", "stance_kp", "swing_kp"]
 )

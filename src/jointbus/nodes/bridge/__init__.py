@@ -8,6 +8,8 @@ by pure components, each with its own tests and none reading a clock:
 - :class:`Arbiter` — which source owns the actuators (default controller or a ≥ 10 Hz custom one);
 - :class:`Watchdog` — no valid command for 250 ms → safe mode (damping only);
 - :class:`EStopLatch` — latched e-stop, explicit reset, hold of the measured position after it;
+- :class:`ReentryRamp` — when commands apply again (after a reset, safe mode, a drive-on, an owner
+  change, a brake release), a target far from the measured pose is ramped to from there;
 - :class:`ThermalGuard` — temperature WARN, torque derating, drive off at shutdown.
 
 The watchdog time, thermal thresholds and arbitration threshold are live parameters
@@ -27,10 +29,12 @@ from jointbus.nodes.bridge.estop import EStopLatch, EStopReset, EStopTriggered
 from jointbus.nodes.bridge.node import (
     BRIDGE_PARAMETERS,
     HARDWARE_COMMANDS,
+    SAFE_KD,
     BridgeConfig,
     BridgeMode,
     BridgeNode,
 )
+from jointbus.nodes.bridge.reentry import ReentryEngaged, ReentryFinished, ReentryRamp
 from jointbus.nodes.bridge.thermal_guard import ThermalEvent, ThermalGuard, ThermalLevel
 from jointbus.nodes.bridge.watchdog import (
     SafeModeEntered,
@@ -43,6 +47,7 @@ from jointbus.nodes.bridge.watchdog import (
 __all__ = [
     "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
+    "SAFE_KD",
     "Arbiter",
     "BridgeConfig",
     "BridgeMode",
@@ -54,6 +59,9 @@ __all__ = [
     "EStopTriggered",
     "JointOrderError",
     "OwnerChanged",
+    "ReentryEngaged",
+    "ReentryFinished",
+    "ReentryRamp",
     "SafeModeEntered",
     "SafeModeLeft",
     "SourceNotAllowedError",

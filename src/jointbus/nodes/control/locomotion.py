@@ -89,6 +89,11 @@ class Locomotion:
         return MotionGait.RUN if self.controller.running else MotionGait.TROT
 
     @property
+    def height(self) -> float:
+        """The walking height set-point now (m)."""
+        return self._height
+
+    @property
     def estimate(self) -> EstimatedState | None:
         """The walking estimate of the last step (contacts from the gait, fused velocity)."""
         return self._last

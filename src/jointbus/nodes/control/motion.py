@@ -1,4 +1,4 @@
-"""The motion-mode state machine of the control node: IDLE, STAND_UP, STAND, SIT_DOWN.
+"""The motion-mode state machine of the control node: IDLE, STAND_UP, STAND, SIT_DOWN, LOCOMOTION.
 
 Where it sits: :mod:`jointbus.nodes.control`, a pure component (the caller passes the time, the
 state estimate and the commands): the control node calls :meth:`MotionController.step` once per
@@ -26,6 +26,9 @@ STAND      hold the stand pose for the body pose set-point (height, roll,   POST
            pitch, yaw) through leg IK, gains ``kp`` / ``kd``
 SIT_DOWN   the same interpolation over ``sit_down_time`` to the folded      POSTURE / STAND
            pose (body at ``sit_height``), then IDLE by itself
+LOCOMOTION the trot (:mod:`.locomotion`, :mod:`.walking`): swing legs on      GAIT / TROT, RUN;
+           their IK path at swing gains, stance legs by feed-forward         STAND while the
+           ``Jᵀ·f`` at low gains; the velocity command steers it             gait is stopped
 DAMPING    damping only, as IDLE, while the bridge does not apply this       NONE / IDLE
            node's commands (see "Following the bridge" below)
 =========  ===============================================================  ===============
@@ -38,7 +41,8 @@ joint back into range along the same ramp.
 Following the bridge (:meth:`MotionController.follow_drives`, called by the node with what
 ``/hb50/bridge_state`` says): while the drives do not follow this node's commands — e-stop
 latched, drives off, safe mode — posture commands would only pile up a target the robot no longer
-holds. The controller leaves STAND_UP / STAND / SIT_DOWN for DAMPING (and says so in RobotState);
+holds. The controller leaves STAND_UP / STAND / SIT_DOWN / LOCOMOTION for DAMPING (and says so in
+RobotState);
 when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
 standing or rising (a sit-down ends in IDLE). ``idle`` in DAMPING cancels that (IDLE: stay down);
 ``stand_up`` while the drives are unavailable is accepted as the wish to stand once they are back.
@@ -55,8 +59,23 @@ command       accepted in             effect
                                       reference height (slewed, see below)
 ``sit_down``  STAND, STAND_UP         → SIT_DOWN
 ``idle``      every mode              → IDLE; stopping is never refused
+``walk``      STAND, LOCOMOTION       → LOCOMOTION (the gait follows the speed)
+``run``       STAND, LOCOMOTION       → LOCOMOTION with the running trot forced
+``stand``     LOCOMOTION              stop: zero motion, then STAND once the gait clock
+                                      holds every foot down (within one gait cycle)
 ``stand_up``  DAMPING                 stand up once the drives are back (stays DAMPING)
 ============  ======================  =================================================
+
+Walking (``/hb50/velocity_command`` in LOCOMOTION): ``linear.x/y`` × ``cmd_vel_lin`` are the
+forward and sideways speed (m/s), ``angular.z`` × ``cmd_vel_ang`` the turn rate (rad/s),
+``linear.z`` the walking height as a fraction of ``stand_height`` (clamped into
+:data:`~.locomotion.WALK_HEIGHT_RANGE`); the set-point ramps towards them (no jump), limited by
+the walking parameters ``max_speed`` / ``max_yaw_rate``. In STAND a velocity command whose linear
+speed exceeds :data:`AUTO_WALK_SPEED` starts walking by itself (a joystick pushed forward walks
+the robot) — except after an explicit ``stand``, until the command centres or times out, so a
+joystick still pushing does not undo it. A command older than ``command_timeout`` counts as zero
+(the robot stops on four feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing;
+:meth:`MotionController.velocity_ignored` says why (the node reports it).
 
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
 :class:`~jointbus.messages.hb50.VelocityScale` as the seed says): ``angular.x/y/z`` scaled by
@@ -66,9 +85,7 @@ before the first command it is 1). Targets are clamped to the safe ranges of
 :class:`~jointbus.nodes.control.stand_pose.PoseLimits`, and the set-point follows them at most
 ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A velocity
 command older than ``command_timeout`` counts as zero rates (a dead joystick stops the motion; the
-height stays). ``linear.x/y`` (walking) are not used: walking gaits are not part of this
-controller; their SI value (``× cmd_vel_lin``) is kept in :attr:`MotionController.velocity_command`
-for one.
+height stays). ``linear.x/y`` start walking (above).
 
 Retuning while running (the control node's live parameters): :meth:`MotionController.tuning`
 checks a new :class:`MotionParams` and computes what follows from it (velocity scale, standing
@@ -107,8 +124,10 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.std_msgs import Header
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
+from jointbus.nodes.control.locomotion import Locomotion
 from jointbus.nodes.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.nodes.control.state_estimator import EstimatedState
+from jointbus.nodes.control.walking import WalkParams
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -128,6 +147,10 @@ __all__ = [
 SOURCE_NODE = "control_node"
 #: Longest step (s) the STAND set-point integrates over; a longer gap is not a reason to jump.
 _MAX_DT = 0.05
+#: Step (s) the walking controller uses when the clock gives none (first frame, repeated stamp).
+_NOMINAL_DT = 0.002
+#: A STAND velocity command with a linear speed above this (m/s) starts walking (LOCOMOTION).
+AUTO_WALK_SPEED = 0.02
 #: A stand-up whose measured pose is further than this (rad, any joint) from the folded pose
 #: first folds the legs under the body (see the module docstring).
 TUCK_THRESHOLD: Final = 0.8
@@ -143,6 +166,8 @@ class MotionCommand(enum.Enum):
     STAND = "stand"
     SIT_DOWN = "sit_down"
     IDLE = "idle"
+    WALK = "walk"
+    RUN = "run"
 
 
 class MotionError(ValueError):
@@ -251,6 +276,7 @@ class MotionTuning:
     reference_pose: BodyPose
     q_stand: FloatArray
     q_sit: FloatArray
+    walk: WalkParams | None = None  # new walking parameters (None: keep those in force)
 
 
 def _min_jerk(tau: float) -> tuple[float, float]:
@@ -275,6 +301,7 @@ _MODE_TYPE_GAIT = {
     MotionMode.STAND_UP: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.STAND: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
+    MotionMode.LOCOMOTION: (MotionType.GAIT, MotionGait.TROT),
     MotionMode.DAMPING: (MotionType.NONE, MotionGait.IDLE),
 }
 #: Modes that command a posture: left for DAMPING while the drives do not follow commands
@@ -300,9 +327,14 @@ class MotionController:
         params: MotionParams | None = None,
         *,
         pose_limits: PoseLimits | None = None,
+        walk_params: WalkParams | None = None,
     ) -> None:
         self.model = model
         self.params = params or MotionParams.from_model(model)
+        self.locomotion = Locomotion(model, walk_params or WalkParams.from_model(model))
+        self._state: EstimatedState | None = None
+        self._auto_walk = False
+        self._auto_walk_armed = True
         self.names = model.actuator_order
         self.stand_pose = StandPose(model, pose_limits)
         self.scale = VelocityScale(self.params.cmd_vel_lin, self.params.cmd_vel_ang)
@@ -364,8 +396,30 @@ class MotionController:
 
     @property
     def motion_gait(self) -> MotionGait:
-        """``motion_gait`` of the current mode (RobotState)."""
+        """``motion_gait`` of the current mode (RobotState); in LOCOMOTION the walking gait now
+        (STAND while the gait clock is stopped, TROT, RUN)."""
+        if self._mode is MotionMode.LOCOMOTION:
+            return self.locomotion.gait
         return _MODE_TYPE_GAIT[self._mode][1]
+
+    @property
+    def estimate(self) -> EstimatedState | None:
+        """The state estimate of the last step: in LOCOMOTION the walking estimator's (contacts
+        from the gait confirmed by force, leg odometry fused with the IMU), else the one given."""
+        if self._mode is MotionMode.LOCOMOTION and self.locomotion.estimate is not None:
+            return self.locomotion.estimate
+        return self._state
+
+    def velocity_ignored(self) -> str | None:
+        """Why a velocity command does nothing in the current mode (``None``: it is used)."""
+        reasons = {
+            MotionMode.IDLE: "the robot is down: send stand_up first",
+            MotionMode.STAND_UP: "the robot is still rising",
+            MotionMode.SIT_DOWN: "the robot is sitting down",
+            MotionMode.DAMPING: "the robot is in damping (safe) mode",
+        }
+        reason = reasons.get(self._mode)
+        return None if reason is None else f"ignored in mode {self._mode.name}: {reason}"
 
     @property
     def pose_setpoint(self) -> BodyPose:
@@ -380,7 +434,7 @@ class MotionController:
 
     # ------------------------------------------------------------------ retuning
 
-    def tuning(self, params: MotionParams) -> MotionTuning:
+    def tuning(self, params: MotionParams, walk: WalkParams | None = None) -> MotionTuning:
         """``params`` checked and prepared for :meth:`retune`; the controller is not touched.
 
         Safe to call from another thread than the one stepping the controller (it only reads the
@@ -406,7 +460,7 @@ class MotionController:
             if params.sit_height == self.params.sit_height
             else self.stand_pose.solve(BodyPose(params.sit_height))
         )
-        return MotionTuning(params, scale, reference, q_stand, q_sit)
+        return MotionTuning(params, scale, reference, q_stand, q_sit, walk)
 
     def retune(self, tuning: MotionTuning) -> None:
         """Put ``tuning`` (from :meth:`tuning`) in force now; call it between two :meth:`step`
@@ -417,6 +471,8 @@ class MotionController:
         self.reference_clamp = PoseClamp()
         self.q_stand = tuning.q_stand
         self.q_sit = tuning.q_sit
+        if tuning.walk is not None:
+            self.locomotion.retune(tuning.walk)
 
     # ------------------------------------------------------------------ commands
 
@@ -442,6 +498,8 @@ class MotionController:
             not self._drives_available and mode in (MotionMode.IDLE, MotionMode.SIT_DOWN)
         ):
             return self._while_unavailable(cmd)
+        if cmd in (MotionCommand.WALK, MotionCommand.RUN):
+            return self._begin_walking(cmd)
         if cmd is MotionCommand.STAND_UP:
             if mode not in (MotionMode.IDLE, MotionMode.SIT_DOWN):
                 reason = "already rising" if mode is MotionMode.STAND_UP else "already standing"
@@ -451,13 +509,20 @@ class MotionController:
             return self._mode
         if cmd is MotionCommand.SIT_DOWN:
             if mode not in (MotionMode.STAND, MotionMode.STAND_UP):
-                reason = (
-                    "already sitting down" if mode is MotionMode.SIT_DOWN else "the robot is down"
-                )
+                reason = {
+                    MotionMode.SIT_DOWN: "already sitting down",
+                    MotionMode.LOCOMOTION: "walking: send stand first (it stops within one "
+                    "gait cycle)",
+                }.get(mode, "the robot is down")
                 raise TransitionError(cmd, mode, reason)
             self._begin_move(cmd, MotionMode.SIT_DOWN, self.q_sit, self.params.sit_down_time)
             return self._mode
-        # STAND: re-level
+        # STAND: stop walking, or re-level
+        if mode is MotionMode.LOCOMOTION:
+            self.locomotion.request_stop()
+            # a joystick still pushing must not start the walk again: wait for it to centre
+            self._auto_walk_armed = False
+            return self._mode  # STAND follows once every foot is down (see step)
         if mode is not MotionMode.STAND:
             reasons = {
                 MotionMode.IDLE: "the robot is down: send stand_up first",
@@ -467,6 +532,31 @@ class MotionController:
             raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
         self._height_fraction = 1.0
         self._target = self.reference_pose
+        return self._mode
+
+    def _begin_walking(self, cmd: MotionCommand) -> MotionMode:
+        """WALK / RUN: from STAND into LOCOMOTION (RUN forces the running trot); in LOCOMOTION
+        switch between the two (and cancel a pending stop)."""
+        mode = self._mode
+        run = cmd is MotionCommand.RUN
+        if mode is MotionMode.LOCOMOTION:
+            if self.locomotion.stop_requested:
+                raise TransitionError(cmd, mode, "stopping: wait for STAND, then walk again")
+            self.locomotion.force_run = run
+            return mode
+        if mode is not MotionMode.STAND:
+            reasons = {
+                MotionMode.IDLE: "the robot is down: send stand_up first",
+                MotionMode.SIT_DOWN: "the robot is sitting down: send stand_up first",
+                MotionMode.STAND_UP: "still rising; walk once it stands",
+            }
+            raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
+        state = self._state
+        if state is None:
+            raise TransitionError(cmd, mode, "no joint feedback received yet")
+        self.locomotion.start(state, self._setpoint.height, run=run)
+        self._mode = MotionMode.LOCOMOTION
+        self._auto_walk = False
         return self._mode
 
     def _while_unavailable(self, cmd: MotionCommand) -> MotionMode:
@@ -559,9 +649,15 @@ class MotionController:
         """
         si, report = self.scale.to_si(twist)
         self._velocity = si
+        self._t_command = now
+        if self._mode is MotionMode.LOCOMOTION:
+            return report  # the walking set-point is read from _velocity each step
         self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
         self._height_fraction = si.height_fraction
-        self._t_command = now
+        if math.hypot(si.vx, si.vy) <= AUTO_WALK_SPEED:
+            self._auto_walk_armed = True
+        elif self._mode is MotionMode.STAND and self._auto_walk_armed:
+            self._auto_walk = True  # the next step starts walking (it has the estimate)
         return report
 
     def _height_target(self) -> BodyPose:
@@ -576,11 +672,20 @@ class MotionController:
     ) -> JointCommand:
         """The joint command for this cycle, given the latest estimate at time ``now`` (s)."""
         self._measured = state.joint_position
+        self._state = state
         dt = 0.0 if self._t_last is None else min(max(now - self._t_last, 0.0), _MAX_DT)
         self._t_last = now
         p = self.params
         hdr = header if header is not None else Header.now()
+        if now - self._t_command > p.command_timeout:
+            self._auto_walk_armed = True  # no joystick: the next push may start walking
+        if self._auto_walk:
+            self._auto_walk = False
+            if self._mode is MotionMode.STAND:
+                self._begin_walking(MotionCommand.WALK)
         mode = self._mode
+        if mode is MotionMode.LOCOMOTION:
+            return self._walk(state, now, dt, hdr)
         if mode is MotionMode.IDLE or mode is MotionMode.DAMPING:
             return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
         if mode is MotionMode.STAND:
@@ -620,6 +725,54 @@ class MotionController:
             zeros,
             (False,) * n,
         )
+
+    def _walk(self, state: EstimatedState, now: float, dt: float, header: Header) -> JointCommand:
+        """LOCOMOTION: one step of the trot (:mod:`.locomotion`); STAND once a requested stop
+        has every foot down, holding the walking height."""
+        p = self.params
+        fresh = now - self._t_command <= p.command_timeout
+        loco = self.locomotion
+        out = loco.step(
+            state,
+            self._velocity if fresh else None,
+            stand_height=p.stand_height,
+            height_rate=p.height_rate,
+            dt=dt if dt > 0.0 else _NOMINAL_DT,
+        )
+        if loco.stop_requested and loco.stopped:
+            self._enter_stand(loco.height)
+        n = len(self.names)
+        # the IK keeps to the limits; its fallback to the measured pose might not (after a slip)
+        position = np.clip(out.position, self.lower, self.upper)
+        return JointCommand(
+            header,
+            SOURCE_NODE,
+            self.names,
+            tuple(out.kp.tolist()),
+            (0.0,) * n,
+            tuple(out.kd.tolist()),
+            tuple(position.tolist()),
+            tuple(out.velocity.tolist()),
+            tuple(out.torque.tolist()),
+            (False,) * n,
+        )
+
+    def _enter_stand(self, height: float) -> None:
+        """STAND at body ``height`` (m), level: where a walk ends."""
+        self._mode = MotionMode.STAND
+        self._height_fraction = height / self.params.stand_height
+        self._rates = (0.0, 0.0, 0.0)
+        self._target = self._setpoint = BodyPose(height)
+
+    def leave_walking(self) -> bool:
+        """Drop LOCOMOTION for STAND at once, without the stop on four feet (another source owns
+        the actuators: the walk this node computes is not being applied, and must not resume
+        from stale foot targets when control comes back). True if the mode changed."""
+        if self._mode is not MotionMode.LOCOMOTION:
+            return False
+        self._enter_stand(self.locomotion.height)
+        self._auto_walk_armed = False  # a joystick still pushing waits for the centre
+        return True
 
     def _stand(self, now: float, dt: float, header: Header) -> JointCommand:
         """STAND: move the setpoint towards the commanded pose and hold its joint targets.

@@ -11,6 +11,7 @@ topic                                  type                QoS        when
 ``/hb50/bridge_state`` (in)            BridgeState         MAB_RT     each frame (500 Hz)
 ``/hb50/control_command`` (in)         std_msgs/String     RELIABLE   ``stand_up`` / ``stand``
                                                                       / ``sit_down`` / ``idle``
+                                                                      / ``walk`` / ``run``
 ``/hb50/velocity_command`` (in)        geometry_msgs/Twist MAB_RT     as needed (normalised)
 ``/hb50/joint_command`` (out)          JointCommand        MAB_RT     each frame
 ``/hb50/robot_state`` (out)            RobotState          MAB_RT     each frame
@@ -43,13 +44,20 @@ STAND (DAMPING, reported in RobotState and as a WARN) and the reset brings it ba
 stand-up from the measured pose (OK), never straight to the old standing targets.
 
 Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
-velocity commands (WARN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
-changes are reported (OK). On deactivation the node sends one damping command and goes to IDLE.
+velocity commands (WARN), velocity commands that do nothing in the current mode (WARN: IDLE,
+STAND_UP, SIT_DOWN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
+changes are reported (OK), with their cause. While walking, RobotState carries the walking
+estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
+leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
+IDLE.
 
 Live parameters (:class:`~jointbus.runtime.parameters.NodeParameters` on ``/hb50/parameters`` and
 ``/hb50/config_update``): every :class:`~.motion.MotionParams` field the robot file declares
 (:data:`CONTROL_PARAMETERS`; on the hb50 ``cmd_vel_lin``, ``cmd_vel_ang``, ``stand_height``,
-``kp``, ``kd``), starting at the node's motion parameters. ``kp`` / ``kd`` are declared once in
+``kp``, ``kd``), starting at the node's motion parameters, and the walking parameters the robot
+file declares (:data:`~.walking.WALK_PARAMETERS`: ``gait_period``, ``duty_factor``,
+``step_height``, stance and swing gains, ``max_speed``, ``max_yaw_rate``, ``run_speed``; checked
+by :class:`~.walking.WalkParams`, acting from the next step). ``kp`` / ``kd`` are declared once in
 the robot file and both nodes use them: the control node owns them (they are its posture gains,
 changed live here); the bridge takes their defaults and maxima once, when it is built. A value
 out of its declared bounds is refused by the declaration; one the controller cannot run with (a
@@ -102,6 +110,7 @@ from jointbus.nodes.control.state_estimator import (
     StateEstimator,
 )
 from jointbus.nodes.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.nodes.control.walking import WALK_PARAMETERS
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 
@@ -109,6 +118,7 @@ __all__ = [
     "CONTROL_NODE_NAME",
     "CONTROL_PARAMETERS",
     "ControlNode",
+    "command_owner",
     "drives_available",
     "robot_state_message",
 ]
@@ -158,6 +168,17 @@ def drives_available(state: BridgeState | None) -> tuple[bool, str]:
     if mode in ("estop", "off", "safe"):
         return False, f"bridge mode: {mode}"
     return True, ""
+
+
+def command_owner(state: BridgeState | None) -> str:
+    """The source whose joint commands the bridge applies (its ``owner: ...`` status string;
+    empty when unknown)."""
+    if state is None:
+        return ""
+    for text in state.status:
+        if text.startswith("owner: "):
+            return text[7:]
+    return ""
 
 
 def _vec(values: object) -> Vector3:
@@ -248,10 +269,18 @@ class ControlNode(Node):
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
         try:
-            specs = select_specs(robot.parameters, CONTROL_PARAMETERS, missing_ok=True)
+            specs = select_specs(
+                robot.parameters, CONTROL_PARAMETERS + WALK_PARAMETERS, missing_ok=True
+            )
             start = self.motion.params
+            walk = self.motion.locomotion.params
             self.parameters = NodeParameters(
-                self, specs, {spec.name: getattr(start, spec.name) for spec in specs}
+                self,
+                specs,
+                {
+                    spec.name: getattr(walk if spec.name in WALK_PARAMETERS else start, spec.name)
+                    for spec in specs
+                },
             )
             """The node's live parameters (see the module docstring)."""
             self.parameters.on_change(self._stage_parameters)
@@ -284,8 +313,11 @@ class ControlNode(Node):
         """Prepare the motion tuning of the whole new parameter set and stage it, or raise to
         refuse the change (any thread; the store, locked, already holds the new value)."""
         values = {k: float(v) for k, v in self.parameters.store.values().items()}
-        params = dataclasses.replace(self.motion.params, **values)
-        tuning = self.motion.tuning(params)
+        walk_values = {k: v for k, v in values.items() if k in WALK_PARAMETERS}
+        motion_values = {k: v for k, v in values.items() if k not in WALK_PARAMETERS}
+        params = dataclasses.replace(self.motion.params, **motion_values)
+        walk = dataclasses.replace(self.motion.locomotion.params, **walk_values)
+        tuning = self.motion.tuning(params, walk)
         with self._staged_lock:
             self._staged = tuning
 
@@ -349,6 +381,11 @@ class ControlNode(Node):
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
             )
+        ignored = self.motion.velocity_ignored()
+        if ignored is not None:
+            self.report(
+                Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored"
+            )
 
     # ---- the control step --------------------------------------------------------------------
     def _on_bridge_data(self, frame: BridgeData) -> None:
@@ -372,8 +409,15 @@ class ControlNode(Node):
         command = self.motion.step(state, now, header=Header.now())
         after = self.motion.mode
         if after is not before:
-            self.report(Level.OK, f"motion mode {before.name} -> {after.name} (move finished)")
+            why = {
+                MotionMode.LOCOMOTION: "velocity command",
+                MotionMode.STAND: "stopped on four feet"
+                if before is MotionMode.LOCOMOTION
+                else "move finished",
+            }.get(after, "move finished")
+            self.report(Level.OK, f"motion mode {before.name} -> {after.name} ({why})")
         self.joint_command_pub.publish(command)
+        state = self.motion.estimate or state  # the walking estimate while walking
         self.robot_state_pub.publish(
             robot_state_message(state, after, self.motion, Header(stamp, self.world_frame))
         )
@@ -385,6 +429,13 @@ class ControlNode(Node):
         self._bridge_state = msg  # one assignment: this runs in the publisher's thread
 
     def _follow_bridge(self, state: EstimatedState) -> None:
+        owner = command_owner(self._bridge_state)
+        if owner and owner != self.name and self.motion.leave_walking():
+            self.report(
+                Level.WARN,
+                f"motion mode LOCOMOTION -> STAND: {owner!r} owns the actuators (its joint "
+                "commands win the arbitration); walking stopped",
+            )
         available, reason = drives_available(self._bridge_state)
         if available == self.motion.drives_available and self.motion.mode is not MotionMode.DAMPING:
             return

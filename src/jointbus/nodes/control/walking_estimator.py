@@ -18,8 +18,13 @@ legs, and leg odometry over a swinging foot reads its swing speed as body speed.
   ``v_body = −(ṗ_rel + ω × p)``; the mean over stance feet, turned into the world frame by ``R``,
   is a measurement with variance ``odometry_noise²``.
 
-The drives' velocity noise (≈ 0.4 rad/s) makes one foot's reading uncertain by ≈ 0.1 m/s; the IMU
-bridges the readings and the touchdown transients. Without a stance foot only the prediction runs.
+The drives' velocity noise (≈ 0.4 rad/s) makes one foot's reading uncertain by ≈ 0.1 m/s, and a
+reading also carries what leg odometry cannot see (the foot sphere rolling, touchdown impacts), so
+the odometry is trusted loosely (0.4 m/s) and the accelerometer tightly (0.5 m/s²): the filter
+settles to a gain of ≈ 0.05 per 2 ms step, a time constant of ≈ 40 ms over which an accelerometer
+bias of 0.05 m/s² costs ≈ 2 mm/s. Measured on MuJoCo walking at 0.5 m/s (ground truth, seeded
+sensor noise): body-velocity RMS error 0.032–0.033 m/s with these values, 0.093 m/s with the
+odometry trusted at 0.08 m/s and the IMU at 2 m/s². Without a stance foot only the prediction runs.
 **Position**: integrated from the filtered world velocity (x, y; it drifts, as leg odometry does);
 **height** (z): the mean over contact feet of ``−z + foot radius`` in the gravity-aligned frame.
 """
@@ -49,8 +54,8 @@ class WalkingEstimatorConfig:
     and ``odometry_noise`` m/s: the filter's process and measurement noise (1σ)."""
 
     contact_force: float = 5.0
-    accel_noise: float = 2.0
-    odometry_noise: float = 0.08
+    accel_noise: float = 0.5
+    odometry_noise: float = 0.4
 
     def __post_init__(self) -> None:
         for name in ("contact_force", "accel_noise", "odometry_noise"):
