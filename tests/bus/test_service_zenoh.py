@@ -5,6 +5,7 @@ calls both ways with zenoh-ros2-sdk's independent service client and server."""
 from __future__ import annotations
 
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -130,8 +131,13 @@ def test_a_call_announces_sc_and_matches_replies_by_sequence_number_and_gid(
         query.reply(key, String(text * 2).to_cdr(), attachment=attachment.pack(seq, 1, gid))
 
     queryable = ros.declare_queryable(key, answer, complete=True)
+    # Announced as rmw_zenoh announces a server, after its queryable.
+    server_token = ros.liveliness().declare_token(
+        f"@ros2_lv/3/{ros.zid()}/0/10/SS/%/%/ros_shouter/%robot%shout/"
+        f"jointbus_msgs::srv::dds_::StringString_/{service_type_hash(String, String)}/::,10:,:,:,,"
+    )
     client = bus.client(NAME, String, String, timeout_s=5.0)
-    assert wait_until(lambda: _linked(bus), timeout=5.0)
+    assert wait_until(client.available, timeout=10.0)
     before = time.time_ns()
     assert client.call(String("ab")) == String("abab")
     assert client.call(String("c")) == String("cc")
@@ -146,13 +152,8 @@ def test_a_call_announces_sc_and_matches_replies_by_sequence_number_and_gid(
         number, stamp, size, gid = struct.unpack("<qqB16s", header)
         assert (len(header), number, size, gid) == (33, seq, 16, gid_of(token))
         assert before <= stamp <= time.time_ns()
+    server_token.undeclare()  # type: ignore[no-untyped-call]
     queryable.undeclare()  # type: ignore[no-untyped-call]
-
-
-def _linked(bus: Bus) -> bool:
-    transport = bus.zenoh
-    assert transport is not None
-    return bool(list(transport.session.info.peers_zid()))
 
 
 # ---- zenoh-ros2-sdk's service client and server ----------------------------------------------
@@ -216,3 +217,35 @@ def test_a_jointbus_client_calls_zenoh_ros2_sdks_server(bus: Bus, sdk: int) -> N
         ]
     finally:
         server.close()
+
+
+def test_a_server_announced_before_its_queryable_is_waited_for_not_unavailable(
+    bus: Bus, ros: zenoh.Session
+) -> None:
+    """zenoh-ros2-sdk declares a server's token before its queryable: a call in between waits for
+    the queryable (within its timeout) instead of reporting no server."""
+    key = service_key(3, NAME, String, String)
+    token = ros.liveliness().declare_token(
+        f"@ros2_lv/3/{ros.zid()}/0/10/SS/%/%/late/%robot%shout/"
+        f"jointbus_msgs::srv::dds_::StringString_/{service_type_hash(String, String)}/::,10:,:,:,,"
+    )
+    client = bus.client(NAME, String, String, timeout_s=10.0)
+    assert wait_until(client.available, timeout=10.0)
+
+    def answer(query: zenoh.Query) -> None:
+        header = query.attachment.to_bytes()  # type: ignore[union-attr]
+        seq, _, _, gid = struct.unpack("<qqB16s", header)
+        query.reply(key, String("late").to_cdr(), attachment=attachment.pack(seq, 0, gid))
+
+    queryables: list[Any] = []
+    timer = threading.Timer(
+        0.5, lambda: queryables.append(ros.declare_queryable(key, answer, complete=True))
+    )
+    timer.start()
+    try:
+        assert client.call(String("x")) == String("late")
+    finally:
+        timer.join()
+        for queryable in queryables:
+            queryable.undeclare()
+        token.undeclare()  # type: ignore[no-untyped-call]

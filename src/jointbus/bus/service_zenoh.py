@@ -26,7 +26,10 @@ token with the other type and raises :class:`ServiceTypeError` instead of
 How the caller tells the outcomes apart (zenoh 1.x, ``tests/bus/test_service.py``):
 
 - no queryable matches → the get ends at once with no reply → :class:`ServiceUnavailableError`
-  (or :class:`ServiceTypeError`, above);
+  (or :class:`ServiceTypeError`, above) — unless a server of this type is announced (its ``SS``
+  token is in the graph): its queryable has not reached this session yet (tokens and queryables
+  propagate separately, and some implementations announce first), so the call asks again every
+  10 ms until its timeout;
 - a reply whose attachment carries our sequence number and GID → the response (a payload that does
   not decode is a :class:`ServiceError`); other replies are not ours and are skipped;
 - ``reply_err`` with jointbus's refusal prefix → :class:`ServiceRefused` (ROS 2 has no refusal:
@@ -84,6 +87,8 @@ _LOG = logging.getLogger("jointbus.bus.service")
 #: QoS announced in ``SS``/``SC`` tokens: ROS 2's services default (reliable, volatile, depth 10).
 SERVICE_QOS: Final = QosProfile(Reliability.RELIABLE, 10)
 _REFUSED: Final = b"jointbus-refused\n"
+#: Pause before asking again when a server is announced but its queryable not yet reachable (s).
+_RETRY_S: Final = 0.01
 _refs = itertools.count(1)
 
 
@@ -246,6 +251,31 @@ def call_remote(
 ) -> RespT:
     """One call over Zenoh (see the module docstring for how each outcome is recognised)."""
     start = time.monotonic()
+    own = service_type_name(client.request_type, client.response_type)
+    while True:
+        answered, response = _get_once(transport, link, client, request, timeout_s)
+        if answered:
+            return cast(RespT, response)
+        if time.monotonic() - start >= timeout_s:
+            raise ServiceTimeoutError(client.name, timeout_s)
+        other = _other_types(transport, client.name, own)
+        if other is not None:
+            raise ServiceTypeError(client.name, "service", other, own)
+        if not _announced(transport, client.name, own):
+            raise ServiceUnavailableError(client.name)
+        # A server of this type is announced but its queryable has not reached this session yet
+        # (tokens and queryables propagate separately): ask again until the deadline.
+        time.sleep(_RETRY_S)
+
+
+def _get_once(
+    transport: ZenohTransport,
+    link: ClientLink,
+    client: ServiceClient[Any, RespT],
+    request: Message,
+    timeout_s: float,
+) -> tuple[bool, RespT | None]:
+    """One get: (True, response), or (False, None) when no queryable answered."""
     seq = link.next_seq()
     replies = transport.session.get(
         link.key,
@@ -264,7 +294,7 @@ def call_remote(
                 continue  # not the answer to this request
             data = sample.payload.to_bytes()
             try:
-                return client.response_type.from_cdr(data)
+                return True, client.response_type.from_cdr(data)
             except Exception as exc:
                 raise ServiceError(
                     client.name, f"malformed response ({len(data)} bytes): {exc}"
@@ -274,13 +304,15 @@ def call_remote(
         if text.startswith(_REFUSED):
             raise ServiceRefused(client.name, text[len(_REFUSED) :].decode(errors="replace"))
         raise ServiceTimeoutError(client.name, timeout_s)
-    if time.monotonic() - start >= timeout_s:
-        raise ServiceTimeoutError(client.name, timeout_s)
-    own = service_type_name(client.request_type, client.response_type)
-    other = _other_types(transport, client.name, own)
-    if other is not None:
-        raise ServiceTypeError(client.name, "service", other, own)
-    raise ServiceUnavailableError(client.name)
+    return False, None
+
+
+def _announced(transport: ZenohTransport, name: str, service_type: str) -> bool:
+    """True if another session announces a server of ``name`` with this service type."""
+    return any(
+        e.kind == "SS" and e.topic == name and e.type_name == service_type
+        for e in transport.graph_entities()
+    )
 
 
 def remote_services(transport: ZenohTransport, timeout_s: float = 0.5) -> list[ServiceInfo]:
