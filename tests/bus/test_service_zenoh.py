@@ -8,16 +8,19 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pytest
 import zenoh
 from bus_support import free_port, wait_until
 
-from jointbus.bus import Bus, ServiceRefused, ZenohConfig, attachment
+from jointbus.bus import Bus, BusError, ServiceRefused, ZenohConfig, attachment
 from jointbus.bus.ros_graph import gid_of
 from jointbus.bus.service_types import service_type_hash, service_type_name
 from jointbus.bus.service_zenoh import service_key
+from jointbus.codec.wire import Int64
+from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 
 NAME = "/robot/shout"
@@ -249,3 +252,77 @@ def test_a_server_announced_before_its_queryable_is_waited_for_not_unavailable(
         for queryable in queryables:
             queryable.undeclare()
         token.undeclare()  # type: ignore[no-untyped-call]
+
+
+# ---- a standard ROS 2 service type: example_interfaces/srv/AddTwoInts --------------------------
+ADD_TWO_INTS = "example_interfaces/srv/AddTwoInts"
+ADD_TWO_INTS_HASH = "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"
+
+
+@dataclass(frozen=True, slots=True)
+class AddTwoIntsRequest(Message):
+    """The fields of AddTwoInts' request, as a jointbus message."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_test/msg/AddTwoIntsRequest"
+    a: Int64 = 0
+    b: Int64 = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AddTwoIntsResponse(Message):
+    """The fields of AddTwoInts' response."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_test/msg/AddTwoIntsResponse"
+    sum: Int64 = 0
+
+
+def test_a_ros2_service_type_gives_rmw_zenohs_published_key() -> None:
+    assert service_key(2, "/add_two_ints", AddTwoIntsRequest, AddTwoIntsResponse, ADD_TWO_INTS) == (
+        f"2/add_two_ints/example_interfaces::srv::dds_::AddTwoInts_/{ADD_TWO_INTS_HASH}"
+    )
+    with Bus() as local, pytest.raises(BusError, match="expected a ROS service type"):
+        local.client("/x", AddTwoIntsRequest, AddTwoIntsResponse, service_type="a/msg/B")
+
+
+def test_jointbus_calls_and_serves_add_two_ints_with_zenoh_ros2_sdk(bus: Bus, sdk: int) -> None:
+    from zenoh_ros2_sdk import ROS2ServiceClient, ROS2ServiceServer
+
+    definitions = {"request_definition": "int64 a\nint64 b", "response_definition": "int64 sum"}
+    ros_server: Any = ROS2ServiceServer(
+        "/add_two_ints",
+        ADD_TWO_INTS,
+        callback=lambda request: AddResponse(sum=request.a + request.b),
+        domain_id=3,
+        router_port=sdk,
+        **definitions,
+    )
+    AddResponse = ros_server.response_msg_class
+    bus.serve(
+        "/add_two_ints_jb",
+        AddTwoIntsRequest,
+        AddTwoIntsResponse,
+        lambda r: AddTwoIntsResponse(r.a * r.b),
+        service_type=ADD_TWO_INTS,
+    )
+    ros_client: Any = ROS2ServiceClient(
+        "/add_two_ints_jb", ADD_TWO_INTS, domain_id=3, router_port=sdk, timeout=5.0, **definitions
+    )
+    try:
+        assert ros_server.type_hash == ros_client.type_hash == ADD_TWO_INTS_HASH
+        client = bus.client(
+            "/add_two_ints",
+            AddTwoIntsRequest,
+            AddTwoIntsResponse,
+            timeout_s=5.0,
+            service_type=ADD_TWO_INTS,
+        )
+        assert wait_until(client.available, timeout=10.0)
+        assert client.call(AddTwoIntsRequest(2, 40)) == AddTwoIntsResponse(42)
+        response = None
+        deadline = time.monotonic() + 10.0
+        while response is None and time.monotonic() < deadline:
+            response = ros_client.call(a=6, b=7)
+        assert response is not None and response.sum == 42
+    finally:
+        ros_client.close()
+        ros_server.close()

@@ -50,7 +50,7 @@ from jointbus.bus.service_errors import (
     ServiceTypeError,
     ServiceUnavailableError,
 )
-from jointbus.bus.service_types import service_type_hash, service_type_name
+from jointbus.bus.service_types import check_service_type, service_type_hash, service_type_name
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
@@ -129,10 +129,13 @@ class ServiceServer(Generic[ReqT, RespT]):
         node: str,
         on_refused: RefusalHook | None,
         on_close: Callable[[ServiceServer[Any, Any]], None],
+        service_type: str | None = None,
     ) -> None:
         self.name = name
         self.request_type = request_type
         self.response_type = response_type
+        #: The ROS 2 service type it is offered under on Zenoh (:mod:`jointbus.bus.service_types`).
+        self.service_type = service_type or service_type_name(request_type, response_type)
         self.node = node
         self._handler = handler
         self._on_refused = on_refused
@@ -163,8 +166,8 @@ class ServiceServer(Generic[ReqT, RespT]):
             self.node,
             zid,
             True,
-            service_type_name(self.request_type, self.response_type),
-            service_type_hash(self.request_type, self.response_type),
+            self.service_type,
+            service_type_hash(self.request_type, self.response_type, self.service_type),
         )
 
     def submit(self, request: Message | bytes, reply: _Reply) -> None:
@@ -252,10 +255,14 @@ class ServiceClient(Generic[ReqT, RespT]):
         request_type: type[ReqT],
         response_type: type[RespT],
         timeout_s: float,
+        *,
+        service_type: str | None = None,
     ) -> None:
         self.name = name
         self.request_type = request_type
         self.response_type = response_type
+        #: The ROS 2 service type it calls on Zenoh (:mod:`jointbus.bus.service_types`).
+        self.service_type = service_type or service_type_name(request_type, response_type)
         self.timeout_s = timeout_s
         self._table = table
 
@@ -285,7 +292,7 @@ class ServiceTable:
         self._lock = threading.Lock()
         self._servers: dict[str, ServiceServer[Any, Any]] = {}
         #: This bus's Zenoh client of each (service, request type, response type) it called.
-        self._client_links: dict[tuple[str, type[Message], type[Message]], ClientLink] = {}
+        self._client_links: dict[tuple[str, type[Message], type[Message], str], ClientLink] = {}
 
     def serve(
         self,
@@ -296,10 +303,13 @@ class ServiceTable:
         *,
         node: str = "",
         on_refused: RefusalHook | None = None,
+        service_type: str | None = None,
     ) -> ServiceServer[ReqT, RespT]:
         validate_topic_name(name)
         check_message_type(name, "service request", request_type)
         check_message_type(name, "service response", response_type)
+        if service_type is not None:
+            check_service_type(service_type)
         with self._lock:
             if self._bus.closed:
                 raise BusClosedError(f"bus {self._bus.name!r} is closed")
@@ -313,6 +323,7 @@ class ServiceTable:
                 node=node,
                 on_refused=on_refused,
                 on_close=self._removed,
+                service_type=service_type,
             )
             self._servers[name] = server
         transport = self._bus.zenoh
@@ -349,11 +360,16 @@ class ServiceTable:
         request_type: type[ReqT],
         response_type: type[RespT],
         timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        service_type: str | None = None,
     ) -> ServiceClient[ReqT, RespT]:
         validate_topic_name(name)
         check_message_type(name, "service request", request_type)
         check_message_type(name, "service response", response_type)
-        return ServiceClient(self, name, request_type, response_type, timeout_s)
+        if service_type is not None:
+            check_service_type(service_type)
+        return ServiceClient(
+            self, name, request_type, response_type, timeout_s, service_type=service_type
+        )
 
     def local(self, name: str) -> ServiceServer[Any, Any] | None:
         """This bus's server of ``name``, if any."""
@@ -380,12 +396,16 @@ class ServiceTable:
             raise ServiceUnavailableError(client.name, "no server in this process (no Zenoh)")
         from jointbus.bus.service_zenoh import ClientLink, call_remote
 
-        key = (client.name, client.request_type, client.response_type)
+        key = (client.name, client.request_type, client.response_type, client.service_type)
         with self._lock:
             link = self._client_links.get(key)
             if link is None:
                 link = self._client_links[key] = ClientLink(
-                    transport, client.name, client.request_type, client.response_type
+                    transport,
+                    client.name,
+                    client.request_type,
+                    client.response_type,
+                    client.service_type,
                 )
         return call_remote(transport, link, client, request, timeout_s)
 

@@ -14,6 +14,10 @@ exactly the request message's fields and whose response the response message's â
 bytes on the wire are the messages' own CDR, and a ROS 2 machine that builds the exported
 ``.srv`` gets the same hash. Nested types keep their packages (a bare ``Name`` in a message of
 ``hb50_commons`` is written ``hb50_commons/Name`` in the ``.srv``).
+
+To serve or call an existing ROS 2 service, give its type (``Bus.client(..., service_type=
+"example_interfaces/srv/AddTwoInts")``) and two messages with the fields of its request and
+response: the key then carries that type and its hash, computed the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from jointbus.bus.errors import BusError
 from jointbus.codec.type_hash import qualify_msg_line, rihs01_service
 from jointbus.messages.base import Message
 
@@ -29,7 +34,8 @@ SERVICE_PACKAGE: Final = "jointbus_msgs"
 
 # The line between a bundle's own definition and its dependencies (rosbag2's ``ros2msg`` form).
 _BUNDLE_SEPARATOR: Final = re.compile(r"^={10,}\s*$", re.MULTILINE)
-_HASHES: dict[tuple[type[Message], type[Message]], str] = {}
+_SERVICE_TYPE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*/srv/[A-Za-z][A-Za-z0-9_]*\Z")
+_HASHES: dict[tuple[type[Message], type[Message], str], str] = {}
 #: Service type name â†’ (request, response) type names of every pair named in this process.
 _PAIRS: dict[str, tuple[str, str]] = {}
 
@@ -54,17 +60,32 @@ def message_pair(service_type: str) -> tuple[str, str] | None:
     return _PAIRS.get(service_type)
 
 
-def service_type_hash(request_type: type[Message], response_type: type[Message]) -> str:
-    """The RIHS01 hash of the pair's service type (cached: a class's definition never changes)."""
-    pair = (request_type, response_type)
-    cached = _HASHES.get(pair)
+def service_type_hash(
+    request_type: type[Message], response_type: type[Message], service_type: str | None = None
+) -> str:
+    """The RIHS01 hash of the pair as service type ``service_type`` (default: the composed
+    :func:`service_type_name`); cached, a class's definition never changes."""
+    name = service_type or service_type_name(request_type, response_type)
+    key = (request_type, response_type, name)
+    cached = _HASHES.get(key)
     if cached is None:
-        cached = _HASHES[pair] = rihs01_service(
-            service_type_name(request_type, response_type),
+        cached = _HASHES[key] = rihs01_service(
+            name,
             (request_type.TYPE_NAME, request_type.msgdef()),
             (response_type.TYPE_NAME, response_type.msgdef()),
         )
     return cached
+
+
+def check_service_type(service_type: object) -> str:
+    """Return ``service_type`` if it is a ROS service type name ``pkg/srv/Name``, else raise
+    BusError."""
+    if not (isinstance(service_type, str) and _SERVICE_TYPE.match(service_type)):
+        raise BusError(
+            f"service type {service_type!r}: expected a ROS service type like "
+            "'example_interfaces/srv/AddTwoInts'"
+        )
+    return service_type
 
 
 def srv_text(request_type: type[Message], response_type: type[Message]) -> str:
@@ -80,6 +101,7 @@ def srv_text(request_type: type[Message], response_type: type[Message]) -> str:
 
 __all__ = [
     "SERVICE_PACKAGE",
+    "check_service_type",
     "message_pair",
     "service_type_hash",
     "service_type_name",

@@ -93,14 +93,20 @@ _refs = itertools.count(1)
 
 
 def service_key(
-    domain_id: int, name: str, request_type: type[Message], response_type: type[Message]
+    domain_id: int,
+    name: str,
+    request_type: type[Message],
+    response_type: type[Message],
+    service_type: str | None = None,
 ) -> str:
-    """The queryable key of service ``name`` with this request/response pair."""
+    """The queryable key of service ``name`` with this request/response pair, offered as
+    ``service_type`` (default: the pair's composed type)."""
+    service_type = service_type or service_type_name(request_type, response_type)
     return data_key(
         domain_id,
         validate_topic_name(name),
-        service_type_name(request_type, response_type),
-        service_type_hash(request_type, response_type),
+        service_type,
+        service_type_hash(request_type, response_type, service_type),
     )
 
 
@@ -117,6 +123,7 @@ def _announce(
     name: str,
     request_type: type[Message],
     response_type: type[Message],
+    service_type: str,
 ) -> tuple[int, str, zenoh.LivelinessToken | None]:
     ref = -next(_refs)  # negative: never an endpoint GID of the topic path
     declared = transport.announce_service_entity(
@@ -124,8 +131,8 @@ def _announce(
         kind,
         node=node,
         name=name,
-        type_name=service_type_name(request_type, response_type),
-        type_hash=service_type_hash(request_type, response_type),
+        type_name=service_type,
+        type_hash=service_type_hash(request_type, response_type, service_type),
         qos=SERVICE_QOS,
     )
     if declared is None:
@@ -140,7 +147,11 @@ class ServiceLink:
         self._transport = transport
         self._server = server
         self.key = service_key(
-            transport.domain_id, server.name, server.request_type, server.response_type
+            transport.domain_id,
+            server.name,
+            server.request_type,
+            server.response_type,
+            server.service_type,
         )
         self._queryable = transport.session.declare_queryable(
             self.key, self._on_query, complete=True, allowed_origin=zenoh.Locality.REMOTE
@@ -153,6 +164,7 @@ class ServiceLink:
             name=server.name,
             request_type=server.request_type,
             response_type=server.response_type,
+            service_type=server.service_type,
         )
 
     def _on_query(self, query: zenoh.Query) -> None:
@@ -207,8 +219,9 @@ class ClientLink:
         name: str,
         request_type: type[Message],
         response_type: type[Message],
+        service_type: str,
     ) -> None:
-        self.key = service_key(transport.domain_id, name, request_type, response_type)
+        self.key = service_key(transport.domain_id, name, request_type, response_type, service_type)
         self._ref, self.token_key, self._token = _announce(
             transport,
             "SC",
@@ -216,6 +229,7 @@ class ClientLink:
             name=name,
             request_type=request_type,
             response_type=response_type,
+            service_type=service_type,
         )
         self._transport = transport
         #: The client's 16-byte GID (the XXH3-128 of its token key, as rmw_zenoh derives it).
@@ -234,11 +248,12 @@ class ClientLink:
             self._transport.release_entity(self._ref, self._token)
 
 
-def _other_types(transport: ZenohTransport, name: str, own_type: str) -> str | None:
-    """The type of another session's server of ``name`` with another type, if any."""
+def _other_types(transport: ZenohTransport, name: str, own: tuple[str, str]) -> str | None:
+    """``type (hash)`` of another session's server of ``name`` with another type or hash."""
     for entity in transport.graph_entities():
-        if entity.kind == "SS" and entity.topic == name and entity.type_name != own_type:
-            return entity.type_name
+        other = (entity.type_name, entity.type_hash)
+        if entity.kind == "SS" and entity.topic == name and other != own:
+            return f"{other[0]} ({other[1]})"
     return None
 
 
@@ -251,7 +266,10 @@ def call_remote(
 ) -> RespT:
     """One call over Zenoh (see the module docstring for how each outcome is recognised)."""
     start = time.monotonic()
-    own = service_type_name(client.request_type, client.response_type)
+    own = (
+        client.service_type,
+        service_type_hash(client.request_type, client.response_type, client.service_type),
+    )
     while True:
         answered, response = _get_once(transport, link, client, request, timeout_s)
         if answered:
@@ -260,7 +278,7 @@ def call_remote(
             raise ServiceTimeoutError(client.name, timeout_s)
         other = _other_types(transport, client.name, own)
         if other is not None:
-            raise ServiceTypeError(client.name, "service", other, own)
+            raise ServiceTypeError(client.name, "service", other, f"{own[0]} ({own[1]})")
         if not _announced(transport, client.name, own):
             raise ServiceUnavailableError(client.name)
         # A server of this type is announced but its queryable has not reached this session yet
@@ -307,10 +325,10 @@ def _get_once(
     return False, None
 
 
-def _announced(transport: ZenohTransport, name: str, service_type: str) -> bool:
-    """True if another session announces a server of ``name`` with this service type."""
+def _announced(transport: ZenohTransport, name: str, own: tuple[str, str]) -> bool:
+    """True if another session announces a server of ``name`` with this type and hash."""
     return any(
-        e.kind == "SS" and e.topic == name and e.type_name == service_type
+        e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own
         for e in transport.graph_entities()
     )
 
