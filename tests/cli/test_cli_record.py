@@ -11,8 +11,10 @@ from cli_tools_support import free_port, tools_app
 from typer.testing import CliRunner
 
 from jointbus.bus import Bus, ZenohConfig
+from jointbus.cli.record import status_text
 from jointbus.messages.std_msgs import String
 from jointbus.tools.bag_reader import open_bag
+from jointbus.tools.recorder import RecorderStats
 
 
 def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
@@ -113,3 +115,17 @@ def test_record_quiet_prints_no_status_line(tmp_path: Path):
     text = _record_on_a_terminal(tmp_path, "-q")
     assert "recording: " not in text
     assert text.startswith("recorded "), repr(text)
+
+
+def test_record_says_what_lost_and_skipped_count():
+    """A bare "lost 204" left a user guessing: the status line names sequence gaps, and --help
+    explains both counts."""
+    stats = RecorderStats(
+        messages=9000, bytes=10**6, topics=12, queued=0, lost=204, skipped=3, elapsed_s=5.0
+    )
+    line = status_text(stats, 1800.0)
+    assert "lost 204 (sequence gaps: published, never received)" in line
+    assert "skipped 3 (received, not recordable)" in line
+    help_text = " ".join(CliRunner().invoke(tools_app(), ["record", "--help"]).output.split())
+    assert "missing from a remote publisher's sequence numbers" in help_text.replace("│ ", "")
+    assert "not recordable" in help_text
