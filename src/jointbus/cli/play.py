@@ -102,6 +102,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
             settle_s=settle,
             include_commands=include_commands,
             force=force,
+            discover_s=1.0,  # a live publisher missed here is a robot fed replayed data
         )
         if player.skipped_commands:
             console.print(
