@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from cli_tools_support import free_port, tools_app
+from mcap.reader import make_reader
 from typer.testing import CliRunner
 
 from jointbus.bus import Bus, ZenohConfig
@@ -129,3 +133,41 @@ def test_record_says_what_lost_and_skipped_count():
     help_text = " ".join(CliRunner().invoke(tools_app(), ["record", "--help"]).output.split())
     assert "missing from a remote publisher's sequence numbers" in help_text.replace("│ ", "")
     assert "not recordable" in help_text
+
+
+def test_record_started_after_the_stack_is_up_holds_its_latched_topics(tmp_path: Path):
+    """`jointbus record` joined to a running demo: /tf_static and /hb50/parameters, published
+    once when the nodes started, are in the file and decode with rosbags."""
+    from cli_support import run_cli, start_cli
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    port = free_port()
+    demo = start_cli(port, "demo", "--headless", "--duration", "60")
+    try:
+        assert demo.stdout is not None
+        line = demo.stdout.readline()  # the first summary: the stack runs, latched topics sent
+        assert line.startswith("t="), line
+        out = tmp_path / "late.mcap"
+        result = run_cli(port, "record", str(out), "--duration", "2", "-q", timeout=60)
+        assert result.returncode == 0, result.stderr
+    finally:
+        demo.send_signal(signal.SIGINT)
+        try:
+            demo.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+            demo.communicate()
+    store = get_typestore(Stores.EMPTY)
+    decoded: dict[str, list[Any]] = {}
+    with out.open("rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            if channel.topic not in ("/tf_static", "/hb50/parameters"):
+                continue
+            if schema.name not in store.fielddefs:
+                store.register(get_types_from_msg(schema.data.decode(), schema.name))
+            decoded.setdefault(channel.topic, []).append(
+                store.deserialize_cdr(message.data, schema.name)
+            )
+    assert sorted(decoded) == ["/hb50/parameters", "/tf_static"], sorted(decoded)
+    assert {p.node for p in decoded["/hb50/parameters"]} == {"bridge_node", "control_node"}
+    assert all(t.transforms for t in decoded["/tf_static"])
