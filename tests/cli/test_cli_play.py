@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -131,3 +134,46 @@ def test_play_refuses_a_topic_a_live_node_publishes_unless_forced(tmp_path: Path
         assert wait_until(lambda: len(got) == 21, timeout=5)
     finally:
         robot.close()
+
+
+def test_play_of_a_recorded_sit_down_leaves_a_running_demo_standing(tmp_path: Path):
+    """The user's accident: a bag with `sit_down` on /hb50/control_command and recorded
+    bridge_data, played onto a running demo. Play refuses the live feedback topic, does not send
+    the command by default, and refuses it with --include-commands too (the stack publishes it);
+    the robot keeps standing."""
+    from cli_support import run_cli, start_cli
+
+    entries: list[tuple[str, object, int]] = [
+        ("/hb50/bridge_data", bridge_data(i), T0 + i * 10**7) for i in range(10)
+    ]
+    entries.append(("/hb50/control_command", String("sit_down"), T0 + 5 * 10**7))
+    bag = write_mcap(tmp_path / "sit.mcap", entries)
+    port = free_port()
+    demo = start_cli(port, "demo", "--headless", "--duration", "60")
+    try:
+        assert demo.stdout is not None
+        while "mode=STAND " not in (line := demo.stdout.readline()):
+            assert line.startswith("t="), line
+        everything = run_cli(port, "play", str(bag), "-q", timeout=60)
+        assert everything.returncode == 1
+        assert "/hb50/bridge_data (published by bridge_node)" in everything.stderr
+        only_command = run_cli(port, "play", str(bag), "--topics", "/hb50/control_command", "-q")
+        assert only_command.returncode == 0, only_command.stderr
+        assert "not publishing 1 command topic(s): /hb50/control_command" in only_command.stderr
+        assert "played 0 messages" in only_command.stderr
+        forced_in = run_cli(
+            port, "play", str(bag), "--topics", "/hb50/control_command", "--include-commands", "-q"
+        )
+        assert forced_in.returncode == 1
+        assert "refusing to publish 1 topic(s)" in forced_in.stderr
+        for _ in range(3):  # three more seconds of the robot's own summaries
+            line = demo.stdout.readline()
+            # standing (or, on a loaded host, standing up again), never sitting down
+            assert re.search(r"mode=(STAND|STAND_UP) ", line), line
+    finally:
+        demo.send_signal(signal.SIGINT)
+        try:
+            demo.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+            demo.communicate()
