@@ -28,6 +28,7 @@ from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -76,6 +77,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
@@ -111,7 +113,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
 
         previous = signal.signal(signal.SIGTERM, on_signal)
         try:
-            bus = open_bus(zenoh_config(hub_port, connect, router))
+            bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
             try:
                 node = ArrayNode(array, bus, namespace=namespace, config=settings)
                 node.start()
