@@ -310,9 +310,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         typer.Option(
             "--duration",
             min=0.001,
-            help="Run SECONDS once the stack has started (default: until Ctrl-C). Not counted: "
-            "opening the simulator and the nodes before (printed as 'started in S s'; the "
-            "status lines' t= and the final 'stopped after' count from its beginning, so they "
+            help="Run SECONDS once the robot is running (default: until Ctrl-C). Not counted: "
+            "opening the simulator and the nodes before (hb50 prints it as 'started in S s'; "
+            "its status lines' t= and final 'stopped after' count from its beginning, so they "
             "end near S + SECONDS), Python's start-up and the clean shutdown after.",
         ),
     ] = None,
