@@ -381,6 +381,9 @@ class ControlNode(Node):
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
             )
+        height = self.motion.take_height_report()
+        if height is not None:
+            self.report(Level.WARN, height, key="velocity_command height")
         ignored = self.motion.velocity_ignored()
         if ignored is not None:
             self.report(
