@@ -423,6 +423,25 @@ class MotionController:
             return self.locomotion.estimate
         return self._state
 
+    def walking_height_clamped(self) -> str | None:
+        """In LOCOMOTION, what became of a commanded height outside the walking range (``None``:
+        inside it, or not walking) — the normalised ``linear.z`` is valid from 0 to 1, but the trot
+        walks only between the bounds of :data:`~.locomotion.WALK_HEIGHT_RANGE`."""
+        if self._mode is not MotionMode.LOCOMOTION:
+            return None
+        fraction = self._velocity.height_fraction
+        if fraction is None:  # linear.z == 0: the height is not commanded
+            return None
+        height = fraction * self.params.stand_height
+        lo, hi = WALK_HEIGHT_RANGE
+        if lo <= height <= hi:
+            return None
+        used = lo if height < lo else hi
+        return (
+            f"linear.z {fraction!r} asks for a {height:.3f} m walking height; walking at "
+            f"{used} m, the end of the walking range [{lo}, {hi}] m"
+        )
+
     def velocity_ignored(self) -> str | None:
         """Why a velocity command does nothing in the current mode (``None``: it is used)."""
         reasons = {
