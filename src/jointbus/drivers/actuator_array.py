@@ -805,7 +805,7 @@ class ActuatorArray(abc.ABC):
             targets, saturations = self._limits.apply(
                 "position", self._home[indices], indices, command_field="home"
             )
-            self._require_power("home")
+            self._require_power("home", indices)
             self._require_unbraked("home", indices)
             self._write_home(indices, self._to_actuator_position(indices, targets))
             return self._report(saturations)
@@ -922,7 +922,7 @@ class ActuatorArray(abc.ABC):
                 emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
                 torque, s = self._clamp(self._all, torque, emin, emax, "t_trq (soft limit)")
                 saturations += s
-            self._require_power("impedance")
+            self._require_power("impedance", self._all)
             d = self._calibration.direction
             self._write_impedance(
                 ImpedanceTargets(
@@ -973,7 +973,7 @@ class ActuatorArray(abc.ABC):
             "position", values, indices, command_field=field_name
         )
         targets, soft = self._clamp_soft_position(indices, targets, field_name)
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_positions(indices, self._to_actuator_position(indices, targets))
         return self._report(saturations + soft)
@@ -996,7 +996,7 @@ class ActuatorArray(abc.ABC):
                 indices, targets, vmin[indices], vmax[indices], f"{field_name} (soft limit)"
             )
             saturations += soft
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_speeds(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
@@ -1007,7 +1007,7 @@ class ActuatorArray(abc.ABC):
         targets, saturations = self._limits.apply(
             "current", values, indices, command_field=field_name
         )
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_currents(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
@@ -1121,11 +1121,25 @@ class ActuatorArray(abc.ABC):
             + ", ".join(sorted(c.value for c in self._capabilities())),
         )
 
-    def _require_power(self, request: str) -> None:
-        if not self._motor_power():
-            raise RequestRejected(
-                request, RejectReason.POWERED_OFF, "switch motor power on first (power(True))"
-            )
+    def _require_power(self, request: str, indices: IntArray | None = None) -> None:
+        """Refuse motion while the motor power is off, naming the joint when the call named one
+        (``indices`` of one joint) or the joints it addressed."""
+        if self._motor_power():
+            return
+        joint: str | None = None
+        index: int | None = None
+        if indices is not None and indices.size == 1:
+            index = int(indices[0])
+            joint = self._names[index]
+        n = len(self._names)
+        addressed = "" if joint is not None else f"all {n} joints are unpowered; "
+        raise RequestRejected(
+            request,
+            RejectReason.POWERED_OFF,
+            f"{addressed}switch motor power on first (power(True))",
+            joint=joint,
+            index=index,
+        )
 
     def _require_unbraked(self, request: str, indices: IntArray) -> None:
         """Refuse motion on a joint whose brake is engaged (like power-off: see the module
