@@ -123,7 +123,9 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     url: Annotated[
         str | None,
         typer.Option(
-            "--url", help="Actuator array to open (default: sim://ROBOT, stepped by the bridge)."
+            "--url",
+            help="Actuator array to open (default: sim://ROBOT, stepped by the bridge, with the "
+            "robot's modelled sensor noise; sim://ROBOT?noise=false has none).",
         ),
     ] = None,
     robot: Annotated[str, typer.Option("--robot", help="Robot model (bundled name).")] = "hb50",
