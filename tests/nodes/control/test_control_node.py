@@ -181,6 +181,13 @@ def _hold(rig: Rig, twist: Twist, seconds: float) -> None:
         rig.run(0.05)
 
 
+def test_the_body_stands_a_little_below_the_commanded_stand_height(rig: Rig) -> None:
+    """``stand_height`` is the commanded height: without gravity feed-forward the stand gains
+    let the body sag about 1.3 cm under its weight (what the parameter description says)."""
+    sag = rig.node.motion.params.stand_height - _stand(rig)
+    assert 0.008 < sag < 0.02
+
+
 def test_a_plain_twist_keeps_the_stand_height(rig: Rig) -> None:
     """A ROS Twist leaves ``linear.z`` at 0: that is "height not commanded", not "crouch"."""
     standing = _stand(rig)

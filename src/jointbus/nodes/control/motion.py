@@ -221,7 +221,10 @@ class MotionParams:
     """Gains, heights and timings of the controller (SI units).
 
     ``kp`` N·m/rad, ``kd`` N·m·s/rad: posture gains (stand up, stand, sit down); ``idle_kd``
-    N·m·s/rad: damping in IDLE. ``stand_height`` m: reference body height; ``sit_height`` m: body
+    N·m·s/rad: damping in IDLE. ``stand_height`` m: reference body height, the *commanded* one —
+    STAND holds it with ``kp`` / ``kd`` and no gravity feed-forward, so under the robot's weight the
+    body stands lower (hb50 on MuJoCo: 0.327 m for 0.34 m, a 1.3 cm sag; the knees give most of
+    it); ``sit_height`` m: body
     height of the folded pose at the end of SIT_DOWN. ``stand_up_time`` / ``sit_down_time`` s.
     ``cmd_vel_lin`` m/s, ``cmd_vel_ang`` rad/s: the velocity command's scale. ``height_rate`` m/s,
     ``attitude_rate`` rad/s: slew limits of the STAND set-point. ``command_timeout`` s: age after
