@@ -152,6 +152,10 @@ def test_missing_trailing_name_is_a_length_error() -> None:
     err = rejected(make_check(), cmd)
     assert isinstance(err.error, LengthMismatchError)
     assert (err.field, err.index, err.joint) == ("name", 2, "ankle")
+    # the text blames the short list, not a field of the joint that was never sent
+    assert "joint 'ankle'" not in str(err.error)
+    assert f"field 'name' = {list(NAMES[:2])!r}" in str(err.error)
+    assert "first missing: 'ankle' (index 2)" in str(err.error)
 
 
 def test_surplus_name_is_a_length_error() -> None:
