@@ -52,6 +52,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -340,6 +341,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
@@ -352,7 +354,11 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             with _sigterm_as_interrupt():
                 run_served_demo(
                     robot,
-                    zenoh=None if isolated else zenoh_config(hub_port, connect, router),
+                    zenoh=(
+                        None
+                        if isolated
+                        else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+                    ),
                     duration=duration,
                     record=record,
                 )
@@ -361,7 +367,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
-        config: ZenohConfig | None = None if isolated else zenoh_config(hub_port, connect, router)
+        config: ZenohConfig | None = (
+            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+        )
         try:
             stack = Stack(
                 robot,
@@ -374,6 +382,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         zenoh_args = ["--hub-port", str(hub_port)]
         zenoh_args += [a for endpoint in connect or () for a in ("--connect", endpoint)]
         zenoh_args += ["--router", router] if router else []
+        zenoh_args += ["--domain-id", str(domain_id)] if domain_id is not None else []
         run_stack(
             stack,
             duration=duration,

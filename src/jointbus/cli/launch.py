@@ -43,6 +43,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, RELIABLE, Bus, Publisher
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     cli_node_name,
@@ -142,6 +143,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
     with user_errors():
@@ -149,7 +151,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             robot=robot,
             url=url,
             nodes=("bridge",),
-            zenoh=zenoh_config(hub_port, connect, router),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
             realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
@@ -172,6 +174,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
     with user_errors():
@@ -180,7 +183,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
         stack = _stack(
             robot=robot,
             nodes=("control",),
-            zenoh=zenoh_config(hub_port, connect, router),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
@@ -241,12 +244,13 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Latch the robot's e-stop (drives off) and wait for the bridge to confirm; --reset re-arms."""
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
             pub = _command_publisher(bus, f"/{namespace}/hardware_command", timeout, "bridge")
@@ -279,9 +283,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
                 _wait(lambda: any(_estop_of(s) for s in states.messages), ESTOP_REPEAT_S)
                 latched = next((r for s in states.messages if (r := _estop_of(s))), None)
             if latched is None:
-                raise CliError(
-                    f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s"
-                )
+                raise CliError(f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s")
             typer.echo(f"e-stop latched: {latched} (jointbus estop --reset re-arms)")
         finally:
             bus.close()
@@ -296,19 +298,19 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Send a motion command to the control node and print its answer."""
     with user_errors():
         if command not in MODE_COMMANDS:
-            raise CliError(f"unknown mode command {command!r}; expected one of "
-                           f"{', '.join(MODE_COMMANDS)}")
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+            raise CliError(
+                f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
+            )
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             reports = _watch(bus, f"/{namespace}/status", Status)
             robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)
-            pub = _command_publisher(
-                bus, f"/{namespace}/control_command", timeout, "control node"
-            )
+            pub = _command_publisher(bus, f"/{namespace}/control_command", timeout, "control node")
             pub.publish(String(command))
 
             def answer() -> Status | None:

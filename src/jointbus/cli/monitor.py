@@ -25,6 +25,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     open_bus,
@@ -55,12 +56,13 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot."""
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if not (once or plain) and sys.stdout.isatty():

@@ -2,7 +2,8 @@
 
 Where it sits: :mod:`jointbus.cli`, over :class:`jointbus.tools.player.Player`. This process joins
 the jointbus Zenoh network like every other command (``--hub-port`` / ``JOINTBUS_HUB_PORT``,
-``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``) and publishes every
+``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``, ``--domain-id`` /
+``ROS_DOMAIN_ID``) and publishes every
 message of the bag (or of ``--topics``) at its recorded time, scaled by ``--rate``; ``--loop``
 starts over at the end. A progress bar shows the bag time reached. Reads our MCAP files and rosbag2
 directories written by other tools (via rosbags).
@@ -20,6 +21,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     ListenOption,
     RouterOption,
@@ -46,6 +48,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
     listen: ListenOption = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
@@ -64,7 +67,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         raise typer.Exit(1) from exc
     try:
         with user_errors():
-            bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+            bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
     except typer.Exit:
         bag.close()
         raise
@@ -84,9 +87,12 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
 
             def on_progress(p: PlaybackProgress) -> None:
                 if p.published % 50 == 0 or p.fraction >= 1.0:
-                    progress.update(task, completed=p.bag_time_s, msgs=p.published,
-                                    description=f"{file.name} (pass {p.loop + 1})" if loop
-                                    else file.name)
+                    progress.update(
+                        task,
+                        completed=p.bag_time_s,
+                        msgs=p.published,
+                        description=f"{file.name} (pass {p.loop + 1})" if loop else file.name,
+                    )
 
             try:
                 stats = player.run(on_progress)

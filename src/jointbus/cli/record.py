@@ -3,11 +3,12 @@
 Where it sits: :mod:`jointbus.cli`, a thin wrapper around :class:`jointbus.tools.recorder.Recorder`
 with its remote (Zenoh) source: this process joins the jointbus Zenoh network and stores each
 payload exactly as received. It joins the bus like every other command (``--hub-port`` /
-``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``; see
-:mod:`jointbus.cli.topic`). In a terminal, a status line shows messages, megabytes and the message
-rate (``-q`` hides it; off a terminal it is not drawn); Ctrl-C (or SIGTERM, or ``--duration``) stops
-the recording and writes the MCAP summary. A recorder that is killed instead loses at most its last
-``--flush-interval`` of messages; ``jointbus info`` reads such a file and reports it as truncated.
+``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``,
+``--domain-id`` / ``ROS_DOMAIN_ID``; see :mod:`jointbus.cli.topic`). In a terminal, a status line
+shows messages, megabytes and the message rate (``-q`` hides it; off a terminal it is not drawn);
+Ctrl-C (or SIGTERM, or ``--duration``) stops the recording and writes the MCAP summary. A recorder
+that is killed instead loses at most its last ``--flush-interval`` of messages; ``jointbus info``
+reads such a file and reports it as truncated.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     ListenOption,
     RouterOption,
@@ -82,13 +84,15 @@ class StatusLine:
             self._drawn = False
 
 
-def _where(hub_port: int, connect: list[str] | None, router: str | None,
-           listen: list[str] | None) -> str:
+def _where(
+    hub_port: int, connect: list[str] | None, router: str | None, listen: list[str] | None
+) -> str:
     if router:
         return f"through router {router}"
     if listen:
         return f"listening on {', '.join(listen)}" + (
-            f", connected to {', '.join(connect)}" if connect else "")
+            f", connected to {', '.join(connect)}" if connect else ""
+        )
     return f"on hub port {hub_port}" + (f" and {', '.join(connect)}" if connect else "")
 
 
@@ -103,6 +107,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
     listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
@@ -118,12 +123,13 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status = StatusLine(sys.stderr, enabled=not quiet)
     try:
-        recorder = Recorder(bus, file, topics or None, local=False, remote=True,
-                            flush_interval=flush_interval)
+        recorder = Recorder(
+            bus, file, topics or None, local=False, remote=True, flush_interval=flush_interval
+        )
         recorder.start()
         if not quiet:
             wanted = " ".join(topics) if topics else "every topic"
@@ -133,8 +139,9 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         last = recorder.stats()
         try:
             while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.25 if deadline is None else
-                           max(0.0, min(0.25, deadline - time.monotonic())))
+                time.sleep(
+                    0.25 if deadline is None else max(0.0, min(0.25, deadline - time.monotonic()))
+                )
                 now = recorder.stats()
                 dt = now.elapsed_s - last.elapsed_s
                 rate = (now.messages - last.messages) / dt if dt > 0 else 0.0

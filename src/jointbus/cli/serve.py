@@ -28,6 +28,7 @@ from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -54,6 +55,15 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         float,
         typer.Option("--watchdog", min=0.001, help="Impedance stream silence before damping (s)."),
     ] = 0.25,
+    command_timeout: Annotated[
+        float,
+        typer.Option(
+            "--command-timeout",
+            min=0.001,
+            help="A speed or current command not renewed within this time is brought to rest "
+            "(s; position moves never expire).",
+        ),
+    ] = 0.25,
     allowed_source: Annotated[
         list[str] | None,
         typer.Option(
@@ -67,6 +77,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
@@ -80,6 +91,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             settings = ArrayNodeConfig(
                 rate_hz=rate,
                 watchdog_s=watchdog,
+                command_timeout_s=command_timeout,
                 allowed_sources=tuple(allowed_source) if allowed_source else None,
             )
         except ValueError as exc:
@@ -101,7 +113,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
 
         previous = signal.signal(signal.SIGTERM, on_signal)
         try:
-            bus = open_bus(zenoh_config(hub_port, connect, router))
+            bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
             try:
                 node = ArrayNode(array, bus, namespace=namespace, config=settings)
                 node.start()

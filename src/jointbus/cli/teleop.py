@@ -42,6 +42,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, MAB_RT
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     cli_node_name,
@@ -181,6 +182,7 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz."""
     with user_errors():
@@ -188,7 +190,7 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
         if not os.isatty(fd):
             raise CliError("teleop reads keys from a terminal; stdin is not one")
         keys = TeleopKeys(linear_scale=speed, angular_scale=turn, release=release)
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             pub = bus.publisher(
                 f"/{namespace}/velocity_command", Twist, MAB_RT, node=cli_node_name()
