@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
@@ -20,7 +21,7 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import Header
+from jointbus.messages.std_msgs import Header, String
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import MonitorModel
@@ -267,3 +268,27 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
         "topic /hb50/bridge_state_10hz",
     ):
         assert expected in out, (expected, out)
+
+
+def test_the_e_key_latches_the_robots_estop() -> None:
+    """An always-running session is the fast software e-stop: no process to start, the bus is open
+    (``jointbus estop`` needs seconds to start on a loaded host, docs/SAFETY.md)."""
+    with Bus(name="monitor-estop-test") as bus:
+        sent: list[String] = []
+        bus.subscribe("/hb50/hardware_command", String, sent.append, RELIABLE, realtime=True)
+        with MonitorFeed(bus, discover_period_s=0.05) as feed:
+            app = MonitorApp(MonitorModel(), feed, refresh_s=0.05)
+
+            async def body(app: MonitorApp) -> None:
+                await app.run_action("estop")
+                for _ in range(50):
+                    if sent:
+                        break
+                    await asyncio.sleep(0.02)
+                assert [m.data for m in sent] == ["estop monitor"]
+                assert any(
+                    isinstance(b, Binding) and (b.key, b.action) == ("e", "estop")
+                    for b in app.BINDINGS
+                )
+
+            run(app, body)

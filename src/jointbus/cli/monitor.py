@@ -6,9 +6,10 @@ shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per
 velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
 command owner, e-stop and arming state, topic rates and the latest status events.
 
-In a terminal it is a full-screen textual app (``q`` quits). When stdout is not a terminal, or
-with ``--plain``, it prints a plain-text summary every ``--interval`` seconds instead; ``--once``
-listens for ``--wait`` seconds, prints one summary and exits (for scripts).
+In a terminal it is a full-screen textual app (``q`` quits, ``e`` latches the robot's e-stop at
+once: the session is already on the bus, unlike a new ``jointbus estop``). When stdout is not a
+terminal, or with ``--plain``, it prints a plain-text summary every ``--interval`` seconds instead;
+``--once`` listens for ``--wait`` seconds, prints one summary and exits (for scripts).
 """
 
 from __future__ import annotations

@@ -85,7 +85,10 @@ class MonitorApp(App[None]):
     #topics { width: 2fr; height: 1fr; border: round $accent; }
     #events { width: 3fr; height: 1fr; border: round $accent; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("e", "estop", "E-stop"),
+    ]
 
     def __init__(
         self,
@@ -130,6 +133,17 @@ class MonitorApp(App[None]):
         self.query_one("#bridge", Static).border_title = "Bridge"
         self.refresh_view()
         self.set_interval(self.refresh_s, self.refresh_view)
+
+    def action_estop(self) -> None:
+        """``e``: latch the robot's e-stop through the feed's open bus. Why here: a session that is
+        already running sends at once, while ``jointbus estop`` must first start (seconds on a
+        loaded host, docs/SAFETY.md). The latch shows in the Bridge panel (``mode: estop``) when
+        the bridge confirms it; ``jointbus estop --reset`` re-arms, as ever."""
+        if self.feed is None:
+            self.notify("no bus: e-stop NOT sent", severity="error")
+            return
+        self.feed.send_estop()
+        self.notify("e-stop sent: watch the Bridge panel for mode: estop", severity="warning")
 
     # ---- refresh ------------------------------------------------------------------------------
 
