@@ -9,10 +9,12 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 
+import pytest
 from textual.binding import Binding
 from textual.widgets import DataTable
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus.discovery import TopicInfo
 from jointbus.messages.hb50 import (
     BridgeData,
     BridgeState,
@@ -292,3 +294,63 @@ def test_the_e_key_latches_the_robots_estop() -> None:
                 )
 
             run(app, body)
+
+
+# The demo's topics with their types (as `jointbus info` lists a recording of it).
+DEMO_TOPICS = {
+    "/hb50/bridge_data": "hb50_commons/msg/BridgeData",
+    "/hb50/bridge_data_10hz": "hb50_commons/msg/BridgeData",
+    "/hb50/bridge_state": "hb50_commons/msg/BridgeState",
+    "/hb50/bridge_state_10hz": "hb50_commons/msg/BridgeState",
+    "/hb50/diagnostics": "jointbus_msgs/msg/LoopDiagnostics",
+    "/hb50/heartbeat": "hb50_commons/msg/Status",
+    "/hb50/joint_command": "hb50_commons/msg/JointCommand",
+    "/hb50/parameters": "jointbus_msgs/msg/ParameterList",
+    "/hb50/robot_state_10hz": "hb50_commons/msg/RobotState",
+    "/hb50/sim/ground_truth": "nav_msgs/msg/Odometry",
+    "/tf_static": "tf2_msgs/msg/TFMessage",
+}
+
+
+@pytest.mark.parametrize("size", [(160, 48), (120, 40)])
+def test_topic_rates_are_visible_in_a_terminal_of_common_size(size: tuple[int, int]) -> None:
+    """In tmux at 160 columns only a "P" column of the topics panel was visible: every topic's
+    name and measured rate must be on screen at 160×48 and 120×40, with the hb50's 12 joints."""
+    clock = FakeClock()
+    model = MonitorModel()
+    names = tuple(f"{leg}_j{k}" for leg in ("fr", "fl", "rr", "rl") for k in range(3))
+    model.on_bridge_data(
+        BridgeData(
+            Header.now("body"),
+            joint_name=names,
+            joint_position=[0.1] * 12,
+            joint_velocity=[0.0] * 12,
+            joint_effort=[0.0] * 12,
+            joint_temperature=bytes([30] * 12),
+            joint_status=[0] * 12,
+        ),
+        clock.now,
+    )
+    model.on_bridge_state(BridgeState(drives_enabled=True, status=("owner: control_node",)), 0)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), clock.now)
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), clock.now)
+    model.set_topics(
+        TopicInfo(name, (type_name,), (), ()) for name, type_name in DEMO_TOPICS.items()
+    )
+    rates = {name: 10.0 + 37 * i for i, name in enumerate(DEMO_TOPICS)}
+    for name, rate in rates.items():
+        model.count(name, 0, clock.now - S)
+        model.count(name, round(rate), clock.now)
+    app = MonitorApp(model, clock=clock)
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            lines = screen_text(app).splitlines()
+            for name, rate in rates.items():
+                shown = [line for line in lines if f" {name} " in line]
+                assert shown, f"{name} not on screen at {size}:\n" + "\n".join(lines)
+                assert f"{rate:.1f} Hz" in shown[0], f"{name}'s rate not visible: {shown[0]!r}"
+            await pilot.press("q")
+
+    asyncio.run(main())

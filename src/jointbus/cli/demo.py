@@ -188,14 +188,14 @@ def _monitor_available() -> bool:
     return True
 
 
-def _run_monitor(stack: Stack, duration: float | None, zenoh_args: list[str]) -> None:
+def _run_monitor(stack: Stack, end: float | None, zenoh_args: list[str]) -> None:
     """``jointbus monitor`` in a child process on this terminal, until the user quits it (``q``)
-    or ``duration`` passes; the child joins the demo's Zenoh hub on loopback."""
+    or the monotonic time ``end`` passes; the child joins the demo's Zenoh hub on loopback."""
     command = [sys.executable, "-m", "jointbus.cli.main", "monitor"]
     command += ["--namespace", stack.namespace, *zenoh_args]
     child = subprocess.Popen(command)  # inherits the terminal
     try:
-        child.wait(timeout=duration)
+        child.wait(timeout=None if end is None else max(0.0, end - time.monotonic()))
     except subprocess.TimeoutExpired:
         pass
     finally:
@@ -208,9 +208,9 @@ def _run_monitor(stack: Stack, duration: float | None, zenoh_args: list[str]) ->
                 child.wait()
 
 
-def _run_summaries(stack: Stack, duration: float | None, live: bool) -> None:
-    """Plain lines (or a rich live view) every second until ``duration`` or Ctrl-C."""
-    end = None if duration is None else time.monotonic() + duration
+def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
+    """Plain lines (or a rich live view) every second until the monotonic time ``end`` or
+    Ctrl-C."""
     show: Callable[[StackSummary], None]
     context: contextlib.AbstractContextManager[Any]
     if live:
@@ -262,6 +262,10 @@ def run_view(
     with _sigterm_as_interrupt():
         try:
             stack.start()
+            # --duration counts from here, once the stack runs: opening the simulator and the
+            # nodes (the start-up printed below) is not part of it.
+            started_s = stack.summary().elapsed_s
+            end = None if duration is None else time.monotonic() + duration
             if record is not None:
                 from jointbus.tools.recorder import Recorder
 
@@ -273,12 +277,17 @@ def run_view(
                 if len(stack.nodes) == 1
                 else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
             )
-            note(f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; Ctrl-C stops")
+            note(
+                f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; started in "
+                f"{started_s:.1f} s"
+                + (f", runs {duration:g} s from now" if duration is not None else "")
+                + "; Ctrl-C stops"
+            )
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
-                    _run_monitor(stack, duration, zenoh_args or [])
+                    _run_monitor(stack, end, zenoh_args or [])
                 else:
-                    _run_summaries(stack, duration, live=terminal)
+                    _run_summaries(stack, end, live=terminal)
             summary = stack.summary()
         finally:
             with contextlib.suppress(KeyboardInterrupt):
@@ -298,7 +307,14 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     ] = False,
     duration: Annotated[
         float | None,
-        typer.Option("--duration", min=0.001, help="Stop after SECONDS (default: until Ctrl-C)."),
+        typer.Option(
+            "--duration",
+            min=0.001,
+            help="Run SECONDS once the robot is running (default: until Ctrl-C). Not counted: "
+            "opening the simulator and the nodes before (hb50 prints it as 'started in S s'; "
+            "its status lines' t= and final 'stopped after' count from its beginning, so they "
+            "end near S + SECONDS), Python's start-up and the clean shutdown after.",
+        ),
     ] = None,
     transport: Annotated[
         str,

@@ -7,6 +7,9 @@ the jointbus Zenoh network like every other command (``--hub-port`` / ``JOINTBUS
 message of the bag (or of ``--topics``) at its recorded time, scaled by ``--rate``; ``--loop``
 starts over at the end. A progress bar shows the bag time reached. Reads our MCAP files and rosbag2
 directories written by other tools (via rosbags).
+
+Safety (see :mod:`jointbus.tools.player`): command topics are left out unless
+``--include-commands``, and a topic a live node already publishes is refused unless ``--force``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from jointbus.cli.topic import (
 )
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import ToolError
-from jointbus.tools.player import PlaybackProgress, Player
+from jointbus.tools.player import COMMAND_RULE, PlaybackProgress, Player
 
 
 def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -54,8 +57,28 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
     ] = 1.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    include_commands: Annotated[
+        bool,
+        typer.Option(
+            "--include-commands",
+            help="Also publish command topics (left out by default: they move a live robot).",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Publish topics that a live node already publishes (refused by default).",
+        ),
+    ] = False,
 ) -> None:
-    """Republish a bag onto the bus with the original timing."""
+    """Republish a bag onto the bus with the original timing.
+
+    Safe by default for a bus with a live robot on it: command topics are NOT published unless
+    --include-commands (the skipped ones are listed); COMMAND_RULE. And play refuses, before
+    publishing anything, when a live node already publishes one of the topics to play (e.g.
+    /hb50/bridge_data while a bridge runs) unless --force.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -73,7 +96,22 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         raise
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        player = Player(bus, bag, rate=rate, loop=loop, topics=topics or None, settle_s=settle)
+        player = Player(
+            bus,
+            bag,
+            rate=rate,
+            loop=loop,
+            topics=topics or None,
+            settle_s=settle,
+            include_commands=include_commands,
+            force=force,
+            discover_s=1.0,  # a live publisher missed here is a robot fed replayed data
+        )
+        if player.skipped_commands:
+            console.print(
+                f"not publishing {len(player.skipped_commands)} command topic(s): "
+                f"{', '.join(player.skipped_commands)} (--include-commands plays them)"
+            )
         duration = bag.duration_ns / 1e9
         with Progress(
             TextColumn("[bold]play[/] {task.description}"),
@@ -113,5 +151,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         + f" in {stats.wall_s:.1f} s"
     )
 
+
+play.__doc__ = (play.__doc__ or "").replace("COMMAND_RULE", COMMAND_RULE)
 
 __all__ = ["play"]

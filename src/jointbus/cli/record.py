@@ -39,15 +39,21 @@ from jointbus.tools.recorder import DEFAULT_FLUSH_INTERVAL, Recorder, RecorderSt
 
 
 def status_text(stats: RecorderStats, rate_hz: float) -> str:
-    """The status line: messages, megabytes, current rate (msg/s), topics, and any losses."""
+    """The status line: messages, megabytes, current rate (msg/s), topics, and any losses —
+    each count says what it counts (a bare "lost 204" left users guessing)."""
     text = (
         f"recording: {stats.messages} msgs  {stats.bytes / 1e6:.2f} MB  {rate_hz:.0f} msg/s  "
         f"{stats.topics} topics  {stats.elapsed_s:.1f} s"
     )
     if stats.lost or stats.skipped:
-        text += f"  lost {stats.lost}  skipped {stats.skipped}"
+        text += f"  lost {stats.lost} ({LOST_MEANING})  skipped {stats.skipped} ({SKIPPED_MEANING})"
     return text
 
+
+#: What ``lost`` counts, as the status line and the summary say it.
+LOST_MEANING: Final = "sequence gaps: published, never received"
+#: What ``skipped`` counts.
+SKIPPED_MEANING: Final = "received, not recordable"
 
 #: Seconds after which a recorder that has found no topic says so (the recording goes on).
 NO_TOPIC_WARNING_S: Final = 3.0
@@ -120,6 +126,12 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
 
     Warns when no message has arrived after 3 s, and exits with code 1 if nothing was recorded
     (the file is still a valid, empty MCAP file).
+
+    The status line and the summary count 'lost': messages missing from a remote publisher's
+    sequence numbers (each sample carries its publisher's sequence number; a jump from 7 to 10
+    counts 2), i.e. published but never received here — best-effort topics under load, or a
+    recorder that cannot keep up; and 'skipped': messages received but not recordable (type
+    unknown to the message registry, or no rmw_zenoh attachment naming the publisher).
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
@@ -171,11 +183,22 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
         f"({stats.bytes / 1e6:.2f} MB, {stats.elapsed_s:.1f} s)"
-        + (f"; lost {stats.lost}, skipped {stats.skipped}" if stats.lost or stats.skipped else "")
+        + (
+            f"; lost {stats.lost} ({LOST_MEANING}), skipped {stats.skipped} ({SKIPPED_MEANING})"
+            if stats.lost or stats.skipped
+            else ""
+        )
     )
     if stats.messages == 0:
         note(f"error: recorded nothing (joined the bus {where})")
         raise typer.Exit(1)
 
 
-__all__ = ["NO_TOPIC_WARNING_S", "StatusLine", "record", "status_text"]
+__all__ = [
+    "LOST_MEANING",
+    "NO_TOPIC_WARNING_S",
+    "SKIPPED_MEANING",
+    "StatusLine",
+    "record",
+    "status_text",
+]

@@ -8,7 +8,8 @@ Layout, top to bottom: a **bridge** panel (command owner, mode, arming, e-stop, 
 bridge strings, the control node's motion mode) beside the **nodes** table (heartbeat state,
 lifecycle, seconds since the last heartbeat); the **joints** table (one row per actuator:
 position, velocity, effort, temperature and the decoded quick-status flags, errors in red); the
-**topics** table (type, publishers, measured rate) beside the latest **events** of the status
+**topics** table (measured rate, publishers, short type name — in that order, so that the rate
+stays visible in a 120-column terminal) beside the latest **events** of the status
 topic. ``q`` quits.
 
 Each refresh (``refresh_s``, default 0.1 s) polls the feed, takes a snapshot and updates only the
@@ -57,7 +58,9 @@ _NODE_COLUMNS: Final = (
     ("lifecycle", "Lifecycle"),
     ("age", "Last beat"),
 )
-_TOPIC_COLUMNS: Final = (("topic", "Topic"), ("type", "Type"), ("pubs", "Pubs"), ("rate", "Rate"))
+# Rate right after the name and the type last, by its short name: a topics panel of 46 columns
+# (120-column terminal) shows name, rate and publishers; the type is what gets cut off.
+_TOPIC_COLUMNS: Final = (("topic", "Topic"), ("rate", "Rate"), ("pubs", "Pubs"), ("type", "Type"))
 _EVENT_COLUMNS: Final = (("time", "Time"), ("level", "Level"), ("node", "Node"), ("text", "Event"))
 _LEVEL_STYLE: Final = {
     Level.OK: "green",
@@ -262,9 +265,9 @@ def _topic_rows(snap: MonitorSnapshot) -> list[Row]:
             topic.name,
             (
                 topic.name,
-                topic.type_name,
-                str(topic.publishers),
                 "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz",
+                str(topic.publishers),
+                topic.type_name.rsplit("/", 1)[-1],  # BridgeData, not hb50_commons/msg/...
             ),
         )
         for topic in snap.topics
