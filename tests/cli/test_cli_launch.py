@@ -15,8 +15,11 @@ from collections.abc import Iterator
 import pytest
 from cli_support import free_port, run_cli, start_cli, wait_until
 
+from jointbus import stack
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.cli import launch
 from jointbus.messages.hb50 import BridgeMode, BridgeState, BridgeStatus, MotionMode, RobotState
+from jointbus.nodes.control.motion import MotionCommand
 
 STAND_TIMEOUT = 40.0  # s: two interpreters start, then the 1 s stand-up
 
@@ -131,3 +134,9 @@ def test_nodes_stop_cleanly_on_ctrl_c() -> None:
     for code, out, err in results:
         assert code == 0, err
         assert "stopped after" in out, out
+
+
+def test_the_spelled_out_command_lists_match_the_controller_and_the_stack() -> None:
+    """``launch`` spells these out so that ``estop`` / ``mode`` start without the controller."""
+    assert launch.MODE_COMMANDS == tuple(c.value for c in MotionCommand)
+    assert launch.START_COMMANDS == stack.START_COMMANDS

@@ -422,6 +422,39 @@ def test_pub_unchecked_sends_what_the_bridge_must_refuse(
         assert wait_until(refused, timeout=10.0), [r.status for r in reports]
 
 
+def test_pub_unchecked_with_one_joint_is_refused_for_its_short_name_list(bridge_port: int) -> None:
+    """A user sends only fr_j0 (with a NaN): the bridge checks names before values, so the report
+    must say the *names* are short — not blame fr_j1's 'name', a joint the user never sent."""
+    values = json.dumps(
+        {"source_node": "defence_test", "name": ["fr_j0"], "t_pos": [float("nan")]}
+    ).replace("NaN", ".nan")
+    reports: list[Status] = []
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=bridge_port)) as bus:
+        bus.subscribe("/hb50/status", Status, reports.append, RELIABLE)
+        time.sleep(0.5)  # matched before the command goes out
+        sent = run_cli(bridge_port, "topic", "pub", "/hb50/joint_command",
+                       "hb50_commons/msg/JointCommand", values, "--once", "--unchecked")
+        assert sent.returncode == 0, sent.stderr
+
+        def refusal() -> str | None:
+            return next(
+                (r.status for r in list(reports)
+                 if r.reporting_node == "bridge_node" and "field 'name'" in r.status),
+                None,
+            )
+
+        assert wait_until(lambda: refusal() is not None, timeout=10.0), [
+            r.status for r in reports
+        ]
+    text = refusal()
+    assert text is not None
+    assert "defence_test" in text
+    assert "field 'name' = ['fr_j0']" in text
+    assert "names only 1 of the 12 actuators" in text
+    assert "first missing: 'fr_j1' (index 1)" in text
+    assert "joint 'fr_j1' (index 1): field 'name'" not in text
+
+
 @pytest.fixture(scope="module")
 def bridge_port() -> Iterator[int]:
     """The hb50 bridge (MuJoCo) as its own process, hub of a free port."""

@@ -345,6 +345,19 @@ def test_motion_while_powered_off_is_refused(array: RecordingArray) -> None:
     assert array.calls == []
 
 
+def test_a_power_off_refusal_names_the_joint_the_call_named(array: RecordingArray) -> None:
+    array.power(False)
+    for call in (lambda: array.position(1, 0.1), lambda: array.home(NAMES[1])):
+        with pytest.raises(RequestRejected) as info:
+            call()
+        assert (info.value.joint, info.value.index) == (NAMES[1], 1)
+        assert f"for joint {NAMES[1]!r} (index 1): powered off" in str(info.value)
+    with pytest.raises(RequestRejected) as info:  # the whole array: no one joint to name
+        array.speeds([0.0, 0.0, 0.0])
+    assert info.value.joint is None
+    assert "all 3 joints" in str(info.value)
+
+
 # ------------------------------------------------------------------------------ impedance
 
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 from textual import events
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
@@ -26,7 +27,7 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import Header
+from jointbus.messages.std_msgs import Header, String
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import MonitorModel
@@ -389,6 +390,31 @@ def test_losing_focus_sends_the_zero_command_at_once() -> None:
         assert all(m.linear.x == 0.0 for m in got.since(marks["blur"]))
 
     _run_teleop(body)
+
+
+def test_ctrl_e_latches_the_robots_estop() -> None:
+    """An always-running session is the fast software e-stop: no process to start, the bus is open
+    (``jointbus estop`` needs seconds to start on a loaded host, docs/SAFETY.md). Ctrl+E, because
+    a plain ``e`` is teleop's "turning faster" key."""
+    with Bus(name="monitor-estop-test") as bus:
+        sent: list[String] = []
+        bus.subscribe("/hb50/hardware_command", String, sent.append, RELIABLE, realtime=True)
+        with MonitorFeed(bus, discover_period_s=0.05) as feed:
+            app = MonitorApp(MonitorModel(), feed, refresh_s=0.05)
+
+            async def body(app: MonitorApp) -> None:
+                await app.run_action("estop")
+                for _ in range(50):
+                    if sent:
+                        break
+                    await asyncio.sleep(0.02)
+                assert [m.data for m in sent] == ["estop monitor"]
+                assert any(
+                    isinstance(b, Binding) and (b.key, b.action) == ("ctrl+e", "estop")
+                    for b in app.BINDINGS
+                )
+
+            run(app, body)
 
 
 # The demo's topics with their types (as `jointbus info` lists a recording of it).

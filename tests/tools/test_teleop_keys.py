@@ -31,6 +31,9 @@ def test_keys_follow_teleop_twist_keyboard() -> None:
     assert keys.linear_scale == 1.0  # never beyond the normalised range
     keys.press("b", 1.0)
     assert keys.twist(1.0).linear.z == pytest.approx(0.95)
+    for _ in range(40):  # all the way down: z = 0 would mean "height not commanded"
+        keys.press("b", 1.0)
+    assert keys.twist(1.0).linear.z == pytest.approx(0.05)
     keys.press("i", 2.0)
     keys.press("k", 2.1)
     assert keys.twist(2.2).linear.x == 0.0

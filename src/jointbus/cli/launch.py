@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT, RELIABLE, Bus, Publisher
-from jointbus.cli.demo import run_stack
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
@@ -62,14 +61,21 @@ from jointbus.messages.hb50 import (
     Status,
 )
 from jointbus.messages.std_msgs import String
-from jointbus.nodes.control.motion import MotionCommand
 from jointbus.runtime import DEFAULT_NAMESPACE
-from jointbus.stack import DEFAULT_REALTIME, START_COMMANDS, Stack, StackError
+
+if TYPE_CHECKING:
+    from jointbus.runtime import RealtimeConfig
+    from jointbus.stack import Stack
 
 __all__ = ["bridge", "control", "estop", "mode"]
 
 #: What ``jointbus mode`` sends: every motion command (walk and run start the trot from STAND).
-MODE_COMMANDS: Final = tuple(c.value for c in MotionCommand)
+#: Spelled out rather than read from :class:`jointbus.nodes.control.motion.MotionCommand` so that
+#: ``jointbus estop`` / ``mode`` start without importing the controller (numpy-heavy gait code);
+#: ``tests/cli/test_cli_launch.py`` checks the two agree.
+MODE_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle", "walk", "run")
+#: ``--start`` values of ``jointbus control``: :data:`jointbus.stack.START_COMMANDS` (same test).
+START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")
 
 #: How often ``estop`` repeats its command until the bridge confirms it (s).
 ESTOP_REPEAT_S: Final = 0.1
@@ -94,17 +100,33 @@ HeadlessOption = Annotated[
 
 
 def _stack(**kwargs: Any) -> Stack:
+    from jointbus.stack import Stack, StackError  # the nodes: only bridge / control need them
+
     try:
         return Stack(**kwargs)
     except (StackError, LookupError, ValueError) as exc:
         raise CliError(str(exc)) from None
 
 
+def _default_realtime() -> RealtimeConfig:
+    from jointbus.stack import DEFAULT_REALTIME
+
+    return DEFAULT_REALTIME
+
+
+def _run(stack: Stack, *, duration: float | None, headless: bool) -> None:
+    from jointbus.cli.demo import run_stack  # the demo's view (textual): only bridge / control
+
+    run_stack(stack, duration=duration, headless=headless, monitor=False)
+
+
 def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     url: Annotated[
         str | None,
         typer.Option(
-            "--url", help="Actuator array to open (default: sim://ROBOT, stepped by the bridge)."
+            "--url",
+            help="Actuator array to open (default: sim://ROBOT, stepped by the bridge, with the "
+            "robot's modelled sensor noise; sim://ROBOT?noise=false has none).",
         ),
     ] = None,
     robot: Annotated[str, typer.Option("--robot", help="Robot model (bundled name).")] = "hb50",
@@ -130,11 +152,11 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             url=url,
             nodes=("bridge",),
             zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
-            realtime=DEFAULT_REALTIME if realtime else None,
+            realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
         )
-        run_stack(stack, duration=duration, headless=headless, monitor=False)
+        _run(stack, duration=duration, headless=headless)
 
 
 def control(  # noqa: PLR0917 (typer maps parameters to options)
@@ -165,7 +187,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
-        run_stack(stack, duration=duration, headless=headless, monitor=False)
+        _run(stack, duration=duration, headless=headless)
 
 
 # ---- commands to a running robot -----------------------------------------------------------------

@@ -6,8 +6,9 @@ shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per
 velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
 command owner, e-stop and arming state, topic rates and the latest status events.
 
-In a terminal it is a full-screen textual app (Ctrl+Q or Ctrl+C quits) whose keys also drive the
-robot as ``jointbus teleop`` does (``teleop_twist_keyboard``'s keys publish
+In a terminal it is a full-screen textual app (Ctrl+Q or Ctrl+C quits; Ctrl+E latches the robot's
+e-stop at once: the session is already on the bus, unlike a new ``jointbus estop``) whose keys
+also drive the robot as ``jointbus teleop`` does (``teleop_twist_keyboard``'s keys publish
 ``/<ns>/velocity_command`` while held, zero when released, on focus loss and on exit). When
 stdout is not a terminal, or with ``--plain``, it prints a plain-text summary every
 ``--interval`` seconds instead; ``--once`` listens for ``--wait`` seconds, prints one summary and

@@ -64,7 +64,6 @@ from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
 from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
-from jointbus.tools.known_types import known_registry
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
@@ -263,7 +262,11 @@ def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicT
 
     Raises CliError naming close matches (or every known type) when the name is unknown.
     """
-    registry = registry if registry is not None else known_registry()
+    if registry is None:
+        # imported here: every message type of every robot, which `estop` / `mode` never need
+        from jointbus.tools.known_types import known_registry
+
+        registry = known_registry()
     try:
         facing = registry.by_type_name(type_name)
     except UnknownTypeError as exc:

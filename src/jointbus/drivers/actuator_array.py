@@ -1152,11 +1152,23 @@ class ActuatorArray(abc.ABC):
         )
 
     def _require_power(self, request: str, indices: IntArray | None = None) -> None:
-        """Refuse motion while the array's power is off, or (``indices``) while the drive of one
-        of those joints is switched off (:meth:`joint_power`), naming it."""
+        """Refuse motion while the array's power is off — naming the joint when the call named
+        one (``indices`` of one joint), else saying all joints are unpowered — or (``indices``)
+        while the drive of one of those joints is switched off (:meth:`joint_power`), naming it."""
         if not self._motor_power():
+            joint: str | None = None
+            index: int | None = None
+            if indices is not None and indices.size == 1:
+                index = int(indices[0])
+                joint = self._names[index]
+            n = len(self._names)
+            addressed = "" if joint is not None else f"all {n} joints are unpowered; "
             raise RequestRejected(
-                request, RejectReason.POWERED_OFF, "switch motor power on first (power(True))"
+                request,
+                RejectReason.POWERED_OFF,
+                f"{addressed}switch motor power on first (power(True))",
+                joint=joint,
+                index=index,
             )
         if indices is None:
             return

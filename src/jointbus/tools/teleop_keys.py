@@ -14,7 +14,7 @@ Keys (``teleop_twist_keyboard``'s layout; capitals strafe instead of turning)::
     m  ,  .        M  <  >        u o m . forward or back while turning (or strafing)
                                   k       stop
     q / z  all speeds ×1.1 / ×0.9     w / x  linear only     e / c  turning only
-    t / b  walking height up / down (fraction of the reference height, at most 1)
+    t / b  walking height up / down (fraction of the reference height, 0.05 to 1)
 
 Why a *release* timeout: a terminal reports key presses, never releases. A held key repeats
 (typically after 0.25–0.5 s, then ≈ 30 times a second), so when no key came for ``release``
@@ -138,7 +138,9 @@ class TeleopKeys:
             self.angular_scale = min(1.0, self.angular_scale * ang)
             return f"speed {self.linear_scale:.2f}  turn {self.angular_scale:.2f}"
         if key in HEIGHT_KEYS:
-            self.height = min(1.0, max(0.0, round(self.height + HEIGHT_KEYS[key], 6)))
+            # never 0: on /velocity_command z = 0 means "height not commanded" (the robot keeps
+            # its height), so the lowest step is HEIGHT_STEP (the robot clamps it to its range)
+            self.height = min(1.0, max(HEIGHT_STEP, round(self.height + HEIGHT_KEYS[key], 6)))
             return f"height {self.height:.2f} of the reference"
         self._motion = (0, 0, 0)  # k, space, anything else: stop
         return None

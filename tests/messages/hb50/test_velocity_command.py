@@ -70,10 +70,19 @@ def test_out_of_range_values_are_clamped_and_reported() -> None:
     assert report.describe() == "linear.x 1.5 → 1.0; linear.z 1.2 → 1.0; angular.y -3.0 → -1.0"
 
 
-def test_negative_height_is_clamped_to_zero() -> None:
+def test_negative_height_is_clamped_to_zero_which_commands_no_height() -> None:
     command, report = SCALE.to_si(twist(lz=-0.5))
-    assert command.height_fraction == 0.0
+    assert command.height_fraction is None
     assert report.clamped == (ClampedComponent("linear.z", -0.5, 0.0),)
+
+
+def test_a_plain_ros_twist_does_not_command_a_height() -> None:
+    """``'{linear: {x: 0.5}}'`` (z = 0, as every ROS teleop sends) keeps the robot's height."""
+    command, report = SCALE.to_si(Twist(Vector3(0.5, 0.0, 0.0), Vector3()))
+    assert command.height_fraction is None
+    assert command.vx == pytest.approx(0.6)
+    assert not report
+    assert SCALE.to_normalised(command).linear.z == 0.0
 
 
 @given(st.lists(ANY_FINITE, min_size=6, max_size=6))
@@ -83,7 +92,9 @@ def test_result_is_always_within_range_and_report_is_exact(values: list[float]) 
     assert abs(command.vy) <= 1.2
     for rate in (command.roll_rate, command.pitch_rate, command.yaw_rate):
         assert abs(rate) <= 2.0
-    assert 0.0 <= command.height_fraction <= 1.0
+    fraction = command.height_fraction
+    assert (fraction is None) == (values[2] <= 0.0)
+    assert fraction is None or 0.0 < fraction <= 1.0
     expected = [
         ClampedComponent(path, v, lo if v < lo else hi)
         for v, (path, lo, hi) in zip(values, NORMALISED_RANGES, strict=True)

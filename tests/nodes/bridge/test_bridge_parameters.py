@@ -11,6 +11,7 @@ source from taking control — and a refused value changes none of it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from collections.abc import Callable, Iterator
 
@@ -246,6 +247,34 @@ def test_a_higher_arbitration_threshold_keeps_a_slower_source_out(rig: Rig) -> N
     assert rig.set("arbitration_threshold", "10").level == Level.OK
     rig.run(0.6, every_cycle(default_cmd), at_50_hz)
     assert rig.node.arbiter.owner(rig.clock.now) == "teleop"
+
+
+def test_at_the_highest_arbitration_threshold_a_500_hz_controller_keeps_control(
+    rig: Rig,
+) -> None:
+    """A 500 Hz controller on a loaded host misses a few cycles now and then; at the highest
+    threshold the robot file allows it must still keep the actuators (no owner flapping)."""
+    spec = next(p for p in ROBOT.parameters if p.name == "arbitration_threshold")
+    assert spec.max is not None and spec.max < 500.0  # below the bridge rate, with margin
+    default_cmd, custom_cmd = hold(HOME), hold(MOVED, source="teleop")
+
+    def at_500_hz_stalling(k: int) -> JointCommand | None:
+        return None if k % 50 >= 46 else custom_cmd  # an 8 ms stall every 0.1 s
+
+    assert rig.set("arbitration_threshold", repr(spec.max)).level == Level.OK
+    owners = []
+    for k in range(3 * 500):  # 3 s of bridge cycles
+        rig.step(*[c for c in (default_cmd, at_500_hz_stalling(k)) if c is not None])
+        owners.append(rig.node.arbiter.owner(rig.clock.now))
+    changes = [(a, b) for a, b in itertools.pairwise(owners) if a != b]
+    assert changes == [("control_node", "teleop")]
+
+
+def test_an_arbitration_threshold_at_the_bridge_rate_is_refused(rig: Rig) -> None:
+    answer = rig.set("arbitration_threshold", "500")
+    assert answer.level == Level.ERROR
+    assert "arbitration_threshold" in answer.status and "500" in answer.status
+    assert rig.node.arbiter.takeover_hz == 10.0
 
 
 # -- refusals -------------------------------------------------------------------------------

@@ -164,6 +164,59 @@ def test_velocity_command_moves_the_standing_body(rig: Rig) -> None:
     assert wait_until(lambda: rig.status_with("clamped: linear.x 2.0 → 1.0", Level.WARN))
 
 
+def _stand(rig: Rig) -> float:
+    """Stand the robot up and let it settle; its ground-truth base height (m)."""
+    rig.run(0.02)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.5)
+    assert rig.node.motion.mode is MotionMode.STAND
+    return float(rig.world.base_pose().position[2])
+
+
+def _hold(rig: Rig, twist: Twist, seconds: float) -> None:
+    """Publish ``twist`` at 20 Hz for ``seconds`` of simulated time, as ``topic pub --rate 20``."""
+    for _ in range(round(seconds / 0.05)):
+        rig.velocity.publish(twist)
+        rig.run(0.05)
+
+
+def test_the_body_stands_a_little_below_the_commanded_stand_height(rig: Rig) -> None:
+    """``stand_height`` is the commanded height: without gravity feed-forward the stand gains
+    let the body sag about 1.3 cm under its weight (what the parameter description says)."""
+    sag = rig.node.motion.params.stand_height - _stand(rig)
+    assert 0.008 < sag < 0.02
+
+
+def test_a_plain_twist_keeps_the_stand_height(rig: Rig) -> None:
+    """A ROS Twist leaves ``linear.z`` at 0: that is "height not commanded", not "crouch"."""
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(), Vector3()), 1.5)
+    assert rig.world.base_pose().position[2] == pytest.approx(standing, abs=0.005)
+    assert not rig.status_with("body height", Level.WARN)
+
+
+def test_a_walk_command_without_height_walks_at_the_stand_height(rig: Rig) -> None:
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(0.5, 0.0, 0.0), Vector3()), 3.0)
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    rig.control.publish(String("stand"))
+    _hold(rig, Twist(Vector3(), Vector3()), 1.5)
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert rig.world.base_pose().position[2] == pytest.approx(standing, abs=0.005)
+    assert not rig.status_with("body height", Level.WARN)
+
+
+def test_a_commanded_height_still_lowers_the_body_and_is_reported_once(rig: Rig) -> None:
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(0.0, 0.0, 0.5), Vector3()), 2.0)
+    assert rig.world.base_pose().position[2] < standing - 0.05
+    assert wait_until(lambda: rig.status_with("body height", Level.WARN))
+    reports = [s for s in rig.statuses if "body height" in s.status]
+    assert len(reports) == 1, [s.status for s in reports]
+    assert "linear.z = 0.5" in reports[0].status
+
+
 def test_an_unusable_frame_is_reported_and_not_acted_on(rig: Rig) -> None:
     rig.run(0.02)
     good = frame(rig.world)

@@ -228,11 +228,37 @@ def test_height_follows_linear_z_slewed_and_clamped() -> None:
         mc.step(fake_state(mc.q_stand), t)
     assert mc.pose_setpoint.height == pytest.approx(0.8 * ref)
     report = mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.0), Vector3()), t)
-    assert not report  # 0 is in range, but below the safe height
+    assert not report  # z = 0: the height is not commanded, it stays
+    for _ in range(1000):
+        t += PERIOD
+        mc.step(fake_state(mc.q_stand), t)
+    assert mc.pose_setpoint.height == pytest.approx(0.8 * ref)
+    report = mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.01), Vector3()), t)
+    assert not report  # 0.01 is in range, but below the safe height
     for _ in range(1000):
         t += PERIOD
         mc.step(fake_state(mc.q_stand), t)
     assert mc.pose_setpoint.height == pytest.approx(mc.stand_pose.limits.height_min)
+
+
+def test_a_height_change_is_reported_once_and_a_zero_z_never() -> None:
+    mc, t = controller_in(M.STAND)
+    ref = mc.params.stand_height
+    for _ in range(3):
+        mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.0), Vector3(0.0, 0.0, 0.2)), t)
+        assert mc.take_height_report() is None
+    for _ in range(3):  # a joystick at 1 = the reference: no change
+        mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 1.0), Vector3()), t)
+        assert mc.take_height_report() is None
+    mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.8), Vector3()), t)
+    report = mc.take_height_report()
+    assert report is not None
+    assert f"{ref:.3f} → {0.8 * ref:.3f} m" in report
+    assert "linear.z = 0.8" in report
+    mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.8), Vector3()), t)  # the same again
+    assert mc.take_height_report() is None
+    mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 0.79), Vector3()), t)  # 3.4 mm: not worth it
+    assert mc.take_height_report() is None
 
 
 def test_params_come_from_the_robot_file() -> None:

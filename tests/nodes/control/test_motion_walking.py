@@ -169,5 +169,7 @@ def test_a_height_outside_the_walking_range_is_named_when_walking() -> None:
     r.step(0.5)
     assert r.mc.walking_height_clamped() is None  # z = 1: the reference 0.34 m
     r.mc.set_velocity_command(_twist(x=0.3, z=0.0), r.now)
+    assert r.mc.walking_height_clamped() is None  # z = 0: the height is not commanded
+    r.mc.set_velocity_command(_twist(x=0.3, z=0.5), r.now)
     note = r.mc.walking_height_clamped()
-    assert note is not None and "linear.z 0.0" in note and "0.28 m" in note
+    assert note is not None and "linear.z 0.5" in note and "0.28 m" in note

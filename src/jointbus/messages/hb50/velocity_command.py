@@ -12,7 +12,8 @@ component        meaning                         physical value
 ===============  ==============================  ==========================================
 ``linear.x``     forward velocity, [-1, 1]       ``vx = x · cmd_vel_lin`` (m/s)
 ``linear.y``     lateral velocity, [-1, 1]       ``vy = y · cmd_vel_lin`` (m/s)
-``linear.z``     walking height, [0, 1]          ``height_fraction = z`` (1 = reference height)
+``linear.z``     walking height, (0, 1]          ``height_fraction = z`` (1 = reference height;
+                                                 0: not commanded, ``None``)
 ``angular.x``    roll command, [-1, 1]           ``roll_rate = x · cmd_vel_ang`` (rad/s)
 ``angular.y``    pitch command, [-1, 1]          ``pitch_rate = y · cmd_vel_ang`` (rad/s)
 ``angular.z``    yaw rate, [-1, 1]               ``yaw_rate = z · cmd_vel_ang`` (rad/s)
@@ -23,6 +24,14 @@ Why roll and pitch become *rates*: the seed says every normalised command is sca
 angular components share one unit, rad/s. Why the height is not scaled: the seed normalises it "to
 1", the configured reference walking height, which only the robot model knows in metres; a height
 outside [0, 1] (above the reference, or below the ground) is clamped like every other component.
+
+Why ``linear.z == 0`` means "height not commanded" (``height_fraction is None``, the robot keeps
+its current height set-point): every plain ROS Twist — ``'{}'``, ``'{linear: {x: 0.5}}'``,
+``teleop_twist_keyboard`` — leaves ``z`` at 0, and reading that as "lowest height" made a
+velocity command crouch a standing robot by 13 cm without the user asking for any height. A
+height must be asked for with ``z > 0``; the lowest standing height is reached with a small ``z``
+(the control node clamps it into its safe range). A negative ``z`` is clamped to 0 (reported) and
+so does not command a height either.
 
 Out-of-range values are clamped, not rejected — a joystick slightly past full scale is normal — but
 never silently: the :class:`ClampReport` lists each clamped component and its original value so
@@ -83,14 +92,15 @@ class ClampReport:
 @dataclass(frozen=True, slots=True)
 class BodyVelocityCommand:
     """A body velocity set-point in SI: vx, vy (m/s), roll, pitch and yaw rates (rad/s), and the
-    walking height as a fraction of the reference height (1.0 = reference)."""
+    walking height as a fraction of the reference height (1.0 = reference; ``None``: not
+    commanded, keep the current height — a Twist with ``linear.z == 0``)."""
 
     vx: float  # m/s, forward
     vy: float  # m/s, left
     yaw_rate: float  # rad/s
     roll_rate: float  # rad/s
     pitch_rate: float  # rad/s
-    height_fraction: float  # of the reference walking height, [0, 1]
+    height_fraction: float | None  # of the reference walking height, (0, 1]; None: keep
 
     def to_twist(self) -> jm.Twist:
         """The body twist (linear m/s, angular rad/s); the height is not a velocity."""
@@ -147,7 +157,7 @@ class VelocityScale:
             yaw_rate=yaw * self.cmd_vel_ang,
             roll_rate=roll * self.cmd_vel_ang,
             pitch_rate=pitch * self.cmd_vel_ang,
-            height_fraction=z,
+            height_fraction=z if z > 0.0 else None,
         )
         return command, ClampReport(tuple(clamped))
 
@@ -157,7 +167,7 @@ class VelocityScale:
             Vector3(
                 command.vx / self.cmd_vel_lin,
                 command.vy / self.cmd_vel_lin,
-                command.height_fraction,
+                0.0 if command.height_fraction is None else command.height_fraction,
             ),
             Vector3(
                 command.roll_rate / self.cmd_vel_ang,

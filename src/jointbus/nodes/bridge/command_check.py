@@ -10,7 +10,8 @@ Checks, in this order (the first failure is reported):
 1. **Source** (:class:`SourceNotAllowedError`): ``source_node`` is non-empty — arbitration ranks
    commands by their source, so an anonymous command cannot be ranked — and, when an allow-list is
    configured, one of the allowed node names.
-2. **Actuator order** (:class:`JointOrderError`, or :class:`LengthMismatchError` on ``name``):
+2. **Actuator order** (:class:`JointOrderError`, or :class:`LengthMismatchError` on ``name`` —
+   :class:`MissingNamesError` when names are missing, its text about the list sent):
    ``name`` equals the configured actuator order exactly. The error names the first index that
    differs, the name found there and the name expected, because a swapped pair of legs is the
    mistake this check exists for.
@@ -69,6 +70,7 @@ __all__ = [
     "CommandCheck",
     "CommandRejected",
     "JointOrderError",
+    "MissingNamesError",
     "SourceNotAllowedError",
     "UncheckedJointCommand",
     "decode_unchecked",
@@ -78,7 +80,20 @@ _TYPE: Final = JointCommand.TYPE_NAME
 #: The float fields, in the row order of the stacked check array.
 _FLOAT_FIELDS: Final = ("kp", "ki", "kd", "t_pos", "t_vel", "t_trq")
 _ARRAY_FIELDS: Final = (*_FLOAT_FIELDS, "brake")
+#: A short ``name`` list up to this long is shown whole in its error; a longer one by its count.
+_NAMES_SHOWN: Final = 4
 _BIG: Final = float(np.finfo(np.float64).max)
+
+
+class MissingNamesError(LengthMismatchError):
+    """A command names fewer joints than the actuator order: ``joint`` / ``index`` are the first
+    missing one. Its text does not start with that joint, as other errors do ("joint 'fr_j1'
+    (index 1): field 'name' ...") — that read as a fault of a joint the sender never sent; the
+    names sent are the problem, so the text shows them and names the first missing joint in the
+    expectation. The values are checked only once the names match (see the order of checks)."""
+
+    def _text(self) -> str:
+        return f"{self.type_name}: field {self.field!r} = {self.value!r}; expected {self.expected}"
 
 
 class JointOrderError(ValidationError):
@@ -304,11 +319,13 @@ class CommandCheck:
         # One list is a prefix of the other: a length problem.
         count, n = len(names), len(order)
         if count < n:
-            raise LengthMismatchError(
+            raise MissingNamesError(
                 _TYPE,
                 "name",
-                f"{count} names",
-                f"{n} names in actuator order (missing {order[count]!r})",
+                list(names) if count <= _NAMES_SHOWN else f"{count} names",
+                f"one name per actuator, in actuator order: the command names only {count} of "
+                f"the {n} actuators (first missing: {order[count]!r} (index {count})); its "
+                "values are checked once its names match",
                 joint=order[count],
                 index=count,
             )

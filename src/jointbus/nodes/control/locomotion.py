@@ -9,7 +9,8 @@ command (:class:`~jointbus.messages.hb50.BodyVelocityCommand`, already scaled by
 - ``vx``, ``vy`` (m/s) and ``yaw_rate`` (rad/s) as they are; the controller limits them to
   ``max_speed`` / ``max_yaw_rate`` and ramps towards them (never a jump). ``roll_rate`` and
   ``pitch_rate`` are not used while walking (they lean the body in STAND);
-- the walking height = ``height_fraction × stand_height``, kept inside ``WALK_HEIGHT_RANGE`` (m;
+- the walking height = ``height_fraction × stand_height`` (``None``, a Twist with ``linear.z ==
+  0``: the height stays), kept inside ``WALK_HEIGHT_RANGE`` (m;
   the range the trot is tested in: lower, the knees run out of room to swing; higher, the legs
   straighten) and slewed at ``height_rate`` m/s;
 - a command older than ``command_timeout`` s counts as zero motion (a dead joystick stops the
@@ -125,7 +126,10 @@ class Locomotion:
             target = self._height
         else:
             vx, vy, wz = command.vx, command.vy, command.yaw_rate
-            target = min(max(command.height_fraction * stand_height, lo), hi)
+            fraction = command.height_fraction  # None (linear.z == 0): keep the height
+            target = (
+                self._height if fraction is None else min(max(fraction * stand_height, lo), hi)
+            )
         step = height_rate * dt
         self._height = (
             min(target, self._height + step)

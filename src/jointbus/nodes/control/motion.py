@@ -66,26 +66,32 @@ command       accepted in             effect
 ``stand_up``  DAMPING                 stand up once the drives are back (stays DAMPING)
 ============  ======================  =================================================
 
-Walking (``/hb50/velocity_command`` in LOCOMOTION): ``linear.x/y`` × ``cmd_vel_lin`` are the
-forward and sideways speed (m/s), ``angular.z`` × ``cmd_vel_ang`` the turn rate (rad/s),
-``linear.z`` the walking height as a fraction of ``stand_height`` (clamped into
-:data:`~.locomotion.WALK_HEIGHT_RANGE`); the set-point ramps towards them (no jump), limited by
-the walking parameters ``max_speed`` / ``max_yaw_rate``. In STAND a velocity command whose linear
-speed exceeds :data:`AUTO_WALK_SPEED` starts walking by itself (a joystick pushed forward walks
-the robot) — except after an explicit ``stand``, until the command centres or times out, so a
-joystick still pushing does not undo it. A command older than ``command_timeout`` counts as zero
-(the robot stops on four feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing;
-:meth:`MotionController.velocity_ignored` says why (the node reports it).
+Walking (``/hb50/velocity_command`` in LOCOMOTION): ``linear.x/y`` × ``cmd_vel_lin`` are the forward
+and sideways speed (m/s), ``angular.z`` × ``cmd_vel_ang`` the turn rate (rad/s), ``linear.z`` the
+walking height as a fraction of ``stand_height`` (clamped into
+:data:`~.locomotion.WALK_HEIGHT_RANGE`; ``linear.z == 0`` keeps the current height); the set-point
+ramps towards them (no jump), limited by the walking parameters ``max_speed`` / ``max_yaw_rate``. In
+STAND a velocity command whose linear speed exceeds :data:`AUTO_WALK_SPEED` starts walking by itself
+(a joystick pushed forward walks the robot) — except after an explicit ``stand``, until the command
+centres or times out, so a joystick still pushing does not undo it. A command older than
+``command_timeout`` counts as zero (the robot stops on four feet). In IDLE, STAND_UP and SIT_DOWN a
+velocity command does nothing; :meth:`MotionController.velocity_ignored` says why (the node reports
+it).
 
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
 :class:`~jointbus.messages.hb50.VelocityScale` as the seed says): ``angular.x/y/z`` scaled by
 ``cmd_vel_ang`` are roll, pitch and yaw *rates* (rad/s) that move the body attitude target;
 ``linear.z`` is the height as a fraction of the reference height ``stand_height`` (1 = reference;
-before the first command it is 1). Targets are clamped to the safe ranges of
-:class:`~jointbus.nodes.control.stand_pose.PoseLimits`, and the set-point follows them at most
-``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A velocity
-command older than ``command_timeout`` counts as zero rates (a dead joystick stops the motion; the
-height stays). ``linear.x/y`` start walking (above).
+before the first command it is 1). ``linear.z == 0`` means "height not commanded": the height
+set-point stays where it is. Why: every plain ROS Twist (``'{}'``, ``'{linear: {x: 0.5}}'``,
+``teleop_twist_keyboard``) leaves ``z`` at 0, and reading it as the lowest height crouched a
+standing robot by 13 cm unasked. A command that moves the body height target by more than
+:data:`HEIGHT_REPORT_THRESHOLD` is reported once (:meth:`MotionController.take_height_report`; the
+node puts it on ``/hb50/status``), so a height change is never silent. Targets are clamped to the
+safe ranges of :class:`~jointbus.nodes.control.stand_pose.PoseLimits`, and the set-point follows
+them at most ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A
+velocity command older than ``command_timeout`` counts as zero rates (a dead joystick stops the
+motion; the height stays). ``linear.x/y`` start walking (above).
 
 Retuning while running (the control node's live parameters): :meth:`MotionController.tuning`
 checks a new :class:`MotionParams` and computes what follows from it (velocity scale, standing
@@ -157,6 +163,9 @@ TUCK_THRESHOLD: Final = 0.8
 #: Peak joint speed of that fold (rad/s); its duration follows from the largest joint gap.
 TUCK_SPEED: Final = 1.5
 _MIN_JERK_PEAK: Final = 1.875  # peak of d/dτ of the minimum-jerk profile
+#: A velocity command that moves the body height target further than this (m) from the height
+#: last reported (or set by a mode change) is reported once: a few cm is a visible crouch.
+HEIGHT_REPORT_THRESHOLD: Final = 0.03
 
 
 class MotionCommand(enum.Enum):
@@ -212,7 +221,10 @@ class MotionParams:
     """Gains, heights and timings of the controller (SI units).
 
     ``kp`` N·m/rad, ``kd`` N·m·s/rad: posture gains (stand up, stand, sit down); ``idle_kd``
-    N·m·s/rad: damping in IDLE. ``stand_height`` m: reference body height; ``sit_height`` m: body
+    N·m·s/rad: damping in IDLE. ``stand_height`` m: reference body height, the *commanded* one —
+    STAND holds it with ``kp`` / ``kd`` and no gravity feed-forward, so under the robot's weight the
+    body stands lower (hb50 on MuJoCo: 0.327 m for 0.34 m, a 1.3 cm sag; the knees give most of
+    it); ``sit_height`` m: body
     height of the folded pose at the end of SIT_DOWN. ``stand_up_time`` / ``sit_down_time`` s.
     ``cmd_vel_lin`` m/s, ``cmd_vel_ang`` rad/s: the velocity command's scale. ``height_rate`` m/s,
     ``attitude_rate`` rad/s: slew limits of the STAND set-point. ``command_timeout`` s: age after
@@ -364,6 +376,10 @@ class MotionController:
         self._setpoint = self.reference_pose
         self._target = self.reference_pose
         self._height_fraction = 1.0
+        # the body height target (m) last reported or set by a mode change; a velocity command
+        # that moves it further than HEIGHT_REPORT_THRESHOLD is reported (take_height_report)
+        self._height_anchor = p.stand_height
+        self._height_report: str | None = None
         self._rates = (0.0, 0.0, 0.0)
         self._t_command = -math.inf
         self._velocity = BodyVelocityCommand(0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
@@ -417,6 +433,8 @@ class MotionController:
         if self._mode is not MotionMode.LOCOMOTION:
             return None
         fraction = self._velocity.height_fraction
+        if fraction is None:  # linear.z == 0: the height is not commanded
+            return None
         height = fraction * self.params.stand_height
         lo, hi = WALK_HEIGHT_RANGE
         if lo <= height <= hi:
@@ -548,6 +566,7 @@ class MotionController:
             }
             raise TransitionError(cmd, mode, reasons.get(mode, f"not available in {mode.name}"))
         self._height_fraction = 1.0
+        self._height_anchor = self.reference_pose.height
         self._target = self.reference_pose
         return self._mode
 
@@ -667,14 +686,43 @@ class MotionController:
         si, report = self.scale.to_si(twist)
         self._velocity = si
         self._t_command = now
+        if si.height_fraction is not None:  # linear.z == 0: height not commanded, keep it
+            self._note_height(si.height_fraction, twist.linear.z)
         if self._mode is MotionMode.LOCOMOTION:
             return report  # the walking set-point is read from _velocity each step
         self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
-        self._height_fraction = si.height_fraction
+        if si.height_fraction is not None:
+            self._height_fraction = si.height_fraction
         if math.hypot(si.vx, si.vy) <= AUTO_WALK_SPEED:
             self._auto_walk_armed = True
         elif self._mode is MotionMode.STAND and self._auto_walk_armed:
             self._auto_walk = True  # the next step starts walking (it has the estimate)
+        return report
+
+    def _note_height(self, fraction: float, z: float) -> None:
+        """Keep a report when the height ``fraction`` (of ``stand_height``; ``z`` as received)
+        moves the body height target (m, after the mode's safe range) by more than
+        :data:`HEIGHT_REPORT_THRESHOLD` from the last reported one."""
+        height = fraction * self.params.stand_height
+        if self._mode is MotionMode.LOCOMOTION:
+            lo, hi = WALK_HEIGHT_RANGE
+            target = min(max(height, lo), hi)
+        else:
+            target = self.stand_pose.clamp(replace(self._target, height=height))[0].height
+        if abs(target - self._height_anchor) <= HEIGHT_REPORT_THRESHOLD:
+            return
+        self._height_report = (
+            f"velocity_command linear.z = {z!r} moves the body height target "
+            f"{self._height_anchor:.3f} → {target:.3f} m "
+            f"(z is a fraction of stand_height {self.params.stand_height!r} m; "
+            "send z = 0 to keep the height)"
+        )
+        self._height_anchor = target
+
+    def take_height_report(self) -> str | None:
+        """The report of the last velocity command that moved the body height target by more
+        than :data:`HEIGHT_REPORT_THRESHOLD` m (``None``: none since the last call)."""
+        report, self._height_report = self._height_report, None
         return report
 
     def _height_target(self) -> BodyPose:
@@ -778,6 +826,7 @@ class MotionController:
         """STAND at body ``height`` (m), level: where a walk ends."""
         self._mode = MotionMode.STAND
         self._height_fraction = height / self.params.stand_height
+        self._height_anchor = height
         self._rates = (0.0, 0.0, 0.0)
         self._target = self._setpoint = BodyPose(height)
 

@@ -375,10 +375,15 @@ class ControlNode(Node):
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
             )
-        height = self.motion.walking_height_clamped()
+        height = self.motion.take_height_report()
         if height is not None:
+            self.report(Level.WARN, height, key="velocity_command height")
+        walking = self.motion.walking_height_clamped()
+        if walking is not None:
             self.report(
-                Level.WARN, f"velocity_command clamped: {height}", key="velocity_command height"
+                Level.WARN,
+                f"velocity_command clamped: {walking}",
+                key="velocity_command walking height",
             )
         ignored = self.motion.velocity_ignored()
         if ignored is not None:

@@ -105,6 +105,8 @@ class MonitorApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        # Ctrl+E, not teleop's e ("turning faster"): latching the e-stop must be deliberate.
+        Binding("ctrl+e", "estop", "E-stop", priority=True),
     ]
 
     def __init__(
@@ -153,6 +155,17 @@ class MonitorApp(App[None]):
         self.query_one("#bridge", Static).border_title = "Bridge"
         self.refresh_view()
         self.set_interval(self.refresh_s, self.refresh_view)
+
+    def action_estop(self) -> None:
+        """Ctrl+E: latch the robot's e-stop through the feed's open bus. Why here: a session that is
+        already running sends at once, while ``jointbus estop`` must first start (seconds on a
+        loaded host, docs/SAFETY.md). The latch shows in the Bridge panel (``mode: estop``) when
+        the bridge confirms it; ``jointbus estop --reset`` re-arms, as ever."""
+        if self.feed is None:
+            self.notify("no bus: e-stop NOT sent", severity="error")
+            return
+        self.feed.send_estop()
+        self.notify("e-stop sent: watch the Bridge panel for mode: estop", severity="warning")
 
     # ---- refresh ------------------------------------------------------------------------------
 

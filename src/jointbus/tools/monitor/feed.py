@@ -40,6 +40,7 @@ from typing import Any, Final, TypeVar
 from jointbus.bus import MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInfo
 from jointbus.messages.base import Message
 from jointbus.messages.hb50 import BridgeData, BridgeState, RobotState, Status
+from jointbus.messages.std_msgs import String
 from jointbus.tools.monitor.model import MonitorModel
 
 __all__ = ["DEFAULT_DISCOVER_PERIOD_S", "MonitorFeed"]
@@ -85,6 +86,10 @@ class MonitorFeed:
         self.data_mirror = self._subscribe("bridge_data_10hz", BridgeData, RELIABLE)
         self.data: Subscriber[BridgeData] | None = self._subscribe(
             "bridge_data", BridgeData, MAB_RT
+        )
+        # created now, so that it is matched long before anyone needs the e-stop key
+        self._hardware = bus.publisher(
+            self._prefix + "hardware_command", String, RELIABLE, node=_NODE
         )
         self._mirror_seen = False
         self._thread = threading.Thread(
@@ -173,6 +178,11 @@ class MonitorFeed:
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
+    def send_estop(self) -> None:
+        """Publish ``estop monitor`` on ``/<ns>/hardware_command`` (what ``jointbus estop`` sends;
+        the bridge latches it within one cycle and keeps the first reason)."""
+        self._hardware.publish(String("estop monitor"))
+
     def close(self) -> None:
         """Drop the subscriptions and stop the discovery thread. Idempotent."""
         self._stop.set()
@@ -181,6 +191,7 @@ class MonitorFeed:
         for sub in self._subs:
             sub.close()
         self._subs.clear()
+        self._hardware.close()
 
     def __enter__(self) -> MonitorFeed:
         return self
