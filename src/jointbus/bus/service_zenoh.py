@@ -326,10 +326,20 @@ def _get_once(
 
 
 def _announced(transport: ZenohTransport, name: str, own: tuple[str, str]) -> bool:
-    """True if another session announces a server of ``name`` with this type and hash."""
-    return any(
+    """True if another session announces a server of ``name`` with this type and hash.
+
+    The token table fills from a liveliness subscriber, which can lag behind a liveliness query
+    (what :meth:`ServiceClient.available` asks) on a loaded host; when the table has no such
+    server, ask the way ``available`` does before concluding there is none.
+    """
+    if any(
         e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own
         for e in transport.graph_entities()
+    ):
+        return True
+    return any(
+        s.name == name and (s.service_type, s.type_hash) == own
+        for s in remote_services(transport, timeout_s=0.2)
     )
 
 
