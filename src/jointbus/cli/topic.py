@@ -64,6 +64,7 @@ from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.runtime.message_types import runtime_registry
+from jointbus.runtime.node import DuplicateNodeError
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
@@ -105,7 +106,7 @@ def user_errors() -> Iterator[None]:
     except CliError as exc:
         note(f"error: {exc}")
         raise typer.Exit(1) from None
-    except (BusError, ValuesError, UnknownTypeError) as exc:
+    except (BusError, ValuesError, UnknownTypeError, DuplicateNodeError) as exc:
         note(f"error: {exc}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:

@@ -34,6 +34,7 @@ from jointbus.runtime.message_types import RUNTIME_MESSAGE_TYPES, runtime_regist
 from jointbus.runtime.mirror import DEFAULT_MIRROR_RATE_HZ, Mirror, MirrorConfigError
 from jointbus.runtime.node import (
     DEFAULT_NAMESPACE,
+    DuplicateNodeError,
     Node,
     NodeClosedError,
     NodeError,
@@ -76,6 +77,7 @@ __all__ = [
     "PARAMETERS_TOPIC",
     "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
+    "DuplicateNodeError",
     "Heartbeat",
     "Lifecycle",
     "LifecycleError",
