@@ -43,6 +43,7 @@ from jointbus.runtime.node import (
     NodeRateLoop,
     NodeReservedNameError,
     NodeSubscription,
+    ensure_unique_node,
 )
 from jointbus.runtime.parameter_messages import (
     Parameter,
@@ -120,6 +121,7 @@ __all__ = [
     "TimerThread",
     "Transition",
     "UnknownParameterError",
+    "ensure_unique_node",
     "runtime_registry",
     "select_specs",
 ]

@@ -187,6 +187,22 @@ class DuplicateNodeError(NodeError):
         )
 
 
+def ensure_unique_node(bus: Bus, name: str, namespace: str) -> None:
+    """Raise :class:`DuplicateNodeError` when a node ``name`` in ``namespace`` runs on ``bus``
+    (after the restart window of :mod:`jointbus.runtime.namesakes`).
+
+    :class:`Node` calls it before it announces anything; a program that must touch hardware
+    before it creates its node (``jointbus serve``, the bridge's stack) calls it first, so a
+    refused second instance never opens — or, on its way out, powers off — a running robot's
+    actuators."""
+    heartbeat_topic = f"/{namespace}/heartbeat" if namespace else "/heartbeat"
+    others = live_namesakes(bus, name, namespace, heartbeat_topic)
+    if others:
+        transport = bus.zenoh
+        where = transport.config.where if transport is not None else "in-process bus"
+        raise DuplicateNodeError(name, namespace, where, others)
+
+
 class NodeClosedError(NodeError):
     """An entity was created on (or a loop started by) a node that was shut down."""
 
@@ -452,12 +468,7 @@ class Node:
             raise NodeNameError(
                 "namespace", namespace, "'' or tokens of letters, digits and '_' joined by '/'"
             )
-        heartbeat_topic = f"/{namespace}/heartbeat" if namespace else "/heartbeat"
-        others = live_namesakes(bus, name, namespace, heartbeat_topic)
-        if others:
-            transport = bus.zenoh
-            where = transport.config.where if transport is not None else "in-process bus"
-            raise DuplicateNodeError(name, namespace, where, others)
+        ensure_unique_node(bus, name, namespace)
         self.name = name
         self.bus = bus
         self.namespace = namespace
@@ -964,4 +975,5 @@ __all__ = [
     "NodeRateLoop",
     "NodeReservedNameError",
     "NodeSubscription",
+    "ensure_unique_node",
 ]
