@@ -159,7 +159,7 @@ class NodeWatch:
                     name,
                     ns,
                     _state(health),
-                    (now - health.last_seen_ns) / 1e9,
+                    (now - health.last_seen_ns) / 1e9 if health.heartbeats else None,
                     health.lifecycle,
                     sum(e.kind == "publisher" for e in own),
                     sum(e.kind == "subscriber" for e in own),
