@@ -134,9 +134,14 @@ def test_mode_rejects_unknown_commands_before_joining() -> None:
 
 
 def test_estop_without_a_bridge_is_an_error_not_a_silent_success() -> None:
-    result = run_cli(free_port(), "estop", "--timeout", "0.5")
+    port = free_port()
+    result = run_cli(port, "estop", "--timeout", "0.5")
     assert result.returncode == 1
     assert result.stderr.startswith("error:") and "hardware_command" in result.stderr
+    # ... that says where it looked (a wrong port is the usual reason)
+    assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+    result = run_cli(port, "mode", "idle", "--timeout", "0.5")
+    assert result.returncode == 1 and f"looked on hub port {port}, domain " in result.stderr
 
 
 def test_control_rejects_an_unknown_start_command() -> None:

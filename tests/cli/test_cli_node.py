@@ -181,9 +181,11 @@ def test_heartbeat_namespaces_come_from_discovery() -> None:
 
 
 def test_node_list_with_nothing_running_says_so() -> None:
-    result = run_cli(free_port(), "node", "list", "--wait", "0.2")
+    port = free_port()
+    result = run_cli(port, "node", "list", "--wait", "0.2")
     assert result.returncode == 0
     assert "no nodes found" in result.stderr
+    assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
 
 
 def test_node_watch_in_text_mode_lists_a_node_that_starts_later_and_its_death() -> None:

@@ -47,6 +47,7 @@ from jointbus.cli.topic import (
     HubPortOption,
     RouterOption,
     cli_node_name,
+    looked_on,
     open_bus,
     user_errors,
     zenoh_config,
@@ -187,7 +188,10 @@ def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
 def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publisher[String]:
     pub = bus.publisher(topic, String, RELIABLE, node=cli_node_name())
     if not _wait(lambda: pub.remote_matched, timeout):
-        raise CliError(f"no {who} subscribes to {topic} (waited {timeout:g} s): is it running?")
+        raise CliError(
+            f"no {who} subscribes to {topic} (waited {timeout:g} s; {looked_on(bus)}): "
+            "is it running there? See --hub-port / JOINTBUS_HUB_PORT, --connect, --router"
+        )
     return pub
 
 
@@ -227,7 +231,9 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
             deadline = time.monotonic() + timeout
             if reset:
                 if not _wait(lambda: bool(states.messages), timeout):
-                    raise CliError(f"no bridge_state from the bridge within {timeout:g} s")
+                    raise CliError(
+                        f"no bridge_state from the bridge within {timeout:g} s ({looked_on(bus)})"
+                    )
                 if _estop_of(states.messages[-1]) is None:
                     typer.echo("the e-stop is not latched: nothing to reset")
                     return
@@ -298,7 +304,9 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
             report = answer()
             if report is None:
                 if not _wait(lambda: bool(robot.messages), max(0.0, timeout - 1.0)):
-                    raise CliError(f"no answer from the control node within {timeout:g} s")
+                    raise CliError(
+                        f"no answer from the control node within {timeout:g} s ({looked_on(bus)})"
+                    )
                 now = robot.messages[-1].motion_mode
                 typer.echo(f"{command}: sent; control node in mode {MotionMode(now).name}")
                 return

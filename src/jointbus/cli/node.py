@@ -49,6 +49,7 @@ from jointbus.cli.topic import (
     HubPortOption,
     RouterOption,
     cli_node_name,
+    looked_on,
     note,
     open_bus,
     user_errors,
@@ -294,7 +295,10 @@ def list_nodes(  # noqa: PLR0917 (typer options)
             elif rows:
                 typer.echo(_row_text(rows))
             else:
-                note("no nodes found (is a jointbus program running? see --hub-port / --connect)")
+                note(
+                    f"no nodes found ({looked_on(bus)}; is a jointbus program running there? "
+                    "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                )
             sys.stdout.flush()
             if watch:
                 end = None if duration is None else started + duration

@@ -190,6 +190,13 @@ def open_bus(config: ZenohConfig) -> Bus:
         raise CliError(f"cannot join the Zenoh network: {exc}") from None
 
 
+def looked_on(bus: Bus) -> str:
+    """``looked on hub port 7447, domain 0`` (or the router / endpoints): every "nothing there"
+    error says where it looked, so a wrong port or domain is seen at once."""
+    transport = bus.zenoh
+    return f"looked on {transport.config.where}" if transport is not None else "looked in process"
+
+
 # ---- types ---------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True, slots=True)
 class TopicType:
@@ -297,7 +304,7 @@ def _not_found(bus: Bus, topic: str, timeout_s: float) -> CliError:
     close = difflib.get_close_matches(topic, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return CliError(
-        f"topic {topic} has no publisher (waited {timeout_s:g} s){hint} "
+        f"topic {topic} has no publisher (waited {timeout_s:g} s; {looked_on(bus)}){hint} "
         "— `jointbus topic list` shows the topics; give --type TYPE to wait for it anyway"
     )
 
