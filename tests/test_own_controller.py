@@ -21,7 +21,7 @@ import pytest
 
 from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, ZenohConfig
-from jointbus.messages.hb50 import BridgeState
+from jointbus.messages.hb50 import BridgeState, BridgeStatus
 from jointbus.stack import Stack
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "own_controller.py"
@@ -41,7 +41,7 @@ class Owners:
         stack.bus.subscribe("/hb50/bridge_state", BridgeState, self.on_state, MAB_RT, realtime=True)
 
     def on_state(self, state: BridgeState) -> None:
-        owner = next((s[7:] for s in state.status if s.startswith("owner: ")), "")
+        owner = BridgeStatus.of(state).owner
         with self.lock:
             if not self.changes or self.changes[-1][1] != owner:
                 self.changes.append((time.monotonic(), owner))

@@ -34,3 +34,11 @@ def test_python_block_runs(index: int, tmp_path: Path) -> None:
     )
     assert result.returncode == 0, f"README block {index} failed:\n{BLOCKS[index]}\n{result.stderr}"
     assert result.stdout.strip(), "every README example prints what it shows"
+
+
+def test_the_docs_hold_no_merge_conflict_markers() -> None:
+    """A merge that left both sides in a page would show a user two stories (it happened once)."""
+    pages = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    for page in pages:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+            assert not line.startswith(("<<<<<<< ", ">>>>>>> ")), f"{page.name}:{number}: {line}"

@@ -82,7 +82,14 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConf
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import BridgeData, BridgeState, MotionMode, RobotState, Status
+from jointbus.messages.hb50 import (
+    BridgeData,
+    BridgeState,
+    BridgeStatus,
+    MotionMode,
+    RobotState,
+    Status,
+)
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
@@ -309,16 +316,6 @@ class _Rate:
         elif last is None:
             self._last = (count, now)
         return self.hz
-
-
-def _status_value(state: BridgeState | None, key: str) -> str | None:
-    if state is None:
-        return None
-    prefix = f"{key}: "
-    for text in state.status:
-        if text.startswith(prefix):
-            return text[len(prefix) :]
-    return None
 
 
 class Stack:
@@ -705,6 +702,7 @@ class Stack:
         else:  # pragma: no cover - a stack always runs a node
             received = 0
         loop = self._loop_timing()
+        facts = BridgeStatus.of(state) if state is not None else BridgeStatus()
         elapsed = max(now - self._started_at, 1e-9)
         cpu = (time.process_time() - self._cpu_at_start) / elapsed
         return StackSummary(
@@ -713,9 +711,9 @@ class Stack:
             transport=self.transport,
             joints=joints,
             motion_mode=motion,
-            bridge_mode=BRIDGE_LOST if lost else _status_value(state, "mode"),
-            owner=_status_value(state, "owner"),
-            estop=_status_value(state, "estop"),
+            bridge_mode=BRIDGE_LOST if lost else facts.mode.value if facts.mode else None,
+            owner=facts.owner or None,
+            estop=facts.estop_reason,
             drives_enabled=state.drives_enabled if state is not None else None,
             base_height_m=height,
             true_base_height_m=self.true_base_height(),

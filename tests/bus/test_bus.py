@@ -21,6 +21,7 @@ from jointbus.bus import (
     BusClosedError,
     BusError,
     DeadlineMissedEvent,
+    ManualClock,
     MessagesLostEvent,
     QosError,
     QosEvent,
@@ -221,56 +222,87 @@ def test_volatile_publisher_and_transient_local_subscriber_are_incompatible(bus:
     assert any(isinstance(e, QosIncompatibleEvent) and "durability" in e.reasons[0] for e in events)
 
 
-def test_subscriber_deadline_missed_is_reported(bus: Bus) -> None:
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start_ns=1_000_000_000)
+
+
+@pytest.fixture
+def manual_bus(clock: ManualClock) -> Iterator[Bus]:
+    created = Bus(name="manual", clock=clock)
+    yield created
+    created.close()
+
+
+def test_subscriber_deadline_missed_is_reported(manual_bus: Bus, clock: ManualClock) -> None:
     events: list[QosEvent] = []
-    bus.on_qos_event(events.append)
+    manual_bus.on_qos_event(events.append)
     qos = RELIABLE.with_(deadline=0.02)
-    sub = bus.subscribe("/hb50/joint_command", Count, None, qos, node="bridge")
-    pub = bus.publisher("/hb50/joint_command", Count, qos)
-    assert wait_until(lambda: sub.deadline_missed >= 2)
+    sub = manual_bus.subscribe("/hb50/joint_command", Count, None, qos, node="bridge")
+    pub = manual_bus.publisher("/hb50/joint_command", Count, qos)
+    clock.advance(0.019)
+    assert sub.deadline_missed == 0 and pub.deadline_missed == 0 and events == []
+    clock.advance(0.001)  # exactly one period of silence: missed
+    assert sub.deadline_missed == 1 and pub.deadline_missed == 1
+    clock.advance(0.045)  # two more whole periods (and 5 ms into the next)
+    assert sub.deadline_missed == 3 and pub.deadline_missed == 3
     missed = [e for e in events if isinstance(e, DeadlineMissedEvent) and e.kind == "subscriber"]
-    assert missed
-    assert missed[-1].total_count == sum(e.total_count_change for e in missed)
+    assert [e.total_count_change for e in missed] == [1, 2]
+    assert missed[-1].total_count == 3
     assert missed[-1].deadline == pytest.approx(0.02)
-    assert pub.deadline_missed >= 1  # the publisher missed its offered deadline too
-    # Publishing well within the deadline stops the misses.
-    before = sub.deadline_missed
-    stop = time.monotonic() + 0.2
-    while time.monotonic() < stop:
+    # Publishing within every period stops the misses: 100 messages 19 ms apart, none missed.
+    for _ in range(100):
         pub.publish(Count(0))
-        time.sleep(0.002)
-    assert sub.deadline_missed - before <= 1
+        clock.advance(0.019)
+    assert sub.deadline_missed == 3 and pub.deadline_missed == 3
 
 
-def test_no_deadline_events_without_a_deadline(bus: Bus) -> None:
+def test_no_deadline_events_without_a_deadline(manual_bus: Bus, clock: ManualClock) -> None:
     events: list[QosEvent] = []
-    bus.on_qos_event(events.append)
-    bus.subscribe("/x", Count, None, RELIABLE)
-    time.sleep(0.05)
-    assert events == []
+    manual_bus.on_qos_event(events.append)
+    sub = manual_bus.subscribe("/x", Count, None, RELIABLE)
+    clock.advance(3600.0)
+    assert events == [] and sub.deadline_missed == 0
 
 
-def test_lifespan_drops_stale_messages(bus: Bus) -> None:
+def test_the_system_clock_deadline_thread_reports_a_silent_topic(bus: Bus) -> None:
+    """The default clock: the bus's own thread notices the silence, no ``advance`` needed."""
+    sub = bus.subscribe("/x", Count, None, RELIABLE.with_(deadline=0.02))
+    assert wait_until(lambda: sub.deadline_missed >= 2)
+
+
+def test_lifespan_drops_stale_messages(manual_bus: Bus, clock: ManualClock) -> None:
     qos = RELIABLE.with_(lifespan=0.02)
-    sub = bus.subscribe("/x", Count, None, qos)
-    pub = bus.publisher("/x", Count, qos)
+    sub = manual_bus.subscribe("/x", Count, None, qos)
+    pub = manual_bus.publisher("/x", Count, qos)
     pub.publish(Count(1))
-    time.sleep(0.05)
+    clock.advance(0.021)
     pub.publish(Count(2))
+    clock.advance(0.02)  # Count(2) is exactly 20 ms old: still alive
+    assert sub.latest() == Count(2)
     assert sub.take_all() == [Count(2)]
     assert sub.stats().expired == 1
-    time.sleep(0.05)
+    clock.advance(0.001)
     assert sub.latest() is None
 
 
-def test_lifespan_applies_to_latched_history(bus: Bus) -> None:
+def test_lifespan_applies_to_latched_history(manual_bus: Bus, clock: ManualClock) -> None:
     qos = LATCHED.with_(lifespan=0.02)
-    pub = bus.publisher("/x", Count, qos)
+    pub = manual_bus.publisher("/x", Count, qos)
     pub.publish(Count(1))
-    time.sleep(0.05)
-    late = bus.subscribe("/x", Count, None, qos)
+    clock.advance(0.015)
+    early = manual_bus.subscribe("/x", Count, None, qos)
+    assert early.take() == Count(1)
+    clock.advance(0.006)
+    late = manual_bus.subscribe("/x", Count, None, qos)
     assert late.take() is None
     assert late.stats().expired == 1
+
+
+def test_a_manual_clock_bus_stays_in_process(manual_bus: Bus) -> None:
+    with pytest.raises(BusError, match="SYSTEM_CLOCK"):
+        manual_bus.attach_zenoh()
+    assert manual_bus.zenoh is None
 
 
 def test_polling_latest_does_not_consume(bus: Bus) -> None:

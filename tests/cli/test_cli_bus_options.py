@@ -34,9 +34,10 @@ from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.hb50 import Status
 from jointbus.tools.bag_reader import open_bag
 
-#: Commands that never join the jointbus bus: they read files, print the version, or speak CAN
-#: only (``can-twin``). A new command must be added here or take the shared options.
-OFFLINE_COMMANDS = frozenset({"info", "plot", "version", "can-twin"})
+#: Commands that never join the jointbus bus: they read or write files (``ros2 export-msgs``
+#: writes .msg packages), print the version, or speak CAN only (``can-twin``). A new command
+#: must be added here or take the shared options.
+OFFLINE_COMMANDS = frozenset({"info", "plot", "version", "can-twin", "ros2 export-msgs"})
 
 
 def _leaf_commands() -> list[tuple[str, Any]]:
@@ -59,7 +60,11 @@ def _leaf_commands() -> list[tuple[str, Any]]:
 
 def test_every_bus_joining_command_takes_the_shared_options_and_variables() -> None:
     commands = _leaf_commands()
-    joining = [(p, c) for p, c in commands if p.split()[0] not in OFFLINE_COMMANDS]
+    joining = [
+        (p, c)
+        for p, c in commands
+        if p not in OFFLINE_COMMANDS and p.split()[0] not in OFFLINE_COMMANDS
+    ]
     names = {p for p, _ in joining}
     assert {"record", "play", "foxglove", "monitor", "demo", "topic echo"} <= names
     for path, command in joining:

@@ -157,3 +157,71 @@ def test_the_demo_console_shows_rejected_commands_naming_their_source() -> None:
     assert len(shown) <= 2, shown
     assert len(shown) == 1 or " times in " in shown[1], shown
     assert "stopped after" in out
+
+
+# -- arm6 and rover: served by the array node (issue 12, item 5) ---------------------------------
+
+SERVED_FINAL = re.compile(
+    r"(\w+) \(array node\) stopped after [\d.]+ s: (\d+) commands accepted, (\d+) refused, loop "
+    r"([\d.]+) Hz achieved"
+)
+
+
+def _joint_positions(path: Path, topic: str) -> list[tuple[float, ...]]:
+    from jointbus.messages.joint_state import JointState
+
+    positions: list[tuple[float, ...]] = []
+    with path.open("rb") as f:
+        for _schema, _channel, message in make_reader(f).iter_messages(topics=[topic]):
+            positions.append(tuple(JointState.from_cdr(message.data).positions))
+    return positions
+
+
+@pytest.mark.parametrize("robot", ["arm6", "rover"])
+def test_demo_serves_arm6_and_rover_with_the_array_node_and_moves_them(
+    robot: str, tmp_path: Path
+) -> None:
+    path = tmp_path / f"{robot}.mcap"
+    result = run_cli(
+        free_port(),
+        "demo", "--robot", robot, "--headless", "--duration", "4", "--record", str(path),
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    summaries = [line for line in result.stdout.splitlines() if line.startswith("t=")]
+    assert len(summaries) >= 3, result.stdout
+    assert f"robot={robot} power=on" in summaries[-1]
+    final = SERVED_FINAL.search(result.stdout)
+    assert final, result.stdout
+    assert final.group(1) == robot and int(final.group(2)) >= 2 and final.group(3) == "0"
+    counts: dict[str, int] = {}
+    with path.open("rb") as f:
+        for _schema, channel, _message in make_reader(f).iter_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+    # Every family the array node publishes, at its 100 Hz for about 4 s.
+    for topic in ("joint_state", "actarray/data", "joints"):
+        assert counts.get(f"/{robot}/{topic}", 0) > 200, counts
+    positions = _joint_positions(path, f"/{robot}/joint_state")
+    travel = max(
+        abs(float(a) - float(b))
+        for first, last in ((positions[0], p) for p in positions)
+        for a, b in zip(_flat(first), _flat(last), strict=True)
+    )
+    assert travel > 0.2, (positions[0], positions[-1])  # rad or m: the robot moved
+
+
+def _flat(values: tuple[object, ...]) -> list[float]:
+    """A joint_state position vector as floats (a planar joint's pose is x, y, theta)."""
+    out: list[float] = []
+    for value in values:
+        if isinstance(value, float | int):
+            out.append(float(value))
+        else:
+            out.extend(float(getattr(value, axis)) for axis in ("x", "y", "theta"))
+    return out
+
+
+def test_only_hb50_runs_nodes_that_talk_over_a_transport() -> None:
+    result = run_cli(free_port(), "demo", "--robot", "arm6", "--transport", "zenoh")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error:") and "only hb50" in result.stderr, result.stderr

@@ -16,7 +16,7 @@ import pytest
 from cli_support import free_port, run_cli, start_cli, wait_until
 
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeState, MotionMode, RobotState
+from jointbus.messages.hb50 import BridgeMode, BridgeState, BridgeStatus, MotionMode, RobotState
 
 STAND_TIMEOUT = 40.0  # s: two interpreters start, then the 1 s stand-up
 
@@ -38,12 +38,8 @@ class Robot:
         self.bridge = start_cli(port, "bridge", "--headless")
         self.control = start_cli(port, "control", "--headless")
 
-    def status(self, key: str) -> str | None:
-        if not self.states:
-            return None
-        return next(
-            (s[len(key) + 2 :] for s in self.states[-1].status if s.startswith(f"{key}: ")), None
-        )
+    def facts(self) -> BridgeStatus:
+        return BridgeStatus.of(self.states[-1]) if self.states else BridgeStatus()
 
     def standing(self) -> bool:
         return bool(self.robot) and (
@@ -81,8 +77,8 @@ def robot() -> Iterator[Robot]:
 
 def test_bridge_and_control_processes_stand_the_robot_up(robot: Robot) -> None:
     assert robot.standing()
-    assert robot.status("owner") == "control_node"
-    assert robot.status("mode") == "run"
+    assert robot.facts().owner == "control_node"
+    assert robot.facts().mode is BridgeMode.RUN
     assert robot.states[-1].drives_enabled
 
 
@@ -90,18 +86,18 @@ def test_estop_latches_until_reset_and_mode_commands_answer(robot: Robot) -> Non
     result = run_cli(robot.port, "estop", "--reason", "test_launch")
     assert result.returncode == 0, result.stderr
     assert "e-stop latched" in result.stdout and "test_launch" in result.stdout
-    assert wait_until(lambda: robot.status("mode") == "estop", 2.0)
+    assert wait_until(lambda: robot.facts().mode is BridgeMode.ESTOP, 2.0)
     assert not robot.states[-1].drives_enabled
     # a second e-stop is confirmed too, and the first reason stands
     again = run_cli(robot.port, "estop")
     assert again.returncode == 0 and "test_launch" in again.stdout, again.stdout
     # the control node keeps publishing; nothing but a reset re-arms
-    assert robot.status("estop") is not None
+    assert robot.facts().estop_reason is not None
     idle = run_cli(robot.port, "mode", "idle")
     assert idle.returncode == 0 and "-> IDLE ('idle')" in idle.stdout, idle.stdout
     reset = run_cli(robot.port, "estop", "--reset")
     assert reset.returncode == 0 and "e-stop reset" in reset.stdout, reset.stderr
-    assert wait_until(lambda: robot.status("estop") is None, 2.0)
+    assert wait_until(lambda: robot.facts().estop_reason is None, 2.0)
     up = run_cli(robot.port, "mode", "stand_up")
     assert up.returncode == 0 and "IDLE -> STAND_UP" in up.stdout, up.stdout
     refused = run_cli(robot.port, "mode", "stand_up")  # rising or standing: refused, with why

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from jointbus.cli.main import _register, app
 from jointbus.cli.ros2 import export_packages
 from jointbus.codec.type_hash import rihs01_of
+from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
 
 
@@ -27,7 +28,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_packages_have_package_xml_cmakelists_and_one_msg_per_type(exported: Path) -> None:
-    registry = default_registry()
+    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
     for package in ("hb50_commons", "jointbus_msgs"):
         root = exported / package
         xml = ET.parse(root / "package.xml").getroot()
@@ -51,7 +52,7 @@ def test_exported_definitions_hash_like_jointbus_in_rosbags(exported: Path) -> N
     for path in files:
         name = f"{path.parent.parent.name}/msg/{path.stem}"
         store.register(get_types_from_msg(path.read_text(), name))
-    registry = default_registry()
+    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
     for path in files:
         name = f"{path.parent.parent.name}/msg/{path.stem}"
         assert store.hash_rihs01(name) == rihs01_of(registry.by_type_name(name)), name

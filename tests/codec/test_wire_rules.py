@@ -43,8 +43,8 @@ from jointbus.codec.wire import (
 from jointbus.messages.base import Message
 from jointbus.messages.geometry_msgs import Pose, Quaternion, Twist, Vector3
 from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand
-from jointbus.messages.hb50.status import Level, Status
 from jointbus.messages.stamp import Time
+from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
 
 # ---------------------------------------------------------------------------------------------

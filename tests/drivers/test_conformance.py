@@ -4,8 +4,9 @@ Each test takes ``url`` and opens it with :func:`opened`; a new driver joins the
 its URL to :data:`URLS` (and, if it needs a counterpart such as the CAN motor twin, a branch in
 :func:`opened`). The suite checks what a user relies on whatever the driver: unknown joints are
 one error with a natural message, the power state is in every reading and the flags never say
-IDLE while unpowered, a commanded move is MOVING from the call on and can be waited for, and a
-braked joint refuses motion and does not jump when released.
+IDLE while unpowered, a commanded move is MOVING from the call on and can be waited for, a
+braked joint refuses motion and does not jump when released, and a speed command runs while it is
+renewed, is brought to rest by the drive watchdog when it is not, and the next one resumes.
 
 ``sim://arm6`` runs in real time; ``can://virtual/…`` is the hb50 legs on MD80 motors answered by
 the firmware twin (:class:`~jointbus.drivers.can.twin_server.TwinServer`) on python-can's virtual
@@ -52,11 +53,18 @@ SAMPLES = 250  # reads over ≈ 0.5 s (the CAN twin's time advances one 2 ms per
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim
 
 
+COMMAND_TIMEOUT = 0.25  # s: the array node's default; sim:// takes it as a URL option
+
+
 @contextlib.contextmanager
-def opened(url: str) -> Iterator[ActuatorArray]:
-    """The driver at ``url``, with whatever must answer it running."""
+def opened(url: str, *, command_timeout: bool = False) -> Iterator[ActuatorArray]:
+    """The driver at ``url``, with whatever must answer it running; ``command_timeout``: with the
+    drive watchdog of speed commands (:data:`COMMAND_TIMEOUT`) — the ``sim://`` option, the array
+    node's default behind ``bus://``."""
     url = url.format(channel=f"jb-conformance-{uuid.uuid4().hex}")
     parsed = DriverURL.parse(url)
+    if command_timeout and parsed.scheme == "sim":
+        url += f"&command_timeout={COMMAND_TIMEOUT}"
     with contextlib.ExitStack() as stack:
         if parsed.scheme == "can" and parsed.host == "virtual":
             stack.enter_context(TwinServer.from_url(url, noise=False))
@@ -235,3 +243,45 @@ def test_releasing_the_brakes_never_makes_a_joint_jump(url: str) -> None:
         assert np.abs(velocities).max() <= limit
         assert np.abs(positions - held).max() < 0.02  # starts from, and holds, where it was
         assert not array.read().actuators[joint].state & MOVING
+
+
+# ------------------------------------------------------------------------ speed watchdog (12)
+
+
+def test_a_speed_runs_while_renewed_stops_when_not_and_the_next_one_resumes(url: str) -> None:
+    """Issue 12 items 1 and 3: Player speed semantics with the drive watchdog, alike on every
+    driver that has one: renewed, the joint keeps its speed; not renewed, it is brought to rest
+    within the timeout + its ramp and held; the next speed command moves it again."""
+    if DriverURL.parse(url.format(channel="x")).scheme == "can":
+        pytest.skip("can:// has no host-side drive watchdog (the twin does not model the MD80's)")
+    with opened(url, command_timeout=True) as array:
+        array.power(True)
+        joint, speed = 3, 0.5  # arm6's wrist_roll: ±3.05 rad, no brake; rad/s
+        accel = float(array.config_accelerations[joint])
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:  # renewed at 20 Hz: keeps turning
+            array.speed(joint, speed)
+            last = time.monotonic()
+            time.sleep(0.05)
+        reading = array.read_joints()
+        assert reading.velocity[joint] == pytest.approx(speed, abs=0.02)
+        assert reading.state[joint] & MOVING
+        reading = array.wait_until_still(joint, timeout=SETTLE_TIMEOUT)  # a speed move that ends
+        rest = time.monotonic() - last
+        assert abs(reading.velocity[joint]) < 1e-3
+        # timeout + ramp, + a read's age behind bus:// (100 Hz data) + a loaded host's slack
+        assert rest <= COMMAND_TIMEOUT + speed / accel + 0.25
+        assert rest >= COMMAND_TIMEOUT  # not before the timeout
+        held = float(reading.position[joint])
+        positions, velocities = sample(array, joint)
+        assert np.abs(positions - held).max() < 2e-3
+        assert np.abs(velocities).max() < 1e-3
+        array.speed(joint, -speed)  # the next command resumes
+        assert array.read().actuators[joint].state & MOVING
+        deadline = time.monotonic() + 2.0
+        while abs(array.read_joints().velocity[joint] + speed) > 0.02:
+            assert time.monotonic() < deadline, "did not resume"
+            array.speed(joint, -speed)
+            time.sleep(0.02)
+        array.speed(joint, 0.0)
+        array.wait_until_still(joint, timeout=SETTLE_TIMEOUT)

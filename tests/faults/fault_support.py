@@ -45,7 +45,7 @@ if _BUS_TESTS not in sys.path:
 from bus_support import free_port, wait_until  # noqa: E402
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig  # noqa: E402
-from jointbus.messages.hb50 import BridgeState  # noqa: E402
+from jointbus.messages.hb50 import BridgeState, BridgeStatus  # noqa: E402
 
 SRC: Final = str(_HERE.parents[1] / "src")
 NODE_SCRIPT: Final = _HERE / "fault_node.py"
@@ -85,11 +85,6 @@ class ModeChange:
     drives_enabled: bool
 
 
-def _field(state: BridgeState, key: str) -> str | None:
-    prefix = f"{key}: "
-    return next((s[len(prefix) :] for s in state.status if s.startswith(prefix)), None)
-
-
 class ModeLog:
     """Changes of the bridge's owner / mode / e-stop seen on ``/<ns>/bridge_state``."""
 
@@ -105,10 +100,11 @@ class ModeLog:
 
     def _on_state(self, state: BridgeState) -> None:
         now = time.monotonic_ns()
+        facts = BridgeStatus.of(state)
         key = (
-            _field(state, "owner") or "",
-            _field(state, "mode") or "",
-            _field(state, "estop"),
+            facts.owner,
+            facts.mode.value if facts.mode is not None else "",
+            facts.estop_reason,
             state.drives_enabled,
         )
         with self._lock:

@@ -42,6 +42,7 @@ import numpy as np
 
 from jointbus.codec import DecodeError, SchemaError, cdr, schema_of
 from jointbus.codec.wire import INT_RANGES, Primitive
+from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
 
 #: Where findings are kept as regression inputs (one JSON file each).
@@ -96,7 +97,7 @@ def message_classes() -> tuple[type[Any], ...]:
     ``TYPE_NAME`` and ``from_cdr`` in the message and runtime packages (``LoopDiagnostics``, the
     parameter messages, and the wire records that Python-facing types decode through)."""
     found: dict[type[Any], None] = {}
-    registry = default_registry()
+    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
     for name in registry:
         found[registry.by_type_name(name)] = None
     for package_name in _PACKAGES:

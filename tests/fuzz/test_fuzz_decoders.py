@@ -8,9 +8,9 @@ valid message, a hostile count of four billion elements — ``Cls.from_cdr`` (an
 allocates in proportion to the bytes actually present. The stable-layout fast path and the generic
 engine agree on every input.
 
-Covered classes: every registered type (:func:`jointbus.messages.registry.default_registry`) plus
-every other message class in :mod:`jointbus.messages` and :mod:`jointbus.runtime` (the wire
-records behind Python-facing types, ``LoopDiagnostics``, the parameter messages).
+Covered classes: every registered type (:func:`jointbus.messages.registry.default_registry` and
+hb50's) plus every other message class in :mod:`jointbus.messages` and :mod:`jointbus.runtime` (the
+wire records behind Python-facing types, ``LoopDiagnostics``, the parameter messages).
 
 ``make test`` runs a quick deterministic campaign (a few thousand inputs) and a hypothesis-driven
 one; ``make fuzz`` runs the long campaign (:func:`test_fuzz_one_million_inputs`, marked slow): one
@@ -46,6 +46,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointbus.codec import DecodeError, decode
+from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
 from jointbus.runtime import LoopDiagnostics
 
@@ -81,7 +82,7 @@ def _fail_on(checker: DecodeChecker, *, save: bool = False) -> None:
 def test_every_registered_and_runtime_type_is_fuzzed_from_valid_encodings(
     corpora: dict[type[Any], ClassCorpus],
 ) -> None:
-    registry = default_registry()
+    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
     fuzzed_names = {c.TYPE_NAME for c in CLASSES}
     assert set(registry) <= fuzzed_names
     assert all(registry.by_type_name(name) in CLASSES for name in registry)

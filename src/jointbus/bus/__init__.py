@@ -9,6 +9,7 @@ when a bus attaches it.
 """
 
 from jointbus.bus.bus import Bus, default_bus
+from jointbus.bus.clock import SYSTEM_CLOCK, Clock, ManualClock, SystemClock
 from jointbus.bus.discovery import EndpointInfo, TopicInfo
 from jointbus.bus.dispatcher import Dispatcher
 from jointbus.bus.errors import (
@@ -58,15 +59,18 @@ __all__ = [
     "MAB_RT",
     "PROFILES",
     "RELIABLE",
+    "SYSTEM_CLOCK",
     "AttachmentEvent",
     "Bus",
     "BusClosedError",
     "BusError",
+    "Clock",
     "DeadlineMissedEvent",
     "Dispatcher",
     "Durability",
     "EndpointInfo",
     "MalformedPayloadEvent",
+    "ManualClock",
     "MessagesLostEvent",
     "Publisher",
     "PublisherStats",
@@ -85,6 +89,7 @@ __all__ = [
     "ServiceUnavailableError",
     "Subscriber",
     "SubscriberStats",
+    "SystemClock",
     "TopicInfo",
     "TopicNameError",
     "TopicTypeError",

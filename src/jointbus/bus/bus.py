@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jointbus.bus.clock import SYSTEM_CLOCK, Clock
 from jointbus.bus.deadline import DeadlineTimer
 from jointbus.bus.discovery import EndpointInfo, TopicInfo, group_topics
 from jointbus.bus.dispatcher import Dispatcher
 from jointbus.bus.endpoint import Endpoint, EventCallback, MsgT
-from jointbus.bus.errors import BusClosedError, QosError, TopicTypeError
+from jointbus.bus.errors import BusClosedError, BusError, QosError, TopicTypeError
 from jointbus.bus.events import (
     DeadlineMissedEvent,
     EndpointKind,
@@ -89,15 +89,26 @@ def _check_msg_type(topic: str, msg_type: object, context: str) -> None:
 class Bus:
     """Topics, publishers and subscribers of one process; optionally bridged to Zenoh."""
 
-    def __init__(self, *, zenoh: ZenohConfig | None = None, name: str = "jointbus") -> None:
+    def __init__(
+        self,
+        *,
+        zenoh: ZenohConfig | None = None,
+        name: str = "jointbus",
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        """``clock``: what deadlines, lifespans and birth times are measured on (default the
+        host's monotonic clock); a :class:`~jointbus.bus.clock.ManualClock` makes QoS time move only
+        when told, for tests and stepped simulation, and keeps the bus in-process (Zenoh peers stamp
+        their messages on the host clock)."""
         self.name = name
+        self.clock = clock
         self._lock = threading.RLock()
         self._topics: dict[str, Topic] = {}
         self._hooks: tuple[EventCallback, ...] = ()
         self._closed = False
         self._default_dispatcher = Dispatcher(f"{name}-dispatch")
         self._dispatchers: list[Dispatcher] = [self._default_dispatcher]
-        self._deadlines = DeadlineTimer()
+        self._deadlines = DeadlineTimer(clock)
         self._transport: ZenohTransport | None = None
         self._services = ServiceTable(self)
         if zenoh is not None:
@@ -134,6 +145,7 @@ class Bus:
                 node=node,
                 on_event=on_event,
                 emit=self._emit,
+                clock=self.clock,
                 on_close=self._remove_publisher,
             )
             entry.publishers = (*entry.publishers, pub)
@@ -184,13 +196,14 @@ class Bus:
                 node=node,
                 on_event=on_event,
                 emit=self._emit,
+                clock=self.clock,
                 dispatcher=(dispatcher or self._default_dispatcher) if callback else None,
                 on_close=self._remove_subscriber,
             )
             peers = entry.publishers
             if resolved.transient_local:
                 # Replay under the lock, before live delivery starts, so history comes first.
-                now = time.monotonic_ns()
+                now = self.clock.monotonic_ns()
                 for pub in peers:
                     if not incompatibilities(pub.qos, resolved):
                         for msg, born, _seq in pub.history:
@@ -391,6 +404,11 @@ class Bus:
             self._check_open()
             if self._transport is not None:
                 raise BusClosedError(f"bus {self.name!r} already has a Zenoh transport")
+            if self.clock is not SYSTEM_CLOCK:
+                raise BusError(
+                    f"bus {self.name!r} runs on {self.clock!r}: Zenoh peers stamp their messages "
+                    "on the host's monotonic clock, so only a bus on SYSTEM_CLOCK can attach Zenoh"
+                )
             transport = ZenohTransport(self, config or ZenohConfig())
             self._transport = transport
             entries = list(self._topics.values())

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from jointbus.bus.clock import Clock
 from jointbus.bus.events import DeadlineMissedEvent, EndpointKind, QosEvent
 from jointbus.bus.qos import QosProfile
 from jointbus.messages.base import Message
@@ -48,8 +48,11 @@ class Endpoint(Generic[MsgT]):
         node: str,
         on_event: EventCallback | None,
         emit: EmitFn,
+        clock: Clock,
     ) -> None:
         self.topic = topic
+        #: What QoS time (deadlines, lifespans, birth times) is measured on.
+        self._clock = clock
         self.msg_type = msg_type
         self.qos = qos
         self.node = node
@@ -60,7 +63,7 @@ class Endpoint(Generic[MsgT]):
         self._closed = False
         self.deadline_missed = 0
         self._deadline_ns = qos.deadline_ns
-        now = time.monotonic_ns()
+        now = clock.monotonic_ns()
         # The last message (published or received) and the end of the last counted missed period.
         self._last_activity_ns = now
         self._deadline_anchor_ns = now

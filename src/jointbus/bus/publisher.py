@@ -13,12 +13,12 @@ one attribute read per publish for having Zenoh enabled.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol
 
+from jointbus.bus.clock import Clock
 from jointbus.bus.endpoint import EmitFn, Endpoint, EventCallback, MsgT
 from jointbus.bus.errors import BusClosedError, TopicTypeError
 from jointbus.bus.events import EndpointKind
@@ -66,9 +66,11 @@ class Publisher(Endpoint[MsgT], Generic[MsgT]):
         node: str,
         on_event: EventCallback | None,
         emit: EmitFn,
+        clock: Clock,
         on_close: Callable[[Publisher[MsgT]], None],
     ) -> None:
-        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit)
+        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit, clock=clock
+        )
         self._on_close = on_close
         self._targets: tuple[OfferFn[MsgT], ...] = ()
         #: (message, publish time ns, sequence number) kept for transient-local late joiners.
@@ -95,7 +97,7 @@ class Publisher(Endpoint[MsgT], Generic[MsgT]):
             )
         if self._closed:
             raise BusClosedError(f"publisher {self.label} on {self.topic!r} is closed")
-        now = time.monotonic_ns()
+        now = self._clock.monotonic_ns()
         self.seq = seq = self.seq + 1
         self._last_activity_ns = now
         for offer in self._targets:

@@ -29,12 +29,12 @@ thread (the normal case); with several publishing threads they may under-count b
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic
 
+from jointbus.bus.clock import Clock
 from jointbus.bus.dispatcher import Dispatcher
 from jointbus.bus.endpoint import EmitFn, Endpoint, EventCallback, MsgT
 from jointbus.bus.errors import BusClosedError, BusError
@@ -91,10 +91,12 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         node: str,
         on_event: EventCallback | None,
         emit: EmitFn,
+        clock: Clock,
         dispatcher: Dispatcher | None,
         on_close: Callable[[Subscriber[MsgT]], None],
     ) -> None:
-        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit)
+        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit, clock=clock
+        )
         if realtime and callback is None:
             raise BusError(f"realtime subscriber on {topic!r} needs a callback")
         if callback is not None and not callable(callback):
@@ -170,7 +172,7 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
                 msg, born = buffer.popleft()
             except IndexError:
                 break
-            if lifespan and time.monotonic_ns() - born > lifespan:
+            if lifespan and self._clock.monotonic_ns() - born > lifespan:
                 self.expired += 1
                 continue
             try:
@@ -233,7 +235,7 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
                 msg, born = buffer.popleft()
             except IndexError:
                 return None
-            if lifespan and time.monotonic_ns() - born > lifespan:
+            if lifespan and self._clock.monotonic_ns() - born > lifespan:
                 self.expired += 1
                 continue
             self.delivered += 1
@@ -255,7 +257,7 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         if latest is None:
             return None
         msg, born = latest
-        if self._lifespan_ns and time.monotonic_ns() - born > self._lifespan_ns:
+        if self._lifespan_ns and self._clock.monotonic_ns() - born > self._lifespan_ns:
             return None
         return msg
 

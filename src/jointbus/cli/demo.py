@@ -1,5 +1,8 @@
 """``jointbus demo``: the simulated hb50 with its bridge and control node, standing up.
 
+``--robot arm6`` / ``--robot rover`` run those robots instead, served by the array node and moved
+by its first client (:mod:`jointbus.cli.served_demo`); what follows is the hb50 run.
+
 Where it sits: :mod:`jointbus.cli`, registered as the ``demo`` command of :mod:`jointbus.cli.main`
 (``make demo`` runs it). It is a view of a :class:`jointbus.stack.Stack`; :mod:`jointbus.cli.launch`
 reuses the view for ``jointbus bridge`` and ``jointbus control``.
@@ -41,7 +44,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
@@ -63,6 +66,9 @@ if TYPE_CHECKING:
 
 __all__ = ["demo", "final_line", "report_line", "run_view", "summary_table"]
 
+#: Robots the demo runs as a :class:`Stack` (bridge + control node); the others are served by the
+#: array node (:mod:`jointbus.cli.served_demo`).
+STACK_ROBOTS: Final = ("hb50",)
 #: Period of the plain and rich summaries (s).
 SUMMARY_PERIOD_S = 1.0
 #: How often the status reports received are printed (s).
@@ -323,13 +329,34 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             help="SCHED_FIFO and 1 ns timer slack for the bridge loop where the OS allows it.",
         ),
     ] = True,
-    robot: Annotated[str, typer.Option("--robot", help="Bundled robot to simulate.")] = "hb50",
+    robot: Annotated[
+        str,
+        typer.Option(
+            "--robot",
+            help="Bundled robot to simulate: hb50 (bridge + control node, stands up); arm6, "
+            "rover (served by the array node as `jointbus serve` does, and moved).",
+        ),
+    ] = "hb50",
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
 ) -> None:
-    """Run the simulated robot with its bridge and control node; it stands up."""
+    """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
+    the array node and moved."""
     with user_errors():
+        if robot not in STACK_ROBOTS:
+            from jointbus.cli.served_demo import run_served_demo
+
+            if transport != "inproc":
+                raise CliError(f"--transport {transport}: only hb50 runs nodes that talk over it")
+            with _sigterm_as_interrupt():
+                run_served_demo(
+                    robot,
+                    zenoh=None if isolated else zenoh_config(hub_port, connect, router),
+                    duration=duration,
+                    record=record,
+                )
+            return
         if transport not in TRANSPORTS:
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":

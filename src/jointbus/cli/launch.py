@@ -53,7 +53,14 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import BridgeState, Level, MotionMode, RobotState, Status
+from jointbus.messages.hb50 import (
+    BridgeState,
+    BridgeStatus,
+    Level,
+    MotionMode,
+    RobotState,
+    Status,
+)
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.control.motion import MotionCommand
 from jointbus.runtime import DEFAULT_NAMESPACE
@@ -196,10 +203,7 @@ def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publis
 
 
 def _estop_of(state: BridgeState) -> str | None:
-    for text in state.status:
-        if text.startswith("estop: "):
-            return text[len("estop: ") :]
-    return None
+    return BridgeStatus.of(state).estop_reason
 
 
 def estop(  # noqa: PLR0917 (typer maps parameters to options)

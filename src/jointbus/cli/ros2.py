@@ -28,6 +28,7 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
+from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import TypeRegistry, default_registry
 
 app = typer.Typer(no_args_is_help=True)
@@ -107,7 +108,7 @@ def export_packages(
     """Write one interface package per name under ``directory``; returns package → type names.
 
     Raises CliError for a package no registered type belongs to (nothing is written then)."""
-    registry = registry or default_registry()
+    registry = registry or default_registry().with_types(*HB50_MESSAGE_TYPES)
     chosen: dict[str, dict[str, str]] = {}
     for package in packages:
         types = {

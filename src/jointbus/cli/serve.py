@@ -60,6 +60,15 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         float,
         typer.Option("--watchdog", min=0.001, help="Impedance stream silence before damping (s)."),
     ] = 0.25,
+    command_timeout: Annotated[
+        float,
+        typer.Option(
+            "--command-timeout",
+            min=0.001,
+            help="A speed or current command not renewed within this time is brought to rest "
+            "(s; position moves never expire).",
+        ),
+    ] = 0.25,
     allowed_source: Annotated[
         list[str] | None,
         typer.Option(
@@ -86,6 +95,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             settings = ArrayNodeConfig(
                 rate_hz=rate,
                 watchdog_s=watchdog,
+                command_timeout_s=command_timeout,
                 allowed_sources=tuple(allowed_source) if allowed_source else None,
             )
         except ValueError as exc:

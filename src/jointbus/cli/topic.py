@@ -63,8 +63,8 @@ from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
 from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
-from jointbus.runtime.message_types import runtime_registry
 from jointbus.runtime.node import DuplicateNodeError
+from jointbus.tools.known_types import known_registry
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
@@ -247,7 +247,7 @@ def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicT
 
     Raises CliError naming close matches (or every known type) when the name is unknown.
     """
-    registry = registry if registry is not None else runtime_registry()
+    registry = registry if registry is not None else known_registry()
     try:
         facing = registry.by_type_name(type_name)
     except UnknownTypeError as exc:

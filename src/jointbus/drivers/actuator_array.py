@@ -25,6 +25,8 @@ hook                                            called by
 ``_motor_power() -> bool``                      motion commands (``POWERED_OFF`` when False)
 ``_measured_state() -> (position, velocity)``   soft limits (default: from ``_read_raw``)
 ``_request_power(on)``                          :meth:`power`
+``_request_joint_power(indices, on)``           :meth:`joint_power`
+``_joints_powered() -> BoolArray``              motion commands, per joint (default: all on)
 ``_request_brakes(on)``                         :meth:`brakes`
 ``_request_speed(indices, speeds)``             :meth:`set_speed` (speeds > 0)
 ``_request_accel(indices, accels)``             :meth:`set_accel` (accels > 0)
@@ -64,7 +66,12 @@ from the call on — not only once the joint has sped up — until its profile h
 joint is still; :meth:`wait_until_still` waits for that, with a timeout
 (:class:`~jointbus.drivers.errors.MotionTimeoutError` names the joints still moving).
 **Power state**: every reading carries ``motor_power`` (Player's ``motor_state``), and an
-actuator whose drive stage is off is flagged ``UNPOWERED``, never ``IDLE``.
+actuator whose drive stage is off is flagged ``UNPOWERED``, never ``IDLE``. :meth:`joint_power`
+switches one joint's drive stage off (no torque: the joint is limp, the others keep running) or
+on again (holding where it is measured) — what a thermal shutdown of one motor needs, where
+switching the whole array off would drop every other joint; the array's ``motor_power`` stays on,
+motion commands naming that joint are refused (``POWERED_OFF``, naming it), and ``power(True)``
+switches every drive on again.
 
 **Limits.** Hard limits (position, velocity, effort, current) follow the config's
 :class:`~jointbus.drivers.limits.LimitPolicy`: ``REJECT`` raises :class:`LimitError`, ``SATURATE``
@@ -541,6 +548,14 @@ class ActuatorArray(abc.ABC):
     def _request_power(self, on: bool) -> None:
         raise self._unsupported(Capability.POWER.value)
 
+    def _request_joint_power(self, indices: IntArray, on: bool) -> None:
+        raise self._unsupported(Capability.JOINT_POWER.value)
+
+    def _joints_powered(self) -> BoolArray:
+        """Which actuators' drive stages are on while the array's power is (default: all; a
+        driver with ``JOINT_POWER`` reports the ones switched off)."""
+        return np.ones(self._n, dtype=np.bool_)
+
     def _request_brakes(self, on: bool) -> None:
         raise self._unsupported(Capability.BRAKES.value)
 
@@ -714,6 +729,21 @@ class ActuatorArray(abc.ABC):
         """Switch motor power of the whole array on or off (ACK: returns; NACK: raises)."""
         self._switch(Capability.POWER, "power", on, self._request_power)
 
+    def joint_power(self, joint: int | str | None, on: bool) -> None:
+        """Switch the drive stage of ``joint`` (``None``: every joint) off — no torque, the joint
+        is limp and ``UNPOWERED``, the others keep running — or on again, holding where it is
+        measured. The array's motor power must be on to switch a joint on (``POWERED_OFF``)."""
+        with self._api_lock:
+            self._begin(Capability.JOINT_POWER)
+            indices = self._request_joints("joint_power", joint)
+            if type(on) is not bool:
+                raise RequestRejected(
+                    "joint_power", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                )
+            if on:
+                self._require_power("joint_power")
+            self._request_joint_power(indices, on)
+
     def brakes(self, on: bool) -> None:
         """Engage (``True``) or release the brakes of every actuator that has one."""
         self._switch(Capability.BRAKES, "brakes", on, self._request_brakes)
@@ -805,7 +835,7 @@ class ActuatorArray(abc.ABC):
             targets, saturations = self._limits.apply(
                 "position", self._home[indices], indices, command_field="home"
             )
-            self._require_power("home")
+            self._require_power("home", indices)
             self._require_unbraked("home", indices)
             self._write_home(indices, self._to_actuator_position(indices, targets))
             return self._report(saturations)
@@ -973,7 +1003,7 @@ class ActuatorArray(abc.ABC):
             "position", values, indices, command_field=field_name
         )
         targets, soft = self._clamp_soft_position(indices, targets, field_name)
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_positions(indices, self._to_actuator_position(indices, targets))
         return self._report(saturations + soft)
@@ -996,7 +1026,7 @@ class ActuatorArray(abc.ABC):
                 indices, targets, vmin[indices], vmax[indices], f"{field_name} (soft limit)"
             )
             saturations += soft
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_speeds(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
@@ -1007,7 +1037,7 @@ class ActuatorArray(abc.ABC):
         targets, saturations = self._limits.apply(
             "current", values, indices, command_field=field_name
         )
-        self._require_power(field_name)
+        self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_currents(indices, self._calibration.direction[indices] * targets)
         return self._report(saturations)
@@ -1121,10 +1151,24 @@ class ActuatorArray(abc.ABC):
             + ", ".join(sorted(c.value for c in self._capabilities())),
         )
 
-    def _require_power(self, request: str) -> None:
+    def _require_power(self, request: str, indices: IntArray | None = None) -> None:
+        """Refuse motion while the array's power is off, or (``indices``) while the drive of one
+        of those joints is switched off (:meth:`joint_power`), naming it."""
         if not self._motor_power():
             raise RequestRejected(
                 request, RejectReason.POWERED_OFF, "switch motor power on first (power(True))"
+            )
+        if indices is None:
+            return
+        off = ~self._joints_powered()[indices]
+        if off.any():
+            i = int(indices[int(np.flatnonzero(off)[0])])
+            raise RequestRejected(
+                request,
+                RejectReason.POWERED_OFF,
+                "its drive is switched off (joint_power(joint, True), or power(True) for all)",
+                joint=self._names[i],
+                index=i,
             )
 
     def _require_unbraked(self, request: str, indices: IntArray) -> None:

@@ -22,6 +22,8 @@ class Capability(enum.Enum):
 
     POWER = "power"
     """Request: motor power of the whole array on/off."""
+    JOINT_POWER = "joint_power"
+    """Request: the drive stage of one joint off (limp, no torque) or on again."""
     BRAKES = "brakes"
     """Request: engage/release the brakes of every actuator that has one."""
     SPEED_CONFIG = "set_speed"

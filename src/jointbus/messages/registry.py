@@ -1,10 +1,15 @@
-"""Every message type jointbus knows, by its ROS 2 type name.
+"""Message types by their ROS 2 type name: the registry, and the generic core's types.
 
-Where it sits: :mod:`jointbus.messages` (the top of that layer: it imports every message module).
-Tools that meet a message by *name* — ``jointbus topic echo`` decoding a payload it discovered on
-Zenoh, the recorder writing schemas, ``jointbus play`` turning stored bytes back into objects — look
-the class up here. Following rosbags, the registry is an explicit object (:class:`TypeRegistry`),
-not a hidden global; :func:`default_registry` builds the one holding all bundled types.
+Where it sits: :mod:`jointbus.messages` (the top of that layer: it imports every generic message
+module). Tools that meet a message by *name* — ``jointbus topic echo`` decoding a payload it
+discovered on Zenoh, the recorder writing schemas, ``jointbus play`` turning stored bytes back into
+objects — look the class up in a registry. Following rosbags, the registry is an explicit object
+(:class:`TypeRegistry`), not a hidden global; :func:`default_registry` builds the one holding the
+generic core's types (standard ROS types, status, Beam Bots, Player, Rock). A robot's own message
+set (Honey Badger's ``hb50_commons``) lives above the core and is added with
+:meth:`TypeRegistry.with_types` by the layer that knows the robots
+(:func:`jointbus.tools.known_types.known_registry`), so the core never imports a robot;
+:func:`message_types_in` lists a module's types for that.
 
 Where a Python-facing type and its wire record share a type name (the typed ``JointState``, the
 Player single-joint commands), the Python-facing one is registered: its ``from_cdr`` decodes the
@@ -85,6 +90,22 @@ class TypeRegistry:
         return extended
 
 
+def message_types_in(*modules: object) -> list[type[Any]]:
+    """The message classes defined in ``modules`` (a ``TYPE_NAME`` and ``from_cdr``), in order."""
+    found: list[type[Any]] = []
+    for module in modules:
+        name = getattr(module, "__name__", None)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == name
+                and isinstance(getattr(value, "TYPE_NAME", None), str)
+                and hasattr(value, "from_cdr")
+            ):
+                found.append(value)
+    return found
+
+
 def _bundled_types() -> list[type[Any]]:
     from jointbus.messages import (
         geometry_msgs,
@@ -96,14 +117,14 @@ def _bundled_types() -> list[type[Any]]:
         nav_msgs,
         sensor_msgs,
         stamp,
+        status,
         std_msgs,
         tf2_msgs,
     )
     from jointbus.messages.actarray import commands, data, description, geometry, reply, requests
-    from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state, status
 
     # Wire records first, so the Python-facing classes of the same name replace them.
-    modules = [
+    return message_types_in(
         jointbus_msgs,
         stamp,
         std_msgs,
@@ -111,10 +132,6 @@ def _bundled_types() -> list[type[Any]]:
         nav_msgs,
         sensor_msgs,
         tf2_msgs,
-        bridge_data,
-        bridge_state,
-        joint_command,
-        robot_state,
         status,
         joint_sample,
         joints,
@@ -126,21 +143,11 @@ def _bundled_types() -> list[type[Any]]:
         reply,
         description,
         joint_state,
-    ]
-    found: list[type[Any]] = []
-    for module in modules:
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and value.__module__ == module.__name__
-                and isinstance(getattr(value, "TYPE_NAME", None), str)
-                and hasattr(value, "from_cdr")
-            ):
-                found.append(value)
-    return found
+    )
 
 
 @functools.cache
 def default_registry() -> TypeRegistry:
-    """The registry of every message type bundled with jointbus (built once)."""
+    """The registry of the generic core's message types (built once); robots' sets are added
+    above the core (:func:`jointbus.tools.known_types.known_registry`)."""
     return TypeRegistry(_bundled_types())

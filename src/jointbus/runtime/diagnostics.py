@@ -31,7 +31,7 @@ from jointbus.bus import Publisher, QosEvent
 from jointbus.codec.wire import Float64, String, UInt64
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, ValidationError
-from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
 from jointbus.runtime.loop_stats import LoopStatsSnapshot
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Final
 
 from jointbus.bus import RELIABLE, Publisher, QosProfile
-from jointbus.messages.hb50 import Status
+from jointbus.messages.status import Status
 from jointbus.runtime.timer import Timer, TimerThread
 
 #: ``status`` text of an ordinary heartbeat.

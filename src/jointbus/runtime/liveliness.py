@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from jointbus.bus import BusError, EndpointInfo
 from jointbus.bus.ros_graph import ADMIN_SPACE
-from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.status import Level, Status
 from jointbus.runtime.heartbeat import HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN
 from jointbus.runtime.node import Node, NodeSubscription
 from jointbus.runtime.timer import Timer

@@ -76,7 +76,7 @@ from jointbus.bus import (
 )
 from jointbus.bus.endpoint import EventCallback, MsgT
 from jointbus.bus.service import ReqT, RespT
-from jointbus.messages.hb50 import Level, Status
+from jointbus.messages.status import Level, Status
 from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
 from jointbus.runtime.heartbeat import DEFAULT_HEARTBEAT_PERIOD_S, HEARTBEAT_QOS, Heartbeat
 from jointbus.runtime.lifecycle import Lifecycle, LifecycleState, Transition

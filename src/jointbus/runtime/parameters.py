@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from jointbus.bus import LATCHED, RELIABLE
-from jointbus.messages.hb50 import Level
+from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header
 from jointbus.model.errors import ParameterError
 from jointbus.model.parameters import ParameterSpec, ParameterType, ParameterValue

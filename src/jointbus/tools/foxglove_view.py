@@ -8,8 +8,8 @@ observes), :mod:`jointbus.messages` (schemas) and :mod:`jointbus.model` (URDF an
 What a Foxglove client sees:
 
 - **every bus topic** — local ones and, with Zenoh attached, those of other processes, typed
-  through :func:`jointbus.runtime.message_types.runtime_registry` (so the nodes' diagnostics and
-  parameter lists are shown too) — as a
+  through :func:`jointbus.tools.known_types.known_registry` (so the nodes' diagnostics and
+  parameter lists, and every bundled robot's messages, are shown too) — as a
   channel of the same name, ``cdr`` encoding, the ``ros2msg`` schema from the message class's
   ``msgdef()`` (the schema name is the ROS 2 type name, ``hb50_commons/msg/BridgeData``): Foxglove
   decodes ROS 2 CDR natively, so no JSON conversion is needed and the bytes are the bus's own.
@@ -87,8 +87,8 @@ from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.model.joint import JointType
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.robot import RobotModel
-from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.errors import ToolError
+from jointbus.tools.known_types import known_registry
 
 __all__ = [
     "DEFAULT_DERIVED_RATE_HZ",
@@ -384,9 +384,9 @@ class FoxgloveView:
         self.robot = robot
         self.namespace = namespace.strip("/")
         self.data_topic = f"/{self.namespace}/bridge_data" if self.namespace else "/bridge_data"
-        # runtime_registry: the loop diagnostics and parameter lists every node publishes are
-        # runtime types, which the messages layer's default registry cannot list
-        self._registry = registry if registry is not None else runtime_registry()
+        # known_registry: the loop diagnostics and parameter lists every node publishes are
+        # runtime types and hb50's are a robot's, which the messages layer's registry cannot list
+        self._registry = registry if registry is not None else known_registry()
         self._scan_period_s = float(scan_period_s)
         self._discover_timeout_s = float(discover_timeout_s)
         self._derived_period_ns = round(_NS_PER_S / derived_rate_hz)

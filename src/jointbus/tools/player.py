@@ -29,9 +29,9 @@ from typing import Any
 from jointbus.bus import RELIABLE, Bus, Publisher, QosProfile
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
-from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.bag_reader import Bag
 from jointbus.tools.errors import PlaybackError
+from jointbus.tools.known_types import known_registry
 
 _LOG = logging.getLogger("jointbus.tools.player")
 
@@ -94,7 +94,7 @@ class Player:
         self._rate = float(rate)
         self._loop = loop
         self._topics = None if topics is None else frozenset(topics)
-        self._registry = registry if registry is not None else runtime_registry()
+        self._registry = registry if registry is not None else known_registry()
         self._qos = qos
         self._node = node
         self._settle_s = settle_s

@@ -42,9 +42,9 @@ import numpy.typing as npt
 
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.model import JointType, RobotModel
-from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.bag_reader import Bag, open_bag
 from jointbus.tools.errors import PlotError
+from jointbus.tools.known_types import known_registry
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -202,7 +202,7 @@ def extract_series(
     module docstring), which also tells rotary from linear units.
     """
     info = bag.topic(topic)  # BagError naming the topics present
-    registry = registry if registry is not None else runtime_registry()
+    registry = registry if registry is not None else known_registry()
     try:
         cls = registry.by_type_name(info.type_name)
     except UnknownTypeError as exc:

@@ -50,8 +50,8 @@ from jointbus.bus import attachment as bus_attachment
 from jointbus.bus.names import domain_selector, parse_data_key, validate_topic_name
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
-from jointbus.runtime.message_types import runtime_registry
 from jointbus.tools.errors import RecorderError
+from jointbus.tools.known_types import known_registry
 from jointbus.tools.mcap_writer import DEFAULT_CHUNK_SIZE, McapChunkWriter
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class Recorder:
         )
         self._local = local
         self._remote = remote
-        self._registry = registry if registry is not None else runtime_registry()
+        self._registry = registry if registry is not None else known_registry()
         self._chunk_size = chunk_size
         self._flush_interval = float(flush_interval)
         self._discovery_interval = float(discovery_interval)

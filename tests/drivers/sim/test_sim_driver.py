@@ -600,3 +600,89 @@ def test_external_physics_must_match_the_joints() -> None:
     config = SimArrayConfig.from_model(load_robot("arm6"), realtime=False)
     with pytest.raises(drivers.ActuatorArrayConfigError, match="same names"):
         SimActuatorArray(config, physics=RotorWithLoad(("a", "b"), 0.0))
+
+
+# ---------------------------------------------------------------- drive watchdog (issue 12)
+
+
+def test_the_drive_watchdog_stops_an_unrenewed_speed_within_its_ramp_on_simulated_time() -> None:
+    url = "sim://arm6?realtime=false&noise=false&command_timeout=0.1"
+    with drivers.open(url) as arm:
+        assert isinstance(arm, SimActuatorArray)
+        arm.power(True)
+        wrist, speed = 3, 1.0  # rad/s
+        accel = float(arm.config_accelerations[wrist])  # rad/s²
+        arm.speed(wrist, speed)
+        arm.step(0.09)  # within the timeout (the ramp up to 1 rad/s takes ≈ 0.17 s)
+        arm.speed(wrist, speed)  # renewed
+        arm.step(0.09)
+        assert arm.read_joints().velocity[wrist] > 0.5
+        velocities = []
+        for _ in range(60):  # 0.3 s: timeout 0.1 s after the renewal, then the ramp down
+            arm.step(0.005)
+            velocities.append(float(arm.read_joints().velocity[wrist]))
+        v = np.array(velocities)
+        assert v[:15].min() > 0.5  # still turning up to the timeout (0.1 s after renewal)
+        assert abs(v[-1]) < 1e-3  # at rest after the timeout + the ramp
+        slope = np.abs(np.diff(v)) / 0.005
+        assert slope.max() <= accel * 1.15  # ramped within the configured acceleration
+        held = float(arm.read_joints().position[wrist])
+        arm.step(0.5)
+        assert float(arm.read_joints().position[wrist]) == pytest.approx(held, abs=1e-4)
+        arm.speed(wrist, -speed)  # the next command resumes
+        arm.step(0.05)
+        assert arm.read_joints().velocity[wrist] < -0.1
+
+
+def test_the_drive_watchdog_leaves_position_moves_and_is_off_by_default() -> None:
+    with drivers.open("sim://arm6?realtime=false&noise=false&command_timeout=0.1") as arm:
+        arm.power(True)
+        arm.position("elbow", 1.0)  # ≈ 1 s: ten timeouts long
+        reading = arm.wait_until_still("elbow", timeout=5.0)
+        assert reading.position[2] == pytest.approx(1.0, abs=0.01)
+    with drivers.open("sim://arm6?realtime=false&noise=false") as arm:
+        arm.power(True)
+        arm.speed(3, 0.5)
+        arm.step(1.0)
+        assert arm.read_joints().velocity[3] == pytest.approx(0.5, abs=0.01)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "soon"])
+def test_a_bad_command_timeout_option_is_a_url_error_naming_it(bad: str) -> None:
+    with pytest.raises(DriverURLError, match=f"command_timeout={bad!r}"):
+        drivers.open(f"sim://arm6?command_timeout={bad}")
+
+
+# ---------------------------------------------------------------- per-joint drive-off (issue 12)
+
+
+def test_joint_power_switches_one_drive_off_and_on_while_the_others_run() -> None:
+    with drivers.open("sim://arm6?realtime=false&noise=false") as arm:
+        with pytest.raises(RequestRejected) as info:  # on needs the array's power
+            arm.joint_power("wrist_pitch", True)
+        assert info.value.reason is RejectReason.POWERED_OFF
+        arm.power(True)
+        arm.current("wrist_pitch", 0.5)  # A: driven
+        arm.joint_power("wrist_pitch", False)
+        arm.position("elbow", 0.3)
+        arm.step(0.3)
+        r = arm.read_joints()
+        assert r.motor_power and r.state[4] & ActuatorState.UNPOWERED
+        assert r.effort[4] == 0.0 and abs(r.velocity[2]) > 0.1  # limp; the elbow moves
+        for command in (lambda: arm.position(4, 0.1), lambda: arm.speeds([0.0] * 6)):
+            with pytest.raises(RequestRejected) as info:
+                command()
+            assert info.value.reason is RejectReason.POWERED_OFF
+            assert (info.value.joint, info.value.index) == ("wrist_pitch", 4)
+        with pytest.raises(UnknownJointError):
+            arm.joint_power("wrist_pitchx", True)
+        arm.joint_power("wrist_pitch", True)  # on again: holds where it is
+        held = float(arm.read_joints().position[4])
+        arm.step(0.3)
+        r = arm.read_joints()
+        assert not r.state[4] & ActuatorState.UNPOWERED
+        assert r.position[4] == pytest.approx(held, abs=1e-3)
+        arm.joint_power(None, False)
+        assert all(a.state & ActuatorState.UNPOWERED for a in arm.read().actuators)
+        arm.power(True)  # every drive on again
+        assert not any(s & ActuatorState.UNPOWERED for s in arm.read_joints().state)

@@ -1,16 +1,20 @@
 """The array node serving ``sim://arm6``: what it publishes, what it accepts, what it refuses.
 
 Most tests run on one in-process bus (a client is another node's view); the malformed-bytes test
-uses two real Zenoh sessions, since only bytes from the network can be malformed.
+uses two real Zenoh sessions, since only bytes from the network can be malformed, and the command
+watchdog's is a ``bus://`` client in another process, SIGKILLed while its joint turns.
 """
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 _DRIVER_TESTS = str(Path(__file__).resolve().parents[2] / "drivers" / "bus")
@@ -32,6 +36,7 @@ from jointbus.messages import jointbus_msgs  # noqa: E402
 from jointbus.messages.actarray import (  # noqa: E402
     ActuatorArrayData,
     ActuatorReply,
+    ActuatorState,
     ArrayGeometry,
     PowerRequest,
 )
@@ -284,3 +289,189 @@ def test_a_failing_driver_is_reported_and_the_node_keeps_answering(rig: Rig) -> 
     before = rig.node.loop_stats()["array"].cycles
     assert wait_until(lambda: rig.node.loop_stats()["array"].cycles > before + 5, timeout=3.0)
     assert rig.node.rate_loops["array"].running  # the loop survived the failed reads
+
+
+# ---------------------------------------------------------------- command watchdog (issue 12, 1)
+
+WRIST = 3  # wrist_roll: ±3.05 rad, configured speed 2 rad/s, no brake
+
+
+def velocity(rig: Rig, joint: int) -> float:
+    return float(rig.array.read_joints().velocity[joint])
+
+
+def at_rest(rig: Rig, joint: int) -> bool:
+    r = rig.array.read_joints()
+    return abs(r.velocity[joint]) < 1e-3 and not r.state[joint] & ActuatorState.MOVING
+
+
+def test_a_speed_not_renewed_is_brought_to_rest_reported_once_and_the_next_resumes(
+    rig: Rig,
+) -> None:
+    rig.client.power(True)
+    rig.client.speed("wrist_roll", 1.0)
+    assert wait_until(lambda: abs(velocity(rig, WRIST) - 1.0) < 0.02, timeout=2.0)
+    assert wait_until(lambda: bool(rig.statuses("command watchdog")), timeout=3.0)
+    report = rig.statuses("command watchdog")[0]
+    assert report.level == Level.WARN
+    assert "no speed or current command for 250 ms" in report.status
+    assert "'wrist_roll' (index 3)" in report.status
+    assert "elbow" not in report.status
+    assert wait_until(lambda: at_rest(rig, WRIST), timeout=3.0)
+    held = float(rig.array.read_joints().position[WRIST])
+    time.sleep(0.5)  # held where it stopped, not drifting, not reported again
+    assert float(rig.array.read_joints().position[WRIST]) == pytest.approx(held, abs=1e-3)
+    assert len(rig.statuses("command watchdog")) == 1
+    rig.client.speed("wrist_roll", -1.0)  # the next command applies as usual
+    assert wait_until(lambda: abs(velocity(rig, WRIST) + 1.0) < 0.02, timeout=2.0)
+    assert wait_until(lambda: len(rig.statuses("command watchdog")) == 2, timeout=3.0)
+
+
+def test_a_renewed_speed_keeps_moving_and_a_position_move_never_expires(rig: Rig) -> None:
+    rig.client.power(True)
+    end = time.monotonic() + 0.8
+    while time.monotonic() < end:  # renewed at 20 Hz, well within 0.25 s
+        rig.client.speed("wrist_roll", 0.5)
+        time.sleep(0.05)
+    assert velocity(rig, WRIST) == pytest.approx(0.5, abs=0.02)
+    rig.client.speed("wrist_roll", 0.0)  # a stop is not a stream: it does not expire
+    rig.client.position("elbow", 1.0)  # ≈ 1 s at 1.2 rad/s: four timeouts long
+    reading = rig.client.wait_until_still("elbow", timeout=10.0)
+    assert reading.position[ELBOW] == pytest.approx(1.0, abs=0.01)
+    assert rig.statuses("command watchdog") == []
+
+
+def test_currents_and_rock_speeds_expire_too(rig: Rig) -> None:
+    rig.client.power(True)
+    rig.client.current("flange_roll", 0.05)  # A
+    time.sleep(0.05)
+    pub = rig.bus.publisher(N.joints_command, Joints, RELIABLE)
+    pub.publish(
+        Joints(
+            names=("wrist_roll", "wrist_pitch"),
+            samples=(JointSample.from_speed(0.4), JointSample.from_speed(-0.4)),
+        )
+    )
+    assert wait_until(lambda: abs(velocity(rig, WRIST) - 0.4) < 0.02, timeout=2.0)
+    named = [
+        f"{n!r} (index {i})" for n, i in (("flange_roll", 5), ("wrist_roll", 3), ("wrist_pitch", 4))
+    ]
+
+    def reported() -> str:
+        return " / ".join(s.status for s in rig.statuses("command watchdog"))
+
+    assert wait_until(lambda: all(n in reported() for n in named), timeout=3.0), [
+        s.status for s in rig.status
+    ]
+    assert wait_until(lambda: all(at_rest(rig, j) for j in (3, 4, 5)), timeout=3.0)
+
+
+_SPEED_CLIENT = """
+import sys, time
+from jointbus import drivers
+arm = drivers.open(sys.argv[1])
+arm.power(True)
+arm.speed("wrist_roll", float(sys.argv[2]))
+print("moving", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_sigkilled_bus_client_speed_stops_within_the_bound() -> None:
+    """Issue 12 item 1: a ``bus://`` client sets a speed in its own process and is SIGKILLed; the
+    joint must be at rest within the command timeout + the ramp (v / a) + one cycle, with a
+    deceleration within the configured acceleration, and stay held there."""
+    speed, timeout = 1.0, 0.25  # rad/s, s (the default command timeout)
+    with served("sim://arm6?noise=false", "arm6") as server:
+        accel = float(server.array.config_accelerations[WRIST])  # rad/s² (8 on arm6's wrist)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _SPEED_CLIENT, server.url(), str(speed)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "moving"
+            assert wait_until(
+                lambda: abs(server.array.read_joints().velocity[WRIST] - speed) < 0.02, 2.0
+            )
+            child.send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            child.wait(timeout=10.0)
+            times, speeds = [], []
+            while time.monotonic() - killed < 2.0:
+                r = server.array.read_joints()
+                times.append(time.monotonic() - killed)
+                speeds.append(float(r.velocity[WRIST]))
+                if abs(speeds[-1]) < 1e-3 and not r.state[WRIST] & ActuatorState.MOVING:
+                    break
+                time.sleep(0.002)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        rest = times[-1]
+        ramp = speed / accel
+        print(
+            f"\nat rest {rest * 1e3:.0f} ms after SIGKILL (timeout {timeout * 1e3:.0f} ms "
+            f"+ ramp {ramp * 1e3:.0f} ms)"
+        )
+        assert abs(speeds[-1]) < 1e-3, "still turning 2 s after the client died"
+        bound = timeout + ramp + 2.0 / server.node.settings.rate_hz
+        assert rest <= bound + 0.15  # + scheduling slack on a loaded 2-CPU host
+        t, v = np.array(times), np.array(speeds)
+        slowing = (v < speed - 0.02) & (v > 0.02)
+        if slowing.sum() >= 2:  # the ramp, not a step: no faster than the configured accel
+            span = t[slowing][-1] - t[slowing][0]
+            assert (v[slowing][0] - v[slowing][-1]) <= accel * span * 1.1 + 0.05
+        held = float(server.array.read_joints().position[WRIST])
+        time.sleep(0.3)
+        assert float(server.array.read_joints().position[WRIST]) == pytest.approx(held, abs=1e-3)
+
+
+# ---------------------------------------------------------------- thermal, per joint (issue 12, 2)
+
+FLANGE = 5  # flange_roll
+
+
+def heat(rig: Rig, index: int, celsius: float) -> None:
+    with rig.array.locked() as physics:  # type: ignore[attr-defined]
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[index] = celsius
+        physics.actuators.set_temperatures(motor=temps)
+
+
+def test_a_thermal_shutdown_switches_off_that_joint_only_and_it_comes_back_when_cool(
+    rig: Rig,
+) -> None:
+    rig.client.power(True)
+    rig.client.position("elbow", 1.0)  # ≈ 1 s: still moving when flange_roll overheats
+    heat(rig, FLANGE, 105.0)
+    heated = time.monotonic()
+    assert wait_until(
+        lambda: bool(rig.array.read_joints().state[FLANGE] & ActuatorState.UNPOWERED), 2.0, 0.001
+    )
+    print(f"\nflange_roll off {(time.monotonic() - heated) * 1e3:.1f} ms after it overheated")
+    assert wait_until(lambda: bool(rig.statuses("drive off")), timeout=2.0)
+    report = rig.statuses("drive off")[0]
+    assert report.level == Level.ERROR and "'flange_roll' (index 5)" in report.status
+    reading = rig.array.read_joints()
+    assert reading.motor_power  # the array stays on ...
+    assert reading.state[FLANGE] & ActuatorState.UNPOWERED  # ... the hot joint alone is off
+    assert not any(reading.state[j] & ActuatorState.UNPOWERED for j in range(5))
+    assert reading.effort[FLANGE] == 0.0  # limp: no torque
+    final = rig.client.wait_until_still("elbow", timeout=10.0)  # the others keep running
+    assert final.position[ELBOW] == pytest.approx(1.0, abs=0.01)
+    rig.client.position("wrist_roll", 0.3)
+    with pytest.raises(RequestRejected) as refused:
+        rig.client.position("flange_roll", 0.3)
+    assert refused.value.reason is RejectReason.POWERED_OFF
+    assert (refused.value.joint, refused.value.index) == ("flange_roll", FLANGE)
+    heat(rig, FLANGE, 70.0)  # below shutdown − hysteresis (80 °C): its drive on again, holding
+    assert wait_until(
+        lambda: not rig.array.read_joints().state[FLANGE] & ActuatorState.UNPOWERED, timeout=2.0
+    )
+    held = float(rig.array.read_joints().position[FLANGE])
+    rig.client.position("flange_roll", held + 0.2)
+    final = rig.client.wait_until_still("flange_roll", timeout=10.0)
+    assert final.position[FLANGE] == pytest.approx(held + 0.2, abs=0.01)

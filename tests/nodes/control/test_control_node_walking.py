@@ -70,6 +70,9 @@ def test_the_node_walks_on_velocity_commands_and_reports_it(rig: Rig) -> None:
     with pytest.raises(ValueError, match="step_height"):
         rig.node.parameters.set("step_height", 0.5)
     assert rig.node.motion.locomotion.params.step_height == 0.12
+    # a height the trot cannot walk at is clamped into its range and said so
+    _walk(rig, 0.1, Twist(Vector3(0.5, 0.0, 0.0), Vector3()))
+    assert wait_until(lambda: rig.status_with("walking at 0.28 m", Level.WARN))
     # stand: stops on four feet within a gait cycle
     rig.control.publish(String("stand"))
     _walk(rig, 1.0, Twist(Vector3(0.0, 0.0, 1.0), Vector3()))

@@ -161,3 +161,13 @@ def test_leaving_the_walk_when_another_source_takes_over() -> None:
     assert not r.mc.leave_walking()  # only from LOCOMOTION
     r.step(0.2)  # the joystick still pushes: no walk until it centres
     assert r.mc.mode is M.STAND
+
+
+def test_a_height_outside_the_walking_range_is_named_when_walking() -> None:
+    r = _Robot()
+    r.twist = _twist(x=0.3)
+    r.step(0.5)
+    assert r.mc.walking_height_clamped() is None  # z = 1: the reference 0.34 m
+    r.mc.set_velocity_command(_twist(x=0.3, z=0.0), r.now)
+    note = r.mc.walking_height_clamped()
+    assert note is not None and "linear.z 0.0" in note and "0.28 m" in note

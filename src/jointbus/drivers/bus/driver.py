@@ -194,7 +194,10 @@ class BusActuatorArray(ActuatorArray):
                 bus, n.request("get_geometry"), GeometryRequest(), ArrayGeometry, timeout_s
             )
             super().__init__(_config(description, geometry))
-            self._capability_set = frozenset(Capability(c) for c in description.capabilities)
+            # joint_power is the server's own (its thermal guard): no service carries it yet.
+            self._capability_set = frozenset(
+                Capability(c) for c in description.capabilities if c != "joint_power"
+            )
             self._latest: ActuatorArrayData | None = None
             self._arrived = threading.Event()
             self._arrived_at = -math.inf

@@ -8,7 +8,8 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
 
 **What a command does.** Each actuator is in one of four modes:
 
-- *off* — motor power is off: no torque (kp = kd = τ = 0).
+- *off* — motor power is off, or this joint's drive stage is (``joint_power``): no torque
+  (kp = kd = τ = 0); the other joints keep running.
 - *profile* — position, speed and home commands: ruckig plans a speed-, acceleration- and
   jerk-limited move (configured speed and acceleration per joint, as ``set_speed`` /
   ``set_accel`` set them; jerk = acceleration / :attr:`SimArrayConfig.jerk_time`) and the drive
@@ -19,6 +20,16 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
 - *current* — ``current`` commands: kp = kd = 0, τ = k_t · I.
 - *impedance* — Honey Badger's JointCommand, passed to the drive as it is, except that a joint
   whose ``brake`` the command sets gets no drive torque (the brake holds it).
+
+**Drive watchdog** (``command_timeout``, s; off by default): a speed (≠ 0) or current command
+not renewed within that time runs out, as a servo drive's communication watchdog stops its
+motor: the joint is brought to rest by a profiled speed-0 move (within its configured
+acceleration) and held where it stopped; the next command applies as usual. Position and home
+moves end by themselves and never expire. Off by default because an in-process program that
+dies takes the simulator with it; ``sim://arm6?command_timeout=0.25`` behaves as the array node
+(``jointbus serve``) does for its clients, whose default is 0.25 s
+(:mod:`jointbus.drivers.command_expiry`). Timed on simulated time, so stepping mode expires
+commands deterministically.
 
 **Time.** The control step (:attr:`SimArrayConfig.control_period`, 2 ms: profile sampling and
 the command to the drive) is subdivided by the physics at ``rate`` Hz (≥ 2 kHz). The targets are
@@ -73,6 +84,7 @@ from jointbus.drivers.actuator_array import (
     SaturationCallback,
 )
 from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.command_expiry import CommandExpiry
 from jointbus.drivers.errors import DriverError, DriverFileError, DriverURLError
 from jointbus.drivers.limits import LimitPolicy
 from jointbus.drivers.profiled_moves import (
@@ -107,7 +119,7 @@ MIN_RATE: Final[float] = 2000.0
 """Lowest physics rate accepted, Hz (the actuator model's mechanics need ≥ 2 kHz)."""
 
 _FRICTION_BAND: Final[float] = 1e-3  # rad/s
-_URL_OPTIONS: Final = {"seed", "realtime", "rate", "noise"}
+_URL_OPTIONS: Final = {"seed", "realtime", "rate", "noise", "command_timeout"}
 
 
 class SimStatus(enum.IntFlag):
@@ -169,6 +181,8 @@ class SimArrayConfig:
     profiled moves. ``initial_positions`` (joint space; default: the geometry's home) is where
     the joints start. ``rate`` is the physics rate (Hz, ≥ :data:`MIN_RATE`), ``control_period``
     the control step (s). ``noise=False`` zeroes the sensor noise (σ) of the standalone drives.
+    ``command_timeout`` (s; ``None``: off) is the drive watchdog of speed and current commands
+    (module docstring).
     """
 
     array: ActuatorArrayConfig
@@ -183,6 +197,7 @@ class SimArrayConfig:
     control_period: float = 0.002
     jerk_time: float = 0.05
     bus_voltage: float = 48.0
+    command_timeout: float | None = None
 
     def __post_init__(self) -> None:
         n = self.array.count
@@ -213,6 +228,11 @@ class SimArrayConfig:
                 f"SimArrayConfig.initial_positions = {self.initial_positions!r}; expected {n} "
                 "finite positions"
             )
+        if self.command_timeout is not None:
+            try:
+                CommandExpiry.check_timeout(self.command_timeout)
+            except ValueError as exc:
+                raise ActuatorArrayConfigError(f"SimArrayConfig: {exc}") from None
         if not (math.isfinite(self.rate) and self.rate >= MIN_RATE):
             raise ActuatorArrayConfigError(
                 f"SimArrayConfig.rate = {self.rate!r} Hz; expected >= {MIN_RATE:g} Hz"
@@ -237,6 +257,7 @@ class SimArrayConfig:
         realtime: bool = True,
         rate: float = MIN_RATE,
         noise: bool = True,
+        command_timeout: float | None = None,
     ) -> SimArrayConfig:
         """A simulated array of ``model``'s actuated joints with drives derived from it.
 
@@ -301,6 +322,7 @@ class SimArrayConfig:
             realtime=realtime,
             rate=rate,
             noise=noise,
+            command_timeout=command_timeout,
         )
 
 
@@ -373,6 +395,13 @@ class SimActuatorArray(ActuatorArray):
         self._accel = np.zeros(n)
         self._v_before = np.zeros(n)
         self._state_lock = threading.RLock()  # re-entrant: driver calls inside locked()
+        #: Joints whose drive stage was switched off alone (``joint_power``) while the array's
+        #: power stays on; guarded by ``_state_lock``.
+        self._joint_off = np.zeros(n, dtype=np.bool_)
+        #: The drive watchdog (simulated time), or None; guarded by ``_state_lock``.
+        self._expiry = (
+            CommandExpiry(n, config.command_timeout) if config.command_timeout is not None else None
+        )
         self._stop = threading.Event()
         self._thread_error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -431,6 +460,10 @@ class SimActuatorArray(ActuatorArray):
 
     def _tick(self, dt: float) -> None:
         """One control step: sample the profiles, command the drives, advance the physics."""
+        if self._expiry is not None:
+            late = self._expiry.expired(self._model.time)
+            if late.size:  # not renewed: a profiled stop from where the joints are
+                self._moves.move_at(late, np.zeros(late.size), self._profile_start)
         p_ref, v_ref, a_ref = self._moves.profile.step(dt)
         profiled = self._moves.mode == MODE_PROFILE
         if profiled.any():
@@ -486,7 +519,15 @@ class SimActuatorArray(ActuatorArray):
     def _motor_power(self) -> bool:
         self._check_thread()
         with self._state_lock:
-            return bool(self._model.powered.all())
+            return self._array_powered()
+
+    def _array_powered(self) -> bool:
+        """The array's power: every drive on but those switched off alone (``_state_lock``)."""
+        return bool((self._model.powered | self._joint_off).all())
+
+    def _joints_powered(self) -> BoolArray:
+        with self._state_lock:
+            return self._model.powered.copy()
 
     def _read_raw(self) -> RawReading:
         self._check_thread()
@@ -499,6 +540,7 @@ class SimActuatorArray(ActuatorArray):
             )
             accel = self._accel.copy()
             blocked = model.blocked.copy()
+            array_power = bool((m.powered | self._joint_off).all())
         # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per joint.
         status = np.multiply(m.motor_overheated, _BIT_MOTOR_OVERHEATED)
         status |= np.multiply(m.driver_overheated, _BIT_DRIVER_OVERHEATED)
@@ -517,7 +559,7 @@ class SimActuatorArray(ActuatorArray):
             moving=moving,
             braked=m.braked,
             stalled=m.stalled,
-            motor_power=bool(m.powered.all()),
+            motor_power=array_power,
             powered=m.powered.copy(),
         )
 
@@ -531,6 +573,8 @@ class SimActuatorArray(ActuatorArray):
         with self._state_lock:
             model = self._model
             model.set_power(np.full(self.count, on))
+            self._joint_off[:] = False
+            self._renewed(self._all, False)
             self._cmd_tau[:] = 0.0
             self._cmd_kp[:] = 0.0
             self._cmd_kd[:] = 0.0
@@ -540,6 +584,28 @@ class SimActuatorArray(ActuatorArray):
                 self._moves.mode[:] = MODE_PROFILE
             else:
                 self._moves.mode[:] = MODE_OFF
+
+    def _request_joint_power(self, indices: IntArray, on: bool) -> None:
+        """One joint's drive stage: off — no torque, the joint is limp (mode off); on — it holds
+        where it is measured (a profile from its position at rest), like power-on."""
+        self._check_thread()
+        with self._state_lock:
+            model = self._model
+            powered = model.powered.copy()
+            powered[indices] = on
+            model.set_power(powered)
+            self._joint_off[indices] = not on
+            self._renewed(indices, False)
+            self._cmd_kp[indices] = 0.0
+            self._cmd_kd[indices] = 0.0
+            self._cmd_tau[indices] = 0.0
+            if on:
+                self._moves.profile.reset_joints(
+                    indices.tolist(), model.positions[indices], np.zeros(indices.size)
+                )
+                self._moves.mode[indices] = MODE_PROFILE
+            else:
+                self._moves.mode[indices] = MODE_OFF
 
     def _request_brakes(self, on: bool) -> None:
         """Engage or release the brakes; either way the braked joints stop what they were
@@ -551,6 +617,7 @@ class SimActuatorArray(ActuatorArray):
             model.set_brakes(self._brake_fitted & on)
             fitted = np.flatnonzero(self._brake_fitted & model.powered)
             if fitted.size:
+                self._renewed(fitted, False)
                 self._moves.mode[fitted] = MODE_PROFILE
                 self._moves.profile.reset_joints(
                     fitted.tolist(), model.positions[fitted], np.zeros(fitted.size)
@@ -587,19 +654,31 @@ class SimActuatorArray(ActuatorArray):
         model = self._model
         return model.positions[switching], model.velocities[switching]
 
+    def _renewed(self, indices: IntArray, renewed: BoolArray | bool) -> None:
+        """The drive watchdog: ``indices`` got a speed/current command (``renewed``) or one
+        that ends by itself. Call with ``_state_lock`` held."""
+        if self._expiry is None:
+            return
+        mask = np.broadcast_to(np.asarray(renewed, dtype=np.bool_), indices.shape)
+        self._expiry.arm(indices[mask], self._model.time)
+        self._expiry.disarm(indices[~mask])
+
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
             self._moves.move_to(indices, positions, self._profile_start)
+            self._renewed(indices, False)
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
             self._moves.move_at(indices, speeds, self._profile_start)
+            self._renewed(indices, speeds != 0.0)
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
         self._check_thread()
         with self._state_lock:
+            self._renewed(indices, True)
             self._moves.mode[indices] = MODE_CURRENT
             self._cmd_kp[indices] = 0.0
             self._cmd_kd[indices] = 0.0
@@ -614,6 +693,7 @@ class SimActuatorArray(ActuatorArray):
         self._check_thread()
         with self._state_lock:
             self._model.set_brakes(targets.brake)
+            self._renewed(self._all, False)  # a stream its sender watches (the node's watchdog)
             self._moves.mode[:] = MODE_IMPEDANCE
             driven = ~targets.brake
             self._cmd_kp[:] = targets.kp * driven
@@ -658,14 +738,15 @@ def _float_option(url: DriverURL, key: str, default: float) -> float:
 
 
 def open_sim(url: DriverURL) -> ActuatorArray:
-    """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false``.
+    """Open ``sim://<robot>?seed=N&realtime=true|false&rate=HZ&noise=true|false&command_timeout=S``.
 
     ``<robot>`` is a bundled robot (``arm6``, ``hb50``) or a robot file: a path ending in
     ``.yaml``, ``.yml`` or ``.urdf``, relative to the working directory
     (``sim://robots/pan_tilt.yaml``) or absolute (``sim:///home/me/pan_tilt.urdf``); see
     :mod:`.robots`. ``seed`` (int, default 0) seeds the sensor noise; ``realtime=false`` gives
     stepping mode (:meth:`SimActuatorArray.step`); ``rate`` is the physics rate in Hz (≥ 2000,
-    default 2000); ``noise=false`` removes sensor noise. Unknown robots and options are a
+    default 2000); ``noise=false`` removes sensor noise; ``command_timeout`` (s, default off)
+    is the drive watchdog of speed and current commands. Unknown robots and options are a
     :class:`~jointbus.drivers.errors.DriverURLError`; a robot file that is missing or cannot
     describe an actuator array a :class:`~jointbus.drivers.errors.DriverFileError` naming the
     file (and the key and value at fault). ``sim://rover`` is the mobile base of
@@ -706,11 +787,23 @@ def open_sim(url: DriverURL) -> ActuatorArray:
         raise DriverURLError(
             f"driver URL {url.text!r}: rate={rate:g}; expected a physics rate >= {MIN_RATE:g} Hz"
         )
+    timeout_text = url.option("command_timeout")
+    command_timeout = None
+    if timeout_text is not None:
+        command_timeout = _float_option(url, "command_timeout", math.nan)
+        try:
+            CommandExpiry.check_timeout(command_timeout)
+        except ValueError:
+            raise DriverURLError(
+                f"driver URL {url.text!r}: command_timeout={timeout_text!r}; expected a time "
+                "> 0 s (the drive watchdog of speed and current commands)"
+            ) from None
     options = SimOptions(
         seed=seed,
         realtime=_bool_option(url, "realtime", True),
         rate=rate,
         noise=_bool_option(url, "noise", True),
+        command_timeout=command_timeout,
     )
     if not is_file:
         return build_sim_robot(location, options)

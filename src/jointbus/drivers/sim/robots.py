@@ -83,13 +83,15 @@ HB50_LYING_HEIGHT: Final[float] = 0.062
 @dataclass(frozen=True, slots=True)
 class SimOptions:
     """The ``sim://`` URL options: noise seed, real time or stepping, physics rate (Hz),
-    sensor noise on/off, and the limit policy."""
+    sensor noise on/off, the limit policy and the drive watchdog of speed and current commands
+    (s, ``None``: off)."""
 
     seed: int | None = 0
     realtime: bool = True
     rate: float = MIN_RATE
     noise: bool = True
     policy: LimitPolicy = LimitPolicy.REJECT
+    command_timeout: float | None = None
 
 
 SimRobotBuilder = Callable[[SimOptions], SimActuatorArray]
@@ -104,6 +106,7 @@ def _drives_alone(model: RobotModel, options: SimOptions) -> SimActuatorArray:
         realtime=options.realtime,
         rate=options.rate,
         noise=options.noise,
+        command_timeout=options.command_timeout,
     )
     return SimActuatorArray(config)
 
@@ -193,6 +196,7 @@ def _hb50(options: SimOptions) -> SimActuatorArray:
         realtime=False,  # the thread starts below, once the world is in place
         rate=options.rate,
         noise=options.noise,
+        command_timeout=options.command_timeout,
     )
     config = dataclasses.replace(config, initial_positions=tuple(lying.tolist()))
     world = MujocoWorld(

@@ -6,12 +6,18 @@ know ``hb50_commons`` decode what jointbus publishes:
 
 - :class:`BridgeData` — the 500 Hz hardware frame (IMU and every actuator's measurements);
 - :class:`BridgeState` — power, temperatures, drive enable, hardware status strings;
+- :class:`BridgeStatus` — the bridge's owner, mode and e-stop in those strings, typed: the one
+  place that writes and parses them;
 - :class:`JointCommand` — impedance targets and gains, in actuator order;
 - :class:`RobotState` / :class:`LegState` — the control node's state estimate and motion mode;
-- :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE;
+- :class:`Status` — events and heartbeats, with :class:`Level` OK / WARN / ERROR / STALE (the
+  generic :mod:`jointbus.messages.status`, re-exported: every node of every robot uses it);
 - :class:`VelocityScale` — the rule that turns the normalised velocity command into SI.
 """
 
+from typing import Any
+
+from jointbus.messages.hb50 import bridge_data, bridge_state, joint_command, robot_state
 from jointbus.messages.hb50.bridge_data import (
     JOINT_ERROR_MASK,
     BridgeData,
@@ -19,6 +25,7 @@ from jointbus.messages.hb50.bridge_data import (
     JointStatusFlag,
 )
 from jointbus.messages.hb50.bridge_state import BridgeState
+from jointbus.messages.hb50.bridge_status import BridgeMode, BridgeStatus, ThermalNote
 from jointbus.messages.hb50.joint_command import JointCommand, JointTarget
 from jointbus.messages.hb50.robot_state import (
     LegState,
@@ -27,19 +34,29 @@ from jointbus.messages.hb50.robot_state import (
     MotionType,
     RobotState,
 )
-from jointbus.messages.hb50.status import Level, Status
 from jointbus.messages.hb50.velocity_command import (
     BodyVelocityCommand,
     ClampedComponent,
     ClampReport,
     VelocityScale,
 )
+from jointbus.messages.registry import message_types_in
+from jointbus.messages.status import Level, Status
+
+#: Every ``hb50_commons`` wire type (Status is the generic one, in the core's registry already):
+#: what a registry adds to decode Honey Badger's topics by name.
+HB50_MESSAGE_TYPES: tuple[type[Any], ...] = tuple(
+    message_types_in(bridge_data, bridge_state, joint_command, robot_state)
+)
 
 __all__ = [
+    "HB50_MESSAGE_TYPES",
     "JOINT_ERROR_MASK",
     "BodyVelocityCommand",
     "BridgeData",
+    "BridgeMode",
     "BridgeState",
+    "BridgeStatus",
     "ClampReport",
     "ClampedComponent",
     "JointCommand",
@@ -53,5 +70,6 @@ __all__ = [
     "MotionType",
     "RobotState",
     "Status",
+    "ThermalNote",
     "VelocityScale",
 ]

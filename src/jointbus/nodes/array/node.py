@@ -34,7 +34,15 @@ acceleration configuration, geometry, describe) are services only. Impedance com
   ends the impedance stream (the array does what it was told last).
 - *Watchdog* (:class:`~jointbus.nodes.bridge.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
-  One-shot commands are not watched: a profiled move ends by itself.
+- *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
+  command — Player speed / multi-speed (≠ 0), current / multi-current, Rock ``Joints`` in speed or
+  raw mode — is a stream that must be renewed within ``command_timeout_s`` (0.25 s, ``jointbus
+  serve --command-timeout``): otherwise its joints are brought to rest (a speed-0 command: ramped
+  to zero velocity within the joint's configured acceleration, then held where it stopped; a
+  driver without speed commands holds them at the measured position) and one WARN on the status
+  topic names them (name and index). The next command for them applies as usual. A position or
+  home command is a move to a target that ends by itself: it never expires, and it ends a standing
+  velocity command on its joints, as do speed 0, power off and the e-stop.
 - *E-stop latch* (:class:`~jointbus.nodes.bridge.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
@@ -42,9 +50,13 @@ acceleration configuration, geometry, describe) are services only. Impedance com
   as the stop left them until a client switches power on and releases the brakes — so nothing
   jumps back to a target computed before the stop.
 - *Thermal* (:class:`~jointbus.nodes.bridge.ThermalGuard`): level changes are reported; impedance
-  commands are derated; a joint reaching the shutdown temperature switches motor power off (the
-  driver API has no per-joint drive-off), and power-on is refused (``OUT_OF_RANGE``) until every
-  joint cooled below the shutdown threshold minus the hysteresis.
+  commands are derated; a joint reaching the shutdown temperature has its own drive switched off
+  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints
+  keep running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it
+  cooled below the shutdown threshold minus the hysteresis its drive is switched on again, holding
+  where it is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's
+  motor power switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at
+  the shutdown level.
 
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
 to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
@@ -63,12 +75,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.command_expiry import DEFAULT_COMMAND_TIMEOUT_S, CommandExpiry
 from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
@@ -109,7 +123,9 @@ class ArrayNodeConfig:
     """How the node serves its array.
 
     ``rate_hz``: publishing and impedance rate (Hz). ``watchdog_s``: silence of the impedance
-    stream before the safe command (s). ``safe_kd``: damping of the safe command (N·m·s/rad).
+    stream before the safe command (s). ``command_timeout_s``: time within which a speed or
+    current command must be renewed before its joints are brought to rest (s). ``safe_kd``:
+    damping of the safe command (N·m·s/rad).
     ``default_source`` / ``allowed_sources``: arbitration's default impedance source and the
     allow-list of sources (``None``: any named source). ``takeover_hz``: the rate at which a custom
     source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s.
@@ -117,6 +133,7 @@ class ArrayNodeConfig:
 
     rate_hz: float = 100.0
     watchdog_s: float = 0.25
+    command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S
     safe_kd: float = 1.0
     default_source: str = DEFAULT_SOURCE
     allowed_sources: tuple[str, ...] | None = None
@@ -132,6 +149,7 @@ class ArrayNodeConfig:
         if not (math.isfinite(self.safe_kd) and self.safe_kd >= 0.0):
             raise ValueError(f"safe_kd = {self.safe_kd!r}; expected a finite number ≥ 0")
         Watchdog.check_timeout(self.watchdog_s)
+        CommandExpiry.check_timeout(self.command_timeout_s)
         ThermalGuard.check_thresholds(
             self.warn_c, self.derate_start_c, self.shutdown_c, self.hysteresis_c
         )
@@ -170,6 +188,8 @@ class ArrayNode(Node):
         s = self.settings
         self._arbiter = Arbiter(s.default_source, takeover_hz=s.takeover_hz)
         self._watchdog = Watchdog(s.watchdog_s)
+        #: Velocity-type commands standing per joint; guarded by ``_array_lock``.
+        self._expiry = CommandExpiry(array.count, s.command_timeout_s)
         self._estop = EStopLatch()
         self._thermal = ThermalGuard(
             cfg.names,
@@ -283,33 +303,62 @@ class ArrayNode(Node):
             self._impedance_active = False
             self._impedance.clear()
 
+    def _indices(self, joint: int | None) -> npt.NDArray[np.intp]:
+        """The joints a command named (``None``: all), once the array accepted it."""
+        if joint is None:
+            return np.arange(self.array.count, dtype=np.intp)
+        return np.array([self.array.index(joint)], dtype=np.intp)
+
+    def _commanded(
+        self, indices: npt.NDArray[np.intp], *, renewed: npt.NDArray[np.bool_] | bool
+    ) -> None:
+        """Accepted for ``indices``: a velocity-type command where ``renewed`` (the command
+        watchdog watches it), a command that ends by itself elsewhere."""
+        mask = np.broadcast_to(np.asarray(renewed, dtype=np.bool_), indices.shape)
+        self._expiry.arm(indices[mask], time.monotonic())
+        self._expiry.disarm(indices[~mask])
+
     def _position(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("position")
-        return self.array.position(_joint(m.joint), m.position)
+        out = self.array.position(_joint(m.joint), m.position)
+        self._commanded(self._indices(_joint(m.joint)), renewed=False)
+        return out
 
     def _speed(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("speed")
-        return self.array.speed(_joint(m.joint), m.speed)
+        out = self.array.speed(_joint(m.joint), m.speed)
+        self._commanded(self._indices(_joint(m.joint)), renewed=m.speed != 0.0)
+        return out
 
     def _home(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("home")
-        return self.array.home(_joint(m.joint))
+        out = self.array.home(_joint(m.joint))
+        self._commanded(self._indices(_joint(m.joint)), renewed=False)
+        return out
 
     def _current(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("current")
-        return self.array.current(_joint(m.joint), m.current)
+        out = self.array.current(_joint(m.joint), m.current)
+        self._commanded(self._indices(_joint(m.joint)), renewed=True)
+        return out
 
     def _positions(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("positions")
-        return self.array.positions(m.positions)
+        out = self.array.positions(m.positions)
+        self._commanded(self._indices(None), renewed=False)
+        return out
 
     def _speeds(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("speeds")
-        return self.array.speeds(m.speeds)
+        out = self.array.speeds(m.speeds)
+        self._commanded(self._indices(None), renewed=np.asarray(m.speeds) != 0.0)
+        return out
 
     def _currents(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("currents")
-        return self.array.currents(m.currents)
+        out = self.array.currents(m.currents)
+        self._commanded(self._indices(None), renewed=True)
+        return out
 
     def _joints_command(self, cmd: Joints) -> tuple[Saturation, ...]:
         """A Rock command: one mode for every sample; checked whole before any joint moves."""
@@ -343,21 +392,29 @@ class ArrayNode(Node):
         self._motion("joints_command")
         idx = np.array(indices, dtype=np.intp)
         self._limits.apply(field, values, idx, command_field=mode.name.lower())
+        renewed = {
+            Mode.POSITION: np.zeros(len(indices), dtype=np.bool_),
+            Mode.SPEED: values != 0.0,
+            Mode.RAW: np.ones(len(indices), dtype=np.bool_),
+        }[mode]
         if len(indices) == self.array.count and indices == list(range(self.array.count)):
             whole = {
                 Mode.POSITION: self.array.positions,
                 Mode.SPEED: self.array.speeds,
                 Mode.RAW: self.array.currents,
             }[mode]
-            return whole(values)
+            saturations = whole(values)
+            self._commanded(idx, renewed=renewed)
+            return saturations
         single = {
             Mode.POSITION: self.array.position,
             Mode.SPEED: self.array.speed,
             Mode.RAW: self.array.current,
         }[mode]
         out: list[Saturation] = []
-        for index, value in zip(indices, values.tolist(), strict=True):
+        for k, (index, value) in enumerate(zip(indices, values.tolist(), strict=True)):
             out.extend(single(index, value))
+            self._commanded(idx[k : k + 1], renewed=renewed[k : k + 1])
         return tuple(out)
 
     # ---- requests ------------------------------------------------------------------------------
@@ -380,6 +437,7 @@ class ArrayNode(Node):
                 index=i,
             )
         self.array.power(m.on)
+        self._expiry.disarm()  # power off stops every joint; power on holds each where it is
         return ()
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
@@ -419,6 +477,7 @@ class ArrayNode(Node):
         reason = m.data or "estop"
         event = self._estop.trigger(reason, time.monotonic_ns())
         self._end_stream()
+        self._expiry.disarm()
         caps = self.array.capabilities()
         if Capability.POWER in caps:
             self.array.power(False)
@@ -486,6 +545,50 @@ class ArrayNode(Node):
             self.array.impedance(self._thermal.derate(command))
         except (DriverError, MessageError) as exc:
             self._report_refusal("impedance", exc)
+        else:
+            self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
+
+    # ---- thermal --------------------------------------------------------------------------------
+    def _thermal_drive_off(self, index: int, reading: JointReading) -> None:
+        """Joint ``index`` reached the shutdown temperature: its drive off, the others running."""
+        if Capability.JOINT_POWER in self.array.capabilities():
+            self.array.joint_power(index, False)
+            self._expiry.disarm(np.array([index], dtype=np.intp))
+        elif reading.motor_power:  # no per-joint drive-off: the whole array
+            self.array.power(False)
+            self._expiry.disarm()
+
+    def _thermal_drive_on(self, index: int) -> None:
+        """Joint ``index`` cooled down: its drive on again, holding where it is measured."""
+        if Capability.JOINT_POWER not in self.array.capabilities():
+            return  # the array's power was switched off: a client switches it on
+        try:
+            self.array.joint_power(index, True)
+        except RequestRejected as exc:  # array power off since: power(True) switches it on
+            _LOG.info("thermal: %s stays off until power on: %s", self._joint_names[index], exc)
+
+    # ---- command watchdog ----------------------------------------------------------------------
+    def _expire_commands(self, reading: JointReading) -> None:
+        """Bring to rest the joints whose speed or current command was not renewed in time."""
+        late = self._expiry.expired(time.monotonic())
+        if not late.size:
+            return
+        speed = Capability.SPEED in self.array.capabilities()
+        for i in late.tolist():
+            try:
+                if speed:  # profiled to rest within the configured acceleration, then held
+                    self.array.speed(i, 0.0)
+                else:
+                    self.array.position(i, float(reading.position[i]))
+            except (DriverError, MessageError) as exc:
+                # powered off or braked since: nothing drives the joint; say why not stopped
+                self._report_refusal("command watchdog stop", exc)
+        joints = ", ".join(f"{self._joint_names[i]!r} (index {i})" for i in late.tolist())
+        text = (
+            f"command watchdog: no speed or current command for "
+            f"{self._expiry.timeout_s * 1e3:.0f} ms; bringing to rest: {joints}"
+        )
+        self.report(Level.WARN, text, key=text)
 
     # ---- the cycle -----------------------------------------------------------------------------
     def on_activate(self) -> None:
@@ -508,8 +611,11 @@ class ArrayNode(Node):
                     event.describe(self._thermal),
                     key=f"thermal:{event.joint}",
                 )
-                if event.new is ThermalLevel.ERROR and reading.motor_power:
-                    self.array.power(False)
+                if event.new is ThermalLevel.ERROR:
+                    self._thermal_drive_off(event.index, reading)
+                elif event.old is ThermalLevel.ERROR:
+                    self._thermal_drive_on(event.index)
+            self._expire_commands(reading)
             if self._impedance_active and not self._estop.latched:
                 self._apply_impedance(now)
 

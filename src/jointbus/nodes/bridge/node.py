@@ -76,7 +76,9 @@ naming the publisher). Such a sample is reported only as that rejection, not als
 "malformed payload" WARN; repeats of the same rejection (same source, field and joint) are folded
 into one report a second with a count. Owner changes, watchdog, e-stop, power and thermal
 transitions are each a status event of their own. The current owner and mode are also in every
-``BridgeState``'s ``status`` strings (``owner: control_node``, ``mode: run``).
+``BridgeState``'s ``status`` strings (``owner: control_node``, ``mode: run``), written by
+:class:`~jointbus.messages.hb50.bridge_status.BridgeStatus`, the one place that formats and parses
+them.
 
 What the ``ActuatorArray`` API does not provide is published as "not reported": the IMU fields
 of ``BridgeData`` are NaN unless an ``imu`` source is given, and the power fields of
@@ -110,7 +112,6 @@ lock-free, and a change is in force within one cycle (2 ms) of being published.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 import math
 import threading
@@ -138,6 +139,7 @@ from jointbus.messages.hb50 import (
     JointStatusFlag,
     Level,
 )
+from jointbus.messages.hb50.bridge_status import BridgeMode, BridgeStatus, ThermalNote
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
@@ -233,16 +235,6 @@ class RefusedSample:
                 f"a decodable JointCommand ({self.error})",
             ),
         )
-
-
-class BridgeMode(enum.Enum):
-    """What the bridge writes this cycle (highest priority first); see the module docstring."""
-
-    ESTOP = "estop"
-    OFF = "off"
-    HOLD = "hold"
-    SAFE = "safe"
-    RUN = "run"
 
 
 class ImuReading(Protocol):
@@ -1070,7 +1062,7 @@ class BridgeNode(Node):
         self.publish_skipped = due - ran
         self.publish_window_ns = (start, now_ns)
         self._publish_text = (
-            f"publish: {self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
+            f"{self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
             f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
         )
         self._window_start_ns, self._window_published = now_ns, self.published
@@ -1094,18 +1086,20 @@ class BridgeNode(Node):
         ramping = self._mode is BridgeMode.RUN and self.reentry.ramping
         key = (owner, self._mode, self.estop.reason, levels, self._publish_text, ramping)
         if key != self._state_key:
-            strings = [f"owner: {owner}", f"mode: {self._mode.value}"]
-            if self._publish_text:
-                strings.append(self._publish_text)
-            if self.estop.latched:
-                strings.append(f"estop: {self.estop.reason}")
-            if ramping:
-                strings.append("reentry: ramping from the measured pose")
-            for index, level in enumerate(levels):
-                if level is not ThermalLevel.OK:
-                    strings.append(f"thermal {level.name}: {self._names[index]} (index {index})")
+            strings = BridgeStatus(
+                owner=owner,
+                mode=self._mode,
+                estop_reason=self.estop.reason if self.estop.latched else None,
+                publish=self._publish_text,
+                reentry_ramping=ramping,
+                thermal=tuple(
+                    ThermalNote(level.name, self._names[index], index)
+                    for index, level in enumerate(levels)
+                    if level is not ThermalLevel.OK
+                ),
+            ).to_strings()
             self._state_key = key
-            self._state_strings = tuple(strings)
+            self._state_strings = strings
         return self._state_strings
 
     def _publish_mirror(self) -> None:

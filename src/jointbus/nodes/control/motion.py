@@ -124,7 +124,7 @@ from jointbus.messages.hb50 import (
 from jointbus.messages.std_msgs import Header
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
-from jointbus.nodes.control.locomotion import Locomotion
+from jointbus.nodes.control.locomotion import WALK_HEIGHT_RANGE, Locomotion
 from jointbus.nodes.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.nodes.control.state_estimator import EstimatedState
 from jointbus.nodes.control.walking import WalkParams
@@ -409,6 +409,23 @@ class MotionController:
         if self._mode is MotionMode.LOCOMOTION and self.locomotion.estimate is not None:
             return self.locomotion.estimate
         return self._state
+
+    def walking_height_clamped(self) -> str | None:
+        """In LOCOMOTION, what became of a commanded height outside the walking range (``None``:
+        inside it, or not walking) — the normalised ``linear.z`` is valid from 0 to 1, but the trot
+        walks only between the bounds of :data:`~.locomotion.WALK_HEIGHT_RANGE`."""
+        if self._mode is not MotionMode.LOCOMOTION:
+            return None
+        fraction = self._velocity.height_fraction
+        height = fraction * self.params.stand_height
+        lo, hi = WALK_HEIGHT_RANGE
+        if lo <= height <= hi:
+            return None
+        used = lo if height < lo else hi
+        return (
+            f"linear.z {fraction!r} asks for a {height:.3f} m walking height; walking at "
+            f"{used} m, the end of the walking range [{lo}, {hi}] m"
+        )
 
     def velocity_ignored(self) -> str | None:
         """Why a velocity command does nothing in the current mode (``None``: it is used)."""

@@ -91,6 +91,7 @@ from jointbus.messages.hb50 import (
     MotionMode,
     RobotState,
 )
+from jointbus.messages.hb50.bridge_status import BridgeMode, BridgeStatus
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
@@ -153,32 +154,25 @@ def drives_available(state: BridgeState | None) -> tuple[bool, str]:
 
     ``None`` (no state received yet) counts as available: the bridge switches its drives on
     holding the measured pose when it starts, and a controller without a bridge moves nothing.
-    The ``mode: ...`` and ``estop: ...`` strings are the bridge's (:class:`BridgeState` status).
+    The bridge's mode and e-stop are read with :class:`BridgeStatus` (its ``status`` strings).
     """
     if state is None:
         return True, ""
-    mode = ""
-    for text in state.status:
-        if text.startswith("estop: "):
-            return False, f"e-stop latched ({text[7:]})"
-        if text.startswith("mode: "):
-            mode = text[6:].split(maxsplit=1)[0] if text[6:].strip() else ""
+    facts = BridgeStatus.of(state)
+    if facts.estop_reason is not None:
+        return False, f"e-stop latched ({facts.estop_reason})"
+    mode = facts.mode.value if facts.mode is not None else ""
     if not state.drives_enabled:
         return False, f"drives off (bridge mode: {mode or 'unknown'})"
-    if mode in ("estop", "off", "safe"):
+    if facts.mode in (BridgeMode.ESTOP, BridgeMode.OFF, BridgeMode.SAFE):
         return False, f"bridge mode: {mode}"
     return True, ""
 
 
 def command_owner(state: BridgeState | None) -> str:
-    """The source whose joint commands the bridge applies (its ``owner: ...`` status string;
+    """The source whose joint commands the bridge applies (read with :class:`BridgeStatus`;
     empty when unknown)."""
-    if state is None:
-        return ""
-    for text in state.status:
-        if text.startswith("owner: "):
-            return text[7:]
-    return ""
+    return BridgeStatus.of(state).owner if state is not None else ""
 
 
 def _vec(values: object) -> Vector3:
@@ -380,6 +374,11 @@ class ControlNode(Node):
                 Level.WARN,
                 f"velocity_command clamped: {report.describe()}",
                 key="velocity_command clamped",
+            )
+        height = self.motion.walking_height_clamped()
+        if height is not None:
+            self.report(
+                Level.WARN, f"velocity_command clamped: {height}", key="velocity_command height"
             )
         ignored = self.motion.velocity_ignored()
         if ignored is not None:

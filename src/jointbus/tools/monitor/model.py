@@ -41,7 +41,7 @@ import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import Final
 
 from jointbus.bus import TopicInfo
 from jointbus.messages.hb50 import (
@@ -53,6 +53,7 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
+from jointbus.messages.hb50.bridge_status import BridgeStatus
 from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN
 
 __all__ = [
@@ -313,41 +314,6 @@ class _NodeRecord:
         self.reported_stale_ns: int | None = None  # arrival of the last STALE report about it
 
 
-class _StateStrings(NamedTuple):
-    owner: str
-    mode: str
-    estop_latched: bool
-    estop_reason: str
-    thermal: tuple[str, ...]
-    other: tuple[str, ...]
-
-
-def _parse_state_strings(strings: Iterable[str]) -> _StateStrings:
-    """Split the bridge's ``key: value`` status strings (see the bridge node's docstring)."""
-    owner = mode = reason = ""
-    latched = False
-    thermal: list[str] = []
-    other: list[str] = []
-    for text in strings:
-        key, sep, value = text.partition(":")
-        key, value = key.strip(), value.strip()
-        if not sep:
-            other.append(text)
-        elif key == "owner":
-            owner = value
-        elif key == "mode":
-            mode = value
-        elif key == "estop":
-            latched, reason = True, value
-        elif key.startswith("thermal"):
-            thermal.append(text)
-        else:
-            other.append(text)
-    if mode == "estop":
-        latched = True
-    return _StateStrings(owner, mode, latched, reason, tuple(thermal), tuple(other))
-
-
 class MonitorModel:
     """The monitor's state, fed message by message (see the module docstring).
 
@@ -474,16 +440,16 @@ class MonitorModel:
         if self._state is None:
             return None
         msg, at = self._state
-        parsed = _parse_state_strings(msg.status)
+        facts = BridgeStatus.of(msg)
         age_ns = now_ns - at
         return BridgeSummary(
-            owner=parsed.owner,
-            mode=parsed.mode,
+            owner=facts.owner,
+            mode=facts.mode.value if facts.mode is not None else "",
             drives_enabled=msg.drives_enabled,
-            estop_latched=parsed.estop_latched,
-            estop_reason=parsed.estop_reason,
-            thermal=parsed.thermal,
-            other=parsed.other,
+            estop_latched=facts.estop_latched,
+            estop_reason=facts.estop_reason or "",
+            thermal=facts.thermal_strings(),
+            other=facts.detail_strings(),
             battery=msg.battery,
             bus_voltage=msg.bus_v,
             up_time_s=msg.up_time,

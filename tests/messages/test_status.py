@@ -1,4 +1,4 @@
-"""hb50 Status: seed field layout and level constants, rosbags-identical bytes, level rules."""
+"""The generic Status: seed layout and level constants, rosbags-identical bytes, level rules."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from jointbus.codec import DecodeError, schema_of
 from jointbus.codec.msgdef import definition_text
 from jointbus.messages.errors import LimitError, ValidationError
-from jointbus.messages.hb50 import Level, Status
 from jointbus.messages.stamp import Time
+from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
 from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
@@ -121,3 +121,22 @@ def test_decoding_an_unknown_level_is_a_decode_error() -> None:
     data[4 + 13] = 9
     with pytest.raises(DecodeError, match="level"):
         Status.from_cdr(bytes(data))
+
+
+def test_hb50_code_keeps_importing_the_same_status_type() -> None:
+    """Honey Badger code and existing bags keep working: one class, same wire name, same bytes."""
+    from jointbus.messages import hb50
+    from jointbus.messages.hb50 import status as hb50_status
+
+    assert hb50.Status is Status and hb50.Level is Level
+    assert hb50_status.Status is Status and hb50_status.Level is Level
+    report = Status.warn("bridge_node", "knee hot", b"\x01", header=Header(Time(3, 4), "base"))
+    assert hb50.Status.TYPE_NAME == TN
+    assert hb50.Status.from_cdr(report.to_cdr()) == report
+    assert report.to_cdr() == rosbags_cdr(report)
+
+
+def test_the_bundled_registry_decodes_status_by_its_wire_name() -> None:
+    from jointbus.messages.registry import default_registry
+
+    assert default_registry().by_type_name(TN) is Status
