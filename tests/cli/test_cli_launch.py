@@ -121,7 +121,7 @@ def test_a_second_bridge_control_or_demo_on_a_running_robot_is_refused(
         t.publishers for t in robot.bus.discover(1.0) if t.name == "/hb50/bridge_data"
     ]
     assert [len(p) for p in publishers] == [1]
-    assert robot.status("owner") == "control_node" and robot.standing()
+    assert robot.facts().owner == "control_node" and robot.standing()
 
 
 def test_mode_rejects_unknown_commands_before_joining() -> None:
