@@ -21,6 +21,7 @@ from jointbus.bus import (
     ServiceTypeError,
     ServiceUnavailableError,
     ZenohConfig,
+    attachment,
 )
 from jointbus.bus.service_zenoh import service_key
 
@@ -177,11 +178,10 @@ def test_malformed_request_bytes_are_refused_and_the_server_survives(
     assert wait_until(client.available, timeout=5.0)
     transport = client_bus.zenoh
     assert transport is not None
-    types = f"{Count.TYPE_NAME}\n{Reading.TYPE_NAME}".encode()
+    header = attachment.pack(1, time.time_ns(), bytes(16))
+    key = service_key(transport.domain_id, NAME, Count, Reading)
     replies = list(
-        transport.session.get(
-            service_key(NAME), payload=b"\x00\x01\xff", attachment=types, timeout=2.0
-        )
+        transport.session.get(key, payload=b"\x00\x01\xff", attachment=header, timeout=2.0)
     )
     assert len(replies) == 1 and replies[0].err is not None
     assert b"malformed request (3 bytes)" in replies[0].err.payload.to_bytes()
@@ -225,6 +225,7 @@ def test_zenoh_reports_no_queryable_at_once() -> None:
         transport = bus.zenoh
         assert transport is not None
         start = time.monotonic()
-        replies = list(transport.session.get(service_key("/nobody/here"), timeout=5.0))
+        key = service_key(transport.domain_id, "/nobody/here", Count, Reading)
+        replies = list(transport.session.get(key, timeout=5.0))
         assert replies == [] and time.monotonic() - start < 2.5
         assert isinstance(transport.session, zenoh.Session)

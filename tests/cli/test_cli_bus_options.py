@@ -20,6 +20,7 @@ import typer
 import websockets
 from cli_support import (
     TALK_TOPIC,
+    TALKER_NODE,
     free_port,
     run_cli,
     start_cli,
@@ -28,7 +29,7 @@ from cli_support import (
     wait_until,
 )
 
-from jointbus.bus import Bus, ZenohConfig
+from jointbus.bus import RELIABLE, Bus, ZenohConfig
 from jointbus.cli import main as cli
 from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.hb50 import Status
@@ -66,7 +67,7 @@ def test_every_bus_joining_command_takes_the_shared_options_and_variables() -> N
         if p not in OFFLINE_COMMANDS and p.split()[0] not in OFFLINE_COMMANDS
     ]
     names = {p for p, _ in joining}
-    assert {"record", "play", "foxglove", "monitor", "demo", "topic echo"} <= names
+    assert {"record", "play", "foxglove", "monitor", "demo", "topic echo", "ros2 graph"} <= names
     for path, command in joining:
         options = {opt: param for param in command.params for opt in param.opts}
         for flag, variable in zip(BUS_OPTIONS, BUS_ENVIRONMENT, strict=True):
@@ -176,3 +177,49 @@ def test_hub_port_option_is_documented_in_help(command: str) -> None:
     result = run_cli(1, command, "--help")
     assert result.returncode == 0
     assert "--hub-port" in result.stdout and "JOINTBUS_HUB_PORT" in result.stdout
+
+
+def test_two_stacks_on_one_hub_in_different_domains_never_see_each_others_topics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The talker (domain 5, from ROS_DOMAIN_ID) is the hub; a program in domain 6 joins the same
+    hub. Neither hears nor lists the other's topics; the CLI picks its domain by --domain-id or
+    ROS_DOMAIN_ID."""
+    port = free_port()
+    monkeypatch.setenv("ROS_DOMAIN_ID", "5")
+    talker = start_talker(port)
+    monkeypatch.delenv("ROS_DOMAIN_ID")
+    other_topic = "/cli_test/other_domain"
+    try:
+        with (
+            Bus(name="six", zenoh=ZenohConfig(hub_port=port, domain_id=6)) as six,
+            Bus(name="five", zenoh=ZenohConfig(hub_port=port, domain_id=5)) as five,
+        ):
+            heard_six: list[Status] = []
+            heard_five: list[Status] = []
+            six.subscribe(TALK_TOPIC, Status, heard_six.append, RELIABLE, realtime=True)
+            five.subscribe(TALK_TOPIC, Status, heard_five.append, RELIABLE, realtime=True)
+            six.publisher(other_topic, Status, RELIABLE)
+            # 20 talker samples reach domain 5 in the time domain 6 hears none.
+            assert wait_until(lambda: len(heard_five) >= 20, timeout=20.0)
+            assert heard_six == []
+            listed_six = run_cli(port, "topic", "list", "--domain-id", "6")
+            monkeypatch.setenv("ROS_DOMAIN_ID", "5")
+            listed_five = run_cli(port, "topic", "list")
+        assert listed_six.returncode == 0, listed_six.stderr
+        # Domain 6 lists its own publisher and subscriber, never the talker's publisher.
+        assert other_topic in listed_six.stdout
+        assert _publishers(listed_six.stdout, TALK_TOPIC) == "-"
+        assert listed_five.returncode == 0, listed_five.stderr
+        assert TALKER_NODE in _publishers(listed_five.stdout, TALK_TOPIC)
+        assert other_topic not in listed_five.stdout
+    finally:
+        stop(talker)
+
+
+def _publishers(table: str, topic: str) -> str:
+    """The PUBLISHERS cell of ``topic``'s row in ``jointbus topic list``'s table."""
+    header, *rows = table.splitlines()
+    row = next(r for r in rows if r.split()[0] == topic)
+    start = header.index("PUBLISHERS")
+    return row[start : header.index("SUBSCRIBERS")].strip()

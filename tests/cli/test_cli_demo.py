@@ -18,6 +18,7 @@ from cli_support import free_port, run_cli, start_cli
 from mcap.reader import make_reader
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.cli.demo import SUMMARY_PERIOD_S
 from jointbus.messages.hb50 import JointCommand
 from jointbus.model.yaml_loader import load_robot
 
@@ -42,6 +43,13 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     assert mode == "STAND"
     assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
     assert "lateness p99" in lines[-1] and "CPU" in lines[-1]
+    # --duration counts once the stack runs; the start-up before it is printed, and the final
+    # line (which counts from the start-up's beginning) adds up to both.
+    started = re.search(r"started in ([\d.]+) s, runs 4 s from now", result.stderr)
+    stopped = re.search(r"stopped after ([\d.]+) s", result.stdout)
+    assert started and stopped, result.stderr + result.stdout
+    ran_s = float(stopped.group(1)) - float(started.group(1))
+    assert 4.0 - 0.1 <= ran_s <= 4.0 + SUMMARY_PERIOD_S, (started.group(0), stopped.group(0))
 
 
 def test_demo_over_zenoh_records_every_topic(tmp_path: Path) -> None:
@@ -78,6 +86,8 @@ def test_demo_record_prints_the_counts_of_the_file(tmp_path: Path) -> None:
         channels = {c.topic for c in summary.channels.values()}
     assert int(printed.group(1)) == in_file == summary.statistics.message_count
     assert int(printed.group(2)) == len(channels)
+    # latched topics, published once before the recorder started
+    assert {"/tf_static", "/hb50/parameters"} <= channels, channels
 
 
 def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from cli_tools_support import free_port, tools_app
+from mcap.reader import make_reader
 from typer.testing import CliRunner
 
 from jointbus.bus import Bus, ZenohConfig
+from jointbus.cli.record import status_text
 from jointbus.messages.std_msgs import String
 from jointbus.tools.bag_reader import open_bag
+from jointbus.tools.recorder import RecorderStats
 
 
 def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
@@ -113,3 +119,55 @@ def test_record_quiet_prints_no_status_line(tmp_path: Path):
     text = _record_on_a_terminal(tmp_path, "-q")
     assert "recording: " not in text
     assert text.startswith("recorded "), repr(text)
+
+
+def test_record_says_what_lost_and_skipped_count():
+    """A bare "lost 204" left a user guessing: the status line names sequence gaps, and --help
+    explains both counts."""
+    stats = RecorderStats(
+        messages=9000, bytes=10**6, topics=12, queued=0, lost=204, skipped=3, elapsed_s=5.0
+    )
+    line = status_text(stats, 1800.0)
+    assert "lost 204 (sequence gaps: published, never received)" in line
+    assert "skipped 3 (received, not recordable)" in line
+    help_text = " ".join(CliRunner().invoke(tools_app(), ["record", "--help"]).output.split())
+    assert "missing from a remote publisher's sequence numbers" in help_text.replace("│ ", "")
+    assert "not recordable" in help_text
+
+
+def test_record_started_after_the_stack_is_up_holds_its_latched_topics(tmp_path: Path):
+    """`jointbus record` joined to a running demo: /tf_static and /hb50/parameters, published
+    once when the nodes started, are in the file and decode with rosbags."""
+    from cli_support import run_cli, start_cli
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    port = free_port()
+    demo = start_cli(port, "demo", "--headless", "--duration", "60")
+    try:
+        assert demo.stdout is not None
+        line = demo.stdout.readline()  # the first summary: the stack runs, latched topics sent
+        assert line.startswith("t="), line
+        out = tmp_path / "late.mcap"
+        result = run_cli(port, "record", str(out), "--duration", "2", "-q", timeout=60)
+        assert result.returncode == 0, result.stderr
+    finally:
+        demo.send_signal(signal.SIGINT)
+        try:
+            demo.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+            demo.communicate()
+    store = get_typestore(Stores.EMPTY)
+    decoded: dict[str, list[Any]] = {}
+    with out.open("rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            if channel.topic not in ("/tf_static", "/hb50/parameters"):
+                continue
+            if schema.name not in store.fielddefs:
+                store.register(get_types_from_msg(schema.data.decode(), schema.name))
+            decoded.setdefault(channel.topic, []).append(
+                store.deserialize_cdr(message.data, schema.name)
+            )
+    assert sorted(decoded) == ["/hb50/parameters", "/tf_static"], sorted(decoded)
+    assert {p.node for p in decoded["/hb50/parameters"]} == {"bridge_node", "control_node"}
+    assert all(t.transforms for t in decoded["/tf_static"])

@@ -3,6 +3,7 @@ graph command lists a domain's nodes and topics."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -10,11 +11,15 @@ import pytest
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from typer.testing import CliRunner
 
+from jointbus import drivers
+from jointbus.bus import Bus
+from jointbus.bus.service_types import service_type_hash, service_type_name
 from jointbus.cli.main import _register, app
-from jointbus.cli.ros2 import export_packages
-from jointbus.codec.type_hash import rihs01_of
+from jointbus.cli.ros2 import SERVICE_PAIRS, export_packages, own_definition
+from jointbus.codec.type_hash import qualify_msg_line, rihs01_of
 from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
+from jointbus.nodes.array import ArrayNode
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +78,57 @@ def test_export_of_one_package(tmp_path: Path) -> None:
     assert list(written) == ["hb50_commons"]
     assert "hb50_commons/msg/BridgeData" in written["hb50_commons"]
     assert not (tmp_path / "jointbus_msgs").exists()
+
+
+def test_every_service_a_served_array_offers_is_exported_as_a_srv(exported: Path) -> None:
+    """The .srv files cover what the array node really serves (no pair missing)."""
+    array = drivers.open("sim://arm6?noise=false")
+    bus = Bus(name="export")
+    node = ArrayNode(array, bus, namespace="arm6")
+    try:
+        offered = {info.service_type for info in bus.services()}
+    finally:
+        node.shutdown()
+        bus.close()
+        array.close()
+    root = exported / "jointbus_msgs"
+    files = {f"jointbus_msgs/srv/{p.stem}" for p in (root / "srv").glob("*.srv")}
+    assert offered and offered <= files
+    cmake = (root / "CMakeLists.txt").read_text()
+    for name in files:
+        assert f'"srv/{name.rsplit("/", 1)[1]}.srv"' in cmake
+    assert "service_msgs" in {d.text for d in ET.parse(root / "package.xml").findall("depend")}
+
+
+def test_exported_srv_files_hash_like_the_service_keys(exported: Path) -> None:
+    """zenoh-ros2-sdk hashes each exported .srv (with the exported .msg files as its nested
+    types) to the hash jointbus puts in the service's key."""
+    from zenoh_ros2_sdk.utils import compute_service_type_hash
+
+    registry = default_registry()
+    # The SDK resolves a bare nested name against the service's package: write them in full.
+    texts = {
+        f"{p.parent.parent.name}/msg/{p.stem}": "\n".join(
+            qualify_msg_line(line, p.parent.parent.name) for line in p.read_text().splitlines()
+        )
+        for p in exported.glob("*/msg/*.msg")
+    }
+    jazzy = get_typestore(Stores.ROS2_JAZZY)
+    for request_name, response_name in SERVICE_PAIRS:
+        request = registry.by_type_name(request_name)
+        response = registry.by_type_name(response_name)
+        service = service_type_name(request, response)
+        # The SDK takes every type it is given as referenced: give it exactly the nested ones,
+        # from the exported files (ROS 2's own from rosbags' Jazzy store).
+        dependencies = {}
+        for cls in (request, response):
+            for head in re.findall(r"^MSG: (\S+)$", cls.msgdef(), re.MULTILINE):
+                package, short = head.split("/")
+                name = f"{package}/msg/{short}"
+                dependencies[name] = texts.get(name) or own_definition(
+                    jazzy.generate_msgdef(name, ros_version=2)[0]
+                )
+        path = exported / "jointbus_msgs" / "srv" / f"{service.rsplit('/', 1)[1]}.srv"
+        request_text, response_text = path.read_text().split("\n---\n")
+        digest = compute_service_type_hash(service, request_text, response_text, dependencies)
+        assert digest == service_type_hash(request, response), service

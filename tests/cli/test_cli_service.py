@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+import zenoh
 from cli_support import free_port, run_cli
 
 from jointbus.bus import Bus, ServiceRefused, ZenohConfig
@@ -38,7 +39,41 @@ def test_list_shows_name_types_and_node(hub: int) -> None:
         "request_type": String.TYPE_NAME,
         "response_type": String.TYPE_NAME,
         "node": "shouter",
+        "service_type": "jointbus_msgs/srv/StringString",
     } in rows
+
+
+def test_list_shows_a_ros2_server_of_an_unknown_type_and_only_its_domain(hub: int) -> None:
+    """A ROS 2 node's AddTwoInts server (its SS token as rmw_zenoh declares it, on a plain Zenoh
+    session) is listed with its service type; another domain lists neither server."""
+    config = zenoh.Config()
+    config.insert_json5("mode", '"peer"')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{hub}"]')
+    ros = zenoh.open(config)
+    token = ros.liveliness().declare_token(
+        f"@ros2_lv/0/{ros.zid()}/0/10/SS/%/%/add_two_ints_server/%add_two_ints/"
+        "example_interfaces::srv::dds_::AddTwoInts_/"
+        "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a/::,10:,:,:,,"
+    )
+    try:
+        done = run_cli(hub, "service", "list", "--json", "--wait", "1.0")
+        other = run_cli(hub, "service", "list", "--json", "--wait", "1.0", "--domain-id", "7")
+        text = run_cli(hub, "service", "list", "--wait", "1.0")
+    finally:
+        token.undeclare()  # type: ignore[no-untyped-call]
+        ros.close()  # type: ignore[no-untyped-call]
+    assert done.returncode == 0, done.stderr
+    assert {
+        "name": "/add_two_ints",
+        "request_type": "",
+        "response_type": "",
+        "node": "add_two_ints_server",
+        "service_type": "example_interfaces/srv/AddTwoInts",
+    } in [json.loads(line) for line in done.stdout.splitlines()]
+    assert "/add_two_ints  example_interfaces/srv/AddTwoInts  [add_two_ints_server]" in text.stdout
+    assert other.returncode == 0, other.stderr
+    assert other.stdout == ""
 
 
 def test_call_prints_the_response(hub: int) -> None:

@@ -10,11 +10,9 @@ import sys
 import threading
 import time
 
-import pytest
 from cli_support import cli_env, free_port, wait_until
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.cli.teleop import TeleopKeys
 from jointbus.messages.geometry_msgs import Twist
 
 
@@ -34,28 +32,6 @@ class _Recorder:
     def last(self) -> Twist:
         with self.lock:
             return self.items[-1][1]
-
-
-def test_keys_follow_teleop_twist_keyboard() -> None:
-    keys = TeleopKeys(linear_scale=0.5, angular_scale=0.4, release=0.5)
-    keys.press("i", 0.0)
-    tw = keys.twist(0.1)
-    assert (tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.z) == (0.5, 0.0, 1.0, 0.0)
-    keys.press("u", 0.2)
-    assert keys.twist(0.3).angular.z == 0.4  # forward while turning left
-    keys.press("J", 0.4)
-    assert (keys.twist(0.5).linear.y, keys.twist(0.5).angular.z) == (0.5, 0.0)  # strafe
-    assert keys.twist(1.0).linear.y == 0.0  # released: no key for 0.5 s
-    keys.press("q", 1.0)
-    assert keys.linear_scale == pytest.approx(0.55)
-    for _ in range(20):
-        keys.press("q", 1.0)
-    assert keys.linear_scale == 1.0  # never beyond the normalised range
-    keys.press("b", 1.0)
-    assert keys.twist(1.0).linear.z == pytest.approx(0.95)
-    keys.press("i", 2.0)
-    keys.press("k", 2.1)
-    assert keys.twist(2.2).linear.x == 0.0
 
 
 def test_teleop_in_a_terminal_publishes_at_rate_and_zero_when_released_and_on_exit() -> None:

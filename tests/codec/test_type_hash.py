@@ -5,6 +5,7 @@ definitions (hypothesis)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +14,14 @@ from hypothesis import strategies as st
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from jointbus.codec.errors import SchemaError
-from jointbus.codec.type_hash import is_rihs01, rihs01, rihs01_of, type_description_json
+from jointbus.codec.type_hash import (
+    is_rihs01,
+    qualify_msg_line,
+    rihs01,
+    rihs01_of,
+    rihs01_service,
+    type_description_json,
+)
 from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
 
@@ -36,6 +44,7 @@ PUBLISHED = {
     ),
 }
 JAZZY = get_typestore(Stores.ROS2_JAZZY)
+SEPARATOR = re.compile(r"^={10,}\s*$", re.MULTILINE)
 
 
 @pytest.mark.parametrize("type_name", sorted(PUBLISHED))
@@ -151,3 +160,70 @@ def test_is_rihs01_rejects_malformed_hashes() -> None:
     assert not is_rihs01("RIHS01_" + "0" * 63)
     assert not is_rihs01("RIHS01_" + "G" * 64)
     assert not is_rihs01("TypeHashNotSupported")
+
+
+# ---- services ---------------------------------------------------------------------------------
+def test_a_standard_service_hashes_as_rmw_zenoh_publishes() -> None:
+    """example_interfaces/srv/AddTwoInts: the hash in rmw_zenoh's docs/design.md service key."""
+    assert (
+        rihs01_service(
+            "example_interfaces/srv/AddTwoInts",
+            ("example_interfaces/msg/AddTwoIntsRequest", "int64 a\nint64 b\n"),
+            ("example_interfaces/msg/AddTwoIntsResponse", "int64 sum\n"),
+        )
+        == "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a"
+    )
+
+
+def _sdk_service_hash(service_type: str, request: type[Any], response: type[Any]) -> str:
+    """zenoh-ros2-sdk's independent service hash from the two ``.msg`` bundles."""
+    from zenoh_ros2_sdk.utils import compute_service_type_hash
+
+    dependencies: dict[str, str] = {}
+    mains: list[str] = []
+    for cls in (request, response):
+        parts = SEPARATOR.split(cls.msgdef())
+        mains.append(_qualified(parts[0], cls.TYPE_NAME.split("/")[0]))
+        for chunk in parts[1:]:
+            head, _, text = chunk.strip("\n").partition("\n")
+            pkg, name = head[5:].strip().split("/")
+            dependencies[f"{pkg}/msg/{name}"] = _qualified(text, pkg)
+    digest: str = compute_service_type_hash(
+        service_type, mains[0] or "# empty", mains[1] or "# empty", dependencies
+    )
+    return digest
+
+
+def _qualified(text: str, package: str) -> str:
+    """Bare nested type names of a ``.msg`` text prefixed with its package (as a ``.srv`` of
+    another package must write them)."""
+    return "\n".join(qualify_msg_line(line, package) for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("request_name", "response_name"),
+    [
+        ("std_msgs/msg/String", "jointbus_msgs/msg/ActuatorReply"),
+        ("jointbus_msgs/msg/ActuatorPowerRequest", "jointbus_msgs/msg/ActuatorReply"),
+        ("jointbus_msgs/msg/ActuatorGeometryRequest", "jointbus_msgs/msg/ArrayGeometry"),
+        ("hb50_commons/msg/JointCommand", "std_msgs/msg/String"),
+    ],
+)
+def test_a_message_pair_service_hashes_as_zenoh_ros2_sdk_does(
+    request_name: str, response_name: str
+) -> None:
+    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
+    request, response = registry.by_type_name(request_name), registry.by_type_name(response_name)
+    service_type = "jointbus_msgs/srv/Pair"
+    ours = rihs01_service(
+        service_type,
+        (request.TYPE_NAME, request.msgdef()),
+        (response.TYPE_NAME, response.msgdef()),
+    )
+    assert is_rihs01(ours)
+    assert ours == _sdk_service_hash(service_type, request, response)
+
+
+def test_a_service_type_name_must_be_pkg_srv_name() -> None:
+    with pytest.raises(SchemaError, match="pkg/srv/Name"):
+        rihs01_service("jointbus_msgs/msg/Pair", ("a/msg/A", ""), ("a/msg/B", ""))

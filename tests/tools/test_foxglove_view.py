@@ -9,6 +9,7 @@ payload) whose CDR payload decodes back to the published message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import re
@@ -624,3 +625,52 @@ def test_joint_frames_match_origin_then_rotation_about_the_axis(q: list[float]) 
         x, y, z, w = frame.rotation
         assert math.isclose(x * x + y * y + z * z + w * w, 1.0, abs_tol=1e-12)
         assert Quaternion(w, x, y, z).angle_to(expected.rotation) < 1e-9, name
+
+
+def test_a_client_sees_the_walking_robot_move_in_the_odom_frame() -> None:
+    """Issue 13, "Foxglove shows it walking": the whole stack (stepping MuJoCo simulator, bridge,
+    control node) on one bus, the view beside it, a WebSocket client on ``/tf``. While a forward
+    velocity command is held, the ``odom → body`` transform the client receives (the control
+    node's estimate) moves forward, straight, as the simulator's ground truth does.
+
+    Only the direction is compared with the truth: the bridge stamps frames with the wall clock
+    while the stepped simulator advances 2 ms per *executed* cycle, so on a loaded host (skipped
+    cycles) the odometry integrates more time than the physics ran and runs ahead of the truth
+    (1.69 m against 0.95 m in one run here)."""
+    from jointbus.messages.geometry_msgs import Twist, Vector3
+    from jointbus.messages.nav_msgs import Odometry
+    from jointbus.stack import Stack
+
+    truths: list[Odometry] = []
+    with Stack(zenoh=None, realtime=None) as stack:
+        stack.wait_for(lambda s: s.standing and s.owner == "control_node", 20.0)
+        stack.bus.subscribe(
+            "/hb50/sim/ground_truth", Odometry, truths.append, MAB_RT, realtime=True
+        )
+        command = stack.bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
+        forward = Twist(Vector3(0.5, 0.0, 1.0), Vector3())
+        with _view(stack.bus, stack.model) as view:
+            seen: list[tuple[float, float, float]] = []  # odom → body x, y (m); truth x (m)
+
+            async def body(client: Client) -> None:
+                await client.until(lambda: TF_TOPIC in client.channels)
+                await client.until(lambda: TF_TOPIC in view.topics())  # the control node's
+                sub = await client.subscribe(TF_TOPIC)
+                deadline = time.monotonic() + 4.0
+                while time.monotonic() < deadline:
+                    command.publish(forward)  # held: 20 Hz, as teleop sends it
+                    with contextlib.suppress(AssertionError):
+                        _, payload = await client.message(sub, timeout=0.05)
+                        for t in TFMessage.from_cdr(payload).transforms:
+                            if (t.header.frame_id, t.child_frame_id) == ("odom", "body"):
+                                tr = t.transform.translation
+                                seen.append((tr.x, tr.y, truths[-1].pose.pose.position.x))
+
+            run_client(view, body)
+        stack.command("stand")
+    assert len(seen) >= 10, seen  # the control node's /tf at 10 Hz reached the client
+    moved = seen[-1][0] - seen[0][0]
+    truth_moved = seen[-1][2] - seen[0][2]
+    assert moved > 0.3, seen  # ≈ 0.46 m/s for the last ≈ 3.5 s, slower on a loaded host
+    assert truth_moved > 0.2, seen  # the robot itself walked forward
+    assert abs(seen[-1][1] - seen[0][1]) < 0.25 * moved  # straight ahead

@@ -7,11 +7,17 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 
+import pytest
+from textual import events
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus.discovery import TopicInfo
+from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.hb50 import (
     BridgeData,
     BridgeState,
@@ -24,6 +30,7 @@ from jointbus.messages.std_msgs import Header
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import MonitorModel
+from jointbus.tools.teleop_keys import KEY_HELP, TeleopKeys, TwistStream
 
 S = 1_000_000_000
 NAMES = ("fr_j0", "fr_j1", "fr_j2", "fl_j0")
@@ -60,7 +67,7 @@ def run(app: MonitorApp, body: Callable[[MonitorApp], Awaitable[None]]) -> None:
         async with app.run_test(size=(150, 50)) as pilot:
             await pilot.pause()
             await body(app)
-            await pilot.press("q")
+            await pilot.press("ctrl+q")  # q is teleop's "faster"
 
     asyncio.run(main())
 
@@ -267,3 +274,178 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
         "topic /hb50/bridge_state_10hz",
     ):
         assert expected in out, (expected, out)
+
+
+# ---- teleoperation inside the monitor ------------------------------------------------------------
+
+
+class _Twists:
+    """Every Twist received, with its arrival time (monotonic s)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[float, Twist]] = []
+
+    def __call__(self, msg: Twist) -> None:
+        with self.lock:
+            self.items.append((time.monotonic(), msg))
+
+    def since(self, t: float) -> list[Twist]:
+        with self.lock:
+            return [m for s, m in self.items if s >= t]
+
+
+async def _wait_for(done: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def _run_teleop(body: Callable[[MonitorApp, Pilot[None], _Twists], Awaitable[None]]) -> _Twists:
+    """A monitor whose teleop stream publishes on a real bus; the body drives it with the pilot.
+    Returns what a subscriber of /hb50/velocity_command received, the app's exit included."""
+    got = _Twists()
+    with Bus(name="monitor-teleop-test") as bus:
+        bus.subscribe("/hb50/velocity_command", Twist, got, MAB_RT, realtime=True)
+        pub = bus.publisher("/hb50/velocity_command", Twist, MAB_RT, node="monitor")
+        # released after 1.5 s without a key: long enough that a loaded host's stall between two
+        # repeats of a held key does not count as letting go
+        stream = TwistStream(pub, TeleopKeys(release=1.5), publish_idle=False)
+        app = MonitorApp(MonitorModel(), refresh_s=0.05, teleop=stream)
+
+        async def main() -> None:
+            async with app.run_test(size=(150, 50)) as pilot:
+                await pilot.pause()
+                await body(app, pilot, got)
+                await pilot.press("ctrl+q")
+
+        try:
+            asyncio.run(main())
+        finally:
+            stream.close()  # what run_monitor does when the app ends
+    return got
+
+
+def test_teleop_keys_in_the_monitor_drive_velocity_commands_and_stop_on_release_and_exit() -> None:
+    marks: dict[str, float] = {}
+
+    async def body(app: MonitorApp, pilot: Pilot[None], got: _Twists) -> None:
+        text = screen_text(app)
+        assert "Teleop  fwd +0.00" in text and KEY_HELP[:30] in text
+        t0 = time.monotonic()
+        await asyncio.sleep(0.3)
+        assert got.since(t0) == []  # idle: the monitor sends nothing
+        marks["held"] = time.monotonic()
+        for _ in range(20):  # a held key: the terminal repeats it
+            await pilot.press("i")
+            await asyncio.sleep(0.05)
+        marks["let_go"] = time.monotonic()
+        held = got.since(marks["held"])
+        assert held and all(m.linear.x == 0.5 and m.linear.z == 1.0 for m in held[1:])
+        assert "Teleop  fwd +0.50" in screen_text(app)
+        assert await _wait_for(lambda: any(m.linear.x == 0.0 for m in got.since(marks["let_go"])))
+        await asyncio.sleep(0.3)
+        marks["silent"] = time.monotonic()
+        await asyncio.sleep(0.3)
+        assert got.since(marks["silent"]) == []  # after the zeros, silence again
+        await pilot.press("q")  # teleop's "faster" (×1.1), not the monitor's quit
+        assert app.is_running
+        await pilot.press("J")  # sideways left at the new scale
+        # sideways at the new scale (a loaded host may already have released it: any message)
+        assert await _wait_for(
+            lambda: any(
+                m.linear.y == pytest.approx(0.55) and m.linear.x == 0.0
+                for m in got.since(marks["silent"])
+            )
+        )
+        marks["exit"] = time.monotonic()
+        await pilot.press("J")  # still held when the monitor quits
+
+    got = _run_teleop(body)
+    held = got.since(marks["held"])
+    span = [s for s, m in got.items if marks["held"] <= s < marks["let_go"]]
+    assert len(span) / (marks["let_go"] - marks["held"]) >= 10.0  # ≥ 10 Hz while held
+    assert len(held) > 0
+    last = got.since(marks["exit"])[-1]
+    assert (last.linear.x, last.linear.y, last.angular.z) == (0.0, 0.0, 0.0)  # zero on exit
+
+
+def test_losing_focus_sends_the_zero_command_at_once() -> None:
+    marks: dict[str, float] = {}
+
+    async def body(app: MonitorApp, pilot: Pilot[None], got: _Twists) -> None:
+        await pilot.press("u")  # forward while turning left
+        assert await _wait_for(lambda: any(m.angular.z == 0.5 for m in got.since(0.0)))
+        marks["blur"] = time.monotonic()
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        assert await _wait_for(lambda: bool(got.since(marks["blur"])), 0.2)
+        first = got.since(marks["blur"])[0]
+        assert (first.linear.x, first.angular.z) == (0.0, 0.0)
+        await asyncio.sleep(0.15)
+        assert all(m.linear.x == 0.0 for m in got.since(marks["blur"]))
+
+    _run_teleop(body)
+
+
+# The demo's topics with their types (as `jointbus info` lists a recording of it).
+DEMO_TOPICS = {
+    "/hb50/bridge_data": "hb50_commons/msg/BridgeData",
+    "/hb50/bridge_data_10hz": "hb50_commons/msg/BridgeData",
+    "/hb50/bridge_state": "hb50_commons/msg/BridgeState",
+    "/hb50/bridge_state_10hz": "hb50_commons/msg/BridgeState",
+    "/hb50/diagnostics": "jointbus_msgs/msg/LoopDiagnostics",
+    "/hb50/heartbeat": "hb50_commons/msg/Status",
+    "/hb50/joint_command": "hb50_commons/msg/JointCommand",
+    "/hb50/parameters": "jointbus_msgs/msg/ParameterList",
+    "/hb50/robot_state_10hz": "hb50_commons/msg/RobotState",
+    "/hb50/sim/ground_truth": "nav_msgs/msg/Odometry",
+    "/tf_static": "tf2_msgs/msg/TFMessage",
+}
+
+
+@pytest.mark.parametrize("size", [(160, 48), (120, 40)])
+def test_topic_rates_are_visible_in_a_terminal_of_common_size(size: tuple[int, int]) -> None:
+    """In tmux at 160 columns only a "P" column of the topics panel was visible: every topic's
+    name and measured rate must be on screen at 160×48 and 120×40, with the hb50's 12 joints."""
+    clock = FakeClock()
+    model = MonitorModel()
+    names = tuple(f"{leg}_j{k}" for leg in ("fr", "fl", "rr", "rl") for k in range(3))
+    model.on_bridge_data(
+        BridgeData(
+            Header.now("body"),
+            joint_name=names,
+            joint_position=[0.1] * 12,
+            joint_velocity=[0.0] * 12,
+            joint_effort=[0.0] * 12,
+            joint_temperature=bytes([30] * 12),
+            joint_status=[0] * 12,
+        ),
+        clock.now,
+    )
+    model.on_bridge_state(BridgeState(drives_enabled=True, status=("owner: control_node",)), 0)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), clock.now)
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), clock.now)
+    model.set_topics(
+        TopicInfo(name, (type_name,), (), ()) for name, type_name in DEMO_TOPICS.items()
+    )
+    rates = {name: 10.0 + 37 * i for i, name in enumerate(DEMO_TOPICS)}
+    for name, rate in rates.items():
+        model.count(name, 0, clock.now - S)
+        model.count(name, round(rate), clock.now)
+    app = MonitorApp(model, clock=clock)
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            lines = screen_text(app).splitlines()
+            for name, rate in rates.items():
+                shown = [line for line in lines if f" {name} " in line]
+                assert shown, f"{name} not on screen at {size}:\n" + "\n".join(lines)
+                assert f"{rate:.1f} Hz" in shown[0], f"{name}'s rate not visible: {shown[0]!r}"
+            await pilot.press("ctrl+q")
+
+    asyncio.run(main())

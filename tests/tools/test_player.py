@@ -21,7 +21,7 @@ from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import PlaybackError
-from jointbus.tools.player import Player
+from jointbus.tools.player import LivePublisherError, Player, is_command_topic
 
 T0 = 1_800_000_000_000_000_000
 
@@ -62,7 +62,7 @@ def test_every_message_is_republished_in_order_with_its_content(bus: Bus, tmp_pa
     data, _ = collect(bus, "/hb50/bridge_data", BridgeData)
     cmds, _ = collect(bus, "/hb50/joint_command", JointCommand)
     with open_bag(path) as bag:
-        stats = Player(bus, bag).run()
+        stats = Player(bus, bag, include_commands=True).run()
     assert stats.published == 75 and stats.skipped == 0
     assert [m.to_cdr() for m in data] == [bridge_data(i).to_cdr() for i in range(50)]
     assert cmds == [joint_command(i) for i in range(25)]
@@ -114,7 +114,7 @@ def test_unknown_types_are_skipped_and_the_rest_plays(bus: Bus, tmp_path: Path):
     )
     got, _ = collect(bus, "/s", String)
     with open_bag(path) as bag:
-        stats = Player(bus, bag).run()
+        stats = Player(bus, bag, include_commands=True).run()
     assert (stats.published, stats.skipped) == (1, 2)
     assert [m.data for m in got] == ["s"]
 
@@ -153,3 +153,70 @@ def test_stop_from_another_thread_ends_a_long_wait(bus: Bus, tmp_path: Path):
         runner.join(timeout=5)
     assert not runner.is_alive()
     assert [m.data for m in got] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("topic", "type_name"),
+    [
+        ("/hb50/joint_command", "hb50_commons/msg/JointCommand"),
+        ("/hb50/control_command", "std_msgs/msg/String"),
+        ("/hb50/hardware_command", "std_msgs/msg/String"),
+        ("/hb50/velocity_command", "geometry_msgs/msg/Twist"),
+        ("/arm6/joints_command", "jointbus_msgs/msg/Joints"),
+        ("/arm6/joint_command", "hb50_commons/msg/JointCommand"),
+        ("/arm6/actarray/multi_position", "jointbus_msgs/msg/ActuatorMultiPositionCommand"),
+        ("/arm6/actarray/home", "jointbus_msgs/msg/ActuatorHomeCommand"),
+        ("/cmd_vel", "geometry_msgs/msg/Twist"),
+        ("/my/target", "jointbus_msgs/msg/ActuatorPositionCommand"),
+    ],
+)
+def test_command_topics_are_recognised(topic: str, type_name: str):
+    assert is_command_topic(topic, type_name)
+
+
+@pytest.mark.parametrize(
+    ("topic", "type_name"),
+    [
+        ("/hb50/bridge_data", "hb50_commons/msg/BridgeData"),
+        ("/hb50/status", "hb50_commons/msg/Status"),
+        ("/tf_static", "tf2_msgs/msg/TFMessage"),
+        ("/arm6/actarray/data", "jointbus_msgs/msg/ActuatorArrayData"),
+        ("/arm6/joint_state", "sensor_msgs/msg/JointState"),
+        ("/chatter", "std_msgs/msg/String"),
+    ],
+)
+def test_feedback_topics_are_not_commands(topic: str, type_name: str):
+    assert not is_command_topic(topic, type_name)
+
+
+def test_command_topics_are_not_played_unless_included(bus: Bus, tmp_path: Path):
+    entries = [("/hb50/bridge_data", bridge_data(i), T0 + i * 1000) for i in range(5)]
+    entries += [("/hb50/joint_command", joint_command(i), T0 + i * 1000 + 1) for i in range(5)]
+    path = write_mcap(tmp_path / "c.mcap", entries)
+    data, _ = collect(bus, "/hb50/bridge_data", BridgeData)
+    cmds, _ = collect(bus, "/hb50/joint_command", JointCommand)
+    with open_bag(path) as bag:
+        player = Player(bus, bag)
+        assert player.skipped_commands == ("/hb50/joint_command",)
+        assert player.topics == {"/hb50/bridge_data"}
+        stats = player.run()
+        assert stats.published == 5 and len(data) == 5 and cmds == []
+        assert Player(bus, bag, include_commands=True).run().published == 10
+    assert len(cmds) == 5
+
+
+def test_a_topic_with_a_live_publisher_is_refused_whole_unless_forced(bus: Bus, tmp_path: Path):
+    entries = [("/hb50/bridge_data", bridge_data(i), T0 + i * 1000) for i in range(5)]
+    entries += [("/chatter", String(str(i)), T0 + i * 1000 + 1) for i in range(5)]
+    path = write_mcap(tmp_path / "l.mcap", entries)
+    bus.publisher("/hb50/bridge_data", BridgeData, node="bridge_node")
+    data, _ = collect(bus, "/hb50/bridge_data", BridgeData)
+    chatter, _ = collect(bus, "/chatter", String)
+    with open_bag(path) as bag:
+        with pytest.raises(
+            LivePublisherError, match=r"/hb50/bridge_data \(published by bridge_node\)"
+        ):
+            Player(bus, bag).run()
+        assert data == [] and chatter == []  # nothing published, not even the free topic
+        assert Player(bus, bag, force=True).run().published == 10
+    assert len(data) == 5

@@ -7,11 +7,14 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matplotlib.colors import to_rgb
-from tools_support import bridge_data, joint_command, write_mcap
+from tools_support import JOINTS, bridge_data, joint_command, write_mcap
 
+from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.tools.errors import BagError, PlotError
-from jointbus.tools.plot import plot_bag
+from jointbus.tools.plot import GAP_FACTOR, break_at_gaps, plot_bag
 
 matplotlib.use("Agg")
 T0 = 1_800_000_000_000_000_000
@@ -143,3 +146,66 @@ def test_field_errors_list_only_data_fields(bag: Path, tmp_path: Path):
     assert "t_pos" in text and "kp" in text and "header" in text
     for internal in ("TYPE_NAME", "WIRE_RULES", "MSG_CONSTANTS", "msgdef", "to_cdr"):
         assert internal not in text
+
+
+def test_position_targets_without_stiffness_are_not_plotted(tmp_path: Path):
+    """Damping / idle commands (kp = 0, t_pos = 0) command no position: a "commanded" 0 rad must
+    not appear; per joint, in the message where its kp is 0."""
+    standing = [joint_command(i) for i in range(10)]
+    damping = [JointCommand.damping(JOINTS, 1.0) for _ in range(10)]
+    # one joint limp (kp 0), the others held
+    mixed = [JointCommand.hold(JOINTS, [0.5, 0.6, 0.7], kp=[20.0, 0.0, 20.0], kd=0.5)] * 10
+    commands = standing + damping + mixed
+    entries = [("/hb50/joint_command", c, T0 + i * 2_000_000) for i, c in enumerate(commands)]
+    path = write_mcap(tmp_path / "damp.mcap", entries)
+    fig = plot_bag(path, ["/hb50/joint_command"], ["t_pos"], tmp_path / "t.png")
+    for k, ax in enumerate(fig.axes):
+        (line,) = ax.get_lines()
+        y = np.asarray(line.get_ydata(), dtype=float)
+        expected = [c.t_pos[k] if c.kp[k] != 0 else np.nan for c in commands]
+        np.testing.assert_array_equal(y, expected)
+    assert np.isnan(np.asarray(fig.axes[1].get_lines()[0].get_ydata(), dtype=float)[20:]).all()
+    assert not np.isnan(np.asarray(fig.axes[0].get_lines()[0].get_ydata(), dtype=float)[20:]).any()
+
+
+def test_lines_break_where_a_topic_has_no_messages(tmp_path: Path):
+    """A pause of 3.3 s in a 100 Hz topic is no ramp: the plotted line has a break (NaN) there
+    and nowhere else."""
+    before = [("/hb50/bridge_data", bridge_data(i), T0 + i * 10_000_000) for i in range(N)]
+    after = [
+        ("/hb50/bridge_data", bridge_data(N + i), T0 + 3_700_000_000 + i * 10_000_000)
+        for i in range(N)
+    ]
+    path = write_mcap(tmp_path / "gap.mcap", before + after)
+    fig = plot_bag(
+        path, ["/hb50/bridge_data"], ["joint_position"], tmp_path / "g.png", joints=["fr_j0"]
+    )
+    (line,) = fig.axes[0].get_lines()
+    x = np.asarray(line.get_xdata(), dtype=float)
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert len(y) == 2 * N + 1
+    assert np.flatnonzero(np.isnan(y)).tolist() == [N]
+    assert x[N - 1] < x[N] < x[N + 1]
+    np.testing.assert_array_equal(
+        np.delete(y, N), [bridge_data(i).joint_position[0] for i in range(2 * N)]
+    )
+
+
+@given(
+    periods=st.lists(
+        st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=2, max_size=60
+    )
+)
+def test_break_at_gaps_keeps_every_point_and_splits_only_long_gaps(periods: list[float]):
+    times = np.concatenate([[0.0], np.cumsum(periods)])
+    values = np.arange(len(times), dtype=float)
+    x, y = break_at_gaps(times, values)
+    kept = ~np.isnan(y)
+    np.testing.assert_array_equal(x[kept], times)  # every message is still plotted, in order
+    np.testing.assert_array_equal(y[kept], values)
+    median = float(np.median(periods))
+    # a drawn segment joins two consecutive messages no further apart than GAP_FACTOR medians
+    for i in range(len(x) - 1):
+        if kept[i] and kept[i + 1]:
+            assert x[i + 1] - x[i] <= GAP_FACTOR * median
+    assert (~kept).sum() == sum(p > GAP_FACTOR * median for p in periods)

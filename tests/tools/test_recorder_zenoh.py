@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 from mcap.reader import make_reader
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from tools_support import bridge_data, free_port, wait_until
 
-from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.bus import LATCHED, RELIABLE, Bus, ZenohConfig
+from jointbus.messages.geometry_msgs import Transform, TransformStamped
 from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.std_msgs import String
+from jointbus.messages.std_msgs import Header, String
+from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.runtime.parameter_messages import ParameterList
 from jointbus.tools.recorder import Recorder
 
 
@@ -65,3 +70,69 @@ def test_topic_filter_applies_to_remote_topics(pair, tmp_path):
         records = make_reader(f).iter_messages()
         got = [(c.topic, String.from_cdr(m.data).data) for _s, c, m in records]
     assert got == [("/wanted", "yes")]
+
+
+def _latched_messages() -> tuple[TFMessage, ParameterList]:
+    tf = TFMessage((TransformStamped(Header(frame_id="base_link"), "imu_link", Transform()),))
+    params = ParameterList(Header(frame_id=""), "bridge_node")
+    return tf, params
+
+
+def _rosbags_decoded(path: Path) -> dict[str, list[object]]:
+    """Every message of the file decoded by rosbags from the schema the file carries."""
+    store = get_typestore(Stores.EMPTY)
+    out: dict[str, list[object]] = {}
+    with path.open("rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            if schema.name not in store.fielddefs:
+                store.register(get_types_from_msg(schema.data.decode(), schema.name))
+            out.setdefault(channel.topic, []).append(
+                store.deserialize_cdr(message.data, schema.name)
+            )
+    return out
+
+
+def test_latched_topics_published_before_the_recorder_started_are_recorded(pair, tmp_path):
+    """``jointbus record`` started after the stack is up: /tf_static and /hb50/parameters were
+    published once, long before; the recorder fetches them from the publishers' caches."""
+    robot, recorder_bus = pair
+    tf, params = _latched_messages()
+    tf_pub = robot.publisher("/tf_static", TFMessage, LATCHED, node="control_node")
+    param_pub = robot.publisher("/hb50/parameters", ParameterList, LATCHED, node="bridge_node")
+    volatile = robot.publisher("/chatter", String, RELIABLE)
+    tf_pub.publish(tf)
+    param_pub.publish(params)
+    volatile.publish(String("gone"))  # volatile: not for a late subscriber
+    path: Path = tmp_path / "latched.mcap"
+    with Recorder(recorder_bus, path, local=False, remote=True) as rec:
+        assert wait_until(lambda: rec.stats().messages >= 2, timeout=5)
+        time.sleep(0.3)
+        stats = rec.stop()
+    assert stats.messages == 2 and stats.lost == 0
+    decoded = _rosbags_decoded(path)
+    assert sorted(decoded) == ["/hb50/parameters", "/tf_static"]
+    (tf_got,) = decoded["/tf_static"]
+    assert tf_got.transforms[0].header.frame_id == "base_link"  # type: ignore[attr-defined]
+    assert tf_got.transforms[0].child_frame_id == "imu_link"  # type: ignore[attr-defined]
+    (params_got,) = decoded["/hb50/parameters"]
+    assert params_got.node == "bridge_node"  # type: ignore[attr-defined]
+
+
+def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):
+    """``demo --record``: the recorder shares the stack's bus; latched topics published before it
+    started are in the file too."""
+    bus = Bus(name="stack")
+    try:
+        tf, params = _latched_messages()
+        bus.publisher("/tf_static", TFMessage, LATCHED).publish(tf)
+        bus.publisher("/hb50/parameters", ParameterList, LATCHED).publish(params)
+        path: Path = tmp_path / "local.mcap"
+        with Recorder(bus, path) as rec:
+            assert wait_until(lambda: rec.stats().messages >= 2, timeout=5)
+            stats = rec.stop()
+        assert stats.messages == 2
+        decoded = _rosbags_decoded(path)
+        assert sorted(decoded) == ["/hb50/parameters", "/tf_static"]
+        assert decoded["/hb50/parameters"][0].node == "bridge_node"  # type: ignore[attr-defined]
+    finally:
+        bus.close()

@@ -237,14 +237,24 @@ class Bus:
         *,
         node: str = "",
         on_refused: RefusalHook | None = None,
+        service_type: str | None = None,
     ) -> ServiceServer[ReqT, RespT]:
         """Answer requests to service ``name`` with ``handler`` (see :mod:`jointbus.bus.service`).
 
-        ``on_refused(name, reason)`` is called for every refused request. Raises TopicNameError,
-        TopicTypeError, or ServiceError if this bus already serves ``name``.
+        ``on_refused(name, reason)`` is called for every refused request. ``service_type`` (e.g.
+        ``example_interfaces/srv/AddTwoInts``) offers it to ROS 2 under that type instead of the
+        pair's composed ``jointbus_msgs/srv/...`` (:mod:`jointbus.bus.service_types`). Raises
+        TopicNameError, TopicTypeError, BusError (a malformed ``service_type``), or ServiceError if
+        this bus already serves ``name``.
         """
         return self._services.serve(
-            name, request_type, response_type, handler, node=node, on_refused=on_refused
+            name,
+            request_type,
+            response_type,
+            handler,
+            node=node,
+            on_refused=on_refused,
+            service_type=service_type,
         )
 
     def client(
@@ -254,9 +264,14 @@ class Bus:
         response_type: type[RespT],
         *,
         timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        service_type: str | None = None,
     ) -> ServiceClient[ReqT, RespT]:
-        """A client of service ``name``; :meth:`ServiceClient.call` waits at most ``timeout_s``."""
-        return self._services.client(name, request_type, response_type, timeout_s)
+        """A client of service ``name``; :meth:`ServiceClient.call` waits at most ``timeout_s``.
+
+        ``service_type`` calls a ROS 2 service of that type (e.g.
+        ``example_interfaces/srv/AddTwoInts``) whose request and response have the fields of the
+        two messages; by default the pair's composed type (:mod:`jointbus.bus.service_types`)."""
+        return self._services.client(name, request_type, response_type, timeout_s, service_type)
 
     def services(self, timeout_s: float = 0.5) -> list[ServiceInfo]:
         """Servers of this bus and, with Zenoh attached, of every reachable bus."""

@@ -121,7 +121,7 @@ def _duration_field(text: str, what: str) -> float | None:
     # rmw's "infinite" is 9223372036 s + 854775807 ns (INT64_MAX ns); anything that long is none.
     if seconds >= 9_223_372_036 or (seconds == 0 and nanos == 0):
         return None
-    return seconds + nanos / 1e9
+    return (seconds * 1_000_000_000 + nanos) / 1e9  # one rounding: s + ns/1e9 rounds twice
 
 
 def qos_from_text(text: str) -> QosProfile:

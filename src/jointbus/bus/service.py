@@ -50,11 +50,12 @@ from jointbus.bus.service_errors import (
     ServiceTypeError,
     ServiceUnavailableError,
 )
+from jointbus.bus.service_types import check_service_type, service_type_hash, service_type_name
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.bus import Bus
-    from jointbus.bus.service_zenoh import ServiceLink
+    from jointbus.bus.service_zenoh import ClientLink, ServiceLink
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
@@ -99,7 +100,11 @@ def check_message_type(service: str, field: str, msg_type: object) -> None:
 @dataclass(frozen=True, slots=True)
 class ServiceInfo:
     """One server as discovery sees it: ``name``, its types, its ``node`` and Zenoh ``zid``
-    (``""`` for a server of this bus before Zenoh is attached)."""
+    (``""`` for a server of this bus before Zenoh is attached).
+
+    ``service_type`` / ``type_hash`` are the ROS 2 service type and RIHS01 hash it is offered under
+    on Zenoh (:mod:`jointbus.bus.service_types`). A remote server's graph token carries only
+    those, so its ``request_type`` / ``response_type`` are ``""`` (the CLI resolves the pair)."""
 
     name: str
     request_type: str
@@ -107,6 +112,8 @@ class ServiceInfo:
     node: str
     zid: str
     local: bool
+    service_type: str = ""
+    type_hash: str = ""
 
 
 class ServiceServer(Generic[ReqT, RespT]):
@@ -122,10 +129,13 @@ class ServiceServer(Generic[ReqT, RespT]):
         node: str,
         on_refused: RefusalHook | None,
         on_close: Callable[[ServiceServer[Any, Any]], None],
+        service_type: str | None = None,
     ) -> None:
         self.name = name
         self.request_type = request_type
         self.response_type = response_type
+        #: The ROS 2 service type it is offered under on Zenoh (:mod:`jointbus.bus.service_types`).
+        self.service_type = service_type or service_type_name(request_type, response_type)
         self.node = node
         self._handler = handler
         self._on_refused = on_refused
@@ -156,6 +166,8 @@ class ServiceServer(Generic[ReqT, RespT]):
             self.node,
             zid,
             True,
+            self.service_type,
+            service_type_hash(self.request_type, self.response_type, self.service_type),
         )
 
     def submit(self, request: Message | bytes, reply: _Reply) -> None:
@@ -243,10 +255,14 @@ class ServiceClient(Generic[ReqT, RespT]):
         request_type: type[ReqT],
         response_type: type[RespT],
         timeout_s: float,
+        *,
+        service_type: str | None = None,
     ) -> None:
         self.name = name
         self.request_type = request_type
         self.response_type = response_type
+        #: The ROS 2 service type it calls on Zenoh (:mod:`jointbus.bus.service_types`).
+        self.service_type = service_type or service_type_name(request_type, response_type)
         self.timeout_s = timeout_s
         self._table = table
 
@@ -275,6 +291,8 @@ class ServiceTable:
         self._bus = bus
         self._lock = threading.Lock()
         self._servers: dict[str, ServiceServer[Any, Any]] = {}
+        #: This bus's Zenoh client of each (service, request type, response type) it called.
+        self._client_links: dict[tuple[str, type[Message], type[Message], str], ClientLink] = {}
 
     def serve(
         self,
@@ -285,10 +303,13 @@ class ServiceTable:
         *,
         node: str = "",
         on_refused: RefusalHook | None = None,
+        service_type: str | None = None,
     ) -> ServiceServer[ReqT, RespT]:
         validate_topic_name(name)
         check_message_type(name, "service request", request_type)
         check_message_type(name, "service response", response_type)
+        if service_type is not None:
+            check_service_type(service_type)
         with self._lock:
             if self._bus.closed:
                 raise BusClosedError(f"bus {self._bus.name!r} is closed")
@@ -302,6 +323,7 @@ class ServiceTable:
                 node=node,
                 on_refused=on_refused,
                 on_close=self._removed,
+                service_type=service_type,
             )
             self._servers[name] = server
         transport = self._bus.zenoh
@@ -315,7 +337,7 @@ class ServiceTable:
 
         if server.closed or server.link is not None:
             return
-        server.link = ServiceLink(transport.session, transport.zid, server)
+        server.link = ServiceLink(transport, server)
 
     def attach(self, transport: Any) -> None:
         """Zenoh was attached to the bus: offer every existing server on it."""
@@ -338,11 +360,16 @@ class ServiceTable:
         request_type: type[ReqT],
         response_type: type[RespT],
         timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        service_type: str | None = None,
     ) -> ServiceClient[ReqT, RespT]:
         validate_topic_name(name)
         check_message_type(name, "service request", request_type)
         check_message_type(name, "service response", response_type)
-        return ServiceClient(self, name, request_type, response_type, timeout_s)
+        if service_type is not None:
+            check_service_type(service_type)
+        return ServiceClient(
+            self, name, request_type, response_type, timeout_s, service_type=service_type
+        )
 
     def local(self, name: str) -> ServiceServer[Any, Any] | None:
         """This bus's server of ``name``, if any."""
@@ -356,7 +383,7 @@ class ServiceTable:
             return False
         from jointbus.bus.service_zenoh import remote_services
 
-        return any(s.name == name for s in remote_services(transport.session, transport.zid))
+        return any(s.name == name for s in remote_services(transport))
 
     def call(self, client: ServiceClient[ReqT, RespT], request: ReqT, timeout_s: float) -> RespT:
         if self._bus.closed:
@@ -367,9 +394,20 @@ class ServiceTable:
         transport = self._bus.zenoh
         if transport is None:
             raise ServiceUnavailableError(client.name, "no server in this process (no Zenoh)")
-        from jointbus.bus.service_zenoh import call_remote
+        from jointbus.bus.service_zenoh import ClientLink, call_remote
 
-        return call_remote(transport.session, client, request, timeout_s)
+        key = (client.name, client.request_type, client.response_type, client.service_type)
+        with self._lock:
+            link = self._client_links.get(key)
+            if link is None:
+                link = self._client_links[key] = ClientLink(
+                    transport,
+                    client.name,
+                    client.request_type,
+                    client.response_type,
+                    client.service_type,
+                )
+        return call_remote(transport, link, client, request, timeout_s)
 
     @staticmethod
     def _call_local(
@@ -410,13 +448,16 @@ class ServiceTable:
         if transport is not None:
             from jointbus.bus.service_zenoh import remote_services
 
-            found.extend(remote_services(transport.session, transport.zid, timeout_s))
+            found.extend(remote_services(transport, timeout_s))
         return sorted(found, key=lambda s: (s.name, s.node, s.zid))
 
     def close(self) -> None:
-        """Close every server (the bus is closing)."""
+        """Close every server and client link (the bus is closing)."""
         with self._lock:
             servers = list(self._servers.values())
+            links = list(self._client_links.values())
+            self._client_links.clear()
         for server in servers:
             server.close()
-
+        for link in links:
+            link.close()

@@ -1,49 +1,63 @@
-"""The Zenoh leg of services: a queryable per server, a query per remote call, liveliness tokens.
+"""The Zenoh leg of services, on rmw_zenoh's wire: a queryable per server, a query per call.
 
 Where it sits: :mod:`jointbus.bus`, used by :mod:`jointbus.bus.service` when the bus has Zenoh
-attached; it only needs the transport's open ``zenoh.Session`` and Zenoh id.
+attached; it needs the transport's session, domain and graph (:mod:`jointbus.bus.zenoh_transport`).
 
-Keys (every key is built by :func:`service_key` and :func:`service_token_key` and nowhere else, so
-that mapping them onto rmw_zenoh's service keys — ``<domain>/<name>/<type>/<hash>`` and ``SS`` /
-``SC`` graph tokens, as the topics now use — is a change of these two functions)::
+The scheme is rmw_zenoh's (``docs/design.md``, ``rmw_service_data.cpp``, ``rmw_client_data.cpp``;
+``docs/ROS2.md``), so a ROS 2 client calls a jointbus service and jointbus calls a ROS 2 service::
 
-    service "/arm6/actarray/power"  →  queryable key  "jbsrv/arm6/actarray/power"
-    server announcement             →  liveliness     "@jointbus/srv/<zid>/<node>/<request type>/
-                                                         <response type>/arm6/actarray/power"
+    service key   <domain>/<name without '/'>/<DDS service type>/<service type hash>
+                  0/arm6/actarray/power/jointbus_msgs::srv::dds_::ActuatorPowerRequestActuatorReply_/
+                  RIHS01_32d3…                                         (one key; wrapped here)
+    server        queryable on the key (complete) + graph token  @ros2_lv/…/SS/…/<QoS ::,10:,:,:,,>
+    client        graph token  @ros2_lv/…/SC/…  (one per bus and service; its GID is the token's)
+    request       get on the key: payload the request's CDR, attachment the 33 bytes of
+                  :mod:`jointbus.bus.attachment` (the client's sequence number from 1, send time,
+                  the client's GID)
+    reply         payload the response's CDR, attachment the request's sequence number and client
+                  GID with the server's send time: the client matches replies by these two
 
-``node`` and the type names are percent-encoded (``-`` for no node), as in endpoint tokens
-(:mod:`jointbus.bus.discovery`).
+The service type is ``jointbus_msgs/srv/<request><response>`` composed of the two messages
+(:mod:`jointbus.bus.service_types`). Because the type and hash are in the key, a client of another
+type never reaches the server: no queryable matches, and the caller then finds the server's ``SS``
+token with the other type and raises :class:`ServiceTypeError` instead of
+:class:`ServiceUnavailableError`.
 
-**A call** is one ``get`` on the service key with the request's CDR as payload and the request
-and response type names as attachment (``"<request type>\\n<response type>"``), target *best
-matching* (one server answers). The server checks the type names, decodes and queues the request
-for its worker thread, which replies with the response's CDR, or with ``reply_err`` whose payload
-says why (a refusal or a type mismatch, each with its own prefix). How the caller tells the cases
-apart (measured with zenoh 1.x, see ``tests/bus/test_service.py``):
+How the caller tells the outcomes apart (zenoh 1.x, ``tests/bus/test_service.py``):
 
-- no queryable matches → the get ends at once with no reply → :class:`ServiceUnavailableError`;
-- a reply → the response (a payload that does not decode is a :class:`ServiceError`);
-- ``reply_err`` with our prefix → :class:`ServiceRefused` / :class:`ServiceTypeError`;
-- Zenoh's own error reply (``Timeout``) or no reply after the timeout →
-  :class:`ServiceTimeoutError`;
-- the server's session vanished mid-call → Zenoh ends the get with no reply →
-  :class:`ServiceUnavailableError` (the server is gone).
+- no queryable matches → the get ends at once with no reply → :class:`ServiceUnavailableError`
+  (or :class:`ServiceTypeError`, above) — unless a server of this type is announced (its ``SS``
+  token is in the graph): its queryable has not reached this session yet (tokens and queryables
+  propagate separately, and some implementations announce first), so the call asks again every
+  10 ms until its timeout;
+- a reply whose attachment carries our sequence number and GID → the response (a payload that does
+  not decode is a :class:`ServiceError`); other replies are not ours and are skipped;
+- ``reply_err`` with jointbus's refusal prefix → :class:`ServiceRefused` (ROS 2 has no refusal:
+  rmw_zenoh clients drop error replies, so a ROS 2 caller of a refusing jointbus server times out;
+  Player-style services answer NACKs as ordinary ``ActuatorReply`` responses and are not affected);
+- Zenoh's own error reply (``Timeout``) or no reply in time → :class:`ServiceTimeoutError`;
+- the server's session vanished mid-call → the get ends with no reply → unavailable.
 
-The queryable accepts remote queries only (``allowed_origin=REMOTE``): a call from the same bus
-goes in process.
+A request without a readable attachment is refused (rmw_zenoh servers drop it). The queryable
+accepts remote queries only (``allowed_origin=REMOTE``): a call from the same bus goes in process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, cast
-from urllib.parse import quote, unquote
 
 import zenoh
 
-from jointbus.bus.names import validate_topic_name
+from jointbus.bus import attachment
+from jointbus.bus.errors import BusError
+from jointbus.bus.names import data_key, validate_topic_name
+from jointbus.bus.qos import QosProfile, Reliability
+from jointbus.bus.ros_graph import ANONYMOUS_NODE, EntityKind, gid_of, graph_selector, parse_token
 from jointbus.bus.service import RespT, ServiceInfo
 from jointbus.bus.service_errors import (
     ServiceError,
@@ -52,57 +66,48 @@ from jointbus.bus.service_errors import (
     ServiceTypeError,
     ServiceUnavailableError,
 )
+from jointbus.bus.service_types import message_pair, service_type_hash, service_type_name
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.service import ServiceClient, ServiceServer
+    from jointbus.bus.zenoh_transport import ZenohTransport
 
 __all__ = [
-    "SERVICE_DATA_PREFIX",
-    "SERVICE_TOKEN_PREFIX",
+    "SERVICE_QOS",
+    "ClientLink",
     "ServiceLink",
     "call_remote",
     "remote_services",
     "service_key",
-    "service_token_key",
 ]
 
 _LOG = logging.getLogger("jointbus.bus.service")
 
-#: Prefix of every service's queryable key.
-SERVICE_DATA_PREFIX: Final = "jbsrv"
-#: Prefix of the servers' liveliness tokens (a Zenoh verbatim chunk, so ``**`` never matches it;
-#: rmw_zenoh's service keys and ``SS``/``SC`` graph tokens replace both prefixes later).
-SERVICE_TOKEN_PREFIX: Final = "@jointbus/srv"
+#: QoS announced in ``SS``/``SC`` tokens: ROS 2's services default (reliable, volatile, depth 10).
+SERVICE_QOS: Final = QosProfile(Reliability.RELIABLE, 10)
 _REFUSED: Final = b"jointbus-refused\n"
-_WRONG_TYPE: Final = b"jointbus-type\n"
+#: Pause before asking again when a server is announced but its queryable not yet reachable (s).
+_RETRY_S: Final = 0.01
+_refs = itertools.count(1)
 
 
-def service_key(name: str) -> str:
-    """The queryable key of service ``name``: ``/a/b`` → ``jbsrv/a/b``."""
-    return SERVICE_DATA_PREFIX + validate_topic_name(name)
-
-
-def service_token_key(info: ServiceInfo) -> str:
-    """The liveliness token key announcing a server."""
-    node = quote(info.node, safe="") if info.node else "-"
-    return (
-        f"{SERVICE_TOKEN_PREFIX}/{info.zid}/{node}/{quote(info.request_type, safe='')}/"
-        f"{quote(info.response_type, safe='')}{info.name}"
+def service_key(
+    domain_id: int,
+    name: str,
+    request_type: type[Message],
+    response_type: type[Message],
+    service_type: str | None = None,
+) -> str:
+    """The queryable key of service ``name`` with this request/response pair, offered as
+    ``service_type`` (default: the pair's composed type)."""
+    service_type = service_type or service_type_name(request_type, response_type)
+    return data_key(
+        domain_id,
+        validate_topic_name(name),
+        service_type,
+        service_type_hash(request_type, response_type, service_type),
     )
-
-
-def _parse_token_key(key: str) -> ServiceInfo | None:
-    parts = key.split("/")
-    prefix = SERVICE_TOKEN_PREFIX.split("/")
-    if len(parts) < 7 or parts[: len(prefix)] != prefix:
-        return None
-    try:
-        name = validate_topic_name("/" + "/".join(parts[6:]))
-    except ValueError:
-        return None
-    node = "" if parts[3] == "-" else unquote(parts[3])
-    return ServiceInfo(name, unquote(parts[4]), unquote(parts[5]), node, parts[2], False)
 
 
 def _drop(query: zenoh.Query) -> None:
@@ -110,42 +115,84 @@ def _drop(query: zenoh.Query) -> None:
     cast(Any, query).drop()
 
 
-def _type_attachment(request_type: type[Message], response_type: type[Message]) -> bytes:
-    return f"{request_type.TYPE_NAME}\n{response_type.TYPE_NAME}".encode()
+def _announce(
+    transport: ZenohTransport,
+    kind: EntityKind,
+    *,
+    node: str,
+    name: str,
+    request_type: type[Message],
+    response_type: type[Message],
+    service_type: str,
+) -> tuple[int, str, zenoh.LivelinessToken | None]:
+    ref = -next(_refs)  # negative: never an endpoint GID of the topic path
+    declared = transport.announce_service_entity(
+        ref,
+        kind,
+        node=node,
+        name=name,
+        type_name=service_type,
+        type_hash=service_type_hash(request_type, response_type, service_type),
+        qos=SERVICE_QOS,
+    )
+    if declared is None:
+        return ref, "", None
+    return ref, declared[0], declared[1]
 
 
 class ServiceLink:
-    """One server's queryable and liveliness token on a Zenoh session."""
+    """One server's queryable and ``SS`` graph token on a Zenoh session."""
 
-    def __init__(self, session: zenoh.Session, zid: str, server: ServiceServer[Any, Any]) -> None:
+    def __init__(self, transport: ZenohTransport, server: ServiceServer[Any, Any]) -> None:
+        self._transport = transport
         self._server = server
-        self._key = service_key(server.name)
-        self._types = _type_attachment(server.request_type, server.response_type)
-        self._queryable = session.declare_queryable(
-            self._key, self._on_query, complete=True, allowed_origin=zenoh.Locality.REMOTE
+        self.key = service_key(
+            transport.domain_id,
+            server.name,
+            server.request_type,
+            server.response_type,
+            server.service_type,
+        )
+        self._queryable = transport.session.declare_queryable(
+            self.key, self._on_query, complete=True, allowed_origin=zenoh.Locality.REMOTE
         )
         # Announced last: whoever discovers the token can already call.
-        self._token = session.liveliness().declare_token(service_token_key(server.info(zid)))
+        self._ref, self.token_key, self._token = _announce(
+            transport,
+            "SS",
+            node=server.node,
+            name=server.name,
+            request_type=server.request_type,
+            response_type=server.response_type,
+            service_type=server.service_type,
+        )
 
     def _on_query(self, query: zenoh.Query) -> None:
-        # Zenoh's thread: check the types, hand the bytes to the server's worker, return.
+        # Zenoh's thread: read the attachment, hand the bytes to the server's worker, return.
         try:
             raw = query.attachment
-            types = b"" if raw is None else raw.to_bytes()
-            if types != self._types:
-                got = types.decode(errors="replace").replace("\n", " → ") or "none"
-                want = self._types.decode().replace("\n", " → ")
-                query.reply_err(_WRONG_TYPE + f"{want}\n{got}".encode())
+            header = raw.to_bytes() if raw is not None else None
+            if header is None or not attachment.is_valid(header):
+                query.reply_err(
+                    _REFUSED + b"request without rmw_zenoh's 33-byte attachment "
+                    b"(sequence number, source time, client GID)"
+                )
                 _drop(query)
                 return
+            seq = attachment.FIELDS.unpack(header)[0]
+            client_gid = header[17:]
             payload = query.payload
             data = b"" if payload is None else payload.to_bytes()
-            key = self._key
+            key = query.key_expr
 
             def reply(response: Message | None, reason: str | None) -> None:
                 try:
                     if response is not None:
-                        query.reply(key, response.to_cdr())
+                        query.reply(
+                            key,
+                            response.to_cdr(),
+                            attachment=attachment.pack(seq, time.time_ns(), client_gid),
+                        )
                     else:
                         query.reply_err(_REFUSED + (reason or "").encode())
                 finally:
@@ -157,30 +204,115 @@ class ServiceLink:
 
     def close(self) -> None:
         """Withdraw the token and the queryable (no error if the session is already closed)."""
-        for entity in (self._token, self._queryable):
-            with contextlib.suppress(zenoh.ZError):
-                cast(Any, entity).undeclare()
+        if self._token is not None:
+            self._transport.release_entity(self._ref, self._token)
+        with contextlib.suppress(zenoh.ZError):
+            cast(Any, self._queryable).undeclare()
+
+
+class ClientLink:
+    """A bus's client of one service on Zenoh: its ``SC`` token, GID and sequence numbers."""
+
+    def __init__(
+        self,
+        transport: ZenohTransport,
+        name: str,
+        request_type: type[Message],
+        response_type: type[Message],
+        service_type: str,
+    ) -> None:
+        self.key = service_key(transport.domain_id, name, request_type, response_type, service_type)
+        self._ref, self.token_key, self._token = _announce(
+            transport,
+            "SC",
+            node="",
+            name=name,
+            request_type=request_type,
+            response_type=response_type,
+            service_type=service_type,
+        )
+        self._transport = transport
+        #: The client's 16-byte GID (the XXH3-128 of its token key, as rmw_zenoh derives it).
+        self.gid = gid_of(self.token_key)
+        self._seq = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def next_seq(self) -> int:
+        """The next request's sequence number (1, 2, …; thread-safe)."""
+        with self._lock:
+            return next(self._seq)
+
+    def close(self) -> None:
+        """Withdraw the token."""
+        if self._token is not None:
+            self._transport.release_entity(self._ref, self._token)
+
+
+def _other_types(transport: ZenohTransport, name: str, own: tuple[str, str]) -> str | None:
+    """``type (hash)`` of another session's server of ``name`` with another type or hash."""
+    for entity in transport.graph_entities():
+        other = (entity.type_name, entity.type_hash)
+        if entity.kind == "SS" and entity.topic == name and other != own:
+            return f"{other[0]} ({other[1]})"
+    return None
 
 
 def call_remote(
-    session: zenoh.Session, client: ServiceClient[Any, RespT], request: Message, timeout_s: float
+    transport: ZenohTransport,
+    link: ClientLink,
+    client: ServiceClient[Any, RespT],
+    request: Message,
+    timeout_s: float,
 ) -> RespT:
     """One call over Zenoh (see the module docstring for how each outcome is recognised)."""
     start = time.monotonic()
-    replies = session.get(
-        service_key(client.name),
+    own = (
+        client.service_type,
+        service_type_hash(client.request_type, client.response_type, client.service_type),
+    )
+    while True:
+        answered, response = _get_once(transport, link, client, request, timeout_s)
+        if answered:
+            return cast(RespT, response)
+        if time.monotonic() - start >= timeout_s:
+            raise ServiceTimeoutError(client.name, timeout_s)
+        other = _other_types(transport, client.name, own)
+        if other is not None:
+            raise ServiceTypeError(client.name, "service", other, f"{own[0]} ({own[1]})")
+        if not _announced(transport, client.name, own):
+            raise ServiceUnavailableError(client.name)
+        # A server of this type is announced but its queryable has not reached this session yet
+        # (tokens and queryables propagate separately): ask again until the deadline.
+        time.sleep(_RETRY_S)
+
+
+def _get_once(
+    transport: ZenohTransport,
+    link: ClientLink,
+    client: ServiceClient[Any, RespT],
+    request: Message,
+    timeout_s: float,
+) -> tuple[bool, RespT | None]:
+    """One get: (True, response), or (False, None) when no queryable answered."""
+    seq = link.next_seq()
+    replies = transport.session.get(
+        link.key,
         target=zenoh.QueryTarget.BEST_MATCHING,
         consolidation=zenoh.ConsolidationMode.NONE,
         payload=request.to_cdr(),
-        attachment=_type_attachment(client.request_type, client.response_type),
+        attachment=attachment.pack(seq, time.time_ns(), link.gid),
         timeout=timeout_s,
     )
     for reply in replies:
         sample = reply.ok
         if sample is not None:
+            raw = sample.attachment
+            header = attachment.unpack(raw.to_bytes() if raw is not None else None)
+            if header is None or header.seq != seq or header.gid != attachment.gid_int(link.gid):
+                continue  # not the answer to this request
             data = sample.payload.to_bytes()
             try:
-                return client.response_type.from_cdr(data)
+                return True, client.response_type.from_cdr(data)
             except Exception as exc:
                 raise ServiceError(
                     client.name, f"malformed response ({len(data)} bytes): {exc}"
@@ -189,25 +321,51 @@ def call_remote(
         text = b"" if err is None else err.payload.to_bytes()
         if text.startswith(_REFUSED):
             raise ServiceRefused(client.name, text[len(_REFUSED) :].decode(errors="replace"))
-        if text.startswith(_WRONG_TYPE):
-            want, _, got = text[len(_WRONG_TYPE) :].decode(errors="replace").partition("\n")
-            raise ServiceTypeError(client.name, "request → response", want, got)
         raise ServiceTimeoutError(client.name, timeout_s)
-    if time.monotonic() - start >= timeout_s:
-        raise ServiceTimeoutError(client.name, timeout_s)
-    raise ServiceUnavailableError(client.name)
+    return False, None
 
 
-def remote_services(
-    session: zenoh.Session, own_zid: str, timeout_s: float = 0.5
-) -> list[ServiceInfo]:
-    """Servers announced by other sessions; waits up to ``timeout_s`` (s) for the answers."""
+def _announced(transport: ZenohTransport, name: str, own: tuple[str, str]) -> bool:
+    """True if another session announces a server of ``name`` with this type and hash."""
+    return any(
+        e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own
+        for e in transport.graph_entities()
+    )
+
+
+def remote_services(transport: ZenohTransport, timeout_s: float = 0.5) -> list[ServiceInfo]:
+    """Servers (``SS`` tokens, jointbus's and ROS 2's) of other sessions in the bus's domain;
+    waits up to ``timeout_s`` (s) for the answers. A token carries only the service type
+    (``service_type``): ``request_type`` / ``response_type`` are filled when this process knows the
+    pair (:func:`~jointbus.bus.service_types.message_pair`), else empty."""
     found: list[ServiceInfo] = []
-    for reply in session.liveliness().get(f"{SERVICE_TOKEN_PREFIX}/**", timeout=timeout_s):
+    selector = graph_selector(transport.domain_id)
+    for reply in transport.session.liveliness().get(selector, timeout=timeout_s):
         sample = reply.ok
         if sample is None:
             continue
-        info = _parse_token_key(str(sample.key_expr))
-        if info is not None and info.zid != own_zid:
-            found.append(info)
+        try:
+            entity = parse_token(str(sample.key_expr))
+        except BusError:
+            continue
+        if entity.kind != "SS" or entity.zid == transport.zid:
+            continue
+        try:
+            validate_topic_name(entity.topic)
+        except BusError:
+            continue
+        node = "" if entity.node == ANONYMOUS_NODE else entity.node
+        request, response = message_pair(entity.type_name) or ("", "")
+        found.append(
+            ServiceInfo(
+                entity.topic,
+                request,
+                response,
+                node,
+                entity.zid,
+                False,
+                entity.type_name,
+                entity.type_hash,
+            )
+        )
     return found

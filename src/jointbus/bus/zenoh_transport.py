@@ -66,7 +66,7 @@ from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
 from jointbus.bus.names import data_key, parse_data_key
 from jointbus.bus.publisher import Publisher
-from jointbus.bus.qos import incompatibilities
+from jointbus.bus.qos import QosProfile, incompatibilities
 from jointbus.bus.ros_graph import (
     EntityKind,
     GraphEntity,
@@ -395,9 +395,7 @@ class TopicSubscription:
         try:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
-            self._report_malformed(
-                subs, remote, None if att is None else att.gid, payload, exc
-            )
+            self._report_malformed(subs, remote, None if att is None else att.gid, payload, exc)
             return
         if att is None:
             for sub in subs:
@@ -578,7 +576,31 @@ class ZenohTransport:
     ) -> tuple[str, zenoh.LivelinessToken]:
         """Announce a local endpoint (and, with its node's first endpoint, the node): returns the
         token key (its GID's source) and the token. Called with the transport lock held."""
-        node = endpoint.node
+        return self.declare_entity(
+            endpoint.gid,
+            kind,
+            node=endpoint.node,
+            name=endpoint.topic,
+            type_name=endpoint.type_name,
+            type_hash=type_hash_of(endpoint.msg_type),
+            qos=endpoint.qos,
+        )
+
+    def declare_entity(
+        self,
+        ref: int,
+        kind: EntityKind,
+        *,
+        node: str,
+        name: str,
+        type_name: str,
+        type_hash: str,
+        qos: QosProfile,
+    ) -> tuple[str, zenoh.LivelinessToken]:
+        """Announce one graph entity — a topic endpoint, a service server (``SS``) or client
+        (``SC``) — under ``node`` (announcing the node with its first entity); ``ref`` identifies
+        it for :meth:`release_entity`. Returns the token key and the token. Called with the
+        transport lock held (services go through :meth:`announce_service_entity`)."""
         known = self._nodes.get(node)
         if known is None:
             node_id = self._new_id()
@@ -587,7 +609,7 @@ class ZenohTransport:
             )
             known = (node_id, token, 0)
         self._nodes[node] = (known[0], known[1], known[2] + 1)
-        self._endpoint_nodes[endpoint.gid] = node
+        self._endpoint_nodes[ref] = node
         key = endpoint_token(
             self.domain_id,
             self.zid,
@@ -595,12 +617,45 @@ class ZenohTransport:
             entity_id=self._new_id(),
             kind=kind,
             node=node,
-            topic=endpoint.topic,
-            type_name=endpoint.type_name,
-            type_hash=type_hash_of(endpoint.msg_type),
-            qos=endpoint.qos,
+            topic=name,
+            type_name=type_name,
+            type_hash=type_hash,
+            qos=qos,
         )
         return key, self.session.liveliness().declare_token(key)
+
+    def announce_service_entity(
+        self,
+        ref: int,
+        kind: EntityKind,
+        *,
+        node: str,
+        name: str,
+        type_name: str,
+        type_hash: str,
+        qos: QosProfile,
+    ) -> tuple[str, zenoh.LivelinessToken] | None:
+        """:meth:`declare_entity` under the transport lock (services); None once closed."""
+        with self._lock:
+            if self._closed:
+                return None
+            return self.declare_entity(
+                ref, kind, node=node, name=name, type_name=type_name, type_hash=type_hash, qos=qos
+            )
+
+    def release_entity(self, ref: int, token: zenoh.LivelinessToken) -> None:
+        """Withdraw an entity announced by :meth:`announce_service_entity` (and its node with
+        the node's last entity)."""
+        with self._lock:
+            node_token_ = self._release_node(ref)
+        _undeclare(token)
+        if node_token_ is not None:
+            _undeclare(node_token_)
+
+    def graph_entities(self) -> list[GraphEntity]:
+        """Every live graph entity of other sessions, as the liveliness subscriber saw them."""
+        with self._lock:
+            return list(self._graph.values())
 
     def _release_node(self, endpoint_gid: int) -> zenoh.LivelinessToken | None:
         """Forget an endpoint's node reference; returns the node token to undeclare when it was
@@ -798,9 +853,7 @@ class ZenohTransport:
 
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
-        return [
-            EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")
-        ]
+        return [EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")]
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:

@@ -52,6 +52,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -187,14 +188,14 @@ def _monitor_available() -> bool:
     return True
 
 
-def _run_monitor(stack: Stack, duration: float | None, zenoh_args: list[str]) -> None:
-    """``jointbus monitor`` in a child process on this terminal, until the user quits it (``q``)
-    or ``duration`` passes; the child joins the demo's Zenoh hub on loopback."""
+def _run_monitor(stack: Stack, end: float | None, zenoh_args: list[str]) -> None:
+    """``jointbus monitor`` in a child process on this terminal, until the user quits it (Ctrl+Q)
+    or the monotonic time ``end`` passes; the child joins the demo's Zenoh hub on loopback."""
     command = [sys.executable, "-m", "jointbus.cli.main", "monitor"]
     command += ["--namespace", stack.namespace, *zenoh_args]
     child = subprocess.Popen(command)  # inherits the terminal
     try:
-        child.wait(timeout=duration)
+        child.wait(timeout=None if end is None else max(0.0, end - time.monotonic()))
     except subprocess.TimeoutExpired:
         pass
     finally:
@@ -207,9 +208,9 @@ def _run_monitor(stack: Stack, duration: float | None, zenoh_args: list[str]) ->
                 child.wait()
 
 
-def _run_summaries(stack: Stack, duration: float | None, live: bool) -> None:
-    """Plain lines (or a rich live view) every second until ``duration`` or Ctrl-C."""
-    end = None if duration is None else time.monotonic() + duration
+def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
+    """Plain lines (or a rich live view) every second until the monotonic time ``end`` or
+    Ctrl-C."""
     show: Callable[[StackSummary], None]
     context: contextlib.AbstractContextManager[Any]
     if live:
@@ -261,6 +262,10 @@ def run_view(
     with _sigterm_as_interrupt():
         try:
             stack.start()
+            # --duration counts from here, once the stack runs: opening the simulator and the
+            # nodes (the start-up printed below) is not part of it.
+            started_s = stack.summary().elapsed_s
+            end = None if duration is None else time.monotonic() + duration
             if record is not None:
                 from jointbus.tools.recorder import Recorder
 
@@ -272,12 +277,17 @@ def run_view(
                 if len(stack.nodes) == 1
                 else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
             )
-            note(f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; Ctrl-C stops")
+            note(
+                f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; started in "
+                f"{started_s:.1f} s"
+                + (f", runs {duration:g} s from now" if duration is not None else "")
+                + "; Ctrl-C stops"
+            )
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
-                    _run_monitor(stack, duration, zenoh_args or [])
+                    _run_monitor(stack, end, zenoh_args or [])
                 else:
-                    _run_summaries(stack, duration, live=terminal)
+                    _run_summaries(stack, end, live=terminal)
             summary = stack.summary()
         finally:
             with contextlib.suppress(KeyboardInterrupt):
@@ -297,7 +307,14 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     ] = False,
     duration: Annotated[
         float | None,
-        typer.Option("--duration", min=0.001, help="Stop after SECONDS (default: until Ctrl-C)."),
+        typer.Option(
+            "--duration",
+            min=0.001,
+            help="Run SECONDS once the robot is running (default: until Ctrl-C). Not counted: "
+            "opening the simulator and the nodes before (hb50 prints it as 'started in S s'; "
+            "its status lines' t= and final 'stopped after' count from its beginning, so they "
+            "end near S + SECONDS), Python's start-up and the clean shutdown after.",
+        ),
     ] = None,
     transport: Annotated[
         str,
@@ -340,6 +357,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
@@ -352,7 +370,11 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             with _sigterm_as_interrupt():
                 run_served_demo(
                     robot,
-                    zenoh=None if isolated else zenoh_config(hub_port, connect, router),
+                    zenoh=(
+                        None
+                        if isolated
+                        else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+                    ),
                     duration=duration,
                     record=record,
                 )
@@ -361,7 +383,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
-        config: ZenohConfig | None = None if isolated else zenoh_config(hub_port, connect, router)
+        config: ZenohConfig | None = (
+            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+        )
         try:
             stack = Stack(
                 robot,
@@ -374,6 +398,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         zenoh_args = ["--hub-port", str(hub_port)]
         zenoh_args += [a for endpoint in connect or () for a in ("--connect", endpoint)]
         zenoh_args += ["--router", router] if router else []
+        zenoh_args += ["--domain-id", str(domain_id)] if domain_id is not None else []
         run_stack(
             stack,
             duration=duration,

@@ -4,12 +4,12 @@ Where it sits: :mod:`jointbus.cli`, a thin wrapper around
 :class:`jointbus.tools.foxglove_view.FoxgloveView`. This process joins the jointbus Zenoh network
 like every other command (with no flags it finds a running demo on this host; ``--hub-port`` /
 ``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``
-reach another) and serves every topic, the robot description
-(URDF generated from ``--robot``) and the joint transforms to Foxglove: open Foxglove, choose
-*Open connection* → *Foxglove WebSocket* and enter the printed URL. The server (foxglove-sdk)
-speaks the subprotocol ``foxglove.sdk.v1`` only: clients that offer only the older name
-``foxglove.websocket.v1`` get HTTP 400 (the README lists which clients work). Ctrl-C (or SIGTERM, or
-``--duration``) stops it.
+reach another; ``--domain-id`` / ``ROS_DOMAIN_ID`` picks the ROS domain) and serves every topic, the
+robot description (URDF generated from ``--robot``) and the joint transforms to Foxglove: open
+Foxglove, choose *Open connection* → *Foxglove WebSocket* and enter the printed URL. The server
+(foxglove-sdk) speaks the subprotocol ``foxglove.sdk.v1`` only: clients that offer only the older
+name ``foxglove.websocket.v1`` get HTTP 400 (the README lists which clients work). Ctrl-C (or
+SIGTERM, or ``--duration``) stops it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     ListenOption,
     RouterOption,
@@ -58,6 +59,7 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
     listen: ListenOption = None,
 ) -> None:
     """Serve the bus and the robot model to Foxglove over WebSocket.
@@ -82,7 +84,7 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
             "every topic (the server has no authentication)"
         )
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         try:

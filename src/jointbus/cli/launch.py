@@ -47,6 +47,7 @@ from jointbus.cli.demo import run_stack
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     cli_node_name,
@@ -124,6 +125,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
     with user_errors():
@@ -131,7 +133,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             robot=robot,
             url=url,
             nodes=("bridge",),
-            zenoh=zenoh_config(hub_port, connect, router),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
             realtime=DEFAULT_REALTIME if realtime else None,
             namespace=namespace,
             start_command=None,
@@ -154,6 +156,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
     with user_errors():
@@ -162,7 +165,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
         stack = _stack(
             robot=robot,
             nodes=("control",),
-            zenoh=zenoh_config(hub_port, connect, router),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
@@ -226,12 +229,13 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Latch the robot's e-stop (drives off) and wait for the bridge to confirm; --reset re-arms."""
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
             pub = _command_publisher(bus, f"/{namespace}/hardware_command", timeout, "bridge")
@@ -266,9 +270,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
                 _wait(lambda: any(_estop_of(s) for s in states.messages), ESTOP_REPEAT_S)
                 latched = next((r for s in states.messages if (r := _estop_of(s))), None)
             if latched is None:
-                raise CliError(
-                    f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s"
-                )
+                raise CliError(f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s")
             typer.echo(f"e-stop latched: {latched} (jointbus estop --reset re-arms)")
         finally:
             bus.close()
@@ -283,19 +285,19 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Send a motion command to the control node and print its answer."""
     with user_errors():
         if command not in MODE_COMMANDS:
-            raise CliError(f"unknown mode command {command!r}; expected one of "
-                           f"{', '.join(MODE_COMMANDS)}")
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+            raise CliError(
+                f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
+            )
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             reports = _watch(bus, f"/{namespace}/status", Status)
             robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)
-            pub = _command_publisher(
-                bus, f"/{namespace}/control_command", timeout, "control node"
-            )
+            pub = _command_publisher(bus, f"/{namespace}/control_command", timeout, "control node")
             pub.publish(String(command))
 
             def answer() -> Status | None:

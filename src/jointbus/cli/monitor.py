@@ -6,9 +6,12 @@ shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per
 velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
 command owner, e-stop and arming state, topic rates and the latest status events.
 
-In a terminal it is a full-screen textual app (``q`` quits). When stdout is not a terminal, or
-with ``--plain``, it prints a plain-text summary every ``--interval`` seconds instead; ``--once``
-listens for ``--wait`` seconds, prints one summary and exits (for scripts).
+In a terminal it is a full-screen textual app (Ctrl+Q or Ctrl+C quits) whose keys also drive the
+robot as ``jointbus teleop`` does (``teleop_twist_keyboard``'s keys publish
+``/<ns>/velocity_command`` while held, zero when released, on focus loss and on exit). When
+stdout is not a terminal, or with ``--plain``, it prints a plain-text summary every
+``--interval`` seconds instead; ``--once`` listens for ``--wait`` seconds, prints one summary and
+exits (for scripts).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     open_bus,
@@ -55,12 +59,17 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
-    """Show joints, bridge state, nodes, topic rates and events of a running robot."""
+    """Show joints, bridge state, nodes, topic rates and events of a running robot.
+
+    In a terminal, teleop_twist_keyboard's keys (i forward, j/l turn, ...) drive
+    /<ns>/velocity_command while held, as `jointbus teleop` does; Ctrl+Q quits.
+    """
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if not (once or plain) and sys.stdout.isatty():

@@ -46,6 +46,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, Bus, EndpointInfo, TopicInfo
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     cli_node_name,
@@ -266,11 +267,12 @@ def list_nodes(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state."""
     with user_errors():
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         watcher: NodeWatch | None = None
         try:

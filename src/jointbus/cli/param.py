@@ -34,6 +34,7 @@ from jointbus.bus import DEFAULT_HUB_PORT, LATCHED, RELIABLE, Bus, QosProfile, v
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     cli_node_name,
@@ -283,10 +284,11 @@ def list_parameters(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Every parameter of every node (or of NODE): value, unit, range, type, meaning."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             watch = ParameterWatch(bus, namespace)
             if node is not None:
@@ -332,10 +334,11 @@ def get_parameter(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Print the current value of parameter NAME of NODE (--json: with its declaration)."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             params = _node_list(ParameterWatch(bus, namespace), node, wait)
         finally:
@@ -363,10 +366,11 @@ def set_parameter(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Set parameter NAME of NODE to VALUE; exit 1 with the node's reason if it refuses."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             answer = _set(bus, namespace, node, name, value, wait, timeout)
         finally:

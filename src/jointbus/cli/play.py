@@ -2,10 +2,14 @@
 
 Where it sits: :mod:`jointbus.cli`, over :class:`jointbus.tools.player.Player`. This process joins
 the jointbus Zenoh network like every other command (``--hub-port`` / ``JOINTBUS_HUB_PORT``,
-``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``) and publishes every
+``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``, ``--domain-id`` /
+``ROS_DOMAIN_ID``) and publishes every
 message of the bag (or of ``--topics``) at its recorded time, scaled by ``--rate``; ``--loop``
 starts over at the end. A progress bar shows the bag time reached. Reads our MCAP files and rosbag2
 directories written by other tools (via rosbags).
+
+Safety (see :mod:`jointbus.tools.player`): command topics are left out unless
+``--include-commands``, and a topic a live node already publishes is refused unless ``--force``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     ListenOption,
     RouterOption,
@@ -29,7 +34,7 @@ from jointbus.cli.topic import (
 )
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import ToolError
-from jointbus.tools.player import PlaybackProgress, Player
+from jointbus.tools.player import COMMAND_RULE, PlaybackProgress, Player
 
 
 def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -46,13 +51,34 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
     listen: ListenOption = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
     ] = 1.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    include_commands: Annotated[
+        bool,
+        typer.Option(
+            "--include-commands",
+            help="Also publish command topics (left out by default: they move a live robot).",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Publish topics that a live node already publishes (refused by default).",
+        ),
+    ] = False,
 ) -> None:
-    """Republish a bag onto the bus with the original timing."""
+    """Republish a bag onto the bus with the original timing.
+
+    Safe by default for a bus with a live robot on it: command topics are NOT published unless
+    --include-commands (the skipped ones are listed); COMMAND_RULE. And play refuses, before
+    publishing anything, when a live node already publishes one of the topics to play (e.g.
+    /hb50/bridge_data while a bridge runs) unless --force.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -64,13 +90,28 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         raise typer.Exit(1) from exc
     try:
         with user_errors():
-            bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+            bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
     except typer.Exit:
         bag.close()
         raise
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        player = Player(bus, bag, rate=rate, loop=loop, topics=topics or None, settle_s=settle)
+        player = Player(
+            bus,
+            bag,
+            rate=rate,
+            loop=loop,
+            topics=topics or None,
+            settle_s=settle,
+            include_commands=include_commands,
+            force=force,
+            discover_s=1.0,  # a live publisher missed here is a robot fed replayed data
+        )
+        if player.skipped_commands:
+            console.print(
+                f"not publishing {len(player.skipped_commands)} command topic(s): "
+                f"{', '.join(player.skipped_commands)} (--include-commands plays them)"
+            )
         duration = bag.duration_ns / 1e9
         with Progress(
             TextColumn("[bold]play[/] {task.description}"),
@@ -84,9 +125,12 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
 
             def on_progress(p: PlaybackProgress) -> None:
                 if p.published % 50 == 0 or p.fraction >= 1.0:
-                    progress.update(task, completed=p.bag_time_s, msgs=p.published,
-                                    description=f"{file.name} (pass {p.loop + 1})" if loop
-                                    else file.name)
+                    progress.update(
+                        task,
+                        completed=p.bag_time_s,
+                        msgs=p.published,
+                        description=f"{file.name} (pass {p.loop + 1})" if loop else file.name,
+                    )
 
             try:
                 stats = player.run(on_progress)
@@ -107,5 +151,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         + f" in {stats.wall_s:.1f} s"
     )
 
+
+play.__doc__ = (play.__doc__ or "").replace("COMMAND_RULE", COMMAND_RULE)
 
 __all__ = ["play"]

@@ -8,7 +8,9 @@ and measured position share a subplot per joint::
         --topic /hb50/bridge_data --field joint_position --joints fr_j1 --joints knee -o pos.png
 
 ``--joints`` takes joint names and the roles the robot model gives them (``knee``: every knee);
-the axes say the unit of each field. Needs matplotlib (``pip install matplotlib``).
+the axes say the unit of each field. Targets that command nothing (``t_pos`` where ``kp`` is 0) are
+not drawn, and lines break at gaps in a topic (see :mod:`jointbus.tools.plot`). Needs matplotlib
+(``pip install matplotlib``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def plot(  # noqa: PLR0917 (typer maps parameters to options)
     """Plot message fields over time (e.g. commanded vs measured position per joint) to a PNG.
 
     The y axes name each joint with its role where the model has one (fr_j2 (knee)) and the
-    field's unit (rad, rad/s, N·m...); legends sit beside the plots.
+    field's unit (rad, rad/s, N·m...); legends sit beside the plots. Only what happened is
+    drawn: t_pos of a joint whose kp is 0 in that command (damping, idle) is left out, and a
+    line breaks where its topic has no message for more than 5 median periods.
     """
     try:
         from jointbus.tools.plot import plot_bag

@@ -3,11 +3,12 @@
 Where it sits: :mod:`jointbus.cli`, a thin wrapper around :class:`jointbus.tools.recorder.Recorder`
 with its remote (Zenoh) source: this process joins the jointbus Zenoh network and stores each
 payload exactly as received. It joins the bus like every other command (``--hub-port`` /
-``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``; see
-:mod:`jointbus.cli.topic`). In a terminal, a status line shows messages, megabytes and the message
-rate (``-q`` hides it; off a terminal it is not drawn); Ctrl-C (or SIGTERM, or ``--duration``) stops
-the recording and writes the MCAP summary. A recorder that is killed instead loses at most its last
-``--flush-interval`` of messages; ``jointbus info`` reads such a file and reports it as truncated.
+``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``,
+``--domain-id`` / ``ROS_DOMAIN_ID``; see :mod:`jointbus.cli.topic`). In a terminal, a status line
+shows messages, megabytes and the message rate (``-q`` hides it; off a terminal it is not drawn);
+Ctrl-C (or SIGTERM, or ``--duration``) stops the recording and writes the MCAP summary. A recorder
+that is killed instead loses at most its last ``--flush-interval`` of messages; ``jointbus info``
+reads such a file and reports it as truncated.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import typer
 from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     ListenOption,
     RouterOption,
@@ -37,15 +39,21 @@ from jointbus.tools.recorder import DEFAULT_FLUSH_INTERVAL, Recorder, RecorderSt
 
 
 def status_text(stats: RecorderStats, rate_hz: float) -> str:
-    """The status line: messages, megabytes, current rate (msg/s), topics, and any losses."""
+    """The status line: messages, megabytes, current rate (msg/s), topics, and any losses —
+    each count says what it counts (a bare "lost 204" left users guessing)."""
     text = (
         f"recording: {stats.messages} msgs  {stats.bytes / 1e6:.2f} MB  {rate_hz:.0f} msg/s  "
         f"{stats.topics} topics  {stats.elapsed_s:.1f} s"
     )
     if stats.lost or stats.skipped:
-        text += f"  lost {stats.lost}  skipped {stats.skipped}"
+        text += f"  lost {stats.lost} ({LOST_MEANING})  skipped {stats.skipped} ({SKIPPED_MEANING})"
     return text
 
+
+#: What ``lost`` counts, as the status line and the summary say it.
+LOST_MEANING: Final = "sequence gaps: published, never received"
+#: What ``skipped`` counts.
+SKIPPED_MEANING: Final = "received, not recordable"
 
 #: Seconds after which a recorder that has found no topic says so (the recording goes on).
 NO_TOPIC_WARNING_S: Final = 3.0
@@ -82,13 +90,15 @@ class StatusLine:
             self._drawn = False
 
 
-def _where(hub_port: int, connect: list[str] | None, router: str | None,
-           listen: list[str] | None) -> str:
+def _where(
+    hub_port: int, connect: list[str] | None, router: str | None, listen: list[str] | None
+) -> str:
     if router:
         return f"through router {router}"
     if listen:
         return f"listening on {', '.join(listen)}" + (
-            f", connected to {', '.join(connect)}" if connect else "")
+            f", connected to {', '.join(connect)}" if connect else ""
+        )
     return f"on hub port {hub_port}" + (f" and {', '.join(connect)}" if connect else "")
 
 
@@ -103,6 +113,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
     listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
@@ -115,15 +126,22 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
 
     Warns when no message has arrived after 3 s, and exits with code 1 if nothing was recorded
     (the file is still a valid, empty MCAP file).
+
+    The status line and the summary count 'lost': messages missing from a remote publisher's
+    sequence numbers (each sample carries its publisher's sequence number; a jump from 7 to 10
+    counts 2), i.e. published but never received here — best-effort topics under load, or a
+    recorder that cannot keep up; and 'skipped': messages received but not recordable (type
+    unknown to the message registry, or no rmw_zenoh attachment naming the publisher).
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen))
+        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status = StatusLine(sys.stderr, enabled=not quiet)
     try:
-        recorder = Recorder(bus, file, topics or None, local=False, remote=True,
-                            flush_interval=flush_interval)
+        recorder = Recorder(
+            bus, file, topics or None, local=False, remote=True, flush_interval=flush_interval
+        )
         recorder.start()
         if not quiet:
             wanted = " ".join(topics) if topics else "every topic"
@@ -133,8 +151,9 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         last = recorder.stats()
         try:
             while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.25 if deadline is None else
-                           max(0.0, min(0.25, deadline - time.monotonic())))
+                time.sleep(
+                    0.25 if deadline is None else max(0.0, min(0.25, deadline - time.monotonic()))
+                )
                 now = recorder.stats()
                 dt = now.elapsed_s - last.elapsed_s
                 rate = (now.messages - last.messages) / dt if dt > 0 else 0.0
@@ -164,11 +183,22 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
         f"({stats.bytes / 1e6:.2f} MB, {stats.elapsed_s:.1f} s)"
-        + (f"; lost {stats.lost}, skipped {stats.skipped}" if stats.lost or stats.skipped else "")
+        + (
+            f"; lost {stats.lost} ({LOST_MEANING}), skipped {stats.skipped} ({SKIPPED_MEANING})"
+            if stats.lost or stats.skipped
+            else ""
+        )
     )
     if stats.messages == 0:
         note(f"error: recorded nothing (joined the bus {where})")
         raise typer.Exit(1)
 
 
-__all__ = ["NO_TOPIC_WARNING_S", "StatusLine", "record", "status_text"]
+__all__ = [
+    "LOST_MEANING",
+    "NO_TOPIC_WARNING_S",
+    "SKIPPED_MEANING",
+    "StatusLine",
+    "record",
+    "status_text",
+]

@@ -4,10 +4,11 @@ Where it sits: the top layer (:mod:`jointbus.cli`). jointbus speaks rmw_zenoh on
 (:mod:`jointbus.bus.zenoh_transport`), so a ROS 2 node on rmw_zenoh sees jointbus topics with no
 bridge. What it cannot have without help is the *types* only jointbus defines (``hb50_commons``,
 ``jointbus_msgs``): ``export-msgs`` writes them as ROS 2 interface packages (``package.xml``,
-``CMakeLists.txt``, ``msg/*.msg``) from the same ``.msg`` text whose RIHS01 hashes jointbus puts in
-its keys, so ``colcon build`` gives the same hashes and ``ros2 topic echo /hb50/bridge_data``
-decodes. ``graph`` lists the ROS 2 graph of a domain — every node and topic, jointbus's and ROS
-2's — as ``ros2 node list`` and ``ros2 topic list -t`` would.
+``CMakeLists.txt``, ``msg/*.msg``, and the composed ``srv/*.srv`` of jointbus's services) from the
+same ``.msg`` text whose RIHS01 hashes jointbus puts in its keys, so ``colcon build`` gives the
+same hashes and ``ros2 topic echo /hb50/bridge_data`` decodes. ``graph`` lists the ROS 2 graph of
+a domain — every node and topic, jointbus's and ROS 2's — as ``ros2 node list`` and ``ros2 topic
+list -t`` would.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import Annotated, Any
 
 import typer
 
+from jointbus.bus.service_types import SERVICE_PACKAGE, service_type_name, srv_text
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     open_bus,
@@ -35,6 +38,33 @@ app = typer.Typer(no_args_is_help=True)
 
 #: Packages whose types only jointbus defines (ROS 2 ships the others).
 JOINTBUS_PACKAGES: tuple[str, ...] = ("hb50_commons", "jointbus_msgs")
+
+#: The request/response pairs jointbus serves (the array node's Player commands and requests, its
+#: e-stop and geometry services), exported as the composed ``jointbus_msgs/srv/*.srv`` types
+#: (:mod:`jointbus.bus.service_types`). ``tests/cli/test_cli_ros2.py`` checks that a served array
+#: offers no pair outside this list.
+SERVICE_PAIRS: tuple[tuple[str, str], ...] = (
+    *(
+        (f"jointbus_msgs/msg/Actuator{name}", "jointbus_msgs/msg/ActuatorReply")
+        for name in (
+            "AccelConfigRequest",
+            "BrakesRequest",
+            "CurrentCommand",
+            "HomeCommand",
+            "MultiCurrentCommand",
+            "MultiPositionCommand",
+            "MultiSpeedCommand",
+            "PositionCommand",
+            "PowerRequest",
+            "SpeedCommand",
+            "SpeedConfigRequest",
+        )
+    ),
+    ("jointbus_msgs/msg/Joints", "jointbus_msgs/msg/ActuatorReply"),
+    ("std_msgs/msg/String", "jointbus_msgs/msg/ActuatorReply"),
+    ("jointbus_msgs/msg/ActuatorGeometryRequest", "jointbus_msgs/msg/ArrayGeometry"),
+    ("jointbus_msgs/msg/ActuatorGeometryRequest", "jointbus_msgs/msg/ActuatorArrayDescription"),
+)
 
 _SEPARATOR = re.compile(r"^={10,}\s*$", re.MULTILINE)
 _DESCRIPTIONS = {
@@ -84,10 +114,13 @@ def package_xml(package: str, dependencies: list[str]) -> str:
     )
 
 
-def cmakelists(package: str, messages: list[str], dependencies: list[str]) -> str:
+def cmakelists(
+    package: str, messages: list[str], dependencies: list[str], services: Iterable[str] = ()
+) -> str:
     """The ``CMakeLists.txt`` of an interface package."""
     finds = "".join(f"find_package({d} REQUIRED)\n" for d in dependencies)
     files = "".join(f'  "msg/{m}.msg"\n' for m in messages)
+    files += "".join(f'  "srv/{m}.srv"\n' for m in services)
     deps = f"  DEPENDENCIES {' '.join(dependencies)}\n" if dependencies else ""
     return (
         "cmake_minimum_required(VERSION 3.8)\n"
@@ -127,13 +160,33 @@ def export_packages(
         names = sorted(types)
         for name in names:
             (root / "msg" / f"{name}.msg").write_text(types[name], encoding="utf-8")
-        dependencies = _dependencies(types.values(), package)
+        services = _services(registry) if package == SERVICE_PACKAGE else {}
+        if services:
+            (root / "srv").mkdir(exist_ok=True)
+        for name, text in services.items():
+            (root / "srv" / f"{name}.srv").write_text(text, encoding="utf-8")
+        dependencies = _dependencies([*types.values(), *services.values()], package)
+        if services:  # every .srv's event message refers to service_msgs/ServiceEventInfo
+            dependencies = sorted({*dependencies, "service_msgs"})
         (root / "package.xml").write_text(package_xml(package, dependencies), encoding="utf-8")
         (root / "CMakeLists.txt").write_text(
-            cmakelists(package, names, dependencies), encoding="utf-8"
+            cmakelists(package, names, dependencies, sorted(services)), encoding="utf-8"
         )
-        written[package] = [f"{package}/msg/{n}" for n in names]
+        written[package] = [f"{package}/msg/{n}" for n in names] + [
+            f"{package}/srv/{n}" for n in sorted(services)
+        ]
     return written
+
+
+def _services(registry: TypeRegistry) -> dict[str, str]:
+    """Short name → ``.srv`` text of every pair in :data:`SERVICE_PAIRS`."""
+    found: dict[str, str] = {}
+    for request_name, response_name in SERVICE_PAIRS:
+        request = registry.by_type_name(request_name)
+        response = registry.by_type_name(response_name)
+        short = service_type_name(request, response).rsplit("/", 1)[1]
+        found[short] = srv_text(request, response)
+    return found
 
 
 @app.command("export-msgs")
@@ -145,24 +198,13 @@ def export_msgs(
     ] = None,
 ) -> None:
     """Write ROS 2 interface packages for the types only jointbus defines (hb50_commons,
-    jointbus_msgs): package.xml, CMakeLists.txt and msg/*.msg. Build them with colcon on the ROS 2
-    machine; their type hashes equal the ones jointbus puts on the wire."""
+    jointbus_msgs): package.xml, CMakeLists.txt, msg/*.msg and the services' srv/*.srv. Build them
+    with colcon on the ROS 2 machine; their type hashes equal the ones jointbus puts on the wire."""
     with user_errors():
         written = export_packages(directory, package or JOINTBUS_PACKAGES)
         for name, types in written.items():
-            typer.echo(f"{directory / name}: {len(types)} messages")
-
-
-DomainOption = Annotated[
-    int | None,
-    typer.Option(
-        "--domain-id",
-        min=0,
-        max=232,
-        help="ROS domain to look at (default: ROS_DOMAIN_ID, else 0).",
-        show_default=False,
-    ),
-]
+            services = sum("/srv/" in t for t in types)
+            typer.echo(f"{directory / name}: {len(types) - services} messages, {services} services")
 
 
 def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> list[str]:
@@ -183,24 +225,19 @@ def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> li
 
 @app.command("graph")
 def graph(
-    domain_id: DomainOption = None,
     timeout: Annotated[float, typer.Option(help="How long to collect tokens (s).")] = 1.0,
     hub_port: HubPortOption = 7447,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
     from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
     Malformed tokens are counted and logged, never fatal."""
-    import dataclasses
-
     from jointbus.bus.discovery import EndpointInfo
 
     with user_errors():
-        config = zenoh_config(hub_port, connect, router)
-        if domain_id is not None:
-            config = dataclasses.replace(config, domain_id=domain_id)
-        bus = open_bus(config)
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             transport = bus.zenoh
             if transport is None:
@@ -219,4 +256,11 @@ def graph(
             bus.close()
 
 
-__all__ = ["JOINTBUS_PACKAGES", "app", "export_packages", "graph_rows", "own_definition"]
+__all__ = [
+    "JOINTBUS_PACKAGES",
+    "SERVICE_PAIRS",
+    "app",
+    "export_packages",
+    "graph_rows",
+    "own_definition",
+]

@@ -30,6 +30,7 @@ from jointbus.bus import DEFAULT_HUB_PORT
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     note,
@@ -82,6 +83,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
@@ -113,7 +115,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
             stop.set()
 
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             # Before the array is opened: a refused second server must not touch (or, on its
             # way out, power off) the actuators a running one serves.

@@ -15,6 +15,7 @@ request prints ``refused: <reason>`` on stderr and exits with code 2, so scripts
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Annotated, Final
@@ -23,15 +24,18 @@ import typer
 
 from jointbus.bus import (
     DEFAULT_HUB_PORT,
+    Bus,
     ServiceError,
     ServiceInfo,
     ServiceRefused,
     validate_topic_name,
 )
+from jointbus.bus.service_types import service_type_name
 from jointbus.cli.render import render_json
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
+    DomainIdOption,
     HubPortOption,
     RouterOption,
     looked_on,
@@ -42,6 +46,7 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.cli.values import ValuesError, build_message, parse_values
+from jointbus.runtime.message_types import runtime_registry
 
 #: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
 REFUSED_EXIT_CODE: Final = 2
@@ -55,7 +60,7 @@ app = typer.Typer(
 
 
 @app.command("list")
-def list_services(
+def list_services(  # noqa: PLR0917 (typer options)
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per service.")] = False,
     wait: Annotated[
         float, typer.Option("--wait", min=0.0, help="Seconds to wait for discovery answers.")
@@ -63,13 +68,15 @@ def list_services(
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
-    """List the services offered on the bus: name, request → response type, serving node."""
+    """List the services offered on the bus (jointbus's and ROS 2's): name, request -> response
+    type (or the ROS 2 service type when its messages are unknown here), serving node."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
-            services = bus.services(timeout_s=max(wait, 0.05))
+            services = _services(bus, max(wait, 0.05))
             looked = looked_on(bus)
         finally:
             bus.close()
@@ -87,12 +94,38 @@ def list_services(
                             "request_type": info.request_type,
                             "response_type": info.response_type,
                             "node": info.node,
+                            "service_type": info.service_type,
                         }
                     )
                 )
             else:
                 node = info.node or "-"
-                typer.echo(f"{info.name}  {info.request_type} -> {info.response_type}  [{node}]")
+                types = (
+                    f"{info.request_type} -> {info.response_type}"
+                    if info.request_type
+                    else info.service_type  # a ROS 2 server of a pair this installation lacks
+                )
+                typer.echo(f"{info.name}  {types}  [{node}]")
+
+
+def _with_types(info: ServiceInfo) -> ServiceInfo:
+    """A remote server's record with its request/response types, found among the message types
+    this installation knows whose composed service type is the announced one."""
+    if info.request_type or not info.service_type:
+        return info
+    registry = runtime_registry()
+    for request_name in registry:
+        for response_name in registry:
+            request, response = (registry.by_type_name(n) for n in (request_name, response_name))
+            if service_type_name(request, response) == info.service_type:
+                return dataclasses.replace(
+                    info, request_type=request_name, response_type=response_name
+                )
+    return info
+
+
+def _services(bus: Bus, timeout_s: float) -> list[ServiceInfo]:
+    return [_with_types(info) for info in bus.services(timeout_s=timeout_s)]
 
 
 def _find(services: list[ServiceInfo], name: str) -> ServiceInfo | None:
@@ -122,6 +155,7 @@ def call(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Call service NAME with a TYPE request built from VALUES; print the response as JSON."""
     with user_errors():
@@ -135,12 +169,12 @@ def call(  # noqa: PLR0917 (typer options)
             raise
         except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
             raise CliError(str(exc)) from None
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             deadline = time.monotonic() + wait
             info = None
             while info is None:
-                info = _find(bus.services(timeout_s=0.3), name)
+                info = _find(_services(bus, 0.3), name)
                 if info is None and time.monotonic() >= deadline:
                     known = ", ".join(s.name for s in bus.services(0.2)) or "none"
                     raise CliError(

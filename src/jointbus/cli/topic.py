@@ -9,8 +9,9 @@ jointbus scheme (:class:`jointbus.bus.ZenohConfig`): the first jointbus process 
 on ``tcp/127.0.0.1:7447`` and later ones connect to it, so ``make demo`` in one terminal and
 ``jointbus topic echo /hb50/bridge_data`` in another find each other. ``--hub-port``
 (``JOINTBUS_HUB_PORT``), ``--connect`` (``JOINTBUS_CONNECT``, space-separated) and ``--router``
-(``JOINTBUS_ROUTER``) reach other setups. The CLI's endpoints belong to the hidden node
-``_jointbus_cli_<pid>`` (a leading ``_`` hides a node, as in ROS 2).
+(``JOINTBUS_ROUTER``) reach other setups; ``--domain-id`` (``ROS_DOMAIN_ID``) picks the ROS
+domain. The CLI's endpoints belong to the hidden node ``_jointbus_cli_<pid>`` (a leading ``_``
+hides a node, as in ROS 2).
 
 **How each command listens.** ``echo`` subscribes with the topic's type, found by discovery (or
 ``--type``), and a QoS every publisher can serve (best effort unless all publishers are reliable;
@@ -144,6 +145,18 @@ RouterOption = Annotated[
         help="Join through a Zenoh router at this endpoint (client mode, multi-host setups).",
     ),
 ]
+DomainIdOption = Annotated[
+    int | None,
+    typer.Option(
+        "--domain-id",
+        envvar="ROS_DOMAIN_ID",
+        min=0,
+        max=232,
+        show_default=False,
+        help="ROS domain id (0-232; default 0): only participants of the same domain see each "
+        "other, jointbus and ROS 2 alike.",
+    ),
+]
 
 
 ListenOption = Annotated[
@@ -156,9 +169,15 @@ ListenOption = Annotated[
 ]
 
 #: Every command that joins the bus takes these options (``--listen`` where a command offers it):
-#: ``HubPortOption``, ``ConnectOption``, ``RouterOption`` -> :func:`zenoh_config`.
-BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router")
-BUS_ENVIRONMENT: Final = ("JOINTBUS_HUB_PORT", "JOINTBUS_CONNECT", "JOINTBUS_ROUTER")
+#: ``HubPortOption``, ``ConnectOption``, ``RouterOption``, ``DomainIdOption`` ->
+#: :func:`zenoh_config`.
+BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router", "--domain-id")
+BUS_ENVIRONMENT: Final = (
+    "JOINTBUS_HUB_PORT",
+    "JOINTBUS_CONNECT",
+    "JOINTBUS_ROUTER",
+    "ROS_DOMAIN_ID",
+)
 
 
 def zenoh_config(
@@ -166,18 +185,23 @@ def zenoh_config(
     connect: Sequence[str] | None,
     router: str | None,
     listen: Sequence[str] | None = None,
+    *,
+    domain_id: int | None = None,
 ) -> ZenohConfig:
     """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc).
 
     ``listen`` endpoints replace the hub scheme (the process then reaches others only through
-    ``connect``); ``router`` replaces both.
+    ``connect``); ``router`` replaces both. ``domain_id`` is the ROS domain (``None``: the bus's
+    default, ``ROS_DOMAIN_ID`` else 0; typer already reads the variable into the option).
     """
     try:
         if router:
-            return ZenohConfig.for_router(router, connect=tuple(connect or ()))
+            return ZenohConfig.for_router(router, connect=tuple(connect or ()), domain_id=domain_id)
         if listen:
-            return ZenohConfig(listen=tuple(listen), connect=tuple(connect or ()))
-        return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()))
+            return ZenohConfig(
+                listen=tuple(listen), connect=tuple(connect or ()), domain_id=domain_id
+            )
+        return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()), domain_id=domain_id)
     except ZenohConfigError as exc:
         raise CliError(str(exc)) from None
 
@@ -423,9 +447,7 @@ def describe_endpoints(endpoints: Sequence[EndpointInfo]) -> str:
     endpoints created without a node are counted per Zenoh session (one per bus, normally one per
     process), e.g. ``2 without node (session 4b27c0a1)``; ``-`` when there are none."""
     named = [e.node for e in endpoints if e.node]
-    parts = [
-        n if (c := named.count(n)) == 1 else f"{n} (x{c})" for n in dict.fromkeys(named)
-    ]
+    parts = [n if (c := named.count(n)) == 1 else f"{n} (x{c})" for n in dict.fromkeys(named)]
     anonymous = [e.zid or "this process" for e in endpoints if not e.node]
     for zid in dict.fromkeys(anonymous):
         parts.append(f"{anonymous.count(zid)} without node (session {zid[:8]})")
@@ -455,10 +477,11 @@ def list_topics(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Topics on the network: type, publishing nodes, subscribers and measured rate."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             topics = bus.discover(timeout)
             rates: dict[str, tuple[float, int]] = {}
@@ -499,13 +522,15 @@ def list_topics(  # noqa: PLR0917 (typer options)
             type_text = " | ".join(t.type_names) + (
                 " (TYPE CONFLICT)" if len(t.type_names) > 1 else ""
             )
-            rows.append([
-                t.name,
-                type_text,
-                rate,
-                describe_endpoints(t.publishers),
-                describe_endpoints(t.subscribers),
-            ])
+            rows.append(
+                [
+                    t.name,
+                    type_text,
+                    rate,
+                    describe_endpoints(t.publishers),
+                    describe_endpoints(t.subscribers),
+                ]
+            )
         typer.echo(_table(rows))
 
 
@@ -550,6 +575,7 @@ def echo(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Print the messages of TOPIC, decoded: readable text (or --json lines)."""
     with user_errors():
@@ -557,7 +583,7 @@ def echo(  # noqa: PLR0917 (typer options)
         limit = 1 if once else count
         topic_type = resolve_type(type_name) if type_name is not None else None
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             publishers: tuple[EndpointInfo, ...] = ()
             info = wait_for_topic(bus, topic, timeout if topic_type is None else 0.0)
@@ -658,6 +684,7 @@ def hz(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
     with user_errors():
@@ -665,7 +692,7 @@ def hz(  # noqa: PLR0917 (typer options)
         rates = RateWindow(window)
         started = time.monotonic()
         end = None if duration is None else started + duration
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         total = 0
         try:
             recorder = ArrivalRecorder(bus, topic)
@@ -755,6 +782,7 @@ def pub(  # noqa: PLR0917 (typer options)
     hub_port: HubPortOption = DEFAULT_HUB_PORT,
     connect: ConnectOption = None,
     router: RouterOption = None,
+    domain_id: DomainIdOption = None,
 ) -> None:
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
@@ -798,7 +826,7 @@ def pub(  # noqa: PLR0917 (typer options)
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
-        bus = open_bus(zenoh_config(hub_port, connect, router))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             for info in bus.discover(0.3):
                 if info.name == topic and topic_type.name not in info.type_names:

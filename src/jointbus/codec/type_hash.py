@@ -146,21 +146,132 @@ def parse_bundle(type_name: str, bundle: str) -> dict[str, dict[str, Any]]:
 def type_description_json(type_name: str, bundle: str) -> str:
     """The exact text REP 2011 hashes for ``type_name`` defined by ``bundle``."""
     known = parse_bundle(type_name, bundle)
+    return _document(type_name, known[type_name], known)
+
+
+def _document(type_name: str, main: dict[str, Any], known: dict[str, dict[str, Any]]) -> str:
+    """The JSON text of ``main`` with the transitive closure of its nested types from ``known``."""
     referenced: dict[str, dict[str, Any]] = {}
-    pending = [type_name]
+    pending = [main]
     while pending:
-        for field in known[pending.pop()]["fields"]:
+        for field in pending.pop()["fields"]:
             nested = field["type"]["nested_type_name"]
             if nested and nested not in referenced:
                 if nested not in known:
                     raise SchemaError(f"{type_name}: the bundle does not define {nested}")
                 referenced[nested] = known[nested]
-                pending.append(nested)
+                pending.append(known[nested])
     document = {
-        "type_description": known[type_name],
+        "type_description": main,
         "referenced_type_descriptions": [referenced[n] for n in sorted(referenced)],
     }
     return json.dumps(document, separators=(", ", ": "))
+
+
+def qualify_msg_line(line: str, package: str) -> str:
+    """One ``.msg`` line with a bare nested type name (``Name``, meaning ``package/Name``, or
+    ``Header``) written in full, so the line means the same inside a ``.srv`` of another package;
+    comments, constants, blank lines and primitive fields come back unchanged."""
+    body, hash_mark, comment = line.partition("#")
+    match = _FIELD.match(body.strip())
+    if match is None or "/" in match["base"] or match["base"] in _TYPE_IDS:
+        return line
+    base = "std_msgs/Header" if match["base"] == "Header" else f"{package}/{match['base']}"
+    indent = body[: len(body) - len(body.lstrip())]
+    return f"{indent}{base}{body.strip()[len(match['base']) :]}" + (
+        f" {hash_mark}{comment}" if hash_mark else ""
+    )
+
+
+def _service_parts(service_type: str) -> tuple[str, str, str]:
+    match = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*)/srv/([A-Za-z][A-Za-z0-9_]*)", service_type)
+    if match is None:
+        raise SchemaError(f"{service_type!r} is not a service type name like 'pkg/srv/Name'")
+    return service_type + "_Request", service_type + "_Response", service_type + "_Event"
+
+
+def _nested(type_id: int, name: str, capacity: int = 0) -> dict[str, Any]:
+    return {
+        "type_id": type_id,
+        "capacity": capacity,
+        "string_capacity": 0,
+        "nested_type_name": name,
+    }
+
+
+def _scalar(name: str, type_id: int, capacity: int = 0) -> dict[str, Any]:
+    return {"name": name, "type": _nested(type_id, "", capacity)}
+
+
+#: ``service_msgs/msg/ServiceEventInfo`` and ``builtin_interfaces/msg/Time`` as rosidl describes
+#: them (every service's event message refers to them; ``char[16] client_gid`` is ``uint8[16]``).
+_SERVICE_EVENT_TYPES: Final[dict[str, dict[str, Any]]] = {
+    "builtin_interfaces/msg/Time": {
+        "type_name": "builtin_interfaces/msg/Time",
+        "fields": [_scalar("sec", _TYPE_IDS["int32"]), _scalar("nanosec", _TYPE_IDS["uint32"])],
+    },
+    "service_msgs/msg/ServiceEventInfo": {
+        "type_name": "service_msgs/msg/ServiceEventInfo",
+        "fields": [
+            _scalar("event_type", _TYPE_IDS["uint8"]),
+            {"name": "stamp", "type": _nested(_NESTED_TYPE, "builtin_interfaces/msg/Time")},
+            _scalar("client_gid", _TYPE_IDS["uint8"] + _ARRAY, 16),
+            _scalar("sequence_number", _TYPE_IDS["int64"]),
+        ],
+    },
+}
+
+
+def service_type_description_json(
+    service_type: str,
+    request: tuple[str, str],
+    response: tuple[str, str],
+) -> str:
+    """The exact text REP 2011 hashes for a service ``pkg/srv/Name`` whose request and response
+    have the fields of the messages ``request`` and ``response`` (each ``(type name, .msg
+    bundle)``).
+
+    As ``rosidl`` builds a ``.srv``: the service is a type with the fields ``request_message``,
+    ``response_message`` and ``event_message`` (``Name_Request``, ``Name_Response``,
+    ``Name_Event``); the event has ``info`` (``service_msgs/msg/ServiceEventInfo``) and
+    ``request`` / ``response`` as sequences of at most one element. The request and response
+    keep the messages' fields, whose nested types are already fully qualified by the message's
+    own package, so a field of a ``hb50_commons`` message stays a ``hb50_commons`` type.
+    """
+    request_name, response_name, event_name = _service_parts(service_type)
+    known: dict[str, dict[str, Any]] = dict(_SERVICE_EVENT_TYPES)
+    for part_name, (msg_name, bundle) in ((request_name, request), (response_name, response)):
+        described = parse_bundle(msg_name, bundle)
+        own = described.pop(msg_name)
+        for name, description in described.items():
+            known.setdefault(name, description)
+        known[part_name] = {"type_name": part_name, "fields": own["fields"]}
+    known[event_name] = {
+        "type_name": event_name,
+        "fields": [
+            {"name": "info", "type": _nested(_NESTED_TYPE, "service_msgs/msg/ServiceEventInfo")},
+            {"name": "request", "type": _nested(_NESTED_TYPE + _BOUNDED_SEQUENCE, request_name, 1)},
+            {
+                "name": "response",
+                "type": _nested(_NESTED_TYPE + _BOUNDED_SEQUENCE, response_name, 1),
+            },
+        ],
+    }
+    main = {
+        "type_name": service_type,
+        "fields": [
+            {"name": "request_message", "type": _nested(_NESTED_TYPE, request_name)},
+            {"name": "response_message", "type": _nested(_NESTED_TYPE, response_name)},
+            {"name": "event_message", "type": _nested(_NESTED_TYPE, event_name)},
+        ],
+    }
+    return _document(service_type, main, known)
+
+
+def rihs01_service(service_type: str, request: tuple[str, str], response: tuple[str, str]) -> str:
+    """``RIHS01_<sha256 hex>`` of a service (see :func:`service_type_description_json`)."""
+    text = service_type_description_json(service_type, request, response)
+    return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def rihs01(type_name: str, bundle: str) -> str:
@@ -195,7 +306,10 @@ __all__ = [
     "PREFIX",
     "is_rihs01",
     "parse_bundle",
+    "qualify_msg_line",
     "rihs01",
     "rihs01_of",
+    "rihs01_service",
+    "service_type_description_json",
     "type_description_json",
 ]

@@ -15,11 +15,20 @@ Timing: message *i* is published at ``start + (log_time_i - log_time_0) / rate``
 clock, so a 500 Hz recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow
 subscriber cannot make later messages drift (the player catches up instead). With ``loop=True``
 the bag starts over after its last message until :meth:`Player.stop` is called.
+
+Safety: a bag recorded on a robot holds the commands that moved it. Replayed onto a live robot's
+bus they would move it again (a recorded ``sit_down`` made a running robot sit down), so by
+default the player does **not** publish command topics (:func:`is_command_topic`: a topic a node
+acts on) and reports them in :attr:`Player.skipped_commands`; ``include_commands=True`` plays
+them. Second, it refuses (:class:`LivePublisherError`) to publish a topic that a live node already
+publishes — recorded ``bridge_data`` mixed into a running bridge's feedback is worse than either —
+unless ``force=True``. Both are decided once, before the first message.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -34,6 +43,57 @@ from jointbus.tools.errors import PlaybackError
 from jointbus.tools.known_types import known_registry
 
 _LOG = logging.getLogger("jointbus.tools.player")
+
+# The command topics of an actuator array (jointbus.drivers.bus.array_names), under /actarray/.
+_ARRAY_COMMANDS = frozenset(
+    {"position", "multi_position", "speed", "multi_speed", "home", "current", "multi_current"}
+)
+# Last name segment of a command topic: ``joint_command``, ``control_command``,
+# ``hardware_command``, ``velocity_command``, ``joints_command``, ``*_commands``, ``cmd_vel``,
+# ``*_cmd``.
+_COMMAND_SEGMENT = re.compile(r"(?:.*commands?|cmd_.*|.*_cmd|cmd)")
+# Short type names of commands and requests: ``JointCommand``, ``ActuatorPositionCommand``,
+# ``ActuatorPowerRequest``...
+_COMMAND_TYPE = re.compile(r".*(?:Command|Request)")
+
+COMMAND_RULE = (
+    "a command topic is one whose last name segment ends in 'command' or 'commands', is 'cmd', "
+    "starts with 'cmd_' or ends in '_cmd' (/hb50/joint_command, /hb50/control_command, "
+    "/hb50/velocity_command, /arm6/joints_command, /cmd_vel), an actuator array's "
+    "/actarray/{position,multi_position,speed,multi_speed,home,current,multi_current}, or one "
+    "whose message type name ends in 'Command' or 'Request'"
+)
+
+
+def is_command_topic(topic: str, type_name: str = "") -> bool:
+    """Whether a node acts on messages of ``topic`` (see :data:`COMMAND_RULE`): replaying it
+    onto a live robot would move the robot."""
+    segments = [s for s in topic.split("/") if s]
+    if not segments:
+        return False
+    last = segments[-1]
+    if _COMMAND_SEGMENT.fullmatch(last):
+        return True
+    if len(segments) >= 2 and segments[-2] == "actarray" and last in _ARRAY_COMMANDS:
+        return True
+    short_type = type_name.rsplit("/", 1)[-1]
+    return bool(_COMMAND_TYPE.fullmatch(short_type))
+
+
+class LivePublisherError(PlaybackError):
+    """A topic the player would publish already has a live publisher on the bus; names the
+    topics and their publishing nodes."""
+
+    def __init__(self, live: dict[str, list[str]]) -> None:
+        self.live = live
+        listing = "; ".join(
+            f"{topic} (published by {', '.join(nodes)})" for topic, nodes in sorted(live.items())
+        )
+        super().__init__(
+            f"refusing to publish {len(live)} topic(s) that a live node already publishes: "
+            f"{listing} — replayed messages would mix into the live ones; stop those nodes, "
+            "leave the topics out (--topics), or pass --force to publish anyway"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +138,9 @@ class Player:
         qos: QosProfile | str = RELIABLE,
         node: str = "player",
         settle_s: float = 0.0,
+        include_commands: bool = False,
+        force: bool = False,
+        discover_s: float = 0.5,
     ) -> None:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < 1e6:
             raise PlaybackError(f"rate must be a number > 0 (1 = recorded speed), got {rate!r}")
@@ -101,6 +164,34 @@ class Player:
         self._stop = threading.Event()
         self._publishers: dict[str, Publisher[Any]] = {}
         self._unplayable: set[str] = set()
+        self._force = force
+        self._discover_s = discover_s
+        wanted = [t for t in bag.topics if self._topics is None or t.name in self._topics]
+        self.skipped_commands: tuple[str, ...] = tuple(
+            sorted(
+                t.name
+                for t in wanted
+                if not include_commands and is_command_topic(t.name, t.type_name)
+            )
+        )
+        """Command topics of the bag left out (``include_commands=False``), sorted."""
+        self._playing = frozenset(t.name for t in wanted) - set(self.skipped_commands)
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """The topics this player publishes (the bag's, or ``topics``, less skipped commands)."""
+        return self._playing
+
+    def check_live_publishers(self) -> dict[str, list[str]]:
+        """Topics this player would publish that another endpoint on the bus already publishes,
+        each with the publishing nodes' names (waits up to ``discover_s`` for remote answers).
+        Call before :meth:`run` creates the player's own publishers."""
+        live: dict[str, list[str]] = {}
+        own = set(self._publishers)
+        for info in self._bus.discover(self._discover_s):
+            if info.name in self._playing and info.name not in own and info.publishers:
+                live[info.name] = sorted({p.node or "<anonymous>" for p in info.publishers})
+        return live
 
     def stop(self) -> None:
         """Ask :meth:`run` to return after the message in progress (any thread)."""
@@ -115,13 +206,17 @@ class Player:
         per_topic: dict[str, int] = {}
         loops = 0
         wall_start = time.monotonic()
+        if not self._force:
+            live = self.check_live_publishers()
+            if live:
+                raise LivePublisherError(live)
         try:
             self._declare_publishers()
             if self._settle_s > 0:
                 self._stop.wait(self._settle_s)
             while not self._stop.is_set():
                 pass_start = time.monotonic()
-                for record in bag.messages(self._topics):
+                for record in bag.messages(self._playing):
                     if self._stop.is_set():
                         break
                     offset_s = (record.log_time_ns - start_ns) / 1e9
@@ -150,7 +245,7 @@ class Player:
         """Create the publishers before the clock starts, so that subscribers (and remote ones,
         during ``settle_s``) are matched before the first message."""
         for topic in self._bag.topics:
-            if self._topics is not None and topic.name not in self._topics:
+            if topic.name not in self._playing:
                 continue
             try:
                 cls = self._registry.by_type_name(topic.type_name)
@@ -197,4 +292,11 @@ class Player:
         return False
 
 
-__all__ = ["PlaybackProgress", "PlaybackStats", "Player"]
+__all__ = [
+    "COMMAND_RULE",
+    "LivePublisherError",
+    "PlaybackProgress",
+    "PlaybackStats",
+    "Player",
+    "is_command_topic",
+]

@@ -23,6 +23,13 @@ says the unit; a field the table does not know gets no unit rather than a guesse
 plotted joint) can give joints a role (``knee`` for ``fr_j2`` on the quadruped): labels read
 ``fr_j2 (knee)``, and ``joints`` takes a role as well as a name (``knee`` selects every knee).
 
+**Only what happened.** A position target with no stiffness behind it commands nothing: damping
+and idle commands carry ``kp = 0`` with ``t_pos = 0``, which drawn would show a "commanded"
+straight knee at 0 rad. So ``t_pos`` of a joint whose ``kp`` is 0 in that message is not plotted
+(:data:`TARGET_GAINS`). And a line is broken where its topic has no message for more than
+:data:`GAP_FACTOR` × the topic's median period (a stack paused 8.1–11.4 s would otherwise be drawn
+as a ramp across the pause).
+
 The legend sits right of each subplot, outside the data.
 
 :func:`plot_bag` returns the matplotlib ``Figure`` it saved (tests read the plotted data back).
@@ -93,6 +100,12 @@ FIELD_UNITS: Final[dict[str, str | tuple[str, str]]] = {
     "bridge_t": "°C",
     "up_time": "s",
 }
+#: Target fields that command nothing where the gain beside them (same message, same joint) is 0:
+#: their values there are not plotted.
+TARGET_GAINS: Final[dict[str, str]] = {"t_pos": "kp"}
+#: A line breaks where consecutive messages are further apart than this many median periods.
+GAP_FACTOR: Final = 5.0
+
 #: Units of the members of a vector field, by the field's name (``angular_velocity.x``).
 VECTOR_UNITS: Final[dict[str, str]] = {
     "angular_velocity": "rad/s",
@@ -187,6 +200,40 @@ def _number(value: object, topic: str, field: str) -> float:
     )
 
 
+def break_at_gaps(
+    times_s: npt.NDArray[np.float64], values: npt.NDArray[np.float64], factor: float = GAP_FACTOR
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """``times_s`` and ``values`` with a NaN point inserted in every gap longer than ``factor``
+    × the median period (s), so that matplotlib does not draw a line across it."""
+    if len(times_s) < 3:
+        return times_s, values
+    periods = np.diff(times_s)
+    median = float(np.median(periods))
+    if median <= 0:
+        return times_s, values
+    gaps = np.flatnonzero(periods > factor * median) + 1
+    if len(gaps) == 0:
+        return times_s, values
+    mid = (times_s[gaps - 1] + times_s[gaps]) / 2
+    return np.insert(times_s, gaps, mid), np.insert(values, gaps, math.nan)
+
+
+def _gain_is_zero(msg: object, field: str, count: int) -> list[bool] | None:
+    """Per joint, whether the gain that gives ``field`` (a target) its effect is 0 in ``msg``;
+    ``None`` when ``field`` is no such target or the message has no matching gain array."""
+    parts = field.split(".")
+    gain_field = TARGET_GAINS.get(parts[-1])
+    if gain_field is None:
+        return None
+    owner: Any = msg
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+    gains = getattr(owner, gain_field, None)
+    if not isinstance(gains, (tuple, list, np.ndarray)) or len(gains) != count:
+        return None
+    return [float(g) == 0.0 for g in gains]
+
+
 def extract_series(
     bag: Bag,
     topic: str,
@@ -252,9 +299,13 @@ def extract_series(
                 per_joint[joint] = [math.nan] * (len(times) - 1)
                 order.append(joint)
         index = {n: i for i, n in enumerate(names)}
+        idle = _gain_is_zero(msg, field, len(value))
         for joint in order:
             i = index.get(joint)
-            per_joint[joint].append(_number(value[i], topic, field) if i is not None else math.nan)
+            if i is None or (idle is not None and idle[i]):
+                per_joint[joint].append(math.nan)  # absent, or a target that commands nothing
+            else:
+                per_joint[joint].append(_number(value[i], topic, field))
     t = np.asarray(times, dtype=np.float64)
     if not is_array:
         return [
@@ -304,7 +355,7 @@ def render(series: Sequence[Series], title: str = "") -> Figure:
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (joint, members) in zip(axes, groups.items(), strict=True):
         for s in members:
-            ax.plot(s.times_s, s.values, label=s.label, linewidth=1.0)
+            ax.plot(*break_at_gaps(s.times_s, s.values), label=s.label, linewidth=1.0)
         fields = ", ".join(dict.fromkeys(m.field for m in members))
         units = ", ".join(dict.fromkeys(m.unit for m in members if m.unit))
         ax.set_ylabel((joint if joint is not None else fields) + (f" [{units}]" if units else ""))
@@ -348,9 +399,12 @@ def plot_bag(
 
 __all__ = [
     "FIELD_UNITS",
+    "GAP_FACTOR",
     "NAME_FIELDS",
+    "TARGET_GAINS",
     "VECTOR_UNITS",
     "Series",
+    "break_at_gaps",
     "data_fields",
     "extract_series",
     "field_unit",

@@ -6,19 +6,21 @@ observes, and :mod:`jointbus.tools.mcap_writer`, which writes the file. ``jointb
 
 Two sources, chosen per recorder:
 
-- **local** (``local=True``, the default — the demo attaches a recorder to its in-process bus):
-  the recorder looks at the bus's topic table every ``discovery_interval`` seconds and subscribes to
+- **local** (``local=True``, the default — the demo attaches a recorder to its in-process bus): the
+  recorder looks at the bus's topic table every ``discovery_interval`` seconds and subscribes to
   each wanted topic as it appears (topics created later are picked up too). Its subscriptions are
   *realtime* and best-effort: best-effort is compatible with every publisher's QoS, and a realtime
   callback runs inside ``publish`` with no queue that could overflow, so nothing is dropped; it only
   stamps the wall time and appends the message object to the recorder's queue (≈ 0.5 µs on the
-  publisher's thread). The queue is a lock-free :class:`collections.deque` that the writer thread
-  polls every ``POLL_INTERVAL`` (5 ms) instead of being woken per message: at 500 Hz the stack
-  publishes ≈ 2000 messages/s, and waking a thread per message (≈ 50 µs of wake-up and GIL
+  publisher's thread). A topic with a transient-local (latched) publisher — ``/tf_static``,
+  ``/<ns>/parameters`` — is subscribed transient-local, so the message it published before the
+  recorder started is recorded too. The queue is a lock-free :class:`collections.deque` that the
+  writer thread polls every ``POLL_INTERVAL`` (5 ms) instead of being woken per message: at 500 Hz
+  the stack publishes ≈ 2000 messages/s, and waking a thread per message (≈ 50 µs of wake-up and GIL
   hand-over each on a small VM) cost more CPU than writing them. 5 ms is far below the flush
-  interval, so it changes neither the crash bound below nor what is recorded. In-process
-  messages are objects, so the writer thread encodes each once with ``to_cdr()``. Remote
-  publishers of those topics reach the subscription through the bus and are recorded the same way.
+  interval, so it changes neither the crash bound below nor what is recorded. In-process messages
+  are objects, so the writer thread encodes each once with ``to_cdr()``. Remote publishers of those
+  topics reach the subscription through the bus and are recorded the same way.
 - **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
   on ``<domain>/**`` (every topic of the ROS domain — jointbus's and ROS 2 nodes' — including ones
   that appear later) on the bus's own session. The CDR payload is stored exactly as received —
@@ -26,7 +28,12 @@ Two sources, chosen per recorder:
   (:mod:`jointbus.bus.names`), its ``.msg`` definition from the message registry, its publish time
   and sequence number from rmw_zenoh's attachment.
   Gaps in a publisher's sequence numbers are counted as ``lost``. Topics that the local source
-  records are skipped here so that no message is stored twice.
+  records are skipped here so that no message is stored twice. Latched topics (``/tf_static``,
+  ``/<ns>/parameters``) were typically published once, before the recorder started: on start it
+  also queries every transient-local publisher's zenoh-ext cache (``<key>/@adv/pub/**``, as
+  :mod:`jointbus.bus.zenoh_transport` keeps them) and records what the caches hold, except
+  messages of a publisher that it has already received live (no duplicates); these samples do not
+  count towards ``lost``.
 
 All writing happens on one thread that owns the :class:`McapChunkWriter`; it closes a chunk when it
 reaches ``chunk_size`` bytes or when ``flush_interval`` seconds have passed, so a recorder killed
@@ -48,6 +55,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from jointbus.bus import MAB_RT, Bus, Subscriber
 from jointbus.bus import attachment as bus_attachment
 from jointbus.bus.names import domain_selector, parse_data_key, validate_topic_name
+from jointbus.bus.qos import Durability
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.tools.errors import RecorderError
@@ -147,9 +155,7 @@ class Recorder:
             )
         self._bus = bus
         self.path = Path(path)
-        self._topics = (
-            None if topics is None else frozenset(validate_topic_name(t) for t in topics)
-        )
+        self._topics = None if topics is None else frozenset(validate_topic_name(t) for t in topics)
         self._local = local
         self._remote = remote
         self._registry = registry if registry is not None else known_registry()
@@ -308,13 +314,15 @@ class Recorder:
             msg_type = self._bus.local_type(topic)
             if msg_type is None:
                 continue
+            latched = any(p.qos.transient_local for p in info.publishers)
+            qos = MAB_RT.with_(durability=Durability.TRANSIENT_LOCAL) if latched else MAB_RT
             channel = self.channel(topic, msg_type.TYPE_NAME, msg_type.msgdef())
             try:
                 self._subscribers[topic] = self._bus.subscribe(
                     topic,
                     msg_type,
                     self._local_callback(channel),
-                    MAB_RT,
+                    qos,
                     realtime=True,
                     node=self._node,
                 )
@@ -424,6 +432,12 @@ class _ZenohRawSource:
         self._transport = transport
         self._lock = threading.Lock()
         self._last_seq: dict[int, int] = {}
+        #: First sequence number received live from each publisher (gid): older cached samples
+        #: are recorded from the history query, newer ones were recorded live.
+        self._first_live: dict[int, int] = {}
+        #: Highest sequence number recorded from each publisher's cache: a live sample racing
+        #: the query with the same number is not stored twice.
+        self._history_seq: dict[int, int] = {}
         self._warned: set[str] = set()
         self.lost = 0
         self.skipped = 0
@@ -433,8 +447,36 @@ class _ZenohRawSource:
             self._on_sample,
             allowed_origin=zenoh.Locality.REMOTE,
         )
+        self._history_thread = threading.Thread(
+            target=self._fetch_history, name="jointbus-recorder-history", daemon=True
+        )
+        self._history_thread.start()
 
-    def _on_sample(self, sample: zenoh.Sample) -> None:
+    def _fetch_history(self) -> None:
+        """Record what the transient-local publishers' caches hold (module doc)."""
+        import zenoh
+
+        from jointbus.bus.zenoh_transport import HISTORY_QUERY_TIMEOUT_S, history_selector
+
+        try:
+            replies = self._transport.session.get(
+                history_selector(domain_selector(self._transport.domain_id)),
+                target=zenoh.QueryTarget.ALL,
+                consolidation=zenoh.ConsolidationMode.NONE,
+                accept_replies=zenoh.ReplyKeyExpr.ANY,
+                allowed_destination=zenoh.Locality.REMOTE,
+                timeout=HISTORY_QUERY_TIMEOUT_S,
+            )
+            for reply in replies:
+                sample = reply.ok
+                if sample is None or self._closed:
+                    continue
+                self._on_sample(sample, history=True)
+        except Exception:  # the session closed while the query ran
+            if not self._closed:
+                _LOG.warning("recorder: querying the latched topics' caches failed", exc_info=True)
+
+    def _on_sample(self, sample: zenoh.Sample, history: bool = False) -> None:
         try:
             recorder = self._recorder
             # The data key names topic and type (rmw_zenoh's scheme): no need to wait for the
@@ -450,6 +492,13 @@ class _ZenohRawSource:
                 return
             payload = sample.payload.to_bytes()
             with self._lock:
+                if history:
+                    first_live = self._first_live.get(att.gid)
+                    if first_live is None or att.seq < first_live:
+                        self._store(type_name, topic, payload, now, att)
+                        seen = self._history_seq.get(att.gid, 0)
+                        self._history_seq[att.gid] = max(seen, att.seq)
+                    return
                 self._deliver(type_name, topic, payload, now, att)
         except Exception:
             _LOG.exception("recorder: receiving a sample failed")
@@ -457,10 +506,18 @@ class _ZenohRawSource:
     def _deliver(
         self, type_name: str, topic: str, payload: bytes, now: int, att: bus_attachment.Attachment
     ) -> None:
+        if att.seq <= self._history_seq.get(att.gid, 0):
+            return  # already recorded from the publisher's cache
         last = self._last_seq.get(att.gid)
         if last is not None and att.seq > last + 1:
             self.lost += att.seq - last - 1
         self._last_seq[att.gid] = att.seq
+        self._first_live.setdefault(att.gid, att.seq)
+        self._store(type_name, topic, payload, now, att)
+
+    def _store(
+        self, type_name: str, topic: str, payload: bytes, now: int, att: bus_attachment.Attachment
+    ) -> None:
         try:
             channel = self._recorder.channel(topic, type_name)
         except UnknownTypeError:

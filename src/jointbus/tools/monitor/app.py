@@ -8,8 +8,17 @@ Layout, top to bottom: a **bridge** panel (command owner, mode, arming, e-stop, 
 bridge strings, the control node's motion mode) beside the **nodes** table (heartbeat state,
 lifecycle, seconds since the last heartbeat); the **joints** table (one row per actuator:
 position, velocity, effort, temperature and the decoded quick-status flags, errors in red); the
-**topics** table (type, publishers, measured rate) beside the latest **events** of the status
-topic. ``q`` quits.
+**topics** table (measured rate, publishers, short type name — in that order, so that the rate
+stays visible in a 120-column terminal) beside the latest **events** of the status
+topic; the **teleop** line (the velocity command the keys send now, and the keys); the footer.
+
+Teleoperation (when the app has a :class:`~jointbus.tools.teleop_keys.TwistStream`, as
+:func:`run_monitor` gives it): ``teleop_twist_keyboard``'s keys drive ``/<ns>/velocity_command``
+exactly as ``jointbus teleop`` does (:mod:`jointbus.tools.teleop_keys`: ≥ 10 Hz while a key is
+held, zero when it is released). The app also sends the zero command when the terminal loses focus
+(textual's ``AppBlur``, where the terminal reports focus) and when it exits. Because ``q`` is
+teleop's "faster", the monitor quits with **Ctrl+Q** (textual's own quit key) or Ctrl+C; no other
+monitor key clashes with the teleop keys (the tables use the arrow keys).
 
 Each refresh (``refresh_s``, default 0.1 s) polls the feed, takes a snapshot and updates only the
 table cells that changed, so the cursor and scroll position survive refreshes.
@@ -25,12 +34,14 @@ from datetime import datetime
 from typing import ClassVar, Final
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Static
 
-from jointbus.bus import Bus
+from jointbus.bus import MAB_RT, Bus
+from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.hb50 import Level
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import (
@@ -39,6 +50,7 @@ from jointbus.tools.monitor.model import (
     NodeState,
     fmt_float,
 )
+from jointbus.tools.teleop_keys import KEY_HELP, TELEOP_KEYS, TwistStream
 
 __all__ = ["MonitorApp", "run_monitor"]
 
@@ -57,7 +69,9 @@ _NODE_COLUMNS: Final = (
     ("lifecycle", "Lifecycle"),
     ("age", "Last beat"),
 )
-_TOPIC_COLUMNS: Final = (("topic", "Topic"), ("type", "Type"), ("pubs", "Pubs"), ("rate", "Rate"))
+# Rate right after the name and the type last, by its short name: a topics panel of 46 columns
+# (120-column terminal) shows name, rate and publishers; the type is what gets cut off.
+_TOPIC_COLUMNS: Final = (("topic", "Topic"), ("rate", "Rate"), ("pubs", "Pubs"), ("type", "Type"))
 _EVENT_COLUMNS: Final = (("time", "Time"), ("level", "Level"), ("node", "Node"), ("text", "Event"))
 _LEVEL_STYLE: Final = {
     Level.OK: "green",
@@ -73,6 +87,7 @@ class MonitorApp(App[None]):
     """Draws ``model`` (polling ``feed`` first when given) every ``refresh_s`` seconds.
 
     ``clock`` is the monotonic clock in ns used for ages and rates (a test may inject one).
+    ``teleop``: the stream the teleop keys drive (None: the keys do nothing, the line says so).
     """
 
     TITLE = "jointbus monitor"
@@ -84,8 +99,13 @@ class MonitorApp(App[None]):
     #bottom { height: 1fr; min-height: 8; }
     #topics { width: 2fr; height: 1fr; border: round $accent; }
     #events { width: 3fr; height: 1fr; border: round $accent; }
+    #teleop { height: auto; padding: 0 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
+    # q is teleop's "faster": quit is Ctrl+Q (textual's default, shown here) or Ctrl+C.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
 
     def __init__(
         self,
@@ -95,8 +115,10 @@ class MonitorApp(App[None]):
         refresh_s: float = 0.1,
         clock: Callable[[], int] = time.monotonic_ns,
         subtitle: str = "",
+        teleop: TwistStream | None = None,
     ) -> None:
         super().__init__()
+        self.teleop = teleop
         self.model = model
         self.feed = feed
         self.refresh_s = refresh_s
@@ -114,6 +136,7 @@ class MonitorApp(App[None]):
         with Horizontal(id="bottom"):
             yield DataTable(id="topics", cursor_type="row", show_cursor=False)
             yield DataTable(id="events", cursor_type="row", show_cursor=False)
+        yield Static(id="teleop")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -135,6 +158,8 @@ class MonitorApp(App[None]):
 
     def refresh_view(self) -> None:
         """Poll the feed, snapshot the model and redraw what changed."""
+        if not self.screen.query("#bridge"):
+            return  # the app is ending: its widgets are gone while the interval still fires
         now = self.clock()
         if self.feed is not None:
             self.feed.poll(self.model, now)
@@ -148,6 +173,24 @@ class MonitorApp(App[None]):
         joints = self.query_one("#joints", DataTable)
         age = "no data yet" if snap.data_age_s is None else f"data {snap.data_age_s:.1f} s old"
         joints.border_subtitle = age
+        self.query_one("#teleop", Static).update(_teleop_text(self.teleop))
+
+    # ---- teleoperation ------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """A teleop key (by character: ``,`` and ``<`` have key names of their own) drives the
+        stream; other keys go on to the bindings."""
+        if self.teleop is None or event.character not in TELEOP_KEYS:
+            return
+        event.stop()
+        event.prevent_default()
+        self.teleop.press(event.character)
+        self.query_one("#teleop", Static).update(_teleop_text(self.teleop))
+
+    def on_app_blur(self, _event: events.AppBlur) -> None:
+        """The terminal lost focus: no key can be released any more, so stop now."""
+        if self.teleop is not None:
+            self.teleop.release()
 
     def _sync(self, table_id: str, rows: Sequence[Row]) -> None:
         table: DataTable[str | Text] = self.query_one(f"#{table_id}", DataTable)
@@ -166,6 +209,17 @@ class MonitorApp(App[None]):
 
 
 # ---- formatting (pure functions of the snapshot) ------------------------------------------
+
+
+def _teleop_text(teleop: TwistStream | None) -> Text:
+    text = Text()
+    text.append("Teleop  ", style="bold")
+    if teleop is None:
+        text.append("off (no velocity command publisher)", style="dim")
+        return text
+    text.append(teleop.describe())
+    text.append(f"  {KEY_HELP}; Ctrl+Q quit", style="dim")
+    return text
 
 
 def _bridge_text(snap: MonitorSnapshot) -> Text:
@@ -248,9 +302,9 @@ def _topic_rows(snap: MonitorSnapshot) -> list[Row]:
             topic.name,
             (
                 topic.name,
-                topic.type_name,
-                str(topic.publishers),
                 "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz",
+                str(topic.publishers),
+                topic.type_name.rsplit("/", 1)[-1],  # BridgeData, not hb50_commons/msg/...
             ),
         )
         for topic in snap.topics
@@ -288,11 +342,21 @@ def run_monitor(
     duration: float | None = None,
     stop: threading.Event | None = None,
 ) -> None:
-    """Run the monitor on ``bus`` in this terminal until the user quits (``q`` or Ctrl+C),
-    ``duration`` seconds pass, or ``stop`` is set (from a signal handler, for example)."""
+    """Run the monitor on ``bus`` in this terminal until the user quits (Ctrl+Q or Ctrl+C),
+    ``duration`` seconds pass, or ``stop`` is set (from a signal handler, for example).
+
+    The teleop keys publish ``/<namespace>/velocity_command`` (see the module docstring); the zero
+    command is sent when the app ends, however it ends."""
     model = MonitorModel()
-    with MonitorFeed(bus, namespace=namespace, discover_period_s=discover_period_s) as feed:
-        app = MonitorApp(model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}")
+    ns = namespace.strip("/")
+    velocity = bus.publisher(f"/{ns}/velocity_command", Twist, MAB_RT, node="monitor")
+    with (
+        MonitorFeed(bus, namespace=namespace, discover_period_s=discover_period_s) as feed,
+        TwistStream(velocity, publish_idle=False) as teleop,
+    ):
+        app = MonitorApp(
+            model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}", teleop=teleop
+        )
         ended = threading.Event()
         stop = stop if stop is not None else threading.Event()
 
