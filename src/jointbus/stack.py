@@ -100,6 +100,7 @@ from jointbus.runtime import (
     LivelinessMonitor,
     LoopDiagnostics,
     RealtimeConfig,
+    ensure_unique_node,
 )
 from jointbus.runtime.rate_loop import CycleInfo
 
@@ -490,13 +491,17 @@ class Stack:
         from jointbus.drivers.sim.robots import MujocoSimArray
         from jointbus.nodes.ground_truth import GroundTruthPublisher
 
+        config = BridgeConfig.from_model(self.model, namespace=self.namespace)
+        # A second bridge of this robot is refused before it opens (and, closing, touches) the
+        # actuators the running one owns; BridgeNode would refuse only after the open.
+        ensure_unique_node(bus, config.node_name, self.namespace)
         array = drivers.open(self.url)
         try:
             imu = array.imu() is not None
             bridge = BridgeNode(
                 array,
                 bus,
-                BridgeConfig.from_model(self.model, namespace=self.namespace),
+                config,
                 owns_array=True,
                 imu=_imu_source(array) if imu else None,
                 run_loop=False,

@@ -108,15 +108,39 @@ def test_estop_latches_until_reset_and_mode_commands_answer(robot: Robot) -> Non
     assert wait_until(robot.standing, 10.0, 0.05)
 
 
+@pytest.mark.parametrize("command", ["bridge", "control", "demo"])
+def test_a_second_bridge_control_or_demo_on_a_running_robot_is_refused(
+    robot: Robot, command: str
+) -> None:
+    """Issue 11's safety spirit: a second stack on the same hub port must not join the robot."""
+    result = run_cli(robot.port, command, "--headless", "--duration", "5", timeout=60.0)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    error = result.stderr.strip().splitlines()[-1]
+    node = "bridge_node" if command == "bridge" else "control_node"
+    assert error.startswith(f"error: node '{node}' in namespace /hb50 already runs"), error
+    assert f"hub port {robot.port}" in error and "domain " in error, error
+    # The running robot is untouched: one bridge publishes, the control node still owns it.
+    publishers = [
+        t.publishers for t in robot.bus.discover(1.0) if t.name == "/hb50/bridge_data"
+    ]
+    assert [len(p) for p in publishers] == [1]
+    assert robot.facts().owner == "control_node" and robot.standing()
+
+
 def test_mode_rejects_unknown_commands_before_joining() -> None:
     result = run_cli(free_port(), "mode", "dance")
     assert result.returncode == 1 and "unknown mode command 'dance'" in result.stderr
 
 
 def test_estop_without_a_bridge_is_an_error_not_a_silent_success() -> None:
-    result = run_cli(free_port(), "estop", "--timeout", "0.5")
+    port = free_port()
+    result = run_cli(port, "estop", "--timeout", "0.5")
     assert result.returncode == 1
     assert result.stderr.startswith("error:") and "hardware_command" in result.stderr
+    # ... that says where it looked (a wrong port is the usual reason)
+    assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+    result = run_cli(port, "mode", "idle", "--timeout", "0.5")
+    assert result.returncode == 1 and f"looked on hub port {port}, domain " in result.stderr
 
 
 def test_control_rejects_an_unknown_start_command() -> None:

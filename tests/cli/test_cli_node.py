@@ -9,13 +9,16 @@ import json
 import queue
 import signal
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from cli_support import (
     TALKER_NODE,
+    cli_env,
     free_port,
     run_cli,
     start_cli,
@@ -24,7 +27,7 @@ from cli_support import (
     wait_until,
 )
 
-from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo
+from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo, ZenohConfig
 from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
 from jointbus.messages.hb50 import Status
 from jointbus.runtime import Node
@@ -178,9 +181,11 @@ def test_heartbeat_namespaces_come_from_discovery() -> None:
 
 
 def test_node_list_with_nothing_running_says_so() -> None:
-    result = run_cli(free_port(), "node", "list", "--wait", "0.2")
+    port = free_port()
+    result = run_cli(port, "node", "list", "--wait", "0.2")
     assert result.returncode == 0
     assert "no nodes found" in result.stderr
+    assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
 
 
 def test_node_watch_in_text_mode_lists_a_node_that_starts_later_and_its_death() -> None:
@@ -205,3 +210,55 @@ def test_node_watch_in_text_mode_lists_a_node_that_starts_later_and_its_death() 
             watch.wait(timeout=10)
         reader.join(timeout=5)
     assert sum(TALKER_NODE in ln and "OK" in ln.split() for ln in lines) == 1, lines
+
+
+_QUIET_PEER = """
+import sys
+from jointbus.bus import Bus, ZenohConfig
+from jointbus.runtime import Node
+with Bus(zenoh=ZenohConfig(hub_port=int(sys.argv[1]))) as bus, Node(
+    "quiet_peer", bus, heartbeat_period_s=60.0
+) as node:
+    node.start()
+    print("ready", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_plain_node_list_shows_a_node_killed_during_the_listing_as_stale() -> None:
+    """Issue: a node SIGKILLed while ``node list`` listened vanished from the plain table. The peer
+    beats once a minute, so the listing knows it only by its token when it dies."""
+    port = free_port()
+    with Bus(name="node-list-test", zenoh=ZenohConfig(hub_port=port)) as bus:
+        cli_beats: list[str] = []
+        bus.subscribe(
+            "/hb50/heartbeat",
+            Status,
+            lambda m: cli_beats.append(m.reporting_node),
+            RELIABLE,
+            realtime=True,
+        )
+        peer = subprocess.Popen(
+            [sys.executable, "-c", _QUIET_PEER, str(port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=cli_env(port),
+        )
+        try:
+            assert peer.stdout is not None and peer.stdout.readline().strip() == "ready"
+            listing = start_cli(port, "node", "list", "--wait", "3")
+            cli_node = f"_jointbus_cli_{listing.pid}"
+            # The listing's node (and its monitor, made right after it) is up: kill the peer.
+            assert wait_until(lambda: cli_node in cli_beats, 30.0)
+            time.sleep(0.5)
+            peer.send_signal(signal.SIGKILL)
+            out, err = listing.communicate(timeout=60.0)
+        finally:
+            if peer.poll() is None:
+                peer.kill()
+            peer.wait(timeout=10.0)
+    assert listing.returncode == 0, err
+    row = next((line.split() for line in out.splitlines() if line.startswith("quiet_peer ")), None)
+    assert row is not None, out
+    assert row[1:4] == ["hb50", "STALE", "never"], out  # no heartbeat ever reached the listing

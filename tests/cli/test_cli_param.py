@@ -127,6 +127,7 @@ def test_get_prints_the_value_and_names_what_is_missing(robot: Robot) -> None:
     absent = param(robot, "get", "arm_node", "kp", "--wait", "1")
     assert absent.returncode == 1
     assert "no parameters from node 'arm_node'" in absent.stderr
+    assert f"looked on hub port {robot.port}, domain " in absent.stderr, absent.stderr
     assert "bridge_node" in absent.stderr and "control_node" in absent.stderr
 
 

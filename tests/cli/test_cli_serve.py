@@ -101,3 +101,25 @@ def test_serve_stops_cleanly_on_sigterm_and_refuses_a_bad_url() -> None:
         server.wait(timeout=10.0)
     done = run_cli(port, "serve", "sim://nowhere")
     assert done.returncode == 1 and "no simulated robot 'nowhere'" in done.stderr
+
+
+def test_a_second_server_of_the_same_name_is_refused_and_the_first_keeps_serving() -> None:
+    port = free_port()
+    server = start_cli(port, "serve", "sim://arm6")
+    try:
+        assert _wait_line(server, "serving sim://arm6 as /arm6")
+        with drivers.open(f"bus://arm6?hub_port={port}&timeout=2.0") as arm:
+            arm.power(True)
+            second = run_cli(port, "serve", "sim://arm6", "--duration", "5", timeout=60.0)
+            assert second.returncode == 1, (second.stdout, second.stderr)
+            assert "serving" not in second.stdout  # refused before it opened the array
+            assert second.stderr.strip().splitlines()[-1].startswith(
+                "error: node 'array_node' in namespace /arm6 already runs on the bus "
+                f"(hub port {port}, domain "
+            ), second.stderr
+            assert arm.read().motor_power  # the client still reaches the first server, powered
+            other = run_cli(port, "serve", "sim://arm6", "--name", "right_arm", "--duration", "1")
+            assert other.returncode == 0, other.stderr  # another name is another array
+    finally:
+        server.kill()
+        server.wait(timeout=10.0)

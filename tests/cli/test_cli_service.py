@@ -93,6 +93,20 @@ def test_unknown_service_and_wrong_type_are_one_line_errors(hub: int) -> None:
         hub, "service", "call", "/cli_test/nobody", "std_msgs/msg/String", "--wait", "0.5"
     )
     assert done.returncode == 1 and "no server offers service /cli_test/nobody" in done.stderr
+    assert f"looked on hub port {hub}, domain " in done.stderr, done.stderr
     done = run_cli(hub, "service", "call", NAME, "std_msgs/msg/Header", "{frame_id: x}")
     assert done.returncode == 1
     assert f"takes {String.TYPE_NAME}, not std_msgs/msg/Header" in done.stderr
+
+
+def test_list_with_no_services_says_so_and_where_it_looked() -> None:
+    """Issue: against the demo (which offers no service) ``service list`` printed nothing."""
+    port = free_port()
+    with Bus(name="cli-service-empty", zenoh=ZenohConfig(hub_port=port)) as bus:
+        bus.publisher("/cli_test/feed", String)  # a running program, but no service
+        for args in ((), ("--json",)):
+            done = run_cli(port, "service", "list", "--wait", "0.5", *args)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout == ""  # stdout stays machine-readable
+            assert "no services found" in done.stderr, done.stderr
+            assert f"looked on hub port {port}, domain " in done.stderr, done.stderr

@@ -124,6 +124,7 @@ def test_echo_of_a_missing_topic_fails_clearly(hub_port: int) -> None:
     result = run_cli(hub_port, "topic", "echo", "/cli_test/nothing_here", "--timeout", "0.5")
     assert result.returncode == 1
     assert result.stderr.startswith("error: topic /cli_test/nothing_here has no publisher")
+    assert f"looked on hub port {hub_port}, domain " in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
 

@@ -136,6 +136,25 @@ class ZenohConfig:
         return "client" if self.router is not None else "peer"
 
     @property
+    def where(self) -> str:
+        """Where a session with these settings looks for the others, for every message that must
+        say where it looked ("nothing there" errors, duplicate-node refusals): ``hub port 7447,
+        domain 0``, ``router tcp/10.0.0.2:7447, domain 3``, plus any ``connect`` endpoints."""
+        if self.router is not None:
+            parts = [f"router {self.router}"]
+        elif self.listen is not None:
+            parts = [f"listening on {', '.join(self.listen)}"]
+        else:
+            parts = [f"hub port {self.hub_port}"]
+        if self.connect:
+            parts.append(f"connect {', '.join(self.connect)}")
+        try:
+            parts.append(f"domain {self.domain}")
+        except ZenohConfigError:
+            parts.append("domain unreadable (ROS_DOMAIN_ID)")
+        return ", ".join(parts)
+
+    @property
     def hub_endpoint(self) -> str:
         """The default scheme's hub locator."""
         return f"tcp/127.0.0.1:{self.hub_port}"

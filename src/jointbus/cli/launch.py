@@ -13,7 +13,10 @@ Zenoh with the default scheme (the first jointbus process on the host listens on
 but with every message crossing a process boundary. Each prints the other's state truthfully: when
 the bridge dies, ``jointbus control`` shows ``bridge=lost`` (measured 110–123 ms after a SIGKILL)
 and publishes a STALE about it on ``/hb50/status``; the bridge does the same for a dead control
-node (see :mod:`jointbus.stack`).
+node (see :mod:`jointbus.stack`). A second ``bridge`` or ``control`` of the same namespace on
+the same bus is refused (one ``error:`` line naming the node, namespace, hub port and domain;
+exit 1): two bridges or two control nodes must never command one robot
+(:mod:`jointbus.runtime.namesakes`). The bridge checks before it opens the actuators.
 
 **E-stop.** ``jointbus estop`` publishes ``estop jointbus_cli`` on ``/hb50/hardware_command`` (a
 ``std_msgs/String``, so ``ros2 topic pub`` can do the same) and repeats it until the bridge's
@@ -47,6 +50,7 @@ from jointbus.cli.topic import (
     HubPortOption,
     RouterOption,
     cli_node_name,
+    looked_on,
     open_bus,
     user_errors,
     zenoh_config,
@@ -219,7 +223,10 @@ def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
 def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publisher[String]:
     pub = bus.publisher(topic, String, RELIABLE, node=cli_node_name())
     if not _wait(lambda: pub.remote_matched, timeout):
-        raise CliError(f"no {who} subscribes to {topic} (waited {timeout:g} s): is it running?")
+        raise CliError(
+            f"no {who} subscribes to {topic} (waited {timeout:g} s; {looked_on(bus)}): "
+            "is it running there? See --hub-port / JOINTBUS_HUB_PORT, --connect, --router"
+        )
     return pub
 
 
@@ -257,7 +264,9 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
             deadline = time.monotonic() + timeout
             if reset:
                 if not _wait(lambda: bool(states.messages), timeout):
-                    raise CliError(f"no bridge_state from the bridge within {timeout:g} s")
+                    raise CliError(
+                        f"no bridge_state from the bridge within {timeout:g} s ({looked_on(bus)})"
+                    )
                 if _estop_of(states.messages[-1]) is None:
                     typer.echo("the e-stop is not latched: nothing to reset")
                     return
@@ -326,7 +335,9 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
             report = answer()
             if report is None:
                 if not _wait(lambda: bool(robot.messages), max(0.0, timeout - 1.0)):
-                    raise CliError(f"no answer from the control node within {timeout:g} s")
+                    raise CliError(
+                        f"no answer from the control node within {timeout:g} s ({looked_on(bus)})"
+                    )
                 now = robot.messages[-1].motion_mode
                 typer.echo(f"{command}: sent; control node in mode {MotionMode(now).name}")
                 return

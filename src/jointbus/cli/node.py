@@ -50,6 +50,7 @@ from jointbus.cli.topic import (
     HubPortOption,
     RouterOption,
     cli_node_name,
+    looked_on,
     note,
     open_bus,
     user_errors,
@@ -160,7 +161,7 @@ class NodeWatch:
                     name,
                     ns,
                     _state(health),
-                    (now - health.last_seen_ns) / 1e9,
+                    (now - health.last_seen_ns) / 1e9 if health.heartbeats else None,
                     health.lifecycle,
                     sum(e.kind == "publisher" for e in own),
                     sum(e.kind == "subscriber" for e in own),
@@ -296,7 +297,10 @@ def list_nodes(  # noqa: PLR0917 (typer options)
             elif rows:
                 typer.echo(_row_text(rows))
             else:
-                note("no nodes found (is a jointbus program running? see --hub-port / --connect)")
+                note(
+                    f"no nodes found ({looked_on(bus)}; is a jointbus program running there? "
+                    "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                )
             sys.stdout.flush()
             if watch:
                 end = None if duration is None else started + duration

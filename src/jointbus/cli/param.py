@@ -38,6 +38,7 @@ from jointbus.cli.topic import (
     HubPortOption,
     RouterOption,
     cli_node_name,
+    looked_on,
     note,
     open_bus,
     user_errors,
@@ -203,7 +204,7 @@ def _node_list(watch: ParameterWatch, node: str, wait_s: float) -> ParameterList
     raise CliError(
         f"no parameters from node {node!r} on {watch.parameters_topic} within {wait_s:g} s; "
         + (f"nodes with parameters: {others}" if others else "no node publishes parameters")
-        + " (is it running? see --namespace / --hub-port)"
+        + f" ({looked_on(watch.bus)}; is it running there? see --namespace / --hub-port)"
     )
 
 
@@ -423,7 +424,7 @@ def _set(  # noqa: PLR0917 (the command's arguments)
             return f"param {name} set to {value}"
     raise CliError(
         f"no answer from node {node!r} to setting {name} = {value!r} within {timeout:g} s "
-        f"(on {watch.update_topic})"
+        f"(on {watch.update_topic}; {looked_on(watch.bus)})"
     )
 
 

@@ -10,7 +10,9 @@ Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``serve`` 
 
 It prints one line on stdout when the array is served (``serving URL as /NAME at RATE Hz``) and
 runs until Ctrl-C, SIGTERM or ``--duration`` seconds; on the way out it switches motor power off
-where the driver supports it, then closes the driver.
+where the driver supports it, then closes the driver. A second ``serve`` of the same ``/NAME`` on
+the same bus is refused before it opens anything (``error: node 'array_node' in namespace /NAME
+already runs on the bus (hub port …)``, exit 1): two servers would answer one name's clients.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import signal
 import sys
 import threading
 import types
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
@@ -36,6 +38,10 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
+from jointbus.runtime import ensure_unique_node
+
+#: The node that serves the array (one per namespace on a bus: a second server is refused).
+SERVER_NODE: Final = "array_node"
 
 
 def serve(  # noqa: PLR0917 (typer maps parameters to options)
@@ -97,25 +103,30 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         except ValueError as exc:
             raise CliError(str(exc)) from None
         try:
-            array = drivers.open(url)
+            namespace = name or drivers.DriverURL.parse(url).host
         except (DriverError, ValueError) as exc:
             raise CliError(str(exc)) from None
-        namespace = name or drivers.DriverURL.parse(url).host
         try:
             ArrayNames(namespace)
         except ValueError as exc:
-            array.close()
             raise CliError(f"--name {namespace!r}: {exc}") from None
         stop = threading.Event()
 
         def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
             stop.set()
 
-        previous = signal.signal(signal.SIGTERM, on_signal)
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
-            bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+            # Before the array is opened: a refused second server must not touch (or, on its
+            # way out, power off) the actuators a running one serves.
+            ensure_unique_node(bus, SERVER_NODE, namespace)
             try:
-                node = ArrayNode(array, bus, namespace=namespace, config=settings)
+                array = drivers.open(url)
+            except (DriverError, ValueError) as exc:
+                raise CliError(str(exc)) from None
+            previous = signal.signal(signal.SIGTERM, on_signal)
+            try:
+                node = ArrayNode(array, bus, namespace=namespace, config=settings, name=SERVER_NODE)
                 node.start()
                 typer.echo(f"serving {url} as /{namespace} at {rate:g} Hz")
                 sys.stdout.flush()
@@ -123,14 +134,14 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
                     stop.wait(duration)
                 node.shutdown()
             finally:
-                bus.close()
+                signal.signal(signal.SIGTERM, previous)
+                with contextlib.suppress(DriverError):
+                    if Capability.POWER in array.capabilities():
+                        array.power(False)
+                array.close()
+                note(f"stopped serving /{namespace}")
         finally:
-            signal.signal(signal.SIGTERM, previous)
-            with contextlib.suppress(DriverError):
-                if Capability.POWER in array.capabilities():
-                    array.power(False)
-            array.close()
-            note(f"stopped serving /{namespace}")
+            bus.close()
 
 
-__all__ = ["serve"]
+__all__ = ["SERVER_NODE", "serve"]

@@ -5,8 +5,10 @@ Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``service`
 ``--hub-port`` / ``JOINTBUS_HUB_PORT``, ``--connect``, ``--router``; see :mod:`jointbus.cli.topic`)
 and builds requests from YAML with :mod:`jointbus.cli.values`, like ``topic pub``.
 
-``call`` waits up to ``--wait`` s for the service to be discovered, takes its response type from
-the server's announcement, sends one request and prints the response as JSON (one line). A refused
+``list`` prints one line per service; when it finds none it says so on stderr, with where it
+looked (hub port, endpoints, domain), and exits 0. ``call`` waits up to ``--wait`` s for the
+service to be discovered, takes its response type from the server's announcement, sends one
+request and prints the response as JSON (one line). A refused
 request prints ``refused: <reason>`` on stderr and exits with code 2, so scripts can tell a NACK
 (2) from a usage or network error (1).
 """
@@ -36,6 +38,7 @@ from jointbus.cli.topic import (
     DomainIdOption,
     HubPortOption,
     RouterOption,
+    looked_on,
     note,
     open_bus,
     resolve_type,
@@ -74,8 +77,14 @@ def list_services(  # noqa: PLR0917 (typer options)
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
+            looked = looked_on(bus)
         finally:
             bus.close()
+        if not services:
+            note(
+                f"no services found ({looked}, waited {wait:g} s): the running nodes offer none, "
+                "or nothing runs there (see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+            )
         for info in services:
             if as_json:
                 typer.echo(
@@ -169,7 +178,8 @@ def call(  # noqa: PLR0917 (typer options)
                 if info is None and time.monotonic() >= deadline:
                     known = ", ".join(s.name for s in bus.services(0.2)) or "none"
                     raise CliError(
-                        f"no server offers service {name} (waited {wait:g} s); known: {known}"
+                        f"no server offers service {name} (waited {wait:g} s; {looked_on(bus)}); "
+                        f"known: {known}"
                     )
                 if info is None:
                     time.sleep(0.1)

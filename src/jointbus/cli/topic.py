@@ -64,6 +64,7 @@ from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
 from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.runtime.node import DuplicateNodeError
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
@@ -105,7 +106,7 @@ def user_errors() -> Iterator[None]:
     except CliError as exc:
         note(f"error: {exc}")
         raise typer.Exit(1) from None
-    except (BusError, ValuesError, UnknownTypeError) as exc:
+    except (BusError, ValuesError, UnknownTypeError, DuplicateNodeError) as exc:
         note(f"error: {exc}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
@@ -210,6 +211,13 @@ def open_bus(config: ZenohConfig) -> Bus:
         return Bus(name="jointbus-cli", zenoh=config)
     except ZenohConfigError as exc:
         raise CliError(f"cannot join the Zenoh network: {exc}") from None
+
+
+def looked_on(bus: Bus) -> str:
+    """``looked on hub port 7447, domain 0`` (or the router / endpoints): every "nothing there"
+    error says where it looked, so a wrong port or domain is seen at once."""
+    transport = bus.zenoh
+    return f"looked on {transport.config.where}" if transport is not None else "looked in process"
 
 
 # ---- types ---------------------------------------------------------------------------------------
@@ -323,7 +331,7 @@ def _not_found(bus: Bus, topic: str, timeout_s: float) -> CliError:
     close = difflib.get_close_matches(topic, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return CliError(
-        f"topic {topic} has no publisher (waited {timeout_s:g} s){hint} "
+        f"topic {topic} has no publisher (waited {timeout_s:g} s; {looked_on(bus)}){hint} "
         "— `jointbus topic list` shows the topics; give --type TYPE to wait for it anyway"
     )
 

@@ -34,6 +34,7 @@ from jointbus.runtime.message_types import RUNTIME_MESSAGE_TYPES, runtime_regist
 from jointbus.runtime.mirror import DEFAULT_MIRROR_RATE_HZ, Mirror, MirrorConfigError
 from jointbus.runtime.node import (
     DEFAULT_NAMESPACE,
+    DuplicateNodeError,
     Node,
     NodeClosedError,
     NodeError,
@@ -42,6 +43,7 @@ from jointbus.runtime.node import (
     NodeRateLoop,
     NodeReservedNameError,
     NodeSubscription,
+    ensure_unique_node,
 )
 from jointbus.runtime.parameter_messages import (
     Parameter,
@@ -76,6 +78,7 @@ __all__ = [
     "PARAMETERS_TOPIC",
     "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
+    "DuplicateNodeError",
     "Heartbeat",
     "Lifecycle",
     "LifecycleError",
@@ -118,6 +121,7 @@ __all__ = [
     "TimerThread",
     "Transition",
     "UnknownParameterError",
+    "ensure_unique_node",
     "runtime_registry",
     "select_specs",
 ]

@@ -26,8 +26,10 @@ How, and why:
   (default) and Zenoh attached, the monitor also watches the tokens of remote heartbeat publishers:
   when the last one of a node is withdrawn and no farewell heartbeat follows within
   ``token_grace_s`` (100 ms — the farewell and the withdrawal travel separately), the node is STALE
-  at once. The heartbeat rule still holds on its own (a hung process keeps its link but stops
-  beating; a token may never have been seen), so the tokens only ever make detection earlier.
+  at once — also when the monitor joined after the node's last heartbeat and knew it only by its
+  token (a ``jointbus node list`` started between two heartbeats). The heartbeat rule still
+  holds on its own (a hung process keeps its link but stops beating; a token may never have been
+  seen), so the tokens only ever make detection earlier.
 """
 
 from __future__ import annotations
@@ -317,10 +319,19 @@ class LivelinessMonitor:
                 return None
             w.farewell_pending = False
             return health(Level.OK, f"node {name!r} shut down cleanly", shut_down=True)
-        if w.heartbeats == 0:
-            return None  # seen only by its token so far
         silent_ns = now - w.last_seen_ns
         withdrawn = w.withdrawn_ns is not None and now - w.withdrawn_ns >= self._grace_ns
+        if w.heartbeats == 0:
+            # Seen only by its token so far (a monitor that joined between two heartbeats): its
+            # first heartbeat reports it; a token withdrawn with no farewell is a node that died
+            # before then — STALE, not forgotten (``jointbus node list`` must show it).
+            if not withdrawn or previous is not None:
+                return None
+            return health(
+                Level.STALE,
+                f"node {name!r} STALE: its heartbeat publisher left the Zenoh network before "
+                "a heartbeat arrived here (process exited or link lost)",
+            )
         if previous is None or previous.shut_down:
             if silent_ns <= self._timeout_ns and not withdrawn:
                 return health(Level.OK, f"node {name!r} OK: heartbeat seen")

@@ -42,6 +42,11 @@ an initial message); ``on_deactivate`` after timers and loops stopped and before
 (so it may publish a last message, e.g. a zero command). Shutdown closes everything the node
 created, sends a farewell heartbeat and stops the node's threads.
 
+**One node per name.** A node refuses to start (:class:`DuplicateNodeError`) when a node of the
+same name and namespace already runs on the bus, in this process or another (after waiting up to
+2 s for a restarted process's predecessor to leave; :mod:`jointbus.runtime.namesakes`): two bridges
+or two control nodes must never command one robot.
+
 Topic names given to ``create_*`` may be relative (``"joint_command"``): they resolve to
 ``/<namespace>/joint_command``.
 """
@@ -76,6 +81,7 @@ from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostic
 from jointbus.runtime.heartbeat import DEFAULT_HEARTBEAT_PERIOD_S, HEARTBEAT_QOS, Heartbeat
 from jointbus.runtime.lifecycle import Lifecycle, LifecycleState, Transition
 from jointbus.runtime.loop_stats import LoopStatsSnapshot
+from jointbus.runtime.namesakes import live_namesakes
 from jointbus.runtime.rate_loop import CycleInfo, RateLoop
 from jointbus.runtime.realtime import RealtimeConfig
 from jointbus.runtime.timer import Timer, TimerThread
@@ -158,6 +164,43 @@ class NodeReservedNameError(NodeError, AttributeError):
             f"starts with '_' ({len(reserved)} in all: jointbus.runtime.node.RESERVED_NODE_NAMES). "
             f"Override the hooks {', '.join(NODE_HOOKS)} instead of the lifecycle methods"
         )
+
+
+class DuplicateNodeError(NodeError):
+    """A node of the same name and namespace already runs on the bus: this one refuses to start.
+
+    ``name`` and ``namespace`` are the node's, ``where`` says where the bus looked (hub port,
+    router, connect endpoints, domain), ``others`` where the running one is (``"this process"``,
+    ``"Zenoh session <zid>"``). Why refuse: two bridges or two control nodes would command one
+    robot (see :mod:`jointbus.runtime.namesakes`).
+    """
+
+    def __init__(self, name: str, namespace: str, where: str, others: list[str]) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.where = where
+        self.others = others
+        super().__init__(
+            f"node {name!r} in namespace /{namespace} already runs on the bus ({where}; "
+            f"{', '.join(others)}): refusing to start a second one — stop the running one, or "
+            "give this one another namespace or hub port"
+        )
+
+
+def ensure_unique_node(bus: Bus, name: str, namespace: str) -> None:
+    """Raise :class:`DuplicateNodeError` when a node ``name`` in ``namespace`` runs on ``bus``
+    (after the restart window of :mod:`jointbus.runtime.namesakes`).
+
+    :class:`Node` calls it before it announces anything; a program that must touch hardware
+    before it creates its node (``jointbus serve``, the bridge's stack) calls it first, so a
+    refused second instance never opens — or, on its way out, powers off — a running robot's
+    actuators."""
+    heartbeat_topic = f"/{namespace}/heartbeat" if namespace else "/heartbeat"
+    others = live_namesakes(bus, name, namespace, heartbeat_topic)
+    if others:
+        transport = bus.zenoh
+        where = transport.config.where if transport is not None else "in-process bus"
+        raise DuplicateNodeError(name, namespace, where, others)
 
 
 class NodeClosedError(NodeError):
@@ -425,6 +468,7 @@ class Node:
             raise NodeNameError(
                 "namespace", namespace, "'' or tokens of letters, digits and '_' joined by '/'"
             )
+        ensure_unique_node(bus, name, namespace)
         self.name = name
         self.bus = bus
         self.namespace = namespace
@@ -922,6 +966,7 @@ __all__ = [
     "LOOP_JOIN_TIMEOUT_S",
     "NODE_HOOKS",
     "RESERVED_NODE_NAMES",
+    "DuplicateNodeError",
     "Node",
     "NodeClosedError",
     "NodeError",
@@ -930,4 +975,5 @@ __all__ = [
     "NodeRateLoop",
     "NodeReservedNameError",
     "NodeSubscription",
+    "ensure_unique_node",
 ]

@@ -21,10 +21,14 @@ from jointbus.drivers.errors import DriverIOError, DriverURLError  # noqa: E402
 
 def test_no_server_is_a_typed_error_within_the_timeout_not_a_hang() -> None:
     start = time.monotonic()
+    port = free_port()
     with pytest.raises(ArrayServerError) as err:
-        drivers.open(f"bus://nobody?hub_port={free_port()}&timeout=0.5")
+        drivers.open(f"bus://nobody?hub_port={port}&timeout=0.5")
     assert isinstance(err.value, DriverIOError)
     assert "/nobody/actarray/describe" in str(err.value)
+    # It says where it looked, so a wrong port or domain shows at once.
+    assert f"looked on hub port {port}, domain " in str(err.value), str(err.value)
+    assert err.value.where.startswith(f"hub port {port}")
     assert time.monotonic() - start < 0.5 + 1.5  # the timeout plus opening a Zenoh session
 
 

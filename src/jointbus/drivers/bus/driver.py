@@ -89,10 +89,19 @@ class ArrayServerError(DriverIOError):
     """The array server did not answer (gone, unreachable or too slow); ``service`` names the
     call. Whether a timed-out call was carried out is unknown."""
 
-    def __init__(self, service: str, cause: ServiceError) -> None:
+    def __init__(self, service: str, cause: ServiceError, where: str = "") -> None:
         self.service = service
         self.cause = cause
-        super().__init__(f"array server unreachable: {cause}")
+        self.where = where
+        """Where the client looked (hub port, connect endpoints, router, domain)."""
+        looked = f" (looked on {where}: is `jointbus serve` running there?)" if where else ""
+        super().__init__(f"array server unreachable: {cause}{looked}")
+
+
+def _where_of(bus: Bus) -> str:
+    """Where ``bus`` looks for servers, for the errors that say nothing answered."""
+    transport = bus.zenoh
+    return transport.config.where if transport is not None else "this process only (no Zenoh)"
 
 
 def _close_before_exit(array: BusActuatorArray) -> None:
@@ -121,14 +130,14 @@ def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s:
     try:
         return bus.client(name, type(request), response, timeout_s=timeout_s).call(request)
     except ServiceError as exc:
-        raise ArrayServerError(name, exc) from exc
+        raise ArrayServerError(name, exc, _where_of(bus)) from exc
 
 
-def _call_with(client: ServiceClient[Any, Any], request: Message) -> Any:
+def _call_with(client: ServiceClient[Any, Any], request: Message, where: str) -> Any:
     try:
         return client.call(request)
     except ServiceError as exc:
-        raise ArrayServerError(client.name, exc) from exc
+        raise ArrayServerError(client.name, exc, where) from exc
 
 
 def _config(description: ArrayDescription, geometry: ArrayGeometry) -> ActuatorArrayConfig:
@@ -201,7 +210,7 @@ class BusActuatorArray(ActuatorArray):
             )
             if not self._arrived.wait(timeout_s):
                 raise ArrayServerError(
-                    n.data, ServiceError(n.data, f"no data within {timeout_s:g} s")
+                    n.data, ServiceError(n.data, f"no data within {timeout_s:g} s"), _where_of(bus)
                 )
         except BaseException:
             if owns_bus:
@@ -259,6 +268,7 @@ class BusActuatorArray(ActuatorArray):
             raise ArrayServerError(
                 name,
                 ServiceError(name, f"no data for {silence:.2f} s (timeout {self.timeout_s:g} s)"),
+                _where_of(self._bus),
             )
         acts = data.actuators
         state = np.array([int(a.state) for a in acts], dtype=np.uint8)
@@ -292,7 +302,7 @@ class BusActuatorArray(ActuatorArray):
             client = self._clients[name] = self._bus.client(
                 name, type(request), ActuatorReply, timeout_s=self.timeout_s
             )
-        reply: ActuatorReply = _call_with(client, request)
+        reply: ActuatorReply = _call_with(client, request, _where_of(self._bus))
         if not reply.accepted:
             raise error_from_reply(reply)
         self._remote_saturations = saturations_from_reply(reply)
