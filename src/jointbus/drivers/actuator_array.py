@@ -408,6 +408,24 @@ class JointReading:
         """The array-wide state (:func:`jointbus.drivers.array_state.array_state`)."""
         return array_state(self.state, has_brakes)
 
+    def to_data(self, frame_id: str) -> ActuatorArrayData:
+        """This reading as Player's array data, header stamped now in ``frame_id``."""
+        actuators = tuple(
+            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
+            for p, v, a, c, s, e, t, st in zip(
+                self.position.tolist(),
+                self.velocity.tolist(),
+                self.acceleration.tolist(),
+                self.current.tolist(),
+                self.state.tolist(),
+                self.effort.tolist(),
+                self.temperature.tolist(),
+                self.status.tolist(),
+                strict=True,
+            )
+        )
+        return ActuatorArrayData(Header.now(frame_id), actuators, self.motor_power)
+
 
 @dataclass(frozen=True, slots=True)
 class ImpedanceTargets:
@@ -705,23 +723,7 @@ class ActuatorArray(abc.ABC):
 
     def read(self) -> ActuatorArrayData:
         """Read every actuator: Player's array data (joint space, header stamped now)."""
-        r = self.read_joints()
-        actuators = tuple(
-            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
-            for p, v, a, c, s, e, t, st in zip(
-                r.position.tolist(),
-                r.velocity.tolist(),
-                r.acceleration.tolist(),
-                r.current.tolist(),
-                r.state.tolist(),
-                r.effort.tolist(),
-                r.temperature.tolist(),
-                r.status.tolist(),
-                strict=True,
-            )
-        )
-        header = Header.now(self._config.geometry.header.frame_id)
-        return ActuatorArrayData(header, actuators, r.motor_power)
+        return self.read_joints().to_data(self._config.geometry.header.frame_id)
 
     # ---------------------------------------------------------------- requests
 

@@ -88,12 +88,11 @@ from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
 from jointbus.math import Transform2D, Twist2D, Wrench2D
 from jointbus.messages import jointbus_msgs
-from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
+from jointbus.messages.actarray.data import ActuatorArrayData
 from jointbus.messages.actarray.description import ArrayDescription
 from jointbus.messages.actarray.geometry import ArrayGeometry
 from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
-from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
 from jointbus.messages.hb50 import JointCommand, Level
@@ -643,22 +642,7 @@ class ArrayNode(Node):
 
     def _data(self, r: JointReading) -> ActuatorArrayData:
         """Player's array data of one reading, stamped now."""
-        header = Header.now(self.array.config.geometry.header.frame_id)
-        actuators = tuple(
-            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
-            for p, v, a, c, s, e, t, st in zip(
-                r.position.tolist(),
-                r.velocity.tolist(),
-                r.acceleration.tolist(),
-                r.current.tolist(),
-                r.state.tolist(),
-                r.effort.tolist(),
-                r.temperature.tolist(),
-                r.status.tolist(),
-                strict=True,
-            )
-        )
-        return ActuatorArrayData(header, actuators, r.motor_power)
+        return r.to_data(self.array.config.geometry.header.frame_id)
 
     def _publish(self, r: JointReading) -> None:
         data = self._data(r)
