@@ -6,11 +6,14 @@ Not a test module (no ``test_`` prefix); imported by name because pytest puts th
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
+
+import zenoh
 
 from jointbus.codec.wire import Float64, Int64, String
 from jointbus.messages.base import Message
@@ -39,6 +42,24 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def ros2_peer(port: int, *, timestamping: bool = False) -> Iterator[zenoh.Session]:
+    """A plain Zenoh peer configured as rmw_zenoh configures a ROS 2 node's session (peer mode,
+    multicast scouting off), connected to the jointbus session listening on ``port``."""
+    config = zenoh.Config()
+    config.insert_json5("mode", '"peer"')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    if timestamping:
+        config.insert_json5("timestamping/enabled", "true")
+    config.insert_json5("listen/endpoints", '["tcp/127.0.0.1:0"]')
+    config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
+    session = zenoh.open(config)
+    try:
+        yield session
+    finally:
+        session.close()  # type: ignore[no-untyped-call]
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float = 0.005) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 import zenoh
 import zenoh.ext
-from bus_support import Count, free_port, wait_until
+from bus_support import Count, free_port, ros2_peer, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -51,15 +51,8 @@ def bus(port: int) -> Iterator[Bus]:
 @pytest.fixture
 def ros(port: int) -> Iterator[zenoh.Session]:
     """A plain Zenoh peer, configured as rmw_zenoh configures a ROS 2 node's session."""
-    config = zenoh.Config()
-    config.insert_json5("mode", '"peer"')
-    config.insert_json5("scouting/multicast/enabled", "false")
-    config.insert_json5("timestamping/enabled", "true")
-    config.insert_json5("listen/endpoints", '["tcp/127.0.0.1:0"]')
-    config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
-    session = zenoh.open(config)
-    yield session
-    session.close()  # type: ignore[no-untyped-call]
+    with ros2_peer(port, timestamping=True) as session:
+        yield session
 
 
 def _tokens(session: zenoh.Session) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 import zenoh
-from bus_support import free_port, wait_until
+from bus_support import free_port, ros2_peer, wait_until
 
 from jointbus.bus import Bus, BusError, ServiceRefused, ZenohConfig, attachment
 from jointbus.bus.ros_graph import gid_of
@@ -47,14 +47,8 @@ def bus(port: int) -> Iterator[Bus]:
 @pytest.fixture
 def ros(port: int) -> Iterator[zenoh.Session]:
     """A plain Zenoh peer, configured as rmw_zenoh configures a ROS 2 node's session."""
-    config = zenoh.Config()
-    config.insert_json5("mode", '"peer"')
-    config.insert_json5("scouting/multicast/enabled", "false")
-    config.insert_json5("listen/endpoints", '["tcp/127.0.0.1:0"]')
-    config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
-    session = zenoh.open(config)
-    yield session
-    session.close()  # type: ignore[no-untyped-call]
+    with ros2_peer(port) as session:
+        yield session
 
 
 def _tokens(session: zenoh.Session, kind: str) -> list[str]:
