@@ -12,7 +12,7 @@ as reported in RobotState):
 mode       joint command                                                    type / gait
 =========  ===============================================================  ===============
 IDLE       damping only: ``kp = 0``, ``kd = idle_kd``, no targets — a       NONE / IDLE
-           lying robot stays soft and a falling one sinks slowly
+           lying robot stays soft and a falling one is damped, not held
 STAND_UP   minimum-jerk interpolation (``10τ³ − 15τ⁴ + 6τ⁵``, its velocity  POSTURE / STAND
            as ``t_vel``) over ``stand_up_time`` from the joints measured
            when the command arrived to the standing pose (:mod:`.stand_pose`
