@@ -21,7 +21,7 @@ import pytest
 
 from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, ZenohConfig
-from jointbus.messages.hb50 import BridgeState, BridgeStatus
+from jointbus.robots.hb50.messages import BridgeState, BridgeStatus
 from jointbus.stack import Stack
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "own_controller.py"

@@ -34,7 +34,7 @@ from jointbus.bus.ros_graph import endpoint_token
 from jointbus.cli.ros2 import export_packages
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.geometry_msgs import Twist
-from jointbus.messages.hb50 import BridgeData, JointCommand, Level, Status
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, Level, Status
 from jointbus.stack import Stack
 
 _PACKAGES = ("hb50_commons", "jointbus_msgs", "std_msgs", "geometry_msgs", "builtin_interfaces")

@@ -17,8 +17,8 @@ import pytest
 
 from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages import BridgeData
 from jointbus.stack import (
     BRIDGE_SWITCH_INTERVAL_S,
     Stack,

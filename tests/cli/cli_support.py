@@ -102,7 +102,7 @@ def stop(proc: subprocess.Popen[str]) -> None:
 
 def _talk(hub_port: int) -> int:
     from jointbus.bus import RELIABLE, Bus, ZenohConfig
-    from jointbus.messages.hb50 import Status
+    from jointbus.robots.hb50.messages import Status
     from jointbus.runtime import Node
 
     with (

@@ -32,7 +32,7 @@ from cli_support import (
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
 from jointbus.cli import main as cli
 from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
-from jointbus.messages.hb50 import Status
+from jointbus.robots.hb50.messages import Status
 from jointbus.tools.bag_reader import open_bag
 
 #: Commands that never join the jointbus bus: they read or write files (``ros2 export-msgs``

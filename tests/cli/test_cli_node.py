@@ -29,7 +29,7 @@ from cli_support import (
 
 from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo, ZenohConfig
 from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
-from jointbus.messages.hb50 import Status
+from jointbus.robots.hb50.messages import Status
 from jointbus.runtime import Node
 
 

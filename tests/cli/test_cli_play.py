@@ -13,9 +13,9 @@ from cli_tools_support import free_port, tools_app
 from typer.testing import CliRunner
 
 from jointbus.bus import Bus, ZenohConfig
-from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from tools_support import bridge_data, joint_command, wait_until, write_mcap

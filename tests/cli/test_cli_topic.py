@@ -35,8 +35,8 @@ from jointbus.cli.topic import (
     resolve_type,
     subscriber_qos,
 )
-from jointbus.messages.hb50 import Level, Status
 from jointbus.messages.joint_state import JointState
+from jointbus.robots.hb50.messages import Level, Status
 
 
 @pytest.fixture(scope="module")
@@ -464,7 +464,7 @@ def bridge_port() -> Iterator[int]:
     try:
         with Bus(name="probe", zenoh=ZenohConfig(hub_port=port)) as bus:
             frames: list[object] = []
-            from jointbus.messages.hb50 import BridgeState
+            from jointbus.robots.hb50.messages import BridgeState
 
             bus.subscribe("/hb50/bridge_state_10hz", BridgeState, frames.append, RELIABLE)
             assert wait_until(lambda: bool(frames), timeout=60.0), "the bridge did not start"

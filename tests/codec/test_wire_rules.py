@@ -42,10 +42,10 @@ from jointbus.codec.wire import (
 )
 from jointbus.messages.base import Message
 from jointbus.messages.geometry_msgs import Pose, Quaternion, Twist, Vector3
-from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand
 from jointbus.messages.stamp import Time
 from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
 
 # ---------------------------------------------------------------------------------------------
 # layout samples: strings and lengths vary, numbers are overwritten on the wire below

@@ -28,7 +28,7 @@ import time
 from fault_support import FAST_RECONNECT, hub_config, router_config
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData
+from jointbus.robots.hb50.messages import BridgeData
 
 
 def _router(port: int) -> int:

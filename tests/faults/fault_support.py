@@ -45,7 +45,7 @@ if _BUS_TESTS not in sys.path:
 from bus_support import free_port, wait_until  # noqa: E402
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig  # noqa: E402
-from jointbus.messages.hb50 import BridgeState, BridgeStatus  # noqa: E402
+from jointbus.robots.hb50.messages import BridgeState, BridgeStatus  # noqa: E402
 
 SRC: Final = str(_HERE.parents[1] / "src")
 NODE_SCRIPT: Final = _HERE / "fault_node.py"

@@ -33,7 +33,7 @@ from fault_support import (
 )
 
 from jointbus.bus import MAB_RT, RELIABLE
-from jointbus.messages.hb50 import BridgeData, Level, Status
+from jointbus.robots.hb50.messages import BridgeData, Level, Status
 from jointbus.stack import Stack
 
 RECOVERY_S = 2.0  # frames at the old subscribers after the new bridge is up

@@ -41,7 +41,7 @@ from fault_support import (
 )
 
 from jointbus.bus import RELIABLE
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
 from jointbus.stack import Stack
 from jointbus.tools.monitor.feed import MonitorFeed

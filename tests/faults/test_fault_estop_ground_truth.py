@@ -34,7 +34,7 @@ from fault_support import wait_until
 
 from jointbus.bus import MAB_RT, RELIABLE
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
-from jointbus.messages.hb50 import (
+from jointbus.robots.hb50.messages import (
     BridgeData,
     JointCommand,
     Level,

@@ -44,7 +44,7 @@ from fault_support import (
 )
 
 from jointbus.bus import MAB_RT
-from jointbus.messages.hb50 import JointCommand
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.stack import Stack
 
 WATCHDOG_S = 0.25

@@ -33,7 +33,7 @@ from fault_support import (
 )
 
 from jointbus.bus import MAB_RT
-from jointbus.messages.hb50 import JointCommand
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.stack import Stack
 
 RECOVERY_S = 2.0

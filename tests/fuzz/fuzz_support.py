@@ -42,8 +42,8 @@ import numpy as np
 
 from jointbus.codec import DecodeError, SchemaError, cdr, schema_of
 from jointbus.codec.wire import INT_RANGES, Primitive
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 
 #: Where findings are kept as regression inputs (one JSON file each).
 REGRESSIONS: Final = Path(__file__).resolve().parent / "regressions"

@@ -46,8 +46,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointbus.codec import DecodeError, decode
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 from jointbus.runtime import LoopDiagnostics
 
 CLASSES = message_classes()

@@ -38,8 +38,8 @@ from jointbus.bus import RELIABLE, Bus, MalformedPayloadEvent, QosEvent, ZenohCo
 from jointbus.bus import attachment as jb_attachment
 from jointbus.codec import DecodeError
 from jointbus.codec.type_hash import rihs01_of
-from jointbus.messages.hb50 import BridgeData, JointCommand, Status
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, Status
 
 TYPES: Final = (JointCommand, BridgeData, Status, String)
 QUICK_SAMPLES: Final = 400

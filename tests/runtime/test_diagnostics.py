@@ -14,9 +14,9 @@ from jointbus.bus import RELIABLE, Bus, DeadlineMissedEvent, Publisher
 from jointbus.codec import schema_of
 from jointbus.codec.msgdef import definition_text
 from jointbus.messages.errors import LimitError, ValidationError
-from jointbus.messages.hb50 import Level, Status
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import LoopDiagnostics, LoopStats, StatusReporter
 from rosbags_oracle import rosbags_cdr, rosbags_decode
 

@@ -8,7 +8,7 @@ import pytest
 from runtime_support import SteppedWorld, wait_until
 
 from jointbus.bus import RELIABLE, Bus
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import HEARTBEAT_ALIVE, HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN, Node
 
 

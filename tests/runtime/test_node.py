@@ -14,7 +14,7 @@ from runtime_support import SteppedWorld, wait_until
 from jointbus.bus import MAB_RT, RELIABLE, Bus, TopicNameError
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import (
     CycleInfo,
     LifecycleError,

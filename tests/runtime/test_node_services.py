@@ -11,7 +11,7 @@ from runtime_support import wait_until
 from jointbus.bus import RELIABLE, Bus, ServiceRefused, ServiceUnavailableError
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import Node
 
 

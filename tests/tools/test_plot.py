@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from matplotlib.colors import to_rgb
 from tools_support import JOINTS, bridge_data, joint_command, write_mcap
 
-from jointbus.messages.hb50.joint_command import JointCommand
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.errors import BagError, PlotError
 from jointbus.tools.plot import GAP_FACTOR, break_at_gaps, plot_bag
 

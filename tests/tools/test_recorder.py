@@ -13,9 +13,9 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from tools_support import bridge_data, joint_command, wait_until
 
 from jointbus.bus import MAB_RT, Bus
-from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.errors import RecorderError
 from jointbus.tools.recorder import Recorder
 

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.mcap_writer import McapChunkWriter
 
 JOINTS = ("fr_j0", "fr_j1", "fr_j2")

@@ -28,7 +28,7 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
-from jointbus.messages.hb50 import JointCommand
+from jointbus.robots.hb50.messages import JointCommand
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim

@@ -41,12 +41,12 @@ from jointbus.messages.actarray import (  # noqa: E402
     PowerRequest,
 )
 from jointbus.messages.actarray.commands import MultiPositionCommand  # noqa: E402
-from jointbus.messages.hb50 import JointCommand, Level, Status  # noqa: E402
 from jointbus.messages.joint_sample import JointSample  # noqa: E402
 from jointbus.messages.joint_state import JointState  # noqa: E402
 from jointbus.messages.joints import Joints  # noqa: E402
 from jointbus.messages.std_msgs import String  # noqa: E402
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig  # noqa: E402
+from jointbus.robots.hb50.messages import JointCommand, Level, Status  # noqa: E402
 
 N = ArrayNames("arm6")
 ELBOW = 2
