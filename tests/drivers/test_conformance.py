@@ -278,3 +278,43 @@ def test_a_speed_runs_while_renewed_stops_when_not_and_the_next_one_resumes(url:
             time.sleep(0.02)
         array.speed(joint, 0.0)
         array.wait_until_still(joint, timeout=SETTLE_TIMEOUT)
+
+
+# ------------------------------------------------------------------------ one joint's drive (1)
+
+
+def test_one_joints_drive_switches_off_and_on_with_the_same_refusals(url: str) -> None:
+    """``joint_power`` is offered wherever the array has it (``bus://`` too: the served array's
+    capability, answered ACK/NACK), with the same refusals as a local array."""
+    scheme = DriverURL.parse(url.format(channel="x")).scheme
+    with opened(url) as array:
+        if scheme == "can":  # the MD80 link has no per-joint drive-off: refused up front
+            assert Capability.JOINT_POWER not in array.capabilities()
+            with pytest.raises(RequestRejected) as info:
+                array.joint_power(0, False)
+            assert info.value.reason is RejectReason.UNSUPPORTED
+            return
+        assert Capability.JOINT_POWER in array.capabilities()  # bus://: as the served sim://
+        joint = array.count - 2  # arm6's wrist_pitch
+        name = array.names[joint]
+        with pytest.raises(RequestRejected) as info:  # on needs the array's power
+            array.joint_power(name, True)
+        assert info.value.reason is RejectReason.POWERED_OFF
+        with pytest.raises(UnknownJointError):
+            array.joint_power(name + "x", False)
+        array.power(True)
+        array.joint_power(name, False)
+        data = array.read()
+        assert data.actuators[joint].state & UNPOWERED
+        assert not any(a.state & UNPOWERED for i, a in enumerate(data.actuators) if i != joint)
+        with pytest.raises(RequestRejected) as info:  # motion on the limp joint: refused, named
+            array.position(joint, free_target(array, joint, 0.1))
+        assert info.value.reason is RejectReason.POWERED_OFF
+        assert (info.value.joint, info.value.index) == (name, joint)
+        other = 0
+        array.position(other, free_target(array, other, 0.05))  # the others keep running
+        array.wait_until_still(other, timeout=SETTLE_TIMEOUT)
+        array.joint_power(name, True)
+        assert not array.read().actuators[joint].state & UNPOWERED
+        array.position(joint, free_target(array, joint, 0.05))
+        array.wait_until_still(joint, timeout=SETTLE_TIMEOUT)

@@ -51,6 +51,7 @@ SERVICE_PAIRS: tuple[tuple[str, str], ...] = (
             "BrakesRequest",
             "CurrentCommand",
             "HomeCommand",
+            "JointPowerRequest",
             "MultiCurrentCommand",
             "MultiPositionCommand",
             "MultiSpeedCommand",

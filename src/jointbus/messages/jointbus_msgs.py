@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self
 
 from jointbus import math as jm
-from jointbus.codec.wire import Float64, Float64Seq, Int32, Primitive, StringSeq, UInt8Seq
+from jointbus.codec.wire import Bool, Float64, Float64Seq, Int32, Primitive, StringSeq, UInt8Seq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, ValidationError
 from jointbus.messages.geometry_msgs import Transform, Twist, Wrench
@@ -325,12 +325,25 @@ class ActuatorAccelConfigRequest(Message):
     accel: Float64 = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class ActuatorJointPowerRequest(Message):
+    """Switch the drive stage of ``joint`` (``ALL_JOINTS`` = every one) on (``on=True``) or off
+    (limp, no torque) while the array's motor power stays as it is. Player has no such request
+    (its power is the whole array's); the driver API's ``joint_power`` needs it on the bus."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/ActuatorJointPowerRequest"
+    MSG_CONSTANTS: ClassVar[tuple[tuple[str, Primitive, int | float | str], ...]] = _JOINT_CONSTANTS
+    joint: Int32 = ALL_JOINTS
+    on: Bool = False
+
+
 __all__ = [
     "ALL_JOINTS",
     "QUANTITY_FIELDS",
     "ActuatorAccelConfigRequest",
     "ActuatorCurrentCommand",
     "ActuatorHomeCommand",
+    "ActuatorJointPowerRequest",
     "ActuatorPositionCommand",
     "ActuatorSpeedCommand",
     "ActuatorSpeedConfigRequest",

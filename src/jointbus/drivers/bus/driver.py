@@ -194,10 +194,7 @@ class BusActuatorArray(ActuatorArray):
                 bus, n.request("get_geometry"), GeometryRequest(), ArrayGeometry, timeout_s
             )
             super().__init__(_config(description, geometry))
-            # joint_power is the server's own (its thermal guard): no service carries it yet.
-            self._capability_set = frozenset(
-                Capability(c) for c in description.capabilities if c != "joint_power"
-            )
+            self._capability_set = frozenset(Capability(c) for c in description.capabilities)
             self._latest: ActuatorArrayData | None = None
             self._arrived = threading.Event()
             self._arrived_at = -math.inf
@@ -286,6 +283,8 @@ class BusActuatorArray(ActuatorArray):
             braked=(state & int(ActuatorState.BRAKED)) != 0,
             stalled=(state & int(ActuatorState.STALLED)) != 0,
             motor_power=data.motor_power,
+            # a joint whose own drive is off (joint_power) is UNPOWERED while the array's is on
+            powered=data.motor_power & ((state & int(ActuatorState.UNPOWERED)) == 0),
         )
 
     def _motor_power(self) -> bool:
@@ -314,6 +313,14 @@ class BusActuatorArray(ActuatorArray):
 
     def _request_brakes(self, on: bool) -> None:
         self._send("brakes", self.array_names.request("brakes"), BrakesRequest(on))
+
+    def _request_joint_power(self, indices: IntArray, on: bool) -> None:
+        joint = int(indices[0]) if indices.size == 1 else _ALL  # one joint or all (the API's)
+        self._send(
+            "joint_power",
+            self.array_names.request("joint_power"),
+            jointbus_msgs.ActuatorJointPowerRequest(joint, on),
+        )
 
     def _joint_of(self, indices: IntArray, values: FloatArray) -> tuple[int, float] | None:
         """(wire joint, value) if one request covers ``indices``: one joint, or all with one

@@ -19,7 +19,8 @@ the array's own public methods, so every check of the driver API (unknown joint,
 limits, power, capability) applies unchanged. Each has a topic (fire and forget) and a service of
 the same name answering :class:`~jointbus.messages.actarray.ActuatorReply` (ACK with the clamped
 values, or NACK naming joint, index, field and reason). Player *requests* (power, brakes, speed and
-acceleration configuration, geometry, describe) are services only. Impedance commands (hb50
+acceleration configuration, one joint's drive — ``joint_power`` —, geometry, describe) are
+services only. Impedance commands (hb50
 ``JointCommand`` on ``joint_command``) are a stream, applied every cycle.
 
 **Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.robots.hb50.bridge`
@@ -236,6 +237,7 @@ class ArrayNode(Node):
         requests: dict[str, tuple[type[Message], Callable[[Any], tuple[Saturation, ...]]]] = {
             "power": (PowerRequest, self._power),
             "brakes": (BrakesRequest, self._brakes),
+            "joint_power": (jointbus_msgs.ActuatorJointPowerRequest, self._joint_power),
             "speed_config": (jointbus_msgs.ActuatorSpeedConfigRequest, self._speed_config),
             "accel_config": (jointbus_msgs.ActuatorAccelConfigRequest, self._accel_config),
         }
@@ -441,6 +443,28 @@ class ArrayNode(Node):
             )
         self.array.power(m.on)
         self._expiry.disarm()  # power off stops every joint; power on holds each where it is
+        return ()
+
+    def _joint_power(self, m: Any) -> tuple[Saturation, ...]:
+        """One joint's drive (``joint_power``): refused on while the e-stop is latched, as power
+        on is, and for a joint the thermal guard switched off until it cooled down."""
+        joint = _joint(m.joint)
+        if m.on and self._estop.latched:
+            raise RequestRejected("joint_power", RejectReason.ESTOPPED, self._estop.reason)
+        indices = self._indices(joint)
+        if m.on:
+            for i in indices.tolist():
+                if self._thermal.levels[i] is ThermalLevel.ERROR:
+                    raise RequestRejected(
+                        "joint_power",
+                        RejectReason.OUT_OF_RANGE,
+                        f"over temperature; wait until it cooled below "
+                        f"{self._thermal.shutdown_c - self._thermal.hysteresis_c:g} °C",
+                        joint=self._joint_names[i],
+                        index=i,
+                    )
+        self.array.joint_power(joint, m.on)
+        self._expiry.disarm(indices)  # off: limp; on: holds where it is
         return ()
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
