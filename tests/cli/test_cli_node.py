@@ -161,7 +161,7 @@ def test_watch_repeats_no_change_the_table_showed_and_keeps_every_later_one() ->
     queued = []
     while not changes.empty():
         queued.append(changes.get()[1])
-    printed = [(h.name, h.shut_down) for h in queued if not watch.already_shown(h)]
+    printed = [(h.name, h.shut_down) for h in queued if not watch.already_shown(h, "hb50")]
     assert "early" in table and "late" not in table
     assert ("early", False) not in printed  # in the table: not repeated
     assert printed.count(("late", False)) == 1 and ("late", True) in printed
@@ -262,3 +262,35 @@ def test_plain_node_list_shows_a_node_killed_during_the_listing_as_stale() -> No
     row = next((line.split() for line in out.splitlines() if line.startswith("quiet_peer ")), None)
     assert row is not None, out
     assert row[1:4] == ["hb50", "STALE", "never"], out  # no heartbeat ever reached the listing
+
+
+def test_two_served_arrays_of_the_same_node_name_are_two_rows() -> None:
+    """Issue 12 item 2: ``serve sim://arm6`` and ``serve sim://rover`` both run a node named
+    ``array_node``; the listing keeps one row per (namespace, name), each with its own endpoints
+    (they were merged into one row with both arrays' counts summed)."""
+    port = free_port()
+    servers = [start_cli(port, "serve", url) for url in ("sim://arm6", "sim://rover")]
+    try:
+        for server, name in zip(servers, ("arm6", "rover"), strict=True):
+            assert server.stdout is not None
+            assert f"as /{name}" in server.stdout.readline()
+        listed = run_cli(port, "node", "list", "--json", "--wait", "2.0")
+        assert listed.returncode == 0, listed.stderr
+        rows = [n for n in json.loads(listed.stdout) if n["name"] == "array_node"]
+        assert sorted(r["namespace"] for r in rows) == ["arm6", "rover"]
+        by_ns = {r["namespace"]: r for r in rows}
+        for r in rows:
+            assert r["state"] == "OK"
+        # Each array's own endpoints (the rover has fewer commands than the arm: no current).
+        assert by_ns["arm6"]["publishers"] > 0 and by_ns["rover"]["publishers"] > 0
+        text = run_cli(port, "node", "list", "--wait", "2.0")
+        assert text.returncode == 0, text.stderr
+        table = [line.split() for line in text.stdout.splitlines() if line.startswith("array_node")]
+        assert sorted(row[1] for row in table) == ["arm6", "rover"]
+        assert {row[1]: row[-2:] for row in table} == {
+            ns: [str(r["publishers"]), str(r["subscribers"])] for ns, r in by_ns.items()
+        }
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait(timeout=10.0)

@@ -6,7 +6,9 @@ no-flag default) and judges heartbeats with :class:`jointbus.runtime.LivelinessM
 and the robot's own supervisors apply one rule: a node is **STALE** when no heartbeat came for
 more than 1.5 s (or, over Zenoh, the moment its process leaves the network).
 
-What is listed:
+What is listed, one row per node — a (namespace, name) pair, as ROS 2 names nodes: two served
+arrays both run an ``array_node``, in ``/arm6`` and ``/rover``, and are two rows, each with its
+own endpoint counts:
 
 - every node whose heartbeat arrives on ``/<ns>/heartbeat`` while the command listens (``--wait``,
   1.5 s by default, longer than the 1 s heartbeat period), for every namespace that discovery
@@ -37,7 +39,7 @@ import json
 import queue
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Final
 
 import typer
@@ -130,8 +132,8 @@ class NodeWatch:
         self.name = cli_node_name()
         self.nodes: list[Node] = []
         self.monitors: dict[str, LivelinessMonitor] = {}
-        self.shown: dict[str, int] = {}
-        """Per node, ``since_ns`` of the health decision the last :meth:`rows` showed."""
+        self.shown: dict[tuple[str, str], int] = {}
+        """Per node (namespace, name), ``since_ns`` of the health decision :meth:`rows` showed."""
         try:
             for ns in namespaces:
                 node = Node(self.name, bus, namespace=ns)
@@ -146,18 +148,18 @@ class NodeWatch:
             raise
 
     def rows(self, endpoints: list[EndpointInfo], listened_s: float) -> list[NodeRow]:
-        """Every node known from heartbeats and from ``endpoints`` (see the module docstring)."""
-        by_node: dict[str, list[EndpointInfo]] = {}
-        for e in endpoints:
-            if e.node and e.node != self.name:
-                by_node.setdefault(e.node, []).append(e)
-        rows: dict[str, NodeRow] = {}
+        """Every node known from heartbeats and from ``endpoints`` (see the module docstring):
+        one row per (namespace, name) — ``jointbus serve sim://arm6`` and ``serve sim://rover``
+        both run an ``array_node``, in ``/arm6`` and ``/rover``."""
+        by_node = _endpoints_by_node(e for e in endpoints if e.node and e.node != self.name)
+        rows: dict[tuple[str, str], NodeRow] = {}
         for ns, monitor in self.monitors.items():
             now = monitor.node.clock()
             for name, health in monitor.states().items():
-                self.shown[name] = health.since_ns
-                own = by_node.get(name, [])
-                rows[name] = NodeRow(
+                key = (ns, name)
+                self.shown[key] = health.since_ns
+                own = by_node.get(key, [])
+                rows[key] = NodeRow(
                     name,
                     ns,
                     _state(health),
@@ -167,8 +169,8 @@ class NodeWatch:
                     sum(e.kind == "subscriber" for e in own),
                     health.reason,
                 )
-        for name, own in by_node.items():
-            if name in rows:
+        for key, own in by_node.items():
+            if key in rows:
                 continue
             beats = [
                 e
@@ -177,10 +179,9 @@ class NodeWatch:
                 and e.type_name == Status.TYPE_NAME
                 and e.topic.endswith("/heartbeat")
             ]
-            ns = beats[0].topic[1 : -len("/heartbeat")] if beats else ""
-            rows[name] = NodeRow(
-                name,
-                ns,
+            rows[key] = NodeRow(
+                key[1],
+                key[0],
                 "STALE" if beats else NO_HEARTBEAT,
                 None,
                 "",
@@ -192,12 +193,12 @@ class NodeWatch:
                     else "publishes no heartbeat (not a jointbus runtime node)"
                 ),
             )
-        return [rows[n] for n in sorted(rows)]
+        return [rows[k] for k in sorted(rows, key=lambda k: (k[1], k[0]))]
 
-    def already_shown(self, health: NodeHealth) -> bool:
+    def already_shown(self, health: NodeHealth, namespace: str) -> bool:
         """True when the table printed by :meth:`rows` already showed this change (or a later
-        one) of ``health.name``."""
-        shown = self.shown.get(health.name)
+        one) of ``health.name`` in ``namespace``."""
+        shown = self.shown.get((namespace, health.name))
         return shown is not None and health.since_ns <= shown
 
     def close(self) -> None:
@@ -206,6 +207,37 @@ class NodeWatch:
             monitor.close()
         for node in self.nodes:
             node.shutdown()
+
+
+def _heartbeat_namespace(e: EndpointInfo) -> str | None:
+    """``arm6`` if ``e`` publishes a node's ``/arm6/heartbeat``, else ``None``."""
+    if e.kind == "publisher" and e.type_name == Status.TYPE_NAME and e.topic.endswith("/heartbeat"):
+        return e.topic[1 : -len("/heartbeat")]
+    return None
+
+
+def _endpoints_by_node(
+    endpoints: Iterable[EndpointInfo],
+) -> dict[tuple[str, str], list[EndpointInfo]]:
+    """Endpoints grouped per node, keyed (namespace, name).
+
+    Discovery names an endpoint's node but not its namespace (the tokens carry ``/``), so a node's
+    namespace is that of its heartbeat topic: endpoints are grouped per Zenoh session and node
+    name, and a group with heartbeats in several namespaces (one process running two namesakes)
+    is split by topic prefix ``/<ns>/``; a group without a heartbeat keeps the endpoints' own
+    namespace."""
+    sessions: dict[tuple[str, str], list[EndpointInfo]] = {}
+    for e in endpoints:
+        sessions.setdefault((e.zid, e.node), []).append(e)
+    out: dict[tuple[str, str], list[EndpointInfo]] = {}
+    for (_zid, name), group in sessions.items():
+        namespaces = list(dict.fromkeys(filter(None, map(_heartbeat_namespace, group))))
+        for e in group:
+            ns = next((n for n in namespaces if e.topic.startswith(f"/{n}/")), None)
+            if ns is None:
+                ns = namespaces[0] if namespaces else e.namespace.strip("/")
+            out.setdefault((ns, name), []).append(e)
+    return out
 
 
 def _row_text(rows: list[NodeRow]) -> str:
@@ -324,7 +356,7 @@ def _watch(
             ns, health = changes.get(timeout=timeout)
         except queue.Empty:
             continue
-        if (health.name.startswith("_") and not show_all) or watcher.already_shown(health):
+        if (health.name.startswith("_") and not show_all) or watcher.already_shown(health, ns):
             continue
         if as_json:
             typer.echo(json.dumps(_change_record(ns, health)))
