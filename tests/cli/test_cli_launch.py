@@ -126,9 +126,7 @@ def test_a_second_bridge_control_or_demo_on_a_running_robot_is_refused(
     assert error.startswith(f"error: node '{node}' in namespace /hb50 already runs"), error
     assert f"hub port {robot.port}" in error and "domain " in error, error
     # The running robot is untouched: one bridge publishes, the control node still owns it.
-    publishers = [
-        t.publishers for t in robot.bus.discover(1.0) if t.name == "/hb50/bridge_data"
-    ]
+    publishers = [t.publishers for t in robot.bus.discover(1.0) if t.name == "/hb50/bridge_data"]
     assert [len(p) for p in publishers] == [1]
     assert robot.facts().owner == "control_node" and robot.standing()
 
@@ -170,3 +168,22 @@ def test_the_spelled_out_command_lists_match_the_controller_and_the_stack() -> N
     """``launch`` spells these out so that ``estop`` / ``mode`` start without the controller."""
     assert launch.MODE_COMMANDS == tuple(c.value for c in MotionCommand)
     assert launch.START_COMMANDS == stack.START_COMMANDS
+
+
+def test_estop_stops_a_served_array_through_its_estop_service_and_resets_it() -> None:
+    """Issue 12 item 3: against ``jointbus serve`` (an array node: ``/arm6/estop`` and
+    ``/arm6/estop_reset`` services, no ``hardware_command`` subscriber) ``jointbus estop`` latched
+    nothing ("no bridge subscribes to /arm6/hardware_command")."""
+    from support.array_server import served
+
+    with served("sim://arm6?noise=false", "arm6") as server:
+        server.array.power(True)
+        result = run_cli(server.port, "estop", "--namespace", "arm6", "--reason", "X")
+        assert result.returncode == 0, result.stderr
+        assert "e-stop latched" in result.stdout and "/arm6/estop" in result.stdout
+        assert server.node.estopped
+        assert server.array.read().motor_power is False  # the node switched the power off
+        reset = run_cli(server.port, "estop", "--reset", "--namespace", "arm6")
+        assert reset.returncode == 0, reset.stderr
+        assert "e-stop reset" in reset.stdout
+        assert not server.node.estopped

@@ -28,6 +28,13 @@ the reset* arrives, and ramps any far target from the measured pose; the control
 STAND for DAMPING at the e-stop, stands the robot up again from where it lies — send
 ``jointbus mode idle`` before the reset to keep it down.
 
+Against an array served by ``jointbus serve`` (no bridge: ``--namespace arm6``) the same command
+calls the array node's ``/arm6/estop`` service (``--reset``: ``/arm6/estop_reset``) and its ACK
+is the confirmation: motor power off, brakes engaged where fitted; after the reset power and
+brakes stay as the stop left them. Whichever owner answers first (a bridge subscribed to
+``hardware_command``, or a node serving ``estop``) is the one stopped; neither within
+``--timeout`` is an error naming both and where it looked.
+
 **Motion modes.** ``jointbus mode stand_up|stand|sit_down|idle`` publishes on
 ``/hb50/control_command`` and prints the control node's answer from ``/hb50/status`` (the mode
 change, or why it refused: exit 1); a command that changes nothing (``idle`` while idle) is
@@ -42,7 +49,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT, RELIABLE, Bus, Publisher
+from jointbus.bus import (
+    DEFAULT_HUB_PORT,
+    RELIABLE,
+    Bus,
+    Publisher,
+    ServiceClient,
+    ServiceError,
+)
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
@@ -55,6 +69,7 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
+from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import (
@@ -230,6 +245,40 @@ def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publis
     return pub
 
 
+def _wait_owner(bridge: Callable[[], bool], array: Callable[[], bool], timeout: float) -> bool:
+    """Wait until a bridge subscribes to the hardware command topic or an array node serves its
+    e-stop (asked every 0.1 s: a service look-up asks the network)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if bridge() or array():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        _wait(bridge, min(0.1, max(0.0, deadline - time.monotonic())))
+
+
+def _estop_array(
+    client: ServiceClient[String, ActuatorReply], reason: str, reset: bool, timeout: float
+) -> None:
+    """E-stop (or reset) an array node through its service; its ACK confirms the latch."""
+    try:
+        reply = client.call(String("" if reset else reason), timeout)
+    except ServiceError as exc:
+        raise CliError(f"e-stop {'reset ' if reset else ''}NOT confirmed: {exc}") from None
+    if not reply.accepted:
+        raise CliError(f"{client.name} refused: {reply.text or reply.error}")
+    if reset:
+        typer.echo(
+            f"e-stop reset ({client.name}): power and brakes stay as the stop left them; "
+            "a client switches power on"
+        )
+    else:
+        typer.echo(
+            f"e-stop latched ({client.name}): motor power off, brakes engaged where fitted "
+            f"(jointbus estop --reset --namespace {client.name.split('/')[1]} re-arms)"
+        )
+
+
 def _estop_of(state: BridgeState) -> str | None:
     return BridgeStatus.of(state).estop_reason
 
@@ -253,15 +302,35 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
 ) -> None:
-    """Latch the robot's e-stop (drives off) and wait for the bridge to confirm; --reset re-arms."""
+    """Latch the e-stop of whatever owns the actuators of --namespace and wait for it to confirm;
+    --reset re-arms.
+
+    The owner is the hb50 bridge (sent on /NS/hardware_command, confirmed by its bridge_state) or
+    an array node of `jointbus serve` (its /NS/estop or /NS/estop_reset service, confirmed by
+    its ACK: motor power off, brakes engaged where fitted). Exit 1 if nothing confirmed it.
+    """
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
-            pub = _command_publisher(bus, f"/{namespace}/hardware_command", timeout, "bridge")
+            pub = bus.publisher(
+                f"/{namespace}/hardware_command", String, RELIABLE, node=cli_node_name()
+            )
+            service = f"/{namespace}/estop_reset" if reset else f"/{namespace}/estop"
+            array = bus.client(service, String, ActuatorReply, timeout_s=timeout)
             deadline = time.monotonic() + timeout
+            if not _wait_owner(lambda: pub.remote_matched, array.available, timeout):
+                raise CliError(
+                    f"nothing owns the actuators of /{namespace}: no bridge subscribes to "
+                    f"/{namespace}/hardware_command and no array node serves {service} "
+                    f"(waited {timeout:g} s; {looked_on(bus)}): is it running there? "
+                    "See --namespace, --hub-port / JOINTBUS_HUB_PORT, --connect, --router"
+                )
+            if not pub.remote_matched:
+                _estop_array(array, reason, reset, max(0.1, deadline - time.monotonic()))
+                return
             if reset:
                 if not _wait(lambda: bool(states.messages), timeout):
                     raise CliError(
