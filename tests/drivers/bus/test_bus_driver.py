@@ -9,6 +9,7 @@ import pytest
 from jointbus import drivers
 from jointbus.drivers.bus.driver import ArrayServerError
 from jointbus.drivers.errors import DriverIOError, DriverURLError
+from support.array_server import served
 from support.bus import free_port
 
 
@@ -38,3 +39,30 @@ def test_no_server_is_a_typed_error_within_the_timeout_not_a_hang() -> None:
 def test_bad_urls_are_refused_before_joining_the_bus(url: str, message: str) -> None:
     with pytest.raises(DriverURLError, match=message.replace("(", r"\(").replace(")", r"\)")):
         drivers.open(url)
+
+
+def test_a_busy_server_is_told_apart_from_no_server_and_the_timeout_is_the_urls() -> None:
+    """Issue 12 item 4: a server that is there but did not answer within the timeout (here its
+    node holds its array lock — as a loaded host delays it) must not read as "nothing there"."""
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        drivers.open(server.url(timeout="0.3")) as arm,
+    ):
+        assert arm.timeout_s == 0.3
+        with server.node._array_lock:  # the node is alive but cannot answer
+            start = time.monotonic()
+            with pytest.raises(ArrayServerError) as busy:
+                arm.power(True)
+            waited = time.monotonic() - start
+        text = str(busy.value)
+        assert "did not answer within 0.3 s" in text, text
+        assert "is there" in text and "/arm6/actarray/power" in text, text
+        assert "timeout=" in text, text  # says how to wait longer
+        assert "is `jointbus serve` running there?" not in text, text
+        assert busy.value.server_alive is True
+        assert 0.3 <= waited < 0.3 + 1.0
+        server.node.shutdown()  # now nothing serves /arm6
+        with pytest.raises(ArrayServerError) as gone:
+            arm.power(True)
+        assert gone.value.server_alive is False
+        assert "is `jointbus serve` running there?" in str(gone.value), str(gone.value)

@@ -22,8 +22,18 @@ locally). If no sample arrived for longer than the call timeout, reading raises
 :class:`ArrayServerError` rather than return a stale state as if it were current.
 
 **Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
-:class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout (``timeout``, default
-1 s) — never hangs. Opening fails the same way if no server answers within the timeout.
+:class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout — never hangs — and says
+which it was (``server_alive``): *the server is there* (it still offers the service on the bus)
+*but did not answer within T s* — busy, or a loaded host: wait longer — or *nothing serves it*
+where the client looked (hub port, endpoints, domain). Opening fails the same way if no server
+answers within the timeout.
+
+**Timeout.** ``bus://NAME?timeout=SECONDS`` (default :data:`DEFAULT_TIMEOUT_S` = 1 s) bounds
+every call's wait for its answer, opening, and the silence of the data topic before
+:meth:`read` refuses stale data. The default is ≈ 300 times the measured round trip
+(``bench/bench_array_server.py``: p50 1.4 ms, p99 3.3 ms on this shared 2-core VM at load
+average 13.5), so only a stalled server or host reaches it; raise it on a host that stalls
+for longer.
 
 URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0`` — ``NAME`` is the served
 namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does (default: the local
@@ -43,7 +53,14 @@ from typing import Any, Final, Self
 
 import numpy as np
 
-from jointbus.bus import MAB_RT, Bus, ServiceClient, ServiceError, ZenohConfig
+from jointbus.bus import (
+    MAB_RT,
+    Bus,
+    ServiceClient,
+    ServiceError,
+    ServiceTimeoutError,
+    ZenohConfig,
+)
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
     ActuatorArrayConfig,
@@ -87,15 +104,39 @@ _ALL: Final = jointbus_msgs.ALL_JOINTS
 
 class ArrayServerError(DriverIOError):
     """The array server did not answer (gone, unreachable or too slow); ``service`` names the
-    call. Whether a timed-out call was carried out is unknown."""
+    call. Whether a timed-out call was carried out is unknown.
 
-    def __init__(self, service: str, cause: ServiceError, where: str = "") -> None:
+    ``server_alive`` tells the two cases apart, because their remedies differ: ``True`` — the
+    server is there (it still offers the service on the bus) but did not answer within the
+    timeout (busy, or a loaded host: wait longer with ``bus://NS?timeout=SECONDS``); ``False`` —
+    nothing serves it where the client looked (wrong port or domain, or the server is gone);
+    ``None`` — not asked (a silent data topic)."""
+
+    def __init__(
+        self,
+        service: str,
+        cause: ServiceError,
+        where: str = "",
+        *,
+        server_alive: bool | None = None,
+    ) -> None:
         self.service = service
         self.cause = cause
         self.where = where
         """Where the client looked (hub port, connect endpoints, router, domain)."""
-        looked = f" (looked on {where}: is `jointbus serve` running there?)" if where else ""
-        super().__init__(f"array server unreachable: {cause}{looked}")
+        self.server_alive = server_alive
+        if server_alive and isinstance(cause, ServiceTimeoutError):
+            on = f" on {where}" if where else ""
+            namespace = service.split("/")[1] if service.count("/") > 1 else "NAME"
+            text = (
+                f"array server is there (it offers {service!r}{on}) but did not answer within "
+                f"{cause.timeout_s:g} s: busy, or a loaded host? The call may still be carried "
+                f"out. Wait longer with bus://{namespace}?timeout=SECONDS"
+            )
+        else:
+            looked = f" (looked on {where}: is `jointbus serve` running there?)" if where else ""
+            text = f"array server unreachable: {cause}{looked}"
+        super().__init__(text)
 
 
 def _where_of(bus: Bus) -> str:
@@ -127,17 +168,17 @@ def _close_before_exit(array: BusActuatorArray) -> None:
 
 
 def _call(bus: Bus, name: str, request: Message, response: type[Any], timeout_s: float) -> Any:
-    try:
-        return bus.client(name, type(request), response, timeout_s=timeout_s).call(request)
-    except ServiceError as exc:
-        raise ArrayServerError(name, exc, _where_of(bus)) from exc
+    return _call_with(
+        bus.client(name, type(request), response, timeout_s=timeout_s), request, _where_of(bus)
+    )
 
 
 def _call_with(client: ServiceClient[Any, Any], request: Message, where: str) -> Any:
     try:
         return client.call(request)
     except ServiceError as exc:
-        raise ArrayServerError(client.name, exc, where) from exc
+        alive = client.available() if isinstance(exc, ServiceTimeoutError) else False
+        raise ArrayServerError(client.name, exc, where, server_alive=alive) from exc
 
 
 def _config(description: ArrayDescription, geometry: ArrayGeometry) -> ActuatorArrayConfig:
