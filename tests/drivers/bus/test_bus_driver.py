@@ -66,3 +66,21 @@ def test_a_busy_server_is_told_apart_from_no_server_and_the_timeout_is_the_urls(
             arm.power(True)
         assert gone.value.server_alive is False
         assert "is `jointbus serve` running there?" in str(gone.value), str(gone.value)
+
+
+def test_a_reading_is_stamped_when_the_server_sampled_it_not_when_read() -> None:
+    """Issue 12 item 5: after the server stopped, ``read()`` returned 0.2 s-old data stamped as
+    fresh. Its header stamp is the server's sample time, as ``read_joints().time`` is."""
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        drivers.open(server.url(timeout="2.0")) as arm,
+    ):
+        server.node.shutdown()  # nothing publishes from now on
+        time.sleep(0.3)
+        last = arm.latest
+        assert last is not None
+        data = arm.read()
+        assert data.header.stamp == last.header.stamp  # the very sample, to the nanosecond
+        stamp = data.header.stamp.sec + data.header.stamp.nanosec * 1e-9
+        assert time.time() - stamp >= 0.3  # as old as it is
+        assert stamp == pytest.approx(arm.read_joints().time, abs=1e-6)

@@ -15,8 +15,10 @@ back as the very error the served array raised (:mod:`.errors_on_wire`), e.g.
 as they would be locally. Calibration is the server's business: the client works in joint space.
 
 **Reading.** :meth:`read` / :meth:`read_joints` return the latest ``actarray/data`` sample the
-node published (at its rate, e.g. 100 Hz: a reading is about one period plus transport old), not
-a round trip — except right after an ACKed call, whose reply carries the array read just after the
+node published (at its rate, e.g. 100 Hz: a reading is about one period plus transport old),
+stamped with the server's sample time (``read().header.stamp`` and ``read_joints().time``), never
+the time of the call, so a reading from a server that stopped looks as old as it is; not a round
+trip — except right after an ACKed call, whose reply carries the array read just after the
 call, so the caller's next ``read()`` reflects its own call (a move is ``MOVING`` at once, as
 locally). If no sample arrived for longer than the call timeout, reading raises
 :class:`ArrayServerError` rather than return a stale state as if it were current.
@@ -44,6 +46,7 @@ hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads �
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -89,6 +92,7 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.base import Message
+from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec
 from jointbus.robots.hb50.messages import JointCommand
@@ -237,6 +241,8 @@ class BusActuatorArray(ActuatorArray):
             super().__init__(_config(description, geometry))
             self._capability_set = frozenset(Capability(c) for c in description.capabilities)
             self._latest: ActuatorArrayData | None = None
+            #: Header of the sample the last read used (its server stamp, for :meth:`read`).
+            self._read_header: Header | None = None
             self._arrived = threading.Event()
             self._arrived_at = -math.inf
             self._data_lock = threading.Lock()
@@ -296,6 +302,16 @@ class BusActuatorArray(ActuatorArray):
     def _capabilities(self) -> frozenset[Capability]:
         return self._capability_set
 
+    def read(self) -> ActuatorArrayData:
+        """The latest sample as Player's array data, its header stamped when the *server* sampled
+        it (not now: a reading from a server that stopped must look as old as it is)."""
+        with self._api_lock:
+            data = super().read()
+            sampled = self._read_header
+            if sampled is None:  # only if a subclass skipped the constructor's wait
+                return data
+            return dataclasses.replace(data, header=sampled)
+
     def _read_raw(self) -> RawReading:
         data = self._latest
         if data is None:  # only if a subclass skipped the constructor's wait
@@ -310,6 +326,7 @@ class BusActuatorArray(ActuatorArray):
             )
         acts = data.actuators
         state = np.array([int(a.state) for a in acts], dtype=np.uint8)
+        self._read_header = data.header
         stamp = data.header.stamp
         return RawReading(
             time=stamp.sec + stamp.nanosec * 1e-9,
