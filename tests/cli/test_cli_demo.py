@@ -235,3 +235,25 @@ def test_only_hb50_runs_nodes_that_talk_over_a_transport() -> None:
     result = run_cli(free_port(), "demo", "--robot", "arm6", "--transport", "zenoh")
     assert result.returncode == 1
     assert result.stderr.startswith("error:") and "only hb50" in result.stderr, result.stderr
+
+
+def test_arm6_demo_alternates_with_the_arms_own_home_pose(tmp_path: Path) -> None:
+    """Issue 12 item 6: "home" is the arm's geometry home (0, -0.5, 1.5, 0, 0.6, 0), not zeros."""
+    from jointbus import drivers
+
+    with drivers.open("sim://arm6") as arm:
+        home = [a.home for a in arm.config.geometry.actuators]
+    assert home == pytest.approx([0.0, -0.5, 1.5, 0.0, 0.6, 0.0])
+    path = tmp_path / "arm6.mcap"
+    result = run_cli(
+        free_port(),
+        "demo", "--robot", "arm6", "--headless", "--duration", "6.5", "--record", str(path),
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    distance = [
+        max(abs(p - h) for p, h in zip(_flat(q), home, strict=True))
+        for q in _joint_positions(path, "/arm6/joint_state")
+    ]
+    left = next(i for i, d in enumerate(distance) if d > 0.2)  # the reach pose first
+    assert min(distance[left:]) < 0.02, min(distance[left:])  # then back at home (rad)

@@ -15,7 +15,8 @@ moves the robot until the end —
   :data:`SPEED_PERIOD_S`: the base forward at :data:`BASE_SPEED` m/s while turning at
   :data:`BASE_TURN` rad/s (a circle of 0.6 m radius), every other joint swinging with a peak
   speed of :data:`SWING_SPEED` (rad/s or m/s, period 4 s);
-- any other array (the arm) alternates, every :data:`POSE_PERIOD_S`, between its home pose and a
+- any other array (the arm) alternates, every :data:`POSE_PERIOD_S`, between its home pose (the
+  geometry's ``home`` of each joint, where ``home()`` sends it; arm6: 0, -0.5, 1.5, 0, 0.6, 0) and a
   pose :data:`POSE_FRACTION` of the way to each joint's upper position limit (at most
   :data:`POSE_MAX` rad), with Player multi-position commands (jerk-limited moves).
 
@@ -217,8 +218,8 @@ def _motion(served: _Served, stop: threading.Event) -> None:
             )
             served.send(served.speeds, MultiSpeedCommand(speeds))
         return
-    home = tuple(0.0 if lim.position_min <= 0.0 <= lim.position_max else lim.position_min
-                 for lim in limits)
+    # The arm's own home pose (its geometry's, where ``home()`` sends it), not zeros.
+    home = tuple(float(a.home) for a in array.config.geometry.actuators)
     reach = tuple(
         h + min(POSE_FRACTION * (lim.position_max - h), POSE_MAX)
         for h, lim in zip(home, limits, strict=True)
