@@ -325,9 +325,9 @@ def test_rate_window_statistics_of_uneven_intervals() -> None:
 
 
 def test_measured_rate() -> None:
-    assert measured_rate([0, 500_000_000, 1_000_000_000], 1.0) == pytest.approx(2.0)
-    assert measured_rate([123], 2.0) == 0.5
-    assert measured_rate([], 1.0) == 0.0
+    assert measured_rate([0, 500_000_000, 1_000_000_000]) == pytest.approx(2.0)
+    assert measured_rate([123]) is None  # one message: no interval, no rate
+    assert measured_rate([]) is None
 
 
 def _pub(qos: QosProfile) -> EndpointInfo:
@@ -476,3 +476,24 @@ def bridge_port() -> Iterator[int]:
         except Exception:
             bridge.kill()
             bridge.wait()
+
+
+def test_list_rate_is_measured_from_the_messages_received_or_says_too_few(hub_port: int) -> None:
+    """Issue 12 item 7: a 1 Hz heartbeat measured over 0.5 s has at most one message: no rate can
+    be measured from it, and the listing says so instead of printing 0.0 or 2.0 Hz. A publisher at
+    a known rate (the talker, 50 Hz) is reported at about that rate, with the count it rests on."""
+    result = run_cli(hub_port, "topic", "list", "--measure", "0.5")
+    assert result.returncode == 0, result.stderr
+    rows = {r.split()[0]: r for r in result.stdout.splitlines()[1:]}
+    heartbeat = rows["/hb50/heartbeat"]
+    assert "Hz" not in heartbeat and re.search(r"— \([01] msgs?\)", heartbeat), heartbeat
+    feed = re.search(r"([\d.]+) Hz \((\d+) msgs\)", rows[TALK_TOPIC])
+    assert feed is not None, rows[TALK_TOPIC]
+    assert _rate_bounds_ok(float(feed[1])) and int(feed[2]) >= 2
+    as_json = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.5")
+    topics = {t["name"]: t for t in json.loads(as_json.stdout)}
+    assert topics["/hb50/heartbeat"]["rate_hz"] is None
+    assert topics["/hb50/heartbeat"]["messages_measured"] in (0, 1)
+    assert _rate_bounds_ok(topics[TALK_TOPIC]["rate_hz"])
+    help_text = re.sub(r"[\s│]+", " ", run_cli(hub_port, "topic", "list", "--help").stdout)
+    assert "fewer than 2 messages no rate is measured" in help_text, help_text

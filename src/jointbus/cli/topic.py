@@ -18,7 +18,9 @@ hides a node, as in ROS 2).
 transient-local only if all are, so a latched topic shows its last message). ``hz`` and the
 rates of ``list`` only need arrival times, so they count samples on the topic's Zenoh key without
 decoding them: a 500 Hz topic costs the CLI nothing but the count, and works for types this
-installation does not know. Rates use arrival times on this host, as ``ros2 topic hz`` does.
+installation does not know. Rates use arrival times on this host, as ``ros2 topic hz`` does:
+``list`` reports ``(n − 1) / (t_last − t_first)`` of the ``n`` messages received in its window,
+with ``n``, and no rate (``—``) when fewer than two arrived.
 
 **Errors** (unknown type, bad VALUES, topic not found, a topic of another type) are one line on
 stderr starting with ``error:`` and exit code 1; Ctrl-C ends a command quietly (exit 0).
@@ -433,15 +435,22 @@ class ArrivalRecorder:
             self._sub.undeclare()
 
 
-def measured_rate(arrivals: Sequence[int], span_s: float) -> float:
-    """Rate (Hz) from arrival times seen during ``span_s`` s of listening.
+def measured_rate(arrivals: Sequence[int]) -> float | None:
+    """Rate (Hz) of the messages received: ``(n − 1) / (t_last − t_first)`` of their arrival
+    times (monotonic ns) — what was received, not what a publisher was configured for.
 
-    From the first to the last arrival when there are two or more; one arrival counts as one
-    message in the whole span.
-    """
+    ``None`` for fewer than two arrivals: one message (a 1 Hz heartbeat in a 1 s window) or none
+    has no interval to measure, and dividing the count by the window would print a rate that
+    depends on where the window fell (0 or 2 Hz for 1 Hz)."""
     if len(arrivals) >= 2 and arrivals[-1] > arrivals[0]:
         return (len(arrivals) - 1) / ((arrivals[-1] - arrivals[0]) / 1e9)
-    return len(arrivals) / span_s if span_s > 0 else 0.0
+    return None
+
+
+def rate_text(rate_hz: float | None, count: int) -> str:
+    """The RATE cell: ``58.1 Hz (59 msgs)``, or ``— (1 msg)`` when fewer than two arrived."""
+    msgs = f"{count} msg" + ("" if count == 1 else "s")
+    return f"— ({msgs})" if rate_hz is None else f"{rate_hz:.1f} Hz ({msgs})"
 
 
 # ---- topic list --------------------------------------------------------------------------------
@@ -470,7 +479,12 @@ def list_topics(  # noqa: PLR0917 (typer options)
     measure: Annotated[
         float,
         typer.Option(
-            "--measure", min=0.0, help="Seconds to listen for measuring rates (0: do not measure)."
+            "--measure",
+            min=0.0,
+            help="Seconds to listen for measuring rates (0: do not measure). The rate is "
+            "(n-1)/(t_last-t_first) of the n messages received in that time, shown with n; "
+            "with fewer than 2 messages no rate is measured and RATE shows '— (1 msg)' / "
+            "'— (0 msgs)' (a 1 Hz topic needs --measure 2 or more).",
         ),
     ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
@@ -487,14 +501,14 @@ def list_topics(  # noqa: PLR0917 (typer options)
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             topics = bus.discover(timeout)
-            rates: dict[str, tuple[float, int]] = {}
+            rates: dict[str, tuple[float | None, int]] = {}
             if measure > 0:
                 recorders = {t.name: ArrivalRecorder(bus, t.name) for t in topics if t.publishers}
                 time.sleep(measure)
                 for name, recorder in recorders.items():
                     arrivals = recorder.drain()
                     recorder.close()
-                    rates[name] = (measured_rate(arrivals, measure), len(arrivals))
+                    rates[name] = (measured_rate(arrivals), len(arrivals))
         finally:
             bus.close()
         if as_json:
@@ -519,7 +533,7 @@ def list_topics(  # noqa: PLR0917 (typer options)
         rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
         for t in topics:
             if t.name in rates:
-                rate = f"{rates[t.name][0]:.1f} Hz"
+                rate = rate_text(*rates[t.name])
             else:
                 rate = "-" if measure > 0 else "not measured"
             type_text = " | ".join(t.type_names) + (
@@ -890,6 +904,7 @@ __all__ = [
     "measured_rate",
     "note",
     "open_bus",
+    "rate_text",
     "raw_record_type",
     "resolve_type",
     "subscriber_qos",
