@@ -110,3 +110,31 @@ def test_list_with_no_services_says_so_and_where_it_looked() -> None:
             assert done.stdout == ""  # stdout stays machine-readable
             assert "no services found" in done.stderr, done.stderr
             assert f"looked on hub port {port}, domain " in done.stderr, done.stderr
+
+
+def test_call_help_names_a_real_service() -> None:
+    """Issue 12 item 9: the example was ``/arm6/power``; the node serves
+    ``/arm6/actarray/power``."""
+    text = run_cli(free_port(), "service", "call", "--help").stdout
+    assert "/arm6/actarray/power" in text and "/arm6/power" not in text
+
+
+def test_a_bad_speed_config_is_refused_naming_the_joint() -> None:
+    """Issue 12 item 9: ``speed: -1.0`` for joint 2 was refused by the CLI as
+    ``ActuatorSpeedConfigRequest: index 2: field 'speed' = -1.0`` — no joint name. The server,
+    which knows the names, refuses it whole and names the joint (name and index)."""
+    from support.array_server import served
+
+    with served("sim://arm6?noise=false", "arm6") as server:
+        before = server.array.config_speeds.copy()
+        result = run_cli(
+            server.port,
+            "service", "call", "/arm6/actarray/speed_config",
+            "jointbus_msgs/msg/ActuatorSpeedConfigRequest", '{joint: 2, speed: -1.0}',
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        reply = json.loads(result.stdout)
+        assert reply["accepted"] is False
+        assert (reply["joint"], reply["index"]) == (["elbow"], [2])
+        assert "'elbow' (index 2)" in reply["text"] and "speed = -1.0" in reply["text"]
+        assert (server.array.config_speeds == before).all()  # nothing changed

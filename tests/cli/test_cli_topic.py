@@ -497,3 +497,12 @@ def test_list_rate_is_measured_from_the_messages_received_or_says_too_few(hub_po
     assert _rate_bounds_ok(topics[TALK_TOPIC]["rate_hz"])
     help_text = re.sub(r"[\s│]+", " ", run_cli(hub_port, "topic", "list", "--help").stdout)
     assert "fewer than 2 messages no rate is measured" in help_text, help_text
+
+
+def test_list_with_nothing_there_says_where_it_looked() -> None:
+    """Issue 12 item 9: as ``node list`` does (hub port, domain)."""
+    port = free_port()
+    result = run_cli(port, "topic", "list", "--measure", "0", "--timeout", "0.3")
+    assert result.returncode == 0, result.stderr
+    assert "no topics found" in result.stderr
+    assert f"looked on hub port {port}, domain " in result.stderr, result.stderr

@@ -209,3 +209,14 @@ def test_unchecked_still_requires_the_wire_types() -> None:
 
     with pytest.raises(ValuesError, match="kp"):
         build_message(JointCommand, {"kp": ["soft"]}, unchecked=True)
+
+
+@pytest.mark.parametrize("key", ["on", "off", "yes", "no", "true", "On"])
+def test_a_yaml_boolean_key_is_explained_with_the_quoted_fix(key: str) -> None:
+    """Issue 12 item 9: ``'{on: false}'`` reads as ``{True: False}`` (YAML 1.1); the error says so
+    and shows the quoted form instead of "expected field names that are strings"."""
+    with pytest.raises(ValuesError) as info:
+        parse_values(f"{{{key}: false}}")
+    text = str(info.value)
+    assert "YAML 1.1" in text and f"{key!r}" in text, text
+    assert f'\'{{"{key}": false}}\'' in text, text  # the quoted form to type instead

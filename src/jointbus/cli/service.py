@@ -134,7 +134,9 @@ def _find(services: list[ServiceInfo], name: str) -> ServiceInfo | None:
 
 @app.command("call")
 def call(  # noqa: PLR0917 (typer options)
-    name: Annotated[str, typer.Argument(metavar="NAME", help="Service name, e.g. /arm6/power.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="Service name, e.g. /arm6/actarray/power.")
+    ],
     type_name: Annotated[
         str,
         typer.Argument(
@@ -161,14 +163,20 @@ def call(  # noqa: PLR0917 (typer options)
     with user_errors():
         validate_topic_name(name)
         request_type = resolve_type(type_name)
+        parsed = parse_values(values)
         try:
-            request = request_type.for_wire(
-                build_message(request_type.facing, parse_values(values))
-            )
+            request = request_type.for_wire(build_message(request_type.facing, parsed))
         except ValuesError:
             raise
         except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
-            raise CliError(str(exc)) from None
+            if request_type.facing is request_type.wire:
+                raise CliError(str(exc)) from None
+            # A typed actuator request knows the joint's index, not its name: the server checks
+            # the plain record and its NACK names the joint (name and index), field and value.
+            try:
+                request = build_message(request_type.wire, parsed)
+            except (ValueError, TypeError):
+                raise CliError(str(exc)) from None
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             deadline = time.monotonic() + wait

@@ -499,6 +499,7 @@ def list_topics(  # noqa: PLR0917 (typer options)
     """Topics on the network: type, publishing nodes, subscribers and measured rate."""
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        where = looked_on(bus)
         try:
             topics = bus.discover(timeout)
             rates: dict[str, tuple[float | None, int]] = {}
@@ -528,7 +529,10 @@ def list_topics(  # noqa: PLR0917 (typer options)
             typer.echo(json.dumps(out, indent=2))
             return
         if not topics:
-            note("no topics found (is a jointbus program running? see --hub-port / --connect)")
+            note(
+                f"no topics found ({where}; is a jointbus program running there? "
+                "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+            )
             return
         rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
         for t in topics:

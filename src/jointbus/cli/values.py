@@ -90,9 +90,33 @@ def parse_values(text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValuesError("", data, "a mapping of field names to values, e.g. '{data: hello}'")
     for key in data:
+        if isinstance(key, bool):
+            raise _boolean_key(text, key)
         if not isinstance(key, str):
             raise ValuesError("", key, "field names that are strings")
     return data
+
+
+def _boolean_key(text: str, key: bool) -> ValuesError:
+    """YAML 1.1 (PyYAML's) reads a bare ``on``/``off``/``yes``/``no`` key as a bool: a field named
+    ``on`` (``ActuatorPowerRequest``) must be quoted. Say so with the spelling the user typed."""
+    node = yaml.compose(text)
+    typed = next(
+        (
+            k.value
+            for k, _ in getattr(node, "value", ())
+            if isinstance(k, yaml.ScalarNode)
+            and k.tag == "tag:yaml.org,2002:bool"
+            and k.style is None
+        ),
+        str(key).lower(),
+    )
+    return ValuesError(
+        "",
+        typed,
+        f"a field name, but YAML 1.1 reads the bare key {typed!r} as {key}: quote it, e.g. "
+        f"'{{\"{typed}\": false}}'",
+    )
 
 
 def type_label(cls: type[Any]) -> str:

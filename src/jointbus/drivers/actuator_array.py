@@ -1190,12 +1190,18 @@ class ActuatorArray(abc.ABC):
         docstring, "Motion while braked")."""
         engaged = self._engaged_brakes()[indices]
         if engaged.any():
-            i = int(indices[int(np.flatnonzero(engaged)[0])])
+            braked = [int(indices[k]) for k in np.flatnonzero(engaged).tolist()]
+            i = braked[0]
+            others = (
+                "braked: " + ", ".join(f"{self._names[j]!r} (index {j})" for j in braked) + "; "
+                if len(braked) > 1
+                else ""
+            )
             raise RequestRejected(
                 request,
                 RejectReason.BRAKED,
-                "release the brakes first (brakes(False)); a target stored while braked would "
-                "make the joint jump on release",
+                f"{others}release the brakes first (brakes(False)); a target stored while "
+                "braked would make the joint jump on release",
                 joint=self._names[i],
                 index=i,
             )

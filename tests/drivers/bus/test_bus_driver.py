@@ -8,7 +8,7 @@ import pytest
 
 from jointbus import drivers
 from jointbus.drivers.bus.driver import ArrayServerError
-from jointbus.drivers.errors import DriverIOError, DriverURLError
+from jointbus.drivers.errors import DriverIOError, DriverURLError, RequestRejected
 from support.array_server import served
 from support.bus import free_port
 
@@ -84,3 +84,30 @@ def test_a_reading_is_stamped_when_the_server_sampled_it_not_when_read() -> None
         stamp = data.header.stamp.sec + data.header.stamp.nanosec * 1e-9
         assert time.time() - stamp >= 0.3  # as old as it is
         assert stamp == pytest.approx(arm.read_joints().time, abs=1e-6)
+
+
+def test_refusals_name_the_call_made_and_a_silent_data_topic_is_a_topic() -> None:
+    """Issue 12 item 9: ``positions()`` refused while powered off said ``request 'position'``
+    over bus://; with three joints braked, the refusal names them all (name and index); the
+    data-timeout error called the ``actarray/data`` topic a "service"."""
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        drivers.open(server.url(timeout="0.5")) as arm,
+    ):
+        with pytest.raises(RequestRejected) as off:
+            arm.positions([0.0] * arm.count)  # every value equal: still the positions() call
+        assert off.value.request == "positions", off.value
+        arm.power(True)
+        arm.brakes(True)
+        braked = [i for i, a in enumerate(arm.config.geometry.actuators) if a.has_brakes]
+        assert len(braked) >= 2
+        with pytest.raises(RequestRejected) as info:
+            arm.positions(arm.read_joints().position + 0.05)
+        for i in braked:
+            assert f"{arm.names[i]!r} (index {i})" in str(info.value), info.value
+        server.node.shutdown()
+        time.sleep(0.8)
+        with pytest.raises(ArrayServerError) as silent:
+            arm.read()
+        text = str(silent.value)
+        assert "topic '/arm6/actarray/data'" in text and "service" not in text, text

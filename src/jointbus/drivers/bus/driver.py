@@ -143,6 +143,17 @@ class ArrayServerError(DriverIOError):
         super().__init__(text)
 
 
+class _TopicSilent(ServiceError):
+    """The array's data *topic* fell silent (no call failed): worded as a topic, not a service."""
+
+    def __init__(self, topic: str, text: str) -> None:
+        super().__init__(topic, text)
+        self.args = (f"topic {topic!r}: {text}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def _where_of(bus: Bus) -> str:
     """Where ``bus`` looks for servers, for the errors that say nothing answered."""
     transport = bus.zenoh
@@ -243,6 +254,8 @@ class BusActuatorArray(ActuatorArray):
             self._latest: ActuatorArrayData | None = None
             #: Header of the sample the last read used (its server stamp, for :meth:`read`).
             self._read_header: Header | None = None
+            #: True inside positions() / speeds() / currents() (see :meth:`_array_command`).
+            self._whole_array_call = False
             self._arrived = threading.Event()
             self._arrived_at = -math.inf
             self._data_lock = threading.Lock()
@@ -254,7 +267,7 @@ class BusActuatorArray(ActuatorArray):
             )
             if not self._arrived.wait(timeout_s):
                 raise ArrayServerError(
-                    n.data, ServiceError(n.data, f"no data within {timeout_s:g} s"), _where_of(bus)
+                    n.data, _TopicSilent(n.data, f"no data within {timeout_s:g} s"), _where_of(bus)
                 )
         except BaseException:
             if owns_bus:
@@ -321,7 +334,7 @@ class BusActuatorArray(ActuatorArray):
             name = self.array_names.data
             raise ArrayServerError(
                 name,
-                ServiceError(name, f"no data for {silence:.2f} s (timeout {self.timeout_s:g} s)"),
+                _TopicSilent(name, f"no data for {silence:.2f} s (timeout {self.timeout_s:g} s)"),
                 _where_of(self._bus),
             )
         acts = data.actuators
@@ -416,10 +429,31 @@ class BusActuatorArray(ActuatorArray):
         n = self.array_names
         if indices.size == 1:
             self._send(method, n.command(method), single(int(indices[0]), float(values[0])))
-        elif indices.size == self.count and bool(np.all(values == values[0])):
+        elif (
+            not self._whole_array_call
+            and indices.size == self.count
+            and bool(np.all(values == values[0]))
+        ):
             self._send(method, n.command(method), single(_ALL, float(values[0])))
         else:
             self._send(method, n.command(f"multi_{method}"), multi(tuple(values.tolist())))
+
+    def _array_command(
+        self,
+        capability: Capability,
+        field_name: str,
+        values: Any,
+        write: Any,
+    ) -> tuple[Saturation, ...]:
+        """``positions()`` / ``speeds()`` / ``currents()``: sent as the multi command even when
+        every value is equal, so a refusal names the call made (``'positions'``, not
+        ``'position'``)."""
+        with self._api_lock:
+            self._whole_array_call = True
+            try:
+                return super()._array_command(capability, field_name, values, write)
+            finally:
+                self._whole_array_call = False
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
         self._write(

@@ -109,7 +109,8 @@ def nack(request: str, error: BaseException) -> ActuatorReply:
     reason = getattr(error, "reason", None)
     return ActuatorReply(
         accepted=False,
-        request=_wire_text(request),
+        # the refused request as the error names it (``positions``), else the service's method
+        request=_wire_text(getattr(error, "request", None) or request),
         error=_wire_name(error),
         reason=reason.name if isinstance(reason, RejectReason) else "",
         type_name=_wire_text(getattr(error, "type_name", "")),
