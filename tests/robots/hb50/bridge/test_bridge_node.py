@@ -36,7 +36,7 @@ from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand,
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 
-_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
+_BUS_TESTS = str(Path(__file__).resolve().parents[3] / "bus")
 if _BUS_TESTS not in sys.path:
     sys.path.insert(0, _BUS_TESTS)
 
