@@ -19,7 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointbus.messages.actarray.state import ActuatorState
-from jointbus.messages.errors import LengthMismatchError, MessageError, NonFiniteError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    MessageError,
+    NonFiniteError,
+    ValidationError,
+)
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header, Time
 from jointbus.robots.hb50.messages import BridgeData, JointStatusFlag
@@ -132,13 +137,25 @@ def test_an_infinite_position_is_refused_naming_the_joint_and_index() -> None:
     assert raised.value.field == "joint_position"
 
 
-def test_arrays_of_another_length_are_refused_naming_the_field() -> None:
+@pytest.mark.parametrize(
+    ("short", "field"),
+    [
+        ("position", "joint_position"),
+        ("velocity", "joint_velocity"),
+        ("effort", "joint_effort"),
+        ("temperature", "joint_temperature"),
+        ("state", "joint_status"),
+    ],
+)
+def test_arrays_of_another_length_are_refused_naming_the_field(short: str, field: str) -> None:
+    arrays: dict[str, np.ndarray] = {
+        "position": np.zeros(12), "velocity": np.zeros(12), "effort": np.zeros(12),
+        "temperature": np.zeros(12), "state": np.zeros(12, dtype=np.uint8),
+    }
+    arrays[short] = arrays[short][:11]
     with pytest.raises(LengthMismatchError) as raised:
-        BridgeData.from_joint_arrays(
-            *imu(), NAMES, position=np.zeros(12), velocity=np.zeros(11), effort=np.zeros(12),
-            temperature=np.zeros(12), state=np.zeros(12, dtype=np.uint8),
-        )
-    assert raised.value.field == "joint_velocity"
+        BridgeData.from_joint_arrays(*imu(), NAMES, **arrays)
+    assert raised.value.field == field
 
 
 def test_arrays_that_are_not_float64_go_through_the_reference() -> None:
@@ -176,3 +193,13 @@ def test_disabling_the_core_builds_the_same_frames_in_python() -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_duplicate_joint_names_are_refused_as_the_constructor_refuses_them() -> None:
+    names = ("a", "b", "a")
+    with pytest.raises(ValidationError) as raised:
+        BridgeData.from_joint_arrays(
+            *imu(), names, position=np.zeros(3), velocity=np.zeros(3), effort=np.zeros(3),
+            temperature=np.zeros(3), state=np.zeros(3, dtype=np.uint8),
+        )
+    assert raised.value.field == "joint_name" and raised.value.index == 2

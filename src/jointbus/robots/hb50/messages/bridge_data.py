@@ -260,9 +260,10 @@ def _slow_fields(
     """The constructor's inputs derived field by field (the path of frames it must refuse)."""
     position = np.asarray(position, dtype=np.float64)
     t = np.asarray(temperature, dtype=np.float64)
-    status = np.zeros(len(position), dtype=np.int64)
-    status[np.isnan(position)] |= _COMM_FLAG
-    status[(np.asarray(state) & int(_STALLED)) != 0] |= _MOTION_FLAG
+    stalled = (np.asarray(state) & int(_STALLED)) != 0
+    status = np.where(stalled, _MOTION_FLAG, 0)  # one per state entry: a short one is named
+    if len(position) == len(status):
+        status[np.isnan(position)] |= _COMM_FLAG
     with np.errstate(invalid="ignore"):
         degrees = np.clip(np.rint(np.where(np.isnan(t), 0.0, t)), 0, 255).astype(np.uint8)
     return (
