@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,7 @@ from jointbus.bus import (
     attachment,
     data_key,
 )
+from jointbus.codec import accel
 from jointbus.codec.type_hash import rihs01_of
 
 
@@ -53,16 +55,17 @@ def port() -> int:
     return free_port()
 
 
-@pytest.fixture(params=[None, False], ids=["default-gate", "python-gate"])
+@pytest.fixture(params=[None, False], ids=["default-core", "python-twin"])
 def pair(port: int, request: pytest.FixtureRequest) -> Iterator[tuple[Bus, Bus]]:
-    """Two buses; every test runs with the default receive gate (the compiled one when the core
-    is built) and with the pure-Python twin."""
+    """Two buses; every test runs with the default send and receive paths (the compiled core's
+    when it is built) and with their pure-Python twins."""
     shm_before = _shm_files()
     a = Bus(name="a", zenoh=ZenohConfig.loopback(port))
     b = Bus(name="b", zenoh=ZenohConfig.loopback(None, (port,)))
     for bus in (a, b):
         assert bus.zenoh is not None
         bus.zenoh.compiled_receive = request.param
+        bus.zenoh.compiled_send = request.param
     yield a, b
     b.close()
     a.close()
@@ -349,3 +352,28 @@ def test_a_corrupt_source_time_is_clamped_and_the_sample_delivered(
     assert wait_until(lambda: got == [1, 2, 3])
     stats = sub.stats()
     assert (stats.latency_count, stats.latency_max_ns, stats.latency_last_ns) == (3, 2**62, 2**62)
+
+
+@pytest.mark.skipif(not accel.AVAILABLE, reason="_cdr_accel not built or disabled")
+def test_the_compiled_send_puts_the_cdr_with_rmw_zenohs_attachment() -> None:
+    puts: list[tuple[bytes, bytes]] = []
+
+    def put(payload: bytes, *, attachment: bytes) -> None:
+        puts.append((payload, attachment))
+
+    gid = bytes(range(16))
+    send = accel.sender(put, Count.to_cdr, gid)
+    assert send is not None
+    before = time.time_ns()
+    send(Count(7, "x"), 2**40 + 3, 0)
+    after = time.time_ns()
+    ((payload, att),) = puts
+    assert payload == Count(7, "x").to_cdr()
+    record = attachment.unpack(att)
+    assert record is not None
+    assert (record.seq, record.gid) == (2**40 + 3, int.from_bytes(gid, "little"))
+    assert before <= record.source_wall_ns <= after
+    assert att == attachment.pack(record.seq, record.source_wall_ns, gid)
+    with pytest.raises(OverflowError):
+        send(Count(7), 2**63, 0)  # the Python twin refuses it too (struct.error)
+    assert len(puts) == 1

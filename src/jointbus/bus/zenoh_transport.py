@@ -80,6 +80,7 @@ from jointbus.bus.ros_graph import (
 from jointbus.bus.sample_gate import clamp_latency, new_gate
 from jointbus.bus.subscriber import Subscriber
 from jointbus.bus.zenoh_config import ZenohConfig
+from jointbus.codec import accel
 from jointbus.codec.codec import codec_for
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.base import Message
@@ -233,6 +234,12 @@ class PublisherLink:
         # Announced last: whoever discovers the token can already query the cache.
         self._token_key, self._token = transport.declare_endpoint(pub, "MP")
         self.gid = gid_of(self._token_key)
+        #: ``send`` as ``publish`` calls it: the compiled core's (encode, stamp, put in one call)
+        #: when built and allowed, else :meth:`send_python`.
+        core = None
+        if transport.compiled_send is not False:
+            core = accel.sender(self._put, self._encode, self.gid)
+        self.send: Callable[[Message, int, int], None] = core or self.send_python
         for msg, _born, seq in pub.history:  # published before Zenoh was attached
             self.send(msg, seq, 0)
 
@@ -242,9 +249,9 @@ class PublisherLink:
             "%s on %s: remote subscribers %s", self._pub.label, self._pub.topic, self.matched
         )
 
-    def send(self, msg: Message, seq: int, mono_ns: int) -> None:
-        """Encode and put one message (called by ``publish`` while matched, or always for a
-        transient-local publisher)."""
+    def send_python(self, msg: Message, seq: int, mono_ns: int) -> None:
+        """Encode and put one message (``send``, called by ``publish`` while matched, or always
+        for a transient-local publisher, is this or the compiled core's twin of it)."""
         self._put(
             self._encode(msg),
             attachment=self._pack(seq, time.time_ns(), attachment.GID_SIZE, self.gid),
@@ -541,6 +548,9 @@ class ZenohTransport:
         #: when the core is built, False = the pure-Python twin (what runs without the core; the
         #: tests run both), True = the compiled one or RuntimeError.
         self.compiled_receive: bool | None = None
+        #: The same for the send path of publishers linked from now on (None: the compiled
+        #: ``send`` when built; False: :meth:`PublisherLink.send_python`).
+        self.compiled_send: bool | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._links: dict[int, PublisherLink] = {}

@@ -1385,6 +1385,138 @@ static PyTypeObject SampleGateType = {
     .tp_methods = SampleGate_methods,
 };
 
+/* ------------------------------------------------------------------------------------------ */
+/* the send path's per-message core: Sender                                                    */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Sender(put, encode, gid): send(message, seq, mono_ns) -> put(encode(message),
+ * attachment=<33 bytes: seq int64 LE, wall-clock ns int64 LE, 0x10, gid>), the rmw_zenoh
+ * attachment of jointbus/bus/attachment.py, stamped right before the put. The Python twin is
+ * PublisherLink.send in jointbus/bus/zenoh_transport.py; this saves its frame and two calls per
+ * message (measured in docs/PERFORMANCE.md).
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *put;
+    PyObject *encode;
+    unsigned char gid[16];
+} SenderObject;
+
+static PyObject *kw_attachment;
+
+static PyObject *
+Sender_send(SenderObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *data, *att, *r;
+    PyObject *call[2];
+    unsigned char *p;
+    long long seq;
+
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "send(message, seq, mono_ns)");
+        return NULL;
+    }
+    seq = PyLong_AsLongLong(args[1]);
+    if (seq == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    data = PyObject_CallOneArg(self->encode, args[0]);
+    if (data == NULL) {
+        return NULL;
+    }
+    att = PyBytes_FromStringAndSize(NULL, 33);
+    if (att == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    p = (unsigned char *)PyBytes_AS_STRING(att);
+    write_le(p, 8, (unsigned long long)seq);
+    write_le(p + 8, 8, (unsigned long long)wall_ns());
+    p[16] = 16;
+    memcpy(p + 17, self->gid, 16);
+    call[0] = data;
+    call[1] = att;
+    r = PyObject_Vectorcall(self->put, call, 1, kw_attachment);
+    Py_DECREF(data);
+    Py_DECREF(att);
+    if (r == NULL) {
+        return NULL;
+    }
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Sender_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *put, *encode;
+    const char *gid;
+    Py_ssize_t gid_len;
+    SenderObject *self;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Sender(put, encode, gid): no keywords");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOy#:Sender", &put, &encode, &gid, &gid_len)) {
+        return NULL;
+    }
+    if (gid_len != 16 || !PyCallable_Check(put) || !PyCallable_Check(encode)) {
+        PyErr_SetString(PyExc_ValueError, "Sender(put, encode, gid): callables and a 16-byte GID");
+        return NULL;
+    }
+    self = (SenderObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->put = Py_NewRef(put);
+    self->encode = Py_NewRef(encode);
+    memcpy(self->gid, gid, 16);
+    return (PyObject *)self;
+}
+
+static int
+Sender_traverse(SenderObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->put);
+    Py_VISIT(self->encode);
+    return 0;
+}
+
+static int
+Sender_clear(SenderObject *self)
+{
+    Py_CLEAR(self->put);
+    Py_CLEAR(self->encode);
+    return 0;
+}
+
+static void
+Sender_dealloc(SenderObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Sender_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef Sender_methods[] = {
+    {"send", (PyCFunction)(void (*)(void))Sender_send, METH_FASTCALL,
+     "send(message, seq, mono_ns): put(encode(message), attachment=<rmw_zenoh attachment>)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SenderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jointbus.codec._cdr_accel.Sender",
+    .tp_doc = "The send path's per-message core: Sender(put, encode, gid).",
+    .tp_basicsize = sizeof(SenderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = Sender_new,
+    .tp_dealloc = (destructor)Sender_dealloc,
+    .tp_traverse = (traverseproc)Sender_traverse,
+    .tp_clear = (inquiry)Sender_clear,
+    .tp_methods = Sender_methods,
+};
+
 static struct PyModuleDef accel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "jointbus.codec._cdr_accel",
@@ -1397,7 +1529,11 @@ PyInit__cdr_accel(void)
 {
     PyObject *module;
     if (PyType_Ready(&ProgramType) < 0 || PyType_Ready(&LatencyStatsType) < 0
-        || PyType_Ready(&SampleGateType) < 0) {
+        || PyType_Ready(&SampleGateType) < 0 || PyType_Ready(&SenderType) < 0) {
+        return NULL;
+    }
+    kw_attachment = Py_BuildValue("(s)", "attachment");
+    if (kw_attachment == NULL) {
         return NULL;
     }
     str_to_bytes = PyUnicode_InternFromString("to_bytes");
@@ -1415,7 +1551,8 @@ PyInit__cdr_accel(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module, "LatencyStats", (PyObject *)&LatencyStatsType) < 0
-        || PyModule_AddObjectRef(module, "SampleGate", (PyObject *)&SampleGateType) < 0) {
+        || PyModule_AddObjectRef(module, "SampleGate", (PyObject *)&SampleGateType) < 0
+        || PyModule_AddObjectRef(module, "Sender", (PyObject *)&SenderType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

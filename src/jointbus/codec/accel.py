@@ -2,8 +2,9 @@
 
 Where it sits: :mod:`jointbus.codec`, used by :mod:`jointbus.codec.layout` (layout programs) and by
 :mod:`jointbus.bus.sample_gate` (the steady state of the Zenoh receive path: attachment, sequence
-gaps, latency, decode and delivery of one sample in one call, see ``_cdr_accel.c``; a higher layer
-using a lower one). ``_cdr_accel`` is
+gaps, latency, decode and delivery of one sample in one call) and by
+:mod:`jointbus.bus.zenoh_transport` (encode, stamp and put one message in one call); see
+``_cdr_accel.c`` (a higher layer using a lower one). ``_cdr_accel`` is
 a small C extension (``_cdr_accel.c``) built by ``pip install`` when a C compiler is present
 (``setup.py`` marks it ``optional``): without it everything works, in pure Python, ≈ 6–7× slower
 on the 500 Hz messages. Why it exists: pure Python plateaus at ≈ 10–11 µs per 12-joint
@@ -109,4 +110,16 @@ def sample_gate(
     if _CORE is None:
         return None
     made: Gate = _CORE.SampleGate(decode, last_seq, plans)
+    return made
+
+
+def sender(
+    put: Callable[..., Any], encode: Callable[[Any], bytes], gid: bytes
+) -> Callable[[Any, int, int], None] | None:
+    """The core's ``send(message, seq, mono_ns)``: ``put(encode(message), attachment=...)`` with
+    rmw_zenoh's 33-byte attachment (``seq``, wall-clock ns, GID) stamped in C; ``None`` without
+    the core."""
+    if _CORE is None:
+        return None
+    made: Callable[[Any, int, int], None] = _CORE.Sender(put, encode, gid).send
     return made
