@@ -54,8 +54,8 @@ import zenoh
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, data_key
 from jointbus.bus.attachment import SIZE as ATTACHMENT_SIZE
 from jointbus.codec.type_hash import rihs01_of
-from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData
 
 GOAL_INPROC_US = 3.0
 #: jointbus's one-way latency at 1 kHz (p50) must be at most this times raw Zenoh's, same run.

@@ -62,8 +62,8 @@ from typing import Any
 import zenoh
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData
 
 ADOPT_SPEEDUP = 3.0
 RATE_HZ = 1000.0

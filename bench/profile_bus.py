@@ -45,7 +45,7 @@ import zenoh
 from bench.bench_bus import DOMAIN, RAW_KEY, TOPIC, _free_port, _message, _raw_config
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.zenoh_transport import TopicSubscription
-from jointbus.messages.hb50 import BridgeData
+from jointbus.robots.hb50.messages import BridgeData
 
 
 def _mean_ns(fn: Callable[[], object], n: int) -> float:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 import zenoh
-from bus_support import Count, Reading, free_port, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -31,6 +30,7 @@ from jointbus.bus import (
 )
 from jointbus.codec import accel
 from jointbus.codec.type_hash import rihs01_of
+from support.bus import Count, Reading, free_port, wait_until
 
 
 def _key(topic: str, cls: type = Count) -> str:
