@@ -16,7 +16,6 @@ import tracemalloc
 from typing import Any
 
 import pytest
-from bus_support import Count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +30,7 @@ from jointbus.bus.sample_gate import (
 )
 from jointbus.codec import accel
 from jointbus.codec.errors import DecodeError
+from support.bus import Count
 
 KINDS = ["python", "compiled"] if accel.AVAILABLE else ["python"]
 GIDS = [bytes([i]) * 16 for i in (1, 2, 3)]
