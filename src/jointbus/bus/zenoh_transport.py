@@ -24,7 +24,11 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
   once as a :class:`TypeMismatchEvent`. (A wildcard ``<domain>/<topic>/*/*`` subscriber would see
   such samples too, but cost 8–38 µs more per sample in Zenoh's routing: measured with
   ``bench/bench_bus.py``.) A sample is decoded once with the topic's message class and the same
-  object is offered to every compatible local subscriber. An undecodable payload is counted and
+  object is offered to every compatible local subscriber. The steady state (a known publisher, the
+  next sequence number, a payload that decodes) runs in one call of the topic's receive gate
+  (:mod:`jointbus.bus.sample_gate`: the compiled core's when built, else its Python twin); every
+  other sample is handed back untouched and takes the Python path below, which alone counts and
+  reports gaps, malformed payloads and foreign attachments. An undecodable payload is counted and
   reported (:class:`MalformedPayloadEvent`) and dropped; the subscription keeps running. A sample
   without a readable attachment (a plain Zenoh ``put``) is delivered, but counted and reported once
   (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in a publisher's sequence
