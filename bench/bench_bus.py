@@ -49,8 +49,8 @@ import zenoh
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, data_key
 from jointbus.bus.attachment import SIZE as ATTACHMENT_SIZE
 from jointbus.codec.type_hash import rihs01_of
-from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData
 
 GOAL_INPROC_US = 3.0
 GOAL_ZENOH_LATENCY_RATIO = 1.15

@@ -40,8 +40,8 @@ from jointbus.drivers.can.firmware_twin import FirmwareTwin
 from jointbus.drivers.can.mit_protocol import MitCommand, MitReply, encode_command, encode_reply
 from jointbus.drivers.can.motor_link import MotorLink, MotorSpec
 from jointbus.drivers.can.motor_models import bundled_motor_models
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 N_MOTORS = 12
 # Share of raw python-can's frame rate to keep. Our side adds validation, encoding and decoding,

@@ -40,10 +40,10 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from jointbus.codec import Codec, accel, cdr, codec_for
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
-from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 JOINTS = tuple(f"{leg}_j{i}" for leg in ("fr", "fl", "rr", "rl") for i in range(3))
 REQUIRED_SPEEDUP = 8.0

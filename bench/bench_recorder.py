@@ -29,8 +29,8 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from jointbus.bus import MAB_RT, Bus
-from jointbus.messages.hb50.bridge_data import BridgeData
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.tools.recorder import Recorder
 
 GOAL_SPEEDUP = 4.0

@@ -9,7 +9,7 @@ to ``bench/results/scaling.json`` so the figures can be redrawn without measurin
     ``read_joints()`` of a :class:`~jointbus.drivers.sim.driver.SimActuatorArray` in stepping mode,
     the ``BridgeData`` built the way the bridge builds it (status flags, temperatures as uint8),
     an in-process ``publish`` to a realtime subscriber, the bridge's
-    :class:`~jointbus.nodes.bridge.command_check.CommandCheck` on an N-joint ``JointCommand`` and
+    :class:`~jointbus.nodes.safety.command_check.CommandCheck` on an N-joint ``JointCommand`` and
     the array's ``impedance`` write. The N-joint array is synthetic, built like
     :meth:`SimArrayConfig.from_model` on hb50 with its 12 joints repeated (names made unique), so
     every joint has real limits, drives and calibration. The simulator's physics is *not* in the
@@ -54,10 +54,10 @@ from jointbus.drivers.limits import JointLimits
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
-from jointbus.messages.hb50 import BridgeData, JointCommand, JointStatusFlag
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.command_check import CommandCheck
+from jointbus.nodes.safety.command_check import CommandCheck
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, JointStatusFlag
 
 RESULTS = Path(__file__).resolve().parent / "results"
 JOINTS = (12, 64, 256)

@@ -54,8 +54,8 @@ from typing import Any
 
 import zenoh
 
-from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData
 
 ADOPT_SPEEDUP = 3.0
 RATE_HZ = 1000.0

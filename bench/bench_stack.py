@@ -63,8 +63,8 @@ from jointbus import drivers
 from jointbus.bus import MAB_RT, ZenohConfig
 from jointbus.drivers.sim.driver import SimActuatorArray
 from jointbus.messages.geometry_msgs import Twist, Vector3
-from jointbus.messages.hb50 import JointCommand
 from jointbus.messages.nav_msgs import Odometry
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.stack import Stack, default_url
 from jointbus.tools.recorder import Recorder
 

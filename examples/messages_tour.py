@@ -6,8 +6,8 @@ its bytes are exactly what a ROS 2 node would put on the wire.
 
 from jointbus.math import Transform2D, Twist2D
 from jointbus.messages.errors import ValidationError
-from jointbus.messages.hb50 import JointCommand, Status
 from jointbus.messages.joint_state import JointState
+from jointbus.robots.hb50.messages import JointCommand, Status
 
 names = ["fr_j0", "fr_j1", "fr_j2"]
 

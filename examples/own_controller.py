@@ -19,8 +19,8 @@ What happens — the bridge's command arbitration, nothing special in this progr
    without commands.
 
 The joint targets come from the same leg inverse kinematics the control node uses
-(:class:`jointbus.nodes.control.stand_pose.StandPose`): the difference between the standing pose
-at the robot's stand height and at the squat height, added to the measured start pose.
+(:class:`jointbus.robots.hb50.control.stand_pose.StandPose`): the difference between the
+standing pose at the robot's stand height and at the squat height, added to the measured start pose.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ import time
 import numpy as np
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData, BridgeState, JointCommand
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.control.stand_pose import BodyPose, StandPose
+from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
 from jointbus.runtime import CycleInfo, Node
 
 NAME = "squat_controller"

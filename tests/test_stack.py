@@ -15,10 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.messages.hb50 import BridgeData
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages import BridgeData
 from jointbus.stack import (
     BRIDGE_SWITCH_INTERVAL_S,
     Stack,
@@ -26,6 +25,7 @@ from jointbus.stack import (
     StackError,
     StackSummary,
 )
+from support.bus import free_port, wait_until
 
 HB50 = load_robot("hb50")
 STAND_HEIGHT = 0.34  # m, the robot file's stand_height

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from jointbus.bus import RELIABLE, Bus, Reliability, Subscriber, ZenohConfig
-from jointbus.messages.hb50 import BridgeState, Status
+from jointbus.robots.hb50.messages import BridgeState, Status
 from jointbus.runtime import LoopDiagnostics
 from jointbus.stack import Stack
 from jointbus.tools.recorder import Recorder

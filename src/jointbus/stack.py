@@ -6,8 +6,9 @@ commands are thin views of a :class:`Stack`. Tests and benchmarks use it to run 
 user does.
 
 **What runs.** ``Stack("hb50")`` opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with
-its drives off), a :class:`~jointbus.nodes.bridge.BridgeNode` at 500 Hz that owns it, and a
-:class:`~jointbus.nodes.control.ControlNode`. Once the first feedback frame reached the control
+its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz that owns it, and a
+:class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame reached the
+control
 node, the stack sends ``start_command`` (``stand_up`` by default) on ``/hb50/control_command`` —
 the same message ``jointbus mode stand_up`` sends — and the robot stands up. ``nodes`` picks a
 subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
@@ -82,7 +83,12 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConf
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import (
+from jointbus.messages.std_msgs import String
+from jointbus.model.robot import RobotModel
+from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
+from jointbus.robots.hb50.control.node import ControlNode
+from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
     BridgeStatus,
@@ -90,11 +96,6 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import String
-from jointbus.model.robot import RobotModel
-from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeNode
-from jointbus.nodes.control.node import ControlNode
 from jointbus.runtime import (
     DEFAULT_NAMESPACE,
     LivelinessMonitor,

@@ -22,8 +22,8 @@ from test_zenoh_tls import Pki, dialer, free_port, listener, make_pki, wait_unti
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfigError
 from jointbus.bus.zenoh_security import ZenohAccessControl, secure
-from jointbus.messages.hb50 import JointCommand
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import JointCommand
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 

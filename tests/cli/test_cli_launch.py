@@ -13,13 +13,19 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from cli_support import free_port, run_cli, start_cli, wait_until
 
 from jointbus import stack
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
 from jointbus.cli import launch
-from jointbus.messages.hb50 import BridgeMode, BridgeState, BridgeStatus, MotionMode, RobotState
-from jointbus.nodes.control.motion import MotionCommand
+from jointbus.robots.hb50.control.motion import MotionCommand
+from jointbus.robots.hb50.messages import (
+    BridgeMode,
+    BridgeState,
+    BridgeStatus,
+    MotionMode,
+    RobotState,
+)
+from support.cli import free_port, run_cli, start_cli, wait_until
 
 STAND_TIMEOUT = 40.0  # s: two interpreters start, then the 1 s stand-up
 

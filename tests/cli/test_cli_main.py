@@ -43,7 +43,7 @@ def test_every_registration_imports_its_command() -> None:
 # registry of every robot (the modules that made `jointbus estop` take seconds to start).
 _HEAVY = (
     "jointbus.stack",
-    "jointbus.nodes.control.motion",
+    "jointbus.robots.hb50.control.motion",
     "jointbus.cli.demo",
     "jointbus.tools.known_types",
     "mujoco",

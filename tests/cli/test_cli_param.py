@@ -40,7 +40,7 @@ class Robot:
 
 @pytest.fixture(scope="module")
 def robot() -> Iterator[Robot]:
-    from cli_support import cli_env, free_port, stop
+    from support.cli import cli_env, free_port, stop
 
     port = free_port()
     proc = subprocess.Popen(
@@ -61,7 +61,7 @@ def robot() -> Iterator[Robot]:
 
 
 def param(robot: Robot, *args: str) -> subprocess.CompletedProcess[str]:
-    from cli_support import run_cli
+    from support.cli import run_cli
 
     return run_cli(robot.port, "param", *args)
 
@@ -97,7 +97,7 @@ def test_list_shows_every_nodes_parameters_with_value_unit_and_range(robot: Robo
     )
     assert "WARN status" in warn["DESCRIPTION"]
     watchdog = rows["bridge_node", "watchdog_time"]["DESCRIPTION"]
-    # what the bridge does (tests/nodes/bridge: safe mode applies kp = 0, kd = safe_kd)
+    # what the bridge does (tests/robots/hb50/bridge: safe mode applies kp = 0, kd = safe_kd)
     assert "damping" in watchdog and "drives stay on" in watchdog and "off" not in watchdog
     height = rows["control_node", "stand_height"]
     assert (height["VALUE"], height["UNIT"], height["RANGE"]) == ("0.34", "m", "[0.15, 0.42]")

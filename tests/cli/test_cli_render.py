@@ -23,11 +23,11 @@ from jointbus.cli.values import build_message
 from jointbus.codec.schema import schema_of
 from jointbus.codec.wire import FLOAT32_MAX, INT_RANGES, Primitive
 from jointbus.math import Transform2D
-from jointbus.messages.hb50 import BridgeState, Level, RobotState, Status
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.robots.hb50.messages import BridgeState, Level, RobotState, Status
 
 _TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 
@@ -221,7 +221,7 @@ def test_text_bytes_show_as_text_and_binary_bytes_as_values() -> None:
 
 
 def test_uint8_numbers_stay_numbers_even_when_they_spell_text() -> None:
-    from jointbus.messages.hb50 import BridgeData
+    from jointbus.robots.hb50.messages import BridgeData
 
     frame = BridgeData(
         header=Header(Time(1, 2), ""),

@@ -17,9 +17,9 @@ from jointbus.bus.service_types import service_type_hash, service_type_name
 from jointbus.cli.main import _register, app
 from jointbus.cli.ros2 import SERVICE_PAIRS, export_packages, own_definition
 from jointbus.codec.type_hash import qualify_msg_line, rihs01_of
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
 from jointbus.nodes.array import ArrayNode
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from cli_support import (
-    TALK_RATE_HZ,
-    TALK_TOPIC,
-    TALKER_NODE,
-    free_port,
-    run_cli,
-    start_cli,
-    start_talker,
-    stop,
-    wait_until,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,8 +24,19 @@ from jointbus.cli.topic import (
     resolve_type,
     subscriber_qos,
 )
-from jointbus.messages.hb50 import Level, Status
 from jointbus.messages.joint_state import JointState
+from jointbus.robots.hb50.messages import Level, Status
+from support.cli import (
+    TALK_RATE_HZ,
+    TALK_TOPIC,
+    TALKER_NODE,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
 
 
 @pytest.fixture(scope="module")
@@ -464,7 +464,7 @@ def bridge_port() -> Iterator[int]:
     try:
         with Bus(name="probe", zenoh=ZenohConfig(hub_port=port)) as bus:
             frames: list[object] = []
-            from jointbus.messages.hb50 import BridgeState
+            from jointbus.robots.hb50.messages import BridgeState
 
             bus.subscribe("/hb50/bridge_state_10hz", BridgeState, frames.append, RELIABLE)
             assert wait_until(lambda: bool(frames), timeout=60.0), "the bridge did not start"

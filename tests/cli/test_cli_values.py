@@ -12,11 +12,11 @@ from jointbus.cli.values import MISSING, ValuesError, build_message, parse_value
 from jointbus.math import Transform2D
 from jointbus.messages.actarray.commands import PositionCommand
 from jointbus.messages.errors import LengthMismatchError, LimitError
-from jointbus.messages.hb50 import Level, RobotState, Status
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.robots.hb50.messages import Level, RobotState, Status
 
 NOW_NS = 1_700_000_000_123_456_789
 
@@ -192,7 +192,7 @@ def test_unchecked_builds_what_the_message_would_refuse_and_it_encodes() -> None
 
     from jointbus.codec.errors import DecodeError
     from jointbus.messages.errors import ValidationError
-    from jointbus.messages.hb50 import JointCommand
+    from jointbus.robots.hb50.messages import JointCommand
 
     values = {"name": ["a", "b"], "kp": [float("nan"), 1.0], "kd": [-3.0], "t_pos": [0.1, 0.2]}
     with pytest.raises(ValidationError):
@@ -205,7 +205,7 @@ def test_unchecked_builds_what_the_message_would_refuse_and_it_encodes() -> None
 
 
 def test_unchecked_still_requires_the_wire_types() -> None:
-    from jointbus.messages.hb50 import JointCommand
+    from jointbus.robots.hb50.messages import JointCommand
 
     with pytest.raises(ValuesError, match="kp"):
         build_message(JointCommand, {"kp": ["soft"]}, unchecked=True)

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
-from wire_strategies import samples
 
 from jointbus.codec import Codec, accel, cdr, schema_of
 from jointbus.codec.layout import K_ARRAY, K_BLOB, K_NODE, MISS, compile_layout
 from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import Float64, String
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import JointCommand
+from jointbus.robots.hb50.messages import JointCommand
+from support.wire_strategies import samples
 
 needs_core = pytest.mark.skipif(not accel.AVAILABLE, reason="_cdr_accel not built or disabled")
 SAMPLES = samples()
@@ -34,7 +34,7 @@ SAMPLES = samples()
 def test_disabling_the_core_runs_everything_in_python() -> None:
     script = (
         "from jointbus.codec import accel, Codec, cdr\n"
-        "from jointbus.messages.hb50 import JointCommand\n"
+        "from jointbus.robots.hb50.messages import JointCommand\n"
         "assert not accel.AVAILABLE\n"
         "msg = JointCommand.hold(('a', 'b'), (0.5, -0.5), 80.0, 3.0)\n"
         "codec = Codec(JointCommand)\n"

@@ -22,8 +22,8 @@ from jointbus.codec.type_hash import (
     rihs01_service,
     type_description_json,
 )
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 
 # Published by ROS 2 (rosidl-generated hashes, as seen in rmw_zenoh key expressions).
 PUBLISHED = {

@@ -38,10 +38,10 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.geometry_msgs import Vector3
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec, SoftLimits
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 NAMES = ("hip", "knee", "ankle")
 

@@ -31,9 +31,9 @@ from jointbus.drivers.can.mit_protocol import MitCommand, decode_command
 from jointbus.drivers.can.motor_link import MotorSpec
 from jointbus.drivers.can.motor_models import bundled_motor_models
 from jointbus.drivers.sim.driver import SimArrayConfig
-from jointbus.messages.hb50 import BridgeData, JointCommand, JointStatusFlag, Level, Status
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeNode
+from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, JointStatusFlag, Level, Status
 from jointbus.runtime.timer import TimerThread
 
 HB50 = load_robot("hb50")

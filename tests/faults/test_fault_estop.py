@@ -21,7 +21,7 @@ node publishes.
   the robot standing up by itself — is judged on MuJoCo ground truth in
   ``test_fault_estop_ground_truth.py``.)
 
-The cycle-exact versions (stepped clock) are in ``tests/nodes/bridge/test_bridge_node.py``
+The cycle-exact versions (stepped clock) are in ``tests/robots/hb50/bridge/test_bridge_node.py``
 (``test_estop_latches_until_an_explicit_reset``,
 ``test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target``,
 ``test_commands_queued_before_the_reset_are_not_applied``).
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from fault_support import ModeLog, wait_until
 
 from jointbus.bus import MAB_RT
-from jointbus.messages.hb50 import BridgeData, JointCommand, MotionMode
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, MotionMode
 from jointbus.stack import Stack
+from support.faults import ModeLog, wait_until
 
 HEADROOM_S = 0.05  # wake-up lateness and host stalls on a loaded 2-vCPU VM
 

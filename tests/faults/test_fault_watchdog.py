@@ -21,15 +21,15 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from fault_support import CYCLE_NS, ModeLog, wait_until
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
-from jointbus.messages.hb50 import JointCommand
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime.timer import TimerThread
 from jointbus.stack import Stack
+from support.faults import CYCLE_NS, ModeLog, wait_until
 
 ROBOT = load_robot("hb50")
 ORDER = ROBOT.actuator_order
@@ -132,7 +132,7 @@ SINK_BOUNDS_S = {0.15: 0.7, 0.10: 1.8}
 def test_in_safe_mode_the_standing_hb50_sinks_no_faster_than_documented() -> None:
     from jointbus import drivers
     from jointbus.drivers.sim.mujoco_world import MujocoWorld
-    from jointbus.nodes.control.motion import MotionController
+    from jointbus.robots.hb50.control.motion import MotionController
 
     q_stand = MotionController(ROBOT).q_stand
     array = drivers.open("sim://hb50?realtime=false&seed=0")

@@ -11,7 +11,7 @@ timing), fed one command per 2 ms cycle through the in-process bus. Commands are
 generator: valid ones, valid ones with one or more defects (object-level, as a faulty in-process
 publisher or decoder could deliver), decoded mutants of valid payloads (byte-level), and random
 ones. An oracle written here from the robot model — independent of the bridge's
-:class:`~jointbus.nodes.bridge.command_check.CommandCheck` — says which are fully valid. After each
+:class:`~jointbus.nodes.safety.command_check.CommandCheck` — says which are fully valid. After each
 cycle the test checks:
 
 - the command the driver received (:meth:`ActuatorArray.impedance`, and the impedance targets the
@@ -37,17 +37,17 @@ from typing import Any, Final
 
 import numpy as np
 import pytest
-from fuzz_support import Mutator
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ImpedanceTargets
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
-from jointbus.messages.hb50 import JointCommand, Level, Status
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.messages import JointCommand, Level, Status
 from jointbus.runtime.timer import TimerThread
+from support.fuzz import Mutator
 
 STEP_NS: Final = 2_000_000  # 500 Hz
 ROBOT = load_robot("hb50")

@@ -28,9 +28,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import fuzz_support
 import pytest
-from fuzz_support import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jointbus.codec import DecodeError, decode
+from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
+from jointbus.runtime import LoopDiagnostics
+from support import fuzz as fuzz_support
+from support.fuzz import (
     REGRESSIONS,
     ClassCorpus,
     DecodeChecker,
@@ -42,13 +49,6 @@ from fuzz_support import (
     run_campaign,
     tracing,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from jointbus.codec import DecodeError, decode
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
-from jointbus.messages.registry import default_registry
-from jointbus.runtime import LoopDiagnostics
 
 CLASSES = message_classes()
 IDS = [class_id(c) for c in CLASSES]

@@ -32,14 +32,14 @@ from typing import Any, Final
 
 import pytest
 import zenoh
-from fuzz_support import Mutator, class_id, corpus, message_classes
 
 from jointbus.bus import RELIABLE, Bus, MalformedPayloadEvent, QosEvent, ZenohConfig, data_key
 from jointbus.bus import attachment as jb_attachment
 from jointbus.codec import DecodeError
 from jointbus.codec.type_hash import rihs01_of
-from jointbus.messages.hb50 import BridgeData, JointCommand, Status
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import BridgeData, JointCommand, Status
+from support.fuzz import Mutator, class_id, corpus, message_classes
 
 TYPES: Final = (JointCommand, BridgeData, Status, String)
 QUICK_SAMPLES: Final = 400

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jointbus.messages.hb50 import Status
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError, default_registry
+from jointbus.robots.hb50.messages import Status
 
 
 def test_every_registered_type_round_trips_its_definition_name() -> None:

@@ -15,7 +15,7 @@ from jointbus.messages.errors import LimitError, ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TN = "hb50_commons/msg/Status"
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
@@ -125,8 +125,8 @@ def test_decoding_an_unknown_level_is_a_decode_error() -> None:
 
 def test_hb50_code_keeps_importing_the_same_status_type() -> None:
     """Honey Badger code and existing bags keep working: one class, same wire name, same bytes."""
-    from jointbus.messages import hb50
-    from jointbus.messages.hb50 import status as hb50_status
+    from jointbus.robots.hb50 import messages as hb50
+    from jointbus.robots.hb50.messages import status as hb50_status
 
     assert hb50.Status is Status and hb50.Level is Level
     assert hb50_status.Status is Status and hb50_status.Level is Level

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jointbus.messages.hb50 import Status
 from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import Status
 from jointbus.runtime.message_types import RUNTIME_MESSAGE_TYPES, runtime_registry
 
 

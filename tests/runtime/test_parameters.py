@@ -9,12 +9,11 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from runtime_support import wait_until
 
 from jointbus.bus import LATCHED, RELIABLE, Bus, Publisher
-from jointbus.messages.hb50 import Level, Status
 from jointbus.model import load_robot
 from jointbus.model.parameters import ParameterSpec, ParameterType, parameter_defaults
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import LifecycleState, Node
 from jointbus.runtime.parameter_messages import ParameterList, ParameterUpdate
 from jointbus.runtime.parameters import (
@@ -27,6 +26,7 @@ from jointbus.runtime.parameters import (
     parse_value,
     select_specs,
 )
+from support.runtime import wait_until
 
 HB50 = load_robot("hb50")
 #: The issue's tunables of both nodes, as the hb50 robot file names them.

@@ -29,12 +29,12 @@ from hypothesis import strategies as st
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.math import Quaternion, Transform
-from jointbus.messages.hb50 import BridgeData, Status
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.model import load_robot
 from jointbus.model.robot import RobotModel
+from jointbus.robots.hb50.messages import BridgeData, Status
 from jointbus.tools.foxglove_view import (
     JOINT_STATES_TOPIC,
     ROBOT_DESCRIPTION_TOPIC,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES, BridgeData, JointCommand, Status
 from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES, BridgeData, JointCommand, Status
 from jointbus.runtime import RUNTIME_MESSAGE_TYPES, runtime_registry
 from jointbus.tools.known_types import known_registry
 

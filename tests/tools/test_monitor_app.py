@@ -19,7 +19,8 @@ from textual.widgets import DataTable
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.bus.discovery import TopicInfo
 from jointbus.messages.geometry_msgs import Twist
-from jointbus.messages.hb50 import (
+from jointbus.messages.std_msgs import Header, String
+from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
     JointStatusFlag,
@@ -27,7 +28,6 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import Header, String
 from jointbus.tools.monitor.app import MonitorApp
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import MonitorModel

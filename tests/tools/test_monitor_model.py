@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus
-from jointbus.messages.hb50 import (
+from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
     JointStatusFlag,
@@ -21,7 +22,6 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import Header
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import (
     FLAG_LABELS,

@@ -9,19 +9,19 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from rosbag2_fixtures import write_rosbag2
-from tools_support import bridge_data, joint_command, wait_until, write_mcap
 
 from jointbus.bus import Bus
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
-from jointbus.messages.hb50.bridge_data import BridgeData
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import PlaybackError
 from jointbus.tools.player import LivePublisherError, Player, is_command_topic
+from support.rosbag2_fixtures import write_rosbag2
+from support.tools import bridge_data, joint_command, wait_until, write_mcap
 
 T0 = 1_800_000_000_000_000_000
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from mcap.reader import make_reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from tools_support import bridge_data, free_port, wait_until
 
 from jointbus.bus import LATCHED, RELIABLE, Bus, ZenohConfig
 from jointbus.messages.geometry_msgs import Transform, TransformStamped
-from jointbus.messages.hb50.bridge_data import BridgeData
 from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
 from jointbus.tools.recorder import Recorder
+from support.tools import bridge_data, free_port, wait_until
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError, StackSummary
 
 if TYPE_CHECKING:

@@ -56,7 +56,8 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import (
+from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import (
     BridgeState,
     BridgeStatus,
     Level,
@@ -64,7 +65,6 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.std_msgs import String
 from jointbus.runtime import DEFAULT_NAMESPACE
 
 if TYPE_CHECKING:
@@ -74,9 +74,9 @@ if TYPE_CHECKING:
 __all__ = ["bridge", "control", "estop", "mode"]
 
 #: What ``jointbus mode`` sends: every motion command (walk and run start the trot from STAND).
-#: Spelled out rather than read from :class:`jointbus.nodes.control.motion.MotionCommand` so that
-#: ``jointbus estop`` / ``mode`` start without importing the controller (numpy-heavy gait code);
-#: ``tests/cli/test_cli_launch.py`` checks the two agree.
+#: Spelled out rather than read from :class:`jointbus.robots.hb50.control.motion.MotionCommand`
+#: so that ``jointbus estop`` / ``mode`` start without importing the controller (numpy-heavy
+#: gait code); ``tests/cli/test_cli_launch.py`` checks the two agree.
 MODE_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle", "walk", "run")
 #: ``--start`` values of ``jointbus control``: :data:`jointbus.stack.START_COMMANDS` (same test).
 START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")

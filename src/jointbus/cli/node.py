@@ -56,7 +56,7 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
-from jointbus.messages.hb50 import Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import (
     DEFAULT_LIVELINESS_TIMEOUT_S,
     DEFAULT_NAMESPACE,

@@ -44,8 +44,8 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
-from jointbus.messages.hb50 import Level, Status
 from jointbus.model.errors import ParameterError
+from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import DEFAULT_NAMESPACE
 from jointbus.runtime.parameter_messages import (
     Parameter,

@@ -31,8 +31,8 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import TypeRegistry, default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 
 app = typer.Typer(no_args_is_help=True)
 

@@ -3,8 +3,8 @@
 Where it sits: :mod:`jointbus.cli` (the top layer), registered as a command of
 :mod:`jointbus.cli.main`; it joins the bus as the other CLI commands do (same options, the
 ``JOINTBUS_HUB_PORT`` default) and publishes the *normalised* ``geometry_msgs/msg/Twist`` that
-``/<ns>/velocity_command`` carries (:mod:`jointbus.messages.hb50.velocity_command`: components in
-[-1, 1], ``linear.z`` the walking height as a fraction of the reference height).
+``/<ns>/velocity_command`` carries (:mod:`jointbus.robots.hb50.messages.velocity_command`:
+components in [-1, 1], ``linear.z`` the walking height as a fraction of the reference height).
 
 The keys, the release timeout and the publishing thread are
 :mod:`jointbus.tools.teleop_keys`'s (the monitor drives the robot with the same ones); this module

@@ -127,12 +127,12 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.geometry_msgs import Point, Vector3
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.joint import JointType
 from jointbus.model.limits import JointLimitSpec
 from jointbus.model.robot import RobotModel
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 __all__ = [
     "ActuatorArray",

@@ -8,7 +8,7 @@ over-temperature actuator) on ``/<ns>/status``. A missing heartbeat means a lost
 Why it is generic yet named ``hb50_commons/msg/Status`` on the wire: the type was first Honey Badger
 5.0's (seed 001) and ROS 2 tools, bags and monitors already know it by that name; it carries
 nothing robot-specific, so every node of every robot uses it unchanged. Field names, order and wire
-types are exactly the seed's, and :mod:`jointbus.messages.hb50` re-exports it for hb50 users.
+types are exactly the seed's, and :mod:`jointbus.robots.hb50.messages` re-exports it for hb50 users.
 
 ``level`` is one of :class:`Level` (``OK=1, WARN=2, ERROR=3, STALE=4``, the seed's values, also
 published as ``.msg`` constants); anything else is rejected, because a monitor that cannot rank a

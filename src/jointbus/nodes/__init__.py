@@ -1,15 +1,16 @@
-"""jointbus.nodes: the long-running nodes of a robot stack (bridge, control, ...).
+"""jointbus.nodes: the generic long-running nodes, for any robot.
 
 Where it sits: the layer above :mod:`jointbus.drivers`, :mod:`jointbus.runtime` and
-:mod:`jointbus.bus`, below :mod:`jointbus.cli`. Each node is a subpackage whose decision logic is
-split into pure, clock-injected components (tested on their own) and a thin ``node`` module that
-wires them to the bus, the rate loop and the drivers.
+:mod:`jointbus.bus`, below the robot packages (:mod:`jointbus.robots`) and :mod:`jointbus.cli`.
+Each node's decision logic is split into pure, clock-injected components (tested on their own) and
+a thin ``node`` module that wires them to the bus, the rate loop and the drivers.
 
-- :mod:`jointbus.nodes.bridge` — owns the actuator array; checks, arbitrates and applies joint
-  commands at 500 Hz; watchdog, e-stop and thermal protection.
-- :mod:`jointbus.nodes.control` — the control node: state estimate, motion modes (idle, stand up,
-  stand, sit down; no walking gaits), RobotState, joint states and /tf.
+- :mod:`jointbus.nodes.array` — the array node (``jointbus serve``): any ``ActuatorArray`` on the
+  bus with Beam Bots, Player and Rock messages, services and safety;
+- :mod:`jointbus.nodes.safety` — the safety components it and Honey Badger's bridge share
+  (command check, arbitration, watchdog, e-stop latch, re-entry ramp, thermal guard);
+- :mod:`jointbus.nodes.ground_truth` — a simulator's ground truth on the bus.
 
-Import the subpackages directly (``from jointbus.nodes.bridge import BridgeNode``): importing one
-node never pulls in another's dependencies.
+Robot-specific nodes (Honey Badger's bridge and control node) live in :mod:`jointbus.robots`.
+Import the subpackages directly: importing one node never pulls in another's dependencies.
 """

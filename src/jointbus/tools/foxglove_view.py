@@ -79,7 +79,6 @@ from jointbus.messages.base import Message
 from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
 from jointbus.messages.geometry_msgs import Transform as TransformMsg
 from jointbus.messages.geometry_msgs import TransformStamped, Vector3
-from jointbus.messages.hb50 import BridgeData
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import Header, String
@@ -87,6 +86,7 @@ from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.model.joint import JointType
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.robot import RobotModel
+from jointbus.robots.hb50.messages import BridgeData
 from jointbus.tools.errors import ToolError
 from jointbus.tools.known_types import known_registry
 

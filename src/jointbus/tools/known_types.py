@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 
-from jointbus.messages.hb50 import HB50_MESSAGE_TYPES
 from jointbus.messages.registry import TypeRegistry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 from jointbus.runtime.message_types import runtime_registry
 
 __all__ = ["known_registry"]

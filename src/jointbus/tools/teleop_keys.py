@@ -4,8 +4,8 @@ Where it sits: :mod:`jointbus.tools`, above :mod:`jointbus.bus` and :mod:`jointb
 ``jointbus teleop`` (:mod:`jointbus.cli.teleop`) and the terminal monitor
 (:mod:`jointbus.tools.monitor.app`) both drive the robot through it, so the keys and the
 behaviour are the same in both. It publishes the *normalised* ``geometry_msgs/msg/Twist`` that
-``/<ns>/velocity_command`` carries (:mod:`jointbus.messages.hb50.velocity_command`: components in
-[-1, 1], ``linear.z`` the walking height as a fraction of the reference height).
+``/<ns>/velocity_command`` carries (:mod:`jointbus.robots.hb50.messages.velocity_command`:
+components in [-1, 1], ``linear.z`` the walking height as a fraction of the reference height).
 
 Keys (``teleop_twist_keyboard``'s layout; capitals strafe instead of turning)::
 

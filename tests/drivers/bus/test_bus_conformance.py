@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from array_server import served
 
 from jointbus import drivers
 from jointbus.drivers import ActuatorArray, RejectReason, RequestRejected
@@ -28,7 +27,8 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
-from jointbus.messages.hb50 import JointCommand
+from jointbus.robots.hb50.messages import JointCommand
+from support.array_server import served
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim

@@ -69,8 +69,8 @@ from jointbus.messages.errors import (
     NonFiniteError,
     ValidationError,
 )
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 HB50 = load_robot("hb50")
 NAMES = HB50.actuator_order

@@ -38,8 +38,8 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.model.yaml_loader import load_robot, loads_robot
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 IDLE, MOVING, BRAKED, STALLED = (
     ActuatorState.IDLE,

@@ -17,8 +17,8 @@ from jointbus import drivers
 from jointbus.drivers import DriverClosedError
 from jointbus.drivers.actuator_array import ImuReading
 from jointbus.drivers.sim.robots import HB50_LYING_HEIGHT, MujocoSimArray
-from jointbus.messages.hb50.joint_command import JointCommand
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 HB50 = load_robot("hb50")
 HOME = np.array([HB50.pose("home")[name] for name in HB50.actuator_order])

@@ -72,9 +72,9 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import JointCommand
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec
+from jointbus.robots.hb50.messages import JointCommand
 
 __all__ = ["DEFAULT_TIMEOUT_S", "ArrayServerError", "BusActuatorArray", "open_bus_array"]
 

@@ -22,17 +22,18 @@ values, or NACK naming joint, index, field and reason). Player *requests* (power
 acceleration configuration, geometry, describe) are services only. Impedance commands (hb50
 ``JointCommand`` on ``joint_command``) are a stream, applied every cycle.
 
-**Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.nodes.bridge`
+**Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.robots.hb50.bridge`
 (they are typed on hb50's ``JointCommand``; the impedance stream is that type too):
 
 - *Limits and validation*: one-shot commands by the driver API; impedance commands by
-  :class:`~jointbus.nodes.bridge.CommandCheck` (source allowed, actuator order, lengths, finite,
-  limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
+  :class:`~jointbus.robots.hb50.bridge.CommandCheck` (source allowed, actuator order, lengths,
+  finite, limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
   limits before any joint is commanded, so it is never applied in part.
-- *Arbitration* (:class:`~jointbus.nodes.bridge.Arbiter`): among impedance sources, the default
+- *Arbitration* (:class:`~jointbus.robots.hb50.bridge.Arbiter`): among impedance sources, the
+default
   source owns the array and a custom one publishing at ≥ 10 Hz takes it over. A one-shot command
   ends the impedance stream (the array does what it was told last).
-- *Watchdog* (:class:`~jointbus.nodes.bridge.Watchdog`): an impedance stream silent for
+- *Watchdog* (:class:`~jointbus.robots.hb50.bridge.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
 - *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
   command — Player speed / multi-speed (≠ 0), current / multi-current, Rock ``Joints`` in speed or
@@ -43,13 +44,15 @@ acceleration configuration, geometry, describe) are services only. Impedance com
   topic names them (name and index). The next command for them applies as usual. A position or
   home command is a move to a target that ends by itself: it never expires, and it ends a standing
   velocity command on its joints, as do speed 0, power off and the e-stop.
-- *E-stop latch* (:class:`~jointbus.nodes.bridge.EStopLatch`): ``estop`` switches motor power off
+- *E-stop latch* (:class:`~jointbus.robots.hb50.bridge.EStopLatch`): ``estop`` switches motor power
+off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
   stop is dropped (only commands received after the reset are applied), and power and brakes stay
   as the stop left them until a client switches power on and releases the brakes — so nothing
   jumps back to a target computed before the stop.
-- *Thermal* (:class:`~jointbus.nodes.bridge.ThermalGuard`): level changes are reported; impedance
+- *Thermal* (:class:`~jointbus.robots.hb50.bridge.ThermalGuard`): level changes are reported;
+impedance
   commands are derated; a joint reaching the shutdown temperature has its own drive switched off
   (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints
   keep running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it
@@ -95,16 +98,17 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
-from jointbus.messages.hb50 import JointCommand, Level
 from jointbus.messages.joint_sample import JointSample, Mode
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
+from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
-from jointbus.nodes.bridge.arbiter import Arbiter
-from jointbus.nodes.bridge.command_check import CommandCheck, CommandRejected
-from jointbus.nodes.bridge.estop import EStopLatch
-from jointbus.nodes.bridge.thermal_guard import ThermalGuard, ThermalLevel
-from jointbus.nodes.bridge.watchdog import Watchdog, safe_command
+from jointbus.nodes.safety.arbiter import Arbiter
+from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
+from jointbus.nodes.safety.estop import EStopLatch
+from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
+from jointbus.nodes.safety.watchdog import Watchdog, safe_command
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime import CycleInfo, Node
 
 __all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]

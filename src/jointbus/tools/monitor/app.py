@@ -42,7 +42,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.messages.geometry_msgs import Twist
-from jointbus.messages.hb50 import Level
+from jointbus.robots.hb50.messages import Level
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import (
     MonitorModel,

@@ -39,8 +39,8 @@ from typing import Any, Final, TypeVar
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInfo
 from jointbus.messages.base import Message
-from jointbus.messages.hb50 import BridgeData, BridgeState, RobotState, Status
 from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, RobotState, Status
 from jointbus.tools.monitor.model import MonitorModel
 
 __all__ = ["DEFAULT_DISCOVER_PERIOD_S", "MonitorFeed"]

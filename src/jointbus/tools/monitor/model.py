@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from jointbus.bus import TopicInfo
-from jointbus.messages.hb50 import (
+from jointbus.robots.hb50.messages import (
     JOINT_ERROR_MASK,
     BridgeData,
     BridgeState,
@@ -53,7 +53,7 @@ from jointbus.messages.hb50 import (
     RobotState,
     Status,
 )
-from jointbus.messages.hb50.bridge_status import BridgeStatus
+from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
 from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN
 
 __all__ = [

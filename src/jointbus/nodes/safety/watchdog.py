@@ -1,0 +1,155 @@
+"""The bridge's command watchdog: no valid command for a while → safe mode (damping only).
+
+Where it sits: :mod:`jointbus.nodes.safety` (used by the array node and hb50's bridge), after
+arbitration: the bridge feeds it each time it
+accepts a valid command from the current owner, and asks it every cycle whether the commands
+stopped. Pure logic: times are passed in as ``now_ns`` (monotonic nanoseconds), never read.
+
+Why damping and not "drives off": a robot whose controller died mid-stride should sink, not
+collapse nor keep pushing towards a target computed before the controller died. The safe command
+(:func:`safe_command`) has no stiffness (``kp = 0``), no feed-forward torque and zero target
+velocity, so each joint only resists motion, ``τ = −kd·v``; joints fitted with a brake engage it.
+Damping only slows the fall: with the bridge's default (``SAFE_KD`` = 4.5 N·m·s/rad) a standing
+hb50 reaches 0.15 m 0.77 s after safe mode begins and 0.10 m after 1.91 s (MuJoCo; see
+:mod:`jointbus.robots.hb50.bridge.node` for why not more).
+The default timeout, 250 ms, is the MD drives' own communication watchdog (hb50-facts.md): the
+bridge reacts no later than the drives themselves would.
+
+The bridge starts in safe mode: until the first valid command arrives there is nothing to apply.
+Entering and leaving safe mode are :class:`SafeModeEntered` / :class:`SafeModeLeft` events, kept
+until :meth:`Watchdog.take_events`, so each transition is reported once (the first command after
+start is not an event: the bridge reports its start separately).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from jointbus.robots.hb50.messages import JointCommand
+
+__all__ = ["SafeModeEntered", "SafeModeLeft", "Watchdog", "WatchdogEvent", "safe_command"]
+
+_NS_PER_S: Final = 1_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SafeModeEntered:
+    """No valid command for ``silence_s`` (> the timeout) at ``at_ns``: safe mode begins."""
+
+    at_ns: int
+    silence_s: float
+
+    def describe(self) -> str:
+        return f"watchdog: no valid command for {self.silence_s * 1e3:.0f} ms; safe mode (damping)"
+
+
+@dataclass(frozen=True, slots=True)
+class SafeModeLeft:
+    """A valid command arrived at ``at_ns`` after ``safe_s`` seconds in safe mode."""
+
+    at_ns: int
+    safe_s: float
+
+    def describe(self) -> str:
+        return f"watchdog: commands resumed after {self.safe_s * 1e3:.0f} ms in safe mode"
+
+
+WatchdogEvent = SafeModeEntered | SafeModeLeft
+
+
+class Watchdog:
+    """Tracks the time since the last valid command against ``timeout_s`` (seconds)."""
+
+    __slots__ = ("_events", "_last_ns", "_safe", "_safe_since_ns", "_timeout_ns", "timeout_s")
+
+    def __init__(self, timeout_s: float = 0.25) -> None:
+        self.timeout_s = self.check_timeout(timeout_s)
+        self._timeout_ns = round(self.timeout_s * _NS_PER_S)
+        self._last_ns: int | None = None
+        self._safe = True
+        self._safe_since_ns: int | None = None
+        self._events: list[WatchdogEvent] = []
+
+    @staticmethod
+    def check_timeout(timeout_s: float) -> float:
+        """``timeout_s`` as a float if it is a usable timeout (finite, > 0 s); ValueError if not."""
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(f"timeout_s = {timeout_s}; expected a finite time > 0 s")
+        return float(timeout_s)
+
+    def set_timeout(self, timeout_s: float) -> None:
+        """Use ``timeout_s`` (s) from now on (a live ``watchdog_time`` change).
+
+        The silence already counted is kept: if the last command is older than the new timeout,
+        the next :meth:`expired` enters safe mode (a shorter timeout acts at once, it does not
+        restart the count); a longer one simply lets the current command live longer.
+        """
+        self.timeout_s = self.check_timeout(timeout_s)
+        self._timeout_ns = round(self.timeout_s * _NS_PER_S)
+
+    @property
+    def last_feed_ns(self) -> int | None:
+        """When the last valid command arrived (``None``: never)."""
+        return self._last_ns
+
+    def feed(self, now_ns: int) -> None:
+        """A valid command from the owner was accepted at ``now_ns``; leaves safe mode."""
+        self._last_ns = now_ns
+        if self._safe:
+            self._safe = False
+            if self._safe_since_ns is not None:
+                self._events.append(
+                    SafeModeLeft(now_ns, (now_ns - self._safe_since_ns) / _NS_PER_S)
+                )
+            self._safe_since_ns = None
+
+    def expired(self, now_ns: int) -> bool:
+        """True when in safe mode at ``now_ns``: never fed, or silent for more than the timeout."""
+        last = self._last_ns
+        if not self._safe and last is not None and now_ns - last > self._timeout_ns:
+            self._safe = True
+            self._safe_since_ns = now_ns
+            self._events.append(SafeModeEntered(now_ns, (now_ns - last) / _NS_PER_S))
+        return self._safe
+
+    def take_events(self) -> list[WatchdogEvent]:
+        """Transitions since the last call, oldest first (the queue is emptied)."""
+        events, self._events = self._events, []
+        return events
+
+
+def safe_command(
+    names: Sequence[str],
+    kd: float | Sequence[float],
+    has_brake: Sequence[bool] | None = None,
+    *,
+    source_node: str = "",
+) -> JointCommand:
+    """The safe-mode command: ``kp = 0``, damping ``kd`` (N·m·s/rad), no torque, brakes if fitted.
+
+    ``kd`` is one value for every joint or one per joint; ``has_brake`` marks joints fitted with
+    a brake (none when ``None``).
+    """
+    names_t = tuple(names)
+    n = len(names_t)
+    brakes = (False,) * n if has_brake is None else tuple(bool(b) for b in has_brake)
+    if len(brakes) != n:
+        raise ValueError(f"has_brake has {len(brakes)} entries for {n} joints; expected one each")
+    damping = JointCommand.damping(names_t, kd, source_node=source_node)
+    if not any(brakes):
+        return damping
+    return JointCommand(
+        damping.header,
+        source_node,
+        names_t,
+        damping.kp,
+        damping.ki,
+        damping.kd,
+        damping.t_pos,
+        damping.t_vel,
+        damping.t_trq,
+        brakes,
+    )

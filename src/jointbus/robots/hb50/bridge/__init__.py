@@ -1,0 +1,76 @@
+"""The bridge node: the only node that talks to the actuators (Honey Badger 5.0's ``bridge_node``).
+
+Where it sits: :mod:`jointbus.robots.hb50`, above the generic nodes. Each cycle (500 Hz) it reads
+the actuator array, publishes
+``BridgeData`` and ``BridgeState``, and applies the current joint command. The decisions are made
+by the generic safety components of :mod:`jointbus.nodes.safety` (re-exported here), each with
+its own tests and none reading a clock:
+
+- :class:`CommandCheck` — rejects a command whole (source, order, length, NaN/inf, limits);
+- :class:`Arbiter` — which source owns the actuators (default controller or a ≥ 10 Hz custom one);
+- :class:`Watchdog` — no valid command for 250 ms → safe mode (damping only);
+- :class:`EStopLatch` — latched e-stop, explicit reset, hold of the measured position after it;
+- :class:`ReentryRamp` — when commands apply again (after a reset, safe mode, a drive-on, an owner
+  change, a brake release), a target far from the measured pose is ramped to from there;
+- :class:`ThermalGuard` — temperature WARN, torque derating, drive off at shutdown.
+
+The watchdog time, thermal thresholds and arbitration threshold are live parameters
+(:data:`BRIDGE_PARAMETERS`), retuned at the start of a cycle (see :mod:`.node`).
+
+:class:`BridgeNode` (:mod:`.node`) wires them to the bus, the rate loop and the actuator array.
+"""
+
+from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
+from jointbus.nodes.safety.command_check import (
+    CommandCheck,
+    CommandRejected,
+    JointOrderError,
+    SourceNotAllowedError,
+)
+from jointbus.nodes.safety.estop import EStopLatch, EStopReset, EStopTriggered
+from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryFinished, ReentryRamp
+from jointbus.nodes.safety.thermal_guard import ThermalEvent, ThermalGuard, ThermalLevel
+from jointbus.nodes.safety.watchdog import (
+    SafeModeEntered,
+    SafeModeLeft,
+    Watchdog,
+    WatchdogEvent,
+    safe_command,
+)
+from jointbus.robots.hb50.bridge.node import (
+    BRIDGE_PARAMETERS,
+    HARDWARE_COMMANDS,
+    SAFE_KD,
+    BridgeConfig,
+    BridgeMode,
+    BridgeNode,
+)
+
+__all__ = [
+    "BRIDGE_PARAMETERS",
+    "HARDWARE_COMMANDS",
+    "SAFE_KD",
+    "Arbiter",
+    "BridgeConfig",
+    "BridgeMode",
+    "BridgeNode",
+    "CommandCheck",
+    "CommandRejected",
+    "EStopLatch",
+    "EStopReset",
+    "EStopTriggered",
+    "JointOrderError",
+    "OwnerChanged",
+    "ReentryEngaged",
+    "ReentryFinished",
+    "ReentryRamp",
+    "SafeModeEntered",
+    "SafeModeLeft",
+    "SourceNotAllowedError",
+    "ThermalEvent",
+    "ThermalGuard",
+    "ThermalLevel",
+    "Watchdog",
+    "WatchdogEvent",
+    "safe_command",
+]

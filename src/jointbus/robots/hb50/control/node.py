@@ -1,0 +1,483 @@
+"""The control node: state estimate, motion modes and the robot's frames on the bus.
+
+Where it sits: the top of :mod:`jointbus.robots.hb50.control`, a :class:`jointbus.runtime.Node` that
+wires the pure components — :class:`.state_estimator.StateEstimator`,
+:class:`.motion.MotionController`, :class:`.tf_publisher.TfFrames` — to the topics of the seed:
+
+=====================================  ==================  =========  =======================
+topic                                  type                QoS        when
+=====================================  ==================  =========  =======================
+``/hb50/bridge_data`` (in)             BridgeData          MAB_RT     each frame (500 Hz)
+``/hb50/bridge_state`` (in)            BridgeState         MAB_RT     each frame (500 Hz)
+``/hb50/control_command`` (in)         std_msgs/String     RELIABLE   ``stand_up`` / ``stand``
+                                                                      / ``sit_down`` / ``idle``
+                                                                      / ``walk`` / ``run``
+``/hb50/velocity_command`` (in)        geometry_msgs/Twist MAB_RT     as needed (normalised)
+``/hb50/joint_command`` (out)          JointCommand        MAB_RT     each frame
+``/hb50/robot_state`` (out)            RobotState          MAB_RT     each frame
+``/hb50/robot_state_10hz`` (out)       RobotState          RELIABLE   10 Hz (a Mirror)
+``/hb50/joint_states`` (out)           sensor_msgs/        RELIABLE   10 Hz
+                                       JointState
+``/tf`` (out)                          tf2_msgs/TFMessage  RELIABLE   10 Hz
+``/tf_static`` (out)                   tf2_msgs/TFMessage  LATCHED    on activation
+=====================================  ==================  =========  =======================
+
+Timing — event-driven, not a second 500 Hz loop: the estimator and the motion controller run in
+the ``bridge_data`` callback, on the node's callback thread (not in the bridge's thread: the
+bridge's cycle must not pay for the control node). One control step per bridge frame means no
+second clock beating against the bridge's, the command is computed from the newest frame with one
+thread hop of latency, and a MAB_RT (depth 1) subscription drops stale frames rather than
+queueing them when the node falls behind. The command and velocity callbacks run on the same
+thread, so the components need no locks; the 10 Hz publishers (timer thread) only read the newest
+immutable estimate.
+
+Time base: the frames' header stamps. ``dt`` of the estimator is the difference of consecutive
+stamps (the nominal 2 ms when that difference is not in (0, 0.1] s, e.g. the first frame), and the
+motion controller's clock is the frame stamp, so a simulation running faster or slower than real
+time gets the same stand-up as real hardware.
+
+Following the bridge: the newest ``bridge_state`` (kept by a realtime callback, one assignment)
+says whether the drives apply this node's commands (:func:`drives_available`: not while the
+e-stop is latched, the drives are off or the bridge is in safe mode). Each control step passes
+that to :meth:`~.motion.MotionController.follow_drives`, so an e-stop takes the node out of
+STAND (DAMPING, reported in RobotState and as a WARN) and the reset brings it back through a
+stand-up from the measured pose (OK), never straight to the old standing targets.
+
+Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
+velocity commands (WARN), velocity commands that do nothing in the current mode (WARN: IDLE,
+STAND_UP, SIT_DOWN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
+changes are reported (OK), with their cause. While walking, RobotState carries the walking
+estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
+leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
+IDLE.
+
+Live parameters (:class:`~jointbus.runtime.parameters.NodeParameters` on ``/hb50/parameters`` and
+``/hb50/config_update``): every :class:`~.motion.MotionParams` field the robot file declares
+(:data:`CONTROL_PARAMETERS`; on the hb50 ``cmd_vel_lin``, ``cmd_vel_ang``, ``stand_height``,
+``kp``, ``kd``), starting at the node's motion parameters, and the walking parameters the robot
+file declares (:data:`~.walking.WALK_PARAMETERS`: ``gait_period``, ``duty_factor``,
+``step_height``, stance and swing gains, ``max_speed``, ``max_yaw_rate``, ``run_speed``; checked
+by :class:`~.walking.WalkParams`, acting from the next step). ``kp`` / ``kd`` are declared once in
+the robot file and both nodes use them: the control node owns them (they are its posture gains,
+changed live here); the bridge takes their defaults and maxima once, when it is built. A value
+out of its declared bounds is refused by the declaration; one the controller cannot run with (a
+``stand_height`` outside the standing range of the pose limits, a zero velocity scale) is refused
+by :meth:`~.motion.MotionController.tuning`; either way an ERROR status names the parameter, the
+value and the range, and nothing changes. *When a change takes effect*: the change callback runs
+on the thread that made the change; it prepares and checks the new tuning there (leg IK included)
+and stages it, and the callback thread picks it up at the start of the next control step (or
+command / velocity callback), so a step never sees half a change and the controller stays
+lock-free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from typing import Final
+
+from jointbus import math as jm
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
+from jointbus.messages.errors import MessageError
+from jointbus.messages.geometry_msgs import Point, Pose, Twist, Vector3
+from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
+from jointbus.messages.sensor_msgs import JointState
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header, String
+from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.model.robot import RobotModel
+from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.control.motion import (
+    SOURCE_NODE,
+    MotionController,
+    MotionError,
+    MotionParams,
+    MotionTuning,
+)
+from jointbus.robots.hb50.control.state_estimator import (
+    EstimatedState,
+    EstimatorConfig,
+    StateEstimator,
+)
+from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.robots.hb50.control.walking import WALK_PARAMETERS
+from jointbus.robots.hb50.messages import (
+    BridgeData,
+    BridgeState,
+    JointCommand,
+    LegState,
+    Level,
+    MotionMode,
+    RobotState,
+)
+from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
+from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
+from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
+
+__all__ = [
+    "CONTROL_NODE_NAME",
+    "CONTROL_PARAMETERS",
+    "ControlNode",
+    "command_owner",
+    "drives_available",
+    "robot_state_message",
+]
+
+#: The node's name (also the ``source_node`` of its joint commands).
+CONTROL_NODE_NAME: Final = SOURCE_NODE
+#: Rate of ``joint_states``, ``/tf`` and the ``robot_state_10hz`` mirror (Hz), as the seed says.
+SLOW_RATE_HZ: Final = 10.0
+#: The bridge's nominal period (s), used for ``dt`` when frame stamps do not give one.
+NOMINAL_PERIOD_S: Final = 0.002
+_MAX_DT_S: Final = 0.1
+#: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
+#: file declares become live; the others keep the node's value).
+CONTROL_PARAMETERS: Final = (
+    "cmd_vel_lin",
+    "cmd_vel_ang",
+    "stand_height",
+    "kp",
+    "kd",
+    "stand_up_time",
+    "sit_down_time",
+    "sit_height",
+    "idle_kd",
+    "height_rate",
+    "attitude_rate",
+    "command_timeout",
+)
+
+
+def drives_available(state: BridgeState | None) -> tuple[bool, str]:
+    """Whether the bridge that published ``state`` applies commands, and if not why.
+
+    ``None`` (no state received yet) counts as available: the bridge switches its drives on
+    holding the measured pose when it starts, and a controller without a bridge moves nothing.
+    The bridge's mode and e-stop are read with :class:`BridgeStatus` (its ``status`` strings).
+    """
+    if state is None:
+        return True, ""
+    facts = BridgeStatus.of(state)
+    if facts.estop_reason is not None:
+        return False, f"e-stop latched ({facts.estop_reason})"
+    mode = facts.mode.value if facts.mode is not None else ""
+    if not state.drives_enabled:
+        return False, f"drives off (bridge mode: {mode or 'unknown'})"
+    if facts.mode in (BridgeMode.ESTOP, BridgeMode.OFF, BridgeMode.SAFE):
+        return False, f"bridge mode: {mode}"
+    return True, ""
+
+
+def command_owner(state: BridgeState | None) -> str:
+    """The source whose joint commands the bridge applies (read with :class:`BridgeStatus`;
+    empty when unknown)."""
+    return BridgeStatus.of(state).owner if state is not None else ""
+
+
+def _vec(values: object) -> Vector3:
+    x, y, z = values.tolist()  # type: ignore[attr-defined]
+    return Vector3(x, y, z)
+
+
+def robot_state_message(
+    state: EstimatedState,
+    mode: MotionMode,
+    controller: MotionController,
+    header: Header,
+) -> RobotState:
+    """``RobotState`` of an estimate and the controller's mode, type and gait.
+
+    Leg names are the model's leg prefixes (``fr``, ``fl``, ``rl``, ``rr``); the pose is the body
+    in the odometry frame (``header.frame_id``), ``body_vel`` in the body frame, ``world_vel`` in
+    the odometry frame. An unknown height is sent as NaN.
+    """
+    # one tolist() per (legs, 3) array, not one per row: this runs every frame
+    contact = state.contact.tolist()
+    positions = state.foot_position.tolist()
+    velocities = state.foot_velocity.tolist()
+    forces = state.foot_force.tolist()
+    legs = tuple(
+        LegState(
+            name,
+            bool(contact[i]),
+            Vector3(*positions[i]),
+            Vector3(*velocities[i]),
+            Vector3(*forces[i]),
+        )
+        for i, name in enumerate(state.legs)
+    )
+    px, py, pz = state.position.tolist()
+    return RobotState(
+        header,
+        legs,
+        Pose(Point(px, py, pz), QuaternionMsg.from_math(state.orientation)),
+        Twist(_vec(state.body_linear_velocity), _vec(state.body_angular_velocity)),
+        Twist(_vec(state.world_linear_velocity), _vec(state.world_angular_velocity)),
+        mode,
+        controller.motion_type,
+        controller.motion_gait,
+    )
+
+
+class ControlNode(Node):
+    """The control node on ``bus`` (see the module docstring); call :meth:`start` to run it.
+
+    Args:
+        bus: the process's bus.
+        model: the robot (default: the bundled ``hb50``).
+        params: motion parameters (default: from the robot file's parameters).
+        estimator: estimator tuning.
+        name, namespace: node name and topic namespace.
+        world_frame: name of the odometry frame in ``/tf`` and RobotState.
+        timers: an injected timer thread (tests), see :class:`~jointbus.runtime.Node`.
+    """
+
+    def __init__(
+        self,
+        bus: Bus,
+        model: RobotModel | None = None,
+        *,
+        params: MotionParams | None = None,
+        estimator: EstimatorConfig | None = None,
+        name: str = CONTROL_NODE_NAME,
+        namespace: str = DEFAULT_NAMESPACE,
+        world_frame: str = DEFAULT_WORLD_FRAME,
+        timers: TimerThread | None = None,
+    ) -> None:
+        robot = model if model is not None else load_robot("hb50")
+        # components first: a model they cannot handle fails before any thread starts
+        self.robot = robot
+        self.estimator = StateEstimator(robot, estimator)
+        self.motion = MotionController(robot, params)
+        self.frames = TfFrames(robot, world_frame=world_frame)
+        self.world_frame = world_frame
+        super().__init__(name, bus, namespace=namespace, timers=timers)
+        self._state_lock = threading.Lock()  # guards the newest-state snapshot for the timer thread
+        self._latest: tuple[EstimatedState, Time] | None = None
+        self._last_stamp: float | None = None
+        self._now = 0.0
+        self.frames_used = 0
+        self.frames_rejected = 0
+        self._staged: MotionTuning | None = None
+        self._staged_lock = threading.Lock()
+        self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
+        try:
+            specs = select_specs(
+                robot.parameters, CONTROL_PARAMETERS + WALK_PARAMETERS, missing_ok=True
+            )
+            start = self.motion.params
+            walk = self.motion.locomotion.params
+            self.parameters = NodeParameters(
+                self,
+                specs,
+                {
+                    spec.name: getattr(walk if spec.name in WALK_PARAMETERS else start, spec.name)
+                    for spec in specs
+                },
+            )
+            """The node's live parameters (see the module docstring)."""
+            self.parameters.on_change(self._stage_parameters)
+            self.joint_command_pub = self.create_publisher("joint_command", JointCommand, MAB_RT)
+            self.robot_state_pub = self.create_publisher("robot_state", RobotState, MAB_RT)
+            self.mirror = Mirror(
+                self, "robot_state", RobotState, "robot_state_10hz", rate_hz=SLOW_RATE_HZ
+            )
+            self.joint_states_pub = self.create_publisher("joint_states", JointState, RELIABLE)
+            self.tf_pub = self.create_publisher("/tf", TFMessage, RELIABLE)
+            self.tf_static_pub = self.create_publisher("/tf_static", TFMessage, LATCHED)
+            self.create_subscription("bridge_data", BridgeData, self._on_bridge_data, MAB_RT)
+            self.create_subscription(
+                "bridge_state", BridgeState, self._keep_bridge_state, MAB_RT, realtime=True
+            )
+            self.create_subscription("control_command", String, self._on_control_command, RELIABLE)
+            self.create_subscription("velocity_command", Twist, self._on_velocity_command, MAB_RT)
+            self.create_timer(1.0 / SLOW_RATE_HZ, self.publish_slow, name="control-10hz")
+        except BaseException:
+            self.shutdown()
+            raise
+        if self.motion.reference_clamp:
+            self.report(
+                Level.WARN,
+                f"stand_height outside the safe range: {self.motion.reference_clamp.describe()}",
+            )
+
+    # ---- live parameters ---------------------------------------------------------------------
+    def _stage_parameters(self, change: ParameterChange) -> None:
+        """Prepare the motion tuning of the whole new parameter set and stage it, or raise to
+        refuse the change (any thread; the store, locked, already holds the new value)."""
+        values = {k: float(v) for k, v in self.parameters.store.values().items()}
+        walk_values = {k: v for k, v in values.items() if k in WALK_PARAMETERS}
+        motion_values = {k: v for k, v in values.items() if k not in WALK_PARAMETERS}
+        params = dataclasses.replace(self.motion.params, **motion_values)
+        walk = dataclasses.replace(self.motion.locomotion.params, **walk_values)
+        tuning = self.motion.tuning(params, walk)
+        with self._staged_lock:
+            self._staged = tuning
+
+    def _take_staged(self) -> None:
+        """Put a staged tuning in force (callback thread, before the controller is used)."""
+        if self._staged is None:
+            return
+        with self._staged_lock:
+            tuning, self._staged = self._staged, None
+        if tuning is not None:
+            self.motion.retune(tuning)
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    def on_activate(self) -> None:
+        """Publish the static frames (latched, so late subscribers get them too)."""
+        self.tf_static_pub.publish(self.frames.static())
+
+    def on_deactivate(self) -> None:
+        """Leave the robot safe: IDLE and one damping command."""
+        self.motion.handle_command("idle")
+        self.joint_command_pub.publish(
+            JointCommand.damping(
+                self.robot.actuator_order,
+                self.motion.params.idle_kd,
+                header=Header.now(),
+                source_node=SOURCE_NODE,
+            )
+        )
+
+    # ---- commands ----------------------------------------------------------------------------
+    def command(self, text: str) -> MotionMode:
+        """Apply a motion command now (``stand_up``, ``stand``, ``sit_down``, ``idle``).
+
+        Raises :class:`~jointbus.robots.hb50.control.motion.MotionError` (unknown or refused
+        command);
+        nothing changes then. The bus path (``/hb50/control_command``) reports those on the
+        status topic instead. Call it from the node's callback thread or while no frames flow.
+        """
+        self._take_staged()
+        before = self.motion.mode
+        mode = self.motion.handle_command(text)
+        if mode is not before:
+            self.report(Level.OK, f"motion mode {before.name} -> {mode.name} ({text!r})")
+        return mode
+
+    def _on_control_command(self, msg: String) -> None:
+        try:
+            self.command(msg.data)
+        except MotionError as exc:
+            self.report(Level.WARN, str(exc))
+
+    def _on_velocity_command(self, msg: Twist) -> None:
+        self._take_staged()
+        try:
+            report = self.motion.set_velocity_command(msg, self._now)
+        except MessageError as exc:
+            self.report(Level.WARN, f"velocity_command refused: {exc}", key="velocity_command")
+            return
+        if report:
+            self.report(
+                Level.WARN,
+                f"velocity_command clamped: {report.describe()}",
+                key="velocity_command clamped",
+            )
+        height = self.motion.take_height_report()
+        if height is not None:
+            self.report(Level.WARN, height, key="velocity_command height")
+        walking = self.motion.walking_height_clamped()
+        if walking is not None:
+            self.report(
+                Level.WARN,
+                f"velocity_command clamped: {walking}",
+                key="velocity_command walking height",
+            )
+        ignored = self.motion.velocity_ignored()
+        if ignored is not None:
+            self.report(
+                Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored"
+            )
+
+    # ---- the control step --------------------------------------------------------------------
+    def _on_bridge_data(self, frame: BridgeData) -> None:
+        stamp = frame.header.stamp
+        now = stamp.to_seconds()
+        last = self._last_stamp
+        dt = now - last if last is not None else NOMINAL_PERIOD_S
+        if not 0.0 < dt <= _MAX_DT_S:
+            dt = NOMINAL_PERIOD_S
+        try:
+            state = self.estimator.update(frame, dt)
+        except MessageError as exc:
+            self.frames_rejected += 1
+            self.report(Level.ERROR, f"bridge_data frame not usable: {exc}", key="bridge_data")
+            return
+        self._last_stamp = now
+        self._now = now
+        self._take_staged()
+        self._follow_bridge(state)
+        before = self.motion.mode
+        command = self.motion.step(state, now, header=Header.now())
+        after = self.motion.mode
+        if after is not before:
+            why = {
+                MotionMode.LOCOMOTION: "velocity command",
+                MotionMode.STAND: "stopped on four feet"
+                if before is MotionMode.LOCOMOTION
+                else "move finished",
+            }.get(after, "move finished")
+            self.report(Level.OK, f"motion mode {before.name} -> {after.name} ({why})")
+        self.joint_command_pub.publish(command)
+        state = self.motion.estimate or state  # the walking estimate while walking
+        self.robot_state_pub.publish(
+            robot_state_message(state, after, self.motion, Header(stamp, self.world_frame))
+        )
+        with self._state_lock:
+            self._latest = (state, stamp)
+        self.frames_used += 1
+
+    def _keep_bridge_state(self, msg: BridgeState) -> None:
+        self._bridge_state = msg  # one assignment: this runs in the publisher's thread
+
+    def _follow_bridge(self, state: EstimatedState) -> None:
+        owner = command_owner(self._bridge_state)
+        if owner and owner != self.name and self.motion.leave_walking():
+            self.report(
+                Level.WARN,
+                f"motion mode LOCOMOTION -> STAND: {owner!r} owns the actuators (its joint "
+                "commands win the arbitration); walking stopped",
+            )
+        available, reason = drives_available(self._bridge_state)
+        if available == self.motion.drives_available and self.motion.mode is not MotionMode.DAMPING:
+            return
+        before = self.motion.mode
+        after = self.motion.follow_drives(available, reason, state.joint_position)
+        if after is None or after is before:
+            return
+        if after is MotionMode.DAMPING:
+            then = "stands up again" if self.motion.stands_when_back else "stays down"
+            self.report(
+                Level.WARN,
+                f"motion mode {before.name} -> DAMPING: {reason}; the robot {then} from its "
+                "measured pose when the drives are back",
+            )
+        else:
+            self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
+
+    def publish_slow(self) -> bool:
+        """Publish ``joint_states`` and ``/tf`` from the newest estimate (the 10 Hz timer calls
+        this); False when no frame arrived yet."""
+        with self._state_lock:
+            latest = self._latest
+        if latest is None:
+            return False
+        state, stamp = latest
+        self.joint_states_pub.publish(
+            JointState(
+                Header(stamp, ""),
+                self.robot.actuator_order,
+                tuple(state.joint_position.tolist()),
+                tuple(state.joint_velocity.tolist()),
+                tuple(state.joint_effort.tolist()),
+            )
+        )
+        pose: jm.Transform | None = None
+        if all(math.isfinite(v) for v in state.position.tolist()):
+            pose = jm.Transform(jm.Vec3(*state.position.tolist()), state.orientation)
+        header = Header(stamp, self.world_frame)
+        self.tf_pub.publish(self.frames.dynamic(state.joint_position.tolist(), pose, header))
+        return True

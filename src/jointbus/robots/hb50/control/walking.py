@@ -1,0 +1,387 @@
+"""The trot: gait clock → footholds and swing paths → stance forces → one impedance command.
+
+Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component (the caller passes the time
+step,
+the state estimate and the velocity set-point) that the motion state machine (:mod:`.motion`) runs
+in its WALK and RUN modes. Built from :mod:`.gait_scheduler`, :mod:`.swing`, :mod:`.stance_forces`,
+:mod:`.leg_kinematics` and the leg IK. The structure is MIT Cheetah's (gait scheduler → footholds
+→ swing → stance forces → leg controller), with a least-squares balance controller in place of
+the convex MPC (see :mod:`.stance_forces` for why).
+
+Frames: *body* (the root link), *horizontal* ``H`` (origin at the body, z up, x along the body's
+heading: the body frame with roll and pitch taken out) and *odometry* (the estimator's world frame,
+x-y position integrated from the estimated velocity). A swinging foot's path is planned in the
+odometry frame, so it starts and ends at rest relative to the ground while the body moves on.
+
+Per cycle (units SI):
+
+1. the velocity set-point follows the command at most ``accel_limit`` m/s² and
+   ``yaw_accel_limit`` rad/s², so no command (or a bad one clamped upstream) makes a jump;
+2. the gait clock advances; its period shortens with speed
+   (``gait_period / (1 + period_speed_gain·|v|)``) and above ``run_speed`` m/s (or when RUN is
+   forced) it uses ``run_period`` and ``run_duty`` — a faster trot;
+3. **swing legs** — foothold by :func:`.swing.raibert_foothold`, path by :func:`.swing.swing_point`
+   rising ``step_height`` m, tracked through the leg IK with ``swing_kp`` / ``swing_kd`` (target
+   position and velocity, ``J⁻¹·ṗ``);
+4. **stance legs** — ground forces from :class:`.stance_forces.StanceForceSolver` for a wrench
+   that holds the height (PD ``height_kp`` / ``height_kd``), roll and pitch (``attitude_kp`` /
+   ``attitude_kd``), the yaw (heading integrated from the yaw-rate set-point) and the velocity
+   (``velocity_kp``), mapped to joint torques ``τ = −Jᵀ·f``, clamped to ``torque_limit``, sent as
+   the feed-forward torque with low gains ``stance_kp`` / ``stance_kd`` around a foot target that
+   moves backwards at the set-point velocity.
+
+A leg the IK cannot place (a foothold out of reach) keeps its measured joint positions as
+targets for that cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
+from jointbus.model.errors import UnreachableError
+from jointbus.model.parameters import ParameterValue, parameter_defaults
+from jointbus.model.robot import RobotModel
+from jointbus.robots.hb50.control.gait_scheduler import GaitPhase, GaitScheduler
+from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.control.stance_forces import StanceForceSolver
+from jointbus.robots.hb50.control.stand_pose import StandPose
+from jointbus.robots.hb50.control.state_estimator import EstimatedState
+from jointbus.robots.hb50.control.swing import raibert_foothold, swing_point
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["WALK_PARAMETERS", "WalkCommand", "WalkOutput", "WalkParams", "WalkingController"]
+
+_OWNER = "WalkParams"
+
+
+@dataclass(frozen=True, slots=True)
+class WalkParams:
+    """Tuning of the trot (SI units; see the module docstring for where each acts)."""
+
+    gait_period: float = 0.36  # s, gait cycle at standstill
+    duty_factor: float = 0.6
+    period_speed_gain: float = 0.3  # s/m
+    run_period: float = 0.28  # s
+    run_duty: float = 0.55
+    run_speed: float = 0.8  # m/s
+    step_height: float = 0.08  # m
+    raibert_gain: float = 0.05  # s
+    max_reach: float = 0.15  # m, foothold offset from the nominal foot
+    swing_kp: float = 60.0  # N·m/rad
+    swing_kd: float = 2.0  # N·m·s/rad
+    stance_kp: float = 20.0  # N·m/rad
+    stance_kd: float = 1.5  # N·m·s/rad
+    height_kp: float = 80.0  # 1/s²
+    height_kd: float = 15.0  # 1/s
+    attitude_kp: float = 150.0  # 1/s²
+    attitude_kd: float = 20.0  # 1/s
+    yaw_kp: float = 30.0  # 1/s²
+    yaw_kd: float = 10.0  # 1/s
+    velocity_kp: float = 4.0  # 1/s
+    accel_limit: float = 1.5  # m/s²
+    yaw_accel_limit: float = 3.0  # rad/s²
+    max_speed: float = 1.0  # m/s
+    max_yaw_rate: float = 2.0  # rad/s
+    torque_limit: float = 22.0  # N·m
+    mu: float = 0.5
+    mass: float = 17.1  # kg (hb50: MuJoCo subtree mass of the model)
+    inertia_x: float = 0.3  # kg·m², whole body about its centre of mass
+    inertia_y: float = 0.5
+    inertia_z: float = 0.6
+    com_x: float = -0.016  # m, centre of mass in the body frame (hb50 standing, MuJoCo)
+    com_z: float = -0.017
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValidationError(_OWNER, f.name, value, "a real number")
+            if not math.isfinite(value):
+                raise NonFiniteError(_OWNER, f.name, value, "a finite number")
+            if value < 0.0 and f.name not in ("com_x", "com_z"):
+                raise LimitError(_OWNER, f.name, value, "≥ 0")
+            object.__setattr__(self, f.name, float(value))
+        # the gait clock's own ranges (period, duty), for the walking and the running trot
+        GaitScheduler(self.gait_period, self.duty_factor)
+        GaitScheduler(self.run_period, self.run_duty)
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, ParameterValue]) -> WalkParams:
+        """The fields found in ``values`` (e.g. live parameters), defaults for the others; names
+        that are not fields are ignored (the robot file has parameters for other components)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in values.items() if k in names})
+
+    @classmethod
+    def from_model(
+        cls, model: RobotModel, overrides: Mapping[str, ParameterValue] | None = None
+    ) -> WalkParams:
+        """The robot file's parameter defaults, then ``overrides``."""
+        values = dict(parameter_defaults(model.parameters))
+        values.update(overrides or {})
+        return cls.from_parameters(values)
+
+
+#: The WalkParams fields the control node offers as live parameters when the robot file declares
+#: them (``jointbus param``).
+WALK_PARAMETERS = (
+    "gait_period",
+    "duty_factor",
+    "step_height",
+    "stance_kp",
+    "stance_kd",
+    "swing_kp",
+    "swing_kd",
+    "max_speed",
+    "max_yaw_rate",
+    "run_speed",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkCommand:
+    """The walking set-point: ``vx``, ``vy`` m/s (body heading frame), ``yaw_rate`` rad/s,
+    ``height`` m (body origin above the ground)."""
+
+    vx: float = 0.0
+    vy: float = 0.0
+    yaw_rate: float = 0.0
+    height: float = 0.34
+
+
+@dataclass(frozen=True, slots=True)
+class WalkOutput:
+    """One impedance command (actuator order): ``kp``, ``kd``, ``position`` rad, ``velocity``
+    rad/s, ``torque`` N·m, and the schedule it followed."""
+
+    kp: FloatArray
+    kd: FloatArray
+    position: FloatArray
+    velocity: FloatArray
+    torque: FloatArray
+    phase: GaitPhase
+    running: bool
+
+
+def _approach(value: float, target: float, step: float) -> float:
+    return min(target, value + step) if target > value else max(target, value - step)
+
+
+class WalkingController:
+    """The trot for one robot (see the module docstring). ``reset`` before the first step."""
+
+    def __init__(self, model: RobotModel, params: WalkParams | None = None) -> None:
+        self.model = model
+        self.params = params or WalkParams()
+        self.kinematics = LegKinematics(model)
+        self.iks = self.kinematics.iks
+        self.n_legs = self.kinematics.count
+        self.n_joints = len(model.actuator_order)
+        self.nominal: FloatArray = StandPose(model).footprint[:, :2].copy()
+        self._nominal = [(float(x), float(y), 0.0) for x, y in self.nominal.tolist()]
+        self.foot_radius: FloatArray = self.kinematics.foot_radius.copy()
+        limits = model.limits_for(model.actuator_order)
+        self.velocity_limit = np.array([lim.velocity_max for lim in limits])
+        self.effort_limit = np.array([lim.effort_max for lim in limits])
+        self.gait = GaitScheduler(self.params.gait_period, self.params.duty_factor)
+        self._build_solver()
+        self.reset()
+
+    def _build_solver(self) -> None:
+        p = self.params
+        self.solver = StanceForceSolver(p.mass, (p.inertia_x, p.inertia_y, p.inertia_z), mu=p.mu)
+
+    def retune(self, params: WalkParams) -> None:
+        """Put ``params`` in force from the next step (the gait clock keeps its phase)."""
+        self.params = params
+        self._build_solver()
+
+    def reset(self) -> None:
+        """Start from standing: clock stopped, set-point zero, stance targets from the next
+        estimate."""
+        n = self.n_legs
+        self.gait = GaitScheduler(self.params.gait_period, self.params.duty_factor)
+        self._v = np.zeros(2)
+        self._yaw_rate = 0.0
+        self._yaw_target: float | None = None
+        self._was_stance = [True] * n
+        # odometry x, y and horizontal-frame z of each lift-off
+        self._liftoff: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+        self._stance_target: list[list[float]] | None = None  # per leg, horizontal frame
+        self.running = False
+
+    @property
+    def velocity_setpoint(self) -> tuple[float, float, float]:
+        """The ramped set-point now: vx, vy (m/s), yaw rate (rad/s)."""
+        return float(self._v[0]), float(self._v[1]), self._yaw_rate
+
+    def step(
+        self, state: EstimatedState, command: WalkCommand, dt: float, *, force_run: bool = False
+    ) -> WalkOutput:
+        """The command for this cycle (see the module docstring); ``dt`` s since the last."""
+        p = self.params
+        # 1. set-point ramp, bounded
+        vx_c = min(max(command.vx, -p.max_speed), p.max_speed)
+        vy_c = min(max(command.vy, -p.max_speed), p.max_speed)
+        wz_c = min(max(command.yaw_rate, -p.max_yaw_rate), p.max_yaw_rate)
+        dv = p.accel_limit * dt
+        self._v[0] = _approach(float(self._v[0]), vx_c, dv)
+        self._v[1] = _approach(float(self._v[1]), vy_c, dv)
+        self._yaw_rate = _approach(self._yaw_rate, wz_c, p.yaw_accel_limit * dt)
+        v_des = self._v
+        wz_des = self._yaw_rate
+        speed = math.hypot(v_des[0], v_des[1])
+        moving = speed > 1e-3 or abs(wz_des) > 1e-3 or abs(vx_c) + abs(vy_c) + abs(wz_c) > 0.0
+
+        # 2. gait clock
+        running = force_run or speed >= p.run_speed
+        if running:
+            self.gait.set_timing(p.run_period, p.run_duty)
+        else:
+            self.gait.set_timing(
+                max(p.gait_period / (1.0 + p.period_speed_gain * speed), 0.15), p.duty_factor
+            )
+        self.running = running
+        phase = self.gait.step(dt, moving)
+
+        # frames (plain floats in the per-leg loop: a handful of numbers per leg, where numpy's
+        # per-call overhead would cost more than the arithmetic)
+        rot = state.orientation.to_matrix()
+        yaw = math.atan2(rot[1, 0], rot[0, 0])
+        cy, sy = math.cos(yaw), math.sin(yaw)
+        r_rp = np.empty((3, 3))
+        r_rp[0] = cy * rot[0] + sy * rot[1]
+        r_rp[1] = -sy * rot[0] + cy * rot[1]
+        r_rp[2] = rot[2]
+        feet_h = (state.foot_position @ r_rp.T).tolist()
+        vhx, vhy, vhz = (r_rp @ state.body_linear_velocity).tolist()
+        whx, why, whz = (r_rp @ state.body_angular_velocity).tolist()
+        roll = math.atan2(r_rp[2, 1], r_rp[2, 2])
+        pitch = -math.asin(min(max(float(r_rp[2, 0]), -1.0), 1.0))
+        ox, oy = state.position[:2].tolist()
+        if self._yaw_target is None or phase.stopped:
+            self._yaw_target = yaw
+        else:
+            err = math.remainder(self._yaw_target + wz_des * dt - yaw, math.tau)
+            self._yaw_target = yaw + min(max(err, -0.3), 0.3)
+        height = command.height
+        ground_z = [r - height for r in self.foot_radius.tolist()]
+        if self._stance_target is None:
+            self._stance_target = [list(f) for f in feet_h]
+        targets = self._stance_target
+        liftoff = self._liftoff
+
+        n = self.n_legs
+        vdx, vdy = float(v_des[0]), float(v_des[1])
+        foot_t_h: list[tuple[float, float, float]] = []
+        foot_v_h: list[tuple[float, float, float]] = []
+        stance = phase.stance
+        for i in range(n):
+            fx_h, fy_h, fz_h = feet_h[i]
+            if stance[i]:
+                if not self._was_stance[i]:  # touchdown: hold where it landed
+                    targets[i] = [fx_h, fy_h, fz_h]
+                tx, ty, _ = targets[i]
+                # the foot moves back at the set-point: −(v + ω × p), ω = (0, 0, ω_z)
+                rvx, rvy = -(vdx - wz_des * ty), -(vdy + wz_des * tx)
+                tx, ty = tx + rvx * dt, ty + rvy * dt
+                targets[i] = [tx, ty, ground_z[i]]
+                foot_t_h.append((tx, ty, ground_z[i]))
+                foot_v_h.append((rvx, rvy, 0.0))
+            else:
+                if self._was_stance[i]:  # lift-off, remembered in the odometry frame
+                    liftoff[i] = (ox + cy * fx_h - sy * fy_h, oy + sy * fx_h + cy * fy_h, fz_h)
+                s = phase.progress[i]
+                fx, fy = raibert_foothold(
+                    self._nominal[i],
+                    (vhx, vhy, 0.0),
+                    (vdx, vdy, 0.0),
+                    wz_des,
+                    stance_time=phase.stance_time,
+                    t_ahead=(1.0 - s) * phase.swing_time,
+                    gain=p.raibert_gain,
+                    max_reach=p.max_reach,
+                )
+                end = (ox + cy * fx - sy * fy, oy + sy * fx + cy * fy, ground_z[i] - 0.01)
+                (px, py, pz), (wvx, wvy, wvz) = swing_point(
+                    liftoff[i], end, p.step_height, s, phase.swing_time
+                )
+                dx, dy = px - ox, py - oy
+                foot_t_h.append((cy * dx + sy * dy, -sy * dx + cy * dy, pz))
+                # relative to the body: v_foot − v_body − ω × p
+                foot_v_h.append(
+                    (
+                        cy * wvx + sy * wvy - vhx - (why * fz_h - whz * fy_h),
+                        -sy * wvx + cy * wvy - vhy - (whz * fx_h - whx * fz_h),
+                        wvz - vhz - (whx * fy_h - why * fx_h),
+                    )
+                )
+            self._was_stance[i] = bool(stance[i])
+
+        # 4. stance forces (horizontal frame, about the centre of mass)
+        com_h = r_rp @ np.array((p.com_x, 0.0, p.com_z))
+        az = p.height_kp * (height - state.height) - p.height_kd * vhz
+        accel = np.array(
+            (
+                min(max(p.velocity_kp * (vdx - vhx), -3.0), 3.0),
+                min(max(p.velocity_kp * (vdy - vhy), -3.0), 3.0),
+                min(max(az, -5.0), 5.0) if math.isfinite(az) else 0.0,
+            )
+        )
+        yaw_err = math.remainder(self._yaw_target - yaw, math.tau)
+        alpha = np.array(
+            (
+                -p.attitude_kp * roll - p.attitude_kd * whx,
+                -p.attitude_kp * pitch - p.attitude_kd * why,
+                p.yaw_kp * yaw_err + p.yaw_kd * (wz_des - whz),
+            )
+        )
+        stance_mask = np.array(stance, dtype=np.bool_)
+        forces_h = self.solver.solve(
+            np.array(feet_h) - com_h, stance_mask, self.solver.wrench(accel, alpha)
+        )
+
+        # 5. joints: IK per leg; J⁻¹·ṗ and −Jᵀ·f for all legs at once (body frame)
+        q = state.joint_position
+        j_all = self.kinematics.jacobians(q)
+        foot_t_b = (np.array(foot_t_h) @ r_rp).tolist()
+        foot_v_b = np.array(foot_v_h) @ r_rp
+        forces_b = forces_h @ r_rp  # row-wise R_rpᵀ·f
+        try:
+            qd_legs = np.linalg.solve(j_all, foot_v_b[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # a singular leg (knee straight): no velocity target
+            qd_legs = np.zeros((n, 3))
+        tau_legs = -np.einsum("kji,kj->ki", j_all, forces_b)
+        tau_legs[~stance_mask] = 0.0
+        pos_t = q.copy()
+        vel_t = np.zeros(self.n_joints)
+        torque = np.zeros(self.n_joints)
+        kp = np.zeros(self.n_joints)
+        kd = np.zeros(self.n_joints)
+        index = self.kinematics.joint_index
+        vel_t[index] = qd_legs
+        torque[index] = tau_legs
+        for i, ik in enumerate(self.iks):
+            idx = index[i]
+            try:
+                x, y, z = foot_t_b[i]
+                pos_t[idx] = ik.solve((x, y, z))
+            except UnreachableError:
+                pos_t[idx] = q[idx]
+            kp[idx] = p.stance_kp if stance[i] else p.swing_kp
+            kd[idx] = p.stance_kd if stance[i] else p.swing_kd
+        lim_t = np.minimum(self.effort_limit, p.torque_limit)
+        np.clip(torque, -lim_t, lim_t, out=torque)
+        np.clip(vel_t, -self.velocity_limit, self.velocity_limit, out=vel_t)
+        bad = ~np.isfinite(pos_t)
+        pos_t[bad] = q[bad]
+        vel_t[~np.isfinite(vel_t)] = 0.0
+        torque[~np.isfinite(torque)] = 0.0
+        return WalkOutput(kp, kd, pos_t, vel_t, torque, phase, running)

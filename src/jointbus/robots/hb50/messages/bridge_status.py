@@ -1,0 +1,158 @@
+"""The bridge's owner, mode, e-stop and the other facts it states in ``BridgeState.status``.
+
+Where it sits: :mod:`jointbus.robots.hb50.messages`, beside
+:class:`~jointbus.robots.hb50.messages.BridgeState`,
+below the bridge node that writes these facts and the control node, monitor, stack summary and CLI
+that read them. Why one module: the wire message stays Honey Badger's (``status`` is a list of free
+strings, seed 001), so the facts travel as ``key: value`` text; written in one place and parsed in
+several, the text drifts (a reader that looks for ``"estop: "`` silently stops seeing the e-stop if
+the writer changes a space). Here :meth:`BridgeStatus.to_strings` is the only writer and
+:meth:`BridgeStatus.parse` the only reader, and a property test holds them to each other.
+
+The strings, in the order the bridge publishes them::
+
+    owner: <source node>                      the command source that owns the robot
+    mode: <estop|off|hold|safe|run>           what the bridge writes this cycle
+    publish: <text>                           the bridge's publish-rate report (optional)
+    estop: <reason>                           only while the e-stop is latched
+    reentry: ramping from the measured pose   only while re-entering run from safe/hold
+    thermal <WARN|ERROR>: <joint> (index <i>) one per joint that is not thermally OK
+
+Any other string (a future key, a hardware message) is kept verbatim in :attr:`BridgeStatus.other`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from jointbus.robots.hb50.messages.bridge_state import BridgeState
+
+
+class BridgeMode(enum.Enum):
+    """What the bridge writes this cycle (highest priority first): the value of ``mode:``.
+
+    ``estop``: the latched e-stop (damping, drives off); ``off``: drives off; ``hold``: holding
+    the measured pose before the first command; ``safe``: the watchdog's damping; ``run``: the
+    owner's commands.
+    """
+
+    ESTOP = "estop"
+    OFF = "off"
+    HOLD = "hold"
+    SAFE = "safe"
+    RUN = "run"
+
+
+#: The text of the re-entry ramp's string (after ``reentry: ``).
+REENTRY_RAMPING: Final = "ramping from the measured pose"
+
+_THERMAL = re.compile(r"thermal (?P<level>[A-Z]+): (?P<joint>.*) \(index (?P<index>\d+)\)")
+
+
+@dataclass(frozen=True, slots=True)
+class ThermalNote:
+    """One joint that is not thermally OK: ``level`` (``WARN`` / ``ERROR``), its name and index."""
+
+    level: str
+    joint: str
+    index: int
+
+    def to_string(self) -> str:
+        """``thermal WARN: knee_fl (index 2)``."""
+        return f"thermal {self.level}: {self.joint} (index {self.index})"
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeStatus:
+    """The facts of one ``BridgeState.status``, typed.
+
+    ``owner``: the owning command source ('' when not stated); ``mode``: ``None`` when not stated
+    or not a known mode; ``estop_reason``: ``None`` unless the e-stop is latched; ``publish``: the
+    publish-rate report's text ('' when absent); ``reentry_ramping``: re-entering run from
+    safe/hold; ``thermal``: the joints not thermally OK; ``other``: every other string, verbatim.
+    """
+
+    owner: str = ""
+    mode: BridgeMode | None = None
+    estop_reason: str | None = None
+    publish: str = ""
+    reentry_ramping: bool = False
+    thermal: tuple[ThermalNote, ...] = ()
+    other: tuple[str, ...] = ()
+
+    @property
+    def estop_latched(self) -> bool:
+        """The e-stop is latched: its reason is stated, or the mode is ``estop``."""
+        return self.estop_reason is not None or self.mode is BridgeMode.ESTOP
+
+    def to_strings(self) -> tuple[str, ...]:
+        """The status strings the bridge publishes (the module docstring's order)."""
+        strings = [f"owner: {self.owner}"]
+        if self.mode is not None:
+            strings.append(f"mode: {self.mode.value}")
+        if self.publish:
+            strings.append(f"publish: {self.publish}")
+        if self.estop_reason is not None:
+            strings.append(f"estop: {self.estop_reason}")
+        if self.reentry_ramping:
+            strings.append(f"reentry: {REENTRY_RAMPING}")
+        strings.extend(self.thermal_strings())
+        strings.extend(self.other)
+        return tuple(strings)
+
+    def thermal_strings(self) -> tuple[str, ...]:
+        """One ``thermal <LEVEL>: <joint> (index <i>)`` line per joint not thermally OK."""
+        return tuple(note.to_string() for note in self.thermal)
+
+    def detail_strings(self) -> tuple[str, ...]:
+        """What a display lists besides owner, mode, e-stop and thermal: the publish-rate
+        report, the re-entry ramp and every other string, as published."""
+        strings = [f"publish: {self.publish}"] if self.publish else []
+        if self.reentry_ramping:
+            strings.append(f"reentry: {REENTRY_RAMPING}")
+        return (*strings, *self.other)
+
+    @classmethod
+    def parse(cls, strings: Iterable[str]) -> BridgeStatus:
+        """The facts in ``strings`` (a ``BridgeState.status``); unknown strings go to ``other``."""
+        owner = publish = ""
+        mode: BridgeMode | None = None
+        estop_reason: str | None = None
+        ramping = False
+        thermal: list[ThermalNote] = []
+        other: list[str] = []
+        for text in strings:
+            key, sep, value = text.partition(": ")
+            if not sep:
+                other.append(text)
+            elif key == "owner":
+                owner = value
+            elif key == "mode" and value in _MODES:
+                mode = _MODES[value]
+            elif key == "publish":
+                publish = value
+            elif key == "estop":
+                estop_reason = value
+            elif key == "reentry" and value == REENTRY_RAMPING:
+                ramping = True
+            elif (match := _THERMAL.fullmatch(text)) is not None:
+                thermal.append(
+                    ThermalNote(match["level"], match["joint"], int(match["index"]))
+                )
+            else:
+                other.append(text)
+        return cls(owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other))
+
+    @classmethod
+    def of(cls, state: BridgeState) -> BridgeStatus:
+        """The facts of ``state.status``."""
+        return cls.parse(state.status)
+
+
+_MODES: Final = {mode.value: mode for mode in BridgeMode}
+
+__all__ = ["REENTRY_RAMPING", "BridgeMode", "BridgeStatus", "ThermalNote"]

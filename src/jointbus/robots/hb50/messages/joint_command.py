@@ -1,0 +1,202 @@
+"""``hb50_commons/msg/JointCommand``: impedance targets for every actuator, in actuator order.
+
+Where it sits: :mod:`jointbus.robots.hb50.messages`. The control node and user controllers publish
+it on
+``/hb50/joint_command`` (up to 500 Hz); the bridge arbitrates between publishers and applies the
+winner. Field names, order and wire types are exactly Honey Badger 5.0's (seed 001).
+
+Each actuator follows the impedance law ``τ = t_trq + kp·(t_pos − p) + kd·(t_vel − v)``, so the
+units are: ``kp`` N·m/rad, ``kd`` N·m·s/rad, ``t_pos`` rad, ``t_vel`` rad/s, ``t_trq`` N·m;
+``brake`` engages a joint's brake. ``ki`` is reserved by the robot (not used by the drives) but
+still travels on the wire, so it follows the same rules.
+
+Rules, checked on construction *and* on decode, so a bad command never reaches a driver:
+
+- ``name`` entries are non-empty and unique;
+- every array (``kp, ki, kd, t_pos, t_vel, t_trq, brake``) has exactly one entry per name;
+- every number is finite and within float32 range (|x| ≤ 3.4e38): a NaN target has no safe meaning;
+- ``kp ≥ 0`` and ``kd ≥ 0``: a negative gain pushes the joint *away* from its target.
+
+Errors name the joint and its index, the field, the value and the rule, e.g.
+``hb50_commons/msg/JointCommand: joint 'fr_j1' (index 1): field 'kp' = -3.0; expected ≥ 0``.
+Whether the names match the robot's configured actuator order is the bridge's check (it knows the
+robot); this module only knows the message. Floats are rounded to float32 on construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple, Self
+
+from jointbus.codec.rules import WireRule
+from jointbus.codec.wire import BoolSeq, Float32Seq, String, StringSeq
+from jointbus.messages.base import Message
+from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
+from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages._arrays import bool_tuple, float32_tuple, names_tuple
+
+_GAIN_FIELDS = ("kp", "kd")
+_FLOAT_FIELDS = ("kp", "ki", "kd", "t_pos", "t_vel", "t_trq")
+
+
+class JointTarget(NamedTuple):
+    """One actuator's command taken from a :class:`JointCommand` (SI units)."""
+
+    name: str
+    joint_index: int
+    kp: float  # N·m/rad
+    ki: float  # reserved
+    kd: float  # N·m·s/rad
+    t_pos: float  # rad
+    t_vel: float  # rad/s
+    t_trq: float  # N·m
+    brake: bool
+
+
+def _per_joint(field_name: str, value: float | Sequence[float], n: int) -> Sequence[float]:
+    """Broadcast a scalar gain to every joint; sequences are left for the constructor to check."""
+    if isinstance(value, bool):
+        raise ValidationError(JointCommand.TYPE_NAME, field_name, value, "a real number")
+    if isinstance(value, int | float):
+        return (float(value),) * n
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class JointCommand(Message):
+    """Impedance targets and gains for each named actuator (see the module docstring for rules)."""
+
+    TYPE_NAME: ClassVar[str] = "hb50_commons/msg/JointCommand"
+    #: What a decoded number can break (names and lengths are checked once per cached layout).
+    WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {
+        "kp": WireRule(finite=True, ge=0.0),
+        "ki": WireRule(finite=True),
+        "kd": WireRule(finite=True, ge=0.0),
+        "t_pos": WireRule(finite=True),
+        "t_vel": WireRule(finite=True),
+        "t_trq": WireRule(finite=True),
+    }
+    header: Header = field(default_factory=Header)
+    source_node: String = ""  # name of the commanding node
+    name: StringSeq = ()
+    kp: Float32Seq = ()  # N·m/rad, ≥ 0
+    ki: Float32Seq = ()  # reserved
+    kd: Float32Seq = ()  # N·m·s/rad, ≥ 0
+    t_pos: Float32Seq = ()  # rad
+    t_vel: Float32Seq = ()  # rad/s
+    t_trq: Float32Seq = ()  # N·m
+    brake: BoolSeq = ()
+
+    def __post_init__(self) -> None:
+        tn = self.TYPE_NAME
+        if type(self.header) is not Header:
+            raise ValidationError(tn, "header", self.header, "a std_msgs Header")
+        if type(self.source_node) is not str:
+            raise ValidationError(tn, "source_node", self.source_node, "a str (node name)")
+        names = names_tuple(tn, "name", self.name)
+        setattr_ = object.__setattr__
+        setattr_(self, "name", names)
+        for name in _FLOAT_FIELDS:
+            setattr_(
+                self, name, float32_tuple(tn, name, getattr(self, name), names, names_field="name")
+            )
+        for name in _GAIN_FIELDS:
+            gains: tuple[float, ...] = getattr(self, name)
+            if gains and min(gains) < 0.0:
+                index = next(i for i, g in enumerate(gains) if g < 0.0)
+                raise LimitError(tn, name, gains[index], "≥ 0", joint=names[index], index=index)
+        setattr_(self, "brake", bool_tuple(tn, "brake", self.brake, names, names_field="name"))
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def hold(
+        cls,
+        names: Iterable[str],
+        positions: Iterable[float],
+        kp: float | Sequence[float],
+        kd: float | Sequence[float],
+        *,
+        header: Header | None = None,
+        source_node: str = "",
+    ) -> Self:
+        """Hold each joint at ``positions`` (rad) with stiffness ``kp`` and damping ``kd``.
+
+        ``kp`` / ``kd`` are one value for every joint or one per joint; target velocity and
+        feed-forward torque are zero and brakes released.
+        """
+        names_t = tuple(names)
+        n = len(names_t)
+        zeros = (0.0,) * n
+        return cls(
+            header if header is not None else Header(),
+            source_node,
+            names_t,
+            _per_joint("kp", kp, n),  # type: ignore[arg-type]
+            zeros,
+            _per_joint("kd", kd, n),  # type: ignore[arg-type]
+            positions,  # type: ignore[arg-type]
+            zeros,
+            zeros,
+            (False,) * n,
+        )
+
+    @classmethod
+    def damping(
+        cls,
+        names: Iterable[str],
+        kd: float | Sequence[float],
+        *,
+        header: Header | None = None,
+        source_node: str = "",
+    ) -> Self:
+        """Zero stiffness, damping ``kd`` towards zero velocity: the safe-mode command.
+
+        With ``kp = 0`` and ``t_vel = t_trq = 0`` each actuator only resists motion
+        (``τ = −kd·v``), so a robot that lost its controller is damped on its way down instead of
+        collapsing freely or fighting a stale target (the hb50 standing in safe mode reaches
+        0.10 m after ≈ 1.9 s: docs/SAFETY.md).
+        """
+        names_t = tuple(names)
+        n = len(names_t)
+        zeros = (0.0,) * n
+        return cls(
+            header if header is not None else Header(),
+            source_node,
+            names_t,
+            zeros,
+            zeros,
+            _per_joint("kd", kd, n),  # type: ignore[arg-type]
+            zeros,
+            zeros,
+            zeros,
+            (False,) * n,
+        )
+
+    # -- access ------------------------------------------------------------------------------
+
+    def index(self, name: str) -> int:
+        """Position of actuator ``name`` in the arrays (:class:`UnknownJointError` if absent)."""
+        try:
+            return self.name.index(name)
+        except ValueError:
+            raise UnknownJointError(name, self.name) from None
+
+    def for_joint(self, name: str) -> JointTarget:
+        """The command of actuator ``name`` (:class:`UnknownJointError` if absent)."""
+        i = self.index(name)
+        return JointTarget(
+            name,
+            i,
+            self.kp[i],
+            self.ki[i],
+            self.kd[i],
+            self.t_pos[i],
+            self.t_vel[i],
+            self.t_trq[i],
+            self.brake[i],
+        )
+
+
+__all__ = ["JointCommand", "JointTarget"]

@@ -1,0 +1,235 @@
+"""Command arbitration: a ≥ 10 Hz custom source takes over; it falls back within 100 ms."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
+
+MS = 1_000_000  # ns
+DEFAULT = "control_node"
+
+
+def publish(arbiter: Arbiter, source: str, start_ms: float, hz: float, count: int) -> int:
+    """Offer ``count`` commands from ``source`` at ``hz`` from ``start_ms``; return the last."""
+    period_ns = round(1e9 / hz)
+    t = round(start_ms * MS)
+    for k in range(count):
+        t = round(start_ms * MS) + k * period_ns
+        arbiter.offer(source, t)
+    return t
+
+
+def test_default_source_owns_from_the_start() -> None:
+    arbiter = Arbiter()
+    assert arbiter.owner(0) == DEFAULT
+    assert arbiter.offer(DEFAULT, 1 * MS) is True
+    assert arbiter.offer("teleop", 2 * MS) is False
+    assert arbiter.take_events() == []
+
+
+def test_window_of_half_a_second_needs_five_commands_at_10_hz() -> None:
+    assert Arbiter().min_count == 5
+    assert Arbiter(window_s=1.0, takeover_hz=20.0, fallback_s=0.05).min_count == 20
+
+
+def test_500_hz_source_takes_over_after_min_count_commands() -> None:
+    arbiter = Arbiter()
+    results = [arbiter.offer("teleop", k * 2 * MS) for k in range(6)]
+    assert results == [False, False, False, False, True, True]
+    (event,) = arbiter.take_events()
+    assert (event.old, event.new, event.reason, event.at_ns) == (
+        DEFAULT,
+        "teleop",
+        "takeover",
+        8 * MS,
+    )
+    assert "teleop" in event.describe()
+    # The default controller keeps publishing but is no longer applied.
+    assert arbiter.offer(DEFAULT, 11 * MS) is False
+
+
+def test_source_at_exactly_10_hz_takes_over_and_keeps_control() -> None:
+    arbiter = Arbiter()
+    results = [arbiter.offer("teleop", k * 100 * MS) for k in range(20)]
+    assert results == [False] * 4 + [True] * 16
+    assert len(arbiter.take_events()) == 1
+
+
+def test_source_below_10_hz_never_takes_over() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "slow", 0, 9.0, 50)
+    assert arbiter.owner(last) == DEFAULT
+    assert arbiter.take_events() == []
+
+
+def test_short_burst_does_not_take_over() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 4)
+    assert arbiter.owner(last) == DEFAULT
+
+
+def test_stopped_source_falls_back_after_100_ms_of_silence() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 100)
+    arbiter.take_events()
+    assert arbiter.owner(last + 100 * MS) == "teleop"  # exactly one period: still owns
+    assert arbiter.owner(last + 100 * MS + 1) == DEFAULT
+    (event,) = arbiter.take_events()
+    assert (event.old, event.new, event.reason) == ("teleop", DEFAULT, "silent")
+
+
+def test_source_dropping_below_10_hz_falls_back_within_100_ms() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 500.0, 100)
+    # Now at 8 Hz (125 ms period): the first long gap is noticed 100 ms after the last command.
+    arbiter.take_events()
+    assert arbiter.owner(last + 101 * MS) == DEFAULT
+    # Its earlier 500 Hz commands are still in the window but do not win control back.
+    for k in range(1, 20):
+        assert arbiter.offer("teleop", last + k * 125 * MS) is False
+    assert [e.reason for e in arbiter.take_events()] == ["silent"]
+    assert arbiter.rate_hz("teleop") == 0.0  # every 125 ms gap restarts its measurement
+
+
+def test_source_at_9_hz_is_measured_as_9_hz_not_as_five_per_half_second() -> None:
+    arbiter = Arbiter(fallback_s=0.2)  # gaps of 111 ms do not restart the measurement here
+    last = publish(arbiter, "slow", 0, 9.0, 50)
+    assert arbiter.owner(last) == DEFAULT
+    assert arbiter.rate_hz("slow") == pytest.approx(9.0)
+
+
+def test_source_whose_window_rate_drops_falls_back_for_rate() -> None:
+    # Gaps of at most 100 ms but bursts spaced so the window holds fewer than five commands.
+    arbiter = Arbiter(window_s=1.0, fallback_s=0.25)  # needs 10 commands within 1 s
+    last = publish(arbiter, "teleop", 0, 50.0, 20)
+    assert arbiter.owner(last) == "teleop"
+    arbiter.take_events()
+    # Continue at 5 Hz (200 ms gaps, under the 250 ms silence rule): the window drains.
+    t = last
+    owner = "teleop"
+    while owner == "teleop":
+        t += 200 * MS
+        arbiter.offer("teleop", t)
+        owner = arbiter.owner(t)
+    (event,) = arbiter.take_events()
+    assert event.reason == "rate_below_threshold"
+    assert event.rate_hz < 10.0
+    assert "Hz" in event.describe()
+
+
+def test_second_custom_source_waits_then_takes_over_when_the_first_stops() -> None:
+    arbiter = Arbiter()
+    for k in range(50):
+        t = k * 2 * MS
+        arbiter.offer("teleop", t)
+        assert arbiter.offer("planner", t + MS) is False
+    assert arbiter.owner(t) == "teleop"
+    # teleop stops; planner keeps publishing and takes over when teleop falls back.
+    owners = []
+    for k in range(50, 150):
+        t = k * 2 * MS
+        owners.append(arbiter.offer("planner", t + MS))
+    assert owners[-1] is True
+    reasons = [(e.old, e.new, e.reason) for e in arbiter.take_events()]
+    assert reasons == [
+        (DEFAULT, "teleop", "takeover"),
+        ("teleop", DEFAULT, "silent"),
+        (DEFAULT, "planner", "takeover"),
+    ]
+
+
+def test_owner_is_reevaluated_without_new_commands() -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, 100.0, 10)
+    assert arbiter.owner(last + 50 * MS) == "teleop"
+    assert arbiter.owner(last + 150 * MS) == DEFAULT
+
+
+def test_silent_sources_are_forgotten() -> None:
+    arbiter = Arbiter()
+    for k in range(1000):
+        arbiter.offer(f"noise_{k}", k * MS)
+    arbiter.owner(2000 * MS)
+    assert arbiter.rate_hz("noise_0") == 0.0
+    assert len(arbiter._arrivals) == 0
+
+
+def test_rejected_configurations() -> None:
+    with pytest.raises(ValueError, match="fallback_s"):
+        Arbiter(takeover_hz=10.0, fallback_s=0.05)
+    with pytest.raises(ValueError, match="window_s"):
+        Arbiter(window_s=0.1)
+    with pytest.raises(ValueError, match="takeover_hz"):
+        Arbiter(takeover_hz=0.0)
+    with pytest.raises(ValueError, match="default_source"):
+        Arbiter(default_source="")
+
+
+@given(
+    hz=st.floats(10.5, 1000.0),
+    count=st.integers(5, 200),
+    silence_ms=st.floats(0.0, 400.0),
+)
+def test_steady_fast_source_owns_until_it_stops_and_never_longer_than_100_ms(
+    hz: float, count: int, silence_ms: float
+) -> None:
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0, hz, count)
+    assert arbiter.owner(last) == "teleop"  # ≥ 5 commands spanning < 0.4 s: in the window
+    silence_ns = round(silence_ms * MS)
+    still_owns = silence_ns <= 100 * MS
+    assert arbiter.owner(last + silence_ns) == ("teleop" if still_owns else DEFAULT)
+    events = arbiter.take_events()
+    assert all(isinstance(e, OwnerChanged) for e in events)
+    assert [e.new for e in events] == (["teleop"] if still_owns else ["teleop", DEFAULT])
+
+
+def test_takeover_reports_the_rate_a_steady_500_hz_source_publishes_at() -> None:
+    # A steady 500 Hz source stamps its commands every 2 ms; the transport delivered them bunched
+    # (the second late, the fourth early): 4 intervals in 5.49 ms, which read as 728.6 Hz.
+    arbiter = Arbiter()
+    sent = [1_000 * MS + k * 2 * MS for k in range(6)]
+    arrived = [t + 3 * MS for t in (0, 1_500_000, 3_000_000, 4_000_000, 5_490_000, 7_500_000)]
+    owned = [arbiter.offer("teleop", a, s) for a, s in zip(arrived, sent, strict=True)]
+    assert owned == [False, False, False, False, True, True]
+    (event,) = arbiter.take_events()
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)
+    assert "publishes at 500.0 Hz" in event.describe()
+    assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
+
+
+def test_rate_falls_back_to_arrival_times_without_usable_stamps() -> None:
+    arbiter = Arbiter()
+    for k in range(5):  # unstamped (0), 2 ms apart on arrival
+        arbiter.offer("plain", k * 2 * MS)
+    assert arbiter.rate_hz("plain") == pytest.approx(500.0)
+    for k in range(5):  # stamps that do not increase: arrival times again
+        arbiter.offer("frozen", 20 * MS + k * 4 * MS, 5 * MS)
+    assert arbiter.rate_hz("frozen") == pytest.approx(250.0)
+
+
+@given(jitter=st.lists(st.integers(-900_000, 900_000), min_size=30, max_size=30))
+def test_stamped_rate_is_exact_whatever_the_delivery_jitter(jitter: list[int]) -> None:
+    arbiter = Arbiter()
+    sent = [k * 2 * MS for k in range(30)]
+    arrived = sorted(max(0, s + MS + j) for s, j in zip(sent, jitter, strict=True))
+    for a, s in zip(arrived, sent, strict=True):
+        arbiter.offer("teleop", a, s + 1)
+    assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
+
+
+def test_one_late_cycle_of_the_source_does_not_move_the_reported_rate() -> None:
+    # The source's loop ran its second cycle 1.6 ms late and caught up after (stamps in ms).
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 4.0, 6.0, 8.0):
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    (event,) = arbiter.take_events()
+    assert event.reason == "takeover"
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)  # intervals 3.6, 0.4, 2, 2 ms
+    arbiter = Arbiter()
+    for stamp_ms in (0.0, 3.6, 5.6, 7.6, 9.6):  # late once, no catch-up: mean 416.7 Hz
+        arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
+    assert arbiter.take_events()[0].rate_hz == pytest.approx(500.0, rel=1e-9)

@@ -1,0 +1,89 @@
+"""Command watchdog: no valid command for the timeout → safe mode (damping only), reported once."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.nodes.safety.watchdog import SafeModeEntered, SafeModeLeft, Watchdog, safe_command
+
+MS = 1_000_000
+NAMES = ("hip", "knee", "ankle")
+
+
+def test_starts_in_safe_mode_until_the_first_command() -> None:
+    dog = Watchdog()
+    assert dog.expired(0) is True
+    assert dog.last_feed_ns is None
+    dog.feed(5 * MS)
+    assert dog.expired(5 * MS) is False
+    assert dog.take_events() == []  # starting is not a transition
+
+
+def test_expires_only_after_the_timeout() -> None:
+    dog = Watchdog(timeout_s=0.25)
+    dog.feed(0)
+    assert dog.expired(250 * MS) is False  # exactly the timeout: not yet
+    assert dog.expired(250 * MS + 1) is True
+    (event,) = dog.take_events()
+    assert isinstance(event, SafeModeEntered)
+    assert event.silence_s == pytest.approx(0.25)
+    assert "safe mode" in event.describe()
+
+
+def test_entering_is_reported_once_and_leaving_on_the_next_command() -> None:
+    dog = Watchdog(timeout_s=0.1)
+    dog.feed(0)
+    for t in range(101, 500, 10):
+        assert dog.expired(t * MS) is True
+    assert [type(e) for e in dog.take_events()] == [SafeModeEntered]
+    dog.feed(600 * MS)
+    assert dog.expired(600 * MS) is False
+    (left,) = dog.take_events()
+    assert isinstance(left, SafeModeLeft)
+    assert left.safe_s == pytest.approx(0.499)
+    assert "resumed" in left.describe()
+
+
+def test_timeout_is_configurable() -> None:
+    dog = Watchdog(timeout_s=0.05)
+    dog.feed(0)
+    assert dog.expired(51 * MS) is True
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_timeout_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="timeout_s"):
+        Watchdog(bad)
+
+
+@given(st.lists(st.integers(0, 400), min_size=1, max_size=50))
+def test_regular_feeding_never_expires(gaps_ms: list[int]) -> None:
+    dog = Watchdog(timeout_s=0.4)
+    t = 0
+    dog.feed(t)
+    for gap in gaps_ms:
+        t += gap * MS
+        assert dog.expired(t) is False
+        dog.feed(t)
+    assert dog.take_events() == []
+
+
+def test_safe_command_is_damping_only() -> None:
+    cmd = safe_command(NAMES, 2.0)
+    assert cmd.name == NAMES
+    assert cmd.kp == (0.0, 0.0, 0.0)
+    assert cmd.kd == (2.0, 2.0, 2.0)
+    assert cmd.t_trq == (0.0, 0.0, 0.0)
+    assert cmd.t_vel == (0.0, 0.0, 0.0)
+    assert cmd.brake == (False, False, False)
+
+
+def test_safe_command_engages_brakes_where_fitted() -> None:
+    cmd = safe_command(NAMES, (1.0, 2.0, 3.0), has_brake=(False, True, False))
+    assert cmd.brake == (False, True, False)
+    assert cmd.kd == (1.0, 2.0, 3.0)
+    assert cmd.kp == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="has_brake"):
+        safe_command(NAMES, 1.0, has_brake=(True,))

@@ -1,0 +1,921 @@
+"""The bridge on a simulated HB50: rejections move nothing; arbitration, watchdog, e-stop, heat.
+
+Each test runs the node in lock-step with the simulator (``run_loop=False``): per 2 ms step the
+fake clock advances, commands are published on the in-process bus, the bridge runs one cycle,
+the simulator advances 2 ms and the node's timers (status flush, 10 Hz mirror, heartbeat) run.
+No threads and no timing assertions: every duration below is simulated time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import pytest
+import zenoh
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
+from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
+from jointbus.codec.cdr import encode as cdr_encode
+from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
+from jointbus.messages.std_msgs import String
+from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.safety.command_check import UncheckedJointCommand
+from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
+from jointbus.runtime.rate_loop import CycleInfo
+from jointbus.runtime.timer import TimerThread
+from support.bus import free_port, wait_until
+
+STEP_NS = 2_000_000  # 500 Hz
+MS = 1_000_000
+ROBOT = load_robot("hb50")
+ORDER = ROBOT.actuator_order
+HOME = np.array([ROBOT.pose("home")[n] for n in ORDER])
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000 * 1_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class Rig:
+    """A bridge on a stepped simulated HB50, a bus, and recorders of what it publishes."""
+
+    def __init__(self, config: BridgeConfig | None = None, bus: Bus | None = None) -> None:
+        self.clock = FakeClock()
+        # The drives start at the standing pose the tests command: a first command far from the
+        # measured pose would be ramped to (the re-entry tests below).
+        config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+        self.sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
+        self.bus = bus if bus is not None else Bus()
+        self.statuses: list[Status] = []
+        self.data: list[BridgeData] = []
+        self.states: list[BridgeState] = []
+        self.mirror: list[BridgeState] = []
+        self.data_mirror: list[BridgeData] = []
+        self.heartbeats: list[Status] = []
+        sub = self.bus.subscribe
+        sub("/hb50/status", Status, self.statuses.append, RELIABLE, realtime=True)
+        sub("/hb50/bridge_data", BridgeData, self.data.append, MAB_RT, realtime=True)
+        sub("/hb50/bridge_state", BridgeState, self.states.append, MAB_RT, realtime=True)
+        sub("/hb50/bridge_state_10hz", BridgeState, self.mirror.append, RELIABLE, realtime=True)
+        sub("/hb50/bridge_data_10hz", BridgeData, self.data_mirror.append, RELIABLE, realtime=True)
+        sub("/hb50/heartbeat", Status, self.heartbeats.append, RELIABLE, realtime=True)
+        self.commands = self.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+        self.hardware = self.bus.publisher("/hb50/hardware_command", String, RELIABLE)
+        timers = TimerThread("bridge-test-timers", clock=self.clock, threaded=False)
+        self.node = BridgeNode(self.sim, self.bus, config, timers=timers, run_loop=False)
+        self.node.start()
+
+    def close(self) -> None:
+        self.node.shutdown()
+        self.bus.close()
+
+    def step(self, *publish: JointCommand | str) -> None:
+        """One 2 ms cycle; ``publish`` is sent (commands, or hardware-command texts) first."""
+        self.clock.now += STEP_NS
+        for msg in publish:
+            if isinstance(msg, str):
+                self.hardware.publish(String(msg))
+            else:
+                self.commands.publish(msg)
+        self.node.cycle(self.clock.now)
+        self.sim.step(0.002)
+        self.node.timers.run_due(self.clock.now)
+
+    def run(self, seconds: float, *sources: Callable[[int], JointCommand | None]) -> None:
+        """``seconds`` of cycles; each source is asked for a command every cycle (None: none)."""
+        for k in range(round(seconds * 500)):
+            msgs = [m for m in (source(k) for source in sources) if m is not None]
+            self.step(*msgs)
+
+    def positions(self) -> np.ndarray:
+        return self.sim.read_joints().position
+
+    def reports(self) -> list[Status]:
+        """Status reports so far (pending ones are flushed first, as the 0.1 s timer would)."""
+        self.node.reporter.flush()
+        return self.statuses
+
+    def errors(self) -> list[Status]:
+        return [s for s in self.reports() if s.level == Level.ERROR]
+
+    def texts(self) -> list[str]:
+        return [s.status for s in self.reports()]
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    yield r
+    r.close()
+
+
+def hold(target: np.ndarray, source: str = "control_node", kp: float = 80.0) -> JointCommand:
+    return JointCommand.hold(ORDER, target.tolist(), kp, 3.0, source_node=source)
+
+
+def every_cycle(cmd: JointCommand) -> Callable[[int], JointCommand]:
+    return lambda _k: cmd
+
+
+def unvalidated(base: JointCommand, **fields: Any) -> JointCommand:
+    """A command object the constructor would refuse (as a faulty decoder could deliver)."""
+    cmd = object.__new__(JointCommand)
+    for f in dataclasses.fields(JointCommand):
+        object.__setattr__(cmd, f.name, fields.get(f.name, getattr(base, f.name)))
+    return cmd
+
+
+# -- publishing ----------------------------------------------------------------------------
+
+
+def test_each_cycle_publishes_bridge_data_and_state_and_a_10_hz_mirror(rig: Rig) -> None:
+    rig.run(0.5, every_cycle(hold(HOME)))
+    assert len(rig.data) == len(rig.states) == 250
+    last = rig.data[-1]
+    assert last.joint_name == ORDER
+    assert np.allclose(last.joint_position, rig.sim.read_joints().position, atol=1e-3)
+    assert all(0 < t < 100 for t in last.joint_temperature)
+    assert math.isnan(last.orientation.w)  # no IMU given: "not reported"
+    state = rig.states[-1]
+    assert state.drives_enabled is True
+    assert state.status == ("owner: control_node", "mode: run")
+    assert 4 <= len(rig.mirror) <= 6  # 10 Hz over 0.5 s of simulated time
+    assert rig.mirror[-1] == rig.node.last_state
+    assert 4 <= len(rig.data_mirror) <= 6
+    assert rig.data_mirror[-1] is rig.node.last_data
+
+
+def test_heartbeat_is_published(rig: Rig) -> None:
+    rig.run(1.2)
+    assert any(h.reporting_node == "bridge_node" for h in rig.heartbeats)
+
+
+def test_commands_move_the_robot(rig: Rig) -> None:
+    target = HOME + 0.2 * np.sign(HOME)
+    rig.run(0.6, every_cycle(hold(target)))
+    assert rig.node.mode is BridgeMode.RUN
+    assert np.allclose(rig.positions(), target, atol=0.03)
+
+
+# -- rejections ----------------------------------------------------------------------------
+
+MOVED = HOME + 0.25 * np.sign(HOME)  # a target the bad commands ask for
+
+
+def bad_order() -> JointCommand:
+    cmd = hold(MOVED)
+    swapped = (ORDER[1], ORDER[0], *ORDER[2:])
+    return JointCommand.hold(swapped, cmd.t_pos, 80.0, 3.0, source_node="control_node")
+
+
+def bad_length() -> JointCommand:
+    cmd = hold(MOVED)
+    return unvalidated(cmd, kd=cmd.kd[:11])
+
+
+def bad_nan() -> JointCommand:
+    cmd = hold(MOVED)
+    t_pos = list(cmd.t_pos)
+    t_pos[4] = math.nan
+    return unvalidated(cmd, t_pos=tuple(t_pos))
+
+
+def bad_limit() -> JointCommand:
+    target = MOVED.copy()
+    target[2] = 0.5  # fr_j2 range is [-2.705, 0]
+    return hold(target)
+
+
+def bad_gain() -> JointCommand:
+    return hold(MOVED, kp=5000.0)
+
+
+def bad_source() -> JointCommand:
+    return hold(MOVED, source="")
+
+
+REJECTIONS = [
+    # (command, field, joint, index)
+    (bad_order, "name", ORDER[1], 0),
+    (bad_length, "kd", ORDER[11], 11),
+    (bad_nan, "t_pos", ORDER[4], 4),
+    (bad_limit, "t_pos", ORDER[2], 2),
+    (bad_gain, "kp", ORDER[0], 0),
+    (bad_source, "source_node", None, None),
+]
+
+
+@pytest.mark.parametrize(("make_bad", "field", "joint", "index"), REJECTIONS)
+def test_rejected_command_is_reported_by_name_and_moves_nothing(
+    rig: Rig, make_bad: Callable[[], JointCommand], field: str, joint: str | None, index: int | None
+) -> None:
+    good = hold(HOME)
+    rig.run(0.4, every_cycle(good))
+    before = rig.positions()
+    assert rig.node.last_applied is good
+    bad = make_bad()
+    rig.run(0.1, every_cycle(bad))  # < watchdog: the good command stays applied
+    assert rig.node.last_applied is good
+    assert rig.node.mode is BridgeMode.RUN
+    assert np.allclose(rig.positions(), before, atol=2e-3)
+    assert rig.node.rejected == 50
+    errors = rig.errors()
+    assert errors, rig.texts()
+    report = errors[0]
+    assert report.reporting_node == "bridge_node"
+    facts = json.loads(report.data)
+    assert (facts["field"], facts["joint"], facts["index"]) == (field, joint, index)
+    assert facts["source_node"] == bad.source_node
+    if joint is not None:
+        assert f"joint {joint!r} (index {index})" in report.status
+    assert f"field {field!r}" in report.status
+    assert "rejected" in report.status
+    # 50 identical rejections are folded, not 50 status messages.
+    assert len(errors) <= 2
+
+
+def test_source_outside_the_allow_list_is_rejected_and_named() -> None:
+    rig = Rig(BridgeConfig(allowed_sources=("control_node", "teleop")))
+    try:
+        rig.run(0.2, every_cycle(hold(HOME)))
+        rig.run(0.1, every_cycle(hold(MOVED, source="rogue")))
+        assert rig.node.last_applied is not None
+        assert rig.node.last_applied.source_node == "control_node"
+        (report,) = rig.errors()
+        assert "'rogue'" in report.status and "source_node" in report.status
+        assert json.loads(report.data)["source_node"] == "rogue"
+        assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    finally:
+        rig.close()
+
+
+def test_rejected_commands_never_take_over(rig: Rig) -> None:
+    bad = unvalidated(hold(MOVED, source="teleop"), t_vel=(math.inf,) * 12)
+    rig.run(0.3, every_cycle(hold(HOME)), every_cycle(bad))
+    assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    assert rig.node.last_applied is not None
+    assert rig.node.last_applied.source_node == "control_node"
+
+
+# -- arbitration ---------------------------------------------------------------------------
+
+
+def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) -> None:
+    default_cmd = hold(HOME)
+    custom_cmd = hold(MOVED, source="teleop")
+    rig.run(0.2, every_cycle(default_cmd))
+    rig.run(0.5, every_cycle(default_cmd), every_cycle(custom_cmd))
+    assert rig.node.last_applied is custom_cmd
+    assert rig.states[-1].status[0] == "owner: teleop"
+    assert np.allclose(rig.positions(), MOVED, atol=0.03)
+    assert any("'control_node' -> 'teleop'" in t for t in rig.texts())
+    # teleop stops; control_node continues.
+    cycles = 0
+    while rig.states[-1].status[0] != "owner: control_node":
+        rig.step(default_cmd)
+        cycles += 1
+        assert cycles <= 51  # 100 ms of silence + the cycle that notices it
+    assert any("'teleop' -> 'control_node'" in t and "silent" in t for t in rig.texts())
+    # Its target is 0.25 rad from where teleop left the joints: the bridge ramps to it from the
+    # measured pose (no jump), then applies it as sent.
+    rig.step(default_cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert np.max(np.abs(np.array(applied.t_pos) - MOVED)) < 0.03
+    rig.run(0.5, every_cycle(default_cmd))
+    assert rig.node.last_applied is default_cmd
+
+
+def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
+    custom = hold(MOVED, source="teleop")
+    rig.run(1.0, every_cycle(hold(HOME)), lambda k: custom if k % 60 == 0 else None)  # 8.3 Hz
+    assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    assert not any("teleop" in t for t in rig.texts())
+
+
+def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(
+    rig: Rig,
+) -> None:
+    from jointbus.messages.std_msgs import Header
+
+    t0 = time.time_ns()
+    steady = [  # stamped every 2 ms by the source, as a 500 Hz loop does
+        dataclasses.replace(hold(MOVED, source="teleop"), header=Header.at_ns(t0 + k * 2 * MS))
+        for k in range(8)
+    ]
+    rig.run(0.2, every_cycle(hold(HOME)))
+    # delivered late and in pairs: arrivals 0, 4, 4, 6, 6 ms (read as 667 Hz before)
+    for batch in ([steady[0]], [], steady[1:3], steady[3:5], steady[5:6], steady[6:7]):
+        rig.step(hold(HOME), *batch)
+    assert rig.node.arbiter.owner(rig.clock.now) == "teleop"
+    takeover = [t for t in rig.texts() if "'control_node' -> 'teleop'" in t]
+    assert len(takeover) == 1 and "publishes at 500.0 Hz" in takeover[0], takeover
+
+
+# -- watchdog ------------------------------------------------------------------------------
+
+
+def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.run(0.25)  # exactly the timeout (125 cycles): not yet
+    assert rig.node.mode is BridgeMode.RUN
+    rig.run(0.01)
+    assert rig.node.mode is BridgeMode.SAFE
+    safe = rig.node.last_applied
+    assert safe is not None
+    assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
+    assert safe.kd == (SAFE_KD,) * 12  # the safe-mode damping, not the stand kd
+    assert rig.states[-1].status[1] == "mode: safe"
+    assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
+    rig.run(0.02, every_cycle(cmd))
+    assert rig.node.mode is BridgeMode.RUN
+    assert rig.node.last_applied is cmd
+    assert any("resumed" in t for t in rig.texts())
+
+
+def test_watchdog_time_is_configurable() -> None:
+    rig = Rig(BridgeConfig(watchdog_s=0.05))
+    try:
+        rig.run(0.1, every_cycle(hold(HOME)))
+        rig.run(0.06)
+        assert rig.node.mode is BridgeMode.SAFE
+    finally:
+        rig.close()
+
+
+# -- e-stop --------------------------------------------------------------------------------
+
+
+def test_estop_latches_until_an_explicit_reset(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.step(cmd, "estop jointbus_cli")
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert rig.node.last_applied is None
+    assert rig.states[-1].drives_enabled is False
+    assert "estop: hardware_command estop jointbus_cli" in rig.states[-1].status
+    assert rig.sim.read_joints().motor_power is False
+    rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert rig.sim.read_joints().motor_power is False
+    rig.step(cmd, "power on")
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert any("power on refused" in s.status for s in rig.errors())
+    assert any("E-STOP latched" in s.status for s in rig.errors())
+
+
+def test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target(
+    rig: Rig,
+) -> None:
+    stale = hold(HOME)
+    rig.run(0.4, every_cycle(stale))
+    rig.step("estop")
+    # While the drives are off the robot is moved (it sat down, someone pushed a leg).
+    slumped = HOME * 0.5
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(slumped)
+    rig.run(0.1, every_cycle(stale))
+    rig.step("reset")  # the stale command is still queued in the same cycle
+    assert rig.node.mode is BridgeMode.HOLD
+    held = rig.node.last_applied
+    assert held is not None
+    assert np.allclose(held.t_pos, slumped, atol=1e-3)
+    assert held.kp == (80.0,) * 12
+    rig.run(0.5)
+    assert rig.node.mode is BridgeMode.HOLD  # holds until a fresh command, watchdog or not
+    assert np.allclose(rig.positions(), slumped, atol=0.01)
+    fresh = hold(slumped + 0.05)
+    rig.step(fresh)
+    assert rig.node.mode is BridgeMode.RUN
+    assert rig.node.last_applied is fresh
+    assert any("hold released" in t for t in rig.texts())
+    assert rig.states[-1].drives_enabled is True
+
+
+def test_commands_queued_before_the_reset_are_not_applied(rig: Rig) -> None:
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("estop")
+    rig.clock.now += MS
+    rig.commands.publish(hold(HOME, source="control_node"))  # arrives before the reset ...
+    rig.hardware.publish(String("reset"))
+    rig.step()  # ... and both are handled in the next cycle
+    assert rig.node.mode is BridgeMode.HOLD
+
+
+def test_power_off_and_on_on_request(rig: Rig) -> None:
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("power off")
+    assert rig.node.mode is BridgeMode.OFF
+    assert rig.states[-1].drives_enabled is False
+    rig.run(0.1, every_cycle(hold(HOME)))
+    assert rig.node.mode is BridgeMode.OFF
+    rig.step("power on")
+    assert rig.node.mode is BridgeMode.HOLD
+    assert rig.states[-1].drives_enabled is True
+
+
+def test_unknown_hardware_command_is_an_error_listing_the_accepted_ones(rig: Rig) -> None:
+    rig.step("self destruct")
+    rig.step()
+    (report,) = rig.errors()
+    assert "'self destruct'" in report.status and "'estop'" in report.status
+    assert rig.node.mode is not BridgeMode.ESTOP
+
+
+# -- thermal -------------------------------------------------------------------------------
+
+
+def heat(rig: Rig, index: int, celsius: float) -> None:
+    with rig.sim.locked() as physics:
+        temps = physics.actuators.motor_temperatures.copy()
+        temps[index] = celsius
+        physics.actuators.set_temperatures(motor=temps)
+
+
+def test_hot_joint_is_warned_and_its_torque_derated(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 1, 95.0)
+    rig.run(0.2, every_cycle(cmd))
+    applied = rig.node.last_applied
+    assert applied is not None
+    factor = rig.node.thermal.factors[1]
+    assert 0.4 < factor < 0.6  # ~95 °C: halfway between 90 and 100
+    assert applied.kp[1] == pytest.approx(80.0 * factor, rel=1e-3)
+    assert applied.kd[1] == pytest.approx(3.0 * factor, rel=1e-3)
+    assert applied.kp[0] == 80.0
+    assert f"thermal WARN: {ORDER[1]} (index 1)" in rig.states[-1].status
+    warns = [s for s in rig.reports() if s.level == Level.WARN and "thermal" in s.status]
+    assert warns and f"'{ORDER[1]}' (index 1)" in warns[0].status
+
+
+def test_joint_at_shutdown_temperature_gets_no_torque(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)
+    rig.run(0.05, every_cycle(cmd))
+    applied = rig.node.last_applied
+    assert applied is not None
+    assert (applied.kp[7], applied.kd[7], applied.t_trq[7]) == (0.0, 0.0, 0.0)
+    assert rig.node.thermal.drive_off[7]
+    assert any("drive off" in s.status and ORDER[7] in s.status for s in rig.errors())
+
+
+# -- configuration and the real loop -------------------------------------------------------
+
+
+def test_config_from_the_robot_parameters() -> None:
+    cfg = BridgeConfig.from_model(ROBOT, watchdog_s=0.5)
+    assert cfg.watchdog_s == 0.5  # override wins
+    assert (cfg.thermal_warn_c, cfg.thermal_derate_c, cfg.thermal_shutdown_c) == (80, 90, 100)
+    assert cfg.takeover_hz == 10.0 and cfg.fallback_s == pytest.approx(0.1)
+    assert (cfg.kp_max, cfg.kd_max) == (500.0, 50.0)
+    with pytest.raises(ValueError, match="default source"):
+        BridgeConfig(allowed_sources=("teleop",))
+
+
+def test_the_rate_loop_runs_the_cycle_on_its_own_thread() -> None:
+    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=True, noise=False))
+    bus = Bus()
+    data: list[BridgeData] = []
+    bus.subscribe("/hb50/bridge_data", BridgeData, data.append, MAB_RT, realtime=True)
+    pub = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    node = BridgeNode(sim, bus)
+    stop = threading.Event()
+
+    def controller() -> None:
+        cmd = hold(HOME)
+        while not stop.is_set():
+            pub.publish(cmd)
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=controller, daemon=True)
+    try:
+        node.start()
+        thread.start()
+        deadline = time.monotonic() + 10.0
+        while (len(data) < 100 or node.mode is not BridgeMode.RUN) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert node.mode is BridgeMode.RUN
+        assert len(data) >= 100
+    finally:
+        stop.set()
+        thread.join()
+        node.shutdown()
+        bus.close()
+    assert sim.closed
+
+
+def test_bridge_opened_from_a_url_brakes_where_fitted_and_closes_the_array() -> None:
+    from jointbus.messages.actarray.state import ActuatorState
+
+    bus = Bus()
+    clock = FakeClock()
+    timers = TimerThread("arm-timers", clock=clock, threaded=False)
+    node = BridgeNode.open(
+        "sim://arm6?realtime=false&noise=false", bus, timers=timers, run_loop=False
+    )
+    arm = node.array
+    assert isinstance(arm, SimActuatorArray)
+    fitted = tuple(a.has_brakes for a in arm.config.geometry.actuators)
+    assert any(fitted) and not all(fitted)
+    pub = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    hardware = bus.publisher("/hb50/hardware_command", String, RELIABLE)
+    try:
+        node.start()
+        measured = arm.read_joints().position.tolist()
+        cmd = JointCommand.hold(arm.names, measured, 20.0, 1.0, source_node="control_node")
+        for _ in range(50):
+            clock.now += STEP_NS
+            pub.publish(cmd)
+            node.cycle(clock.now)
+            arm.step(0.002)
+        assert node.last_applied is cmd
+        for _ in range(130):  # > 250 ms without commands: safe mode
+            clock.now += STEP_NS
+            node.cycle(clock.now)
+            arm.step(0.002)
+        assert node.mode is BridgeMode.SAFE
+        assert node.last_applied is not None
+        assert node.last_applied.brake == fitted
+        clock.now += STEP_NS
+        hardware.publish(String("estop"))
+        node.cycle(clock.now)
+        state = arm.read_joints().state
+        braked = [(int(s) & int(ActuatorState.BRAKED)) != 0 for s in state]
+        assert tuple(braked) == fitted
+    finally:
+        node.shutdown()
+        bus.close()
+    assert arm.closed
+
+
+# -- commands refused at decode, over real Zenoh ----------------------------------------------
+
+
+def _crafted(**fields: Any) -> bytes:
+    """CDR bytes of a JointCommand with ``fields`` as a foreign or faulty peer could send them:
+    no jointbus constructor runs on them (the unchecked mirror encodes exactly the same layout)."""
+    base = hold(HOME, source="rogue_node")
+    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(JointCommand)}
+    values.update(fields)
+    return cdr_encode(UncheckedJointCommand(**values))
+
+
+CRAFTED = [  # what is wrong, the field and joint index the report must name, the value it shows
+    ("nan", {"t_pos": (*HOME[:3], math.nan, *HOME[4:])}, "t_pos", 3, "nan"),
+    ("negative_kp", {"kp": (80.0, -5.0, *([80.0] * (len(ORDER) - 2)))}, "kp", 1, "-5.0"),
+    ("short", {"kd": (3.0,) * (len(ORDER) - 1)}, "kd", len(ORDER) - 1, "values"),
+    ("order", {"name": (ORDER[1], ORDER[0], *ORDER[2:])}, "name", 0, repr(ORDER[1])),
+    ("limit", {"t_pos": (*HOME[:2], 9.0, *HOME[3:])}, "t_pos", 2, "9.0"),
+]
+
+
+def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> None:
+    """Issue 11, item 10: NaN, a negative gain and a short array used to come out as a WARN
+    "malformed payload ... from gid ..." without the source (the wire rules refuse them at
+    decode), limits and name order as an ERROR naming it. Now each crafted sample is exactly one
+    ERROR naming the source node, the joint (name and index), the field and the value — and none
+    moves the robot. The bytes are put on the topic's rmw_zenoh data key by a raw Zenoh publisher
+    with rmw_zenoh's attachment, as a ROS 2 publisher sends them (no jointbus checks)."""
+    port = free_port()
+    rig = Rig(bus=Bus(name="bridge", zenoh=ZenohConfig(hub_port=port)))
+    rogue = Bus(name="rogue", zenoh=ZenohConfig.loopback(None, (port,)))
+    try:
+        transport = rogue.zenoh
+        assert transport is not None
+        key = data_key(
+            transport.domain_id,
+            "/hb50/joint_command",
+            JointCommand.TYPE_NAME,
+            type_hash_of(JointCommand),
+        )
+        pub = transport.session.declare_publisher(key, reliability=zenoh.Reliability.RELIABLE)
+        assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
+        rig.run(0.2, every_cycle(hold(HOME)))
+        subscription = rig.node.command_subscription
+        for seq, (_, fields, *_rest) in enumerate(CRAFTED, start=1):
+            # as a ROS 2 publisher sends it: rmw_zenoh's attachment (sequence, time, GID)
+            pub.put(_crafted(**fields), attachment=attachment.pack(seq, time.time_ns(), b"r" * 16))
+            assert wait_until(lambda: rig.node.pending_commands > 0)  # arrived (queued)
+            rig.run(0.02, every_cycle(hold(HOME)))
+        reports = rig.reports()
+        errors = [s for s in reports if s.level == Level.ERROR]
+        assert not [s for s in reports if "malformed" in s.status], [s.status for s in reports]
+        assert len(errors) == len(CRAFTED), [e.status for e in errors]
+        for report, (case_name, _fields, field, index, shown) in zip(errors, CRAFTED, strict=True):
+            facts = json.loads(report.data)
+            assert facts["source_node"] == "rogue_node", (case_name, report.status)
+            assert (facts["field"], facts["index"]) == (field, index), (case_name, facts)
+            assert facts["joint"] in ORDER, (case_name, facts)
+            assert "'rogue_node'" in report.status and f"field {field!r}" in report.status
+            assert f"(index {index})" in report.status and shown in report.status, report.status
+        assert subscription.stats().malformed == 3  # NaN, negative kp, short: refused at decode
+        assert rig.node.last_applied is not None and rig.node.last_applied.source_node == (
+            "control_node"
+        )
+    finally:
+        rogue.close()
+        rig.close()
+
+
+# -- the achieved publish rate (issue 11, item 11) --------------------------------------------
+
+
+def _publish_string(state: BridgeState) -> str:
+    return next(s for s in state.status if s.startswith("publish: "))
+
+
+def test_bridge_state_reports_the_achieved_publish_rate_and_skipped_cycles(rig: Rig) -> None:
+    """Stepped: for 2.4 s every sixth cycle does not run (its 2 ms pass without a cycle); the
+    bridge says so in every BridgeState, not ``500 Hz``. Its 1 s windows start at its first
+    publication: the second one, 1.0–2.0 s, lies wholly in the stalled part."""
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    first = len(rig.states)
+    for k in range(1200):
+        if k % 6 == 5:
+            rig.clock.now += STEP_NS  # a slot with no cycle: nothing published
+            continue
+        rig.step(cmd)
+    text = _publish_string(rig.states[-1])
+    assert len(rig.states) - first == 1000  # 1200 slots, 200 of them without a cycle
+    # The last complete 1 s window: 500 slots, 417 cycles run ≈ 416.7 Hz, 83 skipped (±1 by
+    # where the window starts).
+    rate, skipped, slots = _parse_publish(text)
+    assert slots == 500, text
+    assert skipped in (83, 84), text
+    assert rate == pytest.approx((slots - skipped) / 1.0, abs=1.0), text
+    assert rig.node.publish_rate_hz == pytest.approx(rate, abs=0.5)
+    assert rig.node.publish_skipped == skipped
+    rig.run(1.6, every_cycle(cmd))  # back to every cycle: the window 3–4 s is clean
+    assert _parse_publish(_publish_string(rig.states[-1]))[:2] == (500.0, 0)
+
+
+def test_an_inactive_spell_is_not_counted_as_skipped_cycles(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(1.2, every_cycle(cmd))
+    rig.node.deactivate()
+    rig.clock.now += 3_000_000_000  # 3 s without cycles: the node was told to stop
+    rig.node.activate()
+    rig.run(1.2, every_cycle(cmd))
+    rate, skipped, slots = _parse_publish(_publish_string(rig.states[-1]))
+    assert (rate, skipped, slots) == (500.0, 0, 500)
+
+
+def _parse_publish(text: str) -> tuple[float, int, int]:
+    """``publish: 417 Hz, 83 of 500 cycles skipped in the last 1.0 s`` → (417.0, 83, 500)."""
+    words = text.split()
+    return float(words[1]), int(words[3]), int(words[5])
+
+
+@pytest.mark.long  # real time: 2.5 s of the bridge's own 500 Hz loop
+def test_reported_rate_and_skips_match_the_published_stamps_under_an_injected_stall() -> None:
+    """The bridge's real rate loop, with a body that stalls 9 ms every 25th cycle (a slow driver
+    read, as on a loaded host): what the bridge and its loop statistics report must be what a
+    subscriber sees in the header stamps — rate, gaps and lateness. Only ratios of the same run
+    are asserted, never absolute speed."""
+    sim = SimActuatorArray(SimArrayConfig.from_model(ROBOT, realtime=True, noise=False))
+    bus = Bus()
+    stamps: list[int] = []  # the published header stamps (wall clock)
+    arrivals: list[int] = []  # and when each was published (monotonic: in-process, realtime)
+
+    def received(msg: BridgeData) -> None:
+        stamps.append(msg.header.stamp.to_ns())
+        arrivals.append(time.monotonic_ns())
+
+    bus.subscribe("/hb50/bridge_data", BridgeData, received, MAB_RT, realtime=True)
+    node = BridgeNode(sim, bus, run_loop=False)
+
+    def stalling_body(cycle: CycleInfo) -> None:
+        if cycle.index % 25 == 24:
+            end = time.monotonic_ns() + 9_000_000
+            while time.monotonic_ns() < end:  # busy: a driver read that hangs 9 ms
+                pass
+        node.cycle(node.clock())
+
+    loop = node.create_rate_loop(500.0, stalling_body, name="bridge")  # window: 10 s
+    try:
+        node.start()
+        time.sleep(2.5)
+        snap = loop.stats()  # the whole run: its window is longer
+        recent = list(stamps)  # the same cycles, give or take the one running now
+        published_at = list(arrivals)
+        window = node.publish_window_ns
+        state = node.last_state
+    finally:
+        node.shutdown()
+        bus.close()
+    span_s = (recent[-1] - recent[0]) / 1e9
+    observed_rate = (len(recent) - 1) / span_s
+    # The grid had span / period slots between the first and last stamp; the missing ones are
+    # those without a publication (counting gaps one by one would misjudge jittery ones).
+    observed_fraction = 1.0 - (len(recent) - 1) / (span_s * 500.0)
+    longest_gap_s = max(b - a for a, b in pairwise(recent)) / 1e9
+    print(
+        f"\nstall every 25th cycle: stamps {observed_rate:.0f} Hz, {observed_fraction:.1%} missing;"
+        f" loop stats {snap.achieved_rate_hz:.0f} Hz, {snap.skipped_fraction:.1%} skipped, "
+        f"late p99 {snap.lateness_p99_s * 1e3:.2f} ms; period p50 {snap.period_p50_s * 1e3:.2f} ms;"
+        f" longest gap {longest_gap_s * 1e3:.1f} ms"
+    )
+    assert observed_fraction > 0.05  # the stall really dropped cycles
+    assert snap.achieved_rate_hz == pytest.approx(observed_rate, rel=0.05)
+    assert snap.skipped_fraction == pytest.approx(observed_fraction, abs=0.03)
+    assert snap.achieved_rate_hz < 0.95 * 500  # not "500 Hz"
+    assert snap.lateness_p99_s > snap.period_target_s  # the dropped slots show in p99
+    assert snap.lateness_max_s >= 0.5 * longest_gap_s
+    # The bridge's own 1 s account, against the stamps published in that same window.
+    assert window is not None and state is not None
+    rate, skipped, slots = _parse_publish(_publish_string(state))
+    ran = sum(window[0] < t <= window[1] for t in published_at)
+    assert slots - skipped == pytest.approx(ran, abs=1)
+    assert slots == round((window[1] - window[0]) * 500 / 1e9)
+    assert rate == pytest.approx(ran / ((window[1] - window[0]) / 1e9), rel=0.01)
+    assert skipped > 0.05 * slots
+
+
+# -- re-entry after the drives stopped following commands (issue 11, items 1 and 4) ---------
+
+
+def _max_step(commands: list[JointCommand], start: np.ndarray) -> float:
+    """Largest change of any applied target from one cycle to the next (rad), from ``start``."""
+    previous, largest = start, 0.0
+    for cmd in commands:
+        position = np.array(cmd.t_pos)
+        largest = max(largest, float(np.max(np.abs(position - previous))))
+        previous = position
+    return largest
+
+
+def test_after_a_reset_a_fresh_far_command_is_ramped_to_from_the_measured_pose(rig: Rig) -> None:
+    """A source that did not notice the e-stop keeps sending its standing pose; after the reset
+    the bridge moves the target there from where the robot lies, at the re-entry speed, with the
+    stiffness rising — never the full-gain step that flipped the robot."""
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.step("estop")
+    slumped = HOME * 0.2  # the body dropped, the legs folded under it
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(slumped)
+    rig.run(0.2, every_cycle(stand))
+    rig.step("reset")
+    applied: list[JointCommand] = []
+    speeds: list[float] = []
+    for _ in range(round(2.0 * 500)):
+        rig.step(hold(HOME))  # fresh: sent after the reset, computed before the fall
+        assert rig.node.last_applied is not None
+        applied.append(rig.node.last_applied)
+        speeds.append(float(np.max(np.abs(rig.sim.read_joints().velocity))))
+    config = rig.node.config
+    step = config.reentry_speed / config.rate_hz
+    first = applied[0]
+    assert first.source_node == "bridge_node"
+    far = np.abs(HOME - slumped) > config.reentry_tolerance  # the hips' 0.04 rad pass at once
+    assert far.sum() == 8
+    assert np.max(np.abs(np.array(first.t_pos) - slumped)[far]) <= step + 1e-6
+    assert first.kp[2] < 80.0 / 10  # stiffness starts near zero
+    assert _max_step(applied[1:], np.array(first.t_pos)) <= step + 1e-6
+    assert max(speeds) < 1.5 * config.reentry_speed  # the joints follow the slow target
+    assert applied[-1].t_pos == hold(HOME).t_pos and applied[-1].kp == (80.0,) * 12
+    assert np.allclose(rig.positions(), HOME, atol=0.02)
+    warns = [s.status for s in rig.reports() if s.level == Level.WARN and "re-entry" in s.status]
+    assert warns and "e-stop reset" in warns[0] and "(index " in warns[0]
+    assert any("re-entry after e-stop reset complete" in t for t in rig.texts())
+
+
+def test_leaving_safe_mode_ramps_from_the_sagged_pose(rig: Rig) -> None:
+    stand = hold(HOME)
+    rig.run(0.3, every_cycle(stand))
+    rig.run(0.3)  # silence: safe mode
+    assert rig.node.mode is BridgeMode.SAFE
+    sagged = HOME * 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    rig.step(stand)
+    assert rig.node.mode is BridgeMode.RUN
+    applied = rig.node.last_applied
+    assert applied is not None and applied is not stand
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)) <= rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - sagged)[[1, 2, 4, 5, 7, 8, 10, 11]]) <= 0.003
+    assert "reentry: ramping from the measured pose" in rig.states[-1].status
+    rig.run(1.5, every_cycle(stand))
+    assert rig.node.last_applied is stand
+    status = rig.states[-1].status
+    assert status[:2] == ("owner: control_node", "mode: run")
+    assert not [s for s in status if s.startswith("reentry")], status  # the ramp has ended
+
+
+ARM6 = load_robot("arm6")
+
+
+def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -> None:
+    """The bridge's use of JointCommand.brake: while a joint's brake is set its drive gets no
+    stiffness, target velocity or torque (nothing pushes against the brake); on release its
+    target starts at the measured position and moves at the re-entry speed, below its limit."""
+    clock = FakeClock()
+    sim = SimActuatorArray(SimArrayConfig.from_model(ARM6, realtime=False, noise=False))
+    bus = Bus()
+    publisher = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+    timers = TimerThread("bridge-brake-timers", clock=clock, threaded=False)
+    node = BridgeNode(sim, bus, timers=timers, run_loop=False)
+    names = sim.names
+    elbow = names.index("elbow")
+    start = sim.read_joints().position.copy()
+
+    def step(cmd: JointCommand) -> None:
+        clock.now += STEP_NS
+        publisher.publish(cmd)
+        node.cycle(clock.now)
+        sim.step(0.002)
+        timers.run_due(clock.now)
+
+    try:
+        node.start()
+        target = start.copy()
+        target[elbow] += 1.0
+        braked = np.zeros(len(names), dtype=bool)
+        braked[elbow] = True
+        hold_start = JointCommand.hold(names, start.tolist(), 80.0, 3.0, source_node="control_node")
+        for _ in range(50):
+            step(hold_start)
+        pushing = dataclasses.replace(
+            JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node"),
+            brake=tuple(braked.tolist()),
+        )
+        for _ in range(250):
+            step(pushing)
+            applied = node.last_applied
+            assert applied is not None
+            assert applied.kp[elbow] == 0.0 and applied.t_trq[elbow] == 0.0
+            assert applied.brake[elbow] is True
+        assert abs(sim.read_joints().position[elbow] - start[elbow]) < 0.01
+        released = JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node")
+        velocities: list[float] = []
+        for _ in range(750):
+            step(released)
+            velocities.append(abs(float(sim.read_joints().velocity[elbow])))
+        limit = sim.config.limits[elbow].velocity_max
+        speed = node.config.reentry_speed
+        print(
+            f"\nelbow after brake release: max {max(velocities):.2f} rad/s (ramp {speed}, "
+            f"limit {limit})"
+        )
+        assert max(velocities) < min(1.5 * speed, limit)
+        assert abs(sim.read_joints().position[elbow] - target[elbow]) < 0.02
+        assert node.last_applied is released
+    finally:
+        node.shutdown()
+        bus.close()
+
+
+def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)  # rl_j1: drive off
+    rig.run(0.05, every_cycle(cmd))
+    sagged = HOME.copy()
+    sagged[7] += 0.6
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(sagged)
+    heat(rig, 7, 70.0)  # cooled below shutdown − hysteresis: the drive comes back
+    rig.step(cmd)
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    assert abs(applied.t_pos[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
+    assert applied.t_pos[:7] == cmd.t_pos[:7]  # the other joints are not touched
+    assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
+    rig.run(1.0, every_cycle(cmd))
+    assert rig.node.last_applied is cmd
+
+
+def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: Rig) -> None:
+    """A source that sends damping first (its own idle) and then, at once, a standing pose far
+    from where the unheld joints drifted: the bridge ramps to it, as after a reset."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    damping = JointCommand.damping(ORDER, 1.0, source_node="control_node")
+    rig.run(0.2, every_cycle(damping))
+    assert rig.node.last_applied is damping
+    drifted = HOME * 0.3
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(drifted)
+    rig.step(hold(HOME))
+    applied = rig.node.last_applied
+    assert applied is not None and applied.source_node == "bridge_node"
+    far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
+    assert np.max(np.abs(np.array(applied.t_pos) - drifted)[far]) <= 0.002 + 1e-6
+    assert any("re-entry after stiffness regained" in t for t in rig.texts())

@@ -1,0 +1,311 @@
+"""The control node on an in-process bus, closed around the simulated robot in MuJoCo.
+
+The test plays the bridge: it publishes each BridgeData frame from the simulator, waits for the
+node's JointCommand and applies it to the simulated drives — lock-step, so the result does not
+depend on this machine's speed.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
+from jointbus.drivers.sim.mujoco_world import MujocoWorld
+from jointbus.messages.geometry_msgs import Twist, Vector3
+from jointbus.messages.sensor_msgs import JointState
+from jointbus.messages.std_msgs import String
+from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.robots.hb50.control.node import ControlNode, drives_available
+from jointbus.robots.hb50.messages import (
+    BridgeData,
+    BridgeState,
+    JointCommand,
+    Level,
+    MotionGait,
+    MotionMode,
+    MotionType,
+    RobotState,
+    Status,
+)
+from support.hb50_sim import PERIOD, apply, frame, hb50, lying_world
+
+TIMEOUT = 5.0
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return predicate()
+
+
+class Rig:
+    """The node, the simulated robot and the test's endpoints on one bus."""
+
+    def __init__(self, bus: Bus, world: MujocoWorld) -> None:
+        self.bus = bus
+        self.world = world
+        self.node = ControlNode(bus, hb50())
+        self.commands: queue.Queue[JointCommand] = queue.Queue()
+        self.statuses: list[Status] = []
+        bus.subscribe("/hb50/joint_command", JointCommand, self.commands.put, MAB_RT, realtime=True)
+        bus.subscribe("/hb50/status", Status, self.statuses.append, RELIABLE, realtime=True)
+        self.states = bus.subscribe("/hb50/robot_state", RobotState, None, MAB_RT)
+        self.states_10hz = bus.subscribe("/hb50/robot_state_10hz", RobotState, None, RELIABLE)
+        self.joint_states = bus.subscribe("/hb50/joint_states", JointState, None, RELIABLE)
+        self.tf = bus.subscribe("/tf", TFMessage, None, RELIABLE)
+        self.frames = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT)
+        self.control = bus.publisher("/hb50/control_command", String, RELIABLE)
+        self.velocity = bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
+        self.node.start()
+
+    def cycle(self, data: BridgeData | None = None) -> JointCommand:
+        self.frames.publish(data if data is not None else frame(self.world))
+        command = self.commands.get(timeout=TIMEOUT)
+        apply(self.world, command)
+        self.world.step(PERIOD)
+        return command
+
+    def run(self, seconds: float) -> JointCommand:
+        command = self.cycle()
+        for _ in range(round(seconds / PERIOD) - 1):
+            command = self.cycle()
+        return command
+
+    def status_with(self, text: str, level: Level) -> bool:
+        return any(s.level == level and text in s.status for s in self.statuses)
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    bus = Bus(name="control-test")
+    made = Rig(bus, lying_world())
+    try:
+        yield made
+    finally:
+        made.node.shutdown()
+        bus.close()
+
+
+def test_the_node_stands_the_robot_up_on_command(rig: Rig) -> None:
+    idle = rig.run(0.1)
+    assert idle.source_node == "control_node"
+    assert set(idle.kp) == {0.0}
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    assert wait_until(lambda: rig.status_with("IDLE -> STAND_UP", Level.OK))
+    last = rig.run(rig.node.motion.params.stand_up_time + 1.0)
+    assert set(last.kp) == {80.0}
+    truth = rig.world.base_pose()
+    assert truth.position[2] == pytest.approx(0.34, rel=0.10)
+    assert rig.world.foot_contacts().all()
+
+    state = rig.states.latest()
+    assert state is not None
+    assert state.motion_mode == MotionMode.STAND
+    assert (state.motion_type, state.motion_gait) == (MotionType.POSTURE, MotionGait.STAND)
+    assert [leg.leg_name for leg in state.leg] == ["fr", "fl", "rl", "rr"]
+    assert all(leg.contact for leg in state.leg)
+    assert state.pose.position.z == pytest.approx(truth.position[2], abs=0.02)
+    assert state.header.frame_id == "odom"
+    assert sum(leg.foot_force_est.z for leg in state.leg) == pytest.approx(
+        hb50().total_mass() * 9.81, rel=0.15
+    )
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND)
+
+
+def test_slow_topics_and_static_frames(rig: Rig) -> None:
+    rig.run(0.3)
+    assert wait_until(lambda: rig.states_10hz.queued > 0 and rig.joint_states.queued > 0)
+    assert wait_until(lambda: rig.tf.queued > 0)
+    joints = rig.joint_states.latest()
+    assert joints is not None and joints.name == hb50().actuator_order
+    assert len(joints.position) == len(joints.velocity) == len(joints.effort) == 12
+    tf = rig.tf.latest()
+    assert tf is not None
+    children = {t.child_frame_id for t in tf.transforms}
+    assert {"body", "fr_hip", "rr_shank"} <= children
+    # /tf_static is latched: a subscriber that comes late still gets it
+    late = rig.bus.subscribe("/tf_static", TFMessage, None, LATCHED)
+    static = late.take()
+    assert static is not None
+    assert {t.child_frame_id for t in static.transforms} >= {"imu", "fr_foot"}
+
+
+def test_refused_and_unknown_commands_are_reported(rig: Rig) -> None:
+    rig.run(0.02)
+    rig.control.publish(String("sit_down"))
+    rig.control.publish(String("dance"))
+    assert wait_until(lambda: rig.status_with("refused in mode IDLE", Level.WARN))
+    assert wait_until(lambda: rig.status_with("unknown motion command 'dance'", Level.WARN))
+    assert rig.node.motion.mode is MotionMode.IDLE
+
+
+def test_velocity_command_moves_the_standing_body(rig: Rig) -> None:
+    rig.run(0.02)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.5)
+    assert rig.node.motion.mode is MotionMode.STAND
+    lowered = Twist(Vector3(0.0, 0.0, 0.8), Vector3())
+    for _ in range(round(1.5 / PERIOD)):
+        rig.velocity.publish(lowered)
+        rig.cycle()
+    assert rig.world.base_pose().position[2] == pytest.approx(0.8 * 0.34, abs=0.03)
+    rig.velocity.publish(Twist(Vector3(2.0, 0.0, 1.0), Vector3()))
+    assert wait_until(lambda: rig.status_with("clamped: linear.x 2.0 → 1.0", Level.WARN))
+
+
+def _stand(rig: Rig) -> float:
+    """Stand the robot up and let it settle; its ground-truth base height (m)."""
+    rig.run(0.02)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.5)
+    assert rig.node.motion.mode is MotionMode.STAND
+    return float(rig.world.base_pose().position[2])
+
+
+def _hold(rig: Rig, twist: Twist, seconds: float) -> None:
+    """Publish ``twist`` at 20 Hz for ``seconds`` of simulated time, as ``topic pub --rate 20``."""
+    for _ in range(round(seconds / 0.05)):
+        rig.velocity.publish(twist)
+        rig.run(0.05)
+
+
+def test_the_body_stands_a_little_below_the_commanded_stand_height(rig: Rig) -> None:
+    """``stand_height`` is the commanded height: without gravity feed-forward the stand gains
+    let the body sag about 1.3 cm under its weight (what the parameter description says)."""
+    sag = rig.node.motion.params.stand_height - _stand(rig)
+    assert 0.008 < sag < 0.02
+
+
+def test_a_plain_twist_keeps_the_stand_height(rig: Rig) -> None:
+    """A ROS Twist leaves ``linear.z`` at 0: that is "height not commanded", not "crouch"."""
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(), Vector3()), 1.5)
+    assert rig.world.base_pose().position[2] == pytest.approx(standing, abs=0.005)
+    assert not rig.status_with("body height", Level.WARN)
+
+
+def test_a_walk_command_without_height_walks_at_the_stand_height(rig: Rig) -> None:
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(0.5, 0.0, 0.0), Vector3()), 3.0)
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    rig.control.publish(String("stand"))
+    _hold(rig, Twist(Vector3(), Vector3()), 1.5)
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert rig.world.base_pose().position[2] == pytest.approx(standing, abs=0.005)
+    assert not rig.status_with("body height", Level.WARN)
+
+
+def test_a_commanded_height_still_lowers_the_body_and_is_reported_once(rig: Rig) -> None:
+    standing = _stand(rig)
+    _hold(rig, Twist(Vector3(0.0, 0.0, 0.5), Vector3()), 2.0)
+    assert rig.world.base_pose().position[2] < standing - 0.05
+    assert wait_until(lambda: rig.status_with("body height", Level.WARN))
+    reports = [s for s in rig.statuses if "body height" in s.status]
+    assert len(reports) == 1, [s.status for s in reports]
+    assert "linear.z = 0.5" in reports[0].status
+
+
+def test_an_unusable_frame_is_reported_and_not_acted_on(rig: Rig) -> None:
+    rig.run(0.02)
+    good = frame(rig.world)
+    partial = BridgeData(
+        header=good.header,
+        joint_name=good.joint_name[:11],
+        joint_position=good.joint_position[:11],
+        joint_velocity=good.joint_velocity[:11],
+        joint_effort=good.joint_effort[:11],
+        joint_temperature=good.joint_temperature[:11],
+        joint_status=good.joint_status[:11],
+    )
+    rig.frames.publish(partial)
+    assert wait_until(lambda: rig.node.frames_rejected == 1)
+    assert rig.commands.empty()
+    assert wait_until(lambda: rig.status_with("unknown joint 'rr_j2'", Level.ERROR))
+
+
+def test_deactivation_leaves_the_robot_damped(rig: Rig) -> None:
+    rig.run(0.02)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(0.2)
+    rig.node.deactivate()
+    last = rig.commands.get(timeout=TIMEOUT)
+    assert set(last.kp) == {0.0} and set(last.kd) == {rig.node.motion.params.idle_kd}
+    assert rig.node.motion.mode is MotionMode.IDLE
+
+
+def test_the_node_follows_the_bridge_out_of_stand_and_back_through_a_stand_up(rig: Rig) -> None:
+    """What ``/hb50/bridge_state`` says decides: an e-stop takes the node out of STAND (DAMPING in
+    RobotState, a WARN), the reset brings it back through a stand-up from the measured pose."""
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    running = BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+    states.publish(running)
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.3)
+    assert rig.node.motion.mode is MotionMode.STAND
+    states.publish(
+        BridgeState(
+            drives_enabled=False,
+            status=("owner: control_node", "mode: estop", "estop: hardware_command estop"),
+        )
+    )
+    damping = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert set(damping.kp) == {0.0}
+    state = rig.states.latest()
+    assert state is not None and state.motion_mode == MotionMode.DAMPING
+    assert wait_until(lambda: rig.status_with("STAND -> DAMPING: e-stop latched", Level.WARN))
+    rig.world.actuators.set_power(np.zeros(12, dtype=np.bool_))  # the drives are off: it falls
+    rig.run(1.0)
+    fallen = np.array(frame(rig.world).joint_position)
+    rig.world.actuators.set_power(np.ones(12, dtype=np.bool_))
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: hold")))
+    first = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.STAND_UP
+    assert np.max(np.abs(np.array(first.t_pos) - fallen)) < 0.05  # from where it lies
+    assert wait_until(lambda: rig.status_with("DAMPING -> STAND_UP: the drives are back", Level.OK))
+    tilt = 0.0
+    for _ in range(round(6.0 / PERIOD)):  # fold the sprawled legs, then the stand-up proper
+        rig.cycle()
+        _w, x, y, _z = rig.world.base_pose().orientation.tolist()
+        tilt = max(tilt, 2 * math.asin(min(1.0, math.hypot(x, y))))  # angle off upright
+        if rig.node.motion.mode is MotionMode.STAND:
+            break
+    rig.run(0.3)
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert tilt < 0.3, tilt
+    assert rig.world.base_pose().position[2] == pytest.approx(0.33, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("enabled", "status", "available", "why"),
+    [
+        (True, ("owner: control_node", "mode: run"), True, ""),
+        (True, ("owner: control_node", "mode: hold"), True, ""),
+        (True, ("owner: teleop", "mode: run", "reentry: ramping from the measured pose"), True, ""),
+        (True, ("owner: control_node", "mode: safe"), False, "bridge mode: safe"),
+        (False, ("owner: control_node", "mode: off"), False, "drives off (bridge mode: off)"),
+        (False, ("owner: x", "mode: estop", "estop: jointbus_cli"), False, "e-stop latched"),
+    ],
+)
+def test_drives_available_reads_the_bridge_state(
+    enabled: bool, status: tuple[str, ...], available: bool, why: str
+) -> None:
+    ok, reason = drives_available(BridgeState(drives_enabled=enabled, status=status))
+    assert ok is available
+    assert reason.startswith(why)
+    assert drives_available(None) == (True, "")  # no bridge heard yet: nothing to follow

@@ -1,0 +1,125 @@
+"""The control node walks the simulated hb50 on velocity commands (in-process bus, lock-step with
+MuJoCo as in test_control_node), reports what it does on RobotState and /hb50/status, and takes
+walking parameters live."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from test_control_node import Rig, wait_until
+
+from jointbus.bus import MAB_RT, Bus
+from jointbus.messages.geometry_msgs import Twist, Vector3
+from jointbus.messages.std_msgs import String
+from jointbus.robots.hb50.messages import BridgeState, Level, MotionGait, MotionMode, MotionType
+from support.hb50_sim import lying_world
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    bus = Bus(name="control-walk-test")
+    made = Rig(bus, lying_world())
+    try:
+        yield made
+    finally:
+        made.node.shutdown()
+        bus.close()
+
+
+def _walk(rig: Rig, seconds: float, twist: Twist) -> None:
+    for _ in range(round(seconds / 0.05)):
+        rig.velocity.publish(twist)
+        rig.run(0.05)
+
+
+FORWARD = Twist(Vector3(0.5, 0.0, 1.0), Vector3())
+
+
+def test_velocity_commands_while_down_do_nothing_and_are_reported(rig: Rig) -> None:
+    rig.run(0.05)
+    rig.velocity.publish(FORWARD)
+    rig.run(0.1)
+    assert wait_until(lambda: rig.status_with("velocity_command ignored in mode IDLE", Level.WARN))
+    assert rig.node.motion.mode is MotionMode.IDLE
+
+
+def test_the_node_walks_on_velocity_commands_and_reports_it(rig: Rig) -> None:
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(2.0)
+    x0 = float(rig.world.base_pose().position[0])
+    _walk(rig, 4.0, FORWARD)
+    assert (float(rig.world.base_pose().position[0]) - x0) / 4.0 == pytest.approx(0.45, abs=0.1)
+    assert wait_until(lambda: rig.status_with("STAND -> LOCOMOTION (velocity command)", Level.OK))
+    state = rig.states.latest()
+    assert state is not None
+    assert (state.motion_mode, state.motion_type) == (MotionMode.LOCOMOTION, MotionType.GAIT)
+    assert state.motion_gait == MotionGait.TROT
+    truth = rig.world.base_pose().linear_velocity
+    assert state.body_vel.linear.x == pytest.approx(float(truth[0]), abs=0.15)
+    assert state.world_vel.linear.x == pytest.approx(float(truth[0]), abs=0.15)
+    assert state.pose.position.x > 1.0  # odometry moved with the robot
+    assert 2 <= sum(leg.contact for leg in state.leg) <= 4
+    # live walking parameter: a higher step, refused outside its declared range
+    assert rig.node.parameters.set("step_height", 0.12).changed
+    _walk(rig, 0.1, FORWARD)
+    assert rig.node.motion.locomotion.params.step_height == 0.12
+    with pytest.raises(ValueError, match="step_height"):
+        rig.node.parameters.set("step_height", 0.5)
+    assert rig.node.motion.locomotion.params.step_height == 0.12
+    # a height the trot cannot walk at is clamped into its range and said so
+    _walk(rig, 0.1, Twist(Vector3(0.5, 0.0, 0.5), Vector3()))
+    assert wait_until(lambda: rig.status_with("walking at 0.28 m", Level.WARN))
+    assert wait_until(lambda: rig.status_with("body height target 0.340 → 0.280 m", Level.WARN))
+    # stand: stops on four feet within a gait cycle
+    rig.control.publish(String("stand"))
+    _walk(rig, 1.0, Twist(Vector3(0.0, 0.0, 1.0), Vector3()))
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert rig.world.foot_contacts().all()
+    assert np.hypot(*rig.world.base_pose().linear_velocity[:2]) < 0.1
+    assert wait_until(
+        lambda: rig.status_with("LOCOMOTION -> STAND (stopped on four feet)", Level.OK)
+    )
+
+
+def _standing(rig: Rig) -> None:
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(2.0)
+
+
+def test_an_estop_while_walking_takes_the_node_to_damping(rig: Rig) -> None:
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")))
+    _standing(rig)
+    _walk(rig, 1.5, FORWARD)
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    states.publish(
+        BridgeState(
+            drives_enabled=False,
+            status=("owner: control_node", "mode: estop", "estop: hardware_command estop"),
+        )
+    )
+    damping = rig.cycle()
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert set(damping.kp) == {0.0}
+    assert wait_until(lambda: rig.status_with("LOCOMOTION -> DAMPING: e-stop latched", Level.WARN))
+    rig.velocity.publish(FORWARD)  # a joystick still pushing does nothing now, and says so
+    rig.run(0.1)
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    assert wait_until(lambda: rig.status_with("ignored in mode DAMPING", Level.WARN))
+
+
+def test_a_custom_controller_taking_over_stops_the_walk(rig: Rig) -> None:
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")))
+    _standing(rig)
+    _walk(rig, 1.5, FORWARD)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: squat", "mode: run")))
+    rig.cycle()
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert wait_until(lambda: rig.status_with("'squat' owns the actuators", Level.WARN))

@@ -1,0 +1,77 @@
+"""The bridge's status strings: one writer, one reader, held to each other and to the wire text."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.robots.hb50.messages import BridgeMode, BridgeState, BridgeStatus, ThermalNote
+
+#: Node names, e-stop reasons and free hardware messages: printable, one line.
+WORD = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=12)
+TEXT = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
+NOTES = st.builds(
+    ThermalNote, st.sampled_from(["WARN", "ERROR"]), WORD, st.integers(0, 63)
+)
+# A free string never looks like one of the keys (it would be read as that key).
+OTHER = TEXT.filter(lambda t: ": " not in t and not t.startswith("thermal "))
+FACTS = st.builds(
+    BridgeStatus,
+    owner=WORD.filter(lambda t: ": " not in t),
+    mode=st.none() | st.sampled_from(BridgeMode),
+    estop_reason=st.none() | TEXT,
+    publish=st.just("") | TEXT,
+    reentry_ramping=st.booleans(),
+    thermal=st.lists(NOTES, max_size=3).map(tuple),
+    other=st.lists(OTHER, max_size=3).map(tuple),
+)
+
+
+@given(FACTS)
+def test_what_the_bridge_writes_reads_back_the_same(facts: BridgeStatus) -> None:
+    strings = facts.to_strings()
+    assert BridgeStatus.parse(strings) == facts
+    assert BridgeStatus.of(BridgeState(status=strings)) == facts
+
+
+def test_the_strings_on_the_wire_are_the_documented_ones() -> None:
+    facts = BridgeStatus(
+        owner="control_node",
+        mode=BridgeMode.ESTOP,
+        estop_reason="hardware_command estop jointbus_cli",
+        publish="500 Hz, 0 of 500 cycles skipped in the last 1.0 s",
+        reentry_ramping=True,
+        thermal=(ThermalNote("WARN", "fl_knee", 2),),
+    )
+    assert facts.to_strings() == (
+        "owner: control_node",
+        "mode: estop",
+        "publish: 500 Hz, 0 of 500 cycles skipped in the last 1.0 s",
+        "estop: hardware_command estop jointbus_cli",
+        "reentry: ramping from the measured pose",
+        "thermal WARN: fl_knee (index 2)",
+    )
+    assert facts.estop_latched
+    assert facts.detail_strings() == (
+        "publish: 500 Hz, 0 of 500 cycles skipped in the last 1.0 s",
+        "reentry: ramping from the measured pose",
+    )
+
+
+def test_a_latched_mode_without_a_reason_is_still_latched() -> None:
+    facts = BridgeStatus.parse(("owner: x", "mode: estop"))
+    assert facts.estop_latched and facts.estop_reason is None
+    assert not BridgeStatus.parse(("owner: x", "mode: run")).estop_latched
+
+
+def test_unknown_strings_are_kept_verbatim_and_never_mistaken_for_a_fact() -> None:
+    strings = ("owner: a", "mode: warp", "CAN bus-off on can0", "reentry: elsewhere", "thermal")
+    facts = BridgeStatus.parse(strings)
+    assert facts.owner == "a" and facts.mode is None and not facts.reentry_ramping
+    assert facts.other == ("mode: warp", "CAN bus-off on can0", "reentry: elsewhere", "thermal")
+    assert facts.estop_reason is None and not facts.estop_latched
+
+
+def test_nothing_stated_is_the_empty_status() -> None:
+    assert BridgeStatus.parse(()) == BridgeStatus()
+    assert BridgeStatus().to_strings() == ("owner: ",)

@@ -1,0 +1,187 @@
+"""hb50 RobotState and LegState: seed field layout, rosbags-identical bytes, enums and rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.codec import DecodeError, schema_of
+from jointbus.codec.msgdef import definition_text
+from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
+from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import LegState, MotionGait, MotionMode, MotionType, RobotState
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+
+TN = "hb50_commons/msg/RobotState"
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+F64 = st.floats(allow_nan=False)
+VECTORS = st.builds(Vector3, F64, F64, F64)
+TWISTS = st.builds(Twist, VECTORS, VECTORS)
+HEADERS = st.builds(
+    Header, st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**32 - 1)), TEXT
+)
+
+
+@st.composite
+def robot_states(draw: st.DrawFn) -> RobotState:
+    names = draw(st.lists(TEXT.filter(bool), unique=True, max_size=4))
+    legs = tuple(
+        LegState(name, draw(st.booleans()), draw(VECTORS), draw(VECTORS), draw(VECTORS))
+        for name in names
+    )
+    return RobotState(
+        draw(HEADERS),
+        legs,
+        Pose(
+            draw(st.builds(Point, F64, F64, F64)), draw(st.builds(Quaternion, F64, F64, F64, F64))
+        ),
+        draw(TWISTS),
+        draw(TWISTS),
+        draw(st.sampled_from(MotionMode)),
+        draw(st.sampled_from(MotionType)),
+        draw(st.sampled_from(MotionGait)),
+    )
+
+
+def test_field_names_order_and_wire_types_are_the_seeds() -> None:
+    assert definition_text(schema_of(RobotState)) == (
+        "std_msgs/Header header\n"
+        "hb50_commons/LegState[] leg\n"
+        "geometry_msgs/Pose pose\n"
+        "geometry_msgs/Twist body_vel\n"
+        "geometry_msgs/Twist world_vel\n"
+        "byte motion_mode\n"
+        "byte motion_type\n"
+        "byte motion_gait\n"
+    )
+    assert definition_text(schema_of(LegState)) == (
+        "string leg_name\n"
+        "bool contact\n"
+        "geometry_msgs/Vector3 foot_pos_body\n"
+        "geometry_msgs/Vector3 foot_vel\n"
+        "geometry_msgs/Vector3 foot_force_est\n"
+    )
+
+
+@given(robot_states())
+def test_bytes_match_rosbags_and_round_trip(msg: RobotState) -> None:
+    data = msg.to_cdr()
+    assert data == rosbags_cdr(msg)
+    assert RobotState.from_cdr(data) == msg
+    assert rosbags_decode(RobotState, data) == msg
+
+
+@given(st.builds(LegState, TEXT.filter(bool), st.booleans(), VECTORS, VECTORS, VECTORS))
+def test_leg_state_bytes_match_rosbags(msg: LegState) -> None:
+    data = msg.to_cdr()
+    assert data == rosbags_cdr(msg)
+    assert LegState.from_cdr(data) == msg
+
+
+def test_decoded_enum_fields_are_enum_members() -> None:
+    msg = RobotState(motion_mode=2, motion_type=1, motion_gait=3)
+    back = RobotState.from_cdr(msg.to_cdr())
+    assert back.motion_mode is MotionMode.STAND
+    assert back.motion_type is MotionType.POSTURE
+    assert back.motion_gait is MotionGait.TROT
+
+
+def test_enum_values_are_stable() -> None:
+    # Values are published on the wire: renumbering breaks every recorded bag.
+    assert [(m.name, m.value) for m in MotionMode] == [
+        ("IDLE", 0),
+        ("STAND_UP", 1),
+        ("STAND", 2),
+        ("SIT_DOWN", 3),
+        ("LOCOMOTION", 4),
+        ("DAMPING", 5),
+    ]
+    assert [(m.name, m.value) for m in MotionType] == [
+        ("NONE", 0),
+        ("POSTURE", 1),
+        ("GAIT", 2),
+        ("EXTERNAL", 3),
+    ]
+    assert [(m.name, m.value) for m in MotionGait] == [
+        ("IDLE", 0),
+        ("STAND", 1),
+        ("WALK", 2),
+        ("TROT", 3),
+        ("RUN", 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "error"),
+    [
+        ({"motion_mode": 99}, "motion_mode", LimitError),
+        ({"motion_type": 200}, "motion_type", LimitError),
+        ({"motion_gait": -1}, "motion_gait", LimitError),
+        ({"motion_gait": True}, "motion_gait", ValidationError),
+        ({"motion_mode": 1.0}, "motion_mode", ValidationError),
+        ({"pose": Twist()}, "pose", ValidationError),
+        ({"body_vel": Pose()}, "body_vel", ValidationError),
+        ({"world_vel": None}, "world_vel", ValidationError),
+        ({"header": Time()}, "header", ValidationError),
+        ({"leg": (Vector3(),)}, "leg", ValidationError),
+    ],
+)
+def test_bad_fields_are_rejected_by_name(
+    kwargs: dict[str, Any], field: str, error: type[ValidationError]
+) -> None:
+    with pytest.raises(error) as info:
+        RobotState(**kwargs)
+    assert info.value.field == field
+
+
+def test_unknown_enum_value_lists_the_valid_ones() -> None:
+    with pytest.raises(LimitError) as info:
+        RobotState(motion_mode=42)
+    assert "STAND=2" in str(info.value)
+
+
+def test_duplicate_leg_names_name_the_index() -> None:
+    with pytest.raises(ValidationError) as info:
+        RobotState(leg=(LegState("fr"), LegState("fl"), LegState("fr")))
+    assert (info.value.field, info.value.joint, info.value.index) == ("leg", "fr", 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"leg_name": ""}, "leg_name"),
+        ({"leg_name": 3}, "leg_name"),
+        ({"leg_name": "fr", "contact": 1}, "contact"),
+        ({"leg_name": "fr", "foot_vel": (0.0, 0.0, 0.0)}, "foot_vel"),
+        ({"leg_name": "fr", "foot_force_est": None}, "foot_force_est"),
+    ],
+)
+def test_leg_state_rules(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        LegState(**kwargs)
+    assert info.value.field == field
+
+
+def test_leg_by_name() -> None:
+    msg = RobotState(leg=[LegState("fr", True), LegState("rl")])
+    assert msg.leg_by_name("fr").contact
+    assert not msg.leg_by_name("rl").contact
+    assert type(msg.leg) is tuple
+    with pytest.raises(UnknownJointError):
+        msg.leg_by_name("xx")
+
+
+def test_decoding_an_unknown_mode_is_a_decode_error() -> None:
+    register(RobotState)
+    store = typestore()
+    good = RobotState(motion_mode=MotionMode.STAND)
+    obj = store.deserialize_cdr(good.to_cdr(), TN)
+    obj.motion_mode = 77
+    data = bytes(store.serialize_cdr(obj, TN))
+    with pytest.raises(DecodeError, match="motion_mode"):
+        RobotState.from_cdr(data)
