@@ -7,7 +7,7 @@ same numbers, at any configuration, not just the one the benchmark times.
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,15 +15,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:  # the benchmarks are a package beside src/, not an installed one
-    sys.path.insert(0, _ROOT)
+from jointbus.math import Vec3
+from jointbus.model.kinematics import Kinematics
+from jointbus.model.yaml_loader import load_robot
 
-from bench.bench_kinematics import LEGS, NaiveFeet, check_agreement  # noqa: E402
-
-from jointbus.math import Vec3  # noqa: E402
-from jointbus.model.kinematics import Kinematics  # noqa: E402
-from jointbus.model.yaml_loader import load_robot  # noqa: E402
+# the benchmarks are scripts beside src/, not an installed package: load the module from its file
+_SPEC = importlib.util.spec_from_file_location(
+    "bench_kinematics", Path(__file__).resolve().parents[2] / "bench" / "bench_kinematics.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+bench_kinematics = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench_kinematics)
+LEGS = bench_kinematics.LEGS
+NaiveFeet = bench_kinematics.NaiveFeet
+check_agreement = bench_kinematics.check_agreement
 
 KIN = Kinematics(load_robot("hb50"))
 FEET = KIN.point_set([(f"{leg}_foot", Vec3.ZERO) for leg in LEGS])
