@@ -26,7 +26,10 @@ Zenoh in both directions.
   from the OS by ``malloc``, in use or free) from ``mallinfo2``, with the same medians — so a
   grown RSS reads either as live memory (a leak: in use grows) or as memory the allocator keeps
   after a burst (held grows, in use does not). Python's own objects under 512 B live in its
-  ``pymalloc`` arenas, outside both;
+  ``pymalloc`` arenas, outside both. The recorder's largest backlog (messages queued for its
+  writer thread, sampled with RSS) is reported too: when a loaded host starves the writer, the
+  queued messages are a burst of live objects, and the memory they took stays with the
+  allocators after the queue drains;
 - *overruns*: bridge cycles that woke a period or more late (and the grid slots they skipped),
   with the loop's lateness — reported, no goal: on a shared VM they come from the host.
 
@@ -185,6 +188,7 @@ class SoakReport:
     bridge_mode: str
     heap_in_use_growth_bytes: int | None = None
     heap_held_growth_bytes: int | None = None
+    recorder_backlog_max: int = 0
 
     @property
     def goals_met(self) -> bool:
@@ -212,7 +216,8 @@ class SoakReport:
             f"{self.lateness_p99_s * 1e6:.0f} us, max {self.lateness_max_s * 1e3:.2f} ms",
             f"  MCAP                    {self.recorder_messages} messages, "
             f"{self.mcap_bytes / _MB:.1f} MB, read back {'ok' if self.mcap_ok else 'FAILED'} "
-            f"({self.mcap_path}); {self.recorder_skipped} skipped",
+            f"({self.mcap_path}); {self.recorder_skipped} skipped; largest backlog "
+            f"{self.recorder_backlog_max} messages",
             f"  robot                   {'standing' if self.standing else 'NOT standing'}, "
             f"bridge mode {self.bridge_mode}",
         ]
@@ -354,6 +359,7 @@ class _Partial:
     rss_times: list[float]
     rss_values: list[int]
     heap_samples: list[MallocStats]
+    recorder_backlog_max: int
     standing: bool
     bridge_mode: str
 
@@ -378,6 +384,7 @@ def _soak(
     rss_times: list[float] = []
     rss_values: list[int] = []
     heap_samples: list[MallocStats] = []
+    backlog_max = 0
     next_sample = begin
     next_report = begin + progress_every_s
     lateness_p99 = 0.0
@@ -391,6 +398,7 @@ def _soak(
                 heap = read_malloc_stats()
                 if heap is not None:
                     heap_samples.append(heap)
+            backlog_max = max(backlog_max, recorder.stats().queued)
             stats = loop.stats()
             if not math.isnan(stats.lateness_p99_s):
                 lateness_p99 = max(lateness_p99, stats.lateness_p99_s)
@@ -423,6 +431,7 @@ def _soak(
         rss_times=rss_times,
         rss_values=rss_values,
         heap_samples=heap_samples,
+        recorder_backlog_max=backlog_max,
         standing=summary.standing and summary.owner == "control_node",
         bridge_mode=summary.bridge_mode or "?",
     )
@@ -474,6 +483,7 @@ def _finish(
         bridge_mode=p.bridge_mode,
         heap_in_use_growth_bytes=heap_in_use,
         heap_held_growth_bytes=heap_held,
+        recorder_backlog_max=p.recorder_backlog_max,
     )
 
 

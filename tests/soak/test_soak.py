@@ -154,3 +154,10 @@ def test_one_minute_of_the_whole_stack_loses_nothing_and_does_not_grow(tmp_path:
     assert {"/hb50/bridge_data", "/hb50/joint_command", "/hb50/robot_state_10hz"} <= topics
     assert summary.statistics.message_count == report.recorder_messages
     assert report.goals_met
+
+
+def test_the_report_names_the_recorders_largest_backlog() -> None:
+    report = _report(recorder_backlog_max=3103)
+    assert any("largest backlog 3103 messages" in line for line in report.lines())
+    assert report.as_dict()["recorder_backlog_max"] == 3103
+    assert report.goals_met  # reported, no goal
