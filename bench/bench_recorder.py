@@ -7,9 +7,7 @@ What is measured (12-joint HB50 ``BridgeData``, ≈ 400 B of CDR per message):
   queue and the writer thread into a chunked, zstd-compressed MCAP file, ``stop()`` included (the
   summary is written and the file closed);
 - **ours, in-process**: message objects published on an in-process bus with the recorder attached
-  (publish, realtime callback, queue, one ``to_cdr()`` — on the writer thread, or in the callback
-  once the writer is more than ``BACKLOG_ENCODE_AT`` messages behind, as a burst makes it — MCAP)
-  — information;
+  (publish, realtime callback, queue, one ``to_cdr()`` on the writer thread, MCAP) — information;
 - **anchor**: rosbags' ``rosbag2.Writer(version=9, storage_plugin=MCAP)`` writing the same content
   from rosbags message objects with its own serialisation (``serialize_cdr`` + ``write``), which is
   what a rosbags-based recorder has to do.
@@ -136,7 +134,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "pass": ratio >= GOAL_SPEEDUP,
         },
         {
-            "metric": "recorder msg/s, in-process publish -> MCAP (one to_cdr each)",
+            "metric": "recorder msg/s, in-process publish -> MCAP (to_cdr on writer thread)",
             "value": best_local,
             "unit": "msg/s",
             "anchor": "rosbags rosbag2.Writer MCAP + serialize_cdr",

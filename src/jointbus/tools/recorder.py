@@ -12,19 +12,15 @@ Two sources, chosen per recorder:
   *realtime* and best-effort: best-effort is compatible with every publisher's QoS, and a realtime
   callback runs inside ``publish`` with no queue that could overflow, so nothing is dropped; it only
   stamps the wall time and appends the message object to the recorder's queue (≈ 0.5 µs on the
-  publisher's thread). Only when the writer has fallen behind by more than :data:`BACKLOG_ENCODE_AT`
-  messages does the callback encode the message itself and queue the bytes: a queued object keeps
-  about five times its CDR size alive, and on a starved host that burst of memory stays with the
-  allocators after the queue drains. A topic with a transient-local (latched) publisher —
-  ``/tf_static``, ``/<ns>/parameters`` — is subscribed transient-local, so the message it published
-  before the recorder started is recorded too. The queue is a lock-free :class:`collections.deque`
-  that the writer thread polls every ``POLL_INTERVAL`` (5 ms) instead of being woken per message: at
-  500 Hz the stack publishes ≈ 2000 messages/s, and waking a thread per message (≈ 50 µs of wake-up
-  and GIL hand-over each on a small VM) cost more CPU than writing them. 5 ms is far below the flush
+  publisher's thread). A topic with a transient-local (latched) publisher — ``/tf_static``,
+  ``/<ns>/parameters`` — is subscribed transient-local, so the message it published before the
+  recorder started is recorded too. The queue is a lock-free :class:`collections.deque` that the
+  writer thread polls every ``POLL_INTERVAL`` (5 ms) instead of being woken per message: at 500 Hz
+  the stack publishes ≈ 2000 messages/s, and waking a thread per message (≈ 50 µs of wake-up and GIL
+  hand-over each on a small VM) cost more CPU than writing them. 5 ms is far below the flush
   interval, so it changes neither the crash bound below nor what is recorded. In-process messages
-  are objects, so the writer thread encodes each once with ``to_cdr()`` (or the callback did, under
-  a backlog). Remote publishers of those topics reach the subscription through the bus and are
-  recorded the same way.
+  are objects, so the writer thread encodes each once with ``to_cdr()``. Remote publishers of those
+  topics reach the subscription through the bus and are recorded the same way.
 - **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
   on ``<domain>/**`` (every topic of the ROS domain — jointbus's and ROS 2 nodes' — including ones
   that appear later) on the bus's own session. The CDR payload is stored exactly as received —
@@ -78,9 +74,6 @@ DEFAULT_DISCOVERY_INTERVAL: Final = 0.1
 #: How often the writer thread looks at an empty queue (s); see the module docstring.
 POLL_INTERVAL: Final = 0.005
 _BATCH: Final = 4096  # queue items handled between two housekeeping checks
-#: Queue length beyond which the local source queues a message encoded rather than as the object
-#: (≈ 0.1 s of the 500 Hz stack's traffic; the writer normally keeps it under ≈ 100).
-BACKLOG_ENCODE_AT: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,21 +334,11 @@ class Recorder:
             self._local_topics = frozenset(self._subscribers)
 
     def _local_callback(self, channel: _Channel) -> Callable[[Message], None]:
-        queue = self._queue
-        put = queue.append
+        put = self._queue.append
         wall_ns = time.time_ns
 
         def on_message(msg: Message) -> None:
             now = wall_ns()
-            if len(queue) > BACKLOG_ENCODE_AT:
-                # The writer is behind: a queued object keeps ≈ 5× its CDR size alive until
-                # written, and a starved writer's burst would stay with the allocators after
-                # the queue drains (the soak's RSS growth). Encode here instead, once.
-                try:
-                    put((channel, msg.to_cdr(), now, now, 0))
-                    return
-                except Exception:  # the writer thread reports it, as for any message
-                    pass
             put((channel, msg, now, now, 0))
 
         return on_message
