@@ -1,8 +1,10 @@
-"""Build configuration of jointbus's one optional C extension (the rest is in pyproject.toml).
+"""Build configuration of jointbus's optional C extensions (the rest is in pyproject.toml).
 
 ``jointbus.codec._cdr_accel`` is the compiled core of the CDR fast path (see
-``src/jointbus/codec/_cdr_accel.c``). It is ``optional``: without a C compiler ``pip install``
-still succeeds and the codec runs in pure Python (same results, slower).
+``src/jointbus/codec/_cdr_accel.c``); ``jointbus.robots.hb50.messages._frame_accel`` builds the
+bridge's ``BridgeData`` fields from the driver's arrays in one pass (``_frame_accel.c``). Both are
+``optional``: without a C compiler ``pip install`` still succeeds and the same code runs in pure
+Python (same results, slower).
 """
 
 from setuptools import Extension, setup
@@ -13,6 +15,13 @@ setup(
             "jointbus.codec._cdr_accel",
             sources=["src/jointbus/codec/_cdr_accel.c"],
             optional=True,
-        )
+        ),
+        # BridgeData's per-joint fields in one pass (the bridge's 500/1000 Hz frame); optional as
+        # well: jointbus.robots.hb50.messages.frame_fields has the numpy reference.
+        Extension(
+            "jointbus.robots.hb50.messages._frame_accel",
+            sources=["src/jointbus/robots/hb50/messages/_frame_accel.c"],
+            optional=True,
+        ),
     ]
 )

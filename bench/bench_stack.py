@@ -1,7 +1,21 @@
-"""Bench: the whole robot stack at 500 Hz — CPU, bridge loop lateness, command-to-actuator latency.
+"""Bench: the whole robot stack at 500 Hz and 1 kHz — CPU, bridge loop lateness and skipped
+cycles, command-to-actuator latency.
 
-Goals (issue, "make bench"): CPU of the whole stack at 500 Hz ≤ 30 % of one core; bridge loop
-lateness p99 ≤ 100 µs; command-to-actuator latency is reported without a goal.
+Goals (issue 15, as ratios to anchors of the same run, since this shared VM's speed moves 2–3×
+from day to day; the absolute figure stays beside each): the whole stack's CPU ≤ 1.5× the bare
+500 Hz loop's (sim step + read + hold), ≤ 2.5× without the physics on both sides, standing and
+walking; the bridge loop's lateness p99 ≤ a bare RateLoop's p99 of the same run + 100 µs (the
+old absolute goal, ≤ 100 µs, on a quiet host where the bare loop's p99 is ≈ 0.1 µs), standing,
+walking and at 1 kHz. Skipped cycles at 500 Hz and 1 kHz are reported beside the bare RateLoop's;
+command-to-actuator latency without a goal.
+
+**1 kHz** (issue 15): after the 500 Hz stack stopped, the same stack with ``rate_hz=1000``
+(``jointbus demo --rate 1000``: bridge and control node at 1 kHz, physics stepped 1 ms per cycle)
+and a recorder is measured standing over a window of the same length: lateness p99 (anchor: the
+bare RateLoop at 1 kHz), skipped share, achieved rate, control steps, CPU (anchor: the bare loop at
+1 kHz). **Bare RateLoop**: a :class:`~jointbus.runtime.rate_loop.RateLoop` with an empty body and
+the bridge loop's settings (SCHED_FIFO where allowed, adaptive spin, frozen gc), on its own
+thread, for the anchor window: what this host's scheduler gives any loop at that moment.
 
 What runs is ``make demo --record``: :class:`jointbus.stack.Stack` with its defaults (simulated
 hb50 stepped by the bridge loop, bridge + control node on one bus, topics offered on Zenoh on a free
@@ -28,10 +42,13 @@ normalised velocity command at 20 Hz, as a joystick sends it); once the gait is 
 second window of the same length measures the process CPU (with and without the physics), the
 control node's CPU per step (its callback thread's CPU time per frame handled), its steps per
 second, the bridge's lateness p99 and the mean speed on the simulator's ground truth
-(``/hb50/sim/ground_truth``). Their anchor is the standing window of the same run.
+(``/hb50/sim/ground_truth``). The walking CPU and lateness rows carry the standing rows' goals
+and anchors (below), each with the standing window of the same run beside it; the control node's
+rows and the speed are anchored on the standing window and the command.
 
 **Anchor** (same run, same process, after the stack stopped): the least a 500 Hz loop on this
-simulator can do — a hand-written loop sleeping to absolute deadlines (no spin, no SCHED_FIFO)
+simulator can do — a hand-written loop sleeping to absolute deadlines (no spin; SCHED_FIFO 50 on
+its own thread where allowed, as the bridge loop, so a loaded host does not leave it behind)
 that steps the same ``sim://hb50`` by one period, reads the joints and writes a hold command to
 the array, with no bus, no control node and no recorder. The CPU rows compare with its CPU (the
 "without physics" row with its CPU minus its own physics time), the lateness rows with its
@@ -49,10 +66,13 @@ the framework costs over the bare minimum.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shutil
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,11 +85,18 @@ from jointbus.drivers.sim.driver import SimActuatorArray
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.nav_msgs import Odometry
 from jointbus.robots.hb50.messages import JointCommand
-from jointbus.stack import Stack, default_url
+from jointbus.runtime.rate_loop import CycleInfo, RateLoop
+from jointbus.stack import DEFAULT_REALTIME, Stack, default_url
 from jointbus.tools.recorder import Recorder
 
-GOAL_CPU_PCT = 30.0
+#: Goals (issue 15), as ratios to the bare-loop anchor of the same run.
+GOAL_CPU_RATIO = 1.5
+GOAL_CPU_NO_PHYSICS_RATIO = 2.5
+#: Lateness: the absolute goal (p99 <= 100 us on a quiet host) on top of what the host gives a
+#: bare RateLoop in the same run (≈ 0.1 µs quiet, milliseconds on a loaded shared VM).
 GOAL_LATENESS_US = 100.0
+#: The second rate the stack runs at (issue 15: "1 kHz", beside the default 500 Hz).
+FAST_RATE_HZ = 1000.0
 
 
 def _free_port() -> int:
@@ -82,6 +109,7 @@ def _free_port() -> int:
 
 
 ANCHOR = "bare 500 Hz loop: sim step + read_joints + hold command, abs sleep"
+ANCHOR_RATE_LOOP = "bare RateLoop, empty body, the bridge's settings (FIFO, spin, frozen gc)"
 ANCHOR_COMMAND = "bare loop: command applied in the cycle it is made"
 ANCHOR_STANDING = "the same stack standing, same run"
 #: Forward speed of the walking window (m/s; cmd_vel_lin = 1, so also the normalised command).
@@ -106,7 +134,29 @@ class BareLoop:
 
 
 def bare_loop(window_s: float, rate_hz: float = 500.0) -> BareLoop:
-    """The anchor (module docstring): a hand-written loop over the same simulator."""
+    """The anchor (module docstring): a hand-written loop over the same simulator, on its own
+    thread at SCHED_FIFO 50 where allowed (as the stack's bridge loop): on a loaded host a loop at
+    normal priority falls seconds behind and its CPU per second of wall time means nothing."""
+    result: list[BareLoop] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # refused: measured without it
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+        try:
+            result.append(_bare_loop(window_s, rate_hz))
+        except BaseException as exc:  # re-raised on the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="bench-bare-loop")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+def _bare_loop(window_s: float, rate_hz: float) -> BareLoop:
     array = drivers.open(default_url("hb50"))
     try:
         if not isinstance(array, SimActuatorArray) or array.realtime:
@@ -161,6 +211,41 @@ def bare_loop(window_s: float, rate_hz: float = 500.0) -> BareLoop:
         float(np.percentile(command_us, 50)),
         float(np.percentile(command_us, 99)),
     )
+
+
+@dataclass(frozen=True)
+class BareRateLoop:
+    """The lateness anchor: a jointbus RateLoop with an empty body, run like the bridge's."""
+
+    lateness_p99_us: float
+    skipped_fraction: float
+    overruns: int
+
+
+def bare_rate_loop(window_s: float, rate_hz: float) -> BareRateLoop:
+    """A RateLoop with the stack's bridge-loop settings and an empty body, on its own thread
+    (its SCHED_FIFO setting stays on that thread), for ``window_s`` seconds."""
+    result: list[BareRateLoop] = []
+
+    def run() -> None:
+        loop = RateLoop(
+            rate_hz, realtime=DEFAULT_REALTIME, freeze_gc=True, adaptive_spin=True
+        )
+
+        def body(_info: CycleInfo) -> None:
+            return None
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a refused real-time setting: measured without it
+            stats = loop.run(body, cycles=int(window_s * rate_hz))
+        result.append(BareRateLoop(
+            stats.lateness_p99_s * 1e6, stats.skipped_fraction, stats.overruns
+        ))
+
+    thread = threading.Thread(target=run, name="bench-bare-rate-loop")
+    thread.start()
+    thread.join()
+    return result[0]
 
 
 def thread_cpu_s() -> dict[str, float]:
@@ -254,23 +339,56 @@ def measure(window_s: float) -> list[dict[str, Any]]:
             shutil.rmtree(tmp, ignore_errors=True)
     if rec_stats.skipped:
         print(f"note: the recorder skipped {rec_stats.skipped} messages")
-    bare = bare_loop(min(window_s, 5.0))
+    anchor_s = min(window_s, 5.0)
+    bare = bare_loop(anchor_s)
+    loop_500 = bare_rate_loop(anchor_s, 500.0)
+    fast = measure_fast(window_s)
+    loop_fast = bare_rate_loop(anchor_s, FAST_RATE_HZ)
+    bare_fast = bare_loop(anchor_s, FAST_RATE_HZ)
     wall = t1 - t0
     cpu_pct = (cpu1 - cpu0) / wall * 100.0
     sim_pct = (sim1 - sim0) / wall * 100.0
     lat = np.array(latencies, dtype=np.float64) / 1e3  # µs
     p99 = stats.lateness_p99_s * 1e6
-    goal_cpu = f"<= {GOAL_CPU_PCT:g} % of one core"
+    goal_cpu = f"<= {GOAL_CPU_RATIO:g}x anchor"
+    goal_cpu_np = f"<= {GOAL_CPU_NO_PHYSICS_RATIO:g}x anchor"
+    bare_np = bare.cpu_pct - bare.sim_pct
+    goal_late = f"<= anchor + {GOAL_LATENESS_US:g} us"
+
+    def late_ok(value: float, anchor: BareRateLoop) -> bool:
+        return value <= anchor.lateness_p99_us + GOAL_LATENESS_US
+
     rows = [
         _row("stack.cpu.whole_process (sim + bridge + control + recorder)", cpu_pct, "% core",
-             goal_cpu, cpu_pct <= GOAL_CPU_PCT, ANCHOR, bare.cpu_pct),
-        _row("stack.cpu.without_sim_physics", cpu_pct - sim_pct, "% core", goal_cpu,
-             cpu_pct - sim_pct <= GOAL_CPU_PCT, ANCHOR + ", minus its physics",
-             bare.cpu_pct - bare.sim_pct),
+             goal_cpu, cpu_pct <= GOAL_CPU_RATIO * bare.cpu_pct, ANCHOR, bare.cpu_pct),
+        _row("stack.cpu.without_sim_physics", cpu_pct - sim_pct, "% core", goal_cpu_np,
+             cpu_pct - sim_pct <= GOAL_CPU_NO_PHYSICS_RATIO * bare_np,
+             ANCHOR + ", minus its physics", bare_np),
         _row("stack.cpu.sim_physics", sim_pct, "% core", anchor=ANCHOR + ", its physics",
              anchor_value=bare.sim_pct),
-        _row("stack.bridge.lateness.p99", p99, "us", f"<= {GOAL_LATENESS_US:g} us",
-             p99 <= GOAL_LATENESS_US, ANCHOR, bare.lateness_p99_us),
+        _row("stack.bridge.lateness.p99", p99, "us", goal_late, late_ok(p99, loop_500),
+             ANCHOR_RATE_LOOP + ", 500 Hz", loop_500.lateness_p99_us),
+        _row("stack.bridge.lateness.p99 vs the sleep loop", p99, "us", anchor=ANCHOR,
+             anchor_value=bare.lateness_p99_us),
+        _row("stack.bridge.skipped (500 Hz)", stats.skipped_fraction * 100.0, "% cycles",
+             anchor=ANCHOR_RATE_LOOP + ", 500 Hz", anchor_value=loop_500.skipped_fraction * 100),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.bridge.lateness.p99", fast.lateness_p99_us, "us",
+             goal_late, late_ok(fast.lateness_p99_us, loop_fast),
+             ANCHOR_RATE_LOOP + f", {FAST_RATE_HZ:.0f} Hz", loop_fast.lateness_p99_us),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.bridge.skipped", fast.skipped_pct, "% cycles",
+             anchor=ANCHOR_RATE_LOOP + f", {FAST_RATE_HZ:.0f} Hz",
+             anchor_value=loop_fast.skipped_fraction * 100),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.bridge.rate", fast.rate_hz, "Hz",
+             anchor="the requested rate", anchor_value=FAST_RATE_HZ),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.control.steps_per_s", fast.steps_per_s, "Hz",
+             anchor="bridge cycles/s, same window (ratio = share of frames handled)",
+             anchor_value=fast.rate_hz),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.cpu.whole_process", fast.cpu_pct, "% core",
+             anchor=ANCHOR.replace("500 Hz", f"{FAST_RATE_HZ:.0f} Hz"),
+             anchor_value=bare_fast.cpu_pct),
+        _row(f"stack.{FAST_RATE_HZ:.0f}hz.cpu.without_sim_physics", fast.cpu_pct - fast.sim_pct,
+             "% core", anchor=ANCHOR.replace("500 Hz", f"{FAST_RATE_HZ:.0f} Hz")
+             + ", minus its physics", anchor_value=bare_fast.cpu_pct - bare_fast.sim_pct),
         _row("stack.bridge.lateness.p50", stats.lateness_p50_s * 1e6, "us",
              anchor=ANCHOR, anchor_value=bare.lateness_p50_us),
         _row("stack.bridge.lateness.max", stats.lateness_max_s * 1e6, "us",
@@ -301,17 +419,23 @@ def measure(window_s: float) -> list[dict[str, Any]]:
     steps_standing = (frames1 - frames0) / wall
     speed_ok = abs(walking.speed - WALK_SPEED) <= 0.15 * WALK_SPEED
     rows += [
-        _row("stack.walking.cpu.whole_process", walking.cpu_pct, "% core",
-             anchor=ANCHOR_STANDING, anchor_value=cpu_pct),
+        _row("stack.walking.cpu.whole_process", walking.cpu_pct, "% core", goal_cpu,
+             walking.cpu_pct <= GOAL_CPU_RATIO * bare.cpu_pct, ANCHOR, bare.cpu_pct),
         _row("stack.walking.cpu.without_sim_physics", walking.cpu_pct - walking.sim_pct,
-             "% core", anchor=ANCHOR_STANDING, anchor_value=cpu_pct - sim_pct),
+             "% core", goal_cpu_np,
+             walking.cpu_pct - walking.sim_pct <= GOAL_CPU_NO_PHYSICS_RATIO * bare_np,
+             ANCHOR + ", minus its physics", bare_np),
+        _row("stack.walking.cpu.whole_process vs standing", walking.cpu_pct, "% core",
+             anchor=ANCHOR_STANDING, anchor_value=cpu_pct),
         _row("stack.walking.control.cpu_per_step", walking.control_us_per_step, "us",
              anchor=ANCHOR_STANDING, anchor_value=control_standing_us),
         _row("stack.walking.control.steps_per_s", walking.steps_per_s, "Hz",
              anchor=ANCHOR_STANDING, anchor_value=steps_standing),
-        _row("stack.walking.bridge.lateness.p99", walking.lateness_p99_us, "us",
-             f"<= {GOAL_LATENESS_US:g} us", walking.lateness_p99_us <= GOAL_LATENESS_US,
-             ANCHOR_STANDING, p99),
+        _row("stack.walking.bridge.lateness.p99", walking.lateness_p99_us, "us", goal_late,
+             late_ok(walking.lateness_p99_us, loop_500), ANCHOR_RATE_LOOP + ", 500 Hz",
+             loop_500.lateness_p99_us),
+        _row("stack.walking.bridge.lateness.p99 vs standing", walking.lateness_p99_us, "us",
+             anchor=ANCHOR_STANDING, anchor_value=p99),
         _row("stack.walking.speed (ground truth)", walking.speed, "m/s",
              "within 15 % of the command", speed_ok, "commanded speed", WALK_SPEED),
     ]
@@ -326,6 +450,56 @@ def measure(window_s: float) -> list[dict[str, Any]]:
     print("   CPU by thread (% core): " + ", ".join(f"{n} {pct:.1f}" for n, pct in parts if pct
           >= 0.05) + f", other (Zenoh runtime, ended threads) {other:.1f}")
     return rows
+
+
+@dataclass(frozen=True)
+class FastStack:
+    """The stack at :data:`FAST_RATE_HZ`, standing: lateness p99 (µs), skipped share (% of the
+    due cycles), achieved bridge rate and control steps (Hz), CPU (% core) and its physics."""
+
+    lateness_p99_us: float
+    skipped_pct: float
+    rate_hz: float
+    steps_per_s: float
+    cpu_pct: float
+    sim_pct: float
+
+
+def measure_fast(window_s: float) -> FastStack:
+    """The same stack (and recorder) at :data:`FAST_RATE_HZ` (``jointbus demo --rate 1000``),
+    measured standing over a window like the 500 Hz one."""
+    tmp = Path(tempfile.mkdtemp(prefix="jb-bench-stack-fast-"))
+    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), rate_hz=FAST_RATE_HZ).start()
+    recorder = Recorder(stack.bus, tmp / "stack.mcap").start()
+    try:
+        standing = stack.wait_for(lambda s: s.standing, 30.0)
+        if not standing.standing:
+            raise RuntimeError(f"the robot did not stand up at 1 kHz: {standing.line()}")
+        time.sleep(1.0)
+        bridge, control = stack.bridge, stack.control
+        assert bridge is not None and control is not None
+        bridge.rate_loops["bridge"].loop.stats.reset()
+        cycles0, frames0, sim0 = bridge.cycles, control.frames_used, stack.simulator_cpu_s
+        cpu0, t0 = time.process_time(), time.monotonic()
+        time.sleep(window_s)
+        cpu1, t1 = time.process_time(), time.monotonic()
+        cycles1, frames1, sim1 = bridge.cycles, control.frames_used, stack.simulator_cpu_s
+        stats = bridge.loop_stats()["bridge"]
+    finally:
+        try:
+            recorder.stop()
+        finally:
+            stack.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+    wall = t1 - t0
+    return FastStack(
+        lateness_p99_us=stats.lateness_p99_s * 1e6,
+        skipped_pct=stats.skipped_fraction * 100.0,
+        rate_hz=(cycles1 - cycles0) / wall,
+        steps_per_s=(frames1 - frames0) / wall,
+        cpu_pct=(cpu1 - cpu0) / wall * 100.0,
+        sim_pct=(sim1 - sim0) / wall * 100.0,
+    )
 
 
 @dataclass(frozen=True)

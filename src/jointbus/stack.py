@@ -6,11 +6,11 @@ commands are thin views of a :class:`Stack`. Tests and benchmarks use it to run 
 user does.
 
 **What runs.** ``Stack("hb50")`` opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with
-its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz that owns it, and a
-:class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame reached the
-control
-node, the stack sends ``start_command`` (``stand_up`` by default) on ``/hb50/control_command`` —
-the same message ``jointbus mode stand_up`` sends — and the robot stands up. ``nodes`` picks a
+its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rate_hz``) that
+owns it, and a :class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame
+reached the control node, the stack sends ``start_command`` (``stand_up`` by default) on
+``/hb50/control_command`` — the same message ``jointbus mode stand_up`` sends — and the robot
+stands up. ``nodes`` picks a
 subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
 each in its own process, meeting over Zenoh.
 
@@ -42,8 +42,18 @@ can follow (lock-step, bridge slowed 25×: the body tilted 0.97 rad, a hair unde
 and STAND began at 0.094 m; on simulated time 0.03 rad and 0.32 m). The bridge's watchdog keeps
 the host's clock: the host's stalls are real. After each step of a MuJoCo simulator the stack
 publishes its true base pose and twist on ``/<ns>/sim/ground_truth``
-(:mod:`jointbus.nodes.ground_truth`, ``nav_msgs/msg/Odometry``, 500 Hz, its cost counted with
-the physics). A real-time ``sim://...?realtime=true`` or a hardware URL is not stepped.
+(:mod:`jointbus.nodes.ground_truth`, ``nav_msgs/msg/Odometry``, one per cycle, its cost counted
+with the physics). A real-time ``sim://...?realtime=true`` or a hardware URL is not stepped.
+
+**Rate.** ``rate_hz`` (default 500 Hz, ``jointbus demo --rate``) is the bridge loop's rate, and
+so the rate of ``bridge_data`` / ``bridge_state`` and of the control node, which steps once per
+frame and takes its ``dt`` from the frame stamps. A stepped simulator advances by one period per
+cycle, so its physics runs in step with the loop: at 1000 Hz each cycle is one 1 ms control step
+of two 0.5 ms MuJoCo steps; a rate whose period is not a whole number of physics steps (400 Hz)
+is refused with a :class:`StackConfigError`. What is timed in seconds stays in seconds at any rate:
+the watchdog (0.25 s), the arbitration windows, the 10 Hz mirrors, the 1 Hz heartbeat, the
+re-entry ramp (its step is one period) and the walking controller's gait (its clock advances by
+the frames' ``dt``).
 
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
 default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
@@ -115,7 +125,10 @@ __all__ = [
     "BRIDGE_LOST",
     "BRIDGE_STATE_TIMEOUT_S",
     "BRIDGE_SWITCH_INTERVAL_S",
+    "DEFAULT_RATE_HZ",
     "DEFAULT_REALTIME",
+    "MAX_RATE_HZ",
+    "MIN_RATE_HZ",
     "NODES",
     "START_COMMANDS",
     "TRANSPORTS",
@@ -134,6 +147,12 @@ TRANSPORTS: Final = ("inproc", "zenoh")
 NODES: Final = ("bridge", "control")
 #: ``start_command`` values: the control node's commands (``None``: send nothing).
 START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")
+#: The bridge's (and so the control node's) rate by default, Hz.
+DEFAULT_RATE_HZ: Final = 500.0
+#: Accepted :class:`Stack` ``rate_hz`` range, Hz (a stepped simulator further needs whole
+#: physics steps per period: 250, 500, 1000 or 2000 Hz for the hb50).
+MIN_RATE_HZ: Final = 50.0
+MAX_RATE_HZ: Final = 2000.0
 #: Real-time settings of the bridge loop by default: SCHED_FIFO 50 (leaves room above for IRQ
 #: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
@@ -338,6 +357,9 @@ class Stack:
         start_command: sent to the control node after its first frame (``None``: nothing).
         namespace: topic namespace (``/hb50/...``).
         seed: sensor-noise seed of the default simulator URL.
+        rate_hz: the bridge's cycle rate (Hz, default :data:`DEFAULT_RATE_HZ`); the control node
+            steps once per frame, so it runs at the same rate, and a stepped simulator advances
+            its physics by one period per cycle (see "Rate" in the module docstring).
     """
 
     def __init__(
@@ -352,7 +374,14 @@ class Stack:
         start_command: str | None = "stand_up",
         namespace: str = DEFAULT_NAMESPACE,
         seed: int = 0,
+        rate_hz: float = DEFAULT_RATE_HZ,
     ) -> None:
+        if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
+            math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
+        ):
+            raise StackConfigError(
+                "rate_hz", rate_hz, f"a rate in [{MIN_RATE_HZ:g}, {MAX_RATE_HZ:g}] Hz"
+            )
         if transport not in TRANSPORTS:
             raise StackConfigError("transport", transport, f"one of {TRANSPORTS}")
         if transport == "zenoh" and zenoh is None:
@@ -381,6 +410,8 @@ class Stack:
         self.realtime = realtime
         self.start_command = start_command
         self.namespace = namespace
+        self.rate_hz = float(rate_hz)
+        """The bridge's cycle rate (Hz): also the control node's, frame by frame."""
         self.bridge: BridgeNode | None = None
         self.control: ControlNode | None = None
         self.bridge_liveliness: LivelinessMonitor | None = None
@@ -442,7 +473,9 @@ class Stack:
             control_bus = self._new_bus("jointbus-control")
         self._subscribe(main)
         if "control" in self.nodes:
-            self.control = ControlNode(control_bus, self.model, namespace=self.namespace)
+            self.control = ControlNode(
+                control_bus, self.model, namespace=self.namespace, rate_hz=self.rate_hz
+            )
             self._command_pub = control_bus.publisher(
                 self._topic("control_command"), String, RELIABLE, node=_OBSERVER
             )
@@ -498,7 +531,9 @@ class Stack:
         from jointbus.drivers.sim.robots import MujocoSimArray
         from jointbus.nodes.ground_truth import GroundTruthPublisher
 
-        config = BridgeConfig.from_model(self.model, namespace=self.namespace)
+        config = BridgeConfig.from_model(
+            self.model, namespace=self.namespace, rate_hz=self.rate_hz
+        )
         # A second bridge of this robot is refused before it opens (and, closing, touches) the
         # actuators the running one owns; BridgeNode would refuse only after the open.
         ensure_unique_node(bus, config.node_name, self.namespace)
@@ -512,6 +547,8 @@ class Stack:
             return epoch_ns + round(stepped.time * 1e9)
 
         try:
+            if isinstance(array, MujocoSimArray) and not array.realtime:
+                _check_physics_period(1.0 / self.rate_hz, array, array.world.timestep)
             imu = array.imu() is not None
             bridge = BridgeNode(
                 array,
@@ -829,6 +866,23 @@ class Stack:
         finally:
             self.stop()
         return summary
+
+def _check_physics_period(period: float, array: Any, timestep: float) -> None:
+    """StackConfigError unless a bridge period of ``period`` s advances the stepped MuJoCo
+    simulator by whole physics steps: the driver splits a period into control steps of at most
+    its ``control_period`` (2 ms), and each must be a whole number of ``timestep`` s."""
+    control = array.sim_config.control_period
+    ticks = max(1, math.ceil(period / control - 1e-9))
+    steps = period / ticks / timestep
+    if abs(steps - round(steps)) > 1e-6 or round(steps) < 1:
+        raise StackConfigError(
+            "rate_hz",
+            1.0 / period,
+            f"a rate whose period is a whole number of the simulator's {timestep * 1e3:g} ms "
+            f"physics steps per {control * 1e3:g} ms control step (e.g. 250, 500, 1000 or "
+            f"2000 Hz)",
+        )
+
 
 def _imu_source(array: ActuatorArray) -> Callable[[], ImuReading]:
     """The array's IMU as the bridge's ``imu`` callable (a reading is required each cycle)."""

@@ -31,9 +31,10 @@ def hb50() -> RobotModel:
     return load_robot("hb50")
 
 
-def make_world(seed: int = 1) -> MujocoWorld:
-    """The hb50 in MuJoCo with powered MD-series drives."""
-    world = MujocoWorld(hb50(), ActuatorParams.hb50(), seed=seed)
+def make_world(seed: int = 1, timestep: float | None = None) -> MujocoWorld:
+    """The hb50 in MuJoCo with powered MD-series drives (``timestep``: the robot file's by
+    default, 2 ms; a 1 kHz cycle needs 1 ms or less, as ``sim://hb50``'s 0.5 ms)."""
+    world = MujocoWorld(hb50(), ActuatorParams.hb50(), seed=seed, timestep=timestep)
     world.actuators.set_power(np.ones(len(hb50().actuator_order), dtype=np.bool_))
     return world
 

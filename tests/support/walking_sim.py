@@ -1,9 +1,9 @@
 """Shared harness of the walking tests: the hb50 in MuJoCo, stepped in simulated time.
 
-Part of :mod:`support`. Each 2 ms cycle does what the bridge and the control node
-do: a noisy BridgeData frame from the simulated drives → state estimate → walking controller →
-impedance command to the drives → one MuJoCo step. Ground truth (the base pose and twist, and
-which geoms touch the floor) is read from MuJoCo after each step, as
+Part of :mod:`support`. Each 2 ms cycle (``period``: 1 ms for a 1 kHz bridge) does what the
+bridge and the control node do: a noisy BridgeData frame from the simulated drives → state
+estimate → walking controller → impedance command to the drives → one MuJoCo step. Ground truth
+(the base pose and twist, and which geoms touch the floor) is read from MuJoCo after each step, as
 ``/hb50/sim/ground_truth`` publishes it. Deterministic: seeded noise, simulated time only.
 """
 
@@ -54,11 +54,16 @@ def _non_foot_floor_contact(world: MujocoWorld, feet: set[int]) -> bool:
 
 
 class WalkingSim:
-    """The robot standing at ``STAND_HEIGHT``, ready to walk."""
+    """The robot standing at ``STAND_HEIGHT``, ready to walk; one cycle every ``period`` s (the
+    bridge's 2 ms by default; 0.001 for a 1 kHz bridge)."""
 
-    def __init__(self, params: WalkParams | None = None, seed: int = 1) -> None:
+    def __init__(
+        self, params: WalkParams | None = None, seed: int = 1, period: float = PERIOD
+    ) -> None:
+        self.period = period
         model = hb50()
-        self.world = make_world(seed)
+        # a period shorter than the robot file's 2 ms MuJoCo step: sim://hb50's 0.5 ms
+        self.world = make_world(seed, None if period >= PERIOD else 0.0005)
         self.controller = WalkingController(model, params)
         self.estimator = StateEstimator(model)
         self.walking_estimator = WalkingEstimator()
@@ -78,9 +83,9 @@ class WalkingSim:
             kp=np.full(n, 80.0),
             kd=np.full(n, 3.0),
         )
-        for _ in range(250):  # 0.5 s settling under stand gains, estimator running
-            self.estimator.update(frame(self.world), PERIOD)
-            self.world.step(PERIOD)
+        for _ in range(round(0.5 / period)):  # 0.5 s settling under stand gains, estimator on
+            self.estimator.update(frame(self.world), period)
+            self.world.step(period)
         self.trace = Trace()
 
     def run(
@@ -94,26 +99,27 @@ class WalkingSim:
         """Walk for ``duration`` s of simulated time; ``command(t)`` gives the set-point at t;
         ``push`` = (start s, duration s, world force N) applied at the base."""
         world, ctl, est, tr = self.world, self.controller, self.estimator, self.trace
+        period = self.period
         d = world.mujoco_data
         t0 = world.time
-        steps = round(duration / PERIOD)
+        steps = round(duration / period)
         for _ in range(steps):
             t = world.time - t0
             data = frame(world)
             a = data.linear_acceleration
             state = self.walking_estimator.update(
-                est.update(data, PERIOD),
+                est.update(data, period),
                 np.array((a.x, a.y, a.z)),
                 ctl.gait.peek().stance,
-                PERIOD,
+                period,
                 ctl.foot_radius,
             )
-            out = ctl.step(state, command(t), PERIOD, force_run=force_run)
+            out = ctl.step(state, command(t), period, force_run=force_run)
             apply_arrays(world, out.position, out.velocity, out.torque, out.kp, out.kd)
             if push is not None:
                 start, length, f = push
                 d.xfrc_applied[1, :3] = f if start <= t < start + length else 0.0
-            world.step(PERIOD)
+            world.step(period)
             odom = odometry_of(world.base_pose(), "body")
             pose, tw = odom.pose.pose, odom.twist.twist
             q = pose.orientation

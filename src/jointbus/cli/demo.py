@@ -60,7 +60,14 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.robots.hb50.messages import Level, Status
-from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError, StackSummary
+from jointbus.stack import (
+    DEFAULT_RATE_HZ,
+    DEFAULT_REALTIME,
+    TRANSPORTS,
+    Stack,
+    StackError,
+    StackSummary,
+)
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -346,6 +353,15 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             help="SCHED_FIFO and 1 ns timer slack for the bridge loop where the OS allows it.",
         ),
     ] = True,
+    rate: Annotated[
+        float,
+        typer.Option(
+            "--rate",
+            help="hb50: the bridge's cycle rate in Hz, and so the control node's (one step per "
+            "frame) and the simulator's (one physics period per cycle): 500 (default) or 1000; "
+            "250 and 2000 also divide the physics step.",
+        ),
+    ] = DEFAULT_RATE_HZ,
     robot: Annotated[
         str,
         typer.Option(
@@ -367,6 +383,8 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
 
             if transport != "inproc":
                 raise CliError(f"--transport {transport}: only hb50 runs nodes that talk over it")
+            if rate != DEFAULT_RATE_HZ:
+                raise CliError(f"--rate {rate:g}: only hb50 runs a bridge loop at a chosen rate")
             with _sigterm_as_interrupt():
                 run_served_demo(
                     robot,
@@ -392,6 +410,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 transport=transport,
                 zenoh=config,
                 realtime=DEFAULT_REALTIME if realtime else None,
+                rate_hz=rate,
             )
         except (StackError, LookupError, ValueError) as exc:
             raise CliError(str(exc)) from None

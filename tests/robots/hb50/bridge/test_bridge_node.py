@@ -55,6 +55,8 @@ class Rig:
 
     def __init__(self, config: BridgeConfig | None = None, bus: Bus | None = None) -> None:
         self.clock = FakeClock()
+        self.rate_hz = (config if config is not None else BridgeConfig()).rate_hz
+        self.period_ns = round(1e9 / self.rate_hz)
         # The drives start at the standing pose the tests command: a first command far from the
         # measured pose would be ramped to (the re-entry tests below).
         config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
@@ -84,20 +86,21 @@ class Rig:
         self.bus.close()
 
     def step(self, *publish: JointCommand | str) -> None:
-        """One 2 ms cycle; ``publish`` is sent (commands, or hardware-command texts) first."""
-        self.clock.now += STEP_NS
+        """One cycle (2 ms at the default 500 Hz); ``publish`` is sent (commands, or
+        hardware-command texts) first."""
+        self.clock.now += self.period_ns
         for msg in publish:
             if isinstance(msg, str):
                 self.hardware.publish(String(msg))
             else:
                 self.commands.publish(msg)
         self.node.cycle(self.clock.now)
-        self.sim.step(0.002)
+        self.sim.step(self.period_ns / 1e9)
         self.node.timers.run_due(self.clock.now)
 
     def run(self, seconds: float, *sources: Callable[[int], JointCommand | None]) -> None:
         """``seconds`` of cycles; each source is asked for a command every cycle (None: none)."""
-        for k in range(round(seconds * 500)):
+        for k in range(round(seconds * self.rate_hz)):
             msgs = [m for m in (source(k) for source in sources) if m is not None]
             self.step(*msgs)
 
@@ -346,6 +349,27 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     assert rig.node.mode is BridgeMode.RUN
     assert rig.node.last_applied is cmd
     assert any("resumed" in t for t in rig.texts())
+
+
+def test_at_1000_hz_the_watchdog_mirrors_and_publish_accounting_keep_their_seconds() -> None:
+    """Issue 15: at 1 kHz the watchdog still waits 0.25 s (250 cycles, not 125), the mirrors
+    still publish at 10 Hz, and the publish-rate status counts 1000 cycles due a second."""
+    rig = Rig(BridgeConfig(rate_hz=1000.0))
+    try:
+        cmd = hold(HOME)
+        rig.run(1.2, every_cycle(cmd))
+        assert len(rig.data) == 1200 and len(rig.states) == 1200  # one frame per 1 ms cycle
+        assert len(rig.mirror) == len(rig.data_mirror) == 12  # 10 Hz
+        assert rig.node.publish_rate_hz == pytest.approx(1000.0)
+        assert rig.node.publish_skipped == 0
+        status = rig.states[-1].status
+        assert any(t.startswith("publish: 1000 Hz, 0 of 1000 cycles") for t in status)
+        rig.run(0.25)  # exactly the timeout: 250 cycles at 1 kHz
+        assert rig.node.mode is BridgeMode.RUN
+        rig.run(0.005)
+        assert rig.node.mode is BridgeMode.SAFE
+    finally:
+        rig.close()
 
 
 def test_watchdog_time_is_configurable() -> None:

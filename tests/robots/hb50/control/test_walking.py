@@ -43,6 +43,18 @@ def test_forward_half_metre_per_second_tracks_within_15_percent() -> None:
     assert abs(tr.yaw[-1]) < 0.2
 
 
+def test_at_1000_hz_the_trot_tracks_as_at_500_hz() -> None:
+    """Issue 15: the walking controller's timing comes from ``dt`` (gait clock, ramps, estimator),
+    so a 1 kHz bridge and control node (1 ms steps) walk like the 500 Hz ones."""
+    tr = WalkingSim(period=0.001).run(HOLD, constant(vx=0.5))
+    _no_fall(tr)
+    v = _mean_world_velocity(tr, SETTLE, HOLD)
+    assert v[0] == pytest.approx(0.5, rel=0.15)
+    _, p = tr.arrays()
+    assert abs(p[-1, 1] - p[0, 1]) < 0.1 * (p[-1, 0] - p[0, 0])  # lateral drift
+    assert abs(tr.yaw[-1]) < 0.2
+
+
 def test_lateral_two_tenths_tracks_within_25_percent() -> None:
     tr = WalkingSim().run(HOLD, constant(vy=0.2))
     _no_fall(tr)

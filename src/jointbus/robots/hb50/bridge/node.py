@@ -129,7 +129,6 @@ from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverError
 from jointbus.drivers.limits import JointLimits
-from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.errors import MessageError, ValidationError
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header, String
@@ -150,7 +149,6 @@ from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
     JointCommand,
-    JointStatusFlag,
     Level,
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus, ThermalNote
@@ -500,7 +498,6 @@ class BridgeNode(Node):
         self._event_seq = 0
         self._state_key: tuple[object, ...] = ()
         self._state_strings: tuple[str, ...] = ()
-        self._status_ok: tuple[int, ...] = (0,) * len(names)
         self.last_state: BridgeState | None = None
         self.last_data: BridgeData | None = None
         self.last_applied: JointCommand | None = None
@@ -1016,36 +1013,35 @@ class BridgeNode(Node):
         frame_id = self._frame_id
         header = Header.now(frame_id) if stamp is None else Header.at_ns(stamp(), frame_id)
         orientation, gyro, accel = self._imu_fields()
-        missing = np.isnan(reading.position)
-        stalled = (reading.state & int(ActuatorState.STALLED)) != 0
-        if missing.any() or stalled.any():
-            status = np.zeros(len(self._names), dtype=np.uint16)
-            status[missing] |= int(JointStatusFlag.COMMUNICATION_ERROR)
-            status[stalled] |= int(JointStatusFlag.MOTION_ERROR)
-            status_flags = tuple(status.tolist())
-        else:  # every actuator answered and none stalled: the all-clear tuple, built once
-            status_flags = self._status_ok
-        t = reading.temperature
-        temperature = np.where(np.isnan(t), 0.0, t)  # NaN (not reported) → 0: uint8 has no NaN
-        data = BridgeData(
+        # One pass from the driver's arrays (float32 rounding, temperature bytes, status flags:
+        # BridgeData.from_joint_arrays); NaN temperature (not reported) → 0, as uint8 has no NaN.
+        data = BridgeData.from_joint_arrays(
             header,
             orientation,
             gyro,
             accel,
             self._names,
-            reading.position.tolist(),
-            reading.velocity.tolist(),
-            reading.effort.tolist(),
-            np.clip(np.rint(temperature), 0, 255).astype(np.uint8).tobytes(),
-            status_flags,
+            position=reading.position,
+            velocity=reading.velocity,
+            effort=reading.effort,
+            temperature=reading.temperature,
+            state=reading.state,
         )
         self.last_data = data
         self.data_publisher.publish(data)
-        state = BridgeState(
-            drives_enabled=bool(reading.motor_power) and not self.estop.latched,
-            status=self._status_strings(),
-            up_time=max(0, (now_ns - self._start_ns) // _NS_PER_S),
-        )
+        drives = bool(reading.motor_power) and not self.estop.latched
+        status = self._status_strings()
+        up_time = max(0, (now_ns - self._start_ns) // _NS_PER_S)
+        state = self.last_state
+        # BridgeState changes about once a second (up_time, the publish-rate text): the same
+        # immutable message is published again until one of its fields changes.
+        if (
+            state is None
+            or state.drives_enabled is not drives
+            or state.status is not status
+            or state.up_time != up_time
+        ):
+            state = BridgeState(drives_enabled=drives, status=status, up_time=up_time)
         self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
@@ -1080,6 +1076,17 @@ class BridgeNode(Node):
             return Quaternion(*_NAN3, math.nan), Vector3(*_NAN3), Vector3(*_NAN3)
         try:
             sample = self._imu()
+            o, g, a = sample.orientation, sample.angular_velocity, sample.linear_acceleration
+            if (  # the simulator's and drivers' ImuReading: float64 arrays, one tolist each
+                type(o) is np.ndarray
+                and type(g) is np.ndarray
+                and type(a) is np.ndarray
+                and o.shape == (4,)
+                and g.shape == a.shape == (3,)
+                and o.dtype == g.dtype == a.dtype == np.float64
+            ):
+                w, x, y, z = o.tolist()
+                return Quaternion(x, y, z, w), Vector3(*g.tolist()), Vector3(*a.tolist())
             w, x, y, z = np.asarray(sample.orientation, dtype=np.float64).reshape(4).tolist()
             gyro = np.asarray(sample.angular_velocity, dtype=np.float64).reshape(3).tolist()
             accel = np.asarray(sample.linear_acceleration, dtype=np.float64).reshape(3).tolist()

@@ -32,7 +32,8 @@ thread, so the components need no locks; the 10 Hz publishers (timer thread) onl
 immutable estimate.
 
 Time base: the frames' header stamps. ``dt`` of the estimator is the difference of consecutive
-stamps (the nominal 2 ms when that difference is not in (0, 0.1] s, e.g. the first frame), and the
+stamps (the bridge's nominal period — ``rate_hz``, 2 ms at the default 500 Hz — when that
+difference is not in (0, 0.1] s, e.g. the first frame), and the
 motion controller's clock is the frame stamp, so a simulation running faster or slower than real
 time gets the same stand-up as real hardware.
 
@@ -131,7 +132,8 @@ __all__ = [
 CONTROL_NODE_NAME: Final = SOURCE_NODE
 #: Rate of ``joint_states``, ``/tf`` and the ``robot_state_10hz`` mirror (Hz), as the seed says.
 SLOW_RATE_HZ: Final = 10.0
-#: The bridge's nominal period (s), used for ``dt`` when frame stamps do not give one.
+#: The bridge's nominal period at its default rate (s), used for ``dt`` when frame stamps do not
+#: give one (a node built with another ``rate_hz`` uses that period instead).
 NOMINAL_PERIOD_S: Final = 0.002
 _MAX_DT_S: Final = 0.1
 #: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
@@ -247,7 +249,12 @@ class ControlNode(Node):
         namespace: str = DEFAULT_NAMESPACE,
         world_frame: str = DEFAULT_WORLD_FRAME,
         timers: TimerThread | None = None,
+        rate_hz: float = 1.0 / NOMINAL_PERIOD_S,
     ) -> None:
+        if not (math.isfinite(rate_hz) and rate_hz > 0.0):
+            raise ValueError(f"ControlNode rate_hz = {rate_hz!r}; expected a finite rate > 0 Hz")
+        self.nominal_period_s = 1.0 / rate_hz
+        """The bridge's period (s): the estimator's ``dt`` when frame stamps give none."""
         robot = model if model is not None else load_robot("hb50")
         # components first: a model they cannot handle fails before any thread starts
         self.robot = robot
@@ -400,9 +407,9 @@ class ControlNode(Node):
         stamp = frame.header.stamp
         now = stamp.to_seconds()
         last = self._last_stamp
-        dt = now - last if last is not None else NOMINAL_PERIOD_S
+        dt = now - last if last is not None else self.nominal_period_s
         if not 0.0 < dt <= _MAX_DT_S:
-            dt = NOMINAL_PERIOD_S
+            dt = self.nominal_period_s
         try:
             state = self.estimator.update(frame, dt)
         except MessageError as exc:
