@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from jointbus.bus import RELIABLE
+from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.control.fall_detector import FallConfig
 from jointbus.robots.hb50.messages import Level, MotionMode
 from support.hb50_lockstep import PERIOD, LockstepRobot
@@ -118,3 +120,32 @@ def test_a_kick_that_topples_the_standing_robot_is_detected_after_the_hold_time(
     print(f"\nFALL detection latency (ground truth tilt > {LIMIT.tilt_limit} rad → FALLEN): "
           f"{latency * 1e3:.0f} ms; true tilt then {robot.tilt():.2f} rad")
     assert LIMIT.fall_hold <= latency <= LIMIT.fall_hold + 0.01
+
+
+def test_righted_while_the_drives_are_off_it_waits_in_damping_then_stands_up(
+    robot: LockstepRobot,
+) -> None:
+    """FALLEN knows nothing of the drives; once upright it does what DAMPING would: wait for
+    the drives (here an e-stop, latched while it lay on its back), then stand up."""
+    hardware = robot.bridge_bus.publisher("/hb50/hardware_command", String, RELIABLE)
+    _stand(robot)
+    robot.tip_over(ON_BACK, 0.15)
+    robot.run(0.5)
+    assert robot.mode is MotionMode.FALLEN
+    hardware.publish(String("estop"))
+    robot.run(0.1)
+    assert robot.mode is MotionMode.FALLEN  # still tipped over: FALLEN, not DAMPING
+    robot.tip_over(UPRIGHT, 0.2)
+    robot.run(LIMIT.upright_hold + 0.3)
+    assert robot.mode is MotionMode.DAMPING
+    assert any("FALLEN -> DAMPING: e-stop latched" in s for s in robot.statuses_at(Level.OK))
+    hardware.publish(String("reset"))
+    robot.run(0.1)
+    assert robot.mode is MotionMode.STAND_UP
+    for _ in range(round(10.0 / PERIOD)):
+        robot.cycle()
+        if robot.mode is MotionMode.STAND:
+            break
+    robot.run(0.3)
+    assert robot.mode is MotionMode.STAND
+    assert robot.pose().position[2] == pytest.approx(0.33, abs=0.02)
