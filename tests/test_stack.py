@@ -169,6 +169,11 @@ def test_simulator_ground_truth_is_published_every_bridge_cycle(stack: Stack) ->
     stamps = [m.header.stamp.to_ns() for m in truths]
     steps = {b - a for a, b in itertools.pairwise(stamps)}
     assert steps == {2_000_000}  # simulated time, one 2 ms step per message
+    # bridge_data carries the same simulated time (the control node's clock): a loaded host
+    # slows the simulated robot down, and wall-clock stamps would fast-forward its stand-up
+    frame_stamps = [m.header.stamp.to_ns() for m in frames]
+    assert {b - a for a, b in itertools.pairwise(frame_stamps)} == {2_000_000}
+    assert set(stamps) & set(frame_stamps)  # on the same epoch as the ground truth
 
 
 def test_velocity_commands_walk_the_robot_in_the_running_stack(stack: Stack) -> None:

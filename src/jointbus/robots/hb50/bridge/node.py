@@ -412,7 +412,11 @@ class BridgeNode(Node):
     ``imu`` optionally returns the body IMU's reading each cycle; ``timers`` lets a test inject a
     non-threaded :class:`TimerThread` with a fake clock (the node's clock is the timer clock).
     ``run_loop=False`` creates no rate loop: the caller runs :meth:`cycle` itself (lock-step with
-    a stepped simulator, or a test).
+    a stepped simulator, or a test). ``stamp_ns`` returns the header stamp of ``bridge_data`` (ns
+    since the Unix epoch; default the wall clock, as ROS stamps are): a stepped simulator passes
+    its simulated time (on the wall-clock epoch of simulated time 0), so the control node, whose
+    clock is the frame stamps, moves in the robot's time and not in the host's — a host stall
+    does not fast-forward a stand-up the simulated robot has not lived through.
     """
 
     def __init__(
@@ -425,8 +429,10 @@ class BridgeNode(Node):
         imu: Callable[[], ImuReading] | None = None,
         timers: TimerThread | None = None,
         run_loop: bool = True,
+        stamp_ns: Callable[[], int] | None = None,
     ) -> None:
         cfg = config if config is not None else BridgeConfig()
+        self._stamp_ns = stamp_ns
         self.config = cfg
         """The configuration in force (live parameter changes replace it, see the module
         docstring)."""
@@ -1003,11 +1009,14 @@ class BridgeNode(Node):
     # ---- publishing --------------------------------------------------------------------------
 
     def _publish(self, reading: JointReading, now_ns: int) -> None:
+        stamp = self._stamp_ns
+        frame_id = self._frame_id
+        header = Header.now(frame_id) if stamp is None else Header.at_ns(stamp(), frame_id)
         orientation, gyro, accel = self._imu_fields()
         # One pass from the driver's arrays (float32 rounding, temperature bytes, status flags:
         # BridgeData.from_joint_arrays); NaN temperature (not reported) → 0, as uint8 has no NaN.
         data = BridgeData.from_joint_arrays(
-            Header.now(self._frame_id),
+            header,
             orientation,
             gyro,
             accel,
