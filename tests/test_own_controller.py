@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, ZenohConfig
 from jointbus.robots.hb50.messages import BridgeState, BridgeStatus
 from jointbus.stack import Stack
+from support.bus import free_port, wait_until
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "own_controller.py"
 SRC = str(Path(__file__).resolve().parents[1] / "src")

@@ -27,8 +27,6 @@ from zenoh_ros2_sdk.qos import QosReliability
 from zenoh_ros2_sdk.session import ZenohSession
 from zenoh_ros2_sdk.subscriber import ROS2Subscriber
 
-from bus.bus_support import free_port, wait_until
-from cli.cli_support import run_cli
 from jointbus.bus import MAB_RT, RELIABLE, ZenohConfig, data_key
 from jointbus.bus.ros_graph import endpoint_token
 from jointbus.cli.ros2 import export_packages
@@ -36,6 +34,8 @@ from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.geometry_msgs import Twist
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, Level, Status
 from jointbus.stack import Stack
+from support.bus import free_port, wait_until
+from support.cli import run_cli
 
 _PACKAGES = ("hb50_commons", "jointbus_msgs", "std_msgs", "geometry_msgs", "builtin_interfaces")
 _BEST_EFFORT = SdkQos(reliability=QosReliability.BEST_EFFORT, history_depth=1)

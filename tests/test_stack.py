@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from bus.bus_support import free_port, wait_until
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.messages import BridgeData
@@ -26,6 +25,7 @@ from jointbus.stack import (
     StackError,
     StackSummary,
 )
+from support.bus import free_port, wait_until
 
 HB50 = load_robot("hb50")
 STAND_HEIGHT = 0.34  # m, the robot file's stand_height

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
-from bus_support import Count, wait_until
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared support package
 
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from support.bus import Count, wait_until
 
 
 def main() -> int:

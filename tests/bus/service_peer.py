@@ -8,10 +8,12 @@ until stdin closes.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from bus_support import Count, Reading
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared support package
 
 from jointbus.bus import Bus, ServiceRefused, ZenohConfig
+from support.bus import Count, Reading
 
 
 def double(request: Count) -> Reading:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from bus_support import Count, Reading, free_port, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -31,6 +30,7 @@ from jointbus.bus import (
     TopicNameError,
     TopicTypeError,
 )
+from support.bus import Count, Reading, free_port, wait_until
 
 
 @pytest.fixture

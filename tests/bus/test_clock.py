@@ -7,11 +7,11 @@ import threading
 import time
 
 import pytest
-from bus_support import Count
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.bus import RELIABLE, SYSTEM_CLOCK, Bus, BusError, ManualClock
+from support.bus import Count
 
 
 @given(st.lists(st.floats(0.0, 10.0), max_size=20))

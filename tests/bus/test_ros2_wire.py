@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 import zenoh
 import zenoh.ext
-from bus_support import Count, free_port, ros2_peer, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -32,6 +31,7 @@ from jointbus.bus import (
 from jointbus.bus.ros_graph import endpoint_token, gid_of, node_token
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.std_msgs import String
+from support.bus import Count, free_port, ros2_peer, wait_until
 
 _STRING_HASH = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
 _STRING_KEY = f"0/chatter/std_msgs::msg::dds_::String_/{_STRING_HASH}"

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import zenoh
-from bus_support import Count, Reading, free_port, wait_until
 
 from jointbus.bus import (
     Bus,
@@ -24,6 +23,7 @@ from jointbus.bus import (
     attachment,
 )
 from jointbus.bus.service_zenoh import service_key
+from support.bus import Count, Reading, free_port, wait_until
 
 NAME = "/test/double"
 

@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 import pytest
 import zenoh
-from bus_support import free_port, ros2_peer, wait_until
 
 from jointbus.bus import Bus, BusError, ServiceRefused, ZenohConfig, attachment
 from jointbus.bus.ros_graph import gid_of
@@ -22,6 +21,7 @@ from jointbus.bus.service_zenoh import service_key
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
+from support.bus import free_port, ros2_peer, wait_until
 
 NAME = "/robot/shout"
 SRV = "jointbus_msgs/srv/StringString"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from bus_support import Count, free_port, wait_until
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig, ZenohConfigError
+from support.bus import Count, free_port, wait_until
 
 
 def test_default_scheme_is_loopback_hub_then_fallback() -> None:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bus_support import Count, free_port, wait_until
 
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from support.bus import Count, free_port, wait_until
 
 _PEER = Path(__file__).with_name("bus_peer.py")
 

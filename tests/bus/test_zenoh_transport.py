@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 import zenoh
-from bus_support import Count, Reading, free_port, wait_until
 
 from jointbus.bus import (
     LATCHED,
@@ -29,6 +28,7 @@ from jointbus.bus import (
     data_key,
 )
 from jointbus.codec.type_hash import rihs01_of
+from support.bus import Count, Reading, free_port, wait_until
 
 
 def _key(topic: str, cls: type = Count) -> str:

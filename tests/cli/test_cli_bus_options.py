@@ -18,7 +18,13 @@ from typing import Any
 import pytest
 import typer
 import websockets
-from cli_support import (
+
+from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.cli import main as cli
+from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
+from jointbus.robots.hb50.messages import Status
+from jointbus.tools.bag_reader import open_bag
+from support.cli import (
     TALK_TOPIC,
     TALKER_NODE,
     free_port,
@@ -28,12 +34,6 @@ from cli_support import (
     stop,
     wait_until,
 )
-
-from jointbus.bus import RELIABLE, Bus, ZenohConfig
-from jointbus.cli import main as cli
-from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
-from jointbus.robots.hb50.messages import Status
-from jointbus.tools.bag_reader import open_bag
 
 #: Commands that never join the jointbus bus: they read or write files (``ros2 export-msgs``
 #: writes .msg packages), print the version, or speak CAN only (``can-twin``). A new command

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import free_port, run_cli, start_cli
 from mcap.reader import make_reader
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.cli.demo import SUMMARY_PERIOD_S
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.messages import JointCommand
+from support.cli import free_port, run_cli, start_cli
 
 STAND_HEIGHT = 0.34  # m
 FINAL = re.compile(r"stopped after [\d.]+ s: mode (\w+), base height ([\d.]+) m")

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from cli_support import free_port
+
+from support.cli import free_port
 
 pytestmark = pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux script")
 

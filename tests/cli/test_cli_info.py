@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from cli_tools_support import tools_app
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from rosbag2_fixtures import write_rosbag2
+from support.cli_tools import tools_app
+from support.rosbag2_fixtures import write_rosbag2
 
 
 def test_info_lists_topics_types_counts_and_duration(tmp_path: Path):

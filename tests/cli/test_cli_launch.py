@@ -13,7 +13,6 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from cli_support import free_port, run_cli, start_cli, wait_until
 
 from jointbus import stack
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
@@ -26,6 +25,7 @@ from jointbus.robots.hb50.messages import (
     MotionMode,
     RobotState,
 )
+from support.cli import free_port, run_cli, start_cli, wait_until
 
 STAND_TIMEOUT = 40.0  # s: two interpreters start, then the 1 s stand-up
 

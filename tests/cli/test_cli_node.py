@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from cli_support import (
+
+from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo, ZenohConfig
+from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
+from jointbus.robots.hb50.messages import Status
+from jointbus.runtime import Node
+from support.cli import (
     TALKER_NODE,
     cli_env,
     free_port,
@@ -26,11 +31,6 @@ from cli_support import (
     stop,
     wait_until,
 )
-
-from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo, ZenohConfig
-from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
-from jointbus.robots.hb50.messages import Status
-from jointbus.runtime import Node
 
 
 @pytest.fixture

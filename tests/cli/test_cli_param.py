@@ -40,7 +40,7 @@ class Robot:
 
 @pytest.fixture(scope="module")
 def robot() -> Iterator[Robot]:
-    from cli_support import cli_env, free_port, stop
+    from support.cli import cli_env, free_port, stop
 
     port = free_port()
     proc = subprocess.Popen(
@@ -61,7 +61,7 @@ def robot() -> Iterator[Robot]:
 
 
 def param(robot: Robot, *args: str) -> subprocess.CompletedProcess[str]:
-    from cli_support import run_cli
+    from support.cli import run_cli
 
     return run_cli(robot.port, "param", *args)
 

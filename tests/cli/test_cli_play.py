@@ -5,20 +5,17 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cli_tools_support import free_port, tools_app
 from typer.testing import CliRunner
 
 from jointbus.bus import Bus, ZenohConfig
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.robots.hb50.messages.joint_command import JointCommand
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from tools_support import bridge_data, joint_command, wait_until, write_mcap
+from support.cli_tools import free_port, tools_app
+from support.tools import bridge_data, joint_command, wait_until, write_mcap
 
 T0 = 1_800_000_000_000_000_000
 
@@ -141,7 +138,7 @@ def test_play_of_a_recorded_sit_down_leaves_a_running_demo_standing(tmp_path: Pa
     bridge_data, played onto a running demo. Play refuses the live feedback topic, does not send
     the command by default, and refuses it with --include-commands too (the stack publishes it);
     the robot keeps standing."""
-    from cli_support import run_cli, start_cli
+    from support.cli import run_cli, start_cli
 
     entries: list[tuple[str, object, int]] = [
         ("/hb50/bridge_data", bridge_data(i), T0 + i * 10**7) for i in range(10)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from cli_tools_support import tools_app
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from tools_support import bridge_data, joint_command, write_mcap
+from support.cli_tools import tools_app
+from support.tools import bridge_data, joint_command, write_mcap
 
 T0 = 1_800_000_000_000_000_000
 

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli_tools_support import free_port, tools_app
 from mcap.reader import make_reader
 from typer.testing import CliRunner
 
@@ -19,6 +18,7 @@ from jointbus.cli.record import status_text
 from jointbus.messages.std_msgs import String
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.recorder import RecorderStats
+from support.cli_tools import free_port, tools_app
 
 
 def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
@@ -79,7 +79,7 @@ def _record_on_a_terminal(tmp_path: Path, *extra: str) -> str:
     import pty
     import subprocess
 
-    from cli_support import TALK_TOPIC, cli_env, start_talker, stop
+    from support.cli import TALK_TOPIC, cli_env, start_talker, stop
 
     port = free_port()
     talker = start_talker(port)
@@ -138,8 +138,9 @@ def test_record_says_what_lost_and_skipped_count():
 def test_record_started_after_the_stack_is_up_holds_its_latched_topics(tmp_path: Path):
     """`jointbus record` joined to a running demo: /tf_static and /hb50/parameters, published
     once when the nodes started, are in the file and decode with rosbags."""
-    from cli_support import run_cli, start_cli
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    from support.cli import run_cli, start_cli
 
     port = free_port()
     demo = start_cli(port, "demo", "--headless", "--duration", "60")

@@ -9,12 +9,12 @@ import sys
 import time
 
 import pytest
-from cli_support import cli_env, free_port, run_cli, start_cli
 
 from jointbus import drivers
 from jointbus.drivers.bus.driver import ArrayServerError
 from jointbus.drivers.errors import RejectReason, RequestRejected
 from jointbus.messages.actarray import ActuatorState
+from support.cli import cli_env, free_port, run_cli, start_cli
 
 
 def _wait_line(proc: object, prefix: str) -> str:

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 import zenoh
-from cli_support import free_port, run_cli
 
 from jointbus.bus import Bus, ServiceRefused, ZenohConfig
 from jointbus.messages.std_msgs import String
+from support.cli import free_port, run_cli
 
 NAME = "/cli_test/shout"
 

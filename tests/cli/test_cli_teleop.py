@@ -10,10 +10,9 @@ import sys
 import threading
 import time
 
-from cli_support import cli_env, free_port, wait_until
-
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.messages.geometry_msgs import Twist
+from support.cli import cli_env, free_port, wait_until
 
 
 class _Recorder:

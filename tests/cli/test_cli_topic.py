@@ -13,17 +13,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from cli_support import (
-    TALK_RATE_HZ,
-    TALK_TOPIC,
-    TALKER_NODE,
-    free_port,
-    run_cli,
-    start_cli,
-    start_talker,
-    stop,
-    wait_until,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,6 +26,17 @@ from jointbus.cli.topic import (
 )
 from jointbus.messages.joint_state import JointState
 from jointbus.robots.hb50.messages import Level, Status
+from support.cli import (
+    TALK_RATE_HZ,
+    TALK_TOPIC,
+    TALKER_NODE,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
-from wire_strategies import samples
 
 from jointbus.codec import Codec, accel, cdr, schema_of
 from jointbus.codec.layout import K_ARRAY, K_BLOB, K_NODE, MISS, compile_layout
@@ -26,6 +25,7 @@ from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import Float64, String
 from jointbus.messages.base import Message
 from jointbus.robots.hb50.messages import JointCommand
+from support.wire_strategies import samples
 
 needs_core = pytest.mark.skipif(not accel.AVAILABLE, reason="_cdr_accel not built or disabled")
 SAMPLES = samples()

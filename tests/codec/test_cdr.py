@@ -18,7 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rosbags.typesys import get_types_from_msg
-from wire_strategies import (
+
+from jointbus.codec import EncodeError, SchemaError, cdr, schema_of
+from jointbus.codec.msgdef import short_name
+from jointbus.codec.wire import Primitive
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode, to_rosbags, typestore
+from support.wire_strategies import (
     ALL_CLASSES,
     AllPrimitives,
     FixedArrays,
@@ -29,11 +34,6 @@ from wire_strategies import (
     Stamp,
     message_strategy,
 )
-
-from jointbus.codec import EncodeError, SchemaError, cdr, schema_of
-from jointbus.codec.msgdef import short_name
-from jointbus.codec.wire import Primitive
-from rosbags_oracle import rosbags_cdr, rosbags_decode, to_rosbags, typestore
 
 CLASS_IDS = [cls.__name__ for cls in ALL_CLASSES]
 

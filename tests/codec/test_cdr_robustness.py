@@ -18,9 +18,17 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from wire_strategies import ENGINES, Head, OnlyStrings, Sequences, Stamp, engine_codec, samples
 
 from jointbus.codec import Codec, DecodeError, cdr
+from support.wire_strategies import (
+    ENGINES,
+    Head,
+    OnlyStrings,
+    Sequences,
+    Stamp,
+    engine_codec,
+    samples,
+)
 
 SAMPLES = samples()
 IDS = [type(m).__name__ for m in SAMPLES]
@@ -199,7 +207,7 @@ def test_corrupted_valid_payloads_raise_only_decode_error(msg: Any, data: st.Dat
 def test_message_sequence_count_is_bounded_by_the_element_size() -> None:
     # Nested.items holds Inner messages (>= 4+1 + 4 + 1 + 8 = 18 bytes each): a claim of 5 items
     # with 40 bytes left is refused at the count, before any element is decoded.
-    from wire_strategies import Head, Inner, Nested
+    from support.wire_strategies import Head, Inner, Nested
 
     msg = Nested(Head(Stamp(0, 0), ""), Inner("", (), 0, 0.0), (), (), 0, ())
     data = bytearray(cdr.encode(msg))

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-from wire_strategies import Head, JointFrame, OnlyStrings, Stamp
 
 import jointbus.codec as codec_api
 from jointbus.codec import Codec, DecodeError, EncodeError, cdr, codec_for
 from jointbus.codec.codec import MAX_LAYOUTS
 from jointbus.codec.wire import Float64, String
 from jointbus.messages.base import Message
+from support.wire_strategies import Head, JointFrame, OnlyStrings, Stamp
 
 
 @dataclass(frozen=True, slots=True)

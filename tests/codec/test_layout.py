@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from wire_strategies import (
+
+import jointbus.codec.codec as codec_module
+from jointbus.codec import Codec, DecodeError, EncodeError, cdr, schema_of
+from jointbus.codec.layout import MISS, compile_layout, key_of
+from support.wire_strategies import (
     ALL_CLASSES,
     ENGINES,
     JointFrame,
@@ -25,10 +29,6 @@ from wire_strategies import (
     same_layout_strategy,
     samples,
 )
-
-import jointbus.codec.codec as codec_module
-from jointbus.codec import Codec, DecodeError, EncodeError, cdr, schema_of
-from jointbus.codec.layout import MISS, compile_layout, key_of
 
 SAMPLES = samples()
 IDS = [type(m).__name__ for m in SAMPLES]

@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from wire_strategies import ENGINES, TEXT, engine_codec
 
 from jointbus.codec import DecodeError, SchemaError, cdr, schema_of
 from jointbus.codec.layout import MISS, Layout, WireRuleViolation, compile_layout
@@ -46,6 +45,7 @@ from jointbus.messages.stamp import Time
 from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
+from support.wire_strategies import ENGINES, TEXT, engine_codec
 
 # ---------------------------------------------------------------------------------------------
 # layout samples: strings and lengths vary, numbers are overwritten on the wire below

@@ -17,11 +17,9 @@ node and reached over Zenoh, as ``drivers.open("bus://arm6")`` reaches ``jointbu
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,12 +31,7 @@ from jointbus.drivers.errors import MotionTimeoutError
 from jointbus.drivers.registry import DriverURL
 from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.errors import UnknownJointError
-
-_BUS_DRIVER_TESTS = str(Path(__file__).resolve().parent / "bus")
-if _BUS_DRIVER_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_DRIVER_TESTS)
-
-from array_server import served  # noqa: E402
+from support.array_server import served
 
 URLS = [
     "sim://arm6?noise=false",

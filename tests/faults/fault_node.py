@@ -24,11 +24,13 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
 
-from fault_support import FAST_RECONNECT, hub_config, router_config
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared support package
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.robots.hb50.messages import BridgeData
+from support.faults import FAST_RECONNECT, hub_config, router_config
 
 
 def _router(port: int) -> int:

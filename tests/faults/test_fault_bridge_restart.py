@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import time
 
-from fault_support import (
+from jointbus.bus import MAB_RT, RELIABLE
+from jointbus.robots.hb50.messages import BridgeData, Level, Status
+from jointbus.stack import Stack
+from support.faults import (
     Arrivals,
     ModeLog,
     end,
@@ -31,10 +34,6 @@ from fault_support import (
     stderr_of,
     wait_until,
 )
-
-from jointbus.bus import MAB_RT, RELIABLE
-from jointbus.robots.hb50.messages import BridgeData, Level, Status
-from jointbus.stack import Stack
 
 RECOVERY_S = 2.0  # frames at the old subscribers after the new bridge is up
 LOST_S = 1.5  # the liveliness timeout: the bridge is reported lost within it

@@ -20,13 +20,13 @@ import time
 
 import numpy as np
 import pytest
-from fault_support import ModeLog, wait_until
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.bridge.node import BridgeMode, BridgeNode
 from jointbus.robots.hb50.messages import BridgeData, JointCommand
+from support.faults import ModeLog, wait_until
 
 ROBOT = load_robot("hb50")
 ORDER = ROBOT.actuator_order

@@ -26,7 +26,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from fault_support import (
+
+from jointbus.bus import RELIABLE
+from jointbus.robots.hb50.messages import Level, Status
+from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
+from jointbus.stack import Stack
+from jointbus.tools.monitor.feed import MonitorFeed
+from jointbus.tools.monitor.model import MonitorModel, NodeState
+from support.faults import (
     CYCLE_NS,
     ModeLog,
     end,
@@ -39,13 +46,6 @@ from fault_support import (
     stderr_of,
     wait_until,
 )
-
-from jointbus.bus import RELIABLE
-from jointbus.robots.hb50.messages import Level, Status
-from jointbus.runtime import LivelinessMonitor, Node, NodeHealth
-from jointbus.stack import Stack
-from jointbus.tools.monitor.feed import MonitorFeed
-from jointbus.tools.monitor.model import MonitorModel, NodeState
 
 CONTROL = "control_node"
 WATCHDOG_S = 0.25

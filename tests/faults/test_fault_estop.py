@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from fault_support import ModeLog, wait_until
 
 from jointbus.bus import MAB_RT
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, MotionMode
 from jointbus.stack import Stack
+from support.faults import ModeLog, wait_until
 
 HEADROOM_S = 0.05  # wake-up lateness and host stalls on a loaded 2-vCPU VM
 

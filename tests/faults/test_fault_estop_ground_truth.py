@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from fault_support import wait_until
 
 from jointbus.bus import MAB_RT, RELIABLE
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
@@ -43,6 +42,7 @@ from jointbus.robots.hb50.messages import (
     Status,
 )
 from jointbus.stack import Stack
+from support.faults import wait_until
 
 #: How far above the stand height the body may get while standing up again (m).
 HEIGHT_MARGIN_M = 0.03

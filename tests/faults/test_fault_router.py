@@ -27,7 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from fault_support import (
+
+from jointbus.bus import MAB_RT
+from jointbus.robots.hb50.messages import JointCommand
+from jointbus.stack import Stack
+from support.faults import (
     CYCLE_NS,
     Arrivals,
     ModeLog,
@@ -42,10 +46,6 @@ from fault_support import (
     stderr_of,
     wait_until,
 )
-
-from jointbus.bus import MAB_RT
-from jointbus.robots.hb50.messages import JointCommand
-from jointbus.stack import Stack
 
 WATCHDOG_S = 0.25
 RECOVERY_S = 2.0  # the bound for traffic to resume once the router is back

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from fault_support import CYCLE_NS, ModeLog, wait_until
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
@@ -30,6 +29,7 @@ from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeMode, BridgeNod
 from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime.timer import TimerThread
 from jointbus.stack import Stack
+from support.faults import CYCLE_NS, ModeLog, wait_until
 
 ROBOT = load_robot("hb50")
 ORDER = ROBOT.actuator_order

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import time
 
-from fault_support import (
+from jointbus.bus import MAB_RT
+from jointbus.robots.hb50.messages import JointCommand
+from jointbus.stack import Stack
+from support.faults import (
     Arrivals,
     ModeLog,
     end,
@@ -31,10 +34,6 @@ from fault_support import (
     spawn,
     stderr_of,
 )
-
-from jointbus.bus import MAB_RT
-from jointbus.robots.hb50.messages import JointCommand
-from jointbus.stack import Stack
 
 RECOVERY_S = 2.0
 WATCHDOG_S = 0.25

@@ -37,7 +37,6 @@ from typing import Any, Final
 
 import numpy as np
 import pytest
-from fuzz_support import Mutator
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.codec import DecodeError
@@ -48,6 +47,7 @@ from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.messages import JointCommand, Level, Status
 from jointbus.runtime.timer import TimerThread
+from support.fuzz import Mutator
 
 STEP_NS: Final = 2_000_000  # 500 Hz
 ROBOT = load_robot("hb50")

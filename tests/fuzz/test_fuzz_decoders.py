@@ -28,9 +28,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import fuzz_support
 import pytest
-from fuzz_support import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jointbus.codec import DecodeError, decode
+from jointbus.messages.registry import default_registry
+from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
+from jointbus.runtime import LoopDiagnostics
+from support import fuzz as fuzz_support
+from support.fuzz import (
     REGRESSIONS,
     ClassCorpus,
     DecodeChecker,
@@ -42,13 +49,6 @@ from fuzz_support import (
     run_campaign,
     tracing,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from jointbus.codec import DecodeError, decode
-from jointbus.messages.registry import default_registry
-from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
-from jointbus.runtime import LoopDiagnostics
 
 CLASSES = message_classes()
 IDS = [class_id(c) for c in CLASSES]
@@ -193,13 +193,17 @@ def test_the_checker_catches_the_failures_it_exists_for(monkeypatch: pytest.Monk
     with tracing():
         for first in (b"\x00", b"\x01", b"\x02", b"\x03", b"\x04"):
             checker.check(Leaky, first + b"abc", generic=False)
-    problems = [f.problem for f in checker.findings]
-    assert len(problems) == 5, problems  # bytearray: wrong type *and* too big
-    assert "raised IndexError" in problems[0]
-    assert any("allocated" in p for p in problems)
-    assert any("returned a bytearray" in p for p in problems)
-    assert any("took" in p for p in problems)
-    assert any("offset 99 outside" in p for p in problems)
+    by_input: dict[bytes, list[str]] = {}
+    for f in checker.findings:
+        by_input.setdefault(f.data[:1], []).append(f.problem)
+    assert b"\x00" not in by_input  # a clean DecodeError is what a decoder should raise
+    assert [p for p in by_input[b"\x01"] if "raised IndexError" in p]
+    # 16 MB for 4 bytes: wrong type *and* too big (on a loaded host the allocation may also be
+    # slower than the shortened hang limit, a third true finding, so it is not counted out)
+    assert any("allocated" in p for p in by_input[b"\x02"])
+    assert any("returned a bytearray" in p for p in by_input[b"\x02"])
+    assert any("took" in p for p in by_input[b"\x03"])
+    assert any("offset 99 outside" in p for p in by_input[b"\x04"])
 
 
 # -- saved findings -------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ from typing import Any, Final
 
 import pytest
 import zenoh
-from fuzz_support import Mutator, class_id, corpus, message_classes
 
 from jointbus.bus import RELIABLE, Bus, MalformedPayloadEvent, QosEvent, ZenohConfig, data_key
 from jointbus.bus import attachment as jb_attachment
@@ -40,6 +39,7 @@ from jointbus.codec import DecodeError
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, Status
+from support.fuzz import Mutator, class_id, corpus, message_classes
 
 TYPES: Final = (JointCommand, BridgeData, Status, String)
 QUICK_SAMPLES: Final = 400

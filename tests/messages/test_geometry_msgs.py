@@ -25,7 +25,7 @@ from jointbus.messages.geometry_msgs import (
 )
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 F64 = st.floats(allow_nan=False)  # infinities are legal float64 wire values
 FINITE = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)

@@ -19,7 +19,7 @@ from jointbus.messages.joint_limits import JointLimitRange, JointLimits
 from jointbus.messages.joint_sample import FIELDS, JointSample
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 NAN = math.nan
 VALUE = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)

@@ -19,7 +19,7 @@ from jointbus.messages.joint_sample import (
     JointSample,
     Mode,
 )
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 VALUE = st.floats(allow_nan=False, allow_infinity=False)
 MAYBE = st.one_of(st.just(math.nan), VALUE)

@@ -27,7 +27,7 @@ from jointbus.messages.joint_kind import JointKind
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 SINGLE, PLANAR, FLOATING = JointKind.SINGLE_DOF, JointKind.PLANAR, JointKind.FLOATING
 F = st.floats(allow_nan=False, allow_infinity=False)
@@ -438,13 +438,8 @@ def test_the_typed_state_is_published_as_itself_in_process() -> None:
 
 
 def test_the_typed_state_crosses_zenoh_as_itself_and_as_its_wire_record() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bus"))
-    from bus_support import free_port, wait_until
-
     from jointbus.bus import RELIABLE, Bus, ZenohConfig
+    from support.bus import free_port, wait_until
 
     rover = _rover()
     port = free_port()

@@ -13,7 +13,7 @@ from jointbus.messages.joint_sample import AmbiguousModeError, JointSample, Mode
 from jointbus.messages.joints import Joints
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
 SAMPLES = st.builds(JointSample, MAYBE, MAYBE, MAYBE, MAYBE, MAYBE)

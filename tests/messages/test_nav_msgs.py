@@ -12,7 +12,7 @@ from jointbus.messages.nav_msgs import Odometry, PoseWithCovariance, TwistWithCo
 from jointbus.messages.registry import default_registry
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode
 
 F64 = st.floats(allow_nan=False)
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))

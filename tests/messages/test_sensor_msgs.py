@@ -16,7 +16,7 @@ from jointbus.messages.geometry_msgs import Quaternion, Transform, Twist, Vector
 from jointbus.messages.sensor_msgs import JointState, MultiDOFJointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 NAMES = st.lists(TEXT.filter(bool), unique=True, max_size=8)

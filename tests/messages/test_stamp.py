@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jointbus.codec import DecodeError
 from jointbus.messages.errors import LimitError, ValidationError
 from jointbus.messages.stamp import NS_PER_S, Duration, Time
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 UINT32 = st.integers(0, 2**32 - 1)

@@ -15,7 +15,7 @@ from jointbus.messages.errors import LimitError, ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TN = "hb50_commons/msg/Status"
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jointbus.messages.errors import ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 TIMES = st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**32 - 1))

@@ -17,7 +17,7 @@ from jointbus.messages.geometry_msgs import (
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.messages.tf2_msgs import TFMessage
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 F64 = st.floats(allow_nan=False)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import sys
 
-import runtime_support  # noqa: F401  (puts the bus test helpers on sys.path, as in the parent)
-
 from jointbus.bus import Bus, ZenohConfig
 from jointbus.runtime import Node
 

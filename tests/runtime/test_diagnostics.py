@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from runtime_support import NS_PER_S, FakeClock
 
 from jointbus.bus import RELIABLE, Bus, DeadlineMissedEvent, Publisher
 from jointbus.codec import schema_of
@@ -18,7 +17,8 @@ from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import LoopDiagnostics, LoopStats, StatusReporter
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.runtime import NS_PER_S, FakeClock
 
 TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
 FLOATS = st.floats(allow_nan=False)

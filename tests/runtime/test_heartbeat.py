@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from runtime_support import SteppedWorld, wait_until
 
 from jointbus.bus import RELIABLE, Bus
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import HEARTBEAT_ALIVE, HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN, Node
+from support.runtime import SteppedWorld, wait_until
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runtime_support import NS_PER_S, SteppedWorld, free_port, wait_until
 
 from jointbus.bus import RELIABLE, Bus, ZenohConfig
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import LivelinessConfigError, LivelinessMonitor, Node, NodeHealth
+from support.runtime import NS_PER_S, SteppedWorld, free_port, wait_until
 
 _PEER = Path(__file__).with_name("runtime_peer.py")
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-from runtime_support import SteppedWorld, wait_until
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, QosIncompatibleEvent
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
 from jointbus.runtime import Mirror, MirrorConfigError, Node
+from support.runtime import SteppedWorld, wait_until
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from runtime_support import free_port
 
 from jointbus.bus import Bus, ZenohConfig
 from jointbus.runtime import DuplicateNodeError, Node
 from jointbus.runtime.namesakes import NAMESAKE_VANISH_S, live_namesakes
+from support.runtime import free_port
 
 _PEER = Path(__file__).with_name("runtime_peer.py")
 

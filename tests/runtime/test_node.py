@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-from runtime_support import SteppedWorld, wait_until
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, TopicNameError
 from jointbus.codec.wire import Int64
@@ -27,6 +26,7 @@ from jointbus.runtime import (
     NodeReservedNameError,
 )
 from jointbus.runtime.node import RESERVED_NODE_NAMES
+from support.runtime import SteppedWorld, wait_until
 
 
 @dataclass(frozen=True, slots=True)

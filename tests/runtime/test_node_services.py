@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
-from runtime_support import wait_until
 
 from jointbus.bus import RELIABLE, Bus, ServiceRefused, ServiceUnavailableError
 from jointbus.codec.wire import Int64
 from jointbus.messages.base import Message
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import Node
+from support.runtime import wait_until
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from jointbus.runtime.parameter_messages import (
     ParameterUpdate,
     format_value,
 )
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
 HEADERS = st.builds(

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from runtime_support import wait_until
 
 from jointbus.bus import LATCHED, RELIABLE, Bus, Publisher
 from jointbus.model import load_robot
@@ -27,6 +26,7 @@ from jointbus.runtime.parameters import (
     parse_value,
     select_specs,
 )
+from support.runtime import wait_until
 
 HB50 = load_robot("hb50")
 #: The issue's tunables of both nodes, as the hb50 robot file names them.

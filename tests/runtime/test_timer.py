@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from runtime_support import NS_PER_S, FakeClock, wait_until
 
 from jointbus.runtime import Timer, TimerClosedError, TimerConfigError, TimerThread
+from support.runtime import NS_PER_S, FakeClock, wait_until
 
 
 def manual() -> tuple[TimerThread, FakeClock]:

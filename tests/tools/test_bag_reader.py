@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rosbag2_fixtures import JOINT_NAMES, START_NS, STATE_PERIOD_NS, write_rosbag2
 
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
 from jointbus.tools.bag_info import bag_info, format_bag_info
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import BagError
+from support.rosbag2_fixtures import JOINT_NAMES, START_NS, STATE_PERIOD_NS, write_rosbag2
 
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])

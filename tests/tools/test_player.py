@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from rosbag2_fixtures import write_rosbag2
-from tools_support import bridge_data, joint_command, wait_until, write_mcap
 
 from jointbus.bus import Bus
 from jointbus.codec.wire import Int64
@@ -22,6 +20,8 @@ from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import PlaybackError
 from jointbus.tools.player import LivePublisherError, Player, is_command_topic
+from support.rosbag2_fixtures import write_rosbag2
+from support.tools import bridge_data, joint_command, wait_until, write_mcap
 
 T0 = 1_800_000_000_000_000_000
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.colors import to_rgb
-from tools_support import JOINTS, bridge_data, joint_command, write_mcap
 
 from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.errors import BagError, PlotError
 from jointbus.tools.plot import GAP_FACTOR, break_at_gaps, plot_bag
+from support.tools import JOINTS, bridge_data, joint_command, write_mcap
 
 matplotlib.use("Agg")
 T0 = 1_800_000_000_000_000_000

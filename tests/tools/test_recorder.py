@@ -10,7 +10,6 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from tools_support import bridge_data, joint_command, wait_until
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.messages.std_msgs import String
@@ -18,6 +17,7 @@ from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.errors import RecorderError
 from jointbus.tools.recorder import Recorder
+from support.tools import bridge_data, joint_command, wait_until
 
 
 @pytest.fixture

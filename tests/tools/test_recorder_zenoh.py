@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from mcap.reader import make_reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from tools_support import bridge_data, free_port, wait_until
 
 from jointbus.bus import LATCHED, RELIABLE, Bus, ZenohConfig
 from jointbus.messages.geometry_msgs import Transform, TransformStamped
@@ -17,6 +16,7 @@ from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
 from jointbus.tools.recorder import Recorder
+from support.tools import bridge_data, free_port, wait_until
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from bus.bus_support import wait_until
 from jointbus.bus import MAB_RT, Bus
 from jointbus.messages.geometry_msgs import Twist
 from jointbus.tools.teleop_keys import ZERO_REPEATS, TeleopKeys, TwistStream
+from support.bus import wait_until
 
 
 def test_keys_follow_teleop_twist_keyboard() -> None:

@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from array_server import served
 
 from jointbus import drivers
 from jointbus.drivers import ActuatorArray, RejectReason, RequestRejected
@@ -29,6 +28,7 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.robots.hb50.messages import JointCommand
+from support.array_server import served
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
 SETTLE_TIMEOUT = 20.0  # s: an upper bound for a ≈ 1 s move on a loaded host, never a speed claim

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
-
-from bus_support import free_port  # noqa: E402
-
-from jointbus import drivers  # noqa: E402
-from jointbus.drivers.bus.driver import ArrayServerError  # noqa: E402
-from jointbus.drivers.errors import DriverIOError, DriverURLError  # noqa: E402
+from jointbus import drivers
+from jointbus.drivers.bus.driver import ArrayServerError
+from jointbus.drivers.errors import DriverIOError, DriverURLError
+from support.bus import free_port
 
 
 def test_no_server_is_a_typed_error_within_the_timeout_not_a_hang() -> None:

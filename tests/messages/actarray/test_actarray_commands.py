@@ -26,7 +26,7 @@ from jointbus.messages.errors import (
     NonFiniteError,
     ValidationError,
 )
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 F = st.floats(allow_nan=False, allow_infinity=False)
 JOINTS = st.one_of(st.none(), st.integers(0, 2**31 - 1))

@@ -13,7 +13,7 @@ from jointbus.messages.actarray import ActuatorArrayData, ActuatorData, Actuator
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
 VALID_STATES = st.integers(0, 31).filter(lambda s: s & 6 != 6 and s & 3 != 3 and s & 17 != 17)

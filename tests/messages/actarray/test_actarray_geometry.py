@@ -19,7 +19,7 @@ from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.messages.geometry_msgs import Point, Vector3
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 F = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))

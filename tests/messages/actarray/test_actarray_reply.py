@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from jointbus.messages.actarray import ActuatorReply, ArrayDescription
 from jointbus.messages.errors import LengthMismatchError, ValidationError
-from rosbags_oracle import rosbags_cdr
+from support.rosbags_oracle import rosbags_cdr
 
 # CDR strings: UTF-8 without NUL (no lone surrogates, which UTF-8 cannot encode)
 text = st.text(

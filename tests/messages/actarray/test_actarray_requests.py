@@ -18,7 +18,7 @@ from jointbus.messages.actarray import (
     SpeedConfigRequest,
 )
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
-from rosbags_oracle import rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode, typestore
 
 POSITIVE = st.floats(min_value=1e-300, allow_nan=False, allow_infinity=False)
 JOINTS = st.one_of(st.none(), st.integers(0, 2**31 - 1))

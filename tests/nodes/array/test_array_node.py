@@ -12,41 +12,35 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-_DRIVER_TESTS = str(Path(__file__).resolve().parents[2] / "drivers" / "bus")
-if _DRIVER_TESTS not in sys.path:
-    sys.path.insert(0, _DRIVER_TESTS)
-
-from array_server import served  # noqa: E402
-from bus_support import wait_until  # noqa: E402
-
-from jointbus import drivers  # noqa: E402
-from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig  # noqa: E402
-from jointbus.bus.names import data_key  # noqa: E402
-from jointbus.bus.zenoh_transport import type_hash_of  # noqa: E402
-from jointbus.drivers.bus.array_names import ArrayNames  # noqa: E402
-from jointbus.drivers.bus.driver import BusActuatorArray  # noqa: E402
-from jointbus.drivers.errors import RejectReason, RequestRejected  # noqa: E402
-from jointbus.math import Transform2D, Twist2D  # noqa: E402
-from jointbus.messages import jointbus_msgs  # noqa: E402
-from jointbus.messages.actarray import (  # noqa: E402
+from jointbus import drivers
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
+from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.driver import BusActuatorArray
+from jointbus.drivers.errors import RejectReason, RequestRejected
+from jointbus.math import Transform2D, Twist2D
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.actarray import (
     ActuatorArrayData,
     ActuatorReply,
     ActuatorState,
     ArrayGeometry,
     PowerRequest,
 )
-from jointbus.messages.actarray.commands import MultiPositionCommand  # noqa: E402
-from jointbus.messages.joint_sample import JointSample  # noqa: E402
-from jointbus.messages.joint_state import JointState  # noqa: E402
-from jointbus.messages.joints import Joints  # noqa: E402
-from jointbus.messages.std_msgs import String  # noqa: E402
-from jointbus.nodes.array import ArrayNode, ArrayNodeConfig  # noqa: E402
-from jointbus.robots.hb50.messages import JointCommand, Level, Status  # noqa: E402
+from jointbus.messages.actarray.commands import MultiPositionCommand
+from jointbus.messages.joint_sample import JointSample
+from jointbus.messages.joint_state import JointState
+from jointbus.messages.joints import Joints
+from jointbus.messages.std_msgs import String
+from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+from jointbus.robots.hb50.messages import JointCommand, Level, Status
+from support.array_server import served
+from support.bus import wait_until
 
 N = ArrayNames("arm6")
 ELBOW = 2

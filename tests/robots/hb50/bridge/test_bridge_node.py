@@ -11,12 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,12 +33,7 @@ from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, 
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
-
-_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
-
-from bus_support import free_port, wait_until  # noqa: E402
+from support.bus import free_port, wait_until
 
 STEP_NS = 2_000_000  # 500 Hz
 MS = 1_000_000

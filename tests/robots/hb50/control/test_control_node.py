@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from control_sim import PERIOD, apply, frame, hb50, lying_world
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
@@ -34,6 +33,7 @@ from jointbus.robots.hb50.messages import (
     RobotState,
     Status,
 )
+from support.hb50_sim import PERIOD, apply, frame, hb50, lying_world
 
 TIMEOUT = 5.0
 

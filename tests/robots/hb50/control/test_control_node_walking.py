@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from control_sim import lying_world
 from test_control_node import Rig, wait_until
 
 from jointbus.bus import MAB_RT, Bus
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import BridgeState, Level, MotionGait, MotionMode, MotionType
+from support.hb50_sim import lying_world
 
 
 @pytest.fixture

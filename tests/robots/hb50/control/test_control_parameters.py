@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from control_sim import EPOCH, PERIOD, hb50
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.messages.geometry_msgs import Quaternion, Twist, Vector3
@@ -26,6 +25,7 @@ from jointbus.robots.hb50.control.node import CONTROL_PARAMETERS, ControlNode
 from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, Level, MotionMode, Status
 from jointbus.runtime.parameter_messages import ParameterList, ParameterUpdate
+from support.hb50_sim import EPOCH, PERIOD, hb50
 
 TIMEOUT = 5.0
 MODEL = hb50()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from control_sim import hb50
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from jointbus.model.errors import DefinitionError
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.control.leg_kinematics import LegKinematics, leg_names
+from support.hb50_sim import hb50
 
 LEGS = LegKinematics(hb50())
 KIN = Kinematics(hb50())

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from control_sim import PERIOD, apply_arrays, frame, hb50
-from walking_sim import STAND_HEIGHT, WalkingSim
 
 from jointbus.robots.hb50.control.locomotion import WALK_HEIGHT_RANGE, Locomotion
 from jointbus.robots.hb50.messages import BodyVelocityCommand, MotionGait
+from support.hb50_sim import PERIOD, apply_arrays, frame, hb50
+from support.walking_sim import STAND_HEIGHT, WalkingSim
 
 
 class _Run:

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from control_sim import PERIOD, apply, frame, hb50, lying_world
 
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.math import Quaternion
@@ -22,6 +21,7 @@ from jointbus.robots.hb50.control.motion import (
 from jointbus.robots.hb50.control.stand_pose import BodyPose
 from jointbus.robots.hb50.control.state_estimator import EstimatedState, StateEstimator
 from jointbus.robots.hb50.messages import MotionGait, MotionMode, MotionType
+from support.hb50_sim import PERIOD, apply, frame, hb50, lying_world
 
 MODEL = hb50()
 NAMES = MODEL.actuator_order

@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 import pytest
-from control_sim import EPOCH, PERIOD, apply, frame, hb50, lying_world
 
 from jointbus.messages.errors import NonFiniteError
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.robots.hb50.control.motion import MotionController, TransitionError
 from jointbus.robots.hb50.control.state_estimator import StateEstimator
 from jointbus.robots.hb50.messages import MotionGait, MotionMode, MotionType
+from support.hb50_sim import EPOCH, PERIOD, apply, frame, hb50, lying_world
 
 M = MotionMode
 

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from control_sim import hb50
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from jointbus.messages.errors import NonFiniteError
 from jointbus.model.errors import UnreachableError
 from jointbus.model.kinematics import Kinematics
 from jointbus.robots.hb50.control.stand_pose import BodyPose, PoseLimits, StandPose
+from support.hb50_sim import hb50
 
 MODEL = hb50()
 POSE = StandPose(MODEL)

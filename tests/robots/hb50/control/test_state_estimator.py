@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from control_sim import PERIOD, apply, frame, hb50, make_world
 
 from jointbus.math import Quaternion
 from jointbus.messages.errors import LimitError, UnknownJointError
@@ -21,6 +20,7 @@ from jointbus.messages.geometry_msgs import Vector3
 from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
 from jointbus.robots.hb50.control.state_estimator import EstimatorConfig, StateEstimator
 from jointbus.robots.hb50.messages import BridgeData, JointCommand
+from support.hb50_sim import PERIOD, apply, frame, hb50, make_world
 
 MODEL = hb50()
 NAMES = MODEL.actuator_order

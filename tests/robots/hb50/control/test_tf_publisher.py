@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from control_sim import hb50
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from jointbus.model.errors import DefinitionError
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.control.tf_publisher import TfFrames
+from support.hb50_sim import hb50
 
 MODEL = hb50()
 FRAMES = TfFrames(MODEL)

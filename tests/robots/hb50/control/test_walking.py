@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import pytest
-from walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
 from jointbus.robots.hb50.control.walking import WalkCommand, WalkParams
+from support.walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
 HOLD = 10.0  # s
 SETTLE = 1.0  # s excluded from the mean
@@ -123,7 +123,7 @@ def test_estimator_velocity_error_below_a_tenth_at_half_metre_per_second() -> No
 )
 def test_walks_at_both_ends_of_each_declared_parameter_range(name: str) -> None:
     """What ``jointbus param set`` accepts (the robot file's bounds) keeps the robot walking."""
-    from control_sim import hb50
+    from support.hb50_sim import hb50
 
     spec = next(s for s in hb50().parameters if s.name == name)
     for value in (spec.min, spec.max):

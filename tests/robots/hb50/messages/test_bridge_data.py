@@ -23,7 +23,7 @@ from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import JOINT_ERROR_MASK, BridgeData, JointStatusFlag
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 HB50 = tuple(f"{leg}_j{j}" for leg in ("fr", "fl", "rl", "rr") for j in range(3))
 MEASURED = ("joint_position", "joint_velocity", "joint_effort")

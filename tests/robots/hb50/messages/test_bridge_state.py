@@ -13,7 +13,7 @@ from jointbus.codec import schema_of
 from jointbus.codec.msgdef import definition_text
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.robots.hb50.messages import BridgeState
-from rosbags_oracle import rosbags_cdr, rosbags_decode
+from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 FLOAT_FIELDS = (
     "battery",

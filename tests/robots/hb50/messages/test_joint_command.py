@@ -24,7 +24,7 @@ from jointbus.messages.errors import (
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import JointCommand, JointTarget
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TN = "hb50_commons/msg/JointCommand"
 HB50 = tuple(f"{leg}_j{j}" for leg in ("fr", "fl", "rl", "rr") for j in range(3))

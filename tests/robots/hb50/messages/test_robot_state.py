@@ -15,7 +15,7 @@ from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vect
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import LegState, MotionGait, MotionMode, MotionType, RobotState
-from rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
+from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TN = "hb50_commons/msg/RobotState"
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))

@@ -1,10 +1,10 @@
 """The bridge node: the only node that talks to the actuators (Honey Badger 5.0's ``bridge_node``).
 
 Where it sits: :mod:`jointbus.robots.hb50`, above the generic nodes. Each cycle (500 Hz) it reads
-the actuator array, publishes
-``BridgeData`` and ``BridgeState``, and applies the current joint command. The decisions are made
-by the generic safety components of :mod:`jointbus.nodes.safety` (re-exported here), each with
-its own tests and none reading a clock:
+the actuator array, publishes ``BridgeData`` and ``BridgeState``, and applies the current joint
+command. The decisions are made
+by the generic safety components of :mod:`jointbus.nodes.safety`, each with its own tests and
+none reading a clock:
 
 - :class:`CommandCheck` — rejects a command whole (source, order, length, NaN/inf, limits);
 - :class:`Arbiter` — which source owns the actuators (default controller or a ≥ 10 Hz custom one);
@@ -20,23 +20,6 @@ The watchdog time, thermal thresholds and arbitration threshold are live paramet
 :class:`BridgeNode` (:mod:`.node`) wires them to the bus, the rate loop and the actuator array.
 """
 
-from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
-from jointbus.nodes.safety.command_check import (
-    CommandCheck,
-    CommandRejected,
-    JointOrderError,
-    SourceNotAllowedError,
-)
-from jointbus.nodes.safety.estop import EStopLatch, EStopReset, EStopTriggered
-from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryFinished, ReentryRamp
-from jointbus.nodes.safety.thermal_guard import ThermalEvent, ThermalGuard, ThermalLevel
-from jointbus.nodes.safety.watchdog import (
-    SafeModeEntered,
-    SafeModeLeft,
-    Watchdog,
-    WatchdogEvent,
-    safe_command,
-)
 from jointbus.robots.hb50.bridge.node import (
     BRIDGE_PARAMETERS,
     HARDWARE_COMMANDS,
@@ -50,27 +33,7 @@ __all__ = [
     "BRIDGE_PARAMETERS",
     "HARDWARE_COMMANDS",
     "SAFE_KD",
-    "Arbiter",
     "BridgeConfig",
     "BridgeMode",
     "BridgeNode",
-    "CommandCheck",
-    "CommandRejected",
-    "EStopLatch",
-    "EStopReset",
-    "EStopTriggered",
-    "JointOrderError",
-    "OwnerChanged",
-    "ReentryEngaged",
-    "ReentryFinished",
-    "ReentryRamp",
-    "SafeModeEntered",
-    "SafeModeLeft",
-    "SourceNotAllowedError",
-    "ThermalEvent",
-    "ThermalGuard",
-    "ThermalLevel",
-    "Watchdog",
-    "WatchdogEvent",
-    "safe_command",
 ]

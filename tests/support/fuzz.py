@@ -1,8 +1,7 @@
 """Fuzzing support: every message class, valid samples of each, a seeded mutation engine, a checker.
 
-Where it sits: test support for ``tests/fuzz`` (imported by module name; pytest puts this folder on
-``sys.path``). The decoder fuzz tests (quick and long campaign), the Zenoh receive-path fuzz and
-the bridge fuzz share it.
+Where it sits: :mod:`support`, for ``tests/fuzz``. The decoder fuzz tests (quick and long campaign),
+the Zenoh receive-path fuzz and the bridge fuzz share it.
 
 Why a deterministic engine rather than a coverage-guided one: the decoders are pure functions of
 their bytes, the interesting inputs are *near* valid encodings (a flipped bit in a count, a cut in
@@ -46,7 +45,7 @@ from jointbus.messages.registry import default_registry
 from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
 
 #: Where findings are kept as regression inputs (one JSON file each).
-REGRESSIONS: Final = Path(__file__).resolve().parent / "regressions"
+REGRESSIONS: Final = Path(__file__).resolve().parents[1] / "fuzz" / "regressions"
 #: A single decode taking longer than this is a hang (decodes take microseconds).
 HANG_S: Final = 1.0
 #: Peak allocation allowed per decode: this many times the input size ...

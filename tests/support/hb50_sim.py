@@ -1,9 +1,8 @@
 """Shared helpers of the control-node tests: the hb50 in MuJoCo, read as BridgeData frames.
 
-Not a test module (no ``test_`` prefix); imported by name because pytest puts this folder on
-``sys.path`` (test folders have no ``__init__.py``). The frames are what the bridge would publish
-from the simulated drives: noisy joint measurements (the actuator model's seeded noise) and the
-MuJoCo IMU, stamped with simulated time.
+Part of :mod:`support` (``from support.hb50_sim import hb50``). The frames are what the bridge would
+publish from the simulated drives: noisy joint measurements (the actuator model's seeded noise) and
+the MuJoCo IMU, stamped with simulated time.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """rosbags as an independent CDR oracle for every jointbus message test.
 
-Where it sits: test support, shared by every message test (``from rosbags_oracle import ...``;
-``tests/`` is on ``sys.path`` via ``tests/conftest.py``). rosbags is the reference the issue names:
+Where it sits: :mod:`support`, shared by every message test
+(``from support.rosbags_oracle import ...``). rosbags is the reference the issue names:
 our ``to_cdr()`` must be byte-identical to its ``serialize_cdr`` for the same content. The types are
 registered in rosbags *from our own* ``msgdef()``, so a definition that rosbags cannot parse, or one
 that disagrees with a type rosbags already knows (a ROS 2 Humble type), fails here too.

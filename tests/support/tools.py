@@ -1,6 +1,6 @@
 """Shared helpers of the tools tests: HB50 messages with known content, polling waits.
 
-Not a test module; imported by name (``tests/tools`` is on ``sys.path`` under pytest).
+Part of :mod:`support` (``from support.tools import ...``).
 """
 
 from __future__ import annotations

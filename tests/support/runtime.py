@@ -1,23 +1,14 @@
 """Shared helpers of the runtime tests: a fake clock, manually stepped nodes, bus test helpers.
 
-Not a test module (no ``test_`` prefix). It re-exports ``free_port`` and ``wait_until`` from the bus
-tests' ``bus_support`` (one copy of each helper in the tree) and is imported by name, as pytest puts
-this folder on ``sys.path``; ``runtime_peer.py`` imports it in a child process.
+Part of :mod:`support`. It re-exports ``free_port`` and ``wait_until`` from :mod:`support.bus` (one
+copy of each helper in the tree).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_BUS_TESTS = str(Path(__file__).resolve().parents[1] / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
-
-from bus_support import free_port, wait_until  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-
-from jointbus.bus import Bus  # noqa: E402
-from jointbus.runtime import Node, TimerThread  # noqa: E402
+from jointbus.bus import Bus
+from jointbus.runtime import Node, TimerThread
+from support.bus import free_port, wait_until  # type: ignore[import-not-found, unused-ignore]
 
 NS_PER_S = 1_000_000_000
 

@@ -1,6 +1,6 @@
 """rosbag2 directories written by another tool (rosbags' own ``rosbag2.Writer``) for the tests.
 
-Not a test module; imported by name. Messages are built and serialised by rosbags itself, so
+Part of :mod:`support`. Messages are built and serialised by rosbags itself, so
 nothing of jointbus is involved in writing them.
 """
 

@@ -1,29 +1,22 @@
 """A served array for the ``bus://`` tests: an array node on its own Zenoh session.
 
-Not a test module; imported by name (``tests/drivers/bus`` is put on ``sys.path`` by the tests
-that use it). :func:`served` runs ``url`` behind an :class:`ArrayNode` listening on a free
-loopback port, so a ``bus://NAME?hub_port=PORT`` client in the same or another process reaches it
-over real Zenoh, exactly as a client reaches ``jointbus serve``.
+Part of :mod:`support` (``from support.array_server import served``). :func:`served` runs ``url``
+behind an :class:`ArrayNode` listening on a free loopback port, so a ``bus://NAME?hub_port=PORT``
+client in the same or another process reaches it over real Zenoh, exactly as a client reaches
+``jointbus serve``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-_BUS_TESTS = str(Path(__file__).resolve().parents[2] / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
-
-from bus_support import free_port  # noqa: E402
-
-from jointbus import drivers  # noqa: E402
-from jointbus.bus import Bus, ZenohConfig  # noqa: E402
-from jointbus.drivers.actuator_array import ActuatorArray  # noqa: E402
-from jointbus.nodes.array import ArrayNode, ArrayNodeConfig  # noqa: E402
+from jointbus import drivers
+from jointbus.bus import Bus, ZenohConfig
+from jointbus.drivers.actuator_array import ActuatorArray
+from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+from support.bus import free_port
 
 
 @dataclass

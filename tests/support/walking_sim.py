@@ -1,6 +1,6 @@
 """Shared harness of the walking tests: the hb50 in MuJoCo, stepped in simulated time.
 
-Not a test module (no ``test_`` prefix). Each 2 ms cycle does what the bridge and the control node
+Part of :mod:`support`. Each 2 ms cycle does what the bridge and the control node
 do: a noisy BridgeData frame from the simulated drives → state estimate → walking controller →
 impedance command to the drives → one MuJoCo step. Ground truth (the base pose and twist, and
 which geoms touch the floor) is read from MuJoCo after each step, as
@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
-from control_sim import PERIOD, apply_arrays, frame, hb50, make_world
 
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.nodes.ground_truth import odometry_of
@@ -22,6 +21,7 @@ from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
 from jointbus.robots.hb50.control.state_estimator import StateEstimator
 from jointbus.robots.hb50.control.walking import WalkCommand, WalkingController, WalkParams
 from jointbus.robots.hb50.control.walking_estimator import WalkingEstimator
+from support.hb50_sim import PERIOD, apply_arrays, frame, hb50, make_world
 
 STAND_HEIGHT = 0.34  # m
 

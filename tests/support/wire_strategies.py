@@ -1,7 +1,6 @@
 """Hypothesis strategies derived from a message schema, and test-local message classes.
 
-Where it sits: test support for ``tests/codec`` (imported by module name; ``tests/codec`` is on
-``sys.path`` because pytest prepends a test file's folder). The strategies walk
+Where it sits: :mod:`support`, for ``tests/codec``. The strategies walk
 :func:`jointbus.codec.schema_of`, so every wire type the schema can express gets random valid
 content without a hand-written strategy per class. The classes below exist only for the codec
 tests: they have no validation, so the tests exercise the codec alone (``Stamp`` and ``Inner``

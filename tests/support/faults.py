@@ -1,7 +1,6 @@
 """Shared helpers of the fault-injection tests: the bridge's mode log, child processes, clean-up.
 
-Not a test module (no ``test_`` prefix); imported by name (pytest puts this folder on
-``sys.path``), and by :mod:`fault_node` in the child processes.
+Part of :mod:`support`; ``tests/faults/fault_node.py`` imports it in the child processes too.
 
 - :class:`ModeLog` records every change of the bridge's ``owner`` / ``mode`` / ``estop`` from
   ``/hb50/bridge_state`` (published every cycle), stamped on the monotonic clock *in the bridge's
@@ -37,18 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.robots.hb50.messages import BridgeState, BridgeStatus
+from support.bus import free_port, wait_until
+
 _HERE = Path(__file__).resolve().parent
-_BUS_TESTS = str(_HERE.parent / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
-
-from bus_support import free_port, wait_until  # noqa: E402
-
-from jointbus.bus import MAB_RT, Bus, ZenohConfig  # noqa: E402
-from jointbus.robots.hb50.messages import BridgeState, BridgeStatus  # noqa: E402
 
 SRC: Final = str(_HERE.parents[1] / "src")
-NODE_SCRIPT: Final = _HERE / "fault_node.py"
+NODE_SCRIPT: Final = _HERE.parent / "faults" / "fault_node.py"
 #: Zenoh link retry (ms): first retry after 100 ms, then doubling up to 500 ms (see above).
 FAST_RECONNECT: Final = (
     ("connect/retry", '{"period_init_ms": 100, "period_max_ms": 500, "period_increase_factor": 2}'),

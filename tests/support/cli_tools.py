@@ -1,6 +1,6 @@
 """Helpers of the tools' CLI tests: a typer app holding only the commands under test.
 
-Not a test module; imported by name. ``jointbus.cli.main`` registers the same functions.
+Part of :mod:`support`. ``jointbus.cli.main`` registers the same functions.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Shared helpers of the CLI tests, and the talker process they run the CLI against.
 
-Not a test module (no ``test_`` prefix); imported by name (pytest puts this folder on ``sys.path``).
+Part of :mod:`support` (``from support.cli import ...``).
 
-As a script, ``python cli_support.py HUB_PORT``: the *talker*, a jointbus program as a user writes
-one. It joins Zenoh with the default scheme (``ZenohConfig(hub_port=HUB_PORT)``: it is the first
-process, so it becomes the hub) and runs node ``cli_talker`` (1 Hz heartbeat) publishing
+As a script, ``python tests/support/cli.py HUB_PORT``: the *talker*, a jointbus program as a user
+writes one. It joins Zenoh with the default scheme (``ZenohConfig(hub_port=HUB_PORT)``: it is the
+first process, so it becomes the hub) and runs node ``cli_talker`` (1 Hz heartbeat) publishing
 ``Status`` on :data:`TALK_TOPIC` at 50 Hz, prints ``ready`` and lives until stdin closes or it is
-killed. The CLI processes reach it with nothing but ``JOINTBUS_HUB_PORT=HUB_PORT`` — the same
-"no flags" scheme ``make demo`` and ``jointbus topic echo`` use on the real port 7447.
+killed. The CLI processes reach it with nothing but ``JOINTBUS_HUB_PORT=HUB_PORT`` — the same "no
+flags" scheme ``make demo`` and ``jointbus topic echo`` use on the real port 7447.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import threading
 import time
 from pathlib import Path
 
-_BUS_TESTS = str(Path(__file__).resolve().parents[1] / "bus")
-if _BUS_TESTS not in sys.path:
-    sys.path.insert(0, _BUS_TESTS)
+# As a script (the talker) this file's folder is on sys.path, not tests/: put it there for the
+# shared support package.
+_TESTS = str(Path(__file__).resolve().parents[1])
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
 
-from bus_support import free_port, wait_until  # noqa: E402
+from support.bus import free_port, wait_until  # noqa: E402
 
 #: The talker's Status topic and publishing rate (Hz).
 TALK_TOPIC = "/cli_test/status_feed"

@@ -1,7 +1,7 @@
 """Shared helpers of the bus tests: small test-local message types, free ports, polling waits.
 
-Not a test module (no ``test_`` prefix); imported by name because pytest puts this folder on
-``sys.path`` (test folders have no ``__init__.py``), and by ``bus_peer.py`` in a child process.
+Part of :mod:`support` (``from support.bus import free_port``); ``tests/bus/bus_peer.py`` imports it
+in a child process too.
 """
 
 from __future__ import annotations
