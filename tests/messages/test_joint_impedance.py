@@ -21,7 +21,7 @@ from jointbus.messages.errors import (
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.registry import default_registry
 from jointbus.messages.std_msgs import Header
-from rosbags_oracle import rosbags_cdr
+from support.rosbags_oracle import rosbags_cdr
 
 text = st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12

@@ -33,12 +33,13 @@ from jointbus.messages.actarray import (
     PowerRequest,
 )
 from jointbus.messages.actarray.commands import MultiPositionCommand
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
-from jointbus.robots.hb50.messages import JointCommand, Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from support.array_server import served
 from support.bus import wait_until
 
@@ -201,20 +202,35 @@ def test_estop_latches_power_off_refuses_motion_until_reset(rig: Rig) -> None:
     assert wait_until(lambda: abs(rig.elbow() - 0.2) < 0.01, timeout=10.0)
 
 
+def hold_message(
+    names: tuple[str, ...], positions: list[float], kp: float, kd: float, *, source: str
+) -> JointImpedance:
+    """The generic impedance message holding ``positions`` (rad) with gains ``kp`` / ``kd``."""
+    n = len(names)
+    return JointImpedance(
+        source_node=source,
+        name=names,
+        position=tuple(positions),
+        velocity=(0.0,) * n,
+        effort=(0.0,) * n,
+        kp=(kp,) * n,
+        kd=(kd,) * n,
+        brake=(False,) * n,
+    )
+
+
 def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
     r = Rig(ArrayNodeConfig(allowed_sources=("control_node", "squat"), watchdog_s=0.1))
     try:
         r.client.power(True)
         names = r.array.names
-        pub = r.bus.publisher(N.impedance_command, JointCommand, MAB_RT)
-        pub.publish(JointCommand.hold(names, [0.0] * 6, 5.0, 0.5, source_node="intruder"))
+        pub = r.bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
+        pub.publish(hold_message(names, [0.0] * 6, 5.0, 0.5, source="intruder"))
         assert wait_until(lambda: bool(r.statuses("impedance refused")), timeout=2.0)
         assert "intruder" in r.statuses("impedance refused")[0].status
         for _ in range(30):  # ≥ 10 Hz from an allowed custom source: it takes over
             pub.publish(
-                JointCommand.hold(
-                    names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source_node="squat"
-                )
+                hold_message(names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source="squat")
             )
             time.sleep(0.01)
         assert wait_until(lambda: bool(r.statuses("squat")), timeout=2.0)

@@ -19,21 +19,22 @@ the array's own public methods, so every check of the driver API (unknown joint,
 limits, power, capability) applies unchanged. Each has a topic (fire and forget) and a service of
 the same name answering :class:`~jointbus.messages.actarray.ActuatorReply` (ACK with the clamped
 values, or NACK naming joint, index, field and reason). Player *requests* (power, brakes, speed and
-acceleration configuration, geometry, describe) are services only. Impedance commands (hb50
-``JointCommand`` on ``joint_command``) are a stream, applied every cycle.
+acceleration configuration, geometry, describe) are services only. Impedance commands (the
+generic ``jointbus_msgs/msg/JointImpedance`` on ``joint_command``) are a stream, applied every
+cycle: each sample is checked and converted once, on arrival, to the device API's joint-space
+:class:`~jointbus.drivers.impedance.ImpedanceCommand`, which is all the stream's safety steps and
+:meth:`~jointbus.drivers.ActuatorArray.impedance` see.
 
-**Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.robots.hb50.bridge`
-(they are typed on hb50's ``JointCommand``; the impedance stream is that type too):
+**Safety** — the components of :mod:`jointbus.nodes.safety`, shared with hb50's bridge:
 
 - *Limits and validation*: one-shot commands by the driver API; impedance commands by
-  :class:`~jointbus.robots.hb50.bridge.CommandCheck` (source allowed, actuator order, lengths,
+  :class:`~jointbus.nodes.safety.CommandCheck` (source allowed, actuator order, lengths,
   finite, limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
   limits before any joint is commanded, so it is never applied in part.
-- *Arbitration* (:class:`~jointbus.robots.hb50.bridge.Arbiter`): among impedance sources, the
-default
+- *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
   source owns the array and a custom one publishing at ≥ 10 Hz takes it over. A one-shot command
   ends the impedance stream (the array does what it was told last).
-- *Watchdog* (:class:`~jointbus.robots.hb50.bridge.Watchdog`): an impedance stream silent for
+- *Watchdog* (:class:`~jointbus.nodes.safety.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
 - *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
   command — Player speed / multi-speed (≠ 0), current / multi-current, Rock ``Joints`` in speed or
@@ -44,22 +45,20 @@ default
   topic names them (name and index). The next command for them applies as usual. A position or
   home command is a move to a target that ends by itself: it never expires, and it ends a standing
   velocity command on its joints, as do speed 0, power off and the e-stop.
-- *E-stop latch* (:class:`~jointbus.robots.hb50.bridge.EStopLatch`): ``estop`` switches motor power
-off
+- *E-stop latch* (:class:`~jointbus.nodes.safety.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
   stop is dropped (only commands received after the reset are applied), and power and brakes stay
   as the stop left them until a client switches power on and releases the brakes — so nothing
   jumps back to a target computed before the stop.
-- *Thermal* (:class:`~jointbus.robots.hb50.bridge.ThermalGuard`): level changes are reported;
-impedance
+- *Thermal* (:class:`~jointbus.nodes.safety.ThermalGuard`): level changes are reported; impedance
   commands are derated; a joint reaching the shutdown temperature has its own drive switched off
-  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints
-  keep running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it
-  cooled below the shutdown threshold minus the hysteresis its drive is switched on again, holding
-  where it is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's
-  motor power switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at
-  the shutdown level.
+  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints keep
+  running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it cooled
+  below the shutdown threshold minus the hysteresis its drive is switched on again, holding where it
+  is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's motor power
+  switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at the shutdown
+  level.
 
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
 to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
@@ -82,11 +81,12 @@ import numpy.typing as npt
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
-from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.command_expiry import DEFAULT_COMMAND_TIMEOUT_S, CommandExpiry
 from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
 from jointbus.math import Transform2D, Twist2D, Wrench2D
@@ -98,6 +98,7 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample, Mode
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
@@ -108,7 +109,6 @@ from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
-from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime import CycleInfo, Node
 
 __all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
@@ -116,7 +116,7 @@ __all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
 _LOG = logging.getLogger("jointbus.nodes.array")
 
 #: The impedance source that owns the array when no custom source qualifies.
-DEFAULT_SOURCE: Final = "control_node"
+DEFAULT_SOURCE: Final = DEFAULT_IMPEDANCE_SOURCE
 
 _ALL: Final = jointbus_msgs.ALL_JOINTS
 
@@ -184,7 +184,9 @@ class ArrayNode(Node):
         self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
         self._check = CommandCheck(
             cfg.names,
-            JointLimits(cfg.names, cfg.limits, LimitPolicy.REJECT, type_name="JointCommand"),
+            JointLimits(
+                cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=JointImpedance.TYPE_NAME
+            ),
             allowed_sources=self.settings.allowed_sources,
             has_brake=self._has_brake,
         )
@@ -201,9 +203,10 @@ class ArrayNode(Node):
             shutdown_c=s.shutdown_c,
             hysteresis_c=s.hysteresis_c,
         )
-        self._safe = safe_command(cfg.names, s.safe_kd, self._has_brake, source_node=name)
-        #: Latest valid impedance command per source, with its arrival time (ns).
-        self._impedance: dict[str, tuple[JointCommand, int]] = {}
+        self._safe = safe_command(array.count, s.safe_kd, self._has_brake)
+        #: Latest valid impedance command per source (checked, joint space), with its arrival
+        #: time (ns).
+        self._impedance: dict[str, tuple[ImpedanceCommand, int]] = {}
         self._impedance_active = False
         #: Guards the impedance stream's state (commands, arbiter, watchdog). Held only for a few
         #: dict and deque operations, never around a driver call, because the impedance
@@ -250,7 +253,7 @@ class ArrayNode(Node):
             n.request("describe"), GeometryRequest, ArrayDescription, lambda _r: self.describe()
         )
         self.create_subscription(
-            n.impedance_command, JointCommand, self._on_impedance, MAB_RT, realtime=True
+            n.impedance_command, JointImpedance, self._on_impedance, MAB_RT, realtime=True
         )
 
     def _offer(
@@ -510,10 +513,10 @@ class ArrayNode(Node):
         return self._estop.latched
 
     # ---- impedance stream ----------------------------------------------------------------------
-    def _on_impedance(self, cmd: JointCommand) -> None:
+    def _on_impedance(self, cmd: JointImpedance) -> None:
         now = time.monotonic_ns()
         try:
-            self._check.check(cmd)
+            command = self._check.check(cmd)
         except CommandRejected as exc:
             self._report_refusal("impedance", exc.error)
             return
@@ -525,7 +528,7 @@ class ArrayNode(Node):
             return
         with self._stream_lock:
             self._arbiter.offer(cmd.source_node, now)
-            self._impedance[cmd.source_node] = (cmd, now)
+            self._impedance[cmd.source_node] = (command, now)
             if self._arbiter.owner(now) == cmd.source_node:
                 self._watchdog.feed(now)
                 self._impedance_active = True
