@@ -29,6 +29,8 @@ from jointbus.drivers import (
     RequestRejected,
     Saturation,
 )
+from jointbus.drivers.impedance import CheckedImpedance
+from jointbus.drivers.limits import JointLimits
 from jointbus.messages.actarray import ActuatorGeometry, ActuatorState, ActuatorType, ArrayGeometry
 from jointbus.messages.actarray.geometry import Orientation3D
 from jointbus.messages.errors import (
@@ -39,9 +41,11 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.geometry_msgs import Vector3
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec, SoftLimits
 from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.safety.command_check import CommandCheck
 
 NAMES = ("hip", "knee", "ankle")
 
@@ -424,6 +428,64 @@ def test_a_bad_impedance_value_names_joint_index_field_value_and_expectation(
     assert f"{NAMES[index]!r} (index {index})" in str(info.value)
     assert info.value.expected
     assert array.calls == []
+
+
+def _message(position: tuple[float, ...], source: str = "control_node") -> JointImpedance:
+    return JointImpedance(
+        source_node=source,
+        name=NAMES,
+        position=position,
+        velocity=(0.0,) * 3,
+        effort=(0.0,) * 3,
+        kp=(10.0,) * 3,
+        kd=(1.0,) * 3,
+        brake=(False,) * 3,
+    )
+
+
+def test_a_command_checked_against_this_arrays_limits_is_applied_as_checked(
+    array: RecordingArray,
+) -> None:
+    """Validated once: the node's check makes a CheckedImpedance for this array's limits and
+    brakes, which the driver applies as it is (soft limits and power still apply)."""
+    cfg = array.config
+    check = CommandCheck(
+        cfg.names,
+        JointLimits(cfg.names, cfg.limits),
+        has_brake=tuple(a.has_brakes for a in cfg.geometry.actuators),
+    )
+    checked = check.check(_message((0.5, 0.25, 0.0)))
+    assert type(checked) is CheckedImpedance and checked.limits is cfg.limits
+    assert array.impedance(checked) == ()
+    _name, targets = array.calls[0]
+    assert targets.position == pytest.approx([0.5, 0.25, -0.1])  # calibrated as any command
+    array.power(False)
+    with pytest.raises(RequestRejected) as info:  # what depends on the moment still applies
+        array.impedance(checked)
+    assert info.value.reason is RejectReason.POWERED_OFF
+
+
+def test_a_command_checked_against_other_limits_is_checked_in_full(
+    array: RecordingArray,
+) -> None:
+    cfg = array.config
+    wide = tuple(JointLimitSpec(-3.0, 3.0, velocity_max=2.0, effort_max=10.0) for _ in NAMES)
+    check = CommandCheck(cfg.names, JointLimits(cfg.names, wide), has_brake=(True, True, True))
+    checked = check.check(_message((2.0, 0.0, 0.0)))  # within the check's limits ...
+    assert type(checked) is CheckedImpedance
+    with pytest.raises(LimitError) as info:  # ... not within the array's
+        array.impedance(checked)
+    assert (info.value.field, info.value.joint, info.value.index) == ("position", "hip", 0)
+    assert array.calls == []
+
+
+def test_a_checked_command_cannot_be_made_without_the_check() -> None:
+    plain = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
+    with pytest.raises(TypeError, match="command check"):
+        CheckedImpedance(  # type: ignore[call-arg]
+            plain.position, plain.velocity, plain.effort, plain.kp, plain.kd, plain.brake,
+            make_config().limits, (True, False, False), object(),
+        )
 
 
 def test_impedance_limits_and_brakes(array: RecordingArray) -> None:

@@ -115,7 +115,7 @@ from jointbus.drivers.errors import (
     RequestRejected,
     UnknownArrayJointError,
 )
-from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
 from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
@@ -498,6 +498,7 @@ class ActuatorArray(abc.ABC):
         actuators = config.geometry.actuators
         self._home = np.array([a.home for a in actuators], dtype=np.float64)
         self._has_brakes = np.array([a.has_brakes for a in actuators], dtype=np.bool_)
+        self._has_brakes_tuple = tuple(a.has_brakes for a in actuators)
         self._velocity_max = np.array([s.velocity_max for s in config.limits])
         soft = [s.soft for s in config.limits]
         self._soft_mask = np.array([s is not None for s in soft], dtype=np.bool_)
@@ -920,13 +921,29 @@ class ActuatorArray(abc.ABC):
         may only be set on joints with a brake. Errors name the joint (name and index), the
         field, the value and the expectation; a refused command changes nothing.
 
-        A command whose values all lie within their bounds (the normal case at 500 Hz) is checked
-        with one comparison of the five stacked rows against precomputed bounds (NaN fails it);
-        any other goes through the per-field check, which names the joint and applies the limit
-        policy.
+        A :class:`~jointbus.drivers.impedance.CheckedImpedance` that a node's command check made
+        against this array's limits and brakes is not checked again (its values are; soft limits
+        and power, which depend on the moment, are). Any other command whose values all lie
+        within their bounds (the normal case at 500 Hz) is checked with one comparison of the
+        five stacked rows against precomputed bounds (NaN fails it); any other goes through the
+        per-field check, which names the joint and applies the limit policy.
         """
         with self._api_lock:
             self._begin(Capability.IMPEDANCE)
+            if (
+                type(command) is CheckedImpedance
+                and command.limits is self._config.limits
+                and command.has_brake == self._has_brakes_tuple
+            ):
+                return self._apply_impedance(
+                    position=command.position,
+                    velocity=command.velocity,
+                    effort=command.effort,
+                    kp=command.kp,
+                    kd=command.kd,
+                    brake=command.brake,
+                    saturations=[],
+                )
             if not isinstance(command, ImpedanceCommand):
                 raise ValidationError(
                     _API, "command", command, "an ImpedanceCommand (arrays in actuator order)"
@@ -966,29 +983,52 @@ class ActuatorArray(abc.ABC):
                         _API, "brake", True, "False: this actuator has no brake",
                         joint=self._names[i], index=i,
                     )
-            if self._any_soft:
-                p_meas, v_meas = self._measured_joint_state("impedance")
-                position, s = self._clamp_soft_position(self._all, position, "position")
-                saturations += s
-                vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
-                velocity, s = self._clamp(self._all, velocity, vmin, vmax, "velocity (soft limit)")
-                saturations += s
-                emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
-                effort, s = self._clamp(self._all, effort, emin, emax, "effort (soft limit)")
-                saturations += s
-            self._require_power("impedance")
-            d = self._calibration.direction
-            self._write_impedance(
-                ImpedanceTargets(
-                    kp=rows[3],
-                    kd=rows[4],
-                    position=self._calibration.position_to_actuator(position),
-                    velocity=d * velocity,
-                    torque=d * effort,
-                    brake=brake.copy(),
-                )
+            return self._apply_impedance(
+                position=position,
+                velocity=velocity,
+                effort=effort,
+                kp=rows[3],
+                kd=rows[4],
+                brake=brake,
+                saturations=saturations,
             )
-            return self._report(saturations)
+
+    def _apply_impedance(
+        self,
+        *,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        kp: FloatArray,
+        kd: FloatArray,
+        brake: BoolArray,
+        saturations: list[Saturation],
+    ) -> tuple[Saturation, ...]:
+        """Soft limits (at the measured state), power, calibration, the hook: what applies to
+        every impedance command once its values are known to be valid (lock held)."""
+        if self._any_soft:
+            p_meas, v_meas = self._measured_joint_state("impedance")
+            position, s = self._clamp_soft_position(self._all, position, "position")
+            saturations += s
+            vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
+            velocity, s = self._clamp(self._all, velocity, vmin, vmax, "velocity (soft limit)")
+            saturations += s
+            emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
+            effort, s = self._clamp(self._all, effort, emin, emax, "effort (soft limit)")
+            saturations += s
+        self._require_power("impedance")
+        d = self._calibration.direction
+        self._write_impedance(
+            ImpedanceTargets(
+                kp=kp.copy(),
+                kd=kd.copy(),
+                position=self._calibration.position_to_actuator(position),
+                velocity=d * velocity,
+                torque=d * effort,
+                brake=brake.copy(),
+            )
+        )
+        return self._report(saturations)
 
     def _check_gains(self, gains: FloatArray) -> None:
         """Raise for the first non-finite or negative ``kp`` / ``kd`` (rows 0 and 1 of ``gains``),

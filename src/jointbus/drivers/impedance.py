@@ -19,6 +19,16 @@ make at each step. What a command must satisfy (one value per joint, finite, ``k
 limits, brakes) depends on the array, so the array checks it (:meth:`ActuatorArray.impedance`), and
 the errors name the joint, index, field, value and expectation there. The arrays are made
 read-only, so a command handed to several consumers cannot be changed under one of them.
+
+**Checked once.** On the 500 Hz path of a node the command check
+(:class:`~jointbus.nodes.safety.command_check.CommandCheck`) already validated every value —
+lengths, finite, gains, hard limits, brakes — before the driver sees it. What it returns is a
+:class:`CheckedImpedance`: the same arrays plus the limits they were checked against, a type only
+that validation makes (constructing one directly raises ``TypeError``). The driver applies a
+:class:`CheckedImpedance` checked against its own limits without checking those again; it still
+applies what depends on the moment (soft limits at the measured state, power). Any other
+:class:`ImpedanceCommand` — user code calling the device API, a command a node changed after the
+check (re-entry ramp, derating, hold, safe) — is checked in full.
 """
 
 from __future__ import annotations
@@ -32,8 +42,9 @@ import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.errors import ValidationError
+from jointbus.model.limits import JointLimitSpec
 
-__all__ = ["ImpedanceCommand"]
+__all__ = ["CheckedImpedance", "ImpedanceCommand"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -183,3 +194,52 @@ class ImpedanceCommand:
             f"{name}={getattr(self, name).tolist()!r}" for name in (*self.FIELDS, "brake")
         )
         return f"ImpedanceCommand({fields})"
+
+
+_SEAL: Final = object()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CheckedImpedance(ImpedanceCommand):
+    """An :class:`ImpedanceCommand` that passed a full check against ``limits`` (the array's
+    ``ActuatorArrayConfig.limits``, by identity) with its brakes checked against ``has_brake``.
+
+    Made only by :func:`_certify`, which only validation calls (see the module docstring); a
+    direct construction raises ``TypeError``, so holding one means the check ran.
+    """
+
+    limits: tuple[JointLimitSpec, ...]
+    has_brake: tuple[bool, ...]
+    _seal: object
+
+    def __post_init__(self) -> None:
+        if self._seal is not _SEAL:
+            raise TypeError(
+                "a CheckedImpedance is made only by a command check "
+                "(jointbus.nodes.safety.CommandCheck); build an ImpedanceCommand instead"
+            )
+        ImpedanceCommand.__post_init__(self)
+
+    def replace(self, **fields: object) -> ImpedanceCommand:  # type: ignore[override]
+        """A plain :class:`ImpedanceCommand` with ``fields`` replaced: a changed command is no
+        longer the checked one."""
+        values: dict[str, object] = {name: getattr(self, name) for name in (*self.FIELDS, "brake")}
+        values.update(fields)
+        return ImpedanceCommand(**values)  # type: ignore[arg-type]
+
+
+def _certify(  # noqa: PLR0917 - one array per field of the command
+    position: FloatArray,
+    velocity: FloatArray,
+    effort: FloatArray,
+    kp: FloatArray,
+    kd: FloatArray,
+    brake: BoolArray,
+    limits: tuple[JointLimitSpec, ...],
+    has_brake: tuple[bool, ...],
+) -> CheckedImpedance:
+    """A :class:`CheckedImpedance` of these arrays. Private to jointbus: called only by the
+    command check, after it validated every value against ``limits`` and ``has_brake``."""
+    return CheckedImpedance(
+        position, velocity, effort, kp, kd, brake, limits, has_brake, _SEAL
+    )

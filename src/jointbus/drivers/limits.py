@@ -78,7 +78,7 @@ def at_limit_bounds(lower: FloatArray, upper: FloatArray) -> tuple[FloatArray, F
 class JointLimits:
     """Vectorised limits of N named joints, with one policy for commands."""
 
-    __slots__ = ("_lower", "_names", "_upper", "policy", "soft", "type_name")
+    __slots__ = ("_lower", "_names", "_upper", "policy", "soft", "specs", "type_name")
 
     FIELDS = ("position", "velocity", "effort", "current")
 
@@ -93,6 +93,9 @@ class JointLimits:
         if len(names) != len(specs):
             raise ValueError(f"{len(names)} joint names but {len(specs)} limit specs")
         self._names = tuple(names)
+        self.specs: tuple[JointLimitSpec, ...] = specs if isinstance(specs, tuple) else tuple(specs)
+        """The specs as given (the same tuple object when a tuple was given: an array's
+        ``config.limits``, so a check can say which array's limits it applied)."""
         self.policy = policy
         self.type_name = type_name
         self.soft = tuple(s.soft for s in specs)

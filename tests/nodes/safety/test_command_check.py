@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy
 from jointbus.messages.errors import LengthMismatchError, LimitError, NonFiniteError
 from jointbus.messages.joint_impedance import JointImpedance
@@ -396,3 +396,14 @@ def test_a_float64_value_exactly_at_a_limit_passes_the_generic_check(
     for limit in (lower, upper):
         got = check.check(impedance(position=(limit, -1.0, 0.0)))  # type: ignore[arg-type]
         assert got.position[0] == limit
+
+
+def test_a_check_that_knows_the_brakes_returns_a_checked_command_for_the_driver() -> None:
+    limits = JointLimits(NAMES, tuple(SPECS))
+    checked = CommandCheck(NAMES, limits, has_brake=(True, False, False)).check(impedance())
+    assert type(checked) is CheckedImpedance
+    assert checked.limits is limits.specs and checked.has_brake == (True, False, False)
+    # changed after the check (ramp, derating): a plain command, checked in full by the driver
+    assert type(checked.replace(kp=(1.0, 1.0, 1.0))) is ImpedanceCommand
+    # brakes unknown to the check: the driver must check them, so no checked command
+    assert type(CommandCheck(NAMES, limits).check(impedance())) is ImpedanceCommand

@@ -61,7 +61,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jointbus.codec.wire import FLOAT32_MAX
-from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand, _certify
 from jointbus.drivers.limits import JointLimits, at_limit_bounds
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -198,6 +198,7 @@ class CommandCheck:
     __slots__ = (
         "_allowed",
         "_brakeless",
+        "_certified",
         "_clip_lower",
         "_clip_upper",
         "_exact",
@@ -247,6 +248,11 @@ class CommandCheck:
                     f"has_brake has {len(has_brake)} entries for {len(order)} actuators"
                 )
             self._brakeless = tuple(i for i, fitted in enumerate(has_brake) if not fitted)
+        # What a passed command was checked against, for the driver (None: brakes unchecked,
+        # so the driver checks in full).
+        self._certified: tuple[tuple[Any, ...], tuple[bool, ...]] | None = (
+            None if has_brake is None else (limits.specs, tuple(bool(b) for b in has_brake))
+        )
         self.kp_max = float(kp_max)
         self.kd_max = float(kd_max)
         self._allowed: frozenset[str] | None = None
@@ -308,7 +314,11 @@ class CommandCheck:
     def check(self, cmd: ImpedanceMessage) -> ImpedanceCommand:
         """``cmd`` as the array's joint-space command if it may be applied; raise
         :class:`CommandRejected` otherwise. A value within float32 rounding of a limit comes
-        back clamped to the limit."""
+        back clamped to the limit.
+
+        When the check knows the brakes (``has_brake``), the command comes back as a
+        :class:`~jointbus.drivers.impedance.CheckedImpedance`: the driver whose limits these are
+        applies it without checking its values again (validated once on the 500 Hz path)."""
         source = cmd.source_node
         fields = self._fields
         try:
@@ -329,13 +339,20 @@ class CommandCheck:
                 self._check_brakes(brake)
         except ValidationError as error:
             raise CommandRejected(source, error) from error
-        # kp, kd, position, velocity, effort: the last five rows (reserved ones are dropped).
-        kp, kd, position, velocity, effort = np.clip(
-            values[[0, -4, -3, -2, -1]], self._clip_lower, self._clip_upper
+        # kp, kd, position, velocity, effort: the last five rows (reserved ones are dropped),
+        # made read-only so the command takes them without a copy.
+        applied = np.clip(values[[0, -4, -3, -2, -1]], self._clip_lower, self._clip_upper)
+        applied.flags.writeable = False
+        brakes = np.array(brake, dtype=np.bool_)
+        brakes.flags.writeable = False
+        kp, kd, position, velocity, effort = applied
+        certified = self._certified
+        if certified is None:
+            return ImpedanceCommand(position, velocity, effort, kp, kd, brakes)
+        checked: CheckedImpedance = _certify(
+            position, velocity, effort, kp, kd, brakes, certified[0], certified[1]
         )
-        return ImpedanceCommand(
-            position, velocity, effort, kp, kd, np.array(brake, dtype=np.bool_)
-        )
+        return checked
 
     # -- culprits (only reached when a check fails) ------------------------------------------
 
