@@ -45,6 +45,12 @@ cycle: each sample is checked and converted once, on arrival, to the device API'
   topic names them (name and index). The next command for them applies as usual. A position or
   home command is a move to a target that ends by itself: it never expires, and it ends a standing
   velocity command on its joints, as do speed 0, power off and the e-stop.
+- *Re-entry* (:class:`~jointbus.nodes.safety.ReentryRamp`, as in hb50's bridge): when the
+  impedance stream applies again after the drives did not follow it — its start, an e-stop reset,
+  power on, a brake release, safe mode — or another source took it over, a target farther than
+  ``reentry_tolerance`` (0.1 rad) from the measured pose is ramped to from there at
+  ``reentry_speed`` (1 rad/s, capped by each joint's limit), its stiffness rising over
+  ``reentry_gain_time`` (0.2 s); a WARN names the joint, an OK says when it is done.
 - *E-stop latch* (:class:`~jointbus.nodes.safety.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
@@ -107,6 +113,7 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.safety.arbiter import Arbiter
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.safety.estop import EStopLatch
+from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
 from jointbus.runtime import CycleInfo, Node
@@ -131,7 +138,9 @@ class ArrayNodeConfig:
     damping of the safe command (N·m·s/rad).
     ``default_source`` / ``allowed_sources``: arbitration's default impedance source and the
     allow-list of sources (``None``: any named source). ``takeover_hz``: the rate at which a custom
-    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s.
+    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s. ``reentry_speed``
+    (rad/s), ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape an impedance stream
+    that applies again (:class:`~jointbus.nodes.safety.ReentryRamp`, the bridge's defaults).
     """
 
     rate_hz: float = 100.0
@@ -145,6 +154,9 @@ class ArrayNodeConfig:
     derate_start_c: float = 90.0
     shutdown_c: float = 100.0
     hysteresis_c: float = 20.0
+    reentry_speed: float = 1.0
+    reentry_gain_time: float = 0.2
+    reentry_tolerance: float = 0.1
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate_hz) and 0.0 < self.rate_hz <= 2000.0):
@@ -155,6 +167,9 @@ class ArrayNodeConfig:
         CommandExpiry.check_timeout(self.command_timeout_s)
         ThermalGuard.check_thresholds(
             self.warn_c, self.derate_start_c, self.shutdown_c, self.hysteresis_c
+        )
+        ReentryRamp.check_settings(
+            self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
         )
 
 
@@ -208,6 +223,19 @@ class ArrayNode(Node):
         #: time (ns).
         self._impedance: dict[str, tuple[ImpedanceCommand, int]] = {}
         self._impedance_active = False
+        self._lower = np.array([lim.position_min for lim in cfg.limits], dtype=np.float64)
+        self._upper = np.array([lim.position_max for lim in cfg.limits], dtype=np.float64)
+        self._reentry = ReentryRamp(
+            cfg.names,
+            [lim.velocity_max for lim in cfg.limits],
+            speed=s.reentry_speed,
+            gain_time=s.reentry_gain_time,
+            tolerance=s.reentry_tolerance,
+            period=1.0 / s.rate_hz,
+        )
+        #: Why the next command of the stream's owner starts a re-entry (``None``: it does not).
+        #: Set from request threads (power, brakes, e-stop), taken on the loop thread.
+        self._reentry_cause: str | None = "stream start"
         #: Guards the impedance stream's state (commands, arbiter, watchdog). Held only for a few
         #: dict and deque operations, never around a driver call, because the impedance
         #: subscription runs on the publisher's or Zenoh's receive thread.
@@ -304,10 +332,12 @@ class ArrayNode(Node):
             raise RequestRejected(method, RejectReason.ESTOPPED, self._estop.reason)
         self._end_stream()
 
-    def _end_stream(self) -> None:
+    def _end_stream(self, cause: str = "stream start") -> None:
+        """End the impedance stream; its next command re-enters from the measured pose."""
         with self._stream_lock:
             self._impedance_active = False
             self._impedance.clear()
+            self._reentry_cause = cause
 
     def _indices(self, joint: int | None) -> npt.NDArray[np.intp]:
         """The joints a command named (``None``: all), once the array accepted it."""
@@ -444,10 +474,14 @@ class ArrayNode(Node):
             )
         self.array.power(m.on)
         self._expiry.disarm()  # power off stops every joint; power on holds each where it is
+        if m.on:  # the drives did not follow the stream while off: it re-enters from here
+            self._reentry_cause = "power on"
         return ()
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
         self.array.brakes(m.engaged)
+        if not m.engaged:
+            self._reentry_cause = "brake release"
         return ()
 
     def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
@@ -502,7 +536,7 @@ class ArrayNode(Node):
         )
         event = self._estop.reset(time.monotonic_ns(), measured)
         self._estop.release_hold()  # power stays off: nothing to hold until a client powers on
-        self._end_stream()
+        self._end_stream("e-stop reset")
         if event is not None:
             self.report(Level.WARN, event.describe(), key="estop")
         return ()
@@ -538,7 +572,8 @@ class ArrayNode(Node):
             if not self._impedance_active:
                 return
             owner = self._arbiter.owner(now)
-            events = [e.describe() for e in self._arbiter.take_events()]
+            changes = self._arbiter.take_events()
+            events = [e.describe() for e in changes]
             entry = self._impedance.get(owner)
             if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
                 self._watchdog.feed(entry[1])
@@ -546,13 +581,41 @@ class ArrayNode(Node):
             events += [e.describe() for e in self._watchdog.take_events()]
         for text in events:
             self.report(Level.WARN, text, key=text.split(":")[0])
-        command = self._safe if expired or entry is None else entry[0]
+        if expired or entry is None:
+            command = self._safe
+            if self._reentry.active:
+                self._reentry.cancel()
+            if expired:  # damped meanwhile: the stream re-enters from where the joints are
+                self._reentry_cause = "safe mode (no command for the watchdog time)"
+        else:
+            command = self._reentered(entry[0], owner, bool(changes))
         try:
             self.array.impedance(self._thermal.derate(command))
         except (DriverError, MessageError) as exc:
             self._report_refusal("impedance", exc)
         else:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
+
+    def _reentered(
+        self, command: ImpedanceCommand, owner: str, owner_changed: bool
+    ) -> ImpedanceCommand:
+        """The owner's ``command`` through the re-entry ramp (the bridge's rule): after the drives
+        stopped following the stream (e-stop reset, power on, brake release, safe mode) or
+        another source took it over, a far target is ramped to from the measured pose."""
+        cause = self._reentry_cause
+        if cause is None and owner_changed:
+            cause = f"owner change to {owner!r}"
+        reading = self._last_reading
+        if cause is not None and reading is not None:
+            self._reentry_cause = None
+            measured = np.clip(reading.position, self._lower, self._upper)
+            self._reentry.begin(measured, cause, source=owner)
+        shaped = self._reentry.shape(command, owner)
+        for event in self._reentry.take_events():
+            level = Level.WARN if isinstance(event, ReentryEngaged) else Level.OK
+            text = event.describe()
+            self.report(level, text, key=text)
+        return shaped
 
     # ---- thermal --------------------------------------------------------------------------------
     def _thermal_drive_off(self, index: int, reading: JointReading) -> None:
