@@ -1,9 +1,10 @@
 """Bench: in-process publish → callback, and Zenoh latency / throughput against raw eclipse-zenoh.
 
-Goals (DESIGN.md): in-process publish → callback of a 12-joint BridgeData ≤ 3 µs median; Zenoh
-one-way latency at 1 kHz ≤ 1.15 × raw eclipse-zenoh's with the same payload, and Zenoh throughput
-≥ raw eclipse-zenoh's / 1.15. Everything else is reported against an anchor measured in the same
-run, without a goal.
+Goals: in-process publish → callback of a 12-joint BridgeData ≤ 3 µs median; over Zenoh (issue
+15), as ratios to raw eclipse-zenoh measured in the same run with the same payload on the same
+key: one-way latency at 1 kHz ≤ 1.10 × raw's (p50), and throughput ≥ 0.90 × raw's. Each row shows
+the absolute figures beside the ratio (``value``, ``anchor_value``). Everything else is reported
+against an anchor measured in the same run, without a goal.
 
 What is measured:
 
@@ -17,8 +18,8 @@ What is measured:
 - **Zenoh, two processes, 1 kHz**: sender wall time right before ``publish`` / ``put`` → receiver
   wall time inside the callback (one host, one clock). jointbus encodes the message to CDR, sends it
   on its rmw_zenoh data key (``0/hb50/bridge_data/hb50_commons::msg::dds_::BridgeData_/RIHS01_…``)
-  with rmw_zenoh's 33-byte attachment, and the receiver (subscribed to ``0/hb50/bridge_data/*/*``,
-  comparing the key with its own) decodes (and validates) it before the callback; raw Zenoh sends
+  with rmw_zenoh's 33-byte attachment, and the receiver (subscribed to that exact key) decodes
+  (and validates) it, counts sequence gaps and latency before the callback; raw Zenoh sends
   the same CDR bytes, pre-encoded, on the same key with an attachment of the same 33 bytes (the
   message index, then zeros) and its callback gets the bytes. Both receivers are plain callbacks on
   Zenoh's receive thread (jointbus: a ``realtime=True`` subscriber, which is called there with no
@@ -27,7 +28,11 @@ What is measured:
   from the bus's. Runs of each kind are interleaved and each kind keeps its best median: the VM is
   noisy (and other work on it only ever adds latency).
 - **Zenoh throughput**: messages/s received when the sender publishes back-to-back, reliable with
-  congestion control *block* on both sides (nothing lost), same payloads as above.
+  congestion control *block* on both sides (nothing lost), same payloads as above. Runs of each
+  kind are interleaved too, and each kind keeps its best run.
+
+``python -m bench.profile_bus`` says where a sample's time goes on both paths (docs/PERFORMANCE.md,
+"Where a received sample's time goes").
 
 Run: ``python bench/bench_bus.py`` (``--quick`` for a short run).
 """
@@ -53,9 +58,10 @@ from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import BridgeData
 
 GOAL_INPROC_US = 3.0
-GOAL_ZENOH_LATENCY_RATIO = 1.15
-#: jointbus msg/s must be at least raw Zenoh's divided by this.
-GOAL_ZENOH_THROUGHPUT_RATIO = 1.15
+#: jointbus's one-way latency at 1 kHz (p50) must be at most this times raw Zenoh's, same run.
+GOAL_ZENOH_LATENCY_RATIO = 1.10
+#: jointbus's msg/s must be at least this times raw Zenoh's, same run.
+GOAL_ZENOH_THROUGHPUT_RATIO = 0.90
 N_JOINTS = 12
 TOPIC = "/hb50/bridge_data"
 #: Domain of every bus of the benchmark (explicit: a ROS_DOMAIN_ID in the environment must not
@@ -331,9 +337,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
     codec_p50 = min(_median_us(x) for x in codec_lat)
     jb_p50, raw_p50 = _median_us(jb_best), _median_us(raw_best)
     jb_p99, raw_p99 = _percentile_us(jb_best, 0.99), _percentile_us(raw_best, 0.99)
-    raw_thr = _zenoh_throughput("raw", n_throughput)
-    jb_thr = _zenoh_throughput("jointbus", n_throughput)
-    codec_thr = _zenoh_throughput("raw+codec", n_throughput)
+    thr: dict[str, float] = {"raw": 0.0, "jointbus": 0.0, "raw+codec": 0.0}
+    for _ in range(2 if quick else 3):
+        for kind, best in list(thr.items()):
+            thr[kind] = max(best, _zenoh_throughput(kind, n_throughput))
+    raw_thr, jb_thr, codec_thr = thr["raw"], thr["jointbus"], thr["raw+codec"]
     return [
         {
             "metric": "in-process publish -> realtime callback, 12-joint BridgeData (median)",
@@ -372,7 +380,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "anchor": "raw eclipse-zenoh, same CDR bytes pre-encoded",
             "anchor_value": round(raw_p50, 1),
             "ratio": round(jb_p50 / raw_p50, 3),
-            "goal": f"<= {GOAL_ZENOH_LATENCY_RATIO} x raw",
+            "goal": f"<= {GOAL_ZENOH_LATENCY_RATIO:.2f} x raw eclipse-zenoh (same run)",
             "pass": jb_p50 <= GOAL_ZENOH_LATENCY_RATIO * raw_p50,
         },
         {
@@ -402,8 +410,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "anchor": "raw eclipse-zenoh, same CDR bytes pre-encoded",
             "anchor_value": round(raw_thr),
             "ratio": round(jb_thr / raw_thr, 3) if raw_thr else None,
-            "goal": f">= raw / {GOAL_ZENOH_THROUGHPUT_RATIO}",
-            "pass": jb_thr * GOAL_ZENOH_THROUGHPUT_RATIO >= raw_thr,
+            "goal": f">= {GOAL_ZENOH_THROUGHPUT_RATIO:.2f} x raw eclipse-zenoh (same run)",
+            "pass": jb_thr >= GOAL_ZENOH_THROUGHPUT_RATIO * raw_thr,
         },
         {
             "metric": "Zenoh throughput, back-to-back, reliable, bus overhead only",

@@ -12,8 +12,8 @@ validation and physics; the virtual bus itself (a deepcopy and a queue per frame
 between the two endpoints) bounds both.
 
 Driver level: the ``can://`` :class:`CanActuatorArray` doing a bridge cycle — ``read_joints()``
-(the last replies) then ``impedance(JointCommand)`` (validate, limit, calibrate, one exchange of 12
-commands and 12 replies) — against the same twin; its anchor is :meth:`MotorLink.command_all`
+(the last replies) then ``impedance(ImpedanceCommand)`` (validate, limit, calibrate, one exchange
+of 12 commands and 12 replies) — against the same twin; its anchor is :meth:`MotorLink.command_all`
 alone in the same run, so the ratio is the share of the link's rate the ActuatorArray layer keeps.
 
 Cycle rates (12 commands + 12 replies per cycle) must reach the bridge's 500 Hz (the goal); their
@@ -40,8 +40,8 @@ from jointbus.drivers.can.firmware_twin import FirmwareTwin
 from jointbus.drivers.can.mit_protocol import MitCommand, MitReply, encode_command, encode_reply
 from jointbus.drivers.can.motor_link import MotorLink, MotorSpec
 from jointbus.drivers.can.motor_models import bundled_motor_models
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 N_MOTORS = 12
 # Share of raw python-can's frame rate to keep. Our side adds validation, encoding and decoding,
@@ -54,7 +54,7 @@ BRIDGE_RATE_HZ = 500.0  # the hardware bridge's cycle rate: the goal of the cycl
 RATE_GOAL = f">= {BRIDGE_RATE_HZ:g} cycles/s (the bridge's rate)"
 RAW_CYCLES = "raw python-can exchange of 12 + 12 pre-built frames, same run"
 # Share of the bare link's frame rate the driver keeps for a bridge cycle. Per cycle it adds the
-# JointCommand checks (names, limits), calibration and the reading's arrays: ~0.1-0.2 ms of CPU
+# ImpedanceCommand checks (limits), calibration and the reading's arrays: ~0.1-0.2 ms of CPU
 # on an exchange of ~0.5 ms. Measured on a busy 2-vCPU VM: 0.39-1.1 (best of rounds; the two
 # sides' thread wake-ups dominate the noise), so the goal leaves room.
 DRIVER_GOAL_RATIO = 0.5
@@ -112,7 +112,7 @@ def _driver(cycles: int) -> float:
             config = CanArrayConfig.from_model(robot, "md80", reply_timeout_s=0.5)
             with CanActuatorArray(config, host) as array:
                 array.power(True)
-                command = JointCommand.hold(names, home, 80.0, 3.0)
+                command = ImpedanceCommand.hold(home, 80.0, 3.0)
 
                 def cycle() -> None:
                     array.read_joints()

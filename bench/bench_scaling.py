@@ -9,7 +9,7 @@ to ``bench/results/scaling.json`` so the figures can be redrawn without measurin
     ``read_joints()`` of a :class:`~jointbus.drivers.sim.driver.SimActuatorArray` in stepping mode,
     the ``BridgeData`` built the way the bridge builds it (status flags, temperatures as uint8),
     an in-process ``publish`` to a realtime subscriber, the bridge's
-    :class:`~jointbus.nodes.safety.command_check.CommandCheck` on an N-joint ``JointCommand`` and
+    :class:`~jointbus.nodes.safety.command_check.CommandCheck` on an N-joint ``JointImpedance`` and
     the array's ``impedance`` write. The N-joint array is synthetic, built like
     :meth:`SimArrayConfig.from_model` on hb50 with its 12 joints repeated (names made unique), so
     every joint has real limits, drives and calibration. The simulator's physics is *not* in the
@@ -54,10 +54,11 @@ from jointbus.drivers.limits import JointLimits
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
 from jointbus.nodes.safety.command_check import CommandCheck
-from jointbus.robots.hb50.messages import BridgeData, JointCommand, JointStatusFlag
+from jointbus.robots.hb50.messages import BridgeData, JointStatusFlag
 
 RESULTS = Path(__file__).resolve().parent / "results"
 JOINTS = (12, 64, 256)
@@ -108,13 +109,16 @@ class BridgeLikeCycle:
         limits = self.array.config.limits
         self.check = CommandCheck(names, JointLimits(names, limits), kp_max=500.0, kd_max=50.0)
         measured = self.array.read_joints().position
-        self.command = JointCommand.hold(
-            names,
-            [min(max(float(p), s.position_min), s.position_max)
-             for p, s in zip(measured, limits, strict=True)],
-            20.0,
-            0.5,
+        self.command = JointImpedance(
             source_node="control_node",
+            name=names,
+            position=[min(max(float(p), s.position_min), s.position_max)
+                      for p, s in zip(measured, limits, strict=True)],
+            velocity=(0.0,) * len(names),
+            effort=(0.0,) * len(names),
+            kp=(20.0,) * len(names),
+            kd=(0.5,) * len(names),
+            brake=(False,) * len(names),
         )
         self.frame_id = self.array.config.geometry.header.frame_id
         self.latest: list[BridgeData | None] = [None]
@@ -161,9 +165,9 @@ class BridgeLikeCycle:
             t2 = clock()
             publish(data)
             t3 = clock()
-            check.check(cmd)
+            command = check.check(cmd)
             t4 = clock()
-            array.impedance(cmd)
+            array.impedance(command)
             t5 = clock()
             samples[i] = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)
         if self.latest[0] is None or len(self.latest[0].joint_name) != n:

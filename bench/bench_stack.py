@@ -32,7 +32,8 @@ up; the measurement window starts once it stands (quick: 5 s, full: 30 s).
   the window; ``time.monotonic_ns``).
 - **Command-to-actuator latency** = from the control node stamping a ``JointCommand`` (the header
   stamp, taken when it starts computing it) to the bridge writing it to the actuator array — the
-  array's ``impedance`` call is wrapped for the bench only. It includes the wait for the next
+  bridge's command check (where the message becomes the joint-space command) and the array's
+  ``impedance`` call are wrapped for the bench only. It includes the wait for the next
   bridge cycle, so it lies between 0 and one period (2 ms) plus the control node's compute time.
 - **Control steps per second** against the bridge's cycles per second: a ratio below 1 means the
   control node skipped frames (a MAB_RT depth-1 subscription keeps only the newest).
@@ -81,6 +82,7 @@ import numpy as np
 
 from jointbus import drivers
 from jointbus.bus import MAB_RT, ZenohConfig
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.driver import SimActuatorArray
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.nav_msgs import Odometry
@@ -164,13 +166,11 @@ def _bare_loop(window_s: float, rate_hz: float) -> BareLoop:
         array.power(True)
         limits = array.config.limits
         measured = array.read_joints().position
-        hold = JointCommand.hold(
-            array.names,
+        hold = ImpedanceCommand.hold(
             [min(max(float(p), s.position_min), s.position_max)
              for p, s in zip(measured, limits, strict=True)],
             20.0,
             0.5,
-            source_node="bench",
         )
         period_ns = round(1e9 / rate_hz)
         period_s = period_ns / 1e9
@@ -286,6 +286,13 @@ def _row(
     }
 
 
+class _CheckWrapper:
+    """Stands in for the bridge's command check, timing what it converts (bench only)."""
+
+    def __init__(self, check: Any) -> None:
+        self.check = check
+
+
 def measure(window_s: float) -> list[dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="jb-bench-stack-"))
     stack = Stack(zenoh=ZenohConfig(hub_port=_free_port())).start()
@@ -302,15 +309,26 @@ def measure(window_s: float) -> list[dict[str, Any]]:
         latencies: list[int] = []
         lock = threading.Lock()
         original = array.impedance
+        original_check = bridge.check.check
+        stamps: dict[int, int] = {}  # id of a converted control-node command → its header stamp
 
-        def timed(command: JointCommand) -> Any:
-            result = original(command)
-            if command.source_node == "control_node":
-                late = time.time_ns() - command.header.stamp.to_ns()
+        def checked(message: JointCommand) -> ImpedanceCommand:
+            command = original_check(message)
+            if message.source_node == "control_node":
                 with lock:
-                    latencies.append(late)
+                    stamps.clear()  # only the newest can still be written
+                    stamps[id(command)] = message.header.stamp.to_ns()
+            return command
+
+        def timed(command: ImpedanceCommand) -> Any:
+            result = original(command)
+            with lock:
+                stamp = stamps.get(id(command))
+                if stamp is not None:
+                    latencies.append(time.time_ns() - stamp)
             return result
 
+        bridge.check = _CheckWrapper(checked)  # type: ignore[assignment]
         array.impedance = timed  # type: ignore[method-assign]
         # the loop's statistics window (10 s) is restarted so the stand-up is not in it
         loop = bridge.rate_loops["bridge"].loop

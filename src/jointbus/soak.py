@@ -22,6 +22,14 @@ Zenoh in both directions.
   ``sample_s``; growth = median of the last five samples − median of the first five after the
   warm-up (start-up allocations, the stand-up and the first MCAP chunks are not a leak), and the
   least-squares slope in MB per hour;
+- *what grew* (no goal; glibc only): beside RSS, the C heap's bytes *in use* and *held* (taken
+  from the OS by ``malloc``, in use or free) from ``mallinfo2``, with the same medians — so a
+  grown RSS reads either as live memory (a leak: in use grows) or as memory the allocator keeps
+  after a burst (held grows, in use does not). Python's own objects under 512 B live in its
+  ``pymalloc`` arenas, outside both. The recorder's largest backlog (messages queued for its
+  writer thread, sampled with RSS) is reported too: when a loaded host starves the writer, the
+  queued messages are a burst of live objects, and the memory they took stays with the
+  allocators after the queue drains;
 - *overruns*: bridge cycles that woke a period or more late (and the grid slots they skipped),
   with the loop's lateness — reported, no goal: on a shared VM they come from the host.
 
@@ -32,6 +40,8 @@ wrote), and the robot must still be standing under the control node.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import functools
 import math
 import socket
 import statistics
@@ -49,7 +59,15 @@ from jointbus.runtime import LoopDiagnostics
 from jointbus.stack import Stack
 from jointbus.tools.recorder import Recorder
 
-__all__ = ["SoakConfigError", "SoakReport", "main", "read_rss_bytes", "run_soak"]
+__all__ = [
+    "MallocStats",
+    "SoakConfigError",
+    "SoakReport",
+    "main",
+    "read_malloc_stats",
+    "read_rss_bytes",
+    "run_soak",
+]
 
 #: Goals of the issue.
 MAX_RSS_GROWTH_BYTES: Final = 5 * 1024 * 1024
@@ -77,6 +95,54 @@ def read_rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise OSError("VmRSS not found in /proc/self/status")
+
+
+@dataclass(frozen=True, slots=True)
+class MallocStats:
+    """The C heap (bytes): ``in_use`` by live allocations, ``held`` from the OS (used or free)."""
+
+    in_use: int
+    held: int
+
+
+class _MallInfo2(ctypes.Structure):
+    # glibc's struct mallinfo2 (malloc.h), every field a size_t
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+@functools.cache
+def _mallinfo2() -> Any:
+    try:
+        function = ctypes.CDLL(None).mallinfo2
+    except (AttributeError, OSError):  # not glibc, or glibc < 2.33
+        return None
+    function.restype = _MallInfo2
+    function.argtypes = []
+    return function
+
+
+def read_malloc_stats() -> MallocStats | None:
+    """This process's C heap from glibc's ``mallinfo2`` (every arena, plus mmapped blocks), or
+    ``None`` where there is no ``mallinfo2``. Takes each arena's lock briefly."""
+    function = _mallinfo2()
+    if function is None:
+        return None
+    info = function()
+    return MallocStats(in_use=info.uordblks + info.hblkhd, held=info.arena + info.hblkhd)
 
 
 def _free_port() -> int:
@@ -120,6 +186,9 @@ class SoakReport:
     rss_samples: int
     standing: bool
     bridge_mode: str
+    heap_in_use_growth_bytes: int | None = None
+    heap_held_growth_bytes: int | None = None
+    recorder_backlog_max: int = 0
 
     @property
     def goals_met(self) -> bool:
@@ -141,14 +210,24 @@ class SoakReport:
             f"  RSS growth              {self.rss_growth_bytes / _MB:+.2f} MB (goal < 5 MB); "
             f"{self.rss_start_bytes / _MB:.1f} -> {self.rss_end_bytes / _MB:.1f} MB, slope "
             f"{self.rss_slope_bytes_per_h / _MB:+.2f} MB/h over {self.rss_samples} samples",
+            *self._heap_lines(),
             f"  bridge loop             {self.cycles} cycles, {self.loop_rate_hz:.1f} Hz, "
             f"{self.overruns} overruns ({self.skipped} slots skipped), lateness p99 "
             f"{self.lateness_p99_s * 1e6:.0f} us, max {self.lateness_max_s * 1e3:.2f} ms",
             f"  MCAP                    {self.recorder_messages} messages, "
             f"{self.mcap_bytes / _MB:.1f} MB, read back {'ok' if self.mcap_ok else 'FAILED'} "
-            f"({self.mcap_path}); {self.recorder_skipped} skipped",
+            f"({self.mcap_path}); {self.recorder_skipped} skipped; largest backlog "
+            f"{self.recorder_backlog_max} messages",
             f"  robot                   {'standing' if self.standing else 'NOT standing'}, "
             f"bridge mode {self.bridge_mode}",
+        ]
+
+    def _heap_lines(self) -> list[str]:
+        if self.heap_in_use_growth_bytes is None or self.heap_held_growth_bytes is None:
+            return []
+        return [
+            f"  C heap (malloc)         in use {self.heap_in_use_growth_bytes / _MB:+.2f} MB, "
+            f"held {self.heap_held_growth_bytes / _MB:+.2f} MB over the same samples"
         ]
 
     def as_dict(self) -> dict[str, Any]:
@@ -279,6 +358,8 @@ class _Partial:
     reliable_lost: int
     rss_times: list[float]
     rss_values: list[int]
+    heap_samples: list[MallocStats]
+    recorder_backlog_max: int
     standing: bool
     bridge_mode: str
 
@@ -302,6 +383,8 @@ def _soak(
     begin = time.monotonic()
     rss_times: list[float] = []
     rss_values: list[int] = []
+    heap_samples: list[MallocStats] = []
+    backlog_max = 0
     next_sample = begin
     next_report = begin + progress_every_s
     lateness_p99 = 0.0
@@ -312,6 +395,10 @@ def _soak(
             if elapsed >= warmup_s:
                 rss_times.append(elapsed)
                 rss_values.append(read_rss_bytes())
+                heap = read_malloc_stats()
+                if heap is not None:
+                    heap_samples.append(heap)
+            backlog_max = max(backlog_max, recorder.stats().queued)
             stats = loop.stats()
             if not math.isnan(stats.lateness_p99_s):
                 lateness_p99 = max(lateness_p99, stats.lateness_p99_s)
@@ -343,6 +430,8 @@ def _soak(
         reliable_lost=sum(s.stats().lost for s in subs),
         rss_times=rss_times,
         rss_values=rss_values,
+        heap_samples=heap_samples,
+        recorder_backlog_max=backlog_max,
         standing=summary.standing and summary.owner == "control_node",
         bridge_mode=summary.bridge_mode or "?",
     )
@@ -359,10 +448,15 @@ def _finish(
 ) -> SoakReport:
     values = p.rss_values
     if values:
-        start = int(statistics.median(values[:_EDGE_SAMPLES]))
-        end = int(statistics.median(values[-_EDGE_SAMPLES:]))
+        start, end = _edges(values)
     else:  # pragma: no cover - run_soak guarantees samples after the warm-up
         start = end = read_rss_bytes()
+    heap_in_use = heap_held = None
+    if p.heap_samples:
+        first, last = _edges([h.in_use for h in p.heap_samples])
+        heap_in_use = last - first
+        first, last = _edges([h.held for h in p.heap_samples])
+        heap_held = last - first
     return SoakReport(
         duration_s=p.duration_s,
         warmup_s=p.warmup_s,
@@ -387,6 +481,17 @@ def _finish(
         rss_samples=len(values),
         standing=p.standing,
         bridge_mode=p.bridge_mode,
+        heap_in_use_growth_bytes=heap_in_use,
+        heap_held_growth_bytes=heap_held,
+        recorder_backlog_max=p.recorder_backlog_max,
+    )
+
+
+def _edges(values: Sequence[int]) -> tuple[int, int]:
+    """Medians of the first and of the last five samples (one stray sample moves neither)."""
+    return (
+        int(statistics.median(values[:_EDGE_SAMPLES])),
+        int(statistics.median(values[-_EDGE_SAMPLES:])),
     )
 
 

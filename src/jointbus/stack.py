@@ -34,7 +34,13 @@ bridge's own thread: the physics stands in for hardware that moves between two r
 reads what the previous command did, and no third thread competes with the bridge for the
 interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
 CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
-cost of the stand-in, not of jointbus. After each step of a MuJoCo simulator the stack
+cost of the stand-in, not of jointbus. The bridge stamps ``bridge_data`` with *simulated*
+time (on the wall-clock epoch of simulated time 0, as the ground truth is stamped), and the
+control node's clock is those stamps: on a loaded host the simulated robot lives slower than the
+wall clock, and a stand-up timed on the wall clock runs that many times faster than the robot
+can follow (lock-step, bridge slowed 25×: the body tilted 0.97 rad, a hair under the fall limit,
+and STAND began at 0.094 m; on simulated time 0.03 rad and 0.32 m). The bridge's watchdog keeps
+the host's clock: the host's stalls are real. After each step of a MuJoCo simulator the stack
 publishes its true base pose and twist on ``/<ns>/sim/ground_truth``
 (:mod:`jointbus.nodes.ground_truth`, ``nav_msgs/msg/Odometry``, one per cycle, its cost counted
 with the physics). A real-time ``sim://...?realtime=true`` or a hardware URL is not stepped.
@@ -532,6 +538,14 @@ class Stack:
         # actuators the running one owns; BridgeNode would refuse only after the open.
         ensure_unique_node(bus, config.node_name, self.namespace)
         array = drivers.open(self.url)
+        stepped = array if isinstance(array, SimActuatorArray) and not array.realtime else None
+        # wall-clock time of simulated time 0: frames and ground truth are stamped on it
+        epoch_ns = time.time_ns() - round(stepped.time * 1e9) if stepped is not None else 0
+
+        def sim_stamp_ns() -> int:
+            assert stepped is not None
+            return epoch_ns + round(stepped.time * 1e9)
+
         try:
             if isinstance(array, MujocoSimArray) and not array.realtime:
                 _check_physics_period(1.0 / self.rate_hz, array, array.world.timestep)
@@ -543,18 +557,17 @@ class Stack:
                 owns_array=True,
                 imu=_imu_source(array) if imu else None,
                 run_loop=False,
+                stamp_ns=sim_stamp_ns if stepped is not None else None,
             )
         except BaseException:
             array.close()
             raise
         ground_truth: GroundTruthPublisher | None = None
-        if isinstance(array, SimActuatorArray) and not array.realtime:
-            self._stepped = array
-            if isinstance(array, MujocoSimArray):
-                world = array.world
-                epoch_ns = time.time_ns() - round(world.time * 1e9)
+        if stepped is not None:
+            self._stepped = stepped
+            if isinstance(stepped, MujocoSimArray):
                 ground_truth = GroundTruthPublisher(
-                    bus, world, namespace=self.namespace, epoch_ns=epoch_ns
+                    bus, stepped.world, namespace=self.namespace, epoch_ns=epoch_ns
                 )
         period = 1.0 / bridge.config.rate_hz
 

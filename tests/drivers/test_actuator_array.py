@@ -21,6 +21,7 @@ from jointbus.drivers import (
     ActuatorArrayConfigError,
     Capability,
     DriverClosedError,
+    ImpedanceCommand,
     ImpedanceTargets,
     LimitPolicy,
     RawReading,
@@ -28,6 +29,8 @@ from jointbus.drivers import (
     RequestRejected,
     Saturation,
 )
+from jointbus.drivers.impedance import CheckedImpedance
+from jointbus.drivers.limits import JointLimits
 from jointbus.messages.actarray import ActuatorGeometry, ActuatorState, ActuatorType, ArrayGeometry
 from jointbus.messages.actarray.geometry import Orientation3D
 from jointbus.messages.errors import (
@@ -38,10 +41,11 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.geometry_msgs import Vector3
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec, SoftLimits
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages.joint_command import JointCommand
+from jointbus.nodes.safety.command_check import CommandCheck
 
 NAMES = ("hip", "knee", "ankle")
 
@@ -337,7 +341,7 @@ def test_motion_while_powered_off_is_refused(array: RecordingArray) -> None:
         lambda: array.speeds([0.0, 0.0, 0.0]),
         array.home,
         lambda: array.current(None, 0.0),
-        lambda: array.impedance(JointCommand.hold(NAMES, [0.0] * 3, 1.0, 0.1)),
+        lambda: array.impedance(ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)),
     ):
         with pytest.raises(RequestRejected) as info:
             call()
@@ -362,14 +366,12 @@ def test_a_power_off_refusal_names_the_joint_the_call_named(array: RecordingArra
 
 
 def test_impedance_is_validated_and_calibrated(array: RecordingArray) -> None:
-    command = JointCommand(
-        name=NAMES,
+    command = ImpedanceCommand(
+        position=(0.5, 0.25, 0.0),
+        velocity=(0.5, 0.5, 0.0),
+        effort=(1.0, 1.0, 0.0),
         kp=(10.0, 20.0, 30.0),
-        ki=(0.0,) * 3,
         kd=(1.0, 2.0, 3.0),
-        t_pos=(0.5, 0.25, 0.0),
-        t_vel=(0.5, 0.5, 0.0),
-        t_trq=(1.0, 1.0, 0.0),
         brake=(True, False, False),
     )
     assert array.impedance(command) == ()
@@ -382,26 +384,116 @@ def test_impedance_is_validated_and_calibrated(array: RecordingArray) -> None:
     assert targets.brake.tolist() == [True, False, False]
 
 
-def test_impedance_names_must_match_actuator_order(array: RecordingArray) -> None:
-    with pytest.raises(ValidationError, match="'hip' at index 0"):
-        array.impedance(JointCommand.hold(("knee", "hip", "ankle"), [0.0] * 3, 1.0, 0.1))
-    with pytest.raises(UnknownJointError):
-        array.impedance(JointCommand.hold(("hip", "knee", "toe"), [0.0] * 3, 1.0, 0.1))
-    with pytest.raises(LengthMismatchError):
-        array.impedance(JointCommand.hold(("hip", "knee"), [0.0] * 2, 1.0, 0.1))
+def test_impedance_takes_joint_space_arrays_not_a_wire_message(array: RecordingArray) -> None:
+    with pytest.raises(ValidationError, match="ImpedanceCommand") as info:
+        array.impedance("hold")  # type: ignore[arg-type]
+    assert info.value.field == "command"
     assert array.calls == []
 
 
+@pytest.mark.parametrize("field", ["position", "velocity", "effort", "kp", "kd", "brake"])
+def test_impedance_needs_one_value_per_joint_in_every_field(
+    array: RecordingArray, field: str
+) -> None:
+    short = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
+    short = short.replace(**{field: getattr(short, field)[:2]})
+    with pytest.raises(LengthMismatchError) as info:
+        array.impedance(short)
+    assert info.value.field == field
+    assert "2 values" in str(info.value) and "3 values" in str(info.value)
+    assert array.calls == []
+
+
+@pytest.mark.parametrize(
+    ("field", "index", "value", "error"),
+    [
+        ("position", 1, math.nan, NonFiniteError),
+        ("velocity", 2, math.inf, NonFiniteError),
+        ("effort", 1, 11.0, LimitError),
+        ("kp", 0, -1.0, LimitError),
+        ("kd", 2, math.nan, NonFiniteError),
+        ("kp", 1, math.inf, NonFiniteError),
+    ],
+)
+def test_a_bad_impedance_value_names_joint_index_field_value_and_expectation(
+    array: RecordingArray, field: str, index: int, value: float, error: type[Exception]
+) -> None:
+    base = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
+    values = getattr(base, field).copy()
+    values[index] = value
+    with pytest.raises(error) as info:
+        array.impedance(base.replace(**{field: values}))
+    assert isinstance(info.value, ValidationError)
+    assert (info.value.field, info.value.joint, info.value.index) == (field, NAMES[index], index)
+    assert f"{NAMES[index]!r} (index {index})" in str(info.value)
+    assert info.value.expected
+    assert array.calls == []
+
+
+def _message(position: tuple[float, ...], source: str = "control_node") -> JointImpedance:
+    return JointImpedance(
+        source_node=source,
+        name=NAMES,
+        position=position,
+        velocity=(0.0,) * 3,
+        effort=(0.0,) * 3,
+        kp=(10.0,) * 3,
+        kd=(1.0,) * 3,
+        brake=(False,) * 3,
+    )
+
+
+def test_a_command_checked_against_this_arrays_limits_is_applied_as_checked(
+    array: RecordingArray,
+) -> None:
+    """Validated once: the node's check makes a CheckedImpedance for this array's limits and
+    brakes, which the driver applies as it is (soft limits and power still apply)."""
+    cfg = array.config
+    check = CommandCheck(
+        cfg.names,
+        JointLimits(cfg.names, cfg.limits),
+        has_brake=tuple(a.has_brakes for a in cfg.geometry.actuators),
+    )
+    checked = check.check(_message((0.5, 0.25, 0.0)))
+    assert type(checked) is CheckedImpedance and checked.limits is cfg.limits
+    assert array.impedance(checked) == ()
+    _name, targets = array.calls[0]
+    assert targets.position == pytest.approx([0.5, 0.25, -0.1])  # calibrated as any command
+    array.power(False)
+    with pytest.raises(RequestRejected) as info:  # what depends on the moment still applies
+        array.impedance(checked)
+    assert info.value.reason is RejectReason.POWERED_OFF
+
+
+def test_a_command_checked_against_other_limits_is_checked_in_full(
+    array: RecordingArray,
+) -> None:
+    cfg = array.config
+    wide = tuple(JointLimitSpec(-3.0, 3.0, velocity_max=2.0, effort_max=10.0) for _ in NAMES)
+    check = CommandCheck(cfg.names, JointLimits(cfg.names, wide), has_brake=(True, True, True))
+    checked = check.check(_message((2.0, 0.0, 0.0)))  # within the check's limits ...
+    assert type(checked) is CheckedImpedance
+    with pytest.raises(LimitError) as info:  # ... not within the array's
+        array.impedance(checked)
+    assert (info.value.field, info.value.joint, info.value.index) == ("position", "hip", 0)
+    assert array.calls == []
+
+
+def test_a_checked_command_cannot_be_made_without_the_check() -> None:
+    plain = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
+    with pytest.raises(TypeError, match="command check"):
+        CheckedImpedance(  # type: ignore[call-arg]
+            plain.position, plain.velocity, plain.effort, plain.kp, plain.kd, plain.brake,
+            make_config().limits, (True, False, False), object(),
+        )
+
+
 def test_impedance_limits_and_brakes(array: RecordingArray) -> None:
-    base = JointCommand.hold(NAMES, [0.0] * 3, 1.0, 0.1)
-    with pytest.raises(LimitError, match="t_trq"):
-        array.impedance(JointCommand(name=NAMES, kp=base.kp, ki=base.ki, kd=base.kd,
-                                     t_pos=base.t_pos, t_vel=base.t_vel,
-                                     t_trq=(0.0, 11.0, 0.0), brake=base.brake))
+    base = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
+    with pytest.raises(LimitError, match="effort"):
+        array.impedance(base.replace(effort=(0.0, 11.0, 0.0)))
     with pytest.raises(LimitError, match="no brake") as info:
-        array.impedance(JointCommand(name=NAMES, kp=base.kp, ki=base.ki, kd=base.kd,
-                                     t_pos=base.t_pos, t_vel=base.t_vel, t_trq=base.t_trq,
-                                     brake=(False, True, False)))
+        array.impedance(base.replace(brake=(False, True, False)))
     assert info.value.joint == "knee"
     assert array.calls == []
 

@@ -92,7 +92,10 @@ def test_lost_replies_flag_that_actuator_and_put_the_drive_safe() -> None:
 
                 for _ in range(20):
                     frame = cycle()
-                assert bridge.last_applied is cmd and not any(frame.joint_status)
+                assert bridge.last_applied_source == "control_node"
+                assert bridge.last_applied is not None
+                assert bridge.last_applied.position.tolist() == list(cmd.t_pos)
+                assert not any(frame.joint_status)
                 twin.drop_replies(LOST + 1, True)  # the motor still acts, its replies are lost
                 flagged_at = safe_at = None
                 for k in range(1, 40):

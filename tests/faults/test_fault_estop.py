@@ -33,11 +33,14 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
 
 from jointbus.bus import MAB_RT
+from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.nodes.safety.command_check import CommandCheck
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, MotionMode
 from jointbus.stack import Stack
 from support.faults import ModeLog, wait_until
@@ -47,16 +50,35 @@ HEADROOM_S = 0.05  # wake-up lateness and host stalls on a loaded 2-vCPU VM
 
 @dataclass
 class Recorded:
-    """Commands written to the actuators and published by the control node, with times (ns)."""
+    """Commands written to the actuators and published by the control node, with times (ns).
 
-    written: list[tuple[int, JointCommand]] = field(default_factory=list)
+    A written command is the joint-space command the bridge converted a message into at its
+    edge, paired with that message — or with ``None`` for the bridge's own (hold, safe)."""
+
+    written: list[tuple[int, JointCommand | None, ImpedanceCommand]] = field(default_factory=list)
     published: list[tuple[int, JointCommand]] = field(default_factory=list)
+    converted: list[tuple[ImpedanceCommand, JointCommand]] = field(default_factory=list)
     frame: BridgeData | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def written_after(self, t_ns: int) -> list[tuple[int, JointCommand]]:
+    def written_after(self, t_ns: int) -> list[tuple[int, JointCommand | None, ImpedanceCommand]]:
         with self.lock:
             return [w for w in self.written if w[0] > t_ns]
+
+
+class RecordingCheck:
+    """The bridge's command check, remembering which message each converted command came from."""
+
+    def __init__(self, check: CommandCheck, rec: Recorded) -> None:
+        self._check = check
+        self._rec = rec
+
+    def check(self, message: Any) -> ImpedanceCommand:
+        command = self._check.check(message)
+        with self._rec.lock:
+            self._rec.converted.append((command, message))
+            del self._rec.converted[:-64]  # a written command was converted a few cycles ago
+        return command
 
 
 @pytest.fixture(scope="module")
@@ -67,11 +89,14 @@ def robot() -> Iterator[tuple[Stack, ModeLog, Recorded]]:
         rec = Recorded()
         array = bridge.array
         original = array.impedance
+        original_check = bridge.check
+        bridge.check = RecordingCheck(original_check, rec)  # type: ignore[assignment]
 
-        def recorded(cmd: JointCommand) -> None:
+        def recorded(cmd: ImpedanceCommand) -> None:
             original(cmd)
             with rec.lock:
-                rec.written.append((time.monotonic_ns(), cmd))
+                sent = next((m for c, m in reversed(rec.converted) if c is cmd), None)
+                rec.written.append((time.monotonic_ns(), sent, cmd))
 
         def published(cmd: JointCommand) -> None:
             with rec.lock:
@@ -95,6 +120,7 @@ def robot() -> Iterator[tuple[Stack, ModeLog, Recorded]]:
                 sub.close()
             log.close()
             array.impedance = original  # type: ignore[method-assign]
+            bridge.check = original_check
 
 
 def _moving(rec: Recorded) -> bool:
@@ -166,18 +192,18 @@ def test_reset_holds_where_the_robot_is_and_never_applies_a_command_from_before(
     assert wait_until(lambda: bool(rec.written_after(reset_ns)), 2.0)
     time.sleep(0.3)
     after = rec.written_after(reset_ns)
-    for _t, cmd in after:
-        if cmd.source_node == "bridge_node":  # the hold: where the robot was at the reset
-            assert np.allclose(cmd.t_pos, before_reset, atol=0.02)
+    for _t, sent, cmd in after:
+        if sent is None:  # the bridge's own hold: where the robot was at the reset
+            assert np.allclose(cmd.position, before_reset, atol=0.02)
     jump = float(np.max(np.abs(np.array(stale.t_pos) - before_reset)))
     with rec.lock:
         fresh = {id(c) for t, c in rec.published if t > reset_ns}
         old = {id(c) for t, c in rec.published if t <= reset_ns}
-    for _t, cmd in after:
-        assert cmd.source_node == "bridge_node" or id(cmd) in fresh, cmd
-        assert id(cmd) not in old
+    for _t, sent, cmd in after:
+        assert sent is None or id(sent) in fresh, cmd
+        assert id(sent) not in old
     moved = float(np.max(np.abs(array.read_joints().position - before_reset)))
-    hold_cycles = sum(1 for _t, c in after if c.source_node == "bridge_node")
+    hold_cycles = sum(1 for _t, sent, _c in after if sent is None)
     print(
         f"\nFAULT e-stop reset: no command from before the reset applied (the stale target was "
         f"{jump:.2f} rad away); hold for {hold_cycles} cycle(s) until a fresh command; joints "

@@ -14,9 +14,11 @@ ones. An oracle written here from the robot model — independent of the bridge'
 :class:`~jointbus.nodes.safety.command_check.CommandCheck` — says which are fully valid. After each
 cycle the test checks:
 
-- the command the driver received (:meth:`ActuatorArray.impedance`, and the impedance targets the
-  simulated drives were given) is valid by the oracle, and in ``run`` mode is one of the valid
-  commands sent (possibly thermally derated), never a repaired invalid one;
+- the command the driver received (:meth:`ActuatorArray.impedance`: the joint-space command the
+  bridge converted the message into, and the impedance targets the simulated drives were given)
+  is within the limits by the oracle, and in ``run`` mode is one of the valid commands sent
+  (possibly thermally derated, a float32 value at a limit applied at the limit), never a repaired
+  invalid one;
 - the bridge rejected exactly the commands the oracle calls invalid;
 - at the end, the rejection reports on ``/hb50/status`` account for every rejection.
 
@@ -41,6 +43,7 @@ import pytest
 from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ImpedanceTargets
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
@@ -72,10 +75,10 @@ class RecordingSim(SimActuatorArray):
 
     def __init__(self, config: SimArrayConfig) -> None:
         super().__init__(config)
-        self.received: list[JointCommand] = []
+        self.received: list[ImpedanceCommand] = []
         self.targets: list[ImpedanceTargets] = []
 
-    def impedance(self, command: JointCommand) -> Any:
+    def impedance(self, command: ImpedanceCommand) -> Any:
         self.received.append(command)
         return super().impedance(command)
 
@@ -108,6 +111,39 @@ class Oracle:
             "t_trq": [f32(s.effort_max) for s in limits],
         }
         self.brake_fitted = [a.has_brakes for a in sim.config.geometry.actuators]
+        # The exact limits, as an applied (joint-space) command must respect them.
+        self.exact = {
+            "position": ([s.position_min for s in limits], [s.position_max for s in limits]),
+            "velocity": ([-s.velocity_max for s in limits], [s.velocity_max for s in limits]),
+            "effort": ([-s.effort_max for s in limits], [s.effort_max for s in limits]),
+            "kp": ([0.0] * N, [config.kp_max] * N),
+            "kd": ([0.0] * N, [config.kd_max] * N),
+        }
+
+    def valid_applied(self, cmd: ImpedanceCommand) -> bool:
+        """A joint-space command the driver was given: one finite value per joint within the
+        exact limits, brakes only where fitted."""
+        for f, (lower, upper) in self.exact.items():
+            values = getattr(cmd, f)
+            if values.shape != (N,) or not np.isfinite(values).all():
+                return False
+            if not (np.all(np.array(lower) <= values) and np.all(values <= np.array(upper))):
+                return False
+        brake = cmd.brake.tolist()
+        fitted = self.brake_fitted
+        return len(brake) == N and not any(b and not f for b, f in zip(brake, fitted, strict=True))
+
+    def as_applied(self, sent: JointCommand) -> ImpedanceCommand:
+        """``sent`` as the bridge applies it: float32 values at a limit are at the limit."""
+        e = self.exact
+        return ImpedanceCommand(
+            np.clip(sent.t_pos, *e["position"]),
+            np.clip(sent.t_vel, *e["velocity"]),
+            np.clip(sent.t_trq, *e["effort"]),
+            np.clip(sent.kp, *e["kp"]),
+            np.clip(sent.kd, *e["kd"]),
+            sent.brake,
+        )
 
     def valid(self, cmd: JointCommand, *, own: bool = False) -> bool:
         """``own``: a command the bridge made itself (hold, safe), exempt from the source rule."""
@@ -359,17 +395,14 @@ def rejection_reports(statuses: list[Status]) -> list[tuple[dict[str, Any], int]
     ]
 
 
-def same_target(applied: JointCommand, sent: JointCommand) -> bool:
-    """``applied`` is ``sent``, or ``sent`` with gains and torque scaled down (thermal derating)."""
-    if applied is sent:
-        return True
+def same_target(applied: ImpedanceCommand, sent: ImpedanceCommand) -> bool:
+    """``applied`` is ``sent`` (as the bridge applies it), or ``sent`` with gains and torque
+    scaled down (thermal derating)."""
     return (
-        applied.source_node == sent.source_node
-        and applied.name == sent.name
-        and applied.t_pos == sent.t_pos
-        and applied.t_vel == sent.t_vel
-        and applied.brake == sent.brake
-        and all(0 <= a <= s for a, s in zip(applied.kp, sent.kp, strict=True))
+        np.array_equal(applied.position, sent.position)
+        and np.array_equal(applied.velocity, sent.velocity)
+        and np.array_equal(applied.brake, sent.brake)
+        and bool(np.all((applied.kp >= 0) & (applied.kp <= sent.kp)))
     )
 
 
@@ -378,7 +411,7 @@ def fuzz_bridge(config: BridgeConfig, count: int, seed: str) -> dict[str, int]:
     rig = BridgeRig(config)
     oracle = Oracle(config, rig.sim)
     source = CommandSource(seed, oracle)
-    recent_valid: deque[JointCommand] = deque(maxlen=400)  # > watchdog time at 500 Hz
+    recent_valid: deque[tuple[str, ImpedanceCommand]] = deque(maxlen=400)  # > watchdog time
     invalid_sent = 0
     applied_fuzzed = 0
     try:
@@ -397,7 +430,7 @@ def fuzz_bridge(config: BridgeConfig, count: int, seed: str) -> dict[str, int]:
                 f"command {k} ({'valid' if ok else 'invalid'}) rejected {rejected_now}×: {cmd}"
             )
             if ok:
-                recent_valid.append(cmd)
+                recent_valid.append((cmd.source_node, oracle.as_applied(cmd)))
             else:
                 invalid_sent += 1
             # Every command the bridge passes on reaches the drives: the driver refuses none
@@ -408,18 +441,18 @@ def fuzz_bridge(config: BridgeConfig, count: int, seed: str) -> dict[str, int]:
             for applied, targets in zip(rig.sim.received, rig.sim.targets, strict=True):
                 # The bridge's own commands: hold, safe, and a valid command it ramps to after a
                 # mode or owner change (``reentry.py``); they must be valid too.
-                own = applied.source_node == config.node_name
+                writer = rig.node.last_applied_source
+                own = writer == config.node_name
                 assert own or rig.node.mode is BridgeMode.RUN
-                assert oracle.valid(applied, own=own), f"an invalid command was applied: {applied}"
-                assert np.array_equal(targets.kp, np.array(applied.kp))
-                assert np.array_equal(targets.kd, np.array(applied.kd))
+                assert oracle.valid_applied(applied), f"an invalid command was applied: {applied}"
+                assert np.array_equal(targets.kp, applied.kp)
+                assert np.array_equal(targets.kd, applied.kd)
                 if rig.node.mode is BridgeMode.RUN and not own:
-                    assert any(same_target(applied, sent) for sent in reversed(recent_valid)), (
-                        f"command {k}: the bridge applied a command nobody sent validly: {applied}"
-                    )
+                    assert any(
+                        who == writer and same_target(applied, sent)
+                        for who, sent in reversed(recent_valid)
+                    ), f"command {k}: the bridge applied a command nobody sent validly: {applied}"
                     applied_fuzzed += 1
-                else:
-                    assert applied.source_node == config.node_name  # hold / safe command
         rig.flush_reports()
         reports = rejection_reports(rig.statuses)
         assert not [s for s in rig.statuses if "command failed" in s.status]
@@ -474,7 +507,8 @@ def test_command_from_a_source_outside_the_allow_list_is_rejected_and_reported()
         for _ in range(100):  # fast enough to take over, were it allowed
             rig.sim.received.clear()
             rig.step(rogue)
-            assert all(cmd is not rogue for cmd in rig.sim.received)
+            assert rig.node.last_applied_source != "rogue_laptop"
+            assert not any(np.array_equal(c.position, rogue.t_pos) for c in rig.sim.received)
         assert rig.node.rejected == 100
         assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
         rig.flush_reports()
@@ -522,7 +556,9 @@ def test_command_exactly_at_a_joint_limit_is_applied() -> None:
         for _ in range(5):
             rig.step(cmd)
         assert rig.node.rejected == 0  # the bridge accepts it (documented: at the limit)
-        assert rig.node.last_applied is cmd
+        applied = rig.node.last_applied
+        assert applied is not None and rig.node.last_applied_source == "control_node"
+        assert applied.position[index] == -1.047  # applied at the limit, not a hair beyond
     finally:
         rig.close()
 
@@ -543,6 +579,7 @@ def test_bridge_refuses_ki_beyond_float32_range() -> None:
         rig.step(bad)  # raises LimitError today
         rig.step(None)
         assert rig.node.rejected == 1
-        assert rig.node.last_applied is not None and rig.node.last_applied.ki[0] == 0.0
+        # the good command's stream still applies (derated, or ramped to from the start)
+        assert rig.node.last_applied is not None and rig.node.mode is BridgeMode.RUN
     finally:
         rig.close()

@@ -329,6 +329,56 @@ def test_point_set_matches_single_point_calls() -> None:
         np.testing.assert_allclose(jacobians[i], kin.jacobian(q, f"{leg}_foot"), atol=1e-12)
 
 
+MIXED_TARGETS = (  # chains of 0 to 3 joints, points off the link origins, legs out of q order
+    ("body", Vec3(0.1, 0.0, 0.05)),
+    ("rr_foot", Vec3.ZERO),
+    ("fl_hip", Vec3(0.0, 0.02, 0.0)),
+    ("fr_thigh", Vec3(0.05, -0.01, 0.02)),
+    ("rl_foot", Vec3(0.0, 0.0, -0.01)),
+)
+
+
+@given(st.lists(finite_q, min_size=12, max_size=12))
+def test_point_set_of_chains_of_different_lengths_matches_frames(values: list[float]) -> None:
+    # points padded to the longest chain and columns out of order take the general gather and
+    # scatter; each must still match the link frames and finite differences
+    kin = KIN["hb50"]
+    q = np.array(values)
+    positions, jacobians = kin.point_set(MIXED_TARGETS).evaluate(q)
+    frames = kin.frames(q)
+    for i, (link, point) in enumerate(MIXED_TARGETS):
+        expected = (frames[kin.link_index(link)] @ np.array([*_vec(point), 1.0]))[:3]
+        np.testing.assert_allclose(positions[i], expected, atol=1e-12)
+        np.testing.assert_allclose(jacobians[i], _numeric_jacobian(kin, q, link, point), atol=1e-7)
+    assert not jacobians[0].any()  # the body's point moves with no joint
+
+
+def test_point_set_results_are_new_arrays_on_every_call() -> None:
+    # the evaluation works in buffers of its own; what it returned earlier must not change
+    kin = KIN["hb50"]
+    feet = kin.point_set([(f"{leg}_foot", Vec3.ZERO) for leg in LEGS])
+    q = kin.q_from_pose("home")
+    positions, jacobians = feet.evaluate(q)
+    kept = positions.copy(), jacobians.copy()
+    feet.evaluate(q + 0.3)
+    np.testing.assert_array_equal(positions, kept[0])
+    np.testing.assert_array_equal(jacobians, kept[1])
+
+
+def test_point_set_rejects_a_bad_configuration_and_keeps_working() -> None:
+    kin = KIN["hb50"]
+    feet = kin.point_set([(f"{leg}_foot", Vec3.ZERO) for leg in LEGS])
+    q = kin.q_from_pose("home")
+    before = feet.evaluate(q)
+    bad = q.copy()
+    bad[4] = math.nan
+    with pytest.raises(ConfigurationError, match="fl_j1"):
+        feet.evaluate(bad)
+    after = feet.evaluate(q)
+    np.testing.assert_array_equal(before[0], after[0])
+    np.testing.assert_array_equal(before[1], after[1])
+
+
 # --- bad configurations --------------------------------------------------------------------------
 def test_configuration_errors_name_the_joint() -> None:
     kin = KIN["hb50"]

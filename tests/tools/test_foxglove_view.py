@@ -633,10 +633,10 @@ def test_a_client_sees_the_walking_robot_move_in_the_odom_frame() -> None:
     velocity command is held, the ``odom → body`` transform the client receives (the control
     node's estimate) moves forward, straight, as the simulator's ground truth does.
 
-    Only the direction is compared with the truth: the bridge stamps frames with the wall clock
-    while the stepped simulator advances 2 ms per *executed* cycle, so on a loaded host (skipped
-    cycles) the odometry integrates more time than the physics ran and runs ahead of the truth
-    (1.69 m against 0.95 m in one run here)."""
+    Only the direction is compared with the truth (leg odometry drifts). The stack stamps a
+    stepped simulator's frames with simulated time, so the odometry integrates the time the
+    physics ran; with wall-clock stamps it ran ahead of the truth on a loaded host (skipped
+    cycles: 1.69 m against 0.95 m in one run here)."""
     from jointbus.messages.geometry_msgs import Twist, Vector3
     from jointbus.messages.nav_msgs import Odometry
     from jointbus.stack import Stack

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tracemalloc
 from pathlib import Path
 
 from hypothesis import given
@@ -83,3 +84,46 @@ def test_rosbags_reads_the_file(tmp_path: Path):
         ]
         got = [String.from_cdr(raw).data for _c, _t, raw in reader.messages()]
     assert got == [f"m{i}" for i in range(50)]
+
+
+def _write_chunks(writer: McapChunkWriter, channels: list[int], chunks: int, t0: int) -> int:
+    """Write ``chunks`` chunks (closed by ``flush``), a message on every channel in each; returns
+    the next log time."""
+    t = t0
+    for _ in range(chunks):
+        for channel in channels:
+            writer.add_message(channel, t, t, t, b"z" * 40)
+            t += 1
+        writer.flush()
+    return t
+
+
+def test_memory_held_does_not_grow_with_the_number_of_chunks(tmp_path: Path):
+    # every chunk adds a chunk index (≈ 10 B per channel) that the summary needs at the end; a
+    # recording of hours holds tens of thousands of them, so they must not stay in memory
+    path = tmp_path / "long.mcap"
+    with path.open("wb") as f:
+        writer = McapChunkWriter(f, chunk_size=1 << 20)
+        schema = writer.add_schema(String.TYPE_NAME, String.msgdef().encode())
+        channels = [writer.add_channel(f"/topic_{i}", schema) for i in range(30)]
+        t = _write_chunks(writer, channels, 200, 0)  # past any start-up allocation
+        tracemalloc.start()
+        try:
+            before = tracemalloc.take_snapshot()
+            _write_chunks(writer, channels, 2000, t)
+            after = tracemalloc.take_snapshot()
+        finally:
+            tracemalloc.stop()
+        grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+        writer.finish()
+    # 2000 chunk indexes of 30 channels are ≈ 700 KB; what stays in memory must not scale
+    assert grown < 64 * 1024, f"the writer's memory grew by {grown} B over 2000 chunks"
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert len(summary.chunk_indexes) == 2200
+        assert summary.statistics.chunk_count == 2200
+        assert summary.statistics.message_count == 2200 * 30
+        # the chunk indexes are right: seeking by them finds every message, in time order
+        times = [m.log_time for _s, _c, m in reader.iter_messages(log_time_order=True)]
+    assert times == list(range(2200 * 30))

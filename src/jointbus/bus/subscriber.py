@@ -40,6 +40,7 @@ from jointbus.bus.endpoint import EmitFn, Endpoint, EventCallback, MsgT
 from jointbus.bus.errors import BusClosedError, BusError
 from jointbus.bus.events import EndpointKind, MalformedPayloadEvent, MessagesLostEvent
 from jointbus.bus.qos import QosProfile
+from jointbus.bus.sample_gate import new_latency_stats
 
 _LOG = logging.getLogger("jointbus.bus")
 
@@ -120,10 +121,9 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         self.malformed = 0
         self.callback_errors = 0
         self._overflow_unreported = 0
-        self._latency_count = 0
-        self._latency_sum = 0
-        self._latency_last = 0
-        self._latency_max = 0
+        #: Latency counters of remote samples: the compiled core's when built, so that the
+        #: receive gate (jointbus.bus.sample_gate) updates them without a Python call.
+        self.latency_stats = new_latency_stats()
         #: The bound method publishers call; chosen once so the hot path has no branch on mode.
         self.offer: OfferFn[MsgT] = self._offer_sync if realtime else self._offer_queued
 
@@ -218,10 +218,7 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         )
 
     def _note_latency(self, latency_ns: int) -> None:
-        self._latency_count += 1
-        self._latency_sum += latency_ns
-        self._latency_last = latency_ns
-        self._latency_max = max(latency_ns, self._latency_max)
+        self.latency_stats.note(latency_ns)
 
     # ---- public API --------------------------------------------------------------------------
     def take(self) -> MsgT | None:
@@ -268,7 +265,8 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
 
     def stats(self) -> SubscriberStats:
         """A snapshot of the counters."""
-        count = self._latency_count
+        latency = self.latency_stats
+        count = latency.count
         return SubscriberStats(
             received=self.received,
             delivered=self.delivered,
@@ -281,9 +279,9 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
             callback_errors=self.callback_errors,
             queued=len(self._buffer),
             latency_count=count,
-            latency_last_ns=self._latency_last,
-            latency_mean_ns=self._latency_sum / count if count else 0.0,
-            latency_max_ns=self._latency_max,
+            latency_last_ns=latency.last,
+            latency_mean_ns=latency.sum / count if count else 0.0,
+            latency_max_ns=latency.max,
         )
 
     def close(self) -> None:

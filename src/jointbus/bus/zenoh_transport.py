@@ -24,7 +24,11 @@ nodes on rmw_zenoh and jointbus processes see and talk to each other with no bri
   once as a :class:`TypeMismatchEvent`. (A wildcard ``<domain>/<topic>/*/*`` subscriber would see
   such samples too, but cost 8–38 µs more per sample in Zenoh's routing: measured with
   ``bench/bench_bus.py``.) A sample is decoded once with the topic's message class and the same
-  object is offered to every compatible local subscriber. An undecodable payload is counted and
+  object is offered to every compatible local subscriber. The steady state (a known publisher, the
+  next sequence number, a payload that decodes) runs in one call of the topic's receive gate
+  (:mod:`jointbus.bus.sample_gate`: the compiled core's when built, else its Python twin); every
+  other sample is handed back untouched and takes the Python path below, which alone counts and
+  reports gaps, malformed payloads and foreign attachments. An undecodable payload is counted and
   reported (:class:`MalformedPayloadEvent`) and dropped; the subscription keeps running. A sample
   without a readable attachment (a plain Zenoh ``put``) is delivered, but counted and reported once
   (:class:`AttachmentEvent`): no gap counting or latency for it. Gaps in a publisher's sequence
@@ -55,6 +59,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import zenoh
@@ -76,8 +81,11 @@ from jointbus.bus.ros_graph import (
     node_token,
     parse_token,
 )
+from jointbus.bus.sample_gate import clamp_latency, new_gate
 from jointbus.bus.subscriber import Subscriber
 from jointbus.bus.zenoh_config import ZenohConfig
+from jointbus.codec import accel
+from jointbus.codec.codec import codec_for
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.base import Message
 
@@ -167,6 +175,23 @@ def _qos_args(reliable: bool) -> dict[str, Any]:
     }
 
 
+def _decoder_of(msg_type: type[Message]) -> Callable[[bytes], Message]:
+    """``msg_type.from_cdr``, or its codec's ``decode`` straight away when the class does not
+    override ``from_cdr`` (one Python frame less per received sample)."""
+    if getattr(msg_type.from_cdr, "__func__", None) is getattr(Message.from_cdr, "__func__", 0):
+        decode: Callable[[bytes], Message] = codec_for(msg_type).decode
+        return decode
+    return msg_type.from_cdr
+
+
+def _encoder_of(msg_type: type[Message]) -> Callable[[Message], bytes]:
+    """``msg_type.to_cdr``, or its codec's ``encode`` when the class does not override it."""
+    if msg_type.to_cdr is Message.to_cdr:
+        encode: Callable[[Message], bytes] = codec_for(msg_type).encode
+        return encode
+    return msg_type.to_cdr
+
+
 def _publisher_label(remote: EndpointInfo | None, att: attachment.Attachment | None) -> str:
     """How events name the sender of a sample."""
     if remote is not None:
@@ -206,11 +231,19 @@ class PublisherLink:
                 **_qos_args(pub.qos.reliable),
             )
         self._put = (self._adv or self._zpub).put  # bound once: ``send`` is on the hot path
+        self._encode = _encoder_of(pub.msg_type)
+        self._pack = attachment.FIELDS.pack
         self.matched: bool = _matching(self._zpub.matching_status)
         self._listener = self._zpub.declare_matching_listener(self._on_matching)
         # Announced last: whoever discovers the token can already query the cache.
         self._token_key, self._token = transport.declare_endpoint(pub, "MP")
         self.gid = gid_of(self._token_key)
+        #: ``send`` as ``publish`` calls it: the compiled core's (encode, stamp, put in one call)
+        #: when built and allowed, else :meth:`send_python`.
+        core = None
+        if transport.compiled_send is not False:
+            core = accel.sender(self._put, self._encode, self.gid)
+        self.send: Callable[[Message, int, int], None] = core or self.send_python
         for msg, _born, seq in pub.history:  # published before Zenoh was attached
             self.send(msg, seq, 0)
 
@@ -220,10 +253,13 @@ class PublisherLink:
             "%s on %s: remote subscribers %s", self._pub.label, self._pub.topic, self.matched
         )
 
-    def send(self, msg: Message, seq: int, mono_ns: int) -> None:
-        """Encode and put one message (called by ``publish`` while matched, or always for a
-        transient-local publisher)."""
-        self._put(msg.to_cdr(), attachment=attachment.pack(seq, time.time_ns(), self.gid))
+    def send_python(self, msg: Message, seq: int, mono_ns: int) -> None:
+        """Encode and put one message (``send``, called by ``publish`` while matched, or always
+        for a transient-local publisher, is this or the compiled core's twin of it)."""
+        self._put(
+            self._encode(msg),
+            attachment=self._pack(seq, time.time_ns(), attachment.GID_SIZE, self.gid),
+        )
 
     def close(self) -> None:
         """Undeclare everything (no error if the session is already closed)."""
@@ -241,7 +277,8 @@ class TopicSubscription:
         self.topic = topic
         self.msg_type = msg_type
         self._type_name = msg_type.TYPE_NAME
-        self._last_seq: dict[int, int] = {}
+        #: Last sequence number per remote publisher GID (16 bytes), shared with the gate.
+        self._last_seq: dict[bytes, int] = {}
         # For transient-local subscribers: first live sequence number per (subscriber, publisher),
         # and the publishers whose history a subscriber already received (no duplicates).
         self._first_live: dict[tuple[int, int], int] = {}
@@ -250,21 +287,17 @@ class TopicSubscription:
         self._history_lock = threading.Lock()
         #: QoS compatibility of (remote publisher gid, local subscriber gid); neither QoS changes.
         self._compat: dict[tuple[int, int], bool] = {}
-        #: Per remote publisher gid: (local subscribers, its discovery record, the compatible
-        #: subscribers with their transient-local flag): the live path's delivery list, rebuilt
-        #: when either of the first two changes (the bus replaces its subscriber tuple on every
-        #: change; discovery records are immutable and replaced when re-announced).
-        self._plans: dict[
-            int,
-            tuple[
-                tuple[Subscriber[Any], ...],
-                EndpointInfo | None,
-                tuple[tuple[Subscriber[Any], bool], ...],
-            ],
-        ] = {}
+        #: Per remote publisher GID (16 bytes): the gate's delivery plan, ``(local subscribers,
+        #: discovery generation, ((offer, latency counters), ...) or None)``, stored by
+        #: ``_receive``; stale (and rebuilt there) when the bus replaces its subscriber tuple or
+        #: discovery changes the generation.
+        self._plans: dict[bytes, tuple[tuple[Subscriber[Any], ...], int, Any]] = {}
+        self._gate = new_gate(
+            _decoder_of(msg_type), self._last_seq, self._plans, transport.compiled_receive
+        )
         #: Samples received, undecodable payloads, samples without a readable attachment and
-        #: history replies of another type or hash (never decoded), whatever the local subscribers.
-        self.samples = 0
+        #: history replies of another type or hash (never decoded), whatever the local subscribers
+        #: (``samples`` is counted by the gate).
         self.malformed = 0
         self.bad_attachments = 0
         self.foreign_type = 0
@@ -280,65 +313,30 @@ class TopicSubscription:
     def _on_sample(self, sample: zenoh.Sample) -> None:
         # Runs on Zenoh's receive thread. Realtime subscribers are called right here (no thread
         # hop: on this VM a hop costs ≈ 50 µs); ordinary ones get the message queued for their
-        # dispatcher. Clocks are read first so latency covers the whole receive path. This is the
-        # live path of ``_receive``, kept lean (it runs for every sample at up to kHz rates).
-        now_wall = time.time_ns()
-        now_mono = time.monotonic_ns()
+        # dispatcher. The steady state (a known publisher, the next sequence number, a payload that
+        # decodes) is the gate's, in one call (compiled when the core is built: see
+        # jointbus.bus.sample_gate); everything else comes back untouched, with the clocks the
+        # gate read first, and goes through ``_receive``.
         try:
-            raw_attachment = sample.attachment
-            raw = None if raw_attachment is None else raw_attachment.to_bytes()
-            if raw is None or len(raw) != attachment.SIZE or raw[16] != attachment.GID_SIZE:
-                self._receive(sample.payload.to_bytes(), raw, None, now_mono, now_wall)
-                return
-            self.samples += 1
-            subs = self._bus.local_subscribers(self.topic)
-            if not subs:
-                return
-            seq, source_wall, _, gid_bytes = attachment.FIELDS.unpack(raw)
-            gid = int.from_bytes(gid_bytes, "little")
-            remote = self._transport.remote_info(gid)
-            if remote is not None and remote.type_name != self._type_name:
-                return  # reported once as a TypeMismatchEvent when the endpoint was discovered
-            # Sequence numbers count what arrived, decodable or not: a malformed sample is
-            # counted as malformed, never also as lost (issue 11 item 9).
-            last = self._last_seq.get(gid)
-            if last is not None and seq > last + 1:
-                publisher = _publisher_label(remote, attachment.unpack(raw))
-                for sub in subs:
-                    sub._note_lost(seq - last - 1, publisher)
-            self._last_seq[gid] = seq
-            payload = sample.payload.to_bytes()
-            try:
-                msg = self.msg_type.from_cdr(payload)
-            except Exception as exc:
-                self._report_malformed(subs, remote, gid, payload, exc)
-                return
-            latency = now_wall - source_wall
-            born = now_mono - latency if latency > 0 else now_mono
-            plan = self._plans.get(gid)
-            if plan is None or plan[0] is not subs or plan[1] is not remote:
-                plan = self._plans[gid] = (subs, remote, self._delivery_plan(subs, remote))
-            for sub, transient_local in plan[2]:
-                sub._note_latency(latency)
-                if transient_local:
-                    pair = (sub.gid, gid)
-                    if seq <= self._history_last.get(pair, 0):
-                        continue  # already delivered from the publisher's history
-                    self._first_live.setdefault(pair, seq)
-                sub.offer(msg, born, now_mono)
+            generation = self._transport.generation
+            slow = self._gate.receive(
+                sample.attachment,
+                sample.payload,
+                self._bus.local_subscribers(self.topic),
+                generation,
+            )
+            if slow is not None:
+                raw, now_mono, now_wall = slow
+                self._receive(
+                    sample.payload.to_bytes(), raw, None, now_mono, now_wall, generation=generation
+                )
         except Exception:  # never let one sample kill Zenoh's callback thread
             _LOG.exception("receiving a sample on %s failed", self.topic)
 
-    def _delivery_plan(
-        self, subs: tuple[Subscriber[Any], ...], remote: EndpointInfo | None
-    ) -> tuple[tuple[Subscriber[Any], bool], ...]:
-        """The subscribers of ``subs`` compatible with ``remote``, each with its transient-local
-        flag: computed once per (subscriber set, publisher), not per sample."""
-        return tuple(
-            (sub, sub.qos.transient_local)
-            for sub in subs
-            if remote is None or self._compatible(remote, sub)
-        )
+    @property
+    def samples(self) -> int:
+        """Samples received on the topic's key, whatever the local subscribers."""
+        return self._gate.samples
 
     def _report_malformed(
         self,
@@ -365,8 +363,13 @@ class TopicSubscription:
         history_for: Subscriber[Any] | None,
         now_mono: int,
         now_wall: int,
+        *,
+        generation: int | None = None,
     ) -> None:
-        self.samples += 1
+        """Every sample the gate does not handle, and every history reply: the whole receive
+        path. ``generation``: the discovery generation the live sample was received under; the
+        publisher's delivery plan is then stored for the gate."""
+        self._gate.samples += 1
         subs = (
             (history_for,) if history_for is not None else self._bus.local_subscribers(self.topic)
         )
@@ -376,9 +379,14 @@ class TopicSubscription:
         if att is None:
             self._bad_attachment(subs, raw_attachment)
         remote = None
+        gid_key = b""
         if att is not None:
+            assert raw_attachment is not None
+            gid_key = raw_attachment[17:]
             remote = self._transport.remote_info(att.gid)
             if remote is not None and remote.type_name != self._type_name:
+                if history_for is None and generation is not None:
+                    self._plans[gid_key] = (subs, generation, None)  # the gate drops them too
                 return  # reported once as a TypeMismatchEvent when the endpoint was discovered
             if history_for is not None:
                 first_live = self._first_live.get((history_for.gid, att.gid))
@@ -386,12 +394,12 @@ class TopicSubscription:
                     return  # already delivered live
         if att is not None and history_for is None:
             # Count the sequence number before decoding: malformed is not lost (issue 11 item 9).
-            last = self._last_seq.get(att.gid)
+            last = self._last_seq.get(gid_key)
             if last is not None and att.seq > last + 1:
                 publisher = _publisher_label(remote, att)
                 for sub in subs:
                     sub._note_lost(att.seq - last - 1, publisher)
-            self._last_seq[att.gid] = att.seq
+            self._last_seq[gid_key] = att.seq
         try:
             msg = self.msg_type.from_cdr(payload)
         except Exception as exc:
@@ -401,7 +409,7 @@ class TopicSubscription:
             for sub in subs:
                 sub.offer(msg, now_mono, now_mono)
             return
-        latency = now_wall - att.source_wall_ns
+        latency = clamp_latency(now_wall - att.source_wall_ns)
         born = now_mono - latency if latency > 0 else now_mono
         gid = att.gid
         seq = att.seq
@@ -413,9 +421,10 @@ class TopicSubscription:
             self._history_last[pair] = seq if seq > history_last else history_last
             history_for.offer(msg, born, now_mono)
             return
-        for sub in subs:
-            if remote is not None and not self._compatible(remote, sub):
-                continue
+        targets = tuple(
+            sub for sub in subs if remote is None or self._compatible(remote, sub)
+        )
+        for sub in targets:
             sub._note_latency(latency)
             if sub.qos.transient_local:
                 pair = (sub.gid, gid)
@@ -423,6 +432,14 @@ class TopicSubscription:
                     continue  # already delivered from the publisher's history
                 self._first_live.setdefault(pair, seq)
             sub.offer(msg, born, now_mono)
+        if generation is not None and not any(sub.qos.transient_local for sub in targets):
+            # The gate delivers this publisher's next samples (transient-local subscribers need
+            # the history bookkeeping above: theirs always come here).
+            self._plans[gid_key] = (
+                subs,
+                generation,
+                tuple((sub.offer, sub.latency_stats) for sub in targets),
+            )
 
     def _foreign(self, key: str) -> None:
         """A history reply on our topic whose key names another type or hash (a cache answering
@@ -531,6 +548,13 @@ class ZenohTransport:
         self.domain_id = config.domain
         self.session = open_session(config)
         self.zid = str(self.session.zid())
+        #: Which receive gate topic subscriptions made from now on use: None = the compiled one
+        #: when the core is built, False = the pure-Python twin (what runs without the core; the
+        #: tests run both), True = the compiled one or RuntimeError.
+        self.compiled_receive: bool | None = None
+        #: The same for the send path of publishers linked from now on (None: the compiled
+        #: ``send`` when built; False: :meth:`PublisherLink.send_python`).
+        self.compiled_send: bool | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._links: dict[int, PublisherLink] = {}
@@ -542,6 +566,9 @@ class ZenohTransport:
         self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
+        #: Bumped after every change of ``_remote``: the receive gates' delivery plans name the
+        #: generation they were computed under, and a plan of an older one is rebuilt.
+        self.generation = 0
         #: Every live graph entity of other sessions by token key (the liveliness subscriber's
         #: view): nodes, endpoints, services.
         self._graph: dict[str, GraphEntity] = {}
@@ -766,8 +793,10 @@ class ZenohTransport:
         info = EndpointInfo.from_entity(entity)
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
+            self.generation += 1
             return
         self._remote[info.gid] = info
+        self.generation += 1
         try:
             self._meet(info)
             if info.kind == "publisher" and info.qos.transient_local:

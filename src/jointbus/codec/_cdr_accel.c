@@ -55,8 +55,10 @@
 #include <structmember.h>
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 enum { K_CONST = 0, K_SCALAR = 1, K_ARRAY = 2, K_BLOB = 3, K_NODE = 4, K_NODES = 5 };
 enum { F_FINITE = 1, F_NO_INF = 2, F_GE = 4, F_LE = 8, F_ENUM = 16 };
@@ -941,6 +943,580 @@ static PyTypeObject ProgramType = {
     .tp_methods = Program_methods,
 };
 
+/* ------------------------------------------------------------------------------------------ */
+/* the receive path's per-sample core: LatencyStats and SampleGate                            */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Why it is here: the Zenoh receive path (jointbus/bus/zenoh_transport.py) spent ~4 us of Python
+ * per sample before the user's callback (clocks, attachment parsing, sequence-gap and latency
+ * bookkeeping, the delivery plan, decode): the bus then reached 0.4-0.6x raw Zenoh's throughput
+ * and added ~12 us at 1 kHz, where every sample meets cold caches. SampleGate.receive does the
+ * steady state of that path in one call; everything that is not the steady state (no or foreign
+ * attachment, a publisher seen for the first time or whose plan is stale, a gap, a payload that
+ * does not decode, a transient-local subscriber) is handed back to Python untouched, so the
+ * Python path stays the one place where events are reported. jointbus/bus/sample_gate.py is the
+ * pure-Python twin (same contract; the tests run both).
+ *
+ * SampleGate(decode, last_seq, plans):
+ *   decode    callable(bytes) -> message; raises on a malformed payload;
+ *   last_seq  dict: publisher GID (16 bytes) -> last sequence number seen (shared with Python);
+ *   plans     dict: GID -> (subs, generation, targets): the delivery plan Python computed for
+ *             that publisher while the local subscriber tuple was `subs` (same object) and the
+ *             discovery generation was `generation`; targets = ((offer, stats), ...), or None:
+ *             drop the publisher's samples (type mismatch).
+ * receive(attachment, payload, subs, generation) -> None (handled) or
+ *   (attachment bytes or None, now_mono_ns, now_wall_ns): Python must handle this sample; nothing
+ *   was changed. attachment / payload: bytes, or objects with to_bytes() (Zenoh's ZBytes).
+ * Handled = samples += 1, last_seq[gid] = seq, latency = now_wall - source time (clamped to
+ * +-2^62 ns), born = now_mono - latency if latency > 0 else now_mono, then for each target:
+ * stats.note(latency); offer(message, born, now_mono).
+ */
+#define LATENCY_CLAMP (1LL << 62)
+
+typedef struct {
+    PyObject_HEAD
+    long long count;
+    long long last;
+    long long max;
+    long long partial;  /* running sum; folded into `big` before it would overflow */
+    PyObject *big;      /* NULL or an int: the folded part of the sum */
+} LatencyStatsObject;
+
+static PyTypeObject LatencyStatsType;
+
+static int
+latency_note(LatencyStatsObject *self, long long v)
+{
+    long long sum;
+    if (__builtin_add_overflow(self->partial, v, &sum)) {
+        PyObject *part = PyLong_FromLongLong(self->partial), *total;
+        if (part == NULL) {
+            return -1;
+        }
+        total = self->big == NULL ? Py_NewRef(part) : PyNumber_Add(self->big, part);
+        Py_DECREF(part);
+        if (total == NULL) {
+            return -1;
+        }
+        Py_XSETREF(self->big, total);
+        sum = v;
+    }
+    self->partial = sum;
+    self->count += 1;
+    self->last = v;
+    if (v > self->max) {
+        self->max = v;
+    }
+    return 0;
+}
+
+static PyObject *
+LatencyStats_note(LatencyStatsObject *self, PyObject *arg)
+{
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (v > LATENCY_CLAMP || v < -LATENCY_CLAMP) {
+        PyErr_SetString(PyExc_ValueError, "latency beyond +-2**62 ns (clamp it first)");
+        return NULL;
+    }
+    if (latency_note(self, v) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+LatencyStats_get_sum(LatencyStatsObject *self, void *closure)
+{
+    PyObject *part = PyLong_FromLongLong(self->partial), *total;
+    (void)closure;
+    if (part == NULL || self->big == NULL) {
+        return part;
+    }
+    total = PyNumber_Add(self->big, part);
+    Py_DECREF(part);
+    return total;
+}
+
+static PyObject *
+LatencyStats_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (PyTuple_GET_SIZE(args) != 0 || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "LatencyStats() takes no arguments");
+        return NULL;
+    }
+    return type->tp_alloc(type, 0);
+}
+
+static void
+LatencyStats_dealloc(LatencyStatsObject *self)
+{
+    Py_CLEAR(self->big);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef LatencyStats_members[] = {
+    {"count", T_LONGLONG, offsetof(LatencyStatsObject, count), READONLY, "latencies noted"},
+    {"last", T_LONGLONG, offsetof(LatencyStatsObject, last), READONLY, "last latency (ns)"},
+    {"max", T_LONGLONG, offsetof(LatencyStatsObject, max), READONLY,
+     "largest latency (ns), 0 if none was positive"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef LatencyStats_getset[] = {
+    {"sum", (getter)LatencyStats_get_sum, NULL, "sum of the latencies (ns)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef LatencyStats_methods[] = {
+    {"note", (PyCFunction)LatencyStats_note, METH_O, "note(latency_ns): count one latency."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LatencyStatsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jointbus.codec._cdr_accel.LatencyStats",
+    .tp_doc = "A subscriber's latency counters: count, sum, last, max (ns).",
+    .tp_basicsize = sizeof(LatencyStatsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = LatencyStats_new,
+    .tp_dealloc = (destructor)LatencyStats_dealloc,
+    .tp_members = LatencyStats_members,
+    .tp_getset = LatencyStats_getset,
+    .tp_methods = LatencyStats_methods,
+};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *decode;
+    PyObject *last_seq;
+    PyObject *plans;
+    long long samples;
+} SampleGateObject;
+
+static PyObject *str_to_bytes;
+
+/* A new reference to the bytes of `obj` (bytes itself, or obj.to_bytes()). */
+static PyObject *
+as_bytes(PyObject *obj)
+{
+    PyObject *out;
+    if (PyBytes_CheckExact(obj)) {
+        return Py_NewRef(obj);
+    }
+    out = PyObject_CallMethodNoArgs(obj, str_to_bytes);
+    if (out != NULL && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "to_bytes() did not return bytes");
+        return NULL;
+    }
+    return out;
+}
+
+static long long
+read_i64(const unsigned char *p)
+{
+    return (long long)read_le(p, 8);
+}
+
+static long long
+wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long
+mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static PyObject *
+SampleGate_receive(SampleGateObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *att, *payload, *subs, *generation;
+    PyObject *raw = NULL, *gid = NULL, *data = NULL, *msg = NULL;
+    PyObject *seq_obj = NULL, *born_obj = NULL, *now_obj = NULL, *result = NULL;
+    PyObject *plan, *targets, *last;
+    long long now_wall, now_mono, seq, source, latency, born;
+    const unsigned char *buf;
+    int eq;
+
+    now_wall = wall_ns();
+    now_mono = mono_ns();
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "receive(attachment, payload, subs, generation)");
+        return NULL;
+    }
+    att = args[0];
+    payload = args[1];
+    subs = args[2];
+    generation = args[3];
+    if (!PyTuple_Check(subs)) {
+        PyErr_SetString(PyExc_TypeError, "subs must be a tuple");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(subs) == 0) {
+        self->samples += 1;  /* nobody local listens: counted, nothing else */
+        Py_RETURN_NONE;
+    }
+    if (att == Py_None) {
+        goto slow;
+    }
+    raw = as_bytes(att);
+    if (raw == NULL) {
+        return NULL;
+    }
+    buf = (const unsigned char *)PyBytes_AS_STRING(raw);
+    if (PyBytes_GET_SIZE(raw) != 33 || buf[16] != 16) {
+        goto slow;
+    }
+    gid = PyBytes_FromStringAndSize((const char *)buf + 17, 16);
+    if (gid == NULL) {
+        goto error;
+    }
+    plan = PyDict_GetItemWithError(self->plans, gid);
+    if (plan == NULL) {
+        if (PyErr_Occurred()) {
+            goto error;
+        }
+        goto slow;
+    }
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 3
+        || PyTuple_GET_ITEM(plan, 0) != subs) {
+        goto slow;
+    }
+    eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(plan, 1), generation, Py_EQ);
+    if (eq < 0) {
+        goto error;
+    }
+    if (!eq) {
+        goto slow;
+    }
+    targets = PyTuple_GET_ITEM(plan, 2);
+    if (targets == Py_None) {
+        self->samples += 1;  /* a publisher of another type: dropped (reported at discovery) */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!PyTuple_CheckExact(targets)) {
+        goto slow;
+    }
+    seq = read_i64(buf);
+    source = read_i64(buf + 8);
+    last = PyDict_GetItemWithError(self->last_seq, gid);
+    if (last == NULL && PyErr_Occurred()) {
+        goto error;
+    }
+    if (last != NULL) {
+        long long last_seq = PyLong_AsLongLong(last);
+        if (last_seq == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto slow;
+        }
+        if (last_seq < LLONG_MAX && seq > last_seq + 1) {
+            goto slow;  /* a gap: Python counts and reports it */
+        }
+    }
+    data = as_bytes(payload);
+    if (data == NULL) {
+        goto error;
+    }
+    msg = PyObject_CallOneArg(self->decode, data);
+    if (msg == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            goto error;
+        }
+        PyErr_Clear();
+        goto slow;  /* malformed: Python decodes again, counts and reports it */
+    }
+    seq_obj = PyLong_FromLongLong(seq);
+    if (seq_obj == NULL || PyDict_SetItem(self->last_seq, gid, seq_obj) < 0) {
+        goto error;
+    }
+    self->samples += 1;
+    if (__builtin_sub_overflow(now_wall, source, &latency)) {
+        latency = source < 0 ? LATENCY_CLAMP : -LATENCY_CLAMP;
+    }
+    if (latency > LATENCY_CLAMP) {
+        latency = LATENCY_CLAMP;
+    }
+    else if (latency < -LATENCY_CLAMP) {
+        latency = -LATENCY_CLAMP;
+    }
+    born = latency > 0 ? now_mono - latency : now_mono;
+    born_obj = PyLong_FromLongLong(born);
+    now_obj = PyLong_FromLongLong(now_mono);
+    if (born_obj == NULL || now_obj == NULL) {
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(targets); i++) {
+        PyObject *target = PyTuple_GET_ITEM(targets, i), *stats, *r;
+        PyObject *call[3] = {msg, born_obj, now_obj};
+        if (!PyTuple_CheckExact(target) || PyTuple_GET_SIZE(target) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a plan target is (offer, stats)");
+            goto error;
+        }
+        stats = PyTuple_GET_ITEM(target, 1);
+        if (Py_IS_TYPE(stats, &LatencyStatsType)) {
+            if (latency_note((LatencyStatsObject *)stats, latency) < 0) {
+                goto error;
+            }
+        }
+        else {
+            PyObject *lat = PyLong_FromLongLong(latency);
+            if (lat == NULL) {
+                goto error;
+            }
+            r = PyObject_CallMethod(stats, "note", "O", lat);
+            Py_DECREF(lat);
+            if (r == NULL) {
+                goto error;
+            }
+            Py_DECREF(r);
+        }
+        r = PyObject_Vectorcall(PyTuple_GET_ITEM(target, 0), call, 3, NULL);
+        if (r == NULL) {
+            goto error;
+        }
+        Py_DECREF(r);
+    }
+    result = Py_NewRef(Py_None);
+    goto done;
+slow:
+    result = Py_BuildValue("(OLL)", raw == NULL ? Py_None : raw, now_mono, now_wall);
+    goto done;
+error:
+    result = NULL;
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(gid);
+    Py_XDECREF(data);
+    Py_XDECREF(msg);
+    Py_XDECREF(seq_obj);
+    Py_XDECREF(born_obj);
+    Py_XDECREF(now_obj);
+    return result;
+}
+
+static PyObject *
+SampleGate_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *decode, *last_seq, *plans;
+    SampleGateObject *self;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "SampleGate(decode, last_seq, plans): no keywords");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO!O!:SampleGate", &decode, &PyDict_Type, &last_seq,
+                          &PyDict_Type, &plans)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(decode)) {
+        PyErr_SetString(PyExc_TypeError, "decode must be callable");
+        return NULL;
+    }
+    self = (SampleGateObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->decode = Py_NewRef(decode);
+    self->last_seq = Py_NewRef(last_seq);
+    self->plans = Py_NewRef(plans);
+    return (PyObject *)self;
+}
+
+static int
+SampleGate_traverse(SampleGateObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->decode);
+    Py_VISIT(self->last_seq);
+    Py_VISIT(self->plans);
+    return 0;
+}
+
+static int
+SampleGate_clear(SampleGateObject *self)
+{
+    Py_CLEAR(self->decode);
+    Py_CLEAR(self->last_seq);
+    Py_CLEAR(self->plans);
+    return 0;
+}
+
+static void
+SampleGate_dealloc(SampleGateObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    SampleGate_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef SampleGate_members[] = {
+    {"samples", T_LONGLONG, offsetof(SampleGateObject, samples), 0,
+     "samples received (handled here or counted by the Python path)"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef SampleGate_methods[] = {
+    {"receive", (PyCFunction)(void (*)(void))SampleGate_receive, METH_FASTCALL,
+     "receive(attachment, payload, subs, generation) -> None if handled, else "
+     "(attachment bytes or None, now_mono_ns, now_wall_ns) for the Python path."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SampleGateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jointbus.codec._cdr_accel.SampleGate",
+    .tp_doc = "The steady state of the Zenoh receive path: SampleGate(decode, last_seq, plans).",
+    .tp_basicsize = sizeof(SampleGateObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = SampleGate_new,
+    .tp_dealloc = (destructor)SampleGate_dealloc,
+    .tp_traverse = (traverseproc)SampleGate_traverse,
+    .tp_clear = (inquiry)SampleGate_clear,
+    .tp_members = SampleGate_members,
+    .tp_methods = SampleGate_methods,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* the send path's per-message core: Sender                                                    */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Sender(put, encode, gid): send(message, seq, mono_ns) -> put(encode(message),
+ * attachment=<33 bytes: seq int64 LE, wall-clock ns int64 LE, 0x10, gid>), the rmw_zenoh
+ * attachment of jointbus/bus/attachment.py, stamped right before the put. The Python twin is
+ * PublisherLink.send in jointbus/bus/zenoh_transport.py; this saves its frame and two calls per
+ * message (measured in docs/PERFORMANCE.md).
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *put;
+    PyObject *encode;
+    unsigned char gid[16];
+} SenderObject;
+
+static PyObject *kw_attachment;
+
+static PyObject *
+Sender_send(SenderObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *data, *att, *r;
+    PyObject *call[2];
+    unsigned char *p;
+    long long seq;
+
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "send(message, seq, mono_ns)");
+        return NULL;
+    }
+    seq = PyLong_AsLongLong(args[1]);
+    if (seq == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    data = PyObject_CallOneArg(self->encode, args[0]);
+    if (data == NULL) {
+        return NULL;
+    }
+    att = PyBytes_FromStringAndSize(NULL, 33);
+    if (att == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    p = (unsigned char *)PyBytes_AS_STRING(att);
+    write_le(p, 8, (unsigned long long)seq);
+    write_le(p + 8, 8, (unsigned long long)wall_ns());
+    p[16] = 16;
+    memcpy(p + 17, self->gid, 16);
+    call[0] = data;
+    call[1] = att;
+    r = PyObject_Vectorcall(self->put, call, 1, kw_attachment);
+    Py_DECREF(data);
+    Py_DECREF(att);
+    if (r == NULL) {
+        return NULL;
+    }
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Sender_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *put, *encode;
+    const char *gid;
+    Py_ssize_t gid_len;
+    SenderObject *self;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Sender(put, encode, gid): no keywords");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOy#:Sender", &put, &encode, &gid, &gid_len)) {
+        return NULL;
+    }
+    if (gid_len != 16 || !PyCallable_Check(put) || !PyCallable_Check(encode)) {
+        PyErr_SetString(PyExc_ValueError, "Sender(put, encode, gid): callables and a 16-byte GID");
+        return NULL;
+    }
+    self = (SenderObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->put = Py_NewRef(put);
+    self->encode = Py_NewRef(encode);
+    memcpy(self->gid, gid, 16);
+    return (PyObject *)self;
+}
+
+static int
+Sender_traverse(SenderObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->put);
+    Py_VISIT(self->encode);
+    return 0;
+}
+
+static int
+Sender_clear(SenderObject *self)
+{
+    Py_CLEAR(self->put);
+    Py_CLEAR(self->encode);
+    return 0;
+}
+
+static void
+Sender_dealloc(SenderObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Sender_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef Sender_methods[] = {
+    {"send", (PyCFunction)(void (*)(void))Sender_send, METH_FASTCALL,
+     "send(message, seq, mono_ns): put(encode(message), attachment=<rmw_zenoh attachment>)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SenderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "jointbus.codec._cdr_accel.Sender",
+    .tp_doc = "The send path's per-message core: Sender(put, encode, gid).",
+    .tp_basicsize = sizeof(SenderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = Sender_new,
+    .tp_dealloc = (destructor)Sender_dealloc,
+    .tp_traverse = (traverseproc)Sender_traverse,
+    .tp_clear = (inquiry)Sender_clear,
+    .tp_methods = Sender_methods,
+};
+
 static struct PyModuleDef accel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "jointbus.codec._cdr_accel",
@@ -952,7 +1528,16 @@ PyMODINIT_FUNC
 PyInit__cdr_accel(void)
 {
     PyObject *module;
-    if (PyType_Ready(&ProgramType) < 0) {
+    if (PyType_Ready(&ProgramType) < 0 || PyType_Ready(&LatencyStatsType) < 0
+        || PyType_Ready(&SampleGateType) < 0 || PyType_Ready(&SenderType) < 0) {
+        return NULL;
+    }
+    kw_attachment = Py_BuildValue("(s)", "attachment");
+    if (kw_attachment == NULL) {
+        return NULL;
+    }
+    str_to_bytes = PyUnicode_InternFromString("to_bytes");
+    if (str_to_bytes == NULL) {
         return NULL;
     }
     module = PyModule_Create(&accel_module);
@@ -962,6 +1547,12 @@ PyInit__cdr_accel(void)
     Py_INCREF(&ProgramType);
     if (PyModule_AddObject(module, "Program", (PyObject *)&ProgramType) < 0) {
         Py_DECREF(&ProgramType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "LatencyStats", (PyObject *)&LatencyStatsType) < 0
+        || PyModule_AddObjectRef(module, "SampleGate", (PyObject *)&SampleGateType) < 0
+        || PyModule_AddObjectRef(module, "Sender", (PyObject *)&SenderType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1,6 +1,10 @@
-"""The optional compiled core of the stable-layout fast path (``_cdr_accel``), and how to skip it.
+"""The optional compiled core (``_cdr_accel``) of the codec and of the receive path; how to skip it.
 
-Where it sits: :mod:`jointbus.codec`, used only by :mod:`jointbus.codec.layout`. ``_cdr_accel`` is
+Where it sits: :mod:`jointbus.codec`, used by :mod:`jointbus.codec.layout` (layout programs) and by
+:mod:`jointbus.bus.sample_gate` (the steady state of the Zenoh receive path: attachment, sequence
+gaps, latency, decode and delivery of one sample in one call) and by
+:mod:`jointbus.bus.zenoh_transport` (encode, stamp and put one message in one call); see
+``_cdr_accel.c`` (a higher layer using a lower one). ``_cdr_accel`` is
 a small C extension (``_cdr_accel.c``) built by ``pip install`` when a C compiler is present
 (``setup.py`` marks it ``optional``): without it everything works, in pure Python, ≈ 6–7× slower
 on the 500 Hz messages. Why it exists: pure Python plateaus at ≈ 10–11 µs per 12-joint
@@ -16,6 +20,7 @@ core, e.g. to check that the fallback passes the test suite.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final, Protocol
 
@@ -27,6 +32,37 @@ class Program(Protocol):
     def decode(self, data: bytes | bytearray | memoryview, /) -> Any: ...
 
     def encode(self, obj: object, /) -> bytes | None: ...
+
+
+class LatencyCounters(Protocol):
+    """A subscriber's latency counters (ns): ``note`` one latency; ``count``, ``sum``, ``last``,
+    ``max`` (0 until a positive latency was noted)."""
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def sum(self) -> int: ...
+
+    @property
+    def last(self) -> int: ...
+
+    @property
+    def max(self) -> int: ...
+
+    def note(self, latency_ns: int, /) -> None: ...
+
+
+class Gate(Protocol):
+    """The receive path's steady state (contract in ``_cdr_accel.c`` and
+    :mod:`jointbus.bus.sample_gate`): ``receive`` returns None when it handled the sample, else
+    ``(attachment bytes or None, now_mono_ns, now_wall_ns)`` for the Python path."""
+
+    samples: int
+
+    def receive(
+        self, attachment: Any, payload: Any, subs: tuple[Any, ...], generation: int, /
+    ) -> tuple[bytes | None, int, int] | None: ...
 
 
 def _load() -> ModuleType | None:
@@ -56,4 +92,34 @@ def program(spec: tuple[Any, ...], miss: object) -> Program | None:
         made: Program = _CORE.Program(spec, miss)
     except (TypeError, ValueError, OverflowError):
         return None
+    return made
+
+
+def latency_counters() -> LatencyCounters | None:
+    """The core's latency counters (updated without a Python call by its gate), or ``None``."""
+    if _CORE is None:
+        return None
+    made: LatencyCounters = _CORE.LatencyStats()
+    return made
+
+
+def sample_gate(
+    decode: Callable[[bytes], Any], last_seq: dict[bytes, int], plans: dict[bytes, Any]
+) -> Gate | None:
+    """The core's receive gate over the caller's ``last_seq`` and ``plans`` dicts, or ``None``."""
+    if _CORE is None:
+        return None
+    made: Gate = _CORE.SampleGate(decode, last_seq, plans)
+    return made
+
+
+def sender(
+    put: Callable[..., Any], encode: Callable[[Any], bytes], gid: bytes
+) -> Callable[[Any, int, int], None] | None:
+    """The core's ``send(message, seq, mono_ns)``: ``put(encode(message), attachment=...)`` with
+    rmw_zenoh's 33-byte attachment (``seq``, wall-clock ns, GID) stamped in C; ``None`` without
+    the core."""
+    if _CORE is None:
+        return None
+    made: Callable[[Any, int, int], None] = _CORE.Sender(put, encode, gid).send
     return made

@@ -46,6 +46,7 @@ from jointbus.drivers.errors import (
     RequestRejected,
     UnknownArrayJointError,
 )
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.registry import DEFAULT_REGISTRY, DriverRegistry, DriverURL
 
@@ -67,6 +68,7 @@ __all__ = [
     "DriverRegistry",
     "DriverURL",
     "DriverURLError",
+    "ImpedanceCommand",
     "ImpedanceTargets",
     "JointLimits",
     "JointReading",

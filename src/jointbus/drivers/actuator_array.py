@@ -115,6 +115,7 @@ from jointbus.drivers.errors import (
     RequestRejected,
     UnknownArrayJointError,
 )
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
 from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
@@ -123,7 +124,7 @@ from jointbus.messages.actarray.state import ActuatorState, ActuatorType
 from jointbus.messages.errors import (
     LengthMismatchError,
     LimitError,
-    UnknownJointError,
+    NonFiniteError,
     ValidationError,
 )
 from jointbus.messages.geometry_msgs import Point, Vector3
@@ -132,7 +133,6 @@ from jointbus.model.calibration import JointCalibration
 from jointbus.model.joint import JointType
 from jointbus.model.limits import JointLimitSpec
 from jointbus.model.robot import RobotModel
-from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 __all__ = [
     "ActuatorArray",
@@ -155,6 +155,10 @@ _CommandWriter = Callable[[IntArray, FloatArray, str], tuple[Saturation, ...]]
 """A command internal (``_positions``, ``_speeds``, ``_currents``): indices, values, field."""
 
 _API: Final = "ActuatorArray"
+#: The fields of an impedance command, in the row order of its fast check.
+#: An unbounded limit in the fast impedance check: finite, so that the check also fails on ±inf.
+_BIG: Final = float(np.finfo(np.float64).max)
+_IMPEDANCE_FIELDS: Final = ("position", "velocity", "effort", "kp", "kd", "brake")
 
 
 class ActuatorArrayConfigError(DriverError, ValueError):
@@ -494,6 +498,7 @@ class ActuatorArray(abc.ABC):
         actuators = config.geometry.actuators
         self._home = np.array([a.home for a in actuators], dtype=np.float64)
         self._has_brakes = np.array([a.has_brakes for a in actuators], dtype=np.bool_)
+        self._has_brakes_tuple = tuple(a.has_brakes for a in actuators)
         self._velocity_max = np.array([s.velocity_max for s in config.limits])
         soft = [s.soft for s in config.limits]
         self._soft_mask = np.array([s is not None for s in soft], dtype=np.bool_)
@@ -501,15 +506,18 @@ class ActuatorArray(abc.ABC):
         self._soft_upper = np.array([s.upper if s else math.inf for s in soft])
         self._all = np.arange(n, dtype=np.intp)
         self._any_soft = bool(self._soft_mask.any())
-        # impedance()'s fast path: rows t_pos, t_vel, t_trq against position, velocity, effort.
+        # impedance()'s fast path: rows position, velocity, effort, kp, kd against their bounds.
         self._impedance_lower = np.array(
-            [[s.position_min, -s.velocity_max, -s.effort_max] for s in config.limits],
+            [[s.position_min, -s.velocity_max, -s.effort_max, 0.0, 0.0] for s in config.limits],
             dtype=np.float64,
-        ).T.copy()
+        ).T.clip(-_BIG, _BIG)
         self._impedance_upper = np.array(
-            [[s.position_max, s.velocity_max, s.effort_max] for s in config.limits],
+            [
+                [s.position_max, s.velocity_max, s.effort_max, _BIG, _BIG]
+                for s in config.limits
+            ],
             dtype=np.float64,
-        ).T.copy()
+        ).T.clip(-_BIG, _BIG)
         self._no_brakes = np.zeros(n, dtype=np.bool_)
         self._api_lock = threading.RLock()
         self._closed = False
@@ -902,71 +910,144 @@ class ActuatorArray(abc.ABC):
         """Drive every joint with its current (A, one per joint)."""
         return self._array_command(Capability.CURRENT, "currents", currents, self._currents)
 
-    def impedance(self, command: JointCommand) -> tuple[Saturation, ...]:
-        """Apply a Honey Badger :class:`JointCommand` (impedance targets for every joint).
+    def impedance(self, command: ImpedanceCommand) -> tuple[Saturation, ...]:
+        """Apply impedance targets to every joint: an
+        :class:`~jointbus.drivers.impedance.ImpedanceCommand` (arrays in actuator order, joint
+        space).
 
-        ``command.name`` must equal the array's joint names in actuator order. ``t_pos`` is
-        checked against position limits, ``t_vel`` against velocity limits, ``t_trq`` against
-        effort limits (policy), then soft limits clamp; ``brake`` may only be set on joints with
-        a brake. ``kp``, ``kd`` (≥ 0, checked by the message) pass through; ``ki`` is unused.
+        Every field must hold one finite value per joint; ``kp`` and ``kd`` must be ≥ 0;
+        ``position`` is checked against the position limits, ``velocity`` against the velocity
+        limits, ``effort`` against the effort limits (policy), then soft limits clamp; ``brake``
+        may only be set on joints with a brake. Errors name the joint (name and index), the
+        field, the value and the expectation; a refused command changes nothing.
 
-        A command whose targets all lie within their limits (the normal case at 500 Hz) is
-        checked with one comparison of the three target rows against precomputed bounds (NaN
-        fails it); any other goes through the per-field check, which names the joint and
-        applies the limit policy.
+        A :class:`~jointbus.drivers.impedance.CheckedImpedance` that a node's command check made
+        against this array's limits and brakes is not checked again (its values are; soft limits
+        and power, which depend on the moment, are). Any other command whose values all lie
+        within their bounds (the normal case at 500 Hz) is checked with one comparison of the
+        five stacked rows against precomputed bounds (NaN fails it); any other goes through the
+        per-field check, which names the joint and applies the limit policy.
         """
         with self._api_lock:
             self._begin(Capability.IMPEDANCE)
-            if type(command) is not JointCommand:
-                raise ValidationError(_API, "command", command, "a hb50 JointCommand")
-            self._check_names(command)
-            targets = np.array((command.t_pos, command.t_vel, command.t_trq), dtype=np.float64)
+            if (
+                type(command) is CheckedImpedance
+                and command.limits is self._config.limits
+                and command.has_brake == self._has_brakes_tuple
+            ):
+                return self._apply_impedance(
+                    position=command.position,
+                    velocity=command.velocity,
+                    effort=command.effort,
+                    kp=command.kp,
+                    kd=command.kd,
+                    brake=command.brake,
+                    saturations=[],
+                )
+            if not isinstance(command, ImpedanceCommand):
+                raise ValidationError(
+                    _API, "command", command, "an ImpedanceCommand (arrays in actuator order)"
+                )
+            n = self._n
+            for field_name in _IMPEDANCE_FIELDS:
+                count = getattr(command, field_name).shape[0]
+                if count != n:
+                    raise LengthMismatchError(
+                        _API,
+                        field_name,
+                        f"{count} values",
+                        f"{n} values, one per joint in actuator order ({', '.join(self._names)})",
+                    )
+            rows = np.vstack(
+                (command.position, command.velocity, command.effort, command.kp, command.kd)
+            )
             saturations: list[Saturation]
             if (
-                np.greater_equal(targets, self._impedance_lower).all()
-                and np.less_equal(targets, self._impedance_upper).all()
+                np.greater_equal(rows, self._impedance_lower).all()
+                and np.less_equal(rows, self._impedance_upper).all()
             ):
-                position, velocity, torque = targets
+                position, velocity, effort = rows[0], rows[1], rows[2]
                 saturations = []
             else:
-                position, s_pos = self._limits.apply("position", targets[0], command_field="t_pos")
-                velocity, s_vel = self._limits.apply("velocity", targets[1], command_field="t_vel")
-                torque, s_trq = self._limits.apply("effort", targets[2], command_field="t_trq")
-                saturations = s_pos + s_vel + s_trq
-            if any(command.brake):
-                brake = np.array(command.brake, dtype=np.bool_)
+                self._check_gains(rows[3:])
+                position, s_pos = self._limits.apply("position", rows[0], command_field="position")
+                velocity, s_vel = self._limits.apply("velocity", rows[1], command_field="velocity")
+                effort, s_eff = self._limits.apply("effort", rows[2], command_field="effort")
+                saturations = s_pos + s_vel + s_eff
+            brake = command.brake
+            if brake.any():
                 missing = brake & ~self._has_brakes
                 if missing.any():
                     i = int(np.flatnonzero(missing)[0])
                     raise LimitError(
-                        command.TYPE_NAME, "brake", True, "False: this actuator has no brake",
+                        _API, "brake", True, "False: this actuator has no brake",
                         joint=self._names[i], index=i,
                     )
-            else:
-                brake = self._no_brakes.copy()
-            if self._any_soft:
-                p_meas, v_meas = self._measured_joint_state("impedance")
-                position, s = self._clamp_soft_position(self._all, position, "t_pos")
-                saturations += s
-                vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
-                velocity, s = self._clamp(self._all, velocity, vmin, vmax, "t_vel (soft limit)")
-                saturations += s
-                emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
-                torque, s = self._clamp(self._all, torque, emin, emax, "t_trq (soft limit)")
-                saturations += s
-            self._require_power("impedance")
-            d = self._calibration.direction
-            self._write_impedance(
-                ImpedanceTargets(
-                    kp=np.array(command.kp),
-                    kd=np.array(command.kd),
-                    position=self._calibration.position_to_actuator(position),
-                    velocity=d * velocity,
-                    torque=d * torque,
-                    brake=brake,
-                )
+            return self._apply_impedance(
+                position=position,
+                velocity=velocity,
+                effort=effort,
+                kp=rows[3],
+                kd=rows[4],
+                brake=brake,
+                saturations=saturations,
             )
-            return self._report(saturations)
+
+    def _apply_impedance(
+        self,
+        *,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        kp: FloatArray,
+        kd: FloatArray,
+        brake: BoolArray,
+        saturations: list[Saturation],
+    ) -> tuple[Saturation, ...]:
+        """Soft limits (at the measured state), power, calibration, the hook: what applies to
+        every impedance command once its values are known to be valid (lock held)."""
+        if self._any_soft:
+            p_meas, v_meas = self._measured_joint_state("impedance")
+            position, s = self._clamp_soft_position(self._all, position, "position")
+            saturations += s
+            vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
+            velocity, s = self._clamp(self._all, velocity, vmin, vmax, "velocity (soft limit)")
+            saturations += s
+            emin, emax = self._limits.soft_effort_bounds(p_meas, v_meas)
+            effort, s = self._clamp(self._all, effort, emin, emax, "effort (soft limit)")
+            saturations += s
+        self._require_power("impedance")
+        d = self._calibration.direction
+        self._write_impedance(
+            ImpedanceTargets(
+                kp=kp.copy(),
+                kd=kd.copy(),
+                position=self._calibration.position_to_actuator(position),
+                velocity=d * velocity,
+                torque=d * effort,
+                brake=brake.copy(),
+            )
+        )
+        return self._report(saturations)
+
+    def _check_gains(self, gains: FloatArray) -> None:
+        """Raise for the first non-finite or negative ``kp`` / ``kd`` (rows 0 and 1 of ``gains``),
+        naming the joint and index."""
+        for row, field_name in enumerate(("kp", "kd")):
+            values = gains[row]
+            bad = ~np.isfinite(values)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise NonFiniteError(
+                    _API, field_name, float(values[i]), "a finite number",
+                    joint=self._names[i], index=i,
+                )
+            negative = values < 0.0
+            if negative.any():
+                i = int(np.flatnonzero(negative)[0])
+                raise LimitError(
+                    _API, field_name, float(values[i]), "≥ 0", joint=self._names[i], index=i
+                )
 
     # ---------------------------------------------------------------- command internals
 
@@ -1272,30 +1353,6 @@ class ActuatorArray(abc.ABC):
                 f"got shape {array.shape}",
             )
         return array
-
-    def _check_names(self, command: JointCommand) -> None:
-        names = command.name
-        if len(names) != self._n:
-            raise LengthMismatchError(
-                command.TYPE_NAME,
-                "name",
-                names,
-                f"the array's {self._n} joints in actuator order ({', '.join(self._names)})",
-            )
-        if names == self._names:
-            return
-        for i, (got, want) in enumerate(zip(names, self._names, strict=True)):
-            if got not in self._index_of:
-                raise UnknownJointError(got, self._names)
-            if got != want:
-                raise ValidationError(
-                    command.TYPE_NAME,
-                    "name",
-                    got,
-                    f"{want!r} at index {i} (actuator order: {', '.join(self._names)})",
-                    joint=got,
-                    index=i,
-                )
 
 
 def _as_float(value: object) -> float | None:

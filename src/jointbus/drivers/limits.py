@@ -50,15 +50,35 @@ class Saturation:
     applied: float
 
 
-#: Relative half-ulp of float32. Commands travel as float32 (``JointCommand``), so a target set
-#: exactly at a limit can arrive up to this much outside it: the same value, not a violation.
+#: Relative half-ulp of float32. Commands may travel as float32 (hb50's ``JointCommand``), so a
+#: target set exactly at a limit can arrive up to this much outside it: the same value, not a
+#: violation.
 _F32_REL_TOLERANCE = 2.0**-24
+#: Half the smallest float32 subnormal: float32 rounding moves a value near 0 by up to this much.
+_F32_ABS_TOLERANCE = 2.0**-150
+
+
+def at_limit_bounds(lower: FloatArray, upper: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The bounds a value is *accepted* within for the limits [``lower``, ``upper``]: each widened
+    by float32 rounding (half an ulp of float32: relative, or half the smallest subnormal near 0).
+
+    The one rule for "a float32 value at a limit is at the limit", applied by
+    :meth:`JointLimits.apply` (the device API) and by the nodes' command check alike: rounding to
+    float32 moves a value by at most this much, and it is monotone, so a target at or inside a
+    limit stays accepted after rounding, and a value beyond the widened bound was beyond the limit
+    before it. An accepted value outside [``lower``, ``upper``] is applied clamped to the limit.
+    Infinite bounds stay infinite.
+    """
+    with np.errstate(invalid="ignore"):
+        widened_lower = lower - np.maximum(np.abs(lower) * _F32_REL_TOLERANCE, _F32_ABS_TOLERANCE)
+        widened_upper = upper + np.maximum(np.abs(upper) * _F32_REL_TOLERANCE, _F32_ABS_TOLERANCE)
+    return widened_lower, widened_upper
 
 
 class JointLimits:
     """Vectorised limits of N named joints, with one policy for commands."""
 
-    __slots__ = ("_lower", "_names", "_upper", "policy", "soft", "type_name")
+    __slots__ = ("_lower", "_names", "_upper", "policy", "soft", "specs", "type_name")
 
     FIELDS = ("position", "velocity", "effort", "current")
 
@@ -73,6 +93,9 @@ class JointLimits:
         if len(names) != len(specs):
             raise ValueError(f"{len(names)} joint names but {len(specs)} limit specs")
         self._names = tuple(names)
+        self.specs: tuple[JointLimitSpec, ...] = specs if isinstance(specs, tuple) else tuple(specs)
+        """The specs as given (the same tuple object when a tuple was given: an array's
+        ``config.limits``, so a check can say which array's limits it applied)."""
         self.policy = policy
         self.type_name = type_name
         self.soft = tuple(s.soft for s in specs)
@@ -96,6 +119,10 @@ class JointLimits:
     def bounds(self, field: str, index: int) -> tuple[float, float]:
         """(lower, upper) of one joint's field."""
         return float(self._lower[field][index]), float(self._upper[field][index])
+
+    def bounds_array(self, field: str) -> tuple[FloatArray, FloatArray]:
+        """(lower, upper) of ``field`` for every joint (copies)."""
+        return self._lower[field].copy(), self._upper[field].copy()
 
     def apply(
         self,
@@ -131,8 +158,9 @@ class JointLimits:
         if not (low.any() or high.any()):
             return values, []
         # Within float32 rounding of a bound is *at* the bound: clamp quietly, report nothing.
-        low &= values < lower - np.abs(lower) * _F32_REL_TOLERANCE
-        high &= values > upper + np.abs(upper) * _F32_REL_TOLERANCE
+        accept_lower, accept_upper = at_limit_bounds(lower, upper)
+        low &= values < accept_lower
+        high &= values > accept_upper
         if not (low.any() or high.any()):
             return np.clip(values, lower, upper), []
         if self.policy is LimitPolicy.REJECT:

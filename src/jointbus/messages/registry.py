@@ -109,6 +109,7 @@ def message_types_in(*modules: object) -> list[type[Any]]:
 def _bundled_types() -> list[type[Any]]:
     from jointbus.messages import (
         geometry_msgs,
+        joint_impedance,
         joint_limits,
         joint_sample,
         joint_state,
@@ -136,6 +137,7 @@ def _bundled_types() -> list[type[Any]]:
         joint_sample,
         joints,
         joint_limits,
+        joint_impedance,
         data,
         geometry,
         requests,

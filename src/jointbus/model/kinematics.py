@@ -20,7 +20,12 @@ Speed: the whole tree is computed with a handful of batched numpy calls — all 
 at once (Rodrigues), one batched product for the joint transforms, then one batched product per
 tree depth — instead of a Python loop of small matrix products, and :class:`PointSet` precomputes
 the index arrays for a fixed set of points (the four feet) so that evaluating their positions
-and Jacobians is another fixed handful of calls. ``bench/bench_kinematics.py`` measures it.
+and Jacobians is another fixed handful of calls. When every moving joint above the points is
+revolute (the hb50's legs, the arm), :class:`PointSet` goes further (:class:`_RevoluteChains`):
+all the chains are stepped together, one batched product per chain depth, from coefficient
+arrays prepared once, into buffers allocated once — at this size every numpy call costs about a
+microsecond whatever its size, so the number of calls is the cost. ``bench/bench_kinematics.py``
+measures it against a naive per-joint loop of the same run.
 """
 
 from __future__ import annotations
@@ -318,7 +323,9 @@ class PointSet:
     """Positions and linear Jacobians of fixed points on links (e.g. the four feet).
 
     Built once by :meth:`Kinematics.point_set`; :meth:`evaluate` returns positions ``(k, 3)`` (m,
-    root frame) and Jacobians ``(k, 3, nv)``.
+    root frame) and Jacobians ``(k, 3, nv)``, new arrays on every call. Points whose chains hold
+    only revolute joints are evaluated by :class:`_RevoluteChains`, which works in buffers of its
+    own: one :class:`PointSet` must not be evaluated from two threads at once.
     """
 
     def __init__(self, kinematics: Kinematics, targets: Sequence[tuple[str, Vec3]]) -> None:
@@ -354,11 +361,18 @@ class PointSet:
         self._pri_target, self._pri_link, self._pri_col = split(pairs_pri)
         self._pri_axis = kin._joint_axis[self._pri_link - 1][:, :, None]
         self._k = len(self.links)
+        self._revolute = (
+            _RevoluteChains(kin, targets)
+            if self._k and len(self._rev_link) and not len(self._pri_link) and not self._pairs_multi
+            else None
+        )
 
     def evaluate(self, q: Configuration) -> tuple[FloatArray, FloatArray]:
         """``(positions (k, 3), jacobians (k, 3, nv))`` at configuration ``q``."""
         kin = self._kin
         qa = kin.q_array(q)
+        if self._revolute is not None:
+            return self._revolute.evaluate(qa)
         frames = kin._frames(qa)
         target = frames[self._target_link]
         positions = (target[:, :3, :3] @ self._points[:, :, None])[:, :, 0] + target[:, :3, 3]
@@ -399,3 +413,145 @@ class PointSet:
             for i in range(3):
                 out[:, c + 3 + i] = np.cross(r_joint[:, i], d)
         del k
+
+
+def _affine_view(base: FloatArray, grid: IntArray) -> FloatArray | None:
+    """A view of the 1-D ``base`` equal to ``base[grid]`` for a 2-D index ``grid``, if there is one.
+
+    There is when ``grid[i, j] == grid[0, 0] + i * a + j * b`` for some steps ``a`` and ``b`` (the
+    hb50's joints: leg after leg, hip to knee, so ``a = 1`` and ``b = 3``); reading or writing
+    through it then costs no gather call. ``None`` otherwise.
+    """
+    rows, cols = grid.shape
+    start = int(grid[0, 0])
+    a = int(grid[1, 0]) - start if rows > 1 else 0
+    b = int(grid[0, 1]) - start if cols > 1 else 0
+    if not np.array_equal(grid, start + np.arange(rows)[:, None] * a + np.arange(cols) * b):
+        return None
+    item = base.itemsize
+    view: FloatArray = np.lib.stride_tricks.as_strided(
+        base[start:], shape=(rows, cols), strides=(a * item, b * item), writeable=True
+    )
+    return view
+
+
+class _RevoluteChains:
+    """Positions and Jacobians of points at the ends of revolute-only chains, all chains at once.
+
+    Each point's chain is folded into steps, one per revolute joint: step ``l`` is the constant
+    transform from the previous joint's frame to joint ``l``'s frame (fixed joints folded in)
+    times the joint's rotation, which is linear in ``(1, cos θ, sin θ)`` (Rodrigues:
+    ``a aᵀ + cos θ (I − a aᵀ) + sin θ [a]×``). So is everything the evaluation needs from a step
+    once the constants are multiplied in: the 4 × 8 block ``[T | T [a]× | T p]`` (``T`` the
+    step's 4 × 4 transform, ``[a]×`` the axis's cross-product matrix, ``p`` the point in the
+    last link's frame). One batched product of the ``(1, cos, sin)`` rows with the prepared
+    coefficients gives every block of every chain; one batched product per depth chains them;
+    then the Jacobian column of joint ``l`` is ``R_l [a]× R_lᵀ (p − o_l)`` — the joint axis in
+    the root frame crossed with the lever arm ``p − o_l`` (m). A chain with fewer joints is
+    padded at its end with identity steps whose columns are dropped. All arrays are allocated
+    here, once; a call allocates only the two arrays it returns.
+    """
+
+    _WIDTH = 8  # columns of a step's block: transform (4), transform · [a]× (3), point (1)
+
+    def __init__(self, kin: Kinematics, targets: Sequence[tuple[str, Vec3]]) -> None:
+        chains: list[tuple[list[tuple[FloatArray, int]], FloatArray]] = []
+        for link, point in targets:
+            steps: list[tuple[FloatArray, int]] = []  # (transform to the joint frame, tree index)
+            pre = np.eye(4)
+            for joint in kin.model.chain(link):
+                pre = pre @ joint.origin.to_matrix()
+                if joint.is_moving:
+                    steps.append((pre, kin._tree.index(joint)))
+                    pre = np.eye(4)
+            chains.append((steps, pre @ np.array([*tuple(point), 1.0])))
+        k = len(chains)
+        depth = max(len(steps) for steps, _ in chains)
+        width = self._WIDTH
+        coefficients = np.zeros((depth, k, 3, 4 * width))
+        q_index = np.full((depth, k), kin.nq, dtype=np.intp)  # nq: the padding's zero angle
+        column = np.full((depth, k), -1, dtype=np.intp)
+        for t, (steps, point_h) in enumerate(chains):
+            for level in range(depth):
+                terms = np.zeros((3, 4, 4))  # the step's motion = terms · (1, cos, sin)
+                skew = np.zeros((4, 3))
+                if level < len(steps):
+                    pre, tree_index = steps[level]
+                    joint = kin._tree[tree_index]
+                    axis = kin._joint_axis[tree_index]
+                    aat = np.outer(axis, axis)
+                    terms[0, :3, :3] = aat
+                    terms[0, 3, 3] = 1.0
+                    terms[1, :3, :3] = np.eye(3) - aat
+                    terms[2, :3, :3] = _skew(axis)
+                    skew[:3] = _skew(axis)
+                    q_index[level, t] = kin._q_offset[joint.name]
+                    column[level, t] = kin._v_offset[joint.name]
+                else:
+                    pre = np.eye(4)
+                    terms[0] = np.eye(4)
+                for i in range(3):
+                    step = pre @ terms[i]
+                    block = np.concatenate((step, step @ skew, (step @ point_h)[:, None]), axis=1)
+                    coefficients[level, t, i] = block.reshape(-1)
+        self._depth = depth
+        self._coefficients = coefficients
+        self._trig = np.zeros((depth, k, 1, 3))  # rows (1, cos θ, sin θ)
+        self._trig[..., 0, 0] = 1.0
+        self._q = np.zeros(kin.nq + 1)  # the configuration, then the padding's zero angle
+        self._angles_view = _affine_view(self._q, q_index)
+        self._q_index = q_index
+        self._angles = np.zeros((depth, k))
+        self._local = np.zeros((depth, k, 4, width))
+        self._frames = np.zeros((depth, k, 4, width))
+        self._lever = np.zeros((depth, k, 3, 1))
+        self._lever_local = np.zeros((depth, k, 3, 1))
+        self._columns = np.zeros((depth, k, 3, 1))
+        self._jac = np.zeros((k, 3, kin.nv))
+        real = (column >= 0).ravel()
+        self._rows = None if real.all() else np.flatnonzero(real)
+        self._jac_target = np.broadcast_to(np.arange(k), (depth, k)).ravel()[real].copy()
+        self._jac_column = column.ravel()[real].copy()
+        # every real column at once through a strided view of the Jacobian buffer, when the
+        # columns are laid out regularly (jac[t, i, c] is element t·3·nv + i·nv + c)
+        self._jac_view: FloatArray | None = None
+        if self._rows is None:
+            flat = (column + np.arange(k) * 3 * kin.nv).astype(np.intp)
+            view = _affine_view(self._jac.reshape(-1), flat)
+            if view is not None:
+                item = self._jac.itemsize
+                self._jac_view = np.lib.stride_tricks.as_strided(
+                    view,
+                    shape=(depth, k, 3, 1),
+                    strides=(*view.strides, kin.nv * item, item),
+                    writeable=True,
+                )
+
+    def evaluate(self, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``(positions (k, 3), jacobians (k, 3, nv))`` at the validated array ``q``."""
+        self._q[:-1] = q
+        angles = self._angles_view
+        if angles is None:
+            angles = np.take(self._q, self._q_index, out=self._angles)
+        trig = self._trig
+        np.cos(angles, out=trig[..., 0, 1])
+        np.sin(angles, out=trig[..., 0, 2])
+        local = self._local
+        depth, k = self._depth, local.shape[1]
+        np.matmul(trig, self._coefficients, out=local.reshape(depth, k, 1, -1))
+        frames = self._frames
+        frames[0] = local[0]
+        for level in range(1, depth):
+            np.matmul(frames[level - 1, :, :, :4], local[level], out=frames[level])
+        point = frames[depth - 1, :, :3, 7:8]
+        np.subtract(point, frames[..., :3, 3:4], out=self._lever)
+        np.matmul(frames[..., :3, :3].swapaxes(-1, -2), self._lever, out=self._lever_local)
+        if self._jac_view is not None:
+            np.matmul(frames[..., :3, 4:7], self._lever_local, out=self._jac_view)
+        else:
+            columns = np.matmul(frames[..., :3, 4:7], self._lever_local, out=self._columns)
+            flat = columns.reshape(-1, 3)
+            self._jac[self._jac_target, :, self._jac_column] = (
+                flat if self._rows is None else flat[self._rows]
+            )
+        return point[:, :, 0].copy(), self._jac.copy()

@@ -16,6 +16,12 @@ with encoding ``ros2msg`` (the ``.msg`` text with its dependencies), channels wi
 ``cdr``, messages in zstd chunks followed by their message indexes, and a summary (schemas,
 channels, statistics, chunk indexes, summary offsets) so readers can seek.
 
+Memory: a chunk's index (≈ 10 B per channel plus ≈ 80 B) is needed only in the summary written at
+the end, and a long recording closes several chunks a second — 30 minutes of the soak's 15
+channels ≈ 1.3 MB, an hour of 30 channels far more. They are appended to a spooled temporary file
+(in memory up to :data:`CHUNK_INDEX_SPOOL_BYTES`, then on disk, deleted when closed) and copied
+into the summary block by block, so what the writer holds does not grow with the recording.
+
 Crash safety: schema and channel records are written to the file (outside chunks) before any
 message that uses them, and :meth:`flush` closes the current chunk and hands it to the OS. A process
 killed with SIGKILL therefore loses only the messages of the chunk in progress; the file has no
@@ -27,6 +33,7 @@ process dies; only a power loss can take it.
 from __future__ import annotations
 
 import struct
+import tempfile
 import zlib
 from typing import BinaryIO, Final
 
@@ -53,6 +60,11 @@ MCAP_MAGIC: Final = b"\x89MCAP0\r\n"
 DEFAULT_CHUNK_SIZE: Final = 256 * 1024
 #: zstd level: 1 compresses a BridgeData stream about as well as 3, noticeably faster.
 DEFAULT_ZSTD_LEVEL: Final = 1
+#: Chunk indexes kept in memory before they spill to a temporary file (bytes): a few minutes of
+#: a recording, so short files never touch the disk twice.
+CHUNK_INDEX_SPOOL_BYTES: Final = 64 * 1024
+#: Block size for copying the spilled chunk indexes into the summary (bytes).
+_COPY_BLOCK: Final = 64 * 1024
 
 # opcode u8, record length u64, channel id u16, sequence u32, log time u64, publish time u64
 _MESSAGE_HEADER: Final = struct.Struct("<BQHIQQ")
@@ -80,10 +92,11 @@ class McapChunkWriter:
         self._compressor = zstandard.ZstdCompressor(level=zstd_level)
         self._schemas: list[Schema] = []
         self._channels: list[Channel] = []
-        # Chunk index records are kept serialised (≈ 100 B each) rather than as record objects
-        # (≈ 2 KB each with their offset dicts): a 30-minute recording flushing every 0.5 s
-        # holds 3 600 of them until the summary is written.
-        self._chunk_index_data = bytearray()
+        # Chunk index records, serialised, until the summary (see the module docstring).
+        self._chunk_indexes = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - closed by finish
+            max_size=CHUNK_INDEX_SPOOL_BYTES, prefix="jointbus-mcap-chunk-index-"
+        )
+        self._chunk_index_bytes = 0
         self._chunk_count = 0
         self._channel_counts: dict[int, int] = {}
         self._message_count = 0
@@ -209,7 +222,9 @@ class McapChunkWriter:
             message_start_time=self._chunk_start,
             uncompressed_size=len(raw),
         ).write(chunk_index)
-        self._chunk_index_data += chunk_index.end()  # type: ignore[no-untyped-call]
+        record: bytes = chunk_index.end()  # type: ignore[no-untyped-call]
+        self._chunk_indexes.write(record)
+        self._chunk_index_bytes += len(record)
         self._chunk_count += 1
         if self._message_count == 0:
             self._start_time, self._end_time = self._chunk_start, self._chunk_end
@@ -232,20 +247,26 @@ class McapChunkWriter:
         self._close_chunk()
         self._write_record(DataEnd(data_section_crc=0))
         summary_start = self._written
-        summary = RecordBuilder()
         offsets: list[SummaryOffset] = []
+        crc = 0
 
-        def group(opcode: Opcode, records: list[Schema] | list[Channel]) -> None:
-            start = summary.count
+        def emit(data: bytes) -> None:  # a piece of the summary: written and in its CRC
+            nonlocal crc
+            crc = zlib.crc32(data, crc)
+            self._write(data)
+
+        def group(opcode: Opcode, records: list[Schema] | list[Channel] | list[Statistics]) -> None:
+            builder = RecordBuilder()
             for record in records:
-                record.write(summary)
-            if summary.count > start:
-                offsets.append(SummaryOffset(opcode, summary_start + start, summary.count - start))
+                record.write(builder)
+            data: bytes = builder.end()  # type: ignore[no-untyped-call]
+            if data:
+                offsets.append(SummaryOffset(opcode, self._written, len(data)))
+                emit(data)
 
         group(Opcode.SCHEMA, self._schemas)
         group(Opcode.CHANNEL, self._channels)
-        start = summary.count
-        Statistics(
+        statistics = Statistics(
             attachment_count=0,
             channel_count=len(self._channels),
             channel_message_counts=dict(self._channel_counts),
@@ -255,25 +276,24 @@ class McapChunkWriter:
             message_start_time=self._start_time,
             metadata_count=0,
             schema_count=len(self._schemas),
-        ).write(summary)
-        offsets.append(
-            SummaryOffset(Opcode.STATISTICS, summary_start + start, summary.count - start)
         )
-        if self._chunk_index_data:
-            start = summary.count
-            summary.write(bytes(self._chunk_index_data))
+        group(Opcode.STATISTICS, [statistics])
+        if self._chunk_index_bytes:
             offsets.append(
-                SummaryOffset(Opcode.CHUNK_INDEX, summary_start + start, summary.count - start)
+                SummaryOffset(Opcode.CHUNK_INDEX, self._written, self._chunk_index_bytes)
             )
-        summary_offset_start = summary_start + summary.count
+            self._chunk_indexes.seek(0)
+            while block := self._chunk_indexes.read(_COPY_BLOCK):
+                emit(block)
+        self._chunk_indexes.close()
+        summary_offset_start = self._written
+        builder = RecordBuilder()
         for offset in offsets:
-            offset.write(summary)
-        summary_data: bytes = summary.end()  # type: ignore[no-untyped-call]
-        crc = zlib.crc32(summary_data)
+            offset.write(builder)
+        emit(builder.end())  # type: ignore[no-untyped-call]
         crc = zlib.crc32(
             struct.pack("<BQQQ", Opcode.FOOTER, 20, summary_start, summary_offset_start), crc
         )
-        self._write(summary_data)
         self._write_record(
             Footer(
                 summary_start=summary_start,
@@ -299,9 +319,7 @@ class McapChunkWriter:
         self._stream.write(data)
         self._written += len(data)
 
-    def _write_record(
-        self, record: Header | Schema | Channel | Chunk | DataEnd | Footer
-    ) -> int:
+    def _write_record(self, record: Header | Schema | Channel | Chunk | DataEnd | Footer) -> int:
         builder = RecordBuilder()
         record.write(builder)
         data: bytes = builder.end()  # type: ignore[no-untyped-call]
@@ -309,4 +327,4 @@ class McapChunkWriter:
         return len(data)
 
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "MCAP_MAGIC", "McapChunkWriter"]
+__all__ = ["CHUNK_INDEX_SPOOL_BYTES", "DEFAULT_CHUNK_SIZE", "MCAP_MAGIC", "McapChunkWriter"]

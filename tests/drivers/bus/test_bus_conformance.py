@@ -19,6 +19,7 @@ import pytest
 
 from jointbus import drivers
 from jointbus.drivers import ActuatorArray, RejectReason, RequestRejected
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -27,7 +28,6 @@ from jointbus.messages.errors import (
     UnknownJointError,
     ValidationError,
 )
-from jointbus.robots.hb50.messages import JointCommand
 from support.array_server import served
 
 URLS = ["sim://arm6?noise=false", "bus://arm6"]
@@ -175,6 +175,6 @@ def test_an_impedance_stream_holds_a_joint_where_it_is_told(arm: ActuatorArray) 
     target[ELBOW] = here[ELBOW] + 0.3 if here[ELBOW] < 2.0 else here[ELBOW] - 0.3
     end = time.monotonic() + 2.0
     while time.monotonic() < end:  # a 50 Hz stream from the default source
-        arm.impedance(JointCommand.hold(arm.names, target, 40.0, 2.0, source_node="control_node"))
+        arm.impedance(ImpedanceCommand.hold(target, 40.0, 2.0))
         time.sleep(0.02)
     assert arm.read_joints().position[ELBOW] == pytest.approx(target[ELBOW], abs=0.05)

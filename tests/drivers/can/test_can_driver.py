@@ -60,6 +60,7 @@ from jointbus.drivers.can.motor_models import (
 )
 from jointbus.drivers.can.twin_server import TwinServer
 from jointbus.drivers.errors import MotionTimeoutError
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.driver import SimArrayConfig
 from jointbus.messages.actarray import ActuatorState
@@ -67,10 +68,8 @@ from jointbus.messages.errors import (
     LengthMismatchError,
     LimitError,
     NonFiniteError,
-    ValidationError,
 )
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 HB50 = load_robot("hb50")
 NAMES = HB50.actuator_order
@@ -143,8 +142,8 @@ def powered(rig: Rig) -> Rig:
     return rig
 
 
-def hold(target: np.ndarray, kp: float = 80.0, kd: float = 3.0) -> JointCommand:
-    return JointCommand.hold(NAMES, target.tolist(), kp, kd)
+def hold(target: np.ndarray, kp: float = 80.0, kd: float = 3.0) -> ImpedanceCommand:
+    return ImpedanceCommand.hold(target, kp, kd)
 
 
 def run_impedance(array: CanActuatorArray, target: np.ndarray, cycles: int) -> None:
@@ -393,9 +392,9 @@ def test_invalid_commands_send_nothing(powered: Rig) -> None:
     array.read_joints()
     powered.commands()
     bad_commands = [
-        (JointCommand.hold(NAMES[::-1], HOME[::-1].tolist(), 80.0, 3.0), ValidationError),
+        (hold(HOME).replace(kd=[3.0] * 11 + [float("nan")]), NonFiniteError),
         (hold(HOME + 10.0), LimitError),
-        (JointCommand.hold(NAMES[:3], HOME[:3].tolist(), 80.0, 3.0), LengthMismatchError),
+        (ImpedanceCommand.hold(HOME[:3], 80.0, 3.0), LengthMismatchError),
     ]
     for command, error in bad_commands:
         with pytest.raises(error):
@@ -430,7 +429,7 @@ def test_any_gain_outside_the_wire_range_is_refused_whole(
     gains = [80.0] * 12
     gains[joint] = kp
     with pytest.raises(LimitError) as info:
-        array.impedance(JointCommand.hold(NAMES, HOME.tolist(), gains, kd))
+        array.impedance(ImpedanceCommand.hold(HOME, gains, kd))
     assert (info.value.index, info.value.joint, info.value.field) == (joint, NAMES[joint], "kp")
     if shared_powered.listener is not None:
         assert shared_powered.commands() == {}  # not one frame of the command went out

@@ -7,7 +7,6 @@ exactly; the determinism tests switch noise on.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from jointbus.drivers import (
     RequestRejected,
     Saturation,
 )
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig, SimStatus
 from jointbus.drivers.sim.robots import SimOptions, build_sim_robot
@@ -39,7 +39,6 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.model.yaml_loader import load_robot, loads_robot
-from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 IDLE, MOVING, BRAKED, STALLED = (
     ActuatorState.IDLE,
@@ -240,8 +239,10 @@ def test_lowering_speed_below_a_running_speed_move_is_refused(arm: SimActuatorAr
         (lambda a: a.current("elbow", 9.0), LimitError),  # limit 8 A
         (lambda a: a.currents([0.0, 0.0, math.nan, 0.0, 0.0, 0.0]), NonFiniteError),
         (lambda a: a.home("hand"), UnknownJointError),
-        (lambda a: a.impedance(JointCommand.hold(a.names[::-1], HOME[::-1], 10.0, 1.0)),
-         ValidationError),
+        (lambda a: a.impedance(ImpedanceCommand.hold(HOME[:5], 10.0, 1.0)),
+         LengthMismatchError),
+        (lambda a: a.impedance(ImpedanceCommand.hold([*HOME[:5], math.nan], 10.0, 1.0)),
+         NonFiniteError),
         (lambda a: a.impedance("hold"), ValidationError),
     ],
 )
@@ -324,7 +325,7 @@ def test_current_command_produces_torque_in_the_joint_sense(arm: SimActuatorArra
 
 def test_impedance_command_holds_the_targets(arm: SimActuatorArray) -> None:
     target = [0.2, -0.3, 1.0, 0.5, 0.2, -0.4]
-    arm.impedance(JointCommand.hold(arm.names, target, 60.0, 3.0))
+    arm.impedance(ImpedanceCommand.hold(target, 60.0, 3.0))
     arm.step(2.0)
     assert positions(arm) == pytest.approx(target, abs=0.03)  # friction vs kp: a small offset
 
@@ -337,8 +338,8 @@ def test_an_impedance_command_braking_a_joint_does_not_drive_it_against_the_brak
     here = positions(arm).tolist()
     target = list(here)
     target[2] = here[2] - 1.0  # the elbow's target is 1 rad away ...
-    command = JointCommand.hold(arm.names, target, 60.0, 3.0)
-    braked = dataclasses.replace(command, brake=(False, False, True, False, False, False))
+    command = ImpedanceCommand.hold(target, 60.0, 3.0)
+    braked = command.replace(brake=(False, False, True, False, False, False))
     arm.impedance(braked)  # ... but its brake is on in the same command
     arm.step(1.0)
     elbow = arm.read().actuators[2]

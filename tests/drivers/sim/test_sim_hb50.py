@@ -16,9 +16,9 @@ import pytest
 from jointbus import drivers
 from jointbus.drivers import DriverClosedError
 from jointbus.drivers.actuator_array import ImuReading
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.robots import HB50_LYING_HEIGHT, MujocoSimArray
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages.joint_command import JointCommand
 
 HB50 = load_robot("hb50")
 HOME = np.array([HB50.pose("home")[name] for name in HB50.actuator_order])
@@ -41,7 +41,7 @@ def stand_up(robot: MujocoSimArray, ramp: float = 1.0, hold: float = 1.0) -> Non
     for i in range(steps):
         fraction = min(1.0, (i + 1) * CYCLE / ramp)
         target = start + fraction * (HOME - start)
-        robot.impedance(JointCommand.hold(robot.names, target.tolist(), 80.0, 3.0))
+        robot.impedance(ImpedanceCommand.hold(target, 80.0, 3.0))
         robot.step(CYCLE)
 
 
@@ -80,7 +80,7 @@ def test_starts_lying_folded_at_rest_with_power_off() -> None:
 
 def test_motion_is_refused_until_power_is_on() -> None:
     with open_hb50() as robot:
-        command = JointCommand.hold(robot.names, HOME.tolist(), 80.0, 3.0)
+        command = ImpedanceCommand.hold(HOME, 80.0, 3.0)
         with pytest.raises(drivers.RequestRejected) as info:
             robot.impedance(command)
         assert info.value.reason is drivers.RejectReason.POWERED_OFF

@@ -23,6 +23,7 @@ from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.bus.driver import BusActuatorArray
 from jointbus.drivers.errors import RejectReason, RequestRejected
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.math import Transform2D, Twist2D
 from jointbus.messages import jointbus_msgs
 from jointbus.messages.actarray import (
@@ -33,12 +34,13 @@ from jointbus.messages.actarray import (
     PowerRequest,
 )
 from jointbus.messages.actarray.commands import MultiPositionCommand
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
-from jointbus.robots.hb50.messages import JointCommand, Level, Status
+from jointbus.robots.hb50.messages import Level, Status
 from support.array_server import served
 from support.bus import wait_until
 
@@ -201,20 +203,35 @@ def test_estop_latches_power_off_refuses_motion_until_reset(rig: Rig) -> None:
     assert wait_until(lambda: abs(rig.elbow() - 0.2) < 0.01, timeout=10.0)
 
 
+def hold_message(
+    names: tuple[str, ...], positions: list[float], kp: float, kd: float, *, source: str
+) -> JointImpedance:
+    """The generic impedance message holding ``positions`` (rad) with gains ``kp`` / ``kd``."""
+    n = len(names)
+    return JointImpedance(
+        source_node=source,
+        name=names,
+        position=tuple(positions),
+        velocity=(0.0,) * n,
+        effort=(0.0,) * n,
+        kp=(kp,) * n,
+        kd=(kd,) * n,
+        brake=(False,) * n,
+    )
+
+
 def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
     r = Rig(ArrayNodeConfig(allowed_sources=("control_node", "squat"), watchdog_s=0.1))
     try:
         r.client.power(True)
         names = r.array.names
-        pub = r.bus.publisher(N.impedance_command, JointCommand, MAB_RT)
-        pub.publish(JointCommand.hold(names, [0.0] * 6, 5.0, 0.5, source_node="intruder"))
+        pub = r.bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
+        pub.publish(hold_message(names, [0.0] * 6, 5.0, 0.5, source="intruder"))
         assert wait_until(lambda: bool(r.statuses("impedance refused")), timeout=2.0)
         assert "intruder" in r.statuses("impedance refused")[0].status
         for _ in range(30):  # ≥ 10 Hz from an allowed custom source: it takes over
             pub.publish(
-                JointCommand.hold(
-                    names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source_node="squat"
-                )
+                hold_message(names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source="squat")
             )
             time.sleep(0.01)
         assert wait_until(lambda: bool(r.statuses("squat")), timeout=2.0)
@@ -469,3 +486,29 @@ def test_a_thermal_shutdown_switches_off_that_joint_only_and_it_comes_back_when_
     rig.client.position("flange_roll", held + 0.2)
     final = rig.client.wait_until_still("flange_roll", timeout=10.0)
     assert final.position[FLANGE] == pytest.approx(held + 0.2, abs=0.01)
+
+
+def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to(rig: Rig) -> None:
+    """The bridge's re-entry rule in the array node: a stream that applies again after the
+    e-stop (reset, power on, brakes released) moves its target from where the arm is at the
+    ramp's speed, instead of snapping a stiff joint 1 rad across."""
+    rig.client.power(True)
+    here = rig.client.read_joints().position.copy()
+    assert rig.bus.client(N.estop, String, ActuatorReply).call(String("test")).accepted
+    assert rig.bus.client(N.estop_reset, String, ActuatorReply).call(String("")).accepted
+    rig.client.power(True)
+    rig.client.brakes(False)
+    target = here.copy()
+    target[ELBOW] = here[ELBOW] + 1.0 if here[ELBOW] < 1.0 else here[ELBOW] - 1.0
+    command = ImpedanceCommand.hold(target, 40.0, 2.0)
+    start = len(rig.data)
+    end = time.monotonic() + 3.0
+    while time.monotonic() < end:  # a 100 Hz stream from the default source
+        rig.client.impedance(command)
+        time.sleep(0.01)
+    speeds = [abs(d.actuators[ELBOW].speed) for d in rig.data[start:]]
+    speed = rig.node.settings.reentry_speed
+    print(f"\nelbow after e-stop reset: peak {max(speeds):.2f} rad/s (re-entry {speed} rad/s)")
+    assert max(speeds) < 1.5 * speed
+    assert abs(rig.elbow() - target[ELBOW]) < 0.05
+    assert rig.statuses("re-entry after")

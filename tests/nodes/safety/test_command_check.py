@@ -1,4 +1,9 @@
-"""The bridge's command gate: every rejection path names source, joint, index, field and value."""
+"""The command gate of the array node and hb50's bridge: every rejection path names source, joint,
+index, field and value; an accepted command comes back as the joint-space ImpedanceCommand.
+
+Most cases run on hb50's ``JointCommand`` (field names ``t_pos`` / ``t_vel`` / ``t_trq``, float32
+on the wire, the reserved ``ki``): the richest shape the check reads. The generic
+``JointImpedance`` has its own cases at the end."""
 
 from __future__ import annotations
 
@@ -11,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.codec import DecodeError
-from jointbus.codec.cdr import encode
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy
 from jointbus.messages.errors import LengthMismatchError, LimitError, NonFiniteError
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.model.limits import JointLimitSpec
 from jointbus.model.yaml_loader import load_robot
 from jointbus.nodes.safety.command_check import (
@@ -22,9 +27,8 @@ from jointbus.nodes.safety.command_check import (
     CommandRejected,
     JointOrderError,
     SourceNotAllowedError,
-    UncheckedJointCommand,
-    decode_unchecked,
 )
+from jointbus.robots.hb50.bridge.unchecked_command import HB50_COMMAND_FIELDS
 from jointbus.robots.hb50.messages import JointCommand
 
 NAMES = ("hip", "knee", "ankle")
@@ -39,6 +43,7 @@ FLOAT_FIELDS = ("kp", "ki", "kd", "t_pos", "t_vel", "t_trq")
 def make_check(**kwargs: Any) -> CommandCheck:
     kwargs.setdefault("kp_max", 500.0)
     kwargs.setdefault("kd_max", 50.0)
+    kwargs.setdefault("fields", HB50_COMMAND_FIELDS)
     return CommandCheck(NAMES, JointLimits(NAMES, SPECS), **kwargs)
 
 
@@ -77,14 +82,24 @@ def rejected(check: CommandCheck, cmd: JointCommand) -> CommandRejected:
     return info.value
 
 
-def test_valid_command_passes() -> None:
-    make_check().check(command())
+def test_valid_command_comes_back_as_the_joint_space_command() -> None:
+    cmd = command(brake=(True, False, False))
+    got = make_check().check(cmd)
+    assert isinstance(got, ImpedanceCommand)
+    assert got == ImpedanceCommand(cmd.t_pos, cmd.t_vel, cmd.t_trq, cmd.kp, cmd.kd, cmd.brake)
+    assert got.position.dtype == np.float64 and not got.position.flags.writeable
 
 
 def test_hb50_standing_command_passes_the_robots_own_limits() -> None:
     robot = load_robot("hb50")
     order = robot.actuator_order
-    check = CommandCheck(order, JointLimits(order, robot.limits_for(order)), kp_max=500, kd_max=50)
+    check = CommandCheck(
+        order,
+        JointLimits(order, robot.limits_for(order)),
+        kp_max=500,
+        kd_max=50,
+        fields=HB50_COMMAND_FIELDS,
+    )
     home = robot.pose("home")
     positions = [home[n] for n in order]
     check.check(JointCommand.hold(order, positions, 80.0, 3.0, source_node="control_node"))
@@ -94,10 +109,35 @@ def test_values_exactly_at_the_limits_pass_despite_float32_rounding() -> None:
     # -1.047 is not a float32; the command holds float32(-1.047), below -1.047 in float64.
     cmd = command(t_pos=(-1.047, -2.705, 0.0), t_vel=(20.0, -10.0, 0.0), t_trq=(-24.0, 12.0, 0.0))
     assert cmd.t_pos[0] < -1.047
-    make_check().check(cmd)
-    cmd = command(t_pos=(1.571, 0.0, 0.0))
-    make_check().check(cmd)
+    got = make_check().check(cmd)
+    assert got.position[0] == -1.047  # applied at the limit, not a hair beyond it
+    cmd = command(t_pos=(1.571, 0.0, 0.0))  # float32(1.571) is a hair inside: passes as sent
+    assert make_check().check(cmd).position[0] == cmd.t_pos[0]
     make_check().check(command(kp=(500.0, 0.0, 0.0), kd=(50.0, 0.0, 0.0)))
+
+
+finite_limits = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(lower=finite_limits, width=st.floats(0.0, 1e6), at_upper=st.booleans())
+def test_a_float32_value_at_any_limit_is_accepted_and_applied_at_the_limit(
+    lower: float, width: float, at_upper: bool
+) -> None:
+    """The one rule (``at_limit_bounds``): the float32 rounding of a limit is the limit, for the
+    node's check and for the driver alike."""
+    upper = lower + width
+    specs = [JointLimitSpec(lower, upper, velocity_max=10.0, effort_max=10.0), *SPECS[1:]]
+    check = CommandCheck(NAMES, JointLimits(NAMES, specs), fields=HB50_COMMAND_FIELDS)
+    limit = upper if at_upper else lower
+    cmd = command(t_pos=(limit, -1.0, 0.0))  # rounded to float32 by the message
+    sent = cmd.t_pos[0]
+    at_limit = min(max(sent, lower), upper)  # rounded outside: the limit; inside: as sent
+    assert abs(at_limit - limit) <= abs(sent - limit)
+    assert check.check(cmd).position[0] == at_limit
+    applied, saturations = JointLimits(NAMES, specs).apply(
+        "position", np.array([sent, -1.0, 0.0])
+    )
+    assert applied[0] == at_limit and saturations == []
 
 
 # -- source --------------------------------------------------------------------------------
@@ -237,13 +277,15 @@ def test_unbounded_joint_accepts_any_finite_target() -> None:
 
 
 def test_gains_are_unbounded_above_by_default() -> None:
-    check = CommandCheck(NAMES, JointLimits(NAMES, SPECS))
+    check = CommandCheck(NAMES, JointLimits(NAMES, SPECS), fields=HB50_COMMAND_FIELDS)
     check.check(command(kp=(1e6, 0.0, 0.0)))
     assert check.bounds("kp", 0) == (0.0, math.inf)
 
 
 def test_saturating_limits_policy_still_rejects() -> None:
-    check = CommandCheck(NAMES, JointLimits(NAMES, SPECS, LimitPolicy.SATURATE))
+    check = CommandCheck(
+        NAMES, JointLimits(NAMES, SPECS, LimitPolicy.SATURATE), fields=HB50_COMMAND_FIELDS
+    )
     err = rejected(check, command(t_pos=(2.0, -1.0, 0.0)))
     assert isinstance(err.error, LimitError)
 
@@ -287,6 +329,13 @@ def test_limits_must_cover_the_actuator_order() -> None:
         CommandCheck(("knee", "hip", "ankle"), JointLimits(NAMES, SPECS))
 
 
+def test_reserved_ki_is_checked_but_not_applied() -> None:
+    err = rejected(make_check(), raw_command(command(), ki=(0.0, 1e39, 0.0)))
+    assert (err.field, err.index) == ("ki", 1)
+    got = make_check().check(command(ki=(5.0, 5.0, 5.0)))
+    assert got == make_check().check(command())
+
+
 def test_check_leaves_the_command_untouched() -> None:
     cmd = command(t_pos=(5.0, -1.0, 0.0))
     before = cmd.to_cdr()
@@ -305,74 +354,56 @@ def test_brake_only_where_fitted_when_the_bridge_knows() -> None:
     make_check().check(command(brake=(True, True, True)))  # not configured: not checked
 
 
-# -- commands the wire rules refuse at decode: read back unchecked, checked here -------------
-
-_finite = st.floats(-1e3, 1e3, allow_nan=False, width=32)
-_any = st.one_of(_finite, st.just(math.nan), st.just(math.inf), st.just(-math.inf))
+# -- the generic message ---------------------------------------------------------------------
 
 
-# source: CDR strings cannot hold NUL, nor lone surrogates (not UTF-8): the encoder refuses both,
-# so they are left out of the text.
-@given(
-    source=st.text(
-        st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12
-    ),
-    values=st.lists(st.tuples(_any, _any, _any, _any, _any, _any, st.booleans()), max_size=5),
-)
-def test_unchecked_decoding_reads_any_wire_content_back_as_sent(
-    source: str, values: list[tuple[float, float, float, float, float, float, bool]]
-) -> None:
-    """NaN, negative gains and short arrays are refused by ``JointCommand.from_cdr`` (its wire
-    rules); the bridge still needs the source node and the values to name them."""
-    names = tuple(f"j{i}" for i in range(len(values)))
-    columns = list(zip(*values, strict=True)) if values else [()] * 7
-    sent = UncheckedJointCommand(JointCommand().header, source, names, *columns)
-    got = decode_unchecked(encode(sent))
-    assert got.source_node == source and got.name == names
-    for field in (*FLOAT_FIELDS, "brake"):
-        a, b = np.array(getattr(got, field), dtype=float), np.array(getattr(sent, field), float)
-        assert np.array_equal(a.astype(np.float32), b.astype(np.float32), equal_nan=True)
+def impedance(source: str = "control_node", **overrides: Any) -> JointImpedance:
+    fields: dict[str, Any] = {
+        "name": NAMES,
+        "position": (0.1, -1.0, 5.0),
+        "velocity": (0.0, 0.0, 0.0),
+        "effort": (0.0, 1.0, -1.0),
+        "kp": (80.0, 80.0, 80.0),
+        "kd": (3.0, 3.0, 3.0),
+        "brake": (False, False, False),
+    }
+    fields.update(overrides)
+    return JointImpedance(source_node=source, **fields)
 
 
-def test_unchecked_decoding_of_a_valid_command_equals_the_checked_one() -> None:
-    cmd = command()
-    got = decode_unchecked(cmd.to_cdr())
-    assert (got.source_node, got.name, got.kp, got.t_pos, got.brake) == (
-        cmd.source_node,
-        cmd.name,
-        cmd.kp,
-        cmd.t_pos,
-        cmd.brake,
+def test_the_generic_message_is_the_default_and_its_errors_name_its_fields() -> None:
+    check = CommandCheck(NAMES, JointLimits(NAMES, SPECS), kp_max=500.0)
+    got = check.check(impedance())
+    assert got == ImpedanceCommand(
+        (0.1, -1.0, 5.0), (0.0, 0.0, 0.0), (0.0, 1.0, -1.0), (80.0,) * 3, (3.0,) * 3,
+        (False,) * 3,
     )
+    err = rejected(check, impedance(position=(0.1, 0.5, 5.0)))  # type: ignore[arg-type]
+    assert isinstance(err.error, LimitError)
+    assert (err.field, err.index, err.joint) == ("position", 1, "knee")
+    assert JointImpedance.TYPE_NAME in str(err)
+    err = rejected(check, impedance(kp=(80.0, 80.0, 501.0)))  # type: ignore[arg-type]
+    assert (err.field, err.index, err.joint) == ("kp", 2, "ankle")
 
 
-def test_unchecked_decoding_of_garbage_is_a_decode_error() -> None:
-    with pytest.raises(DecodeError):
-        decode_unchecked(b"\x00\x01\x00\x00\xff")
-
-
-@pytest.mark.parametrize(
-    ("fields", "error", "field", "index"),
-    [
-        ({"kp": (80.0, math.nan, 80.0)}, NonFiniteError, "kp", 1),
-        ({"t_vel": (0.0, 0.0, math.inf)}, NonFiniteError, "t_vel", 2),
-        ({"kd": (3.0, -1.0, 3.0)}, LimitError, "kd", 1),
-        ({"t_trq": (0.0, 1.0)}, LengthMismatchError, "t_trq", 2),
-    ],
-)
-def test_unchecked_commands_get_the_checks_named_error(
-    fields: dict[str, Any], error: type[Exception], field: str, index: int
+@given(lower=finite_limits, width=st.floats(0.0, 1e6))
+def test_a_float64_value_exactly_at_a_limit_passes_the_generic_check(
+    lower: float, width: float
 ) -> None:
-    base = command()
-    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(JointCommand)}
-    values.update(fields)
-    unchecked = decode_unchecked(encode(UncheckedJointCommand(**values)))
-    with pytest.raises(CommandRejected) as info:
-        make_check().check(unchecked)
-    assert isinstance(info.value.error, error)
-    assert (info.value.source_node, info.value.field, info.value.index) == (
-        "control_node",
-        field,
-        index,
-    )
-    assert info.value.joint == NAMES[index]
+    upper = lower + width
+    specs = [JointLimitSpec(lower, upper, velocity_max=10.0, effort_max=10.0), *SPECS[1:]]
+    check = CommandCheck(NAMES, JointLimits(NAMES, specs))
+    for limit in (lower, upper):
+        got = check.check(impedance(position=(limit, -1.0, 0.0)))  # type: ignore[arg-type]
+        assert got.position[0] == limit
+
+
+def test_a_check_that_knows_the_brakes_returns_a_checked_command_for_the_driver() -> None:
+    limits = JointLimits(NAMES, tuple(SPECS))
+    checked = CommandCheck(NAMES, limits, has_brake=(True, False, False)).check(impedance())
+    assert type(checked) is CheckedImpedance
+    assert checked.limits is limits.specs and checked.has_brake == (True, False, False)
+    # changed after the check (ramp, derating): a plain command, checked in full by the driver
+    assert type(checked.replace(kp=(1.0, 1.0, 1.0))) is ImpedanceCommand
+    # brakes unknown to the check: the driver must check them, so no checked command
+    assert type(CommandCheck(NAMES, limits).check(impedance())) is ImpedanceCommand

@@ -57,26 +57,26 @@ def test_hold_after_reset_uses_the_measured_position_not_the_old_target() -> Non
     measured = (0.3, -1.2, 0.7)
     latch.reset(1, measured)
     assert latch.holding
-    hold = latch.hold_command(NAMES, kp=80.0, kd=3.0, source_node="bridge_node")
-    assert hold.t_pos == pytest.approx(measured, abs=1e-6)
-    assert hold.kp == (80.0, 80.0, 80.0)
-    assert hold.kd == (3.0, 3.0, 3.0)
-    assert hold.t_vel == (0.0, 0.0, 0.0) and hold.t_trq == (0.0, 0.0, 0.0)
-    assert hold.source_node == "bridge_node"
+    hold = latch.hold_command(kp=80.0, kd=3.0)
+    assert hold.position.tolist() == list(measured)
+    assert hold.kp.tolist() == [80.0, 80.0, 80.0]
+    assert hold.kd.tolist() == [3.0, 3.0, 3.0]
+    assert hold.velocity.tolist() == [0.0] * 3 and hold.effort.tolist() == [0.0] * 3
+    assert not hold.brake.any()
     latch.release_hold()
     assert not latch.holding
     with pytest.raises(RuntimeError):
-        latch.hold_command(NAMES, 80.0, 3.0)
+        latch.hold_command(80.0, 3.0)
 
 
 def test_unmeasured_joint_is_damped_not_held() -> None:
     latch = EStopLatch()
     latch.trigger("button", 0)
     latch.reset(1, (0.3, math.nan, 0.7))
-    hold = latch.hold_command(NAMES, kp=80.0, kd=3.0)
-    assert hold.kp == (80.0, 0.0, 80.0)
-    assert hold.t_pos[1] == 0.0
-    assert hold.kd == (3.0, 3.0, 3.0)
+    hold = latch.hold_command(kp=80.0, kd=3.0)
+    assert hold.kp.tolist() == [80.0, 0.0, 80.0]
+    assert hold.position[1] == 0.0
+    assert hold.kd.tolist() == [3.0, 3.0, 3.0]
 
 
 def test_new_trigger_cancels_a_pending_hold() -> None:
@@ -88,12 +88,11 @@ def test_new_trigger_cancels_a_pending_hold() -> None:
     assert latch.hold_positions is None
 
 
-def test_hold_length_must_match() -> None:
+def test_hold_has_one_target_per_measured_position() -> None:
     latch = EStopLatch()
     latch.trigger("a", 0)
     latch.reset(1, (0.0, 0.0))
-    with pytest.raises(ValueError, match="held positions"):
-        latch.hold_command(NAMES, 80.0, 3.0)
+    assert latch.hold_command(80.0, 3.0).count == 2
 
 
 def test_begin_hold_applies_the_reset_rule_without_a_latch() -> None:
@@ -102,7 +101,7 @@ def test_begin_hold_applies_the_reset_rule_without_a_latch() -> None:
     assert latch.holding and not latch.latched
     assert not latch.is_fresh(50 * MS)
     assert latch.is_fresh(51 * MS)
-    assert latch.hold_command(NAMES, 80.0, 3.0).t_pos == pytest.approx((0.1, 0.2, 0.3), abs=1e-6)
+    assert latch.hold_command(80.0, 3.0).position.tolist() == [0.1, 0.2, 0.3]
 
 
 def test_begin_hold_is_ignored_while_latched() -> None:

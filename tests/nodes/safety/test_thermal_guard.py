@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
-from jointbus.robots.hb50.messages import JointCommand
 
 NAMES = ("hip", "knee", "ankle")
 OK, WARN, ERROR = ThermalLevel.OK, ThermalLevel.WARN, ThermalLevel.ERROR
@@ -81,30 +81,19 @@ def test_missing_reading_changes_nothing() -> None:
 def test_derate_scales_the_whole_impedance_law() -> None:
     g = guard()
     g.update([30.0, 95.0, 100.0])
-    cmd = JointCommand.hold(NAMES, (0.1, 0.2, 0.3), 80.0, 4.0, source_node="c")
-    cmd = JointCommand(
-        cmd.header,
-        "c",
-        NAMES,
-        cmd.kp,
-        cmd.ki,
-        cmd.kd,
-        cmd.t_pos,
-        cmd.t_vel,
-        (2.0, 2.0, 2.0),
-        cmd.brake,
-    )
+    cmd = ImpedanceCommand.hold((0.1, 0.2, 0.3), 80.0, 4.0).replace(effort=(2.0, 2.0, 2.0))
     derated = g.derate(cmd)
-    assert derated.kp == (80.0, 40.0, 0.0)
-    assert derated.kd == (4.0, 2.0, 0.0)
-    assert derated.t_trq == (2.0, 1.0, 0.0)
-    assert derated.t_pos == cmd.t_pos  # the target is unchanged, only the torque is scaled
+    assert derated.kp.tolist() == [80.0, 40.0, 0.0]
+    assert derated.kd.tolist() == [4.0, 2.0, 0.0]
+    assert derated.effort.tolist() == [2.0, 1.0, 0.0]
+    # the target is unchanged, only the torque is scaled
+    assert derated.position.tolist() == cmd.position.tolist()
 
 
 def test_derate_returns_the_same_command_when_cool() -> None:
     g = guard()
     g.update([30.0, 30.0, 30.0])
-    cmd = JointCommand.hold(NAMES, (0.0, 0.0, 0.0), 80.0, 3.0)
+    cmd = ImpedanceCommand.hold((0.0, 0.0, 0.0), 80.0, 3.0)
     assert g.derate(cmd) is cmd
 
 

@@ -71,19 +71,19 @@ def test_regular_feeding_never_expires(gaps_ms: list[int]) -> None:
 
 
 def test_safe_command_is_damping_only() -> None:
-    cmd = safe_command(NAMES, 2.0)
-    assert cmd.name == NAMES
-    assert cmd.kp == (0.0, 0.0, 0.0)
-    assert cmd.kd == (2.0, 2.0, 2.0)
-    assert cmd.t_trq == (0.0, 0.0, 0.0)
-    assert cmd.t_vel == (0.0, 0.0, 0.0)
-    assert cmd.brake == (False, False, False)
+    cmd = safe_command(len(NAMES), 2.0)
+    assert cmd.count == len(NAMES)
+    assert cmd.kp.tolist() == [0.0, 0.0, 0.0]
+    assert cmd.kd.tolist() == [2.0, 2.0, 2.0]
+    assert cmd.effort.tolist() == [0.0, 0.0, 0.0]
+    assert cmd.velocity.tolist() == [0.0, 0.0, 0.0]
+    assert cmd.brake.tolist() == [False, False, False]
 
 
 def test_safe_command_engages_brakes_where_fitted() -> None:
-    cmd = safe_command(NAMES, (1.0, 2.0, 3.0), has_brake=(False, True, False))
-    assert cmd.brake == (False, True, False)
-    assert cmd.kd == (1.0, 2.0, 3.0)
-    assert cmd.kp == (0.0, 0.0, 0.0)
+    cmd = safe_command(len(NAMES), (1.0, 2.0, 3.0), has_brake=(False, True, False))
+    assert cmd.brake.tolist() == [False, True, False]
+    assert cmd.kd.tolist() == [1.0, 2.0, 3.0]
+    assert cmd.kp.tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="has_brake"):
-        safe_command(NAMES, 1.0, has_brake=(True,))
+        safe_command(len(NAMES), 1.0, has_brake=(True,))

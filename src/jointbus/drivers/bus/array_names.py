@@ -22,10 +22,16 @@ For namespace ``arm6``::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from jointbus.bus.names import validate_topic_name
 
-__all__ = ["ArrayNames"]
+__all__ = ["DEFAULT_IMPEDANCE_SOURCE", "ArrayNames"]
+
+#: The impedance source that owns a served array when no custom source qualifies (the array
+#: node's arbitration default), and the ``source_node`` a ``bus://`` client sends unless told
+#: otherwise — so a single client owns the array at once.
+DEFAULT_IMPEDANCE_SOURCE: Final = "control_node"
 
 
 @dataclass(frozen=True, slots=True)

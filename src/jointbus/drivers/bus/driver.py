@@ -37,9 +37,17 @@ every call's wait for its answer, opening, and the silence of the data topic bef
 average 13.5), so only a stalled server or host reaches it; raise it on a host that stalls
 for longer.
 
-URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0`` — ``NAME`` is the served
-namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does (default: the local
-hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads — else 7447).
+**Impedance** (:meth:`~jointbus.drivers.ActuatorArray.impedance`) is a stream, not a call: after
+the local checks the command is published on the node's impedance topic as a
+``jointbus_msgs/msg/JointImpedance`` (float64, so a value at a limit arrives exactly at it) with
+this client's ``source`` as its ``source_node`` (default ``control_node``, the node's default
+source; arbitration ranks sources by it). Refusals only the server sees (a source not on its
+allow-list, the e-stop) go to its status topic.
+
+URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0&source=teleop`` — ``NAME``
+is the served namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does
+(default: the local hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads —
+else 7447); ``source`` is the ``source_node`` of impedance commands.
 :meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
 (in-process clients, tests).
 """
@@ -73,10 +81,11 @@ from jointbus.drivers.actuator_array import (
     IntArray,
     RawReading,
 )
-from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import error_from_reply, saturations_from_reply
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverIOError, DriverURLError
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import LimitPolicy, Saturation
 from jointbus.drivers.registry import DriverURL
 from jointbus.messages import jointbus_msgs
@@ -92,17 +101,17 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.base import Message
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec
-from jointbus.robots.hb50.messages import JointCommand
 
 __all__ = ["DEFAULT_TIMEOUT_S", "ArrayServerError", "BusActuatorArray", "open_bus_array"]
 
 #: Default time a call waits for the server's answer (s).
 DEFAULT_TIMEOUT_S: Final = 1.0
 
-_URL_OPTIONS: Final = {"hub_port", "connect", "router", "timeout"}
+_URL_OPTIONS: Final = {"hub_port", "connect", "router", "timeout", "source"}
 _ALL: Final = jointbus_msgs.ALL_JOINTS
 
 
@@ -230,14 +239,21 @@ class BusActuatorArray(ActuatorArray):
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         owns_bus: bool = False,
+        source: str = DEFAULT_IMPEDANCE_SOURCE,
     ) -> None:
         if not (math.isfinite(timeout_s) and timeout_s > 0.0):
             if owns_bus:
                 bus.close()
             raise DriverURLError(f"timeout = {timeout_s!r}; expected a number of seconds > 0")
+        if type(source) is not str or not source:
+            if owns_bus:
+                bus.close()
+            raise DriverURLError(f"source = {source!r}; expected a non-empty node name")
         self._bus = bus
         self._owns_bus = owns_bus
         self.timeout_s = timeout_s
+        self.source = source
+        """The ``source_node`` of this client's impedance commands (arbitration ranks by it)."""
         self.array_names = ArrayNames(namespace)
         n = self.array_names
         try:
@@ -260,7 +276,7 @@ class BusActuatorArray(ActuatorArray):
             self._arrived_at = -math.inf
             self._data_lock = threading.Lock()
             self._remote_saturations: tuple[Saturation, ...] = ()
-            self._pending_impedance: JointCommand | None = None
+            self._pending_impedance: ImpedanceCommand | None = None
             self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
             self._sub = bus.subscribe(
                 n.data, ActuatorArrayData, self._on_data, MAB_RT, realtime=True
@@ -288,9 +304,16 @@ class BusActuatorArray(ActuatorArray):
                 time.sleep(0.05)
 
     @classmethod
-    def attach(cls, bus: Bus, namespace: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Self:
+    def attach(
+        cls,
+        bus: Bus,
+        namespace: str,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        source: str = DEFAULT_IMPEDANCE_SOURCE,
+    ) -> Self:
         """A client on an existing bus (not closed with the client)."""
-        return cls(bus, namespace, timeout_s=timeout_s)
+        return cls(bus, namespace, timeout_s=timeout_s, source=source)
 
     def _on_data(self, data: ActuatorArrayData) -> None:
         """Keep the newest sample by the server's stamp: a periodic sample published before a call
@@ -482,10 +505,11 @@ class BusActuatorArray(ActuatorArray):
             "home", self.array_names.command("home"), jointbus_msgs.ActuatorHomeCommand(joint)
         )
 
-    def impedance(self, command: JointCommand) -> tuple[Saturation, ...]:
+    def impedance(self, command: ImpedanceCommand) -> tuple[Saturation, ...]:
         """Checked locally as any array checks it, then published on the node's impedance stream
-        (arbitrated and watched there). Errors that only the server sees (a source not on its
-        allow-list, the e-stop) are reported on its status topic, not raised here."""
+        as a ``JointImpedance`` from :attr:`source` (arbitrated and watched there). Errors that
+        only the server sees (a source not on its allow-list, the e-stop) are reported on its
+        status topic, not raised here."""
         with self._api_lock:
             self._pending_impedance = command
             try:
@@ -500,9 +524,21 @@ class BusActuatorArray(ActuatorArray):
         pub = getattr(self, "_impedance_pub", None)
         if pub is None:
             pub = self._impedance_pub = self._bus.publisher(
-                self.array_names.impedance_command, JointCommand, MAB_RT
+                self.array_names.impedance_command, JointImpedance, MAB_RT
             )
-        pub.publish(command)
+        pub.publish(
+            JointImpedance(
+                Header.now(),
+                self.source,
+                self.names,
+                tuple(command.position.tolist()),
+                tuple(command.velocity.tolist()),
+                tuple(command.effort.tolist()),
+                tuple(command.kp.tolist()),
+                tuple(command.kd.tolist()),
+                tuple(command.brake.tolist()),
+            )
+        )
 
     def _report(self, saturations: Any) -> tuple[Saturation, ...]:
         remote, self._remote_saturations = self._remote_saturations, ()
@@ -533,7 +569,8 @@ def _zenoh(url: DriverURL) -> ZenohConfig:
 
 
 def open_bus_array(url: DriverURL) -> BusActuatorArray:
-    """Open ``bus://NAME?hub_port=&connect=&router=&timeout=`` (see the module docstring)."""
+    """Open ``bus://NAME?hub_port=&connect=&router=&timeout=&source=`` (see the module
+    docstring)."""
     url.unknown_options(_URL_OPTIONS)
     if not url.host or url.path:
         raise DriverURLError(
@@ -550,5 +587,14 @@ def open_bus_array(url: DriverURL) -> BusActuatorArray:
         raise DriverURLError(
             f"driver URL {url.text!r}: timeout = {timeout!r}; expected a number of seconds > 0"
         )
+    source = url.option("source")
+    if source is not None and not source:
+        raise DriverURLError(f"driver URL {url.text!r}: source is empty; expected a node name")
     bus = Bus(name=f"bus-{url.host}", zenoh=_zenoh(url))
-    return BusActuatorArray(bus, url.host, timeout_s=timeout, owns_bus=True)
+    return BusActuatorArray(
+        bus,
+        url.host,
+        timeout_s=timeout,
+        owns_bus=True,
+        source=source if source is not None else DEFAULT_IMPEDANCE_SOURCE,
+    )

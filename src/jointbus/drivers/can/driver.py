@@ -27,7 +27,8 @@ sends every motor its frame for this cycle and collects the replies:
   timing assumes one exchange per period: calling less often slows it down, never speeds it
   up. These commands take effect at the next exchange (the next :meth:`read`);
 - *current*: ``τ = k_t · I`` feed-forward, no gains (needs the torque constants);
-- *impedance*: the :class:`~jointbus.robots.hb50.messages.joint_command.JointCommand` as it came;
+- *impedance*: the :class:`~jointbus.drivers.impedance.ImpedanceCommand` as it came (checked and
+  calibrated by the base class);
 - *safe*: ``kp = 0``, ``kd = safe_kd``, no torque — the joints sink slowly instead of collapsing
   or fighting a stale target.
 

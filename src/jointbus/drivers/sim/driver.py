@@ -18,7 +18,8 @@ profiles (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`) in the driver
   ±1 mrad/s so that a reference at rest gets none), as a drive that knows
   its own motor would. On power-on every joint holds where it is.
 - *current* — ``current`` commands: kp = kd = 0, τ = k_t · I.
-- *impedance* — Honey Badger's JointCommand, passed to the drive as it is, except that a joint
+- *impedance* — the :class:`~jointbus.drivers.impedance.ImpedanceCommand`, passed to the drive as
+  it is (after the base class's checks and calibration), except that a joint
   whose ``brake`` the command sets gets no drive torque (the brake holds it).
 
 **Drive watchdog** (``command_timeout``, s; off by default): a speed (≠ 0) or current command

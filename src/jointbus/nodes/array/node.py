@@ -20,21 +20,21 @@ limits, power, capability) applies unchanged. Each has a topic (fire and forget)
 the same name answering :class:`~jointbus.messages.actarray.ActuatorReply` (ACK with the clamped
 values, or NACK naming joint, index, field and reason). Player *requests* (power, brakes, speed and
 acceleration configuration, one joint's drive — ``joint_power`` —, geometry, describe) are
-services only. Impedance commands (hb50
-``JointCommand`` on ``joint_command``) are a stream, applied every cycle.
+services only. Impedance commands (the generic ``jointbus_msgs/msg/JointImpedance`` on
+``joint_command``) are a stream, applied every cycle: each sample is checked and converted once,
+on arrival, to the device API's joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand`,
+which is all the stream's safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
 
-**Safety** — the hb50 bridge's generic components, imported from :mod:`jointbus.robots.hb50.bridge`
-(they are typed on hb50's ``JointCommand``; the impedance stream is that type too):
+**Safety** — the components of :mod:`jointbus.nodes.safety`, shared with hb50's bridge:
 
 - *Limits and validation*: one-shot commands by the driver API; impedance commands by
-  :class:`~jointbus.robots.hb50.bridge.CommandCheck` (source allowed, actuator order, lengths,
+  :class:`~jointbus.nodes.safety.CommandCheck` (source allowed, actuator order, lengths,
   finite, limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
   limits before any joint is commanded, so it is never applied in part.
-- *Arbitration* (:class:`~jointbus.robots.hb50.bridge.Arbiter`): among impedance sources, the
-default
+- *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
   source owns the array and a custom one publishing at ≥ 10 Hz takes it over. A one-shot command
   ends the impedance stream (the array does what it was told last).
-- *Watchdog* (:class:`~jointbus.robots.hb50.bridge.Watchdog`): an impedance stream silent for
+- *Watchdog* (:class:`~jointbus.nodes.safety.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
 - *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
   command — Player speed / multi-speed (≠ 0), current / multi-current, Rock ``Joints`` in speed or
@@ -45,22 +45,26 @@ default
   topic names them (name and index). The next command for them applies as usual. A position or
   home command is a move to a target that ends by itself: it never expires, and it ends a standing
   velocity command on its joints, as do speed 0, power off and the e-stop.
-- *E-stop latch* (:class:`~jointbus.robots.hb50.bridge.EStopLatch`): ``estop`` switches motor power
-off
+- *Re-entry* (:class:`~jointbus.nodes.safety.ReentryRamp`, as in hb50's bridge): when the
+  impedance stream applies again after the drives did not follow it — its start, an e-stop reset,
+  power on, a brake release, safe mode — or another source took it over, a target farther than
+  ``reentry_tolerance`` (0.1 rad) from the measured pose is ramped to from there at
+  ``reentry_speed`` (1 rad/s, capped by each joint's limit), its stiffness rising over
+  ``reentry_gain_time`` (0.2 s); a WARN names the joint, an OK says when it is done.
+- *E-stop latch* (:class:`~jointbus.nodes.safety.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
   refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
   stop is dropped (only commands received after the reset are applied), and power and brakes stay
   as the stop left them until a client switches power on and releases the brakes — so nothing
   jumps back to a target computed before the stop.
-- *Thermal* (:class:`~jointbus.robots.hb50.bridge.ThermalGuard`): level changes are reported;
-impedance
+- *Thermal* (:class:`~jointbus.nodes.safety.ThermalGuard`): level changes are reported; impedance
   commands are derated; a joint reaching the shutdown temperature has its own drive switched off
-  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints
-  keep running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it
-  cooled below the shutdown threshold minus the hysteresis its drive is switched on again, holding
-  where it is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's
-  motor power switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at
-  the shutdown level.
+  (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints keep
+  running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it cooled
+  below the shutdown threshold minus the hysteresis its drive is switched on again, holding where it
+  is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's motor power
+  switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at the shutdown
+  level.
 
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
 to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
@@ -83,11 +87,12 @@ import numpy.typing as npt
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
-from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.command_expiry import DEFAULT_COMMAND_TIMEOUT_S, CommandExpiry
 from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
 from jointbus.math import Transform2D, Twist2D, Wrench2D
@@ -99,6 +104,7 @@ from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
+from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample, Mode
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
@@ -107,9 +113,9 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.safety.arbiter import Arbiter
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.safety.estop import EStopLatch
+from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
-from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime import CycleInfo, Node
 
 __all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
@@ -117,7 +123,7 @@ __all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
 _LOG = logging.getLogger("jointbus.nodes.array")
 
 #: The impedance source that owns the array when no custom source qualifies.
-DEFAULT_SOURCE: Final = "control_node"
+DEFAULT_SOURCE: Final = DEFAULT_IMPEDANCE_SOURCE
 
 _ALL: Final = jointbus_msgs.ALL_JOINTS
 
@@ -132,7 +138,9 @@ class ArrayNodeConfig:
     damping of the safe command (N·m·s/rad).
     ``default_source`` / ``allowed_sources``: arbitration's default impedance source and the
     allow-list of sources (``None``: any named source). ``takeover_hz``: the rate at which a custom
-    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s.
+    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s. ``reentry_speed``
+    (rad/s), ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape an impedance stream
+    that applies again (:class:`~jointbus.nodes.safety.ReentryRamp`, the bridge's defaults).
     """
 
     rate_hz: float = 100.0
@@ -146,6 +154,9 @@ class ArrayNodeConfig:
     derate_start_c: float = 90.0
     shutdown_c: float = 100.0
     hysteresis_c: float = 20.0
+    reentry_speed: float = 1.0
+    reentry_gain_time: float = 0.2
+    reentry_tolerance: float = 0.1
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate_hz) and 0.0 < self.rate_hz <= 2000.0):
@@ -156,6 +167,9 @@ class ArrayNodeConfig:
         CommandExpiry.check_timeout(self.command_timeout_s)
         ThermalGuard.check_thresholds(
             self.warn_c, self.derate_start_c, self.shutdown_c, self.hysteresis_c
+        )
+        ReentryRamp.check_settings(
+            self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
         )
 
 
@@ -185,7 +199,9 @@ class ArrayNode(Node):
         self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
         self._check = CommandCheck(
             cfg.names,
-            JointLimits(cfg.names, cfg.limits, LimitPolicy.REJECT, type_name="JointCommand"),
+            JointLimits(
+                cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=JointImpedance.TYPE_NAME
+            ),
             allowed_sources=self.settings.allowed_sources,
             has_brake=self._has_brake,
         )
@@ -202,10 +218,24 @@ class ArrayNode(Node):
             shutdown_c=s.shutdown_c,
             hysteresis_c=s.hysteresis_c,
         )
-        self._safe = safe_command(cfg.names, s.safe_kd, self._has_brake, source_node=name)
-        #: Latest valid impedance command per source, with its arrival time (ns).
-        self._impedance: dict[str, tuple[JointCommand, int]] = {}
+        self._safe = safe_command(array.count, s.safe_kd, self._has_brake)
+        #: Latest valid impedance command per source (checked, joint space), with its arrival
+        #: time (ns).
+        self._impedance: dict[str, tuple[ImpedanceCommand, int]] = {}
         self._impedance_active = False
+        self._lower = np.array([lim.position_min for lim in cfg.limits], dtype=np.float64)
+        self._upper = np.array([lim.position_max for lim in cfg.limits], dtype=np.float64)
+        self._reentry = ReentryRamp(
+            cfg.names,
+            [lim.velocity_max for lim in cfg.limits],
+            speed=s.reentry_speed,
+            gain_time=s.reentry_gain_time,
+            tolerance=s.reentry_tolerance,
+            period=1.0 / s.rate_hz,
+        )
+        #: Why the next command of the stream's owner starts a re-entry (``None``: it does not).
+        #: Set from request threads (power, brakes, e-stop), taken on the loop thread.
+        self._reentry_cause: str | None = "stream start"
         #: Guards the impedance stream's state (commands, arbiter, watchdog). Held only for a few
         #: dict and deque operations, never around a driver call, because the impedance
         #: subscription runs on the publisher's or Zenoh's receive thread.
@@ -252,7 +282,7 @@ class ArrayNode(Node):
             n.request("describe"), GeometryRequest, ArrayDescription, lambda _r: self.describe()
         )
         self.create_subscription(
-            n.impedance_command, JointCommand, self._on_impedance, MAB_RT, realtime=True
+            n.impedance_command, JointImpedance, self._on_impedance, MAB_RT, realtime=True
         )
 
     def _offer(
@@ -303,10 +333,12 @@ class ArrayNode(Node):
             raise RequestRejected(method, RejectReason.ESTOPPED, self._estop.reason)
         self._end_stream()
 
-    def _end_stream(self) -> None:
+    def _end_stream(self, cause: str = "stream start") -> None:
+        """End the impedance stream; its next command re-enters from the measured pose."""
         with self._stream_lock:
             self._impedance_active = False
             self._impedance.clear()
+            self._reentry_cause = cause
 
     def _indices(self, joint: int | None) -> npt.NDArray[np.intp]:
         """The joints a command named (``None``: all), once the array accepted it."""
@@ -443,6 +475,8 @@ class ArrayNode(Node):
             )
         self.array.power(m.on)
         self._expiry.disarm()  # power off stops every joint; power on holds each where it is
+        if m.on:  # the drives did not follow the stream while off: it re-enters from here
+            self._reentry_cause = "power on"
         return ()
 
     def _joint_power(self, m: Any) -> tuple[Saturation, ...]:
@@ -469,6 +503,8 @@ class ArrayNode(Node):
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
         self.array.brakes(m.engaged)
+        if not m.engaged:
+            self._reentry_cause = "brake release"
         return ()
 
     def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
@@ -523,7 +559,7 @@ class ArrayNode(Node):
         )
         event = self._estop.reset(time.monotonic_ns(), measured)
         self._estop.release_hold()  # power stays off: nothing to hold until a client powers on
-        self._end_stream()
+        self._end_stream("e-stop reset")
         if event is not None:
             self.report(Level.WARN, event.describe(), key="estop")
         return ()
@@ -534,10 +570,10 @@ class ArrayNode(Node):
         return self._estop.latched
 
     # ---- impedance stream ----------------------------------------------------------------------
-    def _on_impedance(self, cmd: JointCommand) -> None:
+    def _on_impedance(self, cmd: JointImpedance) -> None:
         now = time.monotonic_ns()
         try:
-            self._check.check(cmd)
+            command = self._check.check(cmd)
         except CommandRejected as exc:
             self._report_refusal("impedance", exc.error)
             return
@@ -549,7 +585,7 @@ class ArrayNode(Node):
             return
         with self._stream_lock:
             self._arbiter.offer(cmd.source_node, now)
-            self._impedance[cmd.source_node] = (cmd, now)
+            self._impedance[cmd.source_node] = (command, now)
             if self._arbiter.owner(now) == cmd.source_node:
                 self._watchdog.feed(now)
                 self._impedance_active = True
@@ -559,7 +595,8 @@ class ArrayNode(Node):
             if not self._impedance_active:
                 return
             owner = self._arbiter.owner(now)
-            events = [e.describe() for e in self._arbiter.take_events()]
+            changes = self._arbiter.take_events()
+            events = [e.describe() for e in changes]
             entry = self._impedance.get(owner)
             if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
                 self._watchdog.feed(entry[1])
@@ -567,13 +604,41 @@ class ArrayNode(Node):
             events += [e.describe() for e in self._watchdog.take_events()]
         for text in events:
             self.report(Level.WARN, text, key=text.split(":")[0])
-        command = self._safe if expired or entry is None else entry[0]
+        if expired or entry is None:
+            command = self._safe
+            if self._reentry.active:
+                self._reentry.cancel()
+            if expired:  # damped meanwhile: the stream re-enters from where the joints are
+                self._reentry_cause = "safe mode (no command for the watchdog time)"
+        else:
+            command = self._reentered(entry[0], owner, bool(changes))
         try:
             self.array.impedance(self._thermal.derate(command))
         except (DriverError, MessageError) as exc:
             self._report_refusal("impedance", exc)
         else:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
+
+    def _reentered(
+        self, command: ImpedanceCommand, owner: str, owner_changed: bool
+    ) -> ImpedanceCommand:
+        """The owner's ``command`` through the re-entry ramp (the bridge's rule): after the drives
+        stopped following the stream (e-stop reset, power on, brake release, safe mode) or
+        another source took it over, a far target is ramped to from the measured pose."""
+        cause = self._reentry_cause
+        if cause is None and owner_changed:
+            cause = f"owner change to {owner!r}"
+        reading = self._last_reading
+        if cause is not None and reading is not None:
+            self._reentry_cause = None
+            measured = np.clip(reading.position, self._lower, self._upper)
+            self._reentry.begin(measured, cause, source=owner)
+        shaped = self._reentry.shape(command, owner)
+        for event in self._reentry.take_events():
+            level = Level.WARN if isinstance(event, ReentryEngaged) else Level.OK
+            text = event.describe()
+            self.report(level, text, key=text)
+        return shaped
 
     # ---- thermal --------------------------------------------------------------------------------
     def _thermal_drive_off(self, index: int, reading: JointReading) -> None:

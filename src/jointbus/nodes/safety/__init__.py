@@ -6,7 +6,9 @@ Where it sits: :mod:`jointbus.nodes`, below the nodes that use them — the gene
 its own and both nodes share one implementation of every rule:
 
 - :class:`CommandCheck` — rejects an impedance command whole (source, order, length, NaN/inf,
-  limits, brakes);
+  limits, brakes), and turns an accepted one into the device API's joint-space
+  :class:`~jointbus.drivers.impedance.ImpedanceCommand` (the wire message's field names are an
+  :class:`ImpedanceFields`), which every component below takes and returns;
 - :class:`Arbiter` — which source owns the actuators (the default one, or a custom one at ≥ 10 Hz);
 - :class:`Watchdog` — no valid command for 250 ms → safe mode (damping only);
 - :class:`EStopLatch` — latched e-stop, explicit reset;
@@ -17,8 +19,10 @@ its own and both nodes share one implementation of every rule:
 
 from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
 from jointbus.nodes.safety.command_check import (
+    JOINT_IMPEDANCE_FIELDS,
     CommandCheck,
     CommandRejected,
+    ImpedanceFields,
     JointOrderError,
     SourceNotAllowedError,
 )
@@ -34,12 +38,14 @@ from jointbus.nodes.safety.watchdog import (
 )
 
 __all__ = [
+    "JOINT_IMPEDANCE_FIELDS",
     "Arbiter",
     "CommandCheck",
     "CommandRejected",
     "EStopLatch",
     "EStopReset",
     "EStopTriggered",
+    "ImpedanceFields",
     "JointOrderError",
     "OwnerChanged",
     "ReentryEngaged",

@@ -1,10 +1,16 @@
-"""The bridge's gate for joint commands: who sent it, in which order, how long, finite, in limits.
+"""The gate for impedance commands: who sent it, in which order, how long, finite, in limits.
 
 Where it sits: :mod:`jointbus.nodes.safety` (used by the array node and hb50's bridge), the first
-thing a ``/hb50/joint_command`` sample meets
-in the bridge, before arbitration and long before a driver. A command that fails any check is
-rejected *whole* with :class:`CommandRejected`; nothing of it is applied, and the bridge reports
-the error (source node, joint name and index, field, value, expectation) on ``/hb50/status``.
+thing an impedance sample meets in a node that owns actuators — the array node's
+``jointbus_msgs/msg/JointImpedance``, hb50's ``JointCommand`` on ``/hb50/joint_command`` — before
+arbitration and long before a driver. It is also the edge where the wire message becomes the device
+API's joint-space value: :meth:`CommandCheck.check` returns the command as an
+:class:`~jointbus.drivers.impedance.ImpedanceCommand` (float64 arrays in actuator order), which is
+all the components after it see. Which wire fields hold what is an :class:`ImpedanceFields` (the
+generic message's names, or hb50's ``t_pos`` / ``t_vel`` / ``t_trq``), so errors name the field
+the sender wrote. A command that fails any check is rejected *whole* with
+:class:`CommandRejected`; nothing of it is applied, and the node reports the error (source node,
+joint name and index, field, value, expectation) on its status topic.
 
 Checks, in this order (the first failure is reported):
 
@@ -16,75 +22,110 @@ Checks, in this order (the first failure is reported):
    ``name`` equals the configured actuator order exactly. The error names the first index that
    differs, the name found there and the name expected, because a swapped pair of legs is the
    mistake this check exists for.
-3. **Lengths** (:class:`LengthMismatchError`): every array has one entry per actuator.
-   :class:`~jointbus.robots.hb50.messages.JointCommand` already guarantees 2–4 when it is
-   constructed or
-   decoded; the bridge checks again (cheaply) because it must not depend on how the object was
-   made.
-4. **Finite** (:class:`NonFiniteError`) and **limits** (:class:`LimitError`): ``t_pos`` within the
-   joint's position range (rad), ``t_vel`` within ± its velocity limit (rad/s), ``t_trq`` within ±
-   its effort limit (N·m), ``kp`` in [0, ``kp_max``] (N·m/rad), ``kd`` in [0, ``kd_max``]
-   (N·m·s/rad); ``ki`` (reserved) only within float32 range.
-5. **Brakes** (:class:`LimitError` on ``brake``): when the bridge says which joints have a brake,
+3. **Lengths** (:class:`LengthMismatchError`): every array has one entry per actuator. The
+   messages already guarantee 2–4 when they are constructed or decoded; the check runs again
+   (cheaply) because it must not depend on how the object was made.
+4. **Finite** (:class:`NonFiniteError`) and **limits** (:class:`LimitError`): the position target
+   within the joint's position range (rad), the velocity within ± its velocity limit (rad/s), the
+   effort within ± its effort limit (N·m), ``kp`` in [0, ``kp_max``] (N·m/rad), ``kd`` in
+   [0, ``kd_max``] (N·m·s/rad); reserved fields (hb50's ``ki``) only within float32 range.
+5. **Brakes** (:class:`LimitError` on ``brake``): when the node says which joints have a brake,
    ``brake`` may only be set on those.
 
-**Commands refused at decode.** ``JointCommand.from_cdr`` applies the message's wire rules, so a
-NaN, a negative gain or a short array never becomes a ``JointCommand`` and reaches the bridge only
-as a :class:`~jointbus.bus.MalformedPayloadEvent` carrying the bytes. :func:`decode_unchecked`
-reads those bytes into an :class:`UncheckedJointCommand` — the same CDR layout, built without any
-check — and :meth:`CommandCheck.check` accepts it, so such a sample is refused with the same named
-error (source node, joint, index, field, value) as one that decoded. Why a mirror class rather than
-a flag on the decoder: the codec stays strict for everyone else, and the bridge's checks, which
-already hold for any object with these fields, are the only judge of these bytes.
+**Commands refused at decode.** A message's wire rules refuse a NaN, a negative gain or a short
+array at decode, so such a sample reaches the node only as a
+:class:`~jointbus.bus.MalformedPayloadEvent` carrying the bytes. A node may read those bytes back
+into a mirror class without checks (hb50's bridge does:
+:mod:`jointbus.robots.hb50.bridge.unchecked_command`) and pass it here: :meth:`CommandCheck.check`
+reads any object with the message's fields, so such a sample is refused with the same named error
+(source node, joint, index, field, value) as one that decoded.
 
-Why it is fast: the six float arrays become one 6×N float64 array, compared at once with
-precomputed 6×N lower/upper bound arrays (one ``np.array`` and two comparisons per command, a few
-µs at 500 Hz). Unbounded limits are stored as ±``float64`` max rather than ±inf, so the same
-comparison also fails on NaN (comparisons with NaN are false) and on ±inf; only when it fails does
-the code look for the culprit to name it. Bounds are rounded to float32 once, because command
-values are float32 on the wire: a target of exactly the 1.571 rad limit arrives as float32(1.571),
-and rounding is monotone, so comparing float32 with float32 keeps "at the limit" inside it.
+Why it is fast: the float arrays become one rows×N float64 array, compared at once with
+precomputed lower/upper bound arrays (one ``np.array`` and two comparisons per command, a few µs at
+500 Hz). Unbounded limits are stored as ±``float64`` max rather than ±inf, so the same comparison
+also fails on NaN (comparisons with NaN are false) and on ±inf; only when it fails does the code
+look for the culprit to name it. A value within float32 rounding of a limit is *at* the limit
+(:func:`jointbus.drivers.limits.at_limit_bounds`, the one rule the driver applies too: hb50's
+values are float32 on the wire, so a target of exactly the 1.571 rad limit arrives as
+float32(1.571), a hair above it) and is applied clamped to it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from jointbus.codec import cdr
-from jointbus.codec.wire import FLOAT32_MAX, BoolSeq, Float32Seq, String, StringSeq
-from jointbus.drivers.limits import JointLimits
+from jointbus.codec.wire import FLOAT32_MAX
+from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand, _certify
+from jointbus.drivers.limits import JointLimits, at_limit_bounds
 from jointbus.messages.errors import (
     LengthMismatchError,
     LimitError,
     NonFiniteError,
     ValidationError,
 )
-from jointbus.messages.std_msgs import Header
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.messages.joint_impedance import JointImpedance
 
 __all__ = [
+    "JOINT_IMPEDANCE_FIELDS",
     "CommandCheck",
     "CommandRejected",
+    "ImpedanceFields",
+    "ImpedanceMessage",
     "JointOrderError",
     "MissingNamesError",
     "SourceNotAllowedError",
-    "UncheckedJointCommand",
-    "decode_unchecked",
 ]
 
-_TYPE: Final = JointCommand.TYPE_NAME
-#: The float fields, in the row order of the stacked check array.
-_FLOAT_FIELDS: Final = ("kp", "ki", "kd", "t_pos", "t_vel", "t_trq")
-_ARRAY_FIELDS: Final = (*_FLOAT_FIELDS, "brake")
 #: A short ``name`` list up to this long is shown whole in its error; a longer one by its count.
 _NAMES_SHOWN: Final = 4
 _BIG: Final = float(np.finfo(np.float64).max)
+
+
+@dataclass(frozen=True, slots=True)
+class ImpedanceFields:
+    """Where a wire impedance message keeps each quantity, so errors name the field as sent.
+
+    ``type_name`` is the message type errors name; ``position`` / ``velocity`` / ``effort`` /
+    ``kp`` / ``kd`` / ``brake`` are its field names; ``reserved`` are float fields the drives do
+    not use (hb50's ``ki``): only bounded to the float32 range, and dropped. Every message has
+    ``source_node`` and ``name`` (the actuator order).
+    """
+
+    type_name: str
+    position: str = "position"
+    velocity: str = "velocity"
+    effort: str = "effort"
+    kp: str = "kp"
+    kd: str = "kd"
+    brake: str = "brake"
+    reserved: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """The float fields in the order they are checked (reserved ones after ``kp``, as in
+        hb50's layout)."""
+        return (self.kp, *self.reserved, self.kd, self.position, self.velocity, self.effort)
+
+
+#: The fields of the generic ``jointbus_msgs/msg/JointImpedance``.
+JOINT_IMPEDANCE_FIELDS: Final = ImpedanceFields(JointImpedance.TYPE_NAME)
+
+
+class ImpedanceMessage(Protocol):
+    """What :meth:`CommandCheck.check` reads from any impedance message (the other fields by the
+    names of its :class:`ImpedanceFields`)."""
+
+    @property
+    def source_node(self) -> str: ...
+
+    @property
+    def name(self) -> tuple[str, ...]: ...
 
 
 class MissingNamesError(LengthMismatchError):
@@ -141,53 +182,36 @@ class CommandRejected(ValueError):
         return self.error.expected
 
 
-@dataclass(frozen=True, slots=True)
-class UncheckedJointCommand:
-    """A ``JointCommand``'s wire content exactly as sent: same fields, same CDR layout, no checks.
-
-    Only for reading (and, in tests, writing) samples the message's own rules refuse; see the
-    module docstring. Units as in :class:`~jointbus.robots.hb50.messages.JointCommand`.
-    """
-
-    TYPE_NAME: ClassVar[str] = JointCommand.TYPE_NAME
-    header: Header = field(default_factory=Header)
-    source_node: String = ""
-    name: StringSeq = ()
-    kp: Float32Seq = ()  # N·m/rad
-    ki: Float32Seq = ()
-    kd: Float32Seq = ()  # N·m·s/rad
-    t_pos: Float32Seq = ()  # rad
-    t_vel: Float32Seq = ()  # rad/s
-    t_trq: Float32Seq = ()  # N·m
-    brake: BoolSeq = ()
-
-
-def decode_unchecked(payload: bytes | bytearray | memoryview) -> UncheckedJointCommand:
-    """``payload`` (CDR with its encapsulation header) as an :class:`UncheckedJointCommand`;
-    :class:`~jointbus.codec.DecodeError` when the bytes are not even that layout."""
-    decoded: UncheckedJointCommand = cdr.decode(UncheckedJointCommand, payload)
-    return decoded
-
-
-def _f32(bound: float) -> float:
-    """``bound`` rounded to float32, with ±inf (unbounded) replaced by ±float64 max."""
-    if math.isinf(bound):
-        return math.copysign(_BIG, bound)
-    return float(np.float32(bound))
-
-
 class CommandCheck:
-    """Validates :class:`JointCommand` samples for one robot (see the module docstring).
+    """Validates impedance samples for one array and turns them into its joint-space command
+    (see the module docstring).
 
-    ``actuator_order`` is the robot's actuator order; ``limits`` must cover the same joints in the
-    same order (its policy does not matter: the bridge always rejects, never saturates, a command —
-    saturating one field of a controller's command silently changes what it asked for).
+    ``actuator_order`` is the array's actuator order; ``limits`` must cover the same joints in the
+    same order (its policy does not matter: a node always rejects, never saturates, a streamed
+    command — saturating one field of a controller's command silently changes what it asked for).
     ``kp_max`` / ``kd_max`` bound the gains (N·m/rad, N·m·s/rad; ``inf`` = only ≥ 0).
     ``allowed_sources``: when given, only these ``source_node`` names are accepted.
-    ``has_brake``: per joint, whether a brake is fitted (``None``: not checked).
+    ``has_brake``: per joint, whether a brake is fitted (``None``: not checked). ``fields``: the
+    wire message's field names (default: ``jointbus_msgs/msg/JointImpedance``'s).
     """
 
-    __slots__ = ("_allowed", "_brakeless", "_lower", "_n", "_order", "_upper", "kd_max", "kp_max")
+    __slots__ = (
+        "_allowed",
+        "_brakeless",
+        "_certified",
+        "_clip_lower",
+        "_clip_upper",
+        "_exact",
+        "_fields",
+        "_lower",
+        "_n",
+        "_order",
+        "_rows",
+        "_type",
+        "_upper",
+        "kd_max",
+        "kp_max",
+    )
 
     def __init__(
         self,
@@ -198,6 +222,7 @@ class CommandCheck:
         kd_max: float = math.inf,
         allowed_sources: Iterable[str] | None = None,
         has_brake: Sequence[bool] | None = None,
+        fields: ImpedanceFields = JOINT_IMPEDANCE_FIELDS,
     ) -> None:
         order = tuple(actuator_order)
         if not order:
@@ -211,6 +236,9 @@ class CommandCheck:
         for name, value in (("kp_max", kp_max), ("kd_max", kd_max)):
             if math.isnan(value) or value < 0:
                 raise ValueError(f"{name} = {value}; expected ≥ 0 (inf for no bound)")
+        self._fields = fields
+        self._type = fields.type_name
+        self._rows = fields.rows
         self._order = order
         self._n = len(order)
         self._brakeless: tuple[int, ...] = ()
@@ -220,6 +248,11 @@ class CommandCheck:
                     f"has_brake has {len(has_brake)} entries for {len(order)} actuators"
                 )
             self._brakeless = tuple(i for i, fitted in enumerate(has_brake) if not fitted)
+        # What a passed command was checked against, for the driver (None: brakes unchecked,
+        # so the driver checks in full).
+        self._certified: tuple[tuple[Any, ...], tuple[bool, ...]] | None = (
+            None if has_brake is None else (limits.specs, tuple(bool(b) for b in has_brake))
+        )
         self.kp_max = float(kp_max)
         self.kd_max = float(kd_max)
         self._allowed: frozenset[str] | None = None
@@ -231,32 +264,40 @@ class CommandCheck:
                 )
             self._allowed = allowed
         n = self._n
-        rows_lo: dict[str, list[float]] = {
-            "kp": [0.0] * n,
-            "ki": [-FLOAT32_MAX] * n,
-            "kd": [0.0] * n,
-            "t_pos": [limits.bounds("position", i)[0] for i in range(n)],
-            "t_vel": [limits.bounds("velocity", i)[0] for i in range(n)],
-            "t_trq": [limits.bounds("effort", i)[0] for i in range(n)],
+        exact: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {
+            fields.kp: (np.zeros(n), np.full(n, self.kp_max)),
+            fields.kd: (np.zeros(n), np.full(n, self.kd_max)),
         }
-        rows_hi: dict[str, list[float]] = {
-            "kp": [self.kp_max] * n,
-            "ki": [FLOAT32_MAX] * n,
-            "kd": [self.kd_max] * n,
-            "t_pos": [limits.bounds("position", i)[1] for i in range(n)],
-            "t_vel": [limits.bounds("velocity", i)[1] for i in range(n)],
-            "t_trq": [limits.bounds("effort", i)[1] for i in range(n)],
-        }
-        self._lower: NDArray[np.float64] = np.array(
-            [[_f32(v) for v in rows_lo[f]] for f in _FLOAT_FIELDS], dtype=np.float64
+        for field_name in fields.reserved:
+            exact[field_name] = (np.full(n, -FLOAT32_MAX), np.full(n, FLOAT32_MAX))
+        for field_name, quantity in (
+            (fields.position, "position"),
+            (fields.velocity, "velocity"),
+            (fields.effort, "effort"),
+        ):
+            exact[field_name] = limits.bounds_array(quantity)
+        self._exact = exact
+        accepted = {f: at_limit_bounds(*exact[f]) for f in self._rows}
+        self._lower: NDArray[np.float64] = np.clip(
+            np.array([accepted[f][0] for f in self._rows]), -_BIG, _BIG
         )
-        self._upper: NDArray[np.float64] = np.array(
-            [[_f32(v) for v in rows_hi[f]] for f in _FLOAT_FIELDS], dtype=np.float64
+        self._upper: NDArray[np.float64] = np.clip(
+            np.array([accepted[f][1] for f in self._rows]), -_BIG, _BIG
         )
+        # What is applied: the accepted values clamped into the exact limits ("at the limit"),
+        # rows kp, kd, position, velocity, effort.
+        applied = (fields.kp, fields.kd, fields.position, fields.velocity, fields.effort)
+        self._clip_lower = np.array([exact[f][0] for f in applied])
+        self._clip_upper = np.array([exact[f][1] for f in applied])
 
     @property
     def actuator_order(self) -> tuple[str, ...]:
         return self._order
+
+    @property
+    def fields(self) -> ImpedanceFields:
+        """The wire field names this check reads and its errors name."""
+        return self._fields
 
     @property
     def allowed_sources(self) -> frozenset[str] | None:
@@ -264,46 +305,69 @@ class CommandCheck:
         return self._allowed
 
     def bounds(self, field: str, index: int) -> tuple[float, float]:
-        """(lower, upper) the check applies to ``field`` of joint ``index`` (±inf = unbounded)."""
-        row = _FLOAT_FIELDS.index(field)
-        lo = float(self._lower[row, index])
-        hi = float(self._upper[row, index])
-        return (-math.inf if lo == -_BIG else lo, math.inf if hi == _BIG else hi)
+        """(lower, upper) limits of ``field`` of joint ``index`` (±inf = unbounded); a value
+        within float32 rounding of one is at it (:func:`~jointbus.drivers.limits.at_limit_bounds`).
+        """
+        lower, upper = self._exact[field]
+        return float(lower[index]), float(upper[index])
 
-    def check(self, cmd: JointCommand | UncheckedJointCommand) -> None:
-        """Return if ``cmd`` may be applied; raise :class:`CommandRejected` otherwise."""
+    def check(self, cmd: ImpedanceMessage) -> ImpedanceCommand:
+        """``cmd`` as the array's joint-space command if it may be applied; raise
+        :class:`CommandRejected` otherwise. A value within float32 rounding of a limit comes
+        back clamped to the limit.
+
+        When the check knows the brakes (``has_brake``), the command comes back as a
+        :class:`~jointbus.drivers.impedance.CheckedImpedance`: the driver whose limits these are
+        applies it without checking its values again (validated once on the 500 Hz path)."""
         source = cmd.source_node
+        fields = self._fields
         try:
             self._check_source(source)
             if cmd.name != self._order:
                 self._raise_order(cmd.name)
             n = self._n
-            for field in _ARRAY_FIELDS:
-                count = len(getattr(cmd, field))
-                if count != n:
-                    self._raise_length(field, count)
-            values = np.array(
-                (cmd.kp, cmd.ki, cmd.kd, cmd.t_pos, cmd.t_vel, cmd.t_trq), dtype=np.float64
-            )
+            columns = [getattr(cmd, f) for f in self._rows]
+            brake = getattr(cmd, fields.brake)
+            for field, column in zip((*self._rows, fields.brake), (*columns, brake), strict=True):
+                if len(column) != n:
+                    self._raise_length(field, len(column))
+            values = np.array(columns, dtype=np.float64)
             inside = (values >= self._lower) & (values <= self._upper)
             if not inside.all():
                 self._raise_value(values, inside)
-            if self._brakeless and True in cmd.brake:
-                self._check_brakes(cmd.brake)
+            if self._brakeless and True in brake:
+                self._check_brakes(brake)
         except ValidationError as error:
             raise CommandRejected(source, error) from error
+        # kp, kd, position, velocity, effort: the last five rows (reserved ones are dropped),
+        # made read-only so the command takes them without a copy.
+        applied = np.clip(values[[0, -4, -3, -2, -1]], self._clip_lower, self._clip_upper)
+        applied.flags.writeable = False
+        brakes = np.array(brake, dtype=np.bool_)
+        brakes.flags.writeable = False
+        kp, kd, position, velocity, effort = applied
+        certified = self._certified
+        if certified is None:
+            return ImpedanceCommand(position, velocity, effort, kp, kd, brakes)
+        checked: CheckedImpedance = _certify(
+            position, velocity, effort, kp, kd, brakes, certified[0], certified[1]
+        )
+        return checked
 
     # -- culprits (only reached when a check fails) ------------------------------------------
 
     def _check_source(self, source: object) -> None:
         if type(source) is not str or not source:
             raise SourceNotAllowedError(
-                _TYPE, "source_node", source, "a non-empty node name (arbitration ranks by source)"
+                self._type,
+                "source_node",
+                source,
+                "a non-empty node name (arbitration ranks by source)",
             )
         allowed = self._allowed
         if allowed is not None and source not in allowed:
             raise SourceNotAllowedError(
-                _TYPE, "source_node", source, f"one of the allowed sources {sorted(allowed)}"
+                self._type, "source_node", source, f"one of the allowed sources {sorted(allowed)}"
             )
 
     def _raise_order(self, names: tuple[str, ...]) -> None:
@@ -311,7 +375,7 @@ class CommandCheck:
         for index, (got, want) in enumerate(zip(names, order, strict=False)):
             if got != want:
                 raise JointOrderError(
-                    _TYPE,
+                    self._type,
                     "name",
                     got,
                     f"{want!r} (actuator order: {', '.join(order)})",
@@ -322,7 +386,7 @@ class CommandCheck:
         count, n = len(names), len(order)
         if count < n:
             raise MissingNamesError(
-                _TYPE,
+                self._type,
                 "name",
                 list(names) if count <= _NAMES_SHOWN else f"{count} names",
                 f"one name per actuator, in actuator order: the command names only {count} of "
@@ -332,7 +396,7 @@ class CommandCheck:
                 index=count,
             )
         raise LengthMismatchError(
-            _TYPE,
+            self._type,
             "name",
             f"{count} names",
             f"{n} names in actuator order (surplus {names[n]!r})",
@@ -345,15 +409,20 @@ class CommandCheck:
         expected = f"{n} values, one per actuator"
         if count < n:
             raise LengthMismatchError(
-                _TYPE, field, f"{count} values", expected, joint=self._order[count], index=count
+                self._type,
+                field,
+                f"{count} values",
+                expected,
+                joint=self._order[count],
+                index=count,
             )
-        raise LengthMismatchError(_TYPE, field, f"{count} values", expected, index=n)
+        raise LengthMismatchError(self._type, field, f"{count} values", expected, index=n)
 
     def _check_brakes(self, brake: tuple[bool, ...]) -> None:
         for index in self._brakeless:
             if brake[index]:
                 raise LimitError(
-                    _TYPE,
+                    self._type,
                     "brake",
                     True,
                     "False: this actuator has no brake",
@@ -366,18 +435,18 @@ class CommandCheck:
         if not finite.all():
             row, index = (int(k) for k in np.argwhere(~finite)[0])
             raise NonFiniteError(
-                _TYPE,
-                _FLOAT_FIELDS[row],
+                self._type,
+                self._rows[row],
                 float(values[row, index]),
                 "a finite number",
                 joint=self._order[index],
                 index=index,
             )
         row, index = (int(k) for k in np.argwhere(~inside)[0])
-        lo, hi = self.bounds(_FLOAT_FIELDS[row], index)
+        lo, hi = self.bounds(self._rows[row], index)
         raise LimitError(
-            _TYPE,
-            _FLOAT_FIELDS[row],
+            self._type,
+            self._rows[row],
             float(values[row, index]),
             f"within [{lo:g}, {hi:g}]",
             joint=self._order[index],

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.drivers.impedance import ImpedanceCommand
 
 __all__ = ["EStopLatch", "EStopReset", "EStopTriggered"]
 
@@ -133,9 +133,7 @@ class EStopLatch:
         """A fresh command was accepted: the hold after reset ends."""
         self._hold = None
 
-    def hold_command(
-        self, names: Sequence[str], kp: float, kd: float, *, source_node: str = ""
-    ) -> JointCommand:
+    def hold_command(self, kp: float, kd: float) -> ImpedanceCommand:
         """Hold the positions measured at the reset: ``kp`` N·m/rad, ``kd`` N·m·s/rad, no torque.
 
         A joint whose measured position was NaN gets ``kp = 0`` (damping only). Raises
@@ -144,9 +142,7 @@ class EStopLatch:
         hold = self._hold
         if hold is None:
             raise RuntimeError("no hold is active (no reset or drive-on since the last command)")
-        if len(hold) != len(names):
-            raise ValueError(f"{len(hold)} held positions for {len(names)} joints")
         known = tuple(not math.isnan(p) for p in hold)
         positions = tuple(p if ok else 0.0 for p, ok in zip(hold, known, strict=True))
         gains = tuple(kp if ok else 0.0 for ok in known)
-        return JointCommand.hold(names, positions, gains, kd, source_node=source_node)
+        return ImpedanceCommand.hold(positions, gains, kd)

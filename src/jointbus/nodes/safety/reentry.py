@@ -46,7 +46,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.drivers.impedance import ImpedanceCommand
 
 __all__ = ["ReentryEngaged", "ReentryFinished", "ReentryRamp"]
 
@@ -108,8 +108,7 @@ class ReentryRamp:
     ``names``: actuator order; ``velocity_limits``: each joint's velocity limit (rad/s);
     ``speed`` (rad/s, > 0): the guide's top speed, capped per joint by its limit; ``gain_time``
     (s, ≥ 0): how long stiffness takes to come back; ``tolerance`` (rad, ≥ 0): the gap that
-    passes straight through; ``period`` (s): the bridge's nominal cycle; ``source_node``: the
-    name the shaped commands carry (the bridge's own: it changed them).
+    passes straight through; ``period`` (s): the bridge's nominal cycle.
     """
 
     __slots__ = (
@@ -124,11 +123,11 @@ class ReentryRamp:
         "_ramp_cycles",
         "_ramped",
         "_ramping",
+        "_shaped",
         "_step",
         "gain_time",
         "names",
         "period",
-        "source_node",
         "speed",
         "tolerance",
     )
@@ -142,7 +141,6 @@ class ReentryRamp:
         gain_time: float,
         tolerance: float,
         period: float,
-        source_node: str,
     ) -> None:
         self.check_settings(speed, gain_time, tolerance)
         if not (math.isfinite(period) and period > 0):
@@ -156,7 +154,6 @@ class ReentryRamp:
         self.gain_time = float(gain_time)
         self.tolerance = float(tolerance)
         self.period = float(period)
-        self.source_node = source_node
         self._step: FloatArray = np.minimum(self.speed, np.abs(limits)) * self.period
         self._ramp_cycles = max(1, math.ceil(self.gain_time / self.period - 1e-9))
         self._guide: FloatArray = np.zeros(n)
@@ -166,6 +163,7 @@ class ReentryRamp:
         self._cycles = 0
         self._active = False  # some joint pending or guided (kept as flags: asked every cycle)
         self._ramping = False  # some joint guided
+        self._shaped = False  # the last shape() changed its command
         self._cause = ""
         self._expect: str | None = None
         self._events: list[ReentryEvent] = []
@@ -190,6 +188,11 @@ class ReentryRamp:
     def ramping(self) -> bool:
         """True while some joint's target or gains are being ramped."""
         return self._ramping
+
+    @property
+    def shaped(self) -> bool:
+        """True when the last :meth:`shape` returned a ramped copy, not the command itself."""
+        return self._shaped
 
     @property
     def guided(self) -> tuple[bool, ...]:
@@ -237,19 +240,21 @@ class ReentryRamp:
         events, self._events = self._events, []
         return events
 
-    def shape(self, cmd: JointCommand) -> JointCommand:
-        """The command to write this cycle for ``cmd``: ``cmd`` itself when nothing is guided,
-        else a copy whose guided joints are ramped (see the module docstring)."""
+    def shape(self, cmd: ImpedanceCommand, source: str) -> ImpedanceCommand:
+        """The command to write this cycle for ``cmd`` (sent by ``source``): ``cmd`` itself when
+        nothing is guided, else a copy whose guided joints are ramped (see the module
+        docstring)."""
+        self._shaped = False
         if not self.active:
             return cmd
-        target = np.array(cmd.t_pos, dtype=np.float64)
-        kp = np.array(cmd.kp, dtype=np.float64)
+        target = cmd.position
+        kp = cmd.kp
         pending = self._pending
         if pending.any():
-            if self._expect is not None and cmd.source_node != self._expect:
+            if self._expect is not None and source != self._expect:
                 return cmd  # the previous owner's last command, until the new owner's arrives
             self._expect = None
-            self._engage(cmd, target, kp)
+            self._engage(cmd, source)
         guided = self._guided
         if not guided.any():
             self._active = self._ramping = False
@@ -266,22 +271,18 @@ class ReentryRamp:
         self._guide[guided] += fraction * gap[guided]
         self._ramped[guided] += 1.0
         gain = np.minimum(1.0, self._ramped / self._ramp_cycles)
-        velocity = np.array(cmd.t_vel, dtype=np.float64)
+        velocity = cmd.velocity
         if fraction < 1.0:
+            velocity = velocity.copy()
             velocity[moving] = fraction * gap[moving] / self.period
         scale = np.where(guided, gain, 1.0)
-        position = np.where(guided, self._guide, target)
-        torque = np.array(cmd.t_trq, dtype=np.float64) * scale
-        shaped = JointCommand(
-            cmd.header,
-            self.source_node,
-            cmd.name,
-            tuple((kp * scale).tolist()),
-            cmd.ki,
+        self._shaped = True
+        shaped = ImpedanceCommand(
+            np.where(guided, self._guide, target),
+            velocity,
+            cmd.effort * scale,
+            kp * scale,
             cmd.kd,
-            tuple(position.tolist()),
-            tuple(velocity.tolist()),
-            tuple(torque.tolist()),
             cmd.brake,
         )
         done = guided & (gain >= 1.0) & (np.abs(target - self._guide) <= _ARRIVED)
@@ -292,8 +293,9 @@ class ReentryRamp:
                 self._events.append(ReentryFinished(self._cause, self._cycles * self.period))
         return shaped
 
-    def _engage(self, cmd: JointCommand, target: FloatArray, kp: FloatArray) -> None:
+    def _engage(self, cmd: ImpedanceCommand, source: str) -> None:
         """First command after :meth:`begin`: decide which begun joints need guiding."""
+        target, kp = cmd.position, cmd.kp
         pending = self._pending
         guide = self._guide
         unknown = pending & np.isnan(guide)
@@ -305,7 +307,7 @@ class ReentryRamp:
             self._events.append(
                 ReentryEngaged(
                     self._cause,
-                    cmd.source_node,
+                    source,
                     self.names[idx],
                     idx,
                     float(guide[idx]),

@@ -17,10 +17,11 @@ Per joint, with ``warn_c ≤ derate_start_c < shutdown_c`` (defaults from the ro
   alone, continuous, so it needs no hysteresis.
 - **Drive off** while ``ERROR``: the bridge commands zero torque to that joint.
 
-How the factor is applied (:meth:`ThermalGuard.derate`): ``kp``, ``kd`` and ``t_trq`` are
-multiplied by it, so the impedance law's whole output ``τ = t_trq + kp·(t_pos − p) + kd·(t_vel −
-v)`` is scaled by the factor — the torque is derated whatever part of the law produces it, and the
-joint still moves towards its target, only more softly.
+How the factor is applied (:meth:`ThermalGuard.derate`): ``kp``, ``kd`` and ``effort`` are
+multiplied by it, so the impedance law's whole output
+``τ = effort + kp·(position − p) + kd·(velocity − v)`` is scaled by the factor — the torque is
+derated whatever part of the law produces it, and the joint still moves towards its target, only
+more softly.
 
 A NaN temperature (actuator did not report) leaves that joint's level and factor unchanged: the
 guard neither clears a hot joint nor raises an alarm on a missing reading (the bridge reports
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.drivers.impedance import ImpedanceCommand
 
 __all__ = ["ThermalEvent", "ThermalGuard", "ThermalLevel"]
 
@@ -223,26 +224,19 @@ class ThermalGuard:
             for i in changed
         ]
 
-    def derate(self, cmd: JointCommand) -> JointCommand:
-        """``cmd`` with ``kp``, ``kd`` and ``t_trq`` scaled by each joint's factor.
+    def derate(self, cmd: ImpedanceCommand) -> ImpedanceCommand:
+        """``cmd`` with ``kp``, ``kd`` and ``effort`` scaled by each joint's factor.
 
         Returns ``cmd`` itself when no joint is derated (the usual case, no allocation).
         """
         factor = self._factor
         if bool((factor == 1.0).all()):
             return cmd
-        kp = (np.asarray(cmd.kp) * factor).tolist()
-        kd = (np.asarray(cmd.kd) * factor).tolist()
-        t_trq = (np.asarray(cmd.t_trq) * factor).tolist()
-        return JointCommand(
-            cmd.header,
-            cmd.source_node,
-            cmd.name,
-            kp,
-            cmd.ki,
-            kd,
-            cmd.t_pos,
-            cmd.t_vel,
-            t_trq,
+        return ImpedanceCommand(
+            cmd.position,
+            cmd.velocity,
+            cmd.effort * factor,
+            cmd.kp * factor,
+            cmd.kd * factor,
             cmd.brake,
         )

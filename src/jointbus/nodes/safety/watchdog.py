@@ -28,7 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from jointbus.robots.hb50.messages import JointCommand
+import numpy as np
+
+from jointbus.drivers.impedance import ImpedanceCommand
 
 __all__ = ["SafeModeEntered", "SafeModeLeft", "Watchdog", "WatchdogEvent", "safe_command"]
 
@@ -122,34 +124,22 @@ class Watchdog:
 
 
 def safe_command(
-    names: Sequence[str],
+    count: int,
     kd: float | Sequence[float],
     has_brake: Sequence[bool] | None = None,
-    *,
-    source_node: str = "",
-) -> JointCommand:
-    """The safe-mode command: ``kp = 0``, damping ``kd`` (N·m·s/rad), no torque, brakes if fitted.
+) -> ImpedanceCommand:
+    """The safe-mode command for ``count`` joints: ``kp = 0``, damping ``kd`` (N·m·s/rad), no
+    effort, brakes where fitted.
 
     ``kd`` is one value for every joint or one per joint; ``has_brake`` marks joints fitted with
     a brake (none when ``None``).
     """
-    names_t = tuple(names)
-    n = len(names_t)
-    brakes = (False,) * n if has_brake is None else tuple(bool(b) for b in has_brake)
-    if len(brakes) != n:
-        raise ValueError(f"has_brake has {len(brakes)} entries for {n} joints; expected one each")
-    damping = JointCommand.damping(names_t, kd, source_node=source_node)
+    brakes = (False,) * count if has_brake is None else tuple(bool(b) for b in has_brake)
+    if len(brakes) != count:
+        raise ValueError(
+            f"has_brake has {len(brakes)} entries for {count} joints; expected one each"
+        )
+    damping = ImpedanceCommand.damping(count, kd)
     if not any(brakes):
         return damping
-    return JointCommand(
-        damping.header,
-        source_node,
-        names_t,
-        damping.kp,
-        damping.ki,
-        damping.kd,
-        damping.t_pos,
-        damping.t_vel,
-        damping.t_trq,
-        brakes,
-    )
+    return damping.replace(brake=np.array(brakes, dtype=np.bool_))

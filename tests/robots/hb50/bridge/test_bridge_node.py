@@ -25,11 +25,12 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
 from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
 from jointbus.messages.std_msgs import String
 from jointbus.model.yaml_loader import load_robot
-from jointbus.nodes.safety.command_check import UncheckedJointCommand
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
@@ -128,6 +129,16 @@ def rig() -> Iterator[Rig]:
 
 def hold(target: np.ndarray, source: str = "control_node", kp: float = 80.0) -> JointCommand:
     return JointCommand.hold(ORDER, target.tolist(), kp, 3.0, source_node=source)
+
+
+def joint_space(cmd: JointCommand) -> ImpedanceCommand:
+    """``cmd`` as the bridge converts it at its edge (joint space, float64, no names)."""
+    return ImpedanceCommand(cmd.t_pos, cmd.t_vel, cmd.t_trq, cmd.kp, cmd.kd, cmd.brake)
+
+
+def applied_as_sent(node: BridgeNode, cmd: JointCommand) -> bool:
+    """The bridge wrote ``cmd`` unchanged, as ``cmd.source_node``'s command, in its last cycle."""
+    return node.last_applied == joint_space(cmd) and node.last_applied_source == cmd.source_node
 
 
 def every_cycle(cmd: JointCommand) -> Callable[[int], JointCommand]:
@@ -229,10 +240,10 @@ def test_rejected_command_is_reported_by_name_and_moves_nothing(
     good = hold(HOME)
     rig.run(0.4, every_cycle(good))
     before = rig.positions()
-    assert rig.node.last_applied is good
+    assert applied_as_sent(rig.node, good)
     bad = make_bad()
     rig.run(0.1, every_cycle(bad))  # < watchdog: the good command stays applied
-    assert rig.node.last_applied is good
+    assert applied_as_sent(rig.node, good)
     assert rig.node.mode is BridgeMode.RUN
     assert np.allclose(rig.positions(), before, atol=2e-3)
     assert rig.node.rejected == 50
@@ -257,7 +268,7 @@ def test_source_outside_the_allow_list_is_rejected_and_named() -> None:
         rig.run(0.2, every_cycle(hold(HOME)))
         rig.run(0.1, every_cycle(hold(MOVED, source="rogue")))
         assert rig.node.last_applied is not None
-        assert rig.node.last_applied.source_node == "control_node"
+        assert rig.node.last_applied_source == "control_node"
         (report,) = rig.errors()
         assert "'rogue'" in report.status and "source_node" in report.status
         assert json.loads(report.data)["source_node"] == "rogue"
@@ -271,7 +282,7 @@ def test_rejected_commands_never_take_over(rig: Rig) -> None:
     rig.run(0.3, every_cycle(hold(HOME)), every_cycle(bad))
     assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
     assert rig.node.last_applied is not None
-    assert rig.node.last_applied.source_node == "control_node"
+    assert rig.node.last_applied_source == "control_node"
 
 
 # -- arbitration ---------------------------------------------------------------------------
@@ -282,7 +293,7 @@ def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) ->
     custom_cmd = hold(MOVED, source="teleop")
     rig.run(0.2, every_cycle(default_cmd))
     rig.run(0.5, every_cycle(default_cmd), every_cycle(custom_cmd))
-    assert rig.node.last_applied is custom_cmd
+    assert applied_as_sent(rig.node, custom_cmd)
     assert rig.states[-1].status[0] == "owner: teleop"
     assert np.allclose(rig.positions(), MOVED, atol=0.03)
     assert any("'control_node' -> 'teleop'" in t for t in rig.texts())
@@ -297,10 +308,10 @@ def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) ->
     # measured pose (no jump), then applies it as sent.
     rig.step(default_cmd)
     applied = rig.node.last_applied
-    assert applied is not None and applied.source_node == "bridge_node"
-    assert np.max(np.abs(np.array(applied.t_pos) - MOVED)) < 0.03
+    assert applied is not None and rig.node.last_applied_source == "bridge_node"
+    assert np.max(np.abs(applied.position - MOVED)) < 0.03
     rig.run(0.5, every_cycle(default_cmd))
-    assert rig.node.last_applied is default_cmd
+    assert applied_as_sent(rig.node, default_cmd)
 
 
 def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
@@ -341,13 +352,14 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     assert rig.node.mode is BridgeMode.SAFE
     safe = rig.node.last_applied
     assert safe is not None
-    assert safe.kp == (0.0,) * 12 and safe.t_trq == (0.0,) * 12
-    assert safe.kd == (SAFE_KD,) * 12  # the safe-mode damping, not the stand kd
+    assert safe.kp.tolist() == [0.0] * 12 and safe.effort.tolist() == [0.0] * 12
+    assert safe.kd.tolist() == [SAFE_KD] * 12  # the safe-mode damping, not the stand kd
+    assert rig.node.last_applied_source == "bridge_node"
     assert rig.states[-1].status[1] == "mode: safe"
     assert any("watchdog" in s.status and s.level == Level.WARN for s in rig.reports())
     rig.run(0.02, every_cycle(cmd))
     assert rig.node.mode is BridgeMode.RUN
-    assert rig.node.last_applied is cmd
+    assert applied_as_sent(rig.node, cmd)
     assert any("resumed" in t for t in rig.texts())
 
 
@@ -418,15 +430,15 @@ def test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target(
     assert rig.node.mode is BridgeMode.HOLD
     held = rig.node.last_applied
     assert held is not None
-    assert np.allclose(held.t_pos, slumped, atol=1e-3)
-    assert held.kp == (80.0,) * 12
+    assert np.allclose(held.position, slumped, atol=1e-3)
+    assert held.kp.tolist() == [80.0] * 12
     rig.run(0.5)
     assert rig.node.mode is BridgeMode.HOLD  # holds until a fresh command, watchdog or not
     assert np.allclose(rig.positions(), slumped, atol=0.01)
     fresh = hold(slumped + 0.05)
     rig.step(fresh)
     assert rig.node.mode is BridgeMode.RUN
-    assert rig.node.last_applied is fresh
+    assert applied_as_sent(rig.node, fresh)
     assert any("hold released" in t for t in rig.texts())
     assert rig.states[-1].drives_enabled is True
 
@@ -495,7 +507,7 @@ def test_joint_at_shutdown_temperature_gets_no_torque(rig: Rig) -> None:
     rig.run(0.05, every_cycle(cmd))
     applied = rig.node.last_applied
     assert applied is not None
-    assert (applied.kp[7], applied.kd[7], applied.t_trq[7]) == (0.0, 0.0, 0.0)
+    assert (applied.kp[7], applied.kd[7], applied.effort[7]) == (0.0, 0.0, 0.0)
     assert rig.node.thermal.drive_off[7]
     assert any("drive off" in s.status and ORDER[7] in s.status for s in rig.errors())
 
@@ -569,14 +581,14 @@ def test_bridge_opened_from_a_url_brakes_where_fitted_and_closes_the_array() -> 
             pub.publish(cmd)
             node.cycle(clock.now)
             arm.step(0.002)
-        assert node.last_applied is cmd
+        assert applied_as_sent(node, cmd)
         for _ in range(130):  # > 250 ms without commands: safe mode
             clock.now += STEP_NS
             node.cycle(clock.now)
             arm.step(0.002)
         assert node.mode is BridgeMode.SAFE
         assert node.last_applied is not None
-        assert node.last_applied.brake == fitted
+        assert tuple(node.last_applied.brake.tolist()) == fitted
         clock.now += STEP_NS
         hardware.publish(String("estop"))
         node.cycle(clock.now)
@@ -650,9 +662,8 @@ def test_every_refused_command_is_one_error_naming_its_source_over_zenoh() -> No
             assert "'rogue_node'" in report.status and f"field {field!r}" in report.status
             assert f"(index {index})" in report.status and shown in report.status, report.status
         assert subscription.stats().malformed == 3  # NaN, negative kp, short: refused at decode
-        assert rig.node.last_applied is not None and rig.node.last_applied.source_node == (
-            "control_node"
-        )
+        assert rig.node.last_applied is not None
+        assert rig.node.last_applied_source == "control_node"
     finally:
         rogue.close()
         rig.close()
@@ -776,11 +787,11 @@ def test_reported_rate_and_skips_match_the_published_stamps_under_an_injected_st
 # -- re-entry after the drives stopped following commands (issue 11, items 1 and 4) ---------
 
 
-def _max_step(commands: list[JointCommand], start: np.ndarray) -> float:
+def _max_step(commands: list[ImpedanceCommand], start: np.ndarray) -> float:
     """Largest change of any applied target from one cycle to the next (rad), from ``start``."""
     previous, largest = start, 0.0
     for cmd in commands:
-        position = np.array(cmd.t_pos)
+        position = cmd.position
         largest = max(largest, float(np.max(np.abs(position - previous))))
         previous = position
     return largest
@@ -798,24 +809,26 @@ def test_after_a_reset_a_fresh_far_command_is_ramped_to_from_the_measured_pose(r
         physics.actuators.set_state(slumped)
     rig.run(0.2, every_cycle(stand))
     rig.step("reset")
-    applied: list[JointCommand] = []
+    applied: list[ImpedanceCommand] = []
+    sources: list[str] = []
     speeds: list[float] = []
     for _ in range(round(2.0 * 500)):
         rig.step(hold(HOME))  # fresh: sent after the reset, computed before the fall
         assert rig.node.last_applied is not None
         applied.append(rig.node.last_applied)
+        sources.append(rig.node.last_applied_source)
         speeds.append(float(np.max(np.abs(rig.sim.read_joints().velocity))))
     config = rig.node.config
     step = config.reentry_speed / config.rate_hz
     first = applied[0]
-    assert first.source_node == "bridge_node"
+    assert sources[0] == "bridge_node"
     far = np.abs(HOME - slumped) > config.reentry_tolerance  # the hips' 0.04 rad pass at once
     assert far.sum() == 8
-    assert np.max(np.abs(np.array(first.t_pos) - slumped)[far]) <= step + 1e-6
+    assert np.max(np.abs(first.position - slumped)[far]) <= step + 1e-6
     assert first.kp[2] < 80.0 / 10  # stiffness starts near zero
-    assert _max_step(applied[1:], np.array(first.t_pos)) <= step + 1e-6
+    assert _max_step(applied[1:], first.position) <= step + 1e-6
     assert max(speeds) < 1.5 * config.reentry_speed  # the joints follow the slow target
-    assert applied[-1].t_pos == hold(HOME).t_pos and applied[-1].kp == (80.0,) * 12
+    assert applied[-1] == joint_space(hold(HOME)) and sources[-1] == "control_node"
     assert np.allclose(rig.positions(), HOME, atol=0.02)
     warns = [s.status for s in rig.reports() if s.level == Level.WARN and "re-entry" in s.status]
     assert warns and "e-stop reset" in warns[0] and "(index " in warns[0]
@@ -833,12 +846,12 @@ def test_leaving_safe_mode_ramps_from_the_sagged_pose(rig: Rig) -> None:
     rig.step(stand)
     assert rig.node.mode is BridgeMode.RUN
     applied = rig.node.last_applied
-    assert applied is not None and applied is not stand
-    assert np.max(np.abs(np.array(applied.t_pos) - sagged)) <= rig.node.config.reentry_tolerance
-    assert np.max(np.abs(np.array(applied.t_pos) - sagged)[[1, 2, 4, 5, 7, 8, 10, 11]]) <= 0.003
+    assert applied is not None and applied != joint_space(stand)
+    assert np.max(np.abs(applied.position - sagged)) <= rig.node.config.reentry_tolerance
+    assert np.max(np.abs(applied.position - sagged)[[1, 2, 4, 5, 7, 8, 10, 11]]) <= 0.003
     assert "reentry: ramping from the measured pose" in rig.states[-1].status
     rig.run(1.5, every_cycle(stand))
-    assert rig.node.last_applied is stand
+    assert applied_as_sent(rig.node, stand)
     status = rig.states[-1].status
     assert status[:2] == ("owner: control_node", "mode: run")
     assert not [s for s in status if s.startswith("reentry")], status  # the ramp has ended
@@ -885,8 +898,8 @@ def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -
             step(pushing)
             applied = node.last_applied
             assert applied is not None
-            assert applied.kp[elbow] == 0.0 and applied.t_trq[elbow] == 0.0
-            assert applied.brake[elbow] is True
+            assert applied.kp[elbow] == 0.0 and applied.effort[elbow] == 0.0
+            assert bool(applied.brake[elbow]) is True
         assert abs(sim.read_joints().position[elbow] - start[elbow]) < 0.01
         released = JointCommand.hold(names, target.tolist(), 80.0, 3.0, source_node="control_node")
         velocities: list[float] = []
@@ -901,7 +914,7 @@ def test_a_braked_joint_is_not_pushed_and_starts_from_where_it_is_on_release() -
         )
         assert max(velocities) < min(1.5 * speed, limit)
         assert abs(sim.read_joints().position[elbow] - target[elbow]) < 0.02
-        assert node.last_applied is released
+        assert applied_as_sent(node, released)
     finally:
         node.shutdown()
         bus.close()
@@ -919,12 +932,13 @@ def test_a_joint_back_from_thermal_shutdown_re_enters_from_where_it_sagged(rig: 
     heat(rig, 7, 70.0)  # cooled below shutdown − hysteresis: the drive comes back
     rig.step(cmd)
     applied = rig.node.last_applied
-    assert applied is not None and applied.source_node == "bridge_node"
-    assert abs(applied.t_pos[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
-    assert applied.t_pos[:7] == cmd.t_pos[:7]  # the other joints are not touched
+    assert applied is not None and rig.node.last_applied_source == "bridge_node"
+    assert abs(applied.position[7] - sagged[7]) <= rig.node.config.reentry_speed / 500 + 1e-6
+    # the other joints are not touched
+    assert applied.position[:7].tolist() == joint_space(cmd).position[:7].tolist()
     assert any("re-entry after thermal shutdown cleared" in t for t in rig.texts())
     rig.run(1.0, every_cycle(cmd))
-    assert rig.node.last_applied is cmd
+    assert applied_as_sent(rig.node, cmd)
 
 
 def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: Rig) -> None:
@@ -933,13 +947,13 @@ def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: 
     rig.run(0.2, every_cycle(hold(HOME)))
     damping = JointCommand.damping(ORDER, 1.0, source_node="control_node")
     rig.run(0.2, every_cycle(damping))
-    assert rig.node.last_applied is damping
+    assert applied_as_sent(rig.node, damping)
     drifted = HOME * 0.3
     with rig.sim.locked() as physics:
         physics.actuators.set_state(drifted)
     rig.step(hold(HOME))
     applied = rig.node.last_applied
-    assert applied is not None and applied.source_node == "bridge_node"
+    assert applied is not None and rig.node.last_applied_source == "bridge_node"
     far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
-    assert np.max(np.abs(np.array(applied.t_pos) - drifted)[far]) <= 0.002 + 1e-6
+    assert np.max(np.abs(applied.position - drifted)[far]) <= 0.002 + 1e-6
     assert any("re-entry after stiffness regained" in t for t in rig.texts())

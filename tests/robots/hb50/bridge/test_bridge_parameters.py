@@ -190,7 +190,7 @@ def test_a_shorter_watchdog_time_makes_safe_mode_come_sooner(rig: Rig) -> None:
     assert rig.node.mode is BridgeMode.SAFE
     assert rig.node.watchdog.timeout_s == 0.05 and rig.node.config.watchdog_s == 0.05
     safe = rig.node.last_applied
-    assert safe is not None and safe.kp == (0.0,) * 12
+    assert safe is not None and safe.kp.tolist() == [0.0] * 12
 
 
 def test_a_change_is_put_in_force_at_the_start_of_the_next_cycle(rig: Rig) -> None:

@@ -100,6 +100,7 @@ def test_enum_values_are_stable() -> None:
         ("SIT_DOWN", 3),
         ("LOCOMOTION", 4),
         ("DAMPING", 5),
+        ("FALLEN", 6),  # added later: a new number, the old ones unchanged
     ]
     assert [(m.name, m.value) for m in MotionType] == [
         ("NONE", 0),

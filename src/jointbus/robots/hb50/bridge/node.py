@@ -43,6 +43,12 @@ arbitrate the queued joint commands, run the watchdog and the thermal guard → 
   (``kp = 0``), a target far from the measured pose is ramped to from there (:mod:`.reentry`),
   and a braked joint gets no stiffness, target velocity or torque.
 
+**The command path.** A ``JointCommand`` is converted once, at the edge: the command check
+(:class:`~jointbus.nodes.safety.command_check.CommandCheck` with hb50's field names) validates it
+and returns the joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand` (float64 arrays
+in actuator order) that arbitration, the re-entry ramp, the brakes rule, the thermal derating and
+:meth:`~jointbus.drivers.ActuatorArray.impedance` work on; no later step rebuilds a message.
+
 The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
 written. Incoming commands are only *queued* by the subscription callback (with their arrival
 time); every decision runs on the loop thread, in arrival order, so the components need no locks
@@ -70,11 +76,12 @@ clean shutdown. ``data`` holds the node's name (docs/SAFETY.md's promise).
 joint (name and index), the field, the value and the expectation (text), with the same facts as
 JSON in ``data`` — every refused command, also one the message's wire rules refused at decode (a
 NaN, a negative gain, a short array: it arrives as a malformed-payload event with its bytes, which
-:func:`~.command_check.decode_unchecked` reads back so :class:`~.command_check.CommandCheck`
-names the source and the culprit; bytes that are not even a ``JointCommand`` layout are one ERROR
-naming the publisher). Such a sample is reported only as that rejection, not also as the generic
-"malformed payload" WARN; repeats of the same rejection (same source, field and joint) are folded
-into one report a second with a count. Owner changes, watchdog, e-stop, power and thermal
+:func:`~.unchecked_command.decode_unchecked` reads back so the
+:class:`~jointbus.nodes.safety.command_check.CommandCheck` names the source and the culprit;
+bytes that are not even a ``JointCommand`` layout are one ERROR naming the publisher). Such a
+sample is reported only as that rejection, not also as the generic "malformed payload" WARN;
+repeats of the same rejection (same source, field and joint) are folded into one report a second
+with a count. Owner changes, watchdog, e-stop, power and thermal
 transitions are each a status event of their own. The current owner and mode are also in every
 ``BridgeState``'s ``status`` strings (``owner: control_node``, ``mode: run``), written by
 :class:`~jointbus.robots.hb50.messages.bridge_status.BridgeStatus`, the one place that formats and
@@ -128,6 +135,7 @@ from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverError
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits
 from jointbus.messages.errors import MessageError, ValidationError
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
@@ -135,16 +143,16 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
 from jointbus.nodes.safety.arbiter import Arbiter
-from jointbus.nodes.safety.command_check import (
-    CommandCheck,
-    CommandRejected,
-    UncheckedJointCommand,
-    decode_unchecked,
-)
+from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
+from jointbus.robots.hb50.bridge.unchecked_command import (
+    HB50_COMMAND_FIELDS,
+    UncheckedJointCommand,
+    decode_unchecked,
+)
 from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
@@ -412,7 +420,11 @@ class BridgeNode(Node):
     ``imu`` optionally returns the body IMU's reading each cycle; ``timers`` lets a test inject a
     non-threaded :class:`TimerThread` with a fake clock (the node's clock is the timer clock).
     ``run_loop=False`` creates no rate loop: the caller runs :meth:`cycle` itself (lock-step with
-    a stepped simulator, or a test).
+    a stepped simulator, or a test). ``stamp_ns`` returns the header stamp of ``bridge_data`` (ns
+    since the Unix epoch; default the wall clock, as ROS stamps are): a stepped simulator passes
+    its simulated time (on the wall-clock epoch of simulated time 0), so the control node, whose
+    clock is the frame stamps, moves in the robot's time and not in the host's — a host stall
+    does not fast-forward a stand-up the simulated robot has not lived through.
     """
 
     def __init__(
@@ -425,8 +437,10 @@ class BridgeNode(Node):
         imu: Callable[[], ImuReading] | None = None,
         timers: TimerThread | None = None,
         run_loop: bool = True,
+        stamp_ns: Callable[[], int] | None = None,
     ) -> None:
         cfg = config if config is not None else BridgeConfig()
+        self._stamp_ns = stamp_ns
         self.config = cfg
         """The configuration in force (live parameter changes replace it, see the module
         docstring)."""
@@ -448,7 +462,11 @@ class BridgeNode(Node):
             kd_max=cfg.kd_max,
             allowed_sources=cfg.allowed_sources,
             has_brake=self._has_brake,
+            fields=HB50_COMMAND_FIELDS,
         )
+        """The edge of the command path: checks each ``JointCommand`` and converts it, once, to
+        the joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand` everything after
+        it works on."""
         self.arbiter = Arbiter(
             cfg.default_source,
             takeover_hz=cfg.takeover_hz,
@@ -464,7 +482,7 @@ class BridgeNode(Node):
             shutdown_c=cfg.thermal_shutdown_c,
             hysteresis_c=cfg.thermal_hysteresis_c,
         )
-        self._safe = safe_command(names, cfg.safe_kd, self._has_brake, source_node=cfg.node_name)
+        self._safe = safe_command(len(names), cfg.safe_kd, self._has_brake)
         self.reentry = ReentryRamp(
             names,
             [s.velocity_max for s in limits_cfg],
@@ -472,7 +490,6 @@ class BridgeNode(Node):
             gain_time=cfg.reentry_gain_time,
             tolerance=cfg.reentry_tolerance,
             period=1.0 / cfg.rate_hz,
-            source_node=cfg.node_name,
         )
         """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
         self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
@@ -480,8 +497,9 @@ class BridgeNode(Node):
         self._limp = np.zeros(len(names), dtype=np.bool_)  # kp = 0 in the last command run
         self._any_limp = False
         self._hold_cause = "start"
-        self._hold_cmd: JointCommand | None = None
-        self._command: JointCommand | None = None
+        self._hold_cmd: ImpedanceCommand | None = None
+        self._command: ImpedanceCommand | None = None
+        self._command_source = ""  # the source_node of ``_command``
         self._commands: deque[tuple[int, JointCommand | RefusedSample]] = deque(
             maxlen=_QUEUE_DEPTH
         )
@@ -494,8 +512,11 @@ class BridgeNode(Node):
         self._state_strings: tuple[str, ...] = ()
         self.last_state: BridgeState | None = None
         self.last_data: BridgeData | None = None
-        self.last_applied: JointCommand | None = None
+        self.last_applied: ImpedanceCommand | None = None
         """The command written to the array in the last cycle (``None``: nothing written)."""
+        self.last_applied_source = ""
+        """Whose command :attr:`last_applied` is: the owner's ``source_node`` in ``run`` mode, the
+        bridge's own name for hold and safe and while the re-entry ramp shapes the owner's."""
         self.cycles = 0
         self.rejected = 0
         self.published = 0
@@ -677,7 +698,7 @@ class BridgeNode(Node):
     def on_deactivate(self) -> None:
         """The loop has stopped: leave the drives damped rather than on a last target."""
         if not self.estop.latched and not self._power_off_requested:
-            self._write(self._safe, "deactivate")
+            self._write(self._safe, "deactivate", self.config.node_name)
         self._mode = BridgeMode.SAFE
         self._event(Level.WARN, "lifecycle", "bridge inactive: drives left in damping")
 
@@ -733,15 +754,18 @@ class BridgeNode(Node):
         self._begin_reentry(previous, mode, new_owner, reading)
         self._mode = mode
         command = None
+        source = self._command_source
         if mode is BridgeMode.RUN and self._command is not None:
             command = self._shaped(self._command, reading)
+            if self.reentry.shaped:  # the ramp's command, not the owner's as sent
+                source = self.config.node_name
         self._publish(reading, now_ns)
         if mode is BridgeMode.HOLD:
-            self._write(self.thermal.derate(self._hold()), "hold")
+            self._write(self.thermal.derate(self._hold()), "hold", self.config.node_name)
         elif mode is BridgeMode.SAFE:
-            self._write(self.thermal.derate(self._safe), "safe")
+            self._write(self.thermal.derate(self._safe), "safe", self.config.node_name)
         elif command is not None:
-            self._write(self.thermal.derate(command), "command")
+            self._write(self.thermal.derate(command), "command", source)
         else:
             self.last_applied = None
 
@@ -772,21 +796,21 @@ class BridgeNode(Node):
         self._limp[:] = False
         self._any_limp = False
 
-    def _shaped(self, cmd: JointCommand, reading: JointReading) -> JointCommand:
+    def _shaped(self, cmd: ImpedanceCommand, reading: JointReading) -> ImpedanceCommand:
         """The owner's command as it is written this cycle: braked joints get no stiffness, no
         target velocity and no torque (the brake holds them, the drive must not push against
         it); a joint whose brake is released, or that gets stiffness again after commands
         without (``kp = 0``: damping only, nothing held it), starts a re-entry from its measured
         position; the re-entry ramp shapes the rest (:mod:`.reentry`)."""
-        if self._any_limp or 0.0 in cmd.kp:  # the common case costs one tuple scan
-            stiff = np.array(cmd.kp, dtype=np.float64) > 0.0
+        if self._any_limp or not cmd.kp.all():  # the common case costs one array scan
+            stiff = cmd.kp > 0.0
             regained = self._limp & stiff
             if regained.any():  # held by nothing until now: it may be anywhere
                 self.reentry.begin(self._clipped(reading.position), "stiffness regained", regained)
             self._limp = ~stiff
             self._any_limp = bool(self._limp.any())
-        if self._any_braked or True in cmd.brake:
-            brake = np.array(cmd.brake, dtype=np.bool_)
+        if self._any_braked or cmd.brake.any():
+            brake = cmd.brake
             released = self._braked & ~brake
             if released.any():
                 self.reentry.begin(self._clipped(reading.position), "brake release", released)
@@ -794,7 +818,7 @@ class BridgeNode(Node):
             self._any_braked = bool(brake.any())
             if self._any_braked:
                 cmd = _without_motion(cmd, brake)
-        shaped = self.reentry.shape(cmd)
+        shaped = self.reentry.shape(cmd, self._command_source)
         for event in self.reentry.take_events():
             if isinstance(event, ReentryEngaged):
                 self._event(Level.WARN, "reentry", event.describe())
@@ -821,7 +845,7 @@ class BridgeNode(Node):
                 self._reject(cmd.rejection(self.check))
                 continue
             try:
-                self.check.check(cmd)
+                command = self.check.check(cmd)
             except CommandRejected as rejection:
                 self._reject(rejection)
                 continue
@@ -829,7 +853,8 @@ class BridgeNode(Node):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # latched, or sent before the last reset / drive-on
-            self._command = cmd
+            self._command = command
+            self._command_source = cmd.source_node
             self.watchdog.feed(received_ns)
             if self.estop.holding:
                 self.estop.release_hold()
@@ -975,14 +1000,9 @@ class BridgeNode(Node):
             mask[back] = True
             self.reentry.begin(self._clipped(reading.position), "thermal shutdown cleared", mask)
 
-    def _hold(self) -> JointCommand:
+    def _hold(self) -> ImpedanceCommand:
         if self._hold_cmd is None:
-            self._hold_cmd = self.estop.hold_command(
-                self._names,
-                self.config.hold_kp,
-                self.config.hold_kd,
-                source_node=self.config.node_name,
-            )
+            self._hold_cmd = self.estop.hold_command(self.config.hold_kp, self.config.hold_kd)
         return self._hold_cmd
 
     def _clipped(self, positions: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -991,7 +1011,7 @@ class BridgeNode(Node):
         clipped: npt.NDArray[np.float64] = np.clip(positions, self._lower, self._upper)
         return clipped
 
-    def _write(self, cmd: JointCommand, why: str) -> None:
+    def _write(self, cmd: ImpedanceCommand, why: str, source: str) -> None:
         try:
             self.array.impedance(cmd)
         except (DriverError, MessageError) as exc:
@@ -999,15 +1019,19 @@ class BridgeNode(Node):
             self.report(Level.ERROR, f"writing the {why} command failed: {exc}", key=f"write:{why}")
             return
         self.last_applied = cmd
+        self.last_applied_source = source
 
     # ---- publishing --------------------------------------------------------------------------
 
     def _publish(self, reading: JointReading, now_ns: int) -> None:
+        stamp = self._stamp_ns
+        frame_id = self._frame_id
+        header = Header.now(frame_id) if stamp is None else Header.at_ns(stamp(), frame_id)
         orientation, gyro, accel = self._imu_fields()
         # One pass from the driver's arrays (float32 rounding, temperature bytes, status flags:
         # BridgeData.from_joint_arrays); NaN temperature (not reported) → 0, as uint8 has no NaN.
         data = BridgeData.from_joint_arrays(
-            Header.now(self._frame_id),
+            header,
             orientation,
             gyro,
             accel,
@@ -1123,22 +1147,15 @@ class BridgeNode(Node):
         self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
 
 
-def _without_motion(cmd: JointCommand, braked: npt.NDArray[np.bool_]) -> JointCommand:
-    """``cmd`` with ``kp``, ``t_vel`` and ``t_trq`` zero on the ``braked`` joints (``kd`` kept:
+def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> ImpedanceCommand:
+    """``cmd`` with ``kp``, velocity and effort zero on the ``braked`` joints (``kd`` kept:
     damping only resists motion)."""
     keep = ~braked
-    kp = np.where(keep, cmd.kp, 0.0)
-    velocity = np.where(keep, cmd.t_vel, 0.0)
-    torque = np.where(keep, cmd.t_trq, 0.0)
-    return JointCommand(
-        cmd.header,
-        cmd.source_node,
-        cmd.name,
-        tuple(kp.tolist()),
-        cmd.ki,
+    return ImpedanceCommand(
+        cmd.position,
+        np.where(keep, cmd.velocity, 0.0),
+        np.where(keep, cmd.effort, 0.0),
+        np.where(keep, cmd.kp, 0.0),
         cmd.kd,
-        cmd.t_pos,
-        tuple(velocity.tolist()),
-        tuple(torque.tolist()),
         cmd.brake,
     )

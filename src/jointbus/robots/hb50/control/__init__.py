@@ -7,11 +7,14 @@ logic is in pure components, each tested on its own; :mod:`.node` wires them to 
 - :mod:`.leg_kinematics` — feet, foot velocities and ground forces of all legs in closed form;
 - :mod:`.state_estimator` — :class:`StateEstimator`: legs (contact, force), body pose and twist;
 - :mod:`.stand_pose` — :class:`StandPose`: body height / roll / pitch / yaw → joint targets (IK);
-- :mod:`.motion` — :class:`MotionController`: IDLE, STAND_UP, STAND, SIT_DOWN;
+- :mod:`.fall_detector` — :class:`FallDetector`: tipped over or upright, from the IMU's tilt;
+- :mod:`.motion` — :class:`MotionController`: IDLE, STAND_UP, STAND, SIT_DOWN, LOCOMOTION,
+  DAMPING, FALLEN;
 - :mod:`.tf_publisher` — :class:`TfFrames`: ``/tf`` and ``/tf_static``;
 - :mod:`.node` — :class:`ControlNode`.
 """
 
+from jointbus.robots.hb50.control.fall_detector import FallConfig, FallDetector, Tilt
 from jointbus.robots.hb50.control.leg_kinematics import LegKinematics, LegSample, leg_names
 from jointbus.robots.hb50.control.motion import (
     SOURCE_NODE,
@@ -47,6 +50,8 @@ __all__ = [
     "ControlNode",
     "EstimatedState",
     "EstimatorConfig",
+    "FallConfig",
+    "FallDetector",
     "LegKinematics",
     "LegSample",
     "MotionCommand",
@@ -59,6 +64,7 @@ __all__ = [
     "StandPose",
     "StateEstimator",
     "TfFrames",
+    "Tilt",
     "TransitionError",
     "TuningError",
     "UnknownCommandError",

@@ -31,6 +31,8 @@ LOCOMOTION the trot (:mod:`.locomotion`, :mod:`.walking`): swing legs on      GA
            ``Jᵀ·f`` at low gains; the velocity command steers it             gait is stopped
 DAMPING    damping only, as IDLE, while the bridge does not apply this       NONE / IDLE
            node's commands (see "Following the bridge" below)
+FALLEN     damping only, as IDLE, while the body is tipped over (see         NONE / IDLE
+           "Fallen over" below); entered from every mode
 =========  ===============================================================  ===============
 
 Every target is clamped into the joint's position limits (the model's): after a collapse the
@@ -46,6 +48,19 @@ RobotState);
 when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
 standing or rising (a sit-down ends in IDLE). ``idle`` in DAMPING cancels that (IDLE: stay down);
 ``stand_up`` while the drives are unavailable is accepted as the wish to stand once they are back.
+
+Fallen over (:mod:`.fall_detector`, fed the estimate's IMU orientation and height every step):
+a tilt of the body beyond ``tilt_limit`` (1.0 rad) held for ``fall_hold`` (0.2 s) takes every mode
+to FALLEN. Stiffness would only fight the ground (legs pushing against the floor or the air, a
+stand-up swept from a body lying on its back), so FALLEN commands damping only, as IDLE, and
+refuses ``stand_up``, ``stand``, ``sit_down``, ``walk`` and ``run`` with the reason;
+:meth:`MotionController.take_fall_report` hands the node one report per fall (and one per
+righting). ``idle`` is accepted and means "stay down once righted". Once the tilt stays below
+``upright_limit`` (0.5 rad) for ``upright_hold`` (1 s) — someone righted the robot — the
+controller does what it does when the drives come back after DAMPING: if the robot was standing,
+rising or walking (or a ``stand_up`` was pending in DAMPING) it stands up *from where it lies*
+(STAND_UP, through the fold if sprawled), else it goes to IDLE; if the drives are not available
+then, to DAMPING with that wish kept.
 
 Commands (``/hb50/control_command`` text or the CLI) and the transitions they make; anything else
 raises :class:`TransitionError` (with the reason) or :class:`UnknownCommandError` and changes
@@ -64,6 +79,8 @@ command       accepted in             effect
 ``stand``     LOCOMOTION              stop: zero motion, then STAND once the gait clock
                                       holds every foot down (within one gait cycle)
 ``stand_up``  DAMPING                 stand up once the drives are back (stays DAMPING)
+``idle``      FALLEN                  stay down once righted (stays FALLEN)
+(any other)   FALLEN                  refused: the robot is tipped over
 ============  ======================  =================================================
 
 Walking (``/hb50/velocity_command`` in LOCOMOTION): ``linear.x/y`` × ``cmd_vel_lin`` are the forward
@@ -122,6 +139,7 @@ from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.std_msgs import Header
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
+from jointbus.robots.hb50.control.fall_detector import FallConfig, FallDetector
 from jointbus.robots.hb50.control.locomotion import WALK_HEIGHT_RANGE, Locomotion
 from jointbus.robots.hb50.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
 from jointbus.robots.hb50.control.state_estimator import EstimatedState
@@ -316,6 +334,7 @@ _MODE_TYPE_GAIT = {
     MotionMode.SIT_DOWN: (MotionType.POSTURE, MotionGait.STAND),
     MotionMode.LOCOMOTION: (MotionType.GAIT, MotionGait.TROT),
     MotionMode.DAMPING: (MotionType.NONE, MotionGait.IDLE),
+    MotionMode.FALLEN: (MotionType.NONE, MotionGait.IDLE),
 }
 #: Modes that command a posture: left for DAMPING while the drives do not follow commands
 #: (LOCOMOTION too, for the walking controller that will set it: a gait is a posture in motion).
@@ -341,8 +360,12 @@ class MotionController:
         *,
         pose_limits: PoseLimits | None = None,
         walk_params: WalkParams | None = None,
+        fall: FallConfig | None = None,
     ) -> None:
         self.model = model
+        self.fall = FallDetector(fall)
+        """Tipped over or upright (see "Fallen over" in the module docstring)."""
+        self._fall_report: str | None = None
         self.params = params or MotionParams.from_model(model)
         self.locomotion = Locomotion(model, walk_params or WalkParams.from_model(model))
         self._state: EstimatedState | None = None
@@ -453,6 +476,7 @@ class MotionController:
             MotionMode.STAND_UP: "the robot is still rising",
             MotionMode.SIT_DOWN: "the robot is sitting down",
             MotionMode.DAMPING: "the robot is in damping (safe) mode",
+            MotionMode.FALLEN: "the robot has fallen over (damping only until it is upright)",
         }
         reason = reasons.get(self._mode)
         return None if reason is None else f"ignored in mode {self._mode.name}: {reason}"
@@ -525,6 +549,8 @@ class MotionController:
             except ValueError:
                 raise UnknownCommandError(command) from None
         mode = self._mode
+        if mode is MotionMode.FALLEN:
+            return self._while_fallen(cmd)
         if cmd is MotionCommand.IDLE:
             self._mode = MotionMode.IDLE
             self._start_pending = False
@@ -596,6 +622,83 @@ class MotionController:
         self._auto_walk = False
         return self._mode
 
+    def _while_fallen(self, cmd: MotionCommand) -> MotionMode:
+        """A command while tipped over: ``idle`` = stay down once righted; the rest refused."""
+        if cmd is MotionCommand.IDLE:
+            self._stand_when_back = False
+            return self._mode
+        tilt = self.fall.tilt
+        how = f" ({tilt.describe()})" if tilt is not None else ""
+        then = (
+            "it stands up by itself once upright"
+            if self._stand_when_back
+            else "send stand_up once it is upright"
+        )
+        limit = self.fall.config
+        raise TransitionError(
+            cmd,
+            self._mode,
+            f"the robot has fallen over{how}; right it (tilt below {limit.upright_limit} rad "
+            f"for {limit.upright_hold} s) — {then}",
+        )
+
+    def take_fall_report(self) -> str | None:
+        """What the last :meth:`step` found about a fall (once; ``None``: nothing new): the fall
+        (the node reports it as an ERROR) or the righting (OK)."""
+        report, self._fall_report = self._fall_report, None
+        return report
+
+    def _follow_fall(self, state: EstimatedState, now: float) -> None:
+        """Enter FALLEN when the detector says so, leave it when it says upright again."""
+        mode = self._mode
+        fallen = self.fall.update(state.orientation, state.height, now)
+        cfg = self.fall.config
+        tilt = self.fall.at_change
+        how = tilt.describe() if tilt is not None else ""
+        if fallen and mode is not MotionMode.FALLEN:
+            self._stand_when_back = mode in (
+                MotionMode.STAND_UP,
+                MotionMode.STAND,
+                MotionMode.LOCOMOTION,
+            ) or (mode is MotionMode.DAMPING and self._stand_when_back)
+            self._mode = MotionMode.FALLEN
+            self._start_pending = False
+            self._tucking = False
+            self._auto_walk = False
+            then = "stands up by itself" if self._stand_when_back else "stays down"
+            self._fall_report = (
+                f"motion mode {mode.name} -> FALLEN: the robot has fallen over: {how}, tilt "
+                f"beyond {cfg.tilt_limit} rad for {cfg.fall_hold} s; damping only, stand_up / "
+                f"stand / walk refused; once upright ({cfg.upright_limit} rad for "
+                f"{cfg.upright_hold} s) it {then}"
+            )
+        elif not fallen and mode is MotionMode.FALLEN:
+            self._leave_fallen(how)
+
+    def _leave_fallen(self, how: str) -> None:
+        if not self._drives_available:
+            self._mode = MotionMode.DAMPING  # keeps _stand_when_back for the drives' return
+            then = f"DAMPING: {self._drives_reason or 'the drives are not available'}"
+        elif self._stand_when_back:
+            try:
+                self._begin_move(
+                    MotionCommand.STAND_UP,
+                    MotionMode.STAND_UP,
+                    self.q_stand,
+                    self.params.stand_up_time,
+                )
+            except TransitionError as exc:
+                self._mode = MotionMode.IDLE
+                then = f"IDLE: cannot stand up ({exc.reason})"
+            else:
+                self._stand_when_back = False
+                self._setpoint = self._target = self.reference_pose
+                then = "STAND_UP from where it lies"
+        else:
+            self._mode = MotionMode.IDLE
+            then = "IDLE (it stays down)"
+        self._fall_report = f"motion mode FALLEN -> {then}: upright again ({how})"
+
     def _while_unavailable(self, cmd: MotionCommand) -> MotionMode:
         """``stand_up`` / ``stand`` / ``sit_down`` while the drives do not follow commands."""
         why = self._drives_reason or "the bridge is not applying commands"
@@ -626,6 +729,8 @@ class MotionController:
         self._drives_available = available
         self._drives_reason = "" if available else reason
         mode = self._mode
+        if mode is MotionMode.FALLEN:
+            return None  # damping anyway; what to do once upright reads _drives_available
         if not available:
             if mode not in _MOVES:
                 return None
@@ -745,6 +850,7 @@ class MotionController:
         hdr = header if header is not None else Header.now()
         if now - self._t_command > p.command_timeout:
             self._auto_walk_armed = True  # no joystick: the next push may start walking
+        self._follow_fall(state, now)
         if self._auto_walk:
             self._auto_walk = False
             if self._mode is MotionMode.STAND:
@@ -752,7 +858,7 @@ class MotionController:
         mode = self._mode
         if mode is MotionMode.LOCOMOTION:
             return self._walk(state, now, dt, hdr)
-        if mode is MotionMode.IDLE or mode is MotionMode.DAMPING:
+        if mode in (MotionMode.IDLE, MotionMode.DAMPING, MotionMode.FALLEN):
             return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
         if mode is MotionMode.STAND:
             return self._stand(now, dt, hdr)

@@ -46,8 +46,11 @@ stand-up from the measured pose (OK), never straight to the old standing targets
 
 Problems go to ``/hb50/status``: refused or unknown commands (WARN, with the reason), clamped
 velocity commands (WARN), velocity commands that do nothing in the current mode (WARN: IDLE,
-STAND_UP, SIT_DOWN), frames the estimator cannot use (ERROR, e.g. an actuator missing). Mode
-changes are reported (OK), with their cause. While walking, RobotState carries the walking
+STAND_UP, SIT_DOWN, DAMPING, FALLEN), frames the estimator cannot use (ERROR, e.g. an actuator
+missing). Mode changes are reported (OK), with their cause. A fall (the body tipped beyond the
+fall limit, :mod:`.fall_detector`) is ONE ERROR naming roll, pitch, tilt and the estimated base
+height — the mode is FALLEN in RobotState from then on, damping only — and the righting one OK.
+While walking, RobotState carries the walking
 estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
 leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
 IDLE.
@@ -420,7 +423,10 @@ class ControlNode(Node):
         before = self.motion.mode
         command = self.motion.step(state, now, header=Header.now())
         after = self.motion.mode
-        if after is not before:
+        fall = self.motion.take_fall_report()
+        if fall is not None:
+            self.report(Level.ERROR if after is MotionMode.FALLEN else Level.OK, fall)
+        elif after is not before:
             why = {
                 MotionMode.LOCOMOTION: "velocity command",
                 MotionMode.STAND: "stopped on four feet"

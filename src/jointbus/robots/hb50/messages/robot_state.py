@@ -38,7 +38,10 @@ class MotionMode(enum.IntEnum):
     IDLE 0: drives passive, robot lying down; STAND_UP 1: rising to standing height;
     STAND 2: standing, holding posture; SIT_DOWN 3: lowering the body to the ground;
     LOCOMOTION 4: walking under velocity commands; DAMPING 5: safe mode (zero stiffness, damping
-    only) after a fault, watchdog timeout or a stop request.
+    only) after a fault, watchdog timeout or a stop request; FALLEN 6: the body is tipped over
+    (tilt beyond the fall limit, :mod:`jointbus.robots.hb50.control.fall_detector`), damping only,
+    no posture commands until it is upright again. FALLEN was added after the first five: a peer
+    with the older table rejects it (as any unknown value) rather than misread it.
     """
 
     IDLE = 0
@@ -47,6 +50,7 @@ class MotionMode(enum.IntEnum):
     SIT_DOWN = 3
     LOCOMOTION = 4
     DAMPING = 5
+    FALLEN = 6
 
 
 class MotionType(enum.IntEnum):
