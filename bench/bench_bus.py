@@ -173,6 +173,19 @@ def _inproc_ordinary(n: int) -> tuple[float, float, float, float]:
 
 
 # ---- zenoh: receiver process ----
+def _raw_publisher_qos(reliable: bool) -> dict[str, Any]:
+    """The raw publisher's options matching jointbus's QoS: RELIABLE blocks, best effort drops."""
+    if reliable:
+        return {
+            "reliability": zenoh.Reliability.RELIABLE,
+            "congestion_control": zenoh.CongestionControl.BLOCK,
+        }
+    return {
+        "reliability": zenoh.Reliability.BEST_EFFORT,
+        "congestion_control": zenoh.CongestionControl.DROP,
+    }
+
+
 def _raw_config(listen: tuple[str, ...], connect: tuple[str, ...]) -> zenoh.Config:
     config = zenoh.Config()
     for key, value in ZenohConfig(listen=listen, connect=connect).json5_items(listen, connect):
@@ -268,18 +281,7 @@ def _zenoh_run(kind: str, messages: list[BridgeData], rate_hz: float | None) -> 
         bus.close()
     else:
         session = zenoh.open(_raw_config(("tcp/127.0.0.1:0",), connect))
-        kwargs: dict[str, Any] = (
-            {
-                "reliability": zenoh.Reliability.RELIABLE,
-                "congestion_control": zenoh.CongestionControl.BLOCK,
-            }
-            if reliable
-            else {
-                "reliability": zenoh.Reliability.BEST_EFFORT,
-                "congestion_control": zenoh.CongestionControl.DROP,
-            }
-        )
-        zpub = session.declare_publisher(RAW_KEY, **kwargs)
+        zpub = session.declare_publisher(RAW_KEY, **_raw_publisher_qos(reliable))
         encode = kind == "raw+codec"
         payloads = [m.to_cdr() for m in messages]
         # Same wire size as jointbus's attachment: the index, then zeros.

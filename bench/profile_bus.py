@@ -42,7 +42,15 @@ from typing import Any
 
 import zenoh
 
-from bench.bench_bus import DOMAIN, RAW_KEY, TOPIC, _free_port, _message, _raw_config
+from bench.bench_bus import (
+    DOMAIN,
+    RAW_KEY,
+    TOPIC,
+    _free_port,
+    _message,
+    _raw_config,
+    _raw_publisher_qos,
+)
 from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.zenoh_transport import TopicSubscription
 from jointbus.robots.hb50.messages import BridgeData
@@ -301,18 +309,7 @@ def situ(kind: str, n: int, rate_hz: float | None) -> dict[str, Any]:
         closer: Callable[[], None] = bus.close
     else:
         session = zenoh.open(_raw_config(("tcp/127.0.0.1:0",), connect))
-        kwargs: dict[str, Any] = (
-            {
-                "reliability": zenoh.Reliability.RELIABLE,
-                "congestion_control": zenoh.CongestionControl.BLOCK,
-            }
-            if reliable
-            else {
-                "reliability": zenoh.Reliability.BEST_EFFORT,
-                "congestion_control": zenoh.CongestionControl.DROP,
-            }
-        )
-        zpub = session.declare_publisher(RAW_KEY, **kwargs)
+        zpub = session.declare_publisher(RAW_KEY, **_raw_publisher_qos(reliable))
         payloads = [m.to_cdr() for m in messages]
         atts = [i.to_bytes(8, "little") + bytes(attachment.SIZE - 8) for i in range(n)]
         deadline = time.monotonic() + 10
