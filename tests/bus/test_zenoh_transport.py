@@ -316,6 +316,22 @@ def test_latched_publisher_appearing_after_the_subscriber_is_caught_up(
     assert early.stats().received == 1  # once, not once live and once from history
 
 
+def test_a_late_history_fetch_ending_with_the_bus_is_quiet(
+    pair: tuple[Bus, Bus], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A program may end while a late-history query runs: the thread ends without an error
+    (it raised zenoh's "session closed" out of the thread before)."""
+    _, b = pair
+    sub = b.subscribe("/map", Count, None, LATCHED)
+    transport = b._transport
+    assert transport is not None
+    subscription = transport.subscription("/map")
+    assert subscription is not None
+    b.close()
+    transport.fetch_late_history(subscription, sub, "0123456789abcdef")
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 def test_a_publisher_restarting_its_numbering_loses_nothing(
     pair: tuple[Bus, Bus], raw: zenoh.Session
 ) -> None:

@@ -813,11 +813,24 @@ class ZenohTransport:
         for sub in self.bus.local_subscribers(publisher.topic):
             if sub.qos.transient_local and not incompatibilities(publisher.qos, sub.qos):
                 threading.Thread(
-                    target=subscription.fetch_history,
-                    args=(sub, publisher.zid),
+                    target=self.fetch_late_history,
+                    args=(subscription, sub, publisher.zid),
                     name="jointbus-history",
                     daemon=True,
                 ).start()
+
+    def fetch_late_history(
+        self, subscription: TopicSubscription, sub: Subscriber[Any], publisher_zid: str
+    ) -> None:
+        """The body of a late-history thread. The bus may close while its query runs (a program
+        ending right after a latched publisher appeared): Zenoh then raises "session closed",
+        which is the end of the job, not an error; any other failure is logged, never left to
+        escape the thread unreported."""
+        try:
+            subscription.fetch_history(sub, publisher_zid)
+        except zenoh.ZError:
+            if not self._closed:
+                _LOG.exception("fetching %s's history from %s failed", sub.topic, publisher_zid)
 
     def _meet(self, remote: EndpointInfo) -> None:
         """Report type mismatches and incompatible QoS between ``remote`` and local endpoints."""
