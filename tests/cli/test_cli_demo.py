@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 from mcap.reader import make_reader
 
+from jointbus import drivers
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.cli.demo import SUMMARY_PERIOD_S
+from jointbus.messages import jointbus_msgs
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.robots.hb50.messages import BridgeData, JointCommand
 from support.cli import free_port, run_cli, start_cli
 
 STAND_HEIGHT = 0.34  # m
@@ -277,3 +279,50 @@ def test_arm6_demo_alternates_with_the_arms_own_home_pose(tmp_path: Path) -> Non
     ]
     left = next(i for i, d in enumerate(distance) if d > 0.2)  # the reach pose first
     assert min(distance[left:]) < 0.02, min(distance[left:])  # then back at home (rad)
+
+
+# -- the bridge is hb50's array node (issue 12, item 2) -------------------------------------------
+
+
+def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
+    """``drivers.open("bus://hb50")`` beside a running demo: the bridge answers as any served array
+    does — names, geometry, a reading equal to the robot's own ``bridge_data`` — and its Beam Bots
+    ``joint_state`` is published at 100 Hz (every 5th 500 Hz cycle) while someone listens."""
+    port = free_port()
+    proc = start_cli(port, "demo", "--headless", "--duration", "15")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("t=")  # the stack is running
+        order = load_robot("hb50").actuator_order
+        frames: list[BridgeData] = []
+        states: list[jointbus_msgs.JointState] = []
+        with Bus(name="viewer", zenoh=ZenohConfig(hub_port=port)) as bus:
+            bus.subscribe("/hb50/bridge_data", BridgeData, frames.append, MAB_RT, realtime=True)
+            bus.subscribe(
+                "/hb50/joint_state", jointbus_msgs.JointState, states.append, MAB_RT, realtime=True
+            )
+            with drivers.open(f"bus://hb50?hub_port={port}&timeout=5") as hb:
+                assert hb.names == order
+                assert len(hb.geometry().actuators) == len(order)
+                time.sleep(1.0)
+                reading = hb.read_joints()
+                assert frames, "no bridge_data seen"
+                latest = frames[-1]
+                # the robot stands: a reading and a frame a few ms apart agree to sensor noise
+                assert max(
+                    abs(a - b) for a, b in zip(reading.position, latest.joint_position, strict=True)
+                ) < 0.05
+            n = len(states)
+            time.sleep(1.0)
+            rate = len(states) - n
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert states and tuple(states[-1].name) == order
+    print(f"\njoint_state over Zenoh: {rate} messages in 1 s")
+    assert 50 <= rate <= 110  # 100 Hz from the bridge; a loaded host drops some, never most
+    assert "mode STAND" in out, out

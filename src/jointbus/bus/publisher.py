@@ -120,6 +120,12 @@ class Publisher(Endpoint[MsgT], Generic[MsgT]):
         return self._remote is not None and self._remote.matched
 
     @property
+    def observed(self) -> bool:
+        """True while someone listens: a local subscriber or a matching remote one. A publisher
+        whose message costs time to build asks this first, so an unobserved topic costs nothing."""
+        return bool(self._targets) or (self._remote is not None and self._remote.matched)
+
+    @property
     def subscriber_count(self) -> int:
         """Local compatible subscribers currently served."""
         return len(self._targets)

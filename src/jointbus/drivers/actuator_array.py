@@ -412,8 +412,8 @@ class JointReading:
         """The array-wide state (:func:`jointbus.drivers.array_state.array_state`)."""
         return array_state(self.state, has_brakes)
 
-    def to_data(self, frame_id: str) -> ActuatorArrayData:
-        """This reading as Player's array data, header stamped now in ``frame_id``."""
+    def to_data(self, frame_id: str, header: Header | None = None) -> ActuatorArrayData:
+        """This reading as Player's array data: ``header``, or one stamped now in ``frame_id``."""
         actuators = tuple(
             ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
             for p, v, a, c, s, e, t, st in zip(
@@ -428,7 +428,7 @@ class JointReading:
                 strict=True,
             )
         )
-        return ActuatorArrayData(Header.now(frame_id), actuators, self.motor_power)
+        return ActuatorArrayData(header or Header.now(frame_id), actuators, self.motor_power)
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,6 +246,11 @@ class NodePublisher(Generic[MsgT]):
         """True once closed."""
         return self.publisher.closed
 
+    @property
+    def observed(self) -> bool:
+        """True while someone listens (:attr:`jointbus.bus.Publisher.observed`)."""
+        return self.publisher.observed
+
     def publish(self, msg: MsgT) -> None:
         """Publish ``msg`` (see :meth:`jointbus.bus.Publisher.publish`); dropped while inactive."""
         if self._enabled:

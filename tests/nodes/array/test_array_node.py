@@ -7,6 +7,8 @@ watchdog's is a ``bus://`` client in another process, SIGKILLed while its joint 
 
 from __future__ import annotations
 
+import math
+import re
 import signal
 import subprocess
 import sys
@@ -227,8 +229,10 @@ def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
         names = r.array.names
         pub = r.bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
         pub.publish(hold_message(names, [0.0] * 6, 5.0, 0.5, source="intruder"))
-        assert wait_until(lambda: bool(r.statuses("impedance refused")), timeout=2.0)
-        assert "intruder" in r.statuses("impedance refused")[0].status
+        refused = "joint command from 'intruder' rejected"
+        assert wait_until(lambda: bool(r.statuses(refused)), timeout=2.0)
+        report = r.statuses(refused)[0]
+        assert report.level == Level.ERROR and "field 'source_node'" in report.status
         for _ in range(30):  # ≥ 10 Hz from an allowed custom source: it takes over
             pub.publish(
                 hold_message(names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source="squat")
@@ -293,7 +297,7 @@ def test_a_served_rover_publishes_its_base_as_transform2d_and_twist2d() -> None:
 
 def test_a_failing_driver_is_reported_and_the_node_keeps_answering(rig: Rig) -> None:
     rig.array.close()  # the device is gone: every driver call now raises DriverClosedError
-    assert wait_until(lambda: bool(rig.statuses("read failed")), timeout=3.0)
+    assert wait_until(lambda: bool(rig.statuses("reading the actuators failed")), timeout=3.0)
     power = rig.bus.client(N.request("power"), PowerRequest, ActuatorReply)
     reply = power.call(PowerRequest(True))
     assert (reply.accepted, reply.error) == (False, "DriverClosedError")
@@ -512,3 +516,14 @@ def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to(r
     assert max(speeds) < 1.5 * speed
     assert abs(rig.elbow() - target[ELBOW]) < 0.05
     assert rig.statuses("re-entry after")
+
+
+@pytest.mark.parametrize(
+    ("state_hz", "expected"),
+    [(200.0, "expected 0 < rate ≤ rate_hz (100 Hz)"), (0.0, "state_hz = 0.0"), (math.nan, "nan")],
+)
+def test_a_state_rate_above_the_cycle_rate_or_not_positive_is_refused(
+    state_hz: float, expected: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        ArrayNodeConfig(rate_hz=100.0, state_hz=state_hz)

@@ -11,7 +11,7 @@ For namespace ``arm6``::
     /arm6/actarray/data   (Player)          /arm6/actarray/position, multi_position, speed,
     /arm6/actarray/geometry (latched)       multi_speed, home, current, multi_current
     /arm6/joints          (Rock samples)    /arm6/joints_command    (Rock Joints, one mode/sample)
-    /arm6/status, /arm6/heartbeat           /arm6/joint_command     (impedance, arbitrated)
+    /arm6/status, /arm6/heartbeat           /arm6/joint_impedance   (impedance, arbitrated)
 
     services (request → ActuatorReply unless noted)
     /arm6/actarray/power, brakes, speed_config, accel_config
@@ -81,7 +81,7 @@ class ArrayNames:
 
     @property
     def impedance_command(self) -> str:
-        return self.name("joint_command")
+        return self.name("joint_impedance")
 
     # requests
     def request(self, method: str) -> str:

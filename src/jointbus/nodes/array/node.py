@@ -2,16 +2,26 @@
 
 Where it sits: :mod:`jointbus.nodes` (above drivers, runtime and bus). ``jointbus serve URL`` runs
 one; the ``bus://`` driver (:mod:`jointbus.drivers.bus`) is its client — Player's server/client
-model. Names are :class:`~jointbus.drivers.bus.array_names.ArrayNames` (e.g. ``/arm6/...``).
+model. Names are :class:`~jointbus.drivers.bus.array_names.ArrayNames` (e.g. ``/arm6/...``). A
+robot's own bridge is this node plus the robot's message adapter: hb50's
+:class:`~jointbus.robots.hb50.bridge.BridgeNode` subclasses it, adds its wire types (its
+``JointCommand`` as a second impedance input, ``BridgeData`` / ``BridgeState`` and their 10 Hz
+mirrors, ``hardware_command``) and live parameters through the hooks marked *adapter hook*, and
+keeps every rule below.
 
-**Each cycle** (``rate_hz``, default 100 Hz) the node reads the array once and publishes
-``joint_state`` (Beam Bots ``JointState``, each joint's values shaped by its kind: a float per
-scalar joint, a ``Transform2D`` pose and ``Twist2D`` velocity per planar joint the driver declares
-— :mod:`jointbus.drivers.planar_joint` — such as the rover's base),
+**Each cycle** (``rate_hz``; 100 Hz for ``jointbus serve``, 500 Hz for hb50's bridge) the node
+reads the array once, takes the commands queued since the last cycle, applies the safety rules
+below, publishes, and writes the impedance command of the current mode (:class:`StreamMode`). It
+publishes ``joint_state`` (Beam Bots ``JointState``, each joint's values shaped by its kind: a
+float per scalar joint, a ``Transform2D`` pose and ``Twist2D`` velocity per planar joint the
+driver declares — :mod:`jointbus.drivers.planar_joint` — such as the rover's base),
 ``actarray/data`` (Player data with the state flags), ``joints`` (Rock samples: position, speed,
 effort, ``raw`` = current in A, acceleration); ``actarray/geometry`` is latched and re-published
-when a speed configuration changes it. Then it applies the safety rules below and, while an
-impedance stream owns the array, writes the owner's latest command.
+when a speed configuration changes it. Each of the three per-cycle topics is built only while a
+subscriber (in this process or over Zenoh) listens, and ``state_hz`` may publish them every n-th
+cycle: building the three for 12 joints costs ≈ 130 µs, a quarter of a 500 Hz robot's cycle
+budget, so hb50's bridge publishes them at 100 Hz (every 5th cycle, on the stamp of that cycle's
+``bridge_data``) and an unobserved one pays nothing for them.
 
 **Commands.** Player commands (position, multi-position, speed, multi-speed, home, current,
 multi-current) and Rock ``Joints`` commands are one-shot: they are applied when they arrive, by
@@ -21,19 +31,36 @@ the same name answering :class:`~jointbus.messages.actarray.ActuatorReply` (ACK 
 values, or NACK naming joint, index, field and reason). Player *requests* (power, brakes, speed and
 acceleration configuration, one joint's drive — ``joint_power`` —, geometry, describe) are
 services only. Impedance commands (the generic ``jointbus_msgs/msg/JointImpedance`` on
-``joint_command``) are a stream, applied every cycle: each sample is checked and converted once,
-on arrival, to the device API's joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand`,
-which is all the stream's safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
+``joint_impedance``, and a robot adapter's own type) are a stream: each sample is queued with its
+arrival time by the subscription and, on the loop thread, checked and converted once to the device
+API's joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand`, which is all the stream's
+safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
 
-**Safety** — the components of :mod:`jointbus.nodes.safety`, shared with hb50's bridge:
+**What is written each cycle** (:class:`StreamMode`, highest priority first):
+
+- ``estop`` — latched: drives off, brakes engaged where fitted; nothing is written;
+- ``off`` — drives off on request (``power off``), or the driver reports them unpowered;
+- ``idle`` — no impedance stream: nothing is written, the array does what its last one-shot
+  command told it (the array node's state until an impedance command arrives; a one-shot command
+  ends the stream);
+- ``hold`` — after drives-on while streaming (a start with ``power_on_start``, power on, an e-stop
+  reset with ``rearm_drives_on``): hold the position *measured at that moment* until a command
+  sent afterwards arrives (never a stale target);
+- ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
+- ``run`` — the owner's latest valid command; when commands apply again after any of the modes
+  above, an owner change, a brake release, a thermal shutdown or damping-only commands
+  (``kp = 0``), a target far from the measured pose is ramped to from there
+  (:class:`~jointbus.nodes.safety.ReentryRamp`), and a braked joint gets no stiffness, target
+  velocity or torque.
+
+**Safety** — the components of :mod:`jointbus.nodes.safety`:
 
 - *Limits and validation*: one-shot commands by the driver API; impedance commands by
   :class:`~jointbus.nodes.safety.CommandCheck` (source allowed, actuator order, lengths,
-  finite, limits, brakes) before arbitration. A Rock ``Joints`` command is checked whole against the
-  limits before any joint is commanded, so it is never applied in part.
+  finite, limits, gains, brakes) before arbitration. A Rock ``Joints`` command is checked whole
+  against the limits before any joint is commanded, so it is never applied in part.
 - *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
-  source owns the array and a custom one publishing at ≥ 10 Hz takes it over. A one-shot command
-  ends the impedance stream (the array does what it was told last).
+  source owns the array and a custom one publishing at ≥ ``takeover_hz`` takes it over.
 - *Watchdog* (:class:`~jointbus.nodes.safety.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
 - *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
@@ -42,45 +69,48 @@ which is all the stream's safety steps and :meth:`~jointbus.drivers.ActuatorArra
   serve --command-timeout``): otherwise its joints are brought to rest (a speed-0 command: ramped
   to zero velocity within the joint's configured acceleration, then held where it stopped; a
   driver without speed commands holds them at the measured position) and one WARN on the status
-  topic names them (name and index). The next command for them applies as usual. A position or
-  home command is a move to a target that ends by itself: it never expires, and it ends a standing
-  velocity command on its joints, as do speed 0, power off and the e-stop.
-- *Re-entry* (:class:`~jointbus.nodes.safety.ReentryRamp`, as in hb50's bridge): when the
-  impedance stream applies again after the drives did not follow it — its start, an e-stop reset,
-  power on, a brake release, safe mode — or another source took it over, a target farther than
-  ``reentry_tolerance`` (0.1 rad) from the measured pose is ramped to from there at
-  ``reentry_speed`` (1 rad/s, capped by each joint's limit), its stiffness rising over
-  ``reentry_gain_time`` (0.2 s); a WARN names the joint, an OK says when it is done.
+  topic names them (name and index). A position or home command is a move to a target that ends
+  by itself: it never expires, and it ends a standing velocity command on its joints, as do
+  speed 0, power off and the e-stop.
 - *E-stop latch* (:class:`~jointbus.nodes.safety.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
-  refused with ``RejectReason.ESTOPPED``. After the reset the impedance command held before the
-  stop is dropped (only commands received after the reset are applied), and power and brakes stay
-  as the stop left them until a client switches power on and releases the brakes — so nothing
-  jumps back to a target computed before the stop.
+  refused with ``RejectReason.ESTOPPED``, and impedance commands are ignored (one WARN a second
+  says so). An impedance command sent before the reset is never applied after it. With
+  ``rearm_drives_on`` (hb50's bridge) the reset switches the drives on and holds the measured
+  pose; otherwise (``jointbus serve``) power and brakes stay as the stop left them until a client
+  switches power on.
 - *Thermal* (:class:`~jointbus.nodes.safety.ThermalGuard`): level changes are reported; impedance
   commands are derated; a joint reaching the shutdown temperature has its own drive switched off
   (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints keep
   running, and motion commands naming it are refused (``POWERED_OFF``, naming it); once it cooled
-  below the shutdown threshold minus the hysteresis its drive is switched on again, holding where it
-  is. A driver without per-joint drive-off (no ``JOINT_POWER``) has the whole array's motor power
-  switched off instead. Power-on is refused (``OUT_OF_RANGE``) while a joint is at the shutdown
+  below the shutdown threshold minus the hysteresis its drive is switched on again (and a stream
+  re-enters it from where it is). A driver without per-joint drive-off (no ``JOINT_POWER``) has
+  the joint limp through the derating while a stream runs, and otherwise the whole array's motor
+  power switched off. Power-on is refused (``OUT_OF_RANGE``) while a joint is at the shutdown
   level.
 
+**Threads.** Subscriptions only queue (with the node clock's arrival time). The cycle and every
+service or one-shot command run under one lock, so a request is decided between two cycles and
+the components need no locks of their own; a test drives the node with :meth:`ArrayNode.cycle`
+and an injected clock (``run_loop=False``).
+
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
-to a service caller and, for every origin, a WARN on ``/<ns>/status`` naming the request, joint
-(name and index), field and reason. Malformed bytes on a command topic are reported by the bus as
-a QoS event, which the node puts on the status topic too.
+to a service caller and, for every origin, a report on ``/<ns>/status`` naming the request, joint
+(name and index), field and reason (an impedance refusal is an ERROR with the same facts as JSON
+in ``data``). Malformed bytes on a command topic are reported by the bus as a QoS event, which the
+node puts on the status topic too.
 """
 
 from __future__ import annotations
 
-import logging
+import enum
+import json
 import math
 import threading
-import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -103,7 +133,12 @@ from jointbus.messages.actarray.geometry import ArrayGeometry
 from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, PowerRequest
 from jointbus.messages.base import Message
-from jointbus.messages.errors import LengthMismatchError, MessageError, UnknownJointError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    MessageError,
+    UnknownJointError,
+    ValidationError,
+)
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample, Mode
 from jointbus.messages.joint_state import JointState
@@ -111,45 +146,87 @@ from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.safety.arbiter import Arbiter
-from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
+from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
 from jointbus.runtime import CycleInfo, Node
+from jointbus.runtime.timer import TimerThread
 
-__all__ = ["DEFAULT_SOURCE", "ArrayNode", "ArrayNodeConfig"]
-
-_LOG = logging.getLogger("jointbus.nodes.array")
+__all__ = [
+    "DEFAULT_SOURCE",
+    "ArrayNode",
+    "ArrayNodeConfig",
+    "ImpedanceInput",
+    "RefusedSample",
+    "StreamMode",
+]
 
 #: The impedance source that owns the array when no custom source qualifies.
 DEFAULT_SOURCE: Final = DEFAULT_IMPEDANCE_SOURCE
 
 _ALL: Final = jointbus_msgs.ALL_JOINTS
+#: Impedance commands buffered between two cycles (500 Hz from a few sources fits many times).
+_QUEUE_DEPTH: Final = 256
+#: Status events of one kind get distinct reporter keys modulo this, so none is folded into
+#: another unless more than this many happen within the reporter's interval.
+_EVENT_KEYS: Final = 64
+_THERMAL_LEVEL: Final = {
+    ThermalLevel.OK: Level.OK,
+    ThermalLevel.WARN: Level.WARN,
+    ThermalLevel.ERROR: Level.ERROR,
+}
+
+
+class StreamMode(enum.Enum):
+    """What the node writes this cycle (highest priority first; see the module docstring).
+
+    The values are the words a robot adapter shows (hb50's ``BridgeState`` ``mode:`` string).
+    """
+
+    ESTOP = "estop"
+    OFF = "off"
+    IDLE = "idle"
+    HOLD = "hold"
+    SAFE = "safe"
+    RUN = "run"
 
 
 @dataclass(frozen=True, slots=True)
 class ArrayNodeConfig:
-    """How the node serves its array.
+    """How the node serves its array (SI units).
 
-    ``rate_hz``: publishing and impedance rate (Hz). ``watchdog_s``: silence of the impedance
-    stream before the safe command (s). ``command_timeout_s``: time within which a speed or
-    current command must be renewed before its joints are brought to rest (s). ``safe_kd``:
-    damping of the safe command (N·m·s/rad).
+    ``rate_hz``: cycle, publishing and impedance rate (Hz). ``watchdog_s``: silence of the
+    impedance stream before the safe command (s). ``command_timeout_s``: time within which a speed
+    or current command must be renewed before its joints are brought to rest (s). ``safe_kd``:
+    damping of the safe command (N·m·s/rad); ``hold_kp`` / ``hold_kd``: gains of the hold after
+    drives-on. ``kp_max`` / ``kd_max`` bound every impedance command's gains.
     ``default_source`` / ``allowed_sources``: arbitration's default impedance source and the
-    allow-list of sources (``None``: any named source). ``takeover_hz``: the rate at which a custom
-    source takes over. Thermal thresholds in °C as :class:`ThermalGuard`'s. ``reentry_speed``
-    (rad/s), ``reentry_gain_time`` (s) and ``reentry_tolerance`` (rad) shape an impedance stream
-    that applies again (:class:`~jointbus.nodes.safety.ReentryRamp`, the bridge's defaults).
+    allow-list of sources (``None``: any named source). ``takeover_hz``, ``arbitration_window_s``
+    and ``fallback_s``: the :class:`~jointbus.nodes.safety.Arbiter`'s timing. Thermal thresholds in
+    °C as :class:`ThermalGuard`'s. ``reentry_speed`` (rad/s), ``reentry_gain_time`` (s) and
+    ``reentry_tolerance`` (rad) shape an impedance stream that applies again
+    (:class:`~jointbus.nodes.safety.ReentryRamp`). ``power_on_start``: switch the drives on and
+    hold the measured pose (an impedance stream from the start) when the node is activated.
+    ``rearm_drives_on``: an e-stop reset switches the drives on and holds (else power stays off
+    until a client switches it on). ``state_hz``: the rate of ``joint_state``, ``actarray/data``
+    and ``joints`` (every ``round(rate_hz / state_hz)``-th cycle; ``None``: every cycle).
     """
 
     rate_hz: float = 100.0
     watchdog_s: float = 0.25
     command_timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S
     safe_kd: float = 1.0
+    hold_kp: float = 80.0
+    hold_kd: float = 3.0
+    kp_max: float = math.inf
+    kd_max: float = math.inf
     default_source: str = DEFAULT_SOURCE
     allowed_sources: tuple[str, ...] | None = None
     takeover_hz: float = 10.0
+    arbitration_window_s: float = 0.5
+    fallback_s: float = 0.1
     warn_c: float = 80.0
     derate_start_c: float = 90.0
     shutdown_c: float = 100.0
@@ -157,12 +234,23 @@ class ArrayNodeConfig:
     reentry_speed: float = 1.0
     reentry_gain_time: float = 0.2
     reentry_tolerance: float = 0.1
+    power_on_start: bool = False
+    rearm_drives_on: bool = False
+    state_hz: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate_hz) and 0.0 < self.rate_hz <= 2000.0):
             raise ValueError(f"rate_hz = {self.rate_hz!r}; expected 0 < rate ≤ 2000 Hz")
-        if not (math.isfinite(self.safe_kd) and self.safe_kd >= 0.0):
-            raise ValueError(f"safe_kd = {self.safe_kd!r}; expected a finite number ≥ 0")
+        if self.state_hz is not None and not (
+            math.isfinite(self.state_hz) and 0.0 < self.state_hz <= self.rate_hz
+        ):
+            raise ValueError(
+                f"state_hz = {self.state_hz!r}; expected 0 < rate ≤ rate_hz ({self.rate_hz:g} Hz)"
+            )
+        for name in ("safe_kd", "hold_kp", "hold_kd"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{name} = {value!r}; expected a finite number ≥ 0")
         Watchdog.check_timeout(self.watchdog_s)
         CommandExpiry.check_timeout(self.command_timeout_s)
         ThermalGuard.check_thresholds(
@@ -171,10 +259,72 @@ class ArrayNodeConfig:
         ReentryRamp.check_settings(
             self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
         )
+        Arbiter.check_timing(self.takeover_hz, self.arbitration_window_s, self.fallback_s)
+
+
+class ImpedanceInput(ImpedanceMessage, Protocol):
+    """What the stream needs of an impedance message, whatever its wire type: the
+    :class:`~jointbus.nodes.safety.CommandCheck` reads the rest by its field names."""
+
+    @property
+    def header(self) -> Header: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedSample:
+    """An impedance sample the decoder refused, queued for the loop like a command.
+
+    ``unchecked`` is its content read without checks (``None``: not even the layout), so the loop
+    can name what is wrong; ``type_name`` is the wire type expected; ``publisher`` and ``error``
+    are the transport's words for it.
+    """
+
+    unchecked: ImpedanceInput | None
+    type_name: str
+    publisher: str
+    size: int
+    error: str
+
+    def rejection(self, check: CommandCheck) -> CommandRejected:
+        """The error to report: the command check's, or "undecodable" naming the publisher."""
+        source = ""
+        if self.unchecked is not None:
+            try:
+                check.check(self.unchecked)
+            except CommandRejected as rejection:
+                return rejection
+            source = self.unchecked.source_node
+        return CommandRejected(
+            source,
+            ValidationError(
+                self.type_name,
+                "payload",
+                f"{self.size} bytes from {self.publisher}",
+                f"a decodable {self.type_name.rsplit('/', 1)[-1]} ({self.error})",
+            ),
+        )
+
+
+_Queued = tuple[int, "ImpedanceInput | RefusedSample", CommandCheck]
 
 
 class ArrayNode(Node):
-    """Serves ``array`` under ``namespace`` (see the module docstring). Call :meth:`start`."""
+    """Serves ``array`` under ``namespace`` (see the module docstring). Call :meth:`start`.
+
+    ``owns_array``: close the array at shutdown. ``timers`` lets a test inject a non-threaded
+    :class:`TimerThread` with a fake clock (the node's clock is the timer clock). ``run_loop=False``
+    creates no rate loop: the caller runs :meth:`cycle` itself (lock-step with a stepped simulator,
+    or a test). ``stamp_ns`` returns the header stamp of what the node publishes (ns since the Unix
+    epoch; default the wall clock, as ROS stamps are): a stepped simulator passes its simulated
+    time, so consumers move in the robot's time and not in the host's.
+    """
+
+    #: The node's role in its lifecycle events ("array active: ..."); an adapter names its own.
+    ROLE: ClassVar[str] = "array"
+    #: The rate loop's name and whether it spins the last part of each period (sharper wake-ups
+    #: for a fast robot loop, at the cost of CPU).
+    LOOP_NAME: ClassVar[str] = "array"
+    ADAPTIVE_SPIN: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -184,48 +334,48 @@ class ArrayNode(Node):
         namespace: str,
         config: ArrayNodeConfig | None = None,
         name: str = "array_node",
+        owns_array: bool = False,
+        timers: TimerThread | None = None,
+        run_loop: bool = True,
+        stamp_ns: Callable[[], int] | None = None,
     ) -> None:
-        super().__init__(name, bus, namespace=namespace)
+        s = config or ArrayNodeConfig()
+        self.settings = s
         self.array = array
-        self.settings = config or ArrayNodeConfig()
         self.names = ArrayNames(namespace)
-        self._array_lock = threading.RLock()
+        self._owns_array = owns_array
+        self._stamp_ns = stamp_ns
         cfg = array.config
         self._joint_names = array.names
+        self._frame_id = cfg.geometry.header.frame_id
+        self._array_lock = threading.RLock()
         self._limits = JointLimits(
             cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=Joints.TYPE_NAME
         )
         self._planar = planar_joints_of(array)
         self._has_brake = tuple(a.has_brakes for a in cfg.geometry.actuators)
-        self._check = CommandCheck(
-            cfg.names,
-            JointLimits(
-                cfg.names, cfg.limits, LimitPolicy.REJECT, type_name=JointImpedance.TYPE_NAME
-            ),
-            allowed_sources=self.settings.allowed_sources,
-            has_brake=self._has_brake,
+        self._brakes_supported = False
+        self._caps: frozenset[Capability] = frozenset()
+        self._lower = np.array([lim.position_min for lim in cfg.limits], dtype=np.float64)
+        self._upper = np.array([lim.position_max for lim in cfg.limits], dtype=np.float64)
+        self.impedance_check = self.command_check(JointImpedance.TYPE_NAME)
+        """Checks and converts each ``JointImpedance`` (the generic impedance input)."""
+        self.arbiter = Arbiter(
+            s.default_source,
+            takeover_hz=s.takeover_hz,
+            window_s=s.arbitration_window_s,
+            fallback_s=s.fallback_s,
         )
-        s = self.settings
-        self._arbiter = Arbiter(s.default_source, takeover_hz=s.takeover_hz)
-        self._watchdog = Watchdog(s.watchdog_s)
-        #: Velocity-type commands standing per joint; guarded by ``_array_lock``.
-        self._expiry = CommandExpiry(array.count, s.command_timeout_s)
-        self._estop = EStopLatch()
-        self._thermal = ThermalGuard(
+        self.watchdog = Watchdog(s.watchdog_s)
+        self.estop = EStopLatch()
+        self.thermal = ThermalGuard(
             cfg.names,
             warn_c=s.warn_c,
             derate_start_c=s.derate_start_c,
             shutdown_c=s.shutdown_c,
             hysteresis_c=s.hysteresis_c,
         )
-        self._safe = safe_command(array.count, s.safe_kd, self._has_brake)
-        #: Latest valid impedance command per source (checked, joint space), with its arrival
-        #: time (ns).
-        self._impedance: dict[str, tuple[ImpedanceCommand, int]] = {}
-        self._impedance_active = False
-        self._lower = np.array([lim.position_min for lim in cfg.limits], dtype=np.float64)
-        self._upper = np.array([lim.position_max for lim in cfg.limits], dtype=np.float64)
-        self._reentry = ReentryRamp(
+        self.reentry = ReentryRamp(
             cfg.names,
             [lim.velocity_max for lim in cfg.limits],
             speed=s.reentry_speed,
@@ -233,17 +383,75 @@ class ArrayNode(Node):
             tolerance=s.reentry_tolerance,
             period=1.0 / s.rate_hz,
         )
-        #: Why the next command of the stream's owner starts a re-entry (``None``: it does not).
-        #: Set from request threads (power, brakes, e-stop), taken on the loop thread.
-        self._reentry_cause: str | None = "stream start"
-        #: Guards the impedance stream's state (commands, arbiter, watchdog). Held only for a few
-        #: dict and deque operations, never around a driver call, because the impedance
-        #: subscription runs on the publisher's or Zenoh's receive thread.
-        self._stream_lock = threading.Lock()
+        """Shapes the owner's commands after the drives stopped following them."""
+        self._safe = safe_command(array.count, s.safe_kd, self._has_brake)
+        #: Velocity-type one-shot commands standing per joint (the command watchdog).
+        self._expiry = CommandExpiry(array.count, s.command_timeout_s)
+        self._braked = np.zeros(array.count, dtype=np.bool_)  # brakes of the last command run
+        self._any_braked = False
+        self._limp = np.zeros(array.count, dtype=np.bool_)  # kp = 0 in the last command run
+        self._any_limp = False
+        #: Whether an impedance stream drives the array (``False``: ``idle``, one-shot control).
+        self._streaming = s.power_on_start
+        self._idle_cause = "stream start"
+        self._hold_cause = "start"
+        self._hold_cmd: ImpedanceCommand | None = None
+        self._command: ImpedanceCommand | None = None
+        self._command_source = ""  # the source_node of ``_command``
+        self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
+        #: Per source name, the input (its check) it last commanded through and when (ns).
+        self._source_inputs: dict[str, tuple[CommandCheck, int]] = {}
+        self._power_off_requested = False
+        self._mode = StreamMode.SAFE if self._streaming else StreamMode.IDLE
+        self._event_seq = 0
         self._last_reading: JointReading | None = None
+        self.last_applied: ImpedanceCommand | None = None
+        """The command written to the array in the last cycle (``None``: nothing written)."""
+        self.last_applied_source = ""
+        """Whose command :attr:`last_applied` is: the owner's ``source_node`` in ``run`` mode, the
+        node's own name for hold and safe and while the re-entry ramp shapes the owner's."""
         self.cycles = 0
-        self._make_endpoints()
-        self.create_rate_loop(self.settings.rate_hz, self._cycle, name="array")
+        self.rejected = 0
+        """Impedance commands refused (each reported)."""
+        #: The array node's per-cycle topics go out every this many cycles (``state_hz``).
+        self._state_every = 1 if s.state_hz is None else max(1, round(s.rate_hz / s.state_hz))
+        super().__init__(name, bus, namespace=namespace, timers=timers)
+        try:
+            self._make_endpoints()
+            if run_loop:
+                self.create_rate_loop(
+                    s.rate_hz, self._body, name=self.LOOP_NAME, adaptive_spin=self.ADAPTIVE_SPIN
+                )
+        except BaseException:
+            self.shutdown()
+            raise
+
+    def command_check(
+        self,
+        type_name: str,
+        fields: Any = None,
+        *,
+        limit_type_name: str | None = None,
+    ) -> CommandCheck:
+        """A :class:`CommandCheck` of this array's impedance commands of wire type ``type_name``
+        (``fields``: where that type keeps each quantity; default the generic message's)."""
+        cfg = self.array.config
+        s = self.settings
+        extra: dict[str, Any] = {} if fields is None else {"fields": fields}
+        return CommandCheck(
+            cfg.names,
+            JointLimits(
+                cfg.names,
+                cfg.limits,
+                LimitPolicy.REJECT,
+                type_name=limit_type_name or type_name,
+            ),
+            kp_max=s.kp_max,
+            kd_max=s.kd_max,
+            allowed_sources=s.allowed_sources,
+            has_brake=self._has_brake,
+            **extra,
+        )
 
     # ---- wiring --------------------------------------------------------------------------------
     def _make_endpoints(self) -> None:
@@ -273,18 +481,550 @@ class ArrayNode(Node):
         }
         for method, (msg_type, apply) in requests.items():
             self._serve_ack(n.request(method), method, msg_type, apply)
-        self._serve_ack(n.estop, "estop", String, self._trigger_estop)
-        self._serve_ack(n.estop_reset, "estop_reset", String, self._reset_estop)
+        self._serve_ack(n.estop, "estop", String, self._estop_request)
+        self._serve_ack(n.estop_reset, "estop_reset", String, self._estop_reset_request)
         self.create_service(
             n.request("get_geometry"), GeometryRequest, ArrayGeometry, lambda _r: self._geometry()
         )
         self.create_service(
             n.request("describe"), GeometryRequest, ArrayDescription, lambda _r: self.describe()
         )
-        self.create_subscription(
+        self.impedance_subscription = self.create_subscription(
             n.impedance_command, JointImpedance, self._on_impedance, MAB_RT, realtime=True
         )
 
+    # ---- state -----------------------------------------------------------------------------------
+    @property
+    def mode(self) -> StreamMode:
+        """What the node wrote in the last cycle."""
+        return self._mode
+
+    @property
+    def owner(self) -> str:
+        """The impedance source that owned the array at the last evaluation."""
+        return self.arbiter.owner(self.clock())
+
+    @property
+    def pending_commands(self) -> int:
+        """Impedance commands received and not yet processed by a cycle."""
+        return len(self._commands)
+
+    @property
+    def estopped(self) -> bool:
+        """True while the e-stop is latched."""
+        return self.estop.latched
+
+    # ---- impedance inputs (any thread: only queue, with the arrival time) ----------------------
+    def _on_impedance(self, cmd: JointImpedance) -> None:
+        self._commands.append((self.clock(), cmd, self.impedance_check))
+
+    def queue_impedance(self, cmd: ImpedanceInput | RefusedSample, check: CommandCheck) -> None:
+        """Queue an adapter's impedance message (or a sample its decoder refused) for the next
+        cycle, to be judged by ``check`` (*adapter hook*; any thread)."""
+        self._commands.append((self.clock(), cmd, check))
+
+    # ---- the cycle -------------------------------------------------------------------------------
+    def on_activate(self) -> None:
+        with self._array_lock:
+            try:
+                self._caps = frozenset(self.array.capabilities())
+            except DriverError as exc:
+                self._event(Level.ERROR, "driver", f"driver capabilities unavailable: {exc}")
+            self._brakes_supported = Capability.BRAKES in self._caps and any(self._has_brake)
+            self._pub_geometry.publish(self._geometry())
+            if self.settings.power_on_start and not self.estop.latched:
+                self._drives_on(self.clock(), "start")
+            self._event(
+                Level.OK,
+                "lifecycle",
+                f"{self.ROLE} active: {self.array.count} actuators at "
+                f"{self.settings.rate_hz:g} Hz; default command source "
+                f"{self.settings.default_source!r}",
+            )
+
+    def on_deactivate(self) -> None:
+        """The loop has stopped: a streamed array is left damped rather than on a last target."""
+        with self._array_lock:
+            if not self._streaming:
+                return
+            if not self.estop.latched and not self._power_off_requested:
+                self._write(self._safe, "deactivate", self.name)
+            self._mode = StreamMode.SAFE
+            self._event(Level.WARN, "lifecycle", f"{self.ROLE} inactive: drives left in damping")
+
+    def on_shutdown(self) -> None:
+        if self._owns_array:
+            self.array.close()
+
+    def _body(self, _cycle: CycleInfo) -> None:
+        self.cycle(self.clock())
+
+    def cycle(self, now_ns: int) -> None:
+        """One cycle at ``now_ns`` (node clock): read → decide → publish → write."""
+        with self._array_lock:
+            self.cycles += 1
+            self.before_cycle()
+            try:
+                reading = self.array.read_joints()
+            except DriverError as exc:  # reported; the next cycle tries again
+                self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
+                return
+            if self.take_requests(reading):
+                try:  # the drives may have been switched: decide and publish on their new state
+                    reading = self.array.read_joints()
+                except DriverError as exc:
+                    self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
+                    return
+            self._last_reading = reading
+            self._take_thermal(reading)
+            if self._expiry.armed.size:
+                self._expire_commands(reading)
+            self._take_joint_commands(now_ns)
+            self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
+            new_owner = ""
+            for change in self.arbiter.take_events():
+                self._event(Level.OK, "owner", change.describe())
+                new_owner = change.new
+            previous = self._mode
+            mode = self._decide(reading, now_ns)
+            for event in self.watchdog.take_events():
+                self._event(Level.WARN, "watchdog", event.describe())
+            self._begin_reentry(previous, mode, new_owner, reading)
+            self._mode = mode
+            command = None
+            source = self._command_source
+            if mode is StreamMode.RUN and self._command is not None:
+                command = self._shaped(self._command, reading)
+                if self.reentry.shaped:  # the ramp's command, not the owner's as sent
+                    source = self.name
+            self._publish(reading, now_ns)
+            if mode is StreamMode.HOLD:
+                self._write(self.thermal.derate(self._hold()), "hold", self.name)
+            elif mode is StreamMode.SAFE:
+                self._write(self.thermal.derate(self._safe), "safe", self.name)
+            elif command is not None:
+                self._write(self.thermal.derate(command), "command", source)
+            else:
+                self.last_applied = None
+
+    def before_cycle(self) -> None:
+        """*Adapter hook*: run first in every cycle, on the loop thread (e.g. staged parameters)."""
+
+    def take_requests(self, reading: JointReading) -> bool:
+        """*Adapter hook*: act on the adapter's queued requests; True if the drives may have been
+        switched (the cycle then reads the array again)."""
+        return False
+
+    def _decide(self, reading: JointReading, now_ns: int) -> StreamMode:
+        if self.estop.latched:
+            return StreamMode.ESTOP
+        if self._power_off_requested or not reading.motor_power:
+            return StreamMode.OFF
+        if not self._streaming:
+            return StreamMode.IDLE
+        if self.estop.holding:
+            return StreamMode.HOLD
+        if self.watchdog.expired(now_ns) or self._command is None:
+            return StreamMode.SAFE
+        return StreamMode.RUN
+
+    def _take_joint_commands(self, now_ns: int) -> None:
+        commands = self._commands
+        while commands:
+            received_ns, cmd, check = commands.popleft()
+            if isinstance(cmd, RefusedSample):
+                self._reject(cmd.rejection(check))
+                continue
+            try:
+                command = check.check(cmd)
+            except CommandRejected as rejection:
+                self._reject(rejection)
+                continue
+            if self._name_taken(cmd.source_node, check, received_ns):
+                continue
+            # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
+            if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
+                continue
+            if self.estop.latched:
+                text = (
+                    f"impedance from {cmd.source_node!r} ignored: the e-stop is latched "
+                    f"({self.estop.reason}); reset it first"
+                )
+                self.report(Level.WARN, text, key=f"estop-ignored:{cmd.source_node}")
+                continue
+            if not self.estop.is_fresh(received_ns):
+                continue  # sent before the last reset / drive-on: never a stale target
+            self._command = command
+            self._command_source = cmd.source_node
+            self._streaming = True
+            self.watchdog.feed(received_ns)
+            if self.estop.holding:
+                self.estop.release_hold()
+                self._hold_cmd = None
+                self._event(
+                    Level.OK,
+                    "hold",
+                    f"hold released: command from {cmd.source_node!r} received after re-arming",
+                )
+
+    def _name_taken(self, source: str, check: CommandCheck, received_ns: int) -> bool:
+        """Refuse a source name that another input is using: arbitration ranks sources by name,
+        so two senders under one name (a ``bus://`` client's default ``control_node`` beside a
+        robot's own control node) would interleave their targets at the stream's rate. The input
+        that used the name first keeps it until it has been silent for the watchdog time."""
+        previous = self._source_inputs.get(source)
+        if (
+            previous is None
+            or previous[0] is check
+            or received_ns - previous[1] >= self.watchdog.timeout_s * 1e9
+        ):
+            self._source_inputs[source] = (check, received_ns)
+            return False
+        expected = (
+            f"a source name no other sender uses: {source!r} is commanding through "
+            f"{previous[0].type_name} (name this sender differently, e.g. bus://NS?source=NAME)"
+        )
+        self._reject(
+            CommandRejected(
+                source, ValidationError(check.type_name, "source_node", source, expected)
+            )
+        )
+        return True
+
+    def _reject(self, rejection: CommandRejected) -> None:
+        self.rejected += 1
+        data = json.dumps(
+            {
+                "source_node": rejection.source_node,
+                "joint": rejection.joint,
+                "index": rejection.index,
+                "field": rejection.field,
+                "value": repr(rejection.value),
+                "expected": rejection.expected,
+            }
+        ).encode()
+        key = f"reject:{rejection.source_node}:{rejection.field}:{rejection.index}"
+        self.report(Level.ERROR, str(rejection), data, key=key)
+
+    def _begin_reentry(
+        self, previous: StreamMode, mode: StreamMode, new_owner: str, reading: JointReading
+    ) -> None:
+        """Start a re-entry from the measured pose when commands are applied again after the
+        drives did not follow them (idle, hold, safe, off), or when another source took over."""
+        if mode is not StreamMode.RUN:
+            if self.reentry.active:
+                self.reentry.cancel()
+            return
+        source = None
+        if previous is not StreamMode.RUN:
+            cause = {
+                StreamMode.IDLE: self._idle_cause,
+                StreamMode.HOLD: self._hold_cause,
+                StreamMode.SAFE: "safe mode (no command for the watchdog time)",
+                StreamMode.OFF: "drives off",
+                StreamMode.ESTOP: "e-stop reset",  # reset and a fresh command in one cycle
+            }[previous]
+        elif new_owner:
+            cause, source = f"owner change to {new_owner!r}", new_owner
+        else:
+            return
+        self.reentry.begin(self._clipped(reading.position), cause, source=source)
+        self._braked[:] = False
+        self._any_braked = False
+        self._limp[:] = False
+        self._any_limp = False
+
+    def _shaped(self, cmd: ImpedanceCommand, reading: JointReading) -> ImpedanceCommand:
+        """The owner's command as it is written this cycle: braked joints get no stiffness, no
+        target velocity and no torque (the brake holds them, the drive must not push against
+        it); a joint whose brake is released, or that gets stiffness again after commands
+        without (``kp = 0``: damping only, nothing held it), starts a re-entry from its measured
+        position; the re-entry ramp shapes the rest."""
+        if self._any_limp or not cmd.kp.all():  # the common case costs one array scan
+            stiff = cmd.kp > 0.0
+            regained = self._limp & stiff
+            if regained.any():  # held by nothing until now: it may be anywhere
+                self.reentry.begin(self._clipped(reading.position), "stiffness regained", regained)
+            self._limp = ~stiff
+            self._any_limp = bool(self._limp.any())
+        if self._any_braked or cmd.brake.any():
+            brake = cmd.brake
+            released = self._braked & ~brake
+            if released.any():
+                self.reentry.begin(self._clipped(reading.position), "brake release", released)
+            self._braked = brake
+            self._any_braked = bool(brake.any())
+            if self._any_braked:
+                cmd = _without_motion(cmd, brake)
+        shaped = self.reentry.shape(cmd, self._command_source)
+        for event in self.reentry.take_events():
+            level = Level.WARN if isinstance(event, ReentryEngaged) else Level.OK
+            self._event(level, "reentry", event.describe())
+        return shaped
+
+    def _hold(self) -> ImpedanceCommand:
+        if self._hold_cmd is None:
+            self._hold_cmd = self.estop.hold_command(self.settings.hold_kp, self.settings.hold_kd)
+        return self._hold_cmd
+
+    def _clipped(self, positions: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Measured positions clipped into the position limits (NaN stays NaN): a hold target
+        must itself be a valid command, and a joint a hair past its limit is held at it."""
+        clipped: npt.NDArray[np.float64] = np.clip(positions, self._lower, self._upper)
+        return clipped
+
+    def _write(self, cmd: ImpedanceCommand, why: str, source: str) -> None:
+        try:
+            self.array.impedance(cmd)
+        except (DriverError, MessageError) as exc:
+            self.last_applied = None
+            self.report(Level.ERROR, f"writing the {why} command failed: {exc}", key=f"write:{why}")
+            return
+        self.last_applied = cmd
+        self.last_applied_source = source
+        if self._expiry.armed.size:
+            self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
+
+    # ---- e-stop, power (loop thread or under the lock) -------------------------------------------
+    def trigger_estop(self, reason: str) -> None:
+        """Latch the e-stop now (in-process callers; over the bus: the ``estop`` service)."""
+        with self._array_lock:
+            self._trigger_estop(reason, self.clock())
+
+    def _trigger_estop(self, reason: str, now_ns: int) -> None:
+        event = self.estop.trigger(reason, now_ns)
+        self._command = None
+        self._hold_cmd = None
+        self._commands.clear()
+        self._expiry.disarm()
+        if event is None:
+            return  # already latched: the first reason stands
+        self._mode = StreamMode.ESTOP
+        self._event(Level.ERROR, "estop", event.describe())
+        self._drives_off("e-stop", engage_brakes=True)
+
+    def _reset_estop(self, positions: npt.NDArray[np.float64], now_ns: int) -> None:
+        """Re-arm after an e-stop; ``positions`` are the measured ones (rad, the hold target)."""
+        if not self.estop.latched:
+            self._event(Level.WARN, "estop", "reset ignored: the e-stop is not latched")
+            return
+        event = self.estop.reset(now_ns, self._clipped(positions).tolist())
+        if event is None:  # pragma: no cover - latched was checked above
+            return
+        self._hold_cmd = None
+        self._event(Level.OK, "estop", event.describe())
+        if self.settings.rearm_drives_on and self._streaming:
+            self._hold_cause = "e-stop reset"
+            if not self._power_off_requested:
+                self._switch_on("reset", release_brakes=True)
+        else:  # power stays as the stop left it: nothing to hold until a client powers on
+            self.estop.release_hold()
+            self._streaming = False
+            self._idle_cause = "e-stop reset"
+
+    def _power_off(self, *, engage_brakes: bool) -> None:
+        self._power_off_requested = True
+        self._command = None
+        self._hold_cmd = None
+        self._expiry.disarm()
+        self._event(Level.WARN, "power", "drives switched off on request (power off)")
+        self._drives_off("power off", engage_brakes=engage_brakes)
+
+    def _power_on(self, now_ns: int, why: str) -> None:
+        """Switch the drives on (the caller checked the e-stop): a stream holds the measured pose
+        until a command sent after ``now_ns``; otherwise the array holds where it is."""
+        self._power_off_requested = False
+        self._expiry.disarm()  # power on holds each joint where it is
+        if self._streaming:
+            self._drives_on(now_ns, why)
+        else:
+            self.array.power(True)
+            self._idle_cause = why
+
+    def _drives_on(self, now_ns: int, why: str) -> None:
+        """Switch on and hold the measured position until a command sent after ``now_ns``."""
+        try:
+            measured = self._clipped(self.array.read_joints().position)
+        except DriverError as exc:
+            self._event(Level.ERROR, "driver", f"{why}: reading the actuators failed: {exc}")
+            return
+        self.estop.begin_hold(now_ns, measured.tolist())
+        self._hold_cmd = None
+        self._hold_cause = f"drives on ({why})"
+        self._command = None
+        self._streaming = True
+        self._switch_on(why, release_brakes=True)
+
+    def _switch_on(self, why: str, *, release_brakes: bool) -> None:
+        try:
+            if release_brakes and self._brakes_supported:
+                self.array.brakes(False)
+            self.array.power(True)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: switching the drives on failed: {exc}")
+            return
+        self._event(Level.OK, "power", f"{why}: drives on, holding the measured position")
+
+    def _drives_off(self, why: str, *, engage_brakes: bool) -> None:
+        try:
+            if engage_brakes and self._brakes_supported:
+                self.array.brakes(True)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: engaging the brakes failed: {exc}")
+        try:
+            self.array.power(False)
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"{why}: switching the drives off failed: {exc}")
+        self.last_applied = None
+
+    # ---- thermal ---------------------------------------------------------------------------------
+    def _take_thermal(self, reading: JointReading) -> None:
+        back: list[int] = []
+        for event in self.thermal.update(reading.temperature):
+            self._event(_THERMAL_LEVEL[event.new], "thermal", event.describe(self.thermal))
+            if event.new is ThermalLevel.ERROR:
+                self._thermal_drive_off(event.index, reading)
+            elif event.old is ThermalLevel.ERROR:
+                self._thermal_drive_on(event.index)
+                back.append(event.index)
+        if back and self._streaming:  # sagged meanwhile: the stream re-enters from where it is
+            mask = np.zeros(self.array.count, dtype=np.bool_)
+            mask[back] = True
+            self.reentry.begin(self._clipped(reading.position), "thermal shutdown cleared", mask)
+
+    def _thermal_drive_off(self, index: int, reading: JointReading) -> None:
+        """Joint ``index`` reached the shutdown temperature: its drive off, the others running."""
+        try:
+            if Capability.JOINT_POWER in self._caps:
+                self.array.joint_power(index, False)
+                self._expiry.disarm(np.array([index], dtype=np.intp))
+            elif not self._streaming and reading.motor_power:
+                # no per-joint drive-off and no derated stream to limp it: the whole array
+                self.array.power(False)
+                self._expiry.disarm()
+        except (DriverError, MessageError) as exc:
+            self._event(Level.ERROR, "driver", f"thermal drive-off failed: {exc}")
+
+    def _thermal_drive_on(self, index: int) -> None:
+        """Joint ``index`` cooled down: its drive on again, holding where it is measured."""
+        if Capability.JOINT_POWER not in self._caps:
+            return  # derated only, or the array's power was switched off: a client switches it on
+        try:
+            self.array.joint_power(index, True)
+        except (DriverError, MessageError) as exc:  # array power off since: power on restores it
+            self._event(
+                Level.WARN,
+                "thermal",
+                f"thermal: {self._joint_names[index]!r} (index {index}) stays off until "
+                f"power on: {exc}",
+            )
+
+    # ---- command watchdog ----------------------------------------------------------------------
+    def _expire_commands(self, reading: JointReading) -> None:
+        """Bring to rest the joints whose speed or current command was not renewed in time."""
+        late = self._expiry.expired(self.clock() * 1e-9)
+        if not late.size:
+            return
+        speed = Capability.SPEED in self._caps
+        for i in late.tolist():
+            try:
+                if speed:  # profiled to rest within the configured acceleration, then held
+                    self.array.speed(i, 0.0)
+                else:
+                    self.array.position(i, float(reading.position[i]))
+            except (DriverError, MessageError) as exc:
+                # powered off or braked since: nothing drives the joint; say why not stopped
+                self._report_refusal("command watchdog stop", exc)
+        joints = ", ".join(f"{self._joint_names[i]!r} (index {i})" for i in late.tolist())
+        text = (
+            f"command watchdog: no speed or current command for "
+            f"{self._expiry.timeout_s * 1e3:.0f} ms; bringing to rest: {joints}"
+        )
+        self.report(Level.WARN, text, key=text)
+
+    # ---- publishing ------------------------------------------------------------------------------
+    def header(self) -> Header:
+        """The header of this cycle's publications: stamped by ``stamp_ns`` or the wall clock."""
+        stamp = self._stamp_ns
+        if stamp is None:
+            return Header.now(self._frame_id)
+        return Header.at_ns(stamp(), self._frame_id)
+
+    def _publish(self, r: JointReading, now_ns: int) -> None:
+        header = self.header()
+        if self._state_every == 1 or self.cycles % self._state_every == 0:
+            self._publish_state(r, header)
+        self.publish_robot(r, now_ns, header)
+
+    def _publish_state(self, r: JointReading, header: Header) -> None:
+        """``actarray/data``, ``joint_state`` and ``joints`` of one reading, each while observed."""
+        if self._pub_data.observed:
+            self._pub_data.publish(r.to_data(self._frame_id, header))
+        state = self._pub_state.observed
+        joints = self._pub_joints.observed
+        if state or joints:
+            positions = r.position.tolist()
+            velocities = r.velocity.tolist()
+            efforts = r.effort.tolist()
+            if state:
+                self._pub_state.publish(
+                    self._joint_state(header, r.names, positions, velocities, efforts)
+                )
+            if joints:
+                samples = tuple(
+                    JointSample(p, v, e, c, a)
+                    for p, v, e, c, a in zip(
+                        positions,
+                        velocities,
+                        efforts,
+                        r.current.tolist(),
+                        r.acceleration.tolist(),
+                        strict=True,
+                    )
+                )
+                self._pub_joints.publish(Joints(header, r.names, samples))
+
+    def publish_robot(self, reading: JointReading, now_ns: int, header: Header) -> None:
+        """*Adapter hook*: publish the robot's own state messages of this cycle (``header`` is
+        the one the generic topics carry)."""
+
+    def _joint_state(
+        self,
+        header: Header,
+        names: tuple[str, ...],
+        positions: list[float],
+        velocities: list[float],
+        efforts: list[float],
+    ) -> jointbus_msgs.JointState:
+        if not self._planar:
+            state = JointState(
+                names=names,
+                positions=tuple(positions),
+                velocities=tuple(velocities),
+                efforts=tuple(efforts) if all(math.isfinite(e) for e in efforts) else (),
+                header=header,
+            )
+        else:
+            state = _shaped_state(
+                header, names, positions, velocities, efforts, planar=self._planar
+            )
+        return state.to_wire()
+
+    def _data(self, r: JointReading) -> ActuatorArrayData:
+        """Player's array data of one reading, stamped now (a reply's state)."""
+        return r.to_data(self._frame_id, self.header())
+
+    # ---- reports -------------------------------------------------------------------------------
+    def _event(self, level: Level, kind: str, text: str) -> None:
+        """One status event; distinct keys so consecutive events are never folded together."""
+        self._event_seq += 1
+        self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
+
+    def _report_refusal(self, method: str, exc: BaseException) -> None:
+        text = f"{method} refused: {exc}"
+        self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
+
+    # ---- services and one-shot commands (service / subscription threads, under the lock) -------
     def _offer(
         self,
         name: str,
@@ -322,23 +1062,26 @@ class ArrayNode(Node):
             return nack(method, exc)
         return ack(method, saturations, state)
 
-    def _report_refusal(self, method: str, exc: BaseException) -> None:
-        text = f"{method} refused: {exc}"
-        self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
-
     # ---- one-shot commands ---------------------------------------------------------------------
     def _motion(self, method: str) -> None:
-        """Refuse motion while the e-stop is latched; end the impedance stream otherwise."""
-        if self._estop.latched:
-            raise RequestRejected(method, RejectReason.ESTOPPED, self._estop.reason)
-        self._end_stream()
+        """Refuse motion while the e-stop is latched."""
+        if self.estop.latched:
+            raise RequestRejected(method, RejectReason.ESTOPPED, self.estop.reason)
 
-    def _end_stream(self, cause: str = "stream start") -> None:
-        """End the impedance stream; its next command re-enters from the measured pose."""
-        with self._stream_lock:
-            self._impedance_active = False
-            self._impedance.clear()
-            self._reentry_cause = cause
+    def _end_stream(self, cause: str) -> None:
+        """End the impedance stream (an accepted one-shot command): the array does what it was
+        told last, and the stream's next command re-enters from the measured pose."""
+        if not self._streaming:
+            return
+        self._streaming = False
+        self._idle_cause = cause
+        self._command = None
+        self._commands.clear()
+        if self.estop.holding:
+            self.estop.release_hold()
+            self._hold_cmd = None
+        if self.reentry.active:
+            self.reentry.cancel()
 
     def _indices(self, joint: int | None) -> npt.NDArray[np.intp]:
         """The joints a command named (``None``: all), once the array accepted it."""
@@ -350,9 +1093,11 @@ class ArrayNode(Node):
         self, indices: npt.NDArray[np.intp], *, renewed: npt.NDArray[np.bool_] | bool
     ) -> None:
         """Accepted for ``indices``: a velocity-type command where ``renewed`` (the command
-        watchdog watches it), a command that ends by itself elsewhere."""
+        watchdog watches it), a command that ends by itself elsewhere; it ends an impedance
+        stream."""
+        self._end_stream("one-shot command")
         mask = np.broadcast_to(np.asarray(renewed, dtype=np.bool_), indices.shape)
-        self._expiry.arm(indices[mask], time.monotonic())
+        self._expiry.arm(indices[mask], self.clock() * 1e-9)
         self._expiry.disarm(indices[~mask])
 
     def _position(self, m: Any) -> tuple[Saturation, ...]:
@@ -455,56 +1200,56 @@ class ArrayNode(Node):
         return tuple(out)
 
     # ---- requests ------------------------------------------------------------------------------
+    def _refuse_while_hot(self, method: str, joints: npt.NDArray[np.intp]) -> None:
+        """Refuse switching on ``joints`` while one is at the thermal shutdown level."""
+        levels = self.thermal.levels
+        for i in joints.tolist():
+            if levels[i] is ThermalLevel.ERROR:
+                raise RequestRejected(
+                    method,
+                    RejectReason.OUT_OF_RANGE,
+                    f"over temperature; wait until it cooled below "
+                    f"{self.thermal.shutdown_c - self.thermal.hysteresis_c:g} °C",
+                    joint=self._joint_names[i],
+                    index=i,
+                )
+
     def _power(self, m: PowerRequest) -> tuple[Saturation, ...]:
-        if m.on and self._estop.latched:
-            raise RequestRejected("power", RejectReason.ESTOPPED, self._estop.reason)
-        if m.on and any(level is ThermalLevel.ERROR for level in self._thermal.levels):
-            hot = [
-                n
-                for n, lv in zip(self._joint_names, self._thermal.levels, strict=True)
-                if lv is ThermalLevel.ERROR
-            ]
-            i = self._joint_names.index(hot[0])
-            raise RequestRejected(
-                "power",
-                RejectReason.OUT_OF_RANGE,
-                f"over temperature; wait until it cooled below "
-                f"{self._thermal.shutdown_c - self._thermal.hysteresis_c:g} °C",
-                joint=hot[0],
-                index=i,
-            )
-        self.array.power(m.on)
-        self._expiry.disarm()  # power off stops every joint; power on holds each where it is
-        if m.on:  # the drives did not follow the stream while off: it re-enters from here
-            self._reentry_cause = "power on"
+        """Player's power request: off switches the drives off (brakes are their own request);
+        on is refused while the e-stop is latched or a joint is over temperature."""
+        if not m.on:
+            self._power_off(engage_brakes=False)
+            return ()
+        if self.estop.latched:
+            raise RequestRejected("power", RejectReason.ESTOPPED, self.estop.reason)
+        self._refuse_while_hot("power", self._indices(None))
+        self._power_on(self.clock(), "power on")
         return ()
 
     def _joint_power(self, m: Any) -> tuple[Saturation, ...]:
         """One joint's drive (``joint_power``): refused on while the e-stop is latched, as power
         on is, and for a joint the thermal guard switched off until it cooled down."""
         joint = _joint(m.joint)
-        if m.on and self._estop.latched:
-            raise RequestRejected("joint_power", RejectReason.ESTOPPED, self._estop.reason)
+        if m.on and self.estop.latched:
+            raise RequestRejected("joint_power", RejectReason.ESTOPPED, self.estop.reason)
         indices = self._indices(joint)
         if m.on:
-            for i in indices.tolist():
-                if self._thermal.levels[i] is ThermalLevel.ERROR:
-                    raise RequestRejected(
-                        "joint_power",
-                        RejectReason.OUT_OF_RANGE,
-                        f"over temperature; wait until it cooled below "
-                        f"{self._thermal.shutdown_c - self._thermal.hysteresis_c:g} °C",
-                        joint=self._joint_names[i],
-                        index=i,
-                    )
+            self._refuse_while_hot("joint_power", indices)
         self.array.joint_power(joint, m.on)
         self._expiry.disarm(indices)  # off: limp; on: holds where it is
+        if m.on and self._streaming:  # limp meanwhile: the stream re-enters it from where it is
+            reading = self._last_reading
+            if reading is not None:
+                mask = np.zeros(self.array.count, dtype=np.bool_)
+                mask[indices] = True
+                self.reentry.begin(self._clipped(reading.position), "joint power on", mask)
         return ()
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
         self.array.brakes(m.engaged)
-        if not m.engaged:
-            self._reentry_cause = "brake release"
+        reading = self._last_reading
+        if not m.engaged and self._streaming and reading is not None:
+            self.reentry.begin(self._clipped(reading.position), "brake release")
         return ()
 
     def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
@@ -535,228 +1280,33 @@ class ArrayNode(Node):
             capabilities=tuple(sorted(c.value for c in self.array.capabilities())),
         )
 
-    # ---- e-stop --------------------------------------------------------------------------------
-    def _trigger_estop(self, m: String) -> tuple[Saturation, ...]:
-        reason = m.data or "estop"
-        event = self._estop.trigger(reason, time.monotonic_ns())
-        self._end_stream()
-        self._expiry.disarm()
-        caps = self.array.capabilities()
-        if Capability.POWER in caps:
-            self.array.power(False)
-        if Capability.BRAKES in caps and any(self._has_brake):
-            self.array.brakes(True)
-        if event is not None:
-            self.report(Level.ERROR, event.describe(), key="estop")
+    # ---- e-stop services -----------------------------------------------------------------------
+    def _estop_request(self, m: String) -> tuple[Saturation, ...]:
+        self._trigger_estop(m.data or "estop", self.clock())
         return ()
 
-    def _reset_estop(self, m: String) -> tuple[Saturation, ...]:
+    def _estop_reset_request(self, m: String) -> tuple[Saturation, ...]:
         reading = self._last_reading
-        measured = (
-            reading.position.tolist()
-            if reading is not None
-            else [math.nan] * len(self._joint_names)
-        )
-        event = self._estop.reset(time.monotonic_ns(), measured)
-        self._estop.release_hold()  # power stays off: nothing to hold until a client powers on
-        self._end_stream("e-stop reset")
-        if event is not None:
-            self.report(Level.WARN, event.describe(), key="estop")
+        if reading is not None:
+            measured = reading.position
+        else:
+            measured = np.full(self.array.count, math.nan, dtype=np.float64)
+        self._reset_estop(measured, self.clock())
         return ()
 
-    @property
-    def estopped(self) -> bool:
-        """True while the e-stop is latched."""
-        return self._estop.latched
 
-    # ---- impedance stream ----------------------------------------------------------------------
-    def _on_impedance(self, cmd: JointImpedance) -> None:
-        now = time.monotonic_ns()
-        try:
-            command = self._check.check(cmd)
-        except CommandRejected as exc:
-            self._report_refusal("impedance", exc.error)
-            return
-        if self._estop.latched:
-            self._report_refusal(
-                "impedance",
-                RequestRejected("impedance", RejectReason.ESTOPPED, self._estop.reason),
-            )
-            return
-        with self._stream_lock:
-            self._arbiter.offer(cmd.source_node, now)
-            self._impedance[cmd.source_node] = (command, now)
-            if self._arbiter.owner(now) == cmd.source_node:
-                self._watchdog.feed(now)
-                self._impedance_active = True
-
-    def _apply_impedance(self, now: int) -> None:
-        with self._stream_lock:
-            if not self._impedance_active:
-                return
-            owner = self._arbiter.owner(now)
-            changes = self._arbiter.take_events()
-            events = [e.describe() for e in changes]
-            entry = self._impedance.get(owner)
-            if entry is not None and entry[1] > (self._watchdog.last_feed_ns or 0):
-                self._watchdog.feed(entry[1])
-            expired = self._watchdog.expired(now)
-            events += [e.describe() for e in self._watchdog.take_events()]
-        for text in events:
-            self.report(Level.WARN, text, key=text.split(":")[0])
-        if expired or entry is None:
-            command = self._safe
-            if self._reentry.active:
-                self._reentry.cancel()
-            if expired:  # damped meanwhile: the stream re-enters from where the joints are
-                self._reentry_cause = "safe mode (no command for the watchdog time)"
-        else:
-            command = self._reentered(entry[0], owner, bool(changes))
-        try:
-            self.array.impedance(self._thermal.derate(command))
-        except (DriverError, MessageError) as exc:
-            self._report_refusal("impedance", exc)
-        else:
-            self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
-
-    def _reentered(
-        self, command: ImpedanceCommand, owner: str, owner_changed: bool
-    ) -> ImpedanceCommand:
-        """The owner's ``command`` through the re-entry ramp (the bridge's rule): after the drives
-        stopped following the stream (e-stop reset, power on, brake release, safe mode) or
-        another source took it over, a far target is ramped to from the measured pose."""
-        cause = self._reentry_cause
-        if cause is None and owner_changed:
-            cause = f"owner change to {owner!r}"
-        reading = self._last_reading
-        if cause is not None and reading is not None:
-            self._reentry_cause = None
-            measured = np.clip(reading.position, self._lower, self._upper)
-            self._reentry.begin(measured, cause, source=owner)
-        shaped = self._reentry.shape(command, owner)
-        for event in self._reentry.take_events():
-            level = Level.WARN if isinstance(event, ReentryEngaged) else Level.OK
-            text = event.describe()
-            self.report(level, text, key=text)
-        return shaped
-
-    # ---- thermal --------------------------------------------------------------------------------
-    def _thermal_drive_off(self, index: int, reading: JointReading) -> None:
-        """Joint ``index`` reached the shutdown temperature: its drive off, the others running."""
-        if Capability.JOINT_POWER in self.array.capabilities():
-            self.array.joint_power(index, False)
-            self._expiry.disarm(np.array([index], dtype=np.intp))
-        elif reading.motor_power:  # no per-joint drive-off: the whole array
-            self.array.power(False)
-            self._expiry.disarm()
-
-    def _thermal_drive_on(self, index: int) -> None:
-        """Joint ``index`` cooled down: its drive on again, holding where it is measured."""
-        if Capability.JOINT_POWER not in self.array.capabilities():
-            return  # the array's power was switched off: a client switches it on
-        try:
-            self.array.joint_power(index, True)
-        except RequestRejected as exc:  # array power off since: power(True) switches it on
-            _LOG.info("thermal: %s stays off until power on: %s", self._joint_names[index], exc)
-
-    # ---- command watchdog ----------------------------------------------------------------------
-    def _expire_commands(self, reading: JointReading) -> None:
-        """Bring to rest the joints whose speed or current command was not renewed in time."""
-        late = self._expiry.expired(time.monotonic())
-        if not late.size:
-            return
-        speed = Capability.SPEED in self.array.capabilities()
-        for i in late.tolist():
-            try:
-                if speed:  # profiled to rest within the configured acceleration, then held
-                    self.array.speed(i, 0.0)
-                else:
-                    self.array.position(i, float(reading.position[i]))
-            except (DriverError, MessageError) as exc:
-                # powered off or braked since: nothing drives the joint; say why not stopped
-                self._report_refusal("command watchdog stop", exc)
-        joints = ", ".join(f"{self._joint_names[i]!r} (index {i})" for i in late.tolist())
-        text = (
-            f"command watchdog: no speed or current command for "
-            f"{self._expiry.timeout_s * 1e3:.0f} ms; bringing to rest: {joints}"
-        )
-        self.report(Level.WARN, text, key=text)
-
-    # ---- the cycle -----------------------------------------------------------------------------
-    def on_activate(self) -> None:
-        self._pub_geometry.publish(self._geometry())
-
-    def _cycle(self, _cycle: CycleInfo) -> None:
-        now = time.monotonic_ns()
-        with self._array_lock:
-            try:
-                reading = self.array.read_joints()
-            except DriverError as exc:  # a failed read is reported; the next cycle tries again
-                self.report(Level.ERROR, f"read failed: {exc}", key="read failed")
-                return
-            self._last_reading = reading
-            self.cycles += 1
-            self._publish(reading)
-            for event in self._thermal.update(reading.temperature):
-                self.report(
-                    Level.WARN if event.new is not ThermalLevel.ERROR else Level.ERROR,
-                    event.describe(self._thermal),
-                    key=f"thermal:{event.joint}",
-                )
-                if event.new is ThermalLevel.ERROR:
-                    self._thermal_drive_off(event.index, reading)
-                elif event.old is ThermalLevel.ERROR:
-                    self._thermal_drive_on(event.index)
-            self._expire_commands(reading)
-            if self._impedance_active and not self._estop.latched:
-                self._apply_impedance(now)
-
-    def _joint_state(
-        self,
-        header: Header,
-        names: tuple[str, ...],
-        positions: list[float],
-        velocities: list[float],
-        efforts: list[float],
-    ) -> jointbus_msgs.JointState:
-        if not self._planar:
-            state = JointState(
-                names=names,
-                positions=tuple(positions),
-                velocities=tuple(velocities),
-                efforts=tuple(efforts) if all(math.isfinite(e) for e in efforts) else (),
-                header=header,
-            )
-        else:
-            state = _shaped_state(
-                header, names, positions, velocities, efforts, planar=self._planar
-            )
-        return state.to_wire()
-
-    def _data(self, r: JointReading) -> ActuatorArrayData:
-        """Player's array data of one reading, stamped now."""
-        return r.to_data(self.array.config.geometry.header.frame_id)
-
-    def _publish(self, r: JointReading) -> None:
-        data = self._data(r)
-        header = data.header
-        self._pub_data.publish(data)
-        positions = r.position.tolist()
-        velocities = r.velocity.tolist()
-        efforts = r.effort.tolist()
-        self._pub_state.publish(self._joint_state(header, r.names, positions, velocities, efforts))
-        samples = tuple(
-            JointSample(p, v, e, c, a)
-            for p, v, e, c, a in zip(
-                positions,
-                velocities,
-                efforts,
-                r.current.tolist(),
-                r.acceleration.tolist(),
-                strict=True,
-            )
-        )
-        self._pub_joints.publish(Joints(header, r.names, samples))
+def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> ImpedanceCommand:
+    """``cmd`` with ``kp``, velocity and effort zero on the ``braked`` joints (``kd`` kept:
+    damping only resists motion)."""
+    keep = ~braked
+    return ImpedanceCommand(
+        cmd.position,
+        np.where(keep, cmd.velocity, 0.0),
+        np.where(keep, cmd.effort, 0.0),
+        np.where(keep, cmd.kp, 0.0),
+        cmd.kd,
+        cmd.brake,
+    )
 
 
 def _shaped_state(

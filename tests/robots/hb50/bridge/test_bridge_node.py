@@ -21,17 +21,29 @@ import numpy as np
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
 from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.codec.cdr import encode as cdr_encode
+from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.sim.driver import SimActuatorArray, SimArrayConfig
-from jointbus.messages.std_msgs import String
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.actarray import (
+    ActuatorArrayData,
+    ActuatorReply,
+    ActuatorState,
+    ArrayGeometry,
+    PowerRequest,
+)
+from jointbus.messages.joint_impedance import JointImpedance
+from jointbus.messages.joints import Joints
+from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
+from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 from support.bus import free_port, wait_until
@@ -957,3 +969,168 @@ def test_stiffness_after_damping_only_starts_from_where_the_joints_drifted(rig: 
     far = np.abs(HOME - drifted) > rig.node.config.reentry_tolerance
     assert np.max(np.abs(applied.position - drifted)[far]) <= 0.002 + 1e-6
     assert any("re-entry after stiffness regained" in t for t in rig.texts())
+
+
+# ------------------------------------------------- the bridge is hb50's array node (issue 12)
+
+
+def test_the_bridge_publishes_the_array_node_topics_stamped_like_bridge_data(rig: Rig) -> None:
+    """Beam Bots ``joint_state``, Player ``actarray/data`` and Rock ``joints`` of hb50 at
+    ``array_topics_hz`` (100 Hz: every 5th cycle) while someone listens, each with the values and
+    stamp of one cycle's ``bridge_data``; the geometry is latched."""
+    names = ArrayNames("hb50")
+    states: list[jointbus_msgs.JointState] = []
+    data: list[ActuatorArrayData] = []
+    joints: list[Joints] = []
+    geometry: list[ArrayGeometry] = []
+    sub = rig.bus.subscribe
+    sub(names.joint_state, jointbus_msgs.JointState, states.append, MAB_RT, realtime=True)
+    sub(names.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
+    sub(names.joints, Joints, joints.append, MAB_RT, realtime=True)
+    sub(names.geometry, ArrayGeometry, geometry.append, LATCHED, realtime=True)
+    before = len(rig.data)
+    rig.run(0.1, every_cycle(hold(HOME)))
+    frames = {f.header.stamp: f for f in rig.data[before:]}
+    assert len(frames) == 50
+    assert len(states) == len(data) == len(joints) == 10
+    assert len(geometry) == 1 and len(geometry[0].actuators) == len(ORDER)
+    for state, player, rock in zip(states, data, joints, strict=True):
+        frame = frames[state.header.stamp]
+        assert tuple(state.name) == ORDER == tuple(rock.names)
+        assert state.header.stamp == player.header.stamp == frame.header.stamp
+        np.testing.assert_allclose(state.position, frame.joint_position, atol=1e-6)
+        assert [a.position for a in player.actuators] == list(state.position)
+        assert [s.position for s in rock.samples] == list(state.position)
+        assert player.motor_power
+
+
+def test_unobserved_array_node_topics_cost_nothing(rig: Rig) -> None:
+    """Nobody listens to ``/hb50/joint_state`` and friends: the bridge builds none of them (its
+    500 Hz cycle stays as cheap as before it was an array node)."""
+    rig.run(0.1, every_cycle(hold(HOME)))
+    for publisher in (rig.node._pub_state, rig.node._pub_data, rig.node._pub_joints):
+        assert not publisher.observed
+        assert publisher.stats().published == 0
+    assert rig.data  # bridge_data is published as always
+
+
+def test_a_joint_impedance_source_takes_over_like_a_joint_command_source(rig: Rig) -> None:
+    """The generic ``JointImpedance`` (what a ``bus://hb50`` client sends) joins hb50's
+    arbitration: a custom source at 500 Hz takes over from the control node, and falls back."""
+    names = ArrayNames("hb50")
+    generic = rig.bus.publisher(names.impedance_command, JointImpedance, MAB_RT)
+    squat = HOME * 0.98
+    squat_msg = JointImpedance(
+        header=Header(),
+        source_node="squat",
+        name=ORDER,
+        position=tuple(squat.tolist()),
+        velocity=(0.0,) * len(ORDER),
+        effort=(0.0,) * len(ORDER),
+        kp=(80.0,) * len(ORDER),
+        kd=(3.0,) * len(ORDER),
+        brake=(False,) * len(ORDER),
+    )
+
+    def both(_k: int) -> JointCommand:
+        generic.publish(squat_msg)
+        return hold(HOME)
+
+    rig.run(1.0, both)
+    assert rig.node.owner == "squat"
+    applied = rig.node.last_applied
+    assert applied is not None and rig.node.last_applied_source == "squat"
+    np.testing.assert_allclose(applied.position, squat, atol=1e-6)
+    rig.run(0.5, every_cycle(hold(HOME)))
+    assert rig.node.owner == "control_node"
+    assert any("squat" in t for t in rig.texts() if "owner" in t)
+
+
+def test_a_player_command_ends_the_stream_until_the_control_node_sends_again(rig: Rig) -> None:
+    """A one-shot Player position command (ACKed) leaves the array to it: mode ``idle``, nothing
+    written; the next impedance command re-enters from the measured pose."""
+    names = ArrayNames("hb50")
+    rig.run(0.2, every_cycle(hold(HOME)))
+    assert rig.node.mode is BridgeMode.RUN
+    command = jointbus_msgs.ActuatorPositionCommand
+    position = rig.bus.client(names.command("position"), command, ActuatorReply)
+    reply = position.call(command(joint=2, position=float(HOME[2]) + 0.05))
+    assert reply.accepted, reply.reason
+    rig.step()
+    assert rig.node.mode is BridgeMode.IDLE and rig.node.last_applied is None
+    assert BridgeStatus.parse(rig.states[-1].status).mode is BridgeMode.IDLE
+    rig.step(hold(HOME))
+    assert rig.node.mode is BridgeMode.RUN
+
+
+def test_the_estop_service_latches_the_bridge_and_a_hardware_reset_rearms_it(rig: Rig) -> None:
+    """``/hb50/estop`` (what ``bus://hb50`` and ``jointbus estop`` call) is hb50's e-stop: drives
+    off, motion refused with ESTOPPED naming the reason; ``reset`` on ``hardware_command`` holds
+    the measured pose until a fresh command."""
+    names = ArrayNames("hb50")
+    rig.run(0.2, every_cycle(hold(HOME)))
+    assert rig.bus.client(names.estop, String, ActuatorReply).call(String("test stop")).accepted
+    rig.step(hold(HOME))
+    assert rig.node.mode is BridgeMode.ESTOP
+    assert BridgeStatus.parse(rig.states[-1].status).estop_reason == "test stop"
+    assert not rig.states[-1].drives_enabled
+    power = rig.bus.client(names.request("power"), PowerRequest, ActuatorReply)
+    refused = power.call(PowerRequest(on=True))
+    assert not refused.accepted and refused.reason == "ESTOPPED"
+    assert "test stop" in refused.detail
+    rig.step("reset")
+    assert rig.node.mode is BridgeMode.HOLD
+    rig.step(hold(HOME))
+    assert rig.node.mode is BridgeMode.RUN
+
+
+def test_a_second_sender_under_the_control_nodes_name_is_refused(rig: Rig) -> None:
+    """A ``bus://hb50`` client left at its default source ``control_node`` beside the real control
+    node: its ``JointImpedance`` is refused (named: source, field, the fix) instead of
+    interleaving two targets under one name; the control node's commands keep applying."""
+    generic = rig.bus.publisher(ArrayNames("hb50").impedance_command, JointImpedance, MAB_RT)
+    intruder = JointImpedance(
+        header=Header(),
+        source_node="control_node",
+        name=ORDER,
+        position=tuple((HOME * 0.9).tolist()),
+        velocity=(0.0,) * len(ORDER),
+        effort=(0.0,) * len(ORDER),
+        kp=(80.0,) * len(ORDER),
+        kd=(3.0,) * len(ORDER),
+        brake=(False,) * len(ORDER),
+    )
+    cmd = hold(HOME)
+
+    def both(_k: int) -> JointCommand:
+        generic.publish(intruder)
+        return cmd
+
+    rig.run(0.2, every_cycle(cmd))  # the control node streams first, as on a running robot
+    rig.run(0.2, both)
+    assert applied_as_sent(rig.node, cmd)
+    refusals = [s for s in rig.errors() if "field 'source_node'" in s.status]
+    assert refusals and "bus://NS?source=NAME" in refusals[0].status
+    assert json.loads(refusals[0].data)["field"] == "source_node"
+    # once the control node has been silent for the watchdog time, the name is free again
+    rig.run(0.3)
+    rig.run(0.2, lambda _k: generic.publish(intruder))
+    assert rig.node.last_applied_source in ("control_node", "bridge_node")
+    applied = rig.node.last_applied
+    assert applied is not None and not np.allclose(applied.position, HOME)
+
+
+def test_a_joint_at_shutdown_temperature_has_its_drive_off_alone_until_it_cooled(rig: Rig) -> None:
+    """As in every array node: the hot joint's own drive is switched off (limp, ``UNPOWERED``)
+    while the others keep their commands; cooled below shutdown − hysteresis it is on again."""
+    cmd = hold(HOME)
+    rig.run(0.2, every_cycle(cmd))
+    heat(rig, 7, 105.0)
+    rig.run(0.1, every_cycle(cmd))
+    reading = rig.sim.read_joints()
+    assert reading.motor_power and reading.state[7] & ActuatorState.UNPOWERED
+    assert not any(reading.state[j] & ActuatorState.UNPOWERED for j in range(12) if j != 7)
+    assert rig.node.mode is BridgeMode.RUN and rig.node.last_applied is not None
+    heat(rig, 7, 70.0)
+    rig.run(0.1, every_cycle(cmd))
+    assert not rig.sim.read_joints().state[7] & ActuatorState.UNPOWERED

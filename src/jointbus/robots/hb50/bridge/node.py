@@ -1,12 +1,17 @@
-"""The bridge node: owns the actuator array and applies joint commands safely at 500 Hz.
+"""The bridge node: hb50's array node — owns the actuators and applies joint commands safely.
 
-Where it sits: :mod:`jointbus.robots.hb50.bridge`, on top of :class:`jointbus.runtime.node.Node`
-(which gives it the heartbeat, the lifecycle, the status reporter and the rate loop), a
-:class:`jointbus.drivers.ActuatorArray` (real or ``sim://``) and the pure decision components of
-this package. It is the only node that talks to the actuators (Honey Badger 5.0's
-``bridge_node``).
+Where it sits: :mod:`jointbus.robots.hb50.bridge`. :class:`BridgeNode` *is* the generic
+:class:`~jointbus.nodes.array.ArrayNode` (the node ``jointbus serve`` runs: the cycle, the
+impedance stream's modes, the safety components of :mod:`jointbus.nodes.safety`, Player's and
+Rock's commands and requests, the Beam Bots / Player / Rock topics) plus hb50's message adapter,
+which is this module: hb50's ``JointCommand`` as an impedance input (checked and converted once,
+with hb50's field names), ``BridgeData`` / ``BridgeState`` and their 10 Hz mirrors, the
+``hardware_command`` texts, the live parameters, the publish-rate report and the liveliness
+supervisor. It is the only node that talks to the actuators (Honey Badger 5.0's ``bridge_node``).
 
-Topics (``/hb50/...`` by default):
+hb50's own topics (``/hb50/...`` by default; the array node's are in :mod:`jointbus.nodes.array`
+— ``joint_state``, ``actarray/data``, ``actarray/geometry``, ``joints``, ``joint_impedance``, the
+``actarray/*`` commands and requests, ``estop`` / ``estop_reset``):
 
 ==========================  ======================  ==========  =================================
 topic                       type                    QoS         what
@@ -15,7 +20,7 @@ topic                       type                    QoS         what
 ``bridge_state``            ``BridgeState``         MAB_RT      every cycle: drives, owner, mode
 ``bridge_state_10hz``       ``BridgeState``         RELIABLE    10 Hz mirror of ``bridge_state``
 ``bridge_data_10hz``        ``BridgeData``          RELIABLE    10 Hz mirror of ``bridge_data``
-``joint_command``  (sub)    ``JointCommand``        MAB_RT      the only command input
+``joint_command``  (sub)    ``JointCommand``        MAB_RT      hb50's command input
 ``hardware_command`` (sub)  ``std_msgs/String``     RELIABLE    ``estop``, ``reset``, power
 ``status``                  ``Status``              RELIABLE    events and rejections
 ``heartbeat``               ``Status``              (runtime)   1 Hz, from the runtime node
@@ -29,19 +34,15 @@ emergency. A plain string keeps the topic usable from any ROS 2 tool
 (``ros2 topic pub /hb50/hardware_command std_msgs/msg/String "data: estop"``). Anything else is
 answered by an ERROR status listing the accepted commands.
 
-**One cycle** (:meth:`BridgeNode.cycle`): read the array → take the hardware commands, check and
-arbitrate the queued joint commands, run the watchdog and the thermal guard → publish
-``BridgeData`` and ``BridgeState`` → write the command of the current mode:
-
-- ``estop`` — latched: drives off, brakes engaged where fitted; nothing is written;
-- ``off`` — drives off on request (``power off``), or the driver reports them unpowered;
-- ``hold`` — after a reset or a drive-on: hold the position *measured at that moment* until a
-  command sent afterwards arrives (never a stale target: :mod:`.estop`);
-- ``safe`` — no valid command for the watchdog time: damping only, brakes where fitted;
-- ``run`` — the owner's latest valid command; when commands apply again after any of the modes
-  above, an owner change, a brake release, a thermal shutdown or damping-only commands
-  (``kp = 0``), a target far from the measured pose is ramped to from there (:mod:`.reentry`),
-  and a braked joint gets no stiffness, target velocity or torque.
+**One cycle** (:meth:`~jointbus.nodes.array.ArrayNode.cycle`): read the array → take the hardware
+commands, check and arbitrate the queued joint commands, run the watchdog and the thermal guard →
+publish ``BridgeData`` and ``BridgeState`` (and, every 5th cycle, the array node's topics while
+someone listens) → write the command of the current mode (:class:`BridgeMode`, the array node's
+:class:`~jointbus.nodes.array.StreamMode`): ``estop``, ``off``, ``idle`` (a Player or Rock one-shot
+command ended the stream until the next impedance command), ``hold`` (after a reset or a drive-on),
+``safe`` (the watchdog's damping) or ``run``, with the re-entry ramp and the brakes rule. The
+bridge's settings of the array node: the drives are switched on and the measured pose held at start
+(``power_on_start``), and ``reset`` switches them on again (``rearm_drives_on``).
 
 **The command path.** A ``JointCommand`` is converted once, at the edge: the command check
 (:class:`~jointbus.nodes.safety.command_check.CommandCheck` with hb50's field names) validates it
@@ -49,10 +50,10 @@ and returns the joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand
 in actuator order) that arbitration, the re-entry ramp, the brakes rule, the thermal derating and
 :meth:`~jointbus.drivers.ActuatorArray.impedance` work on; no later step rebuilds a message.
 
-The chosen command is scaled by the thermal derating (:mod:`.thermal_guard`) before it is
-written. Incoming commands are only *queued* by the subscription callback (with their arrival
-time); every decision runs on the loop thread, in arrival order, so the components need no locks
-and a test drives the node with :meth:`BridgeNode.cycle` and an injected clock.
+The chosen command is scaled by the thermal derating before it is written. Incoming commands are
+only *queued* by the subscription callback (with their arrival time); every decision runs on the
+loop thread, in arrival order, and a test drives the node with
+:meth:`~jointbus.nodes.array.ArrayNode.cycle` and an injected clock.
 
 **The achieved publish rate.** The bridge counts what it actually published: every second (node
 clock) it compares the ``BridgeData`` / ``BridgeState`` pairs published with the cycles the rate
@@ -119,13 +120,12 @@ lock-free, and a change is in force within one cycle (2 ms) of being published.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import ClassVar, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -133,21 +133,17 @@ import numpy.typing as npt
 from jointbus.bus import MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
 from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
-from jointbus.drivers.capabilities import Capability
-from jointbus.drivers.errors import DriverError
-from jointbus.drivers.impedance import ImpedanceCommand
-from jointbus.drivers.limits import JointLimits
-from jointbus.messages.errors import MessageError, ValidationError
+from jointbus.drivers.errors import DriverError, RequestRejected
+from jointbus.messages.errors import MessageError
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
+from jointbus.nodes.array import ArrayNode, ArrayNodeConfig, RefusedSample, StreamMode
 from jointbus.nodes.safety.arbiter import Arbiter
-from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected
-from jointbus.nodes.safety.estop import EStopLatch
-from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
+from jointbus.nodes.safety.reentry import ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
-from jointbus.nodes.safety.watchdog import Watchdog, safe_command
+from jointbus.nodes.safety.watchdog import Watchdog
 from jointbus.robots.hb50.bridge.unchecked_command import (
     HB50_COMMAND_FIELDS,
     UncheckedJointCommand,
@@ -161,9 +157,7 @@ from jointbus.robots.hb50.messages import (
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus, ThermalNote
 from jointbus.runtime.liveliness import LivelinessMonitor
-from jointbus.runtime.node import Node
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
-from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 
 __all__ = [
@@ -179,11 +173,8 @@ __all__ = [
 _NS_PER_S: Final = 1_000_000_000
 #: Accepted ``/hb50/hardware_command`` texts (``estop`` may be followed by a reason).
 HARDWARE_COMMANDS: Final = ("estop", "reset", "power on", "power off")
-#: Joint commands buffered between two cycles (500 Hz from a few sources fits many times over).
+#: Hardware commands buffered between two cycles.
 _QUEUE_DEPTH: Final = 256
-#: Status events of one kind get distinct reporter keys modulo this, so none is folded into
-#: another unless more than this many happen within the reporter's interval.
-_EVENT_KEYS: Final = 64
 _NAN3: Final = (math.nan, math.nan, math.nan)
 #: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
 PUBLISH_WINDOW_S: Final = 1.0
@@ -208,39 +199,6 @@ _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
 #: Names of the bridge's live parameters (its share of the robot file's ``parameters:``).
 BRIDGE_PARAMETERS: Final = tuple(_PARAMETER_FIELDS)
 _THERMAL_ORDER: Final = ("thermal_warn", "thermal_derate", "thermal_shutdown")
-
-
-@dataclass(frozen=True, slots=True)
-class RefusedSample:
-    """A ``joint_command`` sample the decoder refused, queued for the loop like a command.
-
-    ``unchecked`` is its content read without checks (``None``: not even the layout), so the loop
-    can name what is wrong; ``publisher`` and ``error`` are the transport's words for it.
-    """
-
-    unchecked: UncheckedJointCommand | None
-    publisher: str
-    size: int
-    error: str
-
-    def rejection(self, check: CommandCheck) -> CommandRejected:
-        """The error to report: the command check's, or "undecodable" naming the publisher."""
-        source = ""
-        if self.unchecked is not None:
-            try:
-                check.check(self.unchecked)
-            except CommandRejected as rejection:
-                return rejection
-            source = self.unchecked.source_node
-        return CommandRejected(
-            source,
-            ValidationError(
-                JointCommand.TYPE_NAME,
-                "payload",
-                f"{self.size} bytes from {self.publisher}",
-                f"a decodable JointCommand ({self.error})",
-            ),
-        )
 
 
 class ImuReading(Protocol):
@@ -270,7 +228,9 @@ class BridgeConfig:
     command gains. ``power_on_start``: switch the drives on (holding the measured position) when
     the node is activated. ``parameters``: declarations of the bridge's live parameters (names
     from :data:`BRIDGE_PARAMETERS`; :meth:`from_model` takes the robot file's); each starts at
-    the value of its field here. Empty: nothing is tunable at run time.
+    the value of its field here. Empty: nothing is tunable at run time. ``array_topics_hz``: the
+    rate of the array node's Beam Bots / Player / Rock topics (Hz; 100: every 5th cycle at
+    500 Hz — ``bridge_data`` is hb50's every-cycle topic, and building the three costs ≈ 130 µs).
     """
 
     node_name: str = "bridge_node"
@@ -296,6 +256,7 @@ class BridgeConfig:
     thermal_shutdown_c: float = 100.0
     thermal_hysteresis_c: float = 20.0
     power_on_start: bool = True
+    array_topics_hz: float = 100.0
     parameters: tuple[ParameterSpec, ...] = ()
 
     def __post_init__(self) -> None:
@@ -307,7 +268,7 @@ class BridgeConfig:
                     f"BridgeConfig.parameters holds {getattr(spec, 'name', spec)!r}; expected "
                     f"declarations of the bridge's parameters {list(BRIDGE_PARAMETERS)}"
                 )
-        for name in ("rate_hz", "mirror_hz"):
+        for name in ("rate_hz", "mirror_hz", "array_topics_hz"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"BridgeConfig.{name} = {value}; expected a finite rate > 0 Hz")
@@ -367,6 +328,34 @@ class BridgeConfig:
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 
+    def array_settings(self) -> ArrayNodeConfig:
+        """The array node's settings this bridge runs with; an e-stop reset switches the drives
+        on and holds the measured pose (hb50's ``reset`` re-arms the robot)."""
+        return ArrayNodeConfig(
+            rate_hz=self.rate_hz,
+            watchdog_s=self.watchdog_s,
+            safe_kd=self.safe_kd,
+            hold_kp=self.hold_kp,
+            hold_kd=self.hold_kd,
+            kp_max=self.kp_max,
+            kd_max=self.kd_max,
+            default_source=self.default_source,
+            allowed_sources=self.allowed_sources,
+            takeover_hz=self.takeover_hz,
+            arbitration_window_s=self.arbitration_window_s,
+            fallback_s=self.fallback_s,
+            warn_c=self.thermal_warn_c,
+            derate_start_c=self.thermal_derate_c,
+            shutdown_c=self.thermal_shutdown_c,
+            hysteresis_c=self.thermal_hysteresis_c,
+            reentry_speed=self.reentry_speed,
+            reentry_gain_time=self.reentry_gain_time,
+            reentry_tolerance=self.reentry_tolerance,
+            power_on_start=self.power_on_start,
+            rearm_drives_on=True,
+            state_hz=min(self.array_topics_hz, self.rate_hz),
+        )
+
     def tuned(self, values: Mapping[str, ParameterValue]) -> BridgeConfig:
         """This configuration with live parameter ``values`` (names of :data:`BRIDGE_PARAMETERS`)
         applied; a new ``arbitration_threshold`` scales ``fallback_s`` and
@@ -414,18 +403,21 @@ class BridgeConfig:
         return f"({self.thermal_derate_c!r}, {ceiling!r}]"
 
 
-class BridgeNode(Node):
-    """The bridge (see the module docstring). ``array`` is closed at shutdown if ``owns_array``.
+class BridgeNode(ArrayNode):
+    """The bridge: hb50's array node (see the module docstring). ``array`` is closed at shutdown
+    if ``owns_array``.
 
-    ``imu`` optionally returns the body IMU's reading each cycle; ``timers`` lets a test inject a
-    non-threaded :class:`TimerThread` with a fake clock (the node's clock is the timer clock).
-    ``run_loop=False`` creates no rate loop: the caller runs :meth:`cycle` itself (lock-step with
-    a stepped simulator, or a test). ``stamp_ns`` returns the header stamp of ``bridge_data`` (ns
-    since the Unix epoch; default the wall clock, as ROS stamps are): a stepped simulator passes
-    its simulated time (on the wall-clock epoch of simulated time 0), so the control node, whose
-    clock is the frame stamps, moves in the robot's time and not in the host's — a host stall
-    does not fast-forward a stand-up the simulated robot has not lived through.
+    ``imu`` optionally returns the body IMU's reading each cycle; ``timers``, ``run_loop`` and
+    ``stamp_ns`` are the :class:`~jointbus.nodes.array.ArrayNode`'s: a test injects a fake clock,
+    a stepped simulator runs :meth:`cycle` itself and stamps ``bridge_data`` in simulated time (on
+    the wall-clock epoch of simulated time 0), so the control node, whose clock is the frame
+    stamps, moves in the robot's time and not in the host's — a host stall does not fast-forward
+    a stand-up the simulated robot has not lived through.
     """
+
+    ROLE: ClassVar[str] = "bridge"
+    LOOP_NAME: ClassVar[str] = "bridge"
+    ADAPTIVE_SPIN: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -440,85 +432,18 @@ class BridgeNode(Node):
         stamp_ns: Callable[[], int] | None = None,
     ) -> None:
         cfg = config if config is not None else BridgeConfig()
-        self._stamp_ns = stamp_ns
         self.config = cfg
         """The configuration in force (live parameter changes replace it, see the module
         docstring)."""
         self._initial_config = cfg
-        self.array = array
-        self._owns_array = owns_array
         self._imu = imu
-        names = array.names
-        self._names = names
-        limits_cfg = array.config.limits
-        self._has_brake = tuple(a.has_brakes for a in array.config.geometry.actuators)
-        self._brakes_supported = False
-        self._lower = np.array([s.position_min for s in limits_cfg], dtype=np.float64)
-        self._upper = np.array([s.position_max for s in limits_cfg], dtype=np.float64)
-        self.check = CommandCheck(
-            names,
-            JointLimits(names, limits_cfg),
-            kp_max=cfg.kp_max,
-            kd_max=cfg.kd_max,
-            allowed_sources=cfg.allowed_sources,
-            has_brake=self._has_brake,
-            fields=HB50_COMMAND_FIELDS,
-        )
-        """The edge of the command path: checks each ``JointCommand`` and converts it, once, to
-        the joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand` everything after
-        it works on."""
-        self.arbiter = Arbiter(
-            cfg.default_source,
-            takeover_hz=cfg.takeover_hz,
-            window_s=cfg.arbitration_window_s,
-            fallback_s=cfg.fallback_s,
-        )
-        self.watchdog = Watchdog(cfg.watchdog_s)
-        self.estop = EStopLatch()
-        self.thermal = ThermalGuard(
-            names,
-            warn_c=cfg.thermal_warn_c,
-            derate_start_c=cfg.thermal_derate_c,
-            shutdown_c=cfg.thermal_shutdown_c,
-            hysteresis_c=cfg.thermal_hysteresis_c,
-        )
-        self._safe = safe_command(len(names), cfg.safe_kd, self._has_brake)
-        self.reentry = ReentryRamp(
-            names,
-            [s.velocity_max for s in limits_cfg],
-            speed=cfg.reentry_speed,
-            gain_time=cfg.reentry_gain_time,
-            tolerance=cfg.reentry_tolerance,
-            period=1.0 / cfg.rate_hz,
-        )
-        """Shapes the owner's commands after the drives stopped following them (:mod:`.reentry`)."""
-        self._braked = np.zeros(len(names), dtype=np.bool_)  # brakes of the last command run
-        self._any_braked = False
-        self._limp = np.zeros(len(names), dtype=np.bool_)  # kp = 0 in the last command run
-        self._any_limp = False
-        self._hold_cause = "start"
-        self._hold_cmd: ImpedanceCommand | None = None
-        self._command: ImpedanceCommand | None = None
-        self._command_source = ""  # the source_node of ``_command``
-        self._commands: deque[tuple[int, JointCommand | RefusedSample]] = deque(
-            maxlen=_QUEUE_DEPTH
-        )
+        self._names = array.names
         self._hardware: deque[tuple[int, str]] = deque(maxlen=_QUEUE_DEPTH)
         self._received = 0
-        self._power_off_requested = False
-        self._mode = BridgeMode.SAFE
-        self._event_seq = 0
         self._state_key: tuple[object, ...] = ()
         self._state_strings: tuple[str, ...] = ()
         self.last_state: BridgeState | None = None
         self.last_data: BridgeData | None = None
-        self.last_applied: ImpedanceCommand | None = None
-        """The command written to the array in the last cycle (``None``: nothing written)."""
-        self.last_applied_source = ""
-        """Whose command :attr:`last_applied` is: the owner's ``source_node`` in ``run`` mode, the
-        bridge's own name for hold and safe and while the re-entry ramp shapes the owner's."""
-        self.cycles = 0
-        self.rejected = 0
         self.published = 0
         """``BridgeData`` / ``BridgeState`` pairs published since construction."""
         self.publish_rate_hz = math.nan
@@ -535,8 +460,24 @@ class BridgeNode(Node):
         """``joint_command`` samples the decoder refused (each also counted in ``rejected``)."""
         self._staged: BridgeConfig | None = None
         self._staged_lock = threading.Lock()
-        super().__init__(cfg.node_name, bus, namespace=cfg.namespace, timers=timers)
+        super().__init__(
+            array,
+            bus,
+            namespace=cfg.namespace,
+            config=cfg.array_settings(),
+            name=cfg.node_name,
+            owns_array=owns_array,
+            timers=timers,
+            run_loop=run_loop,
+            stamp_ns=stamp_ns,
+        )
         try:
+            self.check = self.command_check(
+                JointCommand.TYPE_NAME, HB50_COMMAND_FIELDS, limit_type_name="command"
+            )
+            """The edge of hb50's command path: checks each ``JointCommand`` and converts it,
+            once, to the joint-space :class:`~jointbus.drivers.impedance.ImpedanceCommand`
+            everything after it works on."""
             self.parameters = NodeParameters(
                 self,
                 cfg.parameters,
@@ -545,7 +486,6 @@ class BridgeNode(Node):
             """The bridge's live parameters (see the module docstring)."""
             self.parameters.on_change(self._stage_parameters)
             self._start_ns = self.clock()
-            self._frame_id = array.config.geometry.header.frame_id
             self.data_publisher = self.create_publisher("bridge_data", BridgeData, MAB_RT)
             self.state_publisher = self.create_publisher("bridge_state", BridgeState, MAB_RT)
             self.mirror_publisher = self.create_publisher(
@@ -571,8 +511,6 @@ class BridgeNode(Node):
             self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
             self.liveliness = LivelinessMonitor(self, ignore={cfg.node_name}, hidden=False)
             """Which other nodes are alive; every change is reported on the status topic."""
-            if run_loop:
-                self.create_rate_loop(cfg.rate_hz, self._body, name="bridge", adaptive_spin=True)
         except BaseException:
             self.shutdown()
             raise
@@ -598,25 +536,15 @@ class BridgeNode(Node):
     # ---- state -------------------------------------------------------------------------------
 
     @property
-    def mode(self) -> BridgeMode:
-        """What the bridge wrote in the last cycle."""
-        return self._mode
-
-    @property
-    def owner(self) -> str:
-        """The command source that owned the actuators at the last evaluation."""
-        return self.arbiter.owner(self.clock())
-
-    @property
-    def pending_commands(self) -> int:
-        """Joint commands received and not yet processed by a cycle."""
-        return len(self._commands)
+    def mode(self) -> BridgeMode:  # type: ignore[override]
+        """What the bridge wrote in the last cycle (as ``BridgeState`` states it)."""
+        return BridgeMode(self._mode.value)
 
     # ---- subscription callbacks (any thread: only queue, with the arrival time) ---------------
 
     def _on_command(self, msg: JointCommand) -> None:
         self._received += 1
-        self._commands.append((self.clock(), msg))
+        self.queue_impedance(msg, self.check)
 
     def _on_command_event(self, event: QosEvent) -> None:
         """A QoS event of the command subscription: an undecodable sample is queued as a
@@ -630,8 +558,11 @@ class BridgeNode(Node):
         except (DecodeError, ValueError, TypeError):
             unchecked = None
         self.undecodable += 1
-        self._commands.append(
-            (self.clock(), RefusedSample(unchecked, event.publisher, event.size, event.error))
+        self.queue_impedance(
+            RefusedSample(
+                unchecked, JointCommand.TYPE_NAME, event.publisher, event.size, event.error
+            ),
+            self.check,
         )
 
     def _on_hardware(self, msg: String) -> None:
@@ -654,11 +585,14 @@ class BridgeNode(Node):
         with self._staged_lock:
             self._staged = candidate
 
-    def _apply_staged(self) -> None:
+    def before_cycle(self) -> None:
         """Put the staged parameter set into force (loop thread, start of a cycle)."""
+        staged: BridgeConfig | None = self._staged
+        if staged is None:
+            return
         with self._staged_lock:
             cfg, self._staged = self._staged, None
-        if cfg is None:
+        if cfg is None:  # taken by a concurrent caller
             return
         try:
             self.watchdog.set_timeout(cfg.watchdog_s)
@@ -682,25 +616,7 @@ class BridgeNode(Node):
 
     def on_activate(self) -> None:
         self._window_start_ns = None  # an inactive spell is not a run of skipped cycles
-        try:
-            self._brakes_supported = Capability.BRAKES in self.array.capabilities()
-        except DriverError as exc:
-            self._event(Level.ERROR, "driver", f"driver capabilities unavailable: {exc}")
-        if self.config.power_on_start and not self.estop.latched:
-            self._drives_on(self.clock(), "start")
-        self._event(
-            Level.OK,
-            "lifecycle",
-            f"bridge active: {len(self._names)} actuators at {self.config.rate_hz:g} Hz; "
-            f"default command source {self.config.default_source!r}",
-        )
-
-    def on_deactivate(self) -> None:
-        """The loop has stopped: leave the drives damped rather than on a last target."""
-        if not self.estop.latched and not self._power_off_requested:
-            self._write(self._safe, "deactivate", self.config.node_name)
-        self._mode = BridgeMode.SAFE
-        self._event(Level.WARN, "lifecycle", "bridge inactive: drives left in damping")
+        super().on_activate()
 
     def on_shutdown(self) -> None:
         liveliness: LivelinessMonitor | None = getattr(self, "liveliness", None)
@@ -712,175 +628,14 @@ class BridgeNode(Node):
         except (DriverError, MessageError) as exc:
             self._event(Level.ERROR, "driver", f"power off at shutdown failed: {exc}")
         finally:
-            if self._owns_array:
-                self.array.close()
+            super().on_shutdown()
 
-    # ---- the cycle ---------------------------------------------------------------------------
+    # ---- hardware commands (loop thread) -------------------------------------------------------
 
-    def _body(self, _cycle: CycleInfo) -> None:
-        self.cycle(self.clock())
-
-    def cycle(self, now_ns: int) -> None:
-        """One bridge cycle at ``now_ns`` (node clock): read → decide → publish → write.
-
-        Parameter changes staged since the last cycle take effect first.
-        """
-        self.cycles += 1
-        if self._staged is not None:
-            self._apply_staged()
-        try:
-            reading = self.array.read_joints()
-        except DriverError as exc:
-            self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
-            return
-        if self._hardware:
-            self._take_hardware_commands(reading)
-            try:  # the drives may have been switched: decide and publish on their new state
-                reading = self.array.read_joints()
-            except DriverError as exc:
-                self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
-                return
-        self._take_thermal(reading)
-        self._take_joint_commands()
-        self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
-        new_owner = ""
-        for change in self.arbiter.take_events():
-            self._event(Level.OK, "owner", change.describe())
-            new_owner = change.new
-        previous = self._mode
-        mode = self._decide(reading, now_ns)
-        for event in self.watchdog.take_events():
-            self._event(Level.WARN, "watchdog", event.describe())
-        self._begin_reentry(previous, mode, new_owner, reading)
-        self._mode = mode
-        command = None
-        source = self._command_source
-        if mode is BridgeMode.RUN and self._command is not None:
-            command = self._shaped(self._command, reading)
-            if self.reentry.shaped:  # the ramp's command, not the owner's as sent
-                source = self.config.node_name
-        self._publish(reading, now_ns)
-        if mode is BridgeMode.HOLD:
-            self._write(self.thermal.derate(self._hold()), "hold", self.config.node_name)
-        elif mode is BridgeMode.SAFE:
-            self._write(self.thermal.derate(self._safe), "safe", self.config.node_name)
-        elif command is not None:
-            self._write(self.thermal.derate(command), "command", source)
-        else:
-            self.last_applied = None
-
-    def _begin_reentry(
-        self, previous: BridgeMode, mode: BridgeMode, new_owner: str, reading: JointReading
-    ) -> None:
-        """Start a re-entry from the measured pose when commands are applied again after the
-        drives did not follow them (hold, safe, off), or when another source took over."""
-        if mode is not BridgeMode.RUN:
-            if self.reentry.active:
-                self.reentry.cancel()
-            return
-        source = None
-        if previous is not BridgeMode.RUN:
-            cause = {
-                BridgeMode.HOLD: self._hold_cause,
-                BridgeMode.SAFE: "safe mode (no command for the watchdog time)",
-                BridgeMode.OFF: "drives off",
-                BridgeMode.ESTOP: "e-stop reset",  # reset and a fresh command in one cycle
-            }[previous]
-        elif new_owner:
-            cause, source = f"owner change to {new_owner!r}", new_owner
-        else:
-            return
-        self.reentry.begin(self._clipped(reading.position), cause, source=source)
-        self._braked[:] = False
-        self._any_braked = False
-        self._limp[:] = False
-        self._any_limp = False
-
-    def _shaped(self, cmd: ImpedanceCommand, reading: JointReading) -> ImpedanceCommand:
-        """The owner's command as it is written this cycle: braked joints get no stiffness, no
-        target velocity and no torque (the brake holds them, the drive must not push against
-        it); a joint whose brake is released, or that gets stiffness again after commands
-        without (``kp = 0``: damping only, nothing held it), starts a re-entry from its measured
-        position; the re-entry ramp shapes the rest (:mod:`.reentry`)."""
-        if self._any_limp or not cmd.kp.all():  # the common case costs one array scan
-            stiff = cmd.kp > 0.0
-            regained = self._limp & stiff
-            if regained.any():  # held by nothing until now: it may be anywhere
-                self.reentry.begin(self._clipped(reading.position), "stiffness regained", regained)
-            self._limp = ~stiff
-            self._any_limp = bool(self._limp.any())
-        if self._any_braked or cmd.brake.any():
-            brake = cmd.brake
-            released = self._braked & ~brake
-            if released.any():
-                self.reentry.begin(self._clipped(reading.position), "brake release", released)
-            self._braked = brake
-            self._any_braked = bool(brake.any())
-            if self._any_braked:
-                cmd = _without_motion(cmd, brake)
-        shaped = self.reentry.shape(cmd, self._command_source)
-        for event in self.reentry.take_events():
-            if isinstance(event, ReentryEngaged):
-                self._event(Level.WARN, "reentry", event.describe())
-            else:
-                self._event(Level.OK, "reentry", event.describe())
-        return shaped
-
-    def _decide(self, reading: JointReading, now_ns: int) -> BridgeMode:
-        if self.estop.latched:
-            return BridgeMode.ESTOP
-        if self._power_off_requested or not reading.motor_power:
-            return BridgeMode.OFF
-        if self.estop.holding:
-            return BridgeMode.HOLD
-        if self.watchdog.expired(now_ns) or self._command is None:
-            return BridgeMode.SAFE
-        return BridgeMode.RUN
-
-    def _take_joint_commands(self) -> None:
-        commands = self._commands
-        while commands:
-            received_ns, cmd = commands.popleft()
-            if isinstance(cmd, RefusedSample):
-                self._reject(cmd.rejection(self.check))
-                continue
-            try:
-                command = self.check.check(cmd)
-            except CommandRejected as rejection:
-                self._reject(rejection)
-                continue
-            if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
-                continue
-            if not self.estop.is_fresh(received_ns):
-                continue  # latched, or sent before the last reset / drive-on
-            self._command = command
-            self._command_source = cmd.source_node
-            self.watchdog.feed(received_ns)
-            if self.estop.holding:
-                self.estop.release_hold()
-                self._hold_cmd = None
-                self._event(
-                    Level.OK,
-                    "hold",
-                    f"hold released: command from {cmd.source_node!r} received after re-arming",
-                )
-
-    def _reject(self, rejection: CommandRejected) -> None:
-        self.rejected += 1
-        data = json.dumps(
-            {
-                "source_node": rejection.source_node,
-                "joint": rejection.joint,
-                "index": rejection.index,
-                "field": rejection.field,
-                "value": repr(rejection.value),
-                "expected": rejection.expected,
-            }
-        ).encode()
-        key = f"reject:{rejection.source_node}:{rejection.field}:{rejection.index}"
-        self.report(Level.ERROR, str(rejection), data, key=key)
-
-    def _take_hardware_commands(self, reading: JointReading) -> None:
+    def take_requests(self, reading: JointReading) -> bool:
+        """The queued ``hardware_command`` texts, in arrival order."""
+        if not self._hardware:
+            return False
         while self._hardware:
             received_ns, text = self._hardware.popleft()
             words = text.strip().lower().split(maxsplit=1)
@@ -889,11 +644,11 @@ class BridgeNode(Node):
             if verb == "estop":
                 self._trigger_estop(f"hardware_command estop {rest}".strip(), received_ns)
             elif verb == "reset" and not rest:
-                self._reset_estop(reading, received_ns)
+                self._reset_estop(reading.position, received_ns)
             elif verb == "power" and rest == "off":
-                self._power_off()
+                self._power_off(engage_brakes=True)
             elif verb == "power" and rest == "on":
-                self._power_on(received_ns)
+                self._hardware_power_on(received_ns)
             else:
                 self._event(
                     Level.ERROR,
@@ -901,44 +656,9 @@ class BridgeNode(Node):
                     f"unknown hardware_command {text!r}; expected one of "
                     f"{', '.join(repr(c) for c in HARDWARE_COMMANDS)}",
                 )
+        return True
 
-    def trigger_estop(self, reason: str) -> None:
-        """Latch the e-stop now (in-process callers; over the bus: ``hardware_command``)."""
-        self._trigger_estop(reason, self.clock())
-
-    def _trigger_estop(self, reason: str, now_ns: int) -> None:
-        event = self.estop.trigger(reason, now_ns)
-        self._command = None
-        self._hold_cmd = None
-        self._commands.clear()
-        if event is None:
-            return  # already latched: the first reason stands
-        self._mode = BridgeMode.ESTOP
-        self._event(Level.ERROR, "estop", event.describe())
-        self._drives_off("e-stop")
-
-    def _reset_estop(self, reading: JointReading, now_ns: int) -> None:
-        if not self.estop.latched:
-            self._event(Level.WARN, "estop", "reset ignored: the e-stop is not latched")
-            return
-        measured = self._clipped(reading.position)
-        event = self.estop.reset(now_ns, measured.tolist())
-        if event is None:  # pragma: no cover - latched was checked above
-            return
-        self._hold_cmd = None
-        self._hold_cause = "e-stop reset"
-        self._event(Level.OK, "estop", event.describe())
-        if not self._power_off_requested:
-            self._switch_on("reset")
-
-    def _power_off(self) -> None:
-        self._power_off_requested = True
-        self._command = None
-        self._hold_cmd = None
-        self._event(Level.WARN, "power", "drives switched off on request (power off)")
-        self._drives_off("power off")
-
-    def _power_on(self, now_ns: int) -> None:
+    def _hardware_power_on(self, now_ns: int) -> None:
         if self.estop.latched:
             self._event(
                 Level.ERROR,
@@ -946,87 +666,17 @@ class BridgeNode(Node):
                 f"power on refused: the e-stop is latched ({self.estop.reason}); reset it first",
             )
             return
-        self._power_off_requested = False
-        self._drives_on(now_ns, "power on")
-
-    def _drives_on(self, now_ns: int, why: str) -> None:
-        """Switch on and hold the measured position until a command sent after ``now_ns``."""
         try:
-            measured = self._clipped(self.array.read_joints().position)
-        except DriverError as exc:
-            self._event(Level.ERROR, "driver", f"{why}: reading the actuators failed: {exc}")
+            self._refuse_while_hot("power on", np.arange(len(self._names), dtype=np.intp))
+        except RequestRejected as exc:
+            self._event(Level.ERROR, "power", f"power on refused: {exc}")
             return
-        self.estop.begin_hold(now_ns, measured.tolist())
-        self._hold_cmd = None
-        self._hold_cause = f"drives on ({why})"
-        self._command = None
-        self._switch_on(why)
-
-    def _switch_on(self, why: str) -> None:
-        try:
-            if self._brakes_supported:
-                self.array.brakes(False)
-            self.array.power(True)
-        except (DriverError, MessageError) as exc:
-            self._event(Level.ERROR, "driver", f"{why}: switching the drives on failed: {exc}")
-            return
-        self._event(Level.OK, "power", f"{why}: drives on, holding the measured position")
-
-    def _drives_off(self, why: str) -> None:
-        try:
-            if self._brakes_supported:
-                self.array.brakes(True)
-        except (DriverError, MessageError) as exc:
-            self._event(Level.ERROR, "driver", f"{why}: engaging the brakes failed: {exc}")
-        try:
-            self.array.power(False)
-        except (DriverError, MessageError) as exc:
-            self._event(Level.ERROR, "driver", f"{why}: switching the drives off failed: {exc}")
-        self.last_applied = None
-
-    def _take_thermal(self, reading: JointReading) -> None:
-        back: list[int] = []
-        for event in self.thermal.update(reading.temperature):
-            level = {
-                ThermalLevel.OK: Level.OK,
-                ThermalLevel.WARN: Level.WARN,
-                ThermalLevel.ERROR: Level.ERROR,
-            }[event.new]
-            self._event(level, "thermal", event.describe(self.thermal))
-            if event.old is ThermalLevel.ERROR:
-                back.append(event.index)
-        if back:  # a drive off for heat sagged meanwhile: it re-enters from where it is
-            mask = np.zeros(len(self._names), dtype=np.bool_)
-            mask[back] = True
-            self.reentry.begin(self._clipped(reading.position), "thermal shutdown cleared", mask)
-
-    def _hold(self) -> ImpedanceCommand:
-        if self._hold_cmd is None:
-            self._hold_cmd = self.estop.hold_command(self.config.hold_kp, self.config.hold_kd)
-        return self._hold_cmd
-
-    def _clipped(self, positions: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Measured positions clipped into the position limits (NaN stays NaN): a hold target
-        must itself be a valid command, and a joint a hair past its limit is held at it."""
-        clipped: npt.NDArray[np.float64] = np.clip(positions, self._lower, self._upper)
-        return clipped
-
-    def _write(self, cmd: ImpedanceCommand, why: str, source: str) -> None:
-        try:
-            self.array.impedance(cmd)
-        except (DriverError, MessageError) as exc:
-            self.last_applied = None
-            self.report(Level.ERROR, f"writing the {why} command failed: {exc}", key=f"write:{why}")
-            return
-        self.last_applied = cmd
-        self.last_applied_source = source
+        self._power_on(now_ns, "power on")
 
     # ---- publishing --------------------------------------------------------------------------
 
-    def _publish(self, reading: JointReading, now_ns: int) -> None:
-        stamp = self._stamp_ns
-        frame_id = self._frame_id
-        header = Header.now(frame_id) if stamp is None else Header.at_ns(stamp(), frame_id)
+    def publish_robot(self, reading: JointReading, now_ns: int, header: Header) -> None:
+        """``BridgeData`` and ``BridgeState`` of this cycle, and the publish-rate accounting."""
         orientation, gyro, accel = self._imu_fields()
         # One pass from the driver's arrays (float32 rounding, temperature bytes, status flags:
         # BridgeData.from_joint_arrays); NaN temperature (not reported) → 0, as uint8 has no NaN.
@@ -1113,12 +763,12 @@ class BridgeNode(Node):
     def _status_strings(self) -> tuple[str, ...]:
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
-        ramping = self._mode is BridgeMode.RUN and self.reentry.ramping
+        ramping = self._mode is StreamMode.RUN and self.reentry.ramping
         key = (owner, self._mode, self.estop.reason, levels, self._publish_text, ramping)
         if key != self._state_key:
             strings = BridgeStatus(
                 owner=owner,
-                mode=self._mode,
+                mode=BridgeMode(self._mode.value),
                 estop_reason=self.estop.reason if self.estop.latched else None,
                 publish=self._publish_text,
                 reentry_ramping=ramping,
@@ -1138,24 +788,3 @@ class BridgeNode(Node):
             self.mirror_publisher.publish(state)
         if data is not None:
             self.data_mirror_publisher.publish(data)
-
-    # ---- reports -----------------------------------------------------------------------------
-
-    def _event(self, level: Level, kind: str, text: str) -> None:
-        """One status event; distinct keys so consecutive events are never folded together."""
-        self._event_seq += 1
-        self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
-
-
-def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> ImpedanceCommand:
-    """``cmd`` with ``kp``, velocity and effort zero on the ``braked`` joints (``kd`` kept:
-    damping only resists motion)."""
-    keep = ~braked
-    return ImpedanceCommand(
-        cmd.position,
-        np.where(keep, cmd.velocity, 0.0),
-        np.where(keep, cmd.effort, 0.0),
-        np.where(keep, cmd.kp, 0.0),
-        cmd.kd,
-        cmd.brake,
-    )

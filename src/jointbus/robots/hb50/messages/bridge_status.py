@@ -12,7 +12,7 @@ the writer changes a space). Here :meth:`BridgeStatus.to_strings` is the only wr
 The strings, in the order the bridge publishes them::
 
     owner: <source node>                      the command source that owns the robot
-    mode: <estop|off|hold|safe|run>           what the bridge writes this cycle
+    mode: <estop|off|idle|hold|safe|run>      what the bridge writes this cycle
     publish: <text>                           the bridge's publish-rate report (optional)
     estop: <reason>                           only while the e-stop is latched
     reentry: ramping from the measured pose   only while re-entering run from safe/hold
@@ -35,13 +35,16 @@ from jointbus.robots.hb50.messages.bridge_state import BridgeState
 class BridgeMode(enum.Enum):
     """What the bridge writes this cycle (highest priority first): the value of ``mode:``.
 
-    ``estop``: the latched e-stop (damping, drives off); ``off``: drives off; ``hold``: holding
-    the measured pose before the first command; ``safe``: the watchdog's damping; ``run``: the
-    owner's commands.
+    ``estop``: the latched e-stop (damping, drives off); ``off``: drives off; ``idle``: no
+    impedance stream (a one-shot Player or Rock command told the array what to do last);
+    ``hold``: holding the measured pose before the first command; ``safe``: the watchdog's
+    damping; ``run``: the owner's commands. The values are the array node's
+    :class:`~jointbus.nodes.array.StreamMode` (the bridge is an array node).
     """
 
     ESTOP = "estop"
     OFF = "off"
+    IDLE = "idle"
     HOLD = "hold"
     SAFE = "safe"
     RUN = "run"
@@ -140,9 +143,7 @@ class BridgeStatus:
             elif key == "reentry" and value == REENTRY_RAMPING:
                 ramping = True
             elif (match := _THERMAL.fullmatch(text)) is not None:
-                thermal.append(
-                    ThermalNote(match["level"], match["joint"], int(match["index"]))
-                )
+                thermal.append(ThermalNote(match["level"], match["joint"], int(match["index"])))
             else:
                 other.append(text)
         return cls(owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other))
