@@ -301,6 +301,11 @@ def test_a_failing_driver_is_reported_and_the_node_keeps_answering(rig: Rig) -> 
     power = rig.bus.client(N.request("power"), PowerRequest, ActuatorReply)
     reply = power.call(PowerRequest(True))
     assert (reply.accepted, reply.error) == (False, "DriverClosedError")
+    reply = power.call(PowerRequest(False))  # a power off that did not happen is no ACK
+    assert (reply.accepted, reply.error) == (False, "DriverClosedError")
+    estop = rig.bus.client(N.estop, String, ActuatorReply).call(String("device gone"))
+    assert (estop.accepted, estop.error) == (False, "DriverClosedError")
+    assert rig.node.estopped  # latched all the same: every motion command is refused
     before = rig.node.loop_stats()["array"].cycles
     assert wait_until(lambda: rig.node.loop_stats()["array"].cycles > before + 5, timeout=3.0)
     assert rig.node.rate_loops["array"].running  # the loop survived the failed reads

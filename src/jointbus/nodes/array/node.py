@@ -399,8 +399,8 @@ class ArrayNode(Node):
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
-        #: Per source name, the input (its check) it last commanded through and when (ns).
-        self._source_inputs: dict[str, tuple[CommandCheck, int]] = {}
+        #: Per source name, the wire type it last commanded through and when (ns).
+        self._source_inputs: dict[str, tuple[type, int]] = {}
         self._power_off_requested = False
         self._mode = StreamMode.SAFE if self._streaming else StreamMode.IDLE
         self._event_seq = 0
@@ -640,7 +640,7 @@ class ArrayNode(Node):
             except CommandRejected as rejection:
                 self._reject(rejection)
                 continue
-            if self._name_taken(cmd.source_node, check, received_ns):
+            if self._name_taken(cmd.source_node, cmd, received_ns):
                 continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
@@ -667,26 +667,29 @@ class ArrayNode(Node):
                     f"hold released: command from {cmd.source_node!r} received after re-arming",
                 )
 
-    def _name_taken(self, source: str, check: CommandCheck, received_ns: int) -> bool:
-        """Refuse a source name that another input is using: arbitration ranks sources by name,
-        so two senders under one name (a ``bus://`` client's default ``control_node`` beside a
-        robot's own control node) would interleave their targets at the stream's rate. The input
-        that used the name first keeps it until it has been silent for the watchdog time."""
+    def _name_taken(self, source: str, cmd: ImpedanceInput, received_ns: int) -> bool:
+        """Refuse a source name that another input (wire type) is using: arbitration ranks
+        sources by name, so two senders under one name (a ``bus://`` client's default
+        ``control_node`` beside a robot's own control node) would interleave their targets at the
+        stream's rate. The input that used the name first keeps it until it has been silent for
+        the watchdog time."""
+        wire = type(cmd)
         previous = self._source_inputs.get(source)
         if (
             previous is None
-            or previous[0] is check
+            or previous[0] is wire
             or received_ns - previous[1] >= self.watchdog.timeout_s * 1e9
         ):
-            self._source_inputs[source] = (check, received_ns)
+            self._source_inputs[source] = (wire, received_ns)
             return False
         expected = (
             f"a source name no other sender uses: {source!r} is commanding through "
-            f"{previous[0].type_name} (name this sender differently, e.g. bus://NS?source=NAME)"
+            f"{_wire_name(previous[0])} (name this sender differently, e.g. "
+            f"bus://NS?source=NAME)"
         )
         self._reject(
             CommandRejected(
-                source, ValidationError(check.type_name, "source_node", source, expected)
+                source, ValidationError(_wire_name(wire), "source_node", source, expected)
             )
         )
         return True
@@ -791,7 +794,9 @@ class ArrayNode(Node):
         with self._array_lock:
             self._trigger_estop(reason, self.clock())
 
-    def _trigger_estop(self, reason: str, now_ns: int) -> None:
+    def _trigger_estop(self, reason: str, now_ns: int, *, strict: bool = False) -> None:
+        """Latch; drives off and brakes on. ``strict`` (a request): a driver failure, reported as
+        an ERROR like any, is also raised, after the latch and every step were tried."""
         event = self.estop.trigger(reason, now_ns)
         self._command = None
         self._hold_cmd = None
@@ -801,7 +806,7 @@ class ArrayNode(Node):
             return  # already latched: the first reason stands
         self._mode = StreamMode.ESTOP
         self._event(Level.ERROR, "estop", event.describe())
-        self._drives_off("e-stop", engage_brakes=True)
+        self._drives_off("e-stop", engage_brakes=True, strict=strict)
 
     def _reset_estop(self, positions: npt.NDArray[np.float64], now_ns: int) -> None:
         """Re-arm after an e-stop; ``positions`` are the measured ones (rad, the hold target)."""
@@ -822,60 +827,72 @@ class ArrayNode(Node):
             self._streaming = False
             self._idle_cause = "e-stop reset"
 
-    def _power_off(self, *, engage_brakes: bool) -> None:
+    def _power_off(self, *, engage_brakes: bool, strict: bool = False) -> None:
         self._power_off_requested = True
         self._command = None
         self._hold_cmd = None
         self._expiry.disarm()
         self._event(Level.WARN, "power", "drives switched off on request (power off)")
-        self._drives_off("power off", engage_brakes=engage_brakes)
+        self._drives_off("power off", engage_brakes=engage_brakes, strict=strict)
 
-    def _power_on(self, now_ns: int, why: str) -> None:
+    def _power_on(self, now_ns: int, why: str, *, strict: bool = False) -> None:
         """Switch the drives on (the caller checked the e-stop): a stream holds the measured pose
-        until a command sent after ``now_ns``; otherwise the array holds where it is."""
+        until a command sent after ``now_ns``; otherwise the array holds where it is. ``strict``:
+        a driver failure is raised as well as reported."""
         self._power_off_requested = False
         self._expiry.disarm()  # power on holds each joint where it is
         if self._streaming:
-            self._drives_on(now_ns, why)
+            self._drives_on(now_ns, why, strict=strict)
         else:
             self.array.power(True)
             self._idle_cause = why
 
-    def _drives_on(self, now_ns: int, why: str) -> None:
+    def _drives_on(self, now_ns: int, why: str, *, strict: bool = False) -> None:
         """Switch on and hold the measured position until a command sent after ``now_ns``."""
         try:
             measured = self._clipped(self.array.read_joints().position)
         except DriverError as exc:
             self._event(Level.ERROR, "driver", f"{why}: reading the actuators failed: {exc}")
+            if strict:
+                raise
             return
         self.estop.begin_hold(now_ns, measured.tolist())
         self._hold_cmd = None
         self._hold_cause = f"drives on ({why})"
         self._command = None
         self._streaming = True
-        self._switch_on(why, release_brakes=True)
+        self._switch_on(why, release_brakes=True, strict=strict)
 
-    def _switch_on(self, why: str, *, release_brakes: bool) -> None:
+    def _switch_on(self, why: str, *, release_brakes: bool, strict: bool = False) -> None:
         try:
             if release_brakes and self._brakes_supported:
                 self.array.brakes(False)
             self.array.power(True)
         except (DriverError, MessageError) as exc:
             self._event(Level.ERROR, "driver", f"{why}: switching the drives on failed: {exc}")
+            if strict:
+                raise
             return
         self._event(Level.OK, "power", f"{why}: drives on, holding the measured position")
 
-    def _drives_off(self, why: str, *, engage_brakes: bool) -> None:
+    def _drives_off(self, why: str, *, engage_brakes: bool, strict: bool = False) -> None:
+        """Brakes on (where fitted and asked) and power off: both are tried whatever fails;
+        each failure is an ERROR, and with ``strict`` the first is raised afterwards."""
+        failed: DriverError | MessageError | None = None
         try:
             if engage_brakes and self._brakes_supported:
                 self.array.brakes(True)
         except (DriverError, MessageError) as exc:
             self._event(Level.ERROR, "driver", f"{why}: engaging the brakes failed: {exc}")
+            failed = exc
         try:
             self.array.power(False)
         except (DriverError, MessageError) as exc:
             self._event(Level.ERROR, "driver", f"{why}: switching the drives off failed: {exc}")
+            failed = failed or exc
         self.last_applied = None
+        if strict and failed is not None:
+            raise failed
 
     # ---- thermal ---------------------------------------------------------------------------------
     def _take_thermal(self, reading: JointReading) -> None:
@@ -1218,12 +1235,12 @@ class ArrayNode(Node):
         """Player's power request: off switches the drives off (brakes are their own request);
         on is refused while the e-stop is latched or a joint is over temperature."""
         if not m.on:
-            self._power_off(engage_brakes=False)
+            self._power_off(engage_brakes=False, strict=True)
             return ()
         if self.estop.latched:
             raise RequestRejected("power", RejectReason.ESTOPPED, self.estop.reason)
         self._refuse_while_hot("power", self._indices(None))
-        self._power_on(self.clock(), "power on")
+        self._power_on(self.clock(), "power on", strict=True)
         return ()
 
     def _joint_power(self, m: Any) -> tuple[Saturation, ...]:
@@ -1282,7 +1299,7 @@ class ArrayNode(Node):
 
     # ---- e-stop services -----------------------------------------------------------------------
     def _estop_request(self, m: String) -> tuple[Saturation, ...]:
-        self._trigger_estop(m.data or "estop", self.clock())
+        self._trigger_estop(m.data or "estop", self.clock(), strict=True)
         return ()
 
     def _estop_reset_request(self, m: String) -> tuple[Saturation, ...]:
@@ -1307,6 +1324,12 @@ def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> Imp
         cmd.kd,
         cmd.brake,
     )
+
+
+def _wire_name(wire: type) -> str:
+    """A message class's ROS type name (``jointbus_msgs/msg/JointImpedance``), else its name."""
+    name: str = getattr(wire, "TYPE_NAME", wire.__name__)
+    return name
 
 
 def _shaped_state(

@@ -291,11 +291,6 @@ class CommandCheck:
         self._clip_upper = np.array([exact[f][1] for f in applied])
 
     @property
-    def type_name(self) -> str:
-        """The wire type this check judges (e.g. ``jointbus_msgs/msg/JointImpedance``)."""
-        return self._type
-
-    @property
     def actuator_order(self) -> tuple[str, ...]:
         return self._order
 
