@@ -579,7 +579,7 @@ class ArrayNode(Node):
             self._take_thermal(reading)
             if self._expiry.armed.size:
                 self._expire_commands(reading)
-            self._take_joint_commands(now_ns)
+            self._take_joint_commands()
             self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
             new_owner = ""
             for change in self.arbiter.take_events():
@@ -628,7 +628,7 @@ class ArrayNode(Node):
             return StreamMode.SAFE
         return StreamMode.RUN
 
-    def _take_joint_commands(self, now_ns: int) -> None:
+    def _take_joint_commands(self) -> None:
         commands = self._commands
         while commands:
             received_ns, cmd, check = commands.popleft()
