@@ -29,9 +29,17 @@ from jointbus.drivers import (
     RequestRejected,
     Saturation,
 )
+from jointbus.drivers.actuator_array import JointReading
 from jointbus.drivers.impedance import CheckedImpedance
 from jointbus.drivers.limits import JointLimits
-from jointbus.messages.actarray import ActuatorGeometry, ActuatorState, ActuatorType, ArrayGeometry
+from jointbus.messages.actarray import (
+    ActuatorArrayData,
+    ActuatorData,
+    ActuatorGeometry,
+    ActuatorState,
+    ActuatorType,
+    ArrayGeometry,
+)
 from jointbus.messages.actarray.geometry import Orientation3D
 from jointbus.messages.errors import (
     LengthMismatchError,
@@ -42,6 +50,7 @@ from jointbus.messages.errors import (
 )
 from jointbus.messages.geometry_msgs import Vector3
 from jointbus.messages.joint_impedance import JointImpedance
+from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec, SoftLimits
 from jointbus.model.yaml_loader import load_robot
@@ -658,3 +667,71 @@ def test_unknown_joint_messages_read_naturally(array: RecordingArray) -> None:
     assert isinstance(by_name.value, RequestRejected)
     assert by_name.value.request == "set_speed"
     assert array.calls == []
+
+
+# ------------------------------------------------------------------------------------------------
+# JointReading.to_data: Player's array data of one reading, built in one pass
+# ------------------------------------------------------------------------------------------------
+UNPOWERED = ActuatorState.UNPOWERED
+
+
+def _reading(**overrides: Any) -> JointReading:
+    fields: dict[str, Any] = {
+        "names": NAMES,
+        "time": 0.5,
+        "position": np.array([0.1, -0.2, 0.3]),
+        "velocity": np.array([0.0, 1.5, -0.5]),
+        "acceleration": np.full(3, math.nan),  # not measured
+        "current": np.array([0.2, 0.0, math.nan]),
+        "effort": np.array([1.0, -2.0, 0.5]),
+        "temperature": np.array([31.0, math.nan, 29.5]),
+        "status": np.array([0, 7, 2**32 - 1], np.uint32),
+        "state": np.array(
+            [ActuatorState.MOVING, ActuatorState.IDLE, ActuatorState.BRAKED | UNPOWERED],
+            np.uint8,
+        ),
+        "motor_power": True,
+    }
+    fields.update(overrides)
+    return JointReading(**fields)
+
+
+def test_to_data_is_the_data_of_every_actuator_in_order() -> None:
+    reading = _reading()
+    header = Header.at_ns(2_000_000_000, "base")
+    data = reading.to_data("ignored", header)
+    assert data.header is header and data.motor_power is True
+    expected = tuple(
+        ActuatorData(p, v, a, c, ActuatorState(s), e, t, w)
+        for p, v, a, c, s, e, t, w in zip(
+            reading.position.tolist(), reading.velocity.tolist(),
+            reading.acceleration.tolist(), reading.current.tolist(), reading.state.tolist(),
+            reading.effort.tolist(), reading.temperature.tolist(), reading.status.tolist(),
+            strict=True,
+        )
+    )
+    assert data.actuators == expected
+    assert data.to_cdr() == ActuatorArrayData(header, expected, True).to_cdr()
+    assert data.actuators[2].state is ActuatorState.BRAKED | ActuatorState.UNPOWERED
+    assert math.isnan(data.actuators[0].acceleration)  # not measured stays NaN
+    assert reading.to_data("base").header.frame_id == "base"  # stamped now when no header
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "text"),
+    [
+        ({"position": np.array([0.1, math.inf, 0.3])}, NonFiniteError,
+         "joint 'knee' (index 1): field 'position' = inf"),
+        ({"temperature": np.array([20.0, 20.0, -math.inf])}, NonFiniteError,
+         "joint 'ankle' (index 2): field 'temperature' = -inf"),
+        ({"state": np.array([2, 6, 1], np.uint8)}, ValidationError,
+         "joint 'knee' (index 1): field 'state' = "),
+        ({"current": np.zeros(2)}, LengthMismatchError, "field 'current' = '2 values'"),
+    ],
+)
+def test_to_data_refuses_a_bad_reading_naming_joint_index_field_and_value(
+    overrides: dict[str, Any], error: type[ValidationError], text: str
+) -> None:
+    with pytest.raises(error) as info:
+        _reading(**overrides).to_data("base")
+    assert type(info.value) is error and text in str(info.value)

@@ -459,3 +459,70 @@ def test_the_typed_state_crosses_zenoh_as_itself_and_as_its_wire_record() -> Non
         assert wait_until(lambda: typed and records, timeout=10.0)
     assert typed == [rover]
     assert records == [rover.to_wire()]
+
+
+# ------------------------------------------------------------------------------------------------
+# scalar_wire: the array node's one-pass record of single-DoF joints (same record, same errors)
+# ------------------------------------------------------------------------------------------------
+@st.composite
+def scalar_columns(
+    draw: st.DrawFn, min_size: int = 0
+) -> tuple[tuple[str, ...], list[np.ndarray[Any, np.dtype[np.float64]]]]:
+    """Names and (positions, velocities, efforts) columns, each reported or empty."""
+    names = tuple(draw(st.lists(TEXT.filter(bool), unique=True, min_size=min_size, max_size=8)))
+    cols = []
+    for _ in range(3):
+        values = draw(st.lists(F, min_size=len(names), max_size=len(names)))
+        cols.append(np.array(values if draw(st.booleans()) else [], dtype=np.float64))
+    return names, cols
+
+
+@given(HEADERS, scalar_columns())
+def test_scalar_wire_is_the_constructors_record(
+    header: Header, named: tuple[tuple[str, ...], list[Any]]
+) -> None:
+    names, cols = named
+    record = JointState.scalar_wire(header, names, *cols)
+    expected = JointState(names, *(tuple(c.tolist()) for c in cols), header=header).to_wire()
+    assert type(record) is jointbus_msgs.JointState
+    assert record == expected
+    assert record.to_cdr() == expected.to_cdr()
+    for field in dataclasses.fields(record):
+        mine, theirs = getattr(record, field.name), getattr(expected, field.name)
+        assert type(mine) is type(theirs)
+        if type(mine) is tuple:
+            assert [type(v) for v in mine] == [type(v) for v in theirs]
+    assert JointState.from_wire(record) == JointState.from_wire(expected)
+
+
+@given(scalar_columns(min_size=1), st.data())
+def test_scalar_wire_refuses_a_non_finite_value_as_the_constructor(
+    named: tuple[tuple[str, ...], list[Any]], data: st.DataObject
+) -> None:
+    names, cols = named
+    slot = data.draw(st.integers(0, 2))
+    index = data.draw(st.integers(0, len(names) - 1))
+    bad = data.draw(st.sampled_from((math.nan, math.inf, -math.inf)))
+    column = np.zeros(len(names))
+    column[index] = bad
+    cols[slot] = column
+    with pytest.raises(NonFiniteError) as constructor:
+        JointState(names, *cols)
+    with pytest.raises(NonFiniteError) as built:
+        JointState.scalar_wire(Header(), names, *cols)
+    err = built.value
+    field = ("positions", "velocities", "efforts")[slot]
+    assert (err.field, err.index, err.joint) == (field, index, names[index])
+    assert str(err) == str(constructor.value)
+    assert math.isnan(bad) if math.isnan(err.value) else err.value == bad
+
+
+def test_scalar_wire_refuses_bad_names_and_lengths_as_the_constructor() -> None:
+    z = np.zeros(2)
+    with pytest.raises(LengthMismatchError, match="field 'velocities' = '1 values'"):
+        JointState.scalar_wire(Header(), ("a", "b"), z, np.zeros(1), z)
+    with pytest.raises(ValidationError, match="a unique joint name") as info:
+        JointState.scalar_wire(Header(), ("a", "a"), z, z, z)
+    assert (info.value.joint, info.value.index) == ("a", 1)
+    with pytest.raises(ValidationError, match="field 'header'"):
+        JointState.scalar_wire(None, ("a", "b"), z, z, z)  # type: ignore[arg-type]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.messages.errors import LengthMismatchError, UnknownJointError, ValidationError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    NonFiniteError,
+    UnknownJointError,
+    ValidationError,
+)
 from jointbus.messages.joint_sample import AmbiguousModeError, JointSample, Mode
 from jointbus.messages.joints import Joints
 from jointbus.messages.stamp import Time
@@ -107,3 +114,74 @@ def test_bytes_match_rosbags_and_round_trip(j: Joints) -> None:
     assert encoded == rosbags_cdr(j)
     assert Joints.from_cdr(encoded) == j
     assert rosbags_decode(Joints, encoded) == j
+
+
+# ------------------------------------------------------------------------------------------------
+# from_arrays: the one-pass builder of the array node (same message, same errors)
+# ------------------------------------------------------------------------------------------------
+COLUMNS = ("position", "speed", "effort", "raw", "acceleration")
+
+
+@st.composite
+def named_columns(draw: st.DrawFn, min_size: int = 0) -> tuple[tuple[str, ...], dict[str, Any]]:
+    names = tuple(draw(st.lists(TEXT.filter(bool), unique=True, min_size=min_size, max_size=8)))
+    n = len(names)
+    cols = {
+        name: np.array(draw(st.lists(MAYBE, min_size=n, max_size=n)), dtype=np.float64)
+        for name in COLUMNS
+    }
+    return names, cols
+
+
+@given(HEADERS, named_columns())
+def test_from_arrays_builds_what_the_constructors_build(
+    header: Header, named: tuple[tuple[str, ...], dict[str, Any]]
+) -> None:
+    names, cols = named
+    built = Joints.from_arrays(header, names, **cols)
+    expected = Joints(
+        header,
+        names,
+        tuple(
+            JointSample(*(cols[c][i].item() for c in COLUMNS)) for i in range(len(names))
+        ),
+    )
+    assert built == expected
+    assert built.to_cdr() == expected.to_cdr()
+    assert type(built.names) is tuple and type(built.samples) is tuple
+    for mine, theirs in zip(built.samples, expected.samples, strict=True):
+        assert type(mine) is JointSample
+        for a, b in zip(mine.values(), theirs.values(), strict=True):
+            assert type(a) is float and (a == b or (math.isnan(a) and math.isnan(b)))
+    listed = {c: column.tolist() for c, column in cols.items()}  # any sequence: same message
+    assert Joints.from_arrays(header, list(names), **listed) == expected  # type: ignore[arg-type]
+
+
+@given(named_columns(min_size=1), st.data())
+def test_from_arrays_refuses_an_infinity_naming_joint_index_field_and_value(
+    named: tuple[tuple[str, ...], dict[str, Any]], data: st.DataObject
+) -> None:
+    names, cols = named
+    index = data.draw(st.integers(0, len(names) - 1))
+    field = data.draw(st.sampled_from(COLUMNS))
+    bad = data.draw(st.sampled_from((math.inf, -math.inf)))
+    cols[field][index] = bad
+    with pytest.raises(ValidationError) as constructor:
+        JointSample(**{c: cols[c][index].item() for c in COLUMNS})
+    with pytest.raises(NonFiniteError) as built:
+        Joints.from_arrays(Header(), names, **cols)
+    err = built.value
+    assert type(err) is type(constructor.value)
+    assert (err.field, err.index, err.joint, err.value) == (field, index, names[index], bad)
+    assert f"joint {names[index]!r} (index {index}): field {field!r} = {bad!r}" in str(err)
+
+
+def test_from_arrays_refuses_bad_names_and_lengths_as_the_constructor() -> None:
+    cols = {c: np.zeros(2) for c in COLUMNS}
+    with pytest.raises(ValidationError, match="a unique joint name") as info:
+        Joints.from_arrays(Header(), ("hip", "hip"), **cols)
+    assert (info.value.joint, info.value.index) == ("hip", 1)
+    with pytest.raises(LengthMismatchError, match="field 'raw' = '1 values'"):
+        Joints.from_arrays(Header(), ("hip", "knee"), **{**cols, "raw": np.zeros(1)})
+    with pytest.raises(ValidationError, match="field 'header'"):
+        Joints.from_arrays(None, ("hip", "knee"), **cols)  # type: ignore[arg-type]

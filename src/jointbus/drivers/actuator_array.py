@@ -118,7 +118,7 @@ from jointbus.drivers.errors import (
 from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
-from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData
+from jointbus.messages.actarray.data import ActuatorArrayData
 from jointbus.messages.actarray.geometry import ActuatorGeometry, ArrayGeometry, Orientation3D
 from jointbus.messages.actarray.state import ActuatorState, ActuatorType
 from jointbus.messages.errors import (
@@ -413,22 +413,25 @@ class JointReading:
         return array_state(self.state, has_brakes)
 
     def to_data(self, frame_id: str, header: Header | None = None) -> ActuatorArrayData:
-        """This reading as Player's array data: ``header``, or one stamped now in ``frame_id``."""
-        actuators = tuple(
-            ActuatorData(p, v, a, c, ActuatorState(s), e, t, st)
-            for p, v, a, c, s, e, t, st in zip(
-                self.position.tolist(),
-                self.velocity.tolist(),
-                self.acceleration.tolist(),
-                self.current.tolist(),
-                self.state.tolist(),
-                self.effort.tolist(),
-                self.temperature.tolist(),
-                self.status.tolist(),
-                strict=True,
-            )
+        """This reading as Player's array data: ``header``, or one stamped now in ``frame_id``.
+
+        Built in one pass (:meth:`ActuatorArrayData.from_arrays`): the array node publishes it
+        every state cycle. A value ``ActuatorData`` refuses (an infinity, inconsistent state
+        flags) raises its error naming the joint (name and index), field and value.
+        """
+        return ActuatorArrayData.from_arrays(
+            header or Header.now(frame_id),
+            position=self.position,
+            speed=self.velocity,
+            acceleration=self.acceleration,
+            current=self.current,
+            state=self.state,
+            effort=self.effort,
+            temperature=self.temperature,
+            status=self.status,
+            motor_power=self.motor_power,
+            names=self.names,
         )
-        return ActuatorArrayData(header or Header.now(frame_id), actuators, self.motor_power)
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self
 
+import numpy as np
+import numpy.typing as npt
+
 from jointbus import math as jm
 from jointbus.codec.errors import DecodeError
 from jointbus.messages import geometry_msgs, jointbus_msgs, sensor_msgs
@@ -71,6 +74,7 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.joint_kind import JointKind
+from jointbus.messages.numpy_columns import float64_lists, names_ok
 from jointbus.messages.sensor_msgs import check_names
 from jointbus.messages.std_msgs import Header
 
@@ -345,6 +349,46 @@ class JointState(Message):
         )
 
     @classmethod
+    def scalar_wire(
+        cls,
+        header: Header,
+        names: tuple[str, ...],
+        positions: npt.NDArray[np.float64],
+        velocities: npt.NDArray[np.float64],
+        efforts: npt.NDArray[np.float64],
+    ) -> jointbus_msgs.JointState:
+        """The wire record of single-DoF joints given as float64 columns: the same record, by
+        the same rules, as ``JointState(names, positions, velocities, efforts, header=header)
+        .to_wire()`` — built directly for the per-cycle path of the array node
+        (:mod:`.numpy_columns`), without the shaped values and the per-kind split.
+
+        Units as the constructor's (rad or m, rad/s or m/s, N·m or N); an empty column is not
+        reported. Anything else than 1-D float64 numpy columns of finite values, one per name
+        or none, is handed to the constructor, whose error names the joint (name and index),
+        field and value; nothing is built then.
+        """
+        count = len(names) if type(names) is tuple else -1
+        columns = _reported_columns(count, positions, velocities, efforts)
+        if (
+            columns is None
+            or type(header) is not Header
+            or not names_ok(names)
+            or not all(_isfinite(sum(column)) for column in columns)
+        ):
+            columns_: Any = (positions, velocities, efforts)  # any sequence, numpy included
+            return cls(names, columns_[0], columns_[1], columns_[2], header).to_wire()
+        record = _new(jointbus_msgs.JointState)
+        setattr_ = object.__setattr__
+        setattr_(record, "header", header)
+        setattr_(record, "name", names)
+        setattr_(record, "kind", bytes(count))  # SINGLE_DOF (0) per joint
+        for field_name, column in zip(_SCALAR_FIELDS, columns, strict=True):
+            setattr_(record, field_name, tuple(column))
+        for field_name in _MULTI_DOF_FIELDS:
+            setattr_(record, field_name, ())
+        return record
+
+    @classmethod
     def from_wire(cls, record: jointbus_msgs.JointState) -> Self:
         """The typed state of a record; a value that is not finite raises a
         :class:`NonFiniteError` naming the joint."""
@@ -535,6 +579,25 @@ class JointState(Message):
         }
         return cls(names, header=header, **lists)
 
+
+def _reported_columns(count: int, *columns: object) -> list[list[float]] | None:
+    """Each column's floats, when each is a 1-D float64 column of ``count`` values or empty
+    (not reported); ``None`` otherwise (see :meth:`JointState.scalar_wire`)."""
+    out: list[list[float]] = []
+    for column in columns:
+        values = float64_lists(count, column) or float64_lists(0, column)
+        if values is None:
+            return None
+        out.append(values[0])
+    return out
+
+
+#: The record's single-DoF arrays, in ``FIELDS`` order, and its planar and floating arrays.
+_SCALAR_FIELDS: Final = tuple(fields[0] for fields in jointbus_msgs.QUANTITY_FIELDS.values())
+_MULTI_DOF_FIELDS: Final = tuple(
+    name for fields in jointbus_msgs.QUANTITY_FIELDS.values() for name in fields[1:]
+)
+_new = object.__new__
 
 _WIRE_RECORDS: Final[dict[str, dict[JointKind, type[Any]]]] = {
     "positions": {PLANAR: jointbus_msgs.Transform2D, FLOATING: geometry_msgs.Transform},

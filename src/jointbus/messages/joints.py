@@ -12,14 +12,18 @@ unique and there must be exactly one sample per name; a lookup of a name that is
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import numpy.typing as npt
 
 from jointbus.codec.wire import StringSeq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LengthMismatchError, UnknownJointError, ValidationError
-from jointbus.messages.joint_sample import AmbiguousModeError, JointSample, Mode
+from jointbus.messages.joint_sample import FIELDS, AmbiguousModeError, JointSample, Mode
+from jointbus.messages.numpy_columns import float64_lists, has_infinity, listed, names_ok
 from jointbus.messages.sensor_msgs import check_names
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
@@ -68,6 +72,88 @@ class Joints(Message):
             tuple(sample for _, sample in items),
         )
 
+    @classmethod
+    def from_arrays(
+        cls,
+        header: Header,
+        names: tuple[str, ...],
+        *,
+        position: npt.NDArray[np.float64],
+        speed: npt.NDArray[np.float64],
+        effort: npt.NDArray[np.float64],
+        raw: npt.NDArray[np.float64],
+        acceleration: npt.NDArray[np.float64],
+    ) -> Joints:
+        """The samples of one read, from per-joint columns (``names[i]`` gets
+        ``JointSample(position[i], speed[i], effort[i], raw[i], acceleration[i])``; units as
+        :class:`JointSample`'s, NaN = unset).
+
+        The same message, by the same rules, as the constructors — built in one pass for the
+        per-cycle path of the array node (:mod:`.numpy_columns`): each column is checked once,
+        then the samples are built without re-running the element checks.
+
+        Columns that are not 1-D float64 numpy arrays of one value per name go through
+        :class:`JointSample` element by element. An invalid value raises the error
+        :class:`JointSample` raises, naming the joint (name and index); a column of another
+        length raises a :class:`LengthMismatchError` naming it. Nothing is built then.
+        """
+        count = len(names) if type(names) is tuple else -1
+        columns = float64_lists(count, position, speed, effort, raw, acceleration)
+        if (
+            columns is None
+            or type(header) is not Header
+            or not names_ok(names)
+            or has_infinity(columns)
+        ):
+            return cls._from_columns(header, names, (position, speed, effort, raw, acceleration))
+        new = _new
+        set_p, set_s, set_e, set_r, set_a = _SAMPLE_SETTERS
+        samples: list[JointSample] = []
+        append = samples.append
+        for p, s, e, r, a in zip(*columns, strict=True):
+            sample = new(JointSample)
+            set_p(sample, p)
+            set_s(sample, s)
+            set_e(sample, e)
+            set_r(sample, r)
+            set_a(sample, a)
+            append(sample)
+        msg = new(cls)
+        setattr_ = object.__setattr__
+        setattr_(msg, "header", header)
+        setattr_(msg, "names", names)
+        setattr_(msg, "samples", tuple(samples))
+        return msg
+
+    @classmethod
+    def _from_columns(
+        cls, header: Header, names: Sequence[str], columns: tuple[object, ...]
+    ) -> Joints:
+        """:meth:`from_arrays` through the constructors, element by element (columns of any
+        sequence type; the path that finds and names what is wrong)."""
+        tn = cls.TYPE_NAME
+        checked = check_names(tn, "names", names)
+        lists = [listed(tn, name, column) for name, column in zip(FIELDS, columns, strict=True)]
+        for name, values in zip(FIELDS, lists, strict=True):
+            if len(values) != len(checked):
+                raise LengthMismatchError(
+                    tn, name, f"{len(values)} values", f"one value per name ({len(checked)})"
+                )
+        samples = []
+        for index, (p, s, e, r, a) in enumerate(zip(*lists, strict=True)):
+            try:
+                samples.append(JointSample(p, s, e, r, a))
+            except ValidationError as exc:
+                raise type(exc)(
+                    exc.type_name,
+                    exc.field,
+                    exc.value,
+                    exc.expected,
+                    joint=checked[index],
+                    index=index,
+                ) from None
+        return cls(header, checked, tuple(samples))
+
     @property
     def time(self) -> Time:
         """When the samples were taken (the header stamp, wall clock)."""
@@ -106,5 +192,10 @@ class Joints(Message):
         except AmbiguousModeError as exc:
             raise AmbiguousModeError(exc.fields, joint=name, index=index) from None
 
+
+#: The slot setters of JointSample's fields in constructor order: a built sample's fields, set
+#: as its constructor would leave them, without its element checks.
+_SAMPLE_SETTERS: Final = tuple(JointSample.__dict__[name].__set__ for name in FIELDS)
+_new = object.__new__
 
 __all__ = ["Joints"]

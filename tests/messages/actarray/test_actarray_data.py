@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.codec import DecodeError
 from jointbus.messages.actarray import ActuatorArrayData, ActuatorData, ActuatorState
-from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    NonFiniteError,
+    ValidationError,
+)
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from support.rosbags_oracle import rosbags_cdr, rosbags_decode
@@ -142,3 +149,118 @@ def test_decoding_moving_and_braked_is_a_decode_error() -> None:
     encoded[state_offset] = int(ActuatorState.MOVING | ActuatorState.BRAKED)
     with pytest.raises(DecodeError, match="MOVING and BRAKED"):
         ActuatorData.from_cdr(bytes(encoded))
+
+
+# ------------------------------------------------------------------------------------------------
+# from_arrays: the one-pass builder of the array node (same message, same errors)
+# ------------------------------------------------------------------------------------------------
+FLOAT_COLUMNS = ("position", "speed", "acceleration", "current", "effort", "temperature")
+
+
+@st.composite
+def columns(draw: st.DrawFn, min_size: int = 0) -> dict[str, Any]:
+    """A reading's columns as a driver hands them out (float64, uint8 state, uint32 status)."""
+    n = draw(st.integers(min_size, 8))
+    out: dict[str, Any] = {
+        name: np.array(draw(st.lists(MAYBE, min_size=n, max_size=n)), dtype=np.float64)
+        for name in FLOAT_COLUMNS
+    }
+    out["state"] = np.array(draw(st.lists(VALID_STATES, min_size=n, max_size=n)), np.uint8)
+    out["status"] = np.array(
+        draw(st.lists(st.integers(0, 2**32 - 1), min_size=n, max_size=n)), np.uint32
+    )
+    return out
+
+
+def by_constructors(header: Header, cols: dict[str, Any], motor_power: bool) -> ActuatorArrayData:
+    """The message built element by element through the public constructors."""
+    n = len(cols["position"])
+    return ActuatorArrayData(
+        header,
+        tuple(
+            ActuatorData(
+                *(cols[name][i].item() for name in ("position", "speed", "acceleration")),
+                cols["current"][i].item(),
+                ActuatorState(cols["state"][i].item()),
+                cols["effort"][i].item(),
+                cols["temperature"][i].item(),
+                cols["status"][i].item(),
+            )
+            for i in range(n)
+        ),
+        motor_power,
+    )
+
+
+def names_for(cols: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(f"j{i}" for i in range(len(cols["position"])))
+
+
+@given(HEADERS, columns(), st.booleans())
+def test_from_arrays_builds_what_the_constructors_build(
+    header: Header, cols: dict[str, Any], motor_power: bool
+) -> None:
+    built = ActuatorArrayData.from_arrays(
+        header, **cols, motor_power=motor_power, names=names_for(cols)
+    )
+    expected = by_constructors(header, cols, motor_power)
+    assert built == expected
+    assert built.to_cdr() == expected.to_cdr()
+    assert type(built.actuators) is tuple
+    for mine, theirs in zip(built.actuators, expected.actuators, strict=True):
+        assert type(mine) is ActuatorData and type(mine.state) is ActuatorState
+        for name in (*FLOAT_COLUMNS, "status"):  # built-in floats and ints, bit for bit
+            a, b = getattr(mine, name), getattr(theirs, name)
+            assert type(a) is type(b) and (a == b or (math.isnan(a) and math.isnan(b)))
+    # lists (not numpy) take the element-by-element path and give the same message
+    listed = {name: column.tolist() for name, column in cols.items()}
+    assert ActuatorArrayData.from_arrays(header, **listed, motor_power=motor_power) == expected
+
+
+@given(HEADERS, columns(min_size=1), st.data())
+def test_from_arrays_refuses_what_the_constructor_refuses_naming_the_joint(
+    header: Header, cols: dict[str, Any], data: st.DataObject
+) -> None:
+    n = len(cols["position"])
+    index = data.draw(st.integers(0, n - 1))
+    field = data.draw(st.sampled_from((*FLOAT_COLUMNS, "state")))
+    if field == "state":
+        bad: Any = data.draw(st.sampled_from((3, 6, 17, 32, 64, 255)))
+    else:
+        bad = data.draw(st.sampled_from((math.inf, -math.inf)))
+    cols[field][index] = bad
+    row = {name: cols[name][index].item() for name in cols}
+    with pytest.raises(ValidationError) as constructor:
+        ActuatorData(**row)
+    names = names_for(cols)
+    with pytest.raises(ValidationError) as built:
+        ActuatorArrayData.from_arrays(header, **cols, motor_power=True, names=names)
+    err = built.value
+    assert type(err) is type(constructor.value)
+    assert (err.field, err.index, err.joint) == (field, index, names[index])
+    assert err.value == bad and err.expected == constructor.value.expected
+    assert f"joint {names[index]!r} (index {index}): field {field!r}" in str(err)
+
+
+def test_from_arrays_refuses_columns_of_other_lengths_naming_the_column() -> None:
+    cols = {name: np.zeros(3) for name in FLOAT_COLUMNS}
+    cols["state"] = np.zeros(3, np.uint8)
+    cols["status"] = np.zeros(3, np.uint32)
+    cols["current"] = np.zeros(2)
+    with pytest.raises(LengthMismatchError, match="field 'current' = '2 values'") as info:
+        ActuatorArrayData.from_arrays(Header(), **cols, motor_power=False)
+    assert info.value.field == "current"
+    with pytest.raises(LengthMismatchError, match="one per joint name"):
+        ActuatorArrayData.from_arrays(
+            Header(), **{**cols, "current": np.zeros(3)}, motor_power=False, names=("a", "b")
+        )
+
+
+def test_from_arrays_checks_header_and_motor_power_as_the_constructor() -> None:
+    cols = {name: np.zeros(1) for name in FLOAT_COLUMNS}
+    cols["state"] = np.zeros(1, np.uint8)
+    cols["status"] = np.zeros(1, np.uint32)
+    with pytest.raises(ValidationError, match="field 'motor_power' = 1"):
+        ActuatorArrayData.from_arrays(Header(), **cols, motor_power=1)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="field 'header'"):
+        ActuatorArrayData.from_arrays(None, **cols, motor_power=True)  # type: ignore[arg-type]

@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from jointbus.codec.wire import INT_RANGES, Bool, Float64, Primitive, UInt32
 from jointbus.messages.base import Message
-from jointbus.messages.errors import LimitError, ValidationError
+from jointbus.messages.errors import LengthMismatchError, LimitError, ValidationError
 from jointbus.messages.joint_sample import finite_or_nan
+from jointbus.messages.numpy_columns import float64_lists, has_infinity, int_list, listed
 from jointbus.messages.std_msgs import Header
 
 from .state import ActuatorState
@@ -190,6 +194,144 @@ class ActuatorArrayData(Message):
 
     def __len__(self) -> int:
         return len(self.actuators)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        header: Header,
+        *,
+        position: npt.NDArray[np.float64],
+        speed: npt.NDArray[np.float64],
+        acceleration: npt.NDArray[np.float64],
+        current: npt.NDArray[np.float64],
+        state: npt.NDArray[np.uint8],
+        effort: npt.NDArray[np.float64],
+        temperature: npt.NDArray[np.float64],
+        status: npt.NDArray[np.uint32],
+        motor_power: bool,
+        names: Sequence[str] | None = None,
+    ) -> ActuatorArrayData:
+        """The array data of one read, from per-actuator columns (a driver's ``JointReading``).
+
+        The same message, by the same rules, as the constructor given one
+        ``ActuatorData(position[i], speed[i], ..., state[i], ..., status[i])`` per actuator —
+        built in one pass for the per-cycle path of the array node (:mod:`..numpy_columns`):
+        each column is checked once, then the actuators are built without re-running the
+        element checks. Units as :class:`ActuatorData`'s (m or rad, m/s or rad/s, ..., A, N or
+        N·m, °C); NaN = not measured.
+
+        A column that is not a 1-D numpy array of its usual dtype (float64, ``uint8`` state,
+        ``uint32`` status) goes through :class:`ActuatorData` element by element. An invalid
+        value raises the error the constructor raises, naming the actuator's ``index`` and, when
+        ``names`` is given, its joint; columns of different lengths raise a
+        :class:`LengthMismatchError` naming the column. Nothing is built then.
+        """
+        count = len(position) if type(position) is np.ndarray and position.ndim == 1 else -1
+        floats = float64_lists(count, position, speed, acceleration, current, effort, temperature)
+        states = int_list(count, state, np.uint8)
+        words = int_list(count, status, np.uint32)
+        if (
+            floats is None
+            or states is None
+            or words is None
+            or type(header) is not Header
+            or type(motor_power) is not bool
+            or (names is not None and len(names) != count)
+        ):
+            return cls._from_columns(
+                header,
+                (position, speed, acceleration, current, state, effort, temperature, status),
+                motor_power,
+                names,
+            )
+        flags = list(map(_STATE_OF_BYTE.__getitem__, states))
+        if None in flags or has_infinity(floats):
+            return cls._from_columns(
+                header,
+                (position, speed, acceleration, current, state, effort, temperature, status),
+                motor_power,
+                names,
+            )
+        new = _new
+        set_p, set_s, set_a, set_c, set_st, set_e, set_t, set_w = _ACTUATOR_SETTERS
+        actuators: list[ActuatorData] = []
+        append = actuators.append
+        for p, s, a, c, e, t, st, w in zip(*floats, flags, words, strict=True):
+            d = new(ActuatorData)
+            set_p(d, p)
+            set_s(d, s)
+            set_a(d, a)
+            set_c(d, c)
+            set_st(d, st)
+            set_e(d, e)
+            set_t(d, t)
+            set_w(d, w)
+            append(d)
+        msg = new(cls)
+        setattr_ = object.__setattr__
+        setattr_(msg, "header", header)
+        setattr_(msg, "actuators", tuple(actuators))
+        setattr_(msg, "motor_power", motor_power)
+        return msg
+
+    @classmethod
+    def _from_columns(
+        cls,
+        header: Header,
+        columns: tuple[object, ...],
+        motor_power: bool,
+        names: Sequence[str] | None,
+    ) -> ActuatorArrayData:
+        """:meth:`from_arrays` through the constructors, element by element (columns of any
+        sequence type; the path that finds and names what is wrong)."""
+        tn = cls.TYPE_NAME
+        lists = [listed(tn, name, column) for name, column in zip(_COLUMNS, columns, strict=True)]
+        count = len(lists[0]) if names is None else len(names)
+        for name, values in zip(_COLUMNS, lists, strict=True):
+            if len(values) != count:
+                expected = "one per actuator" if names is None else "one per joint name"
+                raise LengthMismatchError(
+                    tn, name, f"{len(values)} values", f"{expected} ({count})"
+                )
+        actuators = []
+        for index, (p, s, a, c, st, e, t, w) in enumerate(zip(*lists, strict=True)):
+            try:
+                actuators.append(ActuatorData(p, s, a, c, st, e, t, w))
+            except ValidationError as exc:
+                raise type(exc)(
+                    exc.type_name,
+                    exc.field,
+                    exc.value,
+                    exc.expected,
+                    joint=None if names is None else names[index],
+                    index=index,
+                ) from None
+        return cls(header, tuple(actuators), motor_power)
+
+
+def _state_of_byte(value: int) -> ActuatorState | None:
+    try:
+        return actuator_state(ActuatorData.TYPE_NAME, "state", value)
+    except ValidationError:
+        return None
+
+
+#: The state flags of each byte value, ``None`` for a combination :class:`ActuatorData` refuses.
+_STATE_OF_BYTE: Final = tuple(_state_of_byte(value) for value in range(256))
+_COLUMNS: Final = (
+    "position",
+    "speed",
+    "acceleration",
+    "current",
+    "state",
+    "effort",
+    "temperature",
+    "status",
+)
+#: The slot setters of ActuatorData's fields in :data:`_COLUMNS` order: a built actuator's
+#: fields, set as its constructor would leave them, without its element checks.
+_ACTUATOR_SETTERS: Final = tuple(ActuatorData.__dict__[name].__set__ for name in _COLUMNS)
+_new = object.__new__
 
 
 __all__ = ["ActuatorArrayData", "ActuatorData", "actuator_state"]
