@@ -368,24 +368,28 @@ class JointState(Message):
         field and value; nothing is built then.
         """
         count = len(names) if type(names) is tuple else -1
-        columns = _reported_columns(count, positions, velocities, efforts)
+        columns = float64_lists(count, positions, velocities, efforts) or _reported_columns(
+            count, positions, velocities, efforts
+        )
         if (
             columns is None
             or type(header) is not Header
             or not names_ok(names)
-            or not all(_isfinite(sum(column)) for column in columns)
+            or not _isfinite(sum(map(sum, columns)))  # finite total: no NaN, no infinity
         ):
             columns_: Any = (positions, velocities, efforts)  # any sequence, numpy included
             return cls(names, columns_[0], columns_[1], columns_[2], header).to_wire()
         record = _new(jointbus_msgs.JointState)
-        setattr_ = object.__setattr__
-        setattr_(record, "header", header)
-        setattr_(record, "name", names)
-        setattr_(record, "kind", bytes(count))  # SINGLE_DOF (0) per joint
-        for field_name, column in zip(_SCALAR_FIELDS, columns, strict=True):
-            setattr_(record, field_name, tuple(column))
-        for field_name in _MULTI_DOF_FIELDS:
-            setattr_(record, field_name, ())
+        set_header, set_name, set_kind, set_p, set_v, set_e, *set_multi_dof = _RECORD_SETTERS
+        set_header(record, header)
+        set_name(record, names)
+        set_kind(record, bytes(count))  # SINGLE_DOF (0) per joint
+        p, v, e = columns
+        set_p(record, tuple(p))
+        set_v(record, tuple(v))
+        set_e(record, tuple(e))
+        for set_empty in set_multi_dof:
+            set_empty(record, ())
         return record
 
     @classmethod
@@ -592,10 +596,17 @@ def _reported_columns(count: int, *columns: object) -> list[list[float]] | None:
     return out
 
 
-#: The record's single-DoF arrays, in ``FIELDS`` order, and its planar and floating arrays.
-_SCALAR_FIELDS: Final = tuple(fields[0] for fields in jointbus_msgs.QUANTITY_FIELDS.values())
-_MULTI_DOF_FIELDS: Final = tuple(
-    name for fields in jointbus_msgs.QUANTITY_FIELDS.values() for name in fields[1:]
+#: The slot setters of the record's fields: header, name, kind, the single-DoF arrays in
+#: ``FIELDS`` order, then the planar and floating arrays (a scalar record leaves them empty).
+_RECORD_SETTERS: Final = tuple(
+    vars(jointbus_msgs.JointState)[name].__set__
+    for name in (
+        "header",
+        "name",
+        "kind",
+        *(fields[0] for fields in jointbus_msgs.QUANTITY_FIELDS.values()),
+        *(name for fields in jointbus_msgs.QUANTITY_FIELDS.values() for name in fields[1:]),
+    )
 )
 _new = object.__new__
 
