@@ -28,6 +28,10 @@ joint, its index, the field, the value and what was expected; nothing is built):
   the joint's kind (a stray ``0.0`` placeholder is the likely mistake, a ``Twist2D`` is not), and
   the disagreeing list is the one named in the error.
 
+The array node builds the record of scalar joints each state cycle with
+:meth:`JointState.scalar_wire`, straight from the driver's columns (:mod:`~.numpy_columns`): the
+record ``to_wire`` gives, without building the shaped values first.
+
 It is a :class:`~jointbus.messages.base.Message`, so it is published on a bus as itself
 (``bus.publisher(topic, JointState)``): in-process subscribers receive the object, remote ones the
 record's bytes, which a subscriber of either class decodes.

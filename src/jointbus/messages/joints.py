@@ -8,6 +8,10 @@ Where it sits: :mod:`jointbus.messages`, above :mod:`~.joint_sample`; bounded by
 Consumers address joints by name (the design's joint-order rule), so names must be non-empty and
 unique and there must be exactly one sample per name; a lookup of a name that is not there raises
 :class:`~jointbus.messages.errors.UnknownJointError` carrying the missing name.
+
+The array node publishes one per state cycle, built by :meth:`Joints.from_arrays` straight from
+the driver's columns (:mod:`~.numpy_columns`): the constructors' message, without their
+per-sample checks once each column has been checked.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Actuator-array feedback: one :class:`ActuatorData` per actuator, and the array's power state.
 
 Where it sits: :mod:`jointbus.messages.actarray`, above :mod:`~.state`; produced by the drivers
-(``ActuatorArray.read()`` in :mod:`jointbus.drivers`) and published by the bridge. Wire types
+(``ActuatorArray.read()`` in :mod:`jointbus.drivers`, through the one-pass builder
+:meth:`ActuatorArrayData.from_arrays`) and published by the array node. Wire types
 ``jointbus_msgs/msg/ActuatorData`` and ``jointbus_msgs/msg/ActuatorArrayData``.
 
 From Player's ``player_actarray_actuator_t``: position (m or rad, by the actuator's type), speed
@@ -237,21 +238,11 @@ class ActuatorArrayData(Message):
             or type(header) is not Header
             or type(motor_power) is not bool
             or (names is not None and len(names) != count)
+            or None in (flags := list(map(_STATE_OF_BYTE.__getitem__, states)))
+            or has_infinity(floats)
         ):
-            return cls._from_columns(
-                header,
-                (position, speed, acceleration, current, state, effort, temperature, status),
-                motor_power,
-                names,
-            )
-        flags = list(map(_STATE_OF_BYTE.__getitem__, states))
-        if None in flags or has_infinity(floats):
-            return cls._from_columns(
-                header,
-                (position, speed, acceleration, current, state, effort, temperature, status),
-                motor_power,
-                names,
-            )
+            columns = (position, speed, acceleration, current, state, effort, temperature, status)
+            return cls._from_columns(header, columns, motor_power, names)
         new = _new
         set_p, set_s, set_a, set_c, set_st, set_e, set_t, set_w = _ACTUATOR_SETTERS
         actuators: list[ActuatorData] = []
