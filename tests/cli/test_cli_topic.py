@@ -506,3 +506,80 @@ def test_list_with_nothing_there_says_where_it_looked() -> None:
     assert result.returncode == 0, result.stderr
     assert "no topics found" in result.stderr
     assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+
+
+# ---- topic pub --unchecked against a served array (any message type) ----------------------------
+ARM6_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_roll", "wrist_pitch", "flange_roll"]
+
+
+def _impedance_values(**override: object) -> str:
+    zeros = [0.0] * len(ARM6_JOINTS)
+    values: dict[str, object] = {
+        "source_node": "tester", "name": ARM6_JOINTS, "position": zeros, "velocity": zeros,
+        "effort": zeros, "kp": [1.0] * len(ARM6_JOINTS), "kd": zeros,
+        "brake": [False] * len(ARM6_JOINTS),
+    }
+    values.update(override)
+    return json.dumps(values).replace("NaN", ".nan")  # YAML's NaN (JSON has none)
+
+
+@pytest.mark.parametrize(
+    ("topic", "type_name", "values", "refusal"),
+    [
+        (
+            "/arm6/joint_impedance",
+            "jointbus_msgs/msg/JointImpedance",
+            _impedance_values(position=[0.0] * 5 + [float("nan")]),
+            "joint 'flange_roll' (index 5): field 'position' = nan",
+        ),
+        (
+            "/arm6/joint_impedance",
+            "jointbus_msgs/msg/JointImpedance",
+            _impedance_values(kp=[1.0, -2.0, 1.0, 1.0, 1.0, 1.0]),
+            "joint 'shoulder_lift' (index 1): field 'kp' = -2.0",
+        ),
+        (
+            "/arm6/actarray/multi_position",
+            "jointbus_msgs/msg/ActuatorMultiPositionCommand",
+            "{positions: [0.1, .nan, 0.3, 0, 0, 0]}",
+            "index 1: field 'positions' = nan",
+        ),
+    ],
+    ids=["impedance-nan", "impedance-negative-gain", "multi-position-nan"],
+)
+def test_pub_unchecked_reaches_a_served_array_which_refuses_it_by_name(
+    arm_port: int, topic: str, type_name: str, values: str, refusal: str
+) -> None:
+    """The README's promise for every message type, not only hb50's JointCommand: the CLI refuses
+    the content itself, ``--unchecked`` sends it (no traceback, one message published), and the
+    array node reports the refusal naming the joint, index, field and value on its status."""
+    checked = run_cli(arm_port, "topic", "pub", topic, type_name, values, "--once")
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    reports: list[Status] = []
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=arm_port)) as bus:
+        bus.subscribe("/arm6/status", Status, reports.append, RELIABLE)
+        time.sleep(0.5)  # matched before the command goes out
+        sent = run_cli(arm_port, "topic", "pub", topic, type_name, values, "--once", "--unchecked")
+        assert sent.returncode == 0 and "Traceback" not in sent.stderr, sent.stderr
+        assert f"published 1 message on {topic}" in sent.stderr, sent.stderr
+
+        def refused() -> bool:
+            return any(
+                r.reporting_node == "array_node" and r.level >= Level.WARN and refusal in r.status
+                for r in list(reports)
+            )
+
+        assert wait_until(refused, timeout=10.0), [r.status for r in reports]
+
+
+@pytest.fixture(scope="module")
+def arm_port() -> Iterator[int]:
+    """``jointbus serve sim://arm6`` as its own process, hub of a free port."""
+    port = free_port()
+    server = start_cli(port, "serve", "sim://arm6?noise=false")
+    try:
+        line = server.stdout.readline() if server.stdout is not None else ""
+        assert line.startswith("serving sim://arm6"), line
+        yield port
+    finally:
+        stop(server)

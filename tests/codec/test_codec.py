@@ -114,6 +114,27 @@ def test_constructor_rejection_on_decode_is_the_generic_decode_error() -> None:
     assert fast_info.value.offset == len(bad)
 
 
+def test_an_unvalidated_sample_is_encoded_every_time_and_seeds_no_layout() -> None:
+    """``topic pub --unchecked`` builds a message without its constructor's checks (a negative
+    gain) to test a receiver's defences: encoding it again and again gives the generic engine's
+    bytes (learning a layout from it decodes the sample, which the class refuses) and the
+    receiver's decode refuses those bytes."""
+    codec = Codec(Gain)
+    bad = object.__new__(Gain)
+    object.__setattr__(bad, "joint", "fr_j0")
+    object.__setattr__(bad, "kp", -2.0)
+    expected = cdr.encode(bad)
+    for _ in range(3):
+        assert codec.encode(bad) == expected
+    assert codec.layouts == ()
+    with pytest.raises(DecodeError, match=r"kp = -2\.0 must be >= 0"):
+        codec.decode(expected)
+    good = Gain("fr_j0", 2.0)
+    for _ in range(2):
+        assert codec.decode(codec.encode(good)) == good
+    assert len(codec.layouts) == 1  # a valid sample of the same layout still seeds one
+
+
 def test_message_with_only_strings_decodes_to_an_equal_object() -> None:
     codec = Codec(OnlyStrings)
     msg = OnlyStrings("a", ("b", "c"))

@@ -167,6 +167,12 @@ class Codec:
             )
         except (LayoutMismatchError, EncodeError):
             return None
+        except (ValueError, TypeError):
+            # The compiled core is checked by decoding the sample, which runs the class's own
+            # validation: a sample built unchecked (``topic pub --unchecked``: a NaN, a negative
+            # gain) is refused there. Its bytes are still the generic engine's; it just seeds no
+            # layout (a later valid message of the same layout will).
+            return None
         if len(self._by_key) >= MAX_LAYOUTS:
             self._forget(next(iter(self._by_key.values())))
         self._by_key[key] = layout
