@@ -131,6 +131,20 @@ def test_get_prints_the_value_and_names_what_is_missing(robot: Robot) -> None:
     assert "bridge_node" in absent.stderr and "control_node" in absent.stderr
 
 
+def test_list_with_nothing_there_says_where_it_looked_and_exits_1() -> None:
+    """As ``get`` / ``set`` (and the README's every "nothing there" error): an empty listing from
+    the wrong port must not pass for a robot without parameters."""
+    from support.cli import free_port, run_cli
+
+    port = free_port()
+    for extra in ((), ("--json",)):
+        result = run_cli(port, "param", "list", "--wait", "0.5", *extra)
+        assert result.returncode == 1, (extra, result.stderr)
+        assert "no parameters on /hb50/parameters within 0.5 s" in result.stderr, result.stderr
+        assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+        assert result.stdout == ""
+
+
 def test_set_changes_the_value_in_the_running_node(robot: Robot) -> None:
     result = param(robot, "set", "bridge_node", "watchdog_time", "0.5")
     assert result.returncode == 0, result.stderr

@@ -39,7 +39,6 @@ from jointbus.cli.topic import (
     RouterOption,
     cli_node_name,
     looked_on,
-    note,
     open_bus,
     user_errors,
     zenoh_config,
@@ -286,11 +285,15 @@ def list_parameters(  # noqa: PLR0917 (typer options)
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
 ) -> None:
-    """Every parameter of every node (or of NODE): value, unit, range, type, meaning."""
+    """Every parameter of every node (or of NODE): value, unit, range, type, meaning.
+
+    With no parameters within --wait it exits 1 and says where it looked (hub port, domain).
+    """
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
             watch = ParameterWatch(bus, namespace)
+            where = looked_on(bus)  # (a closed bus no longer knows its hub port)
             if node is not None:
                 lists = {node: _node_list(watch, node, wait)}
             else:
@@ -298,14 +301,14 @@ def list_parameters(  # noqa: PLR0917 (typer options)
         finally:
             bus.close()
         rows = [ParameterRow.of(name, p) for name, msg in lists.items() for p in msg.parameters]
+        if not rows:  # a "nothing there" error, as get / set: where it looked, exit 1
+            raise CliError(
+                f"no parameters on {watch.parameters_topic} within {wait:g} s "
+                f"({where}; is a jointbus program running there? "
+                "see --namespace / --hub-port)"
+            )
         if as_json:
             typer.echo(json.dumps([_row_json(r) for r in rows], ensure_ascii=False))
-            return
-        if not rows:
-            note(
-                f"no parameters on {watch.parameters_topic} within {wait:g} s "
-                "(is a jointbus program running? see --namespace / --hub-port)"
-            )
             return
         table = [["NODE", "NAME", "VALUE", "UNIT", "RANGE", "TYPE", "DESCRIPTION"]]
         for name, msg in lists.items():
