@@ -508,6 +508,19 @@ def test_list_with_nothing_there_says_where_it_looked() -> None:
     assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
 
 
+def test_pub_help_says_which_fields_must_be_given_and_the_error_names_a_missing_one() -> None:
+    port = free_port()
+    help_text = re.sub(r"[\s│]+", " ", run_cli(port, "topic", "pub", "--help").stdout)
+    assert "a per-joint array must be given, one value per name" in help_text, help_text
+    values = "{source_node: t, name: [a, b], position: [0, 0], velocity: [0, 0], effort: [0, 0], " \
+        "kp: [1, 1], kd: [0, 0]}"
+    result = run_cli(port, "topic", "pub", "/arm6/joint_impedance",
+                     "jointbus_msgs/msg/JointImpedance", values, "--once")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "field 'brake' = '0 values'" in result.stderr
+    assert "'brake' was not given and took its default (an empty list)" in result.stderr
+
+
 # ---- topic pub --unchecked against a served array (any message type) ----------------------------
 ARM6_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_roll", "wrist_pitch", "flange_roll"]
 

@@ -220,3 +220,26 @@ def test_a_yaml_boolean_key_is_explained_with_the_quoted_fix(key: str) -> None:
     text = str(info.value)
     assert "YAML 1.1" in text and f"{key!r}" in text, text
     assert f'\'{{"{key}": false}}\'' in text, text  # the quoted form to type instead
+
+
+def test_a_missing_per_joint_array_is_refused_with_a_note_that_it_was_not_given() -> None:
+    """``topic pub``'s help says missing fields take their defaults: for an array that must have
+    one value per name the default (empty) is refused by the message itself, and the error says
+    the field was not given rather than leaving the user to wonder where '0 values' came from."""
+    from jointbus.messages.errors import ValidationError
+    from jointbus.messages.joint_impedance import JointImpedance
+
+    given = {"name": ["a", "b"], "position": [0, 0], "velocity": [0, 0], "effort": [0, 0],
+             "kp": [1, 1], "kd": [0, 0]}
+    with pytest.raises(ValidationError) as info:
+        build_message(JointImpedance, given)
+    assert info.value.field == "brake"
+    assert any(
+        "'brake' was not given and took its default (an empty list)" in note
+        for note in getattr(info.value, "__notes__", ())
+    ), getattr(info.value, "__notes__", ())
+    built = build_message(JointImpedance, {**given, "brake": [False, True]})
+    assert built.brake == (False, True)
+    with pytest.raises(ValidationError) as given_short:  # a field that was given: no such note
+        build_message(JointImpedance, {**given, "brake": [False]})
+    assert not any("not given" in n for n in getattr(given_short.value, "__notes__", ()))

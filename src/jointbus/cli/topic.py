@@ -807,8 +807,11 @@ def pub(  # noqa: PLR0917 (typer options)
 ) -> None:
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
-    VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults, and a
-    header without a stamp is stamped with the current wall-clock time at each publish.
+    VALUES is YAML (JSON works too) naming the fields; missing fields take their defaults (0,
+    '', an empty list) and the message's own checks still apply to them, so a per-joint array
+    must be given, one value per name (every array of JointImpedance and JointCommand; the error
+    names a missing one). A header without a stamp is stamped with the current wall-clock time
+    at each publish.
     --unchecked sends content the message itself would refuse (NaN, short arrays, negative
     gains): a receiver such as the bridge must reject it and report it. Quiet by
     default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how

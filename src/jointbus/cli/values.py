@@ -15,7 +15,9 @@ annotations recursively:
   (``level: WARN`` for ``hb50_commons/msg/Status``); float fields take ints and floats (``.nan``,
   ``.inf`` in YAML); string fields take strings only (quote ``'123'``: a YAML number is a number);
 - a field that is missing gets the class's default; a field with no default is an error naming
-  it; an unknown field is an error naming it and listing the valid ones;
+  it; an unknown field is an error naming it and listing the valid ones; a default the class's
+  own checks then refuse (an empty ``brake`` where ``JointImpedance`` wants one value per name)
+  is the class's error with a note saying the field was not given;
 - **header stamps**: a ``std_msgs/msg/Header`` whose ``stamp`` is not given is stamped with the
   current wall-clock time (``now_ns``, as ROS stamps are), also when the whole ``header`` is
   missing; ``auto_stamp=False`` keeps the class default (zero) instead.
@@ -177,6 +179,17 @@ def _unvalidated(cls: type[Any], kwargs: Mapping[str, Any]) -> Any:
     return obj
 
 
+def _default_text(field: dataclasses.Field[Any]) -> str:
+    """``an empty list`` / ``0.0``: the default a missing field took, for an error's note."""
+    if field.default_factory is not dataclasses.MISSING:
+        default = field.default_factory()
+    else:
+        default = field.default
+    if isinstance(default, tuple | list) and not default:
+        return "an empty list"
+    return repr(default)
+
+
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
@@ -230,6 +243,13 @@ class _Builder:
         try:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:
+            refused = getattr(exc, "field", None)
+            if refused in by_name and refused not in values and refused not in kwargs:
+                exc.add_note(
+                    f"{_join(path, refused)!r} was not given and took its default "
+                    f"({_default_text(by_name[refused])}), which {type_label(cls)} refuses here: "
+                    "give it in VALUES"
+                )
             if path:
                 exc.add_note(f"while building field {path!r} ({type_label(cls)})")
             raise
