@@ -111,3 +111,21 @@ def test_refusals_name_the_call_made_and_a_silent_data_topic_is_a_topic() -> Non
             arm.read()
         text = str(silent.value)
         assert "topic '/arm6/actarray/data'" in text and "service" not in text, text
+
+
+def test_homing_a_rover_base_axis_over_bus_is_refused_as_home() -> None:
+    """``rover.home("base_theta")`` over ``bus://rover`` said ``request 'position' refused``: the
+    served rover's refusal crosses the wire naming the request the user made."""
+    with (
+        served("sim://rover", "rover") as server,
+        drivers.open(server.url(timeout="1.0")) as rover,
+    ):
+        rover.power(True)
+        with pytest.raises(RequestRejected) as info:
+            rover.home("base_theta")
+        assert (info.value.request, info.value.joint, info.value.index) == (
+            "home",
+            "base_theta",
+            2,
+        ), info.value
+        assert "unsupported" in str(info.value), info.value

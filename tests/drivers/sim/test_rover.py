@@ -77,6 +77,29 @@ def test_base_axes_refuse_position_commands_and_limits_hold(rover: RoverSimArray
     assert err.value.reason is RejectReason.POWERED_OFF
 
 
+@pytest.mark.parametrize("joint", ["base_theta", 2, "base_x"])
+def test_homing_a_base_axis_is_refused_as_the_home_request(
+    rover: RoverSimArray, joint: str | int
+) -> None:
+    """The user called ``home``: the refusal names that request (not the ``position`` move the
+    driver would make of it), the joint by name and index, and leaves the rover as it was."""
+    rover.power(True)
+    before = rover.read_joints().position.copy()
+    with pytest.raises(RequestRejected) as err:
+        rover.home(joint)
+    index = rover.index(joint)
+    assert (err.value.request, err.value.reason, err.value.joint, err.value.index) == (
+        "home",
+        RejectReason.UNSUPPORTED,
+        rover.names[index],
+        index,
+    )
+    assert str(err.value).startswith(
+        f"request 'home' refused for joint {rover.names[index]!r} (index {index}): unsupported"
+    )
+    assert rover.read_joints().position == pytest.approx(before, abs=1e-9)
+
+
 def test_the_mast_moves_to_a_position_and_home(rover: RoverSimArray) -> None:
     rover.power(True)
     rover.position("mast", 1.0)

@@ -238,15 +238,20 @@ class RoverSimArray(ActuatorArray):
             )
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
-        self._mast_only("position", indices)
-        with self._sim_lock:
-            self._advance()
-            self._mast_target = float(positions[-1])
+        self._move_mast("position", indices, positions)
 
     def _write_home(self, indices: IntArray, home_positions: FloatArray) -> None:
         if indices.size == self.count:  # home of the whole array: the mast (the base has none)
             indices, home_positions = indices[_MAST:], home_positions[_MAST:]
-        self._write_positions(indices, home_positions)
+        self._move_mast("home", indices, home_positions)
+
+    def _move_mast(self, request: str, indices: IntArray, positions: FloatArray) -> None:
+        """Send the mast to ``positions[-1]`` (m) for ``request`` (``position`` / ``home``), the
+        name a refusal of a base axis carries: the user called ``home``, not ``position``."""
+        self._mast_only(request, indices)
+        with self._sim_lock:
+            self._advance()
+            self._mast_target = float(positions[-1])
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
         with self._sim_lock:
