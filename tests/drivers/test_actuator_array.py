@@ -529,7 +529,6 @@ def test_request_acks_reach_the_driver(array: RecordingArray) -> None:
         (lambda a: a.set_speed("toe", 1.0), RejectReason.UNKNOWN_JOINT, None),
         (lambda a: a.set_speed(7, 1.0), RejectReason.UNKNOWN_JOINT, None),
         (lambda a: a.set_speed("knee", 0.0), RejectReason.OUT_OF_RANGE, "knee"),
-        (lambda a: a.set_speed("knee", math.nan), RejectReason.OUT_OF_RANGE, "knee"),
         (lambda a: a.set_speed("knee", 2.5), RejectReason.OUT_OF_RANGE, "knee"),
         (lambda a: a.set_accel("hip", -1.0), RejectReason.OUT_OF_RANGE, "hip"),
         (lambda a: a.set_accel("toe", 1.0), RejectReason.UNKNOWN_JOINT, None),
@@ -546,6 +545,32 @@ def test_request_nacks_change_nothing(
     assert info.value.reason is reason and info.value.joint == joint
     assert array.calls == []
     assert array.config_speeds.tolist() == speeds.tolist()
+
+
+@pytest.mark.parametrize(
+    ("call", "field", "value", "joint", "index"),
+    [
+        (lambda a: a.set_speed(1, math.nan), "speed", math.nan, "knee", 1),
+        (lambda a: a.set_speed("hip", math.inf), "speed", math.inf, "hip", 0),
+        (lambda a: a.set_speed(None, math.nan), "speed", math.nan, "hip", 0),  # as position()
+        (lambda a: a.set_accel("knee", -math.inf), "accel", -math.inf, "knee", 1),
+    ],
+)
+def test_a_non_finite_speed_or_accel_is_the_typed_nan_error_and_changes_nothing(
+    array: RecordingArray, call: Any, field: str, value: float, joint: str, index: int
+) -> None:
+    """``set_speed(1, nan)`` was a RequestRejected "out of range"; every other NaN check raises
+    NonFiniteError naming joint (name and index), field and value."""
+    speeds, accels = array.config_speeds, array.config_accelerations
+    with pytest.raises(NonFiniteError) as info:
+        call(array)
+    err = info.value
+    assert (err.field, err.joint, err.index) == (field, joint, index)
+    assert err.value == value or (math.isnan(err.value) and math.isnan(value))
+    assert f"joint {joint!r} (index {index}): field {field!r} = {value!r}" in str(err), err
+    assert array.calls == []
+    assert array.config_speeds.tolist() == speeds.tolist()
+    assert array.config_accelerations.tolist() == accels.tolist()
 
 
 def test_unsupported_requests_and_commands_are_refused() -> None:

@@ -776,7 +776,9 @@ class ActuatorArray(abc.ABC):
     def set_speed(self, joint: int | str | None, speed: float) -> None:
         """Configured speed of later moves of ``joint`` (``None``: all), rad/s or m/s.
 
-        Refused (``OUT_OF_RANGE``) unless finite, > 0 and within the joint's velocity limit.
+        NaN or inf raises :class:`NonFiniteError` (naming the joint, index, field and value, as
+        every NaN check does); a speed ≤ 0 or above the joint's velocity limit is refused
+        (``OUT_OF_RANGE``).
         """
         with self._api_lock:
             self._begin(Capability.SPEED_CONFIG)
@@ -799,7 +801,8 @@ class ActuatorArray(abc.ABC):
     def set_accel(self, joint: int | str | None, accel: float) -> None:
         """Configured acceleration of later moves of ``joint`` (``None``: all), rad/s² or m/s².
 
-        Refused (``OUT_OF_RANGE``) unless finite and > 0.
+        NaN or inf raises :class:`NonFiniteError`; an acceleration ≤ 0 is refused
+        (``OUT_OF_RANGE``).
         """
         with self._api_lock:
             self._begin(Capability.ACCEL_CONFIG)
@@ -1314,7 +1317,14 @@ class ActuatorArray(abc.ABC):
             index = int(indices[0])
             joint = self._names[index]
         number = _as_float(value)
-        if number is None or not (math.isfinite(number) and number > 0.0):
+        if number is not None and not math.isfinite(number):
+            # NaN / inf is the typed error of every other NaN check (position, kp, ...), naming
+            # the joint (the first one for a whole-array request, as a whole-array command does)
+            i = 0 if index is None else index
+            raise NonFiniteError(
+                _API, field_name, number, "a finite number > 0", joint=self._names[i], index=i
+            )
+        if number is None or number <= 0.0:
             raise RequestRejected(
                 request,
                 RejectReason.OUT_OF_RANGE,

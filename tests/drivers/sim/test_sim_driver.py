@@ -194,10 +194,8 @@ def test_set_accel_ack_limits_later_moves(arm: SimActuatorArray) -> None:
         (lambda a: a.set_speed(6, 1.0), RejectReason.UNKNOWN_JOINT),
         (lambda a: a.set_speed("elbow", -1.0), RejectReason.OUT_OF_RANGE),
         (lambda a: a.set_speed("elbow", 3.0), RejectReason.OUT_OF_RANGE),  # limit 2.5 rad/s
-        (lambda a: a.set_speed(None, math.inf), RejectReason.OUT_OF_RANGE),
         (lambda a: a.set_accel("wrist", 1.0), RejectReason.UNKNOWN_JOINT),
         (lambda a: a.set_accel("elbow", 0.0), RejectReason.OUT_OF_RANGE),
-        (lambda a: a.set_accel("elbow", math.nan), RejectReason.OUT_OF_RANGE),
     ],
 )
 def test_config_request_nacks_change_nothing(
@@ -207,6 +205,20 @@ def test_config_request_nacks_change_nothing(
     with pytest.raises(RequestRejected) as info:
         call(arm)  # type: ignore[operator]
     assert info.value.reason is reason
+    assert arm.config_speeds.tolist() == speeds.tolist()
+    assert arm.config_accelerations.tolist() == accels.tolist()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda a: a.set_speed(None, math.inf), lambda a: a.set_accel("elbow", math.nan)],
+)
+def test_non_finite_config_requests_raise_the_typed_nan_error(
+    arm: SimActuatorArray, call: object
+) -> None:
+    speeds, accels = arm.config_speeds, arm.config_accelerations
+    with pytest.raises(NonFiniteError):
+        call(arm)  # type: ignore[operator]
     assert arm.config_speeds.tolist() == speeds.tolist()
     assert arm.config_accelerations.tolist() == accels.tolist()
 
