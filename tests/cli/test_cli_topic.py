@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 
@@ -21,8 +22,10 @@ from jointbus.cli.topic import (
     CliError,
     RateWindow,
     measured_rate,
+    rate_text,
     resolve_type,
     subscriber_qos,
+    summed_rate,
 )
 from jointbus.messages.joint_state import JointState
 from jointbus.robots.hb50.messages import Level, Status
@@ -328,6 +331,65 @@ def test_measured_rate() -> None:
     assert measured_rate([0, 500_000_000, 1_000_000_000]) == pytest.approx(2.0)
     assert measured_rate([123]) is None  # one message: no interval, no rate
     assert measured_rate([]) is None
+
+
+def test_a_topics_rate_is_the_sum_of_its_publishers_rates() -> None:
+    """Two nodes heartbeating at 1 Hz, 0.3 s apart: one rate over both nodes' arrivals read the
+    gap between them (2 messages 0.3 s apart: 3.3 Hz). Per publisher, a window holding one
+    heartbeat each has no rate; a longer one gives 1 Hz each, 2 Hz in total."""
+    s = 1_000_000_000
+    one_each = summed_rate({1: [0], 2: [3 * s // 10]})
+    assert measured_rate([0, 3 * s // 10]) == pytest.approx(3.33, abs=0.01)  # the old figure
+    assert (one_each.rate_hz, one_each.messages, one_each.publishers) == (None, 2, 2)
+    assert rate_text(one_each) == "— (2 msgs from 2 publishers)"
+    three_each = summed_rate({1: [0, s, 2 * s], 2: [x + 3 * s // 10 for x in (0, s, 2 * s)]})
+    assert three_each.rate_hz == pytest.approx(2.0) and not three_each.lower_bound
+    assert rate_text(three_each) == "2.0 Hz (6 msgs from 2 publishers)"
+    # a 50 Hz feed and a publisher that sent once: the sum is a lower bound, and says so
+    partial = summed_rate({1: [i * s // 50 for i in range(51)], 2: [s // 2]})
+    assert partial.rate_hz == pytest.approx(50.0) and partial.lower_bound
+    assert rate_text(partial) == "≥ 50.0 Hz (52 msgs from 2 publishers)"
+    single = summed_rate({None: [0, s // 2, s]})  # one publisher (no attachment): as before
+    assert rate_text(single) == "2.0 Hz (3 msgs)"
+    assert rate_text(summed_rate({})) == "— (0 msgs)"
+
+
+def test_list_sums_the_rates_of_two_publishers_and_says_how_many() -> None:
+    port = free_port()
+    topic = "/two_feeds/status"
+    stop_event = threading.Event()
+
+    def feed(bus: Bus) -> None:
+        publisher = bus.publisher(topic, Status, RELIABLE)
+        next_at = time.monotonic()
+        while not stop_event.is_set():
+            publisher.publish(Status(level=Level.OK, status="feed"))
+            next_at += 1.0 / 20.0
+            time.sleep(max(0.0, next_at - time.monotonic()))
+
+    with (
+        Bus(name="feed_a", zenoh=ZenohConfig(hub_port=port)) as a,
+        Bus(name="feed_b", zenoh=ZenohConfig(hub_port=port)) as b,
+    ):
+        threads = [threading.Thread(target=feed, args=(bus,), daemon=True) for bus in (a, b)]
+        for thread in threads:
+            thread.start()
+        try:
+            result = run_cli(port, "topic", "list", "--measure", "1.5")
+            as_json = run_cli(port, "topic", "list", "--json", "--measure", "1.5")
+        finally:
+            stop_event.set()
+            for thread in threads:
+                thread.join(timeout=5.0)
+    assert result.returncode == 0, result.stderr
+    row = next(r for r in result.stdout.splitlines() if r.startswith(topic + " "))
+    found = re.search(r"([\d.]+) Hz \((\d+) msgs from 2 publishers\)", row)
+    assert found is not None, row
+    # Loose (a loaded VM delays processes): about 2 × 20 Hz, not one publisher's 20 Hz.
+    assert 0.5 * 40.0 < float(found[1]) <= 1.5 * 40.0, row
+    listed = next(t for t in json.loads(as_json.stdout) if t["name"] == topic)
+    assert listed["publishers_measured"] == 2
+    assert 0.5 * 40.0 < listed["rate_hz"] <= 1.5 * 40.0, listed
 
 
 def _pub(qos: QosProfile) -> EndpointInfo:

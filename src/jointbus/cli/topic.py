@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, Final
 
 import typer
@@ -59,6 +59,7 @@ from jointbus.bus import (
     TopicInfo,
     ZenohConfig,
     ZenohConfigError,
+    attachment,
     topic_selector,
     validate_topic_name,
 )
@@ -406,28 +407,43 @@ class RateWindow:
 
 
 class ArrivalRecorder:
-    """Arrival times (monotonic ns) of every sample on a topic's Zenoh key, not decoded."""
+    """Arrival times (monotonic ns) of every sample on a topic's Zenoh key, not decoded, also
+    kept per publisher (the GID of the rmw_zenoh attachment, as an int; ``None`` for a sample
+    without one)."""
 
     def __init__(self, bus: Bus, topic: str) -> None:
         transport = bus.zenoh
         if transport is None:
             raise CliError("the bus has no Zenoh transport")
         self._lock = threading.Lock()
-        self._times: list[int] = []
+        self._times: list[tuple[int, int | None]] = []
         self._sub: Any = transport.session.declare_subscriber(
             topic_selector(transport.domain_id, topic), self._on_sample
         )
 
-    def _on_sample(self, _sample: object) -> None:
+    def _on_sample(self, sample: Any) -> None:
         now = time.monotonic_ns()
+        raw = None if sample.attachment is None else sample.attachment.to_bytes()
+        att = attachment.unpack(raw)
+        publisher = None if att is None else att.gid
         with self._lock:
-            self._times.append(now)
+            self._times.append((now, publisher))
 
-    def drain(self) -> list[int]:
-        """The arrivals since the last call, oldest first."""
+    def _take(self) -> list[tuple[int, int | None]]:
         with self._lock:
             times, self._times = self._times, []
         return times
+
+    def drain(self) -> list[int]:
+        """The arrivals since the last call, oldest first (every publisher's together)."""
+        return [t for t, _ in self._take()]
+
+    def drain_by_publisher(self) -> dict[int | None, list[int]]:
+        """The arrivals since the last call per publisher GID, each oldest first."""
+        by_publisher: dict[int | None, list[int]] = {}
+        for t, publisher in self._take():
+            by_publisher.setdefault(publisher, []).append(t)
+        return by_publisher
 
     def close(self) -> None:
         """Stop counting."""
@@ -447,10 +463,45 @@ def measured_rate(arrivals: Sequence[int]) -> float | None:
     return None
 
 
-def rate_text(rate_hz: float | None, count: int) -> str:
-    """The RATE cell: ``58.1 Hz (59 msgs)``, or ``— (1 msg)`` when fewer than two arrived."""
-    msgs = f"{count} msg" + ("" if count == 1 else "s")
-    return f"— ({msgs})" if rate_hz is None else f"{rate_hz:.1f} Hz ({msgs})"
+@dataclasses.dataclass(frozen=True, slots=True)
+class TopicRate:
+    """What ``topic list`` measured on one topic: the summed rate of its publishers.
+
+    ``rate_hz`` is the sum of each publisher's :func:`measured_rate` (``None``: no publisher
+    sent two messages); N nodes heartbeating at 1 Hz are N Hz. One rate over every publisher's
+    arrivals together would measure the gap between two nodes' messages (two heartbeats 0.3 s
+    apart read 3.3 Hz). ``lower_bound``: some publisher sent a single message, which adds to the
+    rate but cannot be measured, so the true total is more. ``messages`` and ``publishers``
+    count what arrived.
+    """
+
+    rate_hz: float | None
+    messages: int
+    publishers: int
+    lower_bound: bool = False
+
+
+def summed_rate(by_publisher: Mapping[int | None, Sequence[int]]) -> TopicRate:
+    """The :class:`TopicRate` of arrival times (monotonic ns) grouped per publisher."""
+    rates = [measured_rate(arrivals) for arrivals in by_publisher.values()]
+    measured = [r for r in rates if r is not None]
+    return TopicRate(
+        math.fsum(measured) if measured else None,
+        sum(len(a) for a in by_publisher.values()),
+        len(by_publisher),
+        bool(measured) and len(measured) < len(rates),
+    )
+
+
+def rate_text(rate: TopicRate) -> str:
+    """The RATE cell: ``58.1 Hz (59 msgs)``, ``2.0 Hz (6 msgs from 2 publishers)``, ``— (1
+    msg)`` when no publisher sent two, ``≥ 50.0 Hz (...)`` when one sent a single message."""
+    msgs = f"{rate.messages} msg" + ("" if rate.messages == 1 else "s")
+    if rate.publishers > 1:
+        msgs += f" from {rate.publishers} publishers"
+    if rate.rate_hz is None:
+        return f"— ({msgs})"
+    return f"{'≥ ' if rate.lower_bound else ''}{rate.rate_hz:.1f} Hz ({msgs})"
 
 
 # ---- topic list --------------------------------------------------------------------------------
@@ -481,10 +532,12 @@ def list_topics(  # noqa: PLR0917 (typer options)
         typer.Option(
             "--measure",
             min=0.0,
-            help="Seconds to listen for measuring rates (0: do not measure). The rate is "
-            "(n-1)/(t_last-t_first) of the n messages received in that time, shown with n; "
-            "with fewer than 2 messages no rate is measured and RATE shows '— (1 msg)' / "
-            "'— (0 msgs)' (a 1 Hz topic needs --measure 2 or more).",
+            help="Seconds to listen for measuring rates (0: do not measure). A publisher's "
+            "rate is (n-1)/(t_last-t_first) of the n messages received from it in that time; "
+            "with fewer than 2 messages no rate is measured for it. RATE is the sum over the "
+            "topic's publishers (N nodes at 1 Hz: N Hz), shown with the messages (and "
+            "publishers) it rests on: '— (1 msg)' / '— (0 msgs)' when no publisher has a rate, "
+            "'≥' when some have none (a 1 Hz topic needs --measure 2 or more).",
         ),
     ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
@@ -502,14 +555,13 @@ def list_topics(  # noqa: PLR0917 (typer options)
         where = looked_on(bus)
         try:
             topics = bus.discover(timeout)
-            rates: dict[str, tuple[float | None, int]] = {}
+            rates: dict[str, TopicRate] = {}
             if measure > 0:
                 recorders = {t.name: ArrivalRecorder(bus, t.name) for t in topics if t.publishers}
                 time.sleep(measure)
                 for name, recorder in recorders.items():
-                    arrivals = recorder.drain()
+                    rates[name] = summed_rate(recorder.drain_by_publisher())
                     recorder.close()
-                    rates[name] = (measured_rate(arrivals), len(arrivals))
         finally:
             bus.close()
         if as_json:
@@ -520,8 +572,10 @@ def list_topics(  # noqa: PLR0917 (typer options)
                     "types": list(t.type_names),
                     "publishers": [_endpoint_json(e) for e in t.publishers],
                     "subscribers": [_endpoint_json(e) for e in t.subscribers],
-                    "rate_hz": rates[t.name][0] if t.name in rates else None,
-                    "messages_measured": rates[t.name][1] if t.name in rates else None,
+                    "rate_hz": rates[t.name].rate_hz if t.name in rates else None,
+                    "rate_is_lower_bound": rates[t.name].lower_bound if t.name in rates else None,
+                    "messages_measured": rates[t.name].messages if t.name in rates else None,
+                    "publishers_measured": rates[t.name].publishers if t.name in rates else None,
                     "measure_s": measure if measure > 0 else None,
                 }
                 for t in topics
@@ -537,7 +591,7 @@ def list_topics(  # noqa: PLR0917 (typer options)
         rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
         for t in topics:
             if t.name in rates:
-                rate = rate_text(*rates[t.name])
+                rate = rate_text(rates[t.name])
             else:
                 rate = "-" if measure > 0 else "not measured"
             type_text = " | ".join(t.type_names) + (
@@ -903,6 +957,7 @@ __all__ = [
     "RateStats",
     "RateWindow",
     "RouterOption",
+    "TopicRate",
     "TopicType",
     "app",
     "cli_node_name",
@@ -915,6 +970,7 @@ __all__ = [
     "raw_record_type",
     "resolve_type",
     "subscriber_qos",
+    "summed_rate",
     "user_errors",
     "wait_for_topic",
     "zenoh_config",
