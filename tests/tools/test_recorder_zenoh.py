@@ -15,6 +15,7 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
+from jointbus.tools.bag_info import bag_info
 from jointbus.tools.recorder import Recorder
 from support.tools import bridge_data, free_port, wait_until
 
@@ -109,6 +110,8 @@ def test_latched_topics_published_before_the_recorder_started_are_recorded(pair,
         time.sleep(0.3)
         stats = rec.stop()
     assert stats.messages == 2 and stats.lost == 0
+    # the publishers' QoS, from their discovery tokens or their caches' replies: latched
+    assert all(t.latched for t in bag_info(path).topics), bag_info(path).topics
     decoded = _rosbags_decoded(path)
     assert sorted(decoded) == ["/hb50/parameters", "/tf_static"]
     (tf_got,) = decoded["/tf_static"]
@@ -131,6 +134,7 @@ def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):
             assert wait_until(lambda: rec.stats().messages >= 2, timeout=5)
             stats = rec.stop()
         assert stats.messages == 2
+        assert all(t.latched for t in bag_info(path).topics), bag_info(path).topics
         decoded = _rosbags_decoded(path)
         assert sorted(decoded) == ["/hb50/parameters", "/tf_static"]
         assert decoded["/hb50/parameters"][0].node == "bridge_node"  # type: ignore[attr-defined]

@@ -3,8 +3,9 @@
 Where it sits: :mod:`jointbus.tools`, over :mod:`jointbus.tools.bag_reader`. :func:`bag_info`
 gathers the facts into a :class:`BagInfo` (tests and other tools use it); :func:`format_bag_info`
 prints them the way ROS users know, adding each topic's average rate (messages per second over the
-bag's duration) and, for a file cut short by a crash, a ``State`` line saying it was recovered from
-its complete chunks.
+bag's duration; ``latched`` for a topic the bag records as transient-local, which is published on
+change, not at a rate) and, for a file cut short by a crash, a ``State`` line saying it was
+recovered from its complete chunks.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ from jointbus.tools.bag_reader import Bag, BagTopic, open_bag
 
 @dataclass(frozen=True, slots=True)
 class TopicSummary:
-    """One topic: type, message count, serialisation and average rate (Hz; 0 if undefined)."""
+    """One topic: type, message count, serialisation and average rate (Hz; 0 if undefined).
+
+    ``latched``: the bag records it as offered transient-local; such a topic is published when
+    its value changes, so its ``rate_hz`` is ``None`` and ``jointbus info`` prints ``latched``.
+    """
 
     name: str
     type_name: str
     count: int
     serialization: str
-    rate_hz: float
+    rate_hz: float | None
+    latched: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +53,9 @@ class BagInfo:
         return max(0, self.end_ns - self.start_ns) / 1e9
 
 
-def _rate(topic: BagTopic, duration_s: float) -> float:
+def _rate(topic: BagTopic, duration_s: float) -> float | None:
+    if topic.latched:
+        return None
     return topic.count / duration_s if duration_s > 0 and topic.count > 1 else 0.0
 
 
@@ -63,7 +71,9 @@ def summarize(bag: Bag) -> BagInfo:
         end_ns=bag.end_ns,
         message_count=bag.message_count,
         topics=tuple(
-            TopicSummary(t.name, t.type_name, t.count, t.serialization, _rate(t, duration_s))
+            TopicSummary(
+                t.name, t.type_name, t.count, t.serialization, _rate(t, duration_s), t.latched
+            )
             for t in bag.topics
         ),
         truncated=bag.truncated,
@@ -88,6 +98,13 @@ def _size(n: int) -> str:
 def _time(ns: int) -> str:
     stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).astimezone()
     return f"{stamp:%b %d %Y %H:%M:%S}.{(ns // 1_000_000) % 1000:03d} ({ns / 1e9:.9f})"
+
+
+def _rate_cell(topic: TopicSummary) -> str:
+    """``    50.00 Hz``, or ``latched`` (as wide) for a transient-local topic: not a rate."""
+    if topic.rate_hz is None:
+        return f"{'latched':>12}"
+    return f"{topic.rate_hz:9.2f} Hz"
 
 
 def format_bag_info(info: BagInfo) -> str:
@@ -117,7 +134,7 @@ def format_bag_info(info: BagInfo) -> str:
         head = "Topic information:" if i == 0 else ""
         lines.append(
             f"{head:<{label}}Topic: {t.name:<{name_w}} | Type: {t.type_name:<{type_w}} | "
-            f"Count: {t.count:>{count_w}} | Rate: {t.rate_hz:9.2f} Hz | "
+            f"Count: {t.count:>{count_w}} | Rate: {_rate_cell(t)} | "
             f"Serialization Format: {t.serialization}"
         )
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jointbus.tools.bag_qos import latched, latched_in_metadata
 from jointbus.tools.errors import BagError
 
 _MCAP_MAGIC = b"\x89MCAP0\r\n"
@@ -33,13 +34,15 @@ _MCAP_MAGIC = b"\x89MCAP0\r\n"
 
 @dataclass(frozen=True, slots=True)
 class BagTopic:
-    """One topic of a bag: its type, message count, ``.msg`` definition and serialisation."""
+    """One topic of a bag: its type, message count, ``.msg`` definition and serialisation;
+    ``latched`` when the bag records that it was offered transient-local (:mod:`.bag_qos`)."""
 
     name: str
     type_name: str
     count: int
     msgdef: str
     serialization: str = "cdr"
+    latched: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,20 +173,21 @@ class McapBag(Bag):
             return False
         stats = summary.statistics
         counts = stats.channel_message_counts
-        by_topic: dict[str, tuple[str, int, str, str]] = {}
+        by_topic: dict[str, tuple[str, int, str, str, bool]] = {}
         for channel in summary.channels.values():
             schema = summary.schemas.get(channel.schema_id)
             type_name = schema.name if schema is not None else ""
             msgdef = schema.data.decode("utf-8", "replace") if schema is not None else ""
-            _, previous, _, _ = by_topic.get(channel.topic, ("", 0, "", ""))
+            _, previous, _, _, was_latched = by_topic.get(channel.topic, ("", 0, "", "", False))
             by_topic[channel.topic] = (
                 type_name,
                 previous + counts.get(channel.id, 0),
                 msgdef,
                 channel.message_encoding,
+                was_latched or latched_in_metadata(channel.metadata),
             )
         self._topics = sorted(
-            (BagTopic(name, t, c, d, e) for name, (t, c, d, e) in by_topic.items()),
+            (BagTopic(name, t, c, d, e, lat) for name, (t, c, d, e, lat) in by_topic.items()),
             key=lambda t: t.name,
         )
         if stats.message_count:
@@ -191,14 +195,19 @@ class McapBag(Bag):
         return True
 
     def _scan_metadata(self) -> None:
+        from mcap.records import Channel
+
         counts: dict[str, int] = {}
         types: dict[str, tuple[str, str, str]] = {}
+        latched_topics: set[str] = set()
         start = end = 0
         seen = False
         for topic, type_name, msgdef, encoding, message in self._scan(None, with_data=False):
             if topic not in types:
                 types[topic] = (type_name, msgdef, encoding)
-            if message is None:
+            if isinstance(message, Channel):  # a new channel
+                if latched_in_metadata(message.metadata):
+                    latched_topics.add(topic)
                 counts.setdefault(topic, 0)
                 continue
             counts[topic] = counts.get(topic, 0) + 1
@@ -211,7 +220,10 @@ class McapBag(Bag):
             elif t > end:
                 end = t
         self._topics = sorted(
-            (BagTopic(n, types[n][0], counts[n], types[n][1], types[n][2]) for n in counts),
+            (
+                BagTopic(n, types[n][0], counts[n], types[n][1], types[n][2], n in latched_topics)
+                for n in counts
+            ),
             key=lambda t: t.name,
         )
         self._start, self._end = start, end
@@ -219,8 +231,8 @@ class McapBag(Bag):
     def _scan(
         self, topics: Collection[str] | None, *, with_data: bool
     ) -> Iterator[tuple[str, str, str, str, Any]]:
-        """Front-to-back read: (topic, type, msgdef, encoding, mcap Message or None for a new
-        channel), stopping quietly at the first incomplete record."""
+        """Front-to-back read: (topic, type, msgdef, encoding, mcap Message, or the mcap Channel
+        record for a new channel), stopping quietly at the first incomplete record."""
         from mcap.records import Channel, Message, Schema
         from mcap.stream_reader import StreamReader
 
@@ -248,7 +260,7 @@ class McapBag(Bag):
                             schema.name if schema else "",
                             schema.data.decode("utf-8", "replace") if schema else "",
                             record.message_encoding,
-                            None,
+                            record,
                         )
                 elif isinstance(record, Message):
                     channel = channels.get(record.channel_id)
@@ -286,8 +298,10 @@ class McapBag(Bag):
         heap: list[tuple[int, int, BagMessage]] = []
         counter = 0
         horizon_ns = 2_000_000_000
+        from mcap.records import Channel
+
         for topic, type_name, _d, _e, record in self._scan(wanted, with_data=True):
-            if record is None:
+            if isinstance(record, Channel):
                 continue
             counter += 1
             item = BagMessage(
@@ -344,6 +358,8 @@ class RosbagsBag(Bag):
                 conn.msgcount + (previous.count if previous else 0),
                 getattr(conn.msgdef, "data", "") or "",
                 getattr(conn.ext, "serialization_format", "cdr"),
+                latched(getattr(conn.ext, "offered_qos_profiles", ()))
+                or (previous is not None and previous.latched),
             )
         self._topics = sorted(by_topic.values(), key=lambda t: t.name)
 

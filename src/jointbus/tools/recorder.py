@@ -52,12 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from jointbus.bus import MAB_RT, Bus, Subscriber
+from jointbus.bus import LATCHED, MAB_RT, Bus, Subscriber
 from jointbus.bus import attachment as bus_attachment
 from jointbus.bus.names import domain_selector, parse_data_key, validate_topic_name
-from jointbus.bus.qos import Durability
+from jointbus.bus.qos import Durability, QosProfile
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.tools.bag_qos import offered_qos_metadata
 from jointbus.tools.errors import RecorderError
 from jointbus.tools.known_types import known_registry
 from jointbus.tools.mcap_writer import DEFAULT_CHUNK_SIZE, McapChunkWriter
@@ -104,7 +105,7 @@ class RecorderStats:
 class _Channel:
     """One (topic, type) of the file; ``id`` is 0 until the writer thread registers it."""
 
-    __slots__ = ("count", "id", "msgdef", "topic", "type_name")
+    __slots__ = ("count", "id", "msgdef", "qos", "topic", "type_name")
 
     def __init__(self, topic: str, type_name: str, msgdef: str) -> None:
         self.topic = topic
@@ -112,6 +113,8 @@ class _Channel:
         self.msgdef = msgdef
         self.id = 0
         self.count = 0
+        #: The publisher's QoS if known (stored as the channel's ``offered_qos_profiles``).
+        self.qos: QosProfile | None = None
 
 
 # (channel, payload, log time ns, publish time ns, sequence or 0)
@@ -256,20 +259,30 @@ class Recorder:
         """True if ``topic`` is one of the recorded topics."""
         return self._topics is None or topic in self._topics
 
-    def channel(self, topic: str, type_name: str, msgdef: str | None = None) -> _Channel:
+    def channel(
+        self,
+        topic: str,
+        type_name: str,
+        msgdef: str | None = None,
+        qos: QosProfile | None = None,
+    ) -> _Channel:
         """The channel of ``(topic, type_name)``, created on first use.
 
         ``msgdef`` defaults to the registry's definition; raises UnknownTypeError when the
-        registry does not know the type.
+        registry does not know the type. ``qos``, the publisher's QoS when known, is stored in
+        the channel's metadata (``jointbus info`` shows a latched topic as ``latched``); the
+        first one given before the channel is written wins.
         """
         key = (topic, type_name)
         found = self._channels.get(key)
-        if found is not None:
-            return found
-        if msgdef is None:
-            msgdef = self._registry.by_type_name(type_name).msgdef()
-        with self._channels_lock:
-            return self._channels.setdefault(key, _Channel(topic, type_name, msgdef))
+        if found is None:
+            if msgdef is None:
+                msgdef = self._registry.by_type_name(type_name).msgdef()
+            with self._channels_lock:
+                found = self._channels.setdefault(key, _Channel(topic, type_name, msgdef))
+        if qos is not None and found.qos is None:
+            found.qos = qos
+        return found
 
     def write_raw(
         self,
@@ -316,7 +329,10 @@ class Recorder:
                 continue
             latched = any(p.qos.transient_local for p in info.publishers)
             qos = MAB_RT.with_(durability=Durability.TRANSIENT_LOCAL) if latched else MAB_RT
-            channel = self.channel(topic, msg_type.TYPE_NAME, msg_type.msgdef())
+            offered = next(
+                (p.qos for p in info.publishers if p.qos.transient_local or not latched), None
+            )
+            channel = self.channel(topic, msg_type.TYPE_NAME, msg_type.msgdef(), offered)
             try:
                 self._subscribers[topic] = self._bus.subscribe(
                     topic,
@@ -403,7 +419,8 @@ class Recorder:
                 if schema_id is None:
                     schema_id = writer.add_schema(channel.type_name, channel.msgdef.encode())
                     self._schema_ids[channel.type_name] = schema_id
-                channel.id = writer.add_channel(channel.topic, schema_id)
+                metadata = None if channel.qos is None else offered_qos_metadata(channel.qos)
+                channel.id = writer.add_channel(channel.topic, schema_id, metadata=metadata)
             data = payload if type(payload) is bytes else payload.to_cdr()  # type: ignore[union-attr]
             channel.count += 1
             writer.add_message(channel.id, log_ns, pub_ns, seq or channel.count, data)
@@ -495,7 +512,7 @@ class _ZenohRawSource:
                 if history:
                     first_live = self._first_live.get(att.gid)
                     if first_live is None or att.seq < first_live:
-                        self._store(type_name, topic, payload, now, att)
+                        self._store(type_name, topic, payload, now, att, history=True)
                         seen = self._history_seq.get(att.gid, 0)
                         self._history_seq[att.gid] = max(seen, att.seq)
                     return
@@ -515,11 +532,21 @@ class _ZenohRawSource:
         self._first_live.setdefault(att.gid, att.seq)
         self._store(type_name, topic, payload, now, att)
 
-    def _store(
-        self, type_name: str, topic: str, payload: bytes, now: int, att: bus_attachment.Attachment
+    def _store(  # noqa: PLR0917 (one sample's parts)
+        self,
+        type_name: str,
+        topic: str,
+        payload: bytes,
+        now: int,
+        att: bus_attachment.Attachment,
+        history: bool = False,
     ) -> None:
+        # The publisher's QoS from its discovery token; a reply from a publisher's cache is
+        # transient-local even before the token is seen.
+        remote = self._transport.remote_info(att.gid)
+        qos = remote.qos if remote is not None else (LATCHED if history else None)
         try:
-            channel = self._recorder.channel(topic, type_name)
+            channel = self._recorder.channel(topic, type_name, qos=qos)
         except UnknownTypeError:
             self._skip(topic, f"type {type_name!r} unknown to the message registry")
             return
