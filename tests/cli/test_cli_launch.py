@@ -187,3 +187,6 @@ def test_estop_stops_a_served_array_through_its_estop_service_and_resets_it() ->
         assert reset.returncode == 0, reset.stderr
         assert "e-stop reset" in reset.stdout
         assert not server.node.estopped
+        again = run_cli(server.port, "estop", "--reset", "--namespace", "arm6")
+        assert again.returncode == 0, again.stderr  # as for the bridge: said, not an error
+        assert again.stdout.strip() == "the e-stop is not latched: nothing to reset"

@@ -69,6 +69,7 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
+from jointbus.drivers.errors import RejectReason
 from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
@@ -265,6 +266,9 @@ def _estop_array(
         reply = client.call(String("" if reset else reason), timeout)
     except ServiceError as exc:
         raise CliError(f"e-stop {'reset ' if reset else ''}NOT confirmed: {exc}") from None
+    if reset and not reply.accepted and reply.reason == RejectReason.NOT_LATCHED.name:
+        typer.echo("the e-stop is not latched: nothing to reset")
+        return
     if not reply.accepted:
         raise CliError(f"{client.name} refused: {reply.text or reply.error}")
     if reset:

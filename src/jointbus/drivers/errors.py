@@ -102,6 +102,10 @@ class RejectReason(enum.Enum):
     TIMED_OUT = "timed out"
     ESTOPPED = "emergency stop latched"
     BRAKED = "brakes engaged"
+    #: A one-shot command while an impedance stream drives the array (arbitration's owner).
+    OWNED = "an impedance stream drives the array"
+    #: An e-stop reset with no e-stop latched: nothing to reset.
+    NOT_LATCHED = "the e-stop is not latched"
 
 
 class RequestRejected(DriverError):

@@ -532,3 +532,27 @@ def test_a_state_rate_above_the_cycle_rate_or_not_positive_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(expected)):
         ArrayNodeConfig(rate_hz=100.0, state_hz=state_hz)
+
+
+def test_an_estop_reset_with_nothing_latched_is_nacked(rig: Rig) -> None:
+    """A reset is refused (``NOT_LATCHED``) when no e-stop is latched, rather than ACKed while
+    the node says "reset ignored"."""
+    reply = rig.bus.client(N.estop_reset, String, ActuatorReply).call(String(""))
+    assert not reply.accepted and reply.reason == "NOT_LATCHED"
+
+
+def test_a_rock_sample_with_no_mode_is_refused_naming_its_joint(rig: Rig) -> None:
+    """A Rock ``Joints`` command whose sample sets no field (every field NaN = unset) has no
+    command mode: refused whole, naming the joint, its index, the field and the expectation."""
+    rig.client.power(True)
+    before = rig.array.read_joints().position.copy()
+    client = rig.bus.client(N.joints_command, Joints, ActuatorReply)
+    command = Joints(
+        names=("wrist_roll", "elbow"), samples=(JointSample(position=0.2), JointSample())
+    )
+    reply = client.call(command)
+    assert not reply.accepted
+    assert (reply.joint, reply.index, reply.field) == (("elbow",), (1,), "samples")
+    assert "no field set" in reply.value and "exactly one of position" in reply.expected
+    assert "Mode.UNSET" not in reply.text
+    np.testing.assert_array_equal(rig.array.read_joints().position, before)  # nothing moved

@@ -44,7 +44,7 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
 - ``off`` — drives off on request (``power off``), or the driver reports them unpowered;
 - ``idle`` — no impedance stream: nothing is written, the array does what its last one-shot
   command told it (the array node's state until an impedance command arrives; a one-shot command
-  ends the stream);
+  accepted outside ``run`` ends the stream);
 - ``hold`` — after drives-on while streaming (a start with ``power_on_start``, power on, an e-stop
   reset with ``rearm_drives_on``): hold the position *measured at that moment* until a command
   sent afterwards arrives (never a stale target);
@@ -62,7 +62,13 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
   finite, limits, gains, brakes) before arbitration. A Rock ``Joints`` command is checked whole
   against the limits before any joint is commanded, so it is never applied in part.
 - *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
-  source owns the array and a custom one publishing at ≥ ``takeover_hz`` takes it over.
+  source owns the array and a custom one publishing at ≥ ``takeover_hz`` takes it over; a source
+  that keeps sending for the arbitration window without taking over is told so once (a WARN with
+  its rate), as is a second sender using a source name another input already uses (refused). A
+  one-shot motion command while the stream runs (``run``, commands within the watchdog time) is
+  refused ``OWNED``, naming the owner: the stream's next command would override it at once, so
+  an ACK would be untrue; once the stream has been silent for the watchdog time it is accepted
+  and ends the stream (``idle``).
 - *Watchdog* (:class:`~jointbus.nodes.safety.Watchdog`): an impedance stream silent for
   ``watchdog_s`` (0.25 s) is replaced by the damping-only safe command until the next valid one.
 - *Command watchdog* (:class:`~jointbus.drivers.command_expiry.CommandExpiry`): a velocity-type
@@ -76,11 +82,11 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
   speed 0, power off and the e-stop.
 - *E-stop latch* (:class:`~jointbus.nodes.safety.EStopLatch`): ``estop`` switches motor power off
   and engages brakes where fitted; until ``estop_reset`` every motion command and ``power on`` is
-  refused with ``RejectReason.ESTOPPED``, and impedance commands are ignored (one WARN a second
-  says so). An impedance command sent before the reset is never applied after it. With
-  ``rearm_drives_on`` (hb50's bridge) the reset switches the drives on and holds the measured
-  pose; otherwise (``jointbus serve``) power and brakes stay as the stop left them until a client
-  switches power on.
+  refused with ``RejectReason.ESTOPPED``, and impedance commands are ignored (one WARN per source
+  and stop says so). A reset with nothing latched is refused ``NOT_LATCHED``. An impedance command
+  sent before the reset is never applied after it. With ``rearm_drives_on`` (hb50's bridge) the
+  reset switches the drives on and holds the measured pose; otherwise (``jointbus serve``) power
+  and brakes stay as the stop left them until a client switches power on.
 - *Thermal* (:class:`~jointbus.nodes.safety.ThermalGuard`): level changes are reported; impedance
   commands are derated; a joint reaching the shutdown temperature has its own drive switched off
   (:meth:`~jointbus.drivers.ActuatorArray.joint_power`: limp, no torque) while the other joints keep
@@ -142,7 +148,7 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.joint_impedance import JointImpedance
-from jointbus.messages.joint_sample import Mode
+from jointbus.messages.joint_sample import JointSample, Mode
 from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
@@ -401,6 +407,11 @@ class ArrayNode(Node):
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
+        #: Sources whose commands were ignored during the current e-stop (each said once).
+        self._ignored_in_estop: set[str] = set()
+        #: Per source that does not own the array: since when (ns) its commands are not applied
+        #: and how many, ``None`` once that was reported (until the next owner change).
+        self._not_owner: dict[str, tuple[int, int] | None] = {}
         #: Per source name, the wire type it last commanded through and when (ns).
         self._source_inputs: dict[str, tuple[type, int]] = {}
         self._power_off_requested = False
@@ -587,6 +598,7 @@ class ArrayNode(Node):
             for change in self.arbiter.take_events():
                 self._event(Level.OK, "owner", change.describe())
                 new_owner = change.new
+                self._not_owner.clear()
             previous = self._mode
             mode = self._decide(reading, now_ns)
             for event in self.watchdog.take_events():
@@ -646,13 +658,17 @@ class ArrayNode(Node):
                 continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
+                self._outranked(cmd.source_node, received_ns)
                 continue
             if self.estop.latched:
-                text = (
-                    f"impedance from {cmd.source_node!r} ignored: the e-stop is latched "
-                    f"({self.estop.reason}); reset it first"
-                )
-                self.report(Level.WARN, text, key=f"estop-ignored:{cmd.source_node}")
+                if cmd.source_node not in self._ignored_in_estop:  # once per source and stop
+                    self._ignored_in_estop.add(cmd.source_node)
+                    self._event(
+                        Level.WARN,
+                        "estop",
+                        f"impedance from {cmd.source_node!r} is ignored while the e-stop is "
+                        f"latched ({self.estop.reason}): only commands sent after the reset apply",
+                    )
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # sent before the last reset / drive-on: never a stale target
@@ -695,6 +711,28 @@ class ArrayNode(Node):
             )
         )
         return True
+
+    def _outranked(self, source: str, received_ns: int) -> None:
+        """Say once (per owner) that ``source``'s valid commands are not applied: it has been
+        sending for the arbitration window without taking over (e.g. below ``takeover_hz``).
+        A source about to take over is not reported: that takes less than the window."""
+        seen = self._not_owner.setdefault(source, (received_ns, 0))
+        if seen is None:
+            return
+        since, count = seen[0], seen[1] + 1
+        self._not_owner[source] = (since, count)
+        span_ns = received_ns - since
+        if span_ns < self.arbiter.window_s * 1e9:
+            return
+        self._not_owner[source] = None
+        owner = self.arbiter.owner(received_ns)
+        self._event(
+            Level.WARN,
+            "owner",
+            f"impedance from {source!r} is not applied: {owner!r} owns the array, and a source "
+            f"takes over only when it sends at ≥ {self.arbiter.takeover_hz:g} Hz "
+            f"({source!r}: {(count - 1) * 1e9 / span_ns:.1f} Hz)",
+        )
 
     def _reject(self, rejection: CommandRejected) -> None:
         self.rejected += 1
@@ -806,6 +844,7 @@ class ArrayNode(Node):
         self._expiry.disarm()
         if event is None:
             return  # already latched: the first reason stands
+        self._ignored_in_estop.clear()
         self._mode = StreamMode.ESTOP
         self._event(Level.ERROR, "estop", event.describe())
         self._drives_off("e-stop", engage_brakes=True, strict=strict)
@@ -1069,9 +1108,21 @@ class ArrayNode(Node):
 
     # ---- one-shot commands ---------------------------------------------------------------------
     def _motion(self, method: str) -> None:
-        """Refuse motion while the e-stop is latched."""
+        """Refuse motion while the e-stop is latched, or while an impedance stream drives the
+        array: its next command (2 ms later on a 500 Hz robot) would override the one-shot one,
+        which would be ACKed and never carried out. Once the stream has been silent for the
+        watchdog time (safe mode), a one-shot command takes the array and ends the stream."""
         if self.estop.latched:
             raise RequestRejected(method, RejectReason.ESTOPPED, self.estop.reason)
+        now = self.clock()
+        if self._mode is StreamMode.RUN and not self.watchdog.expired(now):
+            raise RequestRejected(
+                method,
+                RejectReason.OWNED,
+                f"{self.arbiter.owner(now)!r} streams impedance commands to this array; a "
+                f"one-shot command applies once that stream has been silent for "
+                f"{self.watchdog.timeout_s:g} s",
+            )
 
     def _end_stream(self, cause: str) -> None:
         """End the impedance stream (an accepted one-shot command): the array does what it was
@@ -1160,7 +1211,7 @@ class ArrayNode(Node):
             indices.append(self._joint_names.index(name))
         if not indices:
             raise LengthMismatchError(Joints.TYPE_NAME, "names", (), "at least one joint")
-        modes = [sample.mode() for sample in cmd.samples]
+        modes = [_sample_mode(cmd.names[i], i, s) for i, s in enumerate(cmd.samples)]
         mode = modes[0]
         for i, other in enumerate(modes):
             if other is not mode:
@@ -1291,6 +1342,8 @@ class ArrayNode(Node):
         return ()
 
     def _estop_reset_request(self, m: String) -> tuple[Saturation, ...]:
+        if not self.estop.latched:
+            raise RequestRejected("estop_reset", RejectReason.NOT_LATCHED, "nothing to reset")
         reading = self._last_reading
         if reading is not None:
             measured = reading.position
@@ -1312,6 +1365,33 @@ def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> Imp
         cmd.kd,
         cmd.brake,
     )
+
+
+def _sample_mode(joint: str, index: int, sample: JointSample) -> Mode:
+    """The one command mode of a Rock sample; a sample with none or several set is refused
+    naming its joint and index (NaN = unset)."""
+    try:
+        mode = sample.mode()
+    except MessageError as exc:  # several fields set
+        raise ValidationError(
+            Joints.TYPE_NAME,
+            "samples",
+            f"{', '.join(sample.set_fields())} set",
+            f"exactly one of position, speed, effort, raw, acceleration set ({exc})",
+            joint=joint,
+            index=index,
+        ) from None
+    if mode is Mode.UNSET:
+        raise ValidationError(
+            Joints.TYPE_NAME,
+            "samples",
+            "no field set (all NaN)",
+            "exactly one of position, speed, effort, raw, acceleration set (NaN = unset): "
+            "the sample's command mode",
+            joint=joint,
+            index=index,
+        )
+    return mode
 
 
 def _wire_name(wire: type) -> str:

@@ -330,7 +330,11 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     custom = hold(MOVED, source="teleop")
     rig.run(1.0, every_cycle(hold(HOME)), lambda k: custom if k % 60 == 0 else None)  # 8.3 Hz
     assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
-    assert not any("teleop" in t for t in rig.texts())
+    # not silently: one WARN says why its commands are not applied, with its rate
+    said = [s for s in rig.reports() if "teleop" in s.status]
+    assert len(said) == 1 and said[0].level == Level.WARN, [s.status for s in said]
+    assert "'teleop' is not applied: 'control_node' owns the array" in said[0].status
+    assert "≥ 10 Hz ('teleop': 8.3 Hz)" in said[0].status
 
 
 def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(
@@ -1046,19 +1050,30 @@ def test_a_joint_impedance_source_takes_over_like_a_joint_command_source(rig: Ri
     assert any("squat" in t for t in rig.texts() if "owner" in t)
 
 
-def test_a_player_command_ends_the_stream_until_the_control_node_sends_again(rig: Rig) -> None:
-    """A one-shot Player position command (ACKed) leaves the array to it: mode ``idle``, nothing
-    written; the next impedance command re-enters from the measured pose."""
+def test_a_player_command_is_refused_while_the_control_node_streams(rig: Rig) -> None:
+    """A one-shot Player position command while the control node's impedance stream drives the
+    robot is NACKed (``OWNED``, naming the owner) and moves nothing — its next command would
+    override it 2 ms later. Once the stream has been silent for the watchdog time (safe mode) the
+    command takes the array (``idle``) and is carried out; the stream's next command ends it."""
     names = ArrayNames("hb50")
     rig.run(0.2, every_cycle(hold(HOME)))
     assert rig.node.mode is BridgeMode.RUN
     command = jointbus_msgs.ActuatorPositionCommand
     position = rig.bus.client(names.command("position"), command, ActuatorReply)
-    reply = position.call(command(joint=2, position=float(HOME[2]) + 0.05))
+    target = float(HOME[2]) + 0.05
+    refused = position.call(command(joint=2, position=target))
+    assert not refused.accepted and refused.reason == "OWNED"
+    assert "'control_node' streams impedance commands" in refused.detail
+    rig.step(hold(HOME))
+    assert rig.node.mode is BridgeMode.RUN and applied_as_sent(rig.node, hold(HOME))
+    rig.run(0.3)  # the control node is silent: safe mode after the 0.25 s watchdog
+    assert rig.node.mode is BridgeMode.SAFE
+    reply = position.call(command(joint=2, position=target))
     assert reply.accepted, reply.reason
-    rig.step()
+    rig.run(0.5)
     assert rig.node.mode is BridgeMode.IDLE and rig.node.last_applied is None
     assert BridgeStatus.parse(rig.states[-1].status).mode is BridgeMode.IDLE
+    assert abs(rig.positions()[2] - target) < 0.01
     rig.step(hold(HOME))
     assert rig.node.mode is BridgeMode.RUN
 
@@ -1134,3 +1149,20 @@ def test_a_joint_at_shutdown_temperature_has_its_drive_off_alone_until_it_cooled
     heat(rig, 7, 70.0)
     rig.run(0.1, every_cycle(cmd))
     assert not rig.sim.read_joints().state[7] & ActuatorState.UNPOWERED
+
+
+def test_commands_during_an_estop_are_said_to_be_ignored_once_per_source(rig: Rig) -> None:
+    """The control node keeps streaming (damping) through an e-stop: one WARN per source says its
+    commands are ignored until the reset — not one a second for as long as the stop lasts."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("estop test")
+    rig.run(3.0, every_cycle(hold(HOME)), every_cycle(hold(HOME, source="teleop")))
+    ignored = [t for t in rig.texts() if "is ignored while the e-stop is latched" in t]
+    assert len(ignored) == 2, ignored
+    assert any("'control_node'" in t for t in ignored) and any("'teleop'" in t for t in ignored)
+    rig.step("reset")
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.step("estop again")  # a new stop says it again
+    rig.run(0.2, every_cycle(hold(HOME)))
+    ignored = [t for t in rig.texts() if "is ignored while the e-stop is latched" in t]
+    assert len(ignored) == 3, ignored

@@ -334,6 +334,24 @@ def test_drives_unavailable_leave_standing_for_damping_and_the_return_stands_up_
     assert mc.mode is M.STAND
 
 
+def test_a_robot_still_standing_when_the_drives_are_back_rises_from_there_without_folding() -> None:
+    """A short safe spell (or a power blip) while standing: the stand-up after it starts where the
+    robot still stands and never folds the legs to the sitting pose first — a new user saw the
+    body drop from 0.33 m to 0.12 m and rise again after 2 ms of safe mode."""
+    mc, t = controller_in(M.STAND)
+    assert mc.follow_drives(False, "bridge mode: safe") is M.DAMPING
+    sagged = mc.q_stand + 0.05 * np.sign(mc.q_sit - mc.q_stand)  # sagged a little toward sitting
+    assert mc.follow_drives(True, "", sagged) is M.STAND_UP
+    targets = []
+    while mc.mode is M.STAND_UP:
+        t += 0.002
+        targets.append(np.array(mc.step(fake_state(sagged), t).t_pos))
+        assert t < 10.0
+    far = max(float(np.max(np.abs(q - mc.q_stand))) for q in targets)
+    assert far <= 0.05 + 1e-6  # float32 targets: never beyond where it stood, toward sitting
+    assert mc.mode is M.STAND
+
+
 def test_idle_while_the_drives_are_off_keeps_the_robot_down_when_they_are_back() -> None:
     mc, _t = controller_in(M.STAND)
     mc.follow_drives(False, "bridge mode: safe")

@@ -18,7 +18,8 @@ STAND_UP   minimum-jerk interpolation (``10τ³ − 15τ⁴ + 6τ⁵``, its velo
            when the command arrived to the standing pose (:mod:`.stand_pose`
            at ``stand_height``), gains ``kp`` / ``kd``; then STAND by itself.
            From a sprawled pose (a joint more than ``TUCK_THRESHOLD`` =
-           0.8 rad from the folded pose, as after a fall) it first folds
+           0.8 rad from the folded pose and one as far from the standing
+           one, as after a fall) it first folds
            the legs to the sitting pose (same profile, peak ``TUCK_SPEED``
            = 1.5 rad/s): swept from a sprawl straight to standing, the
            feet push the body along the floor and can tip it over
@@ -776,7 +777,11 @@ class MotionController:
         self._tucking = False
         if mode is MotionMode.STAND_UP:
             spread = float(np.max(np.abs(self._q_start - self.q_sit)))
-            if spread > TUCK_THRESHOLD:  # sprawled after a fall: fold the legs under it first
+            # Sprawled after a fall: far from the folded pose *and* from the standing one. A
+            # robot still (nearly) standing — a short safe spell, a power blip — rises from
+            # where it is: folding it first dropped it from 0.33 m to 0.12 m and back.
+            standing = float(np.max(np.abs(self._q_start - goal))) <= TUCK_THRESHOLD
+            if spread > TUCK_THRESHOLD and not standing:  # fold the legs under it first
                 self._tucking = True
                 self._stand_goal = goal
                 self._q_goal = self.q_sit
