@@ -63,3 +63,31 @@ def test_expired_is_exactly_the_joints_last_renewed_more_than_the_timeout_ago(
 def test_a_timeout_that_cannot_work_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match="command_timeout"):
         CommandExpiry(2, timeout_s=bad)  # type: ignore[arg-type]
+
+
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("arm"), st.lists(st.integers(0, 4), max_size=3), st.floats(0, 10)),
+            st.tuples(st.just("disarm"), st.lists(st.integers(0, 4), max_size=3), st.none()),
+            st.tuples(st.just("disarm_all"), st.none(), st.none()),
+            st.tuples(st.just("expire"), st.none(), st.floats(0, 20)),
+        ),
+        max_size=40,
+    )
+)
+def test_any_armed_always_says_whether_some_joint_is_armed(
+    steps: list[tuple[str, list[int] | None, float | None]],
+) -> None:
+    """``any_armed`` (read every cycle) agrees with ``armed`` after any sequence of calls."""
+    expiry = CommandExpiry(5, timeout_s=1.0)
+    for op, joints, at in steps:
+        if op == "arm":
+            expiry.arm(idx(*(joints or [])), float(at or 0.0))
+        elif op == "disarm":
+            expiry.disarm(idx(*(joints or [])))
+        elif op == "disarm_all":
+            expiry.disarm()
+        else:
+            expiry.expired(float(at or 0.0))
+        assert expiry.any_armed == bool(expiry.armed.size)

@@ -43,11 +43,12 @@ class CommandExpiry:
     ``timeout_s``) and disarms them, so each expiry is returned once.
     """
 
-    __slots__ = ("_renewed", "timeout_s")
+    __slots__ = ("_any", "_renewed", "timeout_s")
 
     def __init__(self, count: int, timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S) -> None:
         self.timeout_s = self.check_timeout(timeout_s)
         self._renewed = np.full(count, math.nan)  # NaN: no velocity-type command standing
+        self._any = False  # any entry of _renewed not NaN
 
     @staticmethod
     def check_timeout(timeout_s: float) -> float:
@@ -59,6 +60,12 @@ class CommandExpiry:
         return float(timeout_s)
 
     @property
+    def any_armed(self) -> bool:
+        """True while some joint's velocity-type command is standing — one attribute read, for
+        a check every cycle of a 500 Hz loop (:attr:`armed` builds an index array)."""
+        return self._any
+
+    @property
     def armed(self) -> IntArray:
         """Joints whose velocity-type command is standing (indices, ascending)."""
         return np.flatnonzero(~np.isnan(self._renewed)).astype(np.intp)
@@ -66,17 +73,22 @@ class CommandExpiry:
     def arm(self, indices: IntArray, now_s: float) -> None:
         """A velocity-type command for ``indices`` was accepted at ``now_s`` (s)."""
         self._renewed[indices] = now_s
+        if len(indices):
+            self._any = True
 
     def disarm(self, indices: IntArray | None = None) -> None:
         """``indices`` (``None``: every joint) got a command that ends by itself."""
         if indices is None:
             self._renewed[:] = math.nan
-        else:
+            self._any = False
+        elif self._any:
             self._renewed[indices] = math.nan
+            self._any = not bool(np.isnan(self._renewed).all())
 
     def expired(self, now_s: float) -> IntArray:
         """Joints whose command is older than the timeout at ``now_s`` (s); they are disarmed."""
         late = np.flatnonzero(now_s - self._renewed > self.timeout_s).astype(np.intp)
         if late.size:
             self._renewed[late] = math.nan
+            self._any = not bool(np.isnan(self._renewed).all())
         return late

@@ -590,7 +590,7 @@ class ArrayNode(Node):
                     return
             self._last_reading = reading
             self._take_thermal(reading)
-            if self._expiry.armed.size:
+            if self._expiry.any_armed:
                 self._expire_commands(reading)
             self._take_joint_commands()
             self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
@@ -825,7 +825,7 @@ class ArrayNode(Node):
             return
         self.last_applied = cmd
         self.last_applied_source = source
-        if self._expiry.armed.size:
+        if self._expiry.any_armed:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
 
     # ---- e-stop, power (loop thread or under the lock) -------------------------------------------
