@@ -859,14 +859,18 @@ class ArrayNode(Node):
             return
         self._hold_cmd = None
         self._event(Level.OK, "estop", event.describe())
-        if self.settings.rearm_drives_on and self._streaming:
-            self._hold_cause = "e-stop reset"
-            if not self._power_off_requested:
-                self._switch_on("reset", release_brakes=True)
-        else:  # power stays as the stop left it: nothing to hold until a client powers on
+        if not self._streaming or not self.settings.rearm_drives_on:
+            # Nothing to hold: no stream drives the array, or power stays as the stop left it
+            # until a client switches it on.
             self.estop.release_hold()
             self._streaming = False
             self._idle_cause = "e-stop reset"
+        else:
+            self._hold_cause = "e-stop reset"
+        if self.settings.rearm_drives_on and not self._power_off_requested:
+            # Re-armed: drives on, holding the measured pose (a stream's hold, or the drive's own
+            # hold where it stands without one).
+            self._switch_on("reset", release_brakes=self._streaming)
 
     def _power_off(self, *, engage_brakes: bool, strict: bool = False) -> None:
         self._power_off_requested = True

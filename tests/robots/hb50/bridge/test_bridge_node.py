@@ -1166,3 +1166,23 @@ def test_commands_during_an_estop_are_said_to_be_ignored_once_per_source(rig: Ri
     rig.run(0.2, every_cycle(hold(HOME)))
     ignored = [t for t in rig.texts() if "is ignored while the e-stop is latched" in t]
     assert len(ignored) == 3, ignored
+
+
+def test_a_reset_rearms_the_drives_when_no_stream_was_running(rig: Rig) -> None:
+    """hb50's ``reset`` switches the drives on whether or not an impedance stream ran before the
+    stop (here a one-shot Player command had the array): ``jointbus estop --reset`` promises
+    "drives on"; without a stream there is nothing to hold, so the mode is ``idle``."""
+    names = ArrayNames("hb50")
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.run(0.3)  # the control node is silent: safe mode
+    command = jointbus_msgs.ActuatorPositionCommand
+    position = rig.bus.client(names.command("position"), command, ActuatorReply)
+    assert position.call(command(joint=2, position=float(HOME[2]))).accepted
+    rig.step()
+    assert rig.node.mode is BridgeMode.IDLE
+    rig.step("estop test")
+    assert rig.node.mode is BridgeMode.ESTOP and not rig.sim.read_joints().motor_power
+    rig.step("reset")
+    assert rig.sim.read_joints().motor_power and rig.states[-1].drives_enabled
+    assert rig.node.mode is BridgeMode.IDLE
+    assert any("reset: drives on" in t for t in rig.texts())
