@@ -439,7 +439,6 @@ class BridgeNode(ArrayNode):
         self._imu = imu
         self._names = array.names
         self._hardware: deque[tuple[int, str]] = deque(maxlen=_QUEUE_DEPTH)
-        self._received = 0
         self._state_key: tuple[object, ...] = ()
         self._state_strings: tuple[str, ...] = ()
         self.last_state: BridgeState | None = None
@@ -543,7 +542,6 @@ class BridgeNode(ArrayNode):
     # ---- subscription callbacks (any thread: only queue, with the arrival time) ---------------
 
     def _on_command(self, msg: JointCommand) -> None:
-        self._received += 1
         self.queue_impedance(msg, self.check)
 
     def _on_command_event(self, event: QosEvent) -> None:
