@@ -60,7 +60,9 @@ static PyObject *
 rounded(double x, int *overflow)
 {
     if (isnan(x)) {
-        return PyFloat_FromDouble(x);
+        /* Through float32 like every other value (and like numpy's astype): a NaN's payload
+           keeps only the bits float32 has, so both paths give the same bits. */
+        return PyFloat_FromDouble((double)(float)x);
     }
     if (fabs(x) >= F32_OVERFLOW) {
         *overflow = 1;
