@@ -67,6 +67,27 @@ def test_stale_after_the_timeout_and_ok_when_heartbeats_return(world: SteppedWor
     assert reporters == {"monitor"}
 
 
+def test_current_carries_the_newest_heartbeat_while_states_keep_the_change(
+    world: SteppedWorld,
+) -> None:
+    """``jointbus node list`` prints "last seen" ages from :meth:`current`: for a node OK for a
+    while, the age of its newest heartbeat (< one period), not of the one that made it OK."""
+    monitor = LivelinessMonitor(world.node("monitor"))
+    arm = world.node("arm")
+    world.advance(0.1)
+    ok = monitor.states()["arm"]
+    arm.configure()
+    arm.activate()
+    world.advance(3.0)
+    assert monitor.states()["arm"] == ok  # no change since: the published change as it was
+    now = monitor.current()["arm"]
+    assert (now.level, now.since_ns, now.reason) == (ok.level, ok.since_ns, ok.reason)
+    assert now.heartbeats == ok.heartbeats + 3  # one a second
+    assert 0 <= world.clock.now - now.last_seen_ns < NS_PER_S
+    assert world.clock.now - ok.last_seen_ns > 3 * NS_PER_S - NS_PER_S // 10
+    assert (ok.lifecycle, now.lifecycle) == ("unconfigured", "active")
+
+
 def test_timeout_is_configurable_and_callbacks_see_each_change(world: SteppedWorld) -> None:
     seen: list[NodeHealth] = []
     monitor = LivelinessMonitor(world.node("monitor"), timeout_s=3.0, on_change=seen.append)

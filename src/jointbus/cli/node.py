@@ -155,7 +155,7 @@ class NodeWatch:
         rows: dict[tuple[str, str], NodeRow] = {}
         for ns, monitor in self.monitors.items():
             now = monitor.node.clock()
-            for name, health in monitor.states().items():
+            for name, health in monitor.current().items():
                 key = (ns, name)
                 self.shown[key] = health.since_ns
                 own = by_node.get(key, [])

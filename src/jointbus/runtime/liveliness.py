@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from jointbus.bus import BusError, EndpointInfo
@@ -191,6 +191,26 @@ class LivelinessMonitor:
         """Every node reported so far, by name (its latest :class:`NodeHealth`)."""
         with self._lock:
             return {n: w.health for n, w in self._watched.items() if w.health is not None}
+
+    def current(self) -> dict[str, NodeHealth]:
+        """Every node reported so far, by name, as of now: ``level``, ``since_ns`` and ``reason``
+        of its latest change, with ``last_seen_ns``, ``heartbeats`` and ``lifecycle`` of its latest
+        heartbeat.
+
+        :meth:`states` keeps each change as it was published (a node OK for an hour still carries
+        the ``last_seen_ns`` of the heartbeat that made it OK); a table of "last seen" ages, such
+        as ``jointbus node list``, needs the arrival of the newest heartbeat instead."""
+        with self._lock:
+            return {
+                n: replace(
+                    w.health,
+                    last_seen_ns=w.last_seen_ns,
+                    heartbeats=w.heartbeats,
+                    lifecycle=w.lifecycle,
+                )
+                for n, w in self._watched.items()
+                if w.health is not None
+            }
 
     def health(self, name: str) -> NodeHealth | None:
         """The latest health of node ``name``, or None if it was never reported."""
