@@ -3,6 +3,7 @@ incompatible pairs), polling, realtime subscribers and clean shutdown."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
@@ -212,6 +213,22 @@ def test_incompatible_pairs_are_reported_to_both_sides_and_exchange_nothing(bus:
         assert event.subscriber.startswith("listener#")
         assert not event.remote
     assert len(hook_events) == 2
+
+
+def test_an_event_is_logged_only_when_its_endpoint_does_not_report_it(
+    bus: Bus, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A node reports its endpoints' events on its status topic (rate-limited); the bus logging
+    them too printed every malformed command twice, once unprefixed and unlimited."""
+    handled: list[QosEvent] = []
+    with caplog.at_level(logging.DEBUG, logger="jointbus.bus"):
+        bus.subscribe("/x", Count, None, RELIABLE, node="listener", on_event=handled.append)
+        bus.publisher("/x", Count, MAB_RT, node="talker")
+    assert len(handled) == 1
+    records = [r for r in caplog.records if "talker#" in r.getMessage()]
+    # One event per side, the publisher's first: it has no hook (WARNING); the subscriber's went
+    # to its hook (DEBUG only).
+    assert [r.levelname for r in records] == ["WARNING", "DEBUG"]
 
 
 def test_volatile_publisher_and_transient_local_subscriber_are_incompatible(bus: Bus) -> None:

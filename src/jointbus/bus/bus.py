@@ -14,7 +14,8 @@ deadline timer started by the first endpoint with a deadline, and Zenoh's own th
 
 QoS events (missed deadlines, incompatible QoS, lost and malformed messages, type mismatches) go to
 the endpoint's ``on_event`` callback and to every hook registered with :meth:`Bus.on_qos_event`;
-the runtime publishes them on the status topic.
+the runtime publishes them on the status topic. An event of an endpoint without ``on_event`` is
+also logged (``jointbus.bus``, WARNING; lost messages and missed deadlines at DEBUG).
 
 Services (request/reply, :mod:`jointbus.bus.service`) sit beside the topics: :meth:`Bus.serve`
 and :meth:`Bus.client` are the request/reply counterparts of :meth:`Bus.publisher` and
@@ -290,7 +291,11 @@ class Bus:
         return remove
 
     def _emit(self, event: QosEvent, endpoint_hook: EventCallback | None) -> None:
-        if isinstance(event, (DeadlineMissedEvent, MessagesLostEvent)):
+        # An endpoint with its own ``on_event`` reports its events itself (a runtime node
+        # publishes them rate-limited on its status topic; the bridge turns a refused command into
+        # one ERROR): logging them as well would print each twice, once unprefixed and without any
+        # rate limit. Only events nobody handles are logged as warnings.
+        if endpoint_hook is not None or isinstance(event, (DeadlineMissedEvent, MessagesLostEvent)):
             _LOG.debug("%s", event.describe())
         else:
             _LOG.warning("%s", event.describe())
