@@ -55,6 +55,7 @@ LONG_RUNNING: tuple[str, ...] = (
     "cli/test_cli_play.py::test_play_of_a_recorded_sit_down_leaves_a_running_demo_standing",
     "cli/test_cli_record.py::test_record_started_after_the_stack_is_up_holds_its_latched_topics",
     "cli/test_cli_bus_options.py::test_a_recorder_that_finds_nothing_warns_early",
+    "nodes/array/test_array_node.py::test_a_sigkilled_bus_client_speed_stops_within_the_bound",
     "robots/hb50/control/test_walking.py",  # ten simulated seconds of MuJoCo per row of the table
     "runtime/test_rate_loop.py",
     "runtime/test_realtime.py",
