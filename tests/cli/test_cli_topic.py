@@ -617,7 +617,7 @@ def _impedance_values(**override: object) -> str:
             "/arm6/actarray/multi_position",
             "jointbus_msgs/msg/ActuatorMultiPositionCommand",
             "{positions: [0.1, .nan, 0.3, 0, 0, 0]}",
-            "index 1: field 'positions' = nan",
+            "joint 'shoulder_lift' (index 1): field 'positions' = nan",
         ),
     ],
     ids=["impedance-nan", "impedance-negative-gain", "multi-position-nan"],

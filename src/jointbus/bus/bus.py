@@ -48,6 +48,7 @@ from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import RELIABLE, QosProfile, incompatibilities, profile
 from jointbus.bus.service import (
     DEFAULT_CALL_TIMEOUT_S,
+    DecodeErrorText,
     RefusalHook,
     ReqT,
     RespT,
@@ -239,10 +240,13 @@ class Bus:
         node: str = "",
         on_refused: RefusalHook | None = None,
         service_type: str | None = None,
+        decode_error_text: DecodeErrorText = str,
     ) -> ServiceServer[ReqT, RespT]:
         """Answer requests to service ``name`` with ``handler`` (see :mod:`jointbus.bus.service`).
 
-        ``on_refused(name, reason)`` is called for every refused request. ``service_type`` (e.g.
+        ``on_refused(name, reason)`` is called for every refused request;
+        ``decode_error_text(exc)`` writes the reason of a request that could not be decoded
+        (default ``str``). ``service_type`` (e.g.
         ``example_interfaces/srv/AddTwoInts``) offers it to ROS 2 under that type instead of the
         pair's composed ``jointbus_msgs/srv/...`` (:mod:`jointbus.bus.service_types`). Raises
         TopicNameError, TopicTypeError, BusError (a malformed ``service_type``), or ServiceError if
@@ -256,6 +260,7 @@ class Bus:
             node=node,
             on_refused=on_refused,
             service_type=service_type,
+            decode_error_text=decode_error_text,
         )
 
     def client(

@@ -92,8 +92,11 @@ class MessagesLostEvent(QosEvent):
 class MalformedPayloadEvent(QosEvent):
     """A payload from the wire could not be decoded as the topic's type; it was discarded.
 
-    ``payload`` holds the bytes as received, so the subscribing node can say more than the
-    decoder did (the bridge reads a refused command's source node and values from them).
+    ``payload`` holds the bytes as received and ``cause`` the decoder's exception, so the
+    subscribing node can say more than the decoder did (the bridge reads a refused command's
+    source node and values from the bytes; the array node names the joint of a value the message
+    class refused by index, from the :class:`~jointbus.messages.errors.ValidationError` that is
+    the cause's ``__cause__``).
     """
 
     publisher: str
@@ -101,6 +104,7 @@ class MalformedPayloadEvent(QosEvent):
     error: str
     total_count: int
     payload: bytes = field(default=b"", repr=False)
+    cause: Exception | None = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         return (

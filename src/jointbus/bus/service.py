@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
+    "DecodeErrorText",
     "RefusalHook",
     "ServiceClient",
     "ServiceHandler",
@@ -80,6 +81,10 @@ ServiceHandler = Callable[[ReqT], RespT]
 
 RefusalHook = Callable[[str, str], None]
 """Called with (service name, reason) for every request a server refused."""
+
+DecodeErrorText = Callable[[Exception], str]
+"""Turns the error decoding a request into the text of its refusal: the node serving an array
+names the joint a message class could only name by index."""
 
 #: Where a worker job's outcome goes: (response, None) or (None, refusal reason).
 _Reply = Callable[[Message | None, str | None], None]
@@ -130,6 +135,7 @@ class ServiceServer(Generic[ReqT, RespT]):
         on_refused: RefusalHook | None,
         on_close: Callable[[ServiceServer[Any, Any]], None],
         service_type: str | None = None,
+        decode_error_text: DecodeErrorText = str,
     ) -> None:
         self.name = name
         self.request_type = request_type
@@ -139,6 +145,7 @@ class ServiceServer(Generic[ReqT, RespT]):
         self.node = node
         self._handler = handler
         self._on_refused = on_refused
+        self._decode_error_text = decode_error_text
         self._on_close = on_close
         self._jobs: queue.SimpleQueue[tuple[Message | bytes, _Reply] | None] = queue.SimpleQueue()
         self._closed = False
@@ -205,7 +212,12 @@ class ServiceServer(Generic[ReqT, RespT]):
             try:
                 request = self.request_type.from_cdr(received)
             except Exception as exc:
-                return None, f"malformed request ({len(received)} bytes): {exc}"
+                try:
+                    text = self._decode_error_text(exc)
+                except Exception:
+                    _LOG.exception("decode_error_text of service %s raised", self.name)
+                    text = str(exc)
+                return None, f"malformed request ({len(received)} bytes): {text}"
         else:
             request = received
         if type(request) is not self.request_type:
@@ -304,6 +316,7 @@ class ServiceTable:
         node: str = "",
         on_refused: RefusalHook | None = None,
         service_type: str | None = None,
+        decode_error_text: DecodeErrorText = str,
     ) -> ServiceServer[ReqT, RespT]:
         validate_topic_name(name)
         check_message_type(name, "service request", request_type)
@@ -324,6 +337,7 @@ class ServiceTable:
                 on_refused=on_refused,
                 on_close=self._removed,
                 service_type=service_type,
+                decode_error_text=decode_error_text,
             )
             self._servers[name] = server
         transport = self._bus.zenoh

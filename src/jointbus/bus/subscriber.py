@@ -209,11 +209,13 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         self.lost += count
         self._emit(MessagesLostEvent(self.topic, self.label, "gap", count, self.lost, publisher))
 
-    def _note_malformed(self, publisher: str, size: int, error: str, payload: bytes = b"") -> None:
+    def _note_malformed(
+        self, publisher: str, size: int, payload: bytes, cause: Exception
+    ) -> None:
         self.malformed += 1
         self._emit(
             MalformedPayloadEvent(
-                self.topic, self.label, publisher, size, error, self.malformed, payload
+                self.topic, self.label, publisher, size, str(cause), self.malformed, payload, cause
             )
         )
 

@@ -354,7 +354,7 @@ class TopicSubscription:
         else:
             publisher = "unknown (no attachment)"
         for sub in subs:
-            sub._note_malformed(publisher, len(payload), str(exc), payload)
+            sub._note_malformed(publisher, len(payload), payload, exc)
 
     def _receive(
         self,

@@ -9,6 +9,7 @@ list. Every error keeps those parts as attributes so a node can also report them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -40,6 +41,22 @@ class ValidationError(MessageError):
         self.joint = joint
         self.index = index
         super().__init__(self._text())
+
+    def naming(self, joints: Sequence[str]) -> ValidationError:
+        """This error with ``joint`` filled in from ``joints[index]`` (same class and facts).
+
+        A message class checks its values without knowing the robot (a Player
+        ``MultiPositionCommand`` is a list of numbers), so its errors name the index only; the node
+        that serves the array knows the names and uses this to report the joint as well. Returns
+        ``self`` when the joint is already named, no index is given or it is out of range."""
+        index = self.index
+        if self.joint is not None or index is None or not 0 <= index < len(joints):
+            return self
+        named = type(self).__new__(type(self))  # copy.copy would call __init__ with the text only
+        named.__dict__.update(self.__dict__)
+        named.joint = joints[index]
+        named.args = (named._text(),)
+        return named
 
     def _text(self) -> str:
         where = ""

@@ -800,10 +800,12 @@ class Node:
         request_type: type[ReqT],
         response_type: type[RespT],
         handler: Callable[[ReqT], RespT],
+        *,
+        decode_error_text: Callable[[Exception], str] = str,
     ) -> ServiceServer[ReqT, RespT]:
         """Serve ``name`` (relative names go under the namespace) with ``handler``; see
-        :meth:`jointbus.bus.Bus.serve`. Refused requests are reported on the status topic (WARN);
-        the server is closed at shutdown."""
+        :meth:`jointbus.bus.Bus.serve` (also for ``decode_error_text``). Refused requests are
+        reported on the status topic (WARN); the server is closed at shutdown."""
         self._check_open("create a service")
 
         def refused(service: str, reason: str) -> None:
@@ -816,6 +818,7 @@ class Node:
             handler,
             node=self.name,
             on_refused=refused,
+            decode_error_text=decode_error_text,
         )
         with self._lock:
             self._servers.append(server)

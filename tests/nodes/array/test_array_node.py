@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -19,8 +20,9 @@ import numpy as np
 import pytest
 
 from jointbus import drivers
-from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
+from jointbus.bus.service_zenoh import service_key
 from jointbus.bus.zenoh_transport import type_hash_of
 from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.bus.driver import BusActuatorArray
@@ -270,6 +272,64 @@ def test_malformed_bytes_on_a_command_topic_are_reported_and_the_server_survives
                 assert remote.read().motor_power or wait_until(
                     lambda: remote.read().motor_power, timeout=2.0
                 )
+
+
+def _multi_position_with_nan_at(index: int) -> bytes:
+    """CDR of an arm6 MultiPositionCommand whose value ``index`` is NaN (no class builds it)."""
+    marker = 12.25  # a value no other field holds, replaced by NaN in the bytes
+    values = [0.0] * 6
+    values[index] = marker
+    payload = bytearray(MultiPositionCommand(tuple(values)).to_cdr())
+    at = payload.index(struct.pack("<d", marker))
+    payload[at : at + 8] = struct.pack("<d", math.nan)
+    return bytes(payload)
+
+
+def test_a_value_refused_at_decode_is_reported_naming_its_joint() -> None:
+    """A NaN in a Player multi-position command from the network: the message class refuses it by
+    index (it does not know the robot); the array node names the joint, on the topic (status
+    report naming the sender) and as a service (the NACK's reason), and nothing moves."""
+    payload = _multi_position_with_nan_at(ELBOW)
+    expected = "joint 'elbow' (index 2): field 'positions' = nan"
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        before = server.array.read_joints().position.copy()
+        with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            transport = bus.zenoh
+            assert transport is not None
+            key = data_key(
+                transport.domain_id,
+                N.command("multi_position"),
+                MultiPositionCommand.TYPE_NAME,
+                type_hash_of(MultiPositionCommand),
+            )
+            pub = transport.session.declare_publisher(key)
+            time.sleep(0.5)
+            pub.put(payload)
+
+            def reported() -> list[str]:
+                return [
+                    s.status for s in list(status)
+                    if s.status.startswith("multi_position from ") and expected in s.status
+                ]
+
+            assert wait_until(lambda: bool(reported()), timeout=5.0), [s.status for s in status]
+            assert "malformed payload" in reported()[0]
+            pub.undeclare()
+            query = service_key(
+                transport.domain_id, N.command("multi_position"), MultiPositionCommand,
+                ActuatorReply,
+            )
+            header = attachment.pack(1, time.time_ns(), bytes(16))
+            replies = list(transport.session.get(query, payload=payload, attachment=header,
+                                                 timeout=2.0))
+            assert len(replies) == 1 and replies[0].err is not None
+            reason = replies[0].err.payload.to_bytes().decode()
+            assert f"malformed request ({len(payload)} bytes): " in reason
+            assert expected in reason, reason
+        time.sleep(0.1)
+        assert np.array_equal(server.array.read_joints().position, before)
 
 
 def test_a_served_rover_publishes_its_base_as_transform2d_and_twist2d() -> None:

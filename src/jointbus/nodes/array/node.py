@@ -105,8 +105,9 @@ and an injected clock (``run_loop=False``).
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
 to a service caller and, for every origin, a report on ``/<ns>/status`` naming the request, joint
 (name and index), field and reason (an impedance refusal is an ERROR with the same facts as JSON
-in ``data``). Malformed bytes on a command topic are reported by the bus as a QoS event, which the
-node puts on the status topic too.
+in ``data``). Malformed bytes on a command topic or in a request are refused too: the report (and
+the NACK's reason) names the sender and, for a value the message class refused by index (a NaN in
+a Player multi-position command: the class does not know the robot), the joint's name as well.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ from typing import Any, ClassVar, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import ack, nack
@@ -1068,8 +1069,9 @@ class ArrayNode(Node):
         self._event_seq += 1
         self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
 
-    def _report_refusal(self, method: str, exc: BaseException) -> None:
-        text = f"{method} refused: {exc}"
+    def _report_refusal(self, method: str, exc: BaseException | str, sender: str = "") -> None:
+        origin = f" from {sender}" if sender else ""
+        text = f"{method}{origin} refused: {exc}"
         self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
 
     # ---- services and one-shot commands (service / subscription threads, under the lock) -------
@@ -1082,9 +1084,35 @@ class ArrayNode(Node):
     ) -> None:
         """A one-shot command: a topic (fire and forget) and a service of the same name."""
         self._serve_ack(name, method, msg_type, apply)
+
+        def on_event(event: QosEvent) -> None:
+            # A value the message class refused at decode is a refusal like any other (naming
+            # the joint and the sender), not the generic malformed-payload WARN.
+            if isinstance(event, MalformedPayloadEvent) and event.cause is not None:
+                error = self._named_error(event.cause)
+                self._report_refusal(
+                    method, f"malformed payload ({event.size} bytes): {error}", event.publisher
+                )
+            else:
+                self.reporter.record_event(event)
+
         self.create_subscription(
-            name, msg_type, lambda msg: self._execute(method, apply, msg), RELIABLE
+            name,
+            msg_type,
+            lambda msg: self._execute(method, apply, msg),
+            RELIABLE,
+            on_event=on_event,
+            report_events=False,
         )
+
+    def _named_error(self, exc: Exception) -> Exception:
+        """The message-layer error behind a decode failure, with its joint named (see
+        :meth:`~jointbus.messages.errors.ValidationError.naming`); ``exc`` itself if there is
+        none."""
+        cause = exc if isinstance(exc, ValidationError) else exc.__cause__
+        if isinstance(cause, ValidationError):
+            return cause.naming(self._joint_names)
+        return exc
 
     def _serve_ack(
         self,
@@ -1094,7 +1122,11 @@ class ArrayNode(Node):
         apply: Callable[[Any], tuple[Saturation, ...]],
     ) -> None:
         self.create_service(
-            name, msg_type, ActuatorReply, lambda m: self._execute(method, apply, m)
+            name,
+            msg_type,
+            ActuatorReply,
+            lambda m: self._execute(method, apply, m),
+            decode_error_text=lambda exc: str(self._named_error(exc)),
         )
 
     def _execute(

@@ -1,0 +1,63 @@
+"""The message layer's typed errors: texts that name the joint, and ``naming`` (index → name)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.messages.actarray.commands import MultiPositionCommand
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    NonFiniteError,
+    ValidationError,
+)
+
+JOINTS = ("shoulder_pan", "shoulder_lift", "elbow")
+
+
+@given(
+    index=st.integers(0, len(JOINTS) - 1),
+    kind=st.sampled_from([NonFiniteError, LimitError, LengthMismatchError]),
+)
+def test_naming_fills_the_joint_from_the_index_and_keeps_every_other_fact(
+    index: int, kind: type[ValidationError]
+) -> None:
+    error = kind("t/msg/T", "positions", 9.5, "within [-1, 1]", index=index)
+    named = error.naming(JOINTS)
+    assert type(named) is kind and named is not error
+    assert (named.type_name, named.field, named.value, named.expected, named.index) == (
+        "t/msg/T", "positions", 9.5, "within [-1, 1]", index
+    )
+    assert named.joint == JOINTS[index]
+    assert str(named) == (
+        f"t/msg/T: joint {JOINTS[index]!r} (index {index}): field 'positions' = 9.5; "
+        "expected within [-1, 1]"
+    )
+    assert error.joint is None and str(error).startswith(f"t/msg/T: index {index}: ")  # unchanged
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValidationError("t/msg/T", "kp", -1.0, "≥ 0", joint="elbow", index=0),  # already named
+        ValidationError("t/msg/T", "source_node", "", "a name"),  # no index
+        ValidationError("t/msg/T", "kp", -1.0, "≥ 0", index=len(JOINTS)),  # index out of range
+    ],
+    ids=["named", "no-index", "out-of-range"],
+)
+def test_naming_leaves_an_error_it_cannot_improve_as_it_is(error: ValidationError) -> None:
+    assert error.naming(JOINTS) is error
+
+
+def test_a_multi_position_refusal_names_the_joint_once_the_names_are_known() -> None:
+    with pytest.raises(NonFiniteError) as caught:
+        MultiPositionCommand((0.0, 0.1, math.nan))
+    assert "index 2: field 'positions' = nan" in str(caught.value)
+    named = caught.value.naming(JOINTS)
+    assert "joint 'elbow' (index 2): field 'positions' = nan" in str(named)
+    with pytest.raises(NonFiniteError, match="joint 'elbow' \\(index 2\\)"):
+        raise named
