@@ -12,9 +12,10 @@ Messages whose type the registry does not know, or whose bytes do not decode, ar
 skipped with one warning per topic; playback goes on.
 
 Timing: message *i* is published at ``start + (log_time_i - log_time_0) / rate`` on the monotonic
-clock, so a 500 Hz recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow
-subscriber cannot make later messages drift (the player catches up instead). With ``loop=True``
-the bag starts over after its last message until :meth:`Player.stop` is called.
+clock (``start``: when the pass's first message has been read from the bag), so a 500 Hz
+recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow subscriber cannot make
+later messages drift (the player catches up instead). With ``loop=True`` the bag starts over after
+its last message until :meth:`Player.stop` is called.
 
 Safety: a bag recorded on a robot holds the commands that moved it. Replayed onto a live robot's
 bus they would move it again (a recorded ``sit_down`` made a running robot sit down), so by
@@ -215,10 +216,15 @@ class Player:
             if self._settle_s > 0:
                 self._stop.wait(self._settle_s)
             while not self._stop.is_set():
-                pass_start = time.monotonic()
+                # The pass's clock starts when its first message has been read: reading the
+                # first chunk (decompression, index) took a few ms that would otherwise shorten
+                # the first message's gap to the next ones.
+                pass_start: float | None = None
                 for record in bag.messages(self._playing):
                     if self._stop.is_set():
                         break
+                    if pass_start is None:
+                        pass_start = time.monotonic()
                     offset_s = (record.log_time_ns - start_ns) / 1e9
                     delay = pass_start + offset_s / self._rate - time.monotonic()
                     if delay > 0 and self._stop.wait(delay):
