@@ -12,14 +12,17 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from typer.testing import CliRunner
 
 from jointbus import drivers
-from jointbus.bus import Bus
+from jointbus.bus import Bus, ZenohConfig
 from jointbus.bus.service_types import service_type_hash, service_type_name
 from jointbus.cli.main import _register, app
-from jointbus.cli.ros2 import SERVICE_PAIRS, export_packages, own_definition
+from jointbus.cli.ros2 import JOINTBUS_PACKAGES, SERVICE_PAIRS, export_packages, own_definition
 from jointbus.codec.type_hash import qualify_msg_line, rihs01_of
 from jointbus.messages.registry import default_registry
 from jointbus.nodes.array import ArrayNode
-from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
+from jointbus.stack import Stack
+from jointbus.tools.known_types import known_registry
+from support.array_server import served
+from support.bus import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_packages_have_package_xml_cmakelists_and_one_msg_per_type(exported: Path) -> None:
-    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
+    registry = known_registry()
     for package in ("hb50_commons", "jointbus_msgs"):
         root = exported / package
         xml = ET.parse(root / "package.xml").getroot()
@@ -57,10 +60,53 @@ def test_exported_definitions_hash_like_jointbus_in_rosbags(exported: Path) -> N
     for path in files:
         name = f"{path.parent.parent.name}/msg/{path.stem}"
         store.register(get_types_from_msg(path.read_text(), name))
-    registry = default_registry().with_types(*HB50_MESSAGE_TYPES)
+    registry = known_registry()
     for path in files:
         name = f"{path.parent.parent.name}/msg/{path.stem}"
         assert store.hash_rihs01(name) == rihs01_of(registry.by_type_name(name)), name
+
+
+def test_every_type_a_running_stack_and_served_array_put_on_the_wire_is_exported(
+    exported: Path,
+) -> None:
+    """What a ROS 2 machine needs to decode everything it sees: every jointbus-only type on the
+    wire — in the graph tokens of the running hb50 stack and of a served arm, publishers,
+    subscribers and services alike (parameters, loop diagnostics and config updates included) —
+    has an exported file that rosbags hashes to the hash in the token."""
+    store = get_typestore(Stores.ROS2_JAZZY)
+    for path in sorted(exported.glob("*/msg/*.msg")):
+        name = f"{path.parent.parent.name}/msg/{path.stem}"
+        store.register(get_types_from_msg(path.read_text(), name))
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        Stack(
+            zenoh=ZenohConfig(hub_port=server.port), start_command=None, realtime=None
+        ) as _stack,
+        Bus(name="observer", zenoh=ZenohConfig(hub_port=server.port)) as observer,
+    ):
+        wanted = {"/hb50/bridge_data", "/hb50/parameters", "/arm6/diagnostics"}
+        assert wait_until(lambda: wanted <= {t.name for t in observer.discover(0.3)}, 10.0)
+        endpoints = [e for t in observer.discover(0.5) for e in (*t.publishers, *t.subscribers)]
+        services = observer.services(0.5)
+    on_wire = {(e.type_name, e.type_hash) for e in endpoints if not e.local}
+    ours = {(n, h) for n, h in on_wire if n.split("/", 1)[0] in JOINTBUS_PACKAGES}
+    names = {n for n, _ in ours}
+    assert {
+        "jointbus_msgs/msg/ParameterList",
+        "jointbus_msgs/msg/LoopDiagnostics",
+        "jointbus_msgs/msg/ParameterUpdate",
+        "hb50_commons/msg/BridgeData",
+        "jointbus_msgs/msg/JointState",
+    } <= names, sorted(names)
+    for type_name, type_hash in sorted(ours):
+        package, _, short = type_name.split("/")
+        assert (exported / package / "msg" / f"{short}.msg").is_file(), type_name
+        assert store.hash_rihs01(type_name) == type_hash, type_name
+    offered = {(s.service_type, s.type_hash) for s in services if not s.local}
+    assert offered
+    for service_type, _hash in offered:
+        short = service_type.rsplit("/", 1)[1]
+        assert (exported / "jointbus_msgs" / "srv" / f"{short}.srv").is_file(), service_type
 
 
 def test_an_unknown_package_is_refused_and_nothing_written(tmp_path: Path) -> None:

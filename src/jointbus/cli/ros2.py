@@ -31,8 +31,8 @@ from jointbus.cli.topic import (
     user_errors,
     zenoh_config,
 )
-from jointbus.messages.registry import TypeRegistry, default_registry
-from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES
+from jointbus.messages.registry import TypeRegistry
+from jointbus.tools.known_types import known_registry
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -141,8 +141,12 @@ def export_packages(
 ) -> dict[str, list[str]]:
     """Write one interface package per name under ``directory``; returns package → type names.
 
-    Raises CliError for a package no registered type belongs to (nothing is written then)."""
-    registry = registry or default_registry().with_types(*HB50_MESSAGE_TYPES)
+    The types are every registered one of each package: by default :func:`known_registry`, the
+    registry the tools decode the wire with (the core's messages, the runtime's loop diagnostics
+    and parameter messages, and every bundled robot's), so a type jointbus can put on the wire is
+    exported without a list to keep in step. Raises CliError for a package no registered type
+    belongs to (nothing is written then)."""
+    registry = registry or known_registry()
     chosen: dict[str, dict[str, str]] = {}
     for package in packages:
         types = {
