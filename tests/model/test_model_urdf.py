@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yourdfpy  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jointbus.model.errors import RobotFileError
 from jointbus.model.joint import JointType
@@ -159,3 +161,82 @@ def test_exported_inertias_are_what_yourdfpy_reads() -> None:
     body = urdf.link_map["body"]
     assert body.inertial.mass == 7.812
     np.testing.assert_array_equal(np.diag(body.inertial.inertia), (0.03428, 0.05385, 0.07359))
+
+
+ARM = textwrap.dedent(
+    """\
+    <robot name="arm">
+      <link name="base"/><link name="upper"/><link name="fore"/>
+      <joint name="j_base" type="revolute">
+        <parent link="base"/><child link="upper"/>
+        <limit lower="-1.5" upper="1.5" effort="2.0" velocity="3.0"/>
+      </joint>
+      <joint name="j_shoulder" type="revolute">
+        <parent link="upper"/><child link="fore"/><axis xyz="0 1 0"/>
+        <limit lower="-1.0" upper="1.0" effort="10.0" velocity="2.0"/>
+        <dynamics damping="0.1" friction="0.0"/>
+        <safety_controller soft_lower_limit="-0.9" soft_upper_limit="0.9" k_position="10"
+                           k_velocity="1"/>
+      </joint>
+    </robot>
+    """
+)
+_SHOULDER_LIMIT = '<limit lower="-1.0" upper="1.0" effort="10.0" velocity="2.0"/>'
+
+
+def _arm_error(old: str, new: str) -> RobotFileError:
+    head, tail = ARM.split('<joint name="j_shoulder"')
+    assert old in tail, old
+    with pytest.raises(RobotFileError) as err:
+        loads_urdf(head + '<joint name="j_shoulder"' + tail.replace(old, new, 1), source="a.urdf")
+    return err.value
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "value", "expected"),
+    [
+        ('effort="10.0"', 'effort="-10.0"', "limit.effort", -10.0, "a magnitude ≥ 0"),
+        ('velocity="2.0"', 'velocity="-2"', "limit.velocity", -2.0, "a magnitude ≥ 0"),
+        ('upper="1.0"', 'upper="-2.0"', "limit.lower/upper", (-1.0, -2.0), "min ≤ max"),
+        ('damping="0.1"', 'damping="-0.1"', "dynamics.damping", -0.1, "a finite number ≥ 0"),
+        ('k_position="10"', 'k_position="-1"', "safety_controller.k_position", -1.0, "a gain ≥ 0"),
+        ('<child link="fore"/>', "", "child", None, "a <child link=...> element"),
+        ('<axis xyz="0 1 0"/>', '<mimic joint="j_base"/>', "mimic", "mimic", "no mimic joints"),
+    ],
+)
+def test_errors_inside_a_joint_name_the_joint_field_value_and_expectation(
+    old: str, new: str, key: str, value: object, expected: str
+) -> None:
+    """Not "joint 'j_shoulder' (index 1) = 'j_shoulder'; expected effort_max = -10.0; ...": the
+    attribute, the refused value and the rule, and the joint by name and index."""
+    err = _arm_error(old, new)
+    where = (err.source, err.key, err.value, err.joint, err.index)
+    assert where == ("a.urdf", f"joint[1].{key}", value, "j_shoulder", 1)
+    assert str(err) == (
+        f"a.urdf: joint[1].{key} of joint 'j_shoulder' (index 1) = {value!r}; expected {expected}"
+    )
+
+
+@given(
+    field=st.sampled_from(["effort", "velocity"]),
+    magnitude=st.floats(min_value=1e-9, max_value=1e9, allow_nan=False),
+)
+@settings(max_examples=50, deadline=None)
+def test_any_negative_limit_magnitude_is_refused_naming_the_joint(
+    field: str, magnitude: float
+) -> None:
+    limit = _SHOULDER_LIMIT.replace(
+        f'{field}="{"10.0" if field == "effort" else "2.0"}"', f'{field}="{-magnitude!r}"'
+    )
+    err = _arm_error(_SHOULDER_LIMIT, limit)
+    assert str(err) == (
+        f"a.urdf: joint[1].limit.{field} of joint 'j_shoulder' (index 1) = {-magnitude!r}; "
+        "expected a magnitude ≥ 0"
+    )
+
+
+def test_a_good_arm_urdf_loads() -> None:
+    model = loads_urdf(ARM)
+    assert model.joint("j_shoulder").limits.effort_max == 10.0
+    soft = model.joint("j_shoulder").limits.soft
+    assert soft is not None and soft.k_position == 10.0

@@ -113,13 +113,13 @@ def test_every_section_of_the_schema_is_read() -> None:
         ("type: revolute", "type: hinge", "joints[0].type", "one of"),
         ("axis: [0, 1, 0]", "axis: [0, 0, 0]", "joints[0].axis", "non-zero"),
         ("axis: [0, 1, 0]", "axis: [0, 1]", "joints[0].axis", "[x, y, z]"),
-        ("mass: 1.0", "mass: -1.0", "links[1]", "mass"),
+        ("mass: 1.0", "mass: -1.0", "links[1].mass", "≥ 0"),
         ("mass: 1.0", "mass: heavy", "links[1].mass", "a number"),
-        ("radius: 0.02", "radius: 0.0", "links[1].collisions[0]", "> 0"),
+        ("radius: 0.02", "radius: 0.0", "links[1].collisions[0].radius", "> 0"),
         ("shape: cylinder", "shape: cone", "links[1].collisions[0].shape", "'box'"),
         ("izz: 0.001", "izz: 0.5", "links[1].inertia", "triangle"),
         ("child: arm", "child: elbow", "joints[0]", "not a link"),
-        ("parent: base", "parent: arm", "joints[0]", "child"),
+        ("parent: base", "parent: arm", "joints[0].child", "other than the parent"),
         (
             "    limits: {position: [-1.5, 1.5], velocity: 3.0, effort: 2.0}\n",
             "",
@@ -211,3 +211,83 @@ def test_a_joint_role_is_read_and_optional() -> None:
     assert "role" in str(_error(_edit(MINIMAL, "type: revolute", "type: revolute\n    role: 3")))
     hb50 = {j.name: j.role for j in load_robot("hb50").joints}
     assert (hb50["fr_j0"], hb50["rl_j1"], hb50["rr_j2"]) == ("hip_abduction", "hip_flexion", "knee")
+
+
+TWO_JOINTS = textwrap.dedent(
+    """\
+    name: arm2
+    links:
+      - name: base
+      - name: upper
+      - name: fore
+    joints:
+      - name: j_base
+        type: revolute
+        parent: base
+        child: upper
+        axis: [0, 0, 1]
+        limits: {position: [-1.5, 1.5], velocity: 3.0, effort: 2.0}
+      - name: j_shoulder
+        type: revolute
+        parent: upper
+        child: fore
+        axis: [0, 1, 0]
+        limits: {position: [-1.0, 1.0], velocity: 2.0, effort: 10.0}
+    """
+)
+_SHOULDER = "limits: {position: [-1.0, 1.0], velocity: 2.0, effort: 10.0}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "value", "expected"),
+    [
+        (_SHOULDER, "limits: {velocity: 2.0}", "joints[1].limits.position", None, "[min, max]"),
+        (
+            "position: [-1.0, 1.0]",
+            "position: [1.0, -1.0]",
+            "joints[1].limits.position",
+            [1.0, -1.0],
+            "min ≤ max",
+        ),
+        ("position: [-1.0, 1.0]", "position: [-1.0]", "joints[1].limits.position", [-1.0], "pair"),
+        ("position: [-1.0, 1.0]", "position: [-1.0, x]", "joints[1].limits.position[1]", "x", "a"),
+        ("effort: 10.0", "effort: -10.0", "joints[1].limits.effort", -10.0, "≥ 0"),
+        (
+            "velocity: 2.0, effort: 10",
+            "velocity: -2, effort: 10",
+            "joints[1].limits.velocity",
+            -2,
+            "≥ 0",
+        ),
+        ("axis: [0, 1, 0]", "axis: [0, 0, 0]", "joints[1].axis", [0, 0, 0], "non-zero"),
+        ("child: fore", "child: upper", "joints[1].child", "upper", "other than the parent"),
+        ("child: fore", "child: nowhere", "joints[1]", "j_shoulder", "not a link"),
+        ("parent: upper", "parent: upper\n    role: 3", "joints[1].role", 3, "string"),
+        ("parent: upper", "parent: upper\n    limts: {}", "joints[1].limts", {}, "one of the keys"),
+    ],
+)
+def test_errors_inside_a_joint_name_the_joint_by_name_and_index(
+    old: str, new: str, key: str, value: object, expected: str
+) -> None:
+    """A bad value of the second joint names the joint ('j_shoulder', index 1), the key, the
+    value and what was expected — not only ``joints[1]``."""
+    head, tail = TWO_JOINTS.split("  - name: j_shoulder\n")
+    assert old in tail, old
+    err = _error(head + "  - name: j_shoulder\n" + tail.replace(old, new, 1))
+    assert (err.source, err.key, err.joint, err.index) == ("test.yaml", key, "j_shoulder", 1)
+    if key != "joints[1]":
+        assert err.value == value
+    message = str(err)
+    assert message.startswith(f"test.yaml: {key} of joint 'j_shoulder' (index 1) = ")
+    assert "; expected " in message and expected in message.split("; expected ", 1)[1]
+
+
+def test_a_joint_without_a_name_is_named_by_its_index() -> None:
+    err = _error(TWO_JOINTS.replace("  - name: j_shoulder\n", "  - role: shoulder\n"))
+    assert (err.key, err.joint, err.index) == ("joints[1].name", None, 1)
+    assert str(err).startswith("test.yaml: joints[1].name of joint (index 1) = None; expected ")
+
+
+def test_errors_outside_joints_name_no_joint() -> None:
+    err = _error(_edit(MINIMAL, "mass: 1.0", "mass: -1.0"))
+    assert err.joint is None and err.index is None and " of joint" not in str(err)

@@ -19,18 +19,40 @@ class ModelError(ValueError):
 class RobotFileError(ModelError):
     """A robot file (YAML or URDF) holds data that cannot describe a robot; nothing was built.
 
-    Attributes: ``source`` (file path or bundled name), ``key`` (dotted key path such as
-    ``joints[3].limits.position``, ``""`` for the whole file), ``value`` and ``expected``.
+    Attributes: ``source`` (file path or bundled name), ``key`` (key path such as
+    ``joints[3].limits.position``, ``""`` for the whole file), ``value`` and ``expected``; for a
+    value inside one joint, ``joint`` (its name, ``None`` when the name itself is missing) and
+    ``index`` (its position in the file's list of joints), shown as "of joint 'fr_j1' (index 3)".
     """
 
-    def __init__(self, source: str, key: str, value: Any, expected: str) -> None:
+    def __init__(
+        self,
+        source: str,
+        key: str,
+        value: Any,
+        expected: str,
+        *,
+        joint: str | None = None,
+        index: int | None = None,
+    ) -> None:
         self.source = source
         self.key = key
         self.value = value
         self.expected = expected
+        self.joint = joint
+        self.index = index
         where = f"{source}: {key}" if key else source
+        if joint is not None or index is not None:
+            where += f" of {joint_label(joint, index)}"
         shown = _short_repr(value)
         super().__init__(f"{where} = {shown}; expected {expected}")
+
+
+def joint_label(joint: str | None, index: int | None) -> str:
+    """``joint 'fr_j1' (index 3)`` — how every error names a joint (``joint (index 3)`` when
+    the name is unknown, ``joint 'fr_j1'`` when the index is)."""
+    named = f"joint {joint!r}" if joint is not None else "joint"
+    return named + (f" (index {index})" if index is not None else "")
 
 
 class DefinitionError(ModelError):

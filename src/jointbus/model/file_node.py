@@ -22,15 +22,30 @@ from jointbus.model.errors import RobotFileError
 
 @dataclass(frozen=True, slots=True)
 class FileNode:
-    """One value of a robot file, with the file's name (``source``) and the value's ``key`` path."""
+    """One value of a robot file, with the file's name (``source``) and the value's ``key`` path.
+
+    Inside a joint's entry, ``joint`` and ``joint_index`` name that joint (name and position in
+    ``joints``), so every error about one of its values names the joint, not only the index."""
 
     value: Any
     source: str
     key: str = ""
+    joint: str | None = None
+    joint_index: int | None = None
 
     def fail(self, expected: str) -> RobotFileError:
         """The error for this value not being what was ``expected`` (raise it)."""
-        return RobotFileError(self.source, self.key, self.value, expected)
+        return self.fail_at(self.key, self.value, expected)
+
+    def fail_at(self, key: str, value: Any, expected: str) -> RobotFileError:
+        """The error for ``value`` at ``key`` (this node's or a child's), naming its joint."""
+        return RobotFileError(
+            self.source, key, value, expected, joint=self.joint, index=self.joint_index
+        )
+
+    def of_joint(self, name: str | None, index: int) -> FileNode:
+        """This node (a joint's entry) and its children, naming joint ``name`` at ``index``."""
+        return FileNode(self.value, self.source, self.key, name, index)
 
     def _child_key(self, name: str | int) -> str:
         if isinstance(name, int):
@@ -44,17 +59,14 @@ class FileNode:
             raise self.fail("a mapping (key: value)")
         for k in self.value:
             if not isinstance(k, str):
-                raise RobotFileError(
-                    self.source,
+                raise self.fail_at(
                     self._child_key(str(k)),
                     k,
                     "a string key (quote names such as on, off, yes, no: YAML reads them as "
                     "booleans)",
                 )
             if allowed is not None and k not in allowed:
-                raise RobotFileError(
-                    self.source, self._child_key(k), self.value[k], f"one of the keys {allowed}"
-                )
+                raise self.fail_at(self._child_key(k), self.value[k], f"one of the keys {allowed}")
         return self.value
 
     def has(self, name: str) -> bool:
@@ -64,7 +76,7 @@ class FileNode:
     def at(self, name: str) -> FileNode:
         """The child ``name`` of this mapping (its value is ``None`` when the key is absent)."""
         value = self.value.get(name) if isinstance(self.value, Mapping) else None
-        return FileNode(value, self.source, self._child_key(name))
+        return FileNode(value, self.source, self._child_key(name), self.joint, self.joint_index)
 
     def require(self, name: str) -> FileNode:
         """The child ``name`` of this mapping, which must be present and not null."""
@@ -83,7 +95,10 @@ class FileNode:
         """The children of this list."""
         if not isinstance(self.value, list):
             raise self.fail("a list")
-        return [FileNode(v, self.source, self._child_key(i)) for i, v in enumerate(self.value)]
+        return [
+            FileNode(v, self.source, self._child_key(i), self.joint, self.joint_index)
+            for i, v in enumerate(self.value)
+        ]
 
     # --- scalars ----------------------------------------------------------------------------
     def number(self, *, finite: bool = True) -> float:
@@ -137,10 +152,10 @@ class FileNode:
         out = []
         for i, item in enumerate(v):
             if isinstance(item, bool) or not isinstance(item, int | float):
-                raise RobotFileError(self.source, self._child_key(i), item, f"a number ({what})")
+                raise self.fail_at(self._child_key(i), item, f"a number ({what})")
             f = float(item)
             if not math.isfinite(f):
-                raise RobotFileError(self.source, self._child_key(i), item, "a finite number")
+                raise self.fail_at(self._child_key(i), item, "a finite number")
             out.append(f)
         return tuple(out)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from jointbus.model.errors import DefinitionError
+
 _INF = math.inf
 
 
@@ -25,11 +27,12 @@ class SoftLimits:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper)) or self.lower > self.upper:
-            raise ValueError(
-                f"soft limits [{self.lower}, {self.upper}]: expected finite lower ≤ upper"
+            raise DefinitionError(
+                "soft limits", "lower", (self.lower, self.upper), "finite lower ≤ upper"
             )
-        if self.k_position < 0 or self.k_velocity < 0:
-            raise ValueError("soft limit gains k_position and k_velocity must be ≥ 0")
+        for name in ("k_position", "k_velocity"):
+            if getattr(self, name) < 0:
+                raise DefinitionError("soft limits", name, getattr(self, name), "a gain ≥ 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +52,9 @@ class JointLimitSpec:
 
     def __post_init__(self) -> None:
         if self.position_min > self.position_max:
-            raise ValueError(
-                f"position limits [{self.position_min}, {self.position_max}]: expected min ≤ max"
+            raise DefinitionError(
+                "joint limits", "position", (self.position_min, self.position_max), "min ≤ max"
             )
         for name in ("velocity_max", "effort_max", "current_max"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} = {getattr(self, name)}; expected ≥ 0")
+                raise DefinitionError("joint limits", name, getattr(self, name), "a magnitude ≥ 0")

@@ -9,8 +9,11 @@ passive, not actuated) or else every non-fixed joint in file order; calibration 
 the base mount is the ``base_mount`` argument. ``<safety_controller>`` becomes soft limits and
 ``<dynamics>`` damping and friction. Mesh geometry cannot be represented by the model; it is an
 error unless ``skip_meshes=True`` drops it. Mimic joints are not supported (an error).
-Problems — XML, a missing attribute, a broken tree — become
-:class:`~jointbus.model.errors.RobotFileError` naming the file and the element.
+Problems — XML, a missing attribute, a broken tree, a refused value — become
+:class:`~jointbus.model.errors.RobotFileError` naming the file and the element; inside a joint,
+the joint by name and index (file order), the attribute, the value and the rule, e.g.
+``arm.urdf: joint[1].limit.effort of joint 'j_shoulder' (index 1) = -10.0; expected a magnitude
+≥ 0``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import yourdfpy  # type: ignore[import-untyped]
 
 from jointbus.math import Transform, Vec3
 from jointbus.messages.errors import UnknownJointError
-from jointbus.model.errors import ModelError, RobotFileError, TreeError
+from jointbus.model.errors import DefinitionError, ModelError, RobotFileError, TreeError
 from jointbus.model.joint import Joint, JointDynamics, JointType
 from jointbus.model.limits import JointLimitSpec, SoftLimits
 from jointbus.model.link import Box, Collision, Cylinder, Inertia, Link, Shape, Sphere
@@ -70,7 +73,7 @@ def loads_urdf(
     )
     joints = []
     for i, urdf_joint in enumerate(robot.joints):
-        joints.append(_joint(urdf_joint, f"joint {urdf_joint.name!r} (index {i})", source))
+        joints.append(_joint(urdf_joint, i, source))
     moving = [j.name for j in joints if j.type is not JointType.FIXED]
     order = tuple(actuator_order) if actuator_order is not None else tuple(moving)
     chosen = set(order)
@@ -84,6 +87,15 @@ def loads_urdf(
             base_mount=base_mount,
         )
     except TreeError as exc:
+        if exc.section == "joints" and exc.joint is not None:
+            raise RobotFileError(
+                source,
+                f"joint[{exc.index}]" if exc.index is not None else "joint",
+                exc.joint,
+                f"a valid tree: {exc.problem}",
+                joint=exc.joint,
+                index=exc.index,
+            ) from exc
         raise RobotFileError(source, exc.section, exc.joint, f"a valid tree: {exc}") from exc
     except (ModelError, UnknownJointError) as exc:
         raise RobotFileError(source, "", robot.name, f"a valid robot: {exc}") from exc
@@ -117,15 +129,26 @@ def _parse(text: str, source: str) -> Any:
         if not element.get("name"):
             raise RobotFileError(source, f"link (index {i})", None, "a name attribute")
     for i, element in enumerate(root.findall("joint")):
-        where = f"joint {element.get('name')!r} (index {i})"
-        if not element.get("name"):
-            raise RobotFileError(source, where, None, "a name attribute")
+        name = element.get("name") or None
+        if name is None:
+            raise RobotFileError(
+                source, f"joint[{i}].name", None, "a name attribute", joint=None, index=i
+            )
         for tag in ("parent", "child"):
             sub = element.find(tag)
             if sub is None or not sub.get("link"):
-                raise RobotFileError(source, f"{where}.{tag}", None, f"a <{tag} link=...> element")
+                raise RobotFileError(
+                    source,
+                    f"joint[{i}].{tag}",
+                    None,
+                    f"a <{tag} link=...> element",
+                    joint=name,
+                    index=i,
+                )
         if element.find("mimic") is not None:
-            raise RobotFileError(source, f"{where}.mimic", "mimic", "no mimic joints")
+            raise RobotFileError(
+                source, f"joint[{i}].mimic", "mimic", "no mimic joints", joint=name, index=i
+            )
     try:
         urdf = yourdfpy.URDF.load(
             io.BytesIO(text.encode("utf-8")),
@@ -142,24 +165,36 @@ def _parse(text: str, source: str) -> Any:
     return urdf.robot
 
 
-def _transform(matrix: Any, source: str, key: str) -> Transform:
+def _transform(
+    matrix: Any, source: str, key: str, *, index: int | None = None, joint: str | None = None
+) -> Transform:
     if matrix is None:
         return Transform.identity()
     try:
         return Transform.from_matrix(np.asarray(matrix, dtype=np.float64))
     except ValueError as exc:
-        raise RobotFileError(source, key, None, f"a rigid transform ({exc})") from None
+        raise RobotFileError(
+            source, key, None, f"a rigid transform ({exc})", joint=joint, index=index
+        ) from None
 
 
-def _float(value: Any, default: float, source: str, key: str) -> float:
+def _float(
+    value: Any,
+    default: float,
+    source: str,
+    key: str,
+    *,
+    joint: str | None = None,
+    index: int | None = None,
+) -> float:
     if value is None:
         return default
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise RobotFileError(source, key, value, "a number") from None
+        raise RobotFileError(source, key, value, "a number", joint=joint, index=index) from None
     if math.isnan(number):
-        raise RobotFileError(source, key, value, "a number")
+        raise RobotFileError(source, key, value, "a number", joint=joint, index=index)
     return number
 
 
@@ -211,41 +246,72 @@ def _shape(geometry: Any, source: str, key: str, skip_meshes: bool) -> Shape | N
     )
 
 
-def _joint(joint: Any, key: str, source: str) -> Joint:
+#: URDF attributes (under ``joint[i].``) of the fields a joint's or its limits' constructor refuses.
+_URDF_FIELDS = {
+    "position": "limit.lower/upper",
+    "position_min": "limit.lower",
+    "position_max": "limit.upper",
+    "velocity_max": "limit.velocity",
+    "effort_max": "limit.effort",
+    "limits.position": "limit.lower/upper",
+    "lower": "safety_controller.soft_lower_limit/soft_upper_limit",
+    "k_position": "safety_controller.k_position",
+    "k_velocity": "safety_controller.k_velocity",
+    "damping": "dynamics.damping",
+    "friction": "dynamics.friction",
+}
+
+
+def _joint(joint: Any, index: int, source: str) -> Joint:
+    """Joint ``index`` (in file order) of the URDF; every error about it names the joint."""
+    key = f"joint[{index}]"
+
+    def number(value: Any, default: float, field: str) -> float:
+        return _float(value, default, source, f"{key}.{field}", joint=joint.name, index=index)
+
     try:
         jtype = JointType(joint.type)
     except ValueError:
         raise RobotFileError(
-            source, f"{key}.type", joint.type, f"one of {[t.value for t in JointType]}"
+            source,
+            f"{key}.type",
+            joint.type,
+            f"one of {[t.value for t in JointType]}",
+            joint=joint.name,
+            index=index,
         ) from None
-    origin = _transform(joint.origin, source, f"{key}.origin")
+    origin = _transform(joint.origin, source, f"{key}.origin", joint=joint.name, index=index)
     ax = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=np.float64)
     if ax.shape != (3,) or not np.isfinite(ax).all():
-        raise RobotFileError(source, f"{key}.axis", joint.axis, "three finite numbers")
+        raise RobotFileError(
+            source, f"{key}.axis", joint.axis, "three finite numbers", joint=joint.name, index=index
+        )
     limit = joint.limit
     lo, hi, effort, velocity = -math.inf, math.inf, math.inf, math.inf
     if limit is not None:
         if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
-            lo = _float(limit.lower, -math.inf, source, f"{key}.limit.lower")
-            hi = _float(limit.upper, math.inf, source, f"{key}.limit.upper")
-        effort = _float(limit.effort, math.inf, source, f"{key}.limit.effort")
-        velocity = _float(limit.velocity, math.inf, source, f"{key}.limit.velocity")
-    soft = None
+            lo = number(limit.lower, -math.inf, "limit.lower")
+            hi = number(limit.upper, math.inf, "limit.upper")
+        effort = number(limit.effort, math.inf, "limit.effort")
+        velocity = number(limit.velocity, math.inf, "limit.velocity")
+    soft_values: tuple[float, float, float, float] | None = None
     sc = joint.safety_controller
     if sc is not None and sc.soft_lower_limit is not None and sc.soft_upper_limit is not None:
-        soft = SoftLimits(
-            _float(sc.soft_lower_limit, 0.0, source, f"{key}.safety_controller.soft_lower_limit"),
-            _float(sc.soft_upper_limit, 0.0, source, f"{key}.safety_controller.soft_upper_limit"),
-            _float(sc.k_position, 0.0, source, f"{key}.safety_controller.k_position"),
-            _float(sc.k_velocity, 0.0, source, f"{key}.safety_controller.k_velocity"),
+        soft_values = (
+            number(sc.soft_lower_limit, 0.0, "safety_controller.soft_lower_limit"),
+            number(sc.soft_upper_limit, 0.0, "safety_controller.soft_upper_limit"),
+            number(sc.k_position, 0.0, "safety_controller.k_position"),
+            number(sc.k_velocity, 0.0, "safety_controller.k_velocity"),
         )
-    dynamics = JointDynamics()
+    damping_friction = (0.0, 0.0)
     if joint.dynamics is not None:
-        dynamics = JointDynamics(
-            damping=_float(joint.dynamics.damping, 0.0, source, f"{key}.dynamics.damping"),
-            friction=_float(joint.dynamics.friction, 0.0, source, f"{key}.dynamics.friction"),
+        damping_friction = (
+            number(joint.dynamics.damping, 0.0, "dynamics.damping"),
+            number(joint.dynamics.friction, 0.0, "dynamics.friction"),
         )
     try:
+        soft = SoftLimits(*soft_values) if soft_values is not None else None
+        dynamics = JointDynamics(damping=damping_friction[0], friction=damping_friction[1])
         return Joint(
             name=joint.name,
             type=jtype,
@@ -263,5 +329,12 @@ def _joint(joint: Any, key: str, source: str) -> Joint:
             actuated=jtype is not JointType.FIXED,
             dynamics=dynamics,
         )
+    except DefinitionError as exc:
+        field = _URDF_FIELDS.get(exc.field, exc.field)
+        raise RobotFileError(
+            source, f"{key}.{field}", exc.value, exc.expected, joint=joint.name, index=index
+        ) from exc
     except ValueError as exc:
-        raise RobotFileError(source, key, joint.name, str(exc)) from exc
+        raise RobotFileError(
+            source, key, joint.name, str(exc), joint=joint.name, index=index
+        ) from exc

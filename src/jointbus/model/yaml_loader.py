@@ -3,7 +3,8 @@
 Where it sits: :mod:`jointbus.model`; the bundled robots live in ``jointbus/model/robots/*.yaml``
 (``hb50``, ``arm6``, ``rover``). ``load_robot("hb50")`` loads a bundled robot, ``load_robot(path)``
 a file. Every error is a :class:`~jointbus.model.errors.RobotFileError` that names the file, the
-key path (``joints[4].limits.position``), the value and what was expected; nothing is half-built.
+key path (``joints[4].limits.position``), inside a joint the joint by name and index (``of joint
+'fr_j1' (index 4)``), the value and what was expected; nothing is half-built.
 Duplicate keys in a mapping are errors too (plain PyYAML keeps the last one silently, which would
 hide a copy-paste slip such as two ``fr_j1`` entries in a pose).
 
@@ -58,6 +59,7 @@ Robot file schema (SI units; angles in rad; every key not marked *required* is o
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -153,7 +155,7 @@ def robot_from_data(root: FileNode) -> RobotModel:
     name = root.require("name").text()
     links = tuple(_link(node) for node in root.require("links").elements())
     joint_nodes = root.at("joints").elements() if root.has("joints") else []
-    joints = tuple(_joint(node) for node in joint_nodes)
+    joints = tuple(_joint(node, i) for i, node in enumerate(joint_nodes))
     base = root.at("base")
     mount = JointType.FIXED
     base_link: str | None = None
@@ -191,6 +193,15 @@ def robot_from_data(root: FileNode) -> RobotModel:
         )
     except TreeError as exc:
         key = exc.section + (f"[{exc.index}]" if exc.index is not None else "")
+        if exc.section == "joints" and exc.joint is not None:
+            raise RobotFileError(
+                root.source,
+                key,
+                exc.joint,
+                f"a valid tree: {exc.problem}",
+                joint=exc.joint,
+                index=exc.index,
+            ) from exc
         raise RobotFileError(root.source, key, exc.joint, f"a valid tree: {exc}") from exc
     except UnknownJointError as exc:
         raise RobotFileError(
@@ -205,17 +216,16 @@ def robot_from_data(root: FileNode) -> RobotModel:
 
 # --- sections --------------------------------------------------------------------------------
 def _built(node: FileNode, build: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call ``build``; a ValueError from a constructor becomes a RobotFileError at ``node``."""
+    """Call ``build``; a ValueError from a constructor becomes a RobotFileError at ``node``
+    (at ``node``'s key ``field`` with the refused value, when the constructor named them)."""
     try:
         return build(*args, **kwargs)
+    except DefinitionError as exc:
+        if isinstance(node.value, Mapping) and exc.field in node.value:
+            raise node.fail_at(node.at(exc.field).key, exc.value, exc.expected) from exc
+        raise node.fail_at(node.key, exc.value, f"{exc.field} {exc.expected}") from exc
     except (ValueError, TypeError) as exc:
-        raise RobotFileError(node.source, node.key, node.value, _reason(exc)) from exc
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, DefinitionError):
-        return f"{exc.field!r} {exc.expected}"
-    return str(exc)
+        raise node.fail(str(exc)) from exc
 
 
 def _enum(node: FileNode, enum_type: type[JointType]) -> JointType:
@@ -272,7 +282,10 @@ def _collision(node: FileNode) -> Collision:
     return Collision(shape, node.at("origin").transform())
 
 
-def _joint(node: FileNode) -> Joint:
+def _joint(entry: FileNode, index: int) -> Joint:
+    """Joint ``index`` of the file; every error about it names the joint (name and index)."""
+    given = entry.value.get("name") if isinstance(entry.value, Mapping) else None
+    node = entry.of_joint(given if isinstance(given, str) and given else None, index)
     node.mapping(_JOINT_KEYS)
     name = node.require("name").text()
     jtype = _enum(node.require("type"), JointType)
