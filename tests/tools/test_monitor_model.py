@@ -27,6 +27,7 @@ from jointbus.tools.monitor.model import (
     FLAG_LABELS,
     MonitorModel,
     NodeState,
+    TopicRow,
     describe_flags,
 )
 
@@ -320,3 +321,70 @@ def test_feed_prefers_a_bridge_data_mirror(bus: Bus) -> None:
         assert feed.data_topic == "/hb50/bridge_data_10hz"
         assert fast.subscriber_count == 0  # the 500 Hz topic is no longer received
         assert model.snapshot(0).joints[0].position == 1.0
+
+
+def test_every_published_topic_of_another_process_gets_a_true_rate_or_a_reason() -> None:
+    """The monitor in its own Zenoh session: ``/tf``, ``joint_state`` and the like, which it
+    does not otherwise receive, are counted (a rate, exact to the message), ``bridge_data`` is not
+    received once its mirror is seen (no subscriber left matching it: the bridge encodes nothing
+    for the monitor) and says so, and a topic of a type unknown here says so."""
+    from jointbus.bus import ZenohConfig
+    from jointbus.messages.sensor_msgs import JointState
+    from jointbus.messages.tf2_msgs import TFMessage
+    from support.bus import Count, free_port, wait_until
+
+    port = free_port()
+    with (
+        Bus(name="robot", zenoh=ZenohConfig(hub_port=port)) as robot,
+        Bus(name="monitor", zenoh=ZenohConfig(hub_port=port)) as bus,
+    ):
+        counted = {
+            "/tf": (robot.publisher("/tf", TFMessage, RELIABLE, node="bridge_node"), TFMessage()),
+            "/hb50/joint_state": (
+                robot.publisher("/hb50/joint_state", JointState, RELIABLE, node="bridge_node"),
+                JointState(),
+            ),
+        }
+        fast = robot.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+        mirror = robot.publisher("/hb50/bridge_data_10hz", BridgeData, RELIABLE, node="bridge_node")
+        unknown = robot.publisher("/hb50/custom", Count, RELIABLE, node="bridge_node")
+        model = MonitorModel(rate_window_s=10.0)
+        with MonitorFeed(bus, discover_period_s=0.05) as feed:
+
+            def ready() -> bool:
+                feed.poll(model, 0)
+                rows = {t.name: t for t in model.snapshot(0).topics}
+                return (
+                    all(pub.remote_matched for pub, _ in counted.values())
+                    and not fast.remote_matched
+                    and "mirror" in rows.get("/hb50/bridge_data", TopicRow("", "", 0, None)).note
+                    and "/hb50/custom" in rows
+                    and rows["/hb50/custom"].note != ""
+                )
+
+            assert wait_until(ready, 10.0)
+            for i in range(20):
+                for pub, msg in counted.values():
+                    pub.publish(msg)
+                fast.publish(bridge_data())
+                if i % 10 == 0:
+                    mirror.publish(bridge_data())
+                unknown.publish(Count(i))
+
+            def measured() -> bool:
+                feed.poll(model, S)
+                rows = {t.name: t for t in model.snapshot(S).topics}
+                return all(rows[name].rate_hz == 20.0 for name in counted)
+
+            assert wait_until(measured, 10.0)
+            rows = {t.name: t for t in model.snapshot(S).topics}
+            assert rows["/hb50/bridge_data"].rate_hz is None
+            assert rows["/hb50/bridge_data"].rate_text == (
+                "not received: its mirror /hb50/bridge_data_10hz is (saves the encoding)"
+            )
+            assert rows["/hb50/custom"].rate_text == "not received: type unknown here"
+            text = model.snapshot(S).to_text()
+            assert "topic /tf [tf2_msgs/msg/TFMessage] 20.0 Hz" in text
+            assert "topic /hb50/custom [jointbus_test/msg/Count] not received" in text
+        # the counting subscriptions close with the feed
+        assert wait_until(lambda: not any(p.remote_matched for p, _ in counted.values()), 5.0)

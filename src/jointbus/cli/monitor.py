@@ -4,7 +4,8 @@ Where it sits: :mod:`jointbus.cli`, a thin wrapper around :mod:`jointbus.tools.m
 process joins the jointbus Zenoh network (with no flags it finds a running demo on this host) and
 shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per joint (position,
 velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
-command owner, e-stop and arming state, topic rates and the latest status events.
+command owner, e-stop and arming state, topic rates (every topic it can decode is counted; one
+it does not receive says why) and the latest status events.
 
 In a terminal it is a full-screen textual app (Ctrl+Q or Ctrl+C quits; Ctrl+E latches the robot's
 e-stop at once: the session is already on the bus, unlike a new ``jointbus estop``) whose keys
@@ -63,6 +64,10 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     domain_id: DomainIdOption = None,
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot.
+
+    Every published topic whose type is known is counted for its rate, except one with a _10hz
+    mirror (bridge_data: not received, to spare the bridge encoding it); a topic with no rate
+    says why.
 
     In a terminal, teleop_twist_keyboard's keys (i forward, j/l turn, ...) drive
     /<ns>/velocity_command while held, as `jointbus teleop` does; Ctrl+Q quits.

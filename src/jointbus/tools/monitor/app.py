@@ -315,7 +315,7 @@ def _topic_rows(snap: MonitorSnapshot) -> list[Row]:
             topic.name,
             (
                 topic.name,
-                "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz",
+                topic.rate_text,
                 str(topic.publishers),
                 topic.type_name.rsplit("/", 1)[-1],  # BridgeData, not hb50_commons/msg/...
             ),
@@ -367,9 +367,7 @@ def run_monitor(
         MonitorFeed(bus, namespace=namespace, discover_period_s=discover_period_s) as feed,
         TwistStream(velocity, publish_idle=False) as teleop,
     ):
-        app = MonitorApp(
-            model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}", teleop=teleop
-        )
+        app = MonitorApp(model, feed, refresh_s=refresh_s, subtitle=f"/{namespace}", teleop=teleop)
         ended = threading.Event()
         stop = stop if stop is not None else threading.Event()
 

@@ -27,7 +27,13 @@ append per cycle, and over Zenoh the bridge encodes it for the monitor.
 
 A discovery thread refreshes the topic list every ``discover_period_s`` (for the rates panel);
 rates come from publisher counters for topics of this process (exact, free) and from the feed's
-subscriber counters for the others.
+subscriber counters for the others. A rate is only true if it counts every sample, so the feed
+also *counts* every other discovered topic it can decode (``/tf``, ``joint_state``,
+``diagnostics``, ...): a polling subscription with QoS ``MAB_RT`` (best effort, keep last 1), read
+and emptied at each refresh, whose ``received`` counter gives the rate. Two kinds are not received,
+and the panel says why instead of a rate: a topic with a ``<name>_10hz`` mirror (``bridge_data``:
+receiving it would make the bridge encode 500 frames a second for the monitor), and a topic whose
+type this process does not know.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInf
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, RobotState, Status
+from jointbus.tools.known_types import known_registry
 from jointbus.tools.monitor.model import MonitorModel
 
 __all__ = ["DEFAULT_DISCOVER_PERIOD_S", "MonitorFeed"]
@@ -51,6 +58,8 @@ _LOG = logging.getLogger("jointbus.tools.monitor")
 DEFAULT_DISCOVER_PERIOD_S: Final = 2.0
 _NODE: Final = "monitor"
 _EVENT_QOS: Final = RELIABLE.with_(depth=256)
+#: The suffix of a topic's slow mirror (``bridge_data`` → ``bridge_data_10hz``).
+MIRROR_SUFFIX: Final = "_10hz"
 _M = TypeVar("_M", bound=Message)
 
 
@@ -79,6 +88,8 @@ class MonitorFeed:
         self._stop = threading.Event()
         self._topics: list[TopicInfo] | None = None
         self._subs: list[Subscriber[Any]] = []
+        #: Count-only subscriptions of other discovered topics, by topic (for their rates).
+        self._counters: dict[str, Subscriber[Any]] = {}
         self.state = self._subscribe("bridge_state_10hz", BridgeState, RELIABLE)
         self.robot = self._subscribe("robot_state_10hz", RobotState, RELIABLE)
         self.heartbeat = self._subscribe("heartbeat", Status, _EVENT_QOS)
@@ -134,6 +145,9 @@ class MonitorFeed:
             model.set_topics(topics)
             if any(t.name == self.data_mirror.topic and t.publishers for t in topics):
                 self._use_mirror()
+            self._follow(topics, model)
+        for counter in self._counters.values():
+            counter.take_all()  # only its counter matters: keep the queue empty
         self._count(model, now)
 
     def _use_mirror(self) -> None:
@@ -143,6 +157,26 @@ class MonitorFeed:
             self._subs.remove(self.data)
             self.data = None
 
+    def _follow(self, topics: list[TopicInfo], model: MonitorModel) -> None:
+        """Count every published topic this feed does not receive yet, or tell the model why
+        not (see the module docstring)."""
+        published = {t.name for t in topics if t.publishers}
+        received = {s.topic for s in self._subs} | set(self._counters)
+        registry = known_registry()
+        for info in topics:
+            name = info.name
+            if name not in published or name in received or self.bus.local_publishers(name):
+                continue  # received already, or counted at its publisher in this process
+            if name + MIRROR_SUFFIX in published:
+                model.not_measured(
+                    name, f"not received: its mirror {name + MIRROR_SUFFIX} is (saves the encoding)"
+                )
+            elif len(info.type_names) != 1 or info.type_name not in registry:
+                model.not_measured(name, "not received: type unknown here")
+            else:
+                msg_type = registry.by_type_name(info.type_name)
+                self._counters[name] = self.bus.subscribe(name, msg_type, None, MAB_RT, node=_NODE)
+
     def _count(self, model: MonitorModel, now: int) -> None:
         counted: set[str] = set()
         for info in self.bus.topics():
@@ -150,7 +184,7 @@ class MonitorFeed:
             if publishers:
                 model.count(info.name, sum(p.stats().published for p in publishers), now)
                 counted.add(info.name)
-        for sub in self._subs:
+        for sub in (*self._subs, *self._counters.values()):
             if sub.topic not in counted and not sub.closed:
                 model.count(sub.topic, sub.received, now)
 
@@ -188,9 +222,10 @@ class MonitorFeed:
         self._stop.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=5.0)
-        for sub in self._subs:
+        for sub in (*self._subs, *self._counters.values()):
             sub.close()
         self._subs.clear()
+        self._counters.clear()
         self._hardware.close()
 
     def __enter__(self) -> MonitorFeed:

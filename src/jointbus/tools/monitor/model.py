@@ -29,8 +29,10 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   reports also appear among the events.
 - **Topic rates** are measured from cumulative message counters sampled at each refresh
   (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
-  subscriber counters for the topics the monitor receives; other discovered topics are listed
-  without a rate, and topics nobody publishes are left out.
+  subscriber counters for the topics the monitor receives (the feed receives every topic it can,
+  :mod:`jointbus.tools.monitor.feed`). A topic with no rate shows why (``note``: not received, and
+  the reason), or ``-`` while its first two samples are being taken; a topic the monitor stopped
+  receiving shows no rate (its old one would be stale). Topics nobody publishes are left out.
 - **Events**: the newest ``max_events`` reports of the status topic, newest first.
 """
 
@@ -186,12 +188,21 @@ class NodeRow:
 
 @dataclass(frozen=True, slots=True)
 class TopicRow:
-    """One topic: type, publisher count, measured rate (Hz; None = not measured here)."""
+    """One topic: type, publisher count, measured rate (Hz; None = not measured here, and
+    ``note`` says why when it is known)."""
 
     name: str
     type_name: str
     publishers: int
     rate_hz: float | None
+    note: str = ""
+
+    @property
+    def rate_text(self) -> str:
+        """``"500.0 Hz"``, the reason no rate is measured, or ``"-"`` (being measured)."""
+        if self.rate_hz is not None:
+            return f"{self.rate_hz:.1f} Hz"
+        return self.note or "-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +272,7 @@ class MonitorSnapshot:
                 f"last heartbeat {node.age_s:.1f} s ago)"
             )
         for topic in self.topics:
-            rate = "-" if topic.rate_hz is None else f"{topic.rate_hz:.1f} Hz"
-            lines.append(f"topic {topic.name} [{topic.type_name}] {rate}")
+            lines.append(f"topic {topic.name} [{topic.type_name}] {topic.rate_text}")
         for event in self.events:
             lines.append(f"event {event.level.name} {event.node}: {event.text}")
         return "\n".join(lines)
@@ -349,6 +359,7 @@ class MonitorModel:
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
         self._rates: dict[str, _RateMeter] = {}
+        self._notes: dict[str, str] = {}
         self._topics: dict[str, TopicInfo] = {}
 
     # ---- feeding ---------------------------------------------------------------------------
@@ -399,7 +410,14 @@ class MonitorModel:
         meter = self._rates.get(topic)
         if meter is None:
             meter = self._rates[topic] = _RateMeter(self._window_ns)
+            self._notes.pop(topic, None)
         meter.sample(now_ns, total)
+
+    def not_measured(self, topic: str, reason: str) -> None:
+        """``topic``'s rate is not measured, for ``reason`` (shown instead of a rate); a rate
+        measured before is dropped (it would no longer be true)."""
+        self._rates.pop(topic, None)
+        self._notes[topic] = reason
 
     def set_topics(self, topics: Iterable[TopicInfo]) -> None:
         """The topics discovery found (names, types, publishers)."""
@@ -499,6 +517,7 @@ class MonitorModel:
                     info.type_name if info is not None else "",
                     len(info.publishers) if info is not None else 0,
                     meter.rate() if meter is not None else None,
+                    "" if meter is not None else self._notes.get(name, ""),
                 )
             )
         return tuple(rows)
