@@ -162,3 +162,39 @@ def test_mangling() -> None:
     assert mangle("/") == "%"
     assert mangle("") == "%"
     assert mangle("/a/b") == "%a%b"
+
+
+@pytest.mark.parametrize(
+    ("namespace", "chunk", "parsed"),
+    [("", "%", "/"), ("/", "%", "/"), ("arm3", "%arm3", "/arm3"), ("/a/b", "%a%b", "/a/b")],
+)
+def test_a_nodes_namespace_is_announced_as_rcl_gives_it_to_rmw_zenoh(
+    namespace: str, chunk: str, parsed: str
+) -> None:
+    """rcl hands rmw_zenoh a fully qualified namespace (``/arm3``), mangled ``%arm3`` in the node
+    token and in each of its endpoints' tokens; a jointbus ``arm3`` is announced the same."""
+    node = node_token(0, _ZID, 3, "array_node", namespace)
+    assert node == f"@ros2_lv/0/{_ZID}/3/3/NN/%/{chunk}/array_node"
+    pub = endpoint_token(
+        0,
+        _ZID,
+        node_id=3,
+        entity_id=4,
+        kind="MP",
+        node="array_node",
+        topic="/arm3/joint_state",
+        type_name="std_msgs/msg/String",
+        type_hash=_HASH,
+        qos=RELIABLE,
+        namespace=namespace,
+    )
+    assert f"/MP/%/{chunk}/array_node/%arm3%joint_state/" in pub
+    assert parse_token(node).namespace == parsed and parse_token(pub).namespace == parsed
+
+
+@pytest.mark.parametrize("namespace", ["arm 3", "3arm", "a//b", "a-b"])
+def test_a_namespace_that_is_no_ros_name_is_refused(namespace: str) -> None:
+    from jointbus.bus import TopicNameError
+
+    with pytest.raises(TopicNameError):
+        node_token(0, _ZID, 3, "array_node", namespace)

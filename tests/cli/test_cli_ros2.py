@@ -178,3 +178,51 @@ def test_exported_srv_files_hash_like_the_service_keys(exported: Path) -> None:
         request_text, response_text = path.read_text().split("\n---\n")
         digest = compute_service_type_hash(service, request_text, response_text, dependencies)
         assert digest == service_type_hash(request, response), service
+
+
+def test_nodes_are_announced_in_their_namespace_so_two_arrays_are_two_ros_nodes() -> None:
+    """Two arrays served as ``arm3`` and ``arm4`` on one hub: ROS 2 (a plain Zenoh liveliness
+    query, as rmw_zenoh's graph cache makes) sees ``/arm3/array_node`` and
+    ``/arm4/array_node`` — namespace ``/arm3`` mangled ``%arm3`` in the node's and its
+    endpoints' tokens — and ``jointbus ros2 graph`` lists both, not one ``/array_node``."""
+    from jointbus.bus.ros_graph import parse_token
+    from support.bus import free_port, ros2_peer
+
+    port = free_port()
+    arrays = [drivers.open("sim://arm6?noise=false") for _ in range(2)]
+    buses = [Bus(name=f"server-{ns}", zenoh=ZenohConfig(hub_port=port)) for ns in ("arm3", "arm4")]
+    nodes = [
+        ArrayNode(array, bus, namespace=ns)
+        for array, bus, ns in zip(arrays, buses, ("arm3", "arm4"), strict=True)
+    ]
+    try:
+        for node in nodes:
+            node.start()
+        with ros2_peer(port) as ros:
+
+            def tokens() -> list[str]:
+                replies = ros.liveliness().get("@ros2_lv/0/**", timeout=1.0)
+                return [str(r.ok.key_expr) for r in replies if r.ok is not None]
+
+            assert wait_until(lambda: sum("/NN/" in t for t in tokens()) >= 2, 5.0)
+            entities = [parse_token(t) for t in tokens()]
+        named = {(e.namespace, e.node) for e in entities if e.kind == "NN"}
+        assert {("/arm3", "array_node"), ("/arm4", "array_node")} <= named
+        assert ("/", "array_node") not in named
+        for e in entities:
+            if e.node == "array_node" and e.kind != "NN":  # its endpoints carry it too
+                assert e.namespace == "/" + e.topic.split("/")[1], e.key
+                assert f"/%/%{e.topic.split('/')[1]}/array_node" in e.key
+        _register()
+        result = CliRunner().invoke(app, ["ros2", "graph", "--hub-port", str(port)])
+        assert result.exit_code == 0, result.output
+        listed = result.output.split("topics:")[0].split()
+        assert "/arm3/array_node" in listed and "/arm4/array_node" in listed, result.output
+        assert "/array_node" not in listed
+    finally:
+        for node in nodes:
+            node.shutdown()
+        for bus in buses:
+            bus.close()
+        for array in arrays:
+            array.close()

@@ -43,7 +43,7 @@ from jointbus.bus.events import (
     QosEvent,
     QosIncompatibleEvent,
 )
-from jointbus.bus.names import validate_topic_name
+from jointbus.bus.names import ros_namespace, validate_topic_name
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import RELIABLE, QosProfile, incompatibilities, profile
 from jointbus.bus.service import (
@@ -128,13 +128,16 @@ class Bus:
         qos: QosProfile | str = RELIABLE,
         *,
         node: str = "",
+        namespace: str = "",
         on_event: EventCallback | None = None,
     ) -> Publisher[MsgT]:
-        """A publisher of ``msg_type`` on ``topic``.
+        """A publisher of ``msg_type`` on ``topic``, owned by ``node`` in ``namespace`` (the ROS 2
+        graph shows it as ``/<namespace>/<node>``; ``""`` is the root namespace).
 
         Raises TopicNameError, QosError, or TopicTypeError if the topic already has another type.
         """
         validate_topic_name(topic)
+        ros_namespace(namespace)  # TopicNameError before anything is created
         _check_msg_type(topic, msg_type, "publisher")
         resolved = _resolve_qos(qos)
         with self._lock:
@@ -149,6 +152,7 @@ class Bus:
                 emit=self._emit,
                 clock=self.clock,
                 on_close=self._remove_publisher,
+                namespace=namespace,
             )
             entry.publishers = (*entry.publishers, pub)
             entry.rewire()
@@ -171,10 +175,11 @@ class Bus:
         *,
         realtime: bool = False,
         node: str = "",
+        namespace: str = "",
         on_event: EventCallback | None = None,
         dispatcher: Dispatcher | None = None,
     ) -> Subscriber[MsgT]:
-        """Subscribe to ``topic``.
+        """Subscribe to ``topic`` (as ``node`` in ``namespace``, see :meth:`publisher`).
 
         ``callback`` runs on ``dispatcher`` (default: the bus's) — or synchronously in the
         publisher's thread when ``realtime`` — and is ``None`` for a polling subscriber
@@ -182,6 +187,7 @@ class Bus:
         receives the history of transient-local publishers already present.
         """
         validate_topic_name(topic)
+        ros_namespace(namespace)  # TopicNameError before anything is created
         _check_msg_type(topic, msg_type, "subscribe")
         resolved = _resolve_qos(qos)
         if dispatcher is not None and dispatcher.closed:
@@ -201,6 +207,7 @@ class Bus:
                 clock=self.clock,
                 dispatcher=(dispatcher or self._default_dispatcher) if callback else None,
                 on_close=self._remove_subscriber,
+                namespace=namespace,
             )
             peers = entry.publishers
             if resolved.transient_local:
@@ -238,11 +245,13 @@ class Bus:
         handler: ServiceHandler[ReqT, RespT],
         *,
         node: str = "",
+        namespace: str = "",
         on_refused: RefusalHook | None = None,
         service_type: str | None = None,
         decode_error_text: DecodeErrorText = str,
     ) -> ServiceServer[ReqT, RespT]:
-        """Answer requests to service ``name`` with ``handler`` (see :mod:`jointbus.bus.service`).
+        """Answer requests to service ``name`` with ``handler`` (see :mod:`jointbus.bus.service`),
+        as ``node`` in ``namespace`` (see :meth:`publisher`).
 
         ``on_refused(name, reason)`` is called for every refused request;
         ``decode_error_text(exc)`` writes the reason of a request that could not be decoded
@@ -258,6 +267,7 @@ class Bus:
             response_type,
             handler,
             node=node,
+            namespace=namespace,
             on_refused=on_refused,
             service_type=service_type,
             decode_error_text=decode_error_text,
@@ -399,7 +409,15 @@ class Bus:
             for ep in (*entry.publishers, *entry.subscribers):
                 out.append(
                     EndpointInfo(
-                        ep.KIND, ep.topic, ep.type_name, ep.node, ep.gid, ep.qos, zid, True
+                        ep.KIND,
+                        ep.topic,
+                        ep.type_name,
+                        ep.node,
+                        ep.gid,
+                        ep.qos,
+                        zid,
+                        True,
+                        namespace=ep.namespace,
                     )
                 )
         return out

@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 
 from jointbus.bus.clock import Clock
 from jointbus.bus.events import DeadlineMissedEvent, EndpointKind, QosEvent
+from jointbus.bus.names import ros_namespace
 from jointbus.bus.qos import QosProfile
 from jointbus.messages.base import Message
 
@@ -49,6 +50,7 @@ class Endpoint(Generic[MsgT]):
         on_event: EventCallback | None,
         emit: EmitFn,
         clock: Clock,
+        namespace: str = "/",
     ) -> None:
         self.topic = topic
         #: What QoS time (deadlines, lifespans, birth times) is measured on.
@@ -56,6 +58,8 @@ class Endpoint(Generic[MsgT]):
         self.msg_type = msg_type
         self.qos = qos
         self.node = node
+        #: The ROS 2 namespace of ``node`` (``/arm3``; ``/`` for the root), as its tokens carry it.
+        self.namespace = ros_namespace(namespace)
         self.gid = secrets.randbits(64)
         self.label = endpoint_label(node, self.gid)
         self.on_event = on_event

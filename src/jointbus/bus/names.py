@@ -141,6 +141,16 @@ def parse_data_key(key: str) -> DataKey:
     return DataKey(int(parts[0]), topic, ros_type_name(parts[-2]), parts[-1])
 
 
+def ros_namespace(namespace: str) -> str:
+    """The fully qualified ROS 2 namespace of a jointbus node namespace: ``""`` and ``"/"`` are
+    the root ``"/"``, ``"arm3"`` and ``"/arm3"`` are ``"/arm3"`` (what rcl hands rmw_zenoh, and
+    so what its graph tokens carry). Raises TopicNameError for one that is not a ROS 2 name."""
+    stripped = namespace.strip("/") if isinstance(namespace, str) else namespace
+    if stripped == "":
+        return "/"
+    return validate_topic_name(f"/{stripped}")
+
+
 __all__ = [
     "DOMAIN_ENV",
     "MAX_DOMAIN_ID",
@@ -151,6 +161,7 @@ __all__ = [
     "domain_id_from_env",
     "domain_selector",
     "parse_data_key",
+    "ros_namespace",
     "ros_type_name",
     "topic_selector",
     "validate_topic_name",

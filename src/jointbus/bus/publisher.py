@@ -68,8 +68,17 @@ class Publisher(Endpoint[MsgT], Generic[MsgT]):
         emit: EmitFn,
         clock: Clock,
         on_close: Callable[[Publisher[MsgT]], None],
+        namespace: str = "/",
     ) -> None:
-        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit, clock=clock
+        super().__init__(
+            topic,
+            msg_type,
+            qos,
+            node=node,
+            on_event=on_event,
+            emit=emit,
+            clock=clock,
+            namespace=namespace,
         )
         self._on_close = on_close
         self._targets: tuple[OfferFn[MsgT], ...] = ()

@@ -15,7 +15,9 @@ Kilted, Rolling; see ``docs/ROS2.md``), so ``ros2 node list`` / ``ros2 topic lis
 
 ``zid`` is the Zenoh session id, node and entity ids are decimal counters of the session. Names are
 *mangled*: every ``/`` becomes ``%`` (the root namespace ``/`` and the default enclave ``/`` are
-``%``, topic ``/hb50/x`` is ``%hb50%x``). The QoS text is rmw_zenoh's
+``%``, topic ``/hb50/x`` is ``%hb50%x``; a node's namespace is fully qualified, as rcl hands it
+to rmw_zenoh: ``/arm3`` is ``%arm3``, so ``arm3``'s ``array_node`` is ROS 2's
+``/arm3/array_node``). The QoS text is rmw_zenoh's
 ``<rel>:<dur>:<hist>,<depth>:<deadline s>,<ns>:<lifespan s>,<ns>:<liveliness>,<s>,<ns>`` where an
 empty field means rmw_zenoh's default (reliable, volatile, keep last, depth 42, infinite
 durations, automatic liveliness). An entity's 16-byte GID is the XXH3-128 hash of its token key
@@ -35,7 +37,7 @@ from typing import Final, Literal
 import xxhash
 
 from jointbus.bus.errors import BusError, QosError
-from jointbus.bus.names import dds_type_name, ros_type_name, validate_topic_name
+from jointbus.bus.names import dds_type_name, ros_namespace, ros_type_name, validate_topic_name
 from jointbus.bus.qos import MAX_DEPTH, Durability, QosProfile, Reliability
 
 #: Admin space of every graph token (a Zenoh verbatim chunk: ``**`` never matches it).
@@ -185,9 +187,11 @@ class GraphEntity:
 
 
 def node_token(domain_id: int, zid: str, node_id: int, node: str, namespace: str = "/") -> str:
-    """The ``NN`` token key of a node (default enclave)."""
+    """The ``NN`` token key of a node (default enclave) in ``namespace`` (``"arm3"`` and
+    ``"/arm3"`` both announce ``/arm3``, mangled ``%arm3``; ``""`` is the root, ``%``)."""
     return (
-        f"{ADMIN_SPACE}/{domain_id}/{zid}/{node_id}/{node_id}/NN/%/{mangle(namespace)}/"
+        f"{ADMIN_SPACE}/{domain_id}/{zid}/{node_id}/{node_id}/NN/%/"
+        f"{mangle(ros_namespace(namespace))}/"
         f"{mangle(node_name_of(node))}"
     )
 
@@ -207,9 +211,10 @@ def endpoint_token(
     namespace: str = "/",
 ) -> str:
     """The token key of a publisher (``MP``), subscriber (``MS``), service (``SS``) or client
-    (``SC``)."""
+    (``SC``) of a node in ``namespace`` (as :func:`node_token`)."""
     return (
-        f"{ADMIN_SPACE}/{domain_id}/{zid}/{node_id}/{entity_id}/{kind}/%/{mangle(namespace)}/"
+        f"{ADMIN_SPACE}/{domain_id}/{zid}/{node_id}/{entity_id}/{kind}/%/"
+        f"{mangle(ros_namespace(namespace))}/"
         f"{mangle(node_name_of(node))}/{mangle(validate_topic_name(topic))}/"
         f"{dds_type_name(type_name)}/{type_hash}/{qos_to_text(qos)}"
     )

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from jointbus.bus.errors import BusClosedError, TopicTypeError
-from jointbus.bus.names import validate_topic_name
+from jointbus.bus.names import ros_namespace, validate_topic_name
 from jointbus.bus.service_errors import (
     ServiceError,
     ServiceRefused,
@@ -136,6 +136,7 @@ class ServiceServer(Generic[ReqT, RespT]):
         on_close: Callable[[ServiceServer[Any, Any]], None],
         service_type: str | None = None,
         decode_error_text: DecodeErrorText = str,
+        namespace: str = "/",
     ) -> None:
         self.name = name
         self.request_type = request_type
@@ -143,6 +144,8 @@ class ServiceServer(Generic[ReqT, RespT]):
         #: The ROS 2 service type it is offered under on Zenoh (:mod:`jointbus.bus.service_types`).
         self.service_type = service_type or service_type_name(request_type, response_type)
         self.node = node
+        #: The ROS 2 namespace of ``node`` (``/arm3``; ``/`` for the root).
+        self.namespace = ros_namespace(namespace)
         self._handler = handler
         self._on_refused = on_refused
         self._decode_error_text = decode_error_text
@@ -314,11 +317,13 @@ class ServiceTable:
         handler: ServiceHandler[ReqT, RespT],
         *,
         node: str = "",
+        namespace: str = "",
         on_refused: RefusalHook | None = None,
         service_type: str | None = None,
         decode_error_text: DecodeErrorText = str,
     ) -> ServiceServer[ReqT, RespT]:
         validate_topic_name(name)
+        ros_namespace(namespace)  # TopicNameError before anything is created
         check_message_type(name, "service request", request_type)
         check_message_type(name, "service response", response_type)
         if service_type is not None:
@@ -338,6 +343,7 @@ class ServiceTable:
                 on_close=self._removed,
                 service_type=service_type,
                 decode_error_text=decode_error_text,
+                namespace=namespace,
             )
             self._servers[name] = server
         transport = self._bus.zenoh

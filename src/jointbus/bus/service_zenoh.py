@@ -124,12 +124,14 @@ def _announce(
     request_type: type[Message],
     response_type: type[Message],
     service_type: str,
+    namespace: str = "/",
 ) -> tuple[int, str, zenoh.LivelinessToken | None]:
     ref = -next(_refs)  # negative: never an endpoint GID of the topic path
     declared = transport.announce_service_entity(
         ref,
         kind,
         node=node,
+        namespace=namespace,
         name=name,
         type_name=service_type,
         type_hash=service_type_hash(request_type, response_type, service_type),
@@ -161,6 +163,7 @@ class ServiceLink:
             transport,
             "SS",
             node=server.node,
+            namespace=server.namespace,
             name=server.name,
             request_type=server.request_type,
             response_type=server.response_type,

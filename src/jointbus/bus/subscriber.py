@@ -95,8 +95,17 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         clock: Clock,
         dispatcher: Dispatcher | None,
         on_close: Callable[[Subscriber[MsgT]], None],
+        namespace: str = "/",
     ) -> None:
-        super().__init__(topic, msg_type, qos, node=node, on_event=on_event, emit=emit, clock=clock
+        super().__init__(
+            topic,
+            msg_type,
+            qos,
+            node=node,
+            on_event=on_event,
+            emit=emit,
+            clock=clock,
+            namespace=namespace,
         )
         if realtime and callback is None:
             raise BusError(f"realtime subscriber on {topic!r} needs a callback")
@@ -209,9 +218,7 @@ class Subscriber(Endpoint[MsgT], Generic[MsgT]):
         self.lost += count
         self._emit(MessagesLostEvent(self.topic, self.label, "gap", count, self.lost, publisher))
 
-    def _note_malformed(
-        self, publisher: str, size: int, payload: bytes, cause: Exception
-    ) -> None:
+    def _note_malformed(self, publisher: str, size: int, payload: bytes, cause: Exception) -> None:
         self.malformed += 1
         self._emit(
             MalformedPayloadEvent(

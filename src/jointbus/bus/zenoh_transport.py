@@ -69,7 +69,7 @@ from jointbus.bus import attachment
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
-from jointbus.bus.names import data_key, parse_data_key
+from jointbus.bus.names import data_key, parse_data_key, ros_namespace
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import QosProfile, incompatibilities
 from jointbus.bus.ros_graph import (
@@ -421,9 +421,7 @@ class TopicSubscription:
             self._history_last[pair] = seq if seq > history_last else history_last
             history_for.offer(msg, born, now_mono)
             return
-        targets = tuple(
-            sub for sub in subs if remote is None or self._compatible(remote, sub)
-        )
+        targets = tuple(sub for sub in subs if remote is None or self._compatible(remote, sub))
         for sub in targets:
             sub._note_latency(latency)
             if sub.qos.transient_local:
@@ -559,10 +557,11 @@ class ZenohTransport:
         self._closed = False
         self._links: dict[int, PublisherLink] = {}
         self._tokens: dict[int, zenoh.LivelinessToken] = {}
-        #: Local endpoint gid → its node name (for the node token's reference count).
-        self._endpoint_nodes: dict[int, str] = {}
-        #: Node name → (node id, NN token, endpoints announced under it).
-        self._nodes: dict[str, tuple[int, zenoh.LivelinessToken, int]] = {}
+        #: Local endpoint gid → its node's (namespace, name) (for the node token's reference
+        #: count).
+        self._endpoint_nodes: dict[int, tuple[str, str]] = {}
+        #: Node (namespace, name) → (node id, NN token, endpoints announced under it).
+        self._nodes: dict[tuple[str, str], tuple[int, zenoh.LivelinessToken, int]] = {}
         self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
@@ -592,6 +591,7 @@ class ZenohTransport:
             self.zid,
             True,
             type_hash_of(endpoint.msg_type),
+            endpoint.namespace,
         )
 
     def _new_id(self) -> int:
@@ -607,6 +607,7 @@ class ZenohTransport:
             endpoint.gid,
             kind,
             node=endpoint.node,
+            namespace=endpoint.namespace,
             name=endpoint.topic,
             type_name=endpoint.type_name,
             type_hash=type_hash_of(endpoint.msg_type),
@@ -623,20 +624,24 @@ class ZenohTransport:
         type_name: str,
         type_hash: str,
         qos: QosProfile,
+        namespace: str = "/",
     ) -> tuple[str, zenoh.LivelinessToken]:
         """Announce one graph entity — a topic endpoint, a service server (``SS``) or client
-        (``SC``) — under ``node`` (announcing the node with its first entity); ``ref`` identifies
-        it for :meth:`release_entity`. Returns the token key and the token. Called with the
-        transport lock held (services go through :meth:`announce_service_entity`)."""
-        known = self._nodes.get(node)
+        (``SC``) — under ``node`` in ``namespace`` (announcing the node with its first entity:
+        two nodes of one name in two namespaces are two ROS 2 nodes, ``/arm3/array_node`` and
+        ``/arm4/array_node``); ``ref`` identifies it for :meth:`release_entity`. Returns the
+        token key and the token. Called with the transport lock held (services go through
+        :meth:`announce_service_entity`)."""
+        identity = (ros_namespace(namespace), node)
+        known = self._nodes.get(identity)
         if known is None:
             node_id = self._new_id()
             token = self.session.liveliness().declare_token(
-                node_token(self.domain_id, self.zid, node_id, node)
+                node_token(self.domain_id, self.zid, node_id, node, identity[0])
             )
             known = (node_id, token, 0)
-        self._nodes[node] = (known[0], known[1], known[2] + 1)
-        self._endpoint_nodes[ref] = node
+        self._nodes[identity] = (known[0], known[1], known[2] + 1)
+        self._endpoint_nodes[ref] = identity
         key = endpoint_token(
             self.domain_id,
             self.zid,
@@ -648,6 +653,7 @@ class ZenohTransport:
             type_name=type_name,
             type_hash=type_hash,
             qos=qos,
+            namespace=identity[0],
         )
         return key, self.session.liveliness().declare_token(key)
 
@@ -661,13 +667,21 @@ class ZenohTransport:
         type_name: str,
         type_hash: str,
         qos: QosProfile,
+        namespace: str = "/",
     ) -> tuple[str, zenoh.LivelinessToken] | None:
         """:meth:`declare_entity` under the transport lock (services); None once closed."""
         with self._lock:
             if self._closed:
                 return None
             return self.declare_entity(
-                ref, kind, node=node, name=name, type_name=type_name, type_hash=type_hash, qos=qos
+                ref,
+                kind,
+                node=node,
+                name=name,
+                type_name=type_name,
+                type_hash=type_hash,
+                qos=qos,
+                namespace=namespace,
             )
 
     def release_entity(self, ref: int, token: zenoh.LivelinessToken) -> None:
@@ -687,7 +701,7 @@ class ZenohTransport:
     def _release_node(self, endpoint_gid: int) -> zenoh.LivelinessToken | None:
         """Forget an endpoint's node reference; returns the node token to undeclare when it was
         the node's last endpoint. Called with the transport lock held."""
-        node = self._endpoint_nodes.pop(endpoint_gid, None)
+        node = self._endpoint_nodes.pop(endpoint_gid, None)  # (namespace, name)
         if node is None or node not in self._nodes:
             return None
         node_id, token, count = self._nodes[node]

@@ -14,8 +14,8 @@ What counts as the same node (a *namesake*):
 - a jointbus node: a publisher of ``/<namespace>/heartbeat`` owned by a node of the same name
   (every :class:`~jointbus.runtime.node.Node` has one from construction to shutdown), in this
   process (the bus's topic table) or in another (its ``MP`` graph token);
-- a ROS 2 node of the same name in namespace ``/<namespace>`` (its ``NN`` graph token; jointbus
-  announces its nodes in the root namespace, so only a non-empty namespace is compared this way).
+- a ROS 2 node of the same name in namespace ``/<namespace>`` (its ``NN`` graph token, which a
+  jointbus node announces in its namespace too; only a non-empty namespace is compared this way).
 
 Restarts: a SIGKILLed process's graph tokens disappear only when Zenoh notices the closed link,
 0.1–1.5 s later. A namesake seen in another process is therefore watched for up to

@@ -724,6 +724,7 @@ class Node:
             msg_type,
             qos,
             node=self.name,
+            namespace=self.namespace,
             on_event=reporter.record_event if reporter is not None else None,
         )
         self._internal.append(pub)
@@ -748,7 +749,12 @@ class Node:
         """
         self._check_open("create a publisher")
         pub = self.bus.publisher(
-            self.topic(topic), msg_type, qos, node=self.name, on_event=self._event_hook(on_event)
+            self.topic(topic),
+            msg_type,
+            qos,
+            node=self.name,
+            namespace=self.namespace,
+            on_event=self._event_hook(on_event),
         )
         handle = NodePublisher(pub, managed=managed)
         with self._lock:
@@ -786,6 +792,7 @@ class Node:
             qos,
             realtime=realtime,
             node=self.name,
+            namespace=self.namespace,
             on_event=self._event_hook(on_event) if report_events else on_event,
             dispatcher=self._dispatcher,
         )
@@ -817,6 +824,7 @@ class Node:
             response_type,
             handler,
             node=self.name,
+            namespace=self.namespace,
             on_refused=refused,
             decode_error_text=decode_error_text,
         )
