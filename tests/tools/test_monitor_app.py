@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.bus.discovery import TopicInfo
 from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.std_msgs import Header, String
+from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
@@ -229,10 +231,12 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
         )
         beat_pub = bus.publisher("/hb50/heartbeat", Status, RELIABLE, node="bridge_node")
         data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
+        tf_pub = bus.publisher("/tf", TFMessage, RELIABLE, node="bridge_node")
         stop = threading.Event()
 
         def robot() -> None:
             while not stop.wait(0.05):
+                tf_pub.publish(TFMessage())
                 state_pub.publish(
                     BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
                 )
@@ -275,6 +279,8 @@ def test_cli_once_prints_a_plain_summary_of_another_process() -> None:
         "topic /hb50/bridge_state_10hz",
     ):
         assert expected in out, (expected, out)
+    # a topic the monitor has no use for is counted too, from when discovery finds it
+    assert re.search(r"^topic /tf \[tf2_msgs/msg/TFMessage\] \d+\.\d Hz$", out, re.M), out
 
 
 # ---- teleoperation inside the monitor ------------------------------------------------------------

@@ -38,6 +38,9 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 
+#: How often ``--once`` hands the model what arrived while it listens (s).
+_ONCE_POLL_S = 0.1
+
 
 def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
@@ -89,9 +92,13 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
         model = MonitorModel()
         with MonitorFeed(bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0)) as feed:
             if once:
+                # Poll as the app does (10 Hz), not only at both ends: the topics discovery
+                # finds meanwhile are counted from then on, and have a rate at the end.
+                end = time.monotonic() + wait
                 feed.poll(model)
-                time.sleep(wait)
-                feed.poll(model)
+                while (left := end - time.monotonic()) > 0:
+                    time.sleep(min(_ONCE_POLL_S, left))
+                    feed.poll(model)
                 typer.echo(model.snapshot(time.monotonic_ns()).to_text())
                 return
             deadline = None if duration is None else time.monotonic() + duration

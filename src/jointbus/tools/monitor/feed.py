@@ -34,6 +34,14 @@ and emptied at each refresh, whose ``received`` counter gives the rate. Two kind
 and the panel says why instead of a rate: a topic with a ``<name>_10hz`` mirror (``bridge_data``:
 receiving it would make the bridge encode 500 frames a second for the monitor), and a topic whose
 type this process does not know.
+
+What counting costs the robot: a topic is encoded only while a remote subscriber matches, so the
+publishers now encode what the monitor counts (on the hb50 demo ``sim/ground_truth`` and
+``joint_command`` at ≈ 500 Hz, four 100 Hz topics, the 10 Hz ones). Measured on the demo stack
+(``jointbus demo --headless``, CPU time of its process over 20 s windows, a ``monitor --plain``
+attached in every other window, this shared 2-vCPU host at load 5.7–7.6): 57.2 % / 53.4 % of one
+core without the monitor, 65.0 % / 57.9 % with it — 4.5 to 7.9 points, the price of a true rate
+for every topic while someone watches.
 """
 
 from __future__ import annotations
