@@ -161,3 +161,22 @@ def test_a_turn_too_small_to_walk_is_reported_not_dropped(rig: Rig) -> None:
             and rig.status_with("turn rate 0.050 rad/s", Level.WARN)
         )
     )
+
+
+@pytest.mark.long  # 2 × 13 s of simulated walking through the node
+@pytest.mark.parametrize("rate", [1.0, 2.0])
+def test_the_readme_turn_in_place_from_standing(rig: Rig, rate: float) -> None:
+    """README "Make it walk": a turn held 10 s from standing, the rate averaged over seconds
+    1–10 from the ground truth (2 rad/s needs ``cmd_vel_ang`` 2: ``angular.z`` is in [-1, 1])."""
+    assert rig.node.parameters.set("cmd_vel_ang", max(rate, 1.0)).changed is (rate > 1.0)
+    _standing(rig)
+    turn = Twist(Vector3(), Vector3(0.0, 0.0, rate / max(rate, 1.0)))
+    _walk(rig, 1.0, turn)
+    x0 = rig.world.base_pose().position[:2].copy()
+    turned = 0.0
+    for _ in range(180):  # seconds 1–10
+        before = _yaw(rig)
+        _walk(rig, 0.05, turn)
+        turned += math.remainder(_yaw(rig) - before, math.tau)
+    assert turned / 9.0 == pytest.approx(rate, rel=0.05)  # measured 1.001 / 2.004 rad/s
+    assert np.hypot(*(rig.world.base_pose().position[:2] - x0)) < 0.1  # measured 3 cm
