@@ -161,7 +161,7 @@ from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
-from jointbus.nodes.safety.arbiter import Arbiter
+from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
@@ -768,7 +768,9 @@ class ArrayNode(Node):
     def _outranked(self, source: str, received_ns: int) -> None:
         """Say once (per owner) that ``source``'s valid commands are not applied: it has been
         sending for the arbitration window without taking over (e.g. below ``takeover_hz``).
-        A source about to take over is not reported: that takes less than the window."""
+        A source about to take over is not reported: that takes less than the window. The rate
+        named is the mean over the commands not applied so far, stated with their count and
+        the span of their arrivals (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`)."""
         seen = self._not_owner.setdefault(source, (received_ns, 0))
         if seen is None:
             return
@@ -784,7 +786,7 @@ class ArrayNode(Node):
             "owner",
             f"impedance from {source!r} is not applied: {owner!r} owns the array, and a source "
             f"takes over only when it sends at ≥ {self.arbiter.takeover_hz:g} Hz "
-            f"({source!r}: {(count - 1) * 1e9 / span_ns:.1f} Hz)",
+            f"({source!r}: {RateMeasure(count, span_ns, ARRIVED).describe()})",
         )
 
     def _reject(self, rejection: CommandRejected) -> None:
