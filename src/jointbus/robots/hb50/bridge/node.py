@@ -78,7 +78,9 @@ joint (name and index), the field, the value and the expectation (text), with th
 JSON in ``data`` — every refused command, also one the message's wire rules refused at decode (a
 NaN, a negative gain, a short array: it arrives as a malformed-payload event with its bytes, which
 :func:`~.unchecked_command.decode_unchecked` reads back so the
-:class:`~jointbus.nodes.safety.command_check.CommandCheck` names the source and the culprit;
+:class:`~jointbus.nodes.safety.command_check.CommandCheck` names the source and the culprit — the
+array node's :meth:`~jointbus.nodes.array.ArrayNode.refusing_at_decode`, which its generic
+``joint_impedance`` input uses too;
 bytes that are not even a ``JointCommand`` layout are one ERROR naming the publisher). Such a
 sample is reported only as that rejection, not also as the generic "malformed payload" WARN;
 repeats of the same rejection (same source, field and joint) are folded into one report a second
