@@ -58,6 +58,9 @@ def test_publisher_sends_each_step_on_the_namespaced_topic() -> None:
         for _ in range(5):
             world.step(0.002)
             pub.publish()
+        # its graph node is in the robot's namespace: ROS 2 lists /hb50/sim_ground_truth
+        (info,) = [e for e in bus.local_endpoints() if e.kind == "publisher"]
+        assert (info.namespace, info.node) == ("/hb50", "sim_ground_truth")
     assert len(got) == 5
     stamps = [m.header.stamp.to_ns() for m in got]
     assert np.diff(stamps).tolist() == [2_000_000] * 4  # one message per 2 ms physics step

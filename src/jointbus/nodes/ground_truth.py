@@ -92,7 +92,10 @@ class GroundTruthPublisher:
         self.epoch_ns = epoch_ns
         topic = f"/{namespace}/{GROUND_TRUTH_TOPIC}" if namespace else f"/{GROUND_TRUTH_TOPIC}"
         self.topic = topic
-        self._pub = bus.publisher(topic, Odometry, MAB_RT, node=GROUND_TRUTH_NODE)
+        # in the robot's namespace, so ROS 2 lists /<namespace>/sim_ground_truth beside its nodes
+        self._pub = bus.publisher(
+            topic, Odometry, MAB_RT, node=GROUND_TRUTH_NODE, namespace=namespace
+        )
 
     def publish(self) -> Odometry:
         """Read the world now and publish it; returns the message sent."""
