@@ -49,7 +49,7 @@ def test_serve_then_drive_from_another_process_then_server_gone_is_a_typed_error
                 "jointbus_msgs/msg/ActuatorPositionCommand",
                 "{joint: 2, position: 9.0}",
             )
-            assert done.returncode == 0, done.stderr
+            assert done.returncode == 2, done.stderr  # a NACK
             reply = json.loads(done.stdout)
             assert (reply["accepted"], reply["error"], reply["joint"], reply["index"]) == (
                 False,
