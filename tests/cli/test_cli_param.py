@@ -207,3 +207,29 @@ def test_every_robot_describes_the_watchdog_as_the_bridge_acts(robot_name: str) 
 if __name__ == "__main__":
     sys.exit(_robot(int(sys.argv[1])))
 
+
+
+def test_a_served_array_is_running_and_offers_no_parameters() -> None:
+    """Issue 12 (CLI 5): while ``jointbus serve`` ran, ``param list --namespace arm3`` said
+    "is a jointbus program running there?". The array node runs and has no live parameters (its
+    settings are fixed at start): the CLI says exactly that, and an empty list is no error."""
+    from support.array_server import served
+    from support.cli import run_cli
+
+    with served("sim://arm6?noise=false", "arm6") as server:
+        for extra in ((), ("--json",)):
+            done = run_cli(
+                server.port, "param", "list", "--namespace", "arm6", "--wait", "1", *extra
+            )
+            assert done.returncode == 0, done.stderr
+            assert done.stdout == ("[]\n" if extra else "")
+            assert "node array_node runs there but offers no live parameters" in done.stderr
+            assert "is a jointbus program running there" not in done.stderr
+            assert done.stderr.endswith("\n")
+        got = run_cli(
+            server.port, "param", "get", "array_node", "rate", "--namespace", "arm6", "--wait", "1"
+        )
+        assert got.returncode == 1
+        assert got.stderr.startswith(
+            "error: node 'array_node' runs in /arm6 but offers no live parameters"
+        ), got.stderr

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +49,7 @@ def test_serve_then_drive_from_another_process_then_server_gone_is_a_typed_error
                 "jointbus_msgs/msg/ActuatorPositionCommand",
                 "{joint: 2, position: 9.0}",
             )
-            assert done.returncode == 0, done.stderr
+            assert done.returncode == 2, done.stderr  # a NACK
             reply = json.loads(done.stdout)
             assert (reply["accepted"], reply["error"], reply["joint"], reply["index"]) == (
                 False,
@@ -123,3 +124,52 @@ def test_a_second_server_of_the_same_name_is_refused_and_the_first_keeps_serving
     finally:
         server.kill()
         server.wait(timeout=10.0)
+
+
+_ARM3 = """
+name: arm3
+links: [{name: base}, {name: l1}, {name: l2}, {name: l3}]
+joints:
+  - {name: j_base, type: revolute, parent: base, child: l1, axis: [0, 0, 1],
+     limits: {position: [-2.5, 2.5], velocity: 3.0, effort: 5.0, current: 4.0}}
+  - {name: j_shoulder, type: revolute, parent: l1, child: l2, axis: [0, 1, 0],
+     limits: {position: [-2.5, 2.5], velocity: 3.0, effort: 5.0, current: 4.0}}
+  - {name: j_elbow, type: revolute, parent: l2, child: l3, axis: [0, 1, 0],
+     limits: {position: [-2.5, 0.5], velocity: 3.0, effort: 5.0, current: 4.0}}
+"""
+
+
+def test_a_robot_file_is_served_under_the_robots_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "arm3.yaml").write_text(_ARM3)
+    monkeypatch.chdir(tmp_path)  # the README's relative form, sim://arm3.yaml
+    port = free_port()
+    for url in ("sim://arm3.yaml", f"sim://{tmp_path}/arm3.yaml"):
+        done = run_cli(port, "serve", url, "--duration", "0.5", timeout=60.0)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"serving {url} as /arm3 at 100 Hz"), done.stdout
+    # --name still wins over the robot's name
+    done = run_cli(port, "serve", "sim://arm3.yaml", "--name", "left", "--duration", "0.5")
+    assert done.returncode == 0 and "as /left at" in done.stdout, done.stderr
+
+
+def test_a_robot_name_that_is_no_namespace_blames_the_file_not_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "arm3.yaml").write_text(_ARM3.replace("name: arm3", "name: arm-3"))
+    monkeypatch.chdir(tmp_path)
+    port = free_port()
+    done = run_cli(port, "serve", "sim://arm3.yaml", "--duration", "0.5")
+    assert done.returncode == 1 and "serving" not in done.stdout
+    assert done.stderr.startswith("error: ") and done.stderr.endswith("\n"), done.stderr
+    assert "--name" in done.stderr  # as the way out, not as the culprit
+    assert not done.stderr.startswith("error: --name")
+    assert "'arm-3'" in done.stderr and "arm3.yaml" in done.stderr, done.stderr
+    # a --name the user did pass is named as the culprit
+    bad = run_cli(port, "serve", "sim://arm3.yaml", "--name", "9lives")
+    assert bad.returncode == 1 and bad.stderr.startswith("error: --name '9lives': "), bad.stderr
+    assert bad.stderr.endswith("\n")
+    # a missing file is the driver's file error, before anything joins the bus
+    missing = run_cli(port, "serve", "sim://nothere.yaml")
+    assert missing.returncode == 1 and "no robot file 'nothere.yaml'" in missing.stderr

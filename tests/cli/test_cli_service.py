@@ -9,6 +9,7 @@ import pytest
 import zenoh
 
 from jointbus.bus import Bus, ServiceRefused, ZenohConfig
+from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.std_msgs import String
 from support.cli import free_port, run_cli
 
@@ -132,9 +133,116 @@ def test_a_bad_speed_config_is_refused_naming_the_joint() -> None:
             "service", "call", "/arm6/actarray/speed_config",
             "jointbus_msgs/msg/ActuatorSpeedConfigRequest", '{joint: 2, speed: -1.0}',
         )  # fmt: skip
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == 2, result.stderr  # a NACK
         reply = json.loads(result.stdout)
-        assert reply["accepted"] is False
+        assert reply["accepted"] is False and reply["reason"], reply
         assert (reply["joint"], reply["index"]) == (["elbow"], [2])
         assert "'elbow' (index 2)" in reply["text"] and "speed = -1.0" in reply["text"]
         assert (server.array.config_speeds == before).all()  # nothing changed
+
+
+def test_a_nack_exits_2_with_its_reason_and_an_ack_exits_0() -> None:
+    """Issue 12 (CLI 3): a limit NACK exited 0 with an empty ``reason``."""
+    from support.array_server import served
+
+    with served("sim://arm6?noise=false", "arm6") as server:
+        position = (
+            "service", "call", "/arm6/actarray/position",
+            "jointbus_msgs/msg/ActuatorPositionCommand",
+        )  # fmt: skip
+        off = run_cli(server.port, *position, '{"joint": 2, "position": 0.2}')
+        assert off.returncode == 2, off.stderr
+        assert json.loads(off.stdout)["reason"] == "POWERED_OFF"
+        assert off.stderr.startswith("refused: POWERED_OFF: ") and off.stderr.endswith("\n")
+        on = run_cli(
+            server.port,
+            "service", "call", "/arm6/actarray/power",
+            "jointbus_msgs/msg/ActuatorPowerRequest", '{"on": true}',
+        )  # fmt: skip
+        assert on.returncode == 0, on.stderr
+        assert json.loads(on.stdout)["accepted"] is True
+        limit = run_cli(server.port, *position, '{"joint": 2, "position": 9.0}')
+        assert limit.returncode == 2, limit.stderr
+        reply = json.loads(limit.stdout)
+        assert (reply["accepted"], reply["reason"], reply["field"]) == (
+            False,
+            "OUT_OF_RANGE",
+            "position",
+        )
+        assert (reply["joint"], reply["index"]) == (["elbow"], [2])
+        assert "refused: OUT_OF_RANGE: " in limit.stderr and "'elbow' (index 2)" in limit.stderr
+        assert not server.array.read().actuators[2].state & ActuatorState.MOVING
+
+
+def _help_examples() -> list[tuple[str, list[str]]]:
+    """Every example command line in a ``--help`` text of the CLI (``jointbus ...`` lines of an
+    ``Example`` paragraph, with ``\\`` continuations), as (command path, argv)."""
+    import shlex
+
+    import typer
+
+    from jointbus.cli import main
+
+    main._register(None)
+    found: list[tuple[str, list[str]]] = []
+
+    def walk(command: object, path: str) -> None:
+        text = getattr(command, "help", None) or ""
+        for paragraph in text.split("\n\n"):
+            if paragraph.lstrip().startswith("Example"):
+                line = paragraph.split("\n", 1)[1].replace("\\\n", " ")
+                argv = shlex.split(line)
+                assert argv[0] == "jointbus", line
+                found.append((path, argv[1:]))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(main.app), "jointbus")
+    return found
+
+
+def test_every_help_example_command_runs() -> None:
+    """Issue 12 (CLI 4): the ``service call`` help showed ``'{on: true}'``, which the CLI
+    refuses (YAML 1.1 reads a bare ``on`` as true). Each example is run against a served arm6."""
+    from support.array_server import served
+
+    examples = _help_examples()
+    assert [path for path, _ in examples] == ["jointbus service call"]  # all there are
+    with served("sim://arm6?noise=false", "arm6") as server:
+        for path, argv in examples:
+            done = run_cli(server.port, *argv)
+            assert done.returncode == 0, (path, argv, done.stderr)
+
+
+def test_every_type_and_values_example_in_a_help_text_builds_its_message() -> None:
+    """The e.g. of a TYPE argument and of a VALUES argument of one command build a message."""
+    import re
+
+    import typer
+
+    from jointbus.cli import main
+    from jointbus.cli.topic import resolve_type
+    from jointbus.cli.values import build_message, parse_values
+
+    main._register(None)
+    checked = []
+
+    def example(command: object, metavar: str) -> str | None:
+        for param in getattr(command, "params", []):
+            if param.metavar == metavar and param.help:
+                match = re.search(r"e\.g\. ('[^']*'|\S+?)\.?( |$)", param.help)
+                if match:
+                    return str(match.group(1)).strip("'")
+        return None
+
+    def walk(command: object, path: str) -> None:
+        type_name, values = example(command, "TYPE"), example(command, "VALUES")
+        if type_name and values:
+            msg_type = resolve_type(type_name)
+            build_message(msg_type.facing, parse_values(values))
+            checked.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(main.app), "jointbus")
+    assert sorted(checked) == ["jointbus service call", "jointbus topic pub"]

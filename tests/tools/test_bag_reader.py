@@ -30,8 +30,8 @@ def test_rosbag2_directory_is_inspected(tmp_path: Path, storage: str):
     text = format_bag_info(info)
     assert "Topic: /chatter" in text and "Count: 20" in text
     assert f"Storage id:        {storage}" in text
-    # 20 messages over 0.19 s
-    assert info.topics[0].rate_hz == pytest.approx(20 / 0.19)
+    # 20 messages 10 ms apart: 19 intervals over 0.19 s, 100 Hz (not 20 / 0.19 = 105 Hz)
+    assert info.topics[0].rate_hz == pytest.approx(19 / 0.19)
 
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])

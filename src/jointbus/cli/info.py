@@ -19,7 +19,12 @@ from jointbus.tools.errors import ToolError
 def info(
     file: Annotated[Path, typer.Argument(help="MCAP file, rosbag2 directory or .db3 file.")],
 ) -> None:
-    """Show what a bag holds: topics, types, message counts, rates, duration."""
+    """Show what a bag holds: topics, types, message counts, rates, duration.
+
+    Rate is each topic's own: (n-1)/(t_last-t_first) of its n messages, as topic list measures;
+    '-' for a topic with fewer than 2 messages; 'latched' for a topic recorded as transient-local
+    (published on change, not at a rate).
+    """
     try:
         summary = bag_info(file)
     except ToolError as exc:

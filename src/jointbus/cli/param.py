@@ -39,6 +39,7 @@ from jointbus.cli.topic import (
     RouterOption,
     cli_node_name,
     looked_on,
+    note,
     open_bus,
     user_errors,
     zenoh_config,
@@ -139,6 +140,20 @@ class ParameterWatch:
         with self._cond:
             return {name: entry[0] for name, entry in sorted(self._lists.items())}
 
+    def running_nodes(self, timeout_s: float) -> list[str]:
+        """The nodes discovery shows running in the namespace (a ``/<ns>/heartbeat`` publisher:
+        every node has one), parameters or not; this CLI's own hidden nodes left out."""
+        heartbeat = _topic(self.namespace, "heartbeat")
+        return sorted(
+            {
+                e.node
+                for t in self.bus.discover(timeout_s)
+                if t.name == heartbeat
+                for e in t.publishers
+                if e.node and not e.node.startswith("_")
+            }
+        )
+
     def publishing_nodes(self, timeout_s: float) -> set[str]:
         """Nodes that discovery shows publishing on ``/<ns>/parameters``."""
         return {
@@ -200,11 +215,23 @@ def _node_list(watch: ParameterWatch, node: str, wait_s: float) -> ParameterList
     if node in lists:
         return lists[node]
     others = sorted(watch.lists()) or sorted(watch.publishing_nodes(0.5))
+    if node not in others and node in watch.running_nodes(0.5):
+        raise CliError(
+            f"node {node!r} runs in /{watch.namespace.strip('/')} but offers no live parameters "
+            f"(it publishes nothing on {watch.parameters_topic}; {_FIXED_SETTINGS})"
+        )
     raise CliError(
         f"no parameters from node {node!r} on {watch.parameters_topic} within {wait_s:g} s; "
         + (f"nodes with parameters: {others}" if others else "no node publishes parameters")
         + f" ({looked_on(watch.bus)}; is it running there? see --namespace / --hub-port)"
     )
+
+
+#: Why a running node may offer no parameters (``jointbus serve``'s array node has none).
+_FIXED_SETTINGS: Final = (
+    "its settings are fixed when it starts, e.g. jointbus serve's --rate, --watchdog, "
+    "--command-timeout and --allowed-source"
+)
 
 
 def _parameter(params: ParameterList, name: str) -> Parameter:
@@ -287,7 +314,9 @@ def list_parameters(  # noqa: PLR0917 (typer options)
 ) -> None:
     """Every parameter of every node (or of NODE): value, unit, range, type, meaning.
 
-    With no parameters within --wait it exits 1 and says where it looked (hub port, domain).
+    When nodes run in the namespace but none offers parameters (jointbus serve's array node has
+    none: its settings are fixed at start) it says so on stderr, prints nothing (--json: []) and
+    exits 0. When nothing runs there it exits 1 and says where it looked (hub port, domain).
     """
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
@@ -298,9 +327,24 @@ def list_parameters(  # noqa: PLR0917 (typer options)
                 lists = {node: _node_list(watch, node, wait)}
             else:
                 lists = watch.wait_all(None, wait)
+            rows = [
+                ParameterRow.of(name, p) for name, msg in lists.items() for p in msg.parameters
+            ]
+            running = watch.running_nodes(0.5) if not rows else []
         finally:
             bus.close()
-        rows = [ParameterRow.of(name, p) for name, msg in lists.items() for p in msg.parameters]
+        if not rows and running:  # the truth: programs run there, and offer no parameters
+            note(
+                f"no parameters in /{namespace.strip('/')}: "
+                + ("node " if len(running) == 1 else "nodes ")
+                + ", ".join(running)
+                + (" runs" if len(running) == 1 else " run")
+                + f" there but offer{'s' if len(running) == 1 else ''} no live parameters "
+                f"(nothing on {watch.parameters_topic}; {where}); {_FIXED_SETTINGS}"
+            )
+            if as_json:
+                typer.echo("[]")
+            return
         if not rows:  # a "nothing there" error, as get / set: where it looked, exit 1
             raise CliError(
                 f"no parameters on {watch.parameters_topic} within {wait:g} s "

@@ -2,7 +2,8 @@
 
 Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``serve`` command of
 :mod:`jointbus.cli.main`. It opens ``URL`` with :func:`jointbus.drivers.open`, runs an
-:class:`~jointbus.nodes.array.ArrayNode` under ``/<name>/`` and joins Zenoh like every bus command
+:class:`~jointbus.nodes.array.ArrayNode` under ``/<name>/`` (default: :func:`default_namespace`,
+the robot's name for a robot file, else the URL's host) and joins Zenoh like every bus command
 (``--hub-port`` / ``JOINTBUS_HUB_PORT``, ``--connect``, ``--router``; see
 :mod:`jointbus.cli.topic`). Another process reaches the array with
 ``drivers.open("bus://<name>")``, ``jointbus service call /<name>/actarray/power ...`` or
@@ -44,14 +45,56 @@ from jointbus.runtime import ensure_unique_node
 SERVER_NODE: Final = "array_node"
 
 
+def default_namespace(url: str) -> str:
+    """The namespace ``serve URL`` uses without ``--name``: the robot's ``name`` when ``URL``
+    opens a robot file (``sim://robots/arm3.yaml`` → ``arm3``), else the URL's host
+    (``sim://arm6`` → ``arm6``, ``bus://arm6`` → ``arm6``, ``can://virtual/demo`` → ``virtual``).
+
+    A default that is no valid namespace is a :class:`CliError` that says where the name came
+    from and that ``--name`` overrides it, without blaming an option the user did not pass.
+    """
+    from jointbus import drivers
+    from jointbus.drivers.bus.array_names import ArrayNames
+    from jointbus.drivers.errors import DriverError
+    from jointbus.drivers.sim.driver import robot_file_name
+
+    try:
+        parsed = drivers.DriverURL.parse(url)
+        robot = robot_file_name(parsed)
+    except (DriverError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    namespace, origin = (
+        (robot, f"the robot's name in {url}")
+        if robot is not None
+        else (parsed.host, f"the host of URL {url}")
+    )
+    if not namespace:
+        raise CliError(f"URL {url} names no array (no host); give the namespace with --name NS")
+    try:
+        ArrayNames(namespace)
+    except ValueError as exc:
+        raise CliError(
+            f"the default namespace {namespace!r} ({origin}) is not a valid namespace: {exc}; "
+            "give one with --name NS"
+        ) from None
+    return namespace
+
+
 def serve(  # noqa: PLR0917 (typer maps parameters to options)
     url: Annotated[
         str,
-        typer.Argument(metavar="URL", help="Actuator array: sim://arm6, sim://rover, can://..."),
+        typer.Argument(
+            metavar="URL",
+            help="Actuator array: sim://arm6, sim://rover, sim://path/to/robot.yaml, can://...",
+        ),
     ],
     name: Annotated[
         str | None,
-        typer.Option("--name", help="Namespace of the served array (default: the URL's host)."),
+        typer.Option(
+            "--name",
+            help="Namespace of the served array (default: the robot's name for a robot file, "
+            "sim://path/arm3.yaml -> arm3; else the URL's host, sim://arm6 -> arm6).",
+        ),
     ] = None,
     rate: Annotated[
         float,
@@ -102,14 +145,14 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             )
         except ValueError as exc:
             raise CliError(str(exc)) from None
-        try:
-            namespace = name or drivers.DriverURL.parse(url).host
-        except (DriverError, ValueError) as exc:
-            raise CliError(str(exc)) from None
-        try:
-            ArrayNames(namespace)
-        except ValueError as exc:
-            raise CliError(f"--name {namespace!r}: {exc}") from None
+        if name is not None:
+            namespace = name
+            try:
+                ArrayNames(namespace)
+            except ValueError as exc:
+                raise CliError(f"--name {namespace!r}: {exc}") from None
+        else:
+            namespace = default_namespace(url)
         stop = threading.Event()
 
         def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
@@ -144,4 +187,4 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             bus.close()
 
 
-__all__ = ["SERVER_NODE", "serve"]
+__all__ = ["SERVER_NODE", "default_namespace", "serve"]

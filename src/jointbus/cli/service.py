@@ -8,9 +8,12 @@ and builds requests from YAML with :mod:`jointbus.cli.values`, like ``topic pub`
 ``list`` prints one line per service; when it finds none it says so on stderr, with where it
 looked (hub port, endpoints, domain), and exits 0. ``call`` waits up to ``--wait`` s for the
 service to be discovered, takes its response type from the server's announcement, sends one
-request and prints the response as JSON (one line). A refused
-request prints ``refused: <reason>`` on stderr and exits with code 2, so scripts can tell a NACK
-(2) from a usage or network error (1).
+request and prints the response as JSON (one line). A refused request exits with code 2, so
+scripts can tell a NACK (2) from a usage or network error (1): a request the service layer
+refused prints ``refused: <reason>`` on stderr; an array's NACK (an
+:class:`~jointbus.messages.actarray.reply.ActuatorReply` with ``accepted`` false) is still printed
+as JSON on stdout — it names the joint, field, value and expectation — and ``refused: <REASON>:
+<text>`` goes to stderr.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from jointbus.cli.topic import (
     zenoh_config,
 )
 from jointbus.cli.values import ValuesError, build_message, parse_values
+from jointbus.messages.actarray.reply import ActuatorReply
 from jointbus.runtime.message_types import runtime_registry
 
 #: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
@@ -145,7 +149,11 @@ def call(  # noqa: PLR0917 (typer options)
     ],
     values: Annotated[
         str,
-        typer.Argument(metavar="VALUES", help="Request fields as YAML or JSON, e.g. '{on: true}'."),
+        typer.Argument(
+            metavar="VALUES",
+            help="Request fields as YAML or JSON, e.g. '{\"on\": true}' (JSON: YAML 1.1 "
+            "reads a bare on as true).",
+        ),
     ] = "{}",
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Seconds to wait for the answer.")
@@ -159,7 +167,18 @@ def call(  # noqa: PLR0917 (typer options)
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
 ) -> None:
-    """Call service NAME with a TYPE request built from VALUES; print the response as JSON."""
+    """Call service NAME with a TYPE request built from VALUES; print the response as JSON.
+
+    Example, while jointbus serve sim://arm6 runs:
+      jointbus service call /arm6/actarray/power \\
+        jointbus_msgs/msg/ActuatorPowerRequest '{"on": true}'
+
+    Exit codes:
+      0  answered (e.g. an ACK)
+      2  refused: a NACK (an ActuatorReply with accepted false, still
+         printed), or a request the server refused; the reason on stderr
+      1  usage or network error (no such service, a wrong type, no answer)
+    """
     with user_errors():
         validate_topic_name(name)
         request_type = resolve_type(type_name)
@@ -203,6 +222,9 @@ def call(  # noqa: PLR0917 (typer options)
             except ServiceError as exc:
                 raise CliError(str(exc)) from None
             typer.echo(render_json(response_type.for_display(response)))
+            if isinstance(response, ActuatorReply) and not response.accepted:
+                note(f"refused: {response.reason or 'no reason given'}: {response.text}")
+                raise typer.Exit(REFUSED_EXIT_CODE)
         finally:
             bus.close()
 

@@ -68,6 +68,7 @@ from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.runtime.node import DuplicateNodeError
+from jointbus.tools.message_rate import interval_rate
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
@@ -458,9 +459,7 @@ def measured_rate(arrivals: Sequence[int]) -> float | None:
     ``None`` for fewer than two arrivals: one message (a 1 Hz heartbeat in a 1 s window) or none
     has no interval to measure, and dividing the count by the window would print a rate that
     depends on where the window fell (0 or 2 Hz for 1 Hz)."""
-    if len(arrivals) >= 2 and arrivals[-1] > arrivals[0]:
-        return (len(arrivals) - 1) / ((arrivals[-1] - arrivals[0]) / 1e9)
-    return None
+    return interval_rate(len(arrivals), arrivals[0], arrivals[-1]) if arrivals else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -106,6 +106,11 @@ class RejectReason(enum.Enum):
     OWNED = "an impedance stream drives the array"
     #: An e-stop reset with no e-stop latched: nothing to reset.
     NOT_LATCHED = "the e-stop is not latched"
+    #: A command the message rules refuse: NaN, a wrong length, a wrong joint order or source.
+    INVALID = "invalid command"
+    #: The device failed to carry the request out (closed, not answering): nothing was refused
+    #: on its merits, retrying may work once the device is back.
+    DRIVER_FAULT = "the driver failed"
 
 
 class RequestRejected(DriverError):

@@ -2,10 +2,16 @@
 
 Where it sits: :mod:`jointbus.tools`, over :mod:`jointbus.tools.bag_reader`. :func:`bag_info`
 gathers the facts into a :class:`BagInfo` (tests and other tools use it); :func:`format_bag_info`
-prints them the way ROS users know, adding each topic's average rate (messages per second over the
-bag's duration; ``latched`` for a topic the bag records as transient-local, which is published on
-change, not at a rate) and, for a file cut short by a crash, a ``State`` line saying it was
-recovered from its complete chunks.
+prints them the way ROS users know, adding each topic's rate and, for a file cut short by a crash,
+a ``State`` line saying it was recovered from its complete chunks.
+
+A topic's rate is its own: ``(n − 1) / (t_last − t_first)`` over its n messages' log times
+(:func:`~jointbus.tools.message_rate.interval_rate`, the measure ``jointbus topic list`` uses),
+not the count over the whole bag's duration — a 20 Hz stream that ran 10 s of a 22 s recording
+read 9.10 Hz that way. A topic with fewer than two messages has no rate (``-``); one the bag
+records as transient-local is published on change, not at a rate (``latched``). Each topic's first
+and last log time come from :meth:`~jointbus.tools.bag_reader.Bag.topic_spans` (an MCAP file's
+message indexes; the summary holds only counts).
 """
 
 from __future__ import annotations
@@ -14,15 +20,18 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from jointbus.tools.bag_reader import Bag, BagTopic, open_bag
+from jointbus.tools.bag_reader import Bag, open_bag
+from jointbus.tools.message_rate import interval_rate
 
 
 @dataclass(frozen=True, slots=True)
 class TopicSummary:
-    """One topic: type, message count, serialisation and average rate (Hz; 0 if undefined).
+    """One topic: type, message count, serialisation and rate.
 
-    ``latched``: the bag records it as offered transient-local; such a topic is published when
-    its value changes, so its ``rate_hz`` is ``None`` and ``jointbus info`` prints ``latched``.
+    ``rate_hz``: ``(n − 1) / (t_last − t_first)`` of its messages' log times (Hz); ``None`` with
+    fewer than two messages (``jointbus info`` prints ``-``) or when ``latched``: the bag records
+    it as offered transient-local, published when its value changes (``info`` prints
+    ``latched``).
     """
 
     name: str
@@ -53,15 +62,13 @@ class BagInfo:
         return max(0, self.end_ns - self.start_ns) / 1e9
 
 
-def _rate(topic: BagTopic, duration_s: float) -> float | None:
-    if topic.latched:
-        return None
-    return topic.count / duration_s if duration_s > 0 and topic.count > 1 else 0.0
-
-
 def summarize(bag: Bag) -> BagInfo:
     """The :class:`BagInfo` of an open bag."""
-    duration_s = bag.duration_ns / 1e9
+    spans = bag.topic_spans() if any(not t.latched for t in bag.topics) else {}
+
+    def rate(name: str, latched: bool) -> float | None:
+        return None if latched or name not in spans else interval_rate(*spans[name])
+
     return BagInfo(
         path=bag.path,
         files=tuple(bag.files),
@@ -72,7 +79,7 @@ def summarize(bag: Bag) -> BagInfo:
         message_count=bag.message_count,
         topics=tuple(
             TopicSummary(
-                t.name, t.type_name, t.count, t.serialization, _rate(t, duration_s), t.latched
+                t.name, t.type_name, t.count, t.serialization, rate(t.name, t.latched), t.latched
             )
             for t in bag.topics
         ),
@@ -101,9 +108,12 @@ def _time(ns: int) -> str:
 
 
 def _rate_cell(topic: TopicSummary) -> str:
-    """``    50.00 Hz``, or ``latched`` (as wide) for a transient-local topic: not a rate."""
-    if topic.rate_hz is None:
+    """``    50.00 Hz``; ``latched`` (as wide) for a transient-local topic, not a rate; ``-`` for
+    a topic with fewer than two messages (no interval to measure)."""
+    if topic.latched:
         return f"{'latched':>12}"
+    if topic.rate_hz is None:
+        return f"{'-':>12}"
     return f"{topic.rate_hz:9.2f} Hz"
 
 

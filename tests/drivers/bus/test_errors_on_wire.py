@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.drivers.bus.errors_on_wire import (
+    WIRE_ERRORS,
     ack,
     error_from_reply,
     nack,
     saturations_from_reply,
 )
-from jointbus.drivers.errors import DriverIOError, RejectReason, RequestRejected
+from jointbus.drivers.errors import (
+    DriverClosedError,
+    DriverIOError,
+    RejectReason,
+    RequestRejected,
+)
 from jointbus.drivers.limits import Saturation
 from jointbus.messages.actarray import (
     ActuatorArrayData,
@@ -27,6 +35,12 @@ from jointbus.messages.errors import (
     ValidationError,
 )
 from jointbus.messages.std_msgs import Header
+from jointbus.nodes.safety.command_check import (
+    CommandRejected,
+    JointOrderError,
+    MissingNamesError,
+    SourceNotAllowedError,
+)
 
 words = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=12)
 values = st.one_of(
@@ -117,3 +131,45 @@ def test_a_nul_or_lone_surrogate_in_an_error_text_still_crosses() -> None:
     back = across(error, "power")
     assert isinstance(back, RequestRejected)
     assert "\\x00" in back.detail and "\\ud800" in back.detail
+
+
+@given(
+    st.sampled_from(
+        [
+            *WIRE_ERRORS.values(),
+            JointOrderError,
+            SourceNotAllowedError,
+            MissingNamesError,
+            ValueError,
+            TypeError,
+        ]
+    ),
+    words,
+)
+def test_every_nack_carries_a_reason(cls: type[Exception], text: str) -> None:
+    error: Exception
+    if cls is RequestRejected:
+        error = RequestRejected("position", RejectReason.BRAKED, text)
+    elif cls is UnknownJointError:
+        error = UnknownJointError(text)
+    elif issubclass(cls, ValidationError):
+        error = cls("ActuatorArray", "position", 1.0, "within [-2.5, 0.5]")
+    else:
+        error = cls(text)
+    reply = ActuatorReply.from_cdr(nack("position", error).to_cdr())
+    assert reply.reason in RejectReason.__members__, (cls, reply.reason)
+
+
+def test_a_nack_reason_says_what_kind_of_refusal_it_is() -> None:
+    def reason(error: Exception) -> str:
+        return nack("position", error).reason
+
+    limit = LimitError("ActuatorArray", "position", 1.0, "within [-2.5, 0.5]", joint="j", index=2)
+    assert reason(limit) == "OUT_OF_RANGE"
+    assert reason(CommandRejected("ctl", limit)) == "OUT_OF_RANGE"  # a wrapped limit refusal
+    assert reason(UnknownJointError("wrist")) == "UNKNOWN_JOINT"
+    assert reason(NonFiniteError("ActuatorArray", "position", math.nan, "finite")) == "INVALID"
+    assert reason(LengthMismatchError("Joints", "names", (), "at least one")) == "INVALID"
+    assert reason(DriverClosedError("closed")) == "DRIVER_FAULT"
+    assert reason(RequestRejected("position", RejectReason.ESTOPPED)) == "ESTOPPED"
+    assert ack("position").reason == ""  # an ACK has none

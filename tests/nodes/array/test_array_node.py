@@ -707,3 +707,48 @@ def test_a_rock_sample_with_no_mode_is_refused_naming_its_joint(rig: Rig) -> Non
     assert "no field set" in reply.value and "exactly one of position" in reply.expected
     assert "Mode.UNSET" not in reply.text
     np.testing.assert_array_equal(rig.array.read_joints().position, before)  # nothing moved
+
+
+# ------------------------------------------------- every NACK carries a reason (issue 12, CLI 3)
+
+
+def test_every_refusal_the_node_gives_carries_its_reason(rig: Rig) -> None:
+    """A caller branches on ``reason``: each kind of refusal names its own, none is empty."""
+
+    def position(joint: int, value: float) -> ActuatorReply:
+        msg = jointbus_msgs.ActuatorPositionCommand(joint=joint, position=value)
+        return rig.bus.client(
+            N.command("position"), jointbus_msgs.ActuatorPositionCommand, ActuatorReply
+        ).call(msg)
+
+    def request(name: str, msg_type: type, msg: object) -> ActuatorReply:
+        return rig.bus.client(name, msg_type, ActuatorReply).call(msg)
+
+    def joints(names: tuple[str, ...], samples: tuple[JointSample, ...]) -> ActuatorReply:
+        return request(N.joints_command, Joints, Joints(names=names, samples=samples))
+
+    got: dict[str, ActuatorReply] = {}
+    got["POWERED_OFF"] = position(ELBOW, 0.2)
+    assert request(N.request("power"), PowerRequest, PowerRequest(True)).accepted
+    got["OUT_OF_RANGE"] = position(ELBOW, 9.0)
+    got["UNKNOWN_JOINT"] = position(99, 0.0)
+    got["UNKNOWN_JOINT (Rock)"] = joints(("wrist",), (JointSample.from_position(0.1),))
+    got["INVALID"] = joints(
+        ("elbow", "wrist_pitch"), (JointSample.from_position(0.4), JointSample.from_speed(0.1))
+    )
+    got["NOT_LATCHED"] = request(N.estop_reset, String, String("nothing latched"))
+    assert request(N.estop, String, String("test")).accepted
+    got["ESTOPPED"] = position(ELBOW, 0.2)
+    assert request(N.estop_reset, String, String("clear")).accepted
+    rig.array.close()  # the device is gone
+    got["DRIVER_FAULT"] = request(N.request("power"), PowerRequest, PowerRequest(True))
+    for kind, reply in got.items():
+        assert not reply.accepted, kind
+        assert reply.reason == kind.split()[0], (kind, reply.reason, reply.text)
+    limit = got["OUT_OF_RANGE"]  # the issue's case: a limit NACK names joint, field, bound
+    assert (limit.error, limit.joint, limit.index, limit.field) == (
+        "LimitError",
+        ("elbow",),
+        (ELBOW,),
+        "position",
+    )

@@ -42,6 +42,7 @@ __all__ = [
     "ack",
     "error_from_reply",
     "nack",
+    "reject_reason",
     "saturations_from_reply",
 ]
 
@@ -100,19 +101,42 @@ def _wire_text(value: object) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def reject_reason(error: BaseException) -> RejectReason:
+    """Why ``error`` refused a request, as a :class:`RejectReason`: a :class:`RequestRejected`
+    says so itself; an unknown joint is ``UNKNOWN_JOINT``, a value beyond a limit
+    ``OUT_OF_RANGE``, any other refusal by the message rules (NaN, length, order, source)
+    ``INVALID``, and a device that failed ``DRIVER_FAULT``.
+
+    Why every NACK gets one: a caller (``jointbus service call``, a script reading the reply)
+    branches on the reason; an empty one for a limit refusal read as "no reason given".
+    """
+    reason = getattr(error, "reason", None)
+    if isinstance(reason, RejectReason):
+        return reason
+    wrapped = getattr(error, "error", None)  # a refusal that wraps the rule's error
+    if isinstance(wrapped, BaseException) and wrapped is not error:
+        return reject_reason(wrapped)
+    if isinstance(error, UnknownJointError):
+        return RejectReason.UNKNOWN_JOINT
+    if isinstance(error, LimitError):
+        return RejectReason.OUT_OF_RANGE
+    if isinstance(error, DriverError):
+        return RejectReason.DRIVER_FAULT
+    return RejectReason.INVALID
+
+
 def nack(request: str, error: BaseException) -> ActuatorReply:
     """The NACK of ``request`` refused with ``error`` (see the module docstring)."""
     joint = getattr(error, "joint", None)
     if joint is None and isinstance(error, UnknownJointError):
         joint = error.name
     index = getattr(error, "index", None)
-    reason = getattr(error, "reason", None)
     return ActuatorReply(
         accepted=False,
         # the refused request as the error names it (``positions``), else the service's method
         request=_wire_text(getattr(error, "request", None) or request),
         error=_wire_name(error),
-        reason=reason.name if isinstance(reason, RejectReason) else "",
+        reason=reject_reason(error).name,
         type_name=_wire_text(getattr(error, "type_name", "")),
         field=_wire_text(getattr(error, "field", "")),
         value=repr(getattr(error, "value", "")) if hasattr(error, "value") else "",

@@ -110,6 +110,7 @@ __all__ = [
     "SimStatus",
     "StandalonePhysics",
     "open_sim",
+    "robot_file_name",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -758,7 +759,6 @@ def open_sim(url: DriverURL) -> ActuatorArray:
     :mod:`jointbus.drivers.sim.rover` (its own simulator; no options).
     """
     from jointbus.drivers.sim.robots import (
-        ROBOT_FILE_SUFFIXES,
         SimOptions,
         build_sim_robot,
         build_sim_robot_file,
@@ -771,7 +771,7 @@ def open_sim(url: DriverURL) -> ActuatorArray:
         return open_rover(url)
     url.unknown_options(_URL_OPTIONS)
     location = _robot_location(url)
-    is_file = "/" in location or location.lower().endswith(ROBOT_FILE_SUFFIXES)
+    is_file = _names_a_file(location)
     if not is_file and location not in sim_robots():
         raise DriverURLError(
             f"driver URL {url.text!r}: no simulated robot {location!r}; available: "
@@ -815,6 +815,51 @@ def open_sim(url: DriverURL) -> ActuatorArray:
     return _open_robot_file(url, Path(location), options, build_sim_robot_file)
 
 
+def robot_file_name(url: DriverURL) -> str | None:
+    """The robot's ``name`` in the robot file a ``sim://`` URL opens (a URDF's robot name), or
+    ``None`` when the URL names no file (a bundled robot, the rover, another scheme).
+
+    Why: ``jointbus serve sim://robots/arm3.yaml`` serves the array under the robot's own name
+    (``/arm3``); the URL's host (``robots``, or ``arm3.yaml``) names no robot. A file that is
+    missing or describes no robot is the :class:`DriverFileError` :func:`open_sim` would raise.
+    """
+    from jointbus.drivers.sim.robots import load_robot_file
+    from jointbus.model.errors import ModelError
+
+    if url.scheme != "sim" or (url.host == "rover" and not url.path):
+        return None
+    location = _robot_location(url)
+    if not _names_a_file(location):
+        return None
+    resolved = _existing_robot_file(url, Path(location))
+    try:
+        return load_robot_file(resolved).name
+    except (ModelError, ValueError, LookupError) as exc:
+        raise DriverFileError(
+            url.text, str(resolved), f"robot file {resolved} cannot be simulated: {exc}"
+        ) from exc
+
+
+def _names_a_file(location: str) -> bool:
+    """``sim://`` names a robot file (a path, or a robot-file ending), not a bundled robot."""
+    from jointbus.drivers.sim.robots import ROBOT_FILE_SUFFIXES
+
+    return "/" in location or location.lower().endswith(ROBOT_FILE_SUFFIXES)
+
+
+def _existing_robot_file(url: DriverURL, path: Path) -> Path:
+    """``path`` resolved, or the DriverFileError saying where it was looked for."""
+    resolved = path.resolve()
+    if not resolved.is_file():
+        raise DriverFileError(
+            url.text,
+            str(resolved),
+            f"no robot file {str(path)!r} (looked for {resolved}); expected a readable .yaml, "
+            ".yml or .urdf robot file, or a bundled robot",
+        )
+    return resolved
+
+
 def _robot_location(url: DriverURL) -> str:
     """What follows ``sim://`` up to the options: a robot name or a file path, as written."""
     rest = url.text.split("://", 1)[1]
@@ -832,14 +877,7 @@ def _open_robot_file(
     """Build the robot of file ``path``, turning every way it can fail into a DriverFileError."""
     from jointbus.model.errors import ModelError
 
-    resolved = path.resolve()
-    if not resolved.is_file():
-        raise DriverFileError(
-            url.text,
-            str(resolved),
-            f"no robot file {str(path)!r} (looked for {resolved}); expected a readable .yaml, "
-            ".yml or .urdf robot file, or a bundled robot",
-        )
+    resolved = _existing_robot_file(url, path)
     try:
         return build(resolved, options)
     except (ModelError, ActuatorArrayConfigError, ValueError, LookupError) as exc:

@@ -11,8 +11,9 @@ driver layer's errors carry, so a remote caller learns what a local one would:
 - ``error``: the error's class name (``RequestRejected``, ``LimitError``, ``UnknownJointError``,
   ``LengthMismatchError``, ``NonFiniteError``, ``ValidationError``, ``JointOrderError``,
   ``SourceNotAllowedError``, ``DriverClosedError``, ...); empty for an ACK.
-- ``reason``: for ``RequestRejected``, the :class:`~jointbus.drivers.errors.RejectReason` member
-  name (``POWERED_OFF``, ``OUT_OF_RANGE``, ``ESTOPPED``, ...).
+- ``reason``: in every NACK, the :class:`~jointbus.drivers.errors.RejectReason` member name
+  (``POWERED_OFF``, ``OUT_OF_RANGE`` for a ``LimitError``, ``UNKNOWN_JOINT``, ``INVALID`` for
+  another message-rule refusal, ``DRIVER_FAULT``, ...); empty for an ACK.
 - ``type_name``, ``field``, ``value`` (the offending value's ``repr``), ``expected``: as in
   :class:`~jointbus.messages.errors.ValidationError`; ``detail`` for ``RequestRejected``.
 - ``joint`` / ``index``: the joint named by the error (name and index) — one entry each, or empty
