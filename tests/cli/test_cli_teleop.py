@@ -61,7 +61,7 @@ def test_teleop_in_a_terminal_publishes_at_rate_and_zero_when_released_and_on_ex
             t0 = time.monotonic()
             time.sleep(1.0)
             assert len(rec.since(t0)) >= 10  # ≥ 10 Hz (20 asked)
-            assert rec.last().linear.x == 0.0 and rec.last().linear.z == 1.0  # idle: zero
+            assert rec.last().linear.x == 0.0 and rec.last().linear.z == 0.0  # idle: zero, z 0
             t_key = time.monotonic()
             os.write(master, b"i")
             assert wait_until(lambda: any(m.linear.x == 0.5 for m in rec.since(t_key)), 3.0)
