@@ -33,7 +33,9 @@ _SPEC.loader.exec_module(bench_array_state)
 N = 12
 FINITE = st.floats(-1e3, 1e3, allow_nan=False)
 MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
-STATES = st.integers(0, 31).filter(lambda s: s & 6 != 6 and s & 3 != 3 and s & 17 != 17)
+# The state flags a driver can hand out together (sampled from the list, not filtered: a filter
+# rejecting 12 draws per reading failed hypothesis's health check on a loaded host).
+STATES = st.sampled_from([s for s in range(32) if s & 6 != 6 and s & 3 != 3 and s & 17 != 17])
 
 
 def column(values: st.SearchStrategy[float]) -> st.SearchStrategy[Any]:

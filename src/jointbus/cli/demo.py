@@ -36,19 +36,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
+from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
@@ -170,23 +168,6 @@ def summary_table(summary: StackSummary) -> RenderableType:
     return Group(head, rates, table)
 
 
-def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends a run like Ctrl-C (a clean shutdown, exit code 0)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _monitor_available() -> bool:
     try:
         import jointbus.tools.monitor.app  # noqa: F401
@@ -266,7 +247,7 @@ def run_view(
     use_monitor = terminal and bool(monitor) and stack.zenoh is not None and _monitor_available()
     recorder: Any = None
     summary: StackSummary | None = None
-    with _sigterm_as_interrupt():
+    with stop_on_interrupt():
         try:
             stack.start()
             # --duration counts from here, once the stack runs: opening the simulator and the
@@ -385,7 +366,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 raise CliError(f"--transport {transport}: only hb50 runs nodes that talk over it")
             if rate != DEFAULT_RATE_HZ:
                 raise CliError(f"--rate {rate:g}: only hb50 runs a bridge loop at a chosen rate")
-            with _sigterm_as_interrupt():
+            with stop_on_interrupt():
                 run_served_demo(
                     robot,
                     zenoh=(

@@ -14,14 +14,14 @@ SIGTERM, or ``--duration``) stops it.
 
 from __future__ import annotations
 
-import signal
+import contextlib
 import time
-from types import FrameType
 from typing import Annotated
 
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
@@ -37,9 +37,6 @@ from jointbus.tools.foxglove_view import DEFAULT_HOST, DEFAULT_PORT, FoxgloveVie
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-
-def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
@@ -85,7 +82,8 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
         )
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    signals = contextlib.ExitStack()
+    signals.enter_context(stop_on_interrupt())  # until the finally below
     try:
         try:
             view = FoxgloveView(bus, host=host, port=port, robot=model, namespace=namespace)
@@ -102,5 +100,5 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
                 pass
             console.print(f"stopped; {len(view.topics())} topics were offered")
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signals.close()
         bus.close()

@@ -14,14 +14,14 @@ Safety (see :mod:`jointbus.tools.player`): command topics are left out unless
 
 from __future__ import annotations
 
-import signal
+import contextlib
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
@@ -35,10 +35,6 @@ from jointbus.cli.topic import (
 from jointbus.tools.bag_reader import open_bag
 from jointbus.tools.errors import ToolError
 from jointbus.tools.player import COMMAND_RULE, PlaybackProgress, Player
-
-
-def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def play(  # noqa: PLR0917 (typer maps parameters to options)
@@ -94,7 +90,8 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     except typer.Exit:
         bag.close()
         raise
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    signals = contextlib.ExitStack()
+    signals.enter_context(stop_on_interrupt())  # until the finally below
     try:
         player = Player(
             bus,
@@ -142,7 +139,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signals.close()
         bag.close()
         bus.close()
     console.print(

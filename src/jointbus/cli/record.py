@@ -13,16 +13,16 @@ reads such a file and reports it as truncated.
 
 from __future__ import annotations
 
-import signal
+import contextlib
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Final, TextIO
 
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
@@ -58,9 +58,6 @@ SKIPPED_MEANING: Final = "received, not recordable"
 #: Seconds after which a recorder that has found no topic says so (the recording goes on).
 NO_TOPIC_WARNING_S: Final = 3.0
 
-
-def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 class StatusLine:
@@ -136,7 +133,8 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     where = _where(hub_port, connect, router, listen)
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    signals = contextlib.ExitStack()
+    signals.enter_context(stop_on_interrupt())  # until the finally below
     status = StatusLine(sys.stderr, enabled=not quiet)
     try:
         recorder = Recorder(
@@ -178,7 +176,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         note(f"error: {exc}")
         raise typer.Exit(1) from exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signals.close()
         bus.close()
     note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "

@@ -530,6 +530,17 @@ def test_consecutive_misses_flag_the_motor_and_put_the_drive_safe() -> None:
             with pytest.raises(RequestRejected) as info:
                 command()
             assert info.value.reason is RejectReason.TIMED_OUT and info.value.index == 7
+        # A one-joint command to a motor that still answers names that joint, and the lost one.
+        with pytest.raises(RequestRejected) as info:
+            array.position("fr_j1", float(HOME[1]))
+        assert (info.value.reason, info.value.joint, info.value.index) == (
+            RejectReason.TIMED_OUT, "fr_j1", 1
+        )
+        assert "motor (can id 8) of joint 'rl_j1' (index 7) missed 3 replies" in str(info.value)
+        with pytest.raises(RequestRejected) as info:  # one that is lost names itself
+            array.position("rl_j1", float(HOME[7]))
+        assert (info.value.joint, info.value.index) == ("rl_j1", 7)
+        assert "motor (can id 8) missed 3 replies" in str(info.value)
         # Re-arm: power off and on once the motor answers again.
         r.twin.drop_replies(8, False)
         array.power(False)

@@ -23,7 +23,7 @@ from jointbus.messages.std_msgs import Header
 from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 
 MAYBE = st.one_of(st.just(math.nan), st.floats(allow_nan=False, allow_infinity=False))
-VALID_STATES = st.integers(0, 31).filter(lambda s: s & 6 != 6 and s & 3 != 3 and s & 17 != 17)
+VALID_STATES = st.sampled_from([s for s in range(32) if s & 6 != 6 and s & 3 != 3 and s & 17 != 17])
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 HEADERS = st.builds(
     Header, st.builds(Time, st.integers(-(2**31), 2**31 - 1), st.integers(0, 10**9 - 1)), TEXT

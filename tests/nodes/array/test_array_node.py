@@ -7,6 +7,8 @@ watchdog's is a ``bus://`` client in another process, SIGKILLed while its joint 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import re
 import signal
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,6 +27,7 @@ from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
 from jointbus.bus.names import data_key
 from jointbus.bus.service_zenoh import service_key
 from jointbus.bus.zenoh_transport import type_hash_of
+from jointbus.codec.cdr import encode as cdr_encode
 from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.bus.driver import BusActuatorArray
 from jointbus.drivers.errors import RejectReason, RequestRejected
@@ -44,12 +48,14 @@ from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+from jointbus.nodes.array.unchecked_impedance import UncheckedJointImpedance
 from jointbus.robots.hb50.messages import Level, Status
 from support.array_server import served
 from support.bus import wait_until
 
 N = ArrayNames("arm6")
 ELBOW = 2
+ARM6_NAMES = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_roll", "wrist_pitch", "flange_roll")
 
 
 class Rig:
@@ -310,7 +316,8 @@ def test_a_value_refused_at_decode_is_reported_naming_its_joint() -> None:
 
             def reported() -> list[str]:
                 return [
-                    s.status for s in list(status)
+                    s.status
+                    for s in list(status)
                     if s.status.startswith("multi_position from ") and expected in s.status
                 ]
 
@@ -318,17 +325,101 @@ def test_a_value_refused_at_decode_is_reported_naming_its_joint() -> None:
             assert "malformed payload" in reported()[0]
             pub.undeclare()
             query = service_key(
-                transport.domain_id, N.command("multi_position"), MultiPositionCommand,
+                transport.domain_id,
+                N.command("multi_position"),
+                MultiPositionCommand,
                 ActuatorReply,
             )
             header = attachment.pack(1, time.time_ns(), bytes(16))
-            replies = list(transport.session.get(query, payload=payload, attachment=header,
-                                                 timeout=2.0))
+            replies = list(
+                transport.session.get(query, payload=payload, attachment=header, timeout=2.0)
+            )
             assert len(replies) == 1 and replies[0].err is not None
             reason = replies[0].err.payload.to_bytes().decode()
             assert f"malformed request ({len(payload)} bytes): " in reason
             assert expected in reason, reason
         time.sleep(0.1)
+        assert np.array_equal(server.array.read_joints().position, before)
+
+
+def _crafted_impedance(**fields: Any) -> bytes:
+    """CDR bytes of an arm6 JointImpedance from 'tester' with ``fields`` as ``topic pub
+    --unchecked`` or a ROS 2 peer sends them: no jointbus constructor runs on them."""
+    base = hold_message(ARM6_NAMES, [0.0] * 6, 20.0, 1.0, source="tester")
+    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(JointImpedance)}
+    values.update(fields)
+    return cdr_encode(UncheckedJointImpedance(**values))
+
+
+IMPEDANCE_REFUSED = [  # what is wrong, the field and joint index named, the value shown
+    ("nan", {"position": (0.0, 0.0, math.nan, 0.0, 0.0, 0.0)}, "position", ELBOW, "nan"),
+    ("negative_kp", {"kp": (20.0, -5.0, 20.0, 20.0, 20.0, 20.0)}, "kp", 1, "-5.0"),
+    ("short", {"kd": (1.0,) * 5}, "kd", 5, "5 values"),
+    ("limit", {"position": (0.0, 0.0, 3.0, 0.0, 0.0, 0.0)}, "position", ELBOW, "3.0"),
+]
+
+
+def test_every_refused_impedance_command_is_one_error_naming_its_source() -> None:
+    """A served array's ``joint_impedance``: NaN, a negative kp and a short array (refused by the
+    message class at decode) used to be a WARN "malformed payload ... from <gid>" with the topic
+    as data, an out-of-limit value an ERROR naming the source node. Now each is the same ERROR:
+    source node, joint (name and index), field, value, JSON data; bytes that are not even the
+    layout are one ERROR naming the publisher; nothing moves. The bytes come from a raw Zenoh
+    publisher with rmw_zenoh's attachment, as a ROS 2 publisher sends them."""
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        names = server.array.names
+        before = server.array.read_joints().position.copy()
+        with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            transport = bus.zenoh
+            assert transport is not None
+            key = data_key(
+                transport.domain_id,
+                N.impedance_command,
+                JointImpedance.TYPE_NAME,
+                type_hash_of(JointImpedance),
+            )
+            pub = transport.session.declare_publisher(key)
+            assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
+            garbage = b"\x00\x01\x00\x00\xff\xff\xff\x7f"
+            payloads = [_crafted_impedance(**fields) for _c, fields, *_r in IMPEDANCE_REFUSED]
+
+            def errors() -> list[Status]:
+                return [s for s in list(status) if s.level == Level.ERROR]
+
+            for seq, payload in enumerate([*payloads, garbage], start=1):
+                # one at a time: the stream's QoS keeps the newest sample only
+                pub.put(payload, attachment=attachment.pack(seq, time.time_ns(), b"t" * 16))
+                assert wait_until(lambda n=seq: len(errors()) >= n, timeout=5.0), [
+                    s.status for s in status
+                ]
+            pub.undeclare()
+        expected = len(IMPEDANCE_REFUSED) + 1
+        time.sleep(0.2)  # nothing more comes
+        got = errors()
+        assert not [s for s in status if "malformed payload on" in s.status], [
+            s.status for s in status
+        ]
+        assert len(got) == expected, [e.status for e in got]
+        for report, (case, _fields, field, index, shown) in zip(
+            got, IMPEDANCE_REFUSED, strict=False
+        ):
+            facts = json.loads(report.data)
+            assert facts["source_node"] == "tester", (case, report.status)
+            assert (facts["joint"], facts["index"], facts["field"]) == (
+                names[index],
+                index,
+                field,
+            ), (case, facts)
+            assert report.status.startswith("joint command from 'tester' rejected: "), case
+            assert f"joint {names[index]!r} (index {index}): field {field!r}" in report.status
+            assert shown in report.status, (case, report.status)
+        undecodable = got[-1]
+        facts = json.loads(undecodable.data)
+        assert facts["field"] == "payload" and str(len(garbage)) in facts["value"]
+        assert "a decodable JointImpedance" in undecodable.status, undecodable.status
+        assert server.node.undecodable == 4  # NaN, negative kp, short, garbage
         assert np.array_equal(server.array.read_joints().position, before)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
+from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged, RateMeasure
 
 MS = 1_000_000  # ns
 DEFAULT = "control_node"
@@ -117,7 +117,12 @@ def test_source_whose_window_rate_drops_falls_back_for_rate() -> None:
     (event,) = arbiter.take_events()
     assert event.reason == "rate_below_threshold"
     assert event.rate_hz < 10.0
-    assert "Hz" in event.describe()
+    # the arrival times the decision used, stated: 6 commands 200 ms apart (5.0 Hz)
+    assert event.measure.basis == "arrived"
+    assert f"fell below the threshold: {event.measure.count} commands arrived in " in (
+        event.describe()
+    )
+    assert f"({event.rate_hz:.1f} Hz)" in event.describe()
 
 
 def test_second_custom_source_waits_then_takes_over_when_the_first_stops() -> None:
@@ -197,7 +202,8 @@ def test_takeover_reports_the_rate_a_steady_500_hz_source_publishes_at() -> None
     assert owned == [False, False, False, False, True, True]
     (event,) = arbiter.take_events()
     assert event.rate_hz == pytest.approx(500.0, rel=1e-9)
-    assert "publishes at 500.0 Hz" in event.describe()
+    assert event.measure == RateMeasure(5, 8 * MS, "sent")
+    assert "'teleop': 5 commands sent in 8.0 ms (500.0 Hz)" in event.describe()
     assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
 
 
@@ -221,15 +227,53 @@ def test_stamped_rate_is_exact_whatever_the_delivery_jitter(jitter: list[int]) -
     assert arbiter.rate_hz("teleop") == pytest.approx(500.0, rel=1e-9)
 
 
-def test_one_late_cycle_of_the_source_does_not_move_the_reported_rate() -> None:
-    # The source's loop ran its second cycle 1.6 ms late and caught up after (stamps in ms).
+def test_the_takeover_rate_is_the_mean_over_the_commands_it_names() -> None:
+    """The figure printed is true of the commands it names: their mean rate, (n − 1) / span.
+    It used to be the inverse of the median stamped interval, which no stretch of the stream
+    showed: a 500 Hz loop that ran late and caught up (intervals 2, 5, 0.2, 0.8 ms) was reported
+    "publishes at 714.3 Hz" (``examples/own_controller.py`` against the demo: 793.9 Hz)."""
     arbiter = Arbiter()
-    for stamp_ms in (0.0, 3.6, 4.0, 6.0, 8.0):
+    for stamp_ms in (0.0, 2.0, 7.0, 7.2, 8.0):  # stepped clock: arrivals 1 ms after the stamps
         arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
     (event,) = arbiter.take_events()
     assert event.reason == "takeover"
-    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)  # intervals 3.6, 0.4, 2, 2 ms
+    assert event.rate_hz == pytest.approx(500.0, rel=1e-9)
+    assert event.measure == RateMeasure(5, 8 * MS, "sent")
+    assert event.describe() == (
+        "command owner 'control_node' -> 'teleop' "
+        "(takeover: 'teleop': 5 commands sent in 8.0 ms (500.0 Hz))"
+    )
     arbiter = Arbiter()
-    for stamp_ms in (0.0, 3.6, 5.6, 7.6, 9.6):  # late once, no catch-up: mean 416.7 Hz
+    for stamp_ms in (0.0, 3.6, 5.6, 7.6, 9.6):  # late once, no catch-up: 4 intervals in 9.6 ms
         arbiter.offer("teleop", round((stamp_ms + 1.0) * MS), round((100 + stamp_ms) * MS))
-    assert arbiter.take_events()[0].rate_hz == pytest.approx(500.0, rel=1e-9)
+    (event,) = arbiter.take_events()
+    assert event.rate_hz == pytest.approx(4 / 9.6e-3, rel=1e-9)
+    assert "'teleop': 5 commands sent in 9.6 ms (416.7 Hz)" in event.describe()
+
+
+@given(
+    intervals_us=st.lists(st.integers(1, 20_000), min_size=4, max_size=40),
+    delays_us=st.lists(st.integers(0, 3_000), min_size=41, max_size=41),
+)
+def test_the_reported_rate_is_count_minus_one_over_the_stamped_span(
+    intervals_us: list[int], delays_us: list[int]
+) -> None:
+    """Whatever the source's jitter and the transport's bunching, the takeover names the count
+    and span of the stamps it measured, and the rate is exactly (count − 1) / span."""
+    arbiter = Arbiter(takeover_hz=10.0, window_s=0.5, fallback_s=0.1)
+    sent = [1_000 * MS]
+    for gap in intervals_us:
+        sent.append(sent[-1] + gap * 1_000)
+    arrived: list[int] = []
+    for s_ns, d in zip(sent, delays_us, strict=False):
+        arrived.append(max(s_ns + d * 1_000, arrived[-1] if arrived else 0))
+    for a, s_ns in zip(arrived, sent, strict=True):
+        arbiter.offer("teleop", a, s_ns)
+    events = [e for e in arbiter.take_events() if e.reason == "takeover"]
+    if not events:
+        return
+    measure = events[0].measure
+    assert measure.basis == "sent" and measure.count >= arbiter.min_count
+    assert measure.hz == pytest.approx((measure.count - 1) * 1e9 / measure.span_ns)
+    assert f"{measure.count} commands sent in " in events[0].describe()
+    assert f"({measure.hz:.1f} Hz)" in events[0].describe()

@@ -376,19 +376,30 @@ class CanActuatorArray(ActuatorArray):
             np.copyto(self._cmd_tau, self._zeros, where=profiled)
         self._exchange(self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau)
 
-    def _check_armed(self, request: str) -> None:
-        """Refuse motion while the array is safe after a lost motor."""
-        if self._safe:
-            i = int(np.flatnonzero(self._lost)[0]) if self._lost.any() else 0
-            raise RequestRejected(
-                request,
-                RejectReason.TIMED_OUT,
-                f"motor (can id {self._can.motors[i].can_id}) missed "
-                f"{self._can.lost_after} replies in a row; the array is on the safe damping "
-                "command — power(False) then power(True) to re-arm",
-                joint=self._names[i],
-                index=i,
-            )
+    def _check_armed(self, request: str, indices: IntArray | None = None) -> None:
+        """Refuse motion while the array is safe after a lost motor.
+
+        The refusal names a commanded joint (``indices``; ``None``: every joint): a lost one if
+        the command includes one, else — a one-joint command to a motor that still answers — that
+        joint, with the lost motor that made the array safe in the text."""
+        if not self._safe:
+            return
+        lost = np.flatnonzero(self._lost)
+        commanded = self._all if indices is None else indices
+        lost_commanded = np.intersect1d(lost, commanded)
+        cause = int(lost_commanded[0] if lost_commanded.size else lost[0] if lost.size else 0)
+        i = int(commanded[0]) if commanded.size == 1 and not lost_commanded.size else cause
+        motor = f"motor (can id {self._can.motors[cause].can_id})"
+        if i != cause:
+            motor += f" of joint {self._names[cause]!r} (index {cause})"
+        raise RequestRejected(
+            request,
+            RejectReason.TIMED_OUT,
+            f"{motor} missed {self._can.lost_after} replies in a row; the array is on the safe "
+            "damping command — power(False) then power(True) to re-arm",
+            joint=self._names[i],
+            index=i,
+        )
 
     # ---------------------------------------------------------------- hooks
 
@@ -514,15 +525,15 @@ class CanActuatorArray(ActuatorArray):
         return start, velocity
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
-        self._check_armed("positions" if indices.size > 1 else "position")
+        self._check_armed("positions" if indices.size > 1 else "position", indices)
         self._moves.move_to(indices, positions, self._profile_start)
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
-        self._check_armed("speeds" if indices.size > 1 else "speed")
+        self._check_armed("speeds" if indices.size > 1 else "speed", indices)
         self._moves.move_at(indices, speeds, self._profile_start)
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
-        self._check_armed("currents" if indices.size > 1 else "current")
+        self._check_armed("currents" if indices.size > 1 else "current", indices)
         p, v = self._cmd_p.copy(), self._cmd_v.copy()
         kp, kd, tau = self._cmd_kp.copy(), self._cmd_kd.copy(), self._cmd_tau.copy()
         p[indices] = 0.0
@@ -563,7 +574,7 @@ class CanActuatorArray(ActuatorArray):
             np.copyto(tau, self._zeros, where=profiled)
         self._exchange(p, v, kp, kd, tau)
         if self._safe:  # this exchange lost a motor: the command is not in effect
-            self._check_armed(request)
+            self._check_armed(request, indices)
         self._cmd_p[:] = p
         self._cmd_v[:] = v
         self._cmd_kp[:] = kp

@@ -108,6 +108,11 @@ to a service caller and, for every origin, a report on ``/<ns>/status`` naming t
 in ``data``). Malformed bytes on a command topic or in a request are refused too: the report (and
 the NACK's reason) names the sender and, for a value the message class refused by index (a NaN in
 a Player multi-position command: the class does not know the robot), the joint's name as well.
+An impedance sample the message class refused at decode (a NaN, a negative gain, a short array)
+is read back from its bytes (:mod:`.unchecked_impedance`) and refused by the command check like
+any other, as the same ERROR naming the source node (:meth:`ArrayNode.refusing_at_decode`, which
+a robot adapter's own impedance input uses too); bytes that are not even the layout are one
+ERROR naming the publisher.
 """
 
 from __future__ import annotations
@@ -125,6 +130,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
+from jointbus.codec import DecodeError
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import ack, nack
@@ -154,7 +160,8 @@ from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
-from jointbus.nodes.safety.arbiter import Arbiter
+from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
+from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
@@ -427,6 +434,9 @@ class ArrayNode(Node):
         self.cycles = 0
         self.rejected = 0
         """Impedance commands refused (each reported)."""
+        self.undecodable = 0
+        """Impedance samples (of any input) the decoder refused; each is also counted in
+        :attr:`rejected` once a cycle has judged it."""
         #: The array node's per-cycle topics go out every this many cycles (``state_hz``).
         self._state_every = 1 if s.state_hz is None else max(1, round(s.rate_hz / s.state_hz))
         super().__init__(name, bus, namespace=namespace, timers=timers)
@@ -504,7 +514,15 @@ class ArrayNode(Node):
             n.request("describe"), GeometryRequest, ArrayDescription, lambda _r: self.describe()
         )
         self.impedance_subscription = self.create_subscription(
-            n.impedance_command, JointImpedance, self._on_impedance, MAB_RT, realtime=True
+            n.impedance_command,
+            JointImpedance,
+            self._on_impedance,
+            MAB_RT,
+            realtime=True,
+            on_event=self.refusing_at_decode(
+                decode_unchecked_impedance, JointImpedance.TYPE_NAME, self.impedance_check
+            ),
+            report_events=False,
         )
 
     # ---- state -----------------------------------------------------------------------------------
@@ -536,6 +554,40 @@ class ArrayNode(Node):
         """Queue an adapter's impedance message (or a sample its decoder refused) for the next
         cycle, to be judged by ``check`` (*adapter hook*; any thread)."""
         self._commands.append((self.clock(), cmd, check))
+
+    def refusing_at_decode(
+        self,
+        decode_unchecked: Callable[[bytes], ImpedanceInput],
+        type_name: str,
+        check: CommandCheck,
+    ) -> Callable[[QosEvent], None]:
+        """The ``on_event`` of an impedance input's subscription (*adapter hook*; pass it with
+        ``report_events=False``): a sample of wire type ``type_name`` the decoder refused (a NaN,
+        a negative gain, a short array: the message class's own rules) is read back by
+        ``decode_unchecked`` (a mirror of the type's layout built without checks, e.g.
+        :func:`~.unchecked_impedance.decode_unchecked_impedance`) and queued as a
+        :class:`RefusedSample`, so the cycle reports it as ``check`` reports any refused command:
+        one ERROR naming the source node, the joint (name and index), the field, the value and
+        the expectation, JSON in ``data``, repeats folded like every rejection. Bytes that are
+        not even that layout are one ERROR naming the publisher. Every other event is reported
+        as any node reports it. Runs on the receiving thread (the read-back stays off the loop).
+        """
+
+        def on_event(event: QosEvent) -> None:
+            if not isinstance(event, MalformedPayloadEvent):
+                self.reporter.record_event(event)
+                return
+            try:
+                unchecked: ImpedanceInput | None = decode_unchecked(event.payload)
+            except (DecodeError, ValueError, TypeError):
+                unchecked = None
+            self.undecodable += 1
+            self.queue_impedance(
+                RefusedSample(unchecked, type_name, event.publisher, event.size, event.error),
+                check,
+            )
+
+        return on_event
 
     # ---- the cycle -------------------------------------------------------------------------------
     def on_activate(self) -> None:
@@ -716,7 +768,9 @@ class ArrayNode(Node):
     def _outranked(self, source: str, received_ns: int) -> None:
         """Say once (per owner) that ``source``'s valid commands are not applied: it has been
         sending for the arbitration window without taking over (e.g. below ``takeover_hz``).
-        A source about to take over is not reported: that takes less than the window."""
+        A source about to take over is not reported: that takes less than the window. The rate
+        named is the mean over the commands not applied so far, stated with their count and
+        the span of their arrivals (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`)."""
         seen = self._not_owner.setdefault(source, (received_ns, 0))
         if seen is None:
             return
@@ -732,7 +786,7 @@ class ArrayNode(Node):
             "owner",
             f"impedance from {source!r} is not applied: {owner!r} owns the array, and a source "
             f"takes over only when it sends at ≥ {self.arbiter.takeover_hz:g} Hz "
-            f"({source!r}: {(count - 1) * 1e9 / span_ns:.1f} Hz)",
+            f"({source!r}: {RateMeasure(count, span_ns, ARRIVED).describe()})",
         )
 
     def _reject(self, rejection: CommandRejected) -> None:

@@ -17,7 +17,7 @@ its own and both nodes share one implementation of every rule:
 - :class:`ThermalGuard` — temperature WARN, torque derating, drive off at shutdown.
 """
 
-from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged
+from jointbus.nodes.safety.arbiter import Arbiter, OwnerChanged, RateMeasure
 from jointbus.nodes.safety.command_check import (
     JOINT_IMPEDANCE_FIELDS,
     CommandCheck,
@@ -48,6 +48,7 @@ __all__ = [
     "ImpedanceFields",
     "JointOrderError",
     "OwnerChanged",
+    "RateMeasure",
     "ReentryEngaged",
     "ReentryFinished",
     "ReentryRamp",

@@ -33,18 +33,27 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   100 ms, since such a source leaves gaps longer than 100 ms. ``fallback_s`` must therefore be
   ≥ ``1/takeover_hz``, otherwise a source exactly at the threshold would lose control between two
   of its own commands; the constructor refuses such a configuration.
-- **The rate a report names** (:meth:`Arbiter.rate_hz`, :attr:`OwnerChanged.rate_hz`) is the
-  source's own publishing rate: the inverse of the *median* interval between the send times it
-  stamps in its commands (``offer(..., sent_ns=header stamp)``) when they increase strictly, else
-  the mean arrival rate. Arrivals bunch up whenever the transport or the host delays one command
-  and delivers it with the next: a steady 500 Hz source whose five takeover commands arrived
-  within 5.5 ms was reported at 728.6 Hz (4 intervals / 5.49 ms). The median, because a takeover
-  is judged on five commands and one late cycle of the source's own loop (followed by a short
-  catch-up interval) would move a mean of four intervals by 20–30 %: measured against the demo
-  with ``examples/own_controller.py``, means of 627, 588 and 504 Hz for its 500 Hz loop; the
-  median gave 519.7, 500.3, 500.2, 502.2 and 500.2 Hz in five takeovers (loaded 2-CPU host).
+- **The rate a report names** (:meth:`Arbiter.measure`, :attr:`OwnerChanged.measure`) is a
+  :class:`RateMeasure`: the mean ``(count − 1) / (last − first)`` over the commands in the source's
+  window, *stated with what it rests on* — ``'teleop': 5 commands sent in 8.0 ms (500.0 Hz)`` —
+  so every figure printed is true of the commands it names. On takeover the times are the send
+  stamps the source put in its commands (``offer(..., sent_ns=header stamp)``) when they increase
+  strictly, else the arrival times; on a fallback for rate they are the arrival times, the
+  measure the decision used. Why the send stamps on takeover: arrivals bunch up whenever the
+  transport or the host delays one command and delivers it with the next (a steady 500 Hz
+  source's five takeover commands arrived within 5.5 ms: 728.6 Hz by arrivals, 500.0 Hz by its
+  stamps). Why a mean over stated commands and not a "typical" interval: this used to be the
+  inverse of the *median* stamped interval, which no stretch of the stream ever showed — a
+  500 Hz loop that ran late and caught up (intervals 2, 5, 0.2, 0.8 ms) read 714 Hz, and
+  ``examples/own_controller.py`` against the demo was reported "publishes at 793.9 Hz" and
+  "575.5 Hz" while its recording showed 500/s over its first 0.05 s and 455/s overall. Five
+  commands are what a takeover rests on (8 ms at 500 Hz), so the figure is that mean, saying so.
+  Measured after the change (two runs of ``own_controller.py --duration 8`` against ``jointbus
+  demo`` on the shared, loaded 2-CPU host; five takeovers, host stalls made it fall back twice):
+  505.6, 259.0, 585.6, 500.9 and 500.6 Hz, each over the 5 commands it names (6.8–15.4 ms) and
+  each equal to (n − 1) / span of the first five header stamps of that stretch in the recording.
   Decisions still use arrival times only, which a source cannot forge and which are what the
-  bridge actually gets.
+  node actually gets.
 - A source publishing *exactly* at the threshold is on the boundary and its ownership may flap with
   jitter; publish comfortably faster (controllers run at 500 Hz).
 - The default source is never measured: it owns whenever no custom source does (silence of the
@@ -59,12 +68,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
 from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Arbiter", "OwnerChanged"]
+__all__ = ["Arbiter", "OwnerChanged", "RateMeasure"]
 
 _NS_PER_S: Final = 1_000_000_000
 
@@ -73,30 +81,69 @@ TAKEOVER: Final = "takeover"
 RATE_LOW: Final = "rate_below_threshold"
 SILENT: Final = "silent"
 
+#: :attr:`RateMeasure.basis` values: the times a measure rests on.
+SENT: Final = "sent"
+ARRIVED: Final = "arrived"
+
+
+@dataclass(frozen=True, slots=True)
+class RateMeasure:
+    """How fast ``count`` commands of a source came: the first and the last were ``span_ns``
+    apart, by the times they were ``basis`` (:data:`SENT`: the source's own header stamps;
+    :data:`ARRIVED`: when the node received them).
+
+    :attr:`hz` is their mean rate, ``(count − 1) / span`` — true of exactly these commands, which
+    :meth:`describe` names with it.
+    """
+
+    count: int
+    span_ns: int
+    basis: str
+
+    @property
+    def hz(self) -> float:
+        """Mean rate (Hz); 0.0 for fewer than two commands, ``inf`` for two or more at one
+        instant."""
+        if self.count < 2:
+            return 0.0
+        return (self.count - 1) * _NS_PER_S / self.span_ns if self.span_ns > 0 else math.inf
+
+    def describe(self) -> str:
+        """``5 commands sent in 8.0 ms (500.0 Hz)``: the figure and what it rests on."""
+        span_s = self.span_ns / _NS_PER_S
+        span = f"{span_s * 1e3:.1f} ms" if span_s < 1.0 else f"{span_s:.2f} s"
+        return f"{self.count} commands {self.basis} in {span} ({self.hz:.1f} Hz)"
+
 
 @dataclass(frozen=True, slots=True)
 class OwnerChanged:
     """Control passed from ``old`` to ``new`` at ``at_ns``.
 
     ``reason``: ``"takeover"`` (``new`` reached the rate threshold), ``"rate_below_threshold"`` or
-    ``"silent"`` (``old`` fell below it or stopped). ``rate_hz`` is the measured mean rate of the
-    source that caused the change (``new`` on takeover, ``old`` on fallback), over the window.
+    ``"silent"`` (``old`` fell below it or stopped). ``measure`` is the rate of the source that
+    caused the change (``new`` on takeover, ``old`` on fallback) over the commands in its window
+    (see the module docstring for which times).
     """
 
     old: str
     new: str
     reason: str
     at_ns: int
-    rate_hz: float
+    measure: RateMeasure
+
+    @property
+    def rate_hz(self) -> float:
+        """:attr:`measure`'s mean rate (Hz)."""
+        return self.measure.hz
 
     def describe(self) -> str:
         """One line for a status report."""
         if self.reason == TAKEOVER:
-            why = f"{self.new!r} publishes at {self.rate_hz:.1f} Hz"
+            why = f"{self.new!r}: {self.measure.describe()}"
         elif self.reason == SILENT:
             why = f"{self.old!r} went silent"
         else:
-            why = f"{self.old!r} fell to {self.rate_hz:.1f} Hz"
+            why = f"{self.old!r} fell below the threshold: {self.measure.describe()}"
         return f"command owner {self.old!r} -> {self.new!r} ({self.reason}: {why})"
 
 
@@ -211,9 +258,13 @@ class Arbiter:
         if owner != self.default_source:
             arrivals = self._arrivals.get(owner)
             if not arrivals or now_ns - arrivals[-1] > self._fallback_ns:
-                self._change(owner, self.default_source, SILENT, now_ns, self.rate_hz(owner))
+                self._change(
+                    owner, self.default_source, SILENT, now_ns, self.measure(owner, ARRIVED)
+                )
             elif not self._fast_enough(arrivals):
-                self._change(owner, self.default_source, RATE_LOW, now_ns, self.rate_hz(owner))
+                self._change(
+                    owner, self.default_source, RATE_LOW, now_ns, self.measure(owner, ARRIVED)
+                )
         if self._owner == self.default_source:
             for source, arrivals in self._arrivals.items():
                 if (
@@ -221,28 +272,31 @@ class Arbiter:
                     and now_ns - arrivals[-1] <= self._fallback_ns
                     and self._fast_enough(arrivals)
                 ):
-                    self._change(self._owner, source, TAKEOVER, now_ns, self.rate_hz(source))
+                    self._change(self._owner, source, TAKEOVER, now_ns, self.measure(source))
                     break
         return self._owner
 
     def rate_hz(self, source: str) -> float:
-        """Measured rate of ``source`` (Hz) over the window: the inverse of the median interval
-        of its commands' send stamps when they increase strictly, else of its mean arrival
-        interval (see the module docstring).
+        """Measured rate of ``source`` (Hz): :meth:`measure`'s mean."""
+        return self.measure(source).hz
 
-        As of the last evaluation; 0.0 with fewer than two commands in the window (and for the
-        default source, which is not measured), ``inf`` if they all arrived at the same instant.
-        """
+    def measure(self, source: str, basis: str = SENT) -> RateMeasure:
+        """The rate of ``source``'s commands in the window, as of the last evaluation: by their
+        send stamps when ``basis`` is :data:`SENT` and they increase strictly, else by their
+        arrival times (see the module docstring). The default source is not measured (its
+        window is empty: a count of 0)."""
         arrivals = self._arrivals.get(source)
-        if not arrivals or len(arrivals) < 2:
-            return 0.0
-        sent = self._sent.get(source)
-        if sent is not None and sent[0] > 0:
-            intervals = [b - a for a, b in itertools.pairwise(sent)]
-            if min(intervals) > 0:
-                return _NS_PER_S / statistics.median(intervals)
-        span = arrivals[-1] - arrivals[0]
-        return (len(arrivals) - 1) * _NS_PER_S / span if span > 0 else math.inf
+        if not arrivals:
+            return RateMeasure(0, 0, ARRIVED)
+        sent = self._sent[source]
+        if (
+            basis == SENT
+            and len(sent) >= 2
+            and sent[0] > 0
+            and all(b > a for a, b in itertools.pairwise(sent))
+        ):
+            return RateMeasure(len(sent), sent[-1] - sent[0], SENT)
+        return RateMeasure(len(arrivals), arrivals[-1] - arrivals[0], ARRIVED)
 
     def take_events(self) -> list[OwnerChanged]:
         """Owner changes since the last call, oldest first (the queue is emptied)."""
@@ -273,6 +327,6 @@ class Arbiter:
             return False
         return (count - 1) * _NS_PER_S >= self.takeover_hz * (arrivals[-1] - arrivals[0])
 
-    def _change(self, old: str, new: str, reason: str, now_ns: int, rate_hz: float) -> None:
+    def _change(self, old: str, new: str, reason: str, now_ns: int, measure: RateMeasure) -> None:
         self._owner = new
-        self._events.append(OwnerChanged(old, new, reason, now_ns, rate_hz))
+        self._events.append(OwnerChanged(old, new, reason, now_ns, measure))

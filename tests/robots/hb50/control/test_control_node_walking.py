@@ -4,6 +4,7 @@ walking parameters live."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -123,3 +124,59 @@ def test_a_custom_controller_taking_over_stops_the_walk(rig: Rig) -> None:
     rig.cycle()
     assert rig.node.motion.mode is MotionMode.STAND
     assert wait_until(lambda: rig.status_with("'squat' owns the actuators", Level.WARN))
+
+
+def _yaw(rig: Rig) -> float:
+    """The simulator's true heading (rad) of the body."""
+    w, x, y, z = rig.world.base_pose().orientation
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def test_a_turn_command_from_standing_turns_the_robot_in_place(rig: Rig) -> None:
+    """``j``/``l`` in teleop from standing: ``angular.z`` alone starts walking as a forward or
+    sideways speed does, and the robot turns at the commanded rate (ground truth)."""
+    _standing(rig)
+    assert rig.node.motion.mode is MotionMode.STAND
+    turn = Twist(Vector3(), Vector3(0.0, 0.0, 1.0))  # 1 rad/s left, height not commanded
+    _walk(rig, 1.0, turn)  # the set-point ramps and the gait settles
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    assert wait_until(lambda: rig.status_with("STAND -> LOCOMOTION (velocity command)", Level.OK))
+    x0 = rig.world.base_pose().position[:2].copy()
+    turned = 0.0
+    for _ in range(60):  # 3 s, heading unwrapped every 50 ms
+        before = _yaw(rig)
+        _walk(rig, 0.05, turn)
+        turned += math.remainder(_yaw(rig) - before, math.tau)
+    assert turned / 3.0 == pytest.approx(1.0, rel=0.2)
+    assert np.hypot(*(rig.world.base_pose().position[:2] - x0)) < 0.3  # in place
+
+
+def test_a_turn_too_small_to_walk_is_reported_not_dropped(rig: Rig) -> None:
+    _standing(rig)
+    _walk(rig, 0.5, Twist(Vector3(), Vector3(0.0, 0.0, 0.05)))  # the feet would move 1.4 cm/s
+    assert rig.node.motion.mode is MotionMode.STAND
+    assert wait_until(
+        lambda: (
+            rig.status_with("velocity_command ignored in mode STAND", Level.WARN)
+            and rig.status_with("turn rate 0.050 rad/s", Level.WARN)
+        )
+    )
+
+
+@pytest.mark.long  # 2 × 13 s of simulated walking through the node
+@pytest.mark.parametrize("rate", [1.0, 2.0])
+def test_the_readme_turn_in_place_from_standing(rig: Rig, rate: float) -> None:
+    """README "Make it walk": a turn held 10 s from standing, the rate averaged over seconds
+    1–10 from the ground truth (2 rad/s needs ``cmd_vel_ang`` 2: ``angular.z`` is in [-1, 1])."""
+    assert rig.node.parameters.set("cmd_vel_ang", max(rate, 1.0)).changed is (rate > 1.0)
+    _standing(rig)
+    turn = Twist(Vector3(), Vector3(0.0, 0.0, rate / max(rate, 1.0)))
+    _walk(rig, 1.0, turn)
+    x0 = rig.world.base_pose().position[:2].copy()
+    turned = 0.0
+    for _ in range(180):  # seconds 1–10
+        before = _yaw(rig)
+        _walk(rig, 0.05, turn)
+        turned += math.remainder(_yaw(rig) - before, math.tau)
+    assert turned / 9.0 == pytest.approx(rate, rel=0.05)  # measured 1.001 / 2.004 rad/s
+    assert np.hypot(*(rig.world.base_pose().position[:2] - x0)) < 0.1  # measured 3 cm

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.math import Quaternion
@@ -204,11 +206,11 @@ def test_velocity_command_tilts_the_body_at_the_commanded_rate_within_limits() -
 
 def test_a_stale_velocity_command_stops_the_motion_and_stand_relevels() -> None:
     mc, t = controller_in(M.STAND)
-    mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 1.0), Vector3(0.0, 0.0, 0.2)), t)
+    mc.set_velocity_command(Twist(Vector3(0.0, 0.0, 1.0), Vector3(0.0, 0.2, 0.0)), t)
     for _ in range(500):  # 1 s, but the command is only valid for 0.5 s
         t += PERIOD
         mc.step(fake_state(mc.q_stand), t)
-    assert mc.pose_setpoint.yaw == pytest.approx(0.2 * mc.params.command_timeout, abs=0.002)
+    assert mc.pose_setpoint.pitch == pytest.approx(0.2 * mc.params.command_timeout, abs=0.002)
     mc.handle_command("stand")
     for _ in range(500):
         t += PERIOD
@@ -421,3 +423,101 @@ def test_a_stand_up_from_a_sprawl_folds_the_legs_first_then_rises() -> None:
     steps = np.abs(np.diff(np.array(targets), axis=0)).max(axis=0) / 0.002
     assert steps.max() <= 1.05 * max(1.5, 1.875 * np.max(np.abs(mc.q_stand - mc.q_sit)) / 1.5)
     assert np.allclose(targets[-1], mc.q_stand, atol=1e-3)
+
+
+def _motion(x: float = 0.0, y: float = 0.0, yaw: float = 0.0) -> Twist:
+    """A normalised walking command, height not commanded (``linear.z = 0``, as teleop sends)."""
+    return Twist(Vector3(x, y, 0.0), Vector3(0.0, 0.0, yaw))
+
+
+def _after_one_step(twist: Twist) -> MotionController:
+    """A standing controller that took ``twist`` and made one step with it."""
+    mc, t = controller_in(M.STAND)
+    mc.set_velocity_command(twist, t)
+    mc.step(fake_state(mc.q_stand), t + PERIOD)
+    return mc
+
+
+@pytest.mark.parametrize(
+    ("twist", "walks"),
+    [
+        (_motion(yaw=1.0), True),  # teleop j: turn in place
+        (_motion(yaw=-1.0), True),  # teleop l
+        (_motion(yaw=0.1), True),  # the rear feet move at 0.029 m/s
+        (_motion(yaw=0.05), False),  # 0.014 m/s: joystick noise
+        (_motion(x=0.03), True),
+        (_motion(x=0.015), False),
+        (_motion(y=-0.03), True),
+        (_motion(y=-0.015), False),
+        (_motion(x=0.015, yaw=0.05), True),  # each below, together a rear foot at 0.025 m/s
+    ],
+)
+def test_a_command_that_moves_the_feet_starts_walking_from_stand(twist: Twist, walks: bool) -> None:
+    """One rule for x, y and yaw: a command starts walking when it would move a foot of the
+    standing footprint faster than ``AUTO_WALK_SPEED`` (a turn moves the feet as a speed does)."""
+    mc = _after_one_step(twist)
+    assert (mc.mode is M.LOCOMOTION) is walks
+    if walks:
+        assert mc.velocity_ignored() is None
+
+
+def test_a_turn_command_in_stand_is_a_turn_rate_not_a_body_yaw() -> None:
+    mc = _after_one_step(_motion(yaw=1.0))
+    assert mc.mode is M.LOCOMOTION
+    assert mc.pose_setpoint.yaw == 0.0  # the standing body did not twist over its feet
+
+
+@given(
+    st.floats(-1.0, 1.0),
+    st.floats(-1.0, 1.0),
+    st.floats(-1.0, 1.0),
+    st.sampled_from([0.0, 0.1, 1.0]),
+)
+@settings(max_examples=60, deadline=None)
+def test_no_walking_command_in_stand_is_dropped_silently(
+    x: float, y: float, yaw: float, scale: float
+) -> None:
+    """Whatever the command, from STAND it either starts walking or says why not; a zero one
+    (stand still) is nothing to report."""
+    twist = _motion(x * scale, y * scale, yaw * scale)
+    mc = _after_one_step(twist)
+    moving = (x * scale, y * scale, yaw * scale) != (0.0, 0.0, 0.0)
+    if mc.mode is M.LOCOMOTION:
+        assert moving
+        return
+    assert mc.mode is M.STAND
+    reason = mc.velocity_ignored()
+    if not moving:
+        assert reason is None
+    else:
+        assert reason is not None
+        assert "ignored in mode STAND" in reason and "0.02 m/s" in reason
+
+
+def test_a_small_command_in_stand_is_reported_with_what_would_start_walking() -> None:
+    mc = _after_one_step(_motion(yaw=0.05))
+    assert mc.mode is M.STAND
+    reason = mc.velocity_ignored()
+    assert reason is not None
+    assert "turn rate 0.050 rad/s" in reason and "0.014 m/s" in reason and "0.069 rad/s" in reason
+    assert "jointbus mode walk" in reason
+
+
+def test_after_an_explicit_stand_a_held_turn_is_reported_until_it_centres() -> None:
+    mc, t = controller_in(M.STAND)
+    turn = _motion(yaw=1.0)
+    mc.set_velocity_command(turn, t)
+    mc.step(fake_state(mc.q_stand), t + PERIOD)
+    assert mc.mode is M.LOCOMOTION
+    mc.leave_walking()  # as `stand` does once the feet are down
+    t += 2 * PERIOD
+    mc.set_velocity_command(turn, t)
+    mc.step(fake_state(mc.q_stand), t)
+    assert mc.mode is M.STAND
+    reason = mc.velocity_ignored()
+    assert reason is not None and "centre" in reason
+    mc.set_velocity_command(_motion(), t)  # released
+    assert mc.velocity_ignored() is None
+    mc.set_velocity_command(turn, t + PERIOD)
+    mc.step(fake_state(mc.q_stand), t + 2 * PERIOD)
+    assert mc.mode is M.LOCOMOTION

@@ -78,7 +78,9 @@ joint (name and index), the field, the value and the expectation (text), with th
 JSON in ``data`` — every refused command, also one the message's wire rules refused at decode (a
 NaN, a negative gain, a short array: it arrives as a malformed-payload event with its bytes, which
 :func:`~.unchecked_command.decode_unchecked` reads back so the
-:class:`~jointbus.nodes.safety.command_check.CommandCheck` names the source and the culprit;
+:class:`~jointbus.nodes.safety.command_check.CommandCheck` names the source and the culprit — the
+array node's :meth:`~jointbus.nodes.array.ArrayNode.refusing_at_decode`, which its generic
+``joint_impedance`` input uses too;
 bytes that are not even a ``JointCommand`` layout are one ERROR naming the publisher). Such a
 sample is reported only as that rejection, not also as the generic "malformed payload" WARN;
 repeats of the same rejection (same source, field and joint) are folded into one report a second
@@ -130,8 +132,7 @@ from typing import ClassVar, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
-from jointbus.codec import DecodeError
+from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.drivers.actuator_array import ActuatorArray, JointReading
 from jointbus.drivers.errors import DriverError, RequestRejected
 from jointbus.messages.errors import MessageError
@@ -139,14 +140,13 @@ from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.parameters import ParameterSpec, ParameterValue
 from jointbus.model.robot import RobotModel
-from jointbus.nodes.array import ArrayNode, ArrayNodeConfig, RefusedSample, StreamMode
+from jointbus.nodes.array import ArrayNode, ArrayNodeConfig, StreamMode
 from jointbus.nodes.safety.arbiter import Arbiter
 from jointbus.nodes.safety.reentry import ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog
 from jointbus.robots.hb50.bridge.unchecked_command import (
     HB50_COMMAND_FIELDS,
-    UncheckedJointCommand,
     decode_unchecked,
 )
 from jointbus.robots.hb50.messages import (
@@ -455,8 +455,6 @@ class BridgeNode(ArrayNode):
         self._window_start_ns: int | None = None
         self._window_published = 0
         self._publish_text = ""
-        self.undecodable = 0
-        """``joint_command`` samples the decoder refused (each also counted in ``rejected``)."""
         self._staged: BridgeConfig | None = None
         self._staged_lock = threading.Lock()
         super().__init__(
@@ -501,7 +499,10 @@ class BridgeNode(ArrayNode):
                 self._on_command,
                 MAB_RT,
                 realtime=True,
-                on_event=self._on_command_event,
+                # an undecodable sample is queued as a refused command (the array node's rule)
+                on_event=self.refusing_at_decode(
+                    decode_unchecked, JointCommand.TYPE_NAME, self.check
+                ),
                 report_events=False,
             )
             self.hardware_subscription = self.create_subscription(
@@ -543,25 +544,6 @@ class BridgeNode(ArrayNode):
 
     def _on_command(self, msg: JointCommand) -> None:
         self.queue_impedance(msg, self.check)
-
-    def _on_command_event(self, event: QosEvent) -> None:
-        """A QoS event of the command subscription: an undecodable sample is queued as a
-        refused command (read back here, on the receiving thread, to keep the loop lean); every
-        other event is reported as any node reports it."""
-        if not isinstance(event, MalformedPayloadEvent):
-            self.reporter.record_event(event)
-            return
-        try:
-            unchecked: UncheckedJointCommand | None = decode_unchecked(event.payload)
-        except (DecodeError, ValueError, TypeError):
-            unchecked = None
-        self.undecodable += 1
-        self.queue_impedance(
-            RefusedSample(
-                unchecked, JointCommand.TYPE_NAME, event.publisher, event.size, event.error
-            ),
-            self.check,
-        )
 
     def _on_hardware(self, msg: String) -> None:
         self._hardware.append((self.clock(), msg.data))

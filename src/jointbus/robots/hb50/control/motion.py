@@ -89,16 +89,20 @@ and sideways speed (m/s), ``angular.z`` × ``cmd_vel_ang`` the turn rate (rad/s)
 walking height as a fraction of ``stand_height`` (clamped into
 :data:`~.locomotion.WALK_HEIGHT_RANGE`; ``linear.z == 0`` keeps the current height); the set-point
 ramps towards them (no jump), limited by the walking parameters ``max_speed`` / ``max_yaw_rate``. In
-STAND a velocity command whose linear speed exceeds :data:`AUTO_WALK_SPEED` starts walking by itself
-(a joystick pushed forward walks the robot) — except after an explicit ``stand``, until the command
-centres or times out, so a joystick still pushing does not undo it. A command older than
-``command_timeout`` counts as zero (the robot stops on four feet). In IDLE, STAND_UP and SIT_DOWN a
-velocity command does nothing; :meth:`MotionController.velocity_ignored` says why (the node reports
-it).
+STAND a velocity command that would move a standing foot faster than :data:`AUTO_WALK_SPEED` (its
+speed, turn rate or both: :meth:`MotionController.foot_speed`) starts walking by itself — a joystick
+pushed forward, sideways or turned (teleop ``j``/``l``) walks or turns the robot in place — except
+after an explicit ``stand``, until the command centres or times out, so a joystick still pushing
+does not undo it. A command older than ``command_timeout`` counts as zero (the robot stops on four
+feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing; in STAND one below that
+threshold or held through a stop moves nothing either; :meth:`MotionController.velocity_ignored`
+says why (the node reports it). A zero command (stand still) is nothing to report.
 
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
-:class:`~jointbus.robots.hb50.messages.VelocityScale` as the seed says): ``angular.x/y/z`` scaled by
-``cmd_vel_ang`` are roll, pitch and yaw *rates* (rad/s) that move the body attitude target;
+:class:`~jointbus.robots.hb50.messages.VelocityScale` as the seed says): ``angular.x/y`` scaled by
+``cmd_vel_ang`` are roll and pitch *rates* (rad/s) that move the body attitude target (``angular.z``
+is the seed's yaw rate: it turns the robot, walking, as above — not a twist of the body over its
+feet);
 ``linear.z`` is the height as a fraction of the reference height ``stand_height`` (1 = reference;
 before the first command it is 1). ``linear.z == 0`` means "height not commanded": the height
 set-point stays where it is. Why: every plain ROS Twist (``'{}'``, ``'{linear: {x: 0.5}}'``,
@@ -110,7 +114,7 @@ safe ranges of :class:`~jointbus.robots.hb50.control.stand_pose.PoseLimits`, and
 follows
 them at most ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A
 velocity command older than ``command_timeout`` counts as zero rates (a dead joystick stops the
-motion; the height stays). ``linear.x/y`` start walking (above).
+motion; the height stays). ``linear.x/y`` and ``angular.z`` start walking (above).
 
 Retuning while running (the control node's live parameters): :meth:`MotionController.tuning`
 checks a new :class:`MotionParams` and computes what follows from it (velocity scale, standing
@@ -175,7 +179,10 @@ SOURCE_NODE = "control_node"
 _MAX_DT = 0.05
 #: Step (s) the walking controller uses when the clock gives none (first frame, repeated stamp).
 _NOMINAL_DT = 0.002
-#: A STAND velocity command with a linear speed above this (m/s) starts walking (LOCOMOTION).
+#: A STAND velocity command that would move a foot of the standing footprint faster than this
+#: (m/s) starts walking (LOCOMOTION): one deadband for forward, sideways and turn commands, since a
+#: turn rate ω moves a foot at distance r from the body centre at ω·r (hb50: a turn alone from
+#: 0.069 rad/s, the rear feet being 0.288 m out). Below it a joystick's centre noise does not walk.
 AUTO_WALK_SPEED = 0.02
 #: A stand-up whose measured pose is further than this (rad, any joint) from the folded pose
 #: first folds the legs under the body (see the module docstring).
@@ -374,6 +381,8 @@ class MotionController:
         self._auto_walk_armed = True
         self.names = model.actuator_order
         self.stand_pose = StandPose(model, pose_limits)
+        self._foot_xy: FloatArray = self.stand_pose.footprint[:, :2].copy()
+        """(legs, 2) m: where the standing feet are around the body centre (x, y)."""
         self.scale = VelocityScale(self.params.cmd_vel_lin, self.params.cmd_vel_ang)
         p = self.params
         self.reference_pose, self.reference_clamp = self.stand_pose.clamp(BodyPose(p.stand_height))
@@ -479,8 +488,37 @@ class MotionController:
             MotionMode.DAMPING: "the robot is in damping (safe) mode",
             MotionMode.FALLEN: "the robot has fallen over (damping only until it is upright)",
         }
-        reason = reasons.get(self._mode)
+        reason = reasons.get(self._mode) or self._walking_ignored()
         return None if reason is None else f"ignored in mode {self._mode.name}: {reason}"
+
+    def _walking_ignored(self) -> str | None:
+        """In STAND / LOCOMOTION: why the last command's speed and turn rate do not move the
+        robot (``None``: they do, or there are none — a zero command means "stand still")."""
+        v = self._velocity
+        speed = self.foot_speed(v)
+        if speed == 0.0:
+            return None
+        if self._mode is MotionMode.LOCOMOTION:
+            if not self.locomotion.stop_requested:
+                return None
+            return (
+                "stopping on four feet (`stand`); the robot then stays standing until the "
+                "command centres"
+            )
+        if self._mode is not MotionMode.STAND or self._auto_walk:
+            return None
+        if speed > AUTO_WALK_SPEED:  # disarmed
+            return (
+                "a stop (`stand`, or another controller taking the actuators) holds the robot "
+                "standing until the command centres: send a zero command, or none for "
+                f"{self.params.command_timeout} s (command_timeout), then a command walks again"
+            )
+        return (
+            f"velocity {v.vx:.3f} / {v.vy:.3f} m/s and turn rate {v.yaw_rate:.3f} rad/s would "
+            f"move the feet at most {speed:.3f} m/s, below the {AUTO_WALK_SPEED} m/s that starts "
+            f"walking (a turn alone: above {self.auto_walk_turn_rate:.3f} rad/s); `jointbus mode "
+            "walk` walks at any speed"
+        )
 
     @property
     def pose_setpoint(self) -> BodyPose:
@@ -801,14 +839,29 @@ class MotionController:
             self._note_height(si.height_fraction, twist.linear.z)
         if self._mode is MotionMode.LOCOMOTION:
             return report  # the walking set-point is read from _velocity each step
-        self._rates = (si.roll_rate, si.pitch_rate, si.yaw_rate)
+        # angular.z is a turn rate (it walks, below), not a twist of the standing body
+        self._rates = (si.roll_rate, si.pitch_rate, 0.0)
         if si.height_fraction is not None:
             self._height_fraction = si.height_fraction
-        if math.hypot(si.vx, si.vy) <= AUTO_WALK_SPEED:
+        if self.foot_speed(si) <= AUTO_WALK_SPEED:
             self._auto_walk_armed = True
         elif self._mode is MotionMode.STAND and self._auto_walk_armed:
             self._auto_walk = True  # the next step starts walking (it has the estimate)
         return report
+
+    def foot_speed(self, command: BodyVelocityCommand) -> float:
+        """The speed (m/s) at which ``command``'s planar velocity and turn rate would move the
+        fastest foot of the standing footprint (``v + ω × r``): what :data:`AUTO_WALK_SPEED`
+        is compared with, so a forward, a sideways and a turn command count alike."""
+        x, y = self._foot_xy[:, 0], self._foot_xy[:, 1]
+        w = command.yaw_rate
+        return float(np.max(np.hypot(command.vx - w * y, command.vy + w * x)))
+
+    @property
+    def auto_walk_turn_rate(self) -> float:
+        """The turn rate (rad/s) above which a turn alone starts walking from STAND: the one that
+        moves the outermost standing foot at :data:`AUTO_WALK_SPEED`."""
+        return AUTO_WALK_SPEED / float(np.max(np.hypot(self._foot_xy[:, 0], self._foot_xy[:, 1])))
 
     def _note_height(self, fraction: float, z: float) -> None:
         """Keep a report when the height ``fraction`` (of ``stand_height``; ``z`` as received)
