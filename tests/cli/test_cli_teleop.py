@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import signal
 import struct
 import subprocess
@@ -93,11 +94,16 @@ class _Teleop:
         os.close(slave)
         self._output = bytearray()
         self._lock = threading.Lock()
+        self._hung_up = threading.Event()
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
 
     def _drain(self) -> None:
-        while True:
+        while not self._hung_up.is_set():
+            # not a blocking read: hang_up() must be able to stop this thread before it closes
+            # the master (a read in progress would keep the terminal open)
+            if not select.select([self.master], [], [], 0.05)[0]:
+                continue
             try:
                 chunk = os.read(self.master, 4096)
             except OSError:  # EIO: every slave end closed (the process ended)
@@ -127,12 +133,20 @@ class _Teleop:
         assert others, "teleop runs no thread besides its main one"
         return others[-1]
 
+    def hang_up(self) -> None:
+        """Close the terminal (its window closed): teleop's reads of it fail from now on."""
+        self._hung_up.set()
+        self._reader.join(timeout=5.0)
+        os.close(self.master)
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        self._reader.join(timeout=5.0)
-        os.close(self.master)
+        if not self._hung_up.is_set():
+            self._hung_up.set()
+            self._reader.join(timeout=5.0)
+            os.close(self.master)
 
 
 @contextmanager
@@ -252,3 +266,20 @@ def test_teleop_refuses_a_stdin_that_is_not_a_terminal() -> None:
     )
     assert proc.returncode == 1
     assert "teleop reads keys from a terminal; stdin is not one" in proc.stderr
+
+
+def test_a_closed_terminal_quits_with_the_zero_command() -> None:
+    """The terminal window closed under teleop (its reads fail): it quits as on Ctrl-C."""
+    with _teleop_on_a_bus("--release", "0.3") as (teleop, rec, _raw):
+        t_key = time.monotonic()
+        teleop.press(b"i")
+        assert wait_until(lambda: any(m.linear.x == 0.5 for m in rec.since(t_key)), 3.0)
+        t_close = time.monotonic()
+        teleop.hang_up()
+        try:
+            teleop.proc.wait(timeout=_QUIT_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"teleop still runs {_QUIT_WITHIN_S} s after its terminal closed")
+        time.sleep(0.3)
+        assert teleop.proc.returncode == 0
+        assert rec.since(t_close) and rec.since(t_close)[-1] == Twist()

@@ -12,19 +12,19 @@ only reads keys from a raw terminal. While no key is held it keeps publishing th
 ``--rate`` Hz, as ``teleop_twist_keyboard`` does: its only job is teleoperation. The height is not
 commanded (``linear.z = 0``) until ``t`` / ``b`` is pressed.
 
-Quitting. Ctrl-C quits — the byte 0x03 from the raw terminal, or SIGINT (``kill -INT``); SIGTERM
-and SIGHUP (the terminal closed) quit the same way — and the way out always stops the publishing
-thread and sends the zero command. Why the main thread waits on a signal wake-up pipe as well as
-on the terminal: it used to sit in a blocking ``read()`` of the terminal. Python runs signal
-handlers only in the main thread, but the kernel may hand a process-directed SIGINT to *any*
+Quitting. Ctrl-C quits — the byte 0x03 from the raw terminal, or SIGINT (``kill -INT``); SIGTERM,
+SIGHUP and a terminal closed under it quit the same way — and the way out always stops the
+publishing thread and sends the zero command. Why the main thread waits on a signal wake-up pipe as
+well as on the terminal: it used to sit in a blocking ``read()`` of the terminal. Python runs
+signal handlers only in the main thread, but the kernel may hand a process-directed SIGINT to *any*
 thread that does not block it, and this process has a dozen (Zenoh's runtime, the publishing
 thread); when another thread took it, the main thread's ``read()`` was not interrupted, so the
-KeyboardInterrupt waited for the next key while the robot kept receiving commands at ``--rate``
-Hz. With :func:`signal.set_wakeup_fd` the C-level handler writes the signal number to a pipe from
+KeyboardInterrupt waited for the next key while the robot kept receiving commands at ``--rate`` Hz.
+With :func:`signal.set_wakeup_fd` the C-level handler writes the signal number to a pipe from
 whichever thread it runs on, and :func:`select.select` on the terminal and that pipe wakes the main
-thread at once. The quit signals' handlers only record the request (no KeyboardInterrupt), so no
-exception can land between starting the publishing thread and entering the block that stops it,
-nor in the middle of the zero commands.
+thread at once. The quit signals' Python handlers do nothing (no KeyboardInterrupt), so no
+exception can land between starting the publishing thread and entering the block that stops it, nor
+in the middle of the zero commands.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ _QUIT_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 @contextlib.contextmanager
 def _raw_terminal(fd: int) -> Iterator[None]:
     """The terminal in raw mode (keys arrive one by one, unechoed; Ctrl-C arrives as a key, so
-    the zero command on the way out is always sent) while the block runs."""
+    the zero command on the way out is always sent) while the block runs; restored after it,
+    unless the terminal is gone (closed under teleop: nothing left to restore)."""
     import termios
     import tty
 
@@ -79,7 +80,8 @@ def _raw_terminal(fd: int) -> Iterator[None]:
         tty.setraw(fd)
         yield
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 def _record_quit(_signum: int, _frame: FrameType | None) -> None:
@@ -172,7 +174,10 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
                         break  # leaving the block stops the stream and sends the zero command
                     if fd not in ready:
                         continue
-                    chunk = os.read(fd, 32)
+                    try:
+                        chunk = os.read(fd, 32)
+                    except OSError:  # EIO: the terminal was closed under us — quit as on Ctrl-C
+                        break
                     if not chunk or _CTRL_C in chunk:
                         break
                     for key in chunk.decode(errors="ignore"):
