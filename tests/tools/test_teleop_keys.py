@@ -18,7 +18,8 @@ def test_keys_follow_teleop_twist_keyboard() -> None:
     keys = TeleopKeys(linear_scale=0.5, angular_scale=0.4, release=0.5)
     keys.press("i", 0.0)
     tw = keys.twist(0.1)
-    assert (tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.z) == (0.5, 0.0, 1.0, 0.0)
+    # linear.z 0: "height not commanded" (README), as every plain Twist and teleop sends
+    assert (tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.z) == (0.5, 0.0, 0.0, 0.0)
     keys.press("u", 0.2)
     assert keys.twist(0.3).angular.z == 0.4  # forward while turning left
     keys.press("J", 0.4)
@@ -29,15 +30,19 @@ def test_keys_follow_teleop_twist_keyboard() -> None:
     for _ in range(20):
         keys.press("q", 1.0)
     assert keys.linear_scale == 1.0  # never beyond the normalised range
-    keys.press("b", 1.0)
+    assert keys.stop().linear.z == 0.0
+    keys.press("b", 1.0)  # a height key commands the height, stepping from the reference height
     assert keys.twist(1.0).linear.z == pytest.approx(0.95)
+    assert keys.stop().linear.z == pytest.approx(0.95)
     for _ in range(40):  # all the way down: z = 0 would mean "height not commanded"
         keys.press("b", 1.0)
     assert keys.twist(1.0).linear.z == pytest.approx(0.05)
     keys.press("i", 2.0)
     keys.press("k", 2.1)
     assert keys.twist(2.2).linear.x == 0.0
-
+    raised = TeleopKeys()
+    raised.press("t", 0.0)  # up from the reference height: the reference height, no more
+    assert raised.twist(0.0).linear.z == 1.0
 
 
 class _Twists:
@@ -64,7 +69,7 @@ def test_stream_publishes_while_held_then_zero_and_zero_on_close(publish_idle: b
         time.sleep(0.3)
         idle = got.since(0.0)
         if publish_idle:  # jointbus teleop: zeros keep flowing
-            assert idle and all(m.linear.x == 0.0 and m.linear.z == 1.0 for m in idle)
+            assert idle and all(m.linear.x == 0.0 and m.linear.z == 0.0 for m in idle)
         else:  # the monitor: silent while nothing is held
             assert idle == []
         t_key = time.monotonic()

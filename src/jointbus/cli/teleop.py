@@ -8,17 +8,34 @@ components in [-1, 1], ``linear.z`` the walking height as a fraction of the refe
 
 The keys, the release timeout and the publishing thread are
 :mod:`jointbus.tools.teleop_keys`'s (the monitor drives the robot with the same ones); this module
-only reads keys from a raw terminal. Ctrl-C quits (a zero command is sent on the way out). While no
-key is held it keeps publishing the zero command at ``--rate`` Hz, as ``teleop_twist_keyboard``
-does: its only job is teleoperation.
+only reads keys from a raw terminal. While no key is held it keeps publishing the zero command at
+``--rate`` Hz, as ``teleop_twist_keyboard`` does: its only job is teleoperation. The height is not
+commanded (``linear.z = 0``) until ``t`` / ``b`` is pressed.
+
+Quitting. Ctrl-C quits — the byte 0x03 from the raw terminal, or SIGINT (``kill -INT``); SIGTERM,
+SIGHUP and a terminal closed under it quit the same way — and the way out always stops the
+publishing thread and sends the zero command. Why the main thread waits on a signal wake-up pipe as
+well as on the terminal: it used to sit in a blocking ``read()`` of the terminal. Python runs
+signal handlers only in the main thread, but the kernel may hand a process-directed SIGINT to *any*
+thread that does not block it, and this process has a dozen (Zenoh's runtime, the publishing
+thread); when another thread took it, the main thread's ``read()`` was not interrupted, so the
+KeyboardInterrupt waited for the next key while the robot kept receiving commands at ``--rate`` Hz.
+With :func:`signal.set_wakeup_fd` the C-level handler writes the signal number to a pipe from
+whichever thread it runs on, and :func:`select.select` on the terminal and that pipe wakes the main
+thread at once. The quit signals' Python handlers do nothing (no KeyboardInterrupt), so no
+exception can land between starting the publishing thread and entering the block that stops it, nor
+in the middle of the zero commands.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
+import signal
 import sys
 from collections.abc import Iterator
+from types import FrameType
 from typing import Annotated, Final
 
 import typer
@@ -42,13 +59,16 @@ from jointbus.tools.teleop_keys import KEY_HELP, TeleopKeys, TwistStream
 
 __all__ = ["teleop"]
 
-_CTRL_C: Final = "\x03"
+_CTRL_C: Final = b"\x03"
+#: Signals that quit teleop like Ctrl-C (SIGHUP: its terminal was closed).
+_QUIT_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
 def _raw_terminal(fd: int) -> Iterator[None]:
     """The terminal in raw mode (keys arrive one by one, unechoed; Ctrl-C arrives as a key, so
-    the zero command on the way out is always sent) while the block runs."""
+    the zero command on the way out is always sent) while the block runs; restored after it,
+    unless the terminal is gone (closed under teleop: nothing left to restore)."""
     import termios
     import tty
 
@@ -60,7 +80,44 @@ def _raw_terminal(fd: int) -> Iterator[None]:
         tty.setraw(fd)
         yield
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _record_quit(_signum: int, _frame: FrameType | None) -> None:
+    """A quit signal's Python-level handler: nothing to do here — the C-level handler has already
+    written the signal number to the wake-up pipe, which the key loop reads. Not raising
+    KeyboardInterrupt keeps the way out (stop the stream, zero command, restore the terminal)
+    from being interrupted."""
+
+
+@contextlib.contextmanager
+def _quit_signals() -> Iterator[int]:
+    """While the block runs, :data:`_QUIT_SIGNALS` only write their number to a pipe, whichever
+    thread the kernel delivers them to; yields the pipe's read end (see the module docstring).
+    Must run in the main thread (Python's rule for signal handlers)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    previous_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    previous = {sig: signal.signal(sig, _record_quit) for sig in _QUIT_SIGNALS}
+    try:
+        yield read_end
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        signal.set_wakeup_fd(previous_fd)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _quit_requested(wakeup_fd: int) -> bool:
+    """Drain the wake-up pipe; True if a quit signal came (other handled signals write too)."""
+    numbers = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(wakeup_fd, 64):
+            numbers += chunk
+    return any(number in numbers for number in _QUIT_SIGNALS)
 
 
 HELP: Final = f"jointbus teleop — {KEY_HELP}, Ctrl-C quit"
@@ -90,7 +147,11 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
 ) -> None:
-    """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz."""
+    """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz.
+
+    linear.z is 0 (height not commanded) until t/b is pressed. Ctrl-C (or SIGINT, SIGTERM,
+    SIGHUP) quits at once and sends the zero command on the way out.
+    """
     with user_errors():
         fd = sys.stdin.fileno()
         if not os.isatty(fd):
@@ -102,12 +163,24 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
                 f"/{namespace}/velocity_command", Twist, MAB_RT, node=cli_node_name()
             )
             note(HELP)
-            with _raw_terminal(fd), TwistStream(pub, keys, rate_hz=rate) as stream:
+            with (
+                _raw_terminal(fd),
+                _quit_signals() as wakeup_fd,
+                TwistStream(pub, keys, rate_hz=rate) as stream,
+            ):
                 while True:  # the stream publishes on its own thread; this one reads keys
-                    chunk = os.read(fd, 32).decode(errors="ignore")
+                    ready, _, _ = select.select([fd, wakeup_fd], [], [])
+                    if wakeup_fd in ready and _quit_requested(wakeup_fd):
+                        break  # leaving the block stops the stream and sends the zero command
+                    if fd not in ready:
+                        continue
+                    try:
+                        chunk = os.read(fd, 32)
+                    except OSError:  # EIO: the terminal was closed under us — quit as on Ctrl-C
+                        break
                     if not chunk or _CTRL_C in chunk:
-                        break  # leaving the block sends the zero command
-                    for key in chunk:
+                        break
+                    for key in chunk.decode(errors="ignore"):
                         line = stream.press(key)
                         if line is not None:
                             note(line + "\r")

@@ -16,6 +16,11 @@ Keys (``teleop_twist_keyboard``'s layout; capitals strafe instead of turning)::
     q / z  all speeds ×1.1 / ×0.9     w / x  linear only     e / c  turning only
     t / b  walking height up / down (fraction of the reference height, 0.05 to 1)
 
+The height is *not commanded* until ``t`` or ``b`` is pressed: ``linear.z`` is 0, which on
+``/<ns>/velocity_command`` means "keep the current height" (what every plain ROS Twist and
+``teleop_twist_keyboard`` sends), so driving never moves the body to the reference height the
+user did not ask for. The first ``t`` / ``b`` steps from the reference height (1.0 → 1.0 / 0.95).
+
 Why a *release* timeout: a terminal reports key presses, never releases. A held key repeats
 (typically after 0.25–0.5 s, then ≈ 30 times a second), so when no key came for ``release``
 seconds (default 0.6 s) the key counts as released and the command drops to zero — the robot stops
@@ -116,12 +121,14 @@ class TeleopKeys:
     """The keyboard state: scales (normalised, 0 … 1), the held motion and the height fraction.
 
     :meth:`press` takes one key at time ``now`` (s, monotonic), :meth:`twist` is the command at
-    time ``now`` (zero motion once ``release`` s passed without a key).
+    time ``now`` (zero motion once ``release`` s passed without a key). ``height`` is the walking
+    height as a fraction of the reference height, or ``None`` (the default) while no height key
+    was pressed: the commands then carry ``linear.z = 0``, "height not commanded".
     """
 
     linear_scale: float = 0.5
     angular_scale: float = 0.5
-    height: float = 1.0
+    height: float | None = None
     release: float = DEFAULT_RELEASE_S
     _motion: tuple[int, int, int] = (0, 0, 0)
     _last_key: float = -math.inf
@@ -140,7 +147,9 @@ class TeleopKeys:
         if key in HEIGHT_KEYS:
             # never 0: on /velocity_command z = 0 means "height not commanded" (the robot keeps
             # its height), so the lowest step is HEIGHT_STEP (the robot clamps it to its range)
-            self.height = min(1.0, max(HEIGHT_STEP, round(self.height + HEIGHT_KEYS[key], 6)))
+            # the first height key steps from the reference height (1.0)
+            start = 1.0 if self.height is None else self.height
+            self.height = min(1.0, max(HEIGHT_STEP, round(start + HEIGHT_KEYS[key], 6)))
             return f"height {self.height:.2f} of the reference"
         self._motion = (0, 0, 0)  # k, space, anything else: stop
         return None
@@ -153,14 +162,18 @@ class TeleopKeys:
         """The normalised velocity command now."""
         fwd, side, turn = self._motion if self.moving(now) else (0, 0, 0)
         return Twist(
-            Vector3(fwd * self.linear_scale, side * self.linear_scale, self.height),
+            Vector3(fwd * self.linear_scale, side * self.linear_scale, self._height_z()),
             Vector3(0.0, 0.0, turn * self.angular_scale),
         )
 
     def stop(self) -> Twist:
-        """Drop the held motion; the zero command at the current height."""
+        """Drop the held motion; the zero command (at the commanded height, if any)."""
         self._motion = (0, 0, 0)
-        return Twist(Vector3(0.0, 0.0, self.height), Vector3())
+        return Twist(Vector3(0.0, 0.0, self._height_z()), Vector3())
+
+    def _height_z(self) -> float:
+        """``linear.z``: the height fraction, or 0 ("height not commanded") before a height key."""
+        return 0.0 if self.height is None else self.height
 
     def describe(self, now: float) -> str:
         """The command now and the scales, for a status line."""
@@ -168,7 +181,7 @@ class TeleopKeys:
         return (
             f"fwd {tw.linear.x:+.2f}  side {tw.linear.y:+.2f}  turn {tw.angular.z:+.2f}  "
             f"(speed {self.linear_scale:.2f}, turn {self.angular_scale:.2f}, "
-            f"height {self.height:.2f})"
+            f"height {'as is' if self.height is None else format(self.height, '.2f')})"
         )
 
 
