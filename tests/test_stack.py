@@ -9,22 +9,34 @@ costs a few seconds; one module-scoped stack serves the in-process tests.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages import BridgeData
+from jointbus.robots.hb50.messages import BridgeData, BridgeState
+from jointbus.runtime.realtime import (
+    FIFO_PRIORITY_MAX,
+    FIFO_PRIORITY_MIN,
+    RealtimeConfig,
+    RealtimeWarning,
+)
 from jointbus.stack import (
     BRIDGE_SWITCH_INTERVAL_S,
+    DEFAULT_REALTIME,
     Stack,
     StackConfigError,
     StackError,
     StackSummary,
+    control_realtime,
 )
 from support.bus import free_port, wait_until
 
@@ -276,3 +288,43 @@ def test_a_stack_at_1000_hz_publishes_steps_and_controls_at_1000_hz() -> None:
         round(rate * elapsed_s), round(elapsed_s * 1000.0)
     )
     assert final.standing, final
+
+
+@given(
+    priority=st.one_of(st.none(), st.integers(FIFO_PRIORITY_MIN, FIFO_PRIORITY_MAX)),
+    cpu=st.one_of(st.none(), st.integers(0, 3)),
+    slack=st.one_of(st.none(), st.integers(1, 10**6)),
+)
+def test_the_control_step_runs_one_fifo_priority_below_the_bridge(
+    priority: int | None, cpu: int | None, slack: int | None
+) -> None:
+    bridge = RealtimeConfig(priority=priority, cpu=cpu, timerslack_ns=slack)
+    control = control_realtime(bridge)
+    assert control is not None
+    expected = None if priority is None else max(FIFO_PRIORITY_MIN, priority - 1)
+    assert (control.priority, control.cpu, control.timerslack_ns) == (expected, None, slack)
+    assert control_realtime(None) is None
+
+
+def test_the_stacks_control_node_steps_on_a_fifo_thread_below_the_bridge() -> None:
+    """On a loaded host the control step starved on the normal scheduler (commands 339-494 Hz
+    with 4 CPU-bound processes beside the demo; the watchdog tripped and a walking robot fell): its
+    callback thread runs SCHED_FIFO, one priority below the bridge loop."""
+    policies: list[tuple[int, int]] = []
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with Stack(url=None, realtime=DEFAULT_REALTIME) as stack:
+            control = stack.control
+            assert control is not None
+            control.create_subscription(
+                "/hb50/bridge_state",
+                BridgeState,
+                lambda _m: policies.append(
+                    (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+                ),
+                MAB_RT,
+            )
+            assert wait_until(lambda: bool(policies), timeout=10.0)
+    if any(issubclass(w.category, RealtimeWarning) for w in record):
+        pytest.skip("SCHED_FIFO refused on this account (the fallback is tested in runtime/)")
+    assert policies[-1] == (os.SCHED_FIFO, DEFAULT_REALTIME.priority - 1)  # type: ignore[operator]

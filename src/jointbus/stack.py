@@ -58,7 +58,10 @@ the frames' ``dt``).
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
 default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
 long as its measured sleep wake-ups need (``adaptive_spin``). Where the OS refuses a setting the
-rate loop runs without it and emits a :class:`~jointbus.runtime.RealtimeWarning`. While such a
+rate loop runs without it and emits a :class:`~jointbus.runtime.RealtimeWarning`. The control
+node's callback thread, where its step runs on each frame, gets SCHED_FIFO one priority below the
+bridge's (:func:`control_realtime`), so the other processes of a loaded host cannot starve the
+commands while the bridge's cycle still pre-empts it. While such a
 stack runs, the interpreter's GIL switch interval is ``BRIDGE_SWITCH_INTERVAL_S`` (0.5 ms instead
 of Python's 5 ms): a bridge thread woken at its deadline while another thread (the control node,
 the recorder) holds the GIL waits up to one switch interval for it. Measured with
@@ -120,6 +123,7 @@ from jointbus.runtime import (
     ensure_unique_node,
 )
 from jointbus.runtime.rate_loop import CycleInfo
+from jointbus.runtime.realtime import FIFO_PRIORITY_MIN
 
 __all__ = [
     "BRIDGE_LOST",
@@ -156,6 +160,21 @@ MAX_RATE_HZ: Final = 2000.0
 #: Real-time settings of the bridge loop by default: SCHED_FIFO 50 (leaves room above for IRQ
 #: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
+def control_realtime(bridge: RealtimeConfig | None) -> RealtimeConfig | None:
+    """Real-time settings of the control node's callback thread, where its control step runs:
+    SCHED_FIFO one priority below the bridge loop's (the bridge's cycle still pre-empts it), the
+    same timer slack, no CPU pinning; ``None`` when the bridge's are ``None``.
+
+    Why: on a loaded host the normal scheduler shared the CPUs between the control step and every
+    other process, and the commands fell to 339-494 Hz (4 CPU-bound processes beside a headless
+    demo, 2 CPUs); the 250 ms command watchdog then tripped and a walking robot fell. At SCHED_FIFO
+    49 the same run kept 475-501 Hz."""
+    if bridge is None:
+        return None
+    priority = None if bridge.priority is None else max(FIFO_PRIORITY_MIN, bridge.priority - 1)
+    return RealtimeConfig(priority=priority, timerslack_ns=bridge.timerslack_ns)
+
+
 #: GIL switch interval while a stack with a real-time bridge loop runs (s; see the module doc).
 BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 #: Age (s) of the newest ``bridge_state_10hz`` after which a remote bridge counts as lost: five
@@ -474,7 +493,11 @@ class Stack:
         self._subscribe(main)
         if "control" in self.nodes:
             self.control = ControlNode(
-                control_bus, self.model, namespace=self.namespace, rate_hz=self.rate_hz
+                control_bus,
+                self.model,
+                namespace=self.namespace,
+                rate_hz=self.rate_hz,
+                callback_realtime=control_realtime(self.realtime),
             )
             self._command_pub = control_bus.publisher(
                 self._topic("control_command"), String, RELIABLE, node=_OBSERVER

@@ -3,7 +3,9 @@ diagnostics, QoS events and failures on the status topic, and shutdown."""
 
 from __future__ import annotations
 
+import os
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -26,6 +28,7 @@ from jointbus.runtime import (
     NodeReservedNameError,
 )
 from jointbus.runtime.node import RESERVED_NODE_NAMES
+from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning
 from support.runtime import SteppedWorld, wait_until
 
 
@@ -534,3 +537,29 @@ def test_the_reserved_list_is_what_node_defines() -> None:
     assert {"name", "bus", "namespace", "heartbeat", "reporter", "status_publisher"} <= (
         RESERVED_NODE_NAMES
     )
+
+
+def test_callback_realtime_schedules_the_nodes_callback_thread_and_no_other(bus: Bus) -> None:
+    """The control node's step runs in its subscription callback: ``callback_realtime`` puts that
+    thread (and only it) on SCHED_FIFO, or warns where the OS refuses and the node runs on."""
+    seen: list[tuple[int, int]] = []
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        node = Node("rt_callbacks", bus, callback_realtime=RealtimeConfig(priority=10))
+        node.create_subscription(
+            "/rt/in",
+            Status,
+            lambda _m: seen.append((os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)),
+        )
+        node.start()
+        bus.publisher("/rt/in", Status).publish(Status.ok("t", "x"))
+        assert wait_until(lambda: bool(seen), timeout=5.0)
+    try:
+        refused = [w for w in record if issubclass(w.category, RealtimeWarning)]
+        if refused:  # an unprivileged account: the node runs on the normal scheduler
+            assert seen == [(os.sched_getscheduler(0), 0)] and "SCHED_FIFO" in str(refused[0])
+        else:
+            assert seen == [(os.SCHED_FIFO, 10)]
+        assert os.sched_getscheduler(0) != os.SCHED_FIFO  # the caller's thread is untouched
+    finally:
+        node.shutdown()

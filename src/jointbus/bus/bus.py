@@ -228,11 +228,12 @@ class Bus:
             transport.subscriber_added(sub)
         return sub
 
-    def dispatcher(self, name: str) -> Dispatcher:
-        """A new callback thread owned (and closed) by this bus, e.g. one per node."""
+    def dispatcher(self, name: str, on_start: Callable[[], object] | None = None) -> Dispatcher:
+        """A new callback thread owned (and closed) by this bus, e.g. one per node; ``on_start``
+        runs first on that thread (see :class:`~jointbus.bus.dispatcher.Dispatcher`)."""
         with self._lock:
             self._check_open()
-            created = Dispatcher(name)
+            created = Dispatcher(name, on_start)
             self._dispatchers.append(created)
             return created
 

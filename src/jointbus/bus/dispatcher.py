@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 _LOG = logging.getLogger("jointbus.bus")
@@ -31,12 +32,18 @@ class Drainable(Protocol):
 class Dispatcher:
     """One daemon thread serving the callbacks of the subscribers bound to it."""
 
-    __slots__ = ("_closed", "_queue", "_thread", "name")
+    __slots__ = ("_closed", "_on_start", "_queue", "_thread", "name")
 
-    def __init__(self, name: str = "jointbus-dispatch") -> None:
+    def __init__(
+        self, name: str = "jointbus-dispatch", on_start: Callable[[], object] | None = None
+    ) -> None:
+        """``on_start`` runs first on the new thread (a node gives its callback thread real-time
+        scheduling there: only the thread itself can, portably); an exception in it is logged
+        and the thread serves anyway."""
         self.name = name
         self._queue: queue.SimpleQueue[Drainable | None] = queue.SimpleQueue()
         self._closed = False
+        self._on_start = on_start
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -59,6 +66,11 @@ class Dispatcher:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        if self._on_start is not None:
+            try:
+                self._on_start()
+            except Exception:
+                _LOG.exception("dispatcher %s: its start hook failed", self.name)
         get = self._queue.get
         while True:
             subscriber = get()

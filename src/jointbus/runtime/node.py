@@ -57,6 +57,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
+from functools import partial
 from types import TracebackType
 from typing import Any, Final, Generic
 
@@ -83,7 +84,7 @@ from jointbus.runtime.lifecycle import Lifecycle, LifecycleState, Transition
 from jointbus.runtime.loop_stats import LoopStatsSnapshot
 from jointbus.runtime.namesakes import live_namesakes
 from jointbus.runtime.rate_loop import CycleInfo, RateLoop
-from jointbus.runtime.realtime import RealtimeConfig
+from jointbus.runtime.realtime import RealtimeConfig, apply_realtime
 from jointbus.runtime.timer import Timer, TimerThread
 
 _LOG = logging.getLogger("jointbus.runtime")
@@ -415,6 +416,9 @@ class Node:
     ``diagnostics_period_s`` are in seconds; ``timers`` lets a test inject a
     :class:`TimerThread` (e.g. ``threaded=False`` with a fake clock) — the node closes it at
     shutdown. ``event_report_interval_s`` rate-limits status reports of the same problem.
+    ``callback_realtime`` gives the node's callback thread real-time scheduling (SCHED_FIFO,
+    affinity, timer slack; refusals are :class:`~jointbus.runtime.realtime.RealtimeWarning` s), for
+    a node whose control step runs in a subscription callback (see :mod:`jointbus.stack`).
     """
 
     def __init__(
@@ -427,6 +431,7 @@ class Node:
         diagnostics_period_s: float = DEFAULT_DIAGNOSTICS_PERIOD_S,
         timers: TimerThread | None = None,
         event_report_interval_s: float = EVENT_REPORT_INTERVAL_S,
+        callback_realtime: RealtimeConfig | None = None,
     ) -> None:
         object.__setattr__(self, "_Node__building", True)  # Node's own attributes may be set
         try:
@@ -438,6 +443,7 @@ class Node:
                 diagnostics_period_s=diagnostics_period_s,
                 timers=timers,
                 event_report_interval_s=event_report_interval_s,
+                callback_realtime=callback_realtime,
             )
         finally:
             object.__setattr__(self, "_Node__building", False)
@@ -464,6 +470,7 @@ class Node:
         diagnostics_period_s: float,
         timers: TimerThread | None,
         event_report_interval_s: float,
+        callback_realtime: RealtimeConfig | None,
     ) -> None:
         if not isinstance(name, str) or not _NODE_NAME.match(name):
             raise NodeNameError(
@@ -493,7 +500,10 @@ class Node:
         self._timers.on_error = self._timer_failed
         self._dispatcher: Dispatcher | None = None
         try:
-            self._dispatcher = bus.dispatcher(f"{name}-callbacks")
+            self._dispatcher = bus.dispatcher(
+                f"{name}-callbacks",
+                None if callback_realtime is None else partial(apply_realtime, callback_realtime),
+            )
             self.status_publisher: Publisher[Status] = self._internal_publisher(
                 self.topic("status"), Status, RELIABLE
             )

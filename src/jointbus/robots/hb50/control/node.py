@@ -118,6 +118,7 @@ from jointbus.robots.hb50.messages import (
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
+from jointbus.runtime.realtime import RealtimeConfig
 
 __all__ = [
     "CONTROL_NODE_NAME",
@@ -250,6 +251,7 @@ class ControlNode(Node):
         world_frame: str = DEFAULT_WORLD_FRAME,
         timers: TimerThread | None = None,
         rate_hz: float = 1.0 / NOMINAL_PERIOD_S,
+        callback_realtime: RealtimeConfig | None = None,
     ) -> None:
         if not (math.isfinite(rate_hz) and rate_hz > 0.0):
             raise ValueError(f"ControlNode rate_hz = {rate_hz!r}; expected a finite rate > 0 Hz")
@@ -262,7 +264,9 @@ class ControlNode(Node):
         self.motion = MotionController(robot, params)
         self.frames = TfFrames(robot, world_frame=world_frame)
         self.world_frame = world_frame
-        super().__init__(name, bus, namespace=namespace, timers=timers)
+        super().__init__(
+            name, bus, namespace=namespace, timers=timers, callback_realtime=callback_realtime
+        )
         self._state_lock = threading.Lock()  # guards the newest-state snapshot for the timer thread
         self._latest: tuple[EstimatedState, Time] | None = None
         self._last_stamp: float | None = None
