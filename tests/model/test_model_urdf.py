@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -130,20 +131,26 @@ def test_meshes_are_an_error_unless_skipped() -> None:
         ('<robot name="r">', '<robot name="r"', "well-formed XML"),
         ('<robot name="r">', "<robot>", "<robot name=...>"),
         ('<child link="b"/>', "", "<child link=...>"),
-        (' lower="-1" upper="1"', "", "a valid URDF"),
-        ('type="revolute"', 'type="hinge"', "a valid URDF"),
+        (' lower="-1" upper="1"', "", "joint[0].limit.lower of joint 'j' (index 0) = None"),
+        ('type="revolute"', 'type="hinge"', "joint[0].type of joint 'j' (index 0) = 'hinge'"),
         ('<parent link="a"/>', '<parent link="x"/>', "a valid tree"),
-        ('lower="-1"', 'lower="low"', "a valid URDF"),
+        ('lower="-1"', 'lower="low"', "joint[0].limit.lower of joint 'j' (index 0) = 'low'"),
+        ('<mesh filename="b.stl"/>', "<cone/>", "Unknown tag: cone"),
         ("<limit ", '<mimic joint="j"/><limit ', "no mimic"),
     ],
 )
 def test_bad_urdf_gives_a_typed_error(old: str, new: str, fragment: str) -> None:
     assert old in GOOD
-    with pytest.raises(
-        RobotFileError, match=fragment.replace(".", r"\.").replace("(", r"\(")
-    ) as err:
+    with pytest.raises(RobotFileError, match=re.escape(fragment)) as err:
         loads_urdf(GOOD.replace(old, new), source="r.urdf", skip_meshes=True)
     assert err.value.source == "r.urdf"
+
+
+def test_parser_errors_not_checked_beforehand_keep_their_full_text() -> None:
+    tag = "a_geometry_tag_that_no_urdf_parser_knows_and_whose_name_is_longer_than_eighty_chars"
+    with pytest.raises(RobotFileError) as err:
+        loads_urdf(GOOD.replace('<mesh filename="b.stl"/>', f"<{tag}/>"), source="r.urdf")
+    assert f"Unknown tag: {tag})" in str(err.value)
 
 
 def test_unbounded_limits_are_written_as_infinity_and_read_back() -> None:
@@ -215,6 +222,85 @@ def test_errors_inside_a_joint_name_the_joint_field_value_and_expectation(
     assert str(err) == (
         f"a.urdf: joint[1].{key} of joint 'j_shoulder' (index 1) = {value!r}; expected {expected}"
     )
+
+
+_URDF_TYPES = "revolute, continuous, prismatic, fixed, floating, planar"
+_REVOLUTE_LIMIT = "a number (required in the <limit> of a revolute or prismatic joint)"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "value", "expected"),
+    [
+        (' velocity="2.0"', "", "limit.velocity", None, "a number (required in every <limit>)"),
+        (' effort="10.0"', "", "limit.effort", None, "a number (required in every <limit>)"),
+        (' lower="-1.0"', "", "limit.lower", None, _REVOLUTE_LIMIT),
+        (' upper="1.0"', "", "limit.upper", None, _REVOLUTE_LIMIT),
+        (
+            _SHOULDER_LIMIT,
+            "",
+            "limit",
+            None,
+            "a <limit> element (required on a revolute or prismatic joint)",
+        ),
+        ('velocity="2.0"', 'velocity="abc"', "limit.velocity", "abc", "a number"),
+        ('effort="10.0"', 'effort=""', "limit.effort", "", "a number"),
+        ('upper="1.0"', 'upper="1,5"', "limit.upper", "1,5", "a number"),
+        ('type="revolute"', 'type="revolut"', "type", "revolut", f"one of {_URDF_TYPES}"),
+        (' type="revolute"', "", "type", None, f"one of {_URDF_TYPES}"),
+        ('k_position="10"', 'k_position="q"', "safety_controller.k_position", "q", "a number"),
+        ('<axis xyz="0 1 0"/>', '<axis xyz="0 y 0"/>', "axis.xyz", "0 y 0", "three numbers"),
+        ('<axis xyz="0 1 0"/>', '<origin rpy="0 0"/>', "origin.rpy", "0 0", "three numbers"),
+    ],
+)
+def test_urdf_the_parser_would_refuse_names_the_joint_key_value_and_expectation(
+    old: str, new: str, key: str, value: object, expected: str
+) -> None:
+    """Not "a.urdf = 'ValueError'; expected a valid URDF (could not convert string to float:
+    'abc')": the file, the attribute's key, the joint by name and index, the value and the rule
+    — checked before yourdfpy parses, so its terse or cut-off messages never reach the user."""
+    err = _arm_error(old, new)
+    where = (err.source, err.key, err.value, err.joint, err.index)
+    assert where == ("a.urdf", f"joint[1].{key}", value, "j_shoulder", 1)
+    assert str(err) == (
+        f"a.urdf: joint[1].{key} of joint 'j_shoulder' (index 1) = {value!r}; expected {expected}"
+    )
+
+
+def _not_a_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+@given(
+    field=st.sampled_from(["lower", "upper", "effort", "velocity"]),
+    text=st.text(st.characters(whitelist_categories=("L", "Nd")), min_size=1).filter(_not_a_number),
+)
+@settings(max_examples=50, deadline=None)
+def test_any_limit_attribute_that_is_not_a_number_is_refused_naming_the_joint(
+    field: str, text: str
+) -> None:
+    limit = re.sub(f'{field}="[^"]*"', lambda _: f'{field}="{text}"', _SHOULDER_LIMIT)
+    err = _arm_error(_SHOULDER_LIMIT, limit)
+    assert str(err) == (
+        f"a.urdf: joint[1].limit.{field} of joint 'j_shoulder' (index 1) = {text!r}; "
+        "expected a number"
+    )
+
+
+def test_a_continuous_joint_needs_no_limit_and_no_position_bounds() -> None:
+    head, tail = ARM.split('<joint name="j_shoulder"')
+    no_bounds = tail.replace('type="revolute"', 'type="continuous"').replace(
+        'lower="-1.0" upper="1.0" ', ""
+    )
+    model = loads_urdf(head + '<joint name="j_shoulder"' + no_bounds)
+    assert model.joint("j_shoulder").type is JointType.CONTINUOUS
+    assert model.joint("j_shoulder").limits.velocity_max == 2.0
+    no_limit = tail.replace('type="revolute"', 'type="continuous"').replace(_SHOULDER_LIMIT, "")
+    model = loads_urdf(head + '<joint name="j_shoulder"' + no_limit)
+    assert math.isinf(model.joint("j_shoulder").limits.velocity_max)
 
 
 @given(

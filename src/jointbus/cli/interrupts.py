@@ -9,7 +9,8 @@ second signal landed in the middle of the shutdown the first one began and cut i
 recording's MCAP summary unwritten, or a stack whose buses closed while its bridge loop still ran
 (a traceback at exit, the process killed by the third signal). Inside :func:`stop_on_interrupt`
 the first SIGINT or SIGTERM raises ``KeyboardInterrupt`` as before; every later one only says, once,
-that the command is already stopping. SIGKILL still ends it at once.
+that the command is already stopping — also after the block, since the command is then ending.
+SIGKILL still ends it at once.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 @contextlib.contextmanager
 def stop_on_interrupt() -> Iterator[None]:
     """The first SIGINT / SIGTERM raises ``KeyboardInterrupt``; later ones only print
-    :data:`STOPPING_NOTE` once (see the module docstring). Off the main thread (where Python
-    cannot install handlers) it changes nothing."""
+    :data:`STOPPING_NOTE` once (see the module docstring). Without an interrupt the previous
+    handlers are restored at the end; after one they stay replaced (the command is ending). Off
+    the main thread (where Python cannot install handlers) it changes nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -56,7 +58,10 @@ def stop_on_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, handler in previous.items():
+        # Once interrupted the command is ending: a signal that arrives after this block (while
+        # the command prints its summary and Python exits) only notes too, instead of killing the
+        # process that just stopped cleanly (exit code -15 after a complete recording).
+        for sig, handler in () if interrupted else previous.items():
             # None: installed from C, not restorable from Python; the default is what it did.
             fallback = signal.default_int_handler if sig is signal.SIGINT else signal.SIG_DFL
             signal.signal(sig, handler if handler is not None else fallback)

@@ -13,7 +13,9 @@ Problems — XML, a missing attribute, a broken tree, a refused value — become
 :class:`~jointbus.model.errors.RobotFileError` naming the file and the element; inside a joint,
 the joint by name and index (file order), the attribute, the value and the rule, e.g.
 ``arm.urdf: joint[1].limit.effort of joint 'j_shoulder' (index 1) = -10.0; expected a magnitude
-≥ 0``.
+≥ 0``. Each joint's XML (type, ``<limit>`` and its attributes, numbers, vectors) is checked here
+before yourdfpy parses it, because yourdfpy's own errors name no joint or attribute; anything
+yourdfpy alone refuses is reported with its whole message.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ def _parse(text: str, source: str) -> Any:
             raise RobotFileError(
                 source, f"joint[{i}].mimic", "mimic", "no mimic joints", joint=name, index=i
             )
+        _check_joint_attributes(element, source, i, name)
     try:
         urdf = yourdfpy.URDF.load(
             io.BytesIO(text.encode("utf-8")),
@@ -160,9 +163,79 @@ def _parse(text: str, source: str) -> Any:
     except Exception as exc:  # yourdfpy raises bare exceptions on bad attribute values
         raise RobotFileError(source, "", type(exc).__name__, f"a valid URDF ({exc})") from None
     if not urdf.validate(validation_fn=lambda errors: not errors):
+        # The problems go in ``expected``, which is shown whole (``value`` is shortened).
+        kinds = ", ".join(sorted({type(e).__name__ for e in urdf.errors}))
         problems = "; ".join(str(e) for e in urdf.errors)
-        raise RobotFileError(source, "", problems, "a valid URDF")
+        raise RobotFileError(source, "", kinds, f"a valid URDF ({problems})")
     return urdf.robot
+
+
+#: The joint types the URDF format defines (``<joint type=...>``), in the spec's order.
+_URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+#: Joint types whose ``<limit>`` is required and must bound the position (lower and upper).
+_BOUNDED_TYPES = ("revolute", "prismatic")
+#: Number attributes of a joint's sub-elements, by element: limits in m or rad, m/s or rad/s,
+#: N or N·m; damping in N·s/m or N·m·s/rad, friction in N or N·m; safety-controller gains.
+_NUMBER_ATTRIBUTES = {
+    "limit": ("lower", "upper", "effort", "velocity"),
+    "dynamics": ("damping", "friction"),
+    "safety_controller": ("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"),
+}
+#: Attributes holding three numbers separated by spaces (m, rad, or a direction).
+_VECTOR_ATTRIBUTES = {"origin": ("xyz", "rpy"), "axis": ("xyz",)}
+
+
+def _check_joint_attributes(element: ET.Element, source: str, index: int, name: str) -> None:
+    """Refuse what yourdfpy would refuse in joint ``index`` — a type outside the URDF types, a
+    missing ``<limit>`` or limit attribute, text where a number belongs — naming the key, the
+    joint, the value and the rule; yourdfpy's own messages name neither joint nor attribute
+    (or fail with a bare ``ValueError``)."""
+    key = f"joint[{index}]"
+
+    def refuse(field: str, value: str | None, expected: str) -> RobotFileError:
+        return RobotFileError(source, f"{key}.{field}", value, expected, joint=name, index=index)
+
+    jtype = element.get("type")
+    if jtype not in _URDF_JOINT_TYPES:
+        raise refuse("type", jtype, f"one of {', '.join(_URDF_JOINT_TYPES)}")
+    limit = element.find("limit")
+    if limit is None and jtype in _BOUNDED_TYPES:
+        raise refuse("limit", None, "a <limit> element (required on a revolute or prismatic joint)")
+    if limit is not None:
+        required = {"effort": "every <limit>", "velocity": "every <limit>"}
+        if jtype in _BOUNDED_TYPES:
+            rule = "the <limit> of a revolute or prismatic joint"
+            required |= {"lower": rule, "upper": rule}
+        for attribute, where in required.items():
+            if limit.get(attribute) is None:
+                raise refuse(f"limit.{attribute}", None, f"a number (required in {where})")
+    for tag, attributes in _NUMBER_ATTRIBUTES.items():
+        sub = element.find(tag)
+        if sub is None:
+            continue
+        for attribute in attributes:
+            text = sub.get(attribute)
+            if text is not None and not _is_number(text):
+                raise refuse(f"{tag}.{attribute}", text, "a number")
+    for tag, attributes in _VECTOR_ATTRIBUTES.items():
+        sub = element.find(tag)
+        if sub is None:
+            continue
+        for attribute in attributes:
+            text = sub.get(attribute)
+            parts = text.split() if text is not None else []
+            if text is not None and not (len(parts) == 3 and all(map(_is_number, parts))):
+                raise refuse(f"{tag}.{attribute}", text, "three numbers")
+
+
+def _is_number(text: str) -> bool:
+    """Whether yourdfpy's ``float(text)`` accepts ``text`` (``"Infinity"`` included: unbounded
+    limits are written that way; NaN is refused later, with the parsed value)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _transform(
