@@ -24,6 +24,7 @@ import pytest
 
 from jointbus import drivers
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
+from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.names import data_key
 from jointbus.bus.service_zenoh import service_key
 from jointbus.bus.zenoh_transport import type_hash_of
@@ -844,6 +845,18 @@ def test_a_multi_position_refused_at_decode_is_one_error_naming_the_sender_node(
             raw.undeclare()
             pub = bus.publisher(N.command("multi_position"), MultiPositionCommand, node="vandal")
             assert wait_until(lambda: pub.stats().remote_matched, timeout=5.0)
+            server_zenoh = server.bus.zenoh
+            assert server_zenoh is not None
+
+            def server_knows_the_publisher() -> bool:  # its graph token has reached the server
+                return any(
+                    e.kind == "MP"
+                    and e.node == "vandal"
+                    and server_zenoh.remote_info(EndpointInfo.from_entity(e).gid) is not None
+                    for e in server_zenoh.graph_entities()
+                )
+
+            assert wait_until(server_knows_the_publisher, timeout=5.0)
             pub.publish(_multi_position_unvalidated(nan_at_elbow))
             assert wait_until(lambda: len(_refusals(status, "multi_position")) == 2, timeout=5.0), [
                 s.status for s in status
