@@ -24,6 +24,7 @@ import pytest
 
 from jointbus import drivers
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig, attachment
+from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.names import data_key
 from jointbus.bus.service_zenoh import service_key
 from jointbus.bus.zenoh_transport import type_hash_of
@@ -123,9 +124,10 @@ def test_a_bad_topic_command_is_reported_on_status_and_nothing_moves(rig: Rig) -
     before = rig.elbow()
     pub = rig.bus.publisher(N.command("position"), jointbus_msgs.ActuatorPositionCommand)
     pub.publish(jointbus_msgs.ActuatorPositionCommand(ELBOW, 7.0))
-    assert wait_until(lambda: bool(rig.statuses("position refused")), timeout=2.0)
-    report = rig.statuses("position refused")[0]
-    assert report.level == Level.WARN
+    refused = "position from a topic publisher refused (OUT_OF_RANGE): "
+    assert wait_until(lambda: bool(rig.statuses(refused)), timeout=2.0)
+    report = rig.statuses(refused)[0]
+    assert report.level == Level.ERROR
     assert "joint 'elbow' (index 2): field 'position' = 7.0" in report.status
     time.sleep(0.1)
     assert abs(rig.elbow() - before) < 1e-3
@@ -146,7 +148,9 @@ def test_a_service_nack_names_joint_index_field_and_reason(rig: Rig) -> None:
         "positions",
     )
     assert "expected within [-2.6, 2.6]" in reply.text
-    assert wait_until(lambda: len(rig.statuses("multi_position refused")) == 2, timeout=2.0)
+    assert wait_until(
+        lambda: len(rig.statuses("multi_position from a service call refused")) == 2, timeout=2.0
+    )
 
 
 def test_rock_joints_command_moves_named_joints_and_is_refused_whole(rig: Rig) -> None:
@@ -160,10 +164,12 @@ def test_rock_joints_command_moves_named_joints_and_is_refused_whole(rig: Rig) -
             samples=(JointSample.from_position(0.4), JointSample.from_position(5.0)),
         )
     )
-    assert wait_until(lambda: bool(rig.statuses("joints_command refused")), timeout=2.0)
+    assert wait_until(
+        lambda: bool(rig.statuses("joints_command from a topic publisher refused")), timeout=2.0
+    )
     assert (
         "'wrist_pitch' (index 4): field 'position' = 5.0"
-        in rig.statuses("joints_command refused")[0].status
+        in rig.statuses("joints_command from a topic publisher refused")[0].status
     )
     time.sleep(0.2)
     assert abs(rig.client.read_joints().position - start).max() < 1e-3
@@ -752,3 +758,181 @@ def test_every_refusal_the_node_gives_carries_its_reason(rig: Rig) -> None:
         (ELBOW,),
         "position",
     )
+
+
+# ------------------------- a refused one-shot command is reported like a refused impedance one
+
+#: The facts a refused command's status report carries as JSON in ``data`` (the impedance
+#: rejection's keys, plus the request and its RejectReason).
+REFUSAL_KEYS = {"request", "reason", "source_node", "joint", "index", "field", "value", "expected"}
+
+
+def _refusals(status: list[Status], request: str) -> list[Status]:
+    return [s for s in list(status) if s.status.startswith(f"{request} from ")]
+
+
+def test_a_refused_multi_position_on_the_topic_is_one_error_with_its_facts_as_json() -> None:
+    """A new user's report: an out-of-range Player ``multi_position`` was a WARN with empty data
+    naming no sender, where a refused impedance command is an ERROR with JSON facts. Now it is
+    the same ERROR: request, origin, joint (name and index), field, value, expectation, reason."""
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        with Bus(name="sender", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            with drivers.open(server.url()) as remote:
+                remote.power(True)
+            before = server.array.read_joints().position.copy()
+            pub = bus.publisher(N.command("multi_position"), MultiPositionCommand, node="planner")
+            assert wait_until(lambda: pub.stats().remote_matched, timeout=5.0)
+            pub.publish(MultiPositionCommand((0.0, 0.0, 9.0, 0.0, 0.0, 0.0)))
+            assert wait_until(lambda: bool(_refusals(status, "multi_position")), timeout=5.0), [
+                s.status for s in status
+            ]
+        report = _refusals(status, "multi_position")[0]
+        assert report.level == Level.ERROR, report
+        assert report.status.startswith(
+            "multi_position from a topic publisher refused (OUT_OF_RANGE): ActuatorArray: "
+        ), report.status
+        assert "joint 'elbow' (index 2): field 'positions' = 9.0" in report.status
+        assert "expected within [-2.6, 2.6]" in report.status
+        facts = json.loads(report.data)
+        assert set(facts) == REFUSAL_KEYS, facts
+        assert (facts["request"], facts["reason"]) == ("multi_position", "OUT_OF_RANGE")
+        assert (facts["joint"], facts["index"], facts["field"], facts["value"]) == (
+            "elbow",
+            ELBOW,
+            "positions",
+            "9.0",
+        )
+        assert "[-2.6, 2.6]" in facts["expected"]
+        assert np.array_equal(server.array.read_joints().position, before)
+
+
+def _multi_position_unvalidated(positions: tuple[float, ...]) -> MultiPositionCommand:
+    """A MultiPositionCommand its constructor would refuse (a NaN), built field by field as
+    ``jointbus topic pub --unchecked`` builds it, so a node's publisher sends it."""
+    msg = object.__new__(MultiPositionCommand)
+    object.__setattr__(msg, "positions", positions)
+    return msg
+
+
+def test_a_multi_position_refused_at_decode_is_one_error_naming_the_sender_node() -> None:
+    """A NaN in a ``multi_position`` sample (refused by the message class at decode) was a WARN
+    naming the sender as ``node#gid``. Now it is the same ERROR as any refused command: the
+    sender's node name in the text, its full label in the JSON. Sent twice: as raw Zenoh bytes
+    (no graph token: the sender is known by its GID only) and by a node's publisher, as
+    ``jointbus topic pub --unchecked`` sends it."""
+    payload = _multi_position_with_nan_at(ELBOW)
+    nan_at_elbow = (0.0, 0.0, math.nan, 0.0, 0.0, 0.0)
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            transport = bus.zenoh
+            assert transport is not None
+            key = data_key(
+                transport.domain_id,
+                N.command("multi_position"),
+                MultiPositionCommand.TYPE_NAME,
+                type_hash_of(MultiPositionCommand),
+            )
+            raw = transport.session.declare_publisher(key)
+            assert wait_until(lambda: bool(getattr(raw.matching_status, "matching", False)), 10.0)
+            raw.put(payload, attachment=attachment.pack(1, time.time_ns(), b"t" * 16))
+            assert wait_until(lambda: bool(_refusals(status, "multi_position")), timeout=5.0), [
+                s.status for s in status
+            ]
+            raw.undeclare()
+            pub = bus.publisher(N.command("multi_position"), MultiPositionCommand, node="vandal")
+            assert wait_until(lambda: pub.stats().remote_matched, timeout=5.0)
+            server_zenoh = server.bus.zenoh
+            assert server_zenoh is not None
+
+            def server_knows_the_publisher() -> bool:  # its graph token has reached the server
+                return any(
+                    e.kind == "MP"
+                    and e.node == "vandal"
+                    and server_zenoh.remote_info(EndpointInfo.from_entity(e).gid) is not None
+                    for e in server_zenoh.graph_entities()
+                )
+
+            assert wait_until(server_knows_the_publisher, timeout=5.0)
+            pub.publish(_multi_position_unvalidated(nan_at_elbow))
+            assert wait_until(lambda: len(_refusals(status, "multi_position")) == 2, timeout=5.0), [
+                s.status for s in status
+            ]
+        labels = ("gid " + "74" * 16, "vandal#")
+        for report, label in zip(_refusals(status, "multi_position"), labels, strict=True):
+            facts = json.loads(report.data)
+            assert set(facts) == REFUSAL_KEYS, facts
+            sender = facts["source_node"]  # the full publisher label
+            assert sender.startswith(label), (sender, label)
+            node_name = sender.partition("#")[0]
+            assert report.level == Level.ERROR, report
+            assert report.status.startswith(
+                f"multi_position from {node_name!r} refused (INVALID): malformed payload ("
+            ), report.status
+            assert "joint 'elbow' (index 2): field 'positions' = nan" in report.status
+            assert (facts["request"], facts["reason"]) == ("multi_position", "INVALID")
+            assert (facts["joint"], facts["index"], facts["field"], facts["value"]) == (
+                "elbow",
+                ELBOW,
+                "positions",
+                "nan",
+            )
+        assert "vandal#" not in report.status, report.status  # the text names the node only
+
+
+def test_a_refused_service_call_is_one_error_with_its_facts_as_json() -> None:
+    """A refused request over the bus (a Player ``position`` service call beyond the elbow's
+    limit, a ``joint_power`` naming no joint of the array) is the same ERROR as a refused
+    impedance command; the caller is not known to the server, so the text says "a service
+    call"."""
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        with Bus(name="caller", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            power = bus.client(N.request("power"), PowerRequest, ActuatorReply, timeout_s=5.0)
+            assert power.call(PowerRequest(True)).accepted
+            position = bus.client(
+                N.command("position"),
+                jointbus_msgs.ActuatorPositionCommand,
+                ActuatorReply,
+                timeout_s=5.0,
+            )
+            reply = position.call(jointbus_msgs.ActuatorPositionCommand(ELBOW, 7.0))
+            assert not reply.accepted and reply.reason == "OUT_OF_RANGE", reply
+            joint_power = bus.client(
+                N.request("joint_power"),
+                jointbus_msgs.ActuatorJointPowerRequest,
+                ActuatorReply,
+                timeout_s=5.0,
+            )
+            reply = joint_power.call(jointbus_msgs.ActuatorJointPowerRequest(99, False))
+            assert not reply.accepted and reply.reason == "UNKNOWN_JOINT", reply
+        assert wait_until(
+            lambda: bool(_refusals(status, "position")) and bool(_refusals(status, "joint_power")),
+            timeout=5.0,
+        ), [s.status for s in status]
+        report = _refusals(status, "position")[0]
+        assert report.level == Level.ERROR, report
+        assert report.status.startswith("position from a service call refused (OUT_OF_RANGE): ")
+        assert "joint 'elbow' (index 2): field 'position' = 7.0" in report.status
+        facts = json.loads(report.data)
+        assert set(facts) == REFUSAL_KEYS, facts
+        assert (facts["request"], facts["reason"], facts["source_node"]) == (
+            "position",
+            "OUT_OF_RANGE",
+            "",
+        )
+        assert (facts["joint"], facts["index"], facts["field"], facts["value"]) == (
+            "elbow",
+            ELBOW,
+            "position",
+            "7.0",
+        )
+        unknown = _refusals(status, "joint_power")[0]
+        assert unknown.level == Level.ERROR, unknown
+        assert "refused (UNKNOWN_JOINT): " in unknown.status, unknown.status
+        facts = json.loads(unknown.data)
+        assert set(facts) == REFUSAL_KEYS and facts["reason"] == "UNKNOWN_JOINT", facts

@@ -103,11 +103,15 @@ the components need no locks of their own; a test drives the node with :meth:`Ar
 and an injected clock (``run_loop=False``).
 
 **Bad input** is refused whole and changes nothing; the node survives it. Every refusal is a NACK
-to a service caller and, for every origin, a report on ``/<ns>/status`` naming the request, joint
-(name and index), field and reason (an impedance refusal is an ERROR with the same facts as JSON
-in ``data``). Malformed bytes on a command topic or in a request are refused too: the report (and
-the NACK's reason) names the sender and, for a value the message class refused by index (a NaN in
-a Player multi-position command: the class does not know the robot), the joint's name as well.
+to a service caller and, for every origin, one ERROR on ``/<ns>/status`` naming the request, the
+sender, joint (name and index), field, value, expectation and (a one-shot command or request) the
+``RejectReason``, with the same facts as JSON in ``data`` (:func:`refusal_data`, one builder for
+impedance and one-shot refusals). The bus names the sender of a sample only when it cannot be
+decoded (the publisher's ``node#gid`` label: the text names the node, the JSON keeps the label);
+otherwise the report says "a topic publisher" or "a service call". Malformed bytes on a command
+topic or in a request are refused too: the report (and the NACK's reason) names the sender and,
+for a value the message class refused by index (a NaN in a Player multi-position command: the
+class does not know the robot), the joint's name as well.
 An impedance sample the message class refused at decode (a NaN, a negative gain, a short array)
 is read back from its bytes (:mod:`.unchecked_impedance`) and refused by the command check like
 any other, as the same ERROR naming the source node (:meth:`ArrayNode.refusing_at_decode`, which
@@ -188,6 +192,9 @@ _QUEUE_DEPTH: Final = 256
 #: Status events of one kind get distinct reporter keys modulo this, so none is folded into
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
+#: Where a one-shot command came from when the bus does not name its sender (report text).
+_FROM_TOPIC: Final = "a topic publisher"
+_FROM_SERVICE: Final = "a service call"
 _THERMAL_LEVEL: Final = {
     ThermalLevel.OK: Level.OK,
     ThermalLevel.WARN: Level.WARN,
@@ -791,16 +798,14 @@ class ArrayNode(Node):
 
     def _reject(self, rejection: CommandRejected) -> None:
         self.rejected += 1
-        data = json.dumps(
-            {
-                "source_node": rejection.source_node,
-                "joint": rejection.joint,
-                "index": rejection.index,
-                "field": rejection.field,
-                "value": repr(rejection.value),
-                "expected": rejection.expected,
-            }
-        ).encode()
+        data = refusal_data(
+            rejection.source_node,
+            joint=rejection.joint,
+            index=rejection.index,
+            field=rejection.field,
+            value=repr(rejection.value),
+            expected=rejection.expected,
+        )
         key = f"reject:{rejection.source_node}:{rejection.field}:{rejection.index}"
         self.report(Level.ERROR, str(rejection), data, key=key)
 
@@ -1051,7 +1056,8 @@ class ArrayNode(Node):
                     self.array.position(i, float(reading.position[i]))
             except (DriverError, MessageError) as exc:
                 # powered off or braked since: nothing drives the joint; say why not stopped
-                self._report_refusal("command watchdog stop", exc)
+                text = f"command watchdog stop refused: {exc}"
+                self.report(Level.WARN, text, key=text)
         joints = ", ".join(f"{self._joint_names[i]!r} (index {i})" for i in late.tolist())
         text = (
             f"command watchdog: no speed or current command for "
@@ -1123,10 +1129,31 @@ class ArrayNode(Node):
         self._event_seq += 1
         self.report(level, text, key=f"event:{kind}:{self._event_seq % _EVENT_KEYS}")
 
-    def _report_refusal(self, method: str, exc: BaseException | str, sender: str = "") -> None:
-        origin = f" from {sender}" if sender else ""
-        text = f"{method}{origin} refused: {exc}"
-        self.report(Level.WARN, text, key=text)  # identical repeats are rate-limited
+    def _report_refusal(
+        self, method: str, error: BaseException, origin: str, sender: str = "", prefix: str = ""
+    ) -> None:
+        """Report a refused one-shot command or request as a refused impedance command is
+        reported: one ERROR naming the request, who sent it, the :class:`RejectReason` and the
+        error's joint (name and index), field, value and expectation, the same facts as JSON in
+        ``data`` (:func:`refusal_data`). ``sender`` is the publisher's label (``node#gid``) when
+        known: the text names its node, the JSON keeps the label; else ``origin`` says where the
+        command came from ("a topic publisher", "a service call"). ``prefix`` goes before the
+        error in the text (what was refused: the malformed payload). Identical repeats are
+        rate-limited (the text is the key)."""
+        facts = nack(method, error)  # the facts the caller's NACK carries, from the same error
+        who = repr(sender.partition("#")[0]) if sender else origin
+        text = f"{method} from {who} refused ({facts.reason}): {prefix}{error}"
+        data = refusal_data(
+            sender,
+            joint=facts.joint[0] if facts.joint else None,
+            index=facts.index[0] if facts.index else None,
+            field=facts.field,
+            value=facts.value,
+            expected=facts.expected or facts.detail,
+            request=method,
+            reason=facts.reason,
+        )
+        self.report(Level.ERROR, text, data, key=text)
 
     # ---- services and one-shot commands (service / subscription threads, under the lock) -------
     def _offer(
@@ -1143,9 +1170,12 @@ class ArrayNode(Node):
             # A value the message class refused at decode is a refusal like any other (naming
             # the joint and the sender), not the generic malformed-payload WARN.
             if isinstance(event, MalformedPayloadEvent) and event.cause is not None:
-                error = self._named_error(event.cause)
                 self._report_refusal(
-                    method, f"malformed payload ({event.size} bytes): {error}", event.publisher
+                    method,
+                    self._named_error(event.cause),
+                    _FROM_TOPIC,
+                    event.publisher,
+                    prefix=f"malformed payload ({event.size} bytes): ",
                 )
             else:
                 self.reporter.record_event(event)
@@ -1153,7 +1183,7 @@ class ArrayNode(Node):
         self.create_subscription(
             name,
             msg_type,
-            lambda msg: self._execute(method, apply, msg),
+            lambda msg: self._execute(method, apply, msg, _FROM_TOPIC),
             RELIABLE,
             on_event=on_event,
             report_events=False,
@@ -1179,20 +1209,22 @@ class ArrayNode(Node):
             name,
             msg_type,
             ActuatorReply,
-            lambda m: self._execute(method, apply, m),
+            lambda m: self._execute(method, apply, m, _FROM_SERVICE),
             decode_error_text=lambda exc: str(self._named_error(exc)),
         )
 
     def _execute(
-        self, method: str, apply: Callable[[Any], tuple[Saturation, ...]], msg: Any
+        self, method: str, apply: Callable[[Any], tuple[Saturation, ...]], msg: Any, origin: str
     ) -> ActuatorReply:
-        """Run one command or request under the node's lock: ACK, or NACK reported on status."""
+        """Run one command or request under the node's lock: ACK, or NACK reported on status
+        (``origin``: where it came from, for the report: the bus does not name the sender of a
+        decoded sample or of a service call)."""
         try:
             with self._array_lock:
                 saturations = apply(msg)
                 state = self._data(self.array.read_joints())
         except (DriverError, MessageError, ValueError, TypeError) as exc:
-            self._report_refusal(method, exc)
+            self._report_refusal(method, exc, origin)
             return nack(method, exc)
         return ack(method, saturations, state)
 
@@ -1482,6 +1514,33 @@ def _sample_mode(joint: str, index: int, sample: JointSample) -> Mode:
             index=index,
         )
     return mode
+
+
+def refusal_data(
+    source_node: str,
+    *,
+    joint: str | None,
+    index: int | None,
+    field: str,
+    value: str,
+    expected: str,
+    **context: str,
+) -> bytes:
+    """The JSON ``data`` of a refused command's status report: who sent it (``source_node``:
+    the impedance command's source node, a publisher's ``node#gid`` label, ``""`` unknown), the
+    joint (name and index, ``null`` when none is named), the field, the value (its ``repr``) and
+    the expectation, plus ``context`` (a one-shot command's ``request`` and ``reason``). One
+    builder, so a tool reading ``/<ns>/status`` parses every refusal alike."""
+    facts: dict[str, str | int | None] = {
+        "source_node": source_node,
+        "joint": joint,
+        "index": index,
+        "field": field,
+        "value": value,
+        "expected": expected,
+    }
+    facts.update(context)
+    return json.dumps(facts).encode()
 
 
 def _wire_name(wire: type) -> str:
