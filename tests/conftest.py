@@ -45,6 +45,7 @@ LONG_RUNNING: tuple[str, ...] = (
     "fuzz/",
     "soak/",
     "test_stack.py",
+    "test_stack_at_1000_hz.py",
     "test_own_controller.py",
     "test_ros2_interop.py",
     "cli/test_cli_demo.py",
