@@ -43,6 +43,7 @@ from jointbus.messages.actarray import (
     PowerRequest,
 )
 from jointbus.messages.actarray.commands import MultiPositionCommand
+from jointbus.messages.base import Message
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joint_sample import JointSample
 from jointbus.messages.joint_state import JointState
@@ -259,21 +260,23 @@ def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
         r.close()
 
 
+def _raw_publisher(bus: Bus, topic: str, cls: type[Message]) -> Any:
+    """A plain Zenoh publisher on ``topic``'s key (bytes no jointbus publisher would send), once
+    the served array's subscriber matches it, so the first ``put`` is not lost."""
+    transport = bus.zenoh
+    assert transport is not None
+    key = data_key(transport.domain_id, topic, cls.TYPE_NAME, type_hash_of(cls))
+    pub = transport.session.declare_publisher(key)
+    assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
+    return pub
+
+
 def test_malformed_bytes_on_a_command_topic_are_reported_and_the_server_survives() -> None:
     with served("sim://arm6?noise=false", "arm6") as server:
         status: list[Status] = []
         server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
         with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
-            transport = bus.zenoh
-            assert transport is not None
-            key = data_key(
-                transport.domain_id,
-                "/arm6/actarray/multi_position",
-                MultiPositionCommand.TYPE_NAME,
-                type_hash_of(MultiPositionCommand),
-            )
-            pub = transport.session.declare_publisher(key)
-            time.sleep(0.5)
+            pub = _raw_publisher(bus, N.command("multi_position"), MultiPositionCommand)
             pub.put(b"\x00\x01\x00\x00\xff\xff\xff\x7f")
             assert wait_until(
                 lambda: any("malformed" in s.status.lower() for s in status), timeout=5.0
@@ -308,16 +311,7 @@ def test_a_value_refused_at_decode_is_reported_naming_its_joint() -> None:
         server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
         before = server.array.read_joints().position.copy()
         with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
-            transport = bus.zenoh
-            assert transport is not None
-            key = data_key(
-                transport.domain_id,
-                N.command("multi_position"),
-                MultiPositionCommand.TYPE_NAME,
-                type_hash_of(MultiPositionCommand),
-            )
-            pub = transport.session.declare_publisher(key)
-            time.sleep(0.5)
+            pub = _raw_publisher(bus, N.command("multi_position"), MultiPositionCommand)
             pub.put(payload)
 
             def reported() -> list[str]:
@@ -330,6 +324,8 @@ def test_a_value_refused_at_decode_is_reported_naming_its_joint() -> None:
             assert wait_until(lambda: bool(reported()), timeout=5.0), [s.status for s in status]
             assert "malformed payload" in reported()[0]
             pub.undeclare()
+            transport = bus.zenoh
+            assert transport is not None
             query = service_key(
                 transport.domain_id,
                 N.command("multi_position"),
@@ -378,16 +374,7 @@ def test_every_refused_impedance_command_is_one_error_naming_its_source() -> Non
         names = server.array.names
         before = server.array.read_joints().position.copy()
         with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
-            transport = bus.zenoh
-            assert transport is not None
-            key = data_key(
-                transport.domain_id,
-                N.impedance_command,
-                JointImpedance.TYPE_NAME,
-                type_hash_of(JointImpedance),
-            )
-            pub = transport.session.declare_publisher(key)
-            assert wait_until(lambda: bool(getattr(pub.matching_status, "matching", False)), 10.0)
+            pub = _raw_publisher(bus, N.impedance_command, JointImpedance)
             garbage = b"\x00\x01\x00\x00\xff\xff\xff\x7f"
             payloads = [_crafted_impedance(**fields) for _c, fields, *_r in IMPEDANCE_REFUSED]
 
@@ -828,16 +815,7 @@ def test_a_multi_position_refused_at_decode_is_one_error_naming_the_sender_node(
         status: list[Status] = []
         server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
         with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
-            transport = bus.zenoh
-            assert transport is not None
-            key = data_key(
-                transport.domain_id,
-                N.command("multi_position"),
-                MultiPositionCommand.TYPE_NAME,
-                type_hash_of(MultiPositionCommand),
-            )
-            raw = transport.session.declare_publisher(key)
-            assert wait_until(lambda: bool(getattr(raw.matching_status, "matching", False)), 10.0)
+            raw = _raw_publisher(bus, N.command("multi_position"), MultiPositionCommand)
             raw.put(payload, attachment=attachment.pack(1, time.time_ns(), b"t" * 16))
             assert wait_until(lambda: bool(_refusals(status, "multi_position")), timeout=5.0), [
                 s.status for s in status
