@@ -267,6 +267,22 @@ def test_large_error_while_still_counts_as_stall_even_below_saturation() -> None
     assert model.stalled[0]
 
 
+def test_stall_timed_at_the_protection_period_sets_after_stall_time_and_clears() -> None:
+    """Stall detection every 10 ms (as MujocoWorld's drives run it): still 0.5 s to set, give or
+    take one period, and cleared within a period of the joint moving again."""
+    model = _model(2, protection_period=0.01)
+    model.set_power(_on(2))
+    model.set_command(position=[2.0, 2.0], kp=[80.0, 80.0], kd=[1.0, 1.0])
+    model.set_blocked([True, False])
+    _run(model, 0.49)
+    assert not model.stalled.any()
+    _run(model, 0.02)
+    assert model.stalled.tolist() == [True, False]
+    model.set_blocked([False, False])
+    _run(model, 0.012)
+    assert not model.stalled[0]
+
+
 def test_powered_off_joint_does_not_stall() -> None:
     model = _model()
     model.set_command(position=[2.0], kp=[80.0])
@@ -307,6 +323,68 @@ def test_thermal_heats_shuts_down_holds_off_through_hysteresis_and_recovers() ->
     assert model.enabled[0]
     model.advance(0.002)
     assert model.motor_torques[0] == 24.0
+
+
+def _trip(model: ActuatorArrayModel) -> tuple[float, float]:
+    """Heat a blocked, saturated joint until its winding protection cuts the torque; the
+    (time s, temperature °C) at which it did."""
+    model.set_power(_on())
+    model.set_command(position=[3.0], kp=[80.0])  # saturated: 40 A, 320 W copper loss
+    model.set_blocked(_on())
+    while model.enabled[0]:
+        model.advance(0.002)
+        assert model.time < 4.0
+    return model.time, float(model.motor_temperatures[0])
+
+
+def test_protections_at_a_lower_rate_trip_at_the_same_temperature() -> None:
+    """The thermal model stepped every 10 ms on the mean heat: the same exact first-order curve
+    as every 2 ms, so the protection trips at its threshold, at most one period (and the heat of
+    one period: 160 K/s here) later."""
+    fast_time, fast_temperature = _trip(_model(params=HOT))
+    slow = _model(params=HOT, protection_period=0.01)
+    slow_time, slow_temperature = _trip(slow)
+    assert 120.0 <= fast_temperature < 120.0 + 160.0 * 0.002
+    assert 120.0 <= slow_temperature < 120.0 + 160.0 * 0.01
+    assert fast_time <= slow_time < fast_time + 0.01 + 1e-9
+    assert slow.motor_overheated[0]
+    slow.advance(0.002)
+    assert slow.motor_torques[0] == 0.0
+    # On the common 10 ms instants the two curves are the same (constant power, exact step).
+    fast, slow = _model(params=HOT), _model(params=HOT, protection_period=0.01)
+    for model in (fast, slow):
+        model.set_power(_on())
+        model.set_command(torque=[12.0])
+        model.set_blocked(_on())
+    for _ in range(50):
+        for model in (fast, slow):
+            model.advance(0.01)
+        assert slow.motor_temperatures[0] == pytest.approx(fast.motor_temperatures[0], rel=1e-12)
+        assert slow.driver_temperatures[0] == pytest.approx(fast.driver_temperatures[0], rel=1e-12)
+
+
+def test_lower_rate_thermal_uses_the_heat_of_the_whole_period() -> None:
+    """A torque on for 8 ms and off for 12 ms, period after period: the 10 ms protection sees
+    the mean heat, not the torque of the moment it runs (which here is always off)."""
+    fast, slow = _model(params=HOT), _model(params=HOT, protection_period=0.01)
+    for model in (fast, slow):
+        model.set_power(_on())
+        model.set_blocked(_on())
+    for k in range(500):
+        on = k % 10 < 4
+        for model in (fast, slow):
+            model.set_command(torque=[24.0 if on else 0.0])
+            model.advance(0.002)
+    rise = float(fast.motor_temperatures[0]) - 25.0
+    assert rise > 20.0
+    assert float(slow.motor_temperatures[0]) - 25.0 == pytest.approx(rise, rel=0.02)
+
+
+def test_protection_period_is_checked() -> None:
+    with pytest.raises(LimitError, match="protection_period"):
+        _model(protection_period=0.001)  # shorter than the 2 ms supervision
+    with pytest.raises(LimitError, match="protection_period"):
+        _model(protection_period=math.nan)
 
 
 def test_driver_over_temperature_also_cuts_torque() -> None:
@@ -425,6 +503,146 @@ def test_external_physics_mode_returns_the_standalone_torques_for_the_same_state
         assert np.array_equal(external.phase_currents, standalone.phase_currents)
         assert np.array_equal(external.motor_temperatures, standalone.motor_temperatures)
     assert np.any(standalone.motor_torques != 0.0)
+
+
+# ---------------------------------------------------------------- the law inside an engine
+
+
+@given(
+    kp=st.floats(0.0, 500.0),
+    kd=st.floats(0.0, 20.0),
+    p_target=finite,
+    p=finite,
+    v_target=st.floats(-20.0, 20.0),
+    v=st.floats(-17.9, 17.9),
+    tau_ff=st.floats(-40.0, 40.0),
+    powered=st.booleans(),
+)
+def test_drive_law_terms_give_the_actuate_torques_below_the_roll_off_band(
+    kp: float,
+    kd: float,
+    p_target: float,
+    p: float,
+    v_target: float,
+    v: float,
+    tau_ff: float,
+    powered: bool,
+) -> None:
+    """What an engine computes from DriveLaw (offset − kp·p − kd·v clamped to ±torque_max) is
+    what actuate returns, wherever speed_sq_bound says the terms apply."""
+    model = _model()
+    model.set_power(np.array([powered]))
+    model.set_command(position=[p_target], velocity=[v_target], torque=[tau_ff], kp=[kp], kd=[kd])
+    law = model.drive_law
+    assert v * v < law.speed_sq_bound
+    control = float(law.offset[0]) - float(law.kd[0]) * v  # MuJoCo's ctrl
+    assert abs(control) <= model.drive_law_magnitude * (1.0 + 1e-12) + 1e-150  # (underflow)
+    limit = float(law.torque_max[0])
+    engine = min(max(control - float(law.kp[0]) * p, -limit), limit)
+    assert model.actuate([p], [v], 0.002)[0] == pytest.approx(engine, rel=1e-12, abs=1e-9)
+
+
+def test_speed_sq_bound_ends_where_the_slowest_roll_off_band_starts() -> None:
+    slow = dataclasses.replace(QUIET, velocity_limit=10.0, torque_rolloff_band=1.0)
+    model = ActuatorArrayModel(_names(2), [QUIET, slow])
+    assert model.drive_law.speed_sq_bound == pytest.approx(9.0**2, rel=1e-8)
+    assert model.drive_law.speed_sq_bound < 9.0**2  # a hair inside: never in the band
+
+
+def test_drive_state_version_changes_with_power_brakes_and_protections() -> None:
+    model = _model(params=BRAKED)
+    seen = model.drive_state_version
+    model.set_power(_on())
+    assert model.drive_state_version != seen
+    assert model.drive_law.torque_max.tolist() == [24.0]
+    seen = model.drive_state_version
+    model.set_brakes(_on())
+    assert model.drive_state_version != seen
+    assert model.dry_friction[0] == pytest.approx(10.48)
+    seen = model.drive_state_version
+    model.set_temperatures(motor=[130.0])
+    assert model.drive_state_version != seen
+    assert model.drive_law.torque_max.tolist() == [0.0]
+    with pytest.raises(ValueError):
+        model.drive_law.offset[0] = 1.0  # read-only views
+
+
+def test_applied_supervises_like_actuate() -> None:
+    """An engine that applied the law itself and reports it with applied() leaves the model in
+    the state actuate would: currents, temperatures, stall, time."""
+    n = 2
+    by_actuate = _model(n, params=HOT, protection_period=0.01)
+    by_engine = _model(n, params=HOT, protection_period=0.01)
+    for model in (by_actuate, by_engine):
+        model.set_power(_on(n))
+        model.set_command(position=[3.0, 0.1], kp=[80.0, 80.0], kd=[2.0, 2.0])
+    p, v = np.array([0.0, 0.1]), np.zeros(n)
+    for _ in range(300):
+        for _ in range(4):
+            torques = by_actuate.actuate(p, v, 0.0005).copy()
+        by_engine.applied(p, v, torques, 0.002)
+        assert not by_engine.supervision_due(0.0015)
+        assert by_engine.supervision_due(0.002)
+    assert by_engine.time == pytest.approx(by_actuate.time)
+    np.testing.assert_array_equal(by_engine.motor_torques, by_actuate.motor_torques)
+    np.testing.assert_array_equal(by_engine.phase_currents, by_actuate.phase_currents)
+    np.testing.assert_allclose(by_engine.bus_currents, by_actuate.bus_currents, rtol=1e-12)
+    np.testing.assert_allclose(
+        by_engine.motor_temperatures, by_actuate.motor_temperatures, rtol=1e-12
+    )
+    assert by_engine.motor_temperatures[0] > 100.0
+    assert by_engine.stalled.tolist() == by_actuate.stalled.tolist() == [True, False]
+    with pytest.raises(NonFiniteError) as info:
+        by_engine.applied(p, v, np.array([0.0, math.nan]), 0.002)
+    assert (info.value.field, info.value.index) == ("torques", 1)
+
+
+_FIELDS = ("position", "velocity", "torque", "kp", "kd")
+
+
+@given(
+    field=st.sampled_from(_FIELDS),
+    index=st.integers(0, 2),
+    bad=st.sampled_from([math.nan, math.inf, -math.inf, -1.0]),
+)
+def test_a_whole_command_with_a_bad_value_names_field_and_joint_and_changes_nothing(
+    field: str, index: int, bad: float
+) -> None:
+    """The per-step command (all five fields as float64 arrays, the driver's case) is checked
+    by one finiteness test; a bad value still gets the error of the field-by-field check."""
+    model = ActuatorArrayModel(["hip", "thigh", "knee"], QUIET)
+    model.set_power(_on(3))
+    good = {name: np.full(3, 0.5) for name in _FIELDS}
+    model.set_command(**good)
+    before = model.actuate([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 0.002).copy()
+    command = {name: np.full(3, 0.25) for name in _FIELDS}
+    command[field][index] = bad
+    if bad == -1.0 and field not in ("kp", "kd"):
+        model.set_command(**command)  # a negative target is a fine target
+        return
+    with pytest.raises(ValidationError) as info:
+        model.set_command(**command)
+    error = info.value
+    assert isinstance(error, NonFiniteError if math.isnan(bad) or math.isinf(bad) else LimitError)
+    assert (error.field, error.index, error.joint) == (
+        field,
+        index,
+        ("hip", "thigh", "knee")[index],
+    )
+    np.testing.assert_array_equal(model.actuate([0.0] * 3, [0.0] * 3, 0.002), before)
+    np.testing.assert_array_equal(model.drive_law.offset, np.full(3, 0.5 + 0.5 * 0.5 * 2))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_a_whole_command_whose_terms_overflow_is_still_accepted() -> None:
+    model = _model()
+    model.set_power(_on())
+    huge = np.array([1e200])
+    model.set_command(
+        position=huge, velocity=np.zeros(1), torque=np.zeros(1), kp=huge, kd=np.zeros(1)
+    )
+    assert model.actuate([0.0], [0.0], 0.002)[0] == 24.0
+    assert model.drive_law_magnitude == math.inf  # an engine must not take this one
 
 
 def test_external_mode_does_not_integrate() -> None:

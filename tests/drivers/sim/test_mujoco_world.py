@@ -234,6 +234,119 @@ def test_substeps_advance_physics_and_drives_together() -> None:
     assert abs(world.base_pose().position[2] - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
 
 
+def _pair(**kwargs: object) -> tuple[MujocoWorld, MujocoWorld]:
+    """The same world twice: the law applied by MuJoCo (the default) and computed in numpy."""
+    return _world(**kwargs), _world(law_in_engine=False, **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_law_in_mujoco_gives_the_torques_of_the_law_in_numpy() -> None:
+    """Standing up from a crouch and swaying (every joint's target moving, feet hitting the
+    floor): the same motion and torques whether MuJoCo applies the impedance law or numpy
+    computes it and writes torques, and the same electrical and thermal state."""
+    worlds = _pair(timestep=0.0005)
+    crouch = HOME_Q * np.tile([1.0, 1.3, 1.3], 4)
+    for world in worlds:
+        world.reset(0.25, crouch)
+        _stand_command(world, crouch)
+    for k in range(400):
+        target = crouch + (HOME_Q - crouch) * min(1.0, k / 250) + 0.1 * np.sin(k * 0.05)
+        for world in worlds:
+            world.actuators.set_command(position=target)
+            world.step(CYCLE)
+        fast, reference = worlds
+        np.testing.assert_allclose(fast.joint_efforts(), reference.joint_efforts(), atol=1e-6)
+        np.testing.assert_allclose(
+            fast.joint_positions(), reference.joint_positions(), atol=1e-8
+        )
+    fast, reference = worlds
+    assert np.abs(fast.joint_efforts()).max() > 5.0  # the law did some work
+    assert fast.actuators.time == pytest.approx(reference.actuators.time)
+    np.testing.assert_allclose(
+        fast.actuators.phase_currents, reference.actuators.phase_currents, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        fast.actuators.motor_temperatures, reference.actuators.motor_temperatures, rtol=1e-6
+    )
+    assert fast.actuators.motor_temperatures.max() > 25.0
+
+
+def test_a_protection_tripping_within_a_step_cuts_the_torque_from_the_next_substep() -> None:
+    """4 ms steps of eight 0.5 ms substeps: the 10 ms protection runs after the fourth substep
+    of the third step; the drive stages (heated to just below 100 °C) trip there and give no
+    torque from the fifth substep on, as when the law is computed in numpy."""
+    # 1 kW of idle loss into 40 J/K: every drive stage heats at 25 K/s, whatever its current.
+    hot = dataclasses.replace(PARAMS, driver_idle_power=1000.0, driver_thermal_capacity=40.0)
+    worlds = _pair(params=hot, timestep=0.0005)
+    for world in worlds:
+        world.reset(0.36, HOME)
+        _stand_command(world)
+        _run(world, 1.0)  # 100 protections: the next one is 10 ms away
+        assert not world.actuators.driver_overheated.any()
+        world.actuators.set_temperatures(driver=np.full(12, 99.999))
+        for _ in range(3):
+            world.step(0.004)
+        assert world.actuators.driver_overheated.all()
+        np.testing.assert_array_equal(world.joint_efforts(), np.zeros(12))
+
+
+def _spinning_arm(law_in_engine: bool) -> MujocoWorld:
+    """One horizontal joint (no gravity along its axis) with nothing to stop it."""
+    inertia = Inertia(0.01, 0.01, 0.01)
+    links = (
+        Link("base", 1.0, inertia),
+        Link("arm", 1.0, inertia, com=Transform(Vec3(0.2, 0.0, 0.0))),
+    )
+    joint = Joint(
+        "yaw",
+        JointType.CONTINUOUS,
+        "base",
+        "arm",
+        axis=Vec3(0.0, 0.0, 1.0),
+        limits=JointLimitSpec(effort_max=24.0),
+    )
+    arm = RobotModel("spinner", links, (joint,), ("yaw",))
+    return MujocoWorld(arm, PARAMS, floor=False, timestep=0.0005, law_in_engine=law_in_engine)
+
+
+def test_a_joint_at_its_speed_limit_gets_the_rolled_off_torque_from_mujoco_too() -> None:
+    """The drive's torque fades to zero over the last 2 rad/s below its 20 rad/s limit: in the
+    roll-off band the world computes the law in numpy, so the joint never outruns the limit and
+    moves exactly as the reference does."""
+    worlds = [_spinning_arm(True), _spinning_arm(False)]
+    for world in worlds:
+        world.reset(joint_positions=[0.0])
+        world.actuators.set_power(np.ones(1, dtype=np.bool_))
+        world.actuators.set_command(torque=[24.0])
+    peak, in_band = 0.0, 0
+    for _ in range(100):
+        for world in worlds:
+            world.step(CYCLE)
+        fast, reference = worlds
+        speed = float(fast.joint_velocities()[0])
+        peak = max(peak, speed)
+        np.testing.assert_allclose(fast.joint_velocities(), reference.joint_velocities(),
+                                   rtol=1e-9)
+        np.testing.assert_allclose(fast.joint_efforts(), reference.joint_efforts(), atol=1e-9)
+        if speed > 18.0:
+            in_band += 1
+            assert fast.joint_efforts()[0] < 24.0
+    assert in_band > 50
+    assert 19.0 < peak <= 20.0
+
+
+def test_a_command_beyond_mujocos_control_range_still_saturates() -> None:
+    """MuJoCo zeroes every control above 1e10 as diverged; a target far enough away to make the
+    law's terms that large must still give the full torque, not none."""
+    world = _world(floor=False)
+    world.reset(1.0, HOME)
+    world.actuators.set_power(np.ones(12, dtype=np.bool_))
+    world.actuators.set_command(
+        position=np.full(12, 1e12), kp=np.full(12, 80.0), kd=np.full(12, 3.0)
+    )
+    world.step(CYCLE)
+    np.testing.assert_array_equal(world.joint_efforts(), np.full(12, 24.0))
+
+
 def test_shares_an_actuator_model_passed_in() -> None:
     drives = ActuatorArrayModel(ORDER, PARAMS, seed=7)
     world = MujocoWorld(HB50, actuators=drives)

@@ -35,21 +35,43 @@ step, so 12 and 256 actuators cost about the same):
   bit-identical measurements. The drive's own loop uses the true state, because the published σ's
   describe the noise a controller sees on the bus, not the drive's far finer encoder loop.
 
-Rates: the mechanics run at ``max_substep`` (0.5 ms, 2 kHz) or faster whatever the caller's rate
-(:meth:`ActuatorArrayModel.advance` subdivides), the slow supervision (electrical, thermal, stall)
-at ``monitor_period`` (2 ms), as a drive's supervisor runs slower than its current loop.
+Rates, each as slow as the physics it models allows (a drive's supervisor, too, runs slower than
+its current loop):
 
-Two modes share one torque computation (:meth:`ActuatorArrayModel._compute_motor_torque`):
+* the mechanics (impedance law, friction) at ``max_substep`` (0.5 ms, 2 kHz) or faster whatever
+  the caller's rate (:meth:`ActuatorArrayModel.advance` subdivides);
+* the electrical state (phase and bus current) at ``monitor_period`` (2 ms), from the torque of
+  the substep that completes it, so every 500 Hz read reports the current of its own cycle; the
+  heat of each period (``I²·R``) is added up as it goes;
+* the protections — winding and drive temperatures with their shutdowns, stall detection — at
+  ``protection_period`` on the heat *averaged* over it: by default with every supervision
+  (2 ms); :class:`~jointbus.drivers.sim.mujoco_world.MujocoWorld`'s drives use 10 ms. The thermal
+  nodes' time constants are 80–180 s (hb50), so a 10 ms step of the exact first-order solution
+  fed with the mean power is as good as a 2 ms one (for a constant power it is the same curve,
+  sampled less often); a protection trips at the same temperature (its threshold), at most one
+  period later. Stall needs its condition for ``stall_time`` (0.5 s) and is timed in whole
+  periods. Power and temperature changes by command take effect at once (the heat up to that
+  instant is integrated first). Between two runs the temperatures, shutdown and stall flags are
+  those of the last one.
+
+Three ways to use it share the same law and supervision:
 
 1. standalone — :meth:`~ActuatorArrayModel.advance` integrates the rotors, with an optional
    external load torque and a "blocked" mask (a joint held by an obstacle, for stall tests);
 2. actuator layer over an external physics engine — :meth:`~ActuatorArrayModel.actuate` takes the
    engine's measured positions/velocities and returns the motor torques to apply, updating
-   current, thermal and stall state (at ``monitor_period``, as in standalone mode) without
+   current, thermal and stall state (at their periods, as in standalone mode) without
    integrating anything. The engine applies the
    rotor inertia, viscous friction and :attr:`~ActuatorArrayModel.dry_friction` (Coulomb plus
    brake) itself (MuJoCo: ``dof_armature``, ``dof_damping``, ``dof_frictionloss``), because a
-   brake or dry friction written as an explicit torque would chatter in the engine's integrator.
+   brake or dry friction written as an explicit torque would chatter in the engine's integrator;
+3. the law inside the engine — an engine that can compute an affine actuator force and clamp it
+   (MuJoCo's ``general`` actuator with an affine bias and ``forcerange``) takes the law's terms
+   from :attr:`~ActuatorArrayModel.drive_law` (``τ = offset − kp·p − kd·v`` clamped to
+   ``±torque_max``, exact while every joint is slower than the roll-off band, which
+   :attr:`DriveLaw.speed_sq_bound` tells) and reports what it applied with
+   :meth:`~ActuatorArrayModel.applied`, which runs the same supervision. No Python per joint and
+   per substep: what costs a numpy call per term in (2) is one engine step here.
 """
 
 from __future__ import annotations
@@ -58,7 +80,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +98,7 @@ __all__ = [
     "ActuatorArrayModel",
     "ActuatorMeasurement",
     "ActuatorParams",
+    "DriveLaw",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -88,6 +111,10 @@ _MODEL: Final[str] = "ActuatorArrayModel"
 #: ``actuate`` supervises once the pending time reaches this fraction of ``monitor_period``
 #: (four 0.5 ms substeps may add up to a hair under 2 ms in floating point).
 _MONITOR_DUE: Final[float] = 1.0 - 1e-9
+#: A speed this far (relative) below the roll-off band counts as outside it in
+#: :attr:`DriveLaw.speed_sq_bound`, so that round-off in ``(v_limit − v)·gain`` can never make the
+#: band's bound a hair below the torque limit where the engine's constant clamp is used.
+_BAND_MARGIN: Final[float] = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,10 +351,41 @@ class ActuatorMeasurement:
     """Stall detected."""
 
 
+@dataclass(frozen=True, slots=True)
+class DriveLaw:
+    """The drive's impedance law as an engine-side affine actuator (mode 3 of the module docstring).
+
+    ``τ = offset − kp·p − kd·v``, clamped to ``[−torque_max, +torque_max]``, per joint: exactly the
+    law of :meth:`ActuatorArrayModel.actuate` as long as ``Σ v² < speed_sq_bound`` (every joint
+    then runs below its roll-off band, where the available torque is the constant limit).
+    The arrays are read-only live views of the model's own (N per array), so an engine keeps one
+    ``DriveLaw`` and reads it each step; :attr:`ActuatorArrayModel.drive_state_version` says when
+    ``torque_max`` or :attr:`ActuatorArrayModel.dry_friction` changed.
+    """
+
+    offset: FloatArray
+    """``τ_ff + kp·p* + kd·v*``, N·m: the part of the law set by the command."""
+    kp: FloatArray
+    """Position gain, N·m/rad (≥ 0)."""
+    kd: FloatArray
+    """Velocity gain, N·m·s/rad (≥ 0)."""
+    torque_max: FloatArray
+    """Torque available in either direction below the roll-off band, N·m: the limit where the
+    drive is enabled, 0 where it is off or tripped."""
+    speed_sq_bound: float
+    """(rad/s)²: while the sum of the squared joint speeds stays below this, no joint is in its
+    roll-off band (the bound is the slowest band's start, squared)."""
+
+
 def _read_only(array: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _is_floats(values: object, shape: tuple[int]) -> TypeGuard[FloatArray]:
+    """``values`` is a float64 ndarray of ``shape`` (not a subclass): usable without a copy."""
+    return type(values) is np.ndarray and values.dtype == np.float64 and values.shape == shape
 
 
 class ActuatorArrayModel:
@@ -339,7 +397,11 @@ class ActuatorArrayModel:
         bus_voltage: supply voltage, V (> 0; 48 V nominal, a full 12S pack is 50.4 V).
         seed: seed of the sensor-noise generator; ``None`` draws one from the OS.
         max_substep: longest mechanical integration step, s (default 0.5 ms → ≥ 2 kHz).
-        monitor_period: longest step of the electrical/thermal/stall supervision, s (2 ms).
+        monitor_period: longest step of the electrical supervision (phase and bus current,
+            heat added up), s (2 ms).
+        protection_period: step of the protections (thermal model and shutdowns on the mean
+            heat, stall detection), s (at least ``monitor_period``; default ``None``: every
+            supervision, ``monitor_period``).
         initial_positions: starting joint positions, rad (default zeros).
 
     All joints start at rest, powered off, brakes released, at ambient temperature, with zero
@@ -357,6 +419,7 @@ class ActuatorArrayModel:
         seed: int | None = 0,
         max_substep: float = 0.0005,
         monitor_period: float = 0.002,
+        protection_period: float | None = None,
         initial_positions: npt.ArrayLike | None = None,
     ) -> None:
         self._names = tuple(names)
@@ -373,22 +436,38 @@ class ActuatorArrayModel:
                 raise LengthMismatchError(
                     _MODEL, "params", len(per_joint), f"one ActuatorParams per joint ({n})"
                 )
+        if protection_period is None:
+            protection_period = monitor_period
         for name, value, expected_max in (
             ("bus_voltage", bus_voltage, math.inf),
             ("max_substep", max_substep, 0.01),
             ("monitor_period", monitor_period, 1.0),
+            ("protection_period", protection_period, 1.0),
         ):
             if not (math.isfinite(value) and 0.0 < value <= expected_max):
                 raise LimitError(_MODEL, name, value, f"> 0 and <= {expected_max}")
+        if protection_period < monitor_period:
+            raise LimitError(
+                _MODEL,
+                "protection_period",
+                protection_period,
+                f">= monitor_period ({monitor_period} s)",
+            )
         self._n = n
         self._shape = (n,)
         self._params = per_joint
         self._bus_voltage = float(bus_voltage)
         self._max_substep = float(max_substep)
         self._monitor_period = float(monitor_period)
+        self._protection_due = float(protection_period) * _MONITOR_DUE
         self._rng = np.random.default_rng(seed)
         self._time = 0.0
         self._unsupervised = 0.0  # external mode: actuated time the supervision has not run over, s
+        self._heat_time = 0.0  # s of ∫I²dt in _i_sq_time not yet given to the thermal model
+        self._unprotected = 0.0  # s since the protections last ran
+        #: Bumped whenever ``torque_max`` (power, protections) or the dry friction (brakes)
+        #: change: what an engine caches from the model (:attr:`drive_state_version`).
+        self._drive_state_version = 0
 
         def column(field: str) -> FloatArray:
             return np.array([float(getattr(p, field)) for p in per_joint], dtype=np.float64)
@@ -408,9 +487,14 @@ class ActuatorArrayModel:
         self._bound_gain = np.stack([gain, -gain])
         self._bound_max = np.zeros((2, n))  # row 0 = τ_limit where enabled, row 1 = 0
         self._bound_min = np.zeros((2, n))  # row 0 = 0, row 1 = −τ_limit where enabled
+        # Below the roll-off band of every joint (|v| < v_limit − band) both bounds are the
+        # constant ±τ_limit·enabled: the engine-side law's clamp (DriveLaw).
+        knee = float(np.min(v_limit - column("torque_rolloff_band")))
+        self._knee_speed = knee * (1.0 - _BAND_MARGIN)
         self._kt = column("torque_constant")
         self._r_phase = column("phase_resistance")
         self._r_driver = column("driver_conduction_resistance")
+        self._r_total = self._r_phase + self._r_driver  # Ω: copper + drive-stage loss per I²
         self._p_idle = column("driver_idle_power")
         self._has_brake = np.array([p.has_brake for p in per_joint], dtype=np.bool_)
         self._brake_torque = column("brake_holding_torque")
@@ -432,8 +516,10 @@ class ActuatorArrayModel:
             hysteresis=both("motor_shutdown_hysteresis", "driver_shutdown_hysteresis"),
         )
         self._heat = np.zeros(2 * n)  # W dissipated: copper loss, then drive loss
-        self._copper_loss = self._heat[:n]
+        self._heat_rows = self._heat.reshape(2, n)
         self._driver_loss = self._heat[n:]
+        self._heat_resistance = np.stack([self._r_phase, self._r_driver])  # Ω, rows as _heat
+        self._i_sq_time = np.zeros(n)  # ∫I²dt since the thermal model last ran, A²·s
         self._motor_temperature = self._thermal.temperature[:n]
         self._driver_temperature = self._thermal.temperature[n:]
         self._motor_overheated = self._thermal.overheated[:n]
@@ -450,6 +536,7 @@ class ActuatorArrayModel:
         self._upper = self._bounds[0]  # positive direction (≥ 0)
         self._lower = self._bounds[1]  # negative direction (≤ 0)
         self._current = np.zeros(n)
+        self._i_sq = np.zeros(n)  # A², of the last supervision
         self._bus_current = np.zeros(n)
         self._powered = np.zeros(n, dtype=np.bool_)
         self._braked = np.zeros(n, dtype=np.bool_)
@@ -468,6 +555,7 @@ class ActuatorArrayModel:
         self._kd = np.zeros(n)
         self._kp_positive = np.zeros(n, dtype=np.bool_)
         self._law_offset = np.zeros(n)  # τ_ff + kp·p* + kd·v*, N·m
+        self._law_magnitude = 0.0  # N·m, see drive_law_magnitude
         self._external = np.zeros(n)
 
         # Substep coefficients (depend on h, brakes and the blocked mask).
@@ -479,6 +567,7 @@ class ActuatorArrayModel:
         # Scratch.
         self._s1 = np.zeros(n)
         self._s2 = np.zeros(n)
+        self._s_offset = np.zeros(n)
         self._b1 = np.zeros(n, dtype=np.bool_)
         self._b2 = np.zeros(n, dtype=np.bool_)
         self._b3 = np.zeros(n, dtype=np.bool_)
@@ -499,6 +588,13 @@ class ActuatorArrayModel:
                 ("dry_friction", "_dry_friction"),
             )
         }
+        self._drive_law = DriveLaw(
+            offset=_read_only(self._law_offset),  # type: ignore[arg-type]
+            kp=_read_only(self._kp),  # type: ignore[arg-type]
+            kd=_read_only(self._kd),  # type: ignore[arg-type]
+            torque_max=_read_only(self._bound_max[0]),  # type: ignore[arg-type]
+            speed_sq_bound=self._knee_speed**2,
+        )
 
     # ------------------------------------------------------------------ properties
 
@@ -608,6 +704,27 @@ class ActuatorArrayModel:
         braked, N·m (read-only live view; MuJoCo: ``dof_frictionloss``)."""
         return self._views["dry_friction"]  # type: ignore[return-value]
 
+    @property
+    def drive_law(self) -> DriveLaw:
+        """The impedance law's terms for an engine that applies it itself (live views; see
+        :class:`DriveLaw` and :meth:`applied`)."""
+        return self._drive_law
+
+    @property
+    def drive_state_version(self) -> int:
+        """A counter that changes whenever :attr:`DriveLaw.torque_max` (power, a protection
+        tripping or releasing) or :attr:`dry_friction` (brakes) may have changed: an engine
+        that copies them into its own model re-copies when it differs from the last one seen."""
+        return self._drive_state_version
+
+    @property
+    def drive_law_magnitude(self) -> float:
+        """An upper bound on ``|offset − kd·v|`` for any joint while ``Σ v² <
+        speed_sq_bound`` (N·m): the largest actuator input the engine-side law can see. MuJoCo
+        zeroes every control above 1e10 as diverged, so an engine falls back to :meth:`actuate`
+        for a command that could reach that far."""
+        return self._law_magnitude
+
     # ------------------------------------------------------------------ inputs
 
     def _checked(
@@ -625,8 +742,8 @@ class ActuatorArrayModel:
             type(values) is np.ndarray
             and values.dtype == np.float64
             and values.shape == self._shape
-            and math.isfinite(float(np.dot(values, values)))
-            and not (non_negative and float(np.minimum.reduce(values)) < 0.0)
+            and math.isfinite(values.dot(values))
+            and not (non_negative and min(values.tolist()) < 0.0)
         ):
             return values
         array = np.array(values, dtype=np.float64)
@@ -673,6 +790,8 @@ class ActuatorArrayModel:
         position rad, velocity rad/s, torque (feed-forward) N·m, kp N·m/rad (≥ 0),
         kd N·m·s/rad (≥ 0). All given arrays are checked before any is applied.
         """
+        if self._set_whole_command(position, velocity, torque, kp, kd):
+            return
         checked = [
             (target, self._checked(field, values, non_negative=field in ("kp", "kd")))
             for field, values, target in (
@@ -686,15 +805,66 @@ class ActuatorArrayModel:
         ]
         for target, array in checked:
             target[:] = array
-        np.greater(self._kp, 0.0, out=self._kp_positive)
         offset = self._law_offset
         np.multiply(self._kp, self._p_target, out=offset)
         offset += self._tau_ff
         offset += self._kd * self._v_target
+        self._law_magnitude = self._magnitude(offset.dot(offset))
+
+    def _set_whole_command(
+        self,
+        position: npt.ArrayLike | None,
+        velocity: npt.ArrayLike | None,
+        torque: npt.ArrayLike | None,
+        kp: npt.ArrayLike | None,
+        kd: npt.ArrayLike | None,
+    ) -> bool:
+        """The per-control-step case: all five fields as float64 arrays of N (as a driver sends
+        them every step). Applied, and True, when they are valid; False (nothing changed) for
+        anything else, which :meth:`set_command` then checks field by field.
+
+        One finiteness test covers all five: ``τ_ff + kp·p* + kd·v*`` is finite only if every
+        term is (a NaN or ±inf anywhere, even times a zero gain, leaves NaN or ±inf), so its
+        self dot product stands for five. A finite command whose terms overflow fails the test
+        too and gets the field-by-field check, which accepts it as before.
+        """
+        shape = self._shape
+        if not (
+            _is_floats(position, shape)
+            and _is_floats(velocity, shape)
+            and _is_floats(torque, shape)
+            and _is_floats(kp, shape)
+            and _is_floats(kd, shape)
+        ):
+            return False
+        offset, term = self._s_offset, self._s2
+        np.multiply(kp, position, out=offset)  # the order of the law's offset, term by term
+        offset += torque
+        np.multiply(kd, velocity, out=term)
+        offset += term
+        offset_sq = float(offset.dot(offset))
+        # (finite from here on, so min() of the plain floats is well defined and cheaper than a
+        # numpy reduction on 12 values)
+        if not math.isfinite(offset_sq) or min(kp.tolist()) < 0.0 or min(kd.tolist()) < 0.0:
+            return False
+        self._p_target[:] = position
+        self._v_target[:] = velocity
+        self._tau_ff[:] = torque
+        self._kp[:] = kp
+        self._kd[:] = kd
+        self._law_offset[:] = offset
+        self._law_magnitude = self._magnitude(offset_sq)
+        return True
+
+    def _magnitude(self, offset_sq: float) -> float:
+        """:attr:`drive_law_magnitude` from ``Σ offset²`` and the current ``kd``."""
+        kd = self._kd
+        return math.sqrt(offset_sq) + math.sqrt(float(kd.dot(kd))) * self._knee_speed
 
     def set_power(self, on: npt.ArrayLike) -> None:
         """Switch drive stages on (True) or off (False), one flag per joint."""
         mask = self._checked_mask("power", on)
+        self._integrate_heat()  # the idle loss changes from here on
         self._powered[:] = mask
         np.multiply(self._p_idle, mask, out=self._idle_loss)
         self._update_enabled()
@@ -714,6 +884,7 @@ class ActuatorArrayModel:
         np.multiply(self._brake_torque, self._braked, out=self._dry_friction)
         self._dry_friction += self._coulomb
         self._coeff_h = math.nan
+        self._drive_state_version += 1
 
     def set_external_torque(self, torque: npt.ArrayLike) -> None:
         """Load torque opposing each motor in standalone mode (``J·a = τ_motor − friction −
@@ -744,6 +915,7 @@ class ActuatorArrayModel:
         re-evaluate at once."""
         m = None if motor is None else self._checked("motor_temperature", motor)
         d = None if driver is None else self._checked("driver_temperature", driver)
+        self._integrate_heat()  # the heat up to now warms what was there before
         temperature = self._thermal.temperature.copy()
         if m is not None:
             temperature[: self._n] = m
@@ -784,12 +956,13 @@ class ActuatorArrayModel:
         rotor inertia, viscous friction and :attr:`dry_friction` (which includes engaged brakes).
         Returns a read-only view of the model's torque array, overwritten by the next step.
 
-        The supervision (current, thermal and stall state) runs at ``monitor_period``, as in
-        :meth:`advance`: once the calls since the last supervision add up to a monitor period,
-        over that whole time, with the torques of the call that completes it. An engine stepping
-        0.5 ms substeps thus pays for it once per 2 ms instead of four times, and a call of a
-        monitor period or longer (``actuate(p, v, 0.002)``) is supervised at once; between two
-        supervisions the currents, temperatures and stall flags are those of the last one.
+        The supervision runs at ``monitor_period``, as in :meth:`advance`: once the calls since
+        the last supervision add up to a monitor period, over that whole time, with the torques
+        of the call that completes it. An engine stepping 0.5 ms substeps thus pays for it once
+        per 2 ms instead of four times, and a call of a monitor period or longer
+        (``actuate(p, v, 0.002)``) is supervised at once; between two supervisions the currents
+        are those of the last one. The protections (temperatures, shutdowns, stall) run every
+        ``protection_period`` of supervised time (module docstring).
         """
         if not (math.isfinite(dt) and dt > 0.0):
             raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
@@ -805,6 +978,54 @@ class ActuatorArrayModel:
         self._unsupervised = pending
         self._time += dt
         return self.motor_torques
+
+    def supervision_due(self, dt: float) -> bool:
+        """Whether :meth:`applied` (or :meth:`actuate`) over ``dt`` more seconds would run the
+        supervision: an engine applying the law itself asks before a substep, to keep that
+        substep's starting state for :meth:`applied`."""
+        return self._unsupervised + dt >= self._monitor_period * _MONITOR_DUE
+
+    def applied(
+        self,
+        positions: npt.ArrayLike,
+        velocities: npt.ArrayLike,
+        torques: npt.ArrayLike,
+        dt: float,
+    ) -> None:
+        """Engine-side law (mode 3 of the module docstring): the engine ran ``dt`` seconds of
+        substeps applying :attr:`drive_law` itself.
+
+        ``torques`` (N·m) are what it applied over its last substep and ``positions`` (rad) /
+        ``velocities`` (rad/s) the state at that substep's end; all three become the model's
+        state. Time advances by ``dt`` and the supervision runs when ``dt`` completes its
+        period, as in :meth:`advance` (the torques of the last substep with the state it ended
+        in). An engine calls this right after every substep for which
+        :meth:`supervision_due` is true, at the end of its step, and before it uses
+        :meth:`actuate` again.
+        """
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
+        shape = self._shape
+        if not (
+            _is_floats(positions, shape)
+            and _is_floats(velocities, shape)
+            and _is_floats(torques, shape)
+            and math.isfinite(
+                positions.dot(positions) + velocities.dot(velocities) + torques.dot(torques)
+            )
+        ):  # not three clean arrays: checked one by one, the error naming field and joint
+            positions = self._checked("positions", positions)
+            velocities = self._checked("velocities", velocities)
+            torques = self._checked("torques", torques)
+        self._p[:] = positions
+        self._v[:] = velocities
+        self._tau[:] = torques
+        pending = self._unsupervised + dt
+        if pending >= self._monitor_period * _MONITOR_DUE:
+            self._monitor(pending, bounds_known=False)
+            pending = 0.0
+        self._unsupervised = pending
+        self._time += dt
 
     def _update_coefficients(self, h: float) -> None:
         np.divide(h, self._inertia, out=self._h_over_j)
@@ -829,17 +1050,21 @@ class ActuatorArrayModel:
         np.subtract(self._law_offset, demand, out=demand)
         np.multiply(self._kd, v, out=scratch)
         demand -= scratch
-        # Available torque: the full limit until the roll-off band, then down to 0 at the
-        # velocity limit, in the direction of motion only; 0 both ways when not enabled.
+        self._compute_bounds()
+        tau = self._tau
+        np.minimum(demand, self._upper, out=tau)
+        np.maximum(tau, self._lower, out=tau)
+
+    def _compute_bounds(self) -> None:
+        """``_upper`` / ``_lower`` (the torque available each way) at the velocity ``_v``: the
+        full limit until the roll-off band, then down to 0 at the velocity limit, in the
+        direction of motion only; 0 both ways when not enabled."""
         bounds = self._bounds
-        np.multiply(self._bound_sign, v, out=bounds)
+        np.multiply(self._bound_sign, self._v, out=bounds)
         bounds += self._bound_offset
         bounds *= self._bound_gain
         np.minimum(bounds, self._bound_max, out=bounds)
         np.maximum(bounds, self._bound_min, out=bounds)
-        tau = self._tau
-        np.minimum(demand, self._upper, out=tau)
-        np.maximum(tau, self._lower, out=tau)
 
     def _substep(self, h: float) -> None:
         self._compute_motor_torque()
@@ -858,25 +1083,54 @@ class ActuatorArrayModel:
         self._p += magnitude
         self._time += h
 
-    def _monitor(self, dt: float) -> None:
-        """Electrical, thermal and stall supervision over ``dt`` with the current torques."""
-        tau, v = self._tau, self._v
-        current, i_sq = self._current, self._s1
+    def _monitor(self, dt: float, *, bounds_known: bool = True) -> None:
+        """Electrical supervision over ``dt`` with the current torques; the protections when
+        their period is complete (``bounds_known``: ``_upper`` / ``_lower`` are those the
+        torques were clamped to, else they are computed from ``_v`` first)."""
+        tau = self._tau
+        current, i_sq, scratch = self._current, self._i_sq, self._s1
         np.divide(tau, self._kt, out=current)
         np.multiply(current, current, out=i_sq)
-        np.multiply(i_sq, self._r_phase, out=self._copper_loss)
-        driver_loss = self._driver_loss
-        np.multiply(i_sq, self._r_driver, out=driver_loss)
-        driver_loss += self._idle_loss
         bus = self._bus_current
-        np.multiply(tau, v, out=bus)  # mechanical power, W
-        bus += self._copper_loss
-        bus += driver_loss
+        np.multiply(tau, self._v, out=bus)  # mechanical power, W
+        np.multiply(i_sq, self._r_total, out=scratch)  # copper and drive-stage loss, W
+        bus += scratch
+        bus += self._idle_loss
         bus /= self._bus_voltage
-        self._thermal.update(self._heat, dt)
+        np.multiply(i_sq, dt, out=scratch)
+        self._i_sq_time += scratch
+        self._heat_time += dt
+        self._unprotected += dt
+        if self._unprotected >= self._protection_due:
+            if not bounds_known:
+                self._compute_bounds()
+            self._protect()
+
+    def _integrate_heat(self) -> None:
+        """Give the thermal model the heat since it last ran, as its mean power over that time
+        (the exact first-order step; see :mod:`.thermal`)."""
+        elapsed = self._heat_time
+        if elapsed <= 0.0:
+            return
+        heat = self._heat_rows
+        np.multiply(self._heat_resistance, self._i_sq_time, out=heat)  # W·s: ∫I²dt·R per row
+        heat /= elapsed
+        self._driver_loss += self._idle_loss
+        self._thermal.update(self._heat, elapsed)
+        self._i_sq_time.fill(0.0)
+        self._heat_time = 0.0
+
+    def _protect(self) -> None:
+        """The protections over the time since they last ran: temperatures and shutdowns on the
+        mean heat, then stall detection on the current state."""
+        dt = self._unprotected
+        self._unprotected = 0.0
+        self._integrate_heat()
         self._update_enabled()
+        tau, v = self._tau, self._v
         # Stall: enabled, nearly still, and saturated or far from the target under a position
-        # gain, for longer than stall_time.
+        # gain, for longer than stall_time. Saturated: the torque is at a bound (the law clamped
+        # to it), the same as the unclamped law at or beyond that bound.
         still, pushing = self._b1, self._b2
         np.abs(v, out=self._s1)
         np.less(self._s1, self._stall_velocity, out=still)
@@ -884,11 +1138,12 @@ class ActuatorArrayModel:
         np.subtract(self._p_target, self._p, out=self._s1)
         np.abs(self._s1, out=self._s1)
         np.greater(self._s1, self._stall_error, out=pushing)
+        np.greater(self._kp, 0.0, out=self._kp_positive)
         np.logical_and(pushing, self._kp_positive, out=pushing)
         saturated = self._b3
-        np.greater_equal(self._demand, self._upper, out=saturated)
+        np.greater_equal(tau, self._upper, out=saturated)
         np.logical_or(pushing, saturated, out=pushing)
-        np.less_equal(self._demand, self._lower, out=saturated)
+        np.less_equal(tau, self._lower, out=saturated)
         np.logical_or(pushing, saturated, out=pushing)
         np.logical_and(still, pushing, out=still)
         self._stall_timer += dt
@@ -902,6 +1157,7 @@ class ActuatorArrayModel:
         np.logical_and(enabled, self._powered, out=enabled)
         np.multiply(self._tau_limit, enabled, out=self._bound_max[0])
         np.negative(self._bound_max[0], out=self._bound_min[1])
+        self._drive_state_version += 1
 
     # ------------------------------------------------------------------ outputs
 
