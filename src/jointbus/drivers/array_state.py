@@ -51,6 +51,26 @@ _STALLED = int(ActuatorState.STALLED)
 _UNPOWERED = int(ActuatorState.UNPOWERED)
 
 
+def _state(moving: bool, braked: bool, stalled: bool, powered: bool) -> int:
+    """The rule of the module docstring for one actuator."""
+    state = _MOVING if moving else _BRAKED if braked else _IDLE if powered else 0
+    if not powered:
+        state |= _UNPOWERED
+    if stalled:
+        state |= _STALLED
+    return state
+
+
+#: The rule for every combination of the four facts, indexed by
+#: ``moving + 2·braked + 4·stalled + 8·powered``: a bridge reads the states of every actuator at
+#: 500 Hz–1 kHz, and one table look-up per array costs a third of evaluating the rule with
+#: numpy's ``where`` for each outcome.
+_STATES = np.array(
+    [_state(bool(i & 1), bool(i & 2), bool(i & 4), bool(i & 8)) for i in range(16)],
+    dtype=np.uint8,
+)
+
+
 def actuator_states(
     moving: npt.ArrayLike,
     braked: npt.ArrayLike,
@@ -71,9 +91,11 @@ def actuator_states(
             f"moving, braked, stalled and powered must be 1-D arrays of one shape; got {m.shape}, "
             f"{b.shape}, {s.shape}, {p.shape}"
         )
-    states = np.where(m, _MOVING, np.where(b, _BRAKED, np.where(p, _IDLE, 0))).astype(np.uint8)
-    states |= np.where(p, 0, _UNPOWERED).astype(np.uint8)
-    states |= np.where(s, _STALLED, 0).astype(np.uint8)
+    index = np.multiply(s, 4, dtype=np.uint8)
+    index += np.multiply(b, 2, dtype=np.uint8)
+    index += m
+    index += np.multiply(p, 8, dtype=np.uint8)
+    states: npt.NDArray[np.uint8] = _STATES[index]
     return states
 
 

@@ -36,6 +36,8 @@ _ZERO_COVARIANCE: tuple[float, ...] = (0.0,) * COVARIANCE_SIZE
 
 def _covariance(type_name: str, values: object) -> tuple[float, ...]:
     """``values`` as a tuple of 36 built-in floats, or a typed error naming the bad entry."""
+    if values is _ZERO_COVARIANCE:  # the default ("unknown"): no need to look at 36 entries
+        return values
     if (
         type(values) is tuple
         and len(values) == COVARIANCE_SIZE

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-
 from jointbus.bus import MAB_RT, Bus
 from jointbus.drivers.sim.mujoco_world import BasePose, MujocoWorld
 from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
@@ -46,27 +44,28 @@ WORLD_FRAME: Final = "world"
 GROUND_TRUTH_NODE: Final = "sim_ground_truth"
 
 
-def _rotation_matrix(w: float, x: float, y: float, z: float) -> np.ndarray:
-    return np.array(
-        (
-            (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)),
-            (2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)),
-            (2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)),
-        )
-    )
-
-
 def odometry_of(pose: BasePose, child_frame_id: str, *, epoch_ns: int = 0) -> Odometry:
     """``pose`` as an Odometry (see the module docstring), stamped ``epoch_ns`` + simulated time.
 
     :class:`BasePose` gives the linear velocity in the world frame; it is turned into the base
-    frame here (``Rᵀ·v``), as the message's twist is in ``child_frame_id``.
+    frame here (``Rᵀ·v``, ``R`` the orientation's rotation matrix), as the message's twist is in
+    ``child_frame_id``. In plain floats: for three components, a numpy matrix costs more to
+    build than the arithmetic (this runs once per physics step, on the bridge's thread).
     """
-    w, x, y, z = (float(v) for v in pose.orientation)
-    v_base = _rotation_matrix(w, x, y, z).T @ pose.linear_velocity
-    px, py, pz = (float(v) for v in pose.position)
-    ax, ay, az = (float(v) for v in pose.angular_velocity)
-    vx, vy, vz = (float(v) for v in v_base)
+    w, x, y, z = pose.orientation.tolist()
+    ux, uy, uz = pose.linear_velocity.tolist()
+    # Rᵀ·u, with R's columns written out (R = the usual unit-quaternion rotation matrix).
+    vx = (1.0 - 2.0 * (y * y + z * z)) * ux + 2.0 * (x * y + w * z) * uy + 2.0 * (
+        x * z - w * y
+    ) * uz
+    vy = 2.0 * (x * y - w * z) * ux + (1.0 - 2.0 * (x * x + z * z)) * uy + 2.0 * (
+        y * z + w * x
+    ) * uz
+    vz = 2.0 * (x * z + w * y) * ux + 2.0 * (y * z - w * x) * uy + (
+        1.0 - 2.0 * (x * x + y * y)
+    ) * uz
+    px, py, pz = pose.position.tolist()
+    ax, ay, az = pose.angular_velocity.tolist()
     stamp = Time.from_ns(epoch_ns + round(pose.time * 1e9))
     return Odometry(
         Header(stamp, WORLD_FRAME),

@@ -235,14 +235,16 @@ def test_substeps_advance_physics_and_drives_together() -> None:
 
 
 def _pair(**kwargs: object) -> tuple[MujocoWorld, MujocoWorld]:
-    """The same world twice: the law applied by MuJoCo (the default) and computed in numpy."""
-    return _world(**kwargs), _world(law_in_engine=False, **kwargs)  # type: ignore[arg-type]
+    """The same world twice: the torque clamped by MuJoCo (the default) and every substep's
+    torque from ActuatorArrayModel.actuate."""
+    return _world(**kwargs), _world(engine_clamp=False, **kwargs)  # type: ignore[arg-type]
 
 
-def test_the_law_in_mujoco_gives_the_torques_of_the_law_in_numpy() -> None:
+def test_mujocos_clamp_gives_the_torques_and_motion_of_actuate_bit_for_bit() -> None:
     """Standing up from a crouch and swaying (every joint's target moving, feet hitting the
-    floor): the same motion and torques whether MuJoCo applies the impedance law or numpy
-    computes it and writes torques, and the same electrical and thermal state."""
+    floor): the same motion and torques, bit for bit, whether MuJoCo clamps the law's torque or
+    it comes clamped from ActuatorArrayModel.actuate, and the same electrical and thermal
+    state."""
     worlds = _pair(timestep=0.0005)
     crouch = HOME_Q * np.tile([1.0, 1.3, 1.3], 4)
     for world in worlds:
@@ -254,13 +256,12 @@ def test_the_law_in_mujoco_gives_the_torques_of_the_law_in_numpy() -> None:
             world.actuators.set_command(position=target)
             world.step(CYCLE)
         fast, reference = worlds
-        np.testing.assert_allclose(fast.joint_efforts(), reference.joint_efforts(), atol=1e-6)
-        np.testing.assert_allclose(
-            fast.joint_positions(), reference.joint_positions(), atol=1e-8
-        )
+        np.testing.assert_array_equal(fast.joint_efforts(), reference.joint_efforts())
+        np.testing.assert_array_equal(fast.mujoco_data.qpos, reference.mujoco_data.qpos)
+        np.testing.assert_array_equal(fast.mujoco_data.qvel, reference.mujoco_data.qvel)
     fast, reference = worlds
     assert np.abs(fast.joint_efforts()).max() > 5.0  # the law did some work
-    assert fast.actuators.time == pytest.approx(reference.actuators.time)
+    assert fast.actuators.time == reference.actuators.time
     np.testing.assert_allclose(
         fast.actuators.phase_currents, reference.actuators.phase_currents, atol=1e-5
     )
@@ -273,7 +274,7 @@ def test_the_law_in_mujoco_gives_the_torques_of_the_law_in_numpy() -> None:
 def test_a_protection_tripping_within_a_step_cuts_the_torque_from_the_next_substep() -> None:
     """4 ms steps of eight 0.5 ms substeps: the 10 ms protection runs after the fourth substep
     of the third step; the drive stages (heated to just below 100 °C) trip there and give no
-    torque from the fifth substep on, as when the law is computed in numpy."""
+    torque from the fifth substep on, as with the torques of actuate."""
     # 1 kW of idle loss into 40 J/K: every drive stage heats at 25 K/s, whatever its current.
     hot = dataclasses.replace(PARAMS, driver_idle_power=1000.0, driver_thermal_capacity=40.0)
     worlds = _pair(params=hot, timestep=0.0005)
@@ -289,7 +290,7 @@ def test_a_protection_tripping_within_a_step_cuts_the_torque_from_the_next_subst
         np.testing.assert_array_equal(world.joint_efforts(), np.zeros(12))
 
 
-def _spinning_arm(law_in_engine: bool) -> MujocoWorld:
+def _spinning_arm(engine_clamp: bool) -> MujocoWorld:
     """One horizontal joint (no gravity along its axis) with nothing to stop it."""
     inertia = Inertia(0.01, 0.01, 0.01)
     links = (
@@ -305,12 +306,12 @@ def _spinning_arm(law_in_engine: bool) -> MujocoWorld:
         limits=JointLimitSpec(effort_max=24.0),
     )
     arm = RobotModel("spinner", links, (joint,), ("yaw",))
-    return MujocoWorld(arm, PARAMS, floor=False, timestep=0.0005, law_in_engine=law_in_engine)
+    return MujocoWorld(arm, PARAMS, floor=False, timestep=0.0005, engine_clamp=engine_clamp)
 
 
 def test_a_joint_at_its_speed_limit_gets_the_rolled_off_torque_from_mujoco_too() -> None:
     """The drive's torque fades to zero over the last 2 rad/s below its 20 rad/s limit: in the
-    roll-off band the world computes the law in numpy, so the joint never outruns the limit and
+    roll-off band the world takes the torque from actuate, so the joint never outruns the limit and
     moves exactly as the reference does."""
     worlds = [_spinning_arm(True), _spinning_arm(False)]
     for world in worlds:
@@ -324,9 +325,8 @@ def test_a_joint_at_its_speed_limit_gets_the_rolled_off_torque_from_mujoco_too()
         fast, reference = worlds
         speed = float(fast.joint_velocities()[0])
         peak = max(peak, speed)
-        np.testing.assert_allclose(fast.joint_velocities(), reference.joint_velocities(),
-                                   rtol=1e-9)
-        np.testing.assert_allclose(fast.joint_efforts(), reference.joint_efforts(), atol=1e-9)
+        np.testing.assert_array_equal(fast.joint_velocities(), reference.joint_velocities())
+        np.testing.assert_array_equal(fast.joint_efforts(), reference.joint_efforts())
         if speed > 18.0:
             in_band += 1
             assert fast.joint_efforts()[0] < 24.0

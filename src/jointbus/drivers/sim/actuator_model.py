@@ -65,13 +65,14 @@ Three ways to use it share the same law and supervision:
    rotor inertia, viscous friction and :attr:`~ActuatorArrayModel.dry_friction` (Coulomb plus
    brake) itself (MuJoCo: ``dof_armature``, ``dof_damping``, ``dof_frictionloss``), because a
    brake or dry friction written as an explicit torque would chatter in the engine's integrator;
-3. the law inside the engine — an engine that can compute an affine actuator force and clamp it
-   (MuJoCo's ``general`` actuator with an affine bias and ``forcerange``) takes the law's terms
-   from :attr:`~ActuatorArrayModel.drive_law` (``τ = offset − kp·p − kd·v`` clamped to
-   ``±torque_max``, exact while every joint is slower than the roll-off band, which
+3. the clamp inside the engine — an engine that can clamp an actuator's force (MuJoCo's
+   ``forcerange``) takes the law's terms from :attr:`~ActuatorArrayModel.drive_law`
+   (``τ = (offset − kp·p) − kd·v``, the same operations in the same order as :meth:`actuate`,
+   clamped to ``±torque_max``: exact while every joint is slower than its roll-off band, which
    :attr:`DriveLaw.speed_sq_bound` tells) and reports what it applied with
-   :meth:`~ActuatorArrayModel.applied`, which runs the same supervision. No Python per joint and
-   per substep: what costs a numpy call per term in (2) is one engine step here.
+   :meth:`~ActuatorArrayModel.applied`, which runs the same supervision at the same rates. The
+   engine's substep then costs four numpy calls instead of (2)'s twenty (the state checked and
+   copied, the speed-dependent bounds, the clamp), and the torques are bit for bit (2)'s.
 """
 
 from __future__ import annotations
@@ -353,11 +354,14 @@ class ActuatorMeasurement:
 
 @dataclass(frozen=True, slots=True)
 class DriveLaw:
-    """The drive's impedance law as an engine-side affine actuator (mode 3 of the module docstring).
+    """The drive's impedance law for an engine that clamps the torque itself (mode 3 of the module
+    docstring).
 
-    ``τ = offset − kp·p − kd·v``, clamped to ``[−torque_max, +torque_max]``, per joint: exactly the
-    law of :meth:`ActuatorArrayModel.actuate` as long as ``Σ v² < speed_sq_bound`` (every joint
-    then runs below its roll-off band, where the available torque is the constant limit).
+    ``τ = (offset − kp·p) − kd·v`` (in this order: the operations of
+    :meth:`ActuatorArrayModel.actuate`, so the result is bit for bit the same), clamped to
+    ``[−torque_max, +torque_max]``, per joint: exactly the law of
+    :meth:`ActuatorArrayModel.actuate` as long as ``Σ v² < speed_sq_bound`` (every joint then
+    runs below its roll-off band, where the available torque is the constant limit).
     The arrays are read-only live views of the model's own (N per array), so an engine keeps one
     ``DriveLaw`` and reads it each step; :attr:`ActuatorArrayModel.drive_state_version` says when
     ``torque_max`` or :attr:`ActuatorArrayModel.dry_friction` changed.
@@ -465,8 +469,8 @@ class ActuatorArrayModel:
         self._unsupervised = 0.0  # external mode: actuated time the supervision has not run over, s
         self._heat_time = 0.0  # s of ∫I²dt in _i_sq_time not yet given to the thermal model
         self._unprotected = 0.0  # s since the protections last ran
-        #: Bumped whenever ``torque_max`` (power, protections) or the dry friction (brakes)
-        #: change: what an engine caches from the model (:attr:`drive_state_version`).
+        #: Bumped whenever ``torque_max`` (power, protections), the dry friction (brakes) or a
+        #: state flag may have changed (:attr:`drive_state_version`).
         self._drive_state_version = 0
 
         def column(field: str) -> FloatArray:
@@ -501,9 +505,10 @@ class ActuatorArrayModel:
         self._stall_velocity = column("stall_velocity")
         self._stall_error = column("stall_position_error")
         self._stall_time = column("stall_time")
-        self._sigma_p = column("position_noise")
-        self._sigma_v = column("velocity_noise")
-        self._sigma_tau = column("torque_noise")
+        # 1σ of the reported position, velocity and torque, rows as _measured.
+        self._sigma = np.stack(
+            [column("position_noise"), column("velocity_noise"), column("torque_noise")]
+        )
         # One thermal model of 2N bodies: windings first, then drive electronics.
         def both(motor_field: str, driver_field: str) -> FloatArray:
             return np.concatenate([column(motor_field), column(driver_field)])
@@ -526,24 +531,29 @@ class ActuatorArrayModel:
         self._driver_overheated = self._thermal.overheated[n:]
 
         # State.
-        self._p = np.zeros(n)
+        # What measure() reads is kept in a few blocks, rows per quantity, so that a read is
+        # one noise draw and a handful of block copies instead of a call per quantity.
+        self._measured = np.zeros((3, n))  # rows: position rad, velocity rad/s, torque N·m
+        self._p = self._measured[0]
         if initial_positions is not None:
             self._p[:] = self._checked("initial_positions", initial_positions)
-        self._v = np.zeros(n)
-        self._tau = np.zeros(n)  # motor output torque, N·m
+        self._v = self._measured[1]
+        self._tau = self._measured[2]  # motor output torque, N·m
         self._demand = np.zeros(n)  # impedance law before clamping, N·m
         self._bounds = np.zeros((2, n))  # torque available in each direction, N·m
         self._upper = self._bounds[0]  # positive direction (≥ 0)
         self._lower = self._bounds[1]  # negative direction (≤ 0)
-        self._current = np.zeros(n)
+        self._currents = np.zeros((2, n))  # rows: phase current A, bus current A
+        self._current = self._currents[0]
         self._i_sq = np.zeros(n)  # A², of the last supervision
-        self._bus_current = np.zeros(n)
-        self._powered = np.zeros(n, dtype=np.bool_)
-        self._braked = np.zeros(n, dtype=np.bool_)
+        self._bus_current = self._currents[1]
+        self._flags = np.zeros((4, n), dtype=np.bool_)  # rows: powered, enabled, braked, stalled
+        self._powered = self._flags[0]
+        self._enabled = self._flags[1]
+        self._braked = self._flags[2]
+        self._stalled = self._flags[3]
         self._blocked = np.zeros(n, dtype=np.bool_)
-        self._enabled = np.zeros(n, dtype=np.bool_)
         self._idle_loss = np.zeros(n)  # driver idle power where powered, W
-        self._stalled = np.zeros(n, dtype=np.bool_)
         self._stall_timer = np.zeros(n)  # s the stall condition has held
         self._dry_friction = self._coulomb.copy()  # Coulomb + brake where braked, N·m
 
@@ -555,7 +565,6 @@ class ActuatorArrayModel:
         self._kd = np.zeros(n)
         self._kp_positive = np.zeros(n, dtype=np.bool_)
         self._law_offset = np.zeros(n)  # τ_ff + kp·p* + kd·v*, N·m
-        self._law_magnitude = 0.0  # N·m, see drive_law_magnitude
         self._external = np.zeros(n)
 
         # Substep coefficients (depend on h, brakes and the blocked mask).
@@ -713,17 +722,11 @@ class ActuatorArrayModel:
     @property
     def drive_state_version(self) -> int:
         """A counter that changes whenever :attr:`DriveLaw.torque_max` (power, a protection
-        tripping or releasing) or :attr:`dry_friction` (brakes) may have changed: an engine
-        that copies them into its own model re-copies when it differs from the last one seen."""
+        tripping or releasing), :attr:`dry_friction` (brakes) or one of the state flags
+        (powered, braked, blocked, overheated, stalled) may have changed: an engine that copies
+        them into its own model, or a driver that derives a status word from them, does it
+        again when the counter differs from the last one seen."""
         return self._drive_state_version
-
-    @property
-    def drive_law_magnitude(self) -> float:
-        """An upper bound on ``|offset − kd·v|`` for any joint while ``Σ v² <
-        speed_sq_bound`` (N·m): the largest actuator input the engine-side law can see. MuJoCo
-        zeroes every control above 1e10 as diverged, so an engine falls back to :meth:`actuate`
-        for a command that could reach that far."""
-        return self._law_magnitude
 
     # ------------------------------------------------------------------ inputs
 
@@ -809,7 +812,6 @@ class ActuatorArrayModel:
         np.multiply(self._kp, self._p_target, out=offset)
         offset += self._tau_ff
         offset += self._kd * self._v_target
-        self._law_magnitude = self._magnitude(offset.dot(offset))
 
     def _set_whole_command(
         self,
@@ -853,13 +855,7 @@ class ActuatorArrayModel:
         self._kp[:] = kp
         self._kd[:] = kd
         self._law_offset[:] = offset
-        self._law_magnitude = self._magnitude(offset_sq)
         return True
-
-    def _magnitude(self, offset_sq: float) -> float:
-        """:attr:`drive_law_magnitude` from ``Σ offset²`` and the current ``kd``."""
-        kd = self._kd
-        return math.sqrt(offset_sq) + math.sqrt(float(kd.dot(kd))) * self._knee_speed
 
     def set_power(self, on: npt.ArrayLike) -> None:
         """Switch drive stages on (True) or off (False), one flag per joint."""
@@ -898,6 +894,7 @@ class ActuatorArrayModel:
         self._blocked[:] = mask
         self._v[mask] = 0.0
         self._coeff_h = math.nan
+        self._drive_state_version += 1
 
     def set_state(
         self, positions: npt.ArrayLike, velocities: npt.ArrayLike | None = None
@@ -979,11 +976,14 @@ class ActuatorArrayModel:
         self._time += dt
         return self.motor_torques
 
-    def supervision_due(self, dt: float) -> bool:
-        """Whether :meth:`applied` (or :meth:`actuate`) over ``dt`` more seconds would run the
-        supervision: an engine applying the law itself asks before a substep, to keep that
-        substep's starting state for :meth:`applied`."""
-        return self._unsupervised + dt >= self._monitor_period * _MONITOR_DUE
+    def supervision_due(self, dt: float, substeps: int = 1) -> bool:
+        """Whether :meth:`applied` of ``substeps`` more substeps of ``dt`` seconds would run the
+        supervision (as the last of as many :meth:`actuate` calls would): an engine that
+        applies the law itself asks after each substep, to report that one at once."""
+        pending = self._unsupervised
+        for _ in range(substeps):
+            pending += dt
+        return pending >= self._monitor_period * _MONITOR_DUE
 
     def applied(
         self,
@@ -991,20 +991,24 @@ class ActuatorArrayModel:
         velocities: npt.ArrayLike,
         torques: npt.ArrayLike,
         dt: float,
+        substeps: int = 1,
     ) -> None:
-        """Engine-side law (mode 3 of the module docstring): the engine ran ``dt`` seconds of
-        substeps applying :attr:`drive_law` itself.
+        """Mode 3 of the module docstring: the engine ran ``substeps`` substeps of ``dt``
+        seconds, applying :attr:`drive_law` with its own clamp.
 
         ``torques`` (N·m) are what it applied over its last substep and ``positions`` (rad) /
         ``velocities`` (rad/s) the state at that substep's end; all three become the model's
-        state. Time advances by ``dt`` and the supervision runs when ``dt`` completes its
-        period, as in :meth:`advance` (the torques of the last substep with the state it ended
-        in). An engine calls this right after every substep for which
+        state. Time advances substep by substep, exactly as as many :meth:`actuate` calls
+        would advance it (the same floating-point sums), and the supervision runs when the
+        last substep completes its period, as in :meth:`advance` (the torques of that substep
+        with the state it ended in). An engine calls this right after every substep for which
         :meth:`supervision_due` is true, at the end of its step, and before it uses
         :meth:`actuate` again.
         """
         if not (math.isfinite(dt) and dt > 0.0):
             raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
+        if isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1:
+            raise LimitError(_MODEL, "substeps", substeps, "a whole number >= 1")
         shape = self._shape
         if not (
             _is_floats(positions, shape)
@@ -1020,12 +1024,15 @@ class ActuatorArrayModel:
         self._p[:] = positions
         self._v[:] = velocities
         self._tau[:] = torques
-        pending = self._unsupervised + dt
+        pending, time = self._unsupervised, self._time
+        for _ in range(substeps):
+            pending += dt
+            time += dt
+        self._time = time
         if pending >= self._monitor_period * _MONITOR_DUE:
             self._monitor(pending, bounds_known=False)
             pending = 0.0
         self._unsupervised = pending
-        self._time += dt
 
     def _update_coefficients(self, h: float) -> None:
         np.divide(h, self._inertia, out=self._h_over_j)
@@ -1168,26 +1175,27 @@ class ActuatorArrayModel:
         run is reproducible from its seed.
         """
         noise = self._rng.standard_normal((3, self._n))
-        noise[0] *= self._sigma_p
-        noise[0] += self._p
-        noise[1] *= self._sigma_v
-        noise[1] += self._v
-        noise[2] *= self._sigma_tau
-        noise[2] += self._tau
+        noise *= self._sigma
+        noise += self._measured
+        n = self._n
+        currents = self._currents.copy()
+        temperatures = self._thermal.temperature.copy()
+        overheated = self._thermal.overheated.copy()
+        flags = self._flags.copy()
         return ActuatorMeasurement(
             time=self._time,
             position=noise[0],
             velocity=noise[1],
             torque=noise[2],
-            phase_current=self._current.copy(),
-            bus_current=self._bus_current.copy(),
+            phase_current=currents[0],
+            bus_current=currents[1],
             bus_voltage=self._bus_voltage,
-            motor_temperature=self._motor_temperature.copy(),
-            driver_temperature=self._driver_temperature.copy(),
-            motor_overheated=self._motor_overheated.copy(),
-            driver_overheated=self._driver_overheated.copy(),
-            powered=self._powered.copy(),
-            enabled=self._enabled.copy(),
-            braked=self._braked.copy(),
-            stalled=self._stalled.copy(),
+            motor_temperature=temperatures[:n],
+            driver_temperature=temperatures[n:],
+            motor_overheated=overheated[:n],
+            driver_overheated=overheated[n:],
+            powered=flags[0],
+            enabled=flags[1],
+            braked=flags[2],
+            stalled=flags[3],
         )

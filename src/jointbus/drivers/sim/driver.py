@@ -400,6 +400,11 @@ class SimActuatorArray(ActuatorArray):
         #: Joints whose drive stage was switched off alone (``joint_power``) while the array's
         #: power stays on; guarded by ``_state_lock``.
         self._joint_off = np.zeros(n, dtype=np.bool_)
+        #: The status word and array power of the last read, and the drives'
+        #: ``drive_state_version`` they were derived from (flags change at 10 ms at most).
+        self._status = np.zeros(n, dtype=np.uint32)
+        self._status_version = -1
+        self._array_power = False
         #: The drive watchdog (simulated time), or None; guarded by ``_state_lock``.
         self._expiry = (
             CommandExpiry(n, config.command_timeout) if config.command_timeout is not None else None
@@ -541,14 +546,19 @@ class SimActuatorArray(ActuatorArray):
                 (self._moves.mode == MODE_PROFILE) & self._moves.profile.active
             )
             accel = self._accel.copy()
-            blocked = model.blocked.copy()
-            array_power = bool((m.powered | self._joint_off).all())
-        # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per joint.
-        status = np.multiply(m.motor_overheated, _BIT_MOTOR_OVERHEATED)
-        status |= np.multiply(m.driver_overheated, _BIT_DRIVER_OVERHEATED)
-        status |= np.multiply(m.stalled, _BIT_STALLED)
-        status |= np.multiply(blocked, _BIT_BLOCKED)
-        status |= np.multiply(~m.powered, _BIT_UNPOWERED)
+            if model.drive_state_version != self._status_version:
+                # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per
+                # joint; only when a flag may have changed (power, brakes, protections).
+                status = np.multiply(m.motor_overheated, _BIT_MOTOR_OVERHEATED)
+                status |= np.multiply(m.driver_overheated, _BIT_DRIVER_OVERHEATED)
+                status |= np.multiply(m.stalled, _BIT_STALLED)
+                status |= np.multiply(model.blocked, _BIT_BLOCKED)
+                status |= np.multiply(~m.powered, _BIT_UNPOWERED)
+                self._status = status
+                self._array_power = bool((m.powered | self._joint_off).all())
+                self._status_version = model.drive_state_version
+            status = self._status.copy()
+            array_power = self._array_power
         return RawReading(
             time=m.time,
             position=m.position,
@@ -562,7 +572,7 @@ class SimActuatorArray(ActuatorArray):
             braked=m.braked,
             stalled=m.stalled,
             motor_power=array_power,
-            powered=m.powered.copy(),
+            powered=m.powered,  # measure() returns fresh arrays
         )
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:

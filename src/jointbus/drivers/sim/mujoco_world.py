@@ -6,30 +6,30 @@ from the :class:`~jointbus.model.robot.RobotModel`) and :mod:`.actuator_model` (
 :attr:`MujocoWorld.actuators` and calls :meth:`MujocoWorld.step` once per cycle; nothing here
 knows about the driver API or the bus.
 
-Division of labour, per physics substep (``timestep``, 2 ms or finer). MuJoCo computes the drives'
-impedance law itself: each gear-1 motor of the generated model (one per actuated joint, in
-actuator order) is turned, after compiling, into an affine actuator — force ``ctrl − kp·q``
-(``actuator_biasprm``), clamped to the drive's ``±torque_max`` (``actuator_forcerange``) — with
-``ctrl = offset − kd·v`` (:class:`~jointbus.drivers.sim.actuator_model.DriveLaw`). So per
-substep:
+Division of labour, per physics substep (``timestep``, 2 ms or finer). The drives' impedance
+law is computed in numpy and its clamp applied by MuJoCo: each gear-1 motor of the generated
+model (one per actuated joint, in actuator order) gets, after compiling, a force range of the
+drive's ``±torque_max`` (:class:`~jointbus.drivers.sim.actuator_model.DriveLaw`: the torque
+limit where the drive is enabled, 0 where it is off or tripped). So per substep:
 
-1. one test that every joint is below its velocity roll-off band (``Σ v² <
-   speed_sq_bound``, one numpy call);
-2. ``ctrl = offset − kd·v`` (two numpy calls; the damping stays explicit, as the drive's own
-   loop is, rather than becoming part of MuJoCo's implicit integration);
-3. MuJoCo applies the law and its clamp and integrates; after the substep that completes a
-   supervision period (:meth:`ActuatorArrayModel.supervision_due`), the forces it applied and the
-   state the substep ended in go to :meth:`ActuatorArrayModel.applied`, which advances the
-   drives' electrical, thermal and stall state as their standalone mode does (and at the same
-   2 ms / 10 ms rates as :meth:`~ActuatorArrayModel.actuate`).
+1. one test that every joint is below its velocity roll-off band (``Σ v² < speed_sq_bound``,
+   one numpy call);
+2. ``ctrl = (offset − kp·q) − kd·v`` into MuJoCo's ``ctrl``, in place (four numpy calls, the
+   operations of :meth:`ActuatorArrayModel.actuate` in its order, so the torques are bit for bit
+   the same);
+3. MuJoCo clamps (``ctrlrange``, the joint's effort limit, as before, then ``forcerange``) and
+   integrates; after the substep that completes a supervision period
+   (:meth:`ActuatorArrayModel.supervision_due`), the forces it applied and the state the
+   substep ended in go to :meth:`ActuatorArrayModel.applied`, which advances the drives'
+   electrical, thermal and stall state as their standalone mode does (at the same 2 ms / 10 ms
+   rates as :meth:`~ActuatorArrayModel.actuate`).
 
-The same torques as computing the law in numpy and writing them to ``ctrl`` — which is still what
-happens (:meth:`ActuatorArrayModel.actuate`, the clamp off) for a substep in which a joint is in
-its roll-off band (the available torque then depends on its speed), for a command whose terms
-could approach MuJoCo's 1e10 limit on controls, or for a model whose joints are not contiguous —
-at a fraction of the cost: computed in numpy, the law takes about twenty numpy calls per substep
-(the state checked and copied, the law, the speed-dependent bounds, the clamp), each costing
-more than the arithmetic of a 12-element array.
+A substep in which a joint is in its roll-off band (the available torque then depends on its
+speed), or a world built with ``engine_clamp=False``, a model whose joints are not contiguous or
+whose motors have no control range, takes the whole law from
+:meth:`ActuatorArrayModel.actuate` (about twenty numpy calls: the state checked and copied, the
+speed-dependent bounds, the clamp) and writes the torque to ``ctrl``; the force range, then never
+narrower than that torque, changes nothing.
 
 The rotor inertia, viscous friction and dry friction (Coulomb plus an engaged brake) of the
 drives are MuJoCo's ``dof_armature``, ``dof_damping`` and ``dof_frictionloss``, set from the
@@ -38,7 +38,7 @@ them implicitly / as constraints, so a braked or sticking joint holds still inst
 as an explicit ``sign(v)`` torque would. ``dof_frictionloss`` and the force range are refreshed
 from the drives when they change (:attr:`ActuatorArrayModel.drive_state_version`: brakes, power,
 a protection), at the next :meth:`~MujocoWorld.step` or, for a protection tripping during a step,
-from the next substep on.
+from the next substep on (never between computing a substep's torque and applying it).
 
 Each substep is ``mj_step2`` then ``mj_step1`` (MuJoCo's split step), so that after
 :meth:`~MujocoWorld.step` the kinematics and the position/velocity sensors (IMU orientation and
@@ -49,7 +49,7 @@ too, so its :meth:`~ActuatorArrayModel.measure` reports what MuJoCo holds.
 
 Cost: index arrays (or slices, when the joints are contiguous, as in a generated model) are
 resolved once, and with slices the joint state, controls and forces are views into MuJoCo's
-arrays made once; a substep is three numpy calls and MuJoCo's split step, never a per-joint Python
+arrays made once; a substep is five numpy calls and MuJoCo's split step, never a per-joint Python
 loop. ``bench/bench_mujoco.py`` measures it against a bare ``mj_step`` plus the PD law in numpy.
 """
 
@@ -91,9 +91,6 @@ Index = slice | npt.NDArray[np.intp]
 
 _WORLD: Final[str] = "MujocoWorld"
 _STEP_TOLERANCE: Final[float] = 1e-9  # relative: dt must be a whole number of timesteps
-#: N·m: the largest control the engine-side law may write. MuJoCo zeroes every control whose
-#: magnitude exceeds 1e10 (``mjWARN_BADCTRL``), which would silently drop the drive torques.
-_CTRL_LIMIT: Final[float] = 1e9
 PROTECTION_PERIOD: Final[float] = 0.01
 """s: how often the drives a world creates run their protections (temperatures, shutdowns,
 stall detection; :class:`~jointbus.drivers.sim.actuator_model.ActuatorArrayModel`'s
@@ -157,9 +154,10 @@ class MujocoWorld:
         foot_friction: (sliding, torsional, rolling) friction of the feet.
         self_collision: let robot geoms collide with each other, not only with the floor.
         bus_voltage: supply voltage of a created actuator model, V.
-        law_in_engine: let MuJoCo apply the drives' impedance law (the default; see the module
-            docstring); ``False`` computes it in numpy every substep, the reference the fast
-            path is tested against (same torques, several times the cost).
+        engine_clamp: let MuJoCo clamp the drives' torque (the default; see the module
+            docstring); ``False`` takes every substep's torque from
+            :meth:`ActuatorArrayModel.actuate`, the reference the default is tested against
+            (the same torques, bit for bit, at several times the cost).
 
     Drives the world creates run their protections every :data:`PROTECTION_PERIOD`.
 
@@ -179,7 +177,7 @@ class MujocoWorld:
         foot_friction: Sequence[float] = DEFAULT_FOOT_FRICTION,
         self_collision: bool = False,
         bus_voltage: float = 48.0,
-        law_in_engine: bool = True,
+        engine_clamp: bool = True,
     ) -> None:
         names = model.actuator_order
         if (params is None) == (actuators is None):
@@ -245,15 +243,13 @@ class MujocoWorld:
         m.dof_frictionloss[dof] = actuators.dry_friction
         mujoco.mj_setConst(m, self._data)  # constraint scaling depends on the armature
 
-        # The drive law inside MuJoCo: force = ctrl − kp·q, clamped (module docstring). Until the
-        # first step the bias is 0, so ctrl is the torque, as in the generated model.
+        # MuJoCo clamps the drives' torque (module docstring); the range follows the drives.
         ci = self._ctrl_index
-        m.actuator_biastype[ci] = mujoco.mjtBias.mjBIAS_AFFINE
-        m.actuator_biasprm[ci] = 0.0
-        m.actuator_ctrllimited[ci] = 0
-        m.actuator_forcelimited[ci] = 0
-        self._engine_law = bool(law_in_engine) and all(
-            isinstance(index, slice) for index in (self._qpos_index, self._dof_index, ci)
+        m.actuator_forcelimited[ci] = 1
+        self._engine_clamp = (
+            bool(engine_clamp)
+            and all(isinstance(index, slice) for index in (self._qpos_index, self._dof_index, ci))
+            and bool(np.all(m.actuator_ctrllimited[ci]))  # a huge ctrl is clamped, not zeroed
         )
         d = self._data
         #: Views into MuJoCo's arrays (valid for the data's lifetime; only with slices).
@@ -261,11 +257,7 @@ class MujocoWorld:
         self._v_view = d.qvel[self._dof_index]
         self._ctrl_view = d.ctrl[ci]
         self._force_view = d.actuator_force[ci]
-        self._bias_kp = m.actuator_biasprm[ci, 1]
-        self._force_range = m.actuator_forcerange[ci]
-        n = len(names)
-        self._term = np.zeros(n)
-        self._law_in_engine = False  # the bias and the clamp are on in MuJoCo's model
+        self._term = np.zeros(len(names))
         self._drive_state_seen = -1  # the drives' drive_state_version last copied
 
         self._root_body = int(mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, model.root))
@@ -453,93 +445,79 @@ class MujocoWorld:
         substeps = self._substeps_for.get(dt)
         if substeps is None:
             substeps = self._substeps(dt)
-        drives = self._actuators
-        if drives.drive_state_version != self._drive_state_seen:
+        if self._actuators.drive_state_version != self._drive_state_seen:
             self._copy_drive_state()
-        if self._engine_law and drives.drive_law_magnitude < _CTRL_LIMIT:
-            self._step_law_in_engine(substeps)
+        if self._engine_clamp:
+            self._step_engine_clamp(substeps)
         else:
-            self._step_law_in_numpy(substeps)
+            self._step_actuate(substeps)
 
-    def _step_law_in_numpy(self, substeps: int) -> None:
+    def _step_actuate(self, substeps: int) -> None:
         """Each substep's torques from :meth:`ActuatorArrayModel.actuate`, written to ``ctrl``."""
         m, d, h = self._model, self._data, self._timestep
         qpos, qvel, ctrl = d.qpos, d.qvel, d.ctrl
         qi, di, ci = self._qpos_index, self._dof_index, self._ctrl_index
-        self._set_law_in_engine(False)
-        actuate = self._actuators.actuate
+        drives = self._actuators
+        actuate = drives.actuate
         step1, step2 = mujoco.mj_step1, mujoco.mj_step2
         for _ in range(substeps):
             ctrl[ci] = actuate(qpos[qi], qvel[di], h)
             step2(m, d)
+            if drives.drive_state_version != self._drive_state_seen:
+                self._copy_drive_state()  # a protection changed: from the next substep
             step1(m, d)
-        self._actuators.set_state(qpos[qi], qvel[di])
+        drives.set_state(qpos[qi], qvel[di])
 
-    def _step_law_in_engine(self, substeps: int) -> None:
-        """MuJoCo applies :attr:`ActuatorArrayModel.drive_law` (module docstring); a substep
-        with a joint in its roll-off band takes the numpy law instead."""
+    def _step_engine_clamp(self, substeps: int) -> None:
+        """:attr:`ActuatorArrayModel.drive_law` into ``ctrl``, MuJoCo's clamp (module
+        docstring); a substep with a joint in its roll-off band takes the numpy law instead."""
         m, d, h = self._model, self._data, self._timestep
         drives = self._actuators
         law = drives.drive_law
-        offset, kd, bound = law.offset, law.kd, law.speed_sq_bound
+        offset, kp, kd, bound = law.offset, law.kp, law.kd, law.speed_sq_bound
         # Views into MuJoCo's arrays: after mj_step2, q and v are the substep's final state.
         q, v, ctrl, force = self._q_view, self._v_view, self._ctrl_view, self._force_view
         term = self._term
         multiply, subtract = np.multiply, np.subtract
         step1, step2 = mujoco.mj_step1, mujoco.mj_step2
         due = drives.supervision_due
-        self._set_law_in_engine(True)
-        since = 0.0  # s of substeps not yet reported to the drives
+        pending = 0  # substeps not yet reported to the drives
         synced = True  # the drives hold the current state
         for _ in range(substeps):
             if v.dot(v) < bound:
-                if not self._law_in_engine:
-                    self._set_law_in_engine(True)
+                multiply(kp, q, out=ctrl)  # the law as actuate computes it, op by op
+                subtract(offset, ctrl, out=ctrl)
                 multiply(kd, v, out=term)
-                subtract(offset, term, out=ctrl)
+                ctrl -= term
                 step2(m, d)
-                since += h
-                if due(since):
-                    drives.applied(q, v, force, since)
-                    since = 0.0
+                pending += 1
+                if due(h, pending):
+                    drives.applied(q, v, force, h, pending)
+                    pending = 0
                     synced = True
                     if drives.drive_state_version != self._drive_state_seen:
                         self._copy_drive_state()  # a protection changed: from the next substep
             else:  # a joint in its roll-off band: the torque bounds depend on its speed
-                if since:
-                    drives.applied(q, v, force, since)
-                    since = 0.0
-                self._set_law_in_engine(False)
+                if pending:
+                    drives.applied(q, v, force, h, pending)
+                    pending = 0
                 ctrl[:] = drives.actuate(q, v, h)
                 step2(m, d)
                 synced = False
+                if drives.drive_state_version != self._drive_state_seen:
+                    self._copy_drive_state()
             step1(m, d)
-        if since:
-            drives.applied(q, v, force, since)
+        if pending:
+            drives.applied(q, v, force, h, pending)
         elif not synced:
             drives.set_state(q, v)
-
-    def _set_law_in_engine(self, on: bool) -> None:
-        """Switch MuJoCo's actuators between the drive law (bias ``−kp·q``, force clamped to
-        ``±torque_max``) and plain torque motors (``ctrl`` is the torque)."""
-        if on:
-            np.negative(self._actuators.drive_law.kp, out=self._bias_kp)
-        if on == self._law_in_engine:
-            return
-        if on and self._actuators.drive_state_version != self._drive_state_seen:
-            self._copy_drive_state()  # a protection ran in numpy-law substeps
-        if not on:
-            self._bias_kp.fill(0.0)
-        self._model.actuator_forcelimited[self._ctrl_index] = 1 if on else 0
-        self._law_in_engine = on
 
     def _copy_drive_state(self) -> None:
         """The drives' dry friction and available torque into MuJoCo's model."""
         drives = self._actuators
-        self._model.dof_frictionloss[self._dof_index] = drives.dry_friction
-        limit = drives.drive_law.torque_max
-        np.negative(limit, out=self._force_range[:, 0])
-        self._force_range[:, 1] = limit
+        m, limit = self._model, drives.drive_law.torque_max
+        m.dof_frictionloss[self._dof_index] = drives.dry_friction
+        m.actuator_forcerange[self._ctrl_index] = np.stack([-limit, limit], axis=1)
         self._drive_state_seen = drives.drive_state_version
 
     def _substeps(self, dt: float) -> int:

@@ -168,7 +168,7 @@ class MujocoSimArray(SimActuatorArray):
     def _read_imu(self) -> ImuReading | None:
         if self._imu_name is None:
             return None
-        with self.locked():
+        with self._state_lock:  # (imu() has checked that the array is open)
             sample = self._world.imu(self._imu_name)
         return ImuReading(
             time=sample.time,
