@@ -13,6 +13,14 @@ Measured in the same run, per rate and load:
 - ``RateLoop rt``: the same plus SCHED_FIFO 50, pinned to CPU 0, 1 ns timer slack and
   ``freeze_gc=True``; where the OS refuses a setting it runs without it (warning printed).
 
+**Spin policy** (issue 21): the bridge's loop settings (SCHED_FIFO 50, 1 ns timer slack, frozen
+gc, *adaptive* spin) with a body of 300 µs of CPU, once with the adaptive spin's defaults
+(``SPIN_QUANTILE`` and ``SPIN_MARGIN_S`` of :mod:`jointbus.runtime.rate_loop`: the 90 %
+quantile of the wake-up lateness plus 10 µs) and once with the first setting (98 % plus
+20 µs), interleaved, at 500 Hz and 1 kHz, idle and busy: the time spent spinning (% of one core;
+goal ≤ 0.5× the first setting's) and the lateness p99 (goal ≤ the first setting's + 50 µs, a
+fortieth of the 500 Hz period).
+
 "busy" runs a ``while True: pass`` subprocess pinned to the last CPU, started by the bench and
 killed after each measurement. Lateness = wake-up time - due deadline on ``time.monotonic_ns``.
 ``ratio`` = anchor value / value: every metric here is lower-is-better, so ratio > 1 means the
@@ -37,13 +45,17 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.run import format_table
-from jointbus.runtime.rate_loop import CycleInfo, RateLoop
+from jointbus.runtime.rate_loop import SPIN_MARGIN_S, SPIN_QUANTILE, CycleInfo, RateLoop
 from jointbus.runtime.realtime import RealtimeConfig
 
 RATES_HZ = (500.0, 1000.0)
 GOAL_RATE_HZ = 500.0
 GOAL_P99_US = 100.0
 GOAL_LATE_PCT = 0.1
+FIRST_SPIN = (0.98, 20e-6)  # the adaptive spin's first setting: quantile, margin (s)
+SPIN_BODY_US = 300.0  # CPU a bridge cycle spends in its body (simulator, read, publish, write)
+GOAL_SPIN_RATIO = 0.5
+GOAL_SPIN_LATE_US = 50.0
 
 
 @dataclass
@@ -127,6 +139,90 @@ def rate_loop(rate_hz: float, cycles: int, realtime: bool) -> tuple[Measurement,
         Measurement(lateness, loop.period_s * 1e9, float(last[0]), cpu / wall),
         loop.realtime_warnings,
     )
+
+
+@dataclass
+class SpinRun:
+    """Lateness p99 (µs) and spin time (% of one core) of a bridge-like loop."""
+
+    p99_us: float
+    spin_pct: float
+
+
+def bridge_like_loop(rate_hz: float, cycles: int, quantile: float, margin_s: float) -> SpinRun:
+    """The bridge's loop settings with a ``SPIN_BODY_US`` body and the given adaptive spin."""
+    loop = RateLoop(
+        rate_hz,
+        freeze_gc=True,
+        realtime=RealtimeConfig(priority=50, timerslack_ns=1),
+        adaptive_spin=True,
+        spin_quantile=quantile,
+        spin_margin_s=margin_s,
+    )
+    lateness = np.empty(cycles, dtype=np.int64)
+    clock = time.thread_time_ns
+
+    def body(info: CycleInfo) -> None:
+        lateness[info.index] = info.lateness_ns
+        end = clock() + round(SPIN_BODY_US * 1000)
+        while clock() < end:
+            pass
+
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        snapshot = loop.run(body, cycles=cycles)
+    settled = lateness[cycles // 4 :]  # after the window has settled from spin_s
+    return SpinRun(float(np.percentile(settled, 99)) / 1e3, 100.0 * snapshot.spin_fraction)
+
+
+def spin_policy_rows(quick: bool) -> list[dict[str, object]]:
+    """The spin policy rows (module docstring): the default against the first setting."""
+    seconds, rounds = (2.0, 2) if quick else (10.0, 3)
+    rows: list[dict[str, object]] = []
+    for rate in RATES_HZ:
+        cycles = int(seconds * rate)
+        for kind in ("idle", "busy"):
+            runs: dict[str, list[SpinRun]] = {"default": [], "first": []}
+            with load(kind):
+                for _ in range(rounds):  # interleaved: host noise hits both alike
+                    runs["default"].append(
+                        bridge_like_loop(rate, cycles, SPIN_QUANTILE, SPIN_MARGIN_S)
+                    )
+                    runs["first"].append(bridge_like_loop(rate, cycles, *FIRST_SPIN))
+            new = SpinRun(
+                float(np.median([r.p99_us for r in runs["default"]])),
+                float(np.median([r.spin_pct for r in runs["default"]])),
+            )
+            old = SpinRun(
+                float(np.median([r.p99_us for r in runs["first"]])),
+                float(np.median([r.spin_pct for r in runs["first"]])),
+            )
+            policy = f"q {SPIN_QUANTILE:g} + {SPIN_MARGIN_S * 1e6:g} µs"
+            tag = f"{rate:g} Hz {kind} spin policy ({policy})"
+            anchor = f"q {FIRST_SPIN[0]:g} + {FIRST_SPIN[1] * 1e6:g} µs, same run"
+            rows += [
+                {
+                    "metric": f"{tag}: spin",
+                    "value": round(new.spin_pct, 2),
+                    "unit": "% core",
+                    "anchor": anchor,
+                    "anchor_value": round(old.spin_pct, 2),
+                    "ratio": round(new.spin_pct / old.spin_pct, 3) if old.spin_pct else None,
+                    "goal": f"<= {GOAL_SPIN_RATIO:g}x anchor",
+                    "pass": new.spin_pct <= GOAL_SPIN_RATIO * old.spin_pct,
+                },
+                {
+                    "metric": f"{tag}: lateness p99",
+                    "value": round(new.p99_us, 1),
+                    "unit": "µs",
+                    "anchor": anchor,
+                    "anchor_value": round(old.p99_us, 1),
+                    "ratio": round(new.p99_us / old.p99_us, 3) if old.p99_us else None,
+                    "goal": f"<= anchor + {GOAL_SPIN_LATE_US:g} µs",
+                    "pass": new.p99_us <= old.p99_us + GOAL_SPIN_LATE_US,
+                },
+            ]
+    return rows
 
 
 @contextlib.contextmanager
@@ -214,7 +310,7 @@ def run(quick: bool) -> list[dict[str, object]]:
                     row(f"{tag} {name}: loop thread CPU", 100 * m.cpu_fraction, "%",
                         "abs sleep", 100 * absolute.cpu_fraction),
                 ]
-    return rows
+    return rows + spin_policy_rows(quick)
 
 
 if __name__ == "__main__":

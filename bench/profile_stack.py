@@ -33,6 +33,7 @@ from typing import Any
 from bench.bench_stack import CONTROL_THREAD, WALK_SPEED, _free_port, thread_cpu_s
 from jointbus.bus import MAB_RT, ZenohConfig
 from jointbus.messages.geometry_msgs import Twist, Vector3
+from jointbus.nodes.ground_truth import GroundTruthPublisher
 from jointbus.robots.hb50.bridge import node as bridge_module
 from jointbus.robots.hb50.control import node as control_module
 from jointbus.stack import Stack
@@ -84,6 +85,19 @@ def instrument(stack: Stack, sections: Sections) -> Callable[[], None]:
     sim = stack._stepped
     if sim is not None:
         sim.step = w("bridge: simulator step (physics, stand-in for hardware)", sim.step)
+        if hasattr(sim, "imu"):
+            sim.imu = w("bridge:   the simulator's imu()", sim.imu)
+    # The ground truth the stack publishes after each simulator step (a local of the stack's
+    # loop body, so its class is wrapped for the run), and the bridge loop's wait for its next
+    # deadline (CPU: the spin before the deadline, the statistics, a young-generation gc).
+    restore.append((GroundTruthPublisher, "publish", GroundTruthPublisher.publish))
+    GroundTruthPublisher.publish = w(  # type: ignore[method-assign]
+        "bridge: ground truth (base pose, Odometry, publish)", GroundTruthPublisher.publish
+    )
+    loop = bridge.rate_loops["bridge"].loop
+    loop.wait_next = w(  # type: ignore[method-assign]
+        "bridge: rate loop wait (sleep; CPU = spin, statistics, gc)", loop.wait_next
+    )
     array.read_joints = w("bridge: read_joints", array.read_joints)  # type: ignore[method-assign]
     array.impedance = w("bridge: write the command (impedance)", array.impedance)  # type: ignore[method-assign]
     bridge.cycle = w("bridge: cycle (all of it)", bridge.cycle)  # type: ignore[method-assign]

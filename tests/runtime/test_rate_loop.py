@@ -455,6 +455,55 @@ def test_adaptive_spin_shrinks_the_window_to_the_measured_oversleep() -> None:
     assert loop.stats.snapshot().spin_fraction < 0.5 * SPIN_NS / PERIOD_NS
 
 
+def _tail_run(**kwargs: Any) -> tuple[RateLoop, list[CycleInfo], list[int], float]:
+    """3000 cycles whose sleeps wake 30 µs late plus an exponential tail of mean 20 µs (the
+    shape of this VM's SCHED_FIFO wake-ups); returns the loop, the cycles, the oversleeps and
+    the mean spin window over the last 2000 cycles (s)."""
+    fake = FakeTime()
+    loop = make_loop(fake, spin_s=SPIN_NS / 1e9, adaptive_spin=True, **kwargs)
+    rng = np.random.default_rng(7)
+    late = [30_000 + round(x) for x in rng.exponential(20_000, 3000)]
+    windows: list[float] = []
+
+    def body(info: CycleInfo) -> int:
+        fake.late_ns = late[info.index]
+        windows.append(loop.spin_window_s)
+        return 300_000
+
+    infos = collect(loop, 3000, body, fake)
+    return loop, infos, late, float(np.mean(windows[1000:]))
+
+
+def test_adaptive_spin_window_is_the_spin_quantile_of_the_wake_ups_plus_the_margin() -> None:
+    """The default window covers nine wake-ups in ten and spins less than half as long as a
+    window over the 98 % quantile plus 20 µs (the first setting), which leaves two in a hundred
+    late; the late ones are late by their excess over the window only."""
+    loop, infos, late, window = _tail_run()
+    old_loop, old_infos, _, old_window = _tail_run(spin_quantile=0.98, spin_margin_s=20e-6)
+    q90, q98 = np.quantile(late, 0.9) / 1e9, np.quantile(late, 0.98) / 1e9
+    assert window == pytest.approx(q90 + 10e-6, abs=10e-6)
+    assert old_window == pytest.approx(q98 + 20e-6, abs=20e-6)
+    spin, old_spin = (x.stats.snapshot().spin_fraction for x in (loop, old_loop))
+    assert spin < 0.6 * old_spin
+
+    def late_share(cycles: list[CycleInfo]) -> float:
+        settled = cycles[1000:]
+        return sum(1 for i in settled if i.lateness_ns > 2 * 500) / len(settled)
+
+    assert late_share(infos) < 0.1
+    assert late_share(old_infos) < 0.03
+    assert max(i.lateness_ns for i in infos[1000:]) < max(late) - 30_000
+
+
+def test_spin_quantile_and_margin_are_checked() -> None:
+    for quantile in (0.0, 1.0, 1.5, math.nan, True):
+        with pytest.raises(RateLoopConfigError, match="spin_quantile"):
+            RateLoop(500.0, adaptive_spin=True, spin_quantile=quantile)
+    for margin in (-1e-6, math.inf):
+        with pytest.raises(RateLoopConfigError, match="spin_margin_s"):
+            RateLoop(500.0, adaptive_spin=True, spin_margin_s=margin)
+
+
 def test_adaptive_spin_follows_a_later_oversleep_up_to_spin_s() -> None:
     fake = FakeTime(late_ns=0)
     loop = make_loop(fake, spin_s=SPIN_NS / 1e9, adaptive_spin=True)
