@@ -387,9 +387,12 @@ def _read_only(array: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
     return view
 
 
+_FLOAT64: Final = np.dtype(np.float64)
+
+
 def _is_floats(values: object, shape: tuple[int]) -> TypeGuard[FloatArray]:
     """``values`` is a float64 ndarray of ``shape`` (not a subclass): usable without a copy."""
-    return type(values) is np.ndarray and values.dtype == np.float64 and values.shape == shape
+    return type(values) is np.ndarray and values.dtype is _FLOAT64 and values.shape == shape
 
 
 class ActuatorArrayModel:
@@ -1007,7 +1010,7 @@ class ActuatorArrayModel:
         """
         if not (math.isfinite(dt) and dt > 0.0):
             raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
-        if isinstance(substeps, bool) or not isinstance(substeps, int) or substeps < 1:
+        if type(substeps) is not int or substeps < 1:
             raise LimitError(_MODEL, "substeps", substeps, "a whole number >= 1")
         shape = self._shape
         if not (
@@ -1094,17 +1097,16 @@ class ActuatorArrayModel:
         """Electrical supervision over ``dt`` with the current torques; the protections when
         their period is complete (``bounds_known``: ``_upper`` / ``_lower`` are those the
         torques were clamped to, else they are computed from ``_v`` first)."""
-        tau = self._tau
-        current, i_sq, scratch = self._current, self._i_sq, self._s1
+        tau, multiply = self._tau, np.multiply
+        current, i_sq, scratch, bus = self._current, self._i_sq, self._s1, self._bus_current
         np.divide(tau, self._kt, out=current)
-        np.multiply(current, current, out=i_sq)
-        bus = self._bus_current
-        np.multiply(tau, self._v, out=bus)  # mechanical power, W
-        np.multiply(i_sq, self._r_total, out=scratch)  # copper and drive-stage loss, W
+        multiply(current, current, out=i_sq)
+        multiply(tau, self._v, out=bus)  # mechanical power, W
+        multiply(i_sq, self._r_total, out=scratch)  # copper and drive-stage loss, W
         bus += scratch
         bus += self._idle_loss
         bus /= self._bus_voltage
-        np.multiply(i_sq, dt, out=scratch)
+        multiply(i_sq, dt, out=scratch)
         self._i_sq_time += scratch
         self._heat_time += dt
         self._unprotected += dt
