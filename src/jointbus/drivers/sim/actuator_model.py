@@ -1131,11 +1131,16 @@ class ActuatorArrayModel:
 
     def _protect(self) -> None:
         """The protections over the time since they last ran: temperatures and shutdowns on the
-        mean heat, then stall detection on the current state."""
+        mean heat, then stall detection on the current state. :attr:`drive_state_version`
+        changes only if a protection or stall flag did (most runs change none)."""
         dt = self._unprotected
         self._unprotected = 0.0
+        overheated, stalled = self._thermal.overheated, self._stalled
+        # (bytes: for 12–36 flags, the cheapest way to tell whether any changed)
+        heat_before, stall_before = overheated.tobytes(), stalled.tobytes()
         self._integrate_heat()
-        self._update_enabled()
+        if overheated.tobytes() != heat_before:
+            self._update_enabled()
         tau, v = self._tau, self._v
         # Stall: enabled, nearly still, and saturated or far from the target under a position
         # gain, for longer than stall_time. Saturated: the torque is at a bound (the law clamped
@@ -1157,7 +1162,9 @@ class ActuatorArrayModel:
         np.logical_and(still, pushing, out=still)
         self._stall_timer += dt
         self._stall_timer *= still
-        np.greater_equal(self._stall_timer, self._stall_time, out=self._stalled)
+        np.greater_equal(self._stall_timer, self._stall_time, out=stalled)
+        if stalled.tobytes() != stall_before:
+            self._drive_state_version += 1
 
     def _update_enabled(self) -> None:
         enabled = self._enabled

@@ -517,7 +517,10 @@ class MujocoWorld:
         drives = self._actuators
         m, limit = self._model, drives.drive_law.torque_max
         m.dof_frictionloss[self._dof_index] = drives.dry_friction
-        m.actuator_forcerange[self._ctrl_index] = np.stack([-limit, limit], axis=1)
+        force_range = m.actuator_forcerange
+        ci = self._ctrl_index
+        force_range[ci, 0] = -limit
+        force_range[ci, 1] = limit
         self._drive_state_seen = drives.drive_state_version
 
     def _substeps(self, dt: float) -> int:
