@@ -579,9 +579,8 @@ def test_applied_supervises_like_actuate() -> None:
     for _ in range(300):
         for _ in range(4):
             torques = by_actuate.actuate(p, v, 0.0005).copy()
+        assert by_engine.substeps_to_supervision(0.0005) == 4
         by_engine.applied(p, v, torques, 0.0005, 4)
-        assert not by_engine.supervision_due(0.0005, 3)
-        assert by_engine.supervision_due(0.0005, 4)
     assert by_engine.time == by_actuate.time  # the same sums
     np.testing.assert_array_equal(by_engine.motor_torques, by_actuate.motor_torques)
     np.testing.assert_array_equal(by_engine.phase_currents, by_actuate.phase_currents)
@@ -596,6 +595,11 @@ def test_applied_supervises_like_actuate() -> None:
     assert (info.value.field, info.value.index) == ("torques", 1)
     with pytest.raises(LimitError, match="substeps"):
         by_engine.applied(p, v, torques, 0.0005, 0)
+    by_engine.applied(p, v, torques, 0.0005)
+    assert by_engine.substeps_to_supervision(0.0005) == 3  # one of four already done
+    assert by_engine.substeps_to_supervision(0.002) == 1
+    with pytest.raises(LimitError):
+        by_engine.substeps_to_supervision(0.0)
 
 
 _FIELDS = ("position", "velocity", "torque", "kp", "kd")

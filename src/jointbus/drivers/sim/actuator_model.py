@@ -979,14 +979,18 @@ class ActuatorArrayModel:
         self._time += dt
         return self.motor_torques
 
-    def supervision_due(self, dt: float, substeps: int = 1) -> bool:
-        """Whether :meth:`applied` of ``substeps`` more substeps of ``dt`` seconds would run the
-        supervision (as the last of as many :meth:`actuate` calls would): an engine that
-        applies the law itself asks after each substep, to report that one at once."""
-        pending = self._unsupervised
-        for _ in range(substeps):
+    def substeps_to_supervision(self, dt: float) -> int:
+        """After how many more substeps of ``dt`` seconds the supervision runs (the same sums
+        as :meth:`actuate` and :meth:`applied` make): an engine that applies the law itself
+        reports that substep with :meth:`applied` right after it."""
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise LimitError(_MODEL, "dt", dt, "a finite duration > 0 s")
+        pending, due, substeps = self._unsupervised, self._monitor_period * _MONITOR_DUE, 1
+        pending += dt
+        while pending < due:
             pending += dt
-        return pending >= self._monitor_period * _MONITOR_DUE
+            substeps += 1
+        return substeps
 
     def applied(
         self,
@@ -1004,8 +1008,8 @@ class ActuatorArrayModel:
         state. Time advances substep by substep, exactly as as many :meth:`actuate` calls
         would advance it (the same floating-point sums), and the supervision runs when the
         last substep completes its period, as in :meth:`advance` (the torques of that substep
-        with the state it ended in). An engine calls this right after every substep for which
-        :meth:`supervision_due` is true, at the end of its step, and before it uses
+        with the state it ended in). An engine calls this right after the substep
+        :meth:`substeps_to_supervision` names, at the end of its step, and before it uses
         :meth:`actuate` again.
         """
         if not (math.isfinite(dt) and dt > 0.0):

@@ -19,7 +19,7 @@ limit where the drive is enabled, 0 where it is off or tripped). So per substep:
    the same);
 3. MuJoCo clamps (``ctrlrange``, the joint's effort limit, as before, then ``forcerange``) and
    integrates; after the substep that completes a supervision period
-   (:meth:`ActuatorArrayModel.supervision_due`), the forces it applied and the state the
+   (:meth:`ActuatorArrayModel.substeps_to_supervision`), the forces it applied and the state the
    substep ended in go to :meth:`ActuatorArrayModel.applied`, which advances the drives'
    electrical, thermal and stall state as their standalone mode does (at the same 2 ms / 10 ms
    rates as :meth:`~ActuatorArrayModel.actuate`).
@@ -480,7 +480,8 @@ class MujocoWorld:
         term = self._term
         multiply, subtract = np.multiply, np.subtract
         step1, step2 = mujoco.mj_step1, mujoco.mj_step2
-        due = drives.supervision_due
+        to_supervision = drives.substeps_to_supervision
+        due = to_supervision(h)  # the supervision runs after this many substeps
         pending = 0  # substeps not yet reported to the drives
         synced = True  # the drives hold the current state
         for _ in range(substeps):
@@ -491,9 +492,10 @@ class MujocoWorld:
                 ctrl -= term
                 step2(m, d)
                 pending += 1
-                if due(h, pending):
+                if pending == due:
                     drives.applied(q, v, force, h, pending)
                     pending = 0
+                    due = to_supervision(h)
                     synced = True
                     if drives.drive_state_version != self._drive_state_seen:
                         self._copy_drive_state()  # a protection changed: from the next substep
@@ -503,6 +505,7 @@ class MujocoWorld:
                     pending = 0
                 ctrl[:] = drives.actuate(q, v, h)
                 step2(m, d)
+                due = to_supervision(h)
                 synced = False
                 if drives.drive_state_version != self._drive_state_seen:
                     self._copy_drive_state()
