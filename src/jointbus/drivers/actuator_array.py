@@ -116,6 +116,7 @@ from jointbus.drivers.errors import (
     UnknownArrayJointError,
 )
 from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
+from jointbus.drivers.limit_guard import LimitGuard
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
 from jointbus.messages.actarray.data import ActuatorArrayData
@@ -159,6 +160,13 @@ _API: Final = "ActuatorArray"
 #: An unbounded limit in the fast impedance check: finite, so that the check also fails on ±inf.
 _BIG: Final = float(np.finfo(np.float64).max)
 _IMPEDANCE_FIELDS: Final = ("position", "velocity", "effort", "kp", "kd", "brake")
+
+
+#: rad or m: a joint without soft limits is stopped this far inside its position limits by the
+#: drive's limit guard (or 1 % of its range, if less), so that its reading — sensor noise,
+#: encoder quantisation and the drive's tracking error included — is still a valid position
+#: target ("hold where you are") rather than a value just past the limit.
+GUARD_MARGIN: Final = 0.002
 
 
 class ActuatorArrayConfigError(DriverError, ValueError):
@@ -385,6 +393,9 @@ class RawReading:
     motor_power: bool
     powered: BoolArray | None = None
     """Per actuator: is its drive stage on? ``None``: all as ``motor_power`` says."""
+    limited: BoolArray | None = None
+    """Per actuator: does the drive's limit guard hold it back at its position range or speed
+    limit now (:mod:`jointbus.drivers.limit_guard`)? ``None``: no guard reports it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +538,45 @@ class ActuatorArray(abc.ABC):
         self._on_saturation = on_saturation
         self.last_saturations: tuple[Saturation, ...] = ()
         """Saturations of the last accepted command (empty if nothing was clamped)."""
+
+    # ---------------------------------------------------------------- the limit guard
+
+    def _actuator_range(self) -> tuple[FloatArray, FloatArray]:
+        """Each joint's range in *actuator* space, (lower, upper): its soft limits where the
+        config has them, else its position limits brought in by :data:`GUARD_MARGIN` — where a
+        drive's limit supervisor stops it (:mod:`jointbus.drivers.limit_guard`)."""
+        hard_lower, hard_upper = self._limits.bounds_array("position")
+        with np.errstate(invalid="ignore"):
+            margin = np.minimum(GUARD_MARGIN, 0.01 * (hard_upper - hard_lower))
+        margin = np.where(np.isfinite(margin), margin, GUARD_MARGIN)
+        lower = np.where(self._soft_mask, self._soft_lower, hard_lower + margin)
+        upper = np.where(self._soft_mask, self._soft_upper, hard_upper - margin)
+        cal = self._calibration
+        a = cal.position_to_actuator(lower)
+        b = cal.position_to_actuator(upper)
+        with np.errstate(invalid="ignore"):
+            return np.fmin(a, b), np.fmax(a, b)
+
+    def _make_limit_guard(self, period: float, inertia: FloatArray | None = None) -> LimitGuard:
+        """The limit supervisor of this array (:mod:`jointbus.drivers.limit_guard`) for a driver
+        that sends one command per ``period`` s: its range (:meth:`_actuator_range`), velocity
+        limits, configured accelerations as decelerations, and a gain of ``inertia / period``
+        (``inertia``: the drive's rotor inertia, kg·m² — the least the joint can have; ``None`` or
+        a joint without one: its effort limit over a tenth of its speed limit, else 1)."""
+        lower, upper = self._actuator_range()
+        vmax = np.where(self._velocity_max > 0.0, self._velocity_max, math.inf)
+        effort = self._limits.bounds_array("effort")[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fallback = np.where(
+                np.isfinite(effort) & np.isfinite(vmax) & (effort > 0.0),
+                effort / (0.1 * vmax),
+                1.0,
+            )
+        gain = fallback if inertia is None else np.where(inertia > 0.0, inertia / period, fallback)
+        return LimitGuard(
+            lower, upper, velocity_max=vmax, deceleration=self._config_accel, gain=gain,
+            period=period,
+        )
 
     # ---------------------------------------------------------------- hooks (driver side)
 
@@ -722,6 +772,7 @@ class ActuatorArray(abc.ABC):
                 raw.braked,
                 raw.stalled,
                 raw.motor_power if raw.powered is None else raw.powered,
+                raw.limited,
             ),
             motor_power=bool(raw.motor_power),
         )

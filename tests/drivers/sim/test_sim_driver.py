@@ -310,7 +310,7 @@ def test_soft_limit_clamps_the_shoulder_lift(arm: SimActuatorArray) -> None:
 
 def test_speed_command_moves_at_that_speed(arm: SimActuatorArray) -> None:
     arm.speed("wrist_roll", -1.5)
-    arm.step(1.0)
+    arm.step(0.5)
     start = positions(arm)[3]
     arm.step(1.0)
     assert positions(arm)[3] - start == pytest.approx(-1.5, abs=1e-6)  # exactly 1.5 rad/s
