@@ -79,7 +79,8 @@ def test_a_joint_beyond_an_end_is_pulled_back_to_it() -> None:
     cmd = command(kd=1.0)  # damping only: it would rest where it is
     assert apply(guard(), cmd, p=1.05, v=0.0)
     p_ref, _, _, kp, kd = (float(x[0]) for x in cmd)
-    assert p_ref == UPPER and kp == pytest.approx(GAIN / (4 * T)) and kd == GAIN
+    assert p_ref == pytest.approx(max(UPPER, 1.05 - VMAX * 4 * T))  # pulled back, at most v_max
+    assert kp == pytest.approx(GAIN / (4 * T)) and kd == GAIN
     assert law(cmd, 1.05, 0.0) < 0.0
 
 
@@ -129,13 +130,13 @@ def test_what_goes_out_never_pushes_harder_than_the_envelope(
     ahead = p + v * T
     v_up = min(VMAX, math.sqrt(2 * DECEL * max(UPPER - ahead, 0.0)))
     v_down = -min(VMAX, math.sqrt(2 * DECEL * max(ahead - LOWER, 0.0)))
-    spring = GAIN / (4 * T)
-    tau_up = GAIN * (v_up - v) + spring * min(UPPER - p, 0.0)
-    tau_down = GAIN * (v_down - v) + spring * max(LOWER - p, 0.0)
+    spring, reach = GAIN / (4 * T), VMAX * 4 * T
+    tau_up = GAIN * (v_up - v) + spring * min(max(UPPER - p, -reach), 0.0)
+    tau_down = GAIN * (v_down - v) + spring * max(min(LOWER - p, reach), 0.0)
+    assert tau_down <= tau_up + 1e-9  # the envelope never inverts
     limited = apply(guard(), cmd, p, v)
     after = law(cmd, p, v)
-    assert after <= max(tau_up, tau_down) + 1e-9
-    assert after >= min(tau_down, tau_up) - 1e-9
+    assert tau_down - 1e-9 <= after <= tau_up + 1e-9
     assert limited == (not tau_down <= before <= tau_up)
     if not limited:
         assert after == before

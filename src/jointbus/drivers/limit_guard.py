@@ -144,9 +144,11 @@ class LimitGuard:
             room_down = np.maximum(ahead - self._lower, 0.0)
             v_up = np.minimum(np.sqrt(self._decel2 * room_up), self._vmax)
             v_down = -np.minimum(np.sqrt(self._decel2 * room_down), self._vmax)
-            # The roll-off towards each end, and the spring back from beyond it.
-            over_up = np.minimum(self._upper - p, 0.0)
-            over_down = np.maximum(self._lower - p, 0.0)
+            # The envelope law towards each end, and the spring back from beyond it (its pull
+            # capped so that it never asks the joint back faster than its speed limit).
+            reach = self._vmax * (4.0 * self._period)
+            over_up = np.clip(self._upper - p, -reach, 0.0)
+            over_down = np.clip(self._lower - p, 0.0, reach)
             tau_up = self._gain * (v_up - v) + self._return_kp * over_up
             tau_down = self._gain * (v_down - v) + self._return_kp * over_down
             if load is not None:
@@ -167,8 +169,8 @@ class LimitGuard:
         v_ref[up] = v_up[up]
         v_ref[down] = v_down[down]
         kp[beyond] = self._return_kp[beyond]
-        p_ref[beyond_up] = self._upper[beyond_up]
-        p_ref[beyond_down] = self._lower[beyond_down]
+        p_ref[beyond_up] = (p + over_up)[beyond_up]
+        p_ref[beyond_down] = (p + over_down)[beyond_down]
         return limited
 
 

@@ -301,11 +301,18 @@ def test_saturate_policy_moves_to_the_limit_and_reports() -> None:
         assert positions(arm)[2] == pytest.approx(2.6, abs=1e-3)
 
 
-def test_soft_limit_clamps_the_shoulder_lift(arm: SimActuatorArray) -> None:
-    (saturation,) = arm.position("shoulder_lift", 1.99)  # hard limit 2.0, soft 1.95
-    assert saturation.field == "position (soft limit)" and saturation.applied == 1.95
-    arm.step(3.5)
-    assert positions(arm)[1] == pytest.approx(1.95, abs=1e-3)
+def test_soft_limit_refuses_then_saturates_the_shoulder_lift(arm: SimActuatorArray) -> None:
+    with pytest.raises(LimitError, match=r"'shoulder_lift' \(index 1\).*within \[-1.95, 1.95\]"):
+        arm.position("shoulder_lift", 1.99)  # hard limit 2.0, soft 1.95: REJECT refuses
+    config = SimArrayConfig.from_model(
+        load_robot("arm6"), policy=LimitPolicy.SATURATE, realtime=False, noise=False
+    )
+    with SimActuatorArray(config) as saturating:
+        saturating.power(True)
+        (saturation,) = saturating.position("shoulder_lift", 1.99)
+        assert saturation.field == "position (soft limit)" and saturation.applied == 1.95
+        saturating.step(3.5)
+        assert positions(saturating)[1] == pytest.approx(1.95, abs=1e-3)
 
 
 def test_speed_command_moves_at_that_speed(arm: SimActuatorArray) -> None:

@@ -219,7 +219,7 @@ class CanActuatorArray(ActuatorArray):
         self._zeros = np.zeros(n)
         # The drive's limit supervisor (module docstring, "Limits"): speed moves stop at the
         # range's ends; current and impedance commands are bounded at every exchange.
-        self._moves.profile.set_position_bounds(*self._actuator_range())
+        self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
         self._guard = self._make_limit_guard(config.period_s)
         self._limited = np.zeros(n, dtype=np.bool_)
         # p, v, kp, kd, τ as sent

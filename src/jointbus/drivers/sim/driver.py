@@ -391,7 +391,7 @@ class SimActuatorArray(ActuatorArray):
         )
         # The drive's limit supervisor: speed moves stop at the range's ends, and current and
         # impedance commands are bounded each control step (module docstring, "Limits").
-        self._moves.profile.set_position_bounds(*self._actuator_range())
+        self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
         self._guard = self._make_limit_guard(config.control_period, self._inertia)
         self._limited = np.zeros(n, dtype=np.bool_)
         # p, v, τ, kp, kd as sent this step
