@@ -167,6 +167,10 @@ _CommandWriter = Callable[[IntArray, FloatArray, str], tuple[Saturation, ...]]
 """A command internal (``_positions``, ``_speeds``, ``_currents``): indices, values, field."""
 
 _API: Final = "ActuatorArray"
+#: The state bits that are not about motion (a joint not measured keeps only these).
+_NOT_MOTION: Final = np.uint8(
+    0xFF & ~(ActuatorState.IDLE | ActuatorState.MOVING | ActuatorState.BRAKED)
+)
 #: The fields of an impedance command, in the row order of its fast check.
 #: An unbounded limit in the fast impedance check: finite, so that the check also fails on ±inf.
 _BIG: Final = float(np.finfo(np.float64).max)
@@ -773,6 +777,16 @@ class ActuatorArray(abc.ABC):
             raw = self._read_raw()
         cal = self._calibration
         d = cal.direction
+        state = actuator_states(
+            raw.moving,
+            raw.braked,
+            raw.stalled,
+            raw.motor_power if raw.powered is None else raw.powered,
+            raw.limited,
+        )
+        unmeasured = np.isnan(raw.position)
+        if unmeasured.any():  # no reply this cycle: whether it moves is not known, so not IDLE
+            state[unmeasured] &= _NOT_MOTION
         return JointReading(
             names=self._names,
             time=raw.time,
@@ -783,13 +797,7 @@ class ActuatorArray(abc.ABC):
             effort=d * raw.effort,
             temperature=raw.temperature.copy(),
             status=raw.status.copy(),
-            state=actuator_states(
-                raw.moving,
-                raw.braked,
-                raw.stalled,
-                raw.motor_power if raw.powered is None else raw.powered,
-                raw.limited,
-            ),
+            state=state,
             motor_power=bool(raw.motor_power),
         )
 

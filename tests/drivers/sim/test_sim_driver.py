@@ -706,3 +706,16 @@ def test_joint_power_switches_one_drive_off_and_on_while_the_others_run() -> Non
         assert all(a.state & ActuatorState.UNPOWERED for a in arm.read().actuators)
         arm.power(True)  # every drive on again
         assert not any(s & ActuatorState.UNPOWERED for s in arm.read_joints().state)
+
+
+def test_brakes_never_flag_the_joints_without_brakes_moving() -> None:
+    """Issue 20 item 10: ``brakes(True)`` re-planned every joint's profile, and the wrist
+    joints (no brakes), resting on their targets, read MOVING until the round-off settled."""
+    with open_arm() as arm:
+        arm.power(True)
+        arm.positions([0.3, -0.3, 1.2, 0.4, 0.3, 0.2])
+        arm.wait_until_still(None, timeout=10.0)
+        for on in (True, False, True, False):
+            arm.brakes(on)
+            unbraked = states(arm)[3:5]  # wrist_roll, wrist_pitch: no brakes
+            assert all(s == IDLE for s in unbraked), (on, unbraked)

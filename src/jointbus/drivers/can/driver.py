@@ -502,7 +502,9 @@ class CanActuatorArray(ActuatorArray):
             moving=moving,
             braked=np.zeros(n, dtype=np.bool_),
             stalled=self._lost.copy(),
-            motor_power=self._powered,
+            # Powered as far as known: a lost motor's power is unknown, and an array none of
+            # whose motors answers is not reported as powered.
+            motor_power=self._powered and not bool(self._lost.all()),
             powered=self._link.enabled.copy(),
             limited=self._limited.copy(),
         )

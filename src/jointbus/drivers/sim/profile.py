@@ -54,6 +54,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 _GEN = "ProfileGenerator"
+_AT_TARGET = 1e-9  # rad, rad/s, rad/s²: a reference this close to its target and to rest is on it
 
 
 class ProfilePlanningError(RuntimeError):
@@ -492,6 +493,11 @@ class ProfileGenerator:
         if result not in (Result.Working, Result.Finished):
             raise ProfilePlanningError(f"ruckig could not plan the profile: {result}")
         self._durations[:] = self._trajectory.independent_min_durations
+        # A joint already resting on its target has nothing to do, whatever ruckig's round-off
+        # says: re-planning for another joint must not make it "active" (MOVING) for a while.
+        resting = (np.abs(self._v) <= _AT_TARGET) & (np.abs(self._a) <= _AT_TARGET)
+        resting &= (self._target_v == 0.0) & (np.abs(self._p - self._target_p) <= _AT_TARGET)
+        self._durations[resting] = 0.0
         np.logical_and(self._velocity_mode, self._target_v != 0.0, out=self._cruising)
         self._t = 0.0
         if self._bounded and self._stop_past_bound():
