@@ -35,6 +35,7 @@ _GROUPS: dict[str, tuple[str, str, str]] = {
     "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
     "ros2": ("jointbus.cli.ros2", "app", "ROS 2 interop: export messages, see the graph."),
     "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
+    "security": ("jointbus.cli.security", "app", "Access rules for a robot on a TLS-only bus."),
 }
 # command name -> (module, attribute holding a function)
 _COMMANDS: dict[str, tuple[str, str]] = {
