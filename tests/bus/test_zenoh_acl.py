@@ -23,7 +23,17 @@ import pytest
 from test_zenoh_tls import Pki, dialer, free_port, listener, make_pki, wait_until
 
 from jointbus import drivers
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ServiceError, ZenohConfigError, data_key
+from jointbus.bus import (
+    MAB_RT,
+    RELIABLE,
+    AccessDeniedEvent,
+    Bus,
+    QosEvent,
+    ServiceDeniedError,
+    ServiceError,
+    ZenohConfigError,
+    data_key,
+)
 from jointbus.bus.zenoh_security import ZenohAccessControl, secure
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.drivers.bus.array_names import ArrayNames
@@ -32,7 +42,7 @@ from jointbus.messages.actarray import ActuatorReply, BrakesRequest, PowerReques
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.robots.hb50.messages import JointCommand, Status
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 
@@ -58,6 +68,8 @@ class Site:
         self.robot = Bus(
             name="robot", zenoh=secure(listener(port), pki.tls["robot"], access_control)
         )
+        self.events: list[QosEvent] = []
+        self.robot.on_qos_event(self.events.append)
         self.commands: list[JointCommand] = []
         self.robot.subscribe(
             "/hb50/joint_command", JointCommand, self.commands.append, MAB_RT, realtime=True
@@ -102,6 +114,12 @@ def test_only_the_named_controller_can_publish_joint_commands(guarded: Site) -> 
     time.sleep(0.3)  # anything the monitor sent before would have arrived by now
     assert [c.source_node for c in guarded.commands] == ["control_node"]
     assert guarded.commands[0] == good
+    # The robot says who tried, once, by certificate name.
+    denied = [e for e in guarded.events if isinstance(e, AccessDeniedEvent)]
+    assert [(e.peer, e.action, e.topic, e.roles) for e in denied] == [
+        ("monitor.hb50", "publishes", "/hb50/joint_command", ("observer",))
+    ]
+    assert "access denied: certificate 'monitor.hb50'" in denied[0].describe()
 
 
 def test_a_host_that_may_not_command_can_still_watch(guarded: Site) -> None:
@@ -157,6 +175,8 @@ class ServedRobot:
         self.array = drivers.open("sim://arm6?noise=false")
         self.bus = Bus(name="robot", zenoh=secure(listener(port), pki.tls["robot"], access_control))
         self.node = ArrayNode(self.array, self.bus, namespace="arm6")
+        self.status: list[Status] = []
+        self.bus.subscribe(N.status, Status, self.status.append, RELIABLE, realtime=True)
         self.node.start()
         self.array.power(True)
         self.port = port
@@ -197,10 +217,18 @@ def test_an_observer_cannot_call_a_service_that_changes_anything(
     monitor = served_robot.peer("monitor")
     client = monitor.client(service, *_types(request_), timeout_s=1.0)
     assert wait_until(client.available)  # it sees the server in the graph ...
-    with pytest.raises(ServiceError):  # ... but its call never reaches it
+    with pytest.raises(ServiceDeniedError, match="denied") as denied:  # ... but cannot call it
         client.call(request_)
+    assert "robot.hb50" in str(denied.value)  # whose rules said no
     assert served_robot.powered()
     assert not served_robot.node.estopped
+    # The robot reports the refused caller on its status, by certificate name, once.
+    expected = "access denied: certificate 'monitor.hb50'"
+    assert wait_until(
+        lambda: any(expected in s.status and service in s.status for s in served_robot.status)
+    )
+    time.sleep(0.3)
+    assert len([s for s in served_robot.status if expected in s.status]) == 1
 
 
 def test_an_observer_can_call_a_read_only_service(served_robot: ServedRobot) -> None:

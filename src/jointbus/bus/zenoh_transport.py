@@ -66,6 +66,7 @@ import zenoh
 import zenoh.ext
 
 from jointbus.bus import attachment
+from jointbus.bus.access_watch import AccessWatch, policy_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
@@ -574,6 +575,10 @@ class ZenohTransport:
         #: Graph tokens that could not be parsed (counted; each key logged once).
         self.bad_tokens = 0
         self._bad_token_keys: set[str] = set()
+        #: Reports peers whose announced publishers and clients the session's access rules deny
+        #: (None without readable rules).
+        policy = policy_of(config.options)
+        self.access_watch = AccessWatch(self, policy) if policy is not None else None
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
@@ -802,6 +807,11 @@ class ZenohTransport:
             self._graph.pop(key, None)
         else:
             self._graph[key] = entity
+            if self.access_watch is not None:
+                try:
+                    self.access_watch.saw(entity)
+                except Exception:
+                    _LOG.exception("checking %s against the access rules failed", key)
         if entity.kind not in ("MP", "MS"):
             return
         info = EndpointInfo.from_entity(entity)
@@ -876,6 +886,13 @@ class ZenohTransport:
             if reasons:
                 self.bus._report_remote_incompatible(local, remote, reasons)
 
+    def peer_certificate(self, zid: str) -> str | None:
+        """The certificate common name of the link to session ``zid`` (None: no TLS link)."""
+        for link in self.session.info.links():
+            if str(link.zid) == zid:
+                return link.auth_identifier
+        return None
+
     def remote_info(self, gid: int) -> EndpointInfo | None:
         """The discovery record of a remote endpoint, if its token has been seen."""
         return self._remote.get(gid)
@@ -933,6 +950,8 @@ class ZenohTransport:
         for token in tokens:
             _undeclare(token)
         _undeclare(self._liveliness)
+        if self.access_watch is not None:
+            self.access_watch.close()
         cast(Any, self.session).close()
 
 
