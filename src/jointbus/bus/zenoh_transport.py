@@ -56,6 +56,7 @@ Callbacks from Zenoh run on Zenoh's threads; they never take the bus lock.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -84,7 +85,9 @@ from jointbus.bus.ros_graph import (
 )
 from jointbus.bus.sample_gate import clamp_latency, new_gate
 from jointbus.bus.subscriber import Subscriber
+from jointbus.bus.tls_probe import TlsFiles, TlsRefusal, probe
 from jointbus.bus.zenoh_config import ZenohConfig
+from jointbus.bus.zenoh_security import TLS_PREFIX
 from jointbus.codec import accel
 from jointbus.codec.codec import codec_for
 from jointbus.codec.type_hash import rihs01_of
@@ -133,24 +136,50 @@ def open_session(config: ZenohConfig) -> zenoh.Session:
             last_error = exc
             _LOG.debug("zenoh open with listen=%s connect=%s failed: %s", listen, connect, exc)
             continue
-        if connect:
-            _wait_for_a_link(session)
+        if connect and not _wait_for_a_link(session):
+            refusal = _tls_refusal(config, connect)
+            if refusal is not None:
+                cast(Any, session).close()
+                raise ZenohConfigError(refusal.describe())
         return session
     raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
 
 
-def _wait_for_a_link(session: zenoh.Session) -> None:
+def _tls_refusal(config: ZenohConfig, connect: tuple[str, ...]) -> TlsRefusal | None:
+    """Why no TLS link came up, if a handshake with the session's files is refused."""
+    options = dict(config.options)
+    try:
+        files = TlsFiles(
+            json.loads(options[f"{TLS_PREFIX}/root_ca_certificate"]),
+            json.loads(options[f"{TLS_PREFIX}/connect_certificate"]),
+            json.loads(options[f"{TLS_PREFIX}/connect_private_key"]),
+        )
+        verify_name = json.loads(options.get(f"{TLS_PREFIX}/verify_name_on_connect", "true"))
+    except (KeyError, ValueError):
+        return None  # not a session of jointbus's TLS settings
+    refusals = [
+        refusal
+        for endpoint in connect
+        if endpoint.startswith("tls/")
+        and (refusal := probe(endpoint, files, bool(verify_name))) is not None
+    ]
+    return refusals[0] if refusals else None
+
+
+def _wait_for_a_link(session: zenoh.Session) -> bool:
     """Wait (at most ``CONNECT_WAIT_S``) until the session is linked to a peer or router.
 
     A Zenoh peer opens its configured ``connect`` links in the background, so ``zenoh.open``
     returns before they exist; a CLI command that asks the graph right away (``topic list``,
-    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once."""
+    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once.
+    Returns whether a link came up."""
     deadline = time.monotonic() + CONNECT_WAIT_S
     info = session.info
     while time.monotonic() < deadline:
         if any(True for _ in info.peers_zid()) or any(True for _ in info.routers_zid()):
-            return
+            return True
         time.sleep(0.005)
+    return False
 
 
 def _undeclare(entity: object) -> None:
