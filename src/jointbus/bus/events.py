@@ -175,8 +175,7 @@ class AccessDeniedEvent(QosEvent):
     def describe(self) -> str:
         who = f"certificate {self.peer!r}" if self.peer else "a peer without a certificate"
         role = f"role {', '.join(self.roles)}" if self.roles else "no role"
-        what = "messages on" if self.action == "publishes" else "calls of"
         return (
-            f"access denied: {who} (zid {self.zid}, {role}) {self.action} {self.topic}; "
-            f"the access rules drop its {what} {self.topic}"
+            f"access denied: {who} (zid {self.zid}, {role}) {self.action} {self.topic}: "
+            "the access rules drop it"
         )
