@@ -297,3 +297,40 @@ def test_default_bus_listens_on_loopback_only() -> None:
         assert _listening_addresses(port) == {"0100007F"}  # 127.0.0.1, nothing else
     finally:
         bus.close()
+
+
+def _listening_sockets() -> set[str]:
+    """Local addresses of the listening TCP sockets this process holds."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.add(fields[1])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc/net/tcp")
+def test_an_empty_listen_list_listens_nowhere(pki: Pki) -> None:
+    """``listen=()`` (a host that only dials the robot) opens no listening socket at all — not
+    Zenoh's every-interface default of a configuration without the key (docs/SECURITY.md §1)."""
+    from jointbus.bus import ZenohConfig
+
+    before = _listening_sockets()
+    bus = Bus(name="dialer", zenoh=secure(dialer(free_port()), pki.tls["monitor"]))
+    plain = Bus(name="plain", zenoh=ZenohConfig(listen=(), connect=()))
+    try:
+        assert _listening_sockets() == before
+    finally:
+        plain.close()
+        bus.close()
