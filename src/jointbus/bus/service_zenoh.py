@@ -337,12 +337,22 @@ def _get_once(
 
 def _announcer(transport: ZenohTransport, name: str, own: tuple[str, str]) -> str:
     """``served by node N (certificate C)``: who announces the server, for a denial."""
-    for e in transport.graph_entities():
-        if e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own:
-            node = "" if e.node == ANONYMOUS_NODE else e.node
-            certificate = transport.peer_certificate(e.zid)
-            held = f", whose session holds certificate {certificate!r}" if certificate else ""
-            return f"served by node {node or '(anonymous)'!r}{held}"
+    servers = [
+        (e.node, e.zid)
+        for e in transport.graph_entities()
+        if e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own
+    ]
+    if not servers:  # the subscriber's table lags the graph on a loaded host: ask, as above
+        servers = [
+            (s.node, s.zid)
+            for s in remote_services(transport, timeout_s=0.2)
+            if s.name == name and (s.service_type, s.type_hash) == own
+        ]
+    for node, zid in servers:
+        certificate = transport.peer_certificate(zid)
+        held = f", whose session holds certificate {certificate!r}" if certificate else ""
+        shown = "" if node == ANONYMOUS_NODE else node
+        return f"served by node {shown or '(anonymous)'!r}{held}"
     return "its server is announced"
 
 
