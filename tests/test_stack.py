@@ -249,7 +249,7 @@ def test_the_stacks_control_node_steps_on_a_fifo_thread_below_the_bridge() -> No
     policies: list[tuple[int, int]] = []
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        with Stack(url=None, realtime=DEFAULT_REALTIME) as stack:
+        with Stack(url=None, realtime=DEFAULT_REALTIME, layout="inproc") as stack:
             control = stack.control
             assert control is not None
             control.create_subscription(

@@ -88,20 +88,29 @@ watching costs the bridge about a microsecond per cycle and no queue can overflo
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import dataclasses
+import json
 import math
+import os
+import signal
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConfig
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
+from jointbus.messages.nav_msgs import Odometry
+from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
@@ -122,8 +131,17 @@ from jointbus.runtime import (
     RealtimeConfig,
     ensure_unique_node,
 )
+from jointbus.runtime.launch import LaunchDescription, LaunchDescriptionError, ProcessSpec
+from jointbus.runtime.process_group import (
+    READY,
+    ChildProcess,
+    ProcessGroup,
+    ProcessGroupError,
+    bind_to_parent,
+    child_argv,
+)
 from jointbus.runtime.rate_loop import CycleInfo
-from jointbus.runtime.realtime import FIFO_PRIORITY_MIN
+from jointbus.runtime.realtime import FIFO_PRIORITY_MIN, apply_realtime
 
 __all__ = [
     "BRIDGE_LOST",
@@ -131,6 +149,7 @@ __all__ = [
     "BRIDGE_SWITCH_INTERVAL_S",
     "DEFAULT_RATE_HZ",
     "DEFAULT_REALTIME",
+    "LAYOUTS",
     "MAX_RATE_HZ",
     "MIN_RATE_HZ",
     "NODES",
@@ -145,8 +164,16 @@ __all__ = [
 ]
 
 Transport = Literal["inproc", "zenoh"]
-#: Accepted ``transport`` values (see the module docstring).
+#: Accepted ``transport`` values of the one-process layout (see the module docstring).
 TRANSPORTS: Final = ("inproc", "zenoh")
+#: Named ``layout`` values: the robot's bundled process layout, or everything in this process.
+LAYOUTS: Final = ("processes", "inproc")
+#: The transport a :class:`StackSummary` names for a stack whose nodes run in processes apart.
+PROCESSES: Final = "processes"
+#: The SCHED_FIFO priority of a layout process's other threads (the bus's), below its loop's.
+_BUS_PRIORITY_BELOW_LOOP: Final = 10
+#: How long a process of the layout may take to start (s): Python, numpy, MuJoCo and Zenoh.
+_CHILD_READY_TIMEOUT_S: Final = 60.0
 #: Nodes a stack can run.
 NODES: Final = ("bridge", "control")
 #: ``start_command`` values: the control node's commands (``None``: send nothing).
@@ -188,6 +215,8 @@ _REPORTS_KEPT: Final = 256
 _START_POLL_S: Final = 0.01
 #: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
 _OBSERVER: Final = "_jointbus_stack"
+#: The reporting node of what the stack itself reports (a process of its layout that died).
+_LAUNCHER: Final = "launcher"
 _NAN: Final = math.nan
 
 
@@ -269,8 +298,10 @@ class StackSummary:
     cycles are dropped), ``skipped_fraction`` the share of its due cycles it dropped (0–1),
     ``lateness_*`` per due cycle, dropped ones included (s; see
     :mod:`jointbus.runtime.loop_stats`), ``overruns`` cycles late by a period or more.
-    ``cpu_fraction``: CPU time of this process over wall time since start, in cores;
-    ``simulator_cpu_fraction`` the part spent in the simulator's physics.
+    ``cpu_fraction``: CPU time of the stack — this process and every process of its layout —
+    per wall-clock second over the last summary interval, in cores; ``cpu_mean_fraction`` the
+    same since start (start-up included); ``simulator_cpu_fraction`` the part spent in a local
+    simulator's physics (0 when the simulator runs in another process).
     """
 
     elapsed_s: float
@@ -294,6 +325,7 @@ class StackSummary:
     skipped_fraction: float
     cpu_fraction: float
     simulator_cpu_fraction: float
+    cpu_mean_fraction: float = math.nan
 
     @property
     def standing(self) -> bool:
@@ -347,13 +379,13 @@ class _Latest:
 
 
 class _Rate:
-    """A counter's rate between two reads (Hz)."""
+    """A counter's rate between two reads (Hz), or an amount's (CPU seconds per second)."""
 
     def __init__(self) -> None:
-        self._last: tuple[int, float] | None = None
+        self._last: tuple[float, float] | None = None
         self.hz = _NAN
 
-    def update(self, count: int, now: float) -> float:
+    def update(self, count: float, now: float) -> float:
         last = self._last
         if last is not None and now - last[1] >= 0.2:
             self.hz = (count - last[0]) / (now - last[1])
@@ -379,6 +411,11 @@ class Stack:
         rate_hz: the bridge's cycle rate (Hz, default :data:`DEFAULT_RATE_HZ`); the control node
             steps once per frame, so it runs at the same rate, and a stepped simulator advances
             its physics by one period per cycle (see "Rate" in the module docstring).
+        layout: which node runs in which process (see "Layout" in the module docstring):
+            ``"processes"`` (the robot's bundled layout), a launch description (a path or a
+            :class:`~jointbus.runtime.launch.LaunchDescription`), or ``"inproc"`` (every node in
+            this process, over ``transport``). ``None`` (default): ``"processes"`` for the whole
+            robot on Zenoh with the default transport, else ``"inproc"``.
     """
 
     def __init__(
@@ -394,6 +431,7 @@ class Stack:
         namespace: str = DEFAULT_NAMESPACE,
         seed: int = 0,
         rate_hz: float = DEFAULT_RATE_HZ,
+        layout: str | Path | LaunchDescription | None = None,
     ) -> None:
         if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
             math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
@@ -420,10 +458,18 @@ class Stack:
             )
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise StackConfigError("seed", seed, "an int")
+        self.layout: LaunchDescription | None = _layout(
+            robot, layout, whole=set(chosen) == set(NODES), transport=transport, zenoh=zenoh
+        )
+        """The process layout; ``None``: every node of :attr:`nodes` runs in this process."""
+        if self.layout is not None:
+            chosen = self.layout.nodes
         self.model: RobotModel = load_robot(robot)  # ModelError for an unknown robot, first
         self.robot = robot
         self.url = url if url is not None else default_url(robot, seed=seed)
-        self.transport: str = transport
+        self._url_given = url is not None
+        self.seed = seed
+        self.transport: str = transport if self.layout is None else PROCESSES
         self.zenoh = zenoh
         self.nodes: tuple[str, ...] = tuple(n for n in NODES if n in chosen)
         self.realtime = realtime
@@ -450,6 +496,7 @@ class Stack:
         self._reports: deque[Status] = deque(maxlen=_REPORTS_KEPT)
         self._data_rate = _Rate()
         self._command_rate = _Rate()
+        self._cpu_rate = _Rate()
         self._command_pub: Publisher[String] | None = None
         self._hardware_pub: Publisher[String] | None = None
         self._stop = threading.Event()
@@ -459,11 +506,17 @@ class Stack:
         self._state: Literal["new", "running", "stopped"] = "new"
         self._lock = threading.Lock()
         self._holds_switch_interval = False
+        self._group: ProcessGroup | None = None
+        self._ground_truth = _Latest()
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self) -> Stack:
+    def start(self, *, before_nodes: Callable[[Bus], object] | None = None) -> Stack:
         """Open the buses, the actuators and the nodes, and start them. Raises what failed
-        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened."""
+        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened.
+
+        ``before_nodes`` is called with the main bus once it is open and before any node or
+        process of the layout starts: a recorder started there records the robot from its first
+        message (the stand-up included)."""
         with self._lock:
             if self._state != "new":
                 raise StackError(f"a stack is started once; this one is {self._state}")
@@ -471,7 +524,10 @@ class Stack:
         self._started_at = time.monotonic()
         self._cpu_at_start = time.process_time()
         try:
-            self._open()
+            if self.layout is None:
+                self._open(before_nodes)
+            else:
+                self._open_processes(self.layout, before_nodes)
         except BaseException:
             self.stop()
             raise
@@ -485,12 +541,14 @@ class Stack:
         self.buses.append(bus)
         return bus
 
-    def _open(self) -> None:
+    def _open(self, before_nodes: Callable[[Bus], object] | None = None) -> None:
         main = self._new_bus(f"jointbus-{'-'.join(self.nodes)}")
         bridge_bus = control_bus = main
         if self.transport == "zenoh" and len(self.nodes) == 2:
             control_bus = self._new_bus("jointbus-control")
         self._subscribe(main)
+        if before_nodes is not None:
+            before_nodes(main)
         if "control" in self.nodes:
             self.control = ControlNode(
                 control_bus,
@@ -521,6 +579,66 @@ class Stack:
             )
             self._starter.start()
 
+    def _open_processes(
+        self, layout: LaunchDescription, before_nodes: Callable[[Bus], object] | None = None
+    ) -> None:
+        """The observer bus here (the first process on the hub port listens on it), then one
+        child process per entry of ``layout``, all starting at once."""
+        main = self._new_bus("jointbus-launcher")
+        self._subscribe(main)
+        if before_nodes is not None:
+            before_nodes(main)
+        self._group = ProcessGroup(on_exit=self._child_exited)
+        children = [
+            ChildProcess(
+                spec.name,
+                child_argv("jointbus.stack", self._child_args(spec)),
+                respawn=spec.respawn,
+            )
+            for spec in layout.processes
+        ]
+        try:
+            self._group.start_all(children, ready_timeout_s=_CHILD_READY_TIMEOUT_S)
+        except ProcessGroupError as exc:
+            raise StackError(str(exc)) from None
+
+    def _child_args(self, spec: ProcessSpec) -> list[str]:
+        """The command line of one process of the layout (:func:`_child_main` reads it)."""
+        assert self.zenoh is not None
+        args = [
+            "--robot", self.robot,
+            "--process", json.dumps(dataclasses.asdict(spec)),
+            "--zenoh", self.zenoh.to_json(),
+            "--rate", repr(self.rate_hz),
+            "--seed", str(self.seed),
+            "--namespace", self.namespace,
+        ]
+        if self._url_given:
+            args += ["--url", self.url]
+        if self.start_command is not None:
+            args += ["--start-command", self.start_command]
+        if self.realtime is None:
+            args.append("--no-realtime")
+        return args
+
+    def _child_exited(self, name: str, returncode: int) -> None:
+        """A process of the layout ended without being asked: one ERROR among the reports."""
+        if returncode < 0:
+            try:
+                how = f"was killed by {signal.Signals(-returncode).name}"
+            except ValueError:
+                how = f"was killed by signal {-returncode}"
+        else:
+            how = f"exited with code {returncode}"
+        respawn = self.layout is not None and self.layout.process(name).respawn
+        text = f"process {name!r} of the layout {how}" + ("; starting it again" if respawn else "")
+        self._reports.append(Status.of(Level.ERROR, _LAUNCHER, text))
+
+    @property
+    def processes(self) -> ProcessGroup | None:
+        """The processes of the layout (pids, signals: fault tests), or ``None`` in one process."""
+        return self._group
+
     def _topic(self, name: str) -> str:
         return f"/{self.namespace}/{name}" if self.namespace else f"/{name}"
 
@@ -532,7 +650,10 @@ class Stack:
                 )
             )
 
-        sub("bridge_data", BridgeData, self._data, MAB_RT)
+        if self.layout is None:
+            sub("bridge_data", BridgeData, self._data, MAB_RT)
+        else:  # a launcher watching its processes reads the 10 Hz copy: no 500 Hz decoding
+            sub("bridge_data_10hz", BridgeData, self._data, RELIABLE)
         sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
         sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
         self._subscribers.append(
@@ -545,8 +666,10 @@ class Stack:
                 node=_OBSERVER,
             )
         )
-        if "bridge" not in self.nodes:
+        if "bridge" not in self.nodes or self.layout is not None:
             sub("diagnostics", LoopDiagnostics, self._diagnostics, RELIABLE)
+        if self.layout is not None:  # the simulator runs in the bridge's process: its 10 Hz copy
+            sub("sim/ground_truth_10hz", Odometry, self._ground_truth, RELIABLE)
 
     def _open_bridge(self, bus: Bus) -> BridgeNode:
         from jointbus import drivers
@@ -590,7 +713,11 @@ class Stack:
             self._stepped = stepped
             if isinstance(stepped, MujocoSimArray):
                 ground_truth = GroundTruthPublisher(
-                    bus, stepped.world, namespace=self.namespace, epoch_ns=epoch_ns
+                    bus,
+                    stepped.world,
+                    namespace=self.namespace,
+                    epoch_ns=epoch_ns,
+                    decimation=max(1, round(self.rate_hz / 10.0)),
                 )
         period = 1.0 / bridge.config.rate_hz
 
@@ -642,6 +769,8 @@ class Stack:
         self._stop.set()
         if self._starter is not None:
             self._starter.join(1.0)
+        if self._group is not None:
+            self._group.stop()  # the controller first, then the bridge damps and powers off
         errors: list[BaseException] = []
         if self.bridge_liveliness is not None:
             self.bridge_liveliness.close()
@@ -725,7 +854,11 @@ class Stack:
         return summary
 
     def true_base_height(self) -> float:
-        """The simulator's ground-truth base height (m); NaN without a local MuJoCo simulator."""
+        """The simulator's ground-truth base height (m): from the local MuJoCo simulator, or the
+        newest ``sim/ground_truth`` of the layout's bridge process; NaN when neither is known."""
+        truth: Odometry | None = self._ground_truth.message
+        if truth is not None:
+            return float(truth.pose.pose.position.z)
         array = self.array
         world = getattr(array, "world", None)
         if array is None or world is None or array.closed:
@@ -769,16 +902,23 @@ class Stack:
         elif self.control is not None and self.control.frames_used:
             motion = self.control.motion.mode.name
         height = robot.pose.position.z if robot is not None else _NAN
-        if self.bridge is not None:
-            received = self.bridge.command_subscription.stats().received
-        elif self.control is not None:
-            received = self.control.joint_command_pub.stats().published
-        else:  # pragma: no cover - a stack always runs a node
-            received = 0
-        loop = self._loop_timing()
         facts = BridgeStatus.of(state) if state is not None else BridgeStatus()
+        if self.bridge is not None:
+            command_hz = self._command_rate.update(
+                self.bridge.command_subscription.stats().received, now
+            )
+        elif self.control is not None:
+            command_hz = self._command_rate.update(
+                self.control.joint_command_pub.stats().published, now
+            )
+        else:  # the bridge runs in another process: what it says it received
+            command_hz = _NAN if facts.command_rate_hz is None else facts.command_rate_hz
+        loop = self._loop_timing()
         elapsed = max(now - self._started_at, 1e-9)
-        cpu = (time.process_time() - self._cpu_at_start) / elapsed
+        cpu_s = time.process_time() - self._cpu_at_start
+        if self._group is not None:
+            cpu_s += self._group.cpu_seconds()
+        cpu = self._cpu_rate.update(cpu_s, now)
         return StackSummary(
             elapsed_s=now - self._started_at,
             nodes=self.nodes,
@@ -791,8 +931,12 @@ class Stack:
             drives_enabled=state.drives_enabled if state is not None else None,
             base_height_m=height,
             true_base_height_m=self.true_base_height(),
-            bridge_data_hz=self._data_rate.update(self._data.count, now),
-            command_hz=self._command_rate.update(received, now),
+            bridge_data_hz=(
+                self._data_rate.update(self._data.count, now)
+                if self.layout is None
+                else _NAN if facts.frame_rate_hz is None else facts.frame_rate_hz
+            ),
+            command_hz=command_hz,
             loop_rate_hz=loop[0],
             lateness_p50_s=loop[1],
             lateness_p99_s=loop[2],
@@ -801,6 +945,7 @@ class Stack:
             skipped_fraction=loop[5],
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
+            cpu_mean_fraction=cpu_s / elapsed,
         )
 
     def take_reports(self) -> list[Status]:
@@ -917,3 +1062,124 @@ def _imu_source(array: ActuatorArray) -> Callable[[], ImuReading]:
         return reading
 
     return read
+
+
+def bundled_layout(robot: str) -> Path:
+    """The launch description shipped with ``robot`` (``jointbus/robots/<robot>/launch.yaml``)."""
+    resource = resources.files("jointbus.robots") / robot / "launch.yaml"
+    return Path(str(resource))
+
+
+def _layout(
+    robot: str,
+    layout: str | Path | LaunchDescription | None,
+    *,
+    whole: bool,
+    transport: str,
+    zenoh: ZenohConfig | None,
+) -> LaunchDescription | None:
+    """The :class:`Stack`'s ``layout`` argument as a description (``None``: one process)."""
+    if layout is None:
+        layout = "processes" if whole and transport == "inproc" and zenoh is not None else "inproc"
+    if layout == "inproc":
+        return None
+    if not whole:
+        raise StackConfigError("nodes", "a subset", "every node when the layout runs processes")
+    if transport != "inproc":
+        raise StackConfigError(
+            "transport", transport, "'inproc' with a process layout (Zenoh joins the processes)"
+        )
+    if zenoh is None:
+        raise StackConfigError("zenoh", zenoh, "a ZenohConfig: the processes meet over Zenoh")
+    try:
+        if isinstance(layout, LaunchDescription):
+            description = layout
+        elif layout == "processes":
+            path = bundled_layout(robot)
+            if not path.is_file():
+                raise StackConfigError("layout", layout, f"a robot with a launch file ({path})")
+            description = LaunchDescription.load(path)
+        else:
+            description = LaunchDescription.load(Path(layout))
+        description.check_nodes(NODES)
+    except LaunchDescriptionError as exc:
+        raise StackConfigError("layout", str(layout), str(exc)) from None
+    return description
+
+
+def _child_main(argv: Sequence[str] | None = None) -> int:
+    """One process of a layout (``python -m jointbus.stack``, started by :class:`Stack`): its
+    nodes in this process, pinned and prioritised as its :class:`ProcessSpec` says, until
+    SIGTERM / SIGINT; prints :data:`~jointbus.runtime.process_group.READY` once they run."""
+    bind_to_parent()
+    parser = argparse.ArgumentParser(prog="python -m jointbus.stack")
+    parser.add_argument("--robot", required=True)
+    parser.add_argument("--process", required=True, help="the ProcessSpec, as JSON")
+    parser.add_argument("--zenoh", required=True, help="the ZenohConfig, as JSON")
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE_HZ)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    parser.add_argument("--url")
+    parser.add_argument("--start-command")
+    parser.add_argument("--no-realtime", action="store_true")
+    args = parser.parse_args(argv)
+    fields = json.loads(args.process)
+    spec = ProcessSpec(**{**fields, "nodes": tuple(fields["nodes"])})
+    zenoh = ZenohConfig.from_json(args.zenoh)
+    if spec.cpu is not None:
+        with contextlib.suppress(OSError):  # a CPU the host does not have: not pinned
+            if spec.cpu in os.sched_getaffinity(0):
+                os.sched_setaffinity(0, {spec.cpu})
+    realtime = None
+    if not args.no_realtime and spec.priority is not None:
+        # Every thread of the process — the bus's (Zenoh's) among them, created later — inherits
+        # SCHED_FIFO below the loop's priority from this one: a CPU hog on the host must not hold
+        # back the frames and commands the loop and the controller exchange (measured at load 16:
+        # with the bus threads on the normal scheduler, the commands stopped for 250 ms twice in
+        # 8 s and the bridge went safe). The loop thread then raises itself to the priority.
+        apply_realtime(
+            RealtimeConfig(
+                priority=max(FIFO_PRIORITY_MIN, spec.priority - _BUS_PRIORITY_BELOW_LOOP)
+            )
+        )
+        # The bridge's loop runs at the process's priority; a controller's step thread at it too.
+        bridge = "bridge" in spec.nodes
+        realtime = RealtimeConfig(
+            priority=spec.priority if bridge else min(spec.priority + 1, 99), timerslack_ns=1
+        )
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stack = Stack(
+        args.robot,
+        url=args.url,
+        zenoh=zenoh,
+        nodes=spec.nodes,
+        realtime=realtime,
+        start_command=args.start_command if "control" in spec.nodes else None,
+        namespace=args.namespace,
+        seed=args.seed,
+        rate_hz=args.rate,
+        layout="inproc",
+    )
+    try:
+        stack.start()
+    except Exception as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    try:
+        sys.stdout.write(f"{READY}\n")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+    finally:
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())

@@ -105,7 +105,8 @@ def final_line(summary: StackSummary) -> str:
         f"({_fmt(summary.skipped_fraction, 100, 1)} % of cycles skipped) lateness p99 "
         f"{_fmt(summary.lateness_p99_s, 1e6)} us,"
     )
-    cpu = f"CPU {_fmt(summary.cpu_fraction, 100)} % of one core"
+    processes = "all processes, " if summary.transport == "processes" else ""
+    cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
     if summary.simulator_cpu_fraction > 0:
         cpu += f" (simulator physics {_fmt(summary.simulator_cpu_fraction, 100)} %)"
     parts.append(cpu)
@@ -250,25 +251,24 @@ def run_view(
     summary: StackSummary | None = None
     with stop_on_interrupt():
         try:
-            stack.start()
+
+            def start_recorder(bus: Any) -> None:
+                # Before any node runs: the recording holds the robot from its first message.
+                nonlocal recorder
+                from jointbus.tools.recorder import Recorder
+
+                assert record is not None
+                remote = stack.transport in ("zenoh", "processes")
+                recorder = Recorder(bus, record, remote=remote)
+                recorder.start()
+
+            stack.start(before_nodes=start_recorder if record is not None else None)
             # --duration counts from here, once the stack runs: opening the simulator and the
             # nodes (the start-up printed below) is not part of it.
             started_s = stack.summary().elapsed_s
             end = None if duration is None else time.monotonic() + duration
-            if record is not None:
-                from jointbus.tools.recorder import Recorder
-
-                recorder = Recorder(stack.bus, record, remote=stack.transport == "zenoh")
-                recorder.start()
-            where = f"on {stack.url}" if stack.bridge is not None else "with its bridge"
-            how = (
-                "over Zenoh"
-                if len(stack.nodes) == 1
-                else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
-            )
             note(
-                f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; started in "
-                f"{started_s:.1f} s"
+                f"jointbus: {_where(stack)}; started in {started_s:.1f} s"
                 + (f", runs {duration:g} s from now" if duration is not None else "")
                 + "; Ctrl-C stops"
             )
@@ -290,6 +290,32 @@ def run_view(
     return summary
 
 
+def _where(stack: Stack) -> str:
+    """What runs where, for the start-up line: the processes of a layout (nodes, CPU, priority)
+    and the file they come from, or the nodes of this process and their transport."""
+    layout = stack.layout
+    if layout is None:
+        where = f"on {stack.url}" if stack.bridge is not None else "with its bridge"
+        how = (
+            "over Zenoh"
+            if len(stack.nodes) == 1
+            else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
+        )
+        return f"{' + '.join(stack.nodes)} {where} in one process, {how}"
+    parts = []
+    for spec in layout.processes:
+        place = f" on CPU {spec.cpu}" if spec.cpu is not None else ""
+        fifo = (
+            f", SCHED_FIFO {spec.priority}" if spec.priority is not None and stack.realtime else ""
+        )
+        parts.append(f"{spec.name} ({' + '.join(spec.nodes)}{place}{fifo})")
+    assert stack.zenoh is not None
+    return (
+        f"{stack.robot} on {stack.url} in {len(parts)} processes: {', '.join(parts)} "
+        f"— layout {layout.source}; joined over Zenoh ({stack.zenoh.where})"
+    )
+
+
 def demo(  # noqa: PLR0917 (typer maps parameters to options)
     headless: Annotated[
         bool, typer.Option("--headless", help="Plain summary lines, no terminal UI.")
@@ -305,12 +331,22 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             "end near S + SECONDS), Python's start-up and the clean shutdown after.",
         ),
     ] = None,
+    layout: Annotated[
+        str,
+        typer.Option(
+            "--layout",
+            help="Which node runs in which process. processes (default): the robot's launch "
+            "file (hb50: the simulator and bridge on CPU 0, the control node on CPU 1, joined "
+            "over Zenoh); inproc: every node in this process; or a launch file of your own "
+            "(YAML; copy src/jointbus/robots/hb50/launch.yaml).",
+        ),
+    ] = "processes",
     transport: Annotated[
         str,
         typer.Option(
             "--transport",
-            help="inproc: nodes share one bus (topics offered on Zenoh); zenoh: every message "
-            "between the nodes goes through Zenoh.",
+            help="With --layout inproc: inproc, the nodes share one bus (topics offered on "
+            "Zenoh); zenoh, every message between them goes through Zenoh.",
         ),
     ] = "inproc",
     isolated: Annotated[
@@ -383,6 +419,8 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
+        if layout == "processes" and (isolated or transport != "inproc"):
+            layout = "inproc"  # one process: isolated (no Zenoh to join processes) or its transport
         config: ZenohConfig | None = (
             None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
         )
@@ -393,6 +431,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 zenoh=config,
                 realtime=DEFAULT_REALTIME if realtime else None,
                 rate_hz=rate,
+                layout=layout,
             )
         except (StackError, LookupError, ValueError) as exc:
             raise CliError(str(exc)) from None
