@@ -46,6 +46,8 @@ LONG_RUNNING: tuple[str, ...] = (
     "soak/",
     "test_stack.py",
     "test_stack_at_1000_hz.py",
+    "test_stack_processes.py",
+    "runtime/test_process_group.py::test_a_sigkilled_launcher_leaves_no_child_behind",
     "test_own_controller.py",
     "test_ros2_interop.py",
     "cli/test_cli_demo.py",

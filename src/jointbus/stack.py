@@ -5,8 +5,27 @@ Where it sits: above :mod:`jointbus.nodes` (it assembles the bridge and control 
 commands are thin views of a :class:`Stack`. Tests and benchmarks use it to run the robot as a
 user does.
 
-**What runs.** ``Stack("hb50")`` opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with
-its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rate_hz``) that
+**Layout** (``layout``; DESIGN §4). ``Stack("hb50")`` runs the robot's bundled launch
+description (``jointbus/robots/hb50/launch.yaml``, :mod:`jointbus.runtime.launch`): one process
+per entry, started together by a :class:`~jointbus.runtime.process_group.ProcessGroup` as
+``python -m jointbus.stack`` — the simulator and the bridge in one, pinned to CPU 0 at SCHED_FIFO
+50, the control node in another on CPU 1 at 49 — and joined over Zenoh on loopback, while the
+``Stack`` itself (this process: the demo's view, a test, a recorder) only watches them over the
+bus. Why: in one interpreter the physics, the bridge, the control node and a recorder share one
+lock, and on a 2-vCPU computer their per-cycle costs exceeded the 2 ms period (the walking robot
+ran at 0.65× the wall clock, 1 kHz reached ≈ 600 Hz). Each process runs every one of its threads
+— the bus's too — on SCHED_FIFO (its loop at the layout's priority, the rest 10 below), so a
+CPU-bound process beside the robot cannot hold back a frame or a command. A process that dies is
+reported (an ERROR among :meth:`Stack.take_reports`: ``process 'control' of the layout was killed
+by SIGKILL``) and what the robot does about it is the bridge's (watchdog, liveliness); the
+processes stop in reverse order (the controller first), and a launcher that dies takes them
+with it. ``layout="inproc"`` keeps every node in this process (the layout of ``--isolated``, of
+``transport="zenoh"`` and of one-node stacks: ``jointbus bridge`` / ``jointbus control``, each a
+process of its own); a path or a
+:class:`~jointbus.runtime.launch.LaunchDescription` is a layout of the user's.
+
+**What runs.** Each layout opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with its
+drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rate_hz``) that
 owns it, and a :class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame
 reached the control node, the stack sends ``start_command`` (``stand_up`` by default) on
 ``/hb50/control_command`` — the same message ``jointbus mode stand_up`` sends — and the robot
@@ -32,7 +51,10 @@ each in its own process, meeting over Zenoh.
 ``realtime=false``) is advanced by one control period at the start of every bridge cycle, on the
 bridge's own thread: the physics stands in for hardware that moves between two reads, the bridge
 reads what the previous command did, and no third thread competes with the bridge for the
-interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
+interpreter. Hardware does not wait for a late bridge, so the slots a late loop dropped pass for
+the simulated robot too (up to 5 of them per cycle); only a longer stall of the host slows
+simulated time down, and the bridge then reports it (``bridge falls behind real time: …`` with
+its real-time factor on ``/hb50/status``, and ``pace:`` in ``BridgeState``).
 CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
 cost of the stand-in, not of jointbus. The bridge stamps ``bridge_data`` with *simulated*
 time (on the wall-clock epoch of simulated time 0, as the ground truth is stamped), and the
@@ -172,6 +194,12 @@ LAYOUTS: Final = ("processes", "inproc")
 PROCESSES: Final = "processes"
 #: The SCHED_FIFO priority of a layout process's other threads (the bus's), below its loop's.
 _BUS_PRIORITY_BELOW_LOOP: Final = 10
+#: Most dropped loop slots a stepped simulator catches up on in one cycle (each costs a
+#: physics step): a longer stall of the host slows the simulated robot down instead.
+_CATCH_UP_SLOTS: Final = 5
+#: A pinned process has one core: no BLAS or OpenMP thread pool (its threads would also start
+#: before the process takes SCHED_FIFO, and stay on the normal scheduler).
+_ONE_CORE_ENV: Final = (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"))
 #: How long a process of the layout may take to start (s): Python, numpy, MuJoCo and Zenoh.
 _CHILD_READY_TIMEOUT_S: Final = 60.0
 #: Nodes a stack can run.
@@ -593,6 +621,7 @@ class Stack:
             ChildProcess(
                 spec.name,
                 child_argv("jointbus.stack", self._child_args(spec)),
+                env=_ONE_CORE_ENV if spec.cpu is not None else (),
                 respawn=spec.respawn,
             )
             for spec in layout.processes
@@ -721,11 +750,14 @@ class Stack:
                 )
         period = 1.0 / bridge.config.rate_hz
 
-        def body(_cycle: CycleInfo) -> None:
+        def body(cycle: CycleInfo) -> None:
             sim = self._stepped
             if sim is not None:
                 t0 = time.thread_time_ns()
-                sim.step(period)
+                # Hardware does not wait for a late bridge: the slots the loop dropped pass for
+                # the simulated robot too (up to _CATCH_UP_SLOTS of them), so its time keeps
+                # the wall clock's pace through a short stall.
+                sim.step(period * (1 + min(cycle.skipped, _CATCH_UP_SLOTS)))
                 if ground_truth is not None:
                     ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0

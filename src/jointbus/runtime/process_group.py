@@ -83,6 +83,7 @@ class _Running:
     process: subprocess.Popen[str]
     started_at: float
     cpu_s: float = 0.0
+    retired: bool = False  # its CPU moved to the exited total
     stopping: bool = False
     ready: threading.Event = field(default_factory=threading.Event)
     returncode: int | None = None
@@ -240,11 +241,8 @@ class ProcessGroup:
                 running.cpu_s = cpu
             time.sleep(WATCH_PERIOD_S)
         running.returncode = process.returncode
+        self._retire(running)
         with self._lock:
-            self._exited_cpu_s += running.cpu_s
-            current = self._running.get(running.child.name)
-            if current is running:
-                del self._running[running.child.name]
             closed = self._closed
         running.ready.set()  # wake a start() that waits for it
         if running.stopping or closed:
@@ -298,9 +296,21 @@ class ProcessGroup:
         for running in targets:
             self._stop_one(running)
 
+    def _retire(self, running: _Running) -> None:
+        """``running`` has ended: its last CPU sample joins the exited total (once)."""
+        with self._lock:
+            if not running.retired:
+                running.retired = True
+                self._exited_cpu_s += running.cpu_s
+            if self._running.get(running.child.name) is running:
+                del self._running[running.child.name]
+
     def _stop_one(self, running: _Running) -> None:
         running.stopping = True
         process = running.process
+        cpu = _cpu_seconds(process.pid)  # its last sample: /proc forgets it once it is reaped
+        if cpu is not None:
+            running.cpu_s = cpu
         if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(signal.SIGCONT)  # a stopped child cannot act on SIGTERM
@@ -311,9 +321,7 @@ class ProcessGroup:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 process.wait()
-        with self._lock:
-            if self._running.get(running.child.name) is running:
-                del self._running[running.child.name]
+        self._retire(running)
 
     def __enter__(self) -> ProcessGroup:
         return self

@@ -182,6 +182,8 @@ PUBLISH_WINDOW_S: Final = 1.0
 BEHIND_RTF: Final = 0.98
 #: Above this share of skipped cycles (0–1) the bridge says it falls behind.
 BEHIND_SKIPPED: Final = 0.01
+#: While it stays behind, the bridge says so again every this many publish windows.
+BEHIND_REPEAT_WINDOWS: Final = 10
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
 #: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
 #: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
@@ -467,6 +469,10 @@ class BridgeNode(ArrayNode):
         self.command_rate_hz = math.nan
         """``JointCommand`` samples received per second over the last completed window (Hz)."""
         self._behind = False
+        self._behind_windows = 0
+        self.stamps_robot_time = stamp_ns is not None
+        """Frames are stamped with the robot's own time (a stepped simulator's), which may run
+        slower than the wall clock; else with the wall clock (hardware)."""
         self._staged: BridgeConfig | None = None
         self._staged_lock = threading.Lock()
         super().__init__(
@@ -702,14 +708,17 @@ class BridgeNode(ArrayNode):
         self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
-        self._account_publish(now_ns, header.stamp.to_ns())
+        # The robot's time: a stepped simulator's stamps; hardware's is the wall clock itself.
+        robot_ns = header.stamp.to_ns() if self.stamps_robot_time else None
+        self._account_publish(now_ns, robot_ns)
 
-    def _account_publish(self, now_ns: int, stamp_ns: int) -> None:
+    def _account_publish(self, now_ns: int, stamp_ns: int | None) -> None:
         """Close the publish-rate window when :data:`PUBLISH_WINDOW_S` has passed (loop thread).
 
         The window runs from one publication to a later one: the cycles due in between are the
         elapsed time × rate, the ones that ran are the publications counted after the first. The
-        real-time factor is the robot time the frame stamps (``stamp_ns``) advanced over it;
+        real-time factor is the robot time the frame stamps (``stamp_ns``: a stepped simulator's
+        time; ``None`` for hardware, whose time is the clock: factor 1) advanced over it;
         falling behind — a factor under :data:`BEHIND_RTF` or more than :data:`BEHIND_SKIPPED` of
         the cycles skipped — is one WARN on the status topic with the figures, and its end one OK.
         """
@@ -717,7 +726,7 @@ class BridgeNode(ArrayNode):
         start = self._window_start_ns
         if start is None:
             self._window_start_ns, self._window_published = now_ns, self.published
-            self._window_stamp_ns, self._window_commands = stamp_ns, received
+            self._window_stamp_ns, self._window_commands = stamp_ns or 0, received
             return
         elapsed_ns = now_ns - start
         if elapsed_ns < PUBLISH_WINDOW_S * _NS_PER_S:
@@ -727,18 +736,21 @@ class BridgeNode(ArrayNode):
         self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
         self.publish_skipped = due - ran
         self.publish_window_ns = (start, now_ns)
-        self.real_time_factor = (stamp_ns - self._window_stamp_ns) / elapsed_ns
+        self.real_time_factor = (
+            1.0 if stamp_ns is None else (stamp_ns - self._window_stamp_ns) / elapsed_ns
+        )
         self.command_rate_hz = (received - self._window_commands) * _NS_PER_S / elapsed_ns
         self._publish_text = (
             f"{self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
             f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
         )
         self._window_start_ns, self._window_published = now_ns, self.published
-        self._window_stamp_ns, self._window_commands = stamp_ns, received
+        self._window_stamp_ns, self._window_commands = stamp_ns or 0, received
         self._report_pace(due)
 
     def _report_pace(self, due: int) -> None:
-        """WARN once when the bridge falls behind, with its figures; OK once when it caught up."""
+        """WARN when the bridge falls behind, with its figures, and again every
+        :data:`BEHIND_REPEAT_WINDOWS` windows while it stays behind; OK once it caught up."""
         skipped = self.publish_skipped / due if due else 0.0
         behind = self.real_time_factor < BEHIND_RTF or skipped > BEHIND_SKIPPED
         figures = (
@@ -746,14 +758,16 @@ class BridgeNode(ArrayNode):
             f"{skipped * 100:.1f} % of cycles skipped, real-time factor "
             f"{self.real_time_factor:.3f} over the last {PUBLISH_WINDOW_S:g} s"
         )
-        if behind:
+        windows = self._behind_windows
+        self._behind_windows = windows + 1 if behind else 0
+        if behind and windows % BEHIND_REPEAT_WINDOWS == 0:
             self.report(
                 Level.WARN,
                 f"bridge falls behind real time: {figures}; the robot moves slower than the "
                 "wall clock and its commands arrive late",
                 key="pace",
             )
-        elif self._behind:
+        elif not behind and self._behind:
             self.report(Level.OK, f"bridge back to real time: {figures}", key="pace")
         self._behind = behind
 
