@@ -36,7 +36,8 @@ def _threads(pid: int) -> list[tuple[int, int]]:
     seen = []
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            seen.append((os.sched_getscheduler(int(tid)), os.sched_getparam(int(tid)).sched_priority))
+            policy = os.sched_getscheduler(int(tid))
+            seen.append((policy, os.sched_getparam(int(tid)).sched_priority))
         except OSError:
             continue  # a thread that ended meanwhile
     return seen
@@ -89,7 +90,8 @@ def test_a_sigkilled_control_process_is_reported_and_the_bridge_goes_safe(stack:
         reports.extend(r.status for r in stack.take_reports())
         return any(text in r for r in reports)
 
-    assert wait_until(lambda: reported("process 'control' of the layout was killed by SIGKILL"), 2.0)
+    killed_text = "process 'control' of the layout was killed by SIGKILL"
+    assert wait_until(lambda: reported(killed_text), 2.0)
     s = stack.wait_for(lambda s: s.bridge_mode == "safe", 2.0)
     assert s.bridge_mode == "safe", s
     assert time.monotonic() - killed < 2.0
