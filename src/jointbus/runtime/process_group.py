@@ -85,7 +85,8 @@ class _Running:
     cpu_s: float = 0.0
     retired: bool = False  # its CPU moved to the exited total
     stopping: bool = False
-    ready: threading.Event = field(default_factory=threading.Event)
+    ready: threading.Event = field(default_factory=threading.Event)  # ready, or gone
+    started: threading.Event = field(default_factory=threading.Event)  # printed READY
     returncode: int | None = None
 
 
@@ -179,7 +180,8 @@ class ProcessGroup:
         name = running.child.name
         with contextlib.suppress(subprocess.TimeoutExpired):
             running.process.wait(0.5)  # its last words reach the stderr reader first
-        tail = "; ".join(self._tails.get(name, [])[-5:]) or "nothing on stderr"
+        lines = [line.removeprefix("error: ") for line in self._tails.get(name, [])[-5:]]
+        tail = "; ".join(lines) or "nothing on stderr"
         code = running.process.returncode
         why = f"exited with code {code}" if code is not None else f"not ready after {timeout_s:g} s"
         return f"process {name!r} {why}: {tail}"
@@ -221,17 +223,30 @@ class ProcessGroup:
     def _read_stdout(self, running: _Running, stream: IO[str]) -> None:
         for line in stream:
             if line.strip() == READY:
+                running.started.set()
                 running.ready.set()
 
     def _read_stderr(self, running: _Running, stream: IO[str]) -> None:
+        """Pass the child's stderr on, once it is ready: what it writes while starting is kept
+        for the error :meth:`start_all` raises if it fails (one message, not two)."""
         name = running.child.name
+        early: list[str] = []
         for raw in stream:
             line = raw.rstrip("\n")
             tail = self._tails.setdefault(name, [])
             tail.append(line)
             del tail[:-20]
-            with contextlib.suppress(Exception):  # a failing sink must not kill the reader
-                self._on_line(name, line)
+            if not running.started.is_set():
+                early.append(line)
+                continue
+            for kept in early:  # started after all: what it said meanwhile, then the rest
+                self._pass_on(name, kept)
+            early.clear()
+            self._pass_on(name, line)
+
+    def _pass_on(self, name: str, line: str) -> None:
+        with contextlib.suppress(Exception):  # a failing sink must not kill the reader
+            self._on_line(name, line)
 
     def _watch(self, running: _Running) -> None:
         process = running.process

@@ -424,6 +424,9 @@ class ArrayNode(Node):
         self._hold_cmd: ImpedanceCommand | None = None
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
+        self.command_stamp_ns = 0
+        """Header stamp (ns) of the impedance command applied now (0: none yet): a robot adapter
+        compares it with its frames' stamps (hb50's bridge measures the sensor-to-command age)."""
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
         #: Sources whose commands were ignored during the current e-stop (each said once).
         self._ignored_in_estop: set[str] = set()
@@ -738,6 +741,7 @@ class ArrayNode(Node):
                 continue  # sent before the last reset / drive-on: never a stale target
             self._command = command
             self._command_source = cmd.source_node
+            self.command_stamp_ns = cmd.header.stamp.to_ns()
             self._streaming = True
             self.watchdog.feed(received_ns)
             if self.estop.holding:

@@ -182,6 +182,8 @@ PUBLISH_WINDOW_S: Final = 1.0
 BEHIND_RTF: Final = 0.98
 #: Above this share of skipped cycles (0–1) the bridge says it falls behind.
 BEHIND_SKIPPED: Final = 0.01
+#: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
+_MAX_AGE_CYCLES: Final = 1000
 #: While it stays behind, the bridge says so again every this many publish windows.
 BEHIND_REPEAT_WINDOWS: Final = 10
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
@@ -470,6 +472,9 @@ class BridgeNode(ArrayNode):
         """``JointCommand`` samples received per second over the last completed window (Hz)."""
         self._behind = False
         self._behind_windows = 0
+        self._window_ages: list[int] = []
+        self.command_age_p99_cycles: int | None = None
+        """p99 of the applied commands' age in cycles over the last window (``None``: none)."""
         self.stamps_robot_time = stamp_ns is not None
         """Frames are stamped with the robot's own time (a stepped simulator's), which may run
         slower than the wall clock; else with the wall clock (hardware)."""
@@ -708,8 +713,17 @@ class BridgeNode(ArrayNode):
         self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
+        cycle_ns = header.stamp.to_ns()
+        if self._mode is StreamMode.RUN and self.command_stamp_ns:
+            # Sensor to command: cycles between the frame this command answers (its stamp,
+            # for a controller that stamps its output with its input, as the control node does)
+            # and the cycle that applies it. Stamps from another clock give nonsense: not counted.
+            period_ns = round(_NS_PER_S / self.config.rate_hz)
+            age = (cycle_ns - self.command_stamp_ns + period_ns // 2) // period_ns
+            if 0 <= age <= _MAX_AGE_CYCLES:
+                self._window_ages.append(age)
         # The robot's time: a stepped simulator's stamps; hardware's is the wall clock itself.
-        robot_ns = header.stamp.to_ns() if self.stamps_robot_time else None
+        robot_ns = cycle_ns if self.stamps_robot_time else None
         self._account_publish(now_ns, robot_ns)
 
     def _account_publish(self, now_ns: int, stamp_ns: int | None) -> None:
@@ -740,6 +754,11 @@ class BridgeNode(ArrayNode):
             1.0 if stamp_ns is None else (stamp_ns - self._window_stamp_ns) / elapsed_ns
         )
         self.command_rate_hz = (received - self._window_commands) * _NS_PER_S / elapsed_ns
+        ages = self._window_ages
+        self.command_age_p99_cycles = (
+            sorted(ages)[min(len(ages) - 1, (99 * len(ages)) // 100)] if ages else None
+        )
+        self._window_ages = []
         self._publish_text = (
             f"{self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
             f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
@@ -801,7 +820,7 @@ class BridgeNode(ArrayNode):
         ramping = self._mode is StreamMode.RUN and self.reentry.ramping
         key = (
             owner, self._mode, self.estop.reason, levels, self._publish_text, ramping,
-            self.real_time_factor, self.command_rate_hz,
+            self.real_time_factor, self.command_rate_hz, self.command_age_p99_cycles,
         )
         if key != self._state_key:
             strings = BridgeStatus(
@@ -819,6 +838,7 @@ class BridgeNode(ArrayNode):
                 command_rate_hz=None
                 if math.isnan(self.command_rate_hz)
                 else round(self.command_rate_hz, 1),
+                command_age_p99_cycles=self.command_age_p99_cycles,
                 thermal=tuple(
                     ThermalNote(level.name, self._names[index], index)
                     for index, level in enumerate(levels)

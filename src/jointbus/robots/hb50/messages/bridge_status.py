@@ -14,9 +14,11 @@ The strings, in the order the bridge publishes them::
     owner: <source node>                      the command source that owns the robot
     mode: <estop|off|idle|hold|safe|run>      what the bridge writes this cycle
     publish: <text>                           the bridge's publish-rate report (optional)
-    pace: real-time factor <f>, frames <hz> Hz, commands <hz> Hz
+    pace: real-time factor <f>, frames <hz> Hz, commands <hz> Hz, command age p99 <n> cycles
                                               simulated (or hardware) time per wall-clock second,
-                                              frames published and commands received per second
+                                              frames published and commands received per second,
+                                              and how many cycles old (by their stamps) the
+                                              owner's commands were when applied ('-': none)
     estop: <reason>                           only while the e-stop is latched
     reentry: ramping from the measured pose   only while re-entering run from safe/hold
     thermal <WARN|ERROR>: <joint> (index <i>) one per joint that is not thermally OK
@@ -58,7 +60,7 @@ REENTRY_RAMPING: Final = "ramping from the measured pose"
 
 _PACE = re.compile(
     r"real-time factor (?P<rtf>\d+\.\d{3}), frames (?P<frames>\d+\.\d) Hz, "
-    r"commands (?P<commands>\d+\.\d) Hz"
+    r"commands (?P<commands>\d+\.\d) Hz, command age p99 (?P<age>\d+|-) cycles"
 )
 _THERMAL = re.compile(r"thermal (?P<level>[A-Z]+): (?P<joint>.*) \(index (?P<index>\d+)\)")
 
@@ -101,6 +103,9 @@ class BridgeStatus:
     decimal)."""
     command_rate_hz: float | None = None
     """``JointCommand`` samples received per second over that window (Hz, 1 decimal)."""
+    command_age_p99_cycles: int | None = None
+    """99th percentile, over that window, of the age of each applied command in cycles: the
+    cycle's stamp minus the stamp of the frame the command answers (``None``: none applied)."""
 
     @property
     def estop_latched(self) -> bool:
@@ -130,9 +135,11 @@ class BridgeStatus:
         three are stated)."""
         if None in (self.real_time_factor, self.frame_rate_hz, self.command_rate_hz):
             return ""
+        age = "-" if self.command_age_p99_cycles is None else str(self.command_age_p99_cycles)
         return (
             f"pace: real-time factor {self.real_time_factor:.3f}, "
-            f"frames {self.frame_rate_hz:.1f} Hz, commands {self.command_rate_hz:.1f} Hz"
+            f"frames {self.frame_rate_hz:.1f} Hz, commands {self.command_rate_hz:.1f} Hz, "
+            f"command age p99 {age} cycles"
         )
 
     def thermal_strings(self) -> tuple[str, ...]:
@@ -160,6 +167,7 @@ class BridgeStatus:
         rtf: float | None = None
         frames: float | None = None
         commands: float | None = None
+        age: int | None = None
         thermal: list[ThermalNote] = []
         other: list[str] = []
         for text in strings:
@@ -179,13 +187,14 @@ class BridgeStatus:
             elif key == "pace" and (pace := _PACE.fullmatch(value)) is not None:
                 rtf, frames = float(pace["rtf"]), float(pace["frames"])
                 commands = float(pace["commands"])
+                age = None if pace["age"] == "-" else int(pace["age"])
             elif (match := _THERMAL.fullmatch(text)) is not None:
                 thermal.append(ThermalNote(match["level"], match["joint"], int(match["index"])))
             else:
                 other.append(text)
         return cls(
             owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other),
-            rtf, frames, commands,
+            rtf, frames, commands, age,
         )
 
     @classmethod
