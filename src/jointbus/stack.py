@@ -112,6 +112,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import dataclasses
 import json
 import math
@@ -559,7 +560,9 @@ class Stack:
         except BaseException:
             self.stop()
             raise
-        if self.bridge is not None and self.realtime is not None:
+        if (self.bridge is not None or self.control is not None) and self.realtime is not None:
+            # The control step's thread, like the bridge's, must get the interpreter back within
+            # half a millisecond of its wake-up, not Python's 5 ms.
             _SWITCH_INTERVAL.acquire(BRIDGE_SWITCH_INTERVAL_S)
             self._holds_switch_interval = True
         return self
@@ -1203,6 +1206,10 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
+    # Everything set up so far lives as long as the process: out of the collector's way, so a
+    # full collection while the robot runs scans only what was made since (milliseconds less).
+    gc.collect()
+    gc.freeze()
     try:
         sys.stdout.write(f"{READY}\n")
         sys.stdout.flush()

@@ -50,6 +50,7 @@ __all__ = [
     "ProcessGroupError",
     "bind_to_parent",
     "child_argv",
+    "cpu_seconds_of",
 ]
 
 #: The line a child prints on stdout once it runs.
@@ -104,7 +105,7 @@ def bind_to_parent() -> None:
         os._exit(1)
 
 
-def _cpu_seconds(pid: int) -> float | None:
+def cpu_seconds_of(pid: int) -> float | None:
     """User + system CPU time of ``pid`` (s), or None if it cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
@@ -251,7 +252,7 @@ class ProcessGroup:
     def _watch(self, running: _Running) -> None:
         process = running.process
         while process.poll() is None:
-            cpu = _cpu_seconds(process.pid)
+            cpu = cpu_seconds_of(process.pid)
             if cpu is not None:
                 running.cpu_s = cpu
             time.sleep(WATCH_PERIOD_S)
@@ -295,7 +296,7 @@ class ProcessGroup:
             live = list(self._running.values())
             total = self._exited_cpu_s
         for running in live:
-            cpu = _cpu_seconds(running.process.pid)
+            cpu = cpu_seconds_of(running.process.pid)
             total += running.cpu_s if cpu is None else cpu
         return total
 
@@ -323,7 +324,7 @@ class ProcessGroup:
     def _stop_one(self, running: _Running) -> None:
         running.stopping = True
         process = running.process
-        cpu = _cpu_seconds(process.pid)  # its last sample: /proc forgets it once it is reaped
+        cpu = cpu_seconds_of(process.pid)  # its last sample: /proc forgets it once it is reaped
         if cpu is not None:
             running.cpu_s = cpu
         if process.poll() is None:
