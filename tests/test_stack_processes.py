@@ -69,8 +69,9 @@ def test_the_default_layout_runs_bridge_and_control_in_pinned_fifo_processes(sta
         assert max(priority for _, priority in threads) == loop
     s = stack.summary()
     assert s.transport == "processes" and s.nodes == ("bridge", "control")
-    own = time.process_time() / s.elapsed_s
-    assert s.cpu_mean_fraction > own  # the children's CPU is counted
+    children = group.cpu_seconds()
+    assert children > 1.0  # two processes that imported numpy, MuJoCo and Zenoh, and ran
+    assert s.cpu_mean_fraction * s.elapsed_s >= children * 0.95  # counted in the summary
     assert 450 < s.bridge_data_hz < 550 and 450 < s.command_hz < 550
     assert 0.30 < s.true_base_height_m < 0.36  # the simulator's truth, from the bridge's process
 
