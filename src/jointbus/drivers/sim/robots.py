@@ -71,7 +71,7 @@ __all__ = [
 ROBOT_FILE_SUFFIXES: Final[tuple[str, ...]] = (".yaml", ".yml", ".urdf")
 """File name endings ``sim://`` reads as a robot file (YAML robot schema, or URDF)."""
 
-HB50_LYING_POSE: Final[tuple[float, float, float]] = (-0.45, -0.2, 2.6)
+HB50_LYING_POSE: Final[tuple[float, float, float]] = (-0.45, -0.2, 2.7)
 """hb50 start pose per leg (rad) as (abduction, hip, knee) in the *standing pose's sense*: each
 value is multiplied by the sign of the same joint in the ``home`` pose, so −0.45 splays every
 hip outwards, −0.2 lifts every thigh above horizontal and 2.7 folds every knee (limit 2.705)."""
