@@ -10,6 +10,7 @@ escalate (:class:`ServiceTimeoutError`), show the server's reason (:class:`Servi
 from __future__ import annotations
 
 from jointbus.bus.errors import BusError
+from jointbus.errors import Refused
 
 __all__ = [
     "ServiceError",
@@ -51,7 +52,7 @@ class ServiceTimeoutError(ServiceError, TimeoutError):
         super().__init__(service, f"no answer within {timeout_s:g} s")
 
 
-class ServiceRefused(ServiceError):
+class ServiceRefused(ServiceError, Refused):
     """The server refused the request (a NACK) and said why in ``reason``; it answered nothing else.
 
     A handler raises it to refuse; the caller receives it with the same ``reason``. Requests that
