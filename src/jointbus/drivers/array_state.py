@@ -26,7 +26,8 @@ for every backend, so the flags mean the same thing from the simulator and from 
 2. otherwise ``BRAKED`` if every actuator that *has* a brake is ``BRAKED`` (all actuators when the
    caller does not say which have brakes) and at least one does;
 3. otherwise ``IDLE`` — all still, not (all) braked — unless an actuator is ``UNPOWERED``;
-4. ``STALLED`` is added if any actuator is ``STALLED``, ``UNPOWERED`` if any is ``UNPOWERED``.
+4. ``STALLED`` is added if any actuator is ``STALLED``, ``UNPOWERED`` if any is ``UNPOWERED``,
+   ``STALE`` if any reading is ``STALE`` (the array's state is then an old one too).
 
 An actuator whose state is unknown (``0``) makes the array's motion unknown too: unless another
 actuator is ``MOVING`` (which is known), the result has neither ``IDLE`` nor ``BRAKED`` — only
@@ -49,6 +50,7 @@ _MOVING = int(ActuatorState.MOVING)
 _BRAKED = int(ActuatorState.BRAKED)
 _STALLED = int(ActuatorState.STALLED)
 _UNPOWERED = int(ActuatorState.UNPOWERED)
+_STALE = int(ActuatorState.STALE)
 
 
 def actuator_states(
@@ -99,6 +101,8 @@ def array_state(
                 f"has_brakes has {fitted.size} entries for {s.size} actuators; expected one each"
             )
     result = _STALLED if (s & _STALLED).any() else 0
+    if (s & _STALE).any():
+        result |= _STALE
     unpowered = bool((s & _UNPOWERED).any())
     if unpowered:
         result |= _UNPOWERED

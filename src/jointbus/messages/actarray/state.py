@@ -18,7 +18,8 @@ class ActuatorState(enum.IntFlag):
     actuator cannot move) and ``IDLE`` and ``UNPOWERED`` (an actuator without power is not
     idling, ready to move: it is limp): :class:`~jointbus.messages.actarray.data.ActuatorData`
     rejects all three combinations. ``UNPOWERED`` is jointbus's addition to Player's four (the
-    next free bit; Player carried power only array-wide, as ``motor_state``).
+    next free bit; Player carried power only array-wide, as ``motor_state``); ``STALE`` is
+    another (bit 6), and combines with every flag.
     """
 
     IDLE = 1
@@ -28,6 +29,11 @@ class ActuatorState(enum.IntFlag):
     UNPOWERED = 16
     """The drive stage is off: the actuator produces no torque (it may still be MOVING under an
     external force, or BRAKED)."""
+    STALE = 64
+    """The reading is older than its source's rate promises: the values (and the other flags)
+    are the last ones received, not the actuator's state now — a ``bus://`` client whose server
+    published nothing for more than a few of its periods (it may have died). The reader is told
+    as soon as it knows, rather than handed an old state as if it were current."""
 
 
 class ActuatorType(enum.IntEnum):
