@@ -8,7 +8,12 @@ parameters), :class:`Mirror` (a slower, reliable copy of a fast topic) and :clas
 (fixed-rate loops with timing statistics).
 """
 
-from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
+from jointbus.runtime.diagnostics import (
+    EVENT_REPORT_INTERVAL_S,
+    InputTotals,
+    LoopDiagnostics,
+    StatusReporter,
+)
 from jointbus.runtime.heartbeat import (
     DEFAULT_HEARTBEAT_PERIOD_S,
     HEARTBEAT_ALIVE,
@@ -80,6 +85,7 @@ __all__ = [
     "CycleInfo",
     "DuplicateNodeError",
     "Heartbeat",
+    "InputTotals",
     "Lifecycle",
     "LifecycleError",
     "LifecycleHookError",
