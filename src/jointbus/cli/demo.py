@@ -88,11 +88,19 @@ def _fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
 def final_line(summary: StackSummary) -> str:
     """The last line a run prints: height reached, mode, owner, loop timing, CPU."""
     parts = [f"{'+'.join(summary.nodes)} stopped after {summary.elapsed_s:.1f} s:"]
-    if summary.motion_mode is not None:
+    if summary.control_lost:
+        parts.append(
+            f"mode {summary.motion_mode} (the control node is gone: no RobotState for "
+            f"{_fmt(summary.robot_state_age_s, 1, 1)} s),"
+        )
+    elif summary.motion_mode is not None:
         parts.append(f"mode {summary.motion_mode},")
     if not math.isnan(summary.true_base_height_m):
         parts.append(f"base height {summary.true_base_height_m:.3f} m")
-        parts.append(f"(estimated {_fmt(summary.base_height_m, 1, 3)} m),")
+        if math.isnan(summary.base_height_m):
+            parts[-1] += " (simulator; no estimate),"
+        else:
+            parts.append(f"(estimated {summary.base_height_m:.3f} m),")
     elif not math.isnan(summary.base_height_m):
         parts.append(f"base height {summary.base_height_m:.3f} m (estimated),")
     if summary.owner is not None:

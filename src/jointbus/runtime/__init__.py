@@ -50,6 +50,7 @@ from jointbus.runtime.node import (
     NodeSubscription,
     ensure_unique_node,
 )
+from jointbus.runtime.node_health import NODE_HEALTH_TOPIC, NodeHealthEntry, NodeHealthTable
 from jointbus.runtime.parameter_messages import (
     Parameter,
     ParameterKind,
@@ -80,6 +81,7 @@ __all__ = [
     "HEARTBEAT_ALIVE",
     "HEARTBEAT_QOS",
     "HEARTBEAT_SHUTDOWN",
+    "NODE_HEALTH_TOPIC",
     "PARAMETERS_TOPIC",
     "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
@@ -101,6 +103,8 @@ __all__ = [
     "NodeClosedError",
     "NodeError",
     "NodeHealth",
+    "NodeHealthEntry",
+    "NodeHealthTable",
     "NodeNameError",
     "NodeParameters",
     "NodePublisher",
