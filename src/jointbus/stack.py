@@ -10,7 +10,9 @@ its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (`
 owns it, and a :class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame
 reached the control node, the stack sends ``start_command`` (``stand_up`` by default) on
 ``/hb50/control_command`` — the same message ``jointbus mode stand_up`` sends — and the robot
-stands up. ``nodes`` picks a
+stands up; ``start(hold_start_command=True)`` holds it back until
+:meth:`Stack.release_start_command` (``demo --record`` starts its recorder in between, so the file
+begins with the robot lying, before anything commanded it). ``nodes`` picks a
 subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
 each in its own process, meeting over Zenoh.
 
@@ -477,6 +479,8 @@ class Stack:
         self._command_pub: Publisher[String] | None = None
         self._hardware_pub: Publisher[String] | None = None
         self._stop = threading.Event()
+        self._start_released = threading.Event()
+        self._start_released.set()
         self._starter: threading.Thread | None = None
         self._started_at = 0.0
         self._cpu_at_start = 0.0
@@ -485,13 +489,18 @@ class Stack:
         self._holds_switch_interval = False
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self) -> Stack:
+    def start(self, *, hold_start_command: bool = False) -> Stack:
         """Open the buses, the actuators and the nodes, and start them. Raises what failed
-        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened."""
+        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened.
+        ``hold_start_command``: send ``start_command`` only after :meth:`release_start_command`
+        (and the first frame), so that something started in between — a recorder — sees the
+        robot before it was commanded."""
         with self._lock:
             if self._state != "new":
                 raise StackError(f"a stack is started once; this one is {self._state}")
             self._state = "running"
+        if hold_start_command:
+            self._start_released.clear()
         self._started_at = time.monotonic()
         self._cpu_at_start = time.process_time()
         try:
@@ -642,6 +651,11 @@ class Stack:
             raise
         return bridge
 
+    def release_start_command(self) -> None:
+        """Let a start command held by ``start(hold_start_command=True)`` go (at the first frame,
+        or now if one arrived). Idempotent."""
+        self._start_released.set()
+
     def _send_start_command(self) -> None:
         control = self.control
         pub = self._command_pub
@@ -649,7 +663,8 @@ class Stack:
         if control is None or pub is None or command is None:
             return
         while not self._stop.is_set():
-            if control.frames_used > 0:  # stand_up needs joint feedback to start from
+            # stand_up needs joint feedback to start from
+            if control.frames_used > 0 and self._start_released.is_set():
                 pub.publish(String(command))
                 self.start_command_sent_s = time.monotonic() - self._started_at
                 return

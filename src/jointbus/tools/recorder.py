@@ -85,7 +85,9 @@ class RecorderStats:
     far plus the uncompressed chunk in progress; ``topics``: channels in the file; ``queued``:
     received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages;
     ``skipped``: messages that could not be recorded (type unknown to the registry, no rmw_zenoh
-    attachment, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
+    attachment, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start` (until
+    :meth:`Recorder.stop`, once stopped); ``first_ns`` / ``last_ns``: log times of the earliest
+    and latest message in the file (ns since the Unix epoch; 0 when it holds none).
     """
 
     messages: int
@@ -95,6 +97,14 @@ class RecorderStats:
     lost: int
     skipped: int
     elapsed_s: float
+    first_ns: int = 0
+    last_ns: int = 0
+
+    @property
+    def span_s(self) -> float:
+        """Seconds between the file's first and last message (what ``jointbus info`` calls its
+        duration); 0 with fewer than two."""
+        return (self.last_ns - self.first_ns) / 1e9 if self.first_ns else 0.0
 
     @property
     def rate(self) -> float:
@@ -181,6 +191,7 @@ class Recorder:
         self._writer: McapChunkWriter | None = None
         self._error: BaseException | None = None
         self._started_at = 0.0
+        self._stopped_at: float | None = None
         self._stopped = False
         self._skipped = 0
 
@@ -212,6 +223,7 @@ class Recorder:
         if self._stopped:
             return self.stats()
         self._stopped = True
+        self._stopped_at = time.monotonic()
         for sub in self._subscribers.values():
             sub.close()
         if self._remote_source is not None:
@@ -242,6 +254,8 @@ class Recorder:
         messages = writer.message_count if writer is not None else 0
         size = (writer.bytes_written + writer.pending_bytes) if writer is not None else 0
         remote = self._remote_source
+        span = writer.log_time_span if writer is not None else None
+        end = self._stopped_at if self._stopped_at is not None else time.monotonic()
         return RecorderStats(
             messages=messages,
             bytes=size,
@@ -251,7 +265,9 @@ class Recorder:
             queued=len(self._queue),
             lost=remote.lost if remote is not None else 0,
             skipped=self._skipped + (remote.skipped if remote is not None else 0),
-            elapsed_s=time.monotonic() - self._started_at if self._started_at else 0.0,
+            elapsed_s=end - self._started_at if self._started_at else 0.0,
+            first_ns=span[0] if span is not None else 0,
+            last_ns=span[1] if span is not None else 0,
         )
 
     # ---- entry points of the sources ------------------------------------------------------------
