@@ -1,4 +1,5 @@
-"""``jointbus.errors.Refused``: one base that catches every refusal, from every layer.
+"""``jointbus.errors.Refused`` (``src/jointbus/errors.py``; the basename ``test_errors.py`` is
+the message layer's): one base that catches every refusal, from every layer.
 
 A user who wants "whatever the robot refused, and nothing else" writes one ``except Refused``,
 whether the message class, the driver, a service's server, a parameter store or the bridge's
