@@ -1,10 +1,12 @@
-"""Zenoh access control: only the named controller hosts can put joint commands into the robot.
+"""Zenoh access control: who may command the robot, by the role its certificate names.
 
-What a user relies on: ``examples/zenoh_acl.json5`` loaded into the robot's session (with mutual
-TLS, so a peer's certificate common name is proven) lets the controller host publish
-``/hb50/joint_command`` to the bridge, while a monitor host — holding a valid certificate of the
-same CA — can watch the robot's telemetry but its joint commands never arrive. The same setup
-without the rules delivers the monitor's commands, so it is the rules that stop them.
+What a user relies on: ``examples/zenoh_acl.json5`` (made by ``jointbus security rules``) loaded
+into the robot's session (with mutual TLS, so a peer's certificate common name is proven) lets the
+controller host publish ``/hb50/joint_command`` and call the actuator services, while a monitor
+host — holding a valid certificate of the same CA, role *observer* — can watch the robot's
+telemetry but neither its joint commands nor its service calls (power, e-stop, brakes, home) reach
+the robot. The same setup without the rules delivers the monitor's commands, so it is the rules
+that stop them.
 
 Everything runs on loopback with real jointbus buses; certificates come from
 :func:`test_zenoh_tls.make_pki` (the ``openssl`` CLI).
@@ -20,10 +22,27 @@ from pathlib import Path
 import pytest
 from test_zenoh_tls import Pki, dialer, free_port, listener, make_pki, wait_until
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfigError
+from jointbus import drivers
+from jointbus.bus import (
+    MAB_RT,
+    RELIABLE,
+    AccessDeniedEvent,
+    Bus,
+    QosEvent,
+    ServiceDeniedError,
+    ServiceError,
+    ZenohConfigError,
+    data_key,
+)
 from jointbus.bus.zenoh_security import ZenohAccessControl, secure
+from jointbus.codec.type_hash import rihs01_of
+from jointbus.drivers.bus.array_names import ArrayNames
+from jointbus.messages import jointbus_msgs
+from jointbus.messages.actarray import ActuatorReply, BrakesRequest, PowerRequest
+from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
-from jointbus.robots.hb50.messages import JointCommand
+from jointbus.nodes.array import ArrayNode
+from jointbus.robots.hb50.messages import JointCommand, Status
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 
@@ -33,8 +52,8 @@ ORDER = ("a_j0", "a_j1")
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    # The example names controller.hb50 and teleop.hb50; monitor.hb50 is not a controller.
-    return make_pki(tmp_path_factory.mktemp("pki"), ("robot", "controller", "monitor"))
+    # The example: controller.hb50 a controller, teleop.hb50 an operator, monitor.hb50 an observer.
+    return make_pki(tmp_path_factory.mktemp("pki"), ("robot", "controller", "teleop", "monitor"))
 
 
 def command(source: str, position: float) -> JointCommand:
@@ -49,6 +68,8 @@ class Site:
         self.robot = Bus(
             name="robot", zenoh=secure(listener(port), pki.tls["robot"], access_control)
         )
+        self.events: list[QosEvent] = []
+        self.robot.on_qos_event(self.events.append)
         self.commands: list[JointCommand] = []
         self.robot.subscribe(
             "/hb50/joint_command", JointCommand, self.commands.append, MAB_RT, realtime=True
@@ -73,16 +94,32 @@ def guarded(pki: Pki) -> Iterator[Site]:
 def test_only_the_named_controller_can_publish_joint_commands(guarded: Site) -> None:
     rogue_pub = guarded.monitor.publisher("/hb50/joint_command", JointCommand, MAB_RT)
     good_pub = guarded.controller.publisher("/hb50/joint_command", JointCommand, MAB_RT)
-    assert wait_until(lambda: good_pub.remote_matched and rogue_pub.remote_matched)
+    assert wait_until(lambda: good_pub.remote_matched)
+    # The robot does not tell an observer about its command subscribers: nothing is sent ...
+    assert not rogue_pub.remote_matched
     for k in range(5):
         rogue_pub.publish(command("monitor_node", 0.5 + k))
+    # ... and what a raw session of the observer puts anyway is dropped at the robot.
+    assert guarded.monitor.zenoh is not None and guarded.robot.zenoh is not None
+    key = data_key(
+        guarded.robot.zenoh.domain_id,
+        "/hb50/joint_command",
+        JointCommand.TYPE_NAME,
+        rihs01_of(JointCommand),
+    )
+    guarded.monitor.zenoh.session.put(key, command("raw_monitor", 0.7).to_cdr())
     good = command("control_node", 0.1)
     good_pub.publish(good)
     assert wait_until(lambda: len(guarded.commands) == 1)
     time.sleep(0.3)  # anything the monitor sent before would have arrived by now
     assert [c.source_node for c in guarded.commands] == ["control_node"]
     assert guarded.commands[0] == good
-    assert rogue_pub.stats().remote_sent == 5  # it did put them: Zenoh dropped them at the robot
+    # The robot says who tried, once, by certificate name.
+    denied = [e for e in guarded.events if isinstance(e, AccessDeniedEvent)]
+    assert [(e.peer, e.action, e.topic, e.roles) for e in denied] == [
+        ("monitor.hb50", "publishes", "/hb50/joint_command", ("observer",))
+    ]
+    assert "access denied: certificate 'monitor.hb50'" in denied[0].describe()
 
 
 def test_a_host_that_may_not_command_can_still_watch(guarded: Site) -> None:
@@ -117,6 +154,116 @@ def test_access_control_block_is_checked(tmp_path: Path) -> None:
     zenoh.Config().insert_json5(*acl.json5_items()[0])
 
 
+# -- services: an observer switches nothing off ------------------------------------------------
+
+N = ArrayNames("arm6")
+#: The calls a watch-only certificate must never get through (issue 24 item 3): each would move
+#: the robot or drop it.
+DANGEROUS: tuple[tuple[str, Message], ...] = (
+    (N.request("power"), PowerRequest(on=False)),
+    (N.estop, String("monitor stop")),
+    (N.request("brakes"), BrakesRequest(engaged=True)),
+    (N.command("home"), jointbus_msgs.ActuatorHomeCommand()),
+)
+
+
+class ServedRobot:
+    """A simulated arm served by the array node on a TLS-only bus with the example rules."""
+
+    def __init__(self, pki: Pki, access_control: ZenohAccessControl | None) -> None:
+        port = free_port()
+        self.array = drivers.open("sim://arm6?noise=false")
+        self.bus = Bus(name="robot", zenoh=secure(listener(port), pki.tls["robot"], access_control))
+        self.node = ArrayNode(self.array, self.bus, namespace="arm6")
+        self.status: list[Status] = []
+        self.bus.subscribe(N.status, Status, self.status.append, RELIABLE, realtime=True)
+        self.node.start()
+        self.array.power(True)
+        self.port = port
+        self.tls = pki.tls
+        self.peers: list[Bus] = []
+
+    def peer(self, host: str) -> Bus:
+        bus = Bus(name=host, zenoh=secure(dialer(self.port), self.tls[host]))
+        self.peers.append(bus)
+        return bus
+
+    def powered(self) -> bool:
+        return bool(self.array.read().motor_power)
+
+    def close(self) -> None:
+        for bus in self.peers:
+            bus.close()
+        self.node.shutdown()
+        self.bus.close()
+        self.array.close()
+
+
+@pytest.fixture
+def served_robot(pki: Pki) -> Iterator[ServedRobot]:
+    robot = ServedRobot(pki, ZenohAccessControl.from_file(EXAMPLE))
+    yield robot
+    robot.close()
+
+
+def _types(request: Message) -> tuple[type[Message], type[Message]]:
+    return type(request), ActuatorReply
+
+
+@pytest.mark.parametrize(("service", "request_"), DANGEROUS, ids=[d[0] for d in DANGEROUS])
+def test_an_observer_cannot_call_a_service_that_changes_anything(
+    served_robot: ServedRobot, service: str, request_: Message
+) -> None:
+    monitor = served_robot.peer("monitor")
+    client = monitor.client(service, *_types(request_), timeout_s=1.0)
+    assert wait_until(client.available)  # it sees the server in the graph ...
+    with pytest.raises(ServiceDeniedError, match="denied") as denied:  # ... but cannot call it
+        client.call(request_)
+    assert "robot.hb50" in str(denied.value)  # whose rules said no
+    assert served_robot.powered()
+    assert not served_robot.node.estopped
+    # The robot reports the refused caller on its status, by certificate name, once.
+    expected = "access denied: certificate 'monitor.hb50'"
+    assert wait_until(
+        lambda: any(expected in s.status and service in s.status for s in served_robot.status)
+    )
+    time.sleep(0.3)
+    assert len([s for s in served_robot.status if expected in s.status]) == 1
+
+
+def test_an_observer_can_call_a_read_only_service(served_robot: ServedRobot) -> None:
+    from jointbus.messages.actarray import ArrayGeometry, GeometryRequest
+
+    monitor = served_robot.peer("monitor")
+    client = monitor.client(N.request("get_geometry"), GeometryRequest, ArrayGeometry)
+    assert wait_until(client.available)
+    assert len(client.call(GeometryRequest(), 3.0).actuators) == 6
+
+
+def test_a_controller_switches_the_power_and_an_operator_latches_the_estop(
+    served_robot: ServedRobot,
+) -> None:
+    operator = served_robot.peer("teleop")
+    power = operator.client(N.request("power"), PowerRequest, ActuatorReply, timeout_s=1.0)
+    assert wait_until(power.available)
+    with pytest.raises(ServiceError):  # an operator switches no power
+        power.call(PowerRequest(on=False))
+    assert served_robot.powered()
+    controller = served_robot.peer("controller")
+    power = controller.client(N.request("power"), PowerRequest, ActuatorReply, timeout_s=3.0)
+    assert wait_until(power.available)
+    assert power.call(PowerRequest(on=False)).accepted
+    assert not served_robot.powered()
+    assert power.call(PowerRequest(on=True)).accepted
+    estop = operator.client(N.estop, String, ActuatorReply, timeout_s=3.0)
+    assert estop.call(String("operator stop")).accepted
+    assert served_robot.node.estopped
+    reset = operator.client(N.estop_reset, String, ActuatorReply, timeout_s=1.0)
+    with pytest.raises(ServiceError):  # re-arming is a controller's
+        reset.call(String(""))
+    assert served_robot.node.estopped
+
+
 # -- the loopback default -------------------------------------------------------------------------
 
 
@@ -149,4 +296,41 @@ def test_default_bus_listens_on_loopback_only() -> None:
     try:
         assert _listening_addresses(port) == {"0100007F"}  # 127.0.0.1, nothing else
     finally:
+        bus.close()
+
+
+def _listening_sockets() -> set[str]:
+    """Local addresses of the listening TCP sockets this process holds."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.add(fields[1])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc/net/tcp")
+def test_an_empty_listen_list_listens_nowhere(pki: Pki) -> None:
+    """``listen=()`` (a host that only dials the robot) opens no listening socket at all — not
+    Zenoh's every-interface default of a configuration without the key (docs/SECURITY.md §1)."""
+    from jointbus.bus import ZenohConfig
+
+    before = _listening_sockets()
+    bus = Bus(name="dialer", zenoh=secure(dialer(free_port()), pki.tls["monitor"]))
+    plain = Bus(name="plain", zenoh=ZenohConfig(listen=(), connect=()))
+    try:
+        assert _listening_sockets() == before
+    finally:
+        plain.close()
         bus.close()

@@ -194,7 +194,8 @@ def test_peer_without_a_valid_client_certificate_cannot_connect(
         # Trusts the robot (has the CA) but has no certificate of its own to show.
         intruder = _raw_session(port, [(f"{TLS_PREFIX}/root_ca_certificate", f'"{pki.ca}"')])
     else:
-        intruder = open_session(secure(dialer(port), pki.tls["rogue"]))
+        # A raw session: jointbus's own refuses to open (test_a_refused_link_is_an_error_...).
+        intruder = _raw_session(port, pki.tls["rogue"].json5_items())
     try:
         time.sleep(1.0)  # time enough for a handshake that would succeed
         assert list(intruder.info.peers_zid()) == []
@@ -215,3 +216,27 @@ def test_peer_without_a_valid_client_certificate_cannot_connect(
             controller.close()  # type: ignore[no-untyped-call]
     finally:
         intruder.close()  # type: ignore[no-untyped-call]
+
+
+# -- a refused link says so -------------------------------------------------------------------
+
+
+def test_a_refused_link_is_an_error_that_says_which_side_refused(
+    pki: Pki, robot: tuple[Bus, int], tmp_path: Path
+) -> None:
+    _bus, port = robot
+    # The robot refuses a certificate of another CA ...
+    with pytest.raises(ZenohConfigError, match="refused this host's certificate") as err:
+        Bus(name="rogue", zenoh=secure(dialer(port), pki.tls["rogue"]))
+    assert f"tls/127.0.0.1:{port}" in str(err.value)
+    # ... and a host that trusts another CA refuses the robot's.
+    other = make_pki(tmp_path, ("monitor",))
+    mismatched = ZenohTls(
+        ca=other.ca,
+        certificate=pki.tls["monitor"].certificate,
+        private_key=pki.tls["monitor"].private_key,
+    )
+    with pytest.raises(ZenohConfigError, match="does not accept the listener's certificate"):
+        Bus(name="monitor", zenoh=secure(dialer(port), mismatched))
+    # Nothing listening is not a refusal: the bus opens and waits for it, as before.
+    Bus(name="early", zenoh=secure(dialer(free_port()), pki.tls["monitor"])).close()

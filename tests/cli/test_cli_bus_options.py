@@ -38,7 +38,9 @@ from support.cli import (
 #: Commands that never join the jointbus bus: they read or write files (``ros2 export-msgs``
 #: writes .msg packages), print the version, or speak CAN only (``can-twin``). A new command
 #: must be added here or take the shared options.
-OFFLINE_COMMANDS = frozenset({"info", "plot", "version", "can-twin", "ros2 export-msgs"})
+OFFLINE_COMMANDS = frozenset(
+    {"info", "plot", "version", "can-twin", "ros2 export-msgs", "security rules"}
+)
 
 
 def _leaf_commands() -> list[tuple[str, Any]]:

@@ -311,10 +311,32 @@ def test_saturate_policy_clamps_and_reports() -> None:
     assert array.last_saturations == ()  # reset by the next command
 
 
-def test_soft_position_limit_clamps_even_under_reject(array: RecordingArray) -> None:
-    saturations = array.position("ankle", 0.9)
+def test_a_target_past_the_soft_limit_is_refused_under_reject_clamped_under_saturate(
+    array: RecordingArray,
+) -> None:
+    """Issue 20 item 14: under REJECT, 1.98 for a joint whose soft range ends at 1.95 was
+    silently applied as 1.95. A target outside the soft range is now refused like one outside
+    the hard range, naming joint, field, value and range; SATURATE still clamps, reported."""
+    with pytest.raises(LimitError) as info:
+        array.position("ankle", 0.9)
+    err = info.value
+    assert (err.joint, err.index, err.field) == ("ankle", 2, "position (soft limit)")
+    assert err.value == 0.9
+    assert "within [-0.8, 0.8]" in str(err)
+    assert array.calls == []  # nothing applied
+    saturating = RecordingArray(make_config(LimitPolicy.SATURATE))
+    saturating.power(True)
+    saturations = saturating.position("ankle", 0.9)
     assert [(s.field, s.applied) for s in saturations] == [("position (soft limit)", 0.8)]
-    assert array.calls[-1][1][1] == pytest.approx([0.7])
+    assert saturating.calls[-1][1][1] == pytest.approx([0.7])
+
+
+def test_a_speed_above_the_configured_speed_names_set_speed(array: RecordingArray) -> None:
+    """Issue 20 item 14: a speed inside the velocity limit but above the configured speed is
+    refused, and the error says how to allow it."""
+    array.set_speed("hip", 0.5)
+    with pytest.raises(LimitError, match="set_speed raises it up to the velocity limit"):
+        array.speed("hip", 0.8)
 
 
 def test_soft_velocity_law_follows_ros2_control(array: RecordingArray) -> None:

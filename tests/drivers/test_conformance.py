@@ -17,18 +17,23 @@ node and reached over Zenoh, as ``drivers.open("bus://arm6")`` reaches ``jointbu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
 from jointbus import drivers
 from jointbus.drivers import ActuatorArray, Capability, RejectReason, RequestRejected
+from jointbus.drivers.can.config import CanArrayConfig
+from jointbus.drivers.can.driver import CanActuatorArray
 from jointbus.drivers.can.twin_server import TwinServer
 from jointbus.drivers.errors import MotionTimeoutError
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.registry import DriverURL
+from jointbus.drivers.sim.driver import SimActuatorArray
 from jointbus.messages.actarray import ActuatorState
 from jointbus.messages.errors import UnknownJointError
 from support.array_server import served
@@ -318,3 +323,150 @@ def test_one_joints_drive_switches_off_and_on_with_the_same_refusals(url: str) -
         assert not array.read().actuators[joint].state & UNPOWERED
         array.position(joint, free_target(array, joint, 0.05))
         array.wait_until_still(joint, timeout=SETTLE_TIMEOUT)
+
+
+# ------------------------------------------------------------------ limits in every mode (20.1)
+
+TRACKING = 1e-3  # rad: the drive's tracking error at the end of its range
+Truth = Callable[[], tuple[np.ndarray, np.ndarray]]
+"""The simulated joints' true (position, velocity), actuator space = joint space here."""
+
+
+@contextlib.contextmanager
+def opened_with_truth(
+    url: str, *, currents: bool = False
+) -> Iterator[tuple[ActuatorArray, Truth]]:
+    """The driver at ``url`` and a reader of the simulator's ground truth behind it (the sim's
+    physics, the served sim's behind ``bus://``, the CAN motor twin's). ``currents``: give the CAN
+    motors torque constants (hb50's file states no current limit), so current commands run."""
+    url = url.format(channel=f"jb-limits-{uuid.uuid4().hex}")
+    parsed = DriverURL.parse(url)
+    with contextlib.ExitStack() as stack:
+        if parsed.scheme == "can":
+            config = CanArrayConfig.from_url(parsed)
+            if currents:
+                config = dataclasses.replace(config, torque_constants=(0.3,) * config.array.count)
+            # from the standing pose (the twin's own start is the folded rest pose, 5 mrad from
+            # the knees' far limit): the joints have their range to run through, as arm6's do
+            assert config.robot is not None
+            home = config.robot.pose("home")
+            start = [home[name] for name in config.array.names]
+            server = stack.enter_context(
+                TwinServer(config, noise=False, initial_positions=start)
+            )
+            array: ActuatorArray = stack.enter_context(CanActuatorArray(config))
+
+            def truth() -> tuple[np.ndarray, np.ndarray]:
+                twin = server.twin
+                return twin.positions.copy(), twin.model.velocities.copy()
+
+        else:
+            if parsed.scheme == "bus":
+                served_array = stack.enter_context(served("sim://arm6?noise=false", parsed.host))
+                sim = served_array.array
+                array = stack.enter_context(drivers.open(served_array.url(timeout="2.0")))
+            else:
+                array = sim = stack.enter_context(drivers.open(url))
+            assert isinstance(sim, SimActuatorArray)
+
+            def truth() -> tuple[np.ndarray, np.ndarray]:
+                with sim.locked() as physics:
+                    model = physics.actuators
+                    return model.positions.copy(), model.velocities.copy()
+
+        yield array, truth
+
+
+def drive_into_the_limit(
+    array: ActuatorArray, truth: Truth, joint: int, send: Callable[[], object]
+) -> tuple[float, float, float]:
+    """Renew ``send`` for as long as the joint needs to reach its limit and then some (2 s of
+    the array's time), reading the ground truth each cycle; (min, max) position and max speed."""
+    scheme = type(array).__name__
+    stepped = scheme == "CanActuatorArray"  # the twin's time advances one period per exchange
+    p_seen, v_seen = [], []
+    end = time.monotonic() + 2.0
+    cycles = 0
+    while (cycles < 1000) if stepped else (time.monotonic() < end):
+        if cycles % 10 == 0:
+            send()  # renewed at 50 Hz of the array's time
+        if stepped:
+            array.read_joints()
+        else:
+            time.sleep(0.002)
+        p, v = truth()
+        p_seen.append(p[joint])
+        v_seen.append(abs(v[joint]))
+        cycles += 1
+    return min(p_seen), max(p_seen), max(v_seen)
+
+
+def assert_held_at_the_limit(
+    array: ActuatorArray, joint: int, seen: tuple[float, float, float], upper: bool
+) -> None:
+    low, high, speed = seen
+    limits = array.config.limits[joint]
+    # The drive stops it at the end; its tracking error may carry it a hair (< 1 mrad) further.
+    assert limits.position_min - TRACKING <= low and high <= limits.position_max + TRACKING, (
+        low, high, limits,
+    )
+    assert speed <= limits.velocity_max * 1.01, (speed, limits.velocity_max)
+    end = limits.position_max if upper else limits.position_min
+    assert (high if upper else low) == pytest.approx(end, abs=0.02)  # it got there and stopped
+    state = ActuatorState(array.read().actuators[joint].state)
+    assert ActuatorState.LIMITED in state, state
+
+
+def limit_joint(array: ActuatorArray) -> tuple[int, bool]:
+    """A joint to drive into a limit, and whether it heads for the upper one: arm6's elbow
+    (1.5 rad, limit 2.6) or hb50's front-right knee (limit 0)."""
+    return 2, True
+
+
+def test_a_renewed_speed_stops_at_the_limit_and_says_so(url: str) -> None:
+    """Issue 20 item 1: a speed command renewed for seconds took arm6's elbow to 4.83 rad (limit
+    ±2.6), still MOVING, nothing reported. It must decelerate to stop at the limit, within the
+    joint's acceleration, and flag the joint LIMITED."""
+    with opened_with_truth(url) as (array, truth):
+        array.power(True)
+        joint, upper = limit_joint(array)
+        seen = drive_into_the_limit(array, truth, joint, lambda: array.speed(joint, 1.15))
+        assert_held_at_the_limit(array, joint, seen, upper)
+
+
+def test_a_current_inside_its_limit_keeps_the_joint_inside_its_speed_and_range(url: str) -> None:
+    """Issue 20 item 1: 3.5 A (limit 4 A) spun arm6's wrist at 4.44 rad/s (limit 3.0) to 13.3 rad
+    (limit ±3.05). The drive must keep it under its speed limit and stop it at the end."""
+    with opened_with_truth(url, currents=True) as (array, truth):
+        if Capability.CURRENT not in array.capabilities():
+            pytest.skip(f"{type(array).__name__} has no current commands here")
+        array.power(True)
+        joint = 3 if "wrist_roll" in array.names else 2
+        current = 3.5 if "wrist_roll" in array.names else 30.0  # hb50 knee: 9 N·m at 0.3 N·m/A
+        seen = drive_into_the_limit(array, truth, joint, lambda: array.current(joint, current))
+        assert_held_at_the_limit(array, joint, seen, upper=True)
+
+
+def test_an_impedance_target_velocity_stops_at_the_limit(url: str) -> None:
+    """Issue 20 item 1, the third mode: a velocity target (kp = 0, kd > 0) is a speed command
+    inside the impedance law; it too stops at the end of the range."""
+    with opened_with_truth(url) as (array, truth):
+        array.power(True)
+        joint, upper = limit_joint(array)
+        limits = array.config.limits
+        hold = np.clip(  # where the joints are, inside their ranges (a twin may start at one end)
+            array.read_joints().position,
+            [lim.position_min for lim in limits],
+            [lim.position_max for lim in limits],
+        )
+        n = array.count
+        velocity = np.zeros(n)
+        velocity[joint] = 2.0
+        kp = np.full(n, 60.0)
+        kp[joint] = 0.0
+        command = ImpedanceCommand(
+            position=hold, velocity=velocity, effort=np.zeros(n), kp=kp,
+            kd=np.full(n, 2.0), brake=np.zeros(n, dtype=np.bool_),
+        )
+        seen = drive_into_the_limit(array, truth, joint, lambda: array.impedance(command))
+        assert_held_at_the_limit(array, joint, seen, upper)

@@ -21,6 +21,7 @@ from jointbus.bus.errors import (
     ZenohConfigError,
 )
 from jointbus.bus.events import (
+    AccessDeniedEvent,
     AttachmentEvent,
     DeadlineMissedEvent,
     MalformedPayloadEvent,
@@ -44,6 +45,7 @@ from jointbus.bus.qos import (
 )
 from jointbus.bus.service import ServiceClient, ServiceInfo, ServiceServer
 from jointbus.bus.service_errors import (
+    ServiceDeniedError,
     ServiceError,
     ServiceRefused,
     ServiceTimeoutError,
@@ -60,6 +62,7 @@ __all__ = [
     "PROFILES",
     "RELIABLE",
     "SYSTEM_CLOCK",
+    "AccessDeniedEvent",
     "AttachmentEvent",
     "Bus",
     "BusClosedError",
@@ -80,6 +83,7 @@ __all__ = [
     "QosProfile",
     "Reliability",
     "ServiceClient",
+    "ServiceDeniedError",
     "ServiceError",
     "ServiceInfo",
     "ServiceRefused",

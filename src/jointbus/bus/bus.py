@@ -389,6 +389,10 @@ class Bus:
         entry = self._topics.get(topic)
         return entry.subscribers if entry is not None else ()
 
+    def local_server(self, name: str) -> ServiceServer[Any, Any] | None:
+        """This process's server of service ``name``, if any (the access watch reports to it)."""
+        return self._services.server(name)
+
     def local_publishers(self, topic: str) -> tuple[Publisher[Any], ...]:
         """This process's publishers of ``topic`` (a snapshot)."""
         entry = self._topics.get(topic)

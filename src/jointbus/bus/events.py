@@ -146,6 +146,7 @@ class TypeMismatchEvent(QosEvent):
 
 
 __all__ = [
+    "AccessDeniedEvent",
     "AttachmentEvent",
     "DeadlineMissedEvent",
     "EndpointKind",
@@ -155,3 +156,26 @@ __all__ = [
     "QosIncompatibleEvent",
     "TypeMismatchEvent",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessDeniedEvent(QosEvent):
+    """A peer announced a publisher of ``topic`` (``action`` ``publishes``) or a client of
+    service ``topic`` (``calls``) that this process's Zenoh access rules deny it: Zenoh drops
+    what it sends. ``peer`` is its certificate common name (``None``: no certificate, e.g. a
+    plain ``tcp/`` link), ``zid`` its session, ``roles`` the rules' subjects it matched (none: it
+    names no role). Reported once per peer, action and name (:mod:`jointbus.bus.access_watch`).
+    """
+
+    peer: str | None
+    zid: str
+    action: Literal["publishes", "calls"]
+    roles: tuple[str, ...]
+
+    def describe(self) -> str:
+        who = f"certificate {self.peer!r}" if self.peer else "a peer without a certificate"
+        role = f"role {', '.join(self.roles)}" if self.roles else "no role"
+        return (
+            f"access denied: {who} (zid {self.zid}, {role}) {self.action} {self.topic}: "
+            "the access rules drop it"
+        )

@@ -187,6 +187,18 @@ class ServiceServer(Generic[ReqT, RespT]):
             return
         self._jobs.put((request, reply))
 
+    def note_refusal(self, reason: str) -> None:
+        """Tell the ``on_refused`` hook of a refusal that happened before any request reached
+        this server (a call its access rules dropped: :mod:`jointbus.bus.access_watch`)."""
+        hook = self._on_refused
+        if hook is None:
+            _LOG.warning("service %s: %s", self.name, reason)
+            return
+        try:
+            hook(self.name, reason)
+        except Exception:
+            _LOG.exception("refusal hook of service %s raised", self.name)
+
     def _work(self) -> None:
         while True:
             job = self._jobs.get()
@@ -350,6 +362,11 @@ class ServiceTable:
         if transport is not None:
             self.link(server, transport)
         return server
+
+    def server(self, name: str) -> ServiceServer[Any, Any] | None:
+        """The local server of ``name``, if any."""
+        with self._lock:
+            return self._servers.get(name)
 
     def link(self, server: ServiceServer[Any, Any], transport: Any) -> None:
         """Offer ``server`` on Zenoh (at creation, or when Zenoh is attached later)."""

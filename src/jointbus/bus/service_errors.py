@@ -13,6 +13,7 @@ from jointbus.bus.errors import BusError
 from jointbus.errors import Refused
 
 __all__ = [
+    "ServiceDeniedError",
     "ServiceError",
     "ServiceRefused",
     "ServiceTimeoutError",
@@ -50,6 +51,24 @@ class ServiceTimeoutError(ServiceError, TimeoutError):
     def __init__(self, service: str, timeout_s: float) -> None:
         self.timeout_s = timeout_s
         super().__init__(service, f"no answer within {timeout_s:g} s")
+
+
+class ServiceDeniedError(ServiceTimeoutError):
+    """The server is announced (its graph token is seen) but Zenoh never routed a call to it from
+    this session until the timeout: its access rules hide it from this host (a TLS-only robot
+    shows a server only to the roles that may call it; ``docs/SECURITY.md``). Nothing was sent.
+    ``detail`` names the server and the certificate that holds the rules, where known."""
+
+    def __init__(self, service: str, timeout_s: float, detail: str) -> None:
+        self.detail = detail
+        ServiceError.__init__(
+            self,
+            service,
+            f"denied: {detail}, but no call was routed to it from this host in {timeout_s:g} s"
+            " — its access rules do not let this host's certificate call it (or the server "
+            "never became reachable); nothing was sent",
+        )
+        self.timeout_s = timeout_s
 
 
 class ServiceRefused(ServiceError, Refused):

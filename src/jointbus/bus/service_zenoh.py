@@ -60,6 +60,7 @@ from jointbus.bus.qos import QosProfile, Reliability
 from jointbus.bus.ros_graph import ANONYMOUS_NODE, EntityKind, gid_of, graph_selector, parse_token
 from jointbus.bus.service import RespT, ServiceInfo
 from jointbus.bus.service_errors import (
+    ServiceDeniedError,
     ServiceError,
     ServiceRefused,
     ServiceTimeoutError,
@@ -273,17 +274,23 @@ def call_remote(
         client.service_type,
         service_type_hash(client.request_type, client.response_type, client.service_type),
     )
+    announced_by: str | None = None
     while True:
         answered, response = _get_once(transport, link, client, request, timeout_s)
         if answered:
             return cast(RespT, response)
         if time.monotonic() - start >= timeout_s:
+            if announced_by is not None:
+                # Announced all along, never routed: Zenoh hides it from us (access rules).
+                raise ServiceDeniedError(client.name, timeout_s, announced_by)
             raise ServiceTimeoutError(client.name, timeout_s)
         other = _other_types(transport, client.name, own)
         if other is not None:
             raise ServiceTypeError(client.name, "service", other, f"{own[0]} ({own[1]})")
         if not _announced(transport, client.name, own):
             raise ServiceUnavailableError(client.name)
+        if announced_by is None:
+            announced_by = _announcer(transport, client.name, own)
         # A server of this type is announced but its queryable has not reached this session yet
         # (tokens and queryables propagate separately): ask again until the deadline.
         time.sleep(_RETRY_S)
@@ -326,6 +333,27 @@ def _get_once(
             raise ServiceRefused(client.name, text[len(_REFUSED) :].decode(errors="replace"))
         raise ServiceTimeoutError(client.name, timeout_s)
     return False, None
+
+
+def _announcer(transport: ZenohTransport, name: str, own: tuple[str, str]) -> str:
+    """``served by node N (certificate C)``: who announces the server, for a denial."""
+    servers = [
+        (e.node, e.zid)
+        for e in transport.graph_entities()
+        if e.kind == "SS" and e.topic == name and (e.type_name, e.type_hash) == own
+    ]
+    if not servers:  # the subscriber's table lags the graph on a loaded host: ask, as above
+        servers = [
+            (s.node, s.zid)
+            for s in remote_services(transport, timeout_s=0.2)
+            if s.name == name and (s.service_type, s.type_hash) == own
+        ]
+    for node, zid in servers:
+        certificate = transport.peer_certificate(zid)
+        held = f", whose session holds certificate {certificate!r}" if certificate else ""
+        shown = "" if node == ANONYMOUS_NODE else node
+        return f"served by node {shown or '(anonymous)'!r}{held}"
+    return "its server is announced"
 
 
 def _announced(transport: ZenohTransport, name: str, own: tuple[str, str]) -> bool:

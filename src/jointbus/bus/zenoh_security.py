@@ -132,10 +132,12 @@ def secure(
 ) -> ZenohConfig:
     """``config`` with TLS and/or access-control entries appended to its ``options``.
 
-    With ``tls``, every explicit ``listen`` / ``connect`` endpoint must be a ``tls/`` one: a
-    ``tcp/`` endpoint left beside it would be an unauthenticated way in, so it is refused here
-    rather than silently kept. (The default loopback scheme, with no explicit ``listen``, stays
-    on ``tcp/127.0.0.1``: give explicit ``tls/`` endpoints to secure a deployment.)
+    With ``tls``, every ``listen`` / ``connect`` / router endpoint must be a ``tls/`` one, and
+    ``listen`` must be given: a ``tcp/`` endpoint left beside TLS — including the default
+    loopback scheme's ``tcp/127.0.0.1`` hub, which ``listen=None`` means — would be an
+    unauthenticated way in, so it is refused here (ZenohConfigError) rather than silently kept.
+    ``listen=()`` listens nowhere (a host that only dials the robot; ``docs/SECURITY.md`` §1).
+    ``access_control`` is the block Zenoh enforces (:mod:`jointbus.bus.access_roles` makes it).
     """
     options = list(config.options)
     if tls is not None:

@@ -56,6 +56,7 @@ Callbacks from Zenoh run on Zenoh's threads; they never take the bus lock.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -66,6 +67,7 @@ import zenoh
 import zenoh.ext
 
 from jointbus.bus import attachment
+from jointbus.bus.access_watch import AccessWatch, policy_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
@@ -83,7 +85,9 @@ from jointbus.bus.ros_graph import (
 )
 from jointbus.bus.sample_gate import clamp_latency, new_gate
 from jointbus.bus.subscriber import Subscriber
+from jointbus.bus.tls_probe import TlsFiles, TlsRefusal, probe
 from jointbus.bus.zenoh_config import ZenohConfig
+from jointbus.bus.zenoh_security import TLS_PREFIX
 from jointbus.codec import accel
 from jointbus.codec.codec import codec_for
 from jointbus.codec.type_hash import rihs01_of
@@ -132,24 +136,50 @@ def open_session(config: ZenohConfig) -> zenoh.Session:
             last_error = exc
             _LOG.debug("zenoh open with listen=%s connect=%s failed: %s", listen, connect, exc)
             continue
-        if connect:
-            _wait_for_a_link(session)
+        if connect and not _wait_for_a_link(session):
+            refusal = _tls_refusal(config, connect)
+            if refusal is not None:
+                cast(Any, session).close()
+                raise ZenohConfigError(refusal.describe())
         return session
     raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
 
 
-def _wait_for_a_link(session: zenoh.Session) -> None:
+def _tls_refusal(config: ZenohConfig, connect: tuple[str, ...]) -> TlsRefusal | None:
+    """Why no TLS link came up, if a handshake with the session's files is refused."""
+    options = dict(config.options)
+    try:
+        files = TlsFiles(
+            json.loads(options[f"{TLS_PREFIX}/root_ca_certificate"]),
+            json.loads(options[f"{TLS_PREFIX}/connect_certificate"]),
+            json.loads(options[f"{TLS_PREFIX}/connect_private_key"]),
+        )
+        verify_name = json.loads(options.get(f"{TLS_PREFIX}/verify_name_on_connect", "true"))
+    except (KeyError, ValueError):
+        return None  # not a session of jointbus's TLS settings
+    refusals = [
+        refusal
+        for endpoint in connect
+        if endpoint.startswith("tls/")
+        and (refusal := probe(endpoint, files, bool(verify_name))) is not None
+    ]
+    return refusals[0] if refusals else None
+
+
+def _wait_for_a_link(session: zenoh.Session) -> bool:
     """Wait (at most ``CONNECT_WAIT_S``) until the session is linked to a peer or router.
 
     A Zenoh peer opens its configured ``connect`` links in the background, so ``zenoh.open``
     returns before they exist; a CLI command that asks the graph right away (``topic list``,
-    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once."""
+    ``ros2 graph``) would then see nothing. An endpoint that never answers costs the bound once.
+    Returns whether a link came up."""
     deadline = time.monotonic() + CONNECT_WAIT_S
     info = session.info
     while time.monotonic() < deadline:
         if any(True for _ in info.peers_zid()) or any(True for _ in info.routers_zid()):
-            return
+            return True
         time.sleep(0.005)
+    return False
 
 
 def _undeclare(entity: object) -> None:
@@ -574,6 +604,10 @@ class ZenohTransport:
         #: Graph tokens that could not be parsed (counted; each key logged once).
         self.bad_tokens = 0
         self._bad_token_keys: set[str] = set()
+        #: Reports peers whose announced publishers and clients the session's access rules deny
+        #: (None without readable rules).
+        policy = policy_of(config.options)
+        self.access_watch = AccessWatch(self, policy) if policy is not None else None
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
@@ -802,6 +836,11 @@ class ZenohTransport:
             self._graph.pop(key, None)
         else:
             self._graph[key] = entity
+            if self.access_watch is not None:
+                try:
+                    self.access_watch.saw(entity)
+                except Exception:
+                    _LOG.exception("checking %s against the access rules failed", key)
         if entity.kind not in ("MP", "MS"):
             return
         info = EndpointInfo.from_entity(entity)
@@ -876,6 +915,13 @@ class ZenohTransport:
             if reasons:
                 self.bus._report_remote_incompatible(local, remote, reasons)
 
+    def peer_certificate(self, zid: str) -> str | None:
+        """The certificate common name of the link to session ``zid`` (None: no TLS link)."""
+        for link in self.session.info.links():
+            if str(link.zid) == zid:
+                return link.auth_identifier
+        return None
+
     def remote_info(self, gid: int) -> EndpointInfo | None:
         """The discovery record of a remote endpoint, if its token has been seen."""
         return self._remote.get(gid)
@@ -933,6 +979,8 @@ class ZenohTransport:
         for token in tokens:
             _undeclare(token)
         _undeclare(self._liveliness)
+        if self.access_watch is not None:
+            self.access_watch.close()
         cast(Any, self.session).close()
 
 

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 
 from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
+from jointbus.cli.bus_security import child_args
 from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.topic import (
     CliError,
@@ -431,6 +432,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         zenoh_args += [a for endpoint in connect or () for a in ("--connect", endpoint)]
         zenoh_args += ["--router", router] if router else []
         zenoh_args += ["--domain-id", str(domain_id)] if domain_id is not None else []
+        zenoh_args += child_args(config)  # a TLS-only robot: the monitor joins it over TLS
         run_stack(
             stack,
             duration=duration,

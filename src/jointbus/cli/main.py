@@ -9,7 +9,8 @@ every command module (the nodes, the simulator, every robot's message types) mad
 to start on a loaded host. ``jointbus CMD ...`` imports only ``CMD``'s module; ``jointbus``,
 ``--help`` or an unknown command imports them all (the help lists every command, and a usage error
 lists what exists). A module that fails to import still fails loudly — when its command is run,
-and in ``tests/cli/test_cli_main.py``, which imports every registration.
+and in ``tests/cli/test_cli_main.py``, which imports every registration. Every command with the
+shared bus options gets the security options on registration (:mod:`jointbus.cli.bus_security`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 from collections.abc import Iterable, Sequence
 
 import typer
+
+from jointbus.cli.bus_security import with_bus_security
 
 app = typer.Typer(
     name="jointbus",
@@ -35,6 +38,7 @@ _GROUPS: dict[str, tuple[str, str, str]] = {
     "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
     "ros2": ("jointbus.cli.ros2", "app", "ROS 2 interop: export messages, see the graph."),
     "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
+    "security": ("jointbus.cli.security", "app", "Access rules for a robot on a TLS-only bus."),
 }
 # command name -> (module, attribute holding a function)
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -69,11 +73,15 @@ def _register(names: Iterable[str] | None = None) -> None:
         if name in _GROUPS:
             module_name, attribute, help_text = _GROUPS[name]
             module = importlib.import_module(module_name)
-            app.add_typer(getattr(module, attribute), name=name, help=help_text)
+            group = getattr(module, attribute)
+            for command in group.registered_commands:
+                if command.callback is not None:
+                    command.callback = with_bus_security(command.callback)
+            app.add_typer(group, name=name, help=help_text)
         else:
             module_name, attribute = _COMMANDS[name]
             module = importlib.import_module(module_name)
-            app.command(name=name)(getattr(module, attribute))
+            app.command(name=name)(with_bus_security(getattr(module, attribute)))
 
 
 def _commands_for(args: Sequence[str]) -> list[str] | None:

@@ -63,6 +63,8 @@ from jointbus.bus import (
     topic_selector,
     validate_topic_name,
 )
+from jointbus.cli.bus_security import current as current_security
+from jointbus.cli.bus_security import secure_config
 from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
 from jointbus.cli.values import ValuesError, build_message, parse_values
 from jointbus.messages.base import Message
@@ -196,8 +198,17 @@ def zenoh_config(
     ``listen`` endpoints replace the hub scheme (the process then reaches others only through
     ``connect``); ``router`` replaces both. ``domain_id`` is the ROS domain (``None``: the bus's
     default, ``ROS_DOMAIN_ID`` else 0; typer already reads the variable into the option).
+    With the security options (``--tls-cert`` ...; :mod:`jointbus.cli.bus_security`) the session
+    is TLS-only: :func:`jointbus.cli.bus_security.secure_config`.
     """
+    security = current_security()
+    if listen is None and security.listen is not None:
+        listen = security.listen
     try:
+        if security.any_tls or security.access_rules is not None:
+            return secure_config(
+                security, connect=connect, router=router, listen=listen, domain_id=domain_id
+            )
         if router:
             return ZenohConfig.for_router(router, connect=tuple(connect or ()), domain_id=domain_id)
         if listen:

@@ -75,12 +75,23 @@ switches every drive on again.
 
 **Limits.** Hard limits (position, velocity, effort, current) follow the config's
 :class:`~jointbus.drivers.limits.LimitPolicy`: ``REJECT`` raises :class:`LimitError`, ``SATURATE``
-clamps. Speed commands are also bounded by the *configured* speed (Player's speed request), under
-the same policy. Soft limits (ros2_control's law) always clamp, never reject — they are a smooth
-brake near the end of the range, not a validity check: a position target is clamped into
-``[soft.lower, soft.upper]``, a velocity into the ``k_position`` bounds and a torque into the
+clamps. Speed commands are also bounded by the *configured* speed (Player's speed request: a
+joint whose velocity limit is 3.0 rad/s but whose configured speed is 2.0 refuses a speed of 2.5
+"within [-2, 2]"; ``set_speed`` raises it, up to the velocity limit), under the same policy. A
+position target outside the *soft* range is a target like one outside the hard range: refused
+under ``REJECT`` (field ``"position (soft limit)"``), clamped under ``SATURATE``. The rest of
+ros2_control's soft-limit law always clamps, because it is a smooth brake near the end of the
+range, not a validity check: a velocity into the ``k_position`` bounds and a torque into the
 ``k_velocity`` bounds at the measured state. Every clamp is reported: returned by the command,
 kept in :attr:`ActuatorArray.last_saturations` and passed to ``on_saturation``.
+
+**Limits in every mode, while the joint moves.** A command is checked when it arrives; a speed, a
+current or an impedance velocity target keeps acting after that. Drivers that command their
+drives every cycle (``sim://``, ``can://``) therefore run the drive's limit supervisor,
+:mod:`jointbus.drivers.limit_guard`: a speed move decelerates to stop at the end of the range
+(:meth:`_actuator_range`), and current and impedance commands are bounded so that the joint can
+still stop at the end within its acceleration and never exceeds its speed limit. A joint so held
+is flagged :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` in the reading.
 
 **Threads.** Public methods are serialised by one re-entrant lock (held only while checking and
 calling the hook), so a driver's hooks are never called concurrently from two caller threads; a
@@ -116,6 +127,7 @@ from jointbus.drivers.errors import (
     UnknownArrayJointError,
 )
 from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand
+from jointbus.drivers.limit_guard import LimitGuard
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.math import Transform
 from jointbus.messages.actarray.data import ActuatorArrayData
@@ -155,10 +167,21 @@ _CommandWriter = Callable[[IntArray, FloatArray, str], tuple[Saturation, ...]]
 """A command internal (``_positions``, ``_speeds``, ``_currents``): indices, values, field."""
 
 _API: Final = "ActuatorArray"
+#: The state bits that are not about motion (a joint not measured keeps only these).
+_NOT_MOTION: Final = np.uint8(
+    0xFF & ~(ActuatorState.IDLE | ActuatorState.MOVING | ActuatorState.BRAKED)
+)
 #: The fields of an impedance command, in the row order of its fast check.
 #: An unbounded limit in the fast impedance check: finite, so that the check also fails on ±inf.
 _BIG: Final = float(np.finfo(np.float64).max)
 _IMPEDANCE_FIELDS: Final = ("position", "velocity", "effort", "kp", "kd", "brake")
+
+
+#: rad or m: a speed move of a joint without soft limits stops this far inside its position
+#: limits (or 1 % of its range, if less), so that the reading where it rests — sensor noise,
+#: encoder quantisation and the drive's tracking error included — is still a valid position
+#: target ("hold where you are") rather than a value just past the limit.
+GUARD_MARGIN: Final = 0.002
 
 
 class ActuatorArrayConfigError(DriverError, ValueError):
@@ -385,6 +408,9 @@ class RawReading:
     motor_power: bool
     powered: BoolArray | None = None
     """Per actuator: is its drive stage on? ``None``: all as ``motor_power`` says."""
+    limited: BoolArray | None = None
+    """Per actuator: does the drive's limit guard hold it back at its position range or speed
+    limit now (:mod:`jointbus.drivers.limit_guard`)? ``None``: no guard reports it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +553,50 @@ class ActuatorArray(abc.ABC):
         self._on_saturation = on_saturation
         self.last_saturations: tuple[Saturation, ...] = ()
         """Saturations of the last accepted command (empty if nothing was clamped)."""
+
+    # ---------------------------------------------------------------- the limit guard
+
+    def _actuator_range(self, *, margin: bool = False) -> tuple[FloatArray, FloatArray]:
+        """Each joint's range in *actuator* space, (lower, upper): its soft limits where the
+        config has them, else its position limits — where a drive's limit supervisor stops it
+        (:mod:`jointbus.drivers.limit_guard`). ``margin``: position limits brought in by
+        :data:`GUARD_MARGIN`, for the rest points the driver chooses itself (a speed move's stop
+        at the end), so that the reading there is a valid target; commands keep the full range."""
+        hard_lower, hard_upper = self._limits.bounds_array("position")
+        if margin:
+            with np.errstate(invalid="ignore"):
+                inset = np.minimum(GUARD_MARGIN, 0.01 * (hard_upper - hard_lower))
+            inset = np.where(np.isfinite(inset), inset, GUARD_MARGIN)
+            hard_lower = hard_lower + inset
+            hard_upper = hard_upper - inset
+        lower = np.where(self._soft_mask, self._soft_lower, hard_lower)
+        upper = np.where(self._soft_mask, self._soft_upper, hard_upper)
+        cal = self._calibration
+        a = cal.position_to_actuator(lower)
+        b = cal.position_to_actuator(upper)
+        with np.errstate(invalid="ignore"):
+            return np.fmin(a, b), np.fmax(a, b)
+
+    def _make_limit_guard(self, period: float, inertia: FloatArray | None = None) -> LimitGuard:
+        """The limit supervisor of this array (:mod:`jointbus.drivers.limit_guard`) for a driver
+        that sends one command per ``period`` s: its range (:meth:`_actuator_range`), velocity
+        limits, configured accelerations as decelerations, and a gain of ``inertia / period``
+        (``inertia``: the drive's rotor inertia, kg·m² — the least the joint can have; ``None`` or
+        a joint without one: its effort limit over a tenth of its speed limit, else 1)."""
+        lower, upper = self._actuator_range()
+        vmax = np.where(self._velocity_max > 0.0, self._velocity_max, math.inf)
+        effort = self._limits.bounds_array("effort")[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fallback = np.where(
+                np.isfinite(effort) & np.isfinite(vmax) & (effort > 0.0),
+                effort / (0.1 * vmax),
+                1.0,
+            )
+        gain = fallback if inertia is None else np.where(inertia > 0.0, inertia / period, fallback)
+        return LimitGuard(
+            lower, upper, velocity_max=vmax, deceleration=self._config_accel, gain=gain,
+            period=period,
+        )
 
     # ---------------------------------------------------------------- hooks (driver side)
 
@@ -707,6 +777,16 @@ class ActuatorArray(abc.ABC):
             raw = self._read_raw()
         cal = self._calibration
         d = cal.direction
+        state = actuator_states(
+            raw.moving,
+            raw.braked,
+            raw.stalled,
+            raw.motor_power if raw.powered is None else raw.powered,
+            raw.limited,
+        )
+        unmeasured = np.isnan(raw.position)
+        if unmeasured.any():  # no reply this cycle: whether it moves is not known, so not IDLE
+            state[unmeasured] &= _NOT_MOTION
         return JointReading(
             names=self._names,
             time=raw.time,
@@ -717,12 +797,7 @@ class ActuatorArray(abc.ABC):
             effort=d * raw.effort,
             temperature=raw.temperature.copy(),
             status=raw.status.copy(),
-            state=actuator_states(
-                raw.moving,
-                raw.braked,
-                raw.stalled,
-                raw.motor_power if raw.powered is None else raw.powered,
-            ),
+            state=state,
             motor_power=bool(raw.motor_power),
         )
 
@@ -1105,7 +1180,8 @@ class ActuatorArray(abc.ABC):
         )
         cap = self._config_speed[indices]
         targets, configured = self._bounded(
-            indices, targets, -cap, cap, f"{field_name} (configured speed)"
+            indices, targets, -cap, cap,
+            f"{field_name} (the configured speed; set_speed raises it up to the velocity limit)",
         )
         saturations += configured
         if self._soft_mask[indices].any():
@@ -1138,9 +1214,11 @@ class ActuatorArray(abc.ABC):
     def _clamp_soft_position(
         self, indices: IntArray, values: FloatArray, field_name: str
     ) -> tuple[FloatArray, list[Saturation]]:
+        """A position target against the soft range, under the policy: ``REJECT`` refuses one
+        outside it (LimitError naming "<field> (soft limit)"), ``SATURATE`` clamps it (reported)."""
         if not self._soft_mask[indices].any():
             return values, []
-        return self._clamp(
+        return self._bounded(
             indices,
             values,
             self._soft_lower[indices],

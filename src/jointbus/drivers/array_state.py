@@ -19,6 +19,9 @@ for every backend, so the flags mean the same thing from the simulator and from 
   it.
 - ``STALLED`` is added on top when the drive reports a stall (pushing without moving), so
   ``IDLE | STALLED`` (a blocked joint) and ``BRAKED | STALLED`` (a drive fighting its brake) occur.
+- ``LIMITED`` is added on top when the drive's limit guard holds the joint back at its position
+  range or speed limit (:mod:`jointbus.drivers.limit_guard`): ``MOVING | LIMITED`` while it
+  brakes, ``IDLE | LIMITED`` once it is held at the limit.
 
 **Array-wide** (:func:`array_state`), for a status line or an "is the arm still?" check:
 
@@ -27,7 +30,8 @@ for every backend, so the flags mean the same thing from the simulator and from 
    caller does not say which have brakes) and at least one does;
 3. otherwise ``IDLE`` — all still, not (all) braked — unless an actuator is ``UNPOWERED``;
 4. ``STALLED`` is added if any actuator is ``STALLED``, ``UNPOWERED`` if any is ``UNPOWERED``,
-   ``STALE`` if any reading is ``STALE`` (the array's state is then an old one too).
+   ``LIMITED`` if any is ``LIMITED``, ``STALE`` if any reading is ``STALE`` (the array's state
+   is then an old one too).
 
 An actuator whose state is unknown (``0``) makes the array's motion unknown too: unless another
 actuator is ``MOVING`` (which is known), the result has neither ``IDLE`` nor ``BRAKED`` — only
@@ -50,6 +54,7 @@ _MOVING = int(ActuatorState.MOVING)
 _BRAKED = int(ActuatorState.BRAKED)
 _STALLED = int(ActuatorState.STALLED)
 _UNPOWERED = int(ActuatorState.UNPOWERED)
+_LIMITED = int(ActuatorState.LIMITED)
 _STALE = int(ActuatorState.STALE)
 
 
@@ -58,10 +63,12 @@ def actuator_states(
     braked: npt.ArrayLike,
     stalled: npt.ArrayLike,
     powered: npt.ArrayLike = True,
+    limited: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.uint8]:
     """The :class:`ActuatorState` bits of N actuators (uint8 array) from boolean arrays.
 
-    ``powered`` (one per actuator, or one for all) says whose drive stage is on. See the module
+    ``powered`` (one per actuator, or one for all) says whose drive stage is on; ``limited``
+    (one per actuator, or ``None``: none) whom the drive holds back at a limit. See the module
     docstring for the rule. Raises ``ValueError`` if the arrays differ in shape.
     """
     m = np.asarray(moving, dtype=np.bool_)
@@ -76,6 +83,11 @@ def actuator_states(
     states = np.where(m, _MOVING, np.where(b, _BRAKED, np.where(p, _IDLE, 0))).astype(np.uint8)
     states |= np.where(p, 0, _UNPOWERED).astype(np.uint8)
     states |= np.where(s, _STALLED, 0).astype(np.uint8)
+    if limited is not None:
+        lim = np.asarray(limited, dtype=np.bool_)
+        if lim.shape != m.shape:
+            raise ValueError(f"limited must have the shape of moving {m.shape}; got {lim.shape}")
+        states |= np.where(lim, _LIMITED, 0).astype(np.uint8)
     return states
 
 
@@ -101,6 +113,8 @@ def array_state(
                 f"has_brakes has {fitted.size} entries for {s.size} actuators; expected one each"
             )
     result = _STALLED if (s & _STALLED).any() else 0
+    if (s & _LIMITED).any():
+        result |= _LIMITED
     if (s & _STALE).any():
         result |= _STALE
     unpowered = bool((s & _UNPOWERED).any())

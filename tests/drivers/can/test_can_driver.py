@@ -665,3 +665,22 @@ def test_the_docs_config_and_motor_model_files_load_as_written(tmp_path: Path) -
     assert config.can_ids == tuple(range(1, 13))
     assert (config.bitrate, config.lost_after, config.safe_kd) == (1_000_000, 5, 1.0)
     assert config.reply_timeout_s == pytest.approx(0.00424)  # the doc's 4.2 ms for 12 motors
+
+
+@needs_twin
+def test_a_lost_motor_is_never_idle_and_a_silent_array_is_not_reported_powered() -> None:
+    """Issue 20 item 9: NaN readings from a lost motor were still IDLE, and ``motor_power``
+    stayed True after every motor had stopped answering."""
+    with make_rig("&lost_after=2") as rig:
+        assert rig.twin is not None
+        rig.array.power(True)
+        rig.array.read_joints()
+        rig.twin.set_silent(True)  # the whole twin stops answering
+        for _ in range(3):
+            reading = rig.array.read_joints()
+        assert np.isnan(reading.position).all()
+        assert not (reading.state & ActuatorState.IDLE).any()
+        assert (reading.state & ActuatorState.STALLED).all()  # lost
+        assert reading.motor_power is False
+        assert rig.array.read().motor_power is False
+        rig.twin.set_silent(False)

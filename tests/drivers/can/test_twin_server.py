@@ -15,6 +15,7 @@ import pytest
 
 from jointbus import drivers
 from jointbus.drivers import ImpedanceCommand
+from jointbus.drivers.actuator_array import ActuatorArrayConfigError
 from jointbus.drivers.can.config import CanArrayConfig
 from jointbus.drivers.can.twin_server import TwinServer, rest_positions
 from jointbus.drivers.registry import DriverURL
@@ -79,3 +80,14 @@ joints:
     assert -2.0 < start[0] < 0.0  # home 0 is on flex's upper limit: moved inside
     assert start[0] == pytest.approx(-0.05)
     assert start[1] == 0.0  # roll's home is inside already
+
+
+def test_a_chosen_start_is_where_the_motors_are_and_a_wrong_one_is_refused() -> None:
+    url = fresh_url()
+    config = CanArrayConfig.from_url(DriverURL.parse(url))
+    home = load_robot("hb50").pose("home")
+    start = [home[n] for n in config.array.names]
+    with TwinServer(config, noise=False, initial_positions=start) as server:
+        assert server.twin.positions == pytest.approx(start)
+    with pytest.raises(ActuatorArrayConfigError, match="expected 12 finite positions"):
+        TwinServer(config, initial_positions=[0.0, 0.0])

@@ -301,16 +301,23 @@ def test_saturate_policy_moves_to_the_limit_and_reports() -> None:
         assert positions(arm)[2] == pytest.approx(2.6, abs=1e-3)
 
 
-def test_soft_limit_clamps_the_shoulder_lift(arm: SimActuatorArray) -> None:
-    (saturation,) = arm.position("shoulder_lift", 1.99)  # hard limit 2.0, soft 1.95
-    assert saturation.field == "position (soft limit)" and saturation.applied == 1.95
-    arm.step(3.5)
-    assert positions(arm)[1] == pytest.approx(1.95, abs=1e-3)
+def test_soft_limit_refuses_then_saturates_the_shoulder_lift(arm: SimActuatorArray) -> None:
+    with pytest.raises(LimitError, match=r"'shoulder_lift' \(index 1\).*within \[-1.95, 1.95\]"):
+        arm.position("shoulder_lift", 1.99)  # hard limit 2.0, soft 1.95: REJECT refuses
+    config = SimArrayConfig.from_model(
+        load_robot("arm6"), policy=LimitPolicy.SATURATE, realtime=False, noise=False
+    )
+    with SimActuatorArray(config) as saturating:
+        saturating.power(True)
+        (saturation,) = saturating.position("shoulder_lift", 1.99)
+        assert saturation.field == "position (soft limit)" and saturation.applied == 1.95
+        saturating.step(3.5)
+        assert positions(saturating)[1] == pytest.approx(1.95, abs=1e-3)
 
 
 def test_speed_command_moves_at_that_speed(arm: SimActuatorArray) -> None:
     arm.speed("wrist_roll", -1.5)
-    arm.step(1.0)
+    arm.step(0.5)
     start = positions(arm)[3]
     arm.step(1.0)
     assert positions(arm)[3] - start == pytest.approx(-1.5, abs=1e-6)  # exactly 1.5 rad/s
@@ -699,3 +706,16 @@ def test_joint_power_switches_one_drive_off_and_on_while_the_others_run() -> Non
         assert all(a.state & ActuatorState.UNPOWERED for a in arm.read().actuators)
         arm.power(True)  # every drive on again
         assert not any(s & ActuatorState.UNPOWERED for s in arm.read_joints().state)
+
+
+def test_brakes_never_flag_the_joints_without_brakes_moving() -> None:
+    """Issue 20 item 10: ``brakes(True)`` re-planned every joint's profile, and the wrist
+    joints (no brakes), resting on their targets, read MOVING until the round-off settled."""
+    with open_arm() as arm:
+        arm.power(True)
+        arm.positions([0.3, -0.3, 1.2, 0.4, 0.3, 0.2])
+        arm.wait_until_still(None, timeout=10.0)
+        for on in (True, False, True, False):
+            arm.brakes(on)
+            unbraked = states(arm)[3:5]  # wrist_roll, wrist_pitch: no brakes
+            assert all(s == IDLE for s in unbraked), (on, unbraked)

@@ -223,3 +223,82 @@ def test_reference_views_are_read_only() -> None:
     p, _, _ = gen.step(DT)
     with pytest.raises(ValueError):
         p[0] = 1.0
+
+
+# ------------------------------------------------------------------------------ position bounds
+
+
+@settings(max_examples=25)
+@given(
+    speed=st.floats(0.1, 2.0),
+    start=st.floats(-0.9, 0.9),
+    amax=st.floats(2.0, 50.0),
+    jerk=st.one_of(st.just(math.inf), st.floats(20.0, 500.0)),
+    dt=st.sampled_from([0.001, 0.002]),
+)
+def test_a_speed_move_stops_at_its_bound_within_the_limits(
+    speed: float, start: float, amax: float, jerk: float, dt: float
+) -> None:
+    """A renewed speed request must not carry a joint past the end of its range: it decelerates
+    within its acceleration and jerk limits and stops exactly at the bound, flagged limited."""
+    gen = ProfileGenerator(
+        ["j"], max_velocity=2.0, max_acceleration=amax, max_jerk=jerk, initial_positions=[start]
+    )
+    gen.set_position_bounds([-1.0], [1.0])
+    gen.move_at(0, speed)
+    p = []
+    for _ in range(round(3.5 / dt)):  # 2 rad at ≥ 0.1 rad/s would take longer: see below
+        p.append(float(gen.step(dt)[0][0]))
+        assert abs(float(gen.acceleration[0])) <= amax + 1e-6
+        assert abs(float(gen.velocity[0])) <= 2.0 + 1e-6
+    assert max(p) <= 1.0 + 1e-9
+    if gen.limited[0]:  # it reached the bound within 3.5 s: it stops exactly there
+        assert p[-1] == pytest.approx(1.0, abs=1e-9) and not gen.active[0]
+    else:  # a slow joint from far away: still cruising, at its speed
+        assert float(gen.velocity[0]) == pytest.approx(speed) and p[-1] < 1.0
+
+
+def test_a_speed_request_towards_a_bound_it_stands_at_holds_it_there() -> None:
+    gen = ProfileGenerator(["j"], max_velocity=2.0, max_acceleration=8.0, initial_positions=[1.0])
+    gen.set_position_bounds([-1.0], [1.0])
+    for _ in range(100):  # renewed, as a 500 Hz stream renews it
+        gen.move_at(0, 1.0)
+        assert float(gen.step(0.002)[0][0]) == pytest.approx(1.0, abs=1e-12)
+    assert gen.limited[0]
+    gen.move_at(0, -1.0)  # away from it: moves, no longer limited
+    _sample(gen, 0.5, dt=0.002)
+    assert float(gen.position[0]) < 0.9 and not gen.limited[0]
+
+
+def test_a_stop_that_would_end_past_a_bound_ends_at_it() -> None:
+    """Speed 0 requested too close to the end (the drive watchdog's stop, say): the stop is
+    retargeted to the bound rather than coasting past it."""
+    gen = ProfileGenerator(["j"], max_velocity=2.0, max_acceleration=2.0, initial_positions=[0.0])
+    gen.move_at(0, 2.0)
+    _sample(gen, 1.3)  # at ≈ 2.0 rad/s, p ≈ 2.1: 1 rad/s² more would need 1 rad to stop
+    gen.set_position_bounds([-10.0], [float(gen.position[0]) + 0.5])
+    bound = float(gen.position[0]) + 0.5
+    gen.move_at(0, 0.0)
+    p, _, _ = _sample(gen, 3.0)
+    assert p.max() <= bound + 0.6  # it cannot stop in 0.5 rad: ruckig overshoots and returns
+    assert p[-1, 0] == pytest.approx(bound, abs=1e-9) and gen.limited[0]
+
+
+def test_a_stop_that_ends_inside_the_range_is_left_alone() -> None:
+    gen = ProfileGenerator(["j"], max_velocity=2.0, max_acceleration=8.0, initial_positions=[0.0])
+    gen.set_position_bounds([-5.0], [5.0])
+    gen.move_at(0, 1.0)
+    _sample(gen, 0.5)
+    gen.move_at(0, 0.0)
+    p, _, _ = _sample(gen, 1.0)
+    assert p[-1, 0] < 1.0 and not gen.limited[0]
+
+
+def test_position_bounds_are_checked_whole() -> None:
+    gen = _generator()
+    with pytest.raises(LengthMismatchError):
+        gen.set_position_bounds([-1.0], [1.0])
+    with pytest.raises(LimitError, match="joint 'j1' \\(index 1\\)"):
+        gen.set_position_bounds([-1.0, 2.0, -1.0], [1.0, 1.0, 1.0])
+    with pytest.raises(NonFiniteError, match="j2"):
+        gen.set_position_bounds([-1.0, -1.0, math.nan], [1.0, 1.0, 1.0])

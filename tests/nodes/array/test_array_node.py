@@ -916,6 +916,58 @@ def test_a_refused_service_call_is_one_error_with_its_facts_as_json() -> None:
         assert set(facts) == REFUSAL_KEYS and facts["reason"] == "UNKNOWN_JOINT", facts
 
 
+# ------------------------------------------------------------------------ limits (20.1, 22.2)
+
+
+def _limit_reports(rig: Rig) -> list[dict[str, Any]]:
+    return [
+        json.loads(s.data.decode()) | {"level": s.level, "text": s.status}
+        for s in list(rig.status)
+        if s.data.startswith(b'{"event": "limit"')
+    ]
+
+
+def test_a_speed_held_at_the_limit_is_one_warn_naming_joint_value_and_limit(rig: Rig) -> None:
+    """Issue 20 item 1: a renewed speed into the elbow's limit used to run it to 4.8 rad with
+    nothing reported. The drive now stops it at the limit, and the node says so once, with the
+    facts, while the client keeps renewing the speed."""
+    rig.client.power(True)
+    end = time.monotonic() + 2.5
+    while time.monotonic() < end:  # renewed at 20 Hz, as a teleop stream does
+        rig.client.speed("elbow", 1.2)
+        time.sleep(0.05)
+    assert rig.elbow() < 2.6
+    assert rig.client.read().actuators[ELBOW].state & ActuatorState.LIMITED
+    assert wait_until(lambda: _limit_reports(rig), timeout=2.0)
+    reports = _limit_reports(rig)
+    assert [(r["joint"], r["index"], r["kind"], r["quantity"], r["limit"]) for r in reports] == [
+        ("elbow", ELBOW, "held", "position", 2.6)
+    ]
+    assert reports[0]["level"] == Level.WARN
+    assert "joint 'elbow' (index 2) held back by the drive at its position limit 2.6" in (
+        reports[0]["text"]
+    )
+
+
+def test_a_joint_measured_past_its_limit_is_an_error_even_with_no_command(rig: Rig) -> None:
+    """Issue 22 item 2: limits are watched on every measured reading, not only on commands: a
+    joint knocked past its end (here placed there, drives off) is one ERROR with joint, index,
+    value and limit, counted; back inside, the next excursion is reported again."""
+    with rig.array.locked() as physics:  # type: ignore[attr-defined]
+        model = physics.actuators
+        p = model.positions.copy()
+        p[ELBOW] = 2.7
+        model.set_state(p)
+    assert wait_until(lambda: _limit_reports(rig), timeout=2.0)
+    (report,) = _limit_reports(rig)
+    assert (report["joint"], report["index"], report["kind"], report["limit"]) == (
+        "elbow", ELBOW, "position", 2.6,
+    )
+    assert report["value"] == pytest.approx(2.7, abs=0.01)
+    assert report["level"] == Level.ERROR
+    assert rig.node.limit_watch.total("position") == 1
+
+
 _FOLD = re.compile(r"\[(e\.g\.: )?(\d+) times in [0-9.]+ s(?:, (\d+) like this one)?\]$")
 
 

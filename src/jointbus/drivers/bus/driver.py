@@ -454,6 +454,7 @@ class BusActuatorArray(ActuatorArray):
             motor_power=data.motor_power,
             # a joint whose own drive is off (joint_power) is UNPOWERED while the array's is on
             powered=data.motor_power & ((state & int(ActuatorState.UNPOWERED)) == 0),
+            limited=(state & int(ActuatorState.LIMITED)) != 0,  # the served drive's limit guard
         )
 
     def _motor_power(self) -> bool:

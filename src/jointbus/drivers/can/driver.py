@@ -217,6 +217,13 @@ class CanActuatorArray(ActuatorArray):
         self._cmd_kd = np.zeros(n)
         self._cmd_tau = np.zeros(n)
         self._zeros = np.zeros(n)
+        # The drive's limit supervisor (module docstring, "Limits"): speed moves stop at the
+        # range's ends; current and impedance commands are bounded at every exchange.
+        self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
+        self._guard = self._make_limit_guard(config.period_s)
+        self._limited = np.zeros(n, dtype=np.bool_)
+        # p, v, kp, kd, τ as sent
+        self._send = (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
         # the latest replies
         self._time = math.nan
         self._position = np.full(n, np.nan)
@@ -283,9 +290,20 @@ class CanActuatorArray(ActuatorArray):
         kp: FloatArray,
         kd: FloatArray,
         tau: FloatArray,
+        *,
+        modes: npt.NDArray[np.int8] | None = None,
     ) -> LinkFeedback:
-        """Send one frame per motor, collect and absorb the replies, supervise."""
+        """Send one frame per motor, collect and absorb the replies, supervise.
+
+        ``modes`` (each joint's mode for this command; ``None``: the safe command, unguarded):
+        joints driven by a current or impedance command are bounded by the limit guard at the
+        latest measured state; the arrays passed in are not changed (they are the held command).
+        """
         try:
+            if modes is None:
+                self._limited[:] = False
+            else:
+                p, v, kp, kd, tau = self._guarded(p, v, kp, kd, tau, modes=modes)
             feedback = self._link.command_all(position=p, velocity=v, kp=kp, kd=kd, torque=tau)
         except OutOfRangeError as exc:
             i = exc.motor_index if exc.motor_index is not None else 0
@@ -304,6 +322,40 @@ class CanActuatorArray(ActuatorArray):
             self._bus_failed(exc)
         self._absorb(feedback)
         return feedback
+
+    def _guarded(
+        self,
+        p: FloatArray,
+        v: FloatArray,
+        kp: FloatArray,
+        kd: FloatArray,
+        tau: FloatArray,
+        *,
+        modes: npt.NDArray[np.int8],
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The command as it goes out this exchange: the limit guard bounds the joints driven by
+        a current or impedance command at the latest replies (module docstring, "Limits"). The
+        command as given is checked against the wire ranges first, so a bad value is refused
+        rather than hidden by the guard's override; the override itself is kept inside them."""
+        np.logical_and(self._moves.profile.limited, modes == MODE_PROFILE, out=self._limited)
+        guarded = ((modes == MODE_CURRENT) | (modes == MODE_IMPEDANCE)) & self._link.enabled
+        if not guarded.any():
+            return p, v, kp, kd, tau
+        self._link.check_all(position=p, velocity=v, kp=kp, kd=kd, torque=tau)
+        sent = self._send
+        for out, held in zip(sent, (p, v, kp, kd, tau), strict=True):
+            np.copyto(out, held)
+        sp, sv, skp, skd, stau = sent
+        limited = self._guard.apply(
+            guarded, position=self._position, velocity=self._velocity,
+            p_ref=sp, v_ref=sv, torque=stau, kp=skp, kd=skd,
+        )
+        if limited.any():
+            low, high = self._link.command_ranges
+            for row, out in enumerate(sent):
+                np.clip(out, low[row], high[row], out=out)
+            self._limited |= limited
+        return sp, sv, skp, skd, stau
 
     def _bus_failed(self, exc: BusOffError) -> NoReturn:
         self._report_event(BusFailure(str(exc), exc.sent))
@@ -374,7 +426,10 @@ class CanActuatorArray(ActuatorArray):
             np.copyto(self._cmd_kp, self._kp, where=profiled)
             np.copyto(self._cmd_kd, self._kd, where=profiled)
             np.copyto(self._cmd_tau, self._zeros, where=profiled)
-        self._exchange(self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau)
+        self._exchange(
+            self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau,
+            modes=None if self._safe else self._moves.mode,
+        )
 
     def _check_armed(self, request: str, indices: IntArray | None = None) -> None:
         """Refuse motion while the array is safe after a lost motor.
@@ -447,8 +502,11 @@ class CanActuatorArray(ActuatorArray):
             moving=moving,
             braked=np.zeros(n, dtype=np.bool_),
             stalled=self._lost.copy(),
-            motor_power=self._powered,
+            # Powered as far as known: a lost motor's power is unknown, and an array none of
+            # whose motors answers is not reported as powered.
+            motor_power=self._powered and not bool(self._lost.all()),
             powered=self._link.enabled.copy(),
+            limited=self._limited.copy(),
         )
 
     def _wait_tick(self) -> None:
@@ -513,6 +571,7 @@ class CanActuatorArray(ActuatorArray):
 
     def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
         self._moves.set_accel(indices, accels)
+        self._guard.set_deceleration(indices, accels)
 
     def _profile_start(self, switching: IntArray) -> tuple[FloatArray, FloatArray]:
         """Joints coming from current or impedance mode start their move from where they are."""
@@ -572,7 +631,9 @@ class CanActuatorArray(ActuatorArray):
             np.copyto(kp, self._kp, where=profiled)
             np.copyto(kd, self._kd, where=profiled)
             np.copyto(tau, self._zeros, where=profiled)
-        self._exchange(p, v, kp, kd, tau)
+        modes = self._moves.mode.copy()
+        modes[indices] = mode
+        self._exchange(p, v, kp, kd, tau, modes=modes)
         if self._safe:  # this exchange lost a motor: the command is not in effect
             self._check_armed(request, indices)
         self._cmd_p[:] = p

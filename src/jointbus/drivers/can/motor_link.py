@@ -415,6 +415,30 @@ class MotorLink:
         motor's range, :class:`OutOfRangeError` names the motor (name and index), the field, the
         value and the range, and no frame is sent. Units as in :meth:`command`.
         """
+        values = self.check_all(
+            position=position, velocity=velocity, kp=kp, kd=kd, torque=torque
+        )
+        try:
+            frames = encode_commands(values, self._table)
+        except ReservedFrameError as exc:
+            raise ReservedFrameError(f"{exc} (motors: {', '.join(self._names)})") from None
+        raw = frames.tobytes()
+        n = len(self._motors)
+        return self._exchange([(i, raw[8 * i : 8 * i + 8]) for i in range(n)])
+
+    def check_all(
+        self,
+        *,
+        position: npt.ArrayLike,
+        velocity: npt.ArrayLike,
+        kp: npt.ArrayLike,
+        kd: npt.ArrayLike,
+        torque: npt.ArrayLike,
+    ) -> npt.NDArray[np.float64]:
+        """The checks of :meth:`command_all` without sending: the values as a (5, N) array in
+        :data:`COMMAND_FIELDS` order, or :class:`OutOfRangeError` / :class:`CommandShapeError`
+        naming the first offender. A driver that adjusts a command before it goes out (the limit
+        guard) checks the command as it was given with this first."""
         n = len(self._motors)
         values = np.empty((5, n), dtype=np.float64)
         for row, (name, array) in enumerate(
@@ -427,18 +451,27 @@ class MotorLink:
                     f"motor ({', '.join(self._names)}); nothing was sent"
                 )
             values[row] = column
-        try:
-            frames = encode_commands(values, self._table)
-        except OutOfRangeError as exc:
-            i = exc.motor_index if exc.motor_index is not None else 0
+        violation = self._table.first_violation(values)
+        if violation is not None:
+            field_index, i = violation
             raise OutOfRangeError(
-                exc.field, exc.value, exc.low, exc.high,
+                COMMAND_FIELDS[field_index],
+                float(values[field_index, i]),
+                float(self._table.low[field_index, i]),
+                float(self._table.high[field_index, i]),
                 motor_name=self._names[i], motor_index=i, model=self._motors[i].model.name,
-            ) from None
-        except ReservedFrameError as exc:
-            raise ReservedFrameError(f"{exc} (motors: {', '.join(self._names)})") from None
-        raw = frames.tobytes()
-        return self._exchange([(i, raw[8 * i : 8 * i + 8]) for i in range(n)])
+            )
+        return values
+
+    @property
+    def command_ranges(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(low, high) of every command field per motor, shape (5, N) in
+        :data:`COMMAND_FIELDS` order (read-only views)."""
+        low = self._table.low.view()
+        high = self._table.high.view()
+        low.flags.writeable = False
+        high.flags.writeable = False
+        return low, high
 
     # ---------------------------------------------------------------- the exchange
 

@@ -36,6 +36,7 @@ Example (one process)::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Final, Self
 
@@ -83,12 +84,21 @@ def rest_positions(config: CanArrayConfig) -> npt.NDArray[np.float64]:
 class TwinServer:
     """A :class:`FirmwareTwin` for the motors of a :class:`CanArrayConfig`, on its own bus endpoint.
 
-    ``seed`` seeds the motors' sensor noise; ``noise=False`` removes it. The twin answers from a
-    thread between :meth:`start` and :meth:`stop` (or inside a ``with`` block); its bus endpoint
-    is opened on :meth:`start` and closed on :meth:`stop`.
+    ``seed`` seeds the motors' sensor noise; ``noise=False`` removes it. ``initial_positions``
+    (joint space, rad or m, one per joint in actuator order) is where the motors start; default
+    :func:`rest_positions`. The twin answers from a thread between :meth:`start` and :meth:`stop`
+    (or inside a ``with`` block); its bus endpoint is opened on :meth:`start` and closed on
+    :meth:`stop`.
     """
 
-    def __init__(self, config: CanArrayConfig, *, seed: int | None = 0, noise: bool = True) -> None:
+    def __init__(
+        self,
+        config: CanArrayConfig,
+        *,
+        seed: int | None = 0,
+        noise: bool = True,
+        initial_positions: Sequence[float] | None = None,
+    ) -> None:
         if config.robot is None:
             raise ActuatorArrayConfigError(
                 "the motor twin needs the robot description (build the config with "
@@ -97,11 +107,18 @@ class TwinServer:
         self._config = config
         sim = SimArrayConfig.from_model(config.robot, noise=noise)
         cal = config.array.calibrations
+        start = (
+            rest_positions(config).tolist()
+            if initial_positions is None
+            else [float(p) for p in initial_positions]
+        )
+        if len(start) != len(cal) or not all(math.isfinite(p) for p in start):
+            raise ActuatorArrayConfigError(
+                f"TwinServer initial_positions = {initial_positions!r}; expected {len(cal)} "
+                "finite positions (rad or m), one per joint in actuator order"
+            )
         self._initial = np.array(
-            [
-                c.direction * p + c.offset
-                for c, p in zip(cal, rest_positions(config).tolist(), strict=True)
-            ]
+            [c.direction * p + c.offset for c, p in zip(cal, start, strict=True)]
         )
         self._params = sim.params
         self._seed = seed

@@ -389,6 +389,14 @@ class SimActuatorArray(ActuatorArray):
             jerk_time=config.jerk_time,
             initial_positions=self._model.positions.copy(),
         )
+        # The drive's limit supervisor: speed moves stop at the range's ends, and current and
+        # impedance commands are bounded each control step (module docstring, "Limits").
+        self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
+        self._guard = self._make_limit_guard(config.control_period, self._inertia)
+        self._limited = np.zeros(n, dtype=np.bool_)
+        # p, v, τ, kp, kd as sent this step
+        self._send = (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
+        self._load = np.zeros(n)  # N·m: the guard's estimate of the load on each drive
         self._cmd_p = np.zeros(n)
         self._cmd_v = np.zeros(n)
         self._cmd_tau = np.zeros(n)
@@ -479,12 +487,35 @@ class SimActuatorArray(ActuatorArray):
             np.copyto(self._cmd_kp, self._kp, where=profiled)
             np.copyto(self._cmd_kd, self._kd, where=profiled)
         model = self._model
+        held = (self._cmd_p, self._cmd_v, self._cmd_tau, self._cmd_kp, self._cmd_kd)
+        command = held
+        mode = self._moves.mode
+        guarded = ((mode == MODE_CURRENT) | (mode == MODE_IMPEDANCE)) & model.powered
+        guarded &= ~model.braked
+        if guarded.any():
+            # The held command stays as commanded; what the drive gets this step is bounded.
+            for sent, value in zip(self._send, held, strict=True):
+                np.copyto(sent, value)
+            command = self._send
+            # The load the last step's drive torque met beyond the rotor's inertia (a
+            # disturbance observer: links, gravity, ground, friction, a block).
+            np.multiply(self._inertia, self._accel, out=self._load)
+            np.subtract(model.motor_torques, self._load, out=self._load)
+            self._guard.apply(
+                guarded, position=model.positions, velocity=model.velocities,
+                p_ref=command[0], v_ref=command[1], torque=command[2],
+                kp=command[3], kd=command[4], load=self._load,
+            )
+            np.logical_and(self._moves.profile.limited, profiled, out=self._limited)
+            self._limited |= self._guard.limited
+        else:
+            np.logical_and(self._moves.profile.limited, profiled, out=self._limited)
         model.set_command(
-            position=self._cmd_p,
-            velocity=self._cmd_v,
-            torque=self._cmd_tau,
-            kp=self._cmd_kp,
-            kd=self._cmd_kd,
+            position=command[0],
+            velocity=command[1],
+            torque=command[2],
+            kp=command[3],
+            kd=command[4],
         )
         self._v_before[:] = model.velocities
         self._physics.step(dt)
@@ -542,6 +573,7 @@ class SimActuatorArray(ActuatorArray):
             )
             accel = self._accel.copy()
             blocked = model.blocked.copy()
+            limited = self._limited.copy()
             array_power = bool((m.powered | self._joint_off).all())
         # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per joint.
         status = np.multiply(m.motor_overheated, _BIT_MOTOR_OVERHEATED)
@@ -563,6 +595,7 @@ class SimActuatorArray(ActuatorArray):
             stalled=m.stalled,
             motor_power=array_power,
             powered=m.powered.copy(),
+            limited=limited,
         )
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:
@@ -650,6 +683,7 @@ class SimActuatorArray(ActuatorArray):
         self._check_thread()
         with self._state_lock:
             self._moves.set_accel(indices, accels)
+            self._guard.set_deceleration(indices, accels)
 
     def _profile_start(self, switching: IntArray) -> tuple[FloatArray, FloatArray]:
         """Joints coming from current/impedance mode start profiles from where they are."""

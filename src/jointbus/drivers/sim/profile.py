@@ -17,6 +17,16 @@ per-joint control interface (``Position`` for moves, ``Velocity`` for speed move
 for one joint re-plans all joints from their current sampled state; the others keep their
 targets, and because their profiles are time-optimal the re-planned remainder is the same motion.
 The trajectory is sampled with ``Trajectory.at_time``, so the caller's ``dt`` may vary per step.
+
+**Position bounds** (:meth:`set_position_bounds`; none by default). A speed move has no end, so a
+renewed speed request would carry a joint past the end of its range; with bounds set, each step
+checks every joint cruising towards a bound and, as soon as its jerk-limited stopping distance
+(plus one more step) reaches the bound, turns the speed move into a position move *to* the bound:
+ruckig then decelerates it within the acceleration and jerk limits to stop exactly there, as a
+drive's limit supervisor does. A speed request towards a bound the joint already stands at is
+turned into that hold at once. Such joints are :attr:`ProfileGenerator.limited` until their next
+request; a drive reports them (``ActuatorState.LIMITED``). Position targets are the caller's to
+keep inside the range (the driver API clamps or refuses them).
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 _GEN = "ProfileGenerator"
+_AT_TARGET = 1e-9  # rad, rad/s, rad/s²: a reference this close to its target and to rest is on it
 
 
 class ProfilePlanningError(RuntimeError):
@@ -100,6 +111,10 @@ class ProfileGenerator:
         self._finished = np.ones(n, dtype=np.bool_)
         self._active = np.zeros(n, dtype=np.bool_)
         self._cruising = np.zeros(n, dtype=np.bool_)  # speed move at a nonzero speed
+        self._lower = np.full(n, -math.inf)  # position bounds of speed moves (set_position_bounds)
+        self._upper = np.full(n, math.inf)
+        self._bounded = False
+        self._limited = np.zeros(n, dtype=np.bool_)  # speed moves stopped at a bound
         self._t = 0.0  # time since the last plan, s
         self._ruckig = Ruckig(n)
         self._input = InputParameter(n)
@@ -116,6 +131,7 @@ class ProfileGenerator:
             "max_v": _read_only(self._max_v),
             "max_a": _read_only(self._max_a),
             "max_j": _read_only(self._max_j),
+            "limited": _read_only(self._limited),
         }
         self._plan()
 
@@ -227,6 +243,12 @@ class ProfileGenerator:
         return self._views["target_v"]  # type: ignore[return-value]
 
     @property
+    def limited(self) -> BoolArray:
+        """True where a speed move was ended at a position bound (see the module docstring) and
+        the joint has had no request since (read-only live view)."""
+        return self._views["limited"]  # type: ignore[return-value]
+
+    @property
     def max_velocity(self) -> FloatArray:
         """Speed limit per joint, rad/s."""
         return self._views["max_v"]  # type: ignore[return-value]
@@ -289,6 +311,33 @@ class ProfileGenerator:
         if updates:
             self._plan()
 
+    def set_position_bounds(self, lower: npt.ArrayLike, upper: npt.ArrayLike) -> None:
+        """The range speed moves stop at, per joint (rad; N values each, ``-inf`` / ``inf``:
+        unbounded), ``lower ≤ upper``. See the module docstring."""
+        low = np.array(lower, dtype=np.float64)
+        high = np.array(upper, dtype=np.float64)
+        for field, values in (("lower", low), ("upper", high)):
+            if values.shape != (self._n,):
+                raise LengthMismatchError(
+                    _GEN, field, values.shape, f"one value per joint ({self._n} values)"
+                )
+            nan = np.isnan(values)
+            if nan.any():
+                i = int(np.flatnonzero(nan)[0])
+                raise NonFiniteError(
+                    _GEN, field, math.nan, "a number or ±inf", joint=self._names[i], index=i
+                )
+        crossed = low > high
+        if crossed.any():
+            i = int(np.flatnonzero(crossed)[0])
+            raise LimitError(
+                _GEN, "lower", float(low[i]), f"≤ upper ({float(high[i])})",
+                joint=self._names[i], index=i,
+            )
+        self._lower[:] = low
+        self._upper[:] = high
+        self._bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
+
     def move_to(self, joint: int | None, targets: npt.ArrayLike) -> None:
         """Profiled move of one joint (``targets`` a number, rad) or all (``joint=None``, N
         numbers), ending at rest."""
@@ -297,6 +346,7 @@ class ProfileGenerator:
         self._target_p[indices] = values
         self._target_v[indices] = 0.0
         self._velocity_mode[indices] = False
+        self._limited[indices] = False
         self._plan()
 
     def move_at(self, joint: int | None, velocity: npt.ArrayLike) -> None:
@@ -313,6 +363,10 @@ class ProfileGenerator:
                 )
         self._target_v[indices] = values
         self._velocity_mode[indices] = True
+        self._limited[indices] = False
+        if self._bounded:
+            # A joint already at the bound it is sent towards holds there from the start.
+            self._stop_at_bounds(0.0, replan=False)
         self._plan()
 
     def reset(self, positions: npt.ArrayLike, velocities: npt.ArrayLike | None = None) -> None:
@@ -327,6 +381,7 @@ class ProfileGenerator:
         self._target_p[:] = p
         self._target_v[:] = 0.0
         self._velocity_mode[:] = v != 0.0
+        self._limited[:] = False
         self._plan()
 
     def reset_joints(
@@ -363,6 +418,7 @@ class ProfileGenerator:
         self._target_p[indices] = p
         self._target_v[indices] = 0.0
         self._velocity_mode[indices] = v != 0.0
+        self._limited[indices] = False
         self._plan()
 
     # ------------------------------------------------------------------ stepping
@@ -374,7 +430,36 @@ class ProfileGenerator:
             raise LimitError(_GEN, "dt", dt, "a finite duration > 0 s")
         self._t += dt
         self._sample()
+        if self._bounded and self._cruising.any():
+            self._stop_at_bounds(dt, replan=True)
         return self.position, self.velocity, self.acceleration
+
+    def _stop_at_bounds(self, dt: float, *, replan: bool) -> None:
+        """Turn every speed move that can only just stop before its bound (with one more step of
+        ``dt`` s at its speed) into a move to that bound."""
+        heading = np.sign(self._target_v) * self._velocity_mode
+        speed = np.maximum(heading * self._v, 0.0)  # towards the bound it heads for
+        accel = np.maximum(heading * self._a, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Jerk-limited stop, bounded from above: one more step at this acceleration, then
+            # ramp the acceleration down to -a_max (the speed still rises by accel²/2j
+            # meanwhile), brake at a_max, ramp out.
+            ramp = np.where(np.isfinite(self._max_j), (accel + self._max_a) / self._max_j, 0.0)
+            peak = speed + accel * dt + np.where(
+                np.isfinite(self._max_j), accel * accel / (2.0 * self._max_j), 0.0
+            )
+            stop = peak * (ramp + dt) + peak * peak / (2.0 * self._max_a)
+        room = np.where(heading > 0, self._upper - self._p, self._p - self._lower)
+        stopping = (heading != 0) & (stop >= room)
+        if not stopping.any():
+            return
+        bound = np.where(heading > 0, self._upper, self._lower)
+        self._target_p[stopping] = bound[stopping]
+        self._target_v[stopping] = 0.0
+        self._velocity_mode[stopping] = False
+        self._limited[stopping] = True
+        if replan:
+            self._plan()
 
     def _sample(self) -> None:
         p, v, a = self._trajectory.at_time(self._t)
@@ -408,6 +493,33 @@ class ProfileGenerator:
         if result not in (Result.Working, Result.Finished):
             raise ProfilePlanningError(f"ruckig could not plan the profile: {result}")
         self._durations[:] = self._trajectory.independent_min_durations
+        # A joint already resting on its target has nothing to do, whatever ruckig's round-off
+        # says: re-planning for another joint must not make it "active" (MOVING) for a while.
+        resting = (np.abs(self._v) <= _AT_TARGET) & (np.abs(self._a) <= _AT_TARGET)
+        resting &= (self._target_v == 0.0) & (np.abs(self._p - self._target_p) <= _AT_TARGET)
+        self._durations[resting] = 0.0
         np.logical_and(self._velocity_mode, self._target_v != 0.0, out=self._cruising)
         self._t = 0.0
+        if self._bounded and self._stop_past_bound():
+            self._plan()
+            return
         self._sample()
+
+    def _stop_past_bound(self) -> bool:
+        """Speed-move stops (speed 0 requested while moving) that would come to rest beyond a
+        bound become moves to that bound; True if any did (the caller re-plans)."""
+        stopping = self._velocity_mode & ~self._cruising & (self._v != 0.0)
+        if not stopping.any():
+            return False
+        past = np.zeros(self._n, dtype=np.bool_)
+        for j in np.flatnonzero(stopping).tolist():
+            end = self._trajectory.at_time(float(self._durations[j]))[0][j]
+            past[j] = not self._lower[j] <= end <= self._upper[j]
+        if not past.any():
+            return False
+        heading_up = self._v[past] > 0.0
+        self._target_p[past] = np.where(heading_up, self._upper[past], self._lower[past])
+        self._target_v[past] = 0.0
+        self._velocity_mode[past] = False
+        self._limited[past] = True
+        return True

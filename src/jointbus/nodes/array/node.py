@@ -168,6 +168,7 @@ from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
+from jointbus.nodes.safety.limit_watch import LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
@@ -398,6 +399,8 @@ class ArrayNode(Node):
             shutdown_c=s.shutdown_c,
             hysteresis_c=s.hysteresis_c,
         )
+        self.limit_watch = LimitWatch(cfg.names, cfg.limits)
+        """Every reading's joints against their limits: the drive's holds and real excursions."""
         self.reentry = ReentryRamp(
             cfg.names,
             [lim.velocity_max for lim in cfg.limits],
@@ -658,6 +661,7 @@ class ArrayNode(Node):
                     self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
                     return
             self._last_reading = reading
+            self._watch_limits(reading)
             self._take_thermal(reading)
             if self._expiry.any_armed:
                 self._expire_commands(reading)
@@ -1056,6 +1060,17 @@ class ArrayNode(Node):
                 f"thermal: {self._joint_names[index]!r} (index {index}) stays off until "
                 f"power on: {exc}",
             )
+
+    # ---- limits on every reading ---------------------------------------------------------------
+    def _watch_limits(self, reading: JointReading) -> None:
+        """Report each limit event that begins with this reading: a drive's hold as a WARN, a
+        measured excursion past a limit as an ERROR (:mod:`~jointbus.nodes.safety.limit_watch`),
+        with the facts as JSON; repeats of one joint's event within a second are counted in one
+        report."""
+        for event in self.limit_watch.update(reading.position, reading.velocity, reading.state):
+            level = Level.ERROR if event.excursion else Level.WARN
+            data = json.dumps(event.data()).encode()
+            self.report(level, event.describe(), data, key=f"limit:{event.kind}:{event.index}")
 
     # ---- command watchdog ----------------------------------------------------------------------
     def _expire_commands(self, reading: JointReading) -> None:

@@ -1,0 +1,193 @@
+"""Joint limits watched on every measured reading: the drive's limit events and real excursions.
+
+Where it sits: :mod:`jointbus.nodes.safety` (used by the array node, and so by hb50's bridge).
+Each cycle the node passes its reading (:class:`~jointbus.drivers.actuator_array.JointReading`,
+joint space) to :meth:`LimitWatch.update`, which returns the events to report on the status topic
+and keeps running totals per joint. Pure logic: no clock, no I/O.
+
+**Why both.** Commands are checked against the limits before they apply, and the drive's limit
+guard (:mod:`jointbus.drivers.limit_guard`) keeps speed, current and impedance commands inside
+them — but what a robot *does* is what its joints measure: a leg folded past its knee limit by the
+body's weight while the drives were off, a joint knocked past its end, a guard that could not brake
+in time. Robots fail in combinations; a limit watched only on commands misses exactly those.
+Two kinds of event, each with joint (name and index), value and limit:
+
+- ``held`` — the drive holds the joint back at its position range or speed limit (the reading's
+  :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` flag rose): a command asked for
+  more, or a load (the body's weight on a folded knee) would have pushed it there faster than it
+  can stop. WARN: the robot is safe, the command was not obeyed in full.
+- ``position`` / ``speed`` — the measured position is past a position limit, or the measured speed
+  past the speed limit, by more than a tolerance (sensor noise, encoder quantisation): an
+  excursion. ERROR: the robot is where its description says it must never be.
+
+**Hysteresis.** An event is raised once when its condition begins; the joint is watched again once
+it is back inside (by the tolerance), so a joint resting at a limit raises one event, not 500 a
+second. A NaN measurement (a lost motor) raises nothing and re-arms nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.messages.actarray.state import ActuatorState
+from jointbus.model.limits import JointLimitSpec
+
+__all__ = ["LimitEvent", "LimitWatch"]
+
+LimitKind = Literal["held", "position", "speed"]
+"""``held``: the drive held the joint back; ``position`` / ``speed``: a measured excursion."""
+
+#: rad or m: how far past a position limit a measured position must be to be an excursion.
+POSITION_TOLERANCE: Final = 0.005
+#: Fraction of the speed limit a measured speed must exceed it by to be an excursion.
+SPEED_TOLERANCE: Final = 0.1
+
+_LIMITED: Final = np.uint8(ActuatorState.LIMITED)
+#: A joint held while this close to its speed limit (fraction) is held at its speed limit; else at
+#: the end of its range it is nearer to.
+_AT_SPEED_LIMIT: Final = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class LimitEvent:
+    """A limit event of joint ``joint`` (index ``index``): ``kind`` (see the module docstring),
+    which ``quantity`` it concerns, the measured ``value`` (rad or m for a position, rad/s or m/s
+    for a speed) and the ``limit`` (the end of the range the joint is at or past, or the speed
+    limit)."""
+
+    joint: str
+    index: int
+    kind: LimitKind
+    quantity: Literal["position", "speed"]
+    value: float
+    limit: float
+
+    @property
+    def excursion(self) -> bool:
+        """True for a measured excursion past a limit (ERROR), False for a drive's hold (WARN)."""
+        return self.kind != "held"
+
+    def describe(self) -> str:
+        """One line for the status topic."""
+        where = f"joint {self.joint!r} (index {self.index})"
+        unit = "rad/s" if self.quantity == "speed" else "rad"
+        limit = f"±{self.limit:g}" if self.quantity == "speed" else f"{self.limit:g}"
+        if self.kind == "held":
+            return (
+                f"{where} held back by the drive at its {self.quantity} limit {limit} {unit} "
+                f"(measured {self.value:.4g} {unit}): the command, or a load on the joint, would "
+                "have taken it further or faster"
+            )
+        past = "past its position limit" if self.quantity == "position" else (
+            "faster than its speed limit"
+        )
+        return f"{where} is {past}: measured {self.value:.4g} {unit}, limit {limit} {unit}"
+
+    def data(self) -> dict[str, object]:
+        """The same facts for the status message's JSON ``data``."""
+        return {
+            "event": "limit",
+            "kind": self.kind,
+            "joint": self.joint,
+            "index": self.index,
+            "quantity": self.quantity,
+            "value": self.value,
+            "limit": self.limit,
+        }
+
+
+class LimitWatch:
+    """Limit events of N joints (see the module docstring); ``limits`` in joint space, actuator
+    order; ``position_tolerance`` in rad or m, ``speed_tolerance`` a fraction of each speed limit.
+    """
+
+    __slots__ = (
+        "_armed",
+        "_lower",
+        "_names",
+        "_position_tol",
+        "_upper",
+        "_vmax",
+        "_vtol",
+        "counts",
+    )
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        limits: Sequence[JointLimitSpec],
+        *,
+        position_tolerance: float = POSITION_TOLERANCE,
+        speed_tolerance: float = SPEED_TOLERANCE,
+    ) -> None:
+        if len(names) != len(limits):
+            raise ValueError(f"{len(names)} joint names but {len(limits)} limit specs")
+        self._names = tuple(names)
+        self._lower = np.array([s.position_min for s in limits], dtype=np.float64)
+        self._upper = np.array([s.position_max for s in limits], dtype=np.float64)
+        self._vmax = np.array([s.velocity_max for s in limits], dtype=np.float64)
+        self._position_tol = float(position_tolerance)
+        self._vtol = self._vmax * (1.0 + float(speed_tolerance))
+        n = len(self._names)
+        #: Per kind, the joints whose condition is clear (an event may be raised).
+        self._armed: dict[LimitKind, npt.NDArray[np.bool_]] = {
+            kind: np.ones(n, dtype=np.bool_) for kind in ("held", "position", "speed")
+        }
+        self.counts: dict[LimitKind, npt.NDArray[np.int64]] = {
+            kind: np.zeros(n, dtype=np.int64) for kind in ("held", "position", "speed")
+        }
+        """Running totals of events per kind, per joint (for diagnostics)."""
+
+    def total(self, kind: LimitKind) -> int:
+        """Events of ``kind`` so far, all joints."""
+        return int(self.counts[kind].sum())
+
+    def update(
+        self,
+        position: npt.NDArray[np.float64],
+        velocity: npt.NDArray[np.float64],
+        state: npt.NDArray[np.uint8],
+    ) -> list[LimitEvent]:
+        """The events that begin with this reading (joint space); empty on almost every cycle."""
+        tol = self._position_tol
+        with np.errstate(invalid="ignore"):
+            below = position < self._lower - tol
+            above = position > self._upper + tol
+            fast = np.abs(velocity) > self._vtol
+            inside = (position >= self._lower) & (position <= self._upper)
+            slow = np.abs(velocity) <= self._vmax
+        held = (state & _LIMITED) != 0
+        conditions: dict[LimitKind, npt.NDArray[np.bool_]] = {
+            "held": held,
+            "position": below | above,
+            "speed": fast,
+        }
+        clear: dict[LimitKind, npt.NDArray[np.bool_]] = {
+            "held": ~held,
+            "position": inside,
+            "speed": slow,
+        }
+        events: list[LimitEvent] = []
+        for kind, condition in conditions.items():
+            armed = self._armed[kind]
+            armed |= clear[kind]
+            begins = condition & armed
+            if not begins.any():
+                continue
+            armed &= ~begins
+            self.counts[kind] += begins
+            for i in np.flatnonzero(begins).tolist():
+                events.append(self._event(kind, i, float(position[i]), float(velocity[i])))
+        return events
+
+    def _event(self, kind: LimitKind, i: int, p: float, v: float) -> LimitEvent:
+        lower, upper, vmax = float(self._lower[i]), float(self._upper[i]), float(self._vmax[i])
+        if kind == "speed" or (kind == "held" and abs(v) >= _AT_SPEED_LIMIT * vmax):
+            return LimitEvent(self._names[i], i, kind, "speed", v, vmax)
+        end = lower if abs(p - lower) < abs(p - upper) else upper
+        return LimitEvent(self._names[i], i, kind, "position", p, end)

@@ -1,0 +1,156 @@
+"""The drive's limit guard: what it lets through, what it replaces, and that the replacement
+never pushes a joint out of its envelope (:mod:`jointbus.drivers.limit_guard`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.drivers.limit_guard import LimitGuard
+
+T = 0.002  # s
+LOWER, UPPER, VMAX, DECEL, GAIN = -1.0, 1.0, 3.0, 10.0, 5.0
+
+
+def guard(n: int = 1) -> LimitGuard:
+    return LimitGuard(
+        [LOWER] * n, [UPPER] * n, velocity_max=[VMAX] * n, deceleration=[DECEL] * n,
+        gain=[GAIN] * n, period=T,
+    )
+
+
+def command(
+    p_ref: float = 0.0, v_ref: float = 0.0, tau: float = 0.0, kp: float = 0.0, kd: float = 0.0
+) -> tuple[np.ndarray, ...]:
+    return tuple(np.array([x], dtype=np.float64) for x in (p_ref, v_ref, tau, kp, kd))
+
+
+def law(cmd: tuple[np.ndarray, ...], p: float, v: float) -> float:
+    """The drive's impedance law τ = τ_ff + kp·(p_ref − p) + kd·(v_ref − v) at (p, v)."""
+    p_ref, v_ref, tau, kp, kd = (float(x[0]) for x in cmd)
+    return tau + kp * (p_ref - p) + kd * (v_ref - v)
+
+
+def apply(
+    g: LimitGuard, cmd: tuple[np.ndarray, ...], p: float, v: float, load: float | None = None
+) -> bool:
+    p_ref, v_ref, tau, kp, kd = cmd
+    limited = g.apply(
+        np.array([True]), position=np.array([p]), velocity=np.array([v]),
+        p_ref=p_ref, v_ref=v_ref, torque=tau, kp=kp, kd=kd,
+        load=None if load is None else np.array([load]),
+    )
+    return bool(limited[0])
+
+
+def test_a_command_far_from_the_envelope_goes_out_unchanged() -> None:
+    """At rest in mid-range, any torque that cannot take the joint past its speed limit within
+    one cycle (K·(v_max − v) = 12.5 N·m here) is the user's to apply: the guard only touches a
+    joint about to outrun its envelope."""
+    cmd = command(tau=9.0, kp=20.0, p_ref=0.1, kd=2.0)  # 10 N·m at (0, 0.5): under K·(3 − 0.5)
+    before = law(cmd, 0.0, 0.5)
+    assert not apply(guard(), cmd, p=0.0, v=0.5)
+    assert law(cmd, 0.0, 0.5) == before
+
+
+def test_a_joint_running_at_an_end_gets_the_envelope_law() -> None:
+    """Moving at 2 rad/s towards the upper end with 0.1 rad left (it can stop in 0.2 rad at
+    10 rad/s²): the command is replaced by kd·(v_up − v) with v_up the speed it may still have."""
+    cmd = command(tau=5.0)
+    assert apply(guard(), cmd, p=0.9, v=2.0)
+    _, v_ref, tau, kp, kd = (float(x[0]) for x in cmd)
+    v_up = math.sqrt(2 * DECEL * (UPPER - (0.9 + 2.0 * T)))
+    assert (kp, kd, tau) == (0.0, GAIN, 0.0)
+    assert v_ref == pytest.approx(v_up)
+    assert law(cmd, 0.9, 2.0) < 0.0  # it brakes
+
+
+def test_too_fast_a_joint_is_brought_back_to_its_speed_limit() -> None:
+    cmd = command(tau=1.0)
+    assert apply(guard(), cmd, p=0.0, v=3.5)
+    assert float(cmd[1][0]) == VMAX and law(cmd, 0.0, 3.5) < 0.0
+
+
+def test_a_joint_beyond_an_end_is_pulled_back_to_it() -> None:
+    cmd = command(kd=1.0)  # damping only: it would rest where it is
+    assert apply(guard(), cmd, p=1.05, v=0.0)
+    p_ref, _, _, kp, kd = (float(x[0]) for x in cmd)
+    assert p_ref == pytest.approx(max(UPPER, 1.05 - VMAX * 4 * T))  # pulled back, at most v_max
+    assert kp == pytest.approx(GAIN / (4 * T)) and kd == GAIN
+    assert law(cmd, 1.05, 0.0) < 0.0
+
+
+def test_a_joint_not_measured_is_left_alone() -> None:
+    """A lost motor reads NaN: the guard cannot know where it is and sends what was commanded."""
+    cmd = command(tau=5.0)
+    assert not apply(guard(), cmd, p=math.nan, v=2.0)
+    assert float(cmd[2][0]) == 5.0
+
+
+def test_the_load_estimate_lets_a_blocked_joint_have_its_torque() -> None:
+    """A joint whose last torque did not accelerate it (a block, gravity) is allowed that load on
+    top of the envelope law — the disturbance observer — so a blocked joint at rest gets its full
+    current once the observer has seen the block."""
+    g = guard()
+    assert apply(g, command(tau=20.0), p=0.0, v=0.0)  # 20 N·m > K·v_max: held back, no load known
+    assert not apply(g, command(tau=20.0), p=0.0, v=0.0, load=15.0)
+    assert apply(g, command(tau=20.0), p=0.0, v=2.99, load=15.0)  # at its speed limit
+
+
+def test_unguarded_joints_are_not_touched() -> None:
+    g = guard(2)
+    p_ref, v_ref, tau, kp, kd = (np.array([0.0, 0.0]) for _ in range(5))
+    tau[:] = 5.0
+    limited = g.apply(
+        np.array([False, True]), position=np.array([0.99, 0.99]), velocity=np.array([2.0, 2.0]),
+        p_ref=p_ref, v_ref=v_ref, torque=tau, kp=kp, kd=kd,
+    )
+    assert limited.tolist() == [False, True]
+    assert tau.tolist() == [5.0, 0.0]
+
+
+finite = st.floats(-50.0, 50.0, allow_nan=False)
+
+
+@given(
+    p=st.floats(-1.2, 1.2), v=st.floats(-5.0, 5.0), p_ref=st.floats(-1.0, 1.0),
+    v_ref=finite, tau=finite, kp=st.floats(0.0, 500.0), kd=st.floats(0.0, 10.0),
+)
+def test_what_goes_out_never_pushes_harder_than_the_envelope(
+    p: float, v: float, p_ref: float, v_ref: float, tau: float, kp: float, kd: float
+) -> None:
+    """Whatever the command, the law that goes out asks no more torque towards an end than the
+    envelope law there, and a command within it goes out unchanged."""
+    cmd = command(p_ref, v_ref, tau, kp, kd)
+    before = law(cmd, p, v)
+    ahead = p + v * T
+    v_up = min(VMAX, math.sqrt(2 * DECEL * max(UPPER - ahead, 0.0)))
+    v_down = -min(VMAX, math.sqrt(2 * DECEL * max(ahead - LOWER, 0.0)))
+    spring, reach = GAIN / (4 * T), VMAX * 4 * T
+    tau_up = GAIN * (v_up - v) + spring * min(max(UPPER - p, -reach), 0.0)
+    tau_down = GAIN * (v_down - v) + spring * max(min(LOWER - p, reach), 0.0)
+    assert tau_down <= tau_up + 1e-9  # the envelope never inverts
+    limited = apply(guard(), cmd, p, v)
+    after = law(cmd, p, v)
+    assert tau_down - 1e-9 <= after <= tau_up + 1e-9
+    assert limited == (not tau_down <= before <= tau_up)
+    if not limited:
+        assert after == before
+
+
+def test_bad_construction_is_refused() -> None:
+    def make(lower: float = -1.0, decel: float = 1.0, period: float = T) -> LimitGuard:
+        return LimitGuard(
+            [lower], [1.0], velocity_max=[1.0], deceleration=[decel], gain=[1.0], period=period
+        )
+
+    with pytest.raises(ValueError, match="lower"):
+        make(lower=2.0)
+    with pytest.raises(ValueError, match="deceleration"):
+        make(decel=0.0)
+    with pytest.raises(ValueError, match="period"):
+        make(period=0.0)

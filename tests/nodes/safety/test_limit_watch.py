@@ -1,0 +1,99 @@
+"""LimitWatch: a drive's holds and measured excursions, one event each, counted, re-armed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.messages.actarray.state import ActuatorState
+from jointbus.model.limits import JointLimitSpec
+from jointbus.nodes.safety.limit_watch import POSITION_TOLERANCE, LimitWatch
+
+NAMES = ("hip", "knee")
+LIMITS = (
+    JointLimitSpec(position_min=-1.0, position_max=1.0, velocity_max=10.0),
+    JointLimitSpec(position_min=-2.7, position_max=0.0, velocity_max=20.0),
+)
+IDLE, LIMITED = int(ActuatorState.IDLE), int(ActuatorState.LIMITED)
+
+
+def reading(
+    p: tuple[float, float],
+    v: tuple[float, float] = (0.0, 0.0),
+    held: tuple[bool, bool] = (False, False),
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    state = np.array([IDLE | (LIMITED if h else 0) for h in held], dtype=np.uint8)
+    return np.array(p), np.array(v), state
+
+
+def test_a_knee_folded_past_its_limit_is_one_excursion_until_it_is_back() -> None:
+    watch = LimitWatch(NAMES, LIMITS)
+    (event,) = watch.update(*reading((0.0, 0.02)))
+    assert (event.joint, event.index, event.kind) == ("knee", 1, "position")
+    assert (event.value, event.limit) == (0.02, 0.0)
+    assert event.excursion
+    assert "joint 'knee' (index 1) is past its position limit: measured 0.02 rad, limit 0 rad" == (
+        event.describe()
+    )
+    for _ in range(100):  # still past it: no new event
+        assert watch.update(*reading((0.0, 0.03))) == []
+    assert watch.update(*reading((0.0, -0.1))) == []  # back inside: re-armed
+    assert len(watch.update(*reading((0.0, 0.01)))) == 1
+    assert watch.total("position") == 2
+    assert watch.counts["position"].tolist() == [0, 2]
+
+
+def test_noise_at_a_limit_is_not_an_excursion() -> None:
+    watch = LimitWatch(NAMES, LIMITS)
+    assert watch.update(*reading((1.0 + POSITION_TOLERANCE * 0.9, -2.7 - 0.001))) == []
+
+
+def test_a_drives_hold_is_a_warn_at_the_end_it_heads_for_or_its_speed_limit() -> None:
+    watch = LimitWatch(NAMES, LIMITS)
+    (event,) = watch.update(*reading((0.8, -1.0), v=(1.5, 0.0), held=(True, False)))
+    assert (event.kind, event.quantity, event.limit, event.excursion) == (
+        "held", "position", 1.0, False,
+    )
+    assert watch.update(*reading((0.99, -1.0), held=(True, False))) == []  # still held
+    (fast,) = watch.update(*reading((0.99, -1.0), v=(0.0, -19.8), held=(True, True)))
+    assert (fast.joint, fast.quantity, fast.limit) == ("knee", "speed", 20.0)
+    assert "held back by the drive at its speed limit ±20 rad/s" in fast.describe()
+
+
+def test_a_speed_past_the_limit_is_an_excursion() -> None:
+    watch = LimitWatch(NAMES, LIMITS)
+    (event,) = watch.update(*reading((0.0, -1.0), v=(-11.5, 0.0)))
+    assert (event.kind, event.value, event.limit) == ("speed", -11.5, 10.0)
+
+
+def test_a_lost_motor_raises_nothing() -> None:
+    watch = LimitWatch(NAMES, LIMITS)
+    assert watch.update(*reading((math.nan, math.nan), v=(math.nan, math.nan))) == []
+
+
+@given(
+    p=st.lists(st.floats(-3.0, 3.0), min_size=20, max_size=20),
+    v=st.lists(st.floats(-25.0, 25.0), min_size=20, max_size=20),
+)
+def test_events_are_raised_once_per_entry_into_a_condition(p: list[float], v: list[float]) -> None:
+    """Over any sequence of readings, the position events of a joint are exactly its entries
+    past a limit (by more than the tolerance) after having been inside."""
+    watch = LimitWatch(NAMES[:1], LIMITS[:1])
+    expected, armed = 0, True
+    for pi, vi in zip(p, v, strict=True):
+        watch.update(np.array([pi]), np.array([vi]), np.array([IDLE], dtype=np.uint8))
+        armed = armed or -1.0 <= pi <= 1.0
+        past = abs(pi) > 1.0 + POSITION_TOLERANCE
+        if past and armed:
+            expected += 1
+            armed = False
+    assert watch.total("position") == expected
+
+
+def test_names_and_limits_must_match() -> None:
+    with pytest.raises(ValueError, match="2 joint names but 1"):
+        LimitWatch(NAMES, LIMITS[:1])
