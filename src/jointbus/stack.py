@@ -29,7 +29,9 @@ drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rat
 owns it, and a :class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame
 reached the control node, the stack sends ``start_command`` (``stand_up`` by default) on
 ``/hb50/control_command`` — the same message ``jointbus mode stand_up`` sends — and the robot
-stands up. ``nodes`` picks a
+stands up; ``start(hold_start_command=True)`` holds it back until
+:meth:`Stack.release_start_command` (``demo --record`` starts its recorder in between, so the file
+begins with the robot lying, before anything commanded it). ``nodes`` picks a
 subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
 each in its own process, meeting over Zenoh.
 
@@ -103,7 +105,13 @@ console). A stack that runs the control node without the bridge watches the brid
 (a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
-``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. Its
+``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. The other way
+round, a stack that runs the bridge without the control node (``jointbus bridge``) judges the
+control node by the bridge's own liveliness monitor and the age of its 10 Hz ``RobotState``: when
+the monitor says STALE, or no ``robot_state_10hz`` arrived for :data:`ROBOT_STATE_TIMEOUT_S`, the
+summary's ``motion_mode`` is ``UNKNOWN`` (:data:`MODE_UNKNOWN`) and the estimated base height
+NaN, as the monitor shows ``robot: UNKNOWN`` — never the last mode and height a dead node sent
+(a SIGKILLed control node's ``mode=STAND`` and "estimated 0.328 m" stayed for 29 s). Its
 subscriptions are realtime callbacks that only keep the newest message, so
 watching costs the bridge about a microsecond per cycle and no queue can overflow.
 """
@@ -138,7 +146,7 @@ from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
-from jointbus.robots.hb50.control.node import ControlNode
+from jointbus.robots.hb50.control.node import CONTROL_NODE_NAME, ControlNode
 from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
@@ -175,7 +183,9 @@ __all__ = [
     "LAYOUTS",
     "MAX_RATE_HZ",
     "MIN_RATE_HZ",
+    "MODE_UNKNOWN",
     "NODES",
+    "ROBOT_STATE_TIMEOUT_S",
     "START_COMMANDS",
     "TRANSPORTS",
     "JointRow",
@@ -238,6 +248,11 @@ BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 BRIDGE_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
 BRIDGE_LOST: Final = "lost"
+#: Age (s) of the newest ``robot_state_10hz`` after which a remote control node counts as lost:
+#: five periods of the 10 Hz mirror, the monitor's rule.
+ROBOT_STATE_TIMEOUT_S: Final = 0.5
+#: :attr:`StackSummary.motion_mode` while a remote control node is lost (module docstring).
+MODE_UNKNOWN: Final = "UNKNOWN"
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
@@ -316,9 +331,11 @@ class StackSummary:
     (or not observable from this process).
 
     ``elapsed_s`` since :meth:`Stack.start`; ``motion_mode`` the control node's mode name
-    (``STAND``); ``bridge_mode`` what the bridge writes (``run``, ``hold``, ``safe``, ``off``,
-    ``estop``), or ``lost`` when a remote bridge went silent or left (see the module
-    docstring); ``owner`` the command source in control; ``estop`` the latched e-stop's reason;
+    (``STAND``), or ``UNKNOWN`` when a remote control node went silent or left
+    (``robot_state_age_s`` then says how old its last ``RobotState`` is, s); ``bridge_mode``
+    what the bridge writes (``run``, ``hold``, ``safe``, ``off``, ``estop``), or ``lost`` when a
+    remote bridge went silent or left (see the module docstring); ``owner`` the command source
+    in control; ``estop`` the latched e-stop's reason;
     ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
     simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
     ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
@@ -355,6 +372,12 @@ class StackSummary:
     cpu_fraction: float
     simulator_cpu_fraction: float
     cpu_mean_fraction: float = math.nan
+    robot_state_age_s: float = _NAN
+
+    @property
+    def control_lost(self) -> bool:
+        """True when the control node runs elsewhere and is lost (mode and estimate unknown)."""
+        return self.motion_mode == MODE_UNKNOWN
 
     @property
     def standing(self) -> bool:
@@ -366,9 +389,12 @@ class StackSummary:
         height = self.true_base_height_m
         if math.isnan(height):
             height = self.base_height_m
+        mode = self.motion_mode or "?"
+        if self.control_lost:
+            mode += f"(no RobotState for {_fmt(self.robot_state_age_s, 1)}s)"
         parts = [
             f"t={self.elapsed_s:5.1f}s",
-            f"mode={self.motion_mode or '?'}",
+            f"mode={mode}",
             f"bridge={self.bridge_mode or '?'}",
             f"owner={self.owner or '?'}",
         ]
@@ -529,6 +555,8 @@ class Stack:
         self._command_pub: Publisher[String] | None = None
         self._hardware_pub: Publisher[String] | None = None
         self._stop = threading.Event()
+        self._start_released = threading.Event()
+        self._start_released.set()
         self._starter: threading.Thread | None = None
         self._started_at = 0.0
         self._cpu_at_start = 0.0
@@ -539,17 +567,26 @@ class Stack:
         self._ground_truth = _Latest()
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self, *, before_nodes: Callable[[Bus], object] | None = None) -> Stack:
+    def start(
+        self,
+        *,
+        before_nodes: Callable[[Bus], object] | None = None,
+        hold_start_command: bool = False,
+    ) -> Stack:
         """Open the buses, the actuators and the nodes, and start them. Raises what failed
         (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened.
 
         ``before_nodes`` is called with the main bus once it is open and before any node or
         process of the layout starts: a recorder started there records the robot from its first
-        message (the stand-up included)."""
+        message (the stand-up included). ``hold_start_command`` (one process only: a layout's
+        control process sends its own): send ``start_command`` only after
+        :meth:`release_start_command` (and the first frame)."""
         with self._lock:
             if self._state != "new":
                 raise StackError(f"a stack is started once; this one is {self._state}")
             self._state = "running"
+        if hold_start_command:
+            self._start_released.clear()
         self._started_at = time.monotonic()
         self._cpu_at_start = time.process_time()
         try:
@@ -780,6 +817,11 @@ class Stack:
             raise
         return bridge
 
+    def release_start_command(self) -> None:
+        """Let a start command held by ``start(hold_start_command=True)`` go (at the first frame,
+        or now if one arrived). Idempotent."""
+        self._start_released.set()
+
     def _send_start_command(self) -> None:
         control = self.control
         pub = self._command_pub
@@ -787,7 +829,8 @@ class Stack:
         if control is None or pub is None or command is None:
             return
         while not self._stop.is_set():
-            if control.frames_used > 0:  # stand_up needs joint feedback to start from
+            # stand_up needs joint feedback to start from
+            if control.frames_used > 0 and self._start_released.is_set():
                 pub.publish(String(command))
                 self.start_command_sent_s = time.monotonic() - self._started_at
                 return
@@ -928,8 +971,13 @@ class Stack:
         if lost:
             state = None
         robot: RobotState | None = self._robot_state.message
+        robot_age = now - self._robot_state.at  # NaN before the first
+        if self._control_lost(now):
+            robot = None
         motion = None
-        if robot is not None:
+        if self._control_lost(now):
+            motion = MODE_UNKNOWN
+        elif robot is not None:
             try:
                 motion = MotionMode(robot.motion_mode).name
             except ValueError:
@@ -981,6 +1029,7 @@ class Stack:
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
             cpu_mean_fraction=cpu_s / elapsed,
+            robot_state_age_s=robot_age,
         )
 
     def take_reports(self) -> list[Status]:
@@ -1006,6 +1055,18 @@ class Stack:
             return True
         at = self._bridge_state.at
         return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
+
+    def _control_lost(self, now: float) -> bool:
+        """True when the control node runs elsewhere and is gone: STALE by the bridge's
+        liveliness monitor, or its state mirror is older than :data:`ROBOT_STATE_TIMEOUT_S`
+        (after one arrived)."""
+        if self.control is not None or self.bridge is None:
+            return False
+        health = self.bridge.liveliness.health(CONTROL_NODE_NAME)
+        if health is not None and health.stale:
+            return True
+        at = self._robot_state.at
+        return not math.isnan(at) and now - at > ROBOT_STATE_TIMEOUT_S
 
     def _loop_timing(self) -> tuple[float, float, float, float, int, float]:
         """The bridge loop's achieved rate, lateness p50 / p99 / max, overruns and skipped

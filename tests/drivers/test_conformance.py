@@ -346,7 +346,14 @@ def opened_with_truth(
             config = CanArrayConfig.from_url(parsed)
             if currents:
                 config = dataclasses.replace(config, torque_constants=(0.3,) * config.array.count)
-            server = stack.enter_context(TwinServer(config, noise=False))
+            # from the standing pose (the twin's own start is the folded rest pose, 5 mrad from
+            # the knees' far limit): the joints have their range to run through, as arm6's do
+            assert config.robot is not None
+            home = config.robot.pose("home")
+            start = [home[name] for name in config.array.names]
+            server = stack.enter_context(
+                TwinServer(config, noise=False, initial_positions=start)
+            )
             array: ActuatorArray = stack.enter_context(CanActuatorArray(config))
 
             def truth() -> tuple[np.ndarray, np.ndarray]:

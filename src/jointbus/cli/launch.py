@@ -13,7 +13,9 @@ Zenoh with the default scheme (the first jointbus process on the host listens on
 but with every message crossing a process boundary. Each prints the other's state truthfully: when
 the bridge dies, ``jointbus control`` shows ``bridge=lost`` (measured 110–123 ms after a SIGKILL)
 and publishes a STALE about it on ``/hb50/status``; the bridge does the same for a dead control
-node (see :mod:`jointbus.stack`). A second ``bridge`` or ``control`` of the same namespace on
+node, and ``jointbus bridge`` then shows ``mode=UNKNOWN`` (no RobotState for ... s) and no
+estimated height, not the dead node's last mode (measured 138 ms after a SIGKILL; see
+:mod:`jointbus.stack`). A second ``bridge`` or ``control`` of the same namespace on
 the same bus is refused (one ``error:`` line naming the node, namespace, hub port and domain;
 exit 1): two bridges or two control nodes must never command one robot
 (:mod:`jointbus.runtime.namesakes`). The bridge checks before it opens the actuators.

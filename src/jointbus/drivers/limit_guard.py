@@ -49,8 +49,9 @@ current, a velocity target, a position target beyond it — or faster than the s
 limit event on its status topic. Where a load alone would carry the joint into its end (the body's
 weight on a folded knee when the drives come on), the envelope law takes over just the same, but
 no command was cut short and nothing is flagged: the drive assists, and a joint that still ends up
-past its limit is reported by what it measures (:mod:`jointbus.nodes.safety.limit_watch`). Profiled speed moves never need the law: the profile generator
-ends a speed move towards an end with a stop at it
+past its limit is reported by what it measures (:mod:`jointbus.nodes.safety.limit_watch`).
+Profiled speed moves never need the law: the profile generator ends a speed move towards an end
+with a stop at it
 (:meth:`~jointbus.drivers.sim.profile.ProfileGenerator.set_position_bounds`).
 
 Cost: the law runs joint by joint in a small compiled core (``_limit_accel.c``, built by
@@ -155,8 +156,8 @@ class LimitGuard:
         """Bound the command (``p_ref``, ``v_ref``, ``torque``, ``kp``, ``kd``, changed in place) of
         the ``guarded`` joints at the measured ``position`` / ``velocity`` and the estimated
         ``load`` torque (N·m; ``None``: 0); returns (and keeps in :attr:`limited`) the joints
-        whose command it held back. A joint whose measurement is NaN (a lost motor) is left alone: the guard
-        cannot know where it is."""
+        whose command it held back. A joint whose measurement is NaN (a lost motor) is left
+        alone: the guard cannot know where it is."""
         if _CORE is not None:
             _CORE.apply(
                 guarded, position, velocity, p_ref, v_ref, torque, kp, kd, load,

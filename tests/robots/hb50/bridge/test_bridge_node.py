@@ -259,6 +259,10 @@ def test_rejected_command_is_reported_by_name_and_moves_nothing(
     assert rig.node.mode is BridgeMode.RUN
     assert np.allclose(rig.positions(), before, atol=2e-3)
     assert rig.node.rejected == 50
+    # ... and counted on the input's running totals (/hb50/diagnostics' ``inputs``)
+    totals = rig.node.command_subscription.totals()
+    assert (totals.topic, totals.refused, totals.malformed) == ("/hb50/joint_command", 50, 0)
+    assert totals.received >= 250
     errors = rig.errors()
     assert errors, rig.texts()
     report = errors[0]

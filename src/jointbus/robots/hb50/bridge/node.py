@@ -528,6 +528,7 @@ class BridgeNode(ArrayNode):
                 ),
                 report_events=False,
             )
+            self.count_refusals(self.check, self.command_subscription)
             self.hardware_subscription = self.create_subscription(
                 "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
             )
