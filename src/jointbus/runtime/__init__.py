@@ -10,6 +10,7 @@ parameters), :class:`Mirror` (a slower, reliable copy of a fast topic) and :clas
 
 from jointbus.runtime.diagnostics import (
     EVENT_REPORT_INTERVAL_S,
+    EventCount,
     InputTotals,
     LoopDiagnostics,
     StatusReporter,
@@ -86,6 +87,7 @@ __all__ = [
     "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
     "DuplicateNodeError",
+    "EventCount",
     "Heartbeat",
     "InputTotals",
     "Lifecycle",

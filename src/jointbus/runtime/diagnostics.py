@@ -37,7 +37,7 @@ import math
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 from jointbus.bus import Publisher, QosEvent
 from jointbus.codec.wire import Float64, String, UInt64
@@ -111,6 +111,45 @@ class InputTotals(Message):
                 raise LimitError(tn, name, value, f"a count in [0, {_UINT64_MAX}] (uint64)")
 
 
+def _sequence_of(
+    type_name: str, field_name: str, value: object, item_type: type
+) -> tuple[Any, ...]:
+    """``value`` as a tuple of ``item_type`` messages (ValidationError naming the item if not)."""
+    if type(value) is not tuple:
+        if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+            raise ValidationError(
+                type_name, field_name, value, f"a sequence of {item_type.__name__}"
+            )
+        value = tuple(value)
+    assert isinstance(value, tuple)
+    for index, item in enumerate(value):
+        if type(item) is not item_type:
+            raise ValidationError(
+                type_name, f"{field_name}[{index}]", item, f"an {item_type.__name__}"
+            )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class EventCount(Message):
+    """How many events of one ``kind`` a node reported on its status topic since it started
+    (``jointbus_msgs``): e.g. an array node's ``limit held`` (a command held back at a joint's
+    limit), ``limit position`` / ``limit speed`` (a joint measured past one)."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/EventCount"
+    kind: String = ""
+    count: UInt64 = 0
+
+    def __post_init__(self) -> None:
+        tn = self.TYPE_NAME
+        if type(self.kind) is not str:
+            raise ValidationError(tn, "kind", self.kind, "a str")
+        if type(self.count) is not int:
+            raise ValidationError(tn, "count", self.count, "an int count (uint64)")
+        if not 0 <= self.count <= _UINT64_MAX:
+            raise LimitError(tn, "count", self.count, f"a count in [0, {_UINT64_MAX}] (uint64)")
+
+
 @dataclass(frozen=True, slots=True)
 class LoopDiagnostics(Message):
     """Timing of one rate loop of one node over its recent window (``jointbus_msgs``).
@@ -126,7 +165,9 @@ class LoopDiagnostics(Message):
     figures count every grid slot, dropped ones included
     (:mod:`~jointbus.runtime.loop_stats`). NaN means "no sample yet" (a loop that has run fewer
     than two cycles), never an error. ``inputs``: the node's input totals, one
-    :class:`InputTotals` per topic it subscribes to (the same in each of its loops' messages).
+    :class:`InputTotals` per topic it subscribes to (the same in each of its loops' messages);
+    ``events``: the node's counts of the events it reports, one :class:`EventCount` per kind
+    (:meth:`~jointbus.runtime.node.Node.event_counts`).
     """
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/LoopDiagnostics"
@@ -152,20 +193,14 @@ class LoopDiagnostics(Message):
     window_skipped: UInt64 = 0
     skipped_fraction: Float64 = math.nan
     inputs: tuple[InputTotals, ...] = ()
+    events: tuple[EventCount, ...] = ()
 
     def __post_init__(self) -> None:
         tn = self.TYPE_NAME
         if type(self.header) is not Header:
             raise ValidationError(tn, "header", self.header, "a std_msgs Header")
-        inputs: object = self.inputs
-        if type(inputs) is not tuple:
-            if isinstance(inputs, str | bytes) or not hasattr(inputs, "__iter__"):
-                raise ValidationError(tn, "inputs", inputs, "a sequence of InputTotals")
-            inputs = tuple(inputs)
-            object.__setattr__(self, "inputs", inputs)
-        for index, item in enumerate(self.inputs):
-            if type(item) is not InputTotals:
-                raise ValidationError(tn, f"inputs[{index}]", item, "an InputTotals")
+        object.__setattr__(self, "inputs", _sequence_of(tn, "inputs", self.inputs, InputTotals))
+        object.__setattr__(self, "events", _sequence_of(tn, "events", self.events, EventCount))
         for name in ("node", "loop"):
             if type(getattr(self, name)) is not str:
                 raise ValidationError(tn, name, getattr(self, name), "a str")
@@ -192,9 +227,10 @@ class LoopDiagnostics(Message):
         *,
         header: Header | None = None,
         inputs: Sequence[InputTotals] = (),
+        events: Sequence[EventCount] = (),
     ) -> Self:
         """The message for ``snapshot`` of loop ``loop`` of ``node``, stamped now by default,
-        with the node's ``inputs`` totals."""
+        with the node's ``inputs`` totals and ``events`` counts."""
         return cls(
             header=header if header is not None else Header.now(),
             node=node,
@@ -218,6 +254,7 @@ class LoopDiagnostics(Message):
             window_skipped=snapshot.window_skipped,
             skipped_fraction=snapshot.skipped_fraction,
             inputs=tuple(inputs),
+            events=tuple(events),
         )
 
 

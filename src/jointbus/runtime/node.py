@@ -80,6 +80,7 @@ from jointbus.bus.service import ReqT, RespT
 from jointbus.messages.status import Level, Status
 from jointbus.runtime.diagnostics import (
     EVENT_REPORT_INTERVAL_S,
+    EventCount,
     InputTotals,
     LoopDiagnostics,
     StatusReporter,
@@ -104,7 +105,9 @@ _STATUS_FLUSH_PERIOD_S: Final = 0.1
 LOOP_JOIN_TIMEOUT_S: Final = 2.0
 
 #: The lifecycle hooks a subclass overrides (never reserved).
-NODE_HOOKS: Final = ("on_configure", "on_activate", "on_deactivate", "on_shutdown")
+NODE_HOOKS: Final = (
+    "on_configure", "on_activate", "on_deactivate", "on_shutdown", "event_counts"
+)
 #: Attributes :meth:`Node.__init__` sets on every node (reserved with the class's own names).
 _NODE_INSTANCE_ATTRIBUTES: Final = frozenset(
     {
@@ -962,17 +965,26 @@ class Node:
             return 0
         sent = 0
         inputs: tuple[InputTotals, ...] | None = None
+        events: tuple[EventCount, ...] = ()
         for name, loop in self.rate_loops.items():
             if loop.running:
                 if inputs is None:
                     inputs = self._input_totals()
+                    events = tuple(
+                        EventCount(kind, count) for kind, count in self.event_counts().items()
+                    )
                 pub.publish(
                     LoopDiagnostics.from_snapshot(
-                        self.name, name, loop.rate_hz, loop.stats(), inputs=inputs
+                        self.name, name, loop.rate_hz, loop.stats(), inputs=inputs, events=events
                     )
                 )
                 sent += 1
         return sent
+
+    def event_counts(self) -> dict[str, int]:
+        """*Hook*: counts, by kind, of the events this node has reported since it started, for
+        its diagnostics (default: none). An array node counts its limit events."""
+        return {}
 
     def _input_totals(self) -> tuple[InputTotals, ...]:
         """Per topic the node subscribes to (sorted), the running totals of messages received,

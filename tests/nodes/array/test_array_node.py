@@ -1042,3 +1042,28 @@ def test_a_folded_report_says_e_g_when_it_covers_samples_of_another_shape() -> N
         assert found.refused == len(kinds)
         assert found.received == 0  # none decoded: malformed are not counted as received
         assert {t.topic for d in diagnostics for t in d.inputs} >= {N.command("multi_position")}
+
+
+def test_limit_events_are_counted_in_the_diagnostics() -> None:
+    """Issue 22 item 2: the excursions a served array reports are counted on its diagnostics."""
+    from jointbus.runtime import LoopDiagnostics
+
+    rig = Rig()
+    seen: list[LoopDiagnostics] = []
+    try:
+        rig.bus.subscribe(
+            N.name("diagnostics"), LoopDiagnostics, seen.append, RELIABLE, realtime=True
+        )
+        with rig.array.locked() as physics:  # type: ignore[attr-defined]
+            model = physics.actuators
+            p = model.positions.copy()
+            p[ELBOW] = 2.7
+            model.set_state(p)
+        assert wait_until(
+            lambda: any(
+                ("limit position", 1) in {(e.kind, e.count) for e in d.events} for d in seen
+            ),
+            timeout=5.0,
+        ), seen[-1:] if seen else "no diagnostics"
+    finally:
+        rig.close()

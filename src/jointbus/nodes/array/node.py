@@ -168,7 +168,7 @@ from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
-from jointbus.nodes.safety.limit_watch import LimitWatch
+from jointbus.nodes.safety.limit_watch import LIMIT_KINDS, LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
@@ -1064,6 +1064,11 @@ class ArrayNode(Node):
                 f"thermal: {self._joint_names[index]!r} (index {index}) stays off until "
                 f"power on: {exc}",
             )
+
+    def event_counts(self) -> dict[str, int]:
+        """Limit events so far, by kind (``limit held``, ``limit position``, ``limit speed``),
+        all joints: what ``/<ns>/diagnostics`` carries beside the status reports."""
+        return {f"limit {kind}": self.limit_watch.total(kind) for kind in LIMIT_KINDS}
 
     # ---- limits on every reading ---------------------------------------------------------------
     def _watch_limits(self, reading: JointReading) -> None:

@@ -37,10 +37,12 @@ import numpy.typing as npt
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.model.limits import JointLimitSpec
 
-__all__ = ["LimitEvent", "LimitWatch"]
+__all__ = ["LIMIT_KINDS", "LimitEvent", "LimitWatch"]
 
 LimitKind = Literal["held", "position", "speed"]
 """``held``: the drive held the joint back; ``position`` / ``speed``: a measured excursion."""
+#: Every kind, in report order.
+LIMIT_KINDS: Final[tuple[LimitKind, ...]] = ("held", "position", "speed")
 
 #: rad or m: how far past a position limit a measured position must be to be an excursion.
 POSITION_TOLERANCE: Final = 0.005
