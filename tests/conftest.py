@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The suite chooses each bus's middleware itself: a developer's RMW_IMPLEMENTATION (a ROS 2 machine
+# set up for Cyclone DDS) would otherwise move every Zenoh test onto DDS, children included.
+os.environ.pop("RMW_IMPLEMENTATION", None)
+
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)

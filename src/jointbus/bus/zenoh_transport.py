@@ -60,7 +60,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import zenoh
 import zenoh.ext
@@ -91,6 +91,8 @@ from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.bus import Bus
+    from jointbus.bus.service import RespT, ServiceClient, ServiceInfo, ServiceServer
+    from jointbus.bus.service_zenoh import ClientLink, ServiceLink
 
 _LOG = logging.getLogger("jointbus.bus.zenoh")
 
@@ -540,6 +542,11 @@ class TopicSubscription:
 class ZenohTransport:
     """A bus's Zenoh session, publisher links, topic subscriptions, graph tokens and discovery."""
 
+    #: Which wire this transport is (the DDS transport's is ``"dds"``).
+    KIND: Final = "zenoh"
+    #: How messages name this transport's peers ("… runs in Zenoh session <zid>").
+    PEER_NOUN: Final = "Zenoh session"
+
     def __init__(self, bus: Bus, config: ZenohConfig) -> None:
         self.bus = bus
         self.config = config
@@ -910,6 +917,48 @@ class ZenohTransport:
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
         return [EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")]
+
+    # ---- services (jointbus.bus.service_zenoh) ------------------------------------------------
+    def link_service(self, server: ServiceServer[Any, Any]) -> ServiceLink:
+        """Offer a local server: its queryable and ``SS`` token."""
+        from jointbus.bus.service_zenoh import ServiceLink
+
+        return ServiceLink(self, server)
+
+    def client_link(
+        self,
+        name: str,
+        request_type: type[Message],
+        response_type: type[Message],
+        service_type: str,
+    ) -> ClientLink:
+        """This bus's client of one service: its ``SC`` token, GID and sequence numbers."""
+        from jointbus.bus.service_zenoh import ClientLink
+
+        return ClientLink(self, name, request_type, response_type, service_type)
+
+    def call_service(
+        self,
+        link: ClientLink,
+        client: ServiceClient[Any, RespT],
+        request: Message,
+        timeout_s: float,
+    ) -> RespT:
+        """One call over Zenoh (:func:`jointbus.bus.service_zenoh.call_remote`)."""
+        from jointbus.bus.service_zenoh import call_remote
+
+        return call_remote(self, link, client, request, timeout_s)
+
+    def remote_services(self, timeout_s: float = 0.5) -> list[ServiceInfo]:
+        """Servers of other sessions in the domain."""
+        from jointbus.bus.service_zenoh import remote_services
+
+        return remote_services(self, timeout_s)
+
+    @property
+    def where(self) -> str:
+        """Where this bus looks for the others (``hub port 7447, domain 0``, ...)."""
+        return self.config.where
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
