@@ -163,6 +163,55 @@ class JointCommand(IdlStruct, typename="hb50_commons::msg::dds_::JointCommand_")
 
 
 @dataclass
+class Transform2D(IdlStruct, typename="jointbus_msgs::msg::dds_::Transform2D_"):
+    x: t.float64 = 0.0
+    y: t.float64 = 0.0
+    theta: t.float64 = 0.0
+
+
+@dataclass
+class Twist2D(IdlStruct, typename="jointbus_msgs::msg::dds_::Twist2D_"):
+    vx: t.float64 = 0.0
+    vy: t.float64 = 0.0
+    omega: t.float64 = 0.0
+
+
+@dataclass
+class Wrench2D(IdlStruct, typename="jointbus_msgs::msg::dds_::Wrench2D_"):
+    fx: t.float64 = 0.0
+    fy: t.float64 = 0.0
+    tau: t.float64 = 0.0
+
+
+@dataclass
+class Transform(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
+    translation: Vector3 = field(default_factory=Vector3)
+    rotation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+class Wrench(IdlStruct, typename="geometry_msgs::msg::dds_::Wrench_"):
+    force: Vector3 = field(default_factory=Vector3)
+    torque: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+class JointbusJointState(IdlStruct, typename="jointbus_msgs::msg::dds_::JointState_"):
+    header: Header = field(default_factory=Header)
+    name: t.sequence[str] = field(default_factory=list)
+    kind: t.sequence[t.uint8] = field(default_factory=list)
+    position: t.sequence[t.float64] = field(default_factory=list)
+    velocity: t.sequence[t.float64] = field(default_factory=list)
+    effort: t.sequence[t.float64] = field(default_factory=list)
+    planar_position: t.sequence[Transform2D] = field(default_factory=list)
+    planar_velocity: t.sequence[Twist2D] = field(default_factory=list)
+    planar_effort: t.sequence[Wrench2D] = field(default_factory=list)
+    floating_position: t.sequence[Transform] = field(default_factory=list)
+    floating_velocity: t.sequence[Twist] = field(default_factory=list)
+    floating_effort: t.sequence[Wrench] = field(default_factory=list)
+
+
+@dataclass
 class Gid(IdlStruct, typename="rmw_dds_common::msg::dds_::Gid_"):
     data: t.array[t.uint8, 16] = field(default_factory=lambda: [0] * 16)
 
@@ -231,9 +280,18 @@ class RosPeer:
         """A reader of ROS 2 topic ``topic`` (``/a/b``: DDS topic ``rt/a/b``) calling
         ``on_sample`` for every sample (on Cyclone's thread)."""
 
-        def on_data(reader: Any) -> None:
-            for sample in reader.take(256):
-                on_sample(sample)
+        # The listener may fire before the reader is assigned (transient-local history):
+        # it takes from the reader once known, and the reader is drained once assigned.
+        cell: list[DataReader[Any]] = []
+
+        def on_data(_reader: Any) -> None:
+            if cell:
+                try:
+                    samples = cell[0].take(256)
+                except DDSException:  # deleted while the listener ran (closing)
+                    return
+                for sample in samples:
+                    on_sample(sample)
 
         dds_topic = Topic(self.participant, "rt" + topic, data_type)
         made: DataReader[Any] = DataReader(
@@ -242,6 +300,8 @@ class RosPeer:
             ros_qos(reliable=reliable, depth=depth, transient_local=transient_local),
             Listener(on_data_available=on_data),
         )
+        cell.append(made)
+        on_data(made)
         self._keep += [dds_topic, made]
         return made
 
@@ -267,17 +327,26 @@ class RosPeer:
     def discovery_reader(self, on_record: Callable[[ParticipantEntitiesInfo], None]) -> None:
         """Read ``ros_discovery_info`` (what ``ros2 node list`` reads)."""
 
-        def on_data(reader: Any) -> None:
-            for sample in reader.take(256):
-                on_record(sample)
+        cell: list[DataReader[Any]] = []
+
+        def on_data(_reader: Any) -> None:
+            if cell:
+                try:
+                    samples = cell[0].take(256)
+                except DDSException:  # deleted while the listener ran (closing)
+                    return
+                for sample in samples:
+                    on_record(sample)
 
         topic = Topic(self.participant, "ros_discovery_info", ParticipantEntitiesInfo)
-        reader = DataReader(
+        reader: DataReader[Any] = DataReader(
             self.participant,
             topic,
             ros_qos(reliable=True, depth=100, transient_local=True),
             Listener(on_data_available=on_data),
         )
+        cell.append(reader)
+        on_data(reader)
         self._keep += [topic, reader]
 
     def close(self) -> None:

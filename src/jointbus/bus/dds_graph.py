@@ -79,6 +79,9 @@ class NodeEntitiesInfo(Message):
     """One node of a participant: namespace, name, and its readers' and writers' GIDs."""
 
     TYPE_NAME: ClassVar[str] = "rmw_dds_common/msg/NodeEntitiesInfo"
+    #: ``string<=256`` in the ``.msg``: the bounds are part of the DDS type (its XTypes
+    #: information), not of the bytes, which the codec's strings write the same.
+    DDS_STRING_BOUNDS: ClassVar[dict[str, int]] = {"node_namespace": 256, "node_name": 256}
     node_namespace: StringField = "/"
     node_name: StringField = ""
     reader_gid_seq: tuple[Gid, ...] = ()

@@ -11,7 +11,8 @@ announces the type's XTypes TypeInformation in discovery, and a reader of anothe
 also announces one matches only an assignable type. So each message class gets an ``IdlStruct``
 built here from the same schema the codec reads — member names, primitive kinds, sequences, fixed
 arrays and nested structs exactly as rosidl's IDL declares them (``byte`` → ``octet``, ``char`` →
-``uint8``), final extensibility — used for its type information only. A Cyclone DDS program whose
+``uint8``; a class's ``DDS_STRING_BOUNDS`` gives ``string<=N`` fields their bound), final
+extensibility — used for its type information only. A Cyclone DDS program whose
 hand-written ROS 2 types match the ``.msg`` (the tests' independent peer) therefore matches
 jointbus; ROS 2's rmws announce no type information and match on the type name alone.
 
@@ -87,8 +88,12 @@ def _struct_of(schema: MessageSchema, *, type_name: str = "", request_header: bo
     fields: dict[str, Any] = {}
     if request_header:
         fields.update(REQUEST_HEADER_FIELDS)
+    bounds: dict[str, int] = getattr(schema.cls, "DDS_STRING_BOUNDS", {})
     for field in schema.fields:
-        fields[field.name] = _field_type(field)
+        bound = bounds.get(field.name)
+        fields[field.name] = (
+            idl.bounded_str[bound] if bound else _field_type(field)  # type: ignore[misc]
+        )
     if not fields:
         # rosidl gives an empty message one uint8 member (``structure_needs_at_least_one_member``),
         # and its CDR is that byte: the codec writes the same.

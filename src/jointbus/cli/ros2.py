@@ -244,9 +244,9 @@ def graph(
     with user_errors():
         bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
         try:
-            transport = bus.zenoh
+            transport = bus.transport
             if transport is None:
-                raise CliError("no Zenoh transport")
+                raise CliError("no network transport")
             nodes: list[tuple[str, str]] = []
             endpoints: list[EndpointInfo] = []
             for entity in transport.graph(timeout):

@@ -220,8 +220,8 @@ def open_bus(config: ZenohConfig) -> Bus:
 def looked_on(bus: Bus) -> str:
     """``looked on hub port 7447, domain 0`` (or the router / endpoints): every "nothing there"
     error says where it looked, so a wrong port or domain is seen at once."""
-    transport = bus.zenoh
-    return f"looked on {transport.config.where}" if transport is not None else "looked in process"
+    transport = bus.transport
+    return f"looked on {transport.where}" if transport is not None else "looked in process"
 
 
 # ---- types ---------------------------------------------------------------------------------------
