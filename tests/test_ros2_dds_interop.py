@@ -72,6 +72,8 @@ def test_the_peer_reads_bridge_data_joint_state_and_ground_truth(peer: RosPeer) 
 
     peer.reader("/hb50/bridge_data", dds_peer.BridgeData, on_frame)
     peer.reader("/hb50/joint_state", dds_peer.JointbusJointState, states.append)
+    joint_states: list[Any] = []
+    peer.reader("/hb50/joint_states", dds_peer.JointState, joint_states.append)
     peer.reader("/hb50/sim/ground_truth", dds_peer.Odometry, truth.append)
     assert wait_until(lambda: len(frames) > 50, timeout=10.0)
     frames.clear()
@@ -81,6 +83,8 @@ def test_the_peer_reads_bridge_data_joint_state_and_ground_truth(peer: RosPeer) 
     assert len(frame.joint_name) == 12 and len(frame.joint_position) == 12
     assert frame.joint_name[0] == "fr_j0"
     assert states and len(states[-1].name) == 12
+    assert wait_until(lambda: bool(joint_states), timeout=5.0)  # sensor_msgs, at 10 Hz
+    assert len(joint_states[-1].name) == 12 and len(joint_states[-1].position) == 12
     assert truth and truth[-1].header.frame_id == "world"
     assert 0.25 < truth[-1].pose.pose.position.z < 0.4  # standing
 

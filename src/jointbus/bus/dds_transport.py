@@ -96,7 +96,7 @@ from jointbus.bus.dds_types import idl_struct_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, DdsConfigError
 from jointbus.bus.events import TypeMismatchEvent
-from jointbus.bus.names import ros_namespace, ros_type_name
+from jointbus.bus.names import dds_type_name, ros_namespace, ros_type_name
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import MAX_DEPTH, Durability, QosProfile, Reliability, incompatibilities
 from jointbus.bus.ros_graph import ANONYMOUS_NODE, EntityKind, GraphEntity, node_name_of
@@ -435,6 +435,104 @@ class DdsSubscriptionLink:
     def close(self) -> None:
         """Delete the reader."""
         _delete(self.reader)
+
+
+# ---- raw taps ---------------------------------------------------------------------------------
+
+#: How often a tap looks for new publisher types on its topic (s).
+TAP_DISCOVERY_S: Final = 0.2
+
+
+class RawTap:
+    """Every sample of one topic, raw (never decoded): ``on_sample(publisher)`` per arrival, with
+    an id of the writer (its instance handle). What ``topic hz`` and ``topic list``'s rates need.
+
+    DDS delivers samples only to a reader of the writer's type: a small thread watches the graph
+    and opens a reader (best effort, volatile, so every writer matches) for every type the topic's
+    publishers announce — jointbus's DDS type when ``resolve`` knows the type name, else a
+    placeholder of that name (rmws announce no type information, so a name match is enough;
+    another Cyclone DDS program's type of a kind jointbus does not know is not matched).
+    """
+
+    def __init__(
+        self,
+        transport: DdsTransport,
+        topic: str,
+        on_sample: Callable[[int | None], None],
+        resolve: Callable[[str], type[Message] | None],
+    ) -> None:
+        self._transport = transport
+        self._topic = topic
+        self._on_sample = on_sample
+        self._resolve = resolve
+        self._readers: dict[str, tuple[DataReader[Any], Listener]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="jointbus-dds-tap", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            for entity in self._transport.graph_entities():
+                if entity.kind == "MP" and entity.topic == self._topic:
+                    self._open(entity.type_name)
+            self._stop.wait(TAP_DISCOVERY_S)
+
+    def _open(self, type_name: str) -> None:
+        if type_name in self._readers or self._stop.is_set():
+            return
+        msg_type = self._resolve(type_name)
+        struct: Any = None
+        if msg_type is not None:
+            try:
+                struct = idl_struct_of(msg_type)
+            except Exception:  # a class whose fields are not its wire record's
+                struct = None
+        if struct is None:
+            struct = placeholder_struct(type_name)
+        cell: list[int] = []
+
+        def on_data(_reader: object) -> None:
+            if not cell:
+                return
+            while True:
+                taken = ddspy_take(cell[0], _ANY_STATE, TAKE_BATCH)
+                if type(taken) is int or not taken:
+                    return
+                for _data, info in taken:
+                    if info.valid_data:
+                        self._on_sample(info.publication_handle)
+                if len(taken) < TAKE_BATCH:
+                    return
+
+        callbacks = listener(on_data_available=on_data)
+        reader: DataReader[Any] = DataReader(
+            self._transport.dds_subscriber,
+            self._transport.topic_of_type(topic_dds_name(self._topic), struct),
+            dds_qos(QosProfile(Reliability.BEST_EFFORT, READER_HISTORY), b"", reader=True),
+            callbacks,
+        )
+        cell.append(reader._ref)
+        self._readers[type_name] = (reader, callbacks)
+
+    def undeclare(self) -> None:
+        """Stop: delete the readers (the name Zenoh's subscribers use, so callers close either)."""
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        for reader, _callbacks in self._readers.values():
+            _delete(reader)
+        self._readers.clear()
+
+
+def placeholder_struct(type_name: str) -> Any:
+    """A Cyclone DDS type named as ROS 2 names ``type_name`` on DDS, with one octet member: it
+    matches writers that announce no type information (ROS 2's rmws) by name alone."""
+    from cyclonedds.idl import make_idl_struct
+    from cyclonedds.idl import types as idl
+
+    dds_name = dds_type_name(type_name)
+    return make_idl_struct(
+        dds_name.replace(":", "_"), dds_name, {"structure_needs_at_least_one_member": idl.uint8}
+    )
 
 
 # ---- the transport ----------------------------------------------------------------------------
@@ -947,6 +1045,16 @@ class DdsTransport:
         """Where this bus looks for the others (``DDS domain 0 (rmw_cyclonedds_cpp, loopback)``)."""
         return self.config.where
 
+    def tap(
+        self,
+        topic: str,
+        on_sample: Callable[[int | None], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> RawTap:
+        """Call ``on_sample(publisher id)`` for every sample of ``topic``, never decoded (see
+        :class:`RawTap`); ``resolve`` turns a type name into a message class when it can."""
+        return RawTap(self, topic, on_sample, resolve)
+
     # ---- services (jointbus.bus.service_dds) --------------------------------------------------
     def link_service(self, server: ServiceServer[Any, Any]) -> DdsServiceLink:
         """Offer a local server: its request reader and reply writer."""
@@ -1013,9 +1121,11 @@ __all__ = [
     "DdsPublisherLink",
     "DdsSubscriptionLink",
     "DdsTransport",
+    "RawTap",
     "dds_qos",
     "listener",
     "padded",
+    "placeholder_struct",
     "profile_of",
     "write_raw",
 ]

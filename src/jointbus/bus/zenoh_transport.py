@@ -69,7 +69,7 @@ from jointbus.bus import attachment
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
-from jointbus.bus.names import data_key, parse_data_key, ros_namespace
+from jointbus.bus.names import data_key, parse_data_key, ros_namespace, topic_selector
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import QosProfile, incompatibilities
 from jointbus.bus.ros_graph import (
@@ -917,6 +917,26 @@ class ZenohTransport:
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
         return [EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")]
+
+    def tap(
+        self,
+        topic: str,
+        on_sample: Callable[[int | None], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> zenoh.Subscriber[None]:
+        """Call ``on_sample(publisher GID)`` for every sample of ``topic`` whatever its type,
+        never decoded (``None`` for a sample without rmw_zenoh's attachment); ``undeclare()``
+        the returned subscriber to stop. ``resolve`` is not needed on Zenoh (keys name types)."""
+        del resolve
+
+        def on_zenoh_sample(sample: zenoh.Sample) -> None:
+            raw = None if sample.attachment is None else sample.attachment.to_bytes()
+            att = attachment.unpack(raw)
+            on_sample(None if att is None else att.gid)
+
+        return self.session.declare_subscriber(
+            topic_selector(self.domain_id, topic), on_zenoh_sample
+        )
 
     # ---- services (jointbus.bus.service_zenoh) ------------------------------------------------
     def link_service(self, server: ServiceServer[Any, Any]) -> ServiceLink:

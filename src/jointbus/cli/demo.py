@@ -52,6 +52,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     note,
     user_errors,
@@ -355,6 +356,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
@@ -372,7 +374,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                     zenoh=(
                         None
                         if isolated
-                        else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+                        else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
                     ),
                     duration=duration,
                     record=record,
@@ -383,7 +385,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
         config: ZenohConfig | None = (
-            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+            None
+            if isolated
+            else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
         )
         try:
             stack = Stack(
