@@ -155,6 +155,11 @@ class Recorder:
         if remote and bus.zenoh is None:
             raise RecorderError(
                 "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig()))"
+                + (
+                    "; it reads rmw_zenoh's keys, and is not available on DDS yet"
+                    if bus.transport is not None
+                    else ""
+                )
             )
         self._bus = bus
         self.path = Path(path)
