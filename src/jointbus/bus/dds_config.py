@@ -22,7 +22,9 @@ default here is ROS 2's ``LOCALHOST`` discovery range, pinned to the loopback in
 - **SYSTEM_DEFAULT**: Cyclone DDS's own defaults, untouched.
 - **OFF**: no discovery beyond this process (a domain tag only this process knows), as rmw does.
 
-A user's ``CYCLONEDDS_URI`` (a file URI or XML) is appended after these settings, as
+jointbus's participants have a 1.5 s lease (:data:`LEASE_DURATION_S`; Cyclone's default is 10 s)
+in every range but SYSTEM_DEFAULT, so a killed process's nodes leave the graph as fast as over
+Zenoh. A user's ``CYCLONEDDS_URI`` (a file URI or XML) is appended after these settings, as
 rmw_cyclonedds appends it, so anything it sets wins. The ROS domain is ``domain_id``, else
 ``ROS_DOMAIN_ID``, else 0.
 """
@@ -54,6 +56,11 @@ LOOPBACK: Final = "127.0.0.1"
 #: Highest participant index unicast discovery probes on a host (rmw_cyclonedds's value): at most
 #: this many + 1 participants (processes with a bus) per host and domain find each other.
 MAX_AUTO_PARTICIPANT_INDEX: Final = 32
+#: The lease of jointbus's participants (s): how long after a process dies without saying goodbye
+#: (SIGKILL, power loss) the others drop its endpoints and nodes. Cyclone's default is 10 s, which
+#: would refuse a restarted bridge as a namesake of its dead predecessor for that long; 1.5 s
+#: matches jointbus's heartbeat timeout and the namesake check's 2 s wait.
+LEASE_DURATION_S: Final = 1.5
 
 _PEER = re.compile(r"[A-Za-z0-9_.:\-\[\]]+\Z")
 
@@ -215,6 +222,7 @@ class DdsConfig:
                 "<AllowMulticast>false</AllowMulticast>"
             )
             discovery = (
+                f"<LeaseDuration>{LEASE_DURATION_S:g} s</LeaseDuration>"
                 "<ParticipantIndex>none</ParticipantIndex>"
                 f"<Tag>ros_discovery_off_{os.getpid()}</Tag>"
             )
@@ -232,6 +240,7 @@ class DdsConfig:
     @staticmethod
     def _unicast_discovery(peers: tuple[str, ...]) -> str:
         text = (
+            f"<LeaseDuration>{LEASE_DURATION_S:g} s</LeaseDuration>"
             "<ParticipantIndex>auto</ParticipantIndex>"
             f"<MaxAutoParticipantIndex>{MAX_AUTO_PARTICIPANT_INDEX}</MaxAutoParticipantIndex>"
         )
@@ -246,6 +255,7 @@ class DdsConfig:
 
 __all__ = [
     "CYCLONEDDS_URI_ENV",
+    "LEASE_DURATION_S",
     "LOCALHOST_ONLY_ENV",
     "LOOPBACK",
     "MAX_AUTO_PARTICIPANT_INDEX",

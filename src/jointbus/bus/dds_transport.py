@@ -375,22 +375,21 @@ class DdsSubscriptionLink:
         self._on_data(None)  # transient-local history that arrived before the reader was set
 
     def _writer(self, handle: int) -> tuple[str, bool]:
+        """(label, deliver?) of the remote writer with instance handle ``handle``, from the
+        transport's discovery tables — never from a Cyclone call on this (listener) thread: a call
+        that holds the GIL while Cyclone holds a lock another listener waits in would deadlock.
+        A writer not discovered yet is delivered under its handle and looked up again next time."""
         known = self._writers.get(handle)
         if known is not None:
             return known
-        label, accept = f"writer {handle:016x}", True
-        try:
-            data = self.reader.get_matched_publication_data(handle)
-        except Exception:  # the writer left between the sample and this question
-            data = None
-        if data is not None:
-            guid = data.key.bytes
-            remote = self._transport.remote_info(int.from_bytes(guid, "little"))
-            label = remote.label if remote is not None else f"gid {guid.hex()}"
-            announced = parse_user_data(_user_data(data.qos)).get("typehash", "")
-            accept = not announced or announced == self._type_hash
-        self._writers[handle] = (label, accept)
-        return label, accept
+        endpoint = self._transport.endpoint_by_handle(handle)
+        if endpoint is None:
+            return f"writer {handle:016x}", True
+        remote = self._transport.remote_info(int.from_bytes(endpoint.guid, "little"))
+        label = remote.label if remote is not None else f"gid {endpoint.guid.hex()}"
+        announced = endpoint.user_data.get("typehash", "")
+        known = self._writers[handle] = (label, not announced or announced == self._type_hash)
+        return known
 
     def _on_data(self, _reader: object) -> None:
         # Cyclone's receive thread (or the constructor): take everything, decode, offer.
@@ -581,6 +580,8 @@ class DdsTransport:
         #: participant announced (participant GUID → its ParticipantEntitiesInfo).
         self._participants: set[bytes] = set()
         self._endpoints: dict[bytes, DdsEndpoint] = {}
+        #: Remote writers by instance handle (what a sample's ``publication_handle`` names).
+        self._by_handle: dict[int, DdsEndpoint] = {}
         self._node_infos: dict[bytes, ParticipantEntitiesInfo] = {}
         #: Endpoint records by int GID (what ``EndpointInfo.gid`` holds).
         self._remote: dict[int, EndpointInfo] = {}
@@ -777,8 +778,10 @@ class DdsTransport:
                 if participant == self.guid:
                     continue
                 changed = True
+                handle = sample.sample_info.instance_handle
                 if sample.sample_info.instance_state != _ALIVE or not sample.topic_name:
                     self._endpoints.pop(guid, None)
+                    self._by_handle.pop(handle, None)
                     self._remote.pop(int.from_bytes(guid, "little"), None)
                     continue
                 try:
@@ -795,6 +798,9 @@ class DdsTransport:
                     self._bad_record(f"endpoint {guid.hex()} on {sample.topic_name!r}: {exc}")
                     continue
                 self._endpoints[guid] = endpoint
+                if writers:
+                    # A sample's publication handle is its writer's DCPSPublication instance.
+                    self._by_handle[handle] = endpoint
                 appeared.append(endpoint)
             if changed:
                 self._graph_changed()
@@ -925,6 +931,10 @@ class DdsTransport:
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every publisher and subscriber of other participants; waits up to ``timeout`` s."""
         return [EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")]
+
+    def endpoint_by_handle(self, handle: int) -> DdsEndpoint | None:
+        """The discovered remote writer whose instance handle is ``handle``, if seen."""
+        return self._by_handle.get(handle)
 
     def remote_info(self, gid: int) -> EndpointInfo | None:
         """The discovery record of a remote endpoint, if discovered."""
