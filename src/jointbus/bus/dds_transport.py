@@ -50,7 +50,10 @@ for the call: a write delivered in this process to a reader whose listener is ru
 the GIL) would otherwise wait for that listener while holding the GIL it needs — a deadlock. What
 it costs per message is measured by ``bench/bench_dds.py`` against the binding's own path.
 
-Threads: Cyclone's receive and event threads run the listeners; they never take the bus lock.
+Threads: Cyclone's receive and event threads run the listeners; they never take the bus lock. The
+transport's own lock, which listeners take, is never held across a call into Cyclone: creating a
+writer delivers a discovery sample to this process's built-in readers and waits for their listeners
+(found as a deadlock under load, and fixed so).
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ from jointbus.bus.dds_graph import (
     topic_dds_name,
     typehash_user_data,
 )
-from jointbus.bus.dds_types import idl_struct_of
+from jointbus.bus.dds_types import idl_struct_named, idl_struct_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, DdsConfigError
 from jointbus.bus.events import TypeMismatchEvent
@@ -442,29 +445,45 @@ class DdsSubscriptionLink:
 TAP_DISCOVERY_S: Final = 0.2
 
 
+class RawSample(NamedTuple):
+    """One sample a :class:`RawTap` took: its ROS topic and type, the CDR bytes as received, the
+    writer's source time (ns since the epoch), an id of the writer (its GID when discovered, else
+    its instance handle) and the writer's QoS when discovered."""
+
+    topic: str
+    type_name: str
+    payload: bytes
+    source_wall_ns: int
+    publisher: int
+    qos: QosProfile | None
+
+
 class RawTap:
-    """Every sample of one topic, raw (never decoded): ``on_sample(publisher)`` per arrival, with
-    an id of the writer (its instance handle). What ``topic hz`` and ``topic list``'s rates need.
+    """Every sample of one topic (``topic``) or of every ROS 2 topic (``None``), raw — never
+    decoded: ``on_sample(RawSample)`` per arrival. What ``topic hz``, ``topic list``'s rates and
+    ``jointbus record`` need.
 
     DDS delivers samples only to a reader of the writer's type: a small thread watches the graph
-    and opens a reader (best effort, volatile, so every writer matches) for every type the topic's
-    publishers announce — jointbus's DDS type when ``resolve`` knows the type name, else a
-    placeholder of that name (rmws announce no type information, so a name match is enough;
-    another Cyclone DDS program's type of a kind jointbus does not know is not matched).
+    and opens one reader per (topic, type) its publishers announce — jointbus's DDS type when
+    ``resolve`` knows the type name, else a placeholder of that name (rmws announce no type
+    information, so a name match is enough; another Cyclone DDS program's type of a kind jointbus
+    does not know is not matched). The reader is best effort and volatile, so every writer matches,
+    except for a topic whose first discovered publisher is transient-local: then it is reliable
+    and transient-local, and receives the latched history (``/tf_static``, parameters).
     """
 
     def __init__(
         self,
         transport: DdsTransport,
-        topic: str,
-        on_sample: Callable[[int | None], None],
+        topic: str | None,
+        on_sample: Callable[[RawSample], None],
         resolve: Callable[[str], type[Message] | None],
     ) -> None:
         self._transport = transport
         self._topic = topic
         self._on_sample = on_sample
         self._resolve = resolve
-        self._readers: dict[str, tuple[DataReader[Any], Listener]] = {}
+        self._readers: dict[tuple[str, str], tuple[DataReader[Any], Listener]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="jointbus-dds-tap", daemon=True)
         self._thread.start()
@@ -472,22 +491,28 @@ class RawTap:
     def _watch(self) -> None:
         while not self._stop.is_set():
             for entity in self._transport.graph_entities():
-                if entity.kind == "MP" and entity.topic == self._topic:
-                    self._open(entity.type_name)
+                if entity.kind == "MP" and self._topic in (None, entity.topic):
+                    try:
+                        self._open(entity)
+                    except Exception:
+                        _LOG.exception("opening a raw reader of %s failed", entity.topic)
             self._stop.wait(TAP_DISCOVERY_S)
 
-    def _open(self, type_name: str) -> None:
-        if type_name in self._readers or self._stop.is_set():
+    def _open(self, entity: GraphEntity) -> None:
+        key = (entity.topic, entity.type_name)
+        if key in self._readers or self._stop.is_set():
             return
-        msg_type = self._resolve(type_name)
-        struct: Any = None
-        if msg_type is not None:
-            try:
-                struct = idl_struct_of(msg_type)
-            except Exception:  # a class whose fields are not its wire record's
-                struct = None
+        struct: Any = idl_struct_named(entity.type_name, self._resolve(entity.type_name))
         if struct is None:
-            struct = placeholder_struct(type_name)
+            struct = placeholder_struct(entity.type_name)
+        latched = entity.qos is not None and entity.qos.transient_local
+        qos = (
+            QosProfile(Reliability.RELIABLE, max(entity.qos.depth, 1), Durability.TRANSIENT_LOCAL)
+            if latched and entity.qos is not None
+            else QosProfile(Reliability.BEST_EFFORT, READER_HISTORY)
+        )
+        topic, type_name = key
+        transport = self._transport
         cell: list[int] = []
 
         def on_data(_reader: object) -> None:
@@ -497,21 +522,38 @@ class RawTap:
                 taken = ddspy_take(cell[0], _ANY_STATE, TAKE_BATCH)
                 if type(taken) is int or not taken:
                     return
-                for _data, info in taken:
-                    if info.valid_data:
-                        self._on_sample(info.publication_handle)
+                for data, info in taken:
+                    if not info.valid_data:
+                        continue
+                    endpoint = transport.endpoint_by_handle(info.publication_handle)
+                    publisher = (
+                        int.from_bytes(endpoint.guid, "little")
+                        if endpoint is not None
+                        else info.publication_handle
+                    )
+                    self._on_sample(
+                        RawSample(
+                            topic,
+                            type_name,
+                            data,
+                            info.source_timestamp,
+                            publisher,
+                            endpoint.qos if endpoint is not None else None,
+                        )
+                    )
                 if len(taken) < TAKE_BATCH:
                     return
 
         callbacks = listener(on_data_available=on_data)
         reader: DataReader[Any] = DataReader(
-            self._transport.dds_subscriber,
-            self._transport.topic_of_type(topic_dds_name(self._topic), struct),
-            dds_qos(QosProfile(Reliability.BEST_EFFORT, READER_HISTORY), b"", reader=True),
+            transport.dds_subscriber,
+            transport.topic_of_type(topic_dds_name(topic), struct),
+            dds_qos(qos, b"", reader=True),
             callbacks,
         )
         cell.append(reader._ref)
-        self._readers[type_name] = (reader, callbacks)
+        self._readers[key] = (reader, callbacks)
+        on_data(reader)
 
     def undeclare(self) -> None:
         """Stop: delete the readers (the name Zenoh's subscribers use, so callers close either)."""
@@ -567,7 +609,12 @@ class DdsTransport:
         self.joined_at = time.monotonic()
         self.dds_publisher = DdsPublisher(self.participant)
         self.dds_subscriber = DdsSubscriber(self.participant)
+        #: Guards the Python tables; listeners on Cyclone's threads take it, so it is never held
+        #: while calling into Cyclone (a Cyclone call may wait for one of those listeners).
         self._lock = threading.RLock()
+        #: Serialises creating topics and writing ``ros_discovery_info`` (never taken by a
+        #: listener).
+        self._entity_lock = threading.RLock()
         self._closed = False
         self._topics: dict[tuple[str, str], Topic[Any]] = {}
         self._links: dict[int, DdsPublisherLink] = {}
@@ -642,7 +689,7 @@ class DdsTransport:
     def topic(self, dds_name: str, msg_type: type[Message]) -> Topic[Any]:
         """The participant's DDS topic ``dds_name`` of ``msg_type``'s DDS type (created once)."""
         key = (dds_name, msg_type.TYPE_NAME)
-        with self._lock:
+        with self._entity_lock:
             known = self._topics.get(key)
             if known is None:
                 known = self._topics[key] = Topic(
@@ -656,7 +703,7 @@ class DdsTransport:
             dds_name,
             struct.__idl_typename__ if hasattr(struct, "__idl_typename__") else struct.__name__,
         )
-        with self._lock:
+        with self._entity_lock:
             known = self._topics.get(key)
             if known is None:
                 known = self._topics[key] = Topic(self.participant, dds_name, struct)
@@ -664,18 +711,24 @@ class DdsTransport:
 
     # ---- ros_discovery_info ----------------------------------------------------------------
     def _publish_nodes(self) -> None:
-        """Publish this participant's nodes on ``ros_discovery_info`` (called with the lock)."""
-        nodes = tuple(
-            NodeEntitiesInfo(
-                namespace,
-                node_name_of(name),
-                tuple(Gid.of(g) for g in sorted(readers)),
-                tuple(Gid.of(g) for g in sorted(writers)),
-            )
-            for (namespace, name), (readers, writers) in sorted(self._nodes.items())
-        )
-        record = ParticipantEntitiesInfo(Gid.of(self.guid), nodes)
-        rc = write_raw(self._info_writer._ref, padded(record.to_cdr()))
+        """Publish this participant's nodes on ``ros_discovery_info`` as they are now (called
+        without ``_lock``: the record is read under it, and written under ``_entity_lock``, so
+        two updates never publish out of order)."""
+        with self._entity_lock:
+            with self._lock:
+                if self._closed:
+                    return
+                nodes = tuple(
+                    NodeEntitiesInfo(
+                        namespace,
+                        node_name_of(name),
+                        tuple(Gid.of(g) for g in sorted(readers)),
+                        tuple(Gid.of(g) for g in sorted(writers)),
+                    )
+                    for (namespace, name), (readers, writers) in sorted(self._nodes.items())
+                )
+            record = ParticipantEntitiesInfo(Gid.of(self.guid), nodes)
+            rc = write_raw(self._info_writer._ref, padded(record.to_cdr()))
         if rc < 0:
             _LOG.warning("publishing ros_discovery_info failed: DDS return code %d", rc)
 
@@ -698,7 +751,7 @@ class DdsTransport:
             own_readers.update(readers)
             own_writers.update(writers)
             self._entity_nodes[ref] = (identity, (*readers, *writers))
-            self._publish_nodes()
+        self._publish_nodes()
 
     def release_entity(self, ref: int) -> None:
         """Forget the entities registered under ``ref`` (and their node with its last one)."""
@@ -712,7 +765,7 @@ class DdsTransport:
             writers.difference_update(guids)
             if not any(i == identity for i, _ in self._entity_nodes.values()):
                 self._nodes.pop(identity, None)
-            self._publish_nodes()
+        self._publish_nodes()
 
     def _on_node_info(self, _reader: object) -> None:
         reader = self._info_reader
@@ -991,12 +1044,19 @@ class DdsTransport:
     # ---- local endpoints ---------------------------------------------------------------------
     def publisher_added(self, pub: Publisher[Any]) -> None:
         """Give a local publisher its DDS writer and announce it under its node."""
+        if self._closed or pub.closed:
+            return
+        # Created outside ``_lock``: creating a DDS entity delivers discovery samples to this
+        # process's built-in readers, whose listeners take ``_lock`` (a lock-order deadlock).
+        link = DdsPublisherLink(self, pub)
         with self._lock:
-            if self._closed or pub.closed:
-                return
-            link = DdsPublisherLink(self, pub)
-            self._links[pub.gid] = link
-            pub._remote = link
+            closed = self.closed  # may have changed while the writer was created
+            if not closed:
+                self._links[pub.gid] = link
+                pub._remote = link
+        if closed:
+            link.close()
+            return
         self.register_entity(pub.gid, pub.node, pub.namespace, writers=(link.guid,))
         for info in list(self._remote.values()):
             if info.topic == pub.topic and info.kind == "subscriber":
@@ -1013,11 +1073,16 @@ class DdsTransport:
 
     def subscriber_added(self, sub: Subscriber[Any]) -> None:
         """Feed a local subscriber from its own DDS reader, and announce it under its node."""
+        if self._closed or sub.closed:
+            return
+        link = DdsSubscriptionLink(self, sub)  # outside ``_lock``, as in publisher_added
         with self._lock:
-            if self._closed or sub.closed:
-                return
-            link = DdsSubscriptionLink(self, sub)
-            self._subscriptions[sub.gid] = link
+            closed = self.closed  # may have changed while the reader was created
+            if not closed:
+                self._subscriptions[sub.gid] = link
+        if closed:
+            link.close()
+            return
         self.register_entity(sub.gid, sub.node, sub.namespace, readers=(link.guid,))
         for info in list(self._remote.values()):
             if info.topic == sub.topic and info.kind == "publisher":
@@ -1063,7 +1128,16 @@ class DdsTransport:
     ) -> RawTap:
         """Call ``on_sample(publisher id)`` for every sample of ``topic``, never decoded (see
         :class:`RawTap`); ``resolve`` turns a type name into a message class when it can."""
-        return RawTap(self, topic, on_sample, resolve)
+        return RawTap(self, topic, lambda sample: on_sample(sample.publisher), resolve)
+
+    def tap_all(
+        self,
+        on_sample: Callable[[RawSample], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> RawTap:
+        """Call ``on_sample`` with every sample of every ROS 2 topic other participants publish
+        in the domain, raw (what ``jointbus record`` stores; see :class:`RawTap`)."""
+        return RawTap(self, None, on_sample, resolve)
 
     # ---- services (jointbus.bus.service_dds) --------------------------------------------------
     def link_service(self, server: ServiceServer[Any, Any]) -> DdsServiceLink:
@@ -1103,6 +1177,11 @@ class DdsTransport:
         return remote_services(self, timeout_s)
 
     # ---- lifecycle -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
     def close(self) -> None:
         """Delete the participant (and everything in it) and leave the domain. Idempotent."""
         with self._lock:
@@ -1131,6 +1210,7 @@ __all__ = [
     "DdsPublisherLink",
     "DdsSubscriptionLink",
     "DdsTransport",
+    "RawSample",
     "RawTap",
     "dds_qos",
     "listener",

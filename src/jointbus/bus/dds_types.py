@@ -110,6 +110,31 @@ def idl_struct_of(msg_type: type[Message]) -> type[IdlStruct]:
         return made
 
 
+def _message_classes() -> list[type[Message]]:
+    found: list[type[Message]] = []
+    stack: list[type[Message]] = list(Message.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        found.append(cls)
+        stack.extend(cls.__subclasses__())
+    return found
+
+
+def idl_struct_named(type_name: str, hint: type[Message] | None = None) -> type[IdlStruct] | None:
+    """The Cyclone DDS type of ROS type ``type_name``: ``hint``'s when its fields are the wire
+    record's, else that of a loaded message class of that name whose are (a typed Python-facing
+    class such as the multi-DoF ``JointState`` travels as its wire record); None when this process
+    knows no such class."""
+    candidates = [hint] if hint is not None else []
+    candidates += [c for c in _message_classes() if getattr(c, "TYPE_NAME", None) == type_name]
+    for cls in candidates:
+        try:
+            return idl_struct_of(cls)
+        except Exception:  # fields that are not the wire record's: try the next class
+            continue
+    return None
+
+
 def service_struct_of(msg_type: type[Message], dds_name: str) -> type[IdlStruct]:
     """The Cyclone DDS type of a service's request or reply topic, ``dds_name``
     (``pkg::srv::dds_::Name_Request_``): rmw_cyclonedds's request header, then the message's
@@ -121,4 +146,4 @@ def service_struct_of(msg_type: type[Message], dds_name: str) -> type[IdlStruct]
         return made
 
 
-__all__ = ["REQUEST_HEADER_FIELDS", "idl_struct_of", "service_struct_of"]
+__all__ = ["REQUEST_HEADER_FIELDS", "idl_struct_named", "idl_struct_of", "service_struct_of"]
