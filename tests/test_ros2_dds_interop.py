@@ -149,6 +149,18 @@ def test_the_peers_joint_commands_take_over_and_control_falls_back(
     assert stack.wait_for(lambda s: s.owner == "control_node", 5.0).owner == "control_node"
 
 
+def test_the_peers_estop_latches_and_its_reset_re_arms(stack: Stack, peer: RosPeer) -> None:
+    """The e-stop over DDS: what ``jointbus estop`` sends (``estop REASON`` on
+    ``/hb50/hardware_command``, std_msgs/String, reliable), written by the peer."""
+    writer = peer.writer("/hb50/hardware_command", dds_peer.String, reliable=True, depth=10)
+    assert wait_until(lambda: bool(writer.get_matched_subscriptions()), 10.0)
+    writer.write(dds_peer.String("estop dds_peer"))
+    assert stack.wait_for(lambda s: s.estop, 5.0).estop
+    writer.write(dds_peer.String("reset"))
+    assert not stack.wait_for(lambda s: not s.estop, 5.0).estop
+    assert stack.wait_for(lambda s: s.standing, 20.0).standing
+
+
 def test_the_demo_command_is_reached_by_a_plain_cyclone_dds_program() -> None:
     """``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp jointbus demo --headless``, in its own process and
     ROS domain, read by the peer; a peer in another domain sees nothing."""

@@ -105,6 +105,7 @@ from jointbus.bus.qos import MAX_DEPTH, Durability, QosProfile, Reliability, inc
 from jointbus.bus.ros_graph import ANONYMOUS_NODE, EntityKind, GraphEntity, node_name_of
 from jointbus.bus.sample_gate import clamp_latency
 from jointbus.bus.subscriber import Subscriber
+from jointbus.codec.codec import codec_for
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.base import Message
 
@@ -153,6 +154,23 @@ def listener(**callbacks: Callable[..., None]) -> Listener:
     constructor is untyped."""
     made: Listener = Listener(**callbacks)  # type: ignore[no-untyped-call]
     return made
+
+
+def decoder_of(msg_type: type[Message]) -> Callable[[bytes], Message]:
+    """``msg_type.from_cdr``, or its codec's ``decode`` when the class does not override it (one
+    Python frame less per received sample, as the Zenoh transport does)."""
+    if getattr(msg_type.from_cdr, "__func__", None) is getattr(Message.from_cdr, "__func__", 0):
+        decode: Callable[[bytes], Message] = codec_for(msg_type).decode
+        return decode
+    return msg_type.from_cdr
+
+
+def encoder_of(msg_type: type[Message]) -> Callable[[Message], bytes]:
+    """``msg_type.to_cdr``, or its codec's ``encode`` when the class does not override it."""
+    if msg_type.to_cdr is Message.to_cdr:
+        encode: Callable[[Message], bytes] = codec_for(msg_type).encode
+        return encode
+    return msg_type.to_cdr
 
 
 def _delete(entity: Entity | None) -> None:
@@ -323,7 +341,7 @@ class DdsPublisherLink:
         )
         self.guid: bytes = self.writer.guid.bytes
         self._ref: int = self.writer._ref
-        self._encode = pub.msg_type.to_cdr
+        self._encode = encoder_of(pub.msg_type)
         for msg, _born, _seq in pub.history:  # published before DDS was attached
             self.send(msg, 0, 0)
 
@@ -356,7 +374,8 @@ class DdsSubscriptionLink:
         self._sub = sub
         self.topic = sub.topic
         self.msg_type = sub.msg_type
-        self._decode = sub.msg_type.from_cdr
+        self._decode = decoder_of(sub.msg_type)
+        self._note_latency = sub.latency_stats.note
         self._type_hash = rihs01_of(sub.msg_type)
         #: Samples taken, undecodable payloads, and samples of writers announcing another type
         #: hash (never decoded).
@@ -430,9 +449,8 @@ class DdsSubscriptionLink:
             return
         now_mono = time.monotonic_ns()
         latency = clamp_latency(time.time_ns() - info.source_timestamp)
-        sub._note_latency(latency)
-        born = now_mono - latency if latency > 0 else now_mono
-        sub.offer(msg, born, now_mono)
+        self._note_latency(latency)
+        sub.offer(msg, now_mono - latency if latency > 0 else now_mono, now_mono)
 
     def close(self) -> None:
         """Delete the reader."""
