@@ -78,6 +78,21 @@ def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> N
     assert "HI" in called.stdout
 
 
+def test_topic_pub_reaches_a_subscriber_over_dds(served: tuple[int, Bus]) -> None:
+    domain, bus = served
+    inbox: list[String] = []
+    bus.subscribe("/dds_test/inbox", String, inbox.append, node="talker", namespace="dds_test")
+    out = _cli(
+        "topic", "pub", "/dds_test/inbox", "std_msgs/msg/String", '{"data": "from the CLI"}',
+        "--once", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain),
+    )
+    assert out.returncode == 0, out.stderr
+    deadline = time.monotonic() + 5.0
+    while not inbox and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert inbox == [String("from the CLI")]
+
+
 def test_an_unknown_middleware_is_a_usage_error() -> None:
     out = _cli("topic", "list", "--rmw", "rmw_nope")
     assert out.returncode == 1
