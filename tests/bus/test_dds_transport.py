@@ -96,11 +96,11 @@ def test_an_unobserved_publisher_writes_nothing(domain: int) -> None:
 def test_qos_maps_to_dds_and_back() -> None:
     for qos in (MAB_RT, RELIABLE, LATCHED):
         mapped = profile_of(dds_qos(qos, b""))
-        assert (mapped.reliability, mapped.depth, mapped.durability) == (
-            qos.reliability,
-            qos.depth,
-            qos.durability,
-        )
+        assert (mapped.reliability, mapped.durability) == (qos.reliability, qos.durability)
+    assert profile_of(dds_qos(MAB_RT, b"")).depth == 1
+    assert profile_of(dds_qos(LATCHED, b"")).depth == 1  # what a late joiner receives
+    # A reliable volatile writer keeps more than its depth: a burst is not overwritten unacked.
+    assert profile_of(dds_qos(RELIABLE, b"")).depth >= 64
 
 
 def test_padding_keeps_the_codec_bytes_and_counts_the_pad() -> None:
