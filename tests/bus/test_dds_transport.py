@@ -195,3 +195,19 @@ def test_two_domains_on_one_host_stay_apart() -> None:
         transport = b.transport
         assert transport is not None
         assert transport.remote_endpoints(0.5) == []
+
+
+def test_a_writer_holds_the_gil_only_while_no_reader_of_its_process_can_match(
+    domain: int,
+) -> None:
+    """The binding's GIL-holding write is used only while the process has one participant in the
+    domain; with a second one (a reader in this process could match), the GIL-releasing write."""
+    from cyclonedds._clayer import ddspy_write  # type: ignore[import-not-found]
+
+    from jointbus.bus.dds_transport import write_for, write_raw
+
+    with _bus(domain, "a"):
+        assert write_for(domain) is ddspy_write
+        with _bus(domain, "b"):
+            assert write_for(domain) is write_raw
+        assert write_for(domain) is ddspy_write
