@@ -66,7 +66,9 @@ def test_the_peer_types_serialise_byte_identical_to_rosbags() -> None:
 def test_two_buses_exchange_messages_and_latched_history(domain: int) -> None:
     with _bus(domain, "a") as a, _bus(domain, "b") as b:
         got: list[String] = []
-        b.subscribe("/chatter", String, got.append, RELIABLE, node="listener")
+        # A queue deep enough for the burst: this checks the wire, not the subscriber's queue
+        # (a depth-10 queue drained by a dispatcher on a loaded host overflows, by design).
+        b.subscribe("/chatter", String, got.append, RELIABLE.with_(depth=100), node="listener")
         pub = a.publisher("/chatter", String, RELIABLE, node="talker")
         latched = a.publisher("/latched", String, LATCHED, node="talker")
         latched.publish(String("the last word"))

@@ -67,7 +67,7 @@ def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> N
     assert "/dds_test/chatter" in listed.stdout and "std_msgs/msg/String" in listed.stdout
     echoed = _cli("topic", "echo", "/dds_test/chatter", "--count", "1", *opts)
     assert "hello over DDS" in echoed.stdout, echoed.stderr
-    hz = _cli("topic", "hz", "/dds_test/chatter", "--duration", "2", *opts)
+    hz = _cli("topic", "hz", "/dds_test/chatter", "--duration", "3", *opts)
     assert "average rate" in hz.stdout, hz.stderr
     nodes = _cli("node", "list", *opts)
     assert "talker" in nodes.stdout, nodes.stderr

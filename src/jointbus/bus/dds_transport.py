@@ -131,9 +131,10 @@ TAKE_BATCH: Final = 64
 #: How long the graph must stop growing before a discovery answer is final (s).
 GRAPH_SETTLE_S: Final = 0.2
 #: How long after joining a participant has seen the others on loopback (s): a graph question
-#: asked sooner waits until then (DDS discovery answers within a few ms; ``ros_discovery_info``
-#: records follow once the endpoints match).
-DISCOVERY_WARMUP_S: Final = 0.5
+#: asked sooner waits until then. DDS discovery answers within a few ms on a quiet host and
+#: ``ros_discovery_info`` records follow once the endpoints match; on this 2-vCPU VM with a load
+#: average of 20, 0.5 s was sometimes not enough for a CLI command to see a running robot.
+DISCOVERY_WARMUP_S: Final = 1.0
 #: The participant's USER_DATA (rmw_cyclonedds's, default enclave).
 PARTICIPANT_USER_DATA: Final = b"enclave=/;"
 #: Sample states: any (read or not, new or not, alive or not).

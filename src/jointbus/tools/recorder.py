@@ -155,7 +155,8 @@ class Recorder:
                 raise RecorderError(f"{name} must be in (0, 60] s, got {value!r}")
         if remote and bus.transport is None:
             raise RecorderError(
-                "remote recording needs a bus on the network (Bus(zenoh=ZenohConfig()), or DDS)"
+                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig())) or "
+                "on DDS (Bus(dds=DdsConfig()))"
             )
         self._bus = bus
         self.path = Path(path)
