@@ -58,6 +58,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     note,
     user_errors,
@@ -423,6 +424,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
@@ -440,7 +442,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                     zenoh=(
                         None
                         if isolated
-                        else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+                        else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
                     ),
                     duration=duration,
                     record=record,
@@ -453,7 +455,9 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         if layout == "processes" and (isolated or transport != "inproc"):
             layout = "inproc"  # one process: isolated (no Zenoh to join processes) or its transport
         config: ZenohConfig | None = (
-            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+            None
+            if isolated
+            else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
         )
         try:
             stack = Stack(

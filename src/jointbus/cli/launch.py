@@ -64,6 +64,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     looked_on,
@@ -166,6 +167,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
     with user_errors():
@@ -173,7 +175,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             robot=robot,
             url=url,
             nodes=("bridge",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
             realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
@@ -197,6 +199,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
     with user_errors():
@@ -205,7 +208,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
         stack = _stack(
             robot=robot,
             nodes=("control",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
@@ -307,6 +310,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Latch the e-stop of whatever owns the actuators of --namespace and wait for it to confirm;
     --reset re-arms.
@@ -318,7 +322,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
             pub = bus.publisher(
@@ -383,6 +387,7 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Send a motion command to the control node and print its answer."""
     with user_errors():
@@ -390,7 +395,7 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(
                 f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
             )
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             reports = _watch(bus, f"/{namespace}/status", Status)
             robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)

@@ -56,6 +56,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     looked_on,
@@ -360,11 +361,12 @@ def list_nodes(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state."""
     with user_errors():
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         watcher: NodeWatch | None = None
         try:

@@ -28,6 +28,7 @@ from jointbus.cli.topic import (
     DomainIdOption,
     HubPortOption,
     ListenOption,
+    RmwOption,
     RouterOption,
     note,
     open_bus,
@@ -62,7 +63,6 @@ SKIPPED_MEANING: Final = "received, not recordable"
 
 #: Seconds after which a recorder that has found no topic says so (the recording goes on).
 NO_TOPIC_WARNING_S: Final = 3.0
-
 
 
 class StatusLine:
@@ -116,6 +116,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
     listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
@@ -138,7 +139,9 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
+        bus = open_bus(
+            zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
+        )
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     status = StatusLine(sys.stderr, enabled=not quiet)

@@ -207,8 +207,8 @@ def ensure_unique_node(bus: Bus, name: str, namespace: str) -> None:
     heartbeat_topic = f"/{namespace}/heartbeat" if namespace else "/heartbeat"
     others = live_namesakes(bus, name, namespace, heartbeat_topic)
     if others:
-        transport = bus.zenoh
-        where = transport.config.where if transport is not None else "in-process bus"
+        transport = bus.transport
+        where = transport.where if transport is not None else "in-process bus"
         raise DuplicateNodeError(name, namespace, where, others)
 
 

@@ -21,7 +21,8 @@ Two sources, chosen per recorder:
   interval, so it changes neither the crash bound below nor what is recorded. In-process messages
   are objects, so the writer thread encodes each once with ``to_cdr()``. Remote publishers of those
   topics reach the subscription through the bus and are recorded the same way.
-- **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
+- **remote** (``remote=True``; what the ``jointbus record`` command uses; on DDS the transport's
+  raw tap, :class:`_DdsRawSource`, with the same skipping rules): one raw Zenoh subscriber
   on ``<domain>/**`` (every topic of the ROS domain — jointbus's and ROS 2 nodes' — including ones
   that appear later) on the bus's own session. The CDR payload is stored exactly as received —
   never decoded or re-encoded; its topic and type come from the data key
@@ -177,9 +178,10 @@ class Recorder:
         ):
             if not isinstance(value, (int, float)) or not 0 < value <= 60:
                 raise RecorderError(f"{name} must be in (0, 60] s, got {value!r}")
-        if remote and bus.zenoh is None:
+        if remote and bus.transport is None:
             raise RecorderError(
-                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig()))"
+                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig())) or "
+                "on DDS (Bus(dds=DdsConfig()))"
             )
         self._bus = bus
         self.path = Path(path)
@@ -200,7 +202,7 @@ class Recorder:
         self._subscribers: dict[str, Subscriber[Any]] = {}
         #: Topics the local source records (the remote source skips them).
         self._local_topics: frozenset[str] = frozenset()
-        self._remote_source: _ZenohRawSource | None = None
+        self._remote_source: _ZenohRawSource | _DdsRawSource | None = None
         self._thread: threading.Thread | None = None
         self._file: IO[bytes] | None = None
         self._writer: McapChunkWriter | None = None
@@ -225,7 +227,11 @@ class Recorder:
         if self._local:
             self._scan_local()
         if self._remote:
-            self._remote_source = _ZenohRawSource(self, self._bus)
+            self._remote_source = (
+                _ZenohRawSource(self, self._bus)
+                if self._bus.zenoh is not None
+                else _DdsRawSource(self, self._bus)
+            )
         self._thread = threading.Thread(target=self._run, name="jointbus-recorder", daemon=True)
         self._thread.start()
         return self
@@ -629,6 +635,69 @@ class _ZenohRawSource:
             self._sub.undeclare()  # type: ignore[no-untyped-call]
         except Exception:  # the session may already be closed
             _LOG.debug("recorder: undeclaring the Zenoh subscriber failed", exc_info=True)
+
+
+class _DdsRawSource:
+    """Raw CDR payloads of every remote topic on DDS (the transport's raw tap: one reader per topic
+    and type its publishers announce; transient-local readers for latched topics, which bring
+    their history). DDS shows a reader no sequence numbers: ``lost`` stays 0, and each
+    publisher's samples are numbered in arrival order."""
+
+    def __init__(self, recorder: Recorder, bus: Bus) -> None:
+        from jointbus.bus.dds_transport import DdsTransport
+
+        transport = bus.transport
+        if not isinstance(transport, DdsTransport):
+            raise RecorderError("a DDS raw source needs a bus on DDS")
+        self._recorder = recorder
+        self._lock = threading.Lock()
+        self._seq: dict[int, int] = {}
+        self._warned: set[str] = set()
+        self.lost = 0
+        self.lost_reliable = 0  # DDS shows no sequence numbers: never known to be lost
+        self.skipped = 0
+        self._closed = False
+        self._tap = transport.tap_all(self._on_sample, self._resolve)
+
+    def drain(self, _limit: int) -> int:
+        """Nothing to hand over: the tap's callback queues each sample as it arrives."""
+        return 0
+
+    def _resolve(self, type_name: str) -> type[Message] | None:
+        try:
+            cls = self._recorder._registry.by_type_name(type_name)
+        except UnknownTypeError:
+            return None
+        return cls if isinstance(cls, type) and issubclass(cls, Message) else None
+
+    def _on_sample(self, sample: Any) -> None:
+        try:
+            recorder = self._recorder
+            if not recorder.wants(sample.topic) or sample.topic in recorder._local_topics:
+                return
+            now = time.time_ns()
+            try:
+                channel = recorder.channel(sample.topic, sample.type_name, qos=sample.qos)
+            except UnknownTypeError:
+                self._skip(sample.topic, f"type {sample.type_name!r} unknown to the registry")
+                return
+            with self._lock:
+                seq = self._seq[sample.publisher] = self._seq.get(sample.publisher, 0) + 1
+            recorder.enqueue(channel, sample.payload, now, sample.source_wall_ns, seq)
+        except Exception:
+            _LOG.exception("recorder: receiving a sample failed")
+
+    def _skip(self, topic: str, why: str) -> None:
+        self.skipped += 1
+        if topic not in self._warned:
+            self._warned.add(topic)
+            _LOG.warning("recorder: not recording %s: %s", topic, why)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._tap.undeclare()
 
 
 __all__ = [

@@ -189,8 +189,8 @@ class _TopicSilent(ServiceError):
 
 def _where_of(bus: Bus) -> str:
     """Where ``bus`` looks for servers, for the errors that say nothing answered."""
-    transport = bus.zenoh
-    return transport.config.where if transport is not None else "this process only (no Zenoh)"
+    transport = bus.transport
+    return transport.where if transport is not None else "this process only (no network)"
 
 
 def _close_before_exit(array: BusActuatorArray) -> None:

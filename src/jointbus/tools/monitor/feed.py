@@ -221,7 +221,7 @@ class MonitorFeed:
 
     def discover(self) -> list[TopicInfo]:
         """The topics of this process and (with Zenoh) of every reachable bus."""
-        if self.bus.zenoh is None:
+        if self.bus.transport is None:
             return self.bus.topics()
         return self.bus.discover(self._discover_timeout_s)
 
