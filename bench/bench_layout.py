@@ -113,7 +113,7 @@ class Walker:
         self._thread = threading.Thread(target=self._run, name="bench-walker", daemon=True)
 
     def _run(self) -> None:
-        twist = Twist(Vector3(1.0, 0.0, 0.0), Vector3())  # normalised: 1 = 0.5 m/s
+        twist = Twist(Vector3(WALK_SPEED, 0.0, 0.0), Vector3())  # normalised x cmd_vel_lin (1 m/s)
         while not self._stop.wait(0.05):
             self._pub.publish(twist)
 

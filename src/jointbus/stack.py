@@ -145,7 +145,7 @@ from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
+from jointbus.robots.hb50.bridge.node import BEHIND_RTF, BridgeConfig, BridgeNode
 from jointbus.robots.hb50.control.node import CONTROL_NODE_NAME, ControlNode
 from jointbus.robots.hb50.messages import (
     BridgeData,
@@ -372,6 +372,9 @@ class StackSummary:
     cpu_fraction: float
     simulator_cpu_fraction: float
     cpu_mean_fraction: float = math.nan
+    real_time_factor: float = math.nan
+    """The robot's time per wall-clock second over the bridge's last 1 s window (its
+    ``BridgeState`` ``pace:``): below 0.98 the line says ``BEHIND REAL TIME``."""
     robot_state_age_s: float = _NAN
 
     @property
@@ -407,8 +410,11 @@ class StackSummary:
             f"loop={_fmt(self.loop_rate_hz, 0)}Hz",
             f"skipped={_fmt(self.skipped_fraction * 100, 1)}%",
             f"late_p99={_fmt(self.lateness_p99_s * 1e6, 0)}us",
+            f"rtf={_fmt(self.real_time_factor, 3)}",
             f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
         ]
+        if self.real_time_factor < BEHIND_RTF:
+            parts.append("BEHIND REAL TIME")
         return " ".join(parts)
 
 
@@ -1029,6 +1035,7 @@ class Stack:
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
             cpu_mean_fraction=cpu_s / elapsed,
+            real_time_factor=_NAN if facts.real_time_factor is None else facts.real_time_factor,
             robot_state_age_s=robot_age,
         )
 
