@@ -1,5 +1,7 @@
-"""Bench: the whole robot stack at 500 Hz and 1 kHz — CPU, bridge loop lateness and skipped
-cycles, command-to-actuator latency.
+"""Bench: the whole robot stack in ONE process (``layout="inproc"``) at 500 Hz and 1 kHz — CPU,
+bridge loop lateness and skipped cycles, command-to-actuator latency. The default layout (the
+robot's processes) is ``bench_layout``'s; this one stays as the one-process option's record and
+for its anchors (``bare_loop``, ``bare_rate_loop``), which ``bench_layout`` shares.
 
 Goals (issue 15, as ratios to anchors of the same run, since this shared VM's speed moves 2–3×
 from day to day; the absolute figure stays beside each): the whole stack's CPU ≤ 1.5× the bare
@@ -295,7 +297,7 @@ class _CheckWrapper:
 
 def measure(window_s: float) -> list[dict[str, Any]]:
     tmp = Path(tempfile.mkdtemp(prefix="jb-bench-stack-"))
-    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port())).start()
+    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), layout="inproc").start()
     recorder = Recorder(stack.bus, tmp / "stack.mcap").start()
     try:
         standing = stack.wait_for(lambda s: s.standing, 20.0)
@@ -487,7 +489,9 @@ def measure_fast(window_s: float) -> FastStack:
     """The same stack (and recorder) at :data:`FAST_RATE_HZ` (``jointbus demo --rate 1000``),
     measured standing over a window like the 500 Hz one."""
     tmp = Path(tempfile.mkdtemp(prefix="jb-bench-stack-fast-"))
-    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), rate_hz=FAST_RATE_HZ).start()
+    stack = Stack(
+        zenoh=ZenohConfig(hub_port=_free_port()), rate_hz=FAST_RATE_HZ, layout="inproc"
+    ).start()
     recorder = Recorder(stack.bus, tmp / "stack.mcap").start()
     try:
         standing = stack.wait_for(lambda s: s.standing, 30.0)

@@ -216,7 +216,7 @@ def main() -> None:
     kwargs: dict[str, Any] = {}
     if args.rate != 500.0:
         kwargs["rate_hz"] = args.rate
-    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), **kwargs).start()
+    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), layout="inproc", **kwargs).start()
     recorder = Recorder(stack.bus, tmp / "stack.mcap").start()
     undo: Callable[[], None] = lambda: None  # noqa: E731
     try:

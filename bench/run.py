@@ -142,8 +142,8 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 LIBRARIES = (
-    "eclipse-zenoh", "rosbags", "msgspec", "mcap", "mcap-ros2-support", "numpy", "mujoco",
-    "ruckig", "python-can", "matplotlib", "iceoryx2",
+    "eclipse-zenoh", "cyclonedds", "rosbags", "msgspec", "mcap", "mcap-ros2-support", "numpy",
+    "mujoco", "ruckig", "python-can", "matplotlib", "iceoryx2",
 )
 
 

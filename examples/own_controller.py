@@ -14,9 +14,11 @@ What happens — the bridge's command arbitration, nothing special in this progr
    ``/hb50/bridge_state``. The control node keeps running; its commands wait.
 3. The body goes down ``--depth`` metres and back up, in whole squats of about ``--period``
    seconds, so the last command is the pose it started from.
-4. It stops publishing. 100 ms later the bridge gives control back to ``control_node`` — also when
-   this program is killed, which is the point: a crashed custom controller never leaves the robot
-   without commands.
+4. It stops publishing — at the end, or at once on Ctrl-C (SIGINT or SIGTERM). 100 ms later the
+   bridge gives control back to ``control_node`` — also when this program is killed, which is the
+   point: a crashed custom controller never leaves the robot without commands. It waits for
+   ``/hb50/bridge_state`` to name the new owner and only then prints that control is back (at
+   most ``HANDBACK_TIMEOUT_S``; it says so if the bridge did not confirm).
 
 The joint targets come from the same leg inverse kinematics the control node uses
 (:class:`jointbus.robots.hb50.control.stand_pose.StandPose`): the difference between the
@@ -28,13 +30,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 import threading
 import time
 
 import numpy as np
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
@@ -42,6 +45,9 @@ from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
 from jointbus.runtime import CycleInfo, Node
 
 NAME = "squat_controller"
+#: How long to wait for the bridge to confirm that control is back (s): its 100 ms fallback,
+#: with room for a loaded host.
+HANDBACK_TIMEOUT_S = 2.0
 
 
 class SquatController(Node):
@@ -64,8 +70,11 @@ class SquatController(Node):
         self.t0 = 0.0
         self.done = threading.Event()
         self.owner = ""
+        self.handed_back = threading.Event()  # set by the bridge_state that names another owner
         self.create_subscription("bridge_data", BridgeData, self.on_frame, MAB_RT, realtime=True)
-        self.create_subscription("bridge_state_10hz", BridgeState, self.on_state, RELIABLE)
+        # every cycle's state (500 Hz), not the 10 Hz mirror: the owner change is seen within a
+        # cycle, so "control is back" is printed when it is, not up to 100 ms later
+        self.create_subscription("bridge_state", BridgeState, self.on_state, MAB_RT, realtime=True)
         self.commands = self.create_publisher("joint_command", JointCommand, MAB_RT)
         self.create_rate_loop(500.0, self.step, name="squat")
 
@@ -77,6 +86,8 @@ class SquatController(Node):
         if owner != self.owner:
             self.owner = owner
             print(f"owner: {owner}", flush=True)
+        if self.done.is_set() and owner and owner != NAME:
+            self.handed_back.set()
 
     def step(self, _cycle: CycleInfo) -> None:
         frame = self.frame
@@ -124,6 +135,8 @@ def main() -> int:
         help="loopback port of the local jointbus hub (env JOINTBUS_HUB_PORT)",
     )
     args = parser.parse_args()
+    # SIGTERM (a process manager stopping us) ends the squat like Ctrl-C does
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with (
         Bus(name=NAME, zenoh=ZenohConfig(hub_port=args.hub_port)) as bus,
         SquatController(
@@ -135,9 +148,21 @@ def main() -> int:
         try:
             controller.done.wait()
         except KeyboardInterrupt:
-            print("interrupted", flush=True)
-        time.sleep(0.3)  # see the bridge hand control back (10 Hz state mirror)
-    print("stopped: control is back with the control node", flush=True)
+            controller.done.set()  # stop publishing now: the bridge's fallback starts counting
+            print("interrupted: stopped commanding", flush=True)
+        try:
+            back = controller.owner != NAME or controller.handed_back.wait(HANDBACK_TIMEOUT_S)
+        except KeyboardInterrupt:
+            back = False
+        owner = controller.owner
+        if back:  # printed as the bridge says it, before this program's own shutdown
+            print(f"stopped: control is back with {owner or 'the control node'}", flush=True)
+        else:
+            print(
+                f"stopped; the bridge did not confirm the hand-back within "
+                f"{HANDBACK_TIMEOUT_S:g} s (owner still {owner!r})",
+                flush=True,
+            )
     return 0
 
 

@@ -61,7 +61,8 @@ def router() -> Iterator[int]:
 def stack(router: int) -> Iterator[tuple[Stack, int]]:
     """The hb50 stack with the router already owning its hub port: it joins the router (the
     default scheme connects to whatever holds the port), as on a ROS 2 host."""
-    with Stack(zenoh=ZenohConfig(hub_port=router, domain_id=0)) as running:
+    # one process: the tests read the control node's own state
+    with Stack(zenoh=ZenohConfig(hub_port=router, domain_id=0), layout="inproc") as running:
         assert running.wait_for(lambda s: s.standing, 20.0).standing
         transport = running.bus.zenoh
         assert transport is not None

@@ -179,8 +179,11 @@ def test_simulator_ground_truth_is_published_every_bridge_cycle(stack: Stack) ->
     assert last.header.frame_id == "world" and last.child_frame_id == HB50.root
     assert last.pose.pose.position.z == pytest.approx(STAND_HEIGHT, abs=0.1 * STAND_HEIGHT)
     stamps = [m.header.stamp.to_ns() for m in truths]
-    steps = {b - a for a, b in itertools.pairwise(stamps)}
-    assert steps == {2_000_000}  # simulated time, one 2 ms step per message
+    steps = [b - a for a, b in itertools.pairwise(stamps)]
+    # simulated time, one message per bridge cycle: a 2 ms step, or a few more where the loop
+    # dropped slots (they pass for the simulated robot too, as for hardware)
+    assert all(s % 2_000_000 == 0 and 2_000_000 <= s <= 12_000_000 for s in steps), steps
+    assert sorted(steps)[len(steps) // 2] == 2_000_000
     # bridge_data carries the same simulated time (the control node's clock): a loaded host
     # slows the simulated robot down, and wall-clock stamps would fast-forward its stand-up
     frame_stamps = [m.header.stamp.to_ns() for m in frames]
@@ -249,7 +252,7 @@ def test_the_stacks_control_node_steps_on_a_fifo_thread_below_the_bridge() -> No
     policies: list[tuple[int, int]] = []
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        with Stack(url=None, realtime=DEFAULT_REALTIME) as stack:
+        with Stack(url=None, realtime=DEFAULT_REALTIME, layout="inproc") as stack:
             control = stack.control
             assert control is not None
             control.create_subscription(

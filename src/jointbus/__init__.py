@@ -1,8 +1,8 @@
 """jointbus: state and command traffic for robot actuator arrays.
 
 Layers, lowest first (a module only imports from its own layer or lower ones):
-``math`` → ``codec`` → ``messages`` → ``model`` → ``bus`` → ``runtime`` → ``drivers`` → ``nodes`` →
-``cli``. See ``docs/`` and the README for the data flow.
+``errors`` → ``math`` → ``codec`` → ``messages`` → ``model`` → ``bus`` → ``runtime`` →
+``drivers`` → ``nodes`` → ``cli``. See ``docs/`` and the README for the data flow.
 """
 
 __version__ = "0.1.0"

@@ -5,12 +5,33 @@ Where it sits: above :mod:`jointbus.nodes` (it assembles the bridge and control 
 commands are thin views of a :class:`Stack`. Tests and benchmarks use it to run the robot as a
 user does.
 
-**What runs.** ``Stack("hb50")`` opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with
-its drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rate_hz``) that
+**Layout** (``layout``; DESIGN §4). ``Stack("hb50")`` runs the robot's bundled launch
+description (``jointbus/robots/hb50/launch.yaml``, :mod:`jointbus.runtime.launch`): one process
+per entry, started together by a :class:`~jointbus.runtime.process_group.ProcessGroup` as
+``python -m jointbus.stack`` — the simulator and the bridge in one, pinned to CPU 0 at SCHED_FIFO
+50, the control node in another on CPU 1 at 49 — and joined over Zenoh on loopback, while the
+``Stack`` itself (this process: the demo's view, a test, a recorder) only watches them over the
+bus. Why: in one interpreter the physics, the bridge, the control node and a recorder share one
+lock, and on a 2-vCPU computer their per-cycle costs exceeded the 2 ms period (the walking robot
+ran at 0.65× the wall clock, 1 kHz reached ≈ 600 Hz). Each process runs every one of its threads
+— the bus's too — on SCHED_FIFO (its loop at the layout's priority, the rest 10 below), so a
+CPU-bound process beside the robot cannot hold back a frame or a command. A process that dies is
+reported (an ERROR among :meth:`Stack.take_reports`: ``process 'control' of the layout was killed
+by SIGKILL``) and what the robot does about it is the bridge's (watchdog, liveliness); the
+processes stop in reverse order (the controller first), and a launcher that dies takes them
+with it. ``layout="inproc"`` keeps every node in this process (the layout of ``--isolated``, of
+``transport="zenoh"`` and of one-node stacks: ``jointbus bridge`` / ``jointbus control``, each a
+process of its own); a path or a
+:class:`~jointbus.runtime.launch.LaunchDescription` is a layout of the user's.
+
+**What runs.** Each layout opens ``sim://hb50`` (the MuJoCo quadruped, lying folded with its
+drives off), a :class:`~jointbus.robots.hb50.bridge.BridgeNode` at 500 Hz (``rate_hz``) that
 owns it, and a :class:`~jointbus.robots.hb50.control.ControlNode`. Once the first feedback frame
 reached the control node, the stack sends ``start_command`` (``stand_up`` by default) on
 ``/hb50/control_command`` — the same message ``jointbus mode stand_up`` sends — and the robot
-stands up. ``nodes`` picks a
+stands up; ``start(hold_start_command=True)`` holds it back until
+:meth:`Stack.release_start_command` (``demo --record`` starts its recorder in between, so the file
+begins with the robot lying, before anything commanded it). ``nodes`` picks a
 subset: ``jointbus bridge`` runs ``("bridge",)`` and ``jointbus control`` runs ``("control",)``,
 each in its own process, meeting over Zenoh.
 
@@ -32,7 +53,10 @@ each in its own process, meeting over Zenoh.
 ``realtime=false``) is advanced by one control period at the start of every bridge cycle, on the
 bridge's own thread: the physics stands in for hardware that moves between two reads, the bridge
 reads what the previous command did, and no third thread competes with the bridge for the
-interpreter. A bridge that overruns slows simulated time down instead of letting it run away.
+interpreter. Hardware does not wait for a late bridge, so the slots a late loop dropped pass for
+the simulated robot too (up to 5 of them per cycle); only a longer stall of the host slows
+simulated time down, and the bridge then reports it (``bridge falls behind real time: …`` with
+its real-time factor on ``/hb50/status``, and ``pace:`` in ``BridgeState``).
 CPU time spent in the physics is counted apart (:attr:`Stack.simulator_cpu_s`), since it is the
 cost of the stand-in, not of jointbus. The bridge stamps ``bridge_data`` with *simulated*
 time (on the wall-clock epoch of simulated time 0, as the ground truth is stamped), and the
@@ -81,32 +105,48 @@ console). A stack that runs the control node without the bridge watches the brid
 (a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
-``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. Its
+``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. The other way
+round, a stack that runs the bridge without the control node (``jointbus bridge``) judges the
+control node by the bridge's own liveliness monitor and the age of its 10 Hz ``RobotState``: when
+the monitor says STALE, or no ``robot_state_10hz`` arrived for :data:`ROBOT_STATE_TIMEOUT_S`, the
+summary's ``motion_mode`` is ``UNKNOWN`` (:data:`MODE_UNKNOWN`) and the estimated base height
+NaN, as the monitor shows ``robot: UNKNOWN`` — never the last mode and height a dead node sent
+(a SIGKILLed control node's ``mode=STAND`` and "estimated 0.328 m" stayed for 29 s). Its
 subscriptions are realtime callbacks that only keep the newest message, so
 watching costs the bridge about a microsecond per cycle and no queue can overflow.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import dataclasses
+import gc
+import json
 import math
+import os
+import signal
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConfig
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
+from jointbus.messages.nav_msgs import Odometry
+from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import String
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
-from jointbus.robots.hb50.control.node import ControlNode
+from jointbus.robots.hb50.bridge.node import BEHIND_RTF, BridgeConfig, BridgeNode
+from jointbus.robots.hb50.control.node import CONTROL_NODE_NAME, ControlNode
 from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
@@ -122,8 +162,17 @@ from jointbus.runtime import (
     RealtimeConfig,
     ensure_unique_node,
 )
+from jointbus.runtime.launch import LaunchDescription, LaunchDescriptionError, ProcessSpec
+from jointbus.runtime.process_group import (
+    READY,
+    ChildProcess,
+    ProcessGroup,
+    ProcessGroupError,
+    bind_to_parent,
+    child_argv,
+)
 from jointbus.runtime.rate_loop import CycleInfo
-from jointbus.runtime.realtime import FIFO_PRIORITY_MIN
+from jointbus.runtime.realtime import FIFO_PRIORITY_MIN, apply_realtime
 
 __all__ = [
     "BRIDGE_LOST",
@@ -131,9 +180,12 @@ __all__ = [
     "BRIDGE_SWITCH_INTERVAL_S",
     "DEFAULT_RATE_HZ",
     "DEFAULT_REALTIME",
+    "LAYOUTS",
     "MAX_RATE_HZ",
     "MIN_RATE_HZ",
+    "MODE_UNKNOWN",
     "NODES",
+    "ROBOT_STATE_TIMEOUT_S",
     "START_COMMANDS",
     "TRANSPORTS",
     "JointRow",
@@ -145,8 +197,22 @@ __all__ = [
 ]
 
 Transport = Literal["inproc", "zenoh"]
-#: Accepted ``transport`` values (see the module docstring).
+#: Accepted ``transport`` values of the one-process layout (see the module docstring).
 TRANSPORTS: Final = ("inproc", "zenoh")
+#: Named ``layout`` values: the robot's bundled process layout, or everything in this process.
+LAYOUTS: Final = ("processes", "inproc")
+#: The transport a :class:`StackSummary` names for a stack whose nodes run in processes apart.
+PROCESSES: Final = "processes"
+#: The SCHED_FIFO priority of a layout process's other threads (the bus's), below its loop's.
+_BUS_PRIORITY_BELOW_LOOP: Final = 10
+#: Most dropped loop slots a stepped simulator catches up on in one cycle (each costs a
+#: physics step): a longer stall of the host slows the simulated robot down instead.
+_CATCH_UP_SLOTS: Final = 5
+#: A pinned process has one core: no BLAS or OpenMP thread pool (its threads would also start
+#: before the process takes SCHED_FIFO, and stay on the normal scheduler).
+_ONE_CORE_ENV: Final = (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"))
+#: How long a process of the layout may take to start (s): Python, numpy, MuJoCo and Zenoh.
+_CHILD_READY_TIMEOUT_S: Final = 60.0
 #: Nodes a stack can run.
 NODES: Final = ("bridge", "control")
 #: ``start_command`` values: the control node's commands (``None``: send nothing).
@@ -182,12 +248,19 @@ BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 BRIDGE_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
 BRIDGE_LOST: Final = "lost"
+#: Age (s) of the newest ``robot_state_10hz`` after which a remote control node counts as lost:
+#: five periods of the 10 Hz mirror, the monitor's rule.
+ROBOT_STATE_TIMEOUT_S: Final = 0.5
+#: :attr:`StackSummary.motion_mode` while a remote control node is lost (module docstring).
+MODE_UNKNOWN: Final = "UNKNOWN"
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
 _START_POLL_S: Final = 0.01
 #: Node name of the stack's own endpoints (start command, summary): hidden, as in ROS 2.
 _OBSERVER: Final = "_jointbus_stack"
+#: The reporting node of what the stack itself reports (a process of its layout that died).
+_LAUNCHER: Final = "launcher"
 _NAN: Final = math.nan
 
 
@@ -258,9 +331,11 @@ class StackSummary:
     (or not observable from this process).
 
     ``elapsed_s`` since :meth:`Stack.start`; ``motion_mode`` the control node's mode name
-    (``STAND``); ``bridge_mode`` what the bridge writes (``run``, ``hold``, ``safe``, ``off``,
-    ``estop``), or ``lost`` when a remote bridge went silent or left (see the module
-    docstring); ``owner`` the command source in control; ``estop`` the latched e-stop's reason;
+    (``STAND``), or ``UNKNOWN`` when a remote control node went silent or left
+    (``robot_state_age_s`` then says how old its last ``RobotState`` is, s); ``bridge_mode``
+    what the bridge writes (``run``, ``hold``, ``safe``, ``off``, ``estop``), or ``lost`` when a
+    remote bridge went silent or left (see the module docstring); ``owner`` the command source
+    in control; ``estop`` the latched e-stop's reason;
     ``base_height_m`` the estimated body height above the ground (m), ``true_base_height_m`` the
     simulator's ground truth (m). Rates in Hz, measured over the last summary interval: frames of
     ``bridge_data`` seen here, joint commands received by the bridge (or sent by the control node
@@ -269,8 +344,10 @@ class StackSummary:
     cycles are dropped), ``skipped_fraction`` the share of its due cycles it dropped (0–1),
     ``lateness_*`` per due cycle, dropped ones included (s; see
     :mod:`jointbus.runtime.loop_stats`), ``overruns`` cycles late by a period or more.
-    ``cpu_fraction``: CPU time of this process over wall time since start, in cores;
-    ``simulator_cpu_fraction`` the part spent in the simulator's physics.
+    ``cpu_fraction``: CPU time of the stack — this process and every process of its layout —
+    per wall-clock second over the last summary interval, in cores; ``cpu_mean_fraction`` the
+    same since start (start-up included); ``simulator_cpu_fraction`` the part spent in a local
+    simulator's physics (0 when the simulator runs in another process).
     """
 
     elapsed_s: float
@@ -294,6 +371,16 @@ class StackSummary:
     skipped_fraction: float
     cpu_fraction: float
     simulator_cpu_fraction: float
+    cpu_mean_fraction: float = math.nan
+    real_time_factor: float = math.nan
+    """The robot's time per wall-clock second over the bridge's last 1 s window (its
+    ``BridgeState`` ``pace:``): below 0.98 the line says ``BEHIND REAL TIME``."""
+    robot_state_age_s: float = _NAN
+
+    @property
+    def control_lost(self) -> bool:
+        """True when the control node runs elsewhere and is lost (mode and estimate unknown)."""
+        return self.motion_mode == MODE_UNKNOWN
 
     @property
     def standing(self) -> bool:
@@ -305,9 +392,12 @@ class StackSummary:
         height = self.true_base_height_m
         if math.isnan(height):
             height = self.base_height_m
+        mode = self.motion_mode or "?"
+        if self.control_lost:
+            mode += f"(no RobotState for {_fmt(self.robot_state_age_s, 1)}s)"
         parts = [
             f"t={self.elapsed_s:5.1f}s",
-            f"mode={self.motion_mode or '?'}",
+            f"mode={mode}",
             f"bridge={self.bridge_mode or '?'}",
             f"owner={self.owner or '?'}",
         ]
@@ -320,8 +410,11 @@ class StackSummary:
             f"loop={_fmt(self.loop_rate_hz, 0)}Hz",
             f"skipped={_fmt(self.skipped_fraction * 100, 1)}%",
             f"late_p99={_fmt(self.lateness_p99_s * 1e6, 0)}us",
+            f"rtf={_fmt(self.real_time_factor, 3)}",
             f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
         ]
+        if self.real_time_factor < BEHIND_RTF:
+            parts.append("BEHIND REAL TIME")
         return " ".join(parts)
 
 
@@ -347,13 +440,13 @@ class _Latest:
 
 
 class _Rate:
-    """A counter's rate between two reads (Hz)."""
+    """A counter's rate between two reads (Hz), or an amount's (CPU seconds per second)."""
 
     def __init__(self) -> None:
-        self._last: tuple[int, float] | None = None
+        self._last: tuple[float, float] | None = None
         self.hz = _NAN
 
-    def update(self, count: int, now: float) -> float:
+    def update(self, count: float, now: float) -> float:
         last = self._last
         if last is not None and now - last[1] >= 0.2:
             self.hz = (count - last[0]) / (now - last[1])
@@ -379,6 +472,11 @@ class Stack:
         rate_hz: the bridge's cycle rate (Hz, default :data:`DEFAULT_RATE_HZ`); the control node
             steps once per frame, so it runs at the same rate, and a stepped simulator advances
             its physics by one period per cycle (see "Rate" in the module docstring).
+        layout: which node runs in which process (see "Layout" in the module docstring):
+            ``"processes"`` (the robot's bundled layout), a launch description (a path or a
+            :class:`~jointbus.runtime.launch.LaunchDescription`), or ``"inproc"`` (every node in
+            this process, over ``transport``). ``None`` (default): ``"processes"`` for the whole
+            robot on Zenoh with the default transport, else ``"inproc"``.
     """
 
     def __init__(
@@ -394,6 +492,7 @@ class Stack:
         namespace: str = DEFAULT_NAMESPACE,
         seed: int = 0,
         rate_hz: float = DEFAULT_RATE_HZ,
+        layout: str | Path | LaunchDescription | None = None,
     ) -> None:
         if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
             math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
@@ -420,10 +519,18 @@ class Stack:
             )
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise StackConfigError("seed", seed, "an int")
+        self.layout: LaunchDescription | None = _layout(
+            robot, layout, whole=set(chosen) == set(NODES), transport=transport, zenoh=zenoh
+        )
+        """The process layout; ``None``: every node of :attr:`nodes` runs in this process."""
+        if self.layout is not None:
+            chosen = self.layout.nodes
         self.model: RobotModel = load_robot(robot)  # ModelError for an unknown robot, first
         self.robot = robot
         self.url = url if url is not None else default_url(robot, seed=seed)
-        self.transport: str = transport
+        self._url_given = url is not None
+        self.seed = seed
+        self.transport: str = transport if self.layout is None else PROCESSES
         self.zenoh = zenoh
         self.nodes: tuple[str, ...] = tuple(n for n in NODES if n in chosen)
         self.realtime = realtime
@@ -450,32 +557,55 @@ class Stack:
         self._reports: deque[Status] = deque(maxlen=_REPORTS_KEPT)
         self._data_rate = _Rate()
         self._command_rate = _Rate()
+        self._cpu_rate = _Rate()
         self._command_pub: Publisher[String] | None = None
         self._hardware_pub: Publisher[String] | None = None
         self._stop = threading.Event()
+        self._start_released = threading.Event()
+        self._start_released.set()
         self._starter: threading.Thread | None = None
         self._started_at = 0.0
         self._cpu_at_start = 0.0
         self._state: Literal["new", "running", "stopped"] = "new"
         self._lock = threading.Lock()
         self._holds_switch_interval = False
+        self._group: ProcessGroup | None = None
+        self._ground_truth = _Latest()
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self) -> Stack:
+    def start(
+        self,
+        *,
+        before_nodes: Callable[[Bus], object] | None = None,
+        hold_start_command: bool = False,
+    ) -> Stack:
         """Open the buses, the actuators and the nodes, and start them. Raises what failed
-        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened."""
+        (``BusError`` for Zenoh, ``DriverError`` for the URL, ...) after closing what was opened.
+
+        ``before_nodes`` is called with the main bus once it is open and before any node or
+        process of the layout starts: a recorder started there records the robot from its first
+        message (the stand-up included). ``hold_start_command`` (one process only: a layout's
+        control process sends its own): send ``start_command`` only after
+        :meth:`release_start_command` (and the first frame)."""
         with self._lock:
             if self._state != "new":
                 raise StackError(f"a stack is started once; this one is {self._state}")
             self._state = "running"
+        if hold_start_command:
+            self._start_released.clear()
         self._started_at = time.monotonic()
         self._cpu_at_start = time.process_time()
         try:
-            self._open()
+            if self.layout is None:
+                self._open(before_nodes)
+            else:
+                self._open_processes(self.layout, before_nodes)
         except BaseException:
             self.stop()
             raise
-        if self.bridge is not None and self.realtime is not None:
+        if (self.bridge is not None or self.control is not None) and self.realtime is not None:
+            # The control step's thread, like the bridge's, must get the interpreter back within
+            # half a millisecond of its wake-up, not Python's 5 ms.
             _SWITCH_INTERVAL.acquire(BRIDGE_SWITCH_INTERVAL_S)
             self._holds_switch_interval = True
         return self
@@ -485,12 +615,14 @@ class Stack:
         self.buses.append(bus)
         return bus
 
-    def _open(self) -> None:
+    def _open(self, before_nodes: Callable[[Bus], object] | None = None) -> None:
         main = self._new_bus(f"jointbus-{'-'.join(self.nodes)}")
         bridge_bus = control_bus = main
         if self.transport == "zenoh" and len(self.nodes) == 2:
             control_bus = self._new_bus("jointbus-control")
         self._subscribe(main)
+        if before_nodes is not None:
+            before_nodes(main)
         if "control" in self.nodes:
             self.control = ControlNode(
                 control_bus,
@@ -521,6 +653,67 @@ class Stack:
             )
             self._starter.start()
 
+    def _open_processes(
+        self, layout: LaunchDescription, before_nodes: Callable[[Bus], object] | None = None
+    ) -> None:
+        """The observer bus here (the first process on the hub port listens on it), then one
+        child process per entry of ``layout``, all starting at once."""
+        main = self._new_bus("jointbus-launcher")
+        self._subscribe(main)
+        if before_nodes is not None:
+            before_nodes(main)
+        self._group = ProcessGroup(on_exit=self._child_exited)
+        children = [
+            ChildProcess(
+                spec.name,
+                child_argv("jointbus.stack", self._child_args(spec)),
+                env=_ONE_CORE_ENV if spec.cpu is not None else (),
+                respawn=spec.respawn,
+            )
+            for spec in layout.processes
+        ]
+        try:
+            self._group.start_all(children, ready_timeout_s=_CHILD_READY_TIMEOUT_S)
+        except ProcessGroupError as exc:
+            raise StackError(str(exc)) from None
+
+    def _child_args(self, spec: ProcessSpec) -> list[str]:
+        """The command line of one process of the layout (:func:`_child_main` reads it)."""
+        assert self.zenoh is not None
+        args = [
+            "--robot", self.robot,
+            "--process", json.dumps(dataclasses.asdict(spec)),
+            "--zenoh", self.zenoh.to_json(),
+            "--rate", repr(self.rate_hz),
+            "--seed", str(self.seed),
+            "--namespace", self.namespace,
+        ]
+        if self._url_given:
+            args += ["--url", self.url]
+        if self.start_command is not None:
+            args += ["--start-command", self.start_command]
+        if self.realtime is None:
+            args.append("--no-realtime")
+        return args
+
+    def _child_exited(self, name: str, returncode: int) -> None:
+        """A process of the layout ended without being asked: one ERROR among the reports."""
+        if returncode < 0:
+            try:
+                how = f"was killed by {signal.Signals(-returncode).name}"
+            except ValueError:
+                how = f"was killed by signal {-returncode}"
+        else:
+            how = f"exited with code {returncode}"
+        respawn = self.layout is not None and self.layout.process(name).respawn
+        text = f"process {name!r} of the layout {how}" + ("; starting it again" if respawn else "")
+        self._reports.append(Status.of(Level.ERROR, _LAUNCHER, text))
+
+    @property
+    def processes(self) -> ProcessGroup | None:
+        """The processes of the layout (pids, signals: fault tests), or ``None`` in one process."""
+        return self._group
+
     def _topic(self, name: str) -> str:
         return f"/{self.namespace}/{name}" if self.namespace else f"/{name}"
 
@@ -532,7 +725,10 @@ class Stack:
                 )
             )
 
-        sub("bridge_data", BridgeData, self._data, MAB_RT)
+        if self.layout is None:
+            sub("bridge_data", BridgeData, self._data, MAB_RT)
+        else:  # a launcher watching its processes reads the 10 Hz copy: no 500 Hz decoding
+            sub("bridge_data_10hz", BridgeData, self._data, RELIABLE)
         sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
         sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
         self._subscribers.append(
@@ -545,8 +741,10 @@ class Stack:
                 node=_OBSERVER,
             )
         )
-        if "bridge" not in self.nodes:
+        if "bridge" not in self.nodes or self.layout is not None:
             sub("diagnostics", LoopDiagnostics, self._diagnostics, RELIABLE)
+        if self.layout is not None:  # the simulator runs in the bridge's process: its 10 Hz copy
+            sub("sim/ground_truth_10hz", Odometry, self._ground_truth, RELIABLE)
 
     def _open_bridge(self, bus: Bus) -> BridgeNode:
         from jointbus import drivers
@@ -590,15 +788,22 @@ class Stack:
             self._stepped = stepped
             if isinstance(stepped, MujocoSimArray):
                 ground_truth = GroundTruthPublisher(
-                    bus, stepped.world, namespace=self.namespace, epoch_ns=epoch_ns
+                    bus,
+                    stepped.world,
+                    namespace=self.namespace,
+                    epoch_ns=epoch_ns,
+                    decimation=max(1, round(self.rate_hz / 10.0)),
                 )
         period = 1.0 / bridge.config.rate_hz
 
-        def body(_cycle: CycleInfo) -> None:
+        def body(cycle: CycleInfo) -> None:
             sim = self._stepped
             if sim is not None:
                 t0 = time.thread_time_ns()
-                sim.step(period)
+                # Hardware does not wait for a late bridge: the slots the loop dropped pass for
+                # the simulated robot too (up to _CATCH_UP_SLOTS of them), so its time keeps
+                # the wall clock's pace through a short stall.
+                sim.step(period * (1 + min(cycle.skipped, _CATCH_UP_SLOTS)))
                 if ground_truth is not None:
                     ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
@@ -618,6 +823,11 @@ class Stack:
             raise
         return bridge
 
+    def release_start_command(self) -> None:
+        """Let a start command held by ``start(hold_start_command=True)`` go (at the first frame,
+        or now if one arrived). Idempotent."""
+        self._start_released.set()
+
     def _send_start_command(self) -> None:
         control = self.control
         pub = self._command_pub
@@ -625,7 +835,8 @@ class Stack:
         if control is None or pub is None or command is None:
             return
         while not self._stop.is_set():
-            if control.frames_used > 0:  # stand_up needs joint feedback to start from
+            # stand_up needs joint feedback to start from
+            if control.frames_used > 0 and self._start_released.is_set():
                 pub.publish(String(command))
                 self.start_command_sent_s = time.monotonic() - self._started_at
                 return
@@ -642,6 +853,8 @@ class Stack:
         self._stop.set()
         if self._starter is not None:
             self._starter.join(1.0)
+        if self._group is not None:
+            self._group.stop()  # the controller first, then the bridge damps and powers off
         errors: list[BaseException] = []
         if self.bridge_liveliness is not None:
             self.bridge_liveliness.close()
@@ -725,7 +938,11 @@ class Stack:
         return summary
 
     def true_base_height(self) -> float:
-        """The simulator's ground-truth base height (m); NaN without a local MuJoCo simulator."""
+        """The simulator's ground-truth base height (m): from the local MuJoCo simulator, or the
+        newest ``sim/ground_truth`` of the layout's bridge process; NaN when neither is known."""
+        truth: Odometry | None = self._ground_truth.message
+        if truth is not None:
+            return float(truth.pose.pose.position.z)
         array = self.array
         world = getattr(array, "world", None)
         if array is None or world is None or array.closed:
@@ -760,8 +977,13 @@ class Stack:
         if lost:
             state = None
         robot: RobotState | None = self._robot_state.message
+        robot_age = now - self._robot_state.at  # NaN before the first
+        if self._control_lost(now):
+            robot = None
         motion = None
-        if robot is not None:
+        if self._control_lost(now):
+            motion = MODE_UNKNOWN
+        elif robot is not None:
             try:
                 motion = MotionMode(robot.motion_mode).name
             except ValueError:
@@ -769,16 +991,23 @@ class Stack:
         elif self.control is not None and self.control.frames_used:
             motion = self.control.motion.mode.name
         height = robot.pose.position.z if robot is not None else _NAN
-        if self.bridge is not None:
-            received = self.bridge.command_subscription.stats().received
-        elif self.control is not None:
-            received = self.control.joint_command_pub.stats().published
-        else:  # pragma: no cover - a stack always runs a node
-            received = 0
-        loop = self._loop_timing()
         facts = BridgeStatus.of(state) if state is not None else BridgeStatus()
+        if self.bridge is not None:
+            command_hz = self._command_rate.update(
+                self.bridge.command_subscription.stats().received, now
+            )
+        elif self.control is not None:
+            command_hz = self._command_rate.update(
+                self.control.joint_command_pub.stats().published, now
+            )
+        else:  # the bridge runs in another process: what it says it received
+            command_hz = _NAN if facts.command_rate_hz is None else facts.command_rate_hz
+        loop = self._loop_timing()
         elapsed = max(now - self._started_at, 1e-9)
-        cpu = (time.process_time() - self._cpu_at_start) / elapsed
+        cpu_s = time.process_time() - self._cpu_at_start
+        if self._group is not None:
+            cpu_s += self._group.cpu_seconds()
+        cpu = self._cpu_rate.update(cpu_s, now)
         return StackSummary(
             elapsed_s=now - self._started_at,
             nodes=self.nodes,
@@ -791,8 +1020,12 @@ class Stack:
             drives_enabled=state.drives_enabled if state is not None else None,
             base_height_m=height,
             true_base_height_m=self.true_base_height(),
-            bridge_data_hz=self._data_rate.update(self._data.count, now),
-            command_hz=self._command_rate.update(received, now),
+            bridge_data_hz=(
+                self._data_rate.update(self._data.count, now)
+                if self.layout is None
+                else _NAN if facts.frame_rate_hz is None else facts.frame_rate_hz
+            ),
+            command_hz=command_hz,
             loop_rate_hz=loop[0],
             lateness_p50_s=loop[1],
             lateness_p99_s=loop[2],
@@ -801,6 +1034,9 @@ class Stack:
             skipped_fraction=loop[5],
             cpu_fraction=cpu,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
+            cpu_mean_fraction=cpu_s / elapsed,
+            real_time_factor=_NAN if facts.real_time_factor is None else facts.real_time_factor,
+            robot_state_age_s=robot_age,
         )
 
     def take_reports(self) -> list[Status]:
@@ -826,6 +1062,18 @@ class Stack:
             return True
         at = self._bridge_state.at
         return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
+
+    def _control_lost(self, now: float) -> bool:
+        """True when the control node runs elsewhere and is gone: STALE by the bridge's
+        liveliness monitor, or its state mirror is older than :data:`ROBOT_STATE_TIMEOUT_S`
+        (after one arrived)."""
+        if self.control is not None or self.bridge is None:
+            return False
+        health = self.bridge.liveliness.health(CONTROL_NODE_NAME)
+        if health is not None and health.stale:
+            return True
+        at = self._robot_state.at
+        return not math.isnan(at) and now - at > ROBOT_STATE_TIMEOUT_S
 
     def _loop_timing(self) -> tuple[float, float, float, float, int, float]:
         """The bridge loop's achieved rate, lateness p50 / p99 / max, overruns and skipped
@@ -917,3 +1165,128 @@ def _imu_source(array: ActuatorArray) -> Callable[[], ImuReading]:
         return reading
 
     return read
+
+
+def bundled_layout(robot: str) -> Path:
+    """The launch description shipped with ``robot`` (``jointbus/robots/<robot>/launch.yaml``)."""
+    resource = resources.files("jointbus.robots") / robot / "launch.yaml"
+    return Path(str(resource))
+
+
+def _layout(
+    robot: str,
+    layout: str | Path | LaunchDescription | None,
+    *,
+    whole: bool,
+    transport: str,
+    zenoh: ZenohConfig | None,
+) -> LaunchDescription | None:
+    """The :class:`Stack`'s ``layout`` argument as a description (``None``: one process)."""
+    if layout is None:
+        layout = "processes" if whole and transport == "inproc" and zenoh is not None else "inproc"
+    if layout == "inproc":
+        return None
+    if not whole:
+        raise StackConfigError("nodes", "a subset", "every node when the layout runs processes")
+    if transport != "inproc":
+        raise StackConfigError(
+            "transport", transport, "'inproc' with a process layout (Zenoh joins the processes)"
+        )
+    if zenoh is None:
+        raise StackConfigError("zenoh", zenoh, "a ZenohConfig: the processes meet over Zenoh")
+    try:
+        if isinstance(layout, LaunchDescription):
+            description = layout
+        elif layout == "processes":
+            path = bundled_layout(robot)
+            if not path.is_file():
+                raise StackConfigError("layout", layout, f"a robot with a launch file ({path})")
+            description = LaunchDescription.load(path)
+        else:
+            description = LaunchDescription.load(Path(layout))
+        description.check_nodes(NODES)
+    except LaunchDescriptionError as exc:
+        raise StackConfigError("layout", str(layout), str(exc)) from None
+    return description
+
+
+def _child_main(argv: Sequence[str] | None = None) -> int:
+    """One process of a layout (``python -m jointbus.stack``, started by :class:`Stack`): its
+    nodes in this process, pinned and prioritised as its :class:`ProcessSpec` says, until
+    SIGTERM / SIGINT; prints :data:`~jointbus.runtime.process_group.READY` once they run."""
+    bind_to_parent()
+    parser = argparse.ArgumentParser(prog="python -m jointbus.stack")
+    parser.add_argument("--robot", required=True)
+    parser.add_argument("--process", required=True, help="the ProcessSpec, as JSON")
+    parser.add_argument("--zenoh", required=True, help="the ZenohConfig, as JSON")
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE_HZ)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    parser.add_argument("--url")
+    parser.add_argument("--start-command")
+    parser.add_argument("--no-realtime", action="store_true")
+    args = parser.parse_args(argv)
+    fields = json.loads(args.process)
+    spec = ProcessSpec(**{**fields, "nodes": tuple(fields["nodes"])})
+    zenoh = ZenohConfig.from_json(args.zenoh)
+    if spec.cpu is not None:
+        with contextlib.suppress(OSError):  # a CPU the host does not have: not pinned
+            if spec.cpu in os.sched_getaffinity(0):
+                os.sched_setaffinity(0, {spec.cpu})
+    realtime = None
+    if not args.no_realtime and spec.priority is not None:
+        # Every thread of the process — the bus's (Zenoh's) among them, created later — inherits
+        # SCHED_FIFO below the loop's priority from this one: a CPU hog on the host must not hold
+        # back the frames and commands the loop and the controller exchange (measured at load 16:
+        # with the bus threads on the normal scheduler, the commands stopped for 250 ms twice in
+        # 8 s and the bridge went safe). The loop thread then raises itself to the priority.
+        apply_realtime(
+            RealtimeConfig(
+                priority=max(FIFO_PRIORITY_MIN, spec.priority - _BUS_PRIORITY_BELOW_LOOP)
+            )
+        )
+        # The bridge's loop runs at the process's priority; a controller's step thread at it too.
+        bridge = "bridge" in spec.nodes
+        realtime = RealtimeConfig(
+            priority=spec.priority if bridge else min(spec.priority + 1, 99), timerslack_ns=1
+        )
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stack = Stack(
+        args.robot,
+        url=args.url,
+        zenoh=zenoh,
+        nodes=spec.nodes,
+        realtime=realtime,
+        start_command=args.start_command if "control" in spec.nodes else None,
+        namespace=args.namespace,
+        seed=args.seed,
+        rate_hz=args.rate,
+        layout="inproc",
+    )
+    try:
+        stack.start()
+    except Exception as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    # Everything set up so far lives as long as the process: out of the collector's way, so a
+    # full collection while the robot runs scans only what was made since (milliseconds less).
+    gc.collect()
+    gc.freeze()
+    try:
+        sys.stdout.write(f"{READY}\n")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+    finally:
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())

@@ -37,7 +37,7 @@ def test_the_documented_command_lines_run_as_written() -> None:
         )
         if "can://virtual/" in line
     ]
-    assert len(lines) == 2, "README and docs/CAN.md show the can-twin command"
+    assert len(lines) == 3, "README and docs/CAN.md show the can-twin command, CAN.md a fault"
     for line in lines:
         command = shlex.split(line.split("  #")[0])
         result = run(*command[1:])
@@ -45,6 +45,9 @@ def test_the_documented_command_lines_run_as_written() -> None:
         assert "12 joints in the standing pose within 0.0" in result.stdout, result.stdout
         assert "motor twin: 12 motors (md80; CAN ids 1, 2, 3" in result.stderr
         assert "reply timeout 250 ms" in result.stdout
+        if "--drop-replies" in command:
+            assert "fault injected: replies of CAN id 2 (fr_j1) dropped" in result.stderr
+            assert "fault undone: replies of CAN id 2 (fr_j1) dropped" in result.stderr
 
 
 def test_a_script_runs_against_the_twin_with_its_arguments_and_exit_code(tmp_path: Path) -> None:
@@ -90,3 +93,55 @@ def test_help_says_which_interfaces_work() -> None:
     result = run("can-twin", "--help")
     assert result.returncode == 0
     assert "virtual" in result.stdout and "vcan0" in result.stdout
+
+
+FAULT_PROBE = """\
+import sys, time
+from jointbus import drivers
+with drivers.open(sys.argv[1]) as legs:
+    legs.power(True)
+    seen = {}
+    end = time.monotonic() + float(sys.argv[2])
+    while time.monotonic() < end:
+        r = legs.read_joints()
+        t = round(time.monotonic() - end + float(sys.argv[2]), 1)
+        lost = [n for n, p in zip(legs.names, r.position) if p != p]
+        seen.setdefault(tuple(lost), t)
+        status = int(r.status[1])
+    print("lost", {",".join(k) or "-": v for k, v in seen.items()}, "status", status)
+    print("finally lost", lost)
+"""
+
+
+def test_fault_options_drop_a_motors_replies_from_a_time_on_and_undo_it(tmp_path: Path) -> None:
+    """Issue 20 item 16: the twin's fault injection was undocumented and the CLI offered none."""
+    script = tmp_path / "probe.py"
+    script.write_text(FAULT_PROBE, encoding="utf-8")
+    result = run(
+        "can-twin", URL, str(script), URL, "4.0",
+        "--drop-replies", "2", "--fault-at", "1.0", "--fault-for", "1.5",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "motor twin: fault injected: replies of CAN id 2 (fr_j1) dropped" in lines
+    assert "motor twin: fault undone: replies of CAN id 2 (fr_j1) dropped" in lines
+    seen = re.search(r"lost \{(.*)\} status", result.stdout)
+    assert seen, result.stdout
+    # every motor answered first, then fr_j1 alone was lost, then it answered again
+    assert "'-': 0.0" in seen.group(1) and "'fr_j1'" in seen.group(1), result.stdout
+    assert not re.search(r"'fr_j\d,", seen.group(1))  # no other motor lost
+    assert "finally lost []" in result.stdout  # undone: it answers again
+
+
+def test_fault_options_set_an_error_byte_and_refuse_an_unknown_motor(tmp_path: Path) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(FAULT_PROBE, encoding="utf-8")
+    result = run("can-twin", URL, str(script), URL, "0.5", "--error-code", "2=0x10")
+    assert result.returncode == 0, result.stderr
+    assert "fault injected: CAN id 2 (fr_j1) reports error byte 0x10" in result.stderr
+    assert re.search(r"status (\d+)", result.stdout) and not result.stdout.endswith("status 0\n")
+    unknown = run("can-twin", URL, str(script), "--drop-replies", "40")
+    assert unknown.returncode == 2
+    assert "--drop-replies 40: the twin has no motor with that CAN id" in unknown.stderr
+    malformed = run("can-twin", URL, str(script), "--error-code", "2:16")
+    assert malformed.returncode == 2 and "expected ID=CODE" in malformed.stderr

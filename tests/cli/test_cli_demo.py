@@ -109,6 +109,48 @@ def test_demo_record_prints_the_counts_of_the_file(tmp_path: Path) -> None:
     assert {"/tf_static", "/hb50/parameters"} <= channels, channels
 
 
+def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
+    tmp_path: Path,
+) -> None:
+    """Issue 20 item 19: ``demo --record run.mcap --duration 10`` under load gave 8.85 s and
+    9.42 s files that began with the robot already standing, so the README's "record the
+    stand-up and plot the knees" could not be reproduced. The recorder is now subscribed before
+    the robot is commanded, and the duration counts from there."""
+    from mcap_ros2.decoder import DecoderFactory
+
+    path = tmp_path / "run.mcap"
+    duration = 5.0
+    result = run_cli(
+        free_port(), "demo", "--headless", "--duration", f"{duration:g}", "--record", str(path),
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr
+    heights: list[float] = []  # the simulator's true base height, m, in file order
+    commands: list[tuple[int, str]] = []
+    with path.open("rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        summary = reader.get_summary()
+        assert summary is not None and summary.statistics is not None
+        stats = summary.statistics
+        first_ns = stats.message_start_time
+        for _schema, channel, message, decoded in reader.iter_decoded_messages(
+            topics=["/hb50/sim/ground_truth", "/hb50/control_command"]
+        ):
+            if channel.topic == "/hb50/control_command":
+                commands.append((message.log_time, decoded.data))
+            else:
+                heights.append(decoded.pose.pose.position.z)
+    span = (stats.message_end_time - stats.message_start_time) / 1e9
+    printed = re.search(r"recorded \d+ messages on \d+ topics to .* \(([\d.]+) s\)", result.stderr)
+    assert printed, result.stderr
+    assert float(printed.group(1)) == pytest.approx(span, abs=0.01)
+    assert span >= duration - 0.1, (span, result.stderr)  # what was asked
+    assert heights[0] < 0.1, heights[:5]  # the file begins with the robot lying on its belly
+    assert max(heights) > 0.3  # ... and holds it standing up
+    assert commands and commands[0][1] == "stand_up", commands  # the command that raised it
+    assert commands[0][0] > first_ns  # recorded after the file began
+
+
 def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:
     proc = start_cli(free_port(), "demo", "--headless", "--isolated")
     try:

@@ -125,10 +125,11 @@ def test_record_says_what_lost_and_skipped_count():
     """A bare "lost 204" left a user guessing: the status line names sequence gaps, and --help
     explains both counts."""
     stats = RecorderStats(
-        messages=9000, bytes=10**6, topics=12, queued=0, lost=204, skipped=3, elapsed_s=5.0
+        messages=9000, bytes=10**6, topics=12, queued=0, lost=204, skipped=3, elapsed_s=5.0,
+        lost_reliable=0,
     )
     line = status_text(stats, 1800.0)
-    assert "lost 204 (sequence gaps: published, never received)" in line
+    assert "lost 204 (sequence gaps: published, never received; 0 on reliable topics)" in line
     assert "skipped 3 (received, not recordable)" in line
     help_text = " ".join(CliRunner().invoke(tools_app(), ["record", "--help"]).output.split())
     assert "missing from a remote publisher's sequence numbers" in help_text.replace("│ ", "")

@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 from jointbus.drivers.array_state import actuator_states, array_state
 from jointbus.messages.actarray import ActuatorData, ActuatorState
 
-IDLE, MOVING, BRAKED, STALLED = (
+IDLE, MOVING, BRAKED, STALLED, STALE = (
     ActuatorState.IDLE,
     ActuatorState.MOVING,
     ActuatorState.BRAKED,
     ActuatorState.STALLED,
+    ActuatorState.STALE,
 )
 
 
@@ -60,6 +61,9 @@ def test_shape_mismatch_is_an_error() -> None:
         ([MOVING, 0], None, MOVING),  # ...unless something is known to move
         ([0, IDLE | STALLED], None, STALLED),
         ([], None, ActuatorState(0)),
+        # a stale reading makes the array's state stale: it is an old one too
+        ([IDLE | STALE, IDLE | STALE], None, IDLE | STALE),
+        ([MOVING | STALE, BRAKED | STALE], None, MOVING | STALE),
     ],
 )
 def test_array_reduction(

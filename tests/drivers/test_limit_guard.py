@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from jointbus.drivers import limit_guard
 from jointbus.drivers.limit_guard import LimitGuard
 
 T = 0.002  # s
@@ -76,8 +77,8 @@ def test_too_fast_a_joint_is_brought_back_to_its_speed_limit() -> None:
 
 
 def test_a_joint_beyond_an_end_is_pulled_back_to_it() -> None:
-    cmd = command(kd=1.0)  # damping only: it would rest where it is
-    assert apply(guard(), cmd, p=1.05, v=0.0)
+    cmd = command(kd=1.0)  # damping only: it would rest where it is; nothing it asked is cut
+    assert not apply(guard(), cmd, p=1.05, v=0.0)
     p_ref, _, _, kp, kd = (float(x[0]) for x in cmd)
     assert p_ref == pytest.approx(max(UPPER, 1.05 - VMAX * 4 * T))  # pulled back, at most v_max
     assert kp == pytest.approx(GAIN / (4 * T)) and kd == GAIN
@@ -89,6 +90,16 @@ def test_a_joint_not_measured_is_left_alone() -> None:
     cmd = command(tau=5.0)
     assert not apply(guard(), cmd, p=math.nan, v=2.0)
     assert float(cmd[2][0]) == 5.0
+
+
+def test_a_load_pushing_a_joint_into_its_end_is_resisted_but_no_command_was_held() -> None:
+    """A folded knee under the body's weight when the drives come on: it moves into its end
+    faster than it could stop, while its command pulls it out. The drive brakes it (the envelope
+    law) but does not flag it: no command was cut short."""
+    cmd = command(p_ref=-0.99, kp=80.0, kd=3.0)  # pulls up, away from the lower end
+    assert not apply(guard(), cmd, p=-0.999, v=-0.5, load=2.0)
+    assert float(cmd[3][0]) == 0.0 and float(cmd[4][0]) == GAIN  # the envelope law took over
+    assert law(cmd, -0.999, -0.5) > 0.0  # braking upwards
 
 
 def test_the_load_estimate_lets_a_blocked_joint_have_its_torque() -> None:
@@ -137,8 +148,13 @@ def test_what_goes_out_never_pushes_harder_than_the_envelope(
     limited = apply(guard(), cmd, p, v)
     after = law(cmd, p, v)
     assert tau_down - 1e-9 <= after <= tau_up + 1e-9
-    assert limited == (not tau_down <= before <= tau_up)
-    if not limited:
+    taken = not tau_down <= before <= tau_up
+    # held back (flagged) only where the command itself asks to go past the end it nears: its
+    # law, at rest at that end, pushes on
+    at_up = tau + kp * (p_ref - UPPER) + kd * v_ref
+    at_down = tau + kp * (p_ref - LOWER) + kd * v_ref
+    assert limited == ((before > tau_up and at_up > 0.0) or (before < tau_down and at_down < 0.0))
+    if not taken:
         assert after == before
 
 
@@ -154,3 +170,48 @@ def test_bad_construction_is_refused() -> None:
         make(decel=0.0)
     with pytest.raises(ValueError, match="period"):
         make(period=0.0)
+
+
+needs_core = pytest.mark.skipif(
+    limit_guard._CORE is None, reason="the compiled core was not built (no C compiler)"
+)
+
+joint = st.tuples(
+    st.floats(-1.5, 1.5) | st.just(math.nan),  # position
+    st.floats(-6.0, 6.0) | st.just(math.nan),  # velocity
+    st.floats(-1.0, 1.0),  # p_ref
+    st.floats(-10.0, 10.0),  # v_ref
+    st.floats(-50.0, 50.0),  # torque
+    st.floats(0.0, 500.0),  # kp
+    st.floats(0.0, 10.0),  # kd
+    st.floats(-20.0, 20.0),  # load
+    st.booleans(),  # guarded
+)
+
+
+@needs_core
+@given(joints=st.lists(joint, min_size=1, max_size=16), with_load=st.booleans())
+def test_the_compiled_core_is_the_numpy_law_value_for_value(
+    joints: list[tuple[float, ...]], with_load: bool
+) -> None:
+    n = len(joints)
+    columns = [np.array([j[k] for j in joints], dtype=np.float64) for k in range(8)]
+    guarded = np.array([bool(j[8]) for j in joints])
+    lower = np.linspace(-1.2, -0.8, n)
+    upper = np.where(np.arange(n) % 3 == 2, math.inf, np.linspace(0.8, 1.2, n))
+    vmax = np.where(np.arange(n) % 4 == 3, math.inf, np.linspace(2.0, 5.0, n))
+    g = LimitGuard(lower, upper, velocity_max=vmax, deceleration=np.linspace(5.0, 50.0, n),
+                   gain=np.linspace(1.0, 8.0, n), period=T)
+    p, v, p_ref, v_ref, tau, kp, kd, load = columns
+    results = []
+    for run in (g.apply, g.apply_reference):
+        cmd = [a.copy() for a in (p_ref, v_ref, tau, kp, kd)]
+        limited = run(
+            guarded, position=p, velocity=v, p_ref=cmd[0], v_ref=cmd[1], torque=cmd[2],
+            kp=cmd[3], kd=cmd[4], load=load if with_load else None,
+        ).copy()
+        results.append((limited, cmd))
+    (lim_c, cmd_c), (lim_np, cmd_np) = results
+    assert lim_c.tolist() == lim_np.tolist()
+    for c, ref in zip(cmd_c, cmd_np, strict=True):
+        np.testing.assert_array_equal(c, ref)

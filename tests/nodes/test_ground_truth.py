@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from jointbus.bus import MAB_RT, Bus
+from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.drivers.sim.actuator_model import ActuatorParams
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.messages.nav_msgs import Odometry
@@ -59,10 +59,29 @@ def test_publisher_sends_each_step_on_the_namespaced_topic() -> None:
             world.step(0.002)
             pub.publish()
         # its graph node is in the robot's namespace: ROS 2 lists /hb50/sim_ground_truth
-        (info,) = [e for e in bus.local_endpoints() if e.kind == "publisher"]
-        assert (info.namespace, info.node) == ("/hb50", "sim_ground_truth")
+        infos = [e for e in bus.local_endpoints() if e.kind == "publisher"]
+        assert {(i.namespace, i.node) for i in infos} == {("/hb50", "sim_ground_truth")}
     assert len(got) == 5
     stamps = [m.header.stamp.to_ns() for m in got]
     assert np.diff(stamps).tolist() == [2_000_000] * 4  # one message per 2 ms physics step
     assert got[-1].pose.pose.position.z == pytest.approx(float(world.base_pose().position[2]))
     assert got[-1].child_frame_id == HB50.root
+
+
+def test_the_10hz_copy_carries_every_nth_step_and_nothing_is_built_unobserved() -> None:
+    """A launcher that shows the true height once a second reads the 10 Hz reliable copy; with no
+    subscriber to either topic the simulator's process builds nothing."""
+    world = _flying_world()
+    with Bus(name="gt-10hz") as bus:
+        pub = GroundTruthPublisher(bus, world, namespace="hb50", decimation=50)
+        world.step(0.002)
+        assert pub.publish() is None  # nobody listens: not even built
+        slow: list[Odometry] = []
+        bus.subscribe("/hb50/sim/ground_truth_10hz", Odometry, slow.append, RELIABLE, realtime=True)
+        built = []
+        for _ in range(149):
+            world.step(0.002)
+            built.append(pub.publish())
+    assert len(slow) == 3 and sum(m is not None for m in built) == 3
+    stamps = [m.header.stamp.to_ns() for m in slow]
+    assert np.diff(stamps).tolist() == [100_000_000] * 2  # every 50th 2 ms step: 10 Hz

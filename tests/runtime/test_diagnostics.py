@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.bus import RELIABLE, Bus, DeadlineMissedEvent, Publisher
+from jointbus.bus import RELIABLE, Bus, DeadlineMissedEvent, MalformedPayloadEvent, Publisher
 from jointbus.codec import schema_of
 from jointbus.codec.msgdef import definition_text
 from jointbus.messages.errors import LimitError, ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import Level, Status
-from jointbus.runtime import LoopDiagnostics, LoopStats, StatusReporter
+from jointbus.runtime import InputTotals, LoopDiagnostics, LoopStats, StatusReporter
 from support.rosbags_oracle import rosbags_cdr, rosbags_decode
 from support.runtime import NS_PER_S, FakeClock
 
@@ -49,6 +49,9 @@ DIAGNOSTICS = st.builds(
     achieved_rate_hz=FLOATS,
     window_skipped=COUNTS,
     skipped_fraction=FLOATS,
+    inputs=st.lists(st.builds(InputTotals, TEXT, COUNTS, COUNTS, COUNTS, COUNTS), max_size=4).map(
+        tuple
+    ),
 )
 
 
@@ -64,6 +67,18 @@ def test_definition_names_units() -> None:
     text = definition_text(schema_of(LoopDiagnostics))
     assert text.startswith("std_msgs/Header header\nstring node\nstring loop\nfloat64 rate_hz\n")
     assert "float64 lateness_p99_s\n" in text and "uint64 overruns\n" in text
+
+
+def test_input_totals_are_a_typed_sequence_of_counts() -> None:
+    text = definition_text(schema_of(LoopDiagnostics))
+    assert "jointbus_msgs/InputTotals[] inputs\n" in text
+    totals = InputTotals("/hb50/joint_command", 100, 3, 5, 2)
+    back = LoopDiagnostics.from_cdr(LoopDiagnostics(node="n", inputs=[totals]).to_cdr())
+    assert back.inputs == (totals,)
+    with pytest.raises(LimitError, match="'refused'"):
+        InputTotals("/t", 0, 0, -1, 0)
+    with pytest.raises(ValidationError, match=r"inputs\[0\]"):
+        LoopDiagnostics(inputs=("not totals",))  # type: ignore[arg-type]
 
 
 def test_nan_means_no_sample_and_survives_the_wire() -> None:
@@ -171,6 +186,39 @@ def test_different_topics_and_kinds_are_reported_separately(
         (Level.WARN, b"/b"),
         (Level.ERROR, b""),
     ]
+
+
+def test_a_folded_report_of_one_shape_counts_them_and_of_several_says_e_g(
+    status: tuple[Publisher[Status], list[Status]],
+) -> None:
+    """Issue 20 item 21: a count must not pass for that many samples like the one quoted."""
+    pub, got = status
+    clock = FakeClock()
+    reporter = StatusReporter("n", pub, clock)
+    for _ in range(3):
+        reporter.record(Level.ERROR, ("k",), "44 bytes from a#1")
+    reporter.flush()
+    assert got[-1].status == "44 bytes from a#1 [3 times in 0.0 s]"
+    clock.now += NS_PER_S
+    for text in ["44 bytes from unknown"] * 14 + ["44 bytes from a#1"] * 5:
+        reporter.record(Level.ERROR, ("k",), text)
+    reporter.flush()
+    assert got[-1].status == "44 bytes from a#1 [e.g.: 19 times in 0.0 s, 5 like this one]"
+    clock.now += NS_PER_S
+    malformed = [  # the same publisher and error: one shape, whatever the running total
+        MalformedPayloadEvent("/t", "sub#1", "a#1", 44, "bad", total, b"x" * 44)
+        for total in range(1, 5)
+    ]
+    for event in malformed:
+        reporter.record_event(event)
+    reporter.flush()
+    assert got[-1].status.endswith("(4 total) [4 times in 0.0 s]"), got[-1].status
+    clock.now += NS_PER_S
+    reporter.record_event(malformed[0])
+    reporter.record_event(MalformedPayloadEvent("/t", "sub#1", "b#2", 44, "bad", 5, b"y" * 44))
+    reporter.flush()
+    assert "from b#2" in got[-1].status and "[e.g.: 2 times" in got[-1].status
+    assert got[-1].status.endswith(", 1 like this one]")
 
 
 def test_the_worst_level_of_folded_reports_wins(

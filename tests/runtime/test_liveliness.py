@@ -13,9 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from jointbus.bus import RELIABLE, Bus, ZenohConfig
+from jointbus.bus import LATCHED, RELIABLE, Bus, ZenohConfig
 from jointbus.robots.hb50.messages import Level, Status
-from jointbus.runtime import LivelinessConfigError, LivelinessMonitor, Node, NodeHealth
+from jointbus.runtime import (
+    LivelinessConfigError,
+    LivelinessMonitor,
+    Node,
+    NodeHealth,
+    NodeHealthTable,
+)
 from support.runtime import NS_PER_S, SteppedWorld, free_port, wait_until
 
 _PEER = Path(__file__).with_name("runtime_peer.py")
@@ -139,6 +145,34 @@ def test_a_clean_shutdown_is_reported_once_and_never_stale(world: SteppedWorld) 
     world.advance(0.1)
     health = monitor.health("arm")
     assert health is not None and not health.shut_down and health.level is Level.OK
+
+
+def test_the_verdicts_are_latched_for_observers_that_come_later(world: SteppedWorld) -> None:
+    """Issue 20 item 5: a node that died is STALE for a subscriber that joins afterwards (the
+    status reports are volatile); cleanly shut down nodes are left out of the table."""
+    monitor = LivelinessMonitor(world.node("monitor"), ignore=["monitor"])
+    arm, rover = world.node("arm"), world.node("rover")
+    world.advance(0.5)
+    arm.heartbeat._timer.pause()  # the arm goes silent ...
+    rover.shutdown()  # ... the rover says goodbye
+    world.advance(2.0, step_s=0.05)
+    assert monitor.stale() == ["arm"]
+    late: list[NodeHealthTable] = []
+    world.bus.subscribe(
+        "/hb50/node_health", NodeHealthTable, late.append, LATCHED, realtime=True
+    )
+    assert late, "the table is latched: a late subscriber gets it at once"
+    table = late[-1]
+    assert table.reporting_node == "monitor"
+    assert [e.name for e in table.nodes] == ["arm"]
+    entry = table.entry("arm")
+    assert entry is not None and entry.stale and "no heartbeat" in entry.reason
+    assert entry.lifecycle == "unconfigured"  # what its heartbeats announced
+    assert 1.5 < entry.silent_s < 2.2  # s from its last heartbeat to the table's stamp
+    arm.heartbeat.start()  # back: the table says so
+    world.advance(0.2)
+    entry = late[-1].entry("arm")
+    assert entry is not None and not entry.stale
 
 
 def test_every_node_is_tracked_and_ignore_skips_some(world: SteppedWorld) -> None:

@@ -27,7 +27,7 @@ from jointbus.runtime import (
     NodeNameError,
     NodeReservedNameError,
 )
-from jointbus.runtime.node import RESERVED_NODE_NAMES
+from jointbus.runtime.node import NODE_HOOKS, RESERVED_NODE_NAMES
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning
 from support.runtime import SteppedWorld, wait_until
 
@@ -530,9 +530,9 @@ def test_every_attribute_node_sets_is_reserved(bus: Bus) -> None:
 
 def test_the_reserved_list_is_what_node_defines() -> None:
     assert "start" in RESERVED_NODE_NAMES and "_lock" in RESERVED_NODE_NAMES
-    for hook in ("on_configure", "on_activate", "on_deactivate", "on_shutdown"):
+    for hook in NODE_HOOKS:
         assert hook not in RESERVED_NODE_NAMES
-    public = {n for n in dir(Node) if not n.startswith("_") and not n.startswith("on_")}
+    public = {n for n in dir(Node) if not n.startswith("_") and n not in NODE_HOOKS}
     assert public <= RESERVED_NODE_NAMES
     assert {"name", "bus", "namespace", "heartbeat", "reporter", "status_publisher"} <= (
         RESERVED_NODE_NAMES

@@ -674,3 +674,32 @@ def test_a_client_sees_the_walking_robot_move_in_the_odom_frame() -> None:
     assert moved > 0.3, seen  # ≈ 0.46 m/s for the last ≈ 3.5 s, slower on a loaded host
     assert truth_moved > 0.2, seen  # the robot itself walked forward
     assert abs(seen[-1][1] - seen[0][1]) < 0.25 * moved  # straight ahead
+
+
+def test_topics_of_another_process_on_dds_reach_a_client() -> None:
+    """``jointbus foxglove`` on DDS (``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp``): a topic published
+    by another participant is advertised, and its messages reach the WebSocket client."""
+    from jointbus.bus import DdsConfig
+    from support.dds_peer import free_domain
+
+    domain = free_domain()
+    with (
+        Bus(name="robot", dds=DdsConfig(domain_id=domain)) as robot,
+        Bus(name="viewer", dds=DdsConfig(domain_id=domain)) as viewer,
+    ):
+        status_pub = robot.publisher("/hb50/status", Status, RELIABLE, node="bridge_node")
+        status = Status.warn("bridge_node", "over DDS", b"")
+        with _view(viewer) as view:
+
+            async def body(client: Client) -> None:
+                await client.until(lambda: "/hb50/status" in client.channels)
+                sub = await client.subscribe("/hb50/status")
+                await client.until(lambda: len(view.subscribed()) == 1)
+                deadline = time.monotonic() + TIMEOUT
+                while not status_pub.remote_matched and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+                status_pub.publish(status)
+                _, payload = await client.message(sub)
+                assert Status.from_cdr(payload) == status
+
+            run_client(view, body)

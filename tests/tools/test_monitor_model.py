@@ -22,6 +22,7 @@ from jointbus.robots.hb50.messages import (
     RobotState,
     Status,
 )
+from jointbus.runtime import NodeHealthEntry, NodeHealthTable
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import (
     FLAG_LABELS,
@@ -198,6 +199,34 @@ def test_a_stale_report_about_an_unseen_node_lists_it_stale() -> None:
     assert [(n.name, n.state, n.heartbeats) for n in model.snapshot(5 * S).nodes] == [
         ("x", NodeState.STALE, 0)
     ]
+
+
+def test_a_monitor_started_after_a_node_died_lists_it_stale_from_the_supervisors_table() -> None:
+    """Issue 20 item 5: a late observer saw absence, not STALE. The bridge's latched verdicts
+    name the dead node; a node heard here since its verdict there stays OK."""
+    table = NodeHealthTable(
+        Header(),
+        "bridge_node",
+        (
+            NodeHealthEntry("control_node", int(Level.STALE), "active", 12.5, "token left"),
+            NodeHealthEntry("teleop", int(Level.STALE), "active", 3.0, "no heartbeat"),
+            NodeHealthEntry("bridge_node", int(Level.OK), "active", 0.2, "heartbeat seen"),
+        ),
+    )
+    model = MonitorModel()
+    model.on_heartbeat(Status.ok("teleop", "alive", b"active"), 9 * S)  # heard 1 s ago: alive
+    model.on_node_health(table, 10 * S)
+    rows = {n.name: n for n in model.snapshot(10 * S).nodes}
+    assert rows["control_node"].state is NodeState.STALE
+    assert rows["control_node"].age_s == pytest.approx(12.5)
+    assert rows["control_node"].lifecycle == "active"
+    assert rows["teleop"].state is NodeState.OK
+    assert "bridge_node" not in rows  # an OK verdict adds nothing: its heartbeats will
+    assert "node control_node: STALE" in model.snapshot(10 * S).to_text()
+    model.on_heartbeat(Status.ok("control_node", "alive", b"active"), 11 * S)  # restarted
+    assert {n.name: n.state for n in model.snapshot(11 * S).nodes}["control_node"] is (
+        NodeState.OK
+    )
 
 
 def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:

@@ -9,7 +9,7 @@ import pytest
 from mcap.reader import make_reader
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from jointbus.bus import LATCHED, RELIABLE, Bus, ZenohConfig
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.messages.geometry_msgs import Transform, TransformStamped
 from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
@@ -140,3 +140,34 @@ def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):
         assert decoded["/hb50/parameters"][0].node == "bridge_node"  # type: ignore[attr-defined]
     finally:
         bus.close()
+
+
+def test_gaps_are_counted_and_those_of_reliable_publishers_apart(pair, tmp_path):
+    """Issue 20 item 20: a recorder must lose nothing of the reliable topics — so its count
+    says which gaps were on reliable publishers (none may be) and which on best-effort ones."""
+    robot, recorder_bus = pair
+    reliable = robot.publisher("/t/reliable", String, RELIABLE)
+    best = robot.publisher("/t/best", String, MAB_RT)
+    with Recorder(recorder_bus, tmp_path / "gaps.mcap", local=False, remote=True) as rec:
+        assert wait_until(lambda: reliable.remote_matched and best.remote_matched)
+
+        def remote_known() -> bool:  # the publishers' discovery tokens reached the recorder
+            transport = recorder_bus.zenoh
+            assert transport is not None
+            found = [
+                e
+                for e in transport.remote_endpoints(0.2)
+                if e.kind == "publisher" and e.topic in (reliable.topic, best.topic)
+            ]
+            return len(found) == 2 and all(transport.remote_info(e.gid) for e in found)
+
+        assert wait_until(remote_known)
+        for pub in (reliable, best):
+            pub.publish(String("a"))
+        reliable.seq += 2  # two reliable messages published and never received
+        best.seq += 5  # five best-effort ones
+        for pub in (reliable, best):
+            pub.publish(String("b"))
+        assert wait_until(lambda: rec.stats().messages == 4)
+        stats = rec.stop()
+    assert (stats.lost, stats.lost_reliable) == (7, 2)

@@ -5,16 +5,19 @@ the rate loop sit on a :class:`Bus`). Start with :class:`Bus`, :meth:`Bus.publis
 :meth:`Bus.subscribe`, :meth:`Bus.serve` / :meth:`Bus.client` (request/reply) and the profiles
 :data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
 The Zenoh parts (:class:`ZenohConfig`, :mod:`jointbus.bus.zenoh_transport`) load ``zenoh`` only
-when a bus attaches it.
+when a bus attaches it; the DDS parts (:class:`DdsConfig`, :mod:`jointbus.bus.dds_transport`) load
+``cyclonedds`` only when a bus joins DDS (``RMW_IMPLEMENTATION``, :mod:`jointbus.bus.rmw`).
 """
 
 from jointbus.bus.bus import Bus, default_bus
 from jointbus.bus.clock import SYSTEM_CLOCK, Clock, ManualClock, SystemClock
+from jointbus.bus.dds_config import DdsConfig, DiscoveryRange
 from jointbus.bus.discovery import EndpointInfo, TopicInfo
 from jointbus.bus.dispatcher import Dispatcher
 from jointbus.bus.errors import (
     BusClosedError,
     BusError,
+    DdsConfigError,
     QosError,
     TopicNameError,
     TopicTypeError,
@@ -68,7 +71,10 @@ __all__ = [
     "BusClosedError",
     "BusError",
     "Clock",
+    "DdsConfig",
+    "DdsConfigError",
     "DeadlineMissedEvent",
+    "DiscoveryRange",
     "Dispatcher",
     "Durability",
     "EndpointInfo",

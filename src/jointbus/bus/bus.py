@@ -9,6 +9,14 @@ Inside the process a message goes publisher → subscriber as an object, never s
 processes and machines: local publishes reach remote subscribers (encoded only while one matches)
 and remote publications reach local subscribers, through the same queues and callbacks.
 
+The middleware is chosen as ROS 2 users choose it (:mod:`jointbus.bus.rmw`): a bus asked for a
+network (``Bus(zenoh=ZenohConfig(...))``) speaks Zenoh unless ``RMW_IMPLEMENTATION`` (or the
+``rmw`` argument) names a DDS one — ``rmw_cyclonedds_cpp``, ``rmw_fastrtps_cpp`` — and then joins
+the same ROS domain on DDS instead (:mod:`jointbus.bus.dds_transport`, settings from
+:class:`~jointbus.bus.dds_config.DdsConfig`; ``Bus(dds=DdsConfig(...))`` asks for DDS outright).
+Either transport offers the same seams (:attr:`Bus.transport`); a bus without a network stays in
+process whatever the variable says.
+
 Threads: one default dispatcher (ordinary callbacks), more on request (:meth:`Bus.dispatcher`), a
 deadline timer started by the first endpoint with a deadline, and Zenoh's own threads.
 
@@ -28,7 +36,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from jointbus.bus.clock import SYSTEM_CLOCK, Clock
 from jointbus.bus.deadline import DeadlineTimer
@@ -63,10 +71,16 @@ from jointbus.bus.topic import Topic
 from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
+    from jointbus.bus.dds_config import DdsConfig
+    from jointbus.bus.dds_transport import DdsTransport
     from jointbus.bus.zenoh_config import ZenohConfig
     from jointbus.bus.zenoh_transport import ZenohTransport
 
+    #: The network leg of a bus: Zenoh's or DDS's (the same seams).
+    Transport = ZenohTransport | DdsTransport
+
 _LOG = logging.getLogger("jointbus.bus")
+_T = TypeVar("_T")
 
 
 def _resolve_qos(qos: QosProfile | str) -> QosProfile:
@@ -97,11 +111,18 @@ class Bus:
         zenoh: ZenohConfig | None = None,
         name: str = "jointbus",
         clock: Clock = SYSTEM_CLOCK,
+        dds: DdsConfig | None = None,
+        rmw: str | None = None,
     ) -> None:
         """``clock``: what deadlines, lifespans and birth times are measured on (default the
         host's monotonic clock); a :class:`~jointbus.bus.clock.ManualClock` makes QoS time move only
         when told, for tests and stepped simulation, and keeps the bus in-process (Zenoh peers stamp
-        their messages on the host clock)."""
+        their messages on the host clock).
+
+        ``zenoh`` asks for a network: Zenoh with those settings, or DDS in the same ROS domain when
+        the middleware (``rmw``, else ``RMW_IMPLEMENTATION``; :mod:`jointbus.bus.rmw`) is a DDS
+        one. ``dds`` asks for DDS with those settings whatever the middleware variable says.
+        Raises BusError for a middleware jointbus does not speak."""
         self.name = name
         self.clock = clock
         self._lock = threading.RLock()
@@ -111,14 +132,15 @@ class Bus:
         self._default_dispatcher = Dispatcher(f"{name}-dispatch")
         self._dispatchers: list[Dispatcher] = [self._default_dispatcher]
         self._deadlines = DeadlineTimer(clock)
-        self._transport: ZenohTransport | None = None
+        self._transport: Transport | None = None
         self._services = ServiceTable(self)
-        if zenoh is not None:
-            try:
-                self.attach_zenoh(zenoh)
-            except BaseException:
-                self.close()  # no thread left behind by a bus that failed to start
-                raise
+        if zenoh is None and dds is None:
+            return
+        try:
+            self.attach(zenoh, dds=dds, rmw=rmw)
+        except BaseException:
+            self.close()  # no thread left behind by a bus that failed to start
+            raise
 
     # ---- endpoints ---------------------------------------------------------------------------
     def publisher(
@@ -406,7 +428,8 @@ class Bus:
     # ---- discovery -----------------------------------------------------------------------------
     def local_endpoints(self) -> list[EndpointInfo]:
         """Records of this bus's own publishers and subscribers."""
-        zid = self._transport.zid if self._transport is not None else ""
+        transport = self._transport
+        zid = transport.zid if transport is not None else ""
         with self._lock:
             entries = list(self._topics.values())
         out: list[EndpointInfo] = []
@@ -442,37 +465,85 @@ class Bus:
             endpoints.extend(transport.remote_endpoints(timeout))
         return group_topics(endpoints)
 
-    # ---- zenoh ---------------------------------------------------------------------------------
+    # ---- transports --------------------------------------------------------------------------
+    def attach(
+        self,
+        zenoh: ZenohConfig | None = None,
+        *,
+        dds: DdsConfig | None = None,
+        rmw: str | None = None,
+    ) -> Transport:
+        """Join the network with the middleware chosen as :meth:`__init__` describes: DDS with
+        ``dds`` when given; else Zenoh with ``zenoh`` (default settings when None) unless the
+        middleware is a DDS one, then DDS in ``zenoh``'s ROS domain."""
+        from jointbus.bus.dds_config import DdsConfig
+        from jointbus.bus.rmw import is_dds, resolve_rmw
+
+        if dds is not None:
+            return self.attach_dds(dds)
+        middleware = resolve_rmw(rmw)
+        if is_dds(middleware):
+            domain_id = zenoh.domain_id if zenoh is not None else None
+            return self.attach_dds(DdsConfig(domain_id=domain_id, rmw=middleware))
+        return self.attach_zenoh(zenoh)
+
     def attach_zenoh(self, config: ZenohConfig | None = None) -> ZenohTransport:
         """Open a Zenoh session and offer every existing and future topic on it."""
         from jointbus.bus.zenoh_config import ZenohConfig
         from jointbus.bus.zenoh_transport import ZenohTransport
 
+        def make() -> ZenohTransport:
+            return ZenohTransport(self, config or ZenohConfig())
+
+        return self._attach(make, "Zenoh")
+
+    def attach_dds(self, config: DdsConfig | None = None) -> DdsTransport:
+        """Join a DDS domain (loopback by default) and offer every existing and future topic on
+        it (:mod:`jointbus.bus.dds_transport`)."""
+        from jointbus.bus.dds_config import DdsConfig
+        from jointbus.bus.dds_transport import DdsTransport
+
+        def make() -> DdsTransport:
+            return DdsTransport(self, config or DdsConfig())
+
+        return self._attach(make, "DDS")
+
+    def _attach(self, make: Callable[[], _T], what: str) -> _T:
         with self._lock:
             self._check_open()
             if self._transport is not None:
-                raise BusClosedError(f"bus {self.name!r} already has a Zenoh transport")
+                raise BusClosedError(f"bus {self.name!r} already has a network transport")
             if self.clock is not SYSTEM_CLOCK:
                 raise BusError(
-                    f"bus {self.name!r} runs on {self.clock!r}: Zenoh peers stamp their messages "
-                    "on the host's monotonic clock, so only a bus on SYSTEM_CLOCK can attach Zenoh"
+                    f"bus {self.name!r} runs on {self.clock!r}: {what} peers stamp their messages "
+                    f"on the host's clock, so only a bus on SYSTEM_CLOCK can attach {what}"
                 )
-            transport = ZenohTransport(self, config or ZenohConfig())
-            self._transport = transport
+            transport = make()
+            self._transport = cast("Transport", transport)
             entries = list(self._topics.values())
+        attached = cast("Transport", transport)
         _close_at_shutdown(self)
         for entry in entries:
             for pub in entry.publishers:
-                transport.publisher_added(pub)
+                attached.publisher_added(pub)
             for sub in entry.subscribers:
-                transport.subscriber_added(sub)
-        self._services.attach(transport)
+                attached.subscriber_added(sub)
+        self._services.attach(attached)
         return transport
 
     @property
-    def zenoh(self) -> ZenohTransport | None:
-        """The attached Zenoh transport, if any."""
+    def transport(self) -> Transport | None:
+        """The attached network transport, Zenoh's or DDS's (the same seams), if any."""
         return self._transport
+
+    @property
+    def zenoh(self) -> ZenohTransport | None:
+        """The attached Zenoh transport, if the bus is on Zenoh (None on DDS: see
+        :attr:`transport`)."""
+        transport = self._transport
+        if transport is None or transport.KIND != "zenoh":
+            return None
+        return cast("ZenohTransport", transport)
 
     # ---- lifecycle -----------------------------------------------------------------------------
     @property

@@ -56,9 +56,15 @@ class ZenohConfigError(BusError, ValueError):
     """An invalid Zenoh transport configuration, or a session that could not be opened with it."""
 
 
+class DdsConfigError(BusError, ValueError):
+    """An invalid DDS transport configuration (middleware name, discovery range, peers), or a
+    DDS domain that could not be joined with it."""
+
+
 __all__ = [
     "BusClosedError",
     "BusError",
+    "DdsConfigError",
     "QosError",
     "TopicNameError",
     "TopicTypeError",

@@ -164,7 +164,11 @@ def qos_from_text(text: str) -> QosProfile:
 @dataclass(frozen=True, slots=True)
 class GraphEntity:
     """One parsed graph token. ``topic``, ``type_name``, ``type_hash`` and ``qos`` are empty /
-    None for a node (``NN``). ``node`` is the ROS node name as announced (demangled)."""
+    None for a node (``NN``). ``node`` is the ROS node name as announced (demangled).
+
+    The DDS transport describes its discovered entities with the same record
+    (:mod:`jointbus.bus.dds_transport`): ``key`` is then its own text, ``zid`` the participant's
+    GUID in hex and ``guid`` the entity's 16-byte DDS GUID, which is its GID."""
 
     key: str
     domain_id: int
@@ -179,11 +183,12 @@ class GraphEntity:
     type_name: str = ""
     type_hash: str = ""
     qos: QosProfile | None = None
+    guid: bytes = b""
 
     @property
     def gid(self) -> bytes:
-        """The entity's 16-byte GID."""
-        return gid_of(self.key)
+        """The entity's 16-byte GID (rmw_zenoh's from its token key; on DDS its GUID)."""
+        return self.guid or gid_of(self.key)
 
 
 def node_token(domain_id: int, zid: str, node_id: int, node: str, namespace: str = "/") -> str:

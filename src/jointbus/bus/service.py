@@ -2,9 +2,11 @@
 
 Where it sits: :mod:`jointbus.bus`, beside publishers and subscribers; :class:`jointbus.bus.Bus`
 creates servers (:meth:`~jointbus.bus.Bus.serve`) and clients (:meth:`~jointbus.bus.Bus.client`),
-and the runtime's ``Node`` wraps them (``create_service`` / ``create_client``). The Zenoh leg is
-:mod:`jointbus.bus.service_zenoh`. Player's actuator-array requests (power, brakes, configured
-speed and acceleration, geometry) are services of the array node, answered ACK or NACK.
+and the runtime's ``Node`` wraps them (``create_service`` / ``create_client``). The network legs
+are :mod:`jointbus.bus.service_zenoh` (queryables) and :mod:`jointbus.bus.service_dds` (ROS 2's
+``rq/`` / ``rr/`` topics), reached through the bus's transport. Player's actuator-array requests
+(power, brakes, configured speed and acceleration, geometry) are services of the array node,
+answered ACK or NACK.
 
 A service has a name (a fully qualified ROS 2 name, like a topic: ``/arm6/actarray/power``), a
 request type and a response type (jointbus :class:`~jointbus.messages.base.Message` classes).
@@ -55,7 +57,6 @@ from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.bus import Bus
-    from jointbus.bus.service_zenoh import ClientLink, ServiceLink
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
@@ -156,7 +157,8 @@ class ServiceServer(Generic[ReqT, RespT]):
         #: Requests answered and requests refused so far.
         self.answered = 0
         self.refused = 0
-        self.link: ServiceLink | None = None
+        #: The network leg (:mod:`jointbus.bus.service_zenoh` or :mod:`jointbus.bus.service_dds`).
+        self.link: Any = None
         self._thread = threading.Thread(
             target=self._work, name=f"jointbus-service{name.replace('/', '-')}", daemon=True
         )
@@ -318,8 +320,8 @@ class ServiceTable:
         self._bus = bus
         self._lock = threading.Lock()
         self._servers: dict[str, ServiceServer[Any, Any]] = {}
-        #: This bus's Zenoh client of each (service, request type, response type) it called.
-        self._client_links: dict[tuple[str, type[Message], type[Message], str], ClientLink] = {}
+        #: This bus's network client of each (service, request type, response type) it called.
+        self._client_links: dict[tuple[str, type[Message], type[Message], str], Any] = {}
 
     def serve(
         self,
@@ -358,7 +360,7 @@ class ServiceTable:
                 namespace=namespace,
             )
             self._servers[name] = server
-        transport = self._bus.zenoh
+        transport = self._bus.transport
         if transport is not None:
             self.link(server, transport)
         return server
@@ -369,15 +371,13 @@ class ServiceTable:
             return self._servers.get(name)
 
     def link(self, server: ServiceServer[Any, Any], transport: Any) -> None:
-        """Offer ``server`` on Zenoh (at creation, or when Zenoh is attached later)."""
-        from jointbus.bus.service_zenoh import ServiceLink
-
+        """Offer ``server`` on the network (at creation, or when a transport is attached later)."""
         if server.closed or server.link is not None:
             return
-        server.link = ServiceLink(transport, server)
+        server.link = transport.link_service(server)
 
     def attach(self, transport: Any) -> None:
-        """Zenoh was attached to the bus: offer every existing server on it."""
+        """A transport was attached to the bus: offer every existing server on it."""
         with self._lock:
             servers = list(self._servers.values())
         for server in servers:
@@ -415,12 +415,10 @@ class ServiceTable:
     def available(self, name: str) -> bool:
         if name in self._servers:
             return True
-        transport = self._bus.zenoh
+        transport = self._bus.transport
         if transport is None:
             return False
-        from jointbus.bus.service_zenoh import remote_services
-
-        return any(s.name == name for s in remote_services(transport))
+        return any(s.name == name for s in transport.remote_services())
 
     def call(self, client: ServiceClient[ReqT, RespT], request: ReqT, timeout_s: float) -> RespT:
         if self._bus.closed:
@@ -428,23 +426,21 @@ class ServiceTable:
         server = self._servers.get(client.name)
         if server is not None:
             return self._call_local(server, client, request, timeout_s)
-        transport = self._bus.zenoh
+        transport = self._bus.transport
         if transport is None:
-            raise ServiceUnavailableError(client.name, "no server in this process (no Zenoh)")
-        from jointbus.bus.service_zenoh import ClientLink, call_remote
-
+            raise ServiceUnavailableError(client.name, "no server in this process (no network)")
         key = (client.name, client.request_type, client.response_type, client.service_type)
         with self._lock:
             link = self._client_links.get(key)
             if link is None:
-                link = self._client_links[key] = ClientLink(
-                    transport,
+                link = self._client_links[key] = transport.client_link(
                     client.name,
                     client.request_type,
                     client.response_type,
                     client.service_type,
                 )
-        return call_remote(transport, link, client, request, timeout_s)
+        response: RespT = transport.call_service(link, client, request, timeout_s)  # type: ignore[arg-type]
+        return response
 
     @staticmethod
     def _call_local(
@@ -477,15 +473,13 @@ class ServiceTable:
         return result
 
     def services(self, timeout_s: float = 0.5) -> list[ServiceInfo]:
-        """Servers of this bus and, with Zenoh, of every reachable bus, sorted by name."""
-        transport = self._bus.zenoh
+        """Servers of this bus and, with a network, of every reachable bus, sorted by name."""
+        transport = self._bus.transport
         zid = transport.zid if transport is not None else ""
         with self._lock:
             found = [s.info(zid) for s in self._servers.values()]
         if transport is not None:
-            from jointbus.bus.service_zenoh import remote_services
-
-            found.extend(remote_services(transport, timeout_s))
+            found.extend(transport.remote_services(timeout_s))
         return sorted(found, key=lambda s: (s.name, s.node, s.zid))
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ escalate (:class:`ServiceTimeoutError`), show the server's reason (:class:`Servi
 from __future__ import annotations
 
 from jointbus.bus.errors import BusError
+from jointbus.errors import Refused
 
 __all__ = [
     "ServiceDeniedError",
@@ -70,7 +71,7 @@ class ServiceDeniedError(ServiceTimeoutError):
         self.timeout_s = timeout_s
 
 
-class ServiceRefused(ServiceError):
+class ServiceRefused(ServiceError, Refused):
     """The server refused the request (a NACK) and said why in ``reason``; it answered nothing else.
 
     A handler raises it to refuse; the caller receives it with the same ``reason``. Requests that

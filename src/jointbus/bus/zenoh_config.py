@@ -104,6 +104,43 @@ class ZenohConfig:
                     f"options entries are (key, json5) str pairs, got {option!r}"
                 )
 
+    def to_json(self) -> str:
+        """These settings as JSON text (:meth:`from_json` reads them back): how a launcher hands
+        its Zenoh settings to the processes it starts."""
+        return json.dumps(
+            {
+                "listen": None if self.listen is None else list(self.listen),
+                "connect": list(self.connect),
+                "router": self.router,
+                "multicast_scouting": self.multicast_scouting,
+                "gossip_scouting": self.gossip_scouting,
+                "shared_memory": self.shared_memory,
+                "hub_port": self.hub_port,
+                "options": [list(option) for option in self.options],
+                "domain_id": self.domain_id,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ZenohConfig:
+        """Settings from :meth:`to_json`'s text (ZenohConfigError if they are not valid)."""
+        try:
+            fields = json.loads(text)
+        except ValueError as exc:
+            raise ZenohConfigError(f"Zenoh settings are not JSON: {exc}") from None
+        if not isinstance(fields, dict):
+            raise ZenohConfigError(f"Zenoh settings {text!r}: expected a JSON object")
+        listen = fields.pop("listen", None)
+        try:
+            return cls(
+                listen=None if listen is None else tuple(listen),
+                connect=tuple(fields.pop("connect", ())),
+                options=tuple(tuple(option) for option in fields.pop("options", ())),
+                **fields,
+            )
+        except TypeError as exc:
+            raise ZenohConfigError(f"Zenoh settings {text!r}: {exc}") from None
+
     @classmethod
     def for_router(cls, endpoint: str, **kwargs: Any) -> ZenohConfig:
         """Client mode through a Zenoh router at ``endpoint`` (multi-host deployments)."""

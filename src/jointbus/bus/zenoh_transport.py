@@ -61,7 +61,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import zenoh
 import zenoh.ext
@@ -71,7 +71,7 @@ from jointbus.bus.access_watch import AccessWatch, policy_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
-from jointbus.bus.names import data_key, parse_data_key, ros_namespace
+from jointbus.bus.names import data_key, parse_data_key, ros_namespace, topic_selector
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import QosProfile, incompatibilities
 from jointbus.bus.ros_graph import (
@@ -95,6 +95,8 @@ from jointbus.messages.base import Message
 
 if TYPE_CHECKING:
     from jointbus.bus.bus import Bus
+    from jointbus.bus.service import RespT, ServiceClient, ServiceInfo, ServiceServer
+    from jointbus.bus.service_zenoh import ClientLink, ServiceLink
 
 _LOG = logging.getLogger("jointbus.bus.zenoh")
 
@@ -570,6 +572,11 @@ class TopicSubscription:
 class ZenohTransport:
     """A bus's Zenoh session, publisher links, topic subscriptions, graph tokens and discovery."""
 
+    #: Which wire this transport is (the DDS transport's is ``"dds"``).
+    KIND: Final = "zenoh"
+    #: How messages name this transport's peers ("… runs in Zenoh session <zid>").
+    PEER_NOUN: Final = "Zenoh session"
+
     def __init__(self, bus: Bus, config: ZenohConfig) -> None:
         self.bus = bus
         self.config = config
@@ -956,6 +963,68 @@ class ZenohTransport:
     def remote_endpoints(self, timeout: float = 0.5) -> list[EndpointInfo]:
         """Every publisher and subscriber of other sessions; waits up to ``timeout`` s."""
         return [EndpointInfo.from_entity(e) for e in self.graph(timeout) if e.kind in ("MP", "MS")]
+
+    def tap(
+        self,
+        topic: str,
+        on_sample: Callable[[int | None], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> zenoh.Subscriber[None]:
+        """Call ``on_sample(publisher GID)`` for every sample of ``topic`` whatever its type,
+        never decoded (``None`` for a sample without rmw_zenoh's attachment); ``undeclare()``
+        the returned subscriber to stop. ``resolve`` is not needed on Zenoh (keys name types)."""
+        del resolve
+
+        def on_zenoh_sample(sample: zenoh.Sample) -> None:
+            raw = None if sample.attachment is None else sample.attachment.to_bytes()
+            att = attachment.unpack(raw)
+            on_sample(None if att is None else att.gid)
+
+        return self.session.declare_subscriber(
+            topic_selector(self.domain_id, topic), on_zenoh_sample
+        )
+
+    # ---- services (jointbus.bus.service_zenoh) ------------------------------------------------
+    def link_service(self, server: ServiceServer[Any, Any]) -> ServiceLink:
+        """Offer a local server: its queryable and ``SS`` token."""
+        from jointbus.bus.service_zenoh import ServiceLink
+
+        return ServiceLink(self, server)
+
+    def client_link(
+        self,
+        name: str,
+        request_type: type[Message],
+        response_type: type[Message],
+        service_type: str,
+    ) -> ClientLink:
+        """This bus's client of one service: its ``SC`` token, GID and sequence numbers."""
+        from jointbus.bus.service_zenoh import ClientLink
+
+        return ClientLink(self, name, request_type, response_type, service_type)
+
+    def call_service(
+        self,
+        link: ClientLink,
+        client: ServiceClient[Any, RespT],
+        request: Message,
+        timeout_s: float,
+    ) -> RespT:
+        """One call over Zenoh (:func:`jointbus.bus.service_zenoh.call_remote`)."""
+        from jointbus.bus.service_zenoh import call_remote
+
+        return call_remote(self, link, client, request, timeout_s)
+
+    def remote_services(self, timeout_s: float = 0.5) -> list[ServiceInfo]:
+        """Servers of other sessions in the domain."""
+        from jointbus.bus.service_zenoh import remote_services
+
+        return remote_services(self, timeout_s)
+
+    @property
+    def where(self) -> str:
+        """Where this bus looks for the others (``hub port 7447, domain 0``, ...)."""
+        return self.config.where
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:

@@ -29,7 +29,12 @@ What the user sees:
 Zenoh (so ``jointbus topic echo /hb50/bridge_data`` in another terminal works); ``--isolated``
 opens no Zenoh session at all; ``--transport zenoh`` sends every message between the nodes
 through Zenoh (see :mod:`jointbus.stack`). ``--record FILE.mcap`` records every topic with
-:class:`jointbus.tools.recorder.Recorder` while the demo runs.
+:class:`jointbus.tools.recorder.Recorder` while the demo runs: the recorder is subscribed before
+the robot is commanded (the stack holds its ``stand_up`` until then), so the file begins with the
+robot lying and holds the whole stand-up; ``--duration`` counts from there, so the file spans
+what was asked, and the line that names the file gives its span — with the reason when it is
+shorter (the run was stopped early). Before, the recorder started after the robot had been
+commanded: under load the files began with it standing and were 0.6–1.2 s short of a 10 s run.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     note,
     user_errors,
@@ -89,11 +95,19 @@ def _fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
 def final_line(summary: StackSummary) -> str:
     """The last line a run prints: height reached, mode, owner, loop timing, CPU."""
     parts = [f"{'+'.join(summary.nodes)} stopped after {summary.elapsed_s:.1f} s:"]
-    if summary.motion_mode is not None:
+    if summary.control_lost:
+        parts.append(
+            f"mode {summary.motion_mode} (the control node is gone: no RobotState for "
+            f"{_fmt(summary.robot_state_age_s, 1, 1)} s),"
+        )
+    elif summary.motion_mode is not None:
         parts.append(f"mode {summary.motion_mode},")
     if not math.isnan(summary.true_base_height_m):
         parts.append(f"base height {summary.true_base_height_m:.3f} m")
-        parts.append(f"(estimated {_fmt(summary.base_height_m, 1, 3)} m),")
+        if math.isnan(summary.base_height_m):
+            parts[-1] += " (simulator; no estimate),"
+        else:
+            parts.append(f"(estimated {summary.base_height_m:.3f} m),")
     elif not math.isnan(summary.base_height_m):
         parts.append(f"base height {summary.base_height_m:.3f} m (estimated),")
     if summary.owner is not None:
@@ -105,7 +119,8 @@ def final_line(summary: StackSummary) -> str:
         f"({_fmt(summary.skipped_fraction, 100, 1)} % of cycles skipped) lateness p99 "
         f"{_fmt(summary.lateness_p99_s, 1e6)} us,"
     )
-    cpu = f"CPU {_fmt(summary.cpu_fraction, 100)} % of one core"
+    processes = "all processes, " if summary.transport == "processes" else ""
+    cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
     if summary.simulator_cpu_fraction > 0:
         cpu += f" (simulator physics {_fmt(summary.simulator_cpu_fraction, 100)} %)"
     parts.append(cpu)
@@ -248,27 +263,27 @@ def run_view(
     use_monitor = terminal and bool(monitor) and stack.zenoh is not None and _monitor_available()
     recorder: Any = None
     summary: StackSummary | None = None
+    end: float | None = None
     with stop_on_interrupt():
         try:
-            stack.start()
+
+            def start_recorder(bus: Any) -> None:
+                # Before any node runs: the recording holds the robot from its first message.
+                nonlocal recorder
+                from jointbus.tools.recorder import Recorder
+
+                assert record is not None
+                remote = stack.transport in ("zenoh", "processes")
+                recorder = Recorder(bus, record, remote=remote)
+                recorder.start()
+
+            stack.start(before_nodes=start_recorder if record is not None else None)
             # --duration counts from here, once the stack runs: opening the simulator and the
             # nodes (the start-up printed below) is not part of it.
             started_s = stack.summary().elapsed_s
             end = None if duration is None else time.monotonic() + duration
-            if record is not None:
-                from jointbus.tools.recorder import Recorder
-
-                recorder = Recorder(stack.bus, record, remote=stack.transport == "zenoh")
-                recorder.start()
-            where = f"on {stack.url}" if stack.bridge is not None else "with its bridge"
-            how = (
-                "over Zenoh"
-                if len(stack.nodes) == 1
-                else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
-            )
             note(
-                f"jointbus: {' + '.join(stack.nodes)} {where}, {how}; started in "
-                f"{started_s:.1f} s"
+                f"jointbus: {_where(stack)}; started in {started_s:.1f} s"
                 + (f", runs {duration:g} s from now" if duration is not None else "")
                 + "; Ctrl-C stops"
             )
@@ -281,13 +296,56 @@ def run_view(
         finally:
             with contextlib.suppress(KeyboardInterrupt):
                 if recorder is not None:
-                    stats = recorder.stop()
-                    note(f"recorded {stats.messages} messages on {stats.topics} topics to {record}")
+                    stopped_early = end is not None and time.monotonic() < end - 0.05
+                    note(_recorded_line(recorder.stop(), record, duration, stopped_early))
                 stack.stop()
     if summary is None:  # pragma: no cover - start() raised, and that propagated
         raise StackError("the stack did not run")
     typer.echo(final_line(summary))
     return summary
+
+
+def _where(stack: Stack) -> str:
+    """What runs where, for the start-up line: the processes of a layout (nodes, CPU, priority)
+    and the file they come from, or the nodes of this process and their transport."""
+    layout = stack.layout
+    if layout is None:
+        where = f"on {stack.url}" if stack.bridge is not None else "with its bridge"
+        how = (
+            "over Zenoh"
+            if len(stack.nodes) == 1
+            else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
+        )
+        return f"{' + '.join(stack.nodes)} {where} in one process, {how}"
+    parts = []
+    for spec in layout.processes:
+        place = f" on CPU {spec.cpu}" if spec.cpu is not None else ""
+        fifo = (
+            f", SCHED_FIFO {spec.priority}" if spec.priority is not None and stack.realtime else ""
+        )
+        parts.append(f"{spec.name} ({' + '.join(spec.nodes)}{place}{fifo})")
+    assert stack.zenoh is not None
+    return (
+        f"{stack.robot} on {stack.url} in {len(parts)} processes: {', '.join(parts)} "
+        f"— layout {layout.source}; joined over Zenoh ({stack.zenoh.where})"
+    )
+
+
+def _recorded_line(stats: Any, path: Path | None, duration: float | None, early: bool) -> str:
+    """What ``--record`` wrote: counts, span, and why the span is shorter than asked."""
+    text = (
+        f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
+        f"({stats.span_s:.2f} s)"
+    )
+    if duration is None or stats.span_s >= duration - 0.1:
+        return text
+    if early:
+        why = f"the run was stopped after {stats.elapsed_s:.2f} s"
+    elif stats.messages == 0:
+        why = "nothing was received"
+    else:
+        why = f"the recorder ran {stats.elapsed_s:.2f} s; its messages span less"
+    return f"{text}, not the {duration:g} s asked: {why}"
 
 
 def demo(  # noqa: PLR0917 (typer maps parameters to options)
@@ -305,12 +363,22 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             "end near S + SECONDS), Python's start-up and the clean shutdown after.",
         ),
     ] = None,
+    layout: Annotated[
+        str,
+        typer.Option(
+            "--layout",
+            help="Which node runs in which process. processes (default): the robot's launch "
+            "file (hb50: the simulator and bridge on CPU 0, the control node on CPU 1, joined "
+            "over Zenoh); inproc: every node in this process; or a launch file of your own "
+            "(YAML; copy src/jointbus/robots/hb50/launch.yaml).",
+        ),
+    ] = "processes",
     transport: Annotated[
         str,
         typer.Option(
             "--transport",
-            help="inproc: nodes share one bus (topics offered on Zenoh); zenoh: every message "
-            "between the nodes goes through Zenoh.",
+            help="With --layout inproc: inproc, the nodes share one bus (topics offered on "
+            "Zenoh); zenoh, every message between them goes through Zenoh.",
         ),
     ] = "inproc",
     isolated: Annotated[
@@ -356,6 +424,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
@@ -373,7 +442,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                     zenoh=(
                         None
                         if isolated
-                        else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+                        else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
                     ),
                     duration=duration,
                     record=record,
@@ -383,8 +452,12 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
             raise CliError("--isolated and --transport zenoh exclude each other")
+        if layout == "processes" and (isolated or transport != "inproc"):
+            layout = "inproc"  # one process: isolated (no Zenoh to join processes) or its transport
         config: ZenohConfig | None = (
-            None if isolated else zenoh_config(hub_port, connect, router, domain_id=domain_id)
+            None
+            if isolated
+            else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
         )
         try:
             stack = Stack(
@@ -393,6 +466,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 zenoh=config,
                 realtime=DEFAULT_REALTIME if realtime else None,
                 rate_hz=rate,
+                layout=layout,
             )
         except (StackError, LookupError, ValueError) as exc:
             raise CliError(str(exc)) from None

@@ -27,6 +27,7 @@ from jointbus.cli.topic import (
     DomainIdOption,
     HubPortOption,
     ListenOption,
+    RmwOption,
     RouterOption,
     open_bus,
     user_errors,
@@ -36,7 +37,6 @@ from jointbus.tools.errors import ToolError
 from jointbus.tools.foxglove_view import DEFAULT_HOST, DEFAULT_PORT, FoxgloveView
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 
 def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
@@ -57,6 +57,7 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
     listen: ListenOption = None,
 ) -> None:
     """Serve the bus and the robot model to Foxglove over WebSocket.
@@ -81,7 +82,9 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
             "every topic (the server has no authentication)"
         )
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
+        bus = open_bus(
+            zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
+        )
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     try:

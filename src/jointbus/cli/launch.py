@@ -13,7 +13,9 @@ Zenoh with the default scheme (the first jointbus process on the host listens on
 but with every message crossing a process boundary. Each prints the other's state truthfully: when
 the bridge dies, ``jointbus control`` shows ``bridge=lost`` (measured 110–123 ms after a SIGKILL)
 and publishes a STALE about it on ``/hb50/status``; the bridge does the same for a dead control
-node (see :mod:`jointbus.stack`). A second ``bridge`` or ``control`` of the same namespace on
+node, and ``jointbus bridge`` then shows ``mode=UNKNOWN`` (no RobotState for ... s) and no
+estimated height, not the dead node's last mode (measured 138 ms after a SIGKILL; see
+:mod:`jointbus.stack`). A second ``bridge`` or ``control`` of the same namespace on
 the same bus is refused (one ``error:`` line naming the node, namespace, hub port and domain;
 exit 1): two bridges or two control nodes must never command one robot
 (:mod:`jointbus.runtime.namesakes`). The bridge checks before it opens the actuators.
@@ -62,6 +64,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     looked_on,
@@ -164,6 +167,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
     with user_errors():
@@ -171,7 +175,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             robot=robot,
             url=url,
             nodes=("bridge",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
             realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
@@ -195,6 +199,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
     with user_errors():
@@ -203,7 +208,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
         stack = _stack(
             robot=robot,
             nodes=("control",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id),
+            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
@@ -305,6 +310,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Latch the e-stop of whatever owns the actuators of --namespace and wait for it to confirm;
     --reset re-arms.
@@ -316,7 +322,7 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
             pub = bus.publisher(
@@ -381,6 +387,7 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Send a motion command to the control node and print its answer."""
     with user_errors():
@@ -388,7 +395,7 @@ def mode(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError(
                 f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
             )
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             reports = _watch(bus, f"/{namespace}/status", Status)
             robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)

@@ -32,6 +32,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     open_bus,
     user_errors,
@@ -65,6 +66,7 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot.
 
@@ -78,7 +80,7 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if not (once or plain) and sys.stdout.isatty():

@@ -17,7 +17,12 @@ own endpoint counts:
 - every node that owns endpoints per discovery: one with a heartbeat publisher but no heartbeat
   during the wait is STALE (alive on the network, silent: a hung process); one without a
   heartbeat publisher is shown as ``-`` (a program that uses the bus without a runtime node);
-- ``SHUTDOWN`` for a node that said goodbye (its farewell heartbeat) during the wait.
+- ``SHUTDOWN`` for a node that said goodbye (its farewell heartbeat) during the wait;
+- every node a supervisor on the robot saw die: the bridge's liveliness monitor latches its
+  verdicts on ``/<ns>/node_health`` (:mod:`jointbus.runtime.node_health`), so a node that died
+  before this command started — no heartbeat, no token left to see — is listed STALE with the
+  supervisor's reason (``STALE per bridge_node: …``) and the age of its last heartbeat, not
+  left out. What this command sees itself wins: a node beating now is OK.
 
 ``--watch`` keeps listening after the table and prints one line per change (OK ↔ STALE, shutdown)
 until Ctrl-C or ``--duration``. Every change the monitors publish is queued from the start and
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import queue
 import sys
 import time
@@ -44,12 +50,13 @@ from typing import Annotated, Any, Final
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT, Bus, EndpointInfo, TopicInfo
+from jointbus.bus import DEFAULT_HUB_PORT, LATCHED, Bus, EndpointInfo, Subscriber, TopicInfo
 from jointbus.cli.topic import (
     CliError,
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     looked_on,
@@ -62,10 +69,12 @@ from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime import (
     DEFAULT_LIVELINESS_TIMEOUT_S,
     DEFAULT_NAMESPACE,
+    NODE_HEALTH_TOPIC,
     LivelinessMonitor,
     Node,
     NodeError,
     NodeHealth,
+    NodeHealthTable,
 )
 
 #: State shown for a node that owns endpoints but publishes no heartbeat.
@@ -84,6 +93,9 @@ class SilentLivelinessMonitor(LivelinessMonitor):
 
     def _publish(self, health: NodeHealth) -> None:
         """A listing command reports to its user, not to the robot's status topic."""
+
+    def _latch(self, table: NodeHealthTable) -> None:
+        """Nor does it publish a table of verdicts: the robot's supervisors do."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -132,6 +144,9 @@ class NodeWatch:
         self.name = cli_node_name()
         self.nodes: list[Node] = []
         self.monitors: dict[str, LivelinessMonitor] = {}
+        self.tables: dict[str, Subscriber[NodeHealthTable]] = {}
+        """Per namespace, the supervisors' latched verdicts (``/<ns>/node_health``)."""
+        self._latest_tables: dict[str, dict[str, NodeHealthTable]] = {}
         self.shown: dict[tuple[str, str], int] = {}
         """Per node (namespace, name), ``since_ns`` of the health decision :meth:`rows` showed."""
         try:
@@ -142,6 +157,14 @@ class NodeWatch:
                     node,
                     ignore={self.name},
                     on_change=_forward(changes, ns),
+                )
+                self.tables[ns] = bus.subscribe(
+                    node.topic(NODE_HEALTH_TOPIC),
+                    NodeHealthTable,
+                    None,
+                    LATCHED.with_(depth=16),
+                    node=self.name,
+                    namespace=ns,
                 )
         except BaseException:
             self.close()
@@ -169,6 +192,23 @@ class NodeWatch:
                     sum(e.kind == "subscriber" for e in own),
                     health.reason,
                 )
+        for ns in self.monitors:
+            for table in self.supervisor_tables(ns):
+                for entry in table.nodes:
+                    key = (ns, entry.name)
+                    if key in rows or not entry.stale:
+                        continue  # seen here (what this command sees wins), or alive there
+                    own = by_node.get(key, [])
+                    rows[key] = NodeRow(
+                        entry.name,
+                        ns,
+                        "STALE",
+                        _silent_now(table, entry.silent_s),
+                        entry.lifecycle,
+                        sum(e.kind == "publisher" for e in own),
+                        sum(e.kind == "subscriber" for e in own),
+                        f"STALE per {table.reporting_node}: {entry.reason}",
+                    )
         for key, own in by_node.items():
             if key in rows:
                 continue
@@ -195,6 +235,17 @@ class NodeWatch:
             )
         return [rows[k] for k in sorted(rows, key=lambda k: (k[1], k[0]))]
 
+    def supervisor_tables(self, namespace: str) -> list[NodeHealthTable]:
+        """The newest latched verdict table of each supervisor in ``namespace``."""
+        latest = self._latest_tables.setdefault(namespace, {})
+        sub = self.tables.get(namespace)
+        if sub is not None and not sub.closed:
+            for table in sub.take_all():
+                seen = latest.get(table.reporting_node)
+                if seen is None or table.header.stamp.to_ns() >= seen.header.stamp.to_ns():
+                    latest[table.reporting_node] = table
+        return list(latest.values())
+
     def already_shown(self, health: NodeHealth, namespace: str) -> bool:
         """True when the table printed by :meth:`rows` already showed this change (or a later
         one) of ``health.name`` in ``namespace``."""
@@ -205,8 +256,18 @@ class NodeWatch:
         """Stop the monitors and shut the CLI's nodes down."""
         for monitor in self.monitors.values():
             monitor.close()
+        for sub in self.tables.values():
+            sub.close()
         for node in self.nodes:
             node.shutdown()
+
+
+def _silent_now(table: NodeHealthTable, silent_s: float) -> float | None:
+    """Seconds since the node's last heartbeat now: its silence at the table's stamp plus the
+    table's age (wall clocks; None when no heartbeat was ever seen)."""
+    if math.isnan(silent_s):
+        return None
+    return silent_s + max(0.0, (time.time_ns() - table.header.stamp.to_ns()) / 1e9)
 
 
 def _heartbeat_namespace(e: EndpointInfo) -> str | None:
@@ -300,11 +361,12 @@ def list_nodes(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state."""
     with user_errors():
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         changes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         watcher: NodeWatch | None = None
         try:

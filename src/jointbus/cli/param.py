@@ -36,6 +36,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     looked_on,
@@ -311,6 +312,7 @@ def list_parameters(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Every parameter of every node (or of NODE): value, unit, range, type, meaning.
 
@@ -319,7 +321,7 @@ def list_parameters(  # noqa: PLR0917 (typer options)
     exits 0. When nothing runs there it exits 1 and says where it looked (hub port, domain).
     """
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             watch = ParameterWatch(bus, namespace)
             where = looked_on(bus)  # (a closed bus no longer knows its hub port)
@@ -382,10 +384,11 @@ def get_parameter(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Print the current value of parameter NAME of NODE (--json: with its declaration)."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             params = _node_list(ParameterWatch(bus, namespace), node, wait)
         finally:
@@ -414,10 +417,11 @@ def set_parameter(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Set parameter NAME of NODE to VALUE; exit 1 with the node's reason if it refuses."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             answer = _set(bus, namespace, node, name, value, wait, timeout)
         finally:

@@ -27,6 +27,7 @@ from jointbus.cli.topic import (
     DomainIdOption,
     HubPortOption,
     ListenOption,
+    RmwOption,
     RouterOption,
     open_bus,
     user_errors,
@@ -48,6 +49,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
     listen: ListenOption = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
@@ -86,7 +88,9 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         raise typer.Exit(1) from exc
     try:
         with user_errors():
-            bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
+            bus = open_bus(
+                zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
+            )
     except typer.Exit:
         bag.close()
         raise

@@ -28,6 +28,7 @@ from jointbus.cli.topic import (
     DomainIdOption,
     HubPortOption,
     ListenOption,
+    RmwOption,
     RouterOption,
     note,
     open_bus,
@@ -46,8 +47,13 @@ def status_text(stats: RecorderStats, rate_hz: float) -> str:
         f"{stats.topics} topics  {stats.elapsed_s:.1f} s"
     )
     if stats.lost or stats.skipped:
-        text += f"  lost {stats.lost} ({LOST_MEANING})  skipped {stats.skipped} ({SKIPPED_MEANING})"
+        text += f"  lost {_lost(stats)}  skipped {stats.skipped} ({SKIPPED_MEANING})"
     return text
+
+
+def _lost(stats: RecorderStats) -> str:
+    """``lost`` with what it counts, and how many of the gaps were on reliable topics."""
+    return f"{stats.lost} ({LOST_MEANING}; {stats.lost_reliable} on reliable topics)"
 
 
 #: What ``lost`` counts, as the status line and the summary say it.
@@ -57,7 +63,6 @@ SKIPPED_MEANING: Final = "received, not recordable"
 
 #: Seconds after which a recorder that has found no topic says so (the recording goes on).
 NO_TOPIC_WARNING_S: Final = 3.0
-
 
 
 class StatusLine:
@@ -111,6 +116,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
     listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
@@ -126,13 +132,16 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
 
     The status line and the summary count 'lost': messages missing from a remote publisher's
     sequence numbers (each sample carries its publisher's sequence number; a jump from 7 to 10
-    counts 2), i.e. published but never received here — best-effort topics under load, or a
-    recorder that cannot keep up; and 'skipped': messages received but not recordable (type
-    unknown to the message registry, or no rmw_zenoh attachment naming the publisher).
+    counts 2), i.e. published but never received here — best-effort topics under load (the
+    count says how many were on reliable topics: none should be); and 'skipped': messages
+    received but not recordable (type unknown to the message registry, or no rmw_zenoh
+    attachment naming the publisher).
     """
     where = _where(hub_port, connect, router, listen)
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, listen, domain_id=domain_id))
+        bus = open_bus(
+            zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
+        )
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     status = StatusLine(sys.stderr, enabled=not quiet)
@@ -182,7 +191,7 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
         f"({stats.bytes / 1e6:.2f} MB, {stats.elapsed_s:.1f} s)"
         + (
-            f"; lost {stats.lost} ({LOST_MEANING}), skipped {stats.skipped} ({SKIPPED_MEANING})"
+            f"; lost {_lost(stats)}, skipped {stats.skipped} ({SKIPPED_MEANING})"
             if stats.lost or stats.skipped
             else ""
         )

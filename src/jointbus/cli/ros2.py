@@ -26,6 +26,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     open_bus,
     user_errors,
@@ -229,12 +230,13 @@ def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> li
 
 
 @app.command("graph")
-def graph(
+def graph(  # noqa: PLR0917 (typer maps parameters to options)
     timeout: Annotated[float, typer.Option(help="How long to collect tokens (s).")] = 1.0,
     hub_port: HubPortOption = 7447,
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
     from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
@@ -242,11 +244,11 @@ def graph(
     from jointbus.bus.discovery import EndpointInfo
 
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
-            transport = bus.zenoh
+            transport = bus.transport
             if transport is None:
-                raise CliError("no Zenoh transport")
+                raise CliError("no network transport")
             nodes: list[tuple[str, str]] = []
             endpoints: list[EndpointInfo] = []
             for entity in transport.graph(timeout):

@@ -33,6 +33,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     note,
     open_bus,
@@ -127,6 +128,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
@@ -158,7 +160,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
             stop.set()
 
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             # Before the array is opened: a refused second server must not touch (or, on its
             # way out, power off) the actuators a running one serves.

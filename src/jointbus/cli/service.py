@@ -40,6 +40,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     looked_on,
     note,
@@ -73,11 +74,12 @@ def list_services(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """List the services offered on the bus (jointbus's and ROS 2's): name, request -> response
     type (or the ROS 2 service type when its messages are unknown here), serving node."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
@@ -166,6 +168,7 @@ def call(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Call service NAME with a TYPE request built from VALUES; print the response as JSON.
 
@@ -196,7 +199,7 @@ def call(  # noqa: PLR0917 (typer options)
                 request = build_message(request_type.wire, parsed)
             except (ValueError, TypeError):
                 raise CliError(str(exc)) from None
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             deadline = time.monotonic() + wait
             info = None

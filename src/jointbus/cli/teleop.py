@@ -46,6 +46,7 @@ from jointbus.cli.topic import (
     ConnectOption,
     DomainIdOption,
     HubPortOption,
+    RmwOption,
     RouterOption,
     cli_node_name,
     note,
@@ -146,6 +147,7 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz.
 
@@ -157,7 +159,7 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
         if not os.isatty(fd):
             raise CliError("teleop reads keys from a terminal; stdin is not one")
         keys = TeleopKeys(linear_scale=speed, angular_scale=turn, release=release)
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             pub = bus.publisher(
                 f"/{namespace}/velocity_command", Twist, MAB_RT, node=cli_node_name()

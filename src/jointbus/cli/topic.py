@@ -51,6 +51,7 @@ from jointbus.bus import (
     RELIABLE,
     Bus,
     BusError,
+    DdsConfigError,
     Durability,
     EndpointInfo,
     QosEvent,
@@ -59,8 +60,6 @@ from jointbus.bus import (
     TopicInfo,
     ZenohConfig,
     ZenohConfigError,
-    attachment,
-    topic_selector,
     validate_topic_name,
 )
 from jointbus.cli.bus_security import current as current_security
@@ -164,6 +163,19 @@ DomainIdOption = Annotated[
 ]
 
 
+RmwOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rmw",
+        envvar="RMW_IMPLEMENTATION",
+        show_default=False,
+        help="ROS 2 middleware, as ROS 2 chooses it: rmw_zenoh_cpp (default), or "
+        "rmw_cyclonedds_cpp / rmw_fastrtps_cpp to join the ROS domain on DDS (loopback unless "
+        "ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise).",
+    ),
+]
+
+
 ListenOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -174,14 +186,15 @@ ListenOption = Annotated[
 ]
 
 #: Every command that joins the bus takes these options (``--listen`` where a command offers it):
-#: ``HubPortOption``, ``ConnectOption``, ``RouterOption``, ``DomainIdOption`` ->
+#: ``HubPortOption``, ``ConnectOption``, ``RouterOption``, ``DomainIdOption``, ``RmwOption`` ->
 #: :func:`zenoh_config`.
-BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router", "--domain-id")
+BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router", "--domain-id", "--rmw")
 BUS_ENVIRONMENT: Final = (
     "JOINTBUS_HUB_PORT",
     "JOINTBUS_CONNECT",
     "JOINTBUS_ROUTER",
     "ROS_DOMAIN_ID",
+    "RMW_IMPLEMENTATION",
 )
 
 
@@ -192,6 +205,7 @@ def zenoh_config(
     listen: Sequence[str] | None = None,
     *,
     domain_id: int | None = None,
+    rmw: str | None = None,
 ) -> ZenohConfig:
     """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc).
 
@@ -199,8 +213,10 @@ def zenoh_config(
     ``connect``); ``router`` replaces both. ``domain_id`` is the ROS domain (``None``: the bus's
     default, ``ROS_DOMAIN_ID`` else 0; typer already reads the variable into the option).
     With the security options (``--tls-cert`` ...; :mod:`jointbus.cli.bus_security`) the session
-    is TLS-only: :func:`jointbus.cli.bus_security.secure_config`.
+    is TLS-only: :func:`jointbus.cli.bus_security.secure_config`. ``rmw`` (``--rmw`` /
+    ``RMW_IMPLEMENTATION``) is the middleware: see :func:`choose_rmw`.
     """
+    choose_rmw(rmw)
     security = current_security()
     if listen is None and security.listen is not None:
         listen = security.listen
@@ -220,19 +236,36 @@ def zenoh_config(
         raise CliError(str(exc)) from None
 
 
+def choose_rmw(rmw: str | None) -> None:
+    """Make ``rmw`` this process's middleware, as ``RMW_IMPLEMENTATION`` makes it a ROS 2
+    process's: every bus and stack the command opens — and every process it starts — follows the
+    variable (:mod:`jointbus.bus.rmw`), so a DDS name puts them all on DDS in the same ROS domain
+    (the Zenoh options then do not apply). ``None`` leaves the environment as it is."""
+    if rmw is None:
+        return
+    from jointbus.bus.rmw import RMW_ENV, check_rmw
+
+    try:
+        os.environ[RMW_ENV] = check_rmw(rmw.strip())
+    except BusError as exc:
+        raise CliError(f"--rmw: {exc}") from None
+
+
 def open_bus(config: ZenohConfig) -> Bus:
     """A bus on Zenoh for one CLI command; raises CliError if Zenoh cannot be joined."""
     try:
         return Bus(name="jointbus-cli", zenoh=config)
     except ZenohConfigError as exc:
         raise CliError(f"cannot join the Zenoh network: {exc}") from None
+    except DdsConfigError as exc:
+        raise CliError(f"cannot join the DDS domain: {exc}") from None
 
 
 def looked_on(bus: Bus) -> str:
     """``looked on hub port 7447, domain 0`` (or the router / endpoints): every "nothing there"
     error says where it looked, so a wrong port or domain is seen at once."""
-    transport = bus.zenoh
-    return f"looked on {transport.config.where}" if transport is not None else "looked in process"
+    transport = bus.transport
+    return f"looked on {transport.where}" if transport is not None else "looked in process"
 
 
 # ---- types ---------------------------------------------------------------------------------------
@@ -419,25 +452,21 @@ class RateWindow:
 
 
 class ArrivalRecorder:
-    """Arrival times (monotonic ns) of every sample on a topic's Zenoh key, not decoded, also
-    kept per publisher (the GID of the rmw_zenoh attachment, as an int; ``None`` for a sample
-    without one)."""
+    """Arrival times (monotonic ns) of every sample on a topic, not decoded (the transport's raw
+    tap: every sample on the topic's Zenoh keys, or of every DDS writer of the topic), also kept
+    per publisher (the GID of the rmw_zenoh attachment, the DDS writer's handle, as an int;
+    ``None`` for a sample without one)."""
 
     def __init__(self, bus: Bus, topic: str) -> None:
-        transport = bus.zenoh
+        transport = bus.transport
         if transport is None:
-            raise CliError("the bus has no Zenoh transport")
+            raise CliError("the bus has no network transport")
         self._lock = threading.Lock()
         self._times: list[tuple[int, int | None]] = []
-        self._sub: Any = transport.session.declare_subscriber(
-            topic_selector(transport.domain_id, topic), self._on_sample
-        )
+        self._sub: Any = transport.tap(topic, self._on_sample, _known_type)
 
-    def _on_sample(self, sample: Any) -> None:
+    def _on_sample(self, publisher: int | None) -> None:
         now = time.monotonic_ns()
-        raw = None if sample.attachment is None else sample.attachment.to_bytes()
-        att = attachment.unpack(raw)
-        publisher = None if att is None else att.gid
         with self._lock:
             self._times.append((now, publisher))
 
@@ -461,6 +490,25 @@ class ArrivalRecorder:
         """Stop counting."""
         with contextlib.suppress(Exception):
             self._sub.undeclare()
+
+
+def _known_type(type_name: str) -> type[Message] | None:
+    """The wire class of ``type_name`` if this installation knows it (a DDS tap then matches
+    writers that announce their type information), else None."""
+    try:
+        resolve_type(type_name)  # loads every known message class
+    except CliError:
+        return None
+    from jointbus.codec.schema import schema_of
+
+    for cls in _message_classes():
+        if getattr(cls, "TYPE_NAME", None) == type_name:
+            try:
+                schema_of(cls)  # the class whose fields are the wire record's
+            except Exception:
+                continue
+            return cls
+    return None
 
 
 def measured_rate(arrivals: Sequence[int]) -> float | None:
@@ -558,10 +606,11 @@ def list_topics(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Topics on the network: type, publishing nodes, subscribers and measured rate."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         where = looked_on(bus)
         try:
             topics = bus.discover(timeout)
@@ -661,6 +710,7 @@ def echo(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Print the messages of TOPIC, decoded: readable text (or --json lines)."""
     with user_errors():
@@ -668,7 +718,7 @@ def echo(  # noqa: PLR0917 (typer options)
         limit = 1 if once else count
         topic_type = resolve_type(type_name) if type_name is not None else None
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             publishers: tuple[EndpointInfo, ...] = ()
             info = wait_for_topic(bus, topic, timeout if topic_type is None else 0.0)
@@ -770,6 +820,7 @@ def hz(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
     with user_errors():
@@ -777,7 +828,7 @@ def hz(  # noqa: PLR0917 (typer options)
         rates = RateWindow(window)
         started = time.monotonic()
         end = None if duration is None else started + duration
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         total = 0
         try:
             recorder = ArrivalRecorder(bus, topic)
@@ -868,6 +919,7 @@ def pub(  # noqa: PLR0917 (typer options)
     connect: ConnectOption = None,
     router: RouterOption = None,
     domain_id: DomainIdOption = None,
+    rmw: RmwOption = None,
 ) -> None:
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
@@ -914,7 +966,7 @@ def pub(  # noqa: PLR0917 (typer options)
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id))
+        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
         try:
             for info in bus.discover(0.3):
                 if info.name == topic and topic_type.name not in info.type_names:

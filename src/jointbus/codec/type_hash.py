@@ -238,6 +238,15 @@ def service_type_description_json(
     keep the messages' fields, whose nested types are already fully qualified by the message's
     own package, so a field of a ``hb50_commons`` message stays a ``hb50_commons`` type.
     """
+    main, known = _service_descriptions(service_type, request, response)
+    return _document(service_type, main, known)
+
+
+def _service_descriptions(
+    service_type: str, request: tuple[str, str], response: tuple[str, str]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The service's own description and every type it refers to (see
+    :func:`service_type_description_json`)."""
     request_name, response_name, event_name = _service_parts(service_type)
     known: dict[str, dict[str, Any]] = dict(_SERVICE_EVENT_TYPES)
     for part_name, (msg_name, bundle) in ((request_name, request), (response_name, response)):
@@ -265,12 +274,27 @@ def service_type_description_json(
             {"name": "event_message", "type": _nested(_NESTED_TYPE, event_name)},
         ],
     }
-    return _document(service_type, main, known)
+    return main, known
 
 
 def rihs01_service(service_type: str, request: tuple[str, str], response: tuple[str, str]) -> str:
     """``RIHS01_<sha256 hex>`` of a service (see :func:`service_type_description_json`)."""
     text = service_type_description_json(service_type, request, response)
+    return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def rihs01_service_part(
+    service_type: str, request: tuple[str, str], response: tuple[str, str], part: str
+) -> str:
+    """``RIHS01_<sha256 hex>`` of a service's ``Name_Request`` or ``Name_Response`` message
+    (``part`` ``"Request"`` or ``"Response"``): what the DDS rmws put in the USER_DATA of a
+    service's request and reply endpoints."""
+    if part not in ("Request", "Response"):
+        raise SchemaError(f"service part {part!r}: expected 'Request' or 'Response'")
+    main, known = _service_descriptions(service_type, request, response)
+    del main
+    name = f"{service_type}_{part}"
+    text = _document(name, known[name], known)
     return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -310,6 +334,7 @@ __all__ = [
     "rihs01",
     "rihs01_of",
     "rihs01_service",
+    "rihs01_service_part",
     "service_type_description_json",
     "type_description_json",
 ]

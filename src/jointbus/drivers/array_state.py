@@ -30,7 +30,8 @@ for every backend, so the flags mean the same thing from the simulator and from 
    caller does not say which have brakes) and at least one does;
 3. otherwise ``IDLE`` — all still, not (all) braked — unless an actuator is ``UNPOWERED``;
 4. ``STALLED`` is added if any actuator is ``STALLED``, ``UNPOWERED`` if any is ``UNPOWERED``,
-   ``LIMITED`` if any is ``LIMITED``.
+   ``LIMITED`` if any is ``LIMITED``, ``STALE`` if any reading is ``STALE`` (the array's state
+   is then an old one too).
 
 An actuator whose state is unknown (``0``) makes the array's motion unknown too: unless another
 actuator is ``MOVING`` (which is known), the result has neither ``IDLE`` nor ``BRAKED`` — only
@@ -54,6 +55,7 @@ _BRAKED = int(ActuatorState.BRAKED)
 _STALLED = int(ActuatorState.STALLED)
 _UNPOWERED = int(ActuatorState.UNPOWERED)
 _LIMITED = int(ActuatorState.LIMITED)
+_STALE = int(ActuatorState.STALE)
 
 
 def _state(moving: bool, braked: bool, stalled: bool, powered: bool) -> int:
@@ -135,6 +137,8 @@ def array_state(
     result = _STALLED if (s & _STALLED).any() else 0
     if (s & _LIMITED).any():
         result |= _LIMITED
+    if (s & _STALE).any():
+        result |= _STALE
     unpowered = bool((s & _UNPOWERED).any())
     if unpowered:
         result |= _UNPOWERED

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
+from jointbus.errors import Refused
 from jointbus.messages.errors import UnknownJointError
 
 
@@ -113,8 +114,11 @@ class RejectReason(enum.Enum):
     DRIVER_FAULT = "the driver failed"
 
 
-class RequestRejected(DriverError):
-    """A request was refused (NACKed); nothing changed. ``reason`` says why, ``detail`` how."""
+class RequestRejected(DriverError, Refused):
+    """A request was refused (NACKed); nothing changed. ``reason`` says why, ``detail`` how.
+
+    A :class:`DriverError` and a :class:`jointbus.errors.Refused`, like the message layer's
+    validation errors that a driver raises for a bad command."""
 
     def __init__(
         self,

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from jointbus.errors import Refused
 
-class MessageError(ValueError):
-    """Base class of every message-layer error."""
+
+class MessageError(Refused, ValueError):
+    """Base class of every message-layer error: a refusal (:class:`jointbus.errors.Refused`) of
+    a value or message, and a ``ValueError``."""
 
 
 class ValidationError(MessageError):

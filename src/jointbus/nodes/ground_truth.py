@@ -15,13 +15,18 @@ What the message holds (ROS's Odometry conventions, SI units): ``header.frame_id
 orientation in the world; ``twist`` = its linear (m/s) and angular (rad/s) velocity expressed in
 the root link's frame (as ROS puts an Odometry's twist in the child frame). Covariances are zero:
 the values are exact. QoS ``MAB_RT`` (depth 1, best effort), like the other 500 Hz topics.
+
+``/<ns>/sim/ground_truth_10hz`` carries every ``decimation``-th message (10 Hz at the bridge's
+rate), RELIABLE, as the bridge's ``*_10hz`` topics do: a display or a launcher that shows the
+true height once a second reads it, and the simulator's process never encodes 500 Hz for them. A
+message is built only while one of the two topics has a subscriber (here or over Zenoh).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from jointbus.bus import MAB_RT, Bus
+from jointbus.bus import MAB_RT, RELIABLE, Bus
 from jointbus.drivers.sim.mujoco_world import BasePose, MujocoWorld
 from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
 from jointbus.messages.nav_msgs import Odometry, PoseWithCovariance, TwistWithCovariance
@@ -29,6 +34,7 @@ from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 
 __all__ = [
+    "GROUND_TRUTH_10HZ_TOPIC",
     "GROUND_TRUTH_NODE",
     "GROUND_TRUTH_TOPIC",
     "WORLD_FRAME",
@@ -38,6 +44,8 @@ __all__ = [
 
 #: Topic (under the namespace) of the simulator's ground truth.
 GROUND_TRUTH_TOPIC: Final = "sim/ground_truth"
+#: Topic of its 10 Hz reliable copy.
+GROUND_TRUTH_10HZ_TOPIC: Final = "sim/ground_truth_10hz"
 #: Frame id of the pose: MuJoCo's world frame.
 WORLD_FRAME: Final = "world"
 #: Node name of the publisher.
@@ -84,20 +92,42 @@ class GroundTruthPublisher:
     """
 
     def __init__(
-        self, bus: Bus, world: MujocoWorld, *, namespace: str = "hb50", epoch_ns: int = 0
+        self,
+        bus: Bus,
+        world: MujocoWorld,
+        *,
+        namespace: str = "hb50",
+        epoch_ns: int = 0,
+        decimation: int = 50,
     ) -> None:
         self.world = world
         self.child_frame_id = world.robot.root
         self.epoch_ns = epoch_ns
-        topic = f"/{namespace}/{GROUND_TRUTH_TOPIC}" if namespace else f"/{GROUND_TRUTH_TOPIC}"
-        self.topic = topic
+        prefix = f"/{namespace}/" if namespace else "/"
+        self.topic = f"{prefix}{GROUND_TRUTH_TOPIC}"
         # in the robot's namespace, so ROS 2 lists /<namespace>/sim_ground_truth beside its nodes
         self._pub = bus.publisher(
-            topic, Odometry, MAB_RT, node=GROUND_TRUTH_NODE, namespace=namespace
+            self.topic, Odometry, MAB_RT, node=GROUND_TRUTH_NODE, namespace=namespace
         )
+        self._pub_10hz = bus.publisher(
+            f"{prefix}{GROUND_TRUTH_10HZ_TOPIC}",
+            Odometry,
+            RELIABLE,
+            node=GROUND_TRUTH_NODE,
+            namespace=namespace,
+        )
+        self._decimation = max(1, decimation)
+        self._count = 0
 
-    def publish(self) -> Odometry:
-        """Read the world now and publish it; returns the message sent."""
+    def publish(self) -> Odometry | None:
+        """Read the world now and publish it where it is listened to; returns the message sent
+        (``None`` when nobody listens to either topic: nothing was built)."""
+        self._count += 1
+        slow = self._count % self._decimation == 0 and self._pub_10hz.observed
+        if not (slow or self._pub.observed):
+            return None
         msg = odometry_of(self.world.base_pose(), self.child_frame_id, epoch_ns=self.epoch_ns)
         self._pub.publish(msg)
+        if slow:
+            self._pub_10hz.publish(msg)
         return msg

@@ -8,7 +8,13 @@ parameters), :class:`Mirror` (a slower, reliable copy of a fast topic) and :clas
 (fixed-rate loops with timing statistics).
 """
 
-from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
+from jointbus.runtime.diagnostics import (
+    EVENT_REPORT_INTERVAL_S,
+    EventCount,
+    InputTotals,
+    LoopDiagnostics,
+    StatusReporter,
+)
 from jointbus.runtime.heartbeat import (
     DEFAULT_HEARTBEAT_PERIOD_S,
     HEARTBEAT_ALIVE,
@@ -45,6 +51,7 @@ from jointbus.runtime.node import (
     NodeSubscription,
     ensure_unique_node,
 )
+from jointbus.runtime.node_health import NODE_HEALTH_TOPIC, NodeHealthEntry, NodeHealthTable
 from jointbus.runtime.parameter_messages import (
     Parameter,
     ParameterKind,
@@ -75,11 +82,14 @@ __all__ = [
     "HEARTBEAT_ALIVE",
     "HEARTBEAT_QOS",
     "HEARTBEAT_SHUTDOWN",
+    "NODE_HEALTH_TOPIC",
     "PARAMETERS_TOPIC",
     "RUNTIME_MESSAGE_TYPES",
     "CycleInfo",
     "DuplicateNodeError",
+    "EventCount",
     "Heartbeat",
+    "InputTotals",
     "Lifecycle",
     "LifecycleError",
     "LifecycleHookError",
@@ -95,6 +105,8 @@ __all__ = [
     "NodeClosedError",
     "NodeError",
     "NodeHealth",
+    "NodeHealthEntry",
+    "NodeHealthTable",
     "NodeNameError",
     "NodeParameters",
     "NodePublisher",

@@ -16,16 +16,28 @@ Two outputs, on two topics:
   ERROR. Events arrive on whichever thread detected them; :class:`StatusReporter` only records them
   there and publishes from the node's timer thread, **at most once per second per (kind, topic,
   endpoint)** with a count of the events folded in, because a dead 500 Hz publisher with a 4 ms
-  deadline raises 250 events a second and the status topic must stay readable.
+  deadline raises 250 events a second and the status topic must stay readable. A folded report
+  quotes one event (the newest) and its count covers the others: ``[19 times in 1.0 s]`` when
+  all of them were the same (same text; for bus events, the same fields but their running
+  counters), else ``[e.g.: 19 times in 1.0 s, 5 like this one]`` — a count of 19 behind one
+  sample's details must not pass for 19 such samples (a "44 bytes from unknown (no attachment)"
+  once covered 14 samples that had an attachment).
+
+Each :class:`LoopDiagnostics` also carries the node's **input totals**: per topic the node
+subscribes to, the running totals of messages received, malformed (undecodable), refused (by
+the node: a rejected command, counted by :meth:`~jointbus.runtime.node.NodeSubscription.\
+note_refused`) and lost (sequence gaps of remote publishers) — :class:`InputTotals`, so bad input
+is a number a plot or a monitor can follow, not only a report.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 from jointbus.bus import Publisher, QosEvent
 from jointbus.codec.wire import Float64, String, UInt64
@@ -37,6 +49,11 @@ from jointbus.runtime.loop_stats import LoopStatsSnapshot
 
 #: Default minimum interval (s) between two status reports of the same kind of QoS event.
 EVENT_REPORT_INTERVAL_S: Final = 1.0
+#: Distinct shapes a folded report tells apart (more are counted, not told apart).
+_SHAPES_KEPT: Final = 64
+#: Event fields that change from one event to the next of the same shape: running counters, and
+#: the raw payload and exception object (their ``size`` and ``error`` text are the shape).
+_EVENT_VARYING: Final = frozenset({"payload", "cause"})
 
 _UINT64_MAX: Final = 2**64 - 1
 _FLOAT_FIELDS: Final = (
@@ -64,6 +81,76 @@ _COUNT_FIELDS: Final = (
 
 
 @dataclass(frozen=True, slots=True)
+class InputTotals(Message):
+    """Running totals of one input topic of a node (``jointbus_msgs``), since it subscribed.
+
+    ``received``: messages decoded and offered to the node's subscription; ``malformed``:
+    payloads that could not be decoded as the topic's type (not among ``received``);
+    ``refused``: messages the node refused (a rejected
+    command — including a malformed one the node reported as refused); ``lost``: messages
+    remote publishers sent that never arrived (gaps in their sequence numbers; for a best-effort
+    topic, what the transport dropped).
+    """
+
+    TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/InputTotals"
+    topic: String = ""
+    received: UInt64 = 0
+    malformed: UInt64 = 0
+    refused: UInt64 = 0
+    lost: UInt64 = 0
+
+    def __post_init__(self) -> None:
+        tn = self.TYPE_NAME
+        if type(self.topic) is not str:
+            raise ValidationError(tn, "topic", self.topic, "a str")
+        for name in ("received", "malformed", "refused", "lost"):
+            value = getattr(self, name)
+            if type(value) is not int:
+                raise ValidationError(tn, name, value, "an int count (uint64)")
+            if not 0 <= value <= _UINT64_MAX:
+                raise LimitError(tn, name, value, f"a count in [0, {_UINT64_MAX}] (uint64)")
+
+
+def _sequence_of(
+    type_name: str, field_name: str, value: object, item_type: type
+) -> tuple[Any, ...]:
+    """``value`` as a tuple of ``item_type`` messages (ValidationError naming the item if not)."""
+    if type(value) is not tuple:
+        if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+            raise ValidationError(
+                type_name, field_name, value, f"a sequence of {item_type.__name__}"
+            )
+        value = tuple(value)
+    assert isinstance(value, tuple)
+    for index, item in enumerate(value):
+        if type(item) is not item_type:
+            raise ValidationError(
+                type_name, f"{field_name}[{index}]", item, f"an {item_type.__name__}"
+            )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class EventCount(Message):
+    """How many events of one ``kind`` a node reported on its status topic since it started
+    (``jointbus_msgs``): e.g. an array node's ``limit held`` (a command held back at a joint's
+    limit), ``limit position`` / ``limit speed`` (a joint measured past one)."""
+
+    TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/EventCount"
+    kind: String = ""
+    count: UInt64 = 0
+
+    def __post_init__(self) -> None:
+        tn = self.TYPE_NAME
+        if type(self.kind) is not str:
+            raise ValidationError(tn, "kind", self.kind, "a str")
+        if type(self.count) is not int:
+            raise ValidationError(tn, "count", self.count, "an int count (uint64)")
+        if not 0 <= self.count <= _UINT64_MAX:
+            raise LimitError(tn, "count", self.count, f"a count in [0, {_UINT64_MAX}] (uint64)")
+
+
+@dataclass(frozen=True, slots=True)
 class LoopDiagnostics(Message):
     """Timing of one rate loop of one node over its recent window (``jointbus_msgs``).
 
@@ -77,7 +164,10 @@ class LoopDiagnostics(Message):
     ``window_skipped`` = grid slots dropped, ``skipped_fraction`` their share (0–1); the lateness
     figures count every grid slot, dropped ones included
     (:mod:`~jointbus.runtime.loop_stats`). NaN means "no sample yet" (a loop that has run fewer
-    than two cycles), never an error.
+    than two cycles), never an error. ``inputs``: the node's input totals, one
+    :class:`InputTotals` per topic it subscribes to (the same in each of its loops' messages);
+    ``events``: the node's counts of the events it reports, one :class:`EventCount` per kind
+    (:meth:`~jointbus.runtime.node.Node.event_counts`).
     """
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/LoopDiagnostics"
@@ -102,11 +192,15 @@ class LoopDiagnostics(Message):
     achieved_rate_hz: Float64 = math.nan
     window_skipped: UInt64 = 0
     skipped_fraction: Float64 = math.nan
+    inputs: tuple[InputTotals, ...] = ()
+    events: tuple[EventCount, ...] = ()
 
     def __post_init__(self) -> None:
         tn = self.TYPE_NAME
         if type(self.header) is not Header:
             raise ValidationError(tn, "header", self.header, "a std_msgs Header")
+        object.__setattr__(self, "inputs", _sequence_of(tn, "inputs", self.inputs, InputTotals))
+        object.__setattr__(self, "events", _sequence_of(tn, "events", self.events, EventCount))
         for name in ("node", "loop"):
             if type(getattr(self, name)) is not str:
                 raise ValidationError(tn, name, getattr(self, name), "a str")
@@ -132,8 +226,11 @@ class LoopDiagnostics(Message):
         snapshot: LoopStatsSnapshot,
         *,
         header: Header | None = None,
+        inputs: Sequence[InputTotals] = (),
+        events: Sequence[EventCount] = (),
     ) -> Self:
-        """The message for ``snapshot`` of loop ``loop`` of ``node``, stamped now by default."""
+        """The message for ``snapshot`` of loop ``loop`` of ``node``, stamped now by default,
+        with the node's ``inputs`` totals and ``events`` counts."""
         return cls(
             header=header if header is not None else Header.now(),
             node=node,
@@ -156,6 +253,8 @@ class LoopDiagnostics(Message):
             achieved_rate_hz=snapshot.achieved_rate_hz,
             window_skipped=snapshot.window_skipped,
             skipped_fraction=snapshot.skipped_fraction,
+            inputs=tuple(inputs),
+            events=tuple(events),
         )
 
 
@@ -166,6 +265,43 @@ class _Pending:
     data: bytes
     count: int
     first_ns: int
+    shape: Hashable
+    #: Events folded in per shape (at most ``_SHAPES_KEPT`` shapes told apart).
+    shapes: dict[Hashable, int]
+
+    def fold(self, level: Level, text: str, data: bytes, shape: Hashable) -> None:
+        self.level = max(self.level, level)
+        self.text, self.data, self.shape = text, data, shape
+        self.count += 1
+        if shape in self.shapes or len(self.shapes) < _SHAPES_KEPT:
+            self.shapes[shape] = self.shapes.get(shape, 0) + 1
+        else:
+            self.shapes[_UNTOLD] = self.shapes.get(_UNTOLD, 0) + 1
+
+    def folded_text(self, now_ns: int) -> str:
+        """The newest event's text, with what the count covers (module docstring)."""
+        if self.count == 1:
+            return self.text
+        span = f"{self.count} times in {(now_ns - self.first_ns) / 1e9:.1f} s"
+        if len(self.shapes) == 1 and _UNTOLD not in self.shapes:
+            return f"{self.text} [{span}]"
+        return f"{self.text} [e.g.: {span}, {self.shapes.get(self.shape, 1)} like this one]"
+
+
+#: The shape of events folded in beyond the ones told apart.
+_UNTOLD: Final = object()
+
+
+def event_shape(event: QosEvent) -> Hashable:
+    """What makes two bus events "the same" for a folded report: their class and fields, but not
+    the running counters (``total_count``...) nor the raw payload and exception object, which
+    differ in every event (their ``size`` and ``error`` text count)."""
+    fields = tuple(
+        (f.name, repr(getattr(event, f.name)))
+        for f in dataclasses.fields(event)
+        if "count" not in f.name and f.name not in _EVENT_VARYING
+    )
+    return (type(event).__name__, *fields)
 
 
 class StatusReporter:
@@ -202,23 +338,32 @@ class StatusReporter:
             (type(event).__name__, event.topic, event.endpoint),
             event.describe(),
             event.topic.encode(),
+            shape=event_shape(event),
         )
 
-    def record(self, level: Level, key: tuple[str, ...], text: str, data: bytes = b"") -> None:
+    def record(
+        self,
+        level: Level,
+        key: tuple[str, ...],
+        text: str,
+        data: bytes = b"",
+        *,
+        shape: Hashable | None = None,
+    ) -> None:
         """Note a problem of ``level``; reports with the same ``key`` are rate-limited together.
 
-        ``data`` goes into the status's ``data`` field (the topic, for QoS events).
+        ``data`` goes into the status's ``data`` field (the topic, for QoS events). ``shape``
+        says which folded problems are the same (default: the text): a report that folds
+        problems of several shapes says its text is an example (module docstring).
         """
+        form = text if shape is None else shape
         with self._lock:
             self.recorded += 1
             pending = self._pending.get(key)
             if pending is None:
-                self._pending[key] = _Pending(level, text, data, 1, self._clock())
+                self._pending[key] = _Pending(level, text, data, 1, self._clock(), form, {form: 1})
             else:
-                pending.level = max(pending.level, level)
-                pending.text = text
-                pending.data = data
-                pending.count += 1
+                pending.fold(level, text, data, form)
 
     def flush(self) -> int:
         """Publish problems whose key was not reported in the last interval; returns how many."""
@@ -233,9 +378,7 @@ class StatusReporter:
                 del self._pending[key]
                 self._last_report[key] = now
         for pending in due:
-            text = pending.text
-            if pending.count > 1:
-                text += f" [{pending.count} times in {(now - pending.first_ns) / 1e9:.1f} s]"
+            text = pending.folded_text(now)
             if self.publisher.closed:
                 break
             self.publisher.publish(Status.of(pending.level, self.node, text, pending.data))
@@ -243,4 +386,10 @@ class StatusReporter:
         return len(due)
 
 
-__all__ = ["EVENT_REPORT_INTERVAL_S", "LoopDiagnostics", "StatusReporter"]
+__all__ = [
+    "EVENT_REPORT_INTERVAL_S",
+    "InputTotals",
+    "LoopDiagnostics",
+    "StatusReporter",
+    "event_shape",
+]

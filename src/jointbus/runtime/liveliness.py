@@ -30,6 +30,11 @@ How, and why:
   token (a ``jointbus node list`` started between two heartbeats). The heartbeat rule still
   holds on its own (a hung process keeps its link but stops beating; a token may never have been
   seen), so the tokens only ever make detection earlier.
+- **Verdicts that outlive the moment.** The status reports are volatile: an observer that joins
+  after a node died sees no heartbeat, no token and no report — absence, not death. So after
+  every change the monitor also publishes its whole table of verdicts, latched, on
+  ``/<ns>/node_health`` (:class:`~jointbus.runtime.node_health.NodeHealthTable`): a node this
+  monitor saw and that died is STALE for every later ``jointbus node list`` and monitor too.
 """
 
 from __future__ import annotations
@@ -40,11 +45,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from jointbus.bus import BusError, EndpointInfo
+from jointbus.bus import LATCHED, BusError, EndpointInfo, Publisher
 from jointbus.bus.ros_graph import ADMIN_SPACE
 from jointbus.messages.status import Level, Status
+from jointbus.messages.std_msgs import Header
 from jointbus.runtime.heartbeat import HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN
 from jointbus.runtime.node import Node, NodeSubscription
+from jointbus.runtime.node_health import (
+    MAX_NODES,
+    NODE_HEALTH_TOPIC,
+    NodeHealthEntry,
+    NodeHealthTable,
+)
 from jointbus.runtime.timer import Timer
 
 if TYPE_CHECKING:
@@ -170,6 +182,7 @@ class LivelinessMonitor:
         self._lock = threading.Lock()
         self._watched: dict[str, _Watched] = {}
         self._token_sub: Any = None
+        self._table_pub: Publisher[NodeHealthTable] | None = None
         self._closed = False
         self.changes = 0
         self._subscription: NodeSubscription[Status] = node.create_subscription(
@@ -324,7 +337,32 @@ class LivelinessMonitor:
                     callback(health)
                 except Exception:
                     _LOG.exception("liveliness callback %r raised for %s", callback, health.name)
+        if changes:
+            self._latch(self.table(now))
         return changes
+
+    def table(self, now_ns: int | None = None) -> NodeHealthTable:
+        """Every verdict, as the latched ``/<ns>/node_health`` carries it (module docstring):
+        cleanly shut down nodes left out, at most ``MAX_NODES``, the latest decided first."""
+        now = self.node.clock() if now_ns is None else now_ns
+        with self._lock:
+            decided = [
+                (w.health, w)
+                for w in self._watched.values()
+                if w.health is not None and not w.shut_down
+            ]
+            decided.sort(key=lambda hw: hw[0].since_ns, reverse=True)
+            entries = tuple(
+                NodeHealthEntry(
+                    h.name,
+                    int(h.level),
+                    w.lifecycle,
+                    (now - w.last_seen_ns) / _NS_PER_S if w.heartbeats else float("nan"),
+                    h.reason,
+                )
+                for h, w in decided[:MAX_NODES]
+            )
+        return NodeHealthTable(Header.now(), self.node.name, entries)
 
     def _decide(self, name: str, w: _Watched, now: int) -> NodeHealth | None:
         previous = w.health
@@ -386,6 +424,19 @@ class LivelinessMonitor:
         if pub.closed:
             return
         pub.publish(Status.of(health.level, self.node.name, health.reason, health.name.encode()))
+
+    def _latch(self, table: NodeHealthTable) -> None:
+        """Publish ``table`` latched on ``/<ns>/node_health`` (the publisher is made on first
+        use, so a monitor that never decides anything offers no such topic)."""
+        pub = self._table_pub
+        if pub is None:
+            if self._closed:
+                return
+            pub = self._table_pub = self.node._internal_publisher(  # closed with the node
+                self.node.topic(NODE_HEALTH_TOPIC), NodeHealthTable, LATCHED
+            )
+        if not pub.closed:
+            pub.publish(table)
 
     # ---- end ---------------------------------------------------------------------------------
     def close(self) -> None:

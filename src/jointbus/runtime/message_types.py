@@ -12,11 +12,16 @@ import functools
 from typing import Any, Final
 
 from jointbus.messages.registry import TypeRegistry, default_registry
-from jointbus.runtime.diagnostics import LoopDiagnostics
+from jointbus.runtime.diagnostics import EventCount, InputTotals, LoopDiagnostics
+from jointbus.runtime.node_health import NodeHealthEntry, NodeHealthTable
 from jointbus.runtime.parameter_messages import Parameter, ParameterList, ParameterUpdate
 
 RUNTIME_MESSAGE_TYPES: Final[tuple[type[Any], ...]] = (
+    EventCount,
+    InputTotals,
     LoopDiagnostics,
+    NodeHealthEntry,
+    NodeHealthTable,
     Parameter,
     ParameterList,
     ParameterUpdate,

@@ -48,9 +48,10 @@ def _is_namesake(entity: GraphEntity, node: str, namespace: str, heartbeat_topic
 
 
 def remote_namesakes(bus: Bus, name: str, namespace: str, heartbeat_topic: str) -> list[str]:
-    """Zenoh session ids (sorted) of other processes that run a node ``name`` in ``namespace``
-    now (one graph query, see the module docstring); empty without Zenoh."""
-    transport = bus.zenoh
+    """Participant ids (sorted: Zenoh session ids, DDS participant GUIDs) of other processes that
+    run a node ``name`` in ``namespace`` now (one graph query, see the module docstring); empty
+    without a network."""
+    transport = bus.transport
     if transport is None:
         return []
     node = node_name_of(name)
@@ -87,7 +88,9 @@ def live_namesakes(
     while found and time.monotonic() < deadline:
         time.sleep(0.05)
         found = remote_namesakes(bus, name, namespace, heartbeat_topic)
-    return [f"Zenoh session {zid}" for zid in found]
+    transport = bus.transport
+    noun = transport.PEER_NOUN if transport is not None else "session"
+    return [f"{noun} {zid}" for zid in found]
 
 
 __all__ = [

@@ -78,7 +78,13 @@ from jointbus.bus import (
 from jointbus.bus.endpoint import EventCallback, MsgT
 from jointbus.bus.service import ReqT, RespT
 from jointbus.messages.status import Level, Status
-from jointbus.runtime.diagnostics import EVENT_REPORT_INTERVAL_S, LoopDiagnostics, StatusReporter
+from jointbus.runtime.diagnostics import (
+    EVENT_REPORT_INTERVAL_S,
+    EventCount,
+    InputTotals,
+    LoopDiagnostics,
+    StatusReporter,
+)
 from jointbus.runtime.heartbeat import DEFAULT_HEARTBEAT_PERIOD_S, HEARTBEAT_QOS, Heartbeat
 from jointbus.runtime.lifecycle import Lifecycle, LifecycleState, Transition
 from jointbus.runtime.loop_stats import LoopStatsSnapshot
@@ -99,7 +105,9 @@ _STATUS_FLUSH_PERIOD_S: Final = 0.1
 LOOP_JOIN_TIMEOUT_S: Final = 2.0
 
 #: The lifecycle hooks a subclass overrides (never reserved).
-NODE_HOOKS: Final = ("on_configure", "on_activate", "on_deactivate", "on_shutdown")
+NODE_HOOKS: Final = (
+    "on_configure", "on_activate", "on_deactivate", "on_shutdown", "event_counts"
+)
 #: Attributes :meth:`Node.__init__` sets on every node (reserved with the class's own names).
 _NODE_INSTANCE_ATTRIBUTES: Final = frozenset(
     {
@@ -199,8 +207,8 @@ def ensure_unique_node(bus: Bus, name: str, namespace: str) -> None:
     heartbeat_topic = f"/{namespace}/heartbeat" if namespace else "/heartbeat"
     others = live_namesakes(bus, name, namespace, heartbeat_topic)
     if others:
-        transport = bus.zenoh
-        where = transport.config.where if transport is not None else "in-process bus"
+        transport = bus.transport
+        where = transport.where if transport is not None else "in-process bus"
         raise DuplicateNodeError(name, namespace, where, others)
 
 
@@ -273,12 +281,15 @@ class NodeSubscription(Generic[MsgT]):
     """A node's subscription; a managed one hands messages to its callback only while ACTIVE.
 
     ``subscriber`` is the bus subscriber; ``dropped_inactive`` counts messages dropped because the
-    node was not active. A polling subscription (no callback) is never gated.
+    node was not active; ``refused`` counts messages the node refused (:meth:`note_refused`),
+    published with the bus counters as the node's input totals. A polling subscription (no
+    callback) is never gated.
     """
 
     def __init__(self, callback: Callable[[MsgT], object] | None, *, managed: bool) -> None:
         self.managed = managed
         self.dropped_inactive = 0
+        self.refused = 0
         self._callback = callback
         self._enabled = not managed
         self.subscriber: Subscriber[MsgT]  # set by the node right after construction
@@ -315,6 +326,17 @@ class NodeSubscription(Generic[MsgT]):
     def stats(self) -> SubscriberStats:
         """The bus subscriber's counters."""
         return self.subscriber.stats()
+
+    def note_refused(self, count: int = 1) -> None:
+        """Count ``count`` messages of this input that the node refused (a rejected command):
+        the ``refused`` total of the node's diagnostics (any thread; the GIL makes the
+        increment whole)."""
+        self.refused += count
+
+    def totals(self) -> InputTotals:
+        """This input's running totals: received, malformed, refused, lost."""
+        s = self.subscriber.stats()
+        return InputTotals(self.topic, s.received, s.malformed, self.refused, s.lost)
 
     def close(self) -> None:
         """Stop receiving. Idempotent."""
@@ -936,18 +958,54 @@ class Node:
         return {name: loop.stats() for name, loop in self.rate_loops.items()}
 
     def publish_diagnostics(self) -> int:
-        """Publish one LoopDiagnostics per running loop now (the diagnostics timer calls this)."""
+        """Publish one LoopDiagnostics per running loop now, each with the node's input totals
+        (the diagnostics timer calls this)."""
         pub = self._diagnostics
         if pub is None or pub.closed:
             return 0
         sent = 0
+        inputs: tuple[InputTotals, ...] | None = None
+        events: tuple[EventCount, ...] = ()
         for name, loop in self.rate_loops.items():
             if loop.running:
+                if inputs is None:
+                    inputs = self._input_totals()
+                    events = tuple(
+                        EventCount(kind, count) for kind, count in self.event_counts().items()
+                    )
                 pub.publish(
-                    LoopDiagnostics.from_snapshot(self.name, name, loop.rate_hz, loop.stats())
+                    LoopDiagnostics.from_snapshot(
+                        self.name, name, loop.rate_hz, loop.stats(), inputs=inputs, events=events
+                    )
                 )
                 sent += 1
         return sent
+
+    def event_counts(self) -> dict[str, int]:
+        """*Hook*: counts, by kind, of the events this node has reported since it started, for
+        its diagnostics (default: none). An array node counts its limit events."""
+        return {}
+
+    def _input_totals(self) -> tuple[InputTotals, ...]:
+        """Per topic the node subscribes to (sorted), the running totals of messages received,
+        malformed, refused and lost (:class:`InputTotals`; two subscriptions of one topic add
+        up)."""
+        with self._lock:
+            subscriptions = [s for s in self._subscriptions if not s.closed]
+        by_topic: dict[str, InputTotals] = {}
+        for sub in subscriptions:
+            t = sub.totals()
+            seen = by_topic.get(t.topic)
+            if seen is not None:
+                t = InputTotals(
+                    t.topic,
+                    seen.received + t.received,
+                    seen.malformed + t.malformed,
+                    seen.refused + t.refused,
+                    seen.lost + t.lost,
+                )
+            by_topic[t.topic] = t
+        return tuple(by_topic[k] for k in sorted(by_topic))
 
     # ---- reports -----------------------------------------------------------------------------
     def report(self, level: Level, text: str, data: bytes = b"", *, key: str = "") -> None:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from jointbus.bus import LATCHED, RELIABLE
+from jointbus.errors import Refused
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header
 from jointbus.model.errors import ParameterError
@@ -80,7 +81,7 @@ class UnknownParameterError(ParameterError):
         self.args = (f"unknown parameter {name!r}{where}; known parameters: {list(self.known)}",)
 
 
-class ParameterRefusedError(ParameterError):
+class ParameterRefusedError(ParameterError, Refused):
     """A value within its declaration that the node cannot take (a change callback refused it).
 
     Nothing changed: the value and every callback that had already applied it were rolled back.

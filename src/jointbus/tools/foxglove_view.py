@@ -574,7 +574,7 @@ class FoxgloveView:
                 return
             infos = (
                 self.bus.discover(self._discover_timeout_s)
-                if self.bus.zenoh is not None
+                if self.bus.transport is not None
                 else self.bus.topics()
             )
             wanted: dict[str, tuple[type[Message], QosProfile]] = {}

@@ -174,6 +174,19 @@ class McapChunkWriter:
         return self._message_count + sum(len(v) for v in self._index.values())
 
     @property
+    def log_time_span(self) -> tuple[int, int] | None:
+        """(earliest, latest) log time of the messages added so far, ns since the Unix epoch;
+        None before the first."""
+        spans = []
+        if self._message_count:
+            spans.append((self._start_time, self._end_time))
+        if self._buffer:
+            spans.append((self._chunk_start, self._chunk_end))
+        if not spans:
+            return None
+        return min(s for s, _ in spans), max(e for _, e in spans)
+
+    @property
     def bytes_written(self) -> int:
         """Bytes handed to the stream so far (compressed chunks, indexes, set-up records)."""
         return self._written

@@ -21,13 +21,24 @@ Two sources, chosen per recorder:
   interval, so it changes neither the crash bound below nor what is recorded. In-process messages
   are objects, so the writer thread encodes each once with ``to_cdr()``. Remote publishers of those
   topics reach the subscription through the bus and are recorded the same way.
-- **remote** (``remote=True``; what the ``jointbus record`` command uses): one raw Zenoh subscriber
+- **remote** (``remote=True``; what the ``jointbus record`` command uses; on DDS the transport's
+  raw tap, :class:`_DdsRawSource`, with the same skipping rules): one raw Zenoh subscriber
   on ``<domain>/**`` (every topic of the ROS domain — jointbus's and ROS 2 nodes' — including ones
   that appear later) on the bus's own session. The CDR payload is stored exactly as received —
   never decoded or re-encoded; its topic and type come from the data key
   (:mod:`jointbus.bus.names`), its ``.msg`` definition from the message registry, its publish time
   and sequence number from rmw_zenoh's attachment.
-  Gaps in a publisher's sequence numbers are counted as ``lost``. Topics that the local source
+  **No Python on Zenoh's receive path.** The subscriber hands samples to a Zenoh FIFO channel
+  (:data:`REMOTE_QUEUE_SAMPLES` deep, in Rust), which the writer thread drains in batches; Zenoh's
+  receive thread never waits for the GIL. With a Python callback per sample, it did: beside a
+  500 Hz stack on a loaded 2-CPU host the callback waited behind the writer thread and the stack's
+  own threads, samples queued up to 1.9 s in transit, the senders' best-effort queues
+  overflowed and whole bursts were dropped (up to 491 consecutive frames; 1 577 of ≈ 14 000 lost
+  in a user's run, 7 325 of ≈ 29 500 in ours). The FIFO rides out such stalls; a reliable
+  publisher (``BLOCK`` congestion control) is only ever slowed if the FIFO fills.
+  Gaps in a publisher's sequence numbers are counted as ``lost`` — separately for reliable
+  publishers (``lost_reliable``: a reliable topic must lose nothing; a gap there means the
+  transport or the publisher dropped it) and best-effort ones. Topics that the local source
   records are skipped here so that no message is stored twice. Latched topics (``/tf_static``,
   ``/<ns>/parameters``) were typically published once, before the recorder started: on start it
   also queries every transient-local publisher's zenoh-ext cache (``<key>/@adv/pub/**``, as
@@ -74,6 +85,9 @@ DEFAULT_FLUSH_INTERVAL: Final = 0.5
 DEFAULT_DISCOVERY_INTERVAL: Final = 0.1
 #: How often the writer thread looks at an empty queue (s); see the module docstring.
 POLL_INTERVAL: Final = 0.005
+#: Samples the remote source's Zenoh FIFO holds before Zenoh's receive thread has to wait for
+#: the writer (≈ 20 s of a 500 Hz stack's ≈ 3000 samples/s).
+REMOTE_QUEUE_SAMPLES: Final = 65536
 _BATCH: Final = 4096  # queue items handled between two housekeeping checks
 
 
@@ -83,9 +97,12 @@ class RecorderStats:
 
     ``messages``: written to the file (including the chunk in progress); ``bytes``: file size so
     far plus the uncompressed chunk in progress; ``topics``: channels in the file; ``queued``:
-    received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages;
-    ``skipped``: messages that could not be recorded (type unknown to the registry, no rmw_zenoh
-    attachment, or not encodable), ``elapsed_s``: seconds since :meth:`Recorder.start`.
+    received, not yet written; ``lost``: sequence gaps seen in remote publishers' messages, of
+    which ``lost_reliable`` from reliable publishers (must stay 0); ``skipped``: messages that
+    could not be recorded (type unknown to the registry, no rmw_zenoh attachment, or not
+    encodable), ``elapsed_s``: seconds since :meth:`Recorder.start` (until
+    :meth:`Recorder.stop`, once stopped); ``first_ns`` / ``last_ns``: log times of the earliest
+    and latest message in the file (ns since the Unix epoch; 0 when it holds none).
     """
 
     messages: int
@@ -95,6 +112,15 @@ class RecorderStats:
     lost: int
     skipped: int
     elapsed_s: float
+    first_ns: int = 0
+    last_ns: int = 0
+    lost_reliable: int = 0
+
+    @property
+    def span_s(self) -> float:
+        """Seconds between the file's first and last message (what ``jointbus info`` calls its
+        duration); 0 with fewer than two."""
+        return (self.last_ns - self.first_ns) / 1e9 if self.first_ns else 0.0
 
     @property
     def rate(self) -> float:
@@ -152,9 +178,10 @@ class Recorder:
         ):
             if not isinstance(value, (int, float)) or not 0 < value <= 60:
                 raise RecorderError(f"{name} must be in (0, 60] s, got {value!r}")
-        if remote and bus.zenoh is None:
+        if remote and bus.transport is None:
             raise RecorderError(
-                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig()))"
+                "remote recording needs a bus with Zenoh attached (Bus(zenoh=ZenohConfig())) or "
+                "on DDS (Bus(dds=DdsConfig()))"
             )
         self._bus = bus
         self.path = Path(path)
@@ -175,12 +202,13 @@ class Recorder:
         self._subscribers: dict[str, Subscriber[Any]] = {}
         #: Topics the local source records (the remote source skips them).
         self._local_topics: frozenset[str] = frozenset()
-        self._remote_source: _ZenohRawSource | None = None
+        self._remote_source: _ZenohRawSource | _DdsRawSource | None = None
         self._thread: threading.Thread | None = None
         self._file: IO[bytes] | None = None
         self._writer: McapChunkWriter | None = None
         self._error: BaseException | None = None
         self._started_at = 0.0
+        self._stopped_at: float | None = None
         self._stopped = False
         self._skipped = 0
 
@@ -199,7 +227,11 @@ class Recorder:
         if self._local:
             self._scan_local()
         if self._remote:
-            self._remote_source = _ZenohRawSource(self, self._bus)
+            self._remote_source = (
+                _ZenohRawSource(self, self._bus)
+                if self._bus.zenoh is not None
+                else _DdsRawSource(self, self._bus)
+            )
         self._thread = threading.Thread(target=self._run, name="jointbus-recorder", daemon=True)
         self._thread.start()
         return self
@@ -212,6 +244,7 @@ class Recorder:
         if self._stopped:
             return self.stats()
         self._stopped = True
+        self._stopped_at = time.monotonic()
         for sub in self._subscribers.values():
             sub.close()
         if self._remote_source is not None:
@@ -242,6 +275,8 @@ class Recorder:
         messages = writer.message_count if writer is not None else 0
         size = (writer.bytes_written + writer.pending_bytes) if writer is not None else 0
         remote = self._remote_source
+        span = writer.log_time_span if writer is not None else None
+        end = self._stopped_at if self._stopped_at is not None else time.monotonic()
         return RecorderStats(
             messages=messages,
             bytes=size,
@@ -250,8 +285,11 @@ class Recorder:
             topics=sum(1 for c in list(self._channels.values()) if c.id),
             queued=len(self._queue),
             lost=remote.lost if remote is not None else 0,
+            lost_reliable=remote.lost_reliable if remote is not None else 0,
             skipped=self._skipped + (remote.skipped if remote is not None else 0),
-            elapsed_s=time.monotonic() - self._started_at if self._started_at else 0.0,
+            elapsed_s=end - self._started_at if self._started_at else 0.0,
+            first_ns=span[0] if span is not None else 0,
+            last_ns=span[1] if span is not None else 0,
         )
 
     # ---- entry points of the sources ------------------------------------------------------------
@@ -368,8 +406,11 @@ class Recorder:
         next_flush = time.monotonic() + self._flush_interval
         next_scan = time.monotonic() + self._discovery_interval
         running = True
+        remote = self._remote_source
         while running:
             handled = 0
+            if remote is not None:
+                remote.drain(_BATCH)  # into the queue, read just below
             while handled < _BATCH:
                 try:
                     item = pop()
@@ -457,17 +498,41 @@ class _ZenohRawSource:
         self._history_seq: dict[int, int] = {}
         self._warned: set[str] = set()
         self.lost = 0
+        self.lost_reliable = 0
         self.skipped = 0
         self._closed = False
-        self._sub: zenoh.Subscriber[None] = transport.session.declare_subscriber(
-            domain_selector(transport.domain_id),
-            self._on_sample,
-            allowed_origin=zenoh.Locality.REMOTE,
+        # Zenoh's receive thread only pushes into this FIFO (Rust, no GIL); the writer thread
+        # drains it (module docstring).
+        self._sub: zenoh.Subscriber[zenoh.Handler[zenoh.Sample]] = (
+            transport.session.declare_subscriber(
+                domain_selector(transport.domain_id),
+                zenoh.handlers.FifoChannel(REMOTE_QUEUE_SAMPLES),
+                allowed_origin=zenoh.Locality.REMOTE,
+            )
         )
+        self._handler = self._sub.handler
         self._history_thread = threading.Thread(
             target=self._fetch_history, name="jointbus-recorder-history", daemon=True
         )
         self._history_thread.start()
+
+    def drain(self, limit: int) -> int:
+        """Handle up to ``limit`` samples waiting in the FIFO (the writer thread); how many."""
+        if self._closed:
+            return 0
+        try_recv = self._handler.try_recv
+        on_sample = self._on_sample
+        handled = 0
+        while handled < limit:
+            try:
+                sample = try_recv()
+            except Exception:  # the subscriber was undeclared meanwhile
+                break
+            if sample is None:
+                break
+            on_sample(sample)
+            handled += 1
+        return handled
 
     def _fetch_history(self) -> None:
         """Record what the transient-local publishers' caches hold (module doc)."""
@@ -527,7 +592,11 @@ class _ZenohRawSource:
             return  # already recorded from the publisher's cache
         last = self._last_seq.get(att.gid)
         if last is not None and att.seq > last + 1:
-            self.lost += att.seq - last - 1
+            gap = att.seq - last - 1
+            self.lost += gap
+            remote = self._transport.remote_info(att.gid)
+            if remote is not None and remote.qos.reliable:
+                self.lost_reliable += gap
         self._last_seq[att.gid] = att.seq
         self._first_live.setdefault(att.gid, att.seq)
         self._store(type_name, topic, payload, now, att)
@@ -566,6 +635,69 @@ class _ZenohRawSource:
             self._sub.undeclare()  # type: ignore[no-untyped-call]
         except Exception:  # the session may already be closed
             _LOG.debug("recorder: undeclaring the Zenoh subscriber failed", exc_info=True)
+
+
+class _DdsRawSource:
+    """Raw CDR payloads of every remote topic on DDS (the transport's raw tap: one reader per topic
+    and type its publishers announce; transient-local readers for latched topics, which bring
+    their history). DDS shows a reader no sequence numbers: ``lost`` stays 0, and each
+    publisher's samples are numbered in arrival order."""
+
+    def __init__(self, recorder: Recorder, bus: Bus) -> None:
+        from jointbus.bus.dds_transport import DdsTransport
+
+        transport = bus.transport
+        if not isinstance(transport, DdsTransport):
+            raise RecorderError("a DDS raw source needs a bus on DDS")
+        self._recorder = recorder
+        self._lock = threading.Lock()
+        self._seq: dict[int, int] = {}
+        self._warned: set[str] = set()
+        self.lost = 0
+        self.lost_reliable = 0  # DDS shows no sequence numbers: never known to be lost
+        self.skipped = 0
+        self._closed = False
+        self._tap = transport.tap_all(self._on_sample, self._resolve)
+
+    def drain(self, _limit: int) -> int:
+        """Nothing to hand over: the tap's callback queues each sample as it arrives."""
+        return 0
+
+    def _resolve(self, type_name: str) -> type[Message] | None:
+        try:
+            cls = self._recorder._registry.by_type_name(type_name)
+        except UnknownTypeError:
+            return None
+        return cls if isinstance(cls, type) and issubclass(cls, Message) else None
+
+    def _on_sample(self, sample: Any) -> None:
+        try:
+            recorder = self._recorder
+            if not recorder.wants(sample.topic) or sample.topic in recorder._local_topics:
+                return
+            now = time.time_ns()
+            try:
+                channel = recorder.channel(sample.topic, sample.type_name, qos=sample.qos)
+            except UnknownTypeError:
+                self._skip(sample.topic, f"type {sample.type_name!r} unknown to the registry")
+                return
+            with self._lock:
+                seq = self._seq[sample.publisher] = self._seq.get(sample.publisher, 0) + 1
+            recorder.enqueue(channel, sample.payload, now, sample.source_wall_ns, seq)
+        except Exception:
+            _LOG.exception("recorder: receiving a sample failed")
+
+    def _skip(self, topic: str, why: str) -> None:
+        self.skipped += 1
+        if topic not in self._warned:
+            self._warned.add(topic)
+            _LOG.warning("recorder: not recording %s: %s", topic, why)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._tap.undeclare()
 
 
 __all__ = [

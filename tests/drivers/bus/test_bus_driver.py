@@ -7,8 +7,9 @@ import time
 import pytest
 
 from jointbus import drivers
-from jointbus.drivers.bus.driver import ArrayServerError
+from jointbus.drivers.bus.driver import ArrayServerError, BusActuatorArray
 from jointbus.drivers.errors import DriverIOError, DriverURLError, RequestRejected
+from jointbus.messages.actarray import ActuatorState
 from support.array_server import served
 from support.bus import free_port
 
@@ -129,3 +130,45 @@ def test_homing_a_rover_base_axis_over_bus_is_refused_as_home() -> None:
             2,
         ), info.value
         assert "unsupported" in str(info.value), info.value
+
+
+def test_a_reading_is_flagged_stale_within_a_few_server_periods_then_refused() -> None:
+    """Issue 20 item 8: after its server died, ``read()`` returned the old state unflagged for
+    ≈ 1.0 s (the timeout) before raising. It is flagged ``STALE`` once the newest sample is
+    more than 3 server periods old; the timeout still ends it with ArrayServerError."""
+    stale = ActuatorState.STALE
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        drivers.open(server.url(timeout="1.0")) as arm,
+    ):
+        assert isinstance(arm, BusActuatorArray)
+        time.sleep(0.3)  # ≥ 2 samples: the server's period is measured from their stamps
+        assert arm.server_period_s == pytest.approx(0.01, rel=0.2)  # served at 100 Hz
+        live = arm.read()
+        assert not any(a.state & stale for a in live.actuators)
+        server.node.shutdown()
+        seen: list[tuple[float, bool, bool]] = []  # (age s, read_joints STALE, read() STALE)
+        while True:
+            try:
+                joints = arm.read_joints()
+                data = arm.read()
+            except ArrayServerError:
+                break
+            age = arm.age_s
+            seen.append(
+                (
+                    age,
+                    all(s & stale for s in joints.state),
+                    all(a.state & stale for a in data.actuators)
+                    and bool(joints.array_state() & stale),
+                )
+            )
+            time.sleep(0.005)
+        flagged = [s for s in seen if s[1]]
+        assert flagged, seen[-5:]
+        # flagged as soon as the reading is 3 periods old, long before the 1 s timeout ...
+        assert min(age for age, *_ in flagged) < 0.5
+        assert all(f[2] for f in flagged)  # read() and the array state say it too
+        # ... and every reading older than that was flagged (none handed out as current)
+        assert all(is_stale for age, is_stale, _ in seen if age > arm.stale_after_s + 0.005)
+        assert arm.age_s >= 1.0  # then refused at the timeout

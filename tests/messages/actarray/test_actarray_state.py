@@ -16,6 +16,7 @@ def test_state_flags_have_players_values_and_combine() -> None:
         ("STALLED", 8),
         ("UNPOWERED", 16),  # jointbus's addition, on the next free bit: Player's stay as they are
         ("LIMITED", 32),  # the drive holds the joint at a position or speed limit
+        ("STALE", 64),  # a reading older than its source's rate promises (bus://, issue 20 item 8)
     ]
     both = ActuatorState.BRAKED | ActuatorState.STALLED
     assert int(both) == 12

@@ -966,3 +966,104 @@ def test_a_joint_measured_past_its_limit_is_an_error_even_with_no_command(rig: R
     assert report["value"] == pytest.approx(2.7, abs=0.01)
     assert report["level"] == Level.ERROR
     assert rig.node.limit_watch.total("position") == 1
+
+
+_FOLD = re.compile(r"\[(e\.g\.: )?(\d+) times in [0-9.]+ s(?:, (\d+) like this one)?\]$")
+
+
+def test_a_folded_report_says_e_g_when_it_covers_samples_of_another_shape() -> None:
+    """Issue 20 item 21: "44 bytes from unknown (no attachment) [19 times]" covered 14 samples
+    that had an attachment. Undecodable impedance samples, five without rmw_zenoh's attachment
+    then five with it: a report whose count covers both kinds says its details are an example
+    ("e.g.") and how many are like it; a report of one kind says "N times". And the running
+    totals of malformed and refused input are in ``/arm6/diagnostics``."""
+    from jointbus.runtime import LoopDiagnostics
+
+    garbage = b"\x00\x01\x00\x00" + b"\xff" * 40  # 44 bytes, not a JointImpedance
+    with served("sim://arm6?noise=false", "arm6") as server:
+        status: list[Status] = []
+        diagnostics: list[LoopDiagnostics] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        server.bus.subscribe(
+            "/arm6/diagnostics", LoopDiagnostics, diagnostics.append, RELIABLE, realtime=True
+        )
+        with Bus(name="vandal", zenoh=ZenohConfig.loopback(None, (server.port,))) as bus:
+            pub = _raw_publisher(bus, N.impedance_command, JointImpedance)
+            kinds = ["none"] * 5 + ["att"] * 5
+            for seq, kind in enumerate(kinds, start=1):
+                if kind == "none":
+                    pub.put(garbage)
+                else:
+                    pub.put(garbage, attachment=attachment.pack(seq, time.time_ns(), b"t" * 16))
+                time.sleep(0.005)
+
+            def reports() -> list[Status]:
+                return [s for s in list(status) if "a decodable JointImpedance" in s.status]
+
+            def covered() -> int:
+                total = 0
+                for report in reports():
+                    match = _FOLD.search(report.status)
+                    total += int(match.group(2)) if match else 1
+                return total
+
+            assert wait_until(lambda: covered() >= len(kinds), timeout=10.0), [
+                s.status for s in reports()
+            ]
+            pub.undeclare()
+        # the reports cover the samples in order: rebuild each one's chunk and check its words
+        at = 0
+        for report in reports():
+            match = _FOLD.search(report.status)
+            count = int(match.group(2)) if match else 1
+            chunk = kinds[at : at + count]
+            at += count
+            quoted = chunk[-1]  # the newest sample's details are the text
+            assert ("no attachment" in report.status) == (quoted == "none"), report.status
+            if len(set(chunk)) > 1:
+                assert match and match.group(1) == "e.g.: ", report.status
+                assert int(match.group(3)) == chunk.count(quoted), (chunk, report.status)
+            elif count > 1:
+                assert match and match.group(1) is None, report.status
+        assert at == len(kinds)
+        assert any(len(set(kinds[:k])) > 1 for k in range(len(kinds)))
+
+        def totals() -> Any:
+            for d in reversed(list(diagnostics)):
+                for t in d.inputs:
+                    if t.topic == N.impedance_command:
+                        return t
+            return None
+
+        assert wait_until(
+            lambda: (t := totals()) is not None and t.malformed == len(kinds), timeout=5.0
+        ), totals()
+        found = totals()
+        assert found.refused == len(kinds)
+        assert found.received == 0  # none decoded: malformed are not counted as received
+        assert {t.topic for d in diagnostics for t in d.inputs} >= {N.command("multi_position")}
+
+
+def test_limit_events_are_counted_in_the_diagnostics() -> None:
+    """Issue 22 item 2: the excursions a served array reports are counted on its diagnostics."""
+    from jointbus.runtime import LoopDiagnostics
+
+    rig = Rig()
+    seen: list[LoopDiagnostics] = []
+    try:
+        rig.bus.subscribe(
+            N.name("diagnostics"), LoopDiagnostics, seen.append, RELIABLE, realtime=True
+        )
+        with rig.array.locked() as physics:  # type: ignore[attr-defined]
+            model = physics.actuators
+            p = model.positions.copy()
+            p[ELBOW] = 2.7
+            model.set_state(p)
+        assert wait_until(
+            lambda: any(
+                ("limit position", 1) in {(e.kind, e.count) for e in d.events} for d in seen
+            ),
+            timeout=5.0,
+        ), seen[-1:] if seen else "no diagnostics"
+    finally:
+        rig.close()

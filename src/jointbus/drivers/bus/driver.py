@@ -20,8 +20,15 @@ stamped with the server's sample time (``read().header.stamp`` and ``read_joints
 the time of the call, so a reading from a server that stopped looks as old as it is; not a round
 trip — except right after an ACKed call, whose reply carries the array read just after the
 call, so the caller's next ``read()`` reflects its own call (a move is ``MOVING`` at once, as
-locally). If no sample arrived for longer than the call timeout, reading raises
-:class:`ArrayServerError` rather than return a stale state as if it were current.
+locally). **A reading that is late is flagged at once:** when the newest sample arrived more
+than :data:`STALE_PERIODS` (3) of the server's periods ago — the period measured from the
+samples' own stamps, :attr:`BusActuatorArray.server_period_s` — every actuator of the reading
+carries ``ActuatorState.STALE`` (so does ``read().actuators[i].state`` and the array state): its
+values are the last ones received, and the server may be gone. Why not wait for the timeout: a
+client that stopped hearing a 100 Hz server was handed the old state as current for a whole
+second (the default timeout) before it raised; 3 periods are 30 ms. :attr:`~BusActuatorArray.age_s`
+gives the age. If no sample arrived for longer than the call timeout, reading raises
+:class:`ArrayServerError`: a stale state is no longer returned at all.
 
 **Failure.** A call whose server is gone or silent raises :class:`ArrayServerError` (a
 :class:`~jointbus.drivers.errors.DriverIOError`) within the call timeout — never hangs — and says
@@ -54,9 +61,11 @@ else 7447); ``source`` is the ``source_node`` of impedance commands.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import os
+import statistics
 import threading
 import time
 import weakref
@@ -79,6 +88,7 @@ from jointbus.drivers.actuator_array import (
     FloatArray,
     ImpedanceTargets,
     IntArray,
+    JointReading,
     RawReading,
 )
 from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
@@ -106,10 +116,24 @@ from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec
 
-__all__ = ["DEFAULT_TIMEOUT_S", "ArrayServerError", "BusActuatorArray", "open_bus_array"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "STALE_PERIODS",
+    "ArrayServerError",
+    "BusActuatorArray",
+    "open_bus_array",
+]
 
 #: Default time a call waits for the server's answer (s).
 DEFAULT_TIMEOUT_S: Final = 1.0
+#: A reading is ``STALE`` once its newest sample is this many server periods old.
+STALE_PERIODS: Final = 3
+#: The server period assumed until two published samples have been timed (s): 100 Hz, what
+#: ``jointbus serve`` and the hb50 bridge publish ``actarray/data`` at.
+ASSUMED_PERIOD_S: Final = 0.01
+#: Sample-to-sample intervals the period estimate is the median of.
+_PERIOD_SAMPLES: Final = 16
+_STALE: Final = np.uint8(ActuatorState.STALE)
 
 _URL_OPTIONS: Final = {"hub_port", "connect", "router", "timeout", "source"}
 _ALL: Final = jointbus_msgs.ALL_JOINTS
@@ -165,8 +189,8 @@ class _TopicSilent(ServiceError):
 
 def _where_of(bus: Bus) -> str:
     """Where ``bus`` looks for servers, for the errors that say nothing answered."""
-    transport = bus.zenoh
-    return transport.config.where if transport is not None else "this process only (no Zenoh)"
+    transport = bus.transport
+    return transport.where if transport is not None else "this process only (no network)"
 
 
 def _close_before_exit(array: BusActuatorArray) -> None:
@@ -274,12 +298,18 @@ class BusActuatorArray(ActuatorArray):
             self._whole_array_call = False
             self._arrived = threading.Event()
             self._arrived_at = -math.inf
+            #: Server stamp (s) of the last *published* sample, and the intervals between them.
+            self._published_stamp: float | None = None
+            self._intervals: collections.deque[float] = collections.deque(maxlen=_PERIOD_SAMPLES)
+            self._period_s = ASSUMED_PERIOD_S
+            #: Whether the reading :meth:`_read_raw` built last was stale (under the API lock).
+            self._read_stale = False
             self._data_lock = threading.Lock()
             self._remote_saturations: tuple[Saturation, ...] = ()
             self._pending_impedance: ImpedanceCommand | None = None
             self._clients: dict[str, ServiceClient[Any, ActuatorReply]] = {}
             self._sub = bus.subscribe(
-                n.data, ActuatorArrayData, self._on_data, MAB_RT, realtime=True
+                n.data, ActuatorArrayData, self._on_published, MAB_RT, realtime=True
             )
             if not self._arrived.wait(timeout_s):
                 raise ArrayServerError(
@@ -329,18 +359,62 @@ class BusActuatorArray(ActuatorArray):
             self._arrived_at = time.monotonic()
         self._arrived.set()
 
+    def _on_published(self, data: ActuatorArrayData) -> None:
+        """A sample of the data topic: time the server's period from the samples' own stamps
+        (transport jitter does not enter it; a reply's state, stamped at the call, is not
+        timed), then keep it as :meth:`_on_data` does."""
+        stamp = data.header.stamp
+        at = stamp.sec + stamp.nanosec * 1e-9
+        with self._data_lock:
+            last, self._published_stamp = self._published_stamp, at
+            if last is not None and at > last:
+                self._intervals.append(at - last)
+                self._period_s = statistics.median(self._intervals)
+        self._on_data(data)
+
     @property
     def latest(self) -> ActuatorArrayData | None:
         """The latest data sample received (``None`` before the first)."""
         return self._latest
 
+    @property
+    def age_s(self) -> float:
+        """Seconds since the newest sample (published, or carried by a reply) arrived."""
+        return time.monotonic() - self._arrived_at
+
+    @property
+    def server_period_s(self) -> float:
+        """The server's publishing period (s): the median interval between its last 16
+        samples' stamps (:data:`ASSUMED_PERIOD_S` until two have arrived)."""
+        return self._period_s
+
+    @property
+    def stale_after_s(self) -> float:
+        """Age (s) from which a reading is ``STALE``: :data:`STALE_PERIODS` server periods."""
+        return STALE_PERIODS * self._period_s
+
+    @property
+    def stale(self) -> bool:
+        """True when a reading now would be ``STALE`` (see the module docstring)."""
+        return self.age_s > self.stale_after_s
+
     # ---- hooks ---------------------------------------------------------------------------------
     def _capabilities(self) -> frozenset[Capability]:
         return self._capability_set
 
+    def read_joints(self) -> JointReading:
+        """The latest sample in joint space; every actuator flagged ``STALE`` when it is older
+        than :attr:`stale_after_s` (see the module docstring)."""
+        with self._api_lock:
+            reading = super().read_joints()
+            if not self._read_stale:
+                return reading
+            return dataclasses.replace(reading, state=reading.state | _STALE)
+
     def read(self) -> ActuatorArrayData:
         """The latest sample as Player's array data, its header stamped when the *server* sampled
-        it (not now: a reading from a server that stopped must look as old as it is)."""
+        it (not now: a reading from a server that stopped must look as old as it is), each
+        actuator ``STALE`` as in :meth:`read_joints`."""
         with self._api_lock:
             data = super().read()
             sampled = self._read_header
@@ -353,6 +427,7 @@ class BusActuatorArray(ActuatorArray):
         if data is None:  # only if a subclass skipped the constructor's wait
             raise DriverIOError(f"no data from {self.array_names.data} yet")
         silence = time.monotonic() - self._arrived_at
+        self._read_stale = silence > self.stale_after_s
         if silence > self.timeout_s:
             name = self.array_names.data
             raise ArrayServerError(

@@ -8,10 +8,23 @@ the *same* URL the driver opens — robot, motor models, CAN ids, interface, cha
 the twin from it, so the two sides cannot disagree.
 
 The twin's motors have the physics the simulator derives from the robot file
-(:meth:`~jointbus.drivers.sim.driver.SimArrayConfig.from_model`) and start at the geometry's home
-positions, as ``sim://`` does. On python-can's ``virtual`` interface both ends must live in one
+(:meth:`~jointbus.drivers.sim.driver.SimArrayConfig.from_model`) and start **at rest inside
+their limits**, where the robot is found when its power comes on (:func:`rest_positions`): the
+robot file's ``rest`` pose where it has one — hb50 lying on its belly, legs folded, the pose
+``sim://hb50`` starts in too — else each joint's geometry home, moved :data:`LIMIT_MARGIN` inside
+a limit it lies on, near or beyond. Why: real motors are never found at an arbitrary 0; the twin
+started every motor at 0 rad, which is hb50's knee limit, so reading the positions and holding
+them (the README's impedance pattern) was refused on its first command, half the knees' noisy
+readings lying past the limit. On python-can's ``virtual`` interface both ends must live in one
 process (that interface does not cross processes); on a SocketCAN ``vcan`` interface or a real
 bus the twin can run in its own process (``jointbus can-twin URL``).
+
+**Fault injection** (:attr:`TwinServer.twin`, a :class:`FirmwareTwin`; also ``jointbus can-twin``
+options): ``drop_replies(can_id, True)`` loses one motor's replies while it still acts on commands
+(a broken transmit line: the driver's read of that motor times out), ``set_silent(True)`` makes
+every motor ignore all frames and answer nothing (a powered-off bus segment), and
+``set_error_code(can_id, code)`` makes a motor report an error byte (the models whose reply
+layout is ``extended``, e.g. ``md80``). Each is undone by the opposite call.
 
 Example (one process)::
 
@@ -22,11 +35,14 @@ Example (one process)::
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 
 import can
 import numpy as np
+import numpy.typing as npt
 
 from jointbus.drivers.actuator_array import ActuatorArrayConfigError
 from jointbus.drivers.can.config import CanArrayConfig
@@ -36,18 +52,53 @@ from jointbus.drivers.errors import DriverIOError
 from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.driver import SimArrayConfig
 
-__all__ = ["TwinServer"]
+__all__ = ["LIMIT_MARGIN", "REST_POSE", "TwinServer", "rest_positions"]
+
+#: Name of the robot-file pose the twin's motors start in, when the robot file has one.
+REST_POSE: Final = "rest"
+#: How far inside a position limit a home that lies on (or beyond) it is moved: 0.05 rad (or m),
+#: at most a tenth of the joint's range — far more than the sensor noise (hb50: σ 6.4e-4 rad),
+#: so no reading of the resting joint lies past its limit.
+LIMIT_MARGIN: Final = 0.05
+
+
+def rest_positions(config: CanArrayConfig) -> npt.NDArray[np.float64]:
+    """Where the motors of ``config`` start, in *joint* space, rad or m (module docstring): the
+    robot file's ``rest`` pose where it has one (the robot model checks that its poses lie
+    within the limits), else the joint's geometry home, moved :data:`LIMIT_MARGIN` (at most a
+    tenth of the joint's range) inside a limit it lies on, near or beyond."""
+    robot = config.robot
+    rest = robot.pose(REST_POSE) if robot is not None and REST_POSE in robot.poses else {}
+    start = np.array([a.home for a in config.array.geometry.actuators], dtype=np.float64)
+    for i, (name, spec) in enumerate(zip(config.array.names, config.array.limits, strict=True)):
+        if name in rest:
+            start[i] = rest[name]
+            continue
+        low, high = spec.position_min, spec.position_max
+        if math.isfinite(low) and math.isfinite(high):
+            margin = min(LIMIT_MARGIN, 0.1 * (high - low))
+            start[i] = min(max(start[i], low + margin), high - margin)
+    return start
 
 
 class TwinServer:
     """A :class:`FirmwareTwin` for the motors of a :class:`CanArrayConfig`, on its own bus endpoint.
 
-    ``seed`` seeds the motors' sensor noise; ``noise=False`` removes it. The twin answers from a
-    thread between :meth:`start` and :meth:`stop` (or inside a ``with`` block); its bus endpoint
-    is opened on :meth:`start` and closed on :meth:`stop`.
+    ``seed`` seeds the motors' sensor noise; ``noise=False`` removes it. ``initial_positions``
+    (joint space, rad or m, one per joint in actuator order) is where the motors start; default
+    :func:`rest_positions`. The twin answers from a thread between :meth:`start` and :meth:`stop`
+    (or inside a ``with`` block); its bus endpoint is opened on :meth:`start` and closed on
+    :meth:`stop`.
     """
 
-    def __init__(self, config: CanArrayConfig, *, seed: int | None = 0, noise: bool = True) -> None:
+    def __init__(
+        self,
+        config: CanArrayConfig,
+        *,
+        seed: int | None = 0,
+        noise: bool = True,
+        initial_positions: Sequence[float] | None = None,
+    ) -> None:
         if config.robot is None:
             raise ActuatorArrayConfigError(
                 "the motor twin needs the robot description (build the config with "
@@ -56,9 +107,18 @@ class TwinServer:
         self._config = config
         sim = SimArrayConfig.from_model(config.robot, noise=noise)
         cal = config.array.calibrations
-        homes = [a.home for a in config.array.geometry.actuators]
+        start = (
+            rest_positions(config).tolist()
+            if initial_positions is None
+            else [float(p) for p in initial_positions]
+        )
+        if len(start) != len(cal) or not all(math.isfinite(p) for p in start):
+            raise ActuatorArrayConfigError(
+                f"TwinServer initial_positions = {initial_positions!r}; expected {len(cal)} "
+                "finite positions (rad or m), one per joint in actuator order"
+            )
         self._initial = np.array(
-            [c.direction * h + c.offset for c, h in zip(cal, homes, strict=True)]
+            [c.direction * p + c.offset for c, p in zip(cal, start, strict=True)]
         )
         self._params = sim.params
         self._seed = seed

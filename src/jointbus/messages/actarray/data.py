@@ -44,6 +44,7 @@ _ALL_FLAGS: Final = int(
     | ActuatorState.STALLED
     | ActuatorState.UNPOWERED
     | ActuatorState.LIMITED
+    | ActuatorState.STALE
 )
 _MOVING_BRAKED: Final = int(ActuatorState.MOVING | ActuatorState.BRAKED)
 _IDLE_MOVING: Final = int(ActuatorState.IDLE | ActuatorState.MOVING)
@@ -68,7 +69,8 @@ def actuator_state(type_name: str, field_name: str, value: object) -> ActuatorSt
                 type_name,
                 field_name,
                 value,
-                "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8, UNPOWERED=16, LIMITED=32",
+                "a combination of IDLE=1, MOVING=2, BRAKED=4, STALLED=8, UNPOWERED=16, "
+                "LIMITED=32, STALE=64",
             )
         value = ActuatorState(raw)
     assert isinstance(value, ActuatorState)

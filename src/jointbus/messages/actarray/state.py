@@ -17,9 +17,10 @@ class ActuatorState(enum.IntFlag):
     ``IDLE`` and ``MOVING`` exclude each other, and so do ``MOVING`` and ``BRAKED`` (a braked
     actuator cannot move) and ``IDLE`` and ``UNPOWERED`` (an actuator without power is not
     idling, ready to move: it is limp): :class:`~jointbus.messages.actarray.data.ActuatorData`
-    rejects all three combinations. ``UNPOWERED`` and ``LIMITED`` are jointbus's additions to
-    Player's four (the next free bits; Player carried power only array-wide, as ``motor_state``,
-    and had no limit supervisor).
+    rejects all three combinations. ``UNPOWERED``, ``LIMITED`` and ``STALE`` are jointbus's
+    additions to Player's four (the next free bits; Player carried power only array-wide, as
+    ``motor_state``, had no limit supervisor and no client that could tell a reading's age);
+    ``LIMITED`` and ``STALE`` combine with every other flag.
     """
 
     IDLE = 1
@@ -35,6 +36,11 @@ class ActuatorState(enum.IntFlag):
     drive decelerated it to stop at the limit instead, as a real drive's limit supervisor does
     (jointbus's addition, the next free bit). It combines with the motion flags: ``MOVING |
     LIMITED`` while it brakes, ``IDLE | LIMITED`` once it is held at the limit."""
+    STALE = 64
+    """The reading is older than its source's rate promises: the values (and the other flags)
+    are the last ones received, not the actuator's state now — a ``bus://`` client whose server
+    published nothing for more than a few of its periods (it may have died). The reader is told
+    as soon as it knows, rather than handed an old state as if it were current."""
 
 
 class ActuatorType(enum.IntEnum):

@@ -168,11 +168,11 @@ from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
-from jointbus.nodes.safety.limit_watch import LimitWatch
+from jointbus.nodes.safety.limit_watch import LIMIT_KINDS, LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog, safe_command
-from jointbus.runtime import CycleInfo, Node
+from jointbus.runtime import CycleInfo, Node, NodeSubscription
 from jointbus.runtime.timer import TimerThread
 
 __all__ = [
@@ -424,7 +424,12 @@ class ArrayNode(Node):
         self._hold_cmd: ImpedanceCommand | None = None
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
+        self.command_stamp_ns = 0
+        """Header stamp (ns) of the impedance command applied now (0: none yet): a robot adapter
+        compares it with its frames' stamps (hb50's bridge measures the sensor-to-command age)."""
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
+        #: The input whose refusals each check counts (id of the check → its subscription).
+        self._input_of_check: dict[int, NodeSubscription[Any]] = {}
         #: Sources whose commands were ignored during the current e-stop (each said once).
         self._ignored_in_estop: set[str] = set()
         #: Per source that does not own the array: since when (ns) its commands are not applied
@@ -534,6 +539,13 @@ class ArrayNode(Node):
             ),
             report_events=False,
         )
+        self.count_refusals(self.impedance_check, self.impedance_subscription)
+
+    def count_refusals(self, check: CommandCheck, subscription: NodeSubscription[Any]) -> None:
+        """Count the commands ``check`` refuses on ``subscription``'s input totals (the
+        ``refused`` of ``/<ns>/diagnostics``) (*adapter hook*: call it for each impedance input
+        with the check its commands are queued with)."""
+        self._input_of_check[id(check)] = subscription
 
     # ---- state -----------------------------------------------------------------------------------
     @property
@@ -711,14 +723,15 @@ class ArrayNode(Node):
         while commands:
             received_ns, cmd, check = commands.popleft()
             if isinstance(cmd, RefusedSample):
-                self._reject(cmd.rejection(check))
+                self._reject(cmd.rejection(check), check)
                 continue
             try:
                 command = check.check(cmd)
             except CommandRejected as rejection:
-                self._reject(rejection)
+                self._reject(rejection, check)
                 continue
             if self._name_taken(cmd.source_node, cmd, received_ns):
+                self._count_refused(check)
                 continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
@@ -738,6 +751,7 @@ class ArrayNode(Node):
                 continue  # sent before the last reset / drive-on: never a stale target
             self._command = command
             self._command_source = cmd.source_node
+            self.command_stamp_ns = cmd.header.stamp.to_ns()
             self._streaming = True
             self.watchdog.feed(received_ns)
             if self.estop.holding:
@@ -800,7 +814,13 @@ class ArrayNode(Node):
             f"({source!r}: {RateMeasure(count, span_ns, ARRIVED).describe()})",
         )
 
-    def _reject(self, rejection: CommandRejected) -> None:
+    def _count_refused(self, check: CommandCheck | None) -> None:
+        source = None if check is None else self._input_of_check.get(id(check))
+        if source is not None:
+            source.note_refused()
+
+    def _reject(self, rejection: CommandRejected, check: CommandCheck | None = None) -> None:
+        self._count_refused(check)
         self.rejected += 1
         data = refusal_data(
             rejection.source_node,
@@ -1045,6 +1065,11 @@ class ArrayNode(Node):
                 f"power on: {exc}",
             )
 
+    def event_counts(self) -> dict[str, int]:
+        """Limit events so far, by kind (``limit held``, ``limit position``, ``limit speed``),
+        all joints: what ``/<ns>/diagnostics`` carries beside the status reports."""
+        return {f"limit {kind}": self.limit_watch.total(kind) for kind in LIMIT_KINDS}
+
     # ---- limits on every reading ---------------------------------------------------------------
     def _watch_limits(self, reading: JointReading) -> None:
         """Report each limit event that begins with this reading: a drive's hold as a WARN, a
@@ -1180,11 +1205,14 @@ class ArrayNode(Node):
     ) -> None:
         """A one-shot command: a topic (fire and forget) and a service of the same name."""
         self._serve_ack(name, method, msg_type, apply)
+        inputs: list[NodeSubscription[Any]] = []  # the subscription, once made (its totals)
 
         def on_event(event: QosEvent) -> None:
             # A value the message class refused at decode is a refusal like any other (naming
             # the joint and the sender), not the generic malformed-payload WARN.
             if isinstance(event, MalformedPayloadEvent) and event.cause is not None:
+                for subscription in inputs:
+                    subscription.note_refused()
                 self._report_refusal(
                     method,
                     self._named_error(event.cause),
@@ -1195,13 +1223,15 @@ class ArrayNode(Node):
             else:
                 self.reporter.record_event(event)
 
-        self.create_subscription(
-            name,
-            msg_type,
-            lambda msg: self._execute(method, apply, msg, _FROM_TOPIC),
-            RELIABLE,
-            on_event=on_event,
-            report_events=False,
+        def on_command(msg: Any) -> None:
+            if not self._execute(method, apply, msg, _FROM_TOPIC).accepted:
+                for subscription in inputs:
+                    subscription.note_refused()
+
+        inputs.append(
+            self.create_subscription(
+                name, msg_type, on_command, RELIABLE, on_event=on_event, report_events=False
+            )
         )
 
     def _named_error(self, exc: Exception) -> Exception:

@@ -63,6 +63,7 @@ from numpy.typing import NDArray
 from jointbus.codec.wire import FLOAT32_MAX
 from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand, _certify
 from jointbus.drivers.limits import JointLimits, at_limit_bounds
+from jointbus.errors import Refused
 from jointbus.messages.errors import (
     LengthMismatchError,
     LimitError,
@@ -147,7 +148,7 @@ class SourceNotAllowedError(ValidationError):
     """A command's ``source_node`` is empty, or not on the bridge's allow-list."""
 
 
-class CommandRejected(ValueError):
+class CommandRejected(Refused, ValueError):
     """A joint command the bridge refused whole; nothing of it was applied.
 
     ``error`` is the underlying :class:`~jointbus.messages.errors.ValidationError` (its ``field``,

@@ -37,10 +37,12 @@ import numpy.typing as npt
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.model.limits import JointLimitSpec
 
-__all__ = ["LimitEvent", "LimitWatch"]
+__all__ = ["LIMIT_KINDS", "LimitEvent", "LimitWatch"]
 
 LimitKind = Literal["held", "position", "speed"]
 """``held``: the drive held the joint back; ``position`` / ``speed``: a measured excursion."""
+#: Every kind, in report order.
+LIMIT_KINDS: Final[tuple[LimitKind, ...]] = ("held", "position", "speed")
 
 #: rad or m: how far past a position limit a measured position must be to be an excursion.
 POSITION_TOLERANCE: Final = 0.005
@@ -107,11 +109,14 @@ class LimitWatch:
     """
 
     __slots__ = (
+        "_all_armed",
         "_armed",
         "_lower",
+        "_lower_tol",
         "_names",
         "_position_tol",
         "_upper",
+        "_upper_tol",
         "_vmax",
         "_vtol",
         "counts",
@@ -132,7 +137,10 @@ class LimitWatch:
         self._upper = np.array([s.position_max for s in limits], dtype=np.float64)
         self._vmax = np.array([s.velocity_max for s in limits], dtype=np.float64)
         self._position_tol = float(position_tolerance)
+        self._lower_tol = self._lower - self._position_tol
+        self._upper_tol = self._upper + self._position_tol
         self._vtol = self._vmax * (1.0 + float(speed_tolerance))
+        self._all_armed = True
         n = len(self._names)
         #: Per kind, the joints whose condition is clear (an event may be raised).
         self._armed: dict[LimitKind, npt.NDArray[np.bool_]] = {
@@ -153,7 +161,26 @@ class LimitWatch:
         velocity: npt.NDArray[np.float64],
         state: npt.NDArray[np.uint8],
     ) -> list[LimitEvent]:
-        """The events that begin with this reading (joint space); empty on almost every cycle."""
+        """The events that begin with this reading (joint space); empty on almost every cycle.
+
+        The common case — every joint inside, none held, none waiting to be re-armed — costs one
+        combined test (a few numpy calls); the full bookkeeping runs only otherwise."""
+        if self._all_armed:  # (comparisons with NaN are False and raise no warning)
+            outside = position < self._lower_tol
+            outside |= position > self._upper_tol
+            outside |= np.abs(velocity) > self._vtol
+            if not outside.any() and not (state & _LIMITED).any():
+                return []
+        events = self._update(position, velocity, state)
+        self._all_armed = all(bool(armed.all()) for armed in self._armed.values())
+        return events
+
+    def _update(
+        self,
+        position: npt.NDArray[np.float64],
+        velocity: npt.NDArray[np.float64],
+        state: npt.NDArray[np.uint8],
+    ) -> list[LimitEvent]:
         tol = self._position_tol
         with np.errstate(invalid="ignore"):
             below = position < self._lower - tol

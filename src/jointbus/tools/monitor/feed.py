@@ -13,6 +13,7 @@ topic                       QoS asked               why
 ``bridge_state_10hz``       RELIABLE                owner, mode, e-stop, drives (the mirror)
 ``robot_state_10hz``        RELIABLE                motion mode / type / gait (the mirror)
 ``heartbeat``               RELIABLE, depth 256     node liveliness
+``node_health``             LATCHED, depth 16       supervisors' verdicts (dead before we came)
 ``status``                  RELIABLE, depth 256     events (every report, none lost)
 ``bridge_data_10hz``        RELIABLE                per-joint rows, when a mirror is offered
 ``bridge_data``             MAB_RT                  per-joint rows otherwise
@@ -51,10 +52,11 @@ import threading
 import time
 from typing import Any, Final, TypeVar
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInfo
+from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInfo
 from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, RobotState, Status
+from jointbus.runtime import NODE_HEALTH_TOPIC, NodeHealthTable
 from jointbus.tools.known_types import known_registry
 from jointbus.tools.monitor.model import MonitorModel
 
@@ -101,6 +103,9 @@ class MonitorFeed:
         self.state = self._subscribe("bridge_state_10hz", BridgeState, RELIABLE)
         self.robot = self._subscribe("robot_state_10hz", RobotState, RELIABLE)
         self.heartbeat = self._subscribe("heartbeat", Status, _EVENT_QOS)
+        self.node_health = self._subscribe(
+            NODE_HEALTH_TOPIC, NodeHealthTable, LATCHED.with_(depth=16)
+        )
         self.status = self._subscribe("status", Status, _EVENT_QOS)
         self.data_mirror = self._subscribe("bridge_data_10hz", BridgeData, RELIABLE)
         self.data: Subscriber[BridgeData] | None = self._subscribe(
@@ -135,6 +140,8 @@ class MonitorFeed:
             return
         for msg in self.heartbeat.take_all():
             model.on_heartbeat(msg, now)
+        for table in self.node_health.take_all():
+            model.on_node_health(table, now)
         for msg in self.status.take_all():
             model.on_status(msg, now)
         if (state := _newest(self.state)) is not None:
@@ -214,7 +221,7 @@ class MonitorFeed:
 
     def discover(self) -> list[TopicInfo]:
         """The topics of this process and (with Zenoh) of every reachable bus."""
-        if self.bus.zenoh is None:
+        if self.bus.transport is None:
             return self.bus.topics()
         return self.bus.discover(self._discover_timeout_s)
 

@@ -26,7 +26,10 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   It *reads* those verdicts instead: a STALE report on the status topic (``data`` = the node's
   name, as the bridge's monitor publishes it ≈ 0.15 s after a SIGKILL, through Zenoh's liveliness
   tokens) marks the node STALE at once, until a heartbeat of it arrives after the report. The
-  reports also appear among the events.
+  reports also appear among the events. A monitor started after a node died reads the same
+  verdict from the supervisors' latched table (``/<ns>/node_health``,
+  :meth:`MonitorModel.on_node_health`): the dead node is listed STALE, with the age of its last
+  heartbeat, instead of being absent.
 - **Topic rates** are measured from cumulative message counters sampled at each refresh
   (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
   subscriber counters for the topics the monitor receives (the feed receives every topic it can,
@@ -56,7 +59,7 @@ from jointbus.robots.hb50.messages import (
     Status,
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
-from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN
+from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN, NodeHealthTable
 
 __all__ = [
     "DEFAULT_STATE_TIMEOUT_S",
@@ -403,6 +406,24 @@ class MonitorModel:
             if record is None:  # known only from the report: listed, age counted from it
                 record = self._nodes[name] = _NodeRecord()
                 record.last_ns = now_ns
+            record.reported_stale_ns = now_ns
+
+    def on_node_health(self, msg: NodeHealthTable, now_ns: int) -> None:
+        """A supervisor's latched verdicts: a node it judged STALE that has not been heard here
+        since its last heartbeat there is STALE here too (listed if this monitor never saw it,
+        its last heartbeat ``silent_s`` before the table's arrival)."""
+        for entry in msg.nodes:
+            if not entry.stale:
+                continue
+            silent_ns = 0 if math.isnan(entry.silent_s) else round(entry.silent_s * _NS_PER_S)
+            last_there = now_ns - silent_ns
+            record = self._nodes.get(entry.name)
+            if record is None:
+                record = self._nodes[entry.name] = _NodeRecord()
+                record.last_ns = last_there
+                record.lifecycle = entry.lifecycle
+            elif record.last_ns > last_there:
+                continue  # heard here after the supervisor's verdict: alive
             record.reported_stale_ns = now_ns
 
     def count(self, topic: str, total: int, now_ns: int) -> None:

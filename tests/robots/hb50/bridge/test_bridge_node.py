@@ -259,6 +259,10 @@ def test_rejected_command_is_reported_by_name_and_moves_nothing(
     assert rig.node.mode is BridgeMode.RUN
     assert np.allclose(rig.positions(), before, atol=2e-3)
     assert rig.node.rejected == 50
+    # ... and counted on the input's running totals (/hb50/diagnostics' ``inputs``)
+    totals = rig.node.command_subscription.totals()
+    assert (totals.topic, totals.refused, totals.malformed) == ("/hb50/joint_command", 50, 0)
+    assert totals.received >= 250
     errors = rig.errors()
     assert errors, rig.texts()
     report = errors[0]
@@ -1188,3 +1192,62 @@ def test_a_reset_rearms_the_drives_when_no_stream_was_running(rig: Rig) -> None:
     assert rig.sim.read_joints().motor_power and rig.states[-1].drives_enabled
     assert rig.node.mode is BridgeMode.IDLE
     assert any("reset: drives on" in t for t in rig.texts())
+
+
+def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_up() -> None:
+    """Issue 21, never silent: a stepped simulator whose bridge misses cycles lives slower than
+    the wall clock. Within the next 1 s window /hb50/status carries one WARN with the achieved
+    rate, the skipped share and the real-time factor, and BridgeState's ``pace:`` the figures;
+    once the bridge keeps up again, one OK. A bridge that keeps up says nothing."""
+    sim_time = {"ns": 0}
+    config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+    clock = FakeClock()
+    bus = Bus()
+    statuses: list[Status] = []
+    states: list[BridgeState] = []
+    bus.subscribe("/hb50/status", Status, statuses.append, RELIABLE, realtime=True)
+    bus.subscribe("/hb50/bridge_state", BridgeState, states.append, MAB_RT, realtime=True)
+    sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
+    timers = TimerThread("pace-timers", clock=clock, threaded=False)
+    node = BridgeNode(
+        sim, bus, timers=timers, run_loop=False, stamp_ns=lambda: 1_000_000_000 + sim_time["ns"]
+    )
+    node.start()
+    commands = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+
+    def cycles(seconds: float, *, every: int = 1) -> None:
+        for k in range(round(seconds * 500)):
+            clock.now += STEP_NS
+            if k % every:
+                continue  # this slot's cycle did not run: the simulator did not advance either
+            sim_time["ns"] += STEP_NS
+            commands.publish(hold(HOME))
+            node.cycle(clock.now)
+            node.timers.run_due(clock.now)
+
+    def pace_reports() -> list[Status]:
+        node.reporter.flush()
+        return [s for s in statuses if "real time" in s.status]
+
+    try:
+        cycles(2.2)
+        assert pace_reports() == []
+        facts = BridgeStatus.of(states[-1])
+        assert facts.real_time_factor == 1.0 and facts.frame_rate_hz == 500.0
+        assert facts.command_rate_hz == 500.0
+        cycles(2.2, every=4)  # three slots in four lost: the robot runs at 0.25× the clock
+        (behind,) = pace_reports()  # said once, at the first window that fell behind
+        assert behind.level == Level.WARN
+        assert behind.status.startswith("bridge falls behind real time: ")
+        assert "of 500 Hz," in behind.status and "% of cycles skipped, real-time factor 0." in (
+            behind.status
+        )
+        facts = BridgeStatus.of(states[-1])
+        assert facts.real_time_factor == 0.25 and facts.frame_rate_hz == 125.0
+        cycles(2.2)
+        back = pace_reports()[-1]
+        assert back.level == Level.OK and back.status.startswith("bridge back to real time: 500.0")
+        assert len(pace_reports()) == 2
+    finally:
+        node.shutdown()
+        bus.close()

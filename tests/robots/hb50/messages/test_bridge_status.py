@@ -15,6 +15,30 @@ NOTES = st.builds(
 )
 # A free string never looks like one of the keys (it would be read as that key).
 OTHER = TEXT.filter(lambda t: ": " not in t and not t.startswith("thermal "))
+
+
+def test_the_pace_reads_back_and_is_on_the_wire_as_documented() -> None:
+    facts = BridgeStatus(
+        owner="c",
+        real_time_factor=0.998,
+        frame_rate_hz=499.8,
+        command_rate_hz=499.5,
+        command_age_p99_cycles=1,
+    )
+    assert facts.to_strings() == (
+        "owner: c",
+        "pace: real-time factor 0.998, frames 499.8 Hz, commands 499.5 Hz, "
+        "command age p99 1 cycles",
+    )
+    back = BridgeStatus.parse(facts.to_strings())
+    assert (back.real_time_factor, back.frame_rate_hz, back.command_rate_hz) == (
+        0.998, 499.8, 499.5,
+    )
+    assert back.command_age_p99_cycles == 1
+    unknown = BridgeStatus.parse(
+        ("pace: real-time factor 1.000, frames 0.0 Hz, commands 0.0 Hz, command age p99 - cycles",)
+    )
+    assert unknown.real_time_factor == 1.0 and unknown.command_age_p99_cycles is None
 FACTS = st.builds(
     BridgeStatus,
     owner=WORD.filter(lambda t: ": " not in t),
@@ -24,6 +48,14 @@ FACTS = st.builds(
     reentry_ramping=st.booleans(),
     thermal=st.lists(NOTES, max_size=3).map(tuple),
     other=st.lists(OTHER, max_size=3).map(tuple),
+    real_time_factor=st.none() | st.integers(0, 5000).map(lambda i: i / 1000),
+    frame_rate_hz=st.none() | st.integers(0, 20000).map(lambda i: i / 10),
+    command_rate_hz=st.none() | st.integers(0, 20000).map(lambda i: i / 10),
+    command_age_p99_cycles=st.none() | st.integers(0, 1000),
+).filter(
+    lambda f: len({f.real_time_factor is None, f.frame_rate_hz is None, f.command_rate_hz is None})
+    == 1
+    and (f.real_time_factor is not None or f.command_age_p99_cycles is None)
 )
 
 

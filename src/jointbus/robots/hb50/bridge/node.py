@@ -178,6 +178,14 @@ _QUEUE_DEPTH: Final = 256
 _NAN3: Final = (math.nan, math.nan, math.nan)
 #: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
 PUBLISH_WINDOW_S: Final = 1.0
+#: Below this real-time factor (robot time per wall-clock second) the bridge says it falls behind.
+BEHIND_RTF: Final = 0.98
+#: Above this share of skipped cycles (0–1) the bridge says it falls behind.
+BEHIND_SKIPPED: Final = 0.01
+#: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
+_MAX_AGE_CYCLES: Final = 1000
+#: While it stays behind, the bridge says so again every this many publish windows.
+BEHIND_REPEAT_WINDOWS: Final = 10
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
 #: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
 #: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
@@ -454,7 +462,22 @@ class BridgeNode(ArrayNode):
         counted are those after ``start`` up to and including ``end``."""
         self._window_start_ns: int | None = None
         self._window_published = 0
+        self._window_stamp_ns = 0  # the robot's time (frame stamp) at the window's start
+        self._window_commands = 0
         self._publish_text = ""
+        self.real_time_factor = math.nan
+        """Robot time per wall-clock second over the last completed window: a stepped
+        simulator's time from the frame stamps (1 for hardware, whose stamps are the clock)."""
+        self.command_rate_hz = math.nan
+        """``JointCommand`` samples received per second over the last completed window (Hz)."""
+        self._behind = False
+        self._behind_windows = 0
+        self._window_ages: list[int] = []
+        self.command_age_p99_cycles: int | None = None
+        """p99 of the applied commands' age in cycles over the last window (``None``: none)."""
+        self.stamps_robot_time = stamp_ns is not None
+        """Frames are stamped with the robot's own time (a stepped simulator's), which may run
+        slower than the wall clock; else with the wall clock (hardware)."""
         self._staged: BridgeConfig | None = None
         self._staged_lock = threading.Lock()
         super().__init__(
@@ -505,6 +528,7 @@ class BridgeNode(ArrayNode):
                 ),
                 report_events=False,
             )
+            self.count_refusals(self.check, self.command_subscription)
             self.hardware_subscription = self.create_subscription(
                 "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
             )
@@ -690,17 +714,34 @@ class BridgeNode(ArrayNode):
         self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
-        self._account_publish(now_ns)
+        cycle_ns = header.stamp.to_ns()
+        if self._mode is StreamMode.RUN and self.command_stamp_ns:
+            # Sensor to command: cycles between the frame this command answers (its stamp,
+            # for a controller that stamps its output with its input, as the control node does)
+            # and the cycle that applies it. Stamps from another clock give nonsense: not counted.
+            period_ns = round(_NS_PER_S / self.config.rate_hz)
+            age = (cycle_ns - self.command_stamp_ns + period_ns // 2) // period_ns
+            if 0 <= age <= _MAX_AGE_CYCLES:
+                self._window_ages.append(age)
+        # The robot's time: a stepped simulator's stamps; hardware's is the wall clock itself.
+        robot_ns = cycle_ns if self.stamps_robot_time else None
+        self._account_publish(now_ns, robot_ns)
 
-    def _account_publish(self, now_ns: int) -> None:
+    def _account_publish(self, now_ns: int, stamp_ns: int | None) -> None:
         """Close the publish-rate window when :data:`PUBLISH_WINDOW_S` has passed (loop thread).
 
         The window runs from one publication to a later one: the cycles due in between are the
-        elapsed time × rate, the ones that ran are the publications counted after the first.
+        elapsed time × rate, the ones that ran are the publications counted after the first. The
+        real-time factor is the robot time the frame stamps (``stamp_ns``: a stepped simulator's
+        time; ``None`` for hardware, whose time is the clock: factor 1) advanced over it;
+        falling behind — a factor under :data:`BEHIND_RTF` or more than :data:`BEHIND_SKIPPED` of
+        the cycles skipped — is one WARN on the status topic with the figures, and its end one OK.
         """
+        received = self.command_subscription.stats().received
         start = self._window_start_ns
         if start is None:
             self._window_start_ns, self._window_published = now_ns, self.published
+            self._window_stamp_ns, self._window_commands = stamp_ns or 0, received
             return
         elapsed_ns = now_ns - start
         if elapsed_ns < PUBLISH_WINDOW_S * _NS_PER_S:
@@ -710,11 +751,45 @@ class BridgeNode(ArrayNode):
         self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
         self.publish_skipped = due - ran
         self.publish_window_ns = (start, now_ns)
+        self.real_time_factor = (
+            1.0 if stamp_ns is None else (stamp_ns - self._window_stamp_ns) / elapsed_ns
+        )
+        self.command_rate_hz = (received - self._window_commands) * _NS_PER_S / elapsed_ns
+        ages = self._window_ages
+        self.command_age_p99_cycles = (
+            sorted(ages)[min(len(ages) - 1, (99 * len(ages)) // 100)] if ages else None
+        )
+        self._window_ages = []
         self._publish_text = (
             f"{self.publish_rate_hz:.0f} Hz, {self.publish_skipped} of {due} cycles "
             f"skipped in the last {elapsed_ns / _NS_PER_S:.1f} s"
         )
         self._window_start_ns, self._window_published = now_ns, self.published
+        self._window_stamp_ns, self._window_commands = stamp_ns or 0, received
+        self._report_pace(due)
+
+    def _report_pace(self, due: int) -> None:
+        """WARN when the bridge falls behind, with its figures, and again every
+        :data:`BEHIND_REPEAT_WINDOWS` windows while it stays behind; OK once it caught up."""
+        skipped = self.publish_skipped / due if due else 0.0
+        behind = self.real_time_factor < BEHIND_RTF or skipped > BEHIND_SKIPPED
+        figures = (
+            f"{self.publish_rate_hz:.1f} Hz of {self.config.rate_hz:g} Hz, "
+            f"{skipped * 100:.1f} % of cycles skipped, real-time factor "
+            f"{self.real_time_factor:.3f} over the last {PUBLISH_WINDOW_S:g} s"
+        )
+        windows = self._behind_windows
+        self._behind_windows = windows + 1 if behind else 0
+        if behind and windows % BEHIND_REPEAT_WINDOWS == 0:
+            self.report(
+                Level.WARN,
+                f"bridge falls behind real time: {figures}; the robot moves slower than the "
+                "wall clock and its commands arrive late",
+                key="pace",
+            )
+        elif not behind and self._behind:
+            self.report(Level.OK, f"bridge back to real time: {figures}", key="pace")
+        self._behind = behind
 
     def _imu_fields(self) -> tuple[Quaternion, Vector3, Vector3]:
         if self._imu is None:
@@ -744,7 +819,10 @@ class BridgeNode(ArrayNode):
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
         ramping = self._mode is StreamMode.RUN and self.reentry.ramping
-        key = (owner, self._mode, self.estop.reason, levels, self._publish_text, ramping)
+        key = (
+            owner, self._mode, self.estop.reason, levels, self._publish_text, ramping,
+            self.real_time_factor, self.command_rate_hz, self.command_age_p99_cycles,
+        )
         if key != self._state_key:
             strings = BridgeStatus(
                 owner=owner,
@@ -752,6 +830,16 @@ class BridgeNode(ArrayNode):
                 estop_reason=self.estop.reason if self.estop.latched else None,
                 publish=self._publish_text,
                 reentry_ramping=ramping,
+                real_time_factor=None
+                if math.isnan(self.real_time_factor)
+                else round(self.real_time_factor, 3),
+                frame_rate_hz=None
+                if math.isnan(self.publish_rate_hz)
+                else round(self.publish_rate_hz, 1),
+                command_rate_hz=None
+                if math.isnan(self.command_rate_hz)
+                else round(self.command_rate_hz, 1),
+                command_age_p99_cycles=self.command_age_p99_cycles,
                 thermal=tuple(
                     ThermalNote(level.name, self._names[index], index)
                     for index, level in enumerate(levels)

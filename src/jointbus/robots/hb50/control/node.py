@@ -425,7 +425,10 @@ class ControlNode(Node):
         self._take_staged()
         self._follow_bridge(state)
         before = self.motion.mode
-        command = self.motion.step(state, now, header=Header.now())
+        # Stamped with the frame it answers (the robot's time of the measurement it was computed
+        # from), as a controller's output is in ROS: the bridge reads the sensor-to-command age
+        # off it, and a recording pairs each command with its frame.
+        command = self.motion.step(state, now, header=Header(stamp, ""))
         after = self.motion.mode
         fall = self.motion.take_fall_report()
         if fall is not None:

@@ -14,6 +14,11 @@ The strings, in the order the bridge publishes them::
     owner: <source node>                      the command source that owns the robot
     mode: <estop|off|idle|hold|safe|run>      what the bridge writes this cycle
     publish: <text>                           the bridge's publish-rate report (optional)
+    pace: real-time factor <f>, frames <hz> Hz, commands <hz> Hz, command age p99 <n> cycles
+                                              simulated (or hardware) time per wall-clock second,
+                                              frames published and commands received per second,
+                                              and how many cycles old (by their stamps) the
+                                              owner's commands were when applied ('-': none)
     estop: <reason>                           only while the e-stop is latched
     reentry: ramping from the measured pose   only while re-entering run from safe/hold
     thermal <WARN|ERROR>: <joint> (index <i>) one per joint that is not thermally OK
@@ -53,6 +58,10 @@ class BridgeMode(enum.Enum):
 #: The text of the re-entry ramp's string (after ``reentry: ``).
 REENTRY_RAMPING: Final = "ramping from the measured pose"
 
+_PACE = re.compile(
+    r"real-time factor (?P<rtf>\d+\.\d{3}), frames (?P<frames>\d+\.\d) Hz, "
+    r"commands (?P<commands>\d+\.\d) Hz, command age p99 (?P<age>\d+|-) cycles"
+)
 _THERMAL = re.compile(r"thermal (?P<level>[A-Z]+): (?P<joint>.*) \(index (?P<index>\d+)\)")
 
 
@@ -86,6 +95,17 @@ class BridgeStatus:
     reentry_ramping: bool = False
     thermal: tuple[ThermalNote, ...] = ()
     other: tuple[str, ...] = ()
+    real_time_factor: float | None = None
+    """Seconds of the robot's time (a stepped simulator's; 1 for hardware) per wall-clock second
+    over the last publish window, to 3 decimals; ``None``: not stated."""
+    frame_rate_hz: float | None = None
+    """``BridgeData`` frames published per second of the wall clock over that window (Hz, 1
+    decimal)."""
+    command_rate_hz: float | None = None
+    """``JointCommand`` samples received per second over that window (Hz, 1 decimal)."""
+    command_age_p99_cycles: int | None = None
+    """99th percentile, over that window, of the age of each applied command in cycles: the
+    cycle's stamp minus the stamp of the frame the command answers (``None``: none applied)."""
 
     @property
     def estop_latched(self) -> bool:
@@ -99,6 +119,9 @@ class BridgeStatus:
             strings.append(f"mode: {self.mode.value}")
         if self.publish:
             strings.append(f"publish: {self.publish}")
+        pace = self.pace_string()
+        if pace:
+            strings.append(pace)
         if self.estop_reason is not None:
             strings.append(f"estop: {self.estop_reason}")
         if self.reentry_ramping:
@@ -106,6 +129,18 @@ class BridgeStatus:
         strings.extend(self.thermal_strings())
         strings.extend(self.other)
         return tuple(strings)
+
+    def pace_string(self) -> str:
+        """``pace: real-time factor 0.998, frames 499.8 Hz, commands 499.5 Hz`` ('' unless all
+        three are stated)."""
+        if None in (self.real_time_factor, self.frame_rate_hz, self.command_rate_hz):
+            return ""
+        age = "-" if self.command_age_p99_cycles is None else str(self.command_age_p99_cycles)
+        return (
+            f"pace: real-time factor {self.real_time_factor:.3f}, "
+            f"frames {self.frame_rate_hz:.1f} Hz, commands {self.command_rate_hz:.1f} Hz, "
+            f"command age p99 {age} cycles"
+        )
 
     def thermal_strings(self) -> tuple[str, ...]:
         """One ``thermal <LEVEL>: <joint> (index <i>)`` line per joint not thermally OK."""
@@ -115,6 +150,9 @@ class BridgeStatus:
         """What a display lists besides owner, mode, e-stop and thermal: the publish-rate
         report, the re-entry ramp and every other string, as published."""
         strings = [f"publish: {self.publish}"] if self.publish else []
+        pace = self.pace_string()
+        if pace:
+            strings.append(pace)
         if self.reentry_ramping:
             strings.append(f"reentry: {REENTRY_RAMPING}")
         return (*strings, *self.other)
@@ -126,6 +164,10 @@ class BridgeStatus:
         mode: BridgeMode | None = None
         estop_reason: str | None = None
         ramping = False
+        rtf: float | None = None
+        frames: float | None = None
+        commands: float | None = None
+        age: int | None = None
         thermal: list[ThermalNote] = []
         other: list[str] = []
         for text in strings:
@@ -142,11 +184,18 @@ class BridgeStatus:
                 estop_reason = value
             elif key == "reentry" and value == REENTRY_RAMPING:
                 ramping = True
+            elif key == "pace" and (pace := _PACE.fullmatch(value)) is not None:
+                rtf, frames = float(pace["rtf"]), float(pace["frames"])
+                commands = float(pace["commands"])
+                age = None if pace["age"] == "-" else int(pace["age"])
             elif (match := _THERMAL.fullmatch(text)) is not None:
                 thermal.append(ThermalNote(match["level"], match["joint"], int(match["index"])))
             else:
                 other.append(text)
-        return cls(owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other))
+        return cls(
+            owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other),
+            rtf, frames, commands, age,
+        )
 
     @classmethod
     def of(cls, state: BridgeState) -> BridgeStatus:

@@ -1,0 +1,42 @@
+"""Choosing the middleware as ROS 2 users do: ``RMW_IMPLEMENTATION`` and ``Bus(rmw=...)``."""
+
+from __future__ import annotations
+
+import pytest
+
+from jointbus.bus import Bus, BusError, ZenohConfig
+from jointbus.bus.dds_transport import DdsTransport
+from jointbus.bus.rmw import RMW_ENV, ZENOH_RMW, is_dds, resolve_rmw, rmw_from_env
+from jointbus.bus.zenoh_transport import ZenohTransport
+from support.bus import free_port
+from support.dds_peer import free_domain
+
+
+def test_unset_or_empty_is_zenoh_and_the_dds_names_are_dds() -> None:
+    assert resolve_rmw(None, {}) == ZENOH_RMW
+    assert resolve_rmw(None, {RMW_ENV: "  "}) == ZENOH_RMW
+    assert resolve_rmw(None, {RMW_ENV: "rmw_cyclonedds_cpp"}) == "rmw_cyclonedds_cpp"
+    assert resolve_rmw("rmw_zenoh_cpp", {RMW_ENV: "rmw_cyclonedds_cpp"}) == ZENOH_RMW
+    assert is_dds("rmw_cyclonedds_cpp") and is_dds("rmw_fastrtps_cpp")
+    assert not is_dds(ZENOH_RMW)
+
+
+def test_an_unsupported_middleware_is_refused_with_the_choices() -> None:
+    with pytest.raises(BusError, match=r"rmw_connextdds.*rmw_zenoh_cpp, rmw_cyclonedds_cpp"):
+        rmw_from_env({RMW_ENV: "rmw_connextdds"})
+    with pytest.raises(BusError, match="not supported"):
+        Bus(zenoh=ZenohConfig.loopback(free_port()), rmw="rmw_typo")
+
+
+def test_a_bus_asked_for_a_network_follows_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    domain = free_domain()
+    monkeypatch.setenv(RMW_ENV, "rmw_cyclonedds_cpp")
+    with Bus(zenoh=ZenohConfig(hub_port=free_port(), domain_id=domain)) as bus:
+        assert isinstance(bus.transport, DdsTransport)
+        assert bus.transport.domain_id == domain
+        assert bus.zenoh is None
+        assert "DDS domain" in bus.transport.where
+    with Bus(zenoh=ZenohConfig.loopback(free_port()), rmw=ZENOH_RMW) as bus:
+        assert isinstance(bus.transport, ZenohTransport)
+    with Bus() as bus:  # no network asked for: in process, whatever the variable says
+        assert bus.transport is None

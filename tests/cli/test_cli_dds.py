@@ -1,0 +1,106 @@
+"""The CLI on DDS: ``--rmw`` beside ``--domain-id`` (and ``RMW_IMPLEMENTATION``) puts every command
+on DDS in the ROS domain; ``topic list`` / ``hz`` / ``echo``, ``node list``, ``service call`` and
+``estop`` reach a stack served on DDS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from jointbus.bus import MAB_RT, Bus, DdsConfig
+from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
+from jointbus.messages.std_msgs import String
+from support.dds_peer import free_domain
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jointbus.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[int, Bus]]:
+    domain = free_domain()
+    with Bus(name="served", dds=DdsConfig(domain_id=domain)) as bus:
+        pub = bus.publisher(
+            "/dds_test/chatter", String, MAB_RT, node="talker", namespace="dds_test"
+        )
+        stop = False
+
+        def talk() -> None:
+            while not stop:
+                pub.publish(String("hello over DDS"))
+                time.sleep(0.01)
+
+        thread = threading.Thread(target=talk, daemon=True)
+        thread.start()
+        bus.serve("/dds_test/echo", String, String, lambda r: String(r.data.upper()),
+                  node="talker", namespace="dds_test")
+        try:
+            yield domain, bus
+        finally:
+            stop = True
+            thread.join()
+
+
+def test_rmw_is_a_bus_option_with_its_variable() -> None:
+    assert "--rmw" in BUS_OPTIONS and "RMW_IMPLEMENTATION" in BUS_ENVIRONMENT
+
+
+def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> None:
+    domain, _ = served
+    opts = ("--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain))
+    listed = _cli("topic", "list", *opts)
+    assert listed.returncode == 0, listed.stderr
+    assert "/dds_test/chatter" in listed.stdout and "std_msgs/msg/String" in listed.stdout
+    echoed = _cli("topic", "echo", "/dds_test/chatter", "--count", "1", *opts)
+    assert "hello over DDS" in echoed.stdout, echoed.stderr
+    hz = _cli("topic", "hz", "/dds_test/chatter", "--duration", "3", *opts)
+    assert "average rate" in hz.stdout, hz.stderr
+    nodes = _cli("node", "list", *opts)
+    assert "talker" in nodes.stdout, nodes.stderr
+    env = dict(os.environ, RMW_IMPLEMENTATION="rmw_cyclonedds_cpp", ROS_DOMAIN_ID=str(domain))
+    called = _cli("service", "call", "/dds_test/echo", "std_msgs/msg/String", '{"data": "hi"}',
+                  env=env)
+    assert called.returncode == 0, called.stderr
+    assert "HI" in called.stdout
+
+
+def test_topic_pub_reaches_a_subscriber_over_dds(served: tuple[int, Bus]) -> None:
+    domain, bus = served
+    inbox: list[String] = []
+    bus.subscribe("/dds_test/inbox", String, inbox.append, node="talker", namespace="dds_test")
+    out = _cli(
+        "topic", "pub", "/dds_test/inbox", "std_msgs/msg/String", '{"data": "from the CLI"}',
+        "--once", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain),
+    )
+    assert out.returncode == 0, out.stderr
+    deadline = time.monotonic() + 5.0
+    while not inbox and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert inbox == [String("from the CLI")]
+
+
+def test_an_unknown_middleware_is_a_usage_error() -> None:
+    out = _cli("topic", "list", "--rmw", "rmw_nope")
+    assert out.returncode == 1
+    assert "rmw_cyclonedds_cpp" in out.stderr
+
+
+def test_nothing_there_says_where_it_looked_on_dds() -> None:
+    domain = free_domain()
+    out = _cli("estop", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain))
+    assert out.returncode == 1
+    assert f"DDS domain {domain}" in out.stderr
