@@ -350,11 +350,12 @@ class CanActuatorArray(ActuatorArray):
             guarded, position=self._position, velocity=self._velocity,
             p_ref=sp, v_ref=sv, torque=stau, kp=skp, kd=skd,
         )
-        if limited.any():
-            low, high = self._link.command_ranges
-            for row, out in enumerate(sent):
-                np.clip(out, low[row], high[row], out=out)
-            self._limited |= limited
+        # The envelope law's gains may exceed what the motor model encodes (a held command was
+        # checked above and is unchanged by this): keep what goes out on the wire.
+        low, high = self._link.command_ranges
+        for row, out in enumerate(sent):
+            np.clip(out, low[row], high[row], out=out)
+        self._limited |= limited
         return sp, sv, skp, skd, stau
 
     def _bus_failed(self, exc: BusOffError) -> NoReturn:
