@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.codec import DecodeError, schema_of
 from jointbus.codec.msgdef import definition_text
-from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    ShapeMismatchError,
+    UnknownJointError,
+    ValidationError,
+)
 from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
@@ -186,3 +193,110 @@ def test_decoding_an_unknown_mode_is_a_decode_error() -> None:
     data = bytes(store.serialize_cdr(obj, TN))
     with pytest.raises(DecodeError, match="motion_mode"):
         RobotState.from_cdr(data)
+
+
+# ---- RobotState.from_estimate_arrays: one pass, the constructors' message ---------------------
+ANY_F64 = st.floats(allow_nan=True, allow_infinity=True)
+
+
+def _arrays(draw: st.DrawFn, shape: tuple[int, ...]) -> np.ndarray:
+    size = int(np.prod(shape))
+    return np.array(draw(st.lists(ANY_F64, min_size=size, max_size=size))).reshape(shape)
+
+
+def _constructed(header: Header, names: tuple[str, ...], a: dict[str, Any]) -> RobotState:
+    """The reference: the message built field by field by the constructors."""
+    contact = a["contact"].tolist()
+    return RobotState(
+        header,
+        tuple(
+            LegState(
+                name,
+                contact[i],
+                Vector3(*a["foot_position"][i].tolist()),
+                Vector3(*a["foot_velocity"][i].tolist()),
+                Vector3(*a["foot_force"][i].tolist()),
+            )
+            for i, name in enumerate(names)
+        ),
+        Pose(Point(*a["position"].tolist()), a["orientation"]),
+        Twist(
+            Vector3(*a["body_linear_velocity"].tolist()),
+            Vector3(*a["body_angular_velocity"].tolist()),
+        ),
+        Twist(
+            Vector3(*a["world_linear_velocity"].tolist()),
+            Vector3(*a["world_angular_velocity"].tolist()),
+        ),
+        a["motion_mode"],
+        a["motion_type"],
+        a["motion_gait"],
+    )
+
+
+@st.composite
+def estimates(draw: st.DrawFn) -> tuple[Header, tuple[str, ...], dict[str, Any]]:
+    names = tuple(draw(st.lists(TEXT.filter(bool), unique=True, max_size=4)))
+    n = len(names)
+    arrays: dict[str, Any] = {
+        "contact": np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool),
+        "foot_position": _arrays(draw, (n, 3)),
+        "foot_velocity": _arrays(draw, (n, 3)),
+        "foot_force": _arrays(draw, (n, 3)),
+        "position": _arrays(draw, (3,)),
+        "orientation": Quaternion(*(draw(ANY_F64) for _ in range(4))),
+        "body_linear_velocity": _arrays(draw, (3,)),
+        "body_angular_velocity": _arrays(draw, (3,)),
+        "world_linear_velocity": _arrays(draw, (3,)),
+        "world_angular_velocity": _arrays(draw, (3,)),
+        "motion_mode": draw(st.sampled_from(MotionMode)),
+        "motion_type": draw(st.sampled_from(MotionType)),
+        "motion_gait": draw(st.sampled_from(MotionGait)),
+    }
+    return draw(HEADERS), names, arrays
+
+
+@given(estimates())
+def test_from_estimate_arrays_is_the_message_the_constructors_build(
+    case: tuple[Header, tuple[str, ...], dict[str, Any]],
+) -> None:
+    header, names, arrays = case
+    fast = RobotState.from_estimate_arrays(header, names, **arrays)
+    reference = _constructed(header, names, arrays)
+    assert fast.to_cdr() == reference.to_cdr()  # NaN-proof: the same bytes on the wire
+    assert [type(leg.contact) for leg in fast.leg] == [bool] * len(names)
+    assert RobotState.from_cdr(fast.to_cdr()).to_cdr() == fast.to_cdr()
+
+
+def test_from_estimate_arrays_refuses_what_the_constructors_refuse() -> None:
+    n = 2
+    arrays: dict[str, Any] = {
+        "contact": np.zeros(n, dtype=bool),
+        "foot_position": np.zeros((n, 3)),
+        "foot_velocity": np.zeros((n, 3)),
+        "foot_force": np.zeros((n, 3)),
+        "position": np.zeros(3),
+        "orientation": Quaternion(),
+        "body_linear_velocity": np.zeros(3),
+        "body_angular_velocity": np.zeros(3),
+        "world_linear_velocity": np.zeros(3),
+        "world_angular_velocity": np.zeros(3),
+        "motion_mode": MotionMode.STAND,
+        "motion_type": MotionType.POSTURE,
+        "motion_gait": MotionGait.STAND,
+    }
+    with pytest.raises(ValidationError, match="unique leg_name"):
+        RobotState.from_estimate_arrays(Header(), ("fr", "fr"), **arrays)
+    with pytest.raises(ValidationError, match="leg_name"):
+        RobotState.from_estimate_arrays(Header(), ("fr", ""), **arrays)
+    with pytest.raises(LimitError, match="motion_mode"):
+        RobotState.from_estimate_arrays(Header(), ("fr", "fl"), **{**arrays, "motion_mode": 9})
+    # a leg count the arrays do not have: an error naming the field, not a truncated message
+    with pytest.raises(LengthMismatchError, match=r"leg\.foot_pos_body.*one per leg \(3\)"):
+        RobotState.from_estimate_arrays(
+            Header(), ("fr", "fl", "rl"), **{**arrays, "contact": np.zeros(3, dtype=bool)}
+        )
+    with pytest.raises(ShapeMismatchError, match=r"'fr' \(index 0\): field 'leg\.foot_force_est'"):
+        RobotState.from_estimate_arrays(
+            Header(), ("fr", "fl"), **{**arrays, "foot_force": np.zeros((2, 2))}
+        )

@@ -67,8 +67,7 @@ class GaitScheduler:
         self, period: float = 0.4, duty: float = 0.6, offsets: tuple[float, ...] = TROT_OFFSETS
     ) -> None:
         self.offsets = tuple(float(o) % 1.0 for o in offsets)
-        self.period = period
-        self.duty = duty
+        self.period = self.duty = math.nan  # checked by set_timing
         self.set_timing(period, duty)
         self._phase = 0.0
         self._stopped = True
@@ -76,6 +75,8 @@ class GaitScheduler:
     def set_timing(self, period: float, duty: float) -> None:
         """A new ``period`` (s, 0.15 … 2) and ``duty`` (0.51 … 0.75); they act from the next step
         without a jump of the phase (the clock only changes speed)."""
+        if period == self.period and duty == self.duty:
+            return  # the walking controller sets the timing every step; mostly it stays
         self.period = _check("period", period, 0.15, 2.0, "a gait period in [0.15, 2] s")
         lo, hi = DUTY_RANGE
         self.duty = _check("duty", duty, lo, hi, f"a duty factor in [{lo}, {hi}]")
