@@ -39,20 +39,34 @@ the same structure (``H·q̇ = Rx(s0·j0)ᵀ·v`` is one equation for ``q̇0`` a
 ``einsum`` on the (legs, 3, 3) Jacobians (≈ 20 µs of numpy calls with building the Jacobians,
 against ≈ 5 µs); the tests check both against those numpy calls on random leg states.
 
+The compiled core: the control node runs :meth:`LegKinematics.evaluate_rows` (the estimator),
+:meth:`LegKinematics.rates_and_torques` and :meth:`LegKinematics.solve_feet` (the walking
+controller) every frame on four legs — some 400 float operations and a dozen sines and square
+roots, ≈ 25 µs of Python per step. The optional extension ``_leg_accel`` (``_leg_accel.c``, built
+by ``setup.py`` when a C compiler is present; ``JOINTBUS_NO_ACCEL=1`` turns it off) does each in
+one call. The ``*_python`` methods are the reference it is tested against: the same formulas in
+the same order (compiled without fused multiply-add), so the results agree to the last bit except
+where a hypotenuse enters (``math.hypot`` is Python's own, correctly rounded; the tests allow
+1e-12). :data:`ACCELERATED` says whether it is in use.
+
 Units: m, rad, rad/s, m/s, N·m, N. Positions, velocities and forces are in the body frame;
 velocities are relative to the body.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from jointbus.model.errors import DefinitionError
+from jointbus.model.errors import DefinitionError, UnreachableError
 from jointbus.model.leg_ik import LegIK
 from jointbus.model.link import Sphere
 from jointbus.model.robot import RobotModel
@@ -60,7 +74,7 @@ from jointbus.model.robot import RobotModel
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
-__all__ = ["DEFAULT_SINGULAR_DET", "LegKinematics", "LegSample", "Vec", "leg_names"]
+__all__ = ["ACCELERATED", "DEFAULT_SINGULAR_DET", "LegKinematics", "LegSample", "Vec", "leg_names"]
 
 #: A 3-vector of plain floats (m, m/s or N).
 Vec = tuple[float, float, float]
@@ -68,6 +82,21 @@ Vec = tuple[float, float, float]
 #: Smallest ``|det J|`` (m³) of a leg whose ground force is computed; the hb50 standing has ≈ 3e-3.
 DEFAULT_SINGULAR_DET = 1e-5
 _NAN3 = (math.nan, math.nan, math.nan)
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
+        return None
+    try:
+        from jointbus.robots.hb50.control import _leg_accel
+    except ImportError:
+        return None
+    return _leg_accel
+
+
+_CORE: Final = _load()
+#: Whether the compiled core ``_leg_accel`` is built and enabled in this process.
+ACCELERATED: Final = _CORE is not None
 
 
 def leg_names(model: RobotModel) -> tuple[str, ...]:
@@ -152,6 +181,35 @@ class LegKinematics:
         self.joint_index: IntArray = np.array([ik.joint_indices for ik in iks], dtype=np.intp)
         self.foot_radius: FloatArray = np.array([_foot_radius(model, leg) for leg in legs])
         self._n_joints = len(model.actuator_order)
+        # the compiled core's copy of the constants: the closed form's, then the IK's branch
+        # signs and joint limits
+        self._core = (
+            _CORE.Legs(
+                [
+                    (
+                        *ik.joint_indices,
+                        *ik.hip,
+                        ik.s0,
+                        ik.s1,
+                        ik.s2,
+                        ik.j1_offset[0],
+                        ik.j1_offset[2],
+                        ik.plane_y,
+                        ik.thigh[0],
+                        ik.thigh[1],
+                        ik.shank[0],
+                        ik.shank[1],
+                        ik.below,
+                        ik.knee,
+                        *(bound for pair in ik.bounds for bound in pair),
+                    )
+                    for ik in iks
+                ],
+                self._n_joints,
+            )
+            if _CORE is not None
+            else None
+        )
         self._legs = tuple(
             _Leg(
                 *ik.joint_indices,
@@ -205,7 +263,26 @@ class LegKinematics:
     ) -> tuple[list[Vec], list[Vec], list[Vec], list[float]]:
         """:meth:`evaluate` as plain floats, for callers that decide per leg before building
         arrays: ``(positions, velocities, forces, dets)``, one ``(x, y, z)`` tuple (or one
-        float) per leg; velocities are zeros without joint ``velocities``."""
+        float) per leg; velocities are zeros without joint ``velocities``. Compiled when
+        :data:`ACCELERATED` (module docstring)."""
+        if self._core is not None:
+            rows: tuple[list[Vec], list[Vec], list[Vec], list[float]] = self._core.evaluate(
+                positions, velocities, torques, singular_det
+            )
+            return rows
+        return self.evaluate_rows_python(
+            positions, velocities, torques, singular_det=singular_det
+        )
+
+    def evaluate_rows_python(
+        self,
+        positions: Sequence[float] | FloatArray,
+        velocities: Sequence[float] | FloatArray | None = None,
+        torques: Sequence[float] | FloatArray | None = None,
+        *,
+        singular_det: float = DEFAULT_SINGULAR_DET,
+    ) -> tuple[list[Vec], list[Vec], list[Vec], list[float]]:
+        """:meth:`evaluate_rows` in pure Python (the compiled core's reference)."""
         cos, sin, nan3 = math.cos, math.sin, _NAN3
         q = positions
         qd = velocities
@@ -263,8 +340,23 @@ class LegKinematics:
 
         The rates are ``None`` when a leg's Jacobian is exactly singular (``det J == 0``), as
         ``numpy.linalg.solve`` refuses it; near-singular legs give large rates (the caller
-        clamps them). NaN inputs give NaN for their leg. Closed form: the module docstring.
+        clamps them). NaN inputs give NaN for their leg. Closed form: the module docstring;
+        compiled when :data:`ACCELERATED`.
         """
+        if self._core is not None:
+            result: tuple[list[float] | None, list[float]] = self._core.rates_and_torques(
+                positions, foot_velocities, foot_forces
+            )
+            return result
+        return self.rates_and_torques_python(positions, foot_velocities, foot_forces)
+
+    def rates_and_torques_python(
+        self,
+        positions: Sequence[float] | FloatArray,
+        foot_velocities: Sequence[Sequence[float]],
+        foot_forces: Sequence[Sequence[float]],
+    ) -> tuple[list[float] | None, list[float]]:
+        """:meth:`rates_and_torques` in pure Python (the compiled core's reference)."""
         cos, sin = math.cos, math.sin
         q = positions
         n = self._n_joints
@@ -305,6 +397,32 @@ class LegKinematics:
             rates[i1] = (vx * dz2 - dx2 * h) / plane_det
             rates[i2] = (dx1 * h - dz1 * vx) / plane_det
         return (None if singular else rates), torques
+
+    def solve_feet(self, targets: Sequence[Sequence[float]]) -> list[Vec | None]:
+        """Joint angles ``(j0, j1, j2)`` (rad) of each leg putting its foot at its target (m,
+        body frame; one ``(x, y, z)`` per leg): :meth:`LegIK.solve
+        <jointbus.model.leg_ik.LegIK.solve>` per leg, ``None`` where it raises
+        :class:`~jointbus.model.errors.UnreachableError`. Compiled when :data:`ACCELERATED`; a
+        leg the core hands back (out of reach, or angles to try ±2π) goes through ``LegIK``."""
+        if self._core is None:
+            return self.solve_feet_python(targets)
+        solved: list[Vec | None] = self._core.solve_ik(targets)
+        for k, angles in enumerate(solved):
+            if angles is None:
+                x, y, z = targets[k]
+                with contextlib.suppress(UnreachableError):  # then None: it stays out of reach
+                    solved[k] = self.iks[k].solve((x, y, z))
+        return solved
+
+    def solve_feet_python(self, targets: Sequence[Sequence[float]]) -> list[Vec | None]:
+        """:meth:`solve_feet` in pure Python (the compiled core's reference)."""
+        solved: list[Vec | None] = []
+        for ik, (x, y, z) in zip(self.iks, targets, strict=True):
+            try:
+                solved.append(ik.solve((x, y, z)))
+            except UnreachableError:
+                solved.append(None)
+        return solved
 
     def positions_of(self, positions: Sequence[float] | FloatArray) -> FloatArray:
         """Foot positions (legs, 3) in the body frame (m) at actuator-order joint ``positions``."""

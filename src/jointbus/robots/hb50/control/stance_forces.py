@@ -27,16 +27,21 @@ walking controller runs each step: the same minimiser written as ``f = Aᵀ·y``
 a 6 × 6 system whatever the number of feet. ``A·Aᵀ`` has a closed form in the feet (``k·I``,
 ``[c]×`` with ``c = Σ rᵢ``, ``Σ (|rᵢ|² I − rᵢ rᵢᵀ)``), the system is solved by eliminating the
 force rows (a diagonal block) and a 3 × 3 solve of the Schur complement, and each foot's force is
-``u + v × rᵢ``. In plain floats it is ≈ 4 µs against ≈ 22 µs for the reference's numpy calls
+``u + v × rᵢ``. In plain floats it is ≈ 3 µs against ≈ 22 µs for the reference's numpy calls
 (a dozen of them at ≈ 1 µs each, on 12 × 12 arrays); the tests check that both agree on random
-feet, stance sets and wrenches.
+feet, stance sets and wrenches. The optional compiled core of :mod:`.leg_kinematics`
+(``_leg_accel``, see there) runs the same arithmetic in one call;
+:meth:`StanceForceSolver.solve_dual_python` is its reference.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +57,19 @@ Vec = tuple[float, float, float]
 
 _OWNER = "StanceForceSolver"
 GRAVITY = 9.81
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
+        return None
+    try:
+        from jointbus.robots.hb50.control import _leg_accel
+    except ImportError:
+        return None
+    return _leg_accel
+
+
+_CORE: Final = _load()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +116,7 @@ class StanceForceSolver:
         # the dual system's diagonal additions α/sᵢ (force rows, torque rows)
         self._reg_force = tuple(w.regularisation / s for s in w.force)
         self._reg_torque = tuple(w.regularisation / s for s in w.torque)
+        self._reg = self._reg_force + self._reg_torque
         self._inertia = (float(inertia[0]), float(inertia[1]), float(inertia[2]))
 
     def wrench(self, accel: FloatArray, angular_accel: FloatArray) -> FloatArray:
@@ -162,8 +181,19 @@ class StanceForceSolver:
         same forces (to rounding), one ``(fx, fy, fz)`` tuple per foot (zeros for swing feet).
 
         ``feet``: one ``(x, y, z)`` per leg (m, relative to the centre of mass); ``stance``: one
-        flag per leg; ``wrench``: 6 values (N, N·m).
+        flag per leg; ``wrench``: 6 values (N, N·m). Compiled when the core is built.
         """
+        if _CORE is not None:
+            forces: list[Vec] = _CORE.stance_dual(
+                feet, stance, wrench, self._reg, self.fz_min, self.fz_max, self.mu
+            )
+            return forces
+        return self.solve_dual_python(feet, stance, wrench)
+
+    def solve_dual_python(
+        self, feet: Sequence[Sequence[float]], stance: Sequence[bool], wrench: Sequence[float]
+    ) -> list[Vec]:
+        """:meth:`solve_dual` in pure Python (the compiled core's reference)."""
         zero = (0.0, 0.0, 0.0)
         on = [i for i, s in enumerate(stance) if s]
         k = len(on)

@@ -54,7 +54,6 @@ import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
-from jointbus.model.errors import UnreachableError
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
 from jointbus.robots.hb50.control.gait_scheduler import GaitPhase, GaitScheduler
@@ -397,12 +396,11 @@ class WalkingController:
         kp = [0.0] * nj
         kd = [0.0] * nj
         stance_kp, stance_kd, swing_kp, swing_kd = p.stance_kp, p.stance_kd, p.swing_kp, p.swing_kd
-        for i, ik in enumerate(self.iks):
-            i0, i1, i2 = ik.joint_indices
-            try:
-                pos_t[i0], pos_t[i1], pos_t[i2] = ik.solve(foot_t_b[i])
-            except UnreachableError:
-                pos_t[i0], pos_t[i1], pos_t[i2] = q[i0], q[i1], q[i2]
+        # a leg the IK cannot place (None) keeps its measured joints as targets
+        for i, angles in enumerate(self.kinematics.solve_feet(foot_t_b)):
+            i0, i1, i2 = self.iks[i].joint_indices
+            if angles is not None:
+                pos_t[i0], pos_t[i1], pos_t[i2] = angles
             if stance[i]:
                 kp[i0] = kp[i1] = kp[i2] = stance_kp
                 kd[i0] = kd[i1] = kd[i2] = stance_kd
