@@ -258,6 +258,7 @@ class Phase:
     bare_loop_us: float
     bare_body_us: float
     sections_us: dict[str, float]
+    speed_m_s: float  # the simulated robot's ground-truth speed over the control windows
 
 
 def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twist | None]) -> Phase:
@@ -266,6 +267,8 @@ def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twis
     body_parts: list[np.ndarray] = []
     bare_cpu_s = 0.0
     bare_cycles = 0.0
+    world = robot.array.world
+    start = world.base_pose().position.copy()
     for _ in range(chunks):
         step_part, body_part = robot.window(steps, twist)
         step_parts.append(step_part)
@@ -274,6 +277,7 @@ def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twis
         cycles = steps  # bare_loop runs window_s × rate cycles
         bare_cpu_s += bare.cpu_pct / 100.0 / bare.rate_hz * cycles
         bare_cycles += cycles
+    travel = float(np.hypot(*(world.base_pose().position - start)[:2]))
     step_ns = np.concatenate(step_parts)
     bare_ns = np.concatenate(body_parts)
     sections = Sections()
@@ -290,6 +294,7 @@ def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twis
         bare_cpu_s / bare_cycles * 1e6,
         float(bare_ns.mean() / 1e3),
         {name: ns / steps / 1e3 for name, ns in sections.ns.items()},
+        travel / (chunks * steps * PERIOD_S),
     )
 
 
@@ -379,6 +384,15 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 phase.mean_us,
                 phase.bare_body_us,
                 anchor=ANCHOR_BODY,
+            )
+        )
+        rows.append(
+            _row(
+                f"control.{name}.speed (ground truth)",
+                phase.speed_m_s,
+                WALK_SPEED if name == "walking" else 0.0,
+                unit="m/s",
+                anchor="commanded speed",
             )
         )
         rows.append(_row(f"control.step.{name}.p50", phase.p50_us, cycle_us))

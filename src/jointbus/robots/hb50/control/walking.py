@@ -409,16 +409,20 @@ class WalkingController:
                 kd[i0] = kd[i1] = kd[i2] = swing_kd
                 torques[i0] = torques[i1] = torques[i2] = 0.0
         # clamp (a NaN passes the comparisons, as through np.clip), then non-finite → 0 / q
-        isfinite = math.isfinite
         for j, (t_lim, v_lim) in enumerate(self._limits):
             t = torques[j]
-            t = t_lim if t > t_lim else -t_lim if t < -t_lim else t
-            torques[j] = t if isfinite(t) else 0.0
+            torques[j] = t_lim if t > t_lim else -t_lim if t < -t_lim else t
             v = vel_t[j]
-            v = v_lim if v > v_lim else -v_lim if v < -v_lim else v
-            vel_t[j] = v if isfinite(v) else 0.0
-            if not isfinite(pos_t[j]):
-                pos_t[j] = q[j]
+            vel_t[j] = v_lim if v > v_lim else -v_lim if v < -v_lim else v
+        isfinite = math.isfinite
+        if not isfinite(sum(torques) + sum(vel_t) + sum(pos_t)):  # a NaN or ±inf somewhere
+            for j in range(nj):
+                if not isfinite(torques[j]):
+                    torques[j] = 0.0
+                if not isfinite(vel_t[j]):
+                    vel_t[j] = 0.0
+                if not isfinite(pos_t[j]):
+                    pos_t[j] = q[j]
         return WalkOutput(
             np.array(kp),
             np.array(kd),

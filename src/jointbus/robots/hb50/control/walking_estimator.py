@@ -35,7 +35,7 @@ the rotations by the rows of ``R``), ≈ 9 µs against ≈ 27 µs as 3-vector nu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -175,9 +175,17 @@ class WalkingEstimator:
         self._y += vy * dt
         height = self._height if isfinite(self._height) else state.height
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rot
-        return replace(
-            state,
+        # ``state`` with the refined fields (spelled out: dataclasses.replace costs ≈ 3 µs here)
+        return EstimatedState(
+            legs=state.legs,
+            joint_position=state.joint_position,
+            joint_velocity=state.joint_velocity,
+            joint_effort=state.joint_effort,
+            foot_position=state.foot_position,
+            foot_velocity=state.foot_velocity,
+            foot_force=state.foot_force,
             contact=np.array(contact, dtype=np.bool_),
+            orientation=state.orientation,
             position=np.array((self._x, self._y, height)),
             height=height,
             body_linear_velocity=np.array(  # Rᵀ·v
@@ -187,5 +195,8 @@ class WalkingEstimator:
                     r02 * vx + r12 * vy + r22 * vz,
                 )
             ),
+            body_angular_velocity=state.body_angular_velocity,
             world_linear_velocity=np.array((vx, vy, vz)),
+            world_angular_velocity=state.world_angular_velocity,
+            linear_acceleration=state.linear_acceleration,
         )
