@@ -5,10 +5,9 @@ Goal (issue 21, as a ratio to an anchor of the same run): the control step's CPU
 (it is the lighter step). The absolute figure stays beside each ratio: this shared VM's speed moves
 2–3× from day to day.
 
-What runs (one process, one thread, simulated time — deterministic and without the scheduling
-noise of the threaded stack): ``sim://hb50`` stepped by hand, the real
-:class:`~jointbus.robots.hb50.bridge.node.BridgeNode` cycling on it (``run_loop=False``, a fake
-clock) and publishing its frames on an in-process bus, and the real
+What runs (one process, simulated time — deterministic): ``sim://hb50`` stepped by hand, the
+real :class:`~jointbus.robots.hb50.bridge.node.BridgeNode` cycling on it (``run_loop=False``, a
+fake clock) and publishing its frames on an in-process bus, and the real
 :class:`~jointbus.robots.hb50.control.node.ControlNode` on a second in-process bus. Each 2 ms
 cycle: physics step → bridge cycle → the newest ``BridgeData`` is handed to the control node's
 frame callback (what its callback thread runs for every frame: the estimator, the motion step, the
@@ -16,13 +15,20 @@ frame callback (what its callback thread runs for every frame: the estimator, th
 which applies it in its next cycle, as in the stack. The robot stands up, stands, and then trots
 forward at 0.5 m/s (``/hb50/velocity_command`` at 20 Hz, as a joystick sends it).
 
+Where the control step runs: on **its own thread**, handed each frame and waited for — as the
+stack's control node runs on its own callback thread (and, in issue 21's layout, in its own
+process). The thread sleeps between frames, as the node's does; on this VM that costs the step
+30–40 % more CPU than running it hot: a sleeping vCPU is halted and its caches go to other work.
+The same steps **on the physics' thread**, right after the physics and the bridge, are an
+information row.
+
 - **Rows** ``control.step.standing`` / ``control.step.walking``: the thread CPU time
   (``time.thread_time_ns``) of the frame callback, mean per step (quick: 1 000 steps = 2 s of
-  simulated time, full: 5 000), after 1 s in the mode (walking: under way). p50 and p99 are
-  information rows.
-- **Sections** (information rows, a second window of the same length): the estimator, the motion
-  step (stand / walk), ``RobotState`` built, the two publishes — each wrapped, for that window
-  only, in a thread-CPU timer (≈ 0.3 µs per timer pair, included in each figure).
+  simulated time, full: 5 000), after 1 s in the mode (walking: under way). p50 and p99, and the
+  mean on the physics' thread, are information rows.
+- **Sections** (information rows, a further window, own thread): the estimator, the motion step
+  (stand / walk), ``RobotState`` built, the two publishes — each wrapped, for that window only, in
+  a thread-CPU timer (≈ 0.3 µs per timer pair, included in each figure).
 - **Anchor**: the bare 500 Hz loop's cycle — :func:`bench.bench_stack.bare_loop`, the hand-written
   loop over a second ``sim://hb50`` (sim step + ``read_joints`` + hold command, sleeping to
   absolute deadlines on its own SCHED_FIFO thread where allowed): its process CPU time per cycle.
@@ -31,9 +37,9 @@ forward at 0.5 m/s (``/hb50/velocity_command`` at 20 Hz, as a joystick sends it)
   minutes: on this shared VM a neighbour's load moves either by 30–60 % within a minute, and
   measured one after the other their ratio moved with it.
 - **The bare cycle's body alone** (information rows, a stricter anchor): the same three calls run
-  *interleaved* with the control steps — every lock-step cycle runs one bare cycle too, timed the
-  same way (thread CPU) — without the loop's sleep and wake-up (≈ 100 µs of the sleeping loop's
-  cycle on this VM, which halts idle vCPUs).
+  on the physics' thread after every control step, timed the same way (thread CPU), without the
+  loop's sleep and wake-up (≈ 100 µs of the sleeping loop's cycle on this VM, which halts idle
+  vCPUs).
 
 The ratio is the step's CPU over the bare loop's cycle (≤ N× goals: smaller is better).
 
@@ -44,6 +50,7 @@ calls :func:`run`.
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -85,6 +92,55 @@ class _Clock:
 
     def __call__(self) -> int:
         return self.now
+
+
+class ControlThread:
+    """Runs the control node's frame callback on its own thread (module docstring), one frame at
+    a time: :meth:`step` hands a frame over and waits."""
+
+    def __init__(self, control: ControlNode) -> None:
+        self.control = control
+        self._go = threading.Event()
+        self._done = threading.Event()
+        self._job: tuple[Twist | None, BridgeData] | None = None
+        self._step_ns = 0
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="bench-control-step", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        clock = time.thread_time_ns
+        while True:
+            self._go.wait()
+            self._go.clear()
+            job = self._job
+            if job is None:
+                return
+            twist, frame = job
+            try:
+                if twist is not None:
+                    self.control._on_velocity_command(twist)
+                t0 = clock()
+                self.control._on_bridge_data(frame)
+                self._step_ns = clock() - t0
+            except BaseException as exc:  # re-raised on the caller's thread
+                self._error = exc
+            self._done.set()
+
+    def step(self, twist: Twist | None, frame: BridgeData) -> int:
+        """One control step on the thread; its thread CPU time (ns)."""
+        self._job = (twist, frame)
+        self._done.clear()
+        self._go.set()
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._step_ns
+
+    def close(self) -> None:
+        self._job = None
+        self._go.set()
+        self._thread.join()
 
 
 class Lockstep:
@@ -135,6 +191,9 @@ class Lockstep:
         self.control.start()
         self.step_ns: list[int] = []
         self.bare_ns: list[int] = []
+        self.own_thread = True
+        """Whether the control step runs on its own thread (else on the physics' thread)."""
+        self._thread = ControlThread(self.control)
         bare = drivers.open(f"sim://hb50?realtime=false&seed={seed}")
         if not isinstance(bare, SimActuatorArray):
             raise RuntimeError("sim://hb50 did not open a stepping simulator")
@@ -165,14 +224,17 @@ class Lockstep:
         self.control_timers.run_due(self.clock.now)
         if self._state is not None:
             self._to_control_state.publish(self._state)
-        if twist is not None:
-            self.control._on_velocity_command(twist)
         frame = self._frame
         assert frame is not None
         clock = time.thread_time_ns
-        t0 = clock()
-        self.control._on_bridge_data(frame)
-        self.step_ns.append(clock() - t0)
+        if self.own_thread:
+            self.step_ns.append(self._thread.step(twist, frame))
+        else:
+            if twist is not None:
+                self.control._on_velocity_command(twist)
+            t0 = clock()
+            self.control._on_bridge_data(frame)
+            self.step_ns.append(clock() - t0)
         bare = self._bare  # the anchor's cycle, at the same moment
         t0 = clock()
         bare.step(PERIOD_S)
@@ -193,6 +255,7 @@ class Lockstep:
         return np.array(self.step_ns, dtype=np.int64), np.array(self.bare_ns, dtype=np.int64)
 
     def close(self) -> None:
+        self._thread.close()
         self.control.shutdown()
         self.bridge.shutdown()
         self.control_bus.close()
@@ -255,6 +318,7 @@ class Phase:
     mean_us: float
     p50_us: float
     p99_us: float
+    same_thread_us: float  # the same steps on the physics' thread
     bare_loop_us: float
     bare_body_us: float
     sections_us: dict[str, float]
@@ -262,17 +326,23 @@ class Phase:
 
 
 def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twist | None]) -> Phase:
-    """``chunks`` × (``steps`` control steps, then the bare loop for as many cycles)."""
+    """``chunks`` × (``steps`` control steps on their own thread, as many on the physics' thread,
+    then the bare loop for as many cycles); then the sections (own thread)."""
     step_parts: list[np.ndarray] = []
+    same_parts: list[np.ndarray] = []
     body_parts: list[np.ndarray] = []
     bare_cpu_s = 0.0
     bare_cycles = 0.0
     world = robot.array.world
     start = world.base_pose().position.copy()
     for _ in range(chunks):
+        robot.own_thread = True
         step_part, body_part = robot.window(steps, twist)
         step_parts.append(step_part)
         body_parts.append(body_part)
+        robot.own_thread = False
+        same_parts.append(robot.window(steps, twist)[0])
+        robot.own_thread = True
         bare = bare_loop(steps / RATE_HZ, RATE_HZ)
         cycles = steps  # bare_loop runs window_s × rate cycles
         bare_cpu_s += bare.cpu_pct / 100.0 / bare.rate_hz * cycles
@@ -291,10 +361,11 @@ def _phase(robot: Lockstep, chunks: int, steps: int, twist: Callable[[int], Twis
         float(us.mean()),
         float(np.percentile(us, 50)),
         float(np.percentile(us, 99)),
+        float(np.concatenate(same_parts).mean() / 1e3),
         bare_cpu_s / bare_cycles * 1e6,
         float(bare_ns.mean() / 1e3),
         {name: ns / steps / 1e3 for name, ns in sections.ns.items()},
-        travel / (chunks * steps * PERIOD_S),
+        travel / (2 * chunks * steps * PERIOD_S),
     )
 
 
@@ -376,6 +447,13 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 cycle_us,
                 f"<= {GOAL_RATIO_STRETCH}x anchor (goal)",
                 ratio <= GOAL_RATIO_STRETCH,
+            )
+        )
+        rows.append(
+            _row(
+                f"control.step.{name}, on the physics' thread",
+                phase.same_thread_us,
+                cycle_us,
             )
         )
         rows.append(
