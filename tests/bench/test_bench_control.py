@@ -1,9 +1,9 @@
 """The control-step benchmark measures a robot that stands and walks.
 
 ``bench/bench_control.py`` times the control node's frame callback standing and walking; its rows
-mean something only if the lock-step robot really stood up, then trotted at the commanded speed
-while the walking window ran, and the walking step did the walking controller's work on top of
-the standing step's.
+mean something only if the lock-step robot really stood up and stood still through the standing
+window, then trotted at the commanded speed through the walking window (how long the steps take is
+the bench's to say, not a test's).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ if _ROOT not in sys.path:
 from bench import bench_control  # noqa: E402
 
 
-def test_the_bench_robot_stands_then_walks_and_the_walking_step_does_more() -> None:
+def test_the_bench_robot_stands_then_walks_at_the_commanded_speed() -> None:
     standing, walking = bench_control.measure(chunks=2, steps=100)
     assert standing.speed_m_s < 0.05
     assert walking.speed_m_s == pytest.approx(bench_control.WALK_SPEED, rel=0.3)
-    assert 0.0 < standing.mean_us < walking.mean_us
-    assert {"estimator", "motion step", "RobotState built"} <= set(walking.sections_us)
-    assert walking.bare_loop_us > 0.0 and walking.bare_body_us > 0.0
+    for phase in (standing, walking):
+        assert phase.mean_us > 0.0 and phase.same_thread_us > 0.0
+        assert phase.bare_loop_us > 0.0 and phase.bare_body_us > 0.0
+        assert {"estimator", "motion step", "RobotState built"} <= set(phase.sections_us)
