@@ -281,22 +281,37 @@ class StateEstimator:
             q, qd, tau, singular_det=cfg.singular_det
         )
 
-        # per-leg decisions on a handful of floats: plain Python beats numpy calls here
+        # per-leg decisions on a handful of floats, in one pass: plain Python beats numpy calls
         ux, uy, uz = rot[2]  # world z in body coordinates
-        vertical = [fx * ux + fy * uy + fz * uz for fx, fy, fz in force]
-        radius = self._foot_radius
         on, off = cfg.contact_on, cfg.contact_off
         was = self._contact_list
-        contact = [f > (off if c else on) for f, c in zip(vertical, was, strict=True)]
+        contact = [False] * len(pos)
+        # per foot: the height the body would have if it touched (radius − the foot centre's
+        # height relative to the body origin, gravity-aligned); sums over the stance feet
+        ground: list[float] = []
+        stance_ground: list[float] = []
+        k = 0
+        px = py = pz = vx = vy = vz = 0.0
+        for i, (fx, fy, fz) in enumerate(force):
+            x, y, z = pos[i]
+            height_if_down = self._foot_radius[i] - (x * ux + y * uy + z * uz)
+            ground.append(height_if_down)
+            if fx * ux + fy * uy + fz * uz > (off if was[i] else on):
+                contact[i] = True
+                stance_ground.append(height_if_down)
+                k += 1
+                px += x
+                py += y
+                pz += z
+                x, y, z = vel[i]
+                vx += x
+                vy += y
+                vz += z
         self._contact_list = contact
-        # the height the body would have if the foot touched: radius − the foot centre's height
-        # relative to the body origin (gravity-aligned)
-        ground = [r - (x * ux + y * uy + z * uz) for r, (x, y, z) in zip(radius, pos, strict=True)]
-        stance = [i for i, c in enumerate(contact) if c]
 
         # height from the feet in contact (gravity-aligned frame)
-        if stance:
-            height = math.fsum(ground[i] for i in stance) / len(stance)
+        if k:
+            height = math.fsum(stance_ground) / k
             if isfinite(height):
                 self._height = height
         else:
@@ -306,19 +321,8 @@ class StateEstimator:
 
         # body velocity by leg odometry over stance feet, low-pass filtered
         vbx, vby, vbz = self._velocity
-        if stance:
-            k = len(stance)
+        if k:
             # v = −mean(ṗ_rel + ω × p) over stance feet; mean(ω × p) = ω × mean(p)
-            px = py = pz = vx = vy = vz = 0.0
-            for i in stance:
-                x, y, z = pos[i]
-                px += x
-                py += y
-                pz += z
-                x, y, z = vel[i]
-                vx += x
-                vy += y
-                vz += z
             px, py, pz, vx, vy, vz = px / k, py / k, pz / k, vx / k, vy / k, vz / k
             mx = -(vx + wy * pz - wz * py)
             my = -(vy + wz * px - wx * pz)

@@ -115,13 +115,33 @@ class WalkingEstimator:
         isfinite = math.isfinite
         rot = rotation_of(state.orientation)
         ux, uy, uz = rot[2]
-        feet = state.foot_position.tolist()
-        vertical = [fx * ux + fy * uy + fz * uz for fx, fy, fz in state.foot_force.tolist()]
+        if len(scheduled_stance) != len(state.legs):
+            raise ValueError(
+                f"scheduled_stance: {len(scheduled_stance)} legs; the state has {len(state.legs)}"
+            )
         threshold = cfg.contact_force
-        # a NaN force (singular leg) fails both comparisons: the schedule's word stands
-        contact = [
-            bool(s) and not f <= threshold for s, f in zip(scheduled_stance, vertical, strict=True)
-        ]
+        radius = foot_radius.tolist()
+        velocities = state.foot_velocity.tolist()
+        # one pass over the feet: contact, and sums over the contact feet
+        contact: list[bool] = []
+        k = 0
+        px = py = pz = rx = ry = rz = height = 0.0
+        for i, ((fx, fy, fz), (x, y, z)) in enumerate(
+            zip(state.foot_force.tolist(), state.foot_position.tolist(), strict=True)
+        ):
+            # a NaN force (singular leg) fails the comparison: the schedule's word stands
+            down = bool(scheduled_stance[i]) and not fx * ux + fy * uy + fz * uz <= threshold
+            contact.append(down)
+            if down:
+                k += 1
+                px += x
+                py += y
+                pz += z
+                height += radius[i] - (x * ux + y * uy + z * uz)
+                dx, dy, dz = velocities[i]
+                rx += dx
+                ry += dy
+                rz += dz
         v, var = self._v, self._var
         # predict with the IMU
         a = np.asarray(acceleration, dtype=np.float64).tolist()
@@ -136,20 +156,7 @@ class WalkingEstimator:
         var[1] += q
         var[2] += q
         # correct with leg odometry over the contact feet
-        stance = [i for i, c in enumerate(contact) if c]
-        if stance:
-            k = len(stance)
-            velocities = state.foot_velocity.tolist()
-            px = py = pz = rx = ry = rz = 0.0
-            for i in stance:
-                x, y, z = feet[i]
-                px += x
-                py += y
-                pz += z
-                x, y, z = velocities[i]
-                rx += x
-                ry += y
-                rz += z
+        if k:
             px, py, pz, rx, ry, rz = px / k, py / k, pz / k, rx / k, ry / k, rz / k
             wx, wy, wz = state.body_angular_velocity.tolist()
             # v = −mean(ṗ_rel + ω × p) = −(mean ṗ_rel + ω × mean p)
@@ -162,11 +169,6 @@ class WalkingEstimator:
                     gain = var[axis] / (var[axis] + r)
                     v[axis] += gain * (z - v[axis])
                     var[axis] *= 1.0 - gain
-            radius = foot_radius.tolist()
-            height = 0.0
-            for i in stance:
-                x, y, z = feet[i]
-                height += radius[i] - (x * ux + y * uy + z * uz)
             height /= k
             if isfinite(height):
                 self._height = height
