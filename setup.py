@@ -4,8 +4,10 @@
 ``src/jointbus/codec/_cdr_accel.c``); ``jointbus.robots.hb50.messages._frame_accel`` builds the
 bridge's ``BridgeData`` fields from the driver's arrays in one pass (``_frame_accel.c``);
 ``jointbus.robots.hb50.control._leg_accel`` does the control step's per-leg arithmetic (leg
-kinematics, IK, stance forces: ``_leg_accel.c``). All are ``optional``: without a C compiler
-``pip install`` still succeeds and the same code runs in pure Python (same results, slower).
+kinematics, IK, stance forces: ``_leg_accel.c``) and
+``jointbus.robots.hb50.messages._robot_state_accel`` builds the control node's ``RobotState``
+in one pass (``_robot_state_accel.c``). All are ``optional``: without a C compiler ``pip
+install`` still succeeds and the same code runs in pure Python (same results, slower).
 """
 
 import sys
@@ -28,6 +30,13 @@ setup(
         Extension(
             "jointbus.robots.hb50.messages._frame_accel",
             sources=["src/jointbus/robots/hb50/messages/_frame_accel.c"],
+            optional=True,
+        ),
+        # RobotState from the estimate's arrays in one pass (the control node's frame); optional:
+        # RobotState.from_estimate_arrays_python is the reference.
+        Extension(
+            "jointbus.robots.hb50.messages._robot_state_accel",
+            sources=["src/jointbus/robots/hb50/messages/_robot_state_accel.c"],
             optional=True,
         ),
         # the control step's per-leg arithmetic; optional: leg_kinematics.py and

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -256,16 +259,105 @@ def estimates(draw: st.DrawFn) -> tuple[Header, tuple[str, ...], dict[str, Any]]
     return draw(HEADERS), names, arrays
 
 
-@given(estimates())
+BUILDERS = [RobotState.from_estimate_arrays, RobotState.from_estimate_arrays_python]
+
+
+@pytest.mark.parametrize("build", BUILDERS, ids=["dispatch", "python"])
+@given(case=estimates())
 def test_from_estimate_arrays_is_the_message_the_constructors_build(
-    case: tuple[Header, tuple[str, ...], dict[str, Any]],
+    build: Any, case: tuple[Header, tuple[str, ...], dict[str, Any]]
 ) -> None:
+    """The compiled core (when built) and the Python one pass give the constructors' message."""
     header, names, arrays = case
-    fast = RobotState.from_estimate_arrays(header, names, **arrays)
+    fast = build(header, names, **arrays)
     reference = _constructed(header, names, arrays)
     assert fast.to_cdr() == reference.to_cdr()  # NaN-proof: the same bytes on the wire
     assert [type(leg.contact) for leg in fast.leg] == [bool] * len(names)
     assert RobotState.from_cdr(fast.to_cdr()).to_cdr() == fast.to_cdr()
+
+
+def _finite_case(n: int = 4) -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    return {
+        "contact": rng.random(n) < 0.5,
+        "foot_position": rng.normal(size=(n, 3)),
+        "foot_velocity": rng.normal(size=(n, 3)),
+        "foot_force": rng.normal(size=(n, 3)),
+        "position": rng.normal(size=3),
+        "orientation": Quaternion(0.1, 0.2, 0.3, 0.9),
+        "body_linear_velocity": rng.normal(size=3),
+        "body_angular_velocity": rng.normal(size=3),
+        "world_linear_velocity": rng.normal(size=3),
+        "world_angular_velocity": rng.normal(size=3),
+        "motion_mode": MotionMode.LOCOMOTION,
+        "motion_type": MotionType.GAIT,
+        "motion_gait": MotionGait.TROT,
+    }
+
+
+def test_the_one_pass_builds_ordinary_immutable_records() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = _finite_case()
+    header = Header(Time(5, 6), "odom")
+    fast = RobotState.from_estimate_arrays(header, names, **arrays)
+    assert fast == _constructed(header, names, arrays)  # field by field (all finite)
+    assert hash(fast.leg[2]) == hash(_constructed(header, names, arrays).leg[2])
+    assert type(fast.leg[1].foot_vel) is Vector3 and type(fast.pose.position) is Point
+    assert fast.pose.orientation is arrays["orientation"] and fast.header is header
+    with pytest.raises(AttributeError):
+        fast.leg[0].foot_pos_body.x = 1.0  # type: ignore[misc]
+
+
+def test_arrays_that_are_not_contiguous_float64_take_the_python_pass() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = _finite_case()
+    header = Header()
+    strided = {
+        **arrays,
+        "foot_force": np.asfortranarray(arrays["foot_force"]),  # not C-contiguous
+        "position": np.concatenate((arrays["position"], arrays["position"]))[::2],
+        "foot_velocity": arrays["foot_velocity"].astype(np.float32).astype(np.float64),
+    }
+    reference = _constructed(header, names, strided)
+    assert RobotState.from_estimate_arrays(header, names, **strided) == reference
+    as_float32 = {**arrays, "foot_position": arrays["foot_position"].astype(np.float32)}
+    assert RobotState.from_estimate_arrays(header, names, **as_float32) == _constructed(
+        header, names, as_float32
+    )
+
+
+def test_an_array_of_the_right_size_but_the_wrong_shape_is_refused_not_reread() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = {**_finite_case(), "foot_position": np.ones((3, 4))}  # 12 values, 3 rows
+    with pytest.raises(LengthMismatchError, match=r"leg\.foot_pos_body.*one per leg \(4\)"):
+        RobotState.from_estimate_arrays(Header(), names, **arrays)
+
+
+def test_disabling_the_core_builds_the_same_message_in_python() -> None:
+    script = (
+        "import numpy as np\n"
+        "from jointbus.robots.hb50.messages import robot_state as rs\n"
+        "from jointbus.messages.geometry_msgs import Quaternion\n"
+        "from jointbus.messages.std_msgs import Header\n"
+        "assert not rs.ACCELERATED\n"
+        "z = np.zeros(3)\n"
+        "m = rs.RobotState.from_estimate_arrays(Header(), ('fr',), contact=np.ones(1, bool),\n"
+        "    foot_position=np.ones((1, 3)), foot_velocity=np.zeros((1, 3)),\n"
+        "    foot_force=np.zeros((1, 3)), position=z, orientation=Quaternion(),\n"
+        "    body_linear_velocity=z, body_angular_velocity=z, world_linear_velocity=z,\n"
+        "    world_angular_velocity=z, motion_mode=rs.MotionMode.STAND,\n"
+        "    motion_type=rs.MotionType.POSTURE, motion_gait=rs.MotionGait.STAND)\n"
+        "assert m.leg[0].contact is True and m.leg[0].foot_pos_body.z == 1.0\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_from_estimate_arrays_refuses_what_the_constructors_refuse() -> None:
