@@ -15,12 +15,14 @@ frame callback (what its callback thread runs for every frame: the estimator, th
 which applies it in its next cycle, as in the stack. The robot stands up, stands, and then trots
 forward at 0.5 m/s (``/hb50/velocity_command`` at 20 Hz, as a joystick sends it).
 
-Where the control step runs: on **its own thread**, handed each frame and waited for — as the
-stack's control node runs on its own callback thread (and, in issue 21's layout, in its own
-process). The thread sleeps between frames, as the node's does; on this VM that costs the step
-30–40 % more CPU than running it hot: a sleeping vCPU is halted and its caches go to other work.
-The same steps **on the physics' thread**, right after the physics and the bridge, are an
-information row.
+Where the control step runs: on **its own thread**, handed each frame and waited for, with the
+real-time settings the stack gives the control node's callback thread
+(:func:`jointbus.stack.control_realtime`: SCHED_FIFO 49 where allowed) — as the stack runs it
+(and, in issue 21's layout, in its own process). The thread sleeps between frames, as the node's
+does; on this VM a sleeping vCPU is halted and its caches go to other work. The same steps **on
+the physics' thread** (normal scheduling, right after the physics and the bridge) are an
+information row: on a loaded host the other processes pre-empt them mid-step, which the anchor
+(SCHED_FIFO 50, as the bridge loop) is spared.
 
 - **Rows** ``control.step.standing`` / ``control.step.walking``: the thread CPU time
   (``time.thread_time_ns``) of the frame callback, mean per step (quick: 1 000 steps = 2 s of
@@ -52,6 +54,7 @@ from __future__ import annotations
 import argparse
 import threading
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,7 +74,9 @@ from jointbus.robots.hb50.bridge.node import BridgeConfig, BridgeNode
 from jointbus.robots.hb50.control import node as control_module
 from jointbus.robots.hb50.control.node import ControlNode
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, MotionMode
+from jointbus.runtime.realtime import apply_realtime
 from jointbus.runtime.timer import TimerThread
+from jointbus.stack import DEFAULT_REALTIME, control_realtime
 
 #: Goals (issue 21): the walking step's CPU ≤ this × the bare loop's cycle (required, goal).
 GOAL_RATIO = 0.5
@@ -109,6 +114,11 @@ class ControlThread:
         self._thread.start()
 
     def _run(self) -> None:
+        realtime = control_realtime(DEFAULT_REALTIME)
+        if realtime is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a refused setting: measured without it
+                apply_realtime(realtime)
         clock = time.thread_time_ns
         while True:
             self._go.wait()
