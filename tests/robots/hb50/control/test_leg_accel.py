@@ -184,3 +184,54 @@ def test_disabling_the_core_runs_the_reference() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+rotations = st.tuples(st.floats(-math.pi, math.pi), st.floats(-0.5, 0.5), st.floats(-0.5, 0.5))
+
+
+def _rows(yaw: float, pitch: float, roll: float) -> list[list[float]]:
+    from jointbus.math import Quaternion
+
+    return Quaternion.from_rpy(roll, pitch, yaw).to_matrix().tolist()
+
+
+@given(
+    joints,
+    rotations,
+    st.lists(target, min_size=4, max_size=4),
+    four_vectors,
+    four_vectors,
+    st.lists(st.booleans(), min_size=4, max_size=4),
+    st.sampled_from([10.0, math.inf, 0.5]),
+)
+@example(HOME, (0.0, 0.0, 0.0), [(0.2, -0.1, -0.3)] * 4, [(0.0, 0.0, 0.0)] * 4,
+         [(0.0, 0.0, 40.0)] * 4, [True, False, True, False], 22.0)
+@example([0.0] * 12, (0.0, 0.0, 0.0), [(0.0, 0.0, 0.0)] * 4, [(0.1, 0.0, 0.0)] * 4,
+         [(math.nan, 0.0, 1.0)] * 4, [True] * 4, 22.0)  # singular legs, a NaN force
+def test_joint_targets_equal_the_reference(
+    q: list[float],
+    rpy: tuple[float, float, float],
+    targets: list[tuple[float, float, float]],
+    velocities: list[tuple[float, ...]],
+    forces: list[tuple[float, ...]],
+    stance: list[bool],
+    limit: float,
+) -> None:
+    kwargs = {
+        "foot_targets": targets,
+        "foot_velocities": velocities,
+        "foot_forces": forces,
+        "stance": stance,
+        "gains": (20.0, 1.5, 60.0, 2.0),
+        "limits": [(limit, 2.0 * limit)] * 12,
+    }
+    rows = _rows(*rpy)
+
+    def run(method: Callable[..., object]) -> object:
+        try:
+            return method(q, rows, **kwargs)
+        except ValueError as exc:  # an infinite joint angle: the sine's error, both ways
+            return (type(exc), str(exc))
+
+    core, reference = run(LEGS.joint_targets), run(LEGS.joint_targets_python)
+    assert close(core, reference)

@@ -32,6 +32,13 @@
  *   LegIK.solve for each leg's foot target (m, body frame); None where the target is not finite,
  *   out of reach, or its angles are not inside the limits as they come: the caller then runs
  *   LegIK.solve for that leg (which tries the angles +-2 pi, or raises its UnreachableError).
+ * Legs.joint_targets(q, rotation, targets, velocities, forces, stance, gains, limits)
+ *   -> (kp, kd, position, velocity, torque, unsolved)
+ *   LegKinematics.joint_targets: the walking controller's joint-level step in one call -- the
+ *   feet's targets, velocities and forces turned from the horizontal frame into the body frame
+ *   (R_rp^T with R_rp's rows in `rotation`), rates and torques, IK, stance / swing gains, the
+ *   per-joint (torque, velocity) limits. unsolved: (leg, body-frame target) of each leg whose IK
+ *   is left to LegIK.solve (its joints hold the measured positions until then).
  * stance_dual(feet, stance, wrench, regularisation, fz_min, fz_max, mu) -> list of (fx, fy, fz)
  *   StanceForceSolver.solve_dual; regularisation: the six alpha / s_i of the dual system.
  */
@@ -563,6 +570,215 @@ Legs_solve_ik(LegsObject *self, PyObject *targets_obj)
     return out;
 }
 
+/* Legs.joint_targets: the legs' impedance targets from foot targets (see the module docstring
+ * and LegKinematics.joint_targets_python, whose steps and order this follows). */
+static PyObject *
+Legs_joint_targets(LegsObject *self, PyObject *args)
+{
+    PyObject *q_obj, *rot_obj, *t_obj, *v_obj, *f_obj, *stance_obj, *gains_obj, *limits_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &q_obj, &rot_obj, &t_obj, &v_obj, &f_obj,
+                          &stance_obj, &gains_obj, &limits_obj)) {
+        return NULL;
+    }
+    Py_ssize_t nj = self->n_joints, n = self->n_legs;
+    PyObject *q = NULL, *rot = NULL, *ts = NULL, *vs = NULL, *fs = NULL, *stance = NULL;
+    PyObject *gains = NULL, *limits = NULL, *unsolved = NULL, *result = NULL;
+    PyObject *lists[5] = {NULL, NULL, NULL, NULL, NULL};
+    double *buf = NULL;
+    if ((q = fast_sequence(q_obj, nj, "positions", PyExc_IndexError)) == NULL ||
+        (rot = fast_sequence(rot_obj, 3, "rotation", PyExc_ValueError)) == NULL ||
+        (ts = fast_sequence(t_obj, n, "foot_targets", PyExc_ValueError)) == NULL ||
+        (vs = fast_sequence(v_obj, n, "foot_velocities", PyExc_ValueError)) == NULL ||
+        (fs = fast_sequence(f_obj, n, "foot_forces", PyExc_ValueError)) == NULL ||
+        (stance = fast_sequence(stance_obj, n, "stance", PyExc_ValueError)) == NULL ||
+        (gains = fast_sequence(gains_obj, 4, "gains", PyExc_ValueError)) == NULL ||
+        (limits = fast_sequence(limits_obj, nj, "limits", PyExc_ValueError)) == NULL) {
+        goto done;
+    }
+    if (PySequence_Fast_GET_SIZE(ts) != n || PySequence_Fast_GET_SIZE(vs) != n ||
+        PySequence_Fast_GET_SIZE(fs) != n || PySequence_Fast_GET_SIZE(stance) != n ||
+        PySequence_Fast_GET_SIZE(rot) != 3 || PySequence_Fast_GET_SIZE(gains) != 4 ||
+        PySequence_Fast_GET_SIZE(limits) != nj) {
+        PyErr_Format(PyExc_ValueError,
+                     "joint_targets: a 3 x 3 rotation, one target, velocity, force and stance "
+                     "flag per leg (%zd), 4 gains and one limit pair per joint (%zd)", n, nj);
+        goto done;
+    }
+    /* R_rp's rows a, b, c: body -> horizontal; here horizontal -> body, R_rp^T h */
+    double r[3][3];
+    for (int k = 0; k < 3; k++) {
+        if (row3(rot, k, r[k], "rotation") < 0) {
+            goto done;
+        }
+    }
+    double g[4];
+    for (int k = 0; k < 4; k++) {
+        g[k] = item_double(gains, k);
+        if (g[k] == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    /* per joint: q, kp, kd, position, velocity (rates), torque, torque limit, velocity limit */
+    buf = PyMem_Calloc((size_t)(8 * nj), sizeof(double));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *qv = buf, *kp = buf + nj, *kd = buf + 2 * nj, *pos = buf + 3 * nj;
+    double *rate = buf + 4 * nj, *torque = buf + 5 * nj, *t_lim = buf + 6 * nj;
+    double *v_lim = buf + 7 * nj;
+    for (Py_ssize_t j = 0; j < nj; j++) {
+        qv[j] = item_double(q, j);
+        if (qv[j] == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+        pos[j] = qv[j];
+        double pair[2];
+        PyObject *lim = PySequence_Fast(PySequence_Fast_GET_ITEM(limits, j), "limits");
+        if (lim == NULL) {
+            goto done;
+        }
+        if (PySequence_Fast_GET_SIZE(lim) != 2) {
+            PyErr_Format(PyExc_ValueError, "limits: pair %zd has %zd values; expected 2", j,
+                         PySequence_Fast_GET_SIZE(lim));
+            Py_DECREF(lim);
+            goto done;
+        }
+        for (int k = 0; k < 2; k++) {
+            pair[k] = item_double(lim, k);
+            if (pair[k] == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(lim);
+                goto done;
+            }
+        }
+        Py_DECREF(lim);
+        t_lim[j] = pair[0];
+        v_lim[j] = pair[1];
+    }
+    if ((unsolved = PyList_New(0)) == NULL) {
+        goto done;
+    }
+    /* rates and torques (rates_and_torques), then the IK (solve_feet), leg by leg */
+    int singular = 0;
+    double tb[MAX_LEGS][3];
+    int on[MAX_LEGS];
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const Leg *leg = &self->leg[k];
+        double th[3], vh[3], fh[3], v[3], f[3], jq[3];
+        if (row3(ts, k, th, "foot_targets") < 0 || row3(vs, k, vh, "foot_velocities") < 0 ||
+            row3(fs, k, fh, "foot_forces") < 0) {
+            goto done;
+        }
+        for (int i = 0; i < 3; i++) {
+            tb[k][i] = r[0][i] * th[0] + r[1][i] * th[1] + r[2][i] * th[2];
+            v[i] = r[0][i] * vh[0] + r[1][i] * vh[1] + r[2][i] * vh[2];
+            f[i] = r[0][i] * fh[0] + r[1][i] * fh[1] + r[2][i] * fh[2];
+        }
+        int flag = PyObject_IsTrue(PySequence_Fast_GET_ITEM(stance, k));
+        if (flag < 0) {
+            goto done;
+        }
+        on[k] = flag;
+        Plane p;
+        jq[0] = qv[leg->i[0]];
+        jq[1] = qv[leg->i[1]];
+        jq[2] = qv[leg->i[2]];
+        if (leg_plane(leg, jq, &p) < 0) {
+            goto done;
+        }
+        double s0 = leg->s0, w = leg->w;
+        Py_ssize_t i0 = leg->i[0], i1 = leg->i[1], i2 = leg->i[2];
+        double gy = p.c0 * f[1] + p.sn0 * f[2];
+        double gz = -p.sn0 * f[1] + p.c0 * f[2];
+        torque[i0] = s0 * (p.z * gy - w * gz);
+        torque[i1] = -(p.dx1 * f[0] + p.dz1 * gz);
+        torque[i2] = -(p.dx2 * f[0] + p.dz2 * gz);
+        if (p.z == 0.0 || p.plane_det == 0.0) {
+            singular = 1;
+            continue;
+        }
+        double hy = p.c0 * v[1] + p.sn0 * v[2];
+        double hz = -p.sn0 * v[1] + p.c0 * v[2];
+        double d0 = -s0 * hy / p.z;
+        double h = hz - s0 * w * d0;
+        rate[i0] = d0;
+        rate[i1] = (v[0] * p.dz2 - p.dx2 * h) / p.plane_det;
+        rate[i2] = (p.dx1 * h - p.dz1 * v[0]) / p.plane_det;
+    }
+    if (singular) {
+        for (Py_ssize_t j = 0; j < nj; j++) {
+            rate[j] = 0.0;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const Leg *leg = &self->leg[k];
+        double angles[3];
+        if (leg_ik(leg, tb[k], angles)) {
+            for (int i = 0; i < 3; i++) {
+                pos[leg->i[i]] = angles[i];
+            }
+        }
+        else {
+            PyObject *item = Py_BuildValue("(n(ddd))", k, tb[k][0], tb[k][1], tb[k][2]);
+            if (item == NULL || PyList_Append(unsolved, item) < 0) {
+                Py_XDECREF(item);
+                goto done;
+            }
+            Py_DECREF(item);
+        }
+        for (int i = 0; i < 3; i++) {
+            Py_ssize_t j = leg->i[i];
+            kp[j] = on[k] ? g[0] : g[2];
+            kd[j] = on[k] ? g[1] : g[3];
+            if (!on[k]) {
+                torque[j] = 0.0;
+            }
+        }
+    }
+    /* clamp (a NaN passes the comparisons), then non-finite -> 0 / the measured position */
+    for (Py_ssize_t j = 0; j < nj; j++) {
+        double t = torque[j], lt = t_lim[j];
+        t = t > lt ? lt : t < -lt ? -lt : t;
+        torque[j] = isfinite(t) ? t : 0.0;
+        double v = rate[j], lv = v_lim[j];
+        v = v > lv ? lv : v < -lv ? -lv : v;
+        rate[j] = isfinite(v) ? v : 0.0;
+        if (!isfinite(pos[j])) {
+            pos[j] = qv[j];
+        }
+    }
+    const double *columns[5] = {kp, kd, pos, rate, torque};
+    for (int c = 0; c < 5; c++) {
+        if ((lists[c] = PyList_New(nj)) == NULL) {
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < nj; j++) {
+            PyObject *x = PyFloat_FromDouble(columns[c][j]);
+            if (x == NULL) {
+                goto done;
+            }
+            PyList_SET_ITEM(lists[c], j, x);
+        }
+    }
+    result = Py_BuildValue("(OOOOOO)", lists[0], lists[1], lists[2], lists[3], lists[4],
+                           unsolved);
+done:
+    Py_XDECREF(q);
+    Py_XDECREF(rot);
+    Py_XDECREF(ts);
+    Py_XDECREF(vs);
+    Py_XDECREF(fs);
+    Py_XDECREF(stance);
+    Py_XDECREF(gains);
+    Py_XDECREF(limits);
+    Py_XDECREF(unsolved);
+    for (int c = 0; c < 5; c++) {
+        Py_XDECREF(lists[c]);
+    }
+    PyMem_Free(buf);
+    return result;
+}
+
 static PyObject *
 Legs_get_count(LegsObject *self, void *closure)
 {
@@ -576,6 +792,9 @@ static PyMethodDef Legs_methods[] = {
      "rates_and_torques(q, foot_velocities, foot_forces) -> (rates or None, torques)"},
     {"solve_ik", (PyCFunction)Legs_solve_ik, METH_O,
      "solve_ik(targets) -> list of (j0, j1, j2) or None per leg"},
+    {"joint_targets", (PyCFunction)Legs_joint_targets, METH_VARARGS,
+     "joint_targets(q, rotation, targets, velocities, forces, stance, gains, limits)"
+     " -> (kp, kd, position, velocity, torque, unsolved)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -39,15 +39,16 @@ the same structure (``H·q̇ = Rx(s0·j0)ᵀ·v`` is one equation for ``q̇0`` a
 ``einsum`` on the (legs, 3, 3) Jacobians (≈ 20 µs of numpy calls with building the Jacobians,
 against ≈ 5 µs); the tests check both against those numpy calls on random leg states.
 
-The compiled core: the control node runs :meth:`LegKinematics.evaluate_rows` (the estimator),
-:meth:`LegKinematics.rates_and_torques` and :meth:`LegKinematics.solve_feet` (the walking
-controller) every frame on four legs — some 400 float operations and a dozen sines and square
-roots, ≈ 25 µs of Python per step. The optional extension ``_leg_accel`` (``_leg_accel.c``, built
-by ``setup.py`` when a C compiler is present; ``JOINTBUS_NO_ACCEL=1`` turns it off) does each in
-one call. The ``*_python`` methods are the reference it is tested against: the same formulas in
-the same order (compiled without fused multiply-add), so the results agree to the last bit except
-where a hypotenuse enters (``math.hypot`` is Python's own, correctly rounded; the tests allow
-1e-12). :data:`ACCELERATED` says whether it is in use.
+The compiled core: the control node runs :meth:`LegKinematics.evaluate_rows` (the estimator) and
+:meth:`LegKinematics.joint_targets` (the walking controller: :meth:`LegKinematics.solve_feet`,
+:meth:`LegKinematics.rates_and_torques`, gains and limits) every frame on four legs — some 500
+float operations and a dozen sines and square roots, ≈ 30 µs of Python per step. The optional
+extension ``_leg_accel`` (``_leg_accel.c``, built by ``setup.py`` when a C compiler is present;
+``JOINTBUS_NO_ACCEL=1`` turns it off) does each in one call. The ``*_python`` methods are the
+reference it is tested against: the same formulas in the same order (compiled without fused
+multiply-add), so the results agree to the last bit except where a hypotenuse enters
+(``math.hypot`` is Python's own, correctly rounded; the tests allow 1e-12). :data:`ACCELERATED`
+says whether it is in use.
 
 Units: m, rad, rad/s, m/s, N·m, N. Positions, velocities and forces are in the body frame;
 velocities are relative to the body.
@@ -61,7 +62,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -74,7 +75,15 @@ from jointbus.model.robot import RobotModel
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
-__all__ = ["ACCELERATED", "DEFAULT_SINGULAR_DET", "LegKinematics", "LegSample", "Vec", "leg_names"]
+__all__ = [
+    "ACCELERATED",
+    "DEFAULT_SINGULAR_DET",
+    "LegKinematics",
+    "LegSample",
+    "LegTargets",
+    "Vec",
+    "leg_names",
+]
 
 #: A 3-vector of plain floats (m, m/s or N).
 Vec = tuple[float, float, float]
@@ -117,6 +126,18 @@ def _foot_radius(model: RobotModel, leg: str) -> float:
         if isinstance(collision.shape, Sphere):
             return float(collision.shape.radius)
     return 0.0
+
+
+class LegTargets(NamedTuple):
+    """Impedance targets of every joint (actuator order; see :meth:`LegKinematics.
+    joint_targets`): gains ``kp`` (N·m/rad), ``kd`` (N·m·s/rad), ``position`` (rad),
+    ``velocity`` (rad/s), feed-forward ``torque`` (N·m)."""
+
+    kp: list[float]
+    kd: list[float]
+    position: list[float]
+    velocity: list[float]
+    torque: list[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +444,117 @@ class LegKinematics:
             except UnreachableError:
                 solved.append(None)
         return solved
+
+    def joint_targets(
+        self,
+        positions: Sequence[float],
+        rotation: Sequence[Sequence[float]],
+        *,
+        foot_targets: Sequence[Sequence[float]],
+        foot_velocities: Sequence[Sequence[float]],
+        foot_forces: Sequence[Sequence[float]],
+        stance: Sequence[bool],
+        gains: tuple[float, float, float, float],
+        limits: Sequence[tuple[float, float]],
+    ) -> LegTargets:
+        """Every joint's impedance targets for feet that should be at ``foot_targets`` (m),
+        move at ``foot_velocities`` (m/s, relative to the body) and, on stance legs, push with
+        ``foot_forces`` (N, the ground on the foot) — one ``(x, y, z)`` per leg in a frame whose
+        rotation from the body frame has the rows ``rotation`` (the walking controller's
+        horizontal frame; the identity for the body frame).
+
+        Per leg: positions by the IK (:meth:`solve_feet`; a leg it cannot place keeps the
+        measured ``positions``), velocities ``J⁻¹·v`` and torques ``−Jᵀ·f``
+        (:meth:`rates_and_torques`; no velocity targets at all when a Jacobian is singular, no
+        torque on swing legs), gains ``gains`` = (stance kp, stance kd, swing kp, swing kd);
+        then per joint the torque and velocity clamped to ``limits`` (``(torque, velocity)`` per
+        joint, N·m and rad/s) and anything not finite replaced (torque, velocity: 0; position:
+        the measured one). Actuator order. Compiled when :data:`ACCELERATED`.
+        """
+        if self._core is None:
+            return self.joint_targets_python(
+                positions,
+                rotation,
+                foot_targets=foot_targets,
+                foot_velocities=foot_velocities,
+                foot_forces=foot_forces,
+                stance=stance,
+                gains=gains,
+                limits=limits,
+            )
+        kp, kd, position, velocity, torque, unsolved = self._core.joint_targets(
+            positions, rotation, foot_targets, foot_velocities, foot_forces, stance, gains, limits
+        )
+        for k, (x, y, z) in unsolved:  # targets the core leaves to LegIK (then finite, in limits)
+            with contextlib.suppress(UnreachableError):  # unreachable: the measured positions
+                i0, i1, i2 = self.iks[k].joint_indices
+                position[i0], position[i1], position[i2] = self.iks[k].solve((x, y, z))
+        return LegTargets(kp, kd, position, velocity, torque)
+
+    def joint_targets_python(
+        self,
+        positions: Sequence[float],
+        rotation: Sequence[Sequence[float]],
+        *,
+        foot_targets: Sequence[Sequence[float]],
+        foot_velocities: Sequence[Sequence[float]],
+        foot_forces: Sequence[Sequence[float]],
+        stance: Sequence[bool],
+        gains: tuple[float, float, float, float],
+        limits: Sequence[tuple[float, float]],
+    ) -> LegTargets:
+        """:meth:`joint_targets` in pure Python (the compiled core's reference)."""
+        (ax, ay, az), (bx, by, bz), (cx, cy, cz) = rotation
+        # into the body frame: Rᵀ·v
+        foot_t_b = [
+            (ax * x + bx * y + cx * z, ay * x + by * y + cy * z, az * x + bz * y + cz * z)
+            for x, y, z in foot_targets
+        ]
+        foot_v_b = [
+            (ax * x + bx * y + cx * z, ay * x + by * y + cy * z, az * x + bz * y + cz * z)
+            for x, y, z in foot_velocities
+        ]
+        forces_b = [
+            (ax * x + bx * y + cx * z, ay * x + by * y + cy * z, az * x + bz * y + cz * z)
+            for x, y, z in foot_forces
+        ]
+        q = list(positions)
+        rates, torques = self.rates_and_torques_python(q, foot_v_b, forces_b)
+        nj = self._n_joints
+        if len(stance) != self.count or len(limits) != nj:
+            raise ValueError(
+                f"joint_targets: {len(stance)} stance flags, {len(limits)} limit pairs; "
+                f"expected one per leg ({self.count}) and one per joint ({nj})"
+            )
+        vel_t = rates if rates is not None else [0.0] * nj  # a singular leg: no velocity target
+        pos_t = list(q)
+        kp = [0.0] * nj
+        kd = [0.0] * nj
+        stance_kp, stance_kd, swing_kp, swing_kd = gains
+        # a leg the IK cannot place (None) keeps its measured joints as targets
+        for i, angles in enumerate(self.solve_feet_python(foot_t_b)):
+            i0, i1, i2 = self.iks[i].joint_indices
+            if angles is not None:
+                pos_t[i0], pos_t[i1], pos_t[i2] = angles
+            if stance[i]:
+                kp[i0] = kp[i1] = kp[i2] = stance_kp
+                kd[i0] = kd[i1] = kd[i2] = stance_kd
+            else:
+                kp[i0] = kp[i1] = kp[i2] = swing_kp
+                kd[i0] = kd[i1] = kd[i2] = swing_kd
+                torques[i0] = torques[i1] = torques[i2] = 0.0
+        # clamp (a NaN passes the comparisons, as through np.clip), then non-finite → 0 / q
+        isfinite = math.isfinite
+        for j, (t_lim, v_lim) in enumerate(limits):
+            t = torques[j]
+            t = t_lim if t > t_lim else -t_lim if t < -t_lim else t
+            torques[j] = t if isfinite(t) else 0.0
+            v = vel_t[j]
+            v = v_lim if v > v_lim else -v_lim if v < -v_lim else v
+            vel_t[j] = v if isfinite(v) else 0.0
+            if not isfinite(pos_t[j]):
+                pos_t[j] = q[j]
+        return LegTargets(kp, kd, pos_t, vel_t, torques)
 
     def positions_of(self, positions: Sequence[float] | FloatArray) -> FloatArray:
         """Foot positions (legs, 3) in the body frame (m) at actuator-order joint ``positions``."""

@@ -37,11 +37,14 @@ Speed (issue 21: the whole control step ≤ 0.5× the bare 500 Hz loop's cycle):
 few dozen numbers — four feet, one 3 × 3 rotation, a 6-row wrench — where each numpy call costs
 ≈ 1 µs of fixed overhead, more than its arithmetic. So the step runs on plain floats: the frames
 as the rows of ``R_rp``, the stance forces through :meth:`.StanceForceSolver.solve_dual` (a 6 × 6
-system instead of a 3k × 3k numpy solve), the joint rates and torques through
-:meth:`.LegKinematics.rates_and_torques` (closed form per leg instead of a batched
-``numpy.linalg.solve`` and an ``einsum``); numpy builds the five output arrays. Measured in the
-lock-step MuJoCo walk on the 2-core development VM: ≈ 55 µs per step, against ≈ 155 µs with the
-numpy calls (the same commands to rounding: the tests compare the fast paths with the numpy ones).
+system instead of a 3k × 3k numpy solve), the joint-level step — IK, joint rates and torques in
+closed form per leg (instead of a batched ``numpy.linalg.solve`` and an ``einsum``), gains and
+limits — through :meth:`.LegKinematics.joint_targets`; numpy builds the five output arrays. The
+stance forces and the joint-level step are compiled when the optional core of
+:mod:`.leg_kinematics` is built. Measured in the MuJoCo walk of the tests' harness on the 2-core
+development VM: ≈ 35 µs per step, against ≈ 155 µs with the numpy calls (the same commands to
+rounding: the tests compare the fast paths with the numpy ones, the compiled core with its Python
+reference).
 """
 
 from __future__ import annotations
@@ -375,54 +378,17 @@ class WalkingController:
             self.solver.wrench_of(accel, alpha),
         )
 
-        # 5. joints: IK per leg; J⁻¹·ṗ and −Jᵀ·f per leg in closed form (body frame, R_rpᵀ·v)
-        q = state.joint_position.tolist()
-        foot_t_b = [
-            (ax * x + bx * y + r20 * z, ay * x + by * y + r21 * z, az * x + bz * y + r22 * z)
-            for x, y, z in foot_t_h
-        ]
-        foot_v_b = [
-            (ax * x + bx * y + r20 * z, ay * x + by * y + r21 * z, az * x + bz * y + r22 * z)
-            for x, y, z in foot_v_h
-        ]
-        forces_b = [
-            (ax * x + bx * y + r20 * z, ay * x + by * y + r21 * z, az * x + bz * y + r22 * z)
-            for x, y, z in forces_h
-        ]
-        rates, torques = self.kinematics.rates_and_torques(q, foot_v_b, forces_b)
-        nj = self.n_joints
-        vel_t = rates if rates is not None else [0.0] * nj  # a singular leg: no velocity target
-        pos_t = list(q)
-        kp = [0.0] * nj
-        kd = [0.0] * nj
-        stance_kp, stance_kd, swing_kp, swing_kd = p.stance_kp, p.stance_kd, p.swing_kp, p.swing_kd
-        # a leg the IK cannot place (None) keeps its measured joints as targets
-        for i, angles in enumerate(self.kinematics.solve_feet(foot_t_b)):
-            i0, i1, i2 = self.iks[i].joint_indices
-            if angles is not None:
-                pos_t[i0], pos_t[i1], pos_t[i2] = angles
-            if stance[i]:
-                kp[i0] = kp[i1] = kp[i2] = stance_kp
-                kd[i0] = kd[i1] = kd[i2] = stance_kd
-            else:
-                kp[i0] = kp[i1] = kp[i2] = swing_kp
-                kd[i0] = kd[i1] = kd[i2] = swing_kd
-                torques[i0] = torques[i1] = torques[i2] = 0.0
-        # clamp (a NaN passes the comparisons, as through np.clip), then non-finite → 0 / q
-        for j, (t_lim, v_lim) in enumerate(self._limits):
-            t = torques[j]
-            torques[j] = t_lim if t > t_lim else -t_lim if t < -t_lim else t
-            v = vel_t[j]
-            vel_t[j] = v_lim if v > v_lim else -v_lim if v < -v_lim else v
-        isfinite = math.isfinite
-        if not isfinite(sum(torques) + sum(vel_t) + sum(pos_t)):  # a NaN or ±inf somewhere
-            for j in range(nj):
-                if not isfinite(torques[j]):
-                    torques[j] = 0.0
-                if not isfinite(vel_t[j]):
-                    vel_t[j] = 0.0
-                if not isfinite(pos_t[j]):
-                    pos_t[j] = q[j]
+        # 5. joints: IK, J⁻¹·ṗ and −Jᵀ·f per leg, gains, limits (LegKinematics.joint_targets)
+        kp, kd, pos_t, vel_t, torques = self.kinematics.joint_targets(
+            state.joint_position.tolist(),
+            ((ax, ay, az), (bx, by, bz), (r20, r21, r22)),
+            foot_targets=foot_t_h,
+            foot_velocities=foot_v_h,
+            foot_forces=forces_h,
+            stance=stance,
+            gains=(p.stance_kp, p.stance_kd, p.swing_kp, p.swing_kd),
+            limits=self._limits,
+        )
         return WalkOutput(
             np.array(kp),
             np.array(kd),
