@@ -272,6 +272,32 @@ leg_plane(const Leg *leg, const double q[3], Plane *p)
     return 0;
 }
 
+/* One leg's torques -J^T f into torque[] and rates J^-1 v into rate[] (actuator order, body
+ * frame); 0, or 1 when its Jacobian is exactly singular (its rates are then left alone). */
+static int
+leg_rates_torques(const Leg *leg, const Plane *p, const double v[3], const double f[3],
+                  double *rate, double *torque)
+{
+    double s0 = leg->s0, w = leg->w;
+    Py_ssize_t i0 = leg->i[0], i1 = leg->i[1], i2 = leg->i[2];
+    double gy = p->c0 * f[1] + p->sn0 * f[2];
+    double gz = -p->sn0 * f[1] + p->c0 * f[2];
+    torque[i0] = s0 * (p->z * gy - w * gz);
+    torque[i1] = -(p->dx1 * f[0] + p->dz1 * gz);
+    torque[i2] = -(p->dx2 * f[0] + p->dz2 * gz);
+    if (p->z == 0.0 || p->plane_det == 0.0) {
+        return 1;
+    }
+    double hy = p->c0 * v[1] + p->sn0 * v[2];
+    double hz = -p->sn0 * v[1] + p->c0 * v[2];
+    double d0 = -s0 * hy / p->z;
+    double h = hz - s0 * w * d0;
+    rate[i0] = d0;
+    rate[i1] = (v[0] * p->dz2 - p->dx2 * h) / p->plane_det;
+    rate[i2] = (p->dx1 * h - p->dz1 * v[0]) / p->plane_det;
+    return 0;
+}
+
 static PyObject *
 Legs_evaluate(LegsObject *self, PyObject *args)
 {
@@ -412,24 +438,7 @@ Legs_rates_and_torques(LegsObject *self, PyObject *args)
             row3(fs, k, f, "foot_forces") < 0 || leg_plane(leg, jq, &p) < 0) {
             goto fail;
         }
-        double s0 = leg->s0, w = leg->w;
-        Py_ssize_t i0 = leg->i[0], i1 = leg->i[1], i2 = leg->i[2];
-        double gy = p.c0 * f[1] + p.sn0 * f[2];
-        double gz = -p.sn0 * f[1] + p.c0 * f[2];
-        torque[i0] = s0 * (p.z * gy - w * gz);
-        torque[i1] = -(p.dx1 * f[0] + p.dz1 * gz);
-        torque[i2] = -(p.dx2 * f[0] + p.dz2 * gz);
-        if (p.z == 0.0 || p.plane_det == 0.0) {
-            singular = 1;
-            continue;
-        }
-        double hy = p.c0 * v[1] + p.sn0 * v[2];
-        double hz = -p.sn0 * v[1] + p.c0 * v[2];
-        double d0 = -s0 * hy / p.z;
-        double h = hz - s0 * w * d0;
-        rate[i0] = d0;
-        rate[i1] = (v[0] * p.dz2 - p.dx2 * h) / p.plane_det;
-        rate[i2] = (p.dx1 * h - p.dz1 * v[0]) / p.plane_det;
+        singular |= leg_rates_torques(leg, &p, v, f, rate, torque);
     }
     torques = PyList_New(nj);
     if (torques == NULL) {
@@ -686,24 +695,7 @@ Legs_joint_targets(LegsObject *self, PyObject *args)
         if (leg_plane(leg, jq, &p) < 0) {
             goto done;
         }
-        double s0 = leg->s0, w = leg->w;
-        Py_ssize_t i0 = leg->i[0], i1 = leg->i[1], i2 = leg->i[2];
-        double gy = p.c0 * f[1] + p.sn0 * f[2];
-        double gz = -p.sn0 * f[1] + p.c0 * f[2];
-        torque[i0] = s0 * (p.z * gy - w * gz);
-        torque[i1] = -(p.dx1 * f[0] + p.dz1 * gz);
-        torque[i2] = -(p.dx2 * f[0] + p.dz2 * gz);
-        if (p.z == 0.0 || p.plane_det == 0.0) {
-            singular = 1;
-            continue;
-        }
-        double hy = p.c0 * v[1] + p.sn0 * v[2];
-        double hz = -p.sn0 * v[1] + p.c0 * v[2];
-        double d0 = -s0 * hy / p.z;
-        double h = hz - s0 * w * d0;
-        rate[i0] = d0;
-        rate[i1] = (v[0] * p.dz2 - p.dx2 * h) / p.plane_det;
-        rate[i2] = (p.dx1 * h - p.dz1 * v[0]) / p.plane_det;
+        singular |= leg_rates_torques(leg, &p, v, f, rate, torque);
     }
     if (singular) {
         for (Py_ssize_t j = 0; j < nj; j++) {

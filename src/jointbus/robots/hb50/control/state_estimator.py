@@ -37,9 +37,9 @@ Speed (target: well under 100 µs, a twentieth of the 2 ms cycle; issue 21 asks 
 step for ≤ 0.5× the bare loop's cycle): the legs are evaluated in closed form by
 :mod:`.leg_kinematics` (see there why per leg and not as numpy arrays), and everything after them —
 contacts, height, leg odometry, the rotations by ``R`` — on plain floats (:func:`rotation_rows`,
-:func:`mat_vec`); numpy is used once per output field, to build the arrays of the estimate. On the
-2-core development VM: ≈ 16 µs per update warm, ≈ 27 µs in the lock-step MuJoCo walk (cold
-caches between frames), against ≈ 31 and ≈ 58 µs when the body-frame arithmetic was a few
+:func:`mat_vec`), the per-foot work in one pass; numpy is used once per output field, to build the
+arrays of the estimate. In the tests' MuJoCo walk on the 2-core development VM (thread CPU per
+update, p50, at load 14): ≈ 20 µs, against ≈ 71 µs when the body-frame arithmetic was a few
 3-vector numpy products (bench/bench_control.py measures the whole control step).
 """
 

@@ -41,9 +41,9 @@ system instead of a 3k × 3k numpy solve), the joint-level step — IK, joint ra
 closed form per leg (instead of a batched ``numpy.linalg.solve`` and an ``einsum``), gains and
 limits — through :meth:`.LegKinematics.joint_targets`; numpy builds the five output arrays. The
 stance forces and the joint-level step are compiled when the optional core of
-:mod:`.leg_kinematics` is built. Measured in the MuJoCo walk of the tests' harness on the 2-core
-development VM: ≈ 35 µs per step, against ≈ 155 µs with the numpy calls (the same commands to
-rounding: the tests compare the fast paths with the numpy ones, the compiled core with its Python
+:mod:`.leg_kinematics` is built. In the tests' MuJoCo walk on the 2-core development VM (thread
+CPU per step, p50, load 14): ≈ 32 µs, against ≈ 197 µs with the numpy calls — the same commands to
+rounding (the tests compare the fast paths with the numpy ones, the compiled core with its Python
 reference).
 """
 

@@ -29,7 +29,8 @@ odometry trusted at 0.08 m/s and the IMU at 2 m/s². Without a stance foot only 
 **height** (z): the mean over contact feet of ``−z + foot radius`` in the gravity-aligned frame.
 
 It runs every step while walking, on three axes and four feet: plain floats (the filter per axis,
-the rotations by the rows of ``R``), ≈ 9 µs against ≈ 27 µs as 3-vector numpy operations.
+the rotations by the rows of ``R``), the per-foot work in one pass — ≈ 13 µs per update in the
+tests' MuJoCo walk (p50, load 14) against ≈ 48 µs as 3-vector numpy operations.
 """
 
 from __future__ import annotations
