@@ -26,7 +26,7 @@ j1 axis, and j1 from the direction of the target minus the knee's contribution.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,13 @@ class LegIK:
     shank: tuple[float, float]  # (length, angle relative to the thigh frame at j2 = 0)
     below: float  # -1: foot below the abduction axis (hip frame z < 0) in the reference pose
     knee: float  # sign of the knee bend (sin of the shank-thigh angle) in the reference pose
+    #: (position_min, position_max) of each joint (rad), read from ``limits`` for :meth:`solve`.
+    bounds: tuple[tuple[float, float], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "bounds", tuple((lim.position_min, lim.position_max) for lim in self.limits)
+        )
 
     @classmethod
     def from_model(cls, model: RobotModel, leg: str, reference_pose: str = "home") -> LegIK:
@@ -171,25 +178,31 @@ class LegIK:
 
         Raises :class:`UnreachableError` if the target is out of reach or needs a joint outside
         its limits (by more than 1e-9 rad).
+
+        Written for the walking controller, which calls it for every leg at 500 Hz: the three
+        angles are wrapped and checked against the limits inline (what :func:`_wrap` and
+        :meth:`_within_limits` do, which build the error), so a reachable target costs no
+        helper calls.
         """
         tx, ty, tz = (target.x, target.y, target.z) if isinstance(target, Vec3) else target
-        point = (float(tx), float(ty), float(tz))
-        if not all(math.isfinite(v) for v in point):
-            raise UnreachableError(self.leg, point, "the target is not finite")
+        px, py, pz = float(tx), float(ty), float(tz)
+        isfinite = math.isfinite
+        if not (isfinite(px) and isfinite(py) and isfinite(pz)):
+            raise UnreachableError(self.leg, (px, py, pz), "the target is not finite")
         hx, hy, hz = self.hip
-        rx, ry, rz = point[0] - hx, point[1] - hy, point[2] - hz
+        rx, ry, rz = px - hx, py - hy, pz - hz
         rho = math.hypot(ry, rz)
         w = self.plane_y
         if rho < abs(w) - _REACH_TOL:
             raise UnreachableError(
                 self.leg,
-                point,
+                (px, py, pz),
                 f"{rho:.4f} m from the abduction axis, closer than the leg's lateral offset "
                 f"{abs(w):.4f} m",
             )
         alpha = math.atan2(rz, ry)
         alpha_hip = self.below * math.acos(max(-1.0, min(1.0, w / rho))) if rho > 0 else 0.0
-        j0 = _wrap(self.s0 * (alpha - alpha_hip))
+        j0 = math.remainder(self.s0 * (alpha - alpha_hip), _TAU)
         # target in the hip frame, relative to the j1 axis, in the leg plane
         ox, _oy, oz = self.j1_offset
         big_x = rx - ox
@@ -200,16 +213,35 @@ class LegIK:
         if not -1.0 - _REACH_TOL <= cos_gamma <= 1.0 + _REACH_TOL:
             raise UnreachableError(
                 self.leg,
-                point,
+                (px, py, pz),
                 f"{math.sqrt(dist2):.4f} m from the hip flexion axis; the leg reaches "
                 f"[{abs(l1 - l2):.4f}, {l1 + l2:.4f}] m",
             )
         gamma = self.knee * math.acos(max(-1.0, min(1.0, cos_gamma)))
-        j2 = _wrap(self.s2 * (a2 - gamma))
+        j2 = math.remainder(self.s2 * (a2 - gamma), _TAU)
         psi_t = math.atan2(big_z, big_x) - math.atan2(
             l2 * math.sin(gamma), l1 + l2 * math.cos(gamma)
         )
-        j1 = _wrap(self.s1 * (a1 - psi_t))
+        j1 = math.remainder(self.s1 * (a1 - psi_t), _TAU)
+        # _wrap: −π → π; then _within_limits: in range (within the tolerance) → clamped
+        (lo0, hi0), (lo1, hi1), (lo2, hi2) = self.bounds
+        if j0 <= -math.pi:
+            j0 = math.pi
+        if j1 <= -math.pi:
+            j1 = math.pi
+        if j2 <= -math.pi:
+            j2 = math.pi
+        if (
+            lo0 - _LIMIT_TOL <= j0 <= hi0 + _LIMIT_TOL
+            and lo1 - _LIMIT_TOL <= j1 <= hi1 + _LIMIT_TOL
+            and lo2 - _LIMIT_TOL <= j2 <= hi2 + _LIMIT_TOL
+        ):
+            return (
+                min(max(j0, lo0), hi0),
+                min(max(j1, lo1), hi1),
+                min(max(j2, lo2), hi2),
+            )
+        point = (px, py, pz)
         return (
             self._within_limits(point, 0, j0),
             self._within_limits(point, 1, j1),

@@ -50,3 +50,26 @@ def test_bad_timing_is_refused_and_changes_nothing() -> None:
     with pytest.raises(LimitError, match="period"):
         gait.set_timing(5.0, 0.6)
     assert (gait.period, gait.duty) == (0.4, 0.6)
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.0, 0.05), st.booleans()), max_size=40),
+    st.floats(0.2, 1.0),
+    st.floats(0.52, 0.75),
+)
+def test_peek_is_the_schedule_of_the_clock_as_it_stands(
+    steps: list[tuple[float, bool]], period: float, duty: float
+) -> None:
+    """peek() answers from the last step while nothing changed; a new timing shows at once."""
+    gait = GaitScheduler(period=0.4, duty=0.6)
+    fresh = GaitScheduler(period=0.4, duty=0.6)
+    for dt, moving in steps:
+        stepped = gait.step(dt, moving)
+        fresh.step(dt, moving)
+        assert gait.peek() == stepped
+    for timing in ((0.4, duty), (period, duty)):  # the duty alone, then both
+        gait.set_timing(*timing)
+        fresh.set_timing(*timing)
+        fresh._last = None  # the same clock without the remembered schedule
+        assert gait.peek() == fresh.peek()
+        assert gait.peek().stance_time == pytest.approx(timing[0] * timing[1])

@@ -83,3 +83,73 @@ def test_without_velocities_the_feet_are_still() -> None:
     sample = LEGS.evaluate(list(hb50().pose("home").values()))
     assert sample.velocity.tolist() == [[0.0] * 3] * 4
     assert np.isnan(sample.force).all()
+
+
+# ---- the walking controller's direction: J⁻¹·v and −Jᵀ·f per leg in closed form -----------------
+# Reference: what the controller ran before (numpy.linalg.solve and einsum on the (legs, 3, 3)
+# Jacobians). Tolerance: the closed form and LAPACK round differently; on legs whose Jacobian is
+# well conditioned (|det J| ≥ 1e-4 m³; the hb50 walks at ≈ 3e-3) they agree to 1e-9 relative.
+legs_in_workspace = st.lists(st.floats(-0.6, 0.6), min_size=4, max_size=4).flatmap(
+    lambda j0: st.tuples(
+        st.just(j0),
+        st.lists(st.floats(-1.2, 1.2), min_size=4, max_size=4),
+        st.lists(st.floats(0.3, 2.5), min_size=4, max_size=4),
+    )
+)
+three_vectors = st.lists(
+    st.tuples(st.floats(-300, 300), st.floats(-300, 300), st.floats(-300, 300)),
+    min_size=4,
+    max_size=4,
+)
+
+
+def _q(legs: tuple[list[float], list[float], list[float]]) -> list[float]:
+    q = [0.0] * 12
+    for k in range(4):
+        i0, i1, i2 = LEGS.joint_index[k]
+        q[i0], q[i1], q[i2] = legs[0][k], legs[1][k], legs[2][k]
+    return q
+
+
+@given(legs_in_workspace, three_vectors, three_vectors)
+def test_rates_and_torques_equal_the_numpy_solve_on_random_leg_states(
+    legs: tuple[list[float], list[float], list[float]],
+    velocities: list[tuple[float, float, float]],
+    forces: list[tuple[float, float, float]],
+) -> None:
+    q = _q(legs)
+    jac = LEGS.jacobians(q)
+    rates, torques = LEGS.rates_and_torques(q, velocities, forces)
+    tau_ref = -np.einsum("kji,kj->ki", jac, np.array(forces))
+    for k in range(4):
+        idx = LEGS.joint_index[k]
+        np.testing.assert_allclose(
+            [torques[i] for i in idx], tau_ref[k], rtol=1e-12, atol=1e-9
+        )
+    assert rates is not None
+    qd_ref = np.linalg.solve(jac, np.array(velocities)[:, :, None])[:, :, 0]
+    for k in range(4):
+        if abs(np.linalg.det(jac[k])) < 1e-4:
+            continue
+        idx = LEGS.joint_index[k]
+        scale = 1.0 + np.abs(qd_ref[k]).max()
+        np.testing.assert_allclose([rates[i] for i in idx], qd_ref[k], rtol=0, atol=1e-9 * scale)
+
+
+def test_a_singular_leg_gives_no_rates_as_numpy_refuses_the_solve() -> None:
+    q = [0.0] * 12  # every knee straight: J singular
+    q[0] = 0.1
+    zero = [(0.0, 0.0, 0.0)] * 4
+    rates, torques = LEGS.rates_and_torques(q, [(0.1, 0.0, 0.0)] * 4, zero)
+    assert rates is None
+    assert torques == [0.0] * 12
+
+
+def test_evaluate_rows_are_the_arrays_of_evaluate() -> None:
+    q = list(hb50().pose("home").values())
+    rows = LEGS.evaluate_rows(q, q, [1.0] * 12)
+    sample = LEGS.evaluate(q, q, [1.0] * 12)
+    assert np.array(rows[0]).tolist() == sample.position.tolist()
+    assert np.array(rows[1]).tolist() == sample.velocity.tolist()
+    assert np.array(rows[2]).tolist() == sample.force.tolist()
+    assert rows[3] == sample.det.tolist()

@@ -63,3 +63,43 @@ def test_swing_starts_and_ends_at_rest_and_clears_the_ground() -> None:
     assert p0 == pytest.approx(start) and p1 == pytest.approx(end)
     assert v0 == pytest.approx((0, 0, 0)) and v1 == pytest.approx((0, 0, 0))
     assert pm[2] == pytest.approx(-0.3 + 0.08)
+
+
+# ---- the walking controller's path: the 6 × 6 dual system in plain floats ----------------------
+# Reference: solve (the 3k × 3k primal system by numpy). Random feet around the hb50's stance
+# footprint, any stance set, wrenches up to what the walking controller asks (|a| ≤ 5 m/s²,
+# |α| ≤ 100 rad/s²). Stated tolerance: 1e-6 N (forces are tens of newtons; the two ways round
+# differently, both systems have a condition number of ≈ 1e5 for a trot pair).
+feet_strategy = st.lists(
+    st.tuples(st.floats(-0.15, 0.15), st.floats(-0.1, 0.1), st.floats(-0.08, 0.08)),
+    min_size=4,
+    max_size=4,
+).map(lambda d: np.array(FEET) + np.array(d))
+
+
+@given(
+    feet_strategy,
+    st.integers(0, 15),
+    st.lists(st.floats(-5, 5), min_size=3, max_size=3),
+    st.lists(st.floats(-100, 100), min_size=3, max_size=3),
+    st.floats(0.2, 1.0),
+)
+def test_the_dual_solve_equals_the_reference_on_random_stances(
+    feet: np.ndarray, mask: int, accel: list[float], alpha: list[float], mu: float
+) -> None:
+    solver = StanceForceSolver(17.1, (0.3, 0.5, 0.6), mu=mu)
+    stance = [bool(mask >> i & 1) for i in range(4)]
+    reference = solver.solve(
+        feet, np.array(stance), solver.wrench(np.array(accel), np.array(alpha))
+    )
+    fast = solver.solve_dual(feet.tolist(), stance, solver.wrench_of(accel, alpha))
+    np.testing.assert_allclose(np.array(fast), reference, rtol=0, atol=1e-6)
+    assert solver.wrench_of(accel, alpha) == tuple(
+        solver.wrench(np.array(accel), np.array(alpha)).tolist()
+    )
+
+
+def test_without_stance_feet_the_dual_solve_gives_no_force() -> None:
+    solver = StanceForceSolver(17.0, (0.3, 0.5, 0.6))
+    w = solver.wrench_of((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert solver.solve_dual(FEET.tolist(), [False] * 4, w) == [(0.0, 0.0, 0.0)] * 4

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.codec import DecodeError, schema_of
 from jointbus.codec.msgdef import definition_text
-from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
+from jointbus.messages.errors import (
+    LengthMismatchError,
+    LimitError,
+    ShapeMismatchError,
+    UnknownJointError,
+    ValidationError,
+)
 from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vector3
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
@@ -186,3 +196,199 @@ def test_decoding_an_unknown_mode_is_a_decode_error() -> None:
     data = bytes(store.serialize_cdr(obj, TN))
     with pytest.raises(DecodeError, match="motion_mode"):
         RobotState.from_cdr(data)
+
+
+# ---- RobotState.from_estimate_arrays: one pass, the constructors' message ---------------------
+ANY_F64 = st.floats(allow_nan=True, allow_infinity=True)
+
+
+def _arrays(draw: st.DrawFn, shape: tuple[int, ...]) -> np.ndarray:
+    size = int(np.prod(shape))
+    return np.array(draw(st.lists(ANY_F64, min_size=size, max_size=size))).reshape(shape)
+
+
+def _constructed(header: Header, names: tuple[str, ...], a: dict[str, Any]) -> RobotState:
+    """The reference: the message built field by field by the constructors."""
+    contact = a["contact"].tolist()
+    return RobotState(
+        header,
+        tuple(
+            LegState(
+                name,
+                contact[i],
+                Vector3(*a["foot_position"][i].tolist()),
+                Vector3(*a["foot_velocity"][i].tolist()),
+                Vector3(*a["foot_force"][i].tolist()),
+            )
+            for i, name in enumerate(names)
+        ),
+        Pose(Point(*a["position"].tolist()), a["orientation"]),
+        Twist(
+            Vector3(*a["body_linear_velocity"].tolist()),
+            Vector3(*a["body_angular_velocity"].tolist()),
+        ),
+        Twist(
+            Vector3(*a["world_linear_velocity"].tolist()),
+            Vector3(*a["world_angular_velocity"].tolist()),
+        ),
+        a["motion_mode"],
+        a["motion_type"],
+        a["motion_gait"],
+    )
+
+
+@st.composite
+def estimates(draw: st.DrawFn) -> tuple[Header, tuple[str, ...], dict[str, Any]]:
+    names = tuple(draw(st.lists(TEXT.filter(bool), unique=True, max_size=4)))
+    n = len(names)
+    arrays: dict[str, Any] = {
+        "contact": np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool),
+        "foot_position": _arrays(draw, (n, 3)),
+        "foot_velocity": _arrays(draw, (n, 3)),
+        "foot_force": _arrays(draw, (n, 3)),
+        "position": _arrays(draw, (3,)),
+        "orientation": Quaternion(*(draw(ANY_F64) for _ in range(4))),
+        "body_linear_velocity": _arrays(draw, (3,)),
+        "body_angular_velocity": _arrays(draw, (3,)),
+        "world_linear_velocity": _arrays(draw, (3,)),
+        "world_angular_velocity": _arrays(draw, (3,)),
+        "motion_mode": draw(st.sampled_from(MotionMode)),
+        "motion_type": draw(st.sampled_from(MotionType)),
+        "motion_gait": draw(st.sampled_from(MotionGait)),
+    }
+    return draw(HEADERS), names, arrays
+
+
+BUILDERS = [RobotState.from_estimate_arrays, RobotState.from_estimate_arrays_python]
+
+
+@pytest.mark.parametrize("build", BUILDERS, ids=["dispatch", "python"])
+@given(case=estimates())
+def test_from_estimate_arrays_is_the_message_the_constructors_build(
+    build: Any, case: tuple[Header, tuple[str, ...], dict[str, Any]]
+) -> None:
+    """The compiled core (when built) and the Python one pass give the constructors' message."""
+    header, names, arrays = case
+    fast = build(header, names, **arrays)
+    reference = _constructed(header, names, arrays)
+    assert fast.to_cdr() == reference.to_cdr()  # NaN-proof: the same bytes on the wire
+    assert [type(leg.contact) for leg in fast.leg] == [bool] * len(names)
+    assert RobotState.from_cdr(fast.to_cdr()).to_cdr() == fast.to_cdr()
+
+
+def _finite_case(n: int = 4) -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    return {
+        "contact": rng.random(n) < 0.5,
+        "foot_position": rng.normal(size=(n, 3)),
+        "foot_velocity": rng.normal(size=(n, 3)),
+        "foot_force": rng.normal(size=(n, 3)),
+        "position": rng.normal(size=3),
+        "orientation": Quaternion(0.1, 0.2, 0.3, 0.9),
+        "body_linear_velocity": rng.normal(size=3),
+        "body_angular_velocity": rng.normal(size=3),
+        "world_linear_velocity": rng.normal(size=3),
+        "world_angular_velocity": rng.normal(size=3),
+        "motion_mode": MotionMode.LOCOMOTION,
+        "motion_type": MotionType.GAIT,
+        "motion_gait": MotionGait.TROT,
+    }
+
+
+def test_the_one_pass_builds_ordinary_immutable_records() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = _finite_case()
+    header = Header(Time(5, 6), "odom")
+    fast = RobotState.from_estimate_arrays(header, names, **arrays)
+    assert fast == _constructed(header, names, arrays)  # field by field (all finite)
+    assert hash(fast.leg[2]) == hash(_constructed(header, names, arrays).leg[2])
+    assert type(fast.leg[1].foot_vel) is Vector3 and type(fast.pose.position) is Point
+    assert fast.pose.orientation is arrays["orientation"] and fast.header is header
+    with pytest.raises(AttributeError):
+        fast.leg[0].foot_pos_body.x = 1.0  # type: ignore[misc]
+
+
+def test_arrays_that_are_not_contiguous_float64_take_the_python_pass() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = _finite_case()
+    header = Header()
+    strided = {
+        **arrays,
+        "foot_force": np.asfortranarray(arrays["foot_force"]),  # not C-contiguous
+        "position": np.concatenate((arrays["position"], arrays["position"]))[::2],
+        "foot_velocity": arrays["foot_velocity"].astype(np.float32).astype(np.float64),
+    }
+    reference = _constructed(header, names, strided)
+    assert RobotState.from_estimate_arrays(header, names, **strided) == reference
+    as_float32 = {**arrays, "foot_position": arrays["foot_position"].astype(np.float32)}
+    assert RobotState.from_estimate_arrays(header, names, **as_float32) == _constructed(
+        header, names, as_float32
+    )
+
+
+def test_an_array_of_the_right_size_but_the_wrong_shape_is_refused_not_reread() -> None:
+    names = ("fr", "fl", "rl", "rr")
+    arrays = {**_finite_case(), "foot_position": np.ones((3, 4))}  # 12 values, 3 rows
+    with pytest.raises(LengthMismatchError, match=r"leg\.foot_pos_body.*one per leg \(4\)"):
+        RobotState.from_estimate_arrays(Header(), names, **arrays)
+
+
+def test_disabling_the_core_builds_the_same_message_in_python() -> None:
+    script = (
+        "import numpy as np\n"
+        "from jointbus.robots.hb50.messages import robot_state as rs\n"
+        "from jointbus.messages.geometry_msgs import Quaternion\n"
+        "from jointbus.messages.std_msgs import Header\n"
+        "assert not rs.ACCELERATED\n"
+        "z = np.zeros(3)\n"
+        "m = rs.RobotState.from_estimate_arrays(Header(), ('fr',), contact=np.ones(1, bool),\n"
+        "    foot_position=np.ones((1, 3)), foot_velocity=np.zeros((1, 3)),\n"
+        "    foot_force=np.zeros((1, 3)), position=z, orientation=Quaternion(),\n"
+        "    body_linear_velocity=z, body_angular_velocity=z, world_linear_velocity=z,\n"
+        "    world_angular_velocity=z, motion_mode=rs.MotionMode.STAND,\n"
+        "    motion_type=rs.MotionType.POSTURE, motion_gait=rs.MotionGait.STAND)\n"
+        "assert m.leg[0].contact is True and m.leg[0].foot_pos_body.z == 1.0\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_from_estimate_arrays_refuses_what_the_constructors_refuse() -> None:
+    n = 2
+    arrays: dict[str, Any] = {
+        "contact": np.zeros(n, dtype=bool),
+        "foot_position": np.zeros((n, 3)),
+        "foot_velocity": np.zeros((n, 3)),
+        "foot_force": np.zeros((n, 3)),
+        "position": np.zeros(3),
+        "orientation": Quaternion(),
+        "body_linear_velocity": np.zeros(3),
+        "body_angular_velocity": np.zeros(3),
+        "world_linear_velocity": np.zeros(3),
+        "world_angular_velocity": np.zeros(3),
+        "motion_mode": MotionMode.STAND,
+        "motion_type": MotionType.POSTURE,
+        "motion_gait": MotionGait.STAND,
+    }
+    with pytest.raises(ValidationError, match="unique leg_name"):
+        RobotState.from_estimate_arrays(Header(), ("fr", "fr"), **arrays)
+    with pytest.raises(ValidationError, match="leg_name"):
+        RobotState.from_estimate_arrays(Header(), ("fr", ""), **arrays)
+    with pytest.raises(LimitError, match="motion_mode"):
+        RobotState.from_estimate_arrays(Header(), ("fr", "fl"), **{**arrays, "motion_mode": 9})
+    # a leg count the arrays do not have: an error naming the field, not a truncated message
+    with pytest.raises(LengthMismatchError, match=r"leg\.foot_pos_body.*one per leg \(3\)"):
+        RobotState.from_estimate_arrays(
+            Header(), ("fr", "fl", "rl"), **{**arrays, "contact": np.zeros(3, dtype=bool)}
+        )
+    with pytest.raises(ShapeMismatchError, match=r"'fr' \(index 0\): field 'leg\.foot_force_est'"):
+        RobotState.from_estimate_arrays(
+            Header(), ("fr", "fl"), **{**arrays, "foot_force": np.zeros((2, 2))}
+        )

@@ -67,15 +67,18 @@ class GaitScheduler:
         self, period: float = 0.4, duty: float = 0.6, offsets: tuple[float, ...] = TROT_OFFSETS
     ) -> None:
         self.offsets = tuple(float(o) % 1.0 for o in offsets)
-        self.period = period
-        self.duty = duty
+        self.period = self.duty = math.nan  # checked by set_timing
         self.set_timing(period, duty)
         self._phase = 0.0
         self._stopped = True
+        #: (phase, period, duty, schedule) of the last step, for peek
+        self._last: tuple[float, float, float, GaitPhase] | None = None
 
     def set_timing(self, period: float, duty: float) -> None:
         """A new ``period`` (s, 0.15 … 2) and ``duty`` (0.51 … 0.75); they act from the next step
         without a jump of the phase (the clock only changes speed)."""
+        if period == self.period and duty == self.duty:
+            return  # the walking controller sets the timing every step; mostly it stays
         self.period = _check("period", period, 0.15, 2.0, "a gait period in [0.15, 2] s")
         lo, hi = DUTY_RANGE
         self.duty = _check("duty", duty, lo, hi, f"a duty factor in [{lo}, {hi}]")
@@ -114,16 +117,28 @@ class GaitScheduler:
         stance, progress = self._legs(self._phase)
         if not moving and all(stance):
             self._stopped = True
-        return GaitPhase(
+        phase = GaitPhase(
             stance,
             progress,
             self.duty * self.period,
             (1.0 - self.duty) * self.period,
             self._stopped,
         )
+        self._last = (self._phase, self.period, self.duty, phase)
+        return phase
 
     def peek(self) -> GaitPhase:
-        """The schedule now, without advancing."""
+        """The schedule now, without advancing (the walking controller asks before each step:
+        the last step's schedule is returned while phase and timing are unchanged)."""
+        last = self._last
+        if (
+            last is not None
+            and last[0] == self._phase
+            and last[1] == self.period
+            and last[2] == self.duty
+            and last[3].stopped is self._stopped
+        ):
+            return last[3]
         stance, progress = self._legs(self._phase)
         return GaitPhase(
             stance,

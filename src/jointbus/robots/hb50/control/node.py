@@ -84,8 +84,8 @@ from typing import Final
 from jointbus import math as jm
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.messages.errors import MessageError
-from jointbus.messages.geometry_msgs import Point, Pose, Twist, Vector3
 from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
+from jointbus.messages.geometry_msgs import Twist
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
@@ -110,7 +110,6 @@ from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,
     JointCommand,
-    LegState,
     Level,
     MotionMode,
     RobotState,
@@ -181,11 +180,6 @@ def command_owner(state: BridgeState | None) -> str:
     return BridgeStatus.of(state).owner if state is not None else ""
 
 
-def _vec(values: object) -> Vector3:
-    x, y, z = values.tolist()  # type: ignore[attr-defined]
-    return Vector3(x, y, z)
-
-
 def robot_state_message(
     state: EstimatedState,
     mode: MotionMode,
@@ -198,31 +192,23 @@ def robot_state_message(
     in the odometry frame (``header.frame_id``), ``body_vel`` in the body frame, ``world_vel`` in
     the odometry frame. An unknown height is sent as NaN.
     """
-    # one tolist() per (legs, 3) array, not one per row: this runs every frame
-    contact = state.contact.tolist()
-    positions = state.foot_position.tolist()
-    velocities = state.foot_velocity.tolist()
-    forces = state.foot_force.tolist()
-    legs = tuple(
-        LegState(
-            name,
-            bool(contact[i]),
-            Vector3(*positions[i]),
-            Vector3(*velocities[i]),
-            Vector3(*forces[i]),
-        )
-        for i, name in enumerate(state.legs)
-    )
-    px, py, pz = state.position.tolist()
-    return RobotState(
+    # one pass (RobotState.from_estimate_arrays): this runs every frame
+    return RobotState.from_estimate_arrays(
         header,
-        legs,
-        Pose(Point(px, py, pz), QuaternionMsg.from_math(state.orientation)),
-        Twist(_vec(state.body_linear_velocity), _vec(state.body_angular_velocity)),
-        Twist(_vec(state.world_linear_velocity), _vec(state.world_angular_velocity)),
-        mode,
-        controller.motion_type,
-        controller.motion_gait,
+        state.legs,
+        contact=state.contact,
+        foot_position=state.foot_position,
+        foot_velocity=state.foot_velocity,
+        foot_force=state.foot_force,
+        position=state.position,
+        orientation=QuaternionMsg.from_math(state.orientation),
+        body_linear_velocity=state.body_linear_velocity,
+        body_angular_velocity=state.body_angular_velocity,
+        world_linear_velocity=state.world_linear_velocity,
+        world_angular_velocity=state.world_angular_velocity,
+        motion_mode=mode,
+        motion_type=controller.motion_type,
+        motion_gait=controller.motion_gait,
     )
 
 

@@ -33,11 +33,14 @@ What is estimated, and how (units SI; "body frame" = the robot's root link, x fo
 - **Position** in the world (odometry) frame: x, y integrated from the world velocity, z = height.
   It drifts, as all leg odometry does; it starts at (0, 0, height).
 
-Speed (target: well under 100 µs, a twentieth of the 2 ms cycle): the legs are evaluated in closed
-form by :mod:`.leg_kinematics` (see there why per leg and not as numpy arrays), the per-leg
-decisions on plain floats, the body-frame rotations as a few 3-vector numpy products. Measured on
-the 2-core development VM under load: ≈ 41–48 µs per update (min of 9 × 2000 frames recorded
-from MuJoCo), against ≈ 36–41 µs for the generic kinematics' feet and Jacobians alone.
+Speed (target: well under 100 µs, a twentieth of the 2 ms cycle; issue 21 asks the whole control
+step for ≤ 0.5× the bare loop's cycle): the legs are evaluated in closed form by
+:mod:`.leg_kinematics` (see there why per leg and not as numpy arrays), and everything after them —
+contacts, height, leg odometry, the rotations by ``R`` — on plain floats (:func:`rotation_rows`,
+:func:`mat_vec`), the per-foot work in one pass; numpy is used once per output field, to build the
+arrays of the estimate. In the tests' MuJoCo walk on the 2-core development VM (thread CPU per
+update, p50, at load 14): ≈ 20 µs, against ≈ 71 µs when the body-frame arithmetic was a few
+3-vector numpy products (bench/bench_control.py measures the whole control step).
 """
 
 from __future__ import annotations
@@ -58,23 +61,49 @@ from jointbus.robots.hb50.messages import BridgeData
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-__all__ = ["EstimatedState", "EstimatorConfig", "StateEstimator"]
+__all__ = [
+    "EstimatedState",
+    "EstimatorConfig",
+    "Matrix3",
+    "StateEstimator",
+    "mat_vec",
+    "rotation_of",
+    "rotation_rows",
+]
 
 _OWNER = "StateEstimator"
 
 
-def _rotation(w: float, x: float, y: float, z: float) -> FloatArray:
-    """Rotation matrix of the unit quaternion (w, x, y, z)."""
+#: A 3 × 3 matrix as three rows of plain floats.
+Matrix3 = tuple[
+    tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]
+]
+
+
+def rotation_rows(w: float, x: float, y: float, z: float) -> Matrix3:
+    """Rows of the rotation matrix of the unit quaternion (w, x, y, z): the numbers of
+    :meth:`Quaternion.to_matrix <jointbus.math.Quaternion.to_matrix>`, as plain floats — the
+    per-step code turns a handful of 3-vectors with it, where a numpy call costs more than the
+    arithmetic."""
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    return np.array(
-        (
-            (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)),
-            (2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)),
-            (2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)),
-        )
+    return (
+        (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)),
+        (2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)),
+        (2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)),
     )
+
+
+def rotation_of(q: Quaternion) -> Matrix3:
+    """:func:`rotation_rows` of ``q``."""
+    return rotation_rows(q.w, q.x, q.y, q.z)
+
+
+def mat_vec(m: Matrix3, x: float, y: float, z: float) -> tuple[float, float, float]:
+    """``m·(x, y, z)``."""
+    (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = m
+    return (a0 * x + a1 * y + a2 * z, b0 * x + b1 * y + b2 * z, c0 * x + c1 * y + c2 * z)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +200,7 @@ class StateEstimator:
         self._mount_inverse: Quaternion | None = (
             None if rotation.isclose(Quaternion.identity()) else rotation.conjugate()
         )
-        self._mount_matrix = rotation.to_matrix()
+        self._mount_matrix = rotation_of(rotation)
         self._n_legs = len(self.legs)
         self._foot_radius = self.kinematics.foot_radius.tolist()
         self._order_cache: tuple[tuple[str, ...], list[int] | None] | None = None
@@ -185,10 +214,10 @@ class StateEstimator:
         n = self._n_legs
         self._contact_list = [False] * n
         self._orientation = Quaternion.identity()
-        self._rotation = np.eye(3)
+        self._rotation: Matrix3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
         self._height = math.nan
-        self._xy = np.array(position_xy, dtype=np.float64)
-        self._velocity = np.zeros(3)
+        self._x, self._y = float(position_xy[0]), float(position_xy[1])
+        self._velocity = (0.0, 0.0, 0.0)
 
     # ------------------------------------------------------------------ input
 
@@ -238,84 +267,98 @@ class StateEstimator:
             else:
                 self._orientation = Quaternion(w, x, y, z) * self._mount_inverse
             r = self._orientation
-            self._rotation = _rotation(r.w, r.x, r.y, r.z)
+            self._rotation = rotation_rows(r.w, r.x, r.y, r.z)
         rot = self._rotation
         g = frame.angular_velocity
-        omega = np.array((g.x, g.y, g.z))
+        wx, wy, wz = g.x, g.y, g.z
         if self._mount_inverse is not None:
-            omega = self._mount_matrix @ omega
-        if not np.isfinite(omega).all():
-            omega = np.zeros(3)
+            wx, wy, wz = mat_vec(self._mount_matrix, wx, wy, wz)
+        isfinite = math.isfinite
+        if not (isfinite(wx) and isfinite(wy) and isfinite(wz)):
+            wx = wy = wz = 0.0
 
-        legs = self.kinematics.evaluate(q, qd, tau, singular_det=cfg.singular_det)
-        pos, vel, force = legs.position, legs.velocity, legs.force
+        pos, vel, force, _ = self.kinematics.evaluate_rows(
+            q, qd, tau, singular_det=cfg.singular_det
+        )
 
-        # per-leg decisions on a handful of floats: plain Python beats numpy calls here
-        up = rot[2]  # world z in body coordinates
-        vertical = (force @ up).tolist()
-        foot_z = (pos @ up).tolist()  # foot centres' height relative to the body origin
-        radius = self._foot_radius
+        # per-leg decisions on a handful of floats, in one pass: plain Python beats numpy calls
+        ux, uy, uz = rot[2]  # world z in body coordinates
         on, off = cfg.contact_on, cfg.contact_off
         was = self._contact_list
-        contact = [f > (off if c else on) for f, c in zip(vertical, was, strict=True)]
+        contact = [False] * len(pos)
+        # per foot: the height the body would have if it touched (radius − the foot centre's
+        # height relative to the body origin, gravity-aligned); sums over the stance feet
+        ground: list[float] = []
+        stance_ground: list[float] = []
+        k = 0
+        px = py = pz = vx = vy = vz = 0.0
+        for i, (fx, fy, fz) in enumerate(force):
+            x, y, z = pos[i]
+            height_if_down = self._foot_radius[i] - (x * ux + y * uy + z * uz)
+            ground.append(height_if_down)
+            if fx * ux + fy * uy + fz * uz > (off if was[i] else on):
+                contact[i] = True
+                stance_ground.append(height_if_down)
+                k += 1
+                px += x
+                py += y
+                pz += z
+                x, y, z = vel[i]
+                vx += x
+                vy += y
+                vz += z
         self._contact_list = contact
-        ground = [r - fz for r, fz in zip(radius, foot_z, strict=True)]  # height if it touches
-        stance = [i for i, c in enumerate(contact) if c]
 
         # height from the feet in contact (gravity-aligned frame)
-        if stance:
-            height = math.fsum(ground[i] for i in stance) / len(stance)
-            if math.isfinite(height):
+        if k:
+            height = math.fsum(stance_ground) / k
+            if isfinite(height):
                 self._height = height
         else:
-            finite = [h for h in ground if math.isfinite(h)]
+            finite = [h for h in ground if isfinite(h)]
             if finite:
                 self._height = max(finite)  # the lowest foot: largest body height
 
         # body velocity by leg odometry over stance feet, low-pass filtered
-        if stance:
-            p_s = pos[stance]
+        vbx, vby, vbz = self._velocity
+        if k:
             # v = −mean(ṗ_rel + ω × p) over stance feet; mean(ω × p) = ω × mean(p)
-            p_mean = p_s.mean(axis=0)
-            wx, wy, wz = omega.tolist()
-            px, py, pz = p_mean.tolist()
-            vx, vy, vz = vel[stance].mean(axis=0).tolist()
-            v_meas = (
-                -(vx + wy * pz - wz * py),
-                -(vy + wz * px - wx * pz),
-                -(vz + wx * py - wy * px),
-            )
-            if all(math.isfinite(v) for v in v_meas):
+            px, py, pz, vx, vy, vz = px / k, py / k, pz / k, vx / k, vy / k, vz / k
+            mx = -(vx + wy * pz - wz * py)
+            my = -(vy + wz * px - wx * pz)
+            mz = -(vz + wx * py - wy * px)
+            if isfinite(mx) and isfinite(my) and isfinite(mz):
                 tau_v = cfg.velocity_tau
                 alpha = dt / (tau_v + dt) if tau_v > 0.0 else 1.0
-                self._velocity += alpha * (np.array(v_meas) - self._velocity)
-        v_body = self._velocity.copy()
-        v_world = rot @ v_body
-        self._xy += v_world[:2] * dt
-        position = np.array((self._xy[0], self._xy[1], self._height))
+                vbx += alpha * (mx - vbx)
+                vby += alpha * (my - vby)
+                vbz += alpha * (mz - vbz)
+                self._velocity = (vbx, vby, vbz)
+        v_world = mat_vec(rot, vbx, vby, vbz)
+        self._x += v_world[0] * dt
+        self._y += v_world[1] * dt
 
         return EstimatedState(
             legs=self.legs,
             joint_position=np.array(q),
             joint_velocity=np.array(qd),
             joint_effort=np.array(tau),
-            foot_position=pos,
-            foot_velocity=vel,
-            foot_force=force,
+            foot_position=np.array(pos),
+            foot_velocity=np.array(vel),
+            foot_force=np.array(force),
             contact=np.array(contact, dtype=np.bool_),
             orientation=self._orientation,
-            position=position,
+            position=np.array((self._x, self._y, self._height)),
             height=self._height,
-            body_linear_velocity=v_body,
-            body_angular_velocity=omega,
-            world_linear_velocity=v_world,
-            world_angular_velocity=rot @ omega,
+            body_linear_velocity=np.array((vbx, vby, vbz)),
+            body_angular_velocity=np.array((wx, wy, wz)),
+            world_linear_velocity=np.array(v_world),
+            world_angular_velocity=np.array(mat_vec(rot, wx, wy, wz)),
             linear_acceleration=self._acceleration(frame),
         )
 
     def _acceleration(self, frame: BridgeData) -> FloatArray:
         a = frame.linear_acceleration
-        acc = np.array((a.x, a.y, a.z))
         if self._mount_inverse is not None:
-            acc = self._mount_matrix @ acc
-        return acc
+            return np.array(mat_vec(self._mount_matrix, a.x, a.y, a.z))
+        return np.array((a.x, a.y, a.z))

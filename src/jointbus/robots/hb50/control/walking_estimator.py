@@ -27,25 +27,33 @@ sensor noise): body-velocity RMS error 0.032–0.033 m/s with these values, 0.09
 odometry trusted at 0.08 m/s and the IMU at 2 m/s². Without a stance foot only the prediction runs.
 **Position**: integrated from the filtered world velocity (x, y; it drifts, as leg odometry does);
 **height** (z): the mean over contact feet of ``−z + foot radius`` in the gravity-aligned frame.
+
+It runs every step while walking, on three axes and four feet: plain floats (the filter per axis,
+the rotations by the rows of ``R``), the per-foot work in one pass — ≈ 13 µs per update in the
+tests' MuJoCo walk (p50, load 14) against ≈ 48 µs as 3-vector numpy operations.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.errors import LimitError, NonFiniteError
-from jointbus.robots.hb50.control.state_estimator import EstimatedState
+from jointbus.robots.hb50.control.state_estimator import (
+    EstimatedState,
+    mat_vec,
+    rotation_of,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = ["WalkingEstimator", "WalkingEstimatorConfig"]
 
 _OWNER = "WalkingEstimator"
-_GRAVITY = np.array((0.0, 0.0, 9.81))
+_GRAVITY = 9.81  # m/s², along the world's z
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +79,18 @@ class WalkingEstimator:
 
     def __init__(self, config: WalkingEstimatorConfig | None = None) -> None:
         self.config = config or WalkingEstimatorConfig()
-        self._v = np.zeros(3)
-        self._var = np.full(3, 1.0)
-        self._xy = np.zeros(2)
+        # per axis, plain floats: a handful of numbers per step, where numpy calls cost more
+        self._v = [0.0, 0.0, 0.0]
+        self._var = [1.0, 1.0, 1.0]
+        self._x = self._y = 0.0
         self._height = math.nan
         self._started = False
 
     def reset(self, state: EstimatedState) -> None:
         """Start from ``state``'s velocity, position and height."""
-        self._v = state.world_linear_velocity.copy()
-        self._var = np.full(3, self.config.odometry_noise**2)
-        self._xy = state.position[:2].copy()
+        self._v = state.world_linear_velocity.tolist()
+        self._var = [self.config.odometry_noise**2] * 3
+        self._x, self._y = state.position[:2].tolist()
         self._height = state.height
         self._started = True
 
@@ -104,48 +113,93 @@ class WalkingEstimator:
         if not self._started:
             self.reset(state)
         cfg = self.config
-        rot = state.orientation.to_matrix()
-        up = rot[2]
-        vertical = (state.foot_force @ up).tolist()
+        isfinite = math.isfinite
+        rot = rotation_of(state.orientation)
+        ux, uy, uz = rot[2]
+        if len(scheduled_stance) != len(state.legs):
+            raise ValueError(
+                f"scheduled_stance: {len(scheduled_stance)} legs; the state has {len(state.legs)}"
+            )
         threshold = cfg.contact_force
-        # a NaN force (singular leg) fails both comparisons: the schedule's word stands
-        contact = [
-            bool(s) and not f <= threshold for s, f in zip(scheduled_stance, vertical, strict=True)
-        ]
+        radius = foot_radius.tolist()
+        velocities = state.foot_velocity.tolist()
+        # one pass over the feet: contact, and sums over the contact feet
+        contact: list[bool] = []
+        k = 0
+        px = py = pz = rx = ry = rz = height = 0.0
+        for i, ((fx, fy, fz), (x, y, z)) in enumerate(
+            zip(state.foot_force.tolist(), state.foot_position.tolist(), strict=True)
+        ):
+            # a NaN force (singular leg) fails the comparison: the schedule's word stands
+            down = bool(scheduled_stance[i]) and not fx * ux + fy * uy + fz * uz <= threshold
+            contact.append(down)
+            if down:
+                k += 1
+                px += x
+                py += y
+                pz += z
+                height += radius[i] - (x * ux + y * uy + z * uz)
+                dx, dy, dz = velocities[i]
+                rx += dx
+                ry += dy
+                rz += dz
+        v, var = self._v, self._var
         # predict with the IMU
-        acc = np.asarray(acceleration, dtype=np.float64)
-        if np.isfinite(acc).all():
-            self._v += (rot @ acc - _GRAVITY) * dt
-        self._var += cfg.accel_noise**2 * dt
+        a = np.asarray(acceleration, dtype=np.float64).tolist()
+        if isfinite(a[0]) and isfinite(a[1]) and isfinite(a[2]):
+            (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rot
+            ax, ay, az = a
+            v[0] += (r00 * ax + r01 * ay + r02 * az) * dt
+            v[1] += (r10 * ax + r11 * ay + r12 * az) * dt
+            v[2] += (r20 * ax + r21 * ay + r22 * az - _GRAVITY) * dt
+        q = cfg.accel_noise**2 * dt
+        var[0] += q
+        var[1] += q
+        var[2] += q
         # correct with leg odometry over the contact feet
-        stance = [i for i, c in enumerate(contact) if c]
-        if stance:
-            p = state.foot_position[stance]
-            px, py, pz = p.mean(axis=0).tolist()
-            rx, ry, rz = state.foot_velocity[stance].mean(axis=0).tolist()
+        if k:
+            px, py, pz, rx, ry, rz = px / k, py / k, pz / k, rx / k, ry / k, rz / k
             wx, wy, wz = state.body_angular_velocity.tolist()
             # v = −mean(ṗ_rel + ω × p) = −(mean ṗ_rel + ω × mean p)
-            v_body = np.array(
-                (-(rx + wy * pz - wz * py), -(ry + wz * px - wx * pz), -(rz + wx * py - wy * px))
-            )
-            if np.isfinite(v_body).all():
-                z = rot @ v_body
+            bx = -(rx + wy * pz - wz * py)
+            by = -(ry + wz * px - wx * pz)
+            bz = -(rz + wx * py - wy * px)
+            if isfinite(bx) and isfinite(by) and isfinite(bz):
                 r = cfg.odometry_noise**2
-                gain = self._var / (self._var + r)
-                self._v += gain * (z - self._v)
-                self._var *= 1.0 - gain
-            radius = foot_radius[stance]
-            height = float((radius - p @ up).mean())
-            if math.isfinite(height):
+                for axis, z in enumerate(mat_vec(rot, bx, by, bz)):
+                    gain = var[axis] / (var[axis] + r)
+                    v[axis] += gain * (z - v[axis])
+                    var[axis] *= 1.0 - gain
+            height /= k
+            if isfinite(height):
                 self._height = height
-        v_world = self._v.copy()
-        self._xy += v_world[:2] * dt
-        height = self._height if math.isfinite(self._height) else state.height
-        return replace(
-            state,
+        vx, vy, vz = v
+        self._x += vx * dt
+        self._y += vy * dt
+        height = self._height if isfinite(self._height) else state.height
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rot
+        # ``state`` with the refined fields (spelled out: dataclasses.replace costs ≈ 3 µs here)
+        return EstimatedState(
+            legs=state.legs,
+            joint_position=state.joint_position,
+            joint_velocity=state.joint_velocity,
+            joint_effort=state.joint_effort,
+            foot_position=state.foot_position,
+            foot_velocity=state.foot_velocity,
+            foot_force=state.foot_force,
             contact=np.array(contact, dtype=np.bool_),
-            position=np.array((self._xy[0], self._xy[1], height)),
+            orientation=state.orientation,
+            position=np.array((self._x, self._y, height)),
             height=height,
-            body_linear_velocity=rot.T @ v_world,
-            world_linear_velocity=v_world,
+            body_linear_velocity=np.array(  # Rᵀ·v
+                (
+                    r00 * vx + r10 * vy + r20 * vz,
+                    r01 * vx + r11 * vy + r21 * vz,
+                    r02 * vx + r12 * vy + r22 * vz,
+                )
+            ),
+            body_angular_velocity=state.body_angular_velocity,
+            world_linear_velocity=np.array((vx, vy, vz)),
+            world_angular_velocity=state.world_angular_velocity,
+            linear_acceleration=state.linear_acceleration,
         )

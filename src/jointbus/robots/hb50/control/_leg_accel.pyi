@@ -1,0 +1,30 @@
+"""Type stub of the optional compiled core (``_leg_accel.c``); see :mod:`.leg_kinematics` and
+:mod:`.stance_forces`."""
+
+from collections.abc import Sequence
+from typing import Any
+
+_Vec = tuple[float, float, float]
+
+class Legs:
+    def __init__(self, rows: Sequence[Sequence[float]], n_joints: int) -> None: ...
+    @property
+    def count(self) -> int: ...
+    def evaluate(
+        self, q: Any, qd: Any, tau: Any, singular_det: float, /
+    ) -> tuple[list[_Vec], list[_Vec], list[_Vec], list[float]]: ...
+    def rates_and_torques(
+        self, q: Any, foot_velocities: Any, foot_forces: Any, /
+    ) -> tuple[list[float] | None, list[float]]: ...
+    def solve_ik(self, targets: Any, /) -> list[_Vec | None]: ...
+
+def stance_dual(
+    feet: Sequence[Sequence[float]],
+    stance: Sequence[bool],
+    wrench: Sequence[float],
+    regularisation: Sequence[float],
+    fz_min: float,
+    fz_max: float,
+    mu: float,
+    /,
+) -> list[_Vec]: ...
