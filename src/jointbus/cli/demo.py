@@ -324,10 +324,13 @@ def _where(stack: Stack) -> str:
             f", SCHED_FIFO {spec.priority}" if spec.priority is not None and stack.realtime else ""
         )
         parts.append(f"{spec.name} ({' + '.join(spec.nodes)}{place}{fifo})")
-    assert stack.zenoh is not None
+    transport = stack.bus.transport
+    where = "" if transport is None else transport.where
+    wire = where if where.startswith("DDS") else f"Zenoh ({where})"
+    joined = f"; joined over {wire}"
     return (
         f"{stack.robot} on {stack.url} in {len(parts)} processes: {', '.join(parts)} "
-        f"— layout {layout.source}; joined over Zenoh ({stack.zenoh.where})"
+        f"— layout {layout.source}{joined}"
     )
 
 
