@@ -258,8 +258,8 @@ def test_a_speed_runs_while_renewed_stops_when_not_and_the_next_one_resumes(url:
         accel = float(array.config_accelerations[joint])
         end = time.monotonic() + 0.6
         while time.monotonic() < end:  # renewed at 20 Hz: keeps turning
+            last = time.monotonic()  # before the call: the server has it no earlier than this
             array.speed(joint, speed)
-            last = time.monotonic()
             time.sleep(0.05)
         reading = array.read_joints()
         assert reading.velocity[joint] == pytest.approx(speed, abs=0.02)
