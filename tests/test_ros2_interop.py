@@ -29,7 +29,7 @@ from zenoh_ros2_sdk.subscriber import ROS2Subscriber
 
 from jointbus.bus import MAB_RT, RELIABLE, ZenohConfig, data_key
 from jointbus.bus.ros_graph import endpoint_token
-from jointbus.cli.ros2 import export_packages
+from jointbus.cli.interface_packages import export_packages
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.geometry_msgs import Twist
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, Level, Status

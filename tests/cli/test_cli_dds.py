@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from jointbus.bus import MAB_RT, Bus, DdsConfig
-from jointbus.cli.topic import BUS_ENVIRONMENT, BUS_OPTIONS
+from jointbus.cli.options import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.std_msgs import String
 from support.dds_peer import free_domain
 

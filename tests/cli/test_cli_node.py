@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from jointbus.bus import RELIABLE, Bus, EndpointInfo, TopicInfo, ZenohConfig
-from jointbus.cli.node import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
+from jointbus.cli.node_watch import NO_HEARTBEAT, NodeWatch, heartbeat_namespaces
 from jointbus.robots.hb50.messages import Status
 from jointbus.runtime import Node
 from support.cli import (

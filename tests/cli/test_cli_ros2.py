@@ -14,8 +14,13 @@ from typer.testing import CliRunner
 from jointbus import drivers
 from jointbus.bus import Bus, ZenohConfig
 from jointbus.bus.service_types import service_type_hash, service_type_name
-from jointbus.cli.main import _register, app
-from jointbus.cli.ros2 import JOINTBUS_PACKAGES, SERVICE_PAIRS, export_packages, own_definition
+from jointbus.cli.interface_packages import (
+    JOINTBUS_PACKAGES,
+    SERVICE_PAIRS,
+    export_packages,
+    own_definition,
+)
+from jointbus.cli.main import app
 from jointbus.codec.type_hash import qualify_msg_line, rihs01_of
 from jointbus.messages.registry import default_registry
 from jointbus.nodes.array import ArrayNode
@@ -28,7 +33,6 @@ from support.bus import wait_until
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ws")
-    _register()
     result = CliRunner().invoke(app, ["ros2", "export-msgs", str(out)])
     assert result.exit_code == 0, result.output
     assert "hb50_commons: 6 messages" in result.output
@@ -110,7 +114,6 @@ def test_every_type_a_running_stack_and_served_array_put_on_the_wire_is_exported
 
 
 def test_an_unknown_package_is_refused_and_nothing_written(tmp_path: Path) -> None:
-    _register()
     result = CliRunner().invoke(
         app, ["ros2", "export-msgs", str(tmp_path), "-p", "hb50_commons", "-p", "nope_msgs"]
     )
@@ -213,7 +216,6 @@ def test_nodes_are_announced_in_their_namespace_so_two_arrays_are_two_ros_nodes(
             if e.node == "array_node" and e.kind != "NN":  # its endpoints carry it too
                 assert e.namespace == "/" + e.topic.split("/")[1], e.key
                 assert f"/%/%{e.topic.split('/')[1]}/array_node" in e.key
-        _register()
         result = CliRunner().invoke(app, ["ros2", "graph", "--hub-port", str(port)])
         assert result.exit_code == 0, result.output
         listed = result.output.split("topics:")[0].split()

@@ -179,11 +179,8 @@ def _help_examples() -> list[tuple[str, list[str]]]:
     ``Example`` paragraph, with ``\\`` continuations), as (command path, argv)."""
     import shlex
 
-    import typer
-
     from jointbus.cli import main
 
-    main._register(None)
     found: list[tuple[str, list[str]]] = []
 
     def walk(command: object, path: str) -> None:
@@ -197,7 +194,7 @@ def _help_examples() -> list[tuple[str, list[str]]]:
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(main.app), "jointbus")
+    walk(main.command_tree(), "jointbus")
     return found
 
 
@@ -218,13 +215,10 @@ def test_every_type_and_values_example_in_a_help_text_builds_its_message() -> No
     """The e.g. of a TYPE argument and of a VALUES argument of one command build a message."""
     import re
 
-    import typer
-
     from jointbus.cli import main
     from jointbus.cli.topic import resolve_type
     from jointbus.cli.values import build_message, parse_values
 
-    main._register(None)
     checked = []
 
     def example(command: object, metavar: str) -> str | None:
@@ -244,5 +238,5 @@ def test_every_type_and_values_example_in_a_help_text_builds_its_message() -> No
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(main.app), "jointbus")
+    walk(main.command_tree(), "jointbus")
     assert sorted(checked) == ["jointbus service call", "jointbus topic pub"]

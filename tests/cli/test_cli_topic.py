@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, EndpointInfo, QosProfile, ZenohConfig
+from jointbus.cli.errors import CliError
 from jointbus.cli.topic import (
-    CliError,
     RateWindow,
     measured_rate,
     rate_text,

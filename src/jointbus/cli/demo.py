@@ -50,38 +50,25 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT, ZenohConfig
-from jointbus.cli.bus_security import child_args
+from jointbus.cli.errors import CliError, note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.topic import (
-    CliError,
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
-    note,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.robots.hb50.messages import Level, Status
-from jointbus.stack import (
-    DEFAULT_RATE_HZ,
-    DEFAULT_REALTIME,
-    TRANSPORTS,
-    Stack,
-    StackError,
-    StackSummary,
-)
+from jointbus.cli.options import BusOptions, joins_bus
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+
+    from jointbus.bus import ZenohConfig
+    from jointbus.robots.hb50.messages import Status
+    from jointbus.stack import Stack, StackSummary
 
 __all__ = ["demo", "final_line", "report_line", "run_view", "summary_table"]
 
 #: Robots the demo runs as a :class:`Stack` (bridge + control node); the others are served by the
 #: array node (:mod:`jointbus.cli.served_demo`).
 STACK_ROBOTS: Final = ("hb50",)
+#: ``jointbus.stack.DEFAULT_RATE_HZ``, spelled out so that declaring ``--rate`` loads no stack
+#: (``tests/cli/test_cli_options.py`` compares them).
+DEFAULT_RATE_HZ: Final = 500.0
 #: Period of the plain and rich summaries (s).
 SUMMARY_PERIOD_S = 1.0
 #: How often the status reports received are printed (s).
@@ -129,12 +116,16 @@ def final_line(summary: StackSummary) -> str:
 
 def report_line(report: Status) -> str:
     """One status report as the demo prints it: local time, level, reporting node, text."""
+    from jointbus.robots.hb50.messages import Level
+
     stamp = time.strftime("%H:%M:%S", time.localtime(report.header.stamp.to_ns() / 1e9))
     return f"{stamp} {Level(report.level).name} {report.reporting_node}: {report.status}"
 
 
 def _print_reports(stack: Stack) -> None:
     """Print the WARN / ERROR / STALE reports received since the last call (stderr)."""
+    from jointbus.robots.hb50.messages import Level
+
     for report in stack.take_reports():
         if report.level >= Level.WARN:
             note(report_line(report))
@@ -257,6 +248,8 @@ def run_view(
     """Start ``stack`` and show it until ``duration`` / Ctrl-C / SIGTERM; stop it; print and
     return the final summary. ``monitor=True`` opens the textual monitor in a child process
     (terminals only, and only when the stack is on Zenoh; ``zenoh_args`` tell it how to join)."""
+    from jointbus.stack import StackError
+
     if duration is not None and not (math.isfinite(duration) and duration > 0):
         raise CliError(f"--duration {duration!r}: expected a number of seconds > 0")
     terminal = sys.stdout.isatty() and not headless
@@ -305,6 +298,23 @@ def run_view(
     return summary
 
 
+def _recorded_line(stats: Any, path: Path | None, duration: float | None, early: bool) -> str:
+    """What ``--record`` wrote: counts, span, and why the span is shorter than asked."""
+    text = (
+        f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
+        f"({stats.span_s:.2f} s)"
+    )
+    if duration is None or stats.span_s >= duration - 0.1:
+        return text
+    if early:
+        why = f"the run was stopped after {stats.elapsed_s:.2f} s"
+    elif stats.messages == 0:
+        why = "nothing was received"
+    else:
+        why = f"the recorder ran {stats.elapsed_s:.2f} s; its messages span less"
+    return f"{text}, not the {duration:g} s asked: {why}"
+
+
 def _where(stack: Stack) -> str:
     """What runs where, for the start-up line: the processes of a layout (nodes, CPU, priority)
     and the file they come from, or the nodes of this process and their transport."""
@@ -334,23 +344,7 @@ def _where(stack: Stack) -> str:
     )
 
 
-def _recorded_line(stats: Any, path: Path | None, duration: float | None, early: bool) -> str:
-    """What ``--record`` wrote: counts, span, and why the span is shorter than asked."""
-    text = (
-        f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
-        f"({stats.span_s:.2f} s)"
-    )
-    if duration is None or stats.span_s >= duration - 0.1:
-        return text
-    if early:
-        why = f"the run was stopped after {stats.elapsed_s:.2f} s"
-    elif stats.messages == 0:
-        why = "nothing was received"
-    else:
-        why = f"the recorder ran {stats.elapsed_s:.2f} s; its messages span less"
-    return f"{text}, not the {duration:g} s asked: {why}"
-
-
+@joins_bus()
 def demo(  # noqa: PLR0917 (typer maps parameters to options)
     headless: Annotated[
         bool, typer.Option("--headless", help="Plain summary lines, no terminal UI.")
@@ -423,14 +417,13 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             "rover (served by the array node as `jointbus serve` does, and moved).",
         ),
     ] = "hb50",
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
+    from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError
+
     with user_errors():
         if robot not in STACK_ROBOTS:
             from jointbus.cli.served_demo import run_served_demo
@@ -442,11 +435,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             with stop_on_interrupt():
                 run_served_demo(
                     robot,
-                    zenoh=(
-                        None
-                        if isolated
-                        else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
-                    ),
+                    zenoh=(None if isolated else bus_options.zenoh_config()),
                     duration=duration,
                     record=record,
                 )
@@ -457,11 +446,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             raise CliError("--isolated and --transport zenoh exclude each other")
         if layout == "processes" and (isolated or transport != "inproc"):
             layout = "inproc"  # one process: isolated (no Zenoh to join processes) or its transport
-        config: ZenohConfig | None = (
-            None
-            if isolated
-            else zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw)
-        )
+        config: ZenohConfig | None = None if isolated else bus_options.zenoh_config()
         try:
             stack = Stack(
                 robot,
@@ -473,18 +458,13 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             )
         except (StackError, LookupError, ValueError) as exc:
             raise CliError(str(exc)) from None
-        zenoh_args = ["--hub-port", str(hub_port)]
-        zenoh_args += [a for endpoint in connect or () for a in ("--connect", endpoint)]
-        zenoh_args += ["--router", router] if router else []
-        zenoh_args += ["--domain-id", str(domain_id)] if domain_id is not None else []
-        zenoh_args += child_args(config)  # a TLS-only robot: the monitor joins it over TLS
         run_stack(
             stack,
             duration=duration,
             headless=headless,
             monitor=monitor,
             record=record,
-            zenoh_args=zenoh_args,
+            zenoh_args=bus_options.command_line(),
         )
 
 
@@ -499,6 +479,7 @@ def run_stack(
 ) -> StackSummary:
     """:func:`run_view` with the errors a user can fix turned into ``error:`` lines."""
     from jointbus.drivers.errors import DriverError
+    from jointbus.stack import StackError
     from jointbus.tools.errors import ToolError
 
     try:

@@ -16,30 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.errors import user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.topic import (
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    ListenOption,
-    RmwOption,
-    RouterOption,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.tools.errors import ToolError
-from jointbus.tools.foxglove_view import DEFAULT_HOST, DEFAULT_PORT, FoxgloveView
+from jointbus.cli.options import BusOptions, joins_bus
 
+#: ``jointbus.tools.foxglove_view``'s ``DEFAULT_HOST`` and ``DEFAULT_PORT``, spelled out so that
+#: declaring the options loads no foxglove-sdk (``tests/cli/test_cli_options.py`` compares them).
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8765
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def foxglove(
     port: Annotated[int, typer.Option(min=0, max=65535, help="WebSocket port (0: any free).")] = (
         DEFAULT_PORT
     ),
@@ -53,12 +46,8 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
     duration: Annotated[
         float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
     ] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
-    listen: ListenOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Serve the bus and the robot model to Foxglove over WebSocket.
 
@@ -69,6 +58,8 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
 
     from jointbus.model import load_robot
     from jointbus.model.errors import ModelError
+    from jointbus.tools.errors import ToolError
+    from jointbus.tools.foxglove_view import FoxgloveView
 
     console = Console(stderr=True)
     try:
@@ -82,9 +73,7 @@ def foxglove(  # noqa: PLR0917 (typer maps parameters to options)
             "every topic (the server has no authentication)"
         )
     with user_errors():
-        bus = open_bus(
-            zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
-        )
+        bus = bus_options.open_bus()
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     try:

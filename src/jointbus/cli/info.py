@@ -12,9 +12,6 @@ from typing import Annotated
 
 import typer
 
-from jointbus.tools.bag_info import bag_info, format_bag_info
-from jointbus.tools.errors import ToolError
-
 
 def info(
     file: Annotated[Path, typer.Argument(help="MCAP file, rosbag2 directory or .db3 file.")],
@@ -25,6 +22,9 @@ def info(
     '-' for a topic with fewer than 2 messages; 'latched' for a topic recorded as transient-local
     (published on change, not at a rate).
     """
+    from jointbus.tools.bag_info import bag_info, format_bag_info
+    from jointbus.tools.errors import ToolError
+
     try:
         summary = bag_info(file)
     except ToolError as exc:

@@ -51,42 +51,21 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
-from jointbus.bus import (
-    DEFAULT_HUB_PORT,
-    RELIABLE,
-    Bus,
-    Publisher,
-    ServiceClient,
-    ServiceError,
-)
-from jointbus.cli.topic import (
-    CliError,
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
+from jointbus.cli.errors import CliError, user_errors
+from jointbus.cli.options import (
+    DEFAULT_NAMESPACE,
+    BusOptions,
     cli_node_name,
+    joins_bus,
     looked_on,
-    open_bus,
-    user_errors,
-    zenoh_config,
 )
-from jointbus.drivers.errors import RejectReason
-from jointbus.messages.actarray.reply import ActuatorReply
-from jointbus.messages.base import Message
-from jointbus.messages.std_msgs import String
-from jointbus.robots.hb50.messages import (
-    BridgeState,
-    BridgeStatus,
-    Level,
-    MotionMode,
-    RobotState,
-    Status,
-)
-from jointbus.runtime import DEFAULT_NAMESPACE
 
 if TYPE_CHECKING:
+    from jointbus.bus import Bus, Publisher, ServiceClient
+    from jointbus.messages.actarray.reply import ActuatorReply
+    from jointbus.messages.base import Message
+    from jointbus.messages.std_msgs import String
+    from jointbus.robots.hb50.messages import BridgeState
     from jointbus.runtime import RealtimeConfig
     from jointbus.stack import Stack
 
@@ -104,7 +83,7 @@ START_COMMANDS: Final = ("stand_up", "stand", "sit_down", "idle")
 ESTOP_REPEAT_S: Final = 0.1
 #: The control node's name (the reporter of mode changes on the status topic).
 CONTROL_NODE: Final = "control_node"
-_M = TypeVar("_M", bound=Message)
+_M = TypeVar("_M", bound="Message")
 
 NamespaceOption = Annotated[
     str, typer.Option("--namespace", help="Topic namespace of the robot (/NAMESPACE/...).")
@@ -143,6 +122,7 @@ def _run(stack: Stack, *, duration: float | None, headless: bool) -> None:
     run_stack(stack, duration=duration, headless=headless, monitor=False)
 
 
+@joins_bus()
 def bridge(  # noqa: PLR0917 (typer maps parameters to options)
     url: Annotated[
         str | None,
@@ -163,11 +143,8 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
         ),
     ] = True,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Run the bridge node alone (its own process, over Zenoh): it owns the actuators."""
     with user_errors():
@@ -175,7 +152,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             robot=robot,
             url=url,
             nodes=("bridge",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
+            zenoh=bus_options.zenoh_config(),
             realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
@@ -183,7 +160,8 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
         _run(stack, duration=duration, headless=headless)
 
 
-def control(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def control(
     start: Annotated[
         str,
         typer.Option(
@@ -195,11 +173,8 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
     duration: DurationOption = None,
     headless: HeadlessOption = False,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Run the control node alone (its own process, over Zenoh); it stands the robot up."""
     with user_errors():
@@ -208,7 +183,7 @@ def control(  # noqa: PLR0917 (typer maps parameters to options)
         stack = _stack(
             robot=robot,
             nodes=("control",),
-            zenoh=zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw),
+            zenoh=bus_options.zenoh_config(),
             namespace=namespace,
             start_command=None if start == "none" else start,
         )
@@ -227,6 +202,8 @@ class _Latest:
 
 
 def _watch(bus: Bus, topic: str, msg_type: type[_M]) -> _Latest:
+    from jointbus.bus import RELIABLE
+
     seen = _Latest()
     bus.subscribe(topic, msg_type, seen, RELIABLE, realtime=True, node=cli_node_name())
     return seen
@@ -242,6 +219,9 @@ def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
 
 
 def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publisher[String]:
+    from jointbus.bus import RELIABLE
+    from jointbus.messages.std_msgs import String
+
     pub = bus.publisher(topic, String, RELIABLE, node=cli_node_name())
     if not _wait(lambda: pub.remote_matched, timeout):
         raise CliError(
@@ -267,6 +247,10 @@ def _estop_array(
     client: ServiceClient[String, ActuatorReply], reason: str, reset: bool, timeout: float
 ) -> None:
     """E-stop (or reset) an array node through its service; its ACK confirms the latch."""
+    from jointbus.bus import ServiceError
+    from jointbus.drivers.errors import RejectReason
+    from jointbus.messages.std_msgs import String
+
     try:
         reply = client.call(String("" if reset else reason), timeout)
     except ServiceError as exc:
@@ -289,10 +273,13 @@ def _estop_array(
 
 
 def _estop_of(state: BridgeState) -> str | None:
+    from jointbus.robots.hb50.messages import BridgeStatus
+
     return BridgeStatus.of(state).estop_reason
 
 
-def estop(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def estop(
     reset: Annotated[
         bool,
         typer.Option(
@@ -306,11 +293,8 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     ] = "jointbus_cli",
     timeout: TimeoutOption = 3.0,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Latch the e-stop of whatever owns the actuators of --namespace and wait for it to confirm;
     --reset re-arms.
@@ -319,10 +303,15 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
     an array node of `jointbus serve` (its /NS/estop or /NS/estop_reset service, confirmed by
     its ACK: motor power off, brakes engaged where fitted). Exit 1 if nothing confirmed it.
     """
+    from jointbus.bus import RELIABLE
+    from jointbus.messages.actarray.reply import ActuatorReply
+    from jointbus.messages.std_msgs import String
+    from jointbus.robots.hb50.messages import BridgeState
+
     with user_errors():
         if reset and reason != "jointbus_cli":
             raise CliError("--reason goes with an e-stop, not with --reset")
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             states = _watch(bus, f"/{namespace}/bridge_state_10hz", BridgeState)
             pub = bus.publisher(
@@ -377,25 +366,26 @@ def estop(  # noqa: PLR0917 (typer maps parameters to options)
             bus.close()
 
 
-def mode(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def mode(
     command: Annotated[
         str, typer.Argument(metavar="COMMAND", help=f"One of: {', '.join(MODE_COMMANDS)}.")
     ],
     timeout: TimeoutOption = 3.0,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Send a motion command to the control node and print its answer."""
+    from jointbus.messages.std_msgs import String
+    from jointbus.robots.hb50.messages import Level, MotionMode, RobotState, Status
+
     with user_errors():
         if command not in MODE_COMMANDS:
             raise CliError(
                 f"unknown mode command {command!r}; expected one of {', '.join(MODE_COMMANDS)}"
             )
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             reports = _watch(bus, f"/{namespace}/status", Status)
             robot = _watch(bus, f"/{namespace}/robot_state_10hz", RobotState)

@@ -1,97 +1,223 @@
 """The ``jointbus`` command line.
 
 Where it sits: the top layer (:mod:`jointbus.cli`); it may import every other layer. Each command
-group lives in its own module, listed in the two tables below; those modules import their heavy
-dependencies (Zenoh, MuJoCo, textual) inside the command functions.
+(or command group) lives in its own module, named in :data:`COMMANDS` with its one-line help.
 
-Why only the command asked for is imported: ``jointbus estop`` is a safety command, and importing
-every command module (the nodes, the simulator, every robot's message types) made it take 1.9–25 s
-to start on a loaded host. ``jointbus CMD ...`` imports only ``CMD``'s module; ``jointbus``,
-``--help`` or an unknown command imports them all (the help lists every command, and a usage error
-lists what exists). A module that fails to import still fails loudly — when its command is run,
-and in ``tests/cli/test_cli_main.py``, which imports every registration. Every command with the
-shared bus options gets the security options on registration (:mod:`jointbus.cli.bus_security`).
+**Why a command's module is imported only when that command runs.** ``jointbus estop`` is a safety
+command and ``jointbus topic pub`` is typed between two velocity segments: importing every command
+module (the nodes, the simulator, every robot's message types, numpy, Zenoh) made ``jointbus
+--help`` cost 1.4–2.0 s of CPU and ``estop`` 3.5–3.9 s under load. So:
+
+- ``jointbus`` and ``jointbus --help`` list the commands from :data:`COMMANDS` and import none of
+  them (``tests/cli/test_cli_main.py`` checks that each one-line help here is the command's own);
+- ``jointbus CMD ...`` imports ``CMD``'s module alone, and a command module imports at module level
+  only the standard library, ``typer`` and the light :mod:`jointbus.cli.options` /
+  :mod:`jointbus.cli.errors`: what a command *runs on* (``jointbus.bus``, numpy, Zenoh, MuJoCo,
+  rosbags, textual) is imported inside the command function, so ``jointbus CMD --help`` loads none
+  of it either (``tests/cli/test_cli_main.py`` runs every command's ``--help`` and lists what it
+  imported).
+
+**How a command declares its options.** In its own function signature, with typer's
+``Annotated[type, typer.Option(...)]``; a command that joins the bus adds ``@joins_bus()`` and a
+``bus_options: BusOptions`` parameter, and takes the shared bus options from
+:class:`jointbus.cli.options.BusOptions` (adding one there adds it to every bus command). A new
+command is one entry in :data:`COMMANDS`.
+
+Help is click's plain layout (typer's Rich panels are off): rewrapped paragraphs, a flag shows no
+type, a valued option its metavar (``--hub-port PORT``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import importlib
 import sys
-from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
 import typer
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
 
-from jointbus.cli.bus_security import with_bus_security
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommandEntry:
+    """One ``jointbus`` command: the module and attribute that define it (a command function or
+    a ``typer.Typer`` group) and the one-line help ``jointbus --help`` shows for it."""
+
+    module: str
+    attribute: str
+    help: str
+
+
+#: Every command, in the order ``jointbus --help`` lists them (``version`` is defined below).
+COMMANDS: Final[dict[str, CommandEntry]] = {
+    "demo": CommandEntry(
+        "jointbus.cli.demo",
+        "demo",
+        "Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served "
+        "by the array node and moved.",
+    ),
+    "monitor": CommandEntry(
+        "jointbus.cli.monitor",
+        "monitor",
+        "Show joints, bridge state, nodes, topic rates and events of a running robot.",
+    ),
+    "teleop": CommandEntry(
+        "jointbus.cli.teleop",
+        "teleop",
+        "Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz.",
+    ),
+    "estop": CommandEntry(
+        "jointbus.cli.launch",
+        "estop",
+        "Latch the e-stop of whatever owns the actuators of --namespace and wait for it to "
+        "confirm; --reset re-arms.",
+    ),
+    "mode": CommandEntry(
+        "jointbus.cli.launch",
+        "mode",
+        "Send a motion command to the control node and print its answer.",
+    ),
+    "bridge": CommandEntry(
+        "jointbus.cli.launch",
+        "bridge",
+        "Run the bridge node alone (its own process, over Zenoh): it owns the actuators.",
+    ),
+    "control": CommandEntry(
+        "jointbus.cli.launch",
+        "control",
+        "Run the control node alone (its own process, over Zenoh); it stands the robot up.",
+    ),
+    "serve": CommandEntry(
+        "jointbus.cli.serve",
+        "serve",
+        "Serve the actuator array at URL on the bus under /NAME (Player's server).",
+    ),
+    "topic": CommandEntry(
+        "jointbus.cli.topic",
+        "app",
+        "List topics, print their messages, measure their rate, publish.",
+    ),
+    "node": CommandEntry(
+        "jointbus.cli.node", "app", "Nodes on the network and their heartbeat state."
+    ),
+    "param": CommandEntry(
+        "jointbus.cli.param", "app", "Read and change the live parameters of running nodes."
+    ),
+    "service": CommandEntry(
+        "jointbus.cli.service", "app", "List request/reply services and call them."
+    ),
+    "security": CommandEntry(
+        "jointbus.cli.security", "app", "Access rules for a robot on a TLS-only bus."
+    ),
+    "ros2": CommandEntry(
+        "jointbus.cli.ros2", "app", "ROS 2 interop: export message packages, see the graph."
+    ),
+    "record": CommandEntry(
+        "jointbus.cli.record",
+        "record",
+        "Record bus traffic to an MCAP file (ros2msg schemas, CDR, zstd chunks).",
+    ),
+    "play": CommandEntry(
+        "jointbus.cli.play", "play", "Republish a bag onto the bus with the original timing."
+    ),
+    "info": CommandEntry(
+        "jointbus.cli.info",
+        "info",
+        "Show what a bag holds: topics, types, message counts, rates, duration.",
+    ),
+    "plot": CommandEntry(
+        "jointbus.cli.plot",
+        "plot",
+        "Plot message fields over time (e.g. commanded vs measured position per joint) to a PNG.",
+    ),
+    "foxglove": CommandEntry(
+        "jointbus.cli.foxglove",
+        "foxglove",
+        "Serve the bus and the robot model to Foxglove over WebSocket.",
+    ),
+    "can-twin": CommandEntry(
+        "jointbus.cli.can_twin",
+        "can_twin",
+        "Run simulated MIT-mode motors that answer a can:// URL, like the real ones would.",
+    ),
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command (or group) of :data:`COMMANDS` ``name``: its module imported now.
+
+    A module that fails to import is a bug and fails loudly, when its command is run (and in
+    ``tests/cli/test_cli_main.py``, which loads every command)."""
+    entry = COMMANDS[name]
+    target = getattr(importlib.import_module(entry.module), entry.attribute)
+    if isinstance(target, typer.Typer):
+        target.rich_markup_mode = None  # plain help (see the module docstring)
+        command: Any = typer.main.get_group(target)
+    else:
+        holder = typer.Typer(
+            add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None
+        )
+        holder.command(name=name)(target)
+        command = typer.main.get_command(holder)
+    command.name = name
+    _name_values(command)
+    return command
+
+
+def _name_values(command: Any) -> None:
+    """Give every valued option without a metavar its name as one (``--reason REASON``, as
+    argparse and ROS 2's tools write it) instead of typer's type label (``--reason <str>``)."""
+    for param in getattr(command, "params", ()):
+        if param.param_type_name == "option" and not param.is_flag and param.metavar is None:
+            flag = max(param.opts, key=len).lstrip("-")  # --wait-matching -> WAIT_MATCHING
+            param.metavar = flag.replace("-", "_").upper()
+    for sub in getattr(command, "commands", {}).values():
+        _name_values(sub)
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: lists :data:`COMMANDS` from the table, loads one when it is invoked."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*self.commands, *(n for n in COMMANDS if n not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            command = self.commands[cmd_name] = load_command(cmd_name)
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [
+            (name, COMMANDS[name].help if name in COMMANDS else self.commands[name].help or "")
+            for name in self.list_commands(ctx)
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except UsageError as exc:
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if close:
+                exc.message = (
+                    f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, close))}?"
+                )
+            raise
+
 
 app = typer.Typer(
     name="jointbus",
+    cls=_LazyGroup,
     help="State and command traffic for robot actuator arrays.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
-
-# group name -> (module, attribute holding a typer.Typer, help)
-_GROUPS: dict[str, tuple[str, str, str]] = {
-    "topic": ("jointbus.cli.topic", "app", "List, echo, measure and publish topics."),
-    "node": ("jointbus.cli.node", "app", "List nodes and their heartbeat state."),
-    "param": ("jointbus.cli.param", "app", "List, read and change live node parameters."),
-    "ros2": ("jointbus.cli.ros2", "app", "ROS 2 interop: export messages, see the graph."),
-    "service": ("jointbus.cli.service", "app", "List request/reply services and call them."),
-    "security": ("jointbus.cli.security", "app", "Access rules for a robot on a TLS-only bus."),
-}
-# command name -> (module, attribute holding a function)
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "record": ("jointbus.cli.record", "record"),
-    "play": ("jointbus.cli.play", "play"),
-    "info": ("jointbus.cli.info", "info"),
-    "plot": ("jointbus.cli.plot", "plot"),
-    "foxglove": ("jointbus.cli.foxglove", "foxglove"),
-    "monitor": ("jointbus.cli.monitor", "monitor"),
-    "demo": ("jointbus.cli.demo", "demo"),
-    "bridge": ("jointbus.cli.launch", "bridge"),
-    "control": ("jointbus.cli.launch", "control"),
-    "estop": ("jointbus.cli.launch", "estop"),
-    "mode": ("jointbus.cli.launch", "mode"),
-    "serve": ("jointbus.cli.serve", "serve"),
-    "teleop": ("jointbus.cli.teleop", "teleop"),
-    "can-twin": ("jointbus.cli.can_twin", "can_twin"),
-}
-
-
-_registered: set[str] = set()
-
-
-def _register(names: Iterable[str] | None = None) -> None:
-    """Attach the commands ``names`` (``None``: every command), each once. A module that fails to
-    import is a bug and fails loudly: a command that silently vanished from ``--help`` would be
-    far harder to diagnose."""
-    for name in [*_GROUPS, *_COMMANDS] if names is None else names:
-        if name in _registered:
-            continue
-        _registered.add(name)
-        if name in _GROUPS:
-            module_name, attribute, help_text = _GROUPS[name]
-            module = importlib.import_module(module_name)
-            group = getattr(module, attribute)
-            for command in group.registered_commands:
-                if command.callback is not None:
-                    command.callback = with_bus_security(command.callback)
-            app.add_typer(group, name=name, help=help_text)
-        else:
-            module_name, attribute = _COMMANDS[name]
-            module = importlib.import_module(module_name)
-            app.command(name=name)(with_bus_security(getattr(module, attribute)))
-
-
-def _commands_for(args: Sequence[str]) -> list[str] | None:
-    """The commands ``args`` needs registered: the one it names, or ``None`` (all) for the help
-    and for anything that is not a command name (typer then reports it with the full list)."""
-    if args and (args[0] in _GROUPS or args[0] in _COMMANDS):
-        return [args[0]]
-    if args and args[0] == "version":
-        return []
-    return None
 
 
 @app.command("version")
@@ -107,10 +233,18 @@ def _root() -> None:
     """State and command traffic for robot actuator arrays."""
 
 
+def command_tree() -> Any:
+    """The root click group with every command of :data:`COMMANDS` loaded, for what must walk
+    them all (the tests); running one command never needs this."""
+    root: Any = typer.main.get_command(app)
+    for name in COMMANDS:
+        root.get_command(None, name)
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     args = sys.argv[1:] if argv is None else argv
-    _register(_commands_for(args))
     try:
         app(args=args, prog_name="jointbus")
     except SystemExit as exc:

@@ -27,17 +27,8 @@ from typing import Annotated
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT
-from jointbus.cli.topic import (
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
+from jointbus.cli.errors import user_errors
+from jointbus.cli.options import BusOptions, joins_bus
 
 #: How often ``--once`` hands the model what arrived while it listens (s).
 _ONCE_POLL_S = 0.1
@@ -47,6 +38,7 @@ def _raise_interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+@joins_bus()
 def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     namespace: Annotated[str, typer.Option(help="Namespace of the robot's topics.")] = "hb50",
     once: Annotated[
@@ -62,11 +54,8 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
         float, typer.Option(min=0.1, help="Plain mode: seconds between two summaries.")
     ] = 1.0,
     duration: Annotated[float | None, typer.Option(help="Stop after this many seconds.")] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot.
 
@@ -80,7 +69,7 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if not (once or plain) and sys.stdout.isatty():

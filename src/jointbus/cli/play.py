@@ -16,28 +16,20 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.errors import user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.topic import (
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    ListenOption,
-    RmwOption,
-    RouterOption,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.tools.bag_reader import open_bag
-from jointbus.tools.errors import ToolError
-from jointbus.tools.player import COMMAND_RULE, PlaybackProgress, Player
+from jointbus.cli.options import BusOptions, joins_bus
+from jointbus.tools.command_topics import COMMAND_RULE
+
+if TYPE_CHECKING:
+    from jointbus.tools.player import PlaybackProgress
 
 
+@joins_bus()
 def play(  # noqa: PLR0917 (typer maps parameters to options)
     file: Annotated[Path, typer.Argument(help="MCAP file, rosbag2 directory or .db3 file.")],
     rate: Annotated[float, typer.Option(help="Playback speed (1 = as recorded).")] = 1.0,
@@ -45,12 +37,6 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     topics: Annotated[
         list[str] | None, typer.Option("--topics", help="Only this topic (repeatable).")
     ] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
-    listen: ListenOption = None,
     settle: Annotated[
         float, typer.Option(help="Seconds to let subscribers match before the first message.")
     ] = 1.0,
@@ -69,6 +55,8 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
             help="Publish topics that a live node already publishes (refused by default).",
         ),
     ] = False,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Republish a bag onto the bus with the original timing.
 
@@ -80,6 +68,10 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from jointbus.tools.bag_reader import open_bag
+    from jointbus.tools.errors import ToolError
+    from jointbus.tools.player import Player
+
     console = Console(stderr=True)
     try:
         bag = open_bag(file)
@@ -88,9 +80,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         raise typer.Exit(1) from exc
     try:
         with user_errors():
-            bus = open_bus(
-                zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
-            )
+            bus = bus_options.open_bus()
     except typer.Exit:
         bag.close()
         raise

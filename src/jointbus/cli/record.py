@@ -4,7 +4,7 @@ Where it sits: :mod:`jointbus.cli`, a thin wrapper around :class:`jointbus.tools
 with its remote (Zenoh) source: this process joins the jointbus Zenoh network and stores each
 payload exactly as received. It joins the bus like every other command (``--hub-port`` /
 ``JOINTBUS_HUB_PORT``, ``--connect`` / ``JOINTBUS_CONNECT``, ``--router`` / ``JOINTBUS_ROUTER``,
-``--domain-id`` / ``ROS_DOMAIN_ID``; see :mod:`jointbus.cli.topic`). In a terminal, a status line
+``--domain-id`` / ``ROS_DOMAIN_ID``; see :mod:`jointbus.cli.options`). In a terminal, a status line
 shows messages, megabytes and the message rate (``-q`` hides it; off a terminal it is not drawn);
 Ctrl-C (or SIGTERM, or ``--duration``) stops the recording and writes the MCAP summary. A recorder
 that is killed instead loses at most its last ``--flush-interval`` of messages; ``jointbus info``
@@ -17,26 +17,20 @@ import contextlib
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Final, TextIO
+from typing import TYPE_CHECKING, Annotated, Final, TextIO
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT
+from jointbus.cli.errors import note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.topic import (
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    ListenOption,
-    RmwOption,
-    RouterOption,
-    note,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.tools.errors import ToolError
-from jointbus.tools.recorder import DEFAULT_FLUSH_INTERVAL, Recorder, RecorderStats
+from jointbus.cli.options import BusOptions, joins_bus
+
+if TYPE_CHECKING:
+    from jointbus.tools.recorder import RecorderStats
+
+#: ``jointbus.tools.recorder.DEFAULT_FLUSH_INTERVAL`` (s), spelled out so that declaring the
+#: option imports no recorder (``tests/cli/test_cli_record.py`` compares them).
+DEFAULT_FLUSH_INTERVAL: Final = 0.5
 
 
 def status_text(stats: RecorderStats, rate_hz: float) -> str:
@@ -92,19 +86,19 @@ class StatusLine:
             self._drawn = False
 
 
-def _where(
-    hub_port: int, connect: list[str] | None, router: str | None, listen: list[str] | None
-) -> str:
+def _where(options: BusOptions) -> str:
+    router, listen, connect = options.router, options.listen, options.connect
     if router:
         return f"through router {router}"
     if listen:
         return f"listening on {', '.join(listen)}" + (
             f", connected to {', '.join(connect)}" if connect else ""
         )
-    return f"on hub port {hub_port}" + (f" and {', '.join(connect)}" if connect else "")
+    return f"on hub port {options.hub_port}" + (f" and {', '.join(connect)}" if connect else "")
 
 
-def record(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def record(
     file: Annotated[Path, typer.Argument(help="Output MCAP file (overwritten).")],
     topics: Annotated[
         list[str] | None, typer.Argument(help="Topics to record (default: every topic).")
@@ -112,18 +106,14 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     duration: Annotated[
         float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")
     ] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
-    listen: ListenOption = None,
     flush_interval: Annotated[
         float, typer.Option(help="Write the chunk in progress at least this often (s).")
     ] = DEFAULT_FLUSH_INTERVAL,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No live status line (the summary stays).")
     ] = False,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Record bus traffic to an MCAP file (ros2msg schemas, CDR, zstd chunks).
 
@@ -137,11 +127,12 @@ def record(  # noqa: PLR0917 (typer maps parameters to options)
     received but not recordable (type unknown to the message registry, or no rmw_zenoh
     attachment naming the publisher).
     """
-    where = _where(hub_port, connect, router, listen)
+    from jointbus.tools.errors import ToolError
+    from jointbus.tools.recorder import Recorder
+
+    where = _where(bus_options)
     with user_errors():
-        bus = open_bus(
-            zenoh_config(hub_port, connect, router, listen, domain_id=domain_id, rmw=rmw)
-        )
+        bus = bus_options.open_bus()
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     status = StatusLine(sys.stderr, enabled=not quiet)

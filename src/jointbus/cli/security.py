@@ -22,20 +22,21 @@ from typing import Annotated, Final
 
 import typer
 
-from jointbus.bus.access_roles import RoleNames, RoleTable, access_rules
-from jointbus.bus.errors import ZenohConfigError
-from jointbus.cli.topic import CliError, user_errors
+from jointbus.cli.errors import CliError, user_errors
 
 __all__ = ["ROBOT_ROLES", "app", "rules"]
 
-#: What each role adds, by name relative to the robot's namespace (``*``: one name chunk).
-ROBOT_ROLES: Final = RoleTable(
+#: What each role adds, by name relative to the robot's namespace (``*``: one name chunk): role →
+#: the keyword arguments of its :class:`jointbus.bus.access_roles.RoleNames`. Plain data, turned
+#: into a :class:`~jointbus.bus.access_roles.RoleTable` when ``rules`` runs, so that declaring the
+#: command imports no bus (``jointbus security --help`` stays cheap).
+ROBOT_ROLES: Final[dict[str, dict[str, tuple[str, ...]]]] = dict(
     # read-only services: they change nothing
-    observer=RoleNames(services=("actarray/get_geometry", "actarray/describe")),
+    observer=dict(services=("actarray/get_geometry", "actarray/describe")),
     # hb50's velocity commands (``jointbus teleop``) and motion modes (``jointbus mode``); the
     # e-stop *service* of the array node and of hb50's bridge, which only latches it
-    operator=RoleNames(topics=("velocity_command", "control_command"), services=("estop",)),
-    controller=RoleNames(
+    operator=dict(topics=("velocity_command", "control_command"), services=("estop",)),
+    controller=dict(
         topics=(
             "joint_command",  # hb50's bridge
             "hardware_command",  # hb50's bridge: estop, and also reset, power on / off
@@ -99,6 +100,9 @@ def rules(
 ) -> None:
     """Print Zenoh access rules (JSON5) giving each certificate name its role; load them with
     --access-rules in every process of the robot. Everything not granted is denied."""
+    from jointbus.bus.access_roles import RoleNames, RoleTable, access_rules
+    from jointbus.bus.errors import ZenohConfigError
+
     with user_errors():
         members = {
             "observer": observer or [],
@@ -107,7 +111,10 @@ def rules(
             "robot": robot or [],
         }
         try:
-            text = access_rules(members, ROBOT_ROLES)
+            table = RoleTable(
+                **{role: RoleNames(**names) for role, names in ROBOT_ROLES.items()}
+            )
+            text = access_rules(members, table)
         except ZenohConfigError as exc:
             raise CliError(str(exc)) from None
         typer.echo(text, nl=False)

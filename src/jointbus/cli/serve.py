@@ -5,7 +5,7 @@ Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``serve`` 
 :class:`~jointbus.nodes.array.ArrayNode` under ``/<name>/`` (default: :func:`default_namespace`,
 the robot's name for a robot file, else the URL's host) and joins Zenoh like every bus command
 (``--hub-port`` / ``JOINTBUS_HUB_PORT``, ``--connect``, ``--router``; see
-:mod:`jointbus.cli.topic`). Another process reaches the array with
+:mod:`jointbus.cli.options`). Another process reaches the array with
 ``drivers.open("bus://<name>")``, ``jointbus service call /<name>/actarray/power ...`` or
 ``jointbus topic echo /<name>/joint_state``.
 
@@ -27,20 +27,8 @@ from typing import Annotated, Final
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT
-from jointbus.cli.topic import (
-    CliError,
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
-    note,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.runtime import ensure_unique_node
+from jointbus.cli.errors import CliError, note, user_errors
+from jointbus.cli.options import BusOptions, joins_bus
 
 #: The node that serves the array (one per namespace on a bus: a second server is refused).
 SERVER_NODE: Final = "array_node"
@@ -81,6 +69,7 @@ def default_namespace(url: str) -> str:
     return namespace
 
 
+@joins_bus()
 def serve(  # noqa: PLR0917 (typer maps parameters to options)
     url: Annotated[
         str,
@@ -124,11 +113,8 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         float | None,
         typer.Option("--duration", min=0.001, help="Stop after SECONDS (default: until Ctrl-C)."),
     ] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
@@ -136,6 +122,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     from jointbus.drivers.capabilities import Capability
     from jointbus.drivers.errors import DriverError
     from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+    from jointbus.runtime import ensure_unique_node
 
     with user_errors():
         try:
@@ -160,7 +147,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
         def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
             stop.set()
 
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             # Before the array is opened: a refused second server must not touch (or, on its
             # way out, power off) the actuators a running one serves.

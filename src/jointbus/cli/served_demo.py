@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 import typer
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.cli.topic import CliError, note
+from jointbus.cli.errors import CliError, note
 
 if TYPE_CHECKING:
     from jointbus.drivers import ActuatorArray

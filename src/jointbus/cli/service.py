@@ -21,43 +21,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from typing import Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from jointbus.bus import (
-    DEFAULT_HUB_PORT,
-    Bus,
-    ServiceError,
-    ServiceInfo,
-    ServiceRefused,
-    validate_topic_name,
-)
-from jointbus.bus.service_types import service_type_name
-from jointbus.cli.render import render_json
-from jointbus.cli.topic import (
-    CliError,
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
-    looked_on,
-    note,
-    open_bus,
-    resolve_type,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.cli.values import ValuesError, build_message, parse_values
-from jointbus.messages.actarray.reply import ActuatorReply
-from jointbus.runtime.message_types import runtime_registry
+from jointbus.cli.errors import CliError, note, user_errors
+from jointbus.cli.options import BusOptions, joins_bus, looked_on
+
+if TYPE_CHECKING:
+    from jointbus.bus import Bus, ServiceInfo
 
 #: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
 REFUSED_EXIT_CODE: Final = 2
 
 app = typer.Typer(
-    help="List services and call them.",
+    help="List request/reply services and call them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -65,21 +43,19 @@ app = typer.Typer(
 
 
 @app.command("list")
-def list_services(  # noqa: PLR0917 (typer options)
+@joins_bus()
+def list_services(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per service.")] = False,
     wait: Annotated[
         float, typer.Option("--wait", min=0.0, help="Seconds to wait for discovery answers.")
     ] = 0.5,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """List the services offered on the bus (jointbus's and ROS 2's): name, request -> response
     type (or the ROS 2 service type when its messages are unknown here), serving node."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
@@ -117,6 +93,9 @@ def list_services(  # noqa: PLR0917 (typer options)
 def _with_types(info: ServiceInfo) -> ServiceInfo:
     """A remote server's record with its request/response types, found among the message types
     this installation knows whose composed service type is the announced one."""
+    from jointbus.bus.service_types import service_type_name
+    from jointbus.runtime.message_types import runtime_registry
+
     if info.request_type or not info.service_type:
         return info
     registry = runtime_registry()
@@ -139,7 +118,8 @@ def _find(services: list[ServiceInfo], name: str) -> ServiceInfo | None:
 
 
 @app.command("call")
-def call(  # noqa: PLR0917 (typer options)
+@joins_bus()
+def call(
     name: Annotated[
         str, typer.Argument(metavar="NAME", help="Service name, e.g. /arm6/actarray/power.")
     ],
@@ -164,11 +144,8 @@ def call(  # noqa: PLR0917 (typer options)
         float,
         typer.Option("--wait", min=0.0, help="Seconds to wait for the service to be discovered."),
     ] = 2.0,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Call service NAME with a TYPE request built from VALUES; print the response as JSON.
 
@@ -182,6 +159,12 @@ def call(  # noqa: PLR0917 (typer options)
          printed), or a request the server refused; the reason on stderr
       1  usage or network error (no such service, a wrong type, no answer)
     """
+    from jointbus.bus import ServiceError, ServiceRefused, validate_topic_name
+    from jointbus.cli.render import render_json
+    from jointbus.cli.topic import resolve_type
+    from jointbus.cli.values import ValuesError, build_message, parse_values
+    from jointbus.messages.actarray.reply import ActuatorReply
+
     with user_errors():
         validate_topic_name(name)
         request_type = resolve_type(type_name)
@@ -199,7 +182,7 @@ def call(  # noqa: PLR0917 (typer options)
                 request = build_message(request_type.wire, parsed)
             except (ValueError, TypeError):
                 raise CliError(str(exc)) from None
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             deadline = time.monotonic() + wait
             info = None

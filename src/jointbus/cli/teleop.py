@@ -40,23 +40,8 @@ from typing import Annotated, Final
 
 import typer
 
-from jointbus.bus import DEFAULT_HUB_PORT, MAB_RT
-from jointbus.cli.topic import (
-    CliError,
-    ConnectOption,
-    DomainIdOption,
-    HubPortOption,
-    RmwOption,
-    RouterOption,
-    cli_node_name,
-    note,
-    open_bus,
-    user_errors,
-    zenoh_config,
-)
-from jointbus.messages.geometry_msgs import Twist
-from jointbus.runtime import DEFAULT_NAMESPACE
-from jointbus.tools.teleop_keys import KEY_HELP, TeleopKeys, TwistStream
+from jointbus.cli.errors import CliError, note, user_errors
+from jointbus.cli.options import DEFAULT_NAMESPACE, BusOptions, cli_node_name, joins_bus
 
 __all__ = ["teleop"]
 
@@ -121,10 +106,15 @@ def _quit_requested(wakeup_fd: int) -> bool:
     return any(number in numbers for number in _QUIT_SIGNALS)
 
 
-HELP: Final = f"jointbus teleop — {KEY_HELP}, Ctrl-C quit"
+def help_line() -> str:
+    """The key help teleop prints when it starts."""
+    from jointbus.tools.teleop_keys import KEY_HELP
+
+    return f"jointbus teleop — {KEY_HELP}, Ctrl-C quit"
 
 
-def teleop(  # noqa: PLR0917 (typer maps parameters to options)
+@joins_bus()
+def teleop(
     rate: Annotated[
         float, typer.Option("--rate", min=10.0, max=200.0, help="Publishing rate, Hz.")
     ] = 20.0,
@@ -143,28 +133,29 @@ def teleop(  # noqa: PLR0917 (typer maps parameters to options)
     namespace: Annotated[
         str, typer.Option("--namespace", help="Robot namespace.")
     ] = DEFAULT_NAMESPACE,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz.
 
     linear.z is 0 (height not commanded) until t/b is pressed. Ctrl-C (or SIGINT, SIGTERM,
     SIGHUP) quits at once and sends the zero command on the way out.
     """
+    from jointbus.bus import MAB_RT
+    from jointbus.messages.geometry_msgs import Twist
+    from jointbus.tools.teleop_keys import TeleopKeys, TwistStream
+
     with user_errors():
         fd = sys.stdin.fileno()
         if not os.isatty(fd):
             raise CliError("teleop reads keys from a terminal; stdin is not one")
         keys = TeleopKeys(linear_scale=speed, angular_scale=turn, release=release)
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             pub = bus.publisher(
                 f"/{namespace}/velocity_command", Twist, MAB_RT, node=cli_node_name()
             )
-            note(HELP)
+            note(help_line())
             with (
                 _raw_terminal(fd),
                 _quit_signals() as wakeup_fd,

@@ -33,7 +33,6 @@ import dataclasses
 import difflib
 import json
 import math
-import os
 import queue
 import statistics
 import sys
@@ -41,41 +40,27 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
-from jointbus.bus import (
-    DEFAULT_HUB_PORT,
-    PROFILES,
-    RELIABLE,
-    Bus,
-    BusError,
-    DdsConfigError,
-    Durability,
-    EndpointInfo,
-    QosEvent,
-    QosProfile,
-    Reliability,
-    TopicInfo,
-    ZenohConfig,
-    ZenohConfigError,
-    validate_topic_name,
-)
-from jointbus.cli.bus_security import current as current_security
-from jointbus.cli.bus_security import secure_config
-from jointbus.cli.render import DEFAULT_PRECISION, render_json, render_text
-from jointbus.cli.values import ValuesError, build_message, parse_values
-from jointbus.messages.base import Message
-from jointbus.messages.registry import TypeRegistry, UnknownTypeError
-from jointbus.runtime.node import DuplicateNodeError
-from jointbus.tools.message_rate import interval_rate
+from jointbus.cli.errors import CliError, note, user_errors
+from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on
+
+if TYPE_CHECKING:
+    from jointbus.bus import Bus, EndpointInfo, QosEvent, QosProfile, TopicInfo
+    from jointbus.messages.base import Message
+    from jointbus.messages.registry import TypeRegistry
 
 #: How long ``pub`` keeps its session open after the last message (s), so a reliable message is
 #: on the wire before the process exits.
 PUB_LINGER_S: Final = 0.3
 #: Depth of ``echo``'s subscription queue: a burst the terminal cannot print at once is kept.
 ECHO_DEPTH: Final = 100
+#: ``jointbus.cli.render.DEFAULT_PRECISION`` and the names of ``jointbus.bus.PROFILES``, spelled
+#: out so that declaring the options imports neither (``tests/cli/test_cli_topic.py`` compares).
+DEFAULT_PRECISION: Final = 6
+QOS_PROFILE_NAMES: Final = ("MAB_RT", "RELIABLE", "LATCHED")
 
 app = typer.Typer(
     help="List topics, print their messages, measure their rate, publish.",
@@ -83,189 +68,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-# ---- shared by every command (node.py uses them too) -------------------------------------------
-class CliError(Exception):
-    """A problem the user can fix: printed as one ``error:`` line on stderr, exit code 1."""
-
-
-def cli_node_name() -> str:
-    """The hidden node that owns this CLI process's endpoints (``_jointbus_cli_<pid>``)."""
-    return f"_jointbus_cli_{os.getpid()}"
-
-
-def note(text: str) -> None:
-    """A remark for the user on stderr (stdout stays machine-readable)."""
-    typer.echo(text, err=True)
-
-
-@contextlib.contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the errors a user can fix into ``error: ...`` on stderr and exit code 1, no traceback.
-
-    Ctrl-C and a closed stdout (``| head``) end the command quietly with exit code 0.
-    """
-    try:
-        yield
-    except CliError as exc:
-        note(f"error: {exc}")
-        raise typer.Exit(1) from None
-    except (BusError, ValuesError, UnknownTypeError, DuplicateNodeError) as exc:
-        note(f"error: {exc}")
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt:
-        raise typer.Exit(0) from None
-    except BrokenPipeError:
-        # Python would complain again when flushing stdout at exit: point it at /dev/null.
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise typer.Exit(0) from None
-
-
-HubPortOption = Annotated[
-    int,
-    typer.Option(
-        "--hub-port",
-        envvar="JOINTBUS_HUB_PORT",
-        min=1,
-        max=65535,
-        help="Loopback port of the local jointbus hub (the first jointbus process listens on it).",
-    ),
-]
-ConnectOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--connect",
-        envvar="JOINTBUS_CONNECT",
-        help="Extra Zenoh endpoint to connect to, e.g. tcp/192.168.1.10:7447 (repeatable).",
-    ),
-]
-RouterOption = Annotated[
-    str | None,
-    typer.Option(
-        "--router",
-        envvar="JOINTBUS_ROUTER",
-        help="Join through a Zenoh router at this endpoint (client mode, multi-host setups).",
-    ),
-]
-DomainIdOption = Annotated[
-    int | None,
-    typer.Option(
-        "--domain-id",
-        envvar="ROS_DOMAIN_ID",
-        min=0,
-        max=232,
-        show_default=False,
-        help="ROS domain id (0-232; default 0): only participants of the same domain see each "
-        "other, jointbus and ROS 2 alike.",
-    ),
-]
-
-
-RmwOption = Annotated[
-    str | None,
-    typer.Option(
-        "--rmw",
-        envvar="RMW_IMPLEMENTATION",
-        show_default=False,
-        help="ROS 2 middleware, as ROS 2 chooses it: rmw_zenoh_cpp (default), or "
-        "rmw_cyclonedds_cpp / rmw_fastrtps_cpp to join the ROS domain on DDS (loopback unless "
-        "ROS_AUTOMATIC_DISCOVERY_RANGE says otherwise).",
-    ),
-]
-
-
-ListenOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--listen",
-        help="Zenoh endpoint to listen on instead of the hub scheme, e.g. tcp/127.0.0.1:0 "
-        "(repeatable).",
-    ),
-]
-
-#: Every command that joins the bus takes these options (``--listen`` where a command offers it):
-#: ``HubPortOption``, ``ConnectOption``, ``RouterOption``, ``DomainIdOption``, ``RmwOption`` ->
-#: :func:`zenoh_config`.
-BUS_OPTIONS: Final = ("--hub-port", "--connect", "--router", "--domain-id", "--rmw")
-BUS_ENVIRONMENT: Final = (
-    "JOINTBUS_HUB_PORT",
-    "JOINTBUS_CONNECT",
-    "JOINTBUS_ROUTER",
-    "ROS_DOMAIN_ID",
-    "RMW_IMPLEMENTATION",
-)
-
-
-def zenoh_config(
-    hub_port: int,
-    connect: Sequence[str] | None,
-    router: str | None,
-    listen: Sequence[str] | None = None,
-    *,
-    domain_id: int | None = None,
-    rmw: str | None = None,
-) -> ZenohConfig:
-    """The CLI's Zenoh settings: the default scheme unless told otherwise (see the module doc).
-
-    ``listen`` endpoints replace the hub scheme (the process then reaches others only through
-    ``connect``); ``router`` replaces both. ``domain_id`` is the ROS domain (``None``: the bus's
-    default, ``ROS_DOMAIN_ID`` else 0; typer already reads the variable into the option).
-    With the security options (``--tls-cert`` ...; :mod:`jointbus.cli.bus_security`) the session
-    is TLS-only: :func:`jointbus.cli.bus_security.secure_config`. ``rmw`` (``--rmw`` /
-    ``RMW_IMPLEMENTATION``) is the middleware: see :func:`choose_rmw`.
-    """
-    choose_rmw(rmw)
-    security = current_security()
-    if listen is None and security.listen is not None:
-        listen = security.listen
-    try:
-        if security.any_tls or security.access_rules is not None:
-            return secure_config(
-                security, connect=connect, router=router, listen=listen, domain_id=domain_id
-            )
-        if router:
-            return ZenohConfig.for_router(router, connect=tuple(connect or ()), domain_id=domain_id)
-        if listen:
-            return ZenohConfig(
-                listen=tuple(listen), connect=tuple(connect or ()), domain_id=domain_id
-            )
-        return ZenohConfig(hub_port=hub_port, connect=tuple(connect or ()), domain_id=domain_id)
-    except ZenohConfigError as exc:
-        raise CliError(str(exc)) from None
-
-
-def choose_rmw(rmw: str | None) -> None:
-    """Make ``rmw`` this process's middleware, as ``RMW_IMPLEMENTATION`` makes it a ROS 2
-    process's: every bus and stack the command opens — and every process it starts — follows the
-    variable (:mod:`jointbus.bus.rmw`), so a DDS name puts them all on DDS in the same ROS domain
-    (the Zenoh options then do not apply). ``None`` leaves the environment as it is."""
-    if rmw is None:
-        return
-    from jointbus.bus.rmw import RMW_ENV, check_rmw
-
-    try:
-        os.environ[RMW_ENV] = check_rmw(rmw.strip())
-    except BusError as exc:
-        raise CliError(f"--rmw: {exc}") from None
-
-
-def open_bus(config: ZenohConfig) -> Bus:
-    """A bus on Zenoh for one CLI command; raises CliError if Zenoh cannot be joined."""
-    try:
-        return Bus(name="jointbus-cli", zenoh=config)
-    except ZenohConfigError as exc:
-        raise CliError(f"cannot join the Zenoh network: {exc}") from None
-    except DdsConfigError as exc:
-        raise CliError(f"cannot join the DDS domain: {exc}") from None
-
-
-def looked_on(bus: Bus) -> str:
-    """``looked on hub port 7447, domain 0`` (or the router / endpoints): every "nothing there"
-    error says where it looked, so a wrong port or domain is seen at once."""
-    transport = bus.transport
-    return f"looked on {transport.where}" if transport is not None else "looked in process"
 
 
 # ---- types ---------------------------------------------------------------------------------------
@@ -306,6 +108,8 @@ class TopicType:
 
 
 def _message_classes() -> Iterator[type[Message]]:
+    from jointbus.messages.base import Message
+
     stack: list[type[Message]] = list(Message.__subclasses__())
     while stack:
         cls = stack.pop()
@@ -318,6 +122,9 @@ def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicT
 
     Raises CliError naming close matches (or every known type) when the name is unknown.
     """
+    from jointbus.messages.base import Message
+    from jointbus.messages.registry import UnknownTypeError
+
     if registry is None:
         # imported here: every message type of every robot, which `estop` / `mode` never need
         from jointbus.tools.known_types import known_registry
@@ -395,6 +202,8 @@ def _single_type(info: TopicInfo) -> str:
 
 def subscriber_qos(publishers: Sequence[EndpointInfo], depth: int = ECHO_DEPTH) -> QosProfile:
     """A subscription QoS that every one of ``publishers`` can serve (see the module docstring)."""
+    from jointbus.bus import Durability, QosProfile, Reliability
+
     reliable = bool(publishers) and all(p.qos.reliable for p in publishers)
     latched = bool(publishers) and all(p.qos.transient_local for p in publishers)
     return QosProfile(
@@ -518,6 +327,8 @@ def measured_rate(arrivals: Sequence[int]) -> float | None:
     ``None`` for fewer than two arrivals: one message (a 1 Hz heartbeat in a 1 s window) or none
     has no interval to measure, and dividing the count by the window would print a rate that
     depends on where the window fell (0 or 2 Hz for 1 Hz)."""
+    from jointbus.tools.message_rate import interval_rate
+
     return interval_rate(len(arrivals), arrivals[0], arrivals[-1]) if arrivals else None
 
 
@@ -584,7 +395,8 @@ def _table(rows: list[list[str]]) -> str:
 
 
 @app.command("list")
-def list_topics(  # noqa: PLR0917 (typer options)
+@joins_bus()
+def list_topics(
     measure: Annotated[
         float,
         typer.Option(
@@ -602,15 +414,12 @@ def list_topics(  # noqa: PLR0917 (typer options)
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.01, help="Seconds to wait for discovery answers.")
     ] = 1.0,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Topics on the network: type, publishing nodes, subscribers and measured rate."""
     with user_errors():
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         where = looked_on(bus)
         try:
             topics = bus.discover(timeout)
@@ -674,6 +483,7 @@ def _endpoint_json(e: EndpointInfo) -> dict[str, Any]:
 
 # ---- topic echo --------------------------------------------------------------------------------
 @app.command("echo")
+@joins_bus()
 def echo(  # noqa: PLR0917 (typer options)
     topic: Annotated[
         str, typer.Argument(metavar="TOPIC", help="Topic name, e.g. /hb50/bridge_data.")
@@ -706,19 +516,19 @@ def echo(  # noqa: PLR0917 (typer options)
         float | None,
         typer.Option("--duration", min=0.0, help="Stop after this many seconds."),
     ] = None,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Print the messages of TOPIC, decoded: readable text (or --json lines)."""
+    from jointbus.bus import validate_topic_name
+    from jointbus.cli.render import render_json, render_text
+
     with user_errors():
         validate_topic_name(topic)
         limit = 1 if once else count
         topic_type = resolve_type(type_name) if type_name is not None else None
         started = time.monotonic()
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             publishers: tuple[EndpointInfo, ...] = ()
             info = wait_for_topic(bus, topic, timeout if topic_type is None else 0.0)
@@ -802,7 +612,8 @@ def format_rate(stats: RateStats) -> str:
 
 
 @app.command("hz")
-def hz(  # noqa: PLR0917 (typer options)
+@joins_bus()
+def hz(
     topic: Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.")],
     window: Annotated[
         int, typer.Option("--window", "-w", min=1, help="Intervals kept for the statistics.")
@@ -816,19 +627,18 @@ def hz(  # noqa: PLR0917 (typer options)
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per report and line.")
     ] = False,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
+    from jointbus.bus import validate_topic_name
+
     with user_errors():
         validate_topic_name(topic)
         rates = RateWindow(window)
         started = time.monotonic()
         end = None if duration is None else started + duration
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         total = 0
         try:
             recorder = ArrivalRecorder(bus, topic)
@@ -864,6 +674,7 @@ def _hz_report(topic: str, stats: RateStats | None, fresh: bool, as_json: bool) 
 
 # ---- topic pub ---------------------------------------------------------------------------------
 @app.command("pub")
+@joins_bus()
 def pub(  # noqa: PLR0917 (typer options)
     topic: Annotated[str, typer.Argument(metavar="TOPIC", help="Topic name.")],
     type_name: Annotated[str, typer.Argument(metavar="TYPE", help="e.g. hb50_commons/msg/Status")],
@@ -883,8 +694,8 @@ def pub(  # noqa: PLR0917 (typer options)
         int | None, typer.Option("--count", "-n", min=1, help="Publish N messages and exit.")
     ] = None,
     qos_name: Annotated[
-        str, typer.Option("--qos", help=f"QoS profile: {', '.join(PROFILES)}.")
-    ] = RELIABLE.name,
+        str, typer.Option("--qos", help=f"QoS profile: {', '.join(QOS_PROFILE_NAMES)}.")
+    ] = "RELIABLE",
     wait_matching: Annotated[
         float,
         typer.Option(
@@ -915,11 +726,8 @@ def pub(  # noqa: PLR0917 (typer options)
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", hidden=True, help="The default; kept for scripts.")
     ] = False,
-    hub_port: HubPortOption = DEFAULT_HUB_PORT,
-    connect: ConnectOption = None,
-    router: RouterOption = None,
-    domain_id: DomainIdOption = None,
-    rmw: RmwOption = None,
+    *,
+    bus_options: BusOptions,
 ) -> None:
     """Publish a message built from VALUES on TOPIC: once, N times, or at --rate until Ctrl-C.
 
@@ -933,6 +741,10 @@ def pub(  # noqa: PLR0917 (typer options)
     default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
     many messages were published; --verbose prints each one.
     """
+    from jointbus.bus import PROFILES, validate_topic_name
+    from jointbus.cli.render import render_json
+    from jointbus.cli.values import ValuesError, build_message, parse_values
+
     with user_errors():
         validate_topic_name(topic)
         topic_type = resolve_type(type_name)
@@ -966,7 +778,7 @@ def pub(  # noqa: PLR0917 (typer options)
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
-        bus = open_bus(zenoh_config(hub_port, connect, router, domain_id=domain_id, rmw=rmw))
+        bus = bus_options.open_bus()
         try:
             for info in bus.discover(0.3):
                 if info.name == topic and topic_type.name not in info.type_names:
@@ -1007,33 +819,23 @@ def pub(  # noqa: PLR0917 (typer options)
 
 
 __all__ = [
-    "BUS_ENVIRONMENT",
-    "BUS_OPTIONS",
+    "DEFAULT_PRECISION",
     "ECHO_DEPTH",
     "PUB_LINGER_S",
+    "QOS_PROFILE_NAMES",
     "ArrivalRecorder",
-    "CliError",
-    "ConnectOption",
-    "HubPortOption",
-    "ListenOption",
     "RateStats",
     "RateWindow",
-    "RouterOption",
     "TopicRate",
     "TopicType",
     "app",
-    "cli_node_name",
     "describe_endpoints",
     "format_rate",
     "measured_rate",
-    "note",
-    "open_bus",
     "rate_text",
     "raw_record_type",
     "resolve_type",
     "subscriber_qos",
     "summed_rate",
-    "user_errors",
     "wait_for_topic",
-    "zenoh_config",
 ]

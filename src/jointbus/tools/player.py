@@ -29,7 +29,6 @@ unless ``force=True``. Both are decided once, before the first message.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -40,45 +39,11 @@ from jointbus.bus import RELIABLE, Bus, Publisher, QosProfile
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.tools.bag_reader import Bag
+from jointbus.tools.command_topics import COMMAND_RULE, is_command_topic
 from jointbus.tools.errors import PlaybackError
 from jointbus.tools.known_types import known_registry
 
 _LOG = logging.getLogger("jointbus.tools.player")
-
-# The command topics of an actuator array (jointbus.drivers.bus.array_names), under /actarray/.
-_ARRAY_COMMANDS = frozenset(
-    {"position", "multi_position", "speed", "multi_speed", "home", "current", "multi_current"}
-)
-# Last name segment of a command topic: ``joint_command``, ``control_command``,
-# ``hardware_command``, ``velocity_command``, ``joints_command``, ``*_commands``, ``cmd_vel``,
-# ``*_cmd``.
-_COMMAND_SEGMENT = re.compile(r"(?:.*commands?|cmd_.*|.*_cmd|cmd)")
-# Short type names of commands and requests: ``JointCommand``, ``ActuatorPositionCommand``,
-# ``ActuatorPowerRequest``...
-_COMMAND_TYPE = re.compile(r".*(?:Command|Request)")
-
-COMMAND_RULE = (
-    "a command topic is one whose last name segment ends in 'command' or 'commands', is 'cmd', "
-    "starts with 'cmd_' or ends in '_cmd' (/hb50/joint_command, /hb50/control_command, "
-    "/hb50/velocity_command, /arm6/joints_command, /cmd_vel), an actuator array's "
-    "/actarray/{position,multi_position,speed,multi_speed,home,current,multi_current}, or one "
-    "whose message type name ends in 'Command' or 'Request'"
-)
-
-
-def is_command_topic(topic: str, type_name: str = "") -> bool:
-    """Whether a node acts on messages of ``topic`` (see :data:`COMMAND_RULE`): replaying it
-    onto a live robot would move the robot."""
-    segments = [s for s in topic.split("/") if s]
-    if not segments:
-        return False
-    last = segments[-1]
-    if _COMMAND_SEGMENT.fullmatch(last):
-        return True
-    if len(segments) >= 2 and segments[-2] == "actarray" and last in _ARRAY_COMMANDS:
-        return True
-    short_type = type_name.rsplit("/", 1)[-1]
-    return bool(_COMMAND_TYPE.fullmatch(short_type))
 
 
 class LivePublisherError(PlaybackError):
