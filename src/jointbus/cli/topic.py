@@ -120,18 +120,26 @@ def _message_classes() -> Iterator[type[Message]]:
 def resolve_type(type_name: str, registry: TypeRegistry | None = None) -> TopicType:
     """The :class:`TopicType` of ``type_name`` (``pkg/msg/Name`` or ``pkg/Name``).
 
-    Raises CliError naming close matches (or every known type) when the name is unknown.
+    Without ``registry``, the generic core's types are tried first and every robot's only for a
+    name the core does not know: loading the runtime's and every robot's message modules costs
+    ``topic pub geometry_msgs/msg/Twist`` a tenth of a second of start-up it does not need (the
+    core's registry is a subset of :func:`~jointbus.tools.known_types.known_registry`, same
+    classes). Raises CliError naming close matches (or every known type) when the name is unknown.
     """
     from jointbus.messages.base import Message
-    from jointbus.messages.registry import UnknownTypeError
+    from jointbus.messages.registry import UnknownTypeError, default_registry
 
-    if registry is None:
-        # imported here: every message type of every robot, which `estop` / `mode` never need
-        from jointbus.tools.known_types import known_registry
-
-        registry = known_registry()
     try:
-        facing = registry.by_type_name(type_name)
+        if registry is None:
+            try:
+                facing = default_registry().by_type_name(type_name)
+            except UnknownTypeError:
+                # every message type of every robot, which `estop` / `mode` never need
+                from jointbus.tools.known_types import known_registry
+
+                facing = known_registry().by_type_name(type_name)
+        else:
+            facing = registry.by_type_name(type_name)
     except UnknownTypeError as exc:
         close = difflib.get_close_matches(type_name, exc.known, n=3, cutoff=0.6)
         hint = (
@@ -780,11 +788,6 @@ def pub(  # noqa: PLR0917 (typer options)
         total = 1 if once else count
         bus = bus_options.open_bus()
         try:
-            for info in bus.discover(0.3):
-                if info.name == topic and topic_type.name not in info.type_names:
-                    raise CliError(
-                        f"topic {topic} carries {', '.join(info.type_names)}, not {topic_type.name}"
-                    )
             publisher = bus.publisher(
                 topic, topic_type.wire, qos, node=cli_node_name(), on_event=_report_event
             )
@@ -792,6 +795,17 @@ def pub(  # noqa: PLR0917 (typer options)
             while not publisher.remote_matched and time.monotonic() < deadline:
                 time.sleep(0.01)
             if not publisher.remote_matched:
+                # A subscriber of another type never matches (the type is in the key): look
+                # only now, so a matched publisher does not wait for discovery answers.
+                for info in bus.discover(0.3):
+                    others = {
+                        e.type_name for e in (*info.publishers, *info.subscribers) if not e.local
+                    }
+                    if info.name == topic and others and topic_type.name not in others:
+                        raise CliError(
+                            f"topic {topic} carries {', '.join(sorted(others))}, "
+                            f"not {topic_type.name}"
+                        )
                 note(f"no subscriber of {topic} after {wait_matching:g} s; publishing anyway")
             sent = 0
             next_at = time.monotonic()
