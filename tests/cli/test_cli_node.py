@@ -180,12 +180,17 @@ def test_heartbeat_namespaces_come_from_discovery() -> None:
     assert heartbeat_namespaces(topics, ["hb50"]) == ["hb50", "arm", "a/b"]
 
 
-def test_node_list_with_nothing_running_says_so() -> None:
+def test_node_list_with_nothing_running_says_so_and_exits_1() -> None:
+    """Issue 20, item 12: one exit-code rule for "nothing there" — node list exited 0 where
+    estop, mode and topic echo exit 1. --json still prints a valid (empty) document."""
     port = free_port()
     result = run_cli(port, "node", "list", "--wait", "0.2")
-    assert result.returncode == 0
-    assert "no nodes found" in result.stderr
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: no nodes found")
     assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+    as_json = run_cli(port, "node", "list", "--wait", "0.2", "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout) == []
 
 
 def test_node_watch_in_text_mode_lists_a_node_that_starts_later_and_its_death() -> None:

@@ -228,3 +228,14 @@ def test_nodes_are_announced_in_their_namespace_so_two_arrays_are_two_ros_nodes(
             bus.close()
         for array in arrays:
             array.close()
+
+
+def test_graph_with_nothing_running_exits_1_and_says_where_it_looked() -> None:
+    """Issue 20, item 12: "nothing there" is exit 1 for every command."""
+    from support.cli import free_port, run_cli
+
+    port = free_port()
+    result = run_cli(port, "ros2", "graph", "--timeout", "0.3")
+    assert result.returncode == 1, result.stdout
+    assert "no ROS 2 graph found" in result.stderr
+    assert f"looked on hub port {port}" in result.stderr

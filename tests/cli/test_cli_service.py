@@ -73,8 +73,10 @@ def test_list_shows_a_ros2_server_of_an_unknown_type_and_only_its_domain(hub: in
         "service_type": "example_interfaces/srv/AddTwoInts",
     } in [json.loads(line) for line in done.stdout.splitlines()]
     assert "/add_two_ints  example_interfaces/srv/AddTwoInts  [add_two_ints_server]" in text.stdout
-    assert other.returncode == 0, other.stderr
+    # Nothing runs in domain 7: "nothing there" exits 1 (issue 20, item 12), saying where.
+    assert other.returncode == 1, other.stderr
     assert other.stdout == ""
+    assert "nothing runs there" in other.stderr and "domain 7" in other.stderr
 
 
 def test_call_prints_the_response(hub: int) -> None:

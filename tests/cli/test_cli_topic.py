@@ -561,13 +561,17 @@ def test_list_rate_is_measured_from_the_messages_received_or_says_too_few(hub_po
     assert "fewer than 2 messages no rate is measured" in help_text, help_text
 
 
-def test_list_with_nothing_there_says_where_it_looked() -> None:
-    """Issue 12 item 9: as ``node list`` does (hub port, domain)."""
+def test_list_with_nothing_there_says_where_it_looked_and_exits_1() -> None:
+    """Issue 12 item 9: as ``node list`` does (hub port, domain); issue 20 item 12: "nothing
+    there" exits 1 for every command (--json still prints a valid, empty document)."""
     port = free_port()
     result = run_cli(port, "topic", "list", "--measure", "0", "--timeout", "0.3")
-    assert result.returncode == 0, result.stderr
-    assert "no topics found" in result.stderr
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: no topics found")
     assert f"looked on hub port {port}, domain " in result.stderr, result.stderr
+    as_json = run_cli(port, "topic", "list", "--measure", "0", "--timeout", "0.3", "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout) == []
 
 
 def test_pub_help_says_which_fields_must_be_given_and_the_error_names_a_missing_one() -> None:

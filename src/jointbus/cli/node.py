@@ -93,7 +93,11 @@ def list_nodes(  # noqa: PLR0917 (typer options)
     *,
     bus_options: BusOptions,
 ) -> None:
-    """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state."""
+    """Nodes with their heartbeat state (OK / STALE), last-seen age and lifecycle state.
+
+    Exit 1 when no node runs where it looked (--json prints [] first); --watch goes on
+    watching instead.
+    """
     from jointbus.cli.node_watch import NodeWatch, heartbeat_namespaces, row_text
     from jointbus.runtime import NodeError
 
@@ -123,12 +127,15 @@ def list_nodes(  # noqa: PLR0917 (typer options)
                 )
             elif rows:
                 typer.echo(row_text(rows))
-            else:
-                note(
+            sys.stdout.flush()
+            if not rows:
+                nothing = (
                     f"no nodes found ({looked_on(bus)}; is a jointbus program running there? "
                     "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
                 )
-            sys.stdout.flush()
+                if not watch:  # "nothing there" is exit 1, as for estop, mode, topic echo
+                    raise CliError(nothing)
+                note(nothing)
             if watch:
                 end = None if duration is None else started + duration
                 _watch(changes, watcher, show_all, as_json, end)

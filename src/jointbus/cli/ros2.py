@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from jointbus.cli.errors import CliError, user_errors
-from jointbus.cli.options import BusOptions, joins_bus
+from jointbus.cli.options import BusOptions, joins_bus, looked_on
 
 app = typer.Typer(
     help="ROS 2 interop: export message packages, see the graph.",
@@ -75,7 +75,7 @@ def graph(
 ) -> None:
     """List the ROS 2 graph of a domain — nodes and topics of jointbus and ROS 2 programs alike —
     from rmw_zenoh's liveliness tokens (what `ros2 node list` and `ros2 topic list -t` show).
-    Malformed tokens are counted and logged, never fatal."""
+    Malformed tokens are counted and logged, never fatal. Exit 1 when nothing runs there."""
     from jointbus.bus.discovery import EndpointInfo
 
     with user_errors():
@@ -91,6 +91,11 @@ def graph(
                     nodes.append((entity.namespace, entity.node))
                 elif entity.kind in ("MP", "MS"):
                     endpoints.append(EndpointInfo.from_entity(entity))
+            if not nodes and not endpoints:  # "nothing there" is exit 1, as for node list
+                raise CliError(
+                    f"no ROS 2 graph found ({looked_on(bus)}; is anything running there? "
+                    "see --domain-id / ROS_DOMAIN_ID, --hub-port, --connect, --router)"
+                )
             typer.echo(f"domain {transport.domain_id}")
             for line in graph_rows(endpoints, nodes):
                 typer.echo(line)

@@ -6,7 +6,8 @@ Where it sits: :mod:`jointbus.cli` (the top layer), registered as the ``service`
 and builds requests from YAML with :mod:`jointbus.cli.values`, like ``topic pub``.
 
 ``list`` prints one line per service; when it finds none it says so on stderr, with where it
-looked (hub port, endpoints, domain), and exits 0. ``call`` waits up to ``--wait`` s for the
+looked (hub port, endpoints, domain), and exits 1 if nothing runs there at all (0 if the programs
+running there offer no service). ``call`` waits up to ``--wait`` s for the
 service to be discovered, takes its response type from the server's announcement, sends one
 request and prints the response as JSON (one line). A refused request exits with code 2, so
 scripts can tell a NACK (2) from a usage or network error (1): a request the service layer
@@ -53,20 +54,28 @@ def list_services(
     bus_options: BusOptions,
 ) -> None:
     """List the services offered on the bus (jointbus's and ROS 2's): name, request -> response
-    type (or the ROS 2 service type when its messages are unknown here), serving node."""
+    type (or the ROS 2 service type when its messages are unknown here), serving node.
+
+    Exit 1 when nothing runs where it looked; 0 when programs run there that offer no service.
+    """
     with user_errors():
         bus = bus_options.open_bus()
         try:
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
             looked = looked_on(bus)
+            running = bool(services) or any(
+                not e.local for t in bus.discover(0.3) for e in (*t.publishers, *t.subscribers)
+            )
         finally:
             bus.close()
-        if not services:
-            note(
-                f"no services found ({looked}, waited {wait:g} s): the running nodes offer none, "
-                "or nothing runs there (see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+        if not running:  # "nothing there" is exit 1, as for estop, mode, topic echo
+            raise CliError(
+                f"no services found ({looked}, waited {wait:g} s): nothing runs there "
+                "(see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
             )
+        if not services:
+            note(f"no services found ({looked}, waited {wait:g} s): the running nodes offer none")
         for info in services:
             if as_json:
                 typer.echo(

@@ -425,7 +425,10 @@ def list_topics(
     *,
     bus_options: BusOptions,
 ) -> None:
-    """Topics on the network: type, publishing nodes, subscribers and measured rate."""
+    """Topics on the network: type, publishing nodes, subscribers and measured rate.
+
+    Exit 1 when no topic is found where it looked (--json prints [] first).
+    """
     with user_errors():
         bus = bus_options.open_bus()
         where = looked_on(bus)
@@ -457,12 +460,12 @@ def list_topics(
                 for t in topics
             ]
             typer.echo(json.dumps(out, indent=2))
-            return
-        if not topics:
-            note(
+        if not topics:  # "nothing there" is exit 1, as for estop, mode, topic echo
+            raise CliError(
                 f"no topics found ({where}; is a jointbus program running there? "
                 "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
             )
+        if as_json:
             return
         rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
         for t in topics:
