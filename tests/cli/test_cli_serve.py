@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -173,3 +174,57 @@ def test_a_robot_name_that_is_no_namespace_blames_the_file_not_name(
     # a missing file is the driver's file error, before anything joins the bus
     missing = run_cli(port, "serve", "sim://nothere.yaml")
     assert missing.returncode == 1 and "no robot file 'nothere.yaml'" in missing.stderr
+
+
+def _start_ignoring_sigint(port: int, *args: str) -> subprocess.Popen[str]:
+    """``jointbus ARGS`` as a script's background job starts it: SIGINT inherited *ignored*."""
+    return subprocess.Popen(
+        [sys.executable, "-u", "-m", "jointbus.cli.main", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(port),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # noqa: PLW1509
+    )
+
+
+def test_serve_prints_the_nodes_warnings_and_errors_and_stops_on_sigint_from_a_script() -> None:
+    """Issue 20, item 15: ``serve`` printed no WARN / ERROR line (the demo does), and started in
+    the background from a script it ignored SIGINT; it stops cleanly on it now (power off)."""
+    port = free_port()
+    server = _start_ignoring_sigint(port, "serve", "sim://arm6?noise=false")
+    try:
+        assert _wait_line(server, "serving sim://arm6?noise=false as /arm6")
+        with (
+            drivers.open(f"bus://arm6?hub_port={port}&timeout=2.0") as arm,
+            pytest.raises(RequestRejected),
+        ):
+            arm.position("elbow", 0.5)  # powered off: refused, and reported on status
+        server.send_signal(signal.SIGINT)
+        _out, err = server.communicate(timeout=20.0)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=10.0)
+    assert server.returncode == 0, err
+    refused = [line for line in err.splitlines() if " ERROR array_node: " in line]
+    assert refused, err
+    assert "position" in refused[0] and "elbow" in refused[0] and "POWERED_OFF" in refused[0]
+    assert re.match(r"\d\d:\d\d:\d\d ERROR array_node: ", refused[0]), refused[0]
+    assert err.rstrip().endswith("stopped serving /arm6"), err
+
+
+def test_any_command_started_with_sigint_ignored_still_stops_on_it() -> None:
+    """The same inherited ignore for a command that relies on Ctrl-C (``topic hz`` runs until
+    interrupted): main() installs the default handler explicitly."""
+    port = free_port()
+    hz = _start_ignoring_sigint(port, "topic", "hz", "/nothing/here")
+    try:
+        assert hz.stderr is not None
+        assert "does not appear to be published" in hz.stderr.readline()
+        hz.send_signal(signal.SIGINT)
+        assert hz.wait(timeout=20.0) == 0
+    finally:
+        if hz.poll() is None:
+            hz.kill()
+            hz.wait(timeout=10.0)

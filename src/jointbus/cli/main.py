@@ -32,7 +32,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import signal
 import sys
+import threading
 from typing import Any, Final
 
 import typer
@@ -243,7 +245,17 @@ def command_tree() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code.
+
+    Ctrl-C (SIGINT) stops every command, also one a script started in the background: such a
+    process inherits SIGINT *ignored* (so that Ctrl-C in the script's terminal spares it), and
+    Python then raises no KeyboardInterrupt, so ``kill -INT`` did nothing to ``jointbus serve
+    ... &``. The default handler is installed explicitly (commands that stop cleanly on a signal
+    install their own on top: ``serve``, ``record``, ``demo``, ``teleop``, ...).
+    """
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     args = sys.argv[1:] if argv is None else argv
     try:
         app(args=args, prog_name="jointbus")

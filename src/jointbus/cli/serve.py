@@ -9,11 +9,16 @@ the robot's name for a robot file, else the URL's host) and joins Zenoh like eve
 ``drivers.open("bus://<name>")``, ``jointbus service call /<name>/actarray/power ...`` or
 ``jointbus topic echo /<name>/joint_state``.
 
-It prints one line on stdout when the array is served (``serving URL as /NAME at RATE Hz``) and
-runs until Ctrl-C, SIGTERM or ``--duration`` seconds; on the way out it switches motor power off
-where the driver supports it, then closes the driver. A second ``serve`` of the same ``/NAME`` on
-the same bus is refused before it opens anything (``error: node 'array_node' in namespace /NAME
-already runs on the bus (hub port …)``, exit 1): two servers would answer one name's clients.
+It prints one line on stdout when the array is served (``serving URL as /NAME at RATE Hz``), then
+every WARN, ERROR and STALE report the node publishes on ``/NAME/status`` as one line on stderr
+(``HH:MM:SS ERROR array_node: …``: a client's refused command, a watchdog, a joint switched off
+for heat), as ``jointbus demo`` does, and runs until Ctrl-C (SIGINT), SIGTERM or ``--duration``
+seconds. Both signals are handled explicitly, so ``kill -INT`` also stops a server started in
+the background by a script (which inherits SIGINT ignored). On the way out it switches motor
+power off where the driver supports it, then closes the driver. A second ``serve`` of the same
+``/NAME`` on the same bus is refused before it opens anything (``error: node 'array_node' in
+namespace /NAME already runs on the bus (hub port …)``, exit 1): two servers would answer one
+name's clients.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 import types
 from typing import Annotated, Final
 
@@ -32,6 +38,10 @@ from jointbus.cli.options import BusOptions, joins_bus
 
 #: The node that serves the array (one per namespace on a bus: a second server is refused).
 SERVER_NODE: Final = "array_node"
+#: Signals that stop the server cleanly (motor power off, driver closed).
+_STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+#: How often the node's WARN / ERROR / STALE reports are printed (s).
+_REPORT_POLL_S: Final = 0.1
 
 
 def default_namespace(url: str) -> str:
@@ -118,6 +128,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
     from jointbus import drivers
+    from jointbus.cli.status_lines import StatusLines
     from jointbus.drivers.bus.array_names import ArrayNames
     from jointbus.drivers.capabilities import Capability
     from jointbus.drivers.errors import DriverError
@@ -156,17 +167,27 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
                 array = drivers.open(url)
             except (DriverError, ValueError) as exc:
                 raise CliError(str(exc)) from None
-            previous = signal.signal(signal.SIGTERM, on_signal)
+            # Both installed explicitly: a process started in the background by a script
+            # inherits SIGINT *ignored*, and Python then raises no KeyboardInterrupt for it.
+            previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
             try:
                 node = ArrayNode(array, bus, namespace=namespace, config=settings, name=SERVER_NODE)
+                reports = StatusLines(bus, node.status_topic)
                 node.start()
                 typer.echo(f"serving {url} as /{namespace} at {rate:g} Hz")
                 sys.stdout.flush()
-                with contextlib.suppress(KeyboardInterrupt):
-                    stop.wait(duration)
+                end = None if duration is None else time.monotonic() + duration
+                while not stop.is_set():
+                    left = _REPORT_POLL_S if end is None else end - time.monotonic()
+                    if left <= 0:
+                        break
+                    stop.wait(min(_REPORT_POLL_S, left))
+                    reports.print_pending()
                 node.shutdown()
+                reports.print_pending()
             finally:
-                signal.signal(signal.SIGTERM, previous)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
                 with contextlib.suppress(DriverError):
                     if Capability.POWER in array.capabilities():
                         array.power(False)
