@@ -28,7 +28,7 @@ from contextlib import contextmanager
 import pytest
 import zenoh
 
-from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.messages.geometry_msgs import Twist
 from support.bus import ros2_peer
 from support.cli import cli_env, free_port, wait_until
@@ -81,6 +81,7 @@ class _Teleop:
     terminal shows it) and kept."""
 
     def __init__(self, port: int, *args: str) -> None:
+        self.port = port
         self.master, slave = pty.openpty()
         self.initial_lflag = termios.tcgetattr(self.master)[3]
         self.proc = subprocess.Popen(
@@ -283,3 +284,26 @@ def test_a_closed_terminal_quits_with_the_zero_command() -> None:
         time.sleep(0.3)
         assert teleop.proc.returncode == 0
         assert rec.since(t_close) and rec.since(t_close)[-1] == Twist()
+
+
+def test_teleop_shows_the_command_it_sends_and_no_warning_about_another_subscriber() -> None:
+    """Issue 20, item 17: teleop showed no current command (speed, turn, height), and a QoS
+    warning about an unrelated (reliable) subscriber of the velocity command was printed into
+    its raw terminal."""
+    with _teleop_on_a_bus("--release", "0.5") as (teleop, rec, _raw):
+        assert wait_until(lambda: "sending: fwd +0.00" in teleop.output, 5.0), teleop.output
+        assert "(speed 0.50, turn 0.50, height as is)" in teleop.output
+        with Bus(name="other", zenoh=ZenohConfig(hub_port=teleop.port)) as other:
+            # ros2 topic echo's default: reliable, which a best-effort publisher cannot serve
+            other.subscribe("/hb50/velocity_command", Twist, lambda _m: None, RELIABLE)
+            time.sleep(2.0)
+        t_key = time.monotonic()
+        teleop.press(b"i")
+        assert wait_until(lambda: any(m.linear.x == 0.5 for m in rec.since(t_key)), 3.0)
+        assert wait_until(lambda: "sending: fwd +0.50" in teleop.output, 3.0), teleop.output
+        teleop.press(b"q")  # faster: both scales x 1.1
+        teleop.press(b"t")  # the first height key: 1.0 of the reference
+        assert wait_until(lambda: "height 1.00)" in teleop.output, 3.0), teleop.output
+        assert "(speed 0.55, turn 0.55, height 1.00)" in teleop.output
+        assert "incompatible QoS" not in teleop.output, teleop.output
+        assert "Traceback" not in teleop.output

@@ -36,7 +36,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from types import FrameType
-from typing import Annotated, Final
+from typing import Annotated, Final, TextIO
 
 import typer
 
@@ -106,6 +106,53 @@ def _quit_requested(wakeup_fd: int) -> bool:
     return any(number in numbers for number in _QUIT_SIGNALS)
 
 
+#: How often the command line is redrawn when no key comes (s): a held key's release shows.
+_REDRAW_S: Final = 0.1
+
+
+class _CommandLine:
+    """The command teleop sends now, redrawn in place on one terminal line (raw mode: ``\\r``
+    returns to its start, ``ESC [K`` clears the rest); event lines go above it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._shown = ""
+
+    def _write(self, text: str) -> None:
+        with contextlib.suppress(OSError):  # the terminal may be gone (closed under teleop)
+            self._stream.write(text)
+            self._stream.flush()
+
+    def show(self, text: str) -> None:
+        """Draw ``text`` as the command line (nothing is written if it did not change)."""
+        if text != self._shown:
+            self._shown = text
+            self._write(f"\r{_COMMAND_PREFIX}{text}\x1b[K")
+
+    def event(self, line: str) -> None:
+        """Print ``line`` above the command line, which is drawn again below it."""
+        shown, self._shown = self._shown, ""
+        self._write(f"\r{line}\x1b[K\r\n")
+        if shown:
+            self.show(shown)
+
+    def end(self) -> None:
+        """Leave the command line as it is and move below it."""
+        if self._shown:
+            self._write("\r\n")
+            self._shown = ""
+
+
+#: How the command line starts.
+_COMMAND_PREFIX: Final = "sending: "
+
+
+def _not_for_the_terminal(_event: object) -> None:
+    """teleop's publisher's QoS events (a reliable ``ros2 topic echo`` of the velocity command,
+    another program's subscriber of another type) concern *that* subscriber, whose own process
+    reports them; printed here they garbled the raw terminal and said nothing about the robot."""
+
+
 def help_line() -> str:
     """The key help teleop prints when it starts."""
     from jointbus.tools.teleop_keys import KEY_HELP
@@ -138,8 +185,10 @@ def teleop(
 ) -> None:
     """Drive the robot with the keyboard: normalised /<ns>/velocity_command at --rate Hz.
 
-    linear.z is 0 (height not commanded) until t/b is pressed. Ctrl-C (or SIGINT, SIGTERM,
-    SIGHUP) quits at once and sends the zero command on the way out.
+    The line under the key help shows the command being sent, redrawn as it changes:
+    forward, sideways and turn (normalised, of ±1), and the speed and turn scales and the
+    height. linear.z is 0 (height not commanded, "height as is") until t/b is pressed.
+    Ctrl-C (or SIGINT, SIGTERM, SIGHUP) quits at once and sends the zero command on the way out.
     """
     from jointbus.bus import MAB_RT
     from jointbus.messages.geometry_msgs import Twist
@@ -153,29 +202,38 @@ def teleop(
         bus = bus_options.open_bus()
         try:
             pub = bus.publisher(
-                f"/{namespace}/velocity_command", Twist, MAB_RT, node=cli_node_name()
+                f"/{namespace}/velocity_command",
+                Twist,
+                MAB_RT,
+                node=cli_node_name(),
+                on_event=_not_for_the_terminal,
             )
             note(help_line())
+            status = _CommandLine(sys.stderr)
             with (
                 _raw_terminal(fd),
                 _quit_signals() as wakeup_fd,
                 TwistStream(pub, keys, rate_hz=rate) as stream,
             ):
-                while True:  # the stream publishes on its own thread; this one reads keys
-                    ready, _, _ = select.select([fd, wakeup_fd], [], [])
-                    if wakeup_fd in ready and _quit_requested(wakeup_fd):
-                        break  # leaving the block stops the stream and sends the zero command
-                    if fd not in ready:
-                        continue
-                    try:
-                        chunk = os.read(fd, 32)
-                    except OSError:  # EIO: the terminal was closed under us — quit as on Ctrl-C
-                        break
-                    if not chunk or _CTRL_C in chunk:
-                        break
-                    for key in chunk.decode(errors="ignore"):
-                        line = stream.press(key)
-                        if line is not None:
-                            note(line + "\r")
+                try:
+                    while True:  # the stream publishes on its own thread; this one reads keys
+                        status.show(stream.describe())
+                        ready, _, _ = select.select([fd, wakeup_fd], [], [], _REDRAW_S)
+                        if wakeup_fd in ready and _quit_requested(wakeup_fd):
+                            break  # leaving the block stops the stream and sends zero
+                        if fd not in ready:
+                            continue
+                        try:
+                            chunk = os.read(fd, 32)
+                        except OSError:  # EIO: the terminal was closed under us — quit
+                            break
+                        if not chunk or _CTRL_C in chunk:
+                            break
+                        for key in chunk.decode(errors="ignore"):
+                            line = stream.press(key)
+                            if line is not None:
+                                status.event(line)
+                finally:
+                    status.end()
         finally:
             bus.close()
