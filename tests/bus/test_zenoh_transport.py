@@ -18,11 +18,13 @@ from jointbus.bus import (
     LATCHED,
     MAB_RT,
     RELIABLE,
+    SUBSCRIPTION_DEFAULT,
     Bus,
     MalformedPayloadEvent,
     MessagesLostEvent,
     QosEvent,
     QosIncompatibleEvent,
+    Reliability,
     TypeMismatchEvent,
     ZenohConfig,
     attachment,
@@ -258,6 +260,55 @@ def test_incompatible_qos_across_zenoh_is_reported_and_blocks_delivery(
     pub.publish(Count(2))
     assert wait_until(lambda: probe == [Count(1), Count(2)])
     assert got == []
+
+
+def test_an_incompatible_remote_pair_is_reported_once_per_endpoint_pair(
+    pair: tuple[Bus, Bus],
+) -> None:
+    """Issue 20, item 25: a reliable subscriber of a best-effort topic was reported again each
+    time another endpoint met it (a second local subscriber re-reported the first; a token seen
+    twice, twice). One event per (publisher, subscriber) pair, on each side."""
+    a, b = pair
+    a_events: list[QosEvent] = []
+    b_events: list[QosEvent] = []
+    a.publisher("/x", Count, MAB_RT, node="talker", on_event=a_events.append)
+    first = b.subscribe("/x", Count, None, RELIABLE, node="listener", on_event=b_events.append)
+    assert wait_until(lambda: len([e for e in b_events if isinstance(e, QosIncompatibleEvent)]))
+    second = b.subscribe("/x", Count, None, RELIABLE, node="listener", on_event=b_events.append)
+    assert wait_until(
+        lambda: len([e for e in a_events if isinstance(e, QosIncompatibleEvent)]) >= 2
+    )
+    time.sleep(1.0)  # tokens seen again by the liveliness subscriber and queries meanwhile
+    mine = [e for e in b_events if isinstance(e, QosIncompatibleEvent)]
+    theirs = [e for e in a_events if isinstance(e, QosIncompatibleEvent)]
+    assert sorted(e.subscriber for e in mine) == sorted([first.label, second.label])
+    assert len(theirs) == 2  # the talker hears of each of the two subscribers once
+    assert len({e.subscriber for e in theirs}) == 2
+
+
+def test_a_subscription_without_qos_receives_a_best_effort_topic(pair: tuple[Bus, Bus]) -> None:
+    """Issue 20, item 25: with RELIABLE as the default, ``subscribe`` of a 500 Hz MAB_RT topic
+    received nothing (an incompatible pair). The default is best effort now, which every
+    publisher serves: in process and across Zenoh, from MAB_RT and RELIABLE publishers."""
+    a, b = pair
+    assert SUBSCRIPTION_DEFAULT.reliability is Reliability.BEST_EFFORT
+    fast = a.publisher("/fast", Count, MAB_RT)
+    slow = a.publisher("/slow", Count, RELIABLE)
+    here: list[Count] = []
+    there: list[Count] = []
+    slow_there: list[Count] = []
+    events: list[QosEvent] = []
+    a.subscribe("/fast", Count, here.append, realtime=True, on_event=events.append)
+    sub = b.subscribe("/fast", Count, there.append, realtime=True, on_event=events.append)
+    b.subscribe("/slow", Count, slow_there.append, realtime=True, on_event=events.append)
+    assert sub.qos == SUBSCRIPTION_DEFAULT
+    assert wait_until(lambda: fast.remote_matched and slow.remote_matched)
+    for i in range(3):
+        fast.publish(Count(i))
+        slow.publish(Count(i))
+    assert wait_until(lambda: len(there) == 3 and len(slow_there) == 3)
+    assert here == [Count(0), Count(1), Count(2)]
+    assert not [e for e in events if isinstance(e, QosIncompatibleEvent)]
 
 
 def test_latched_topic_reaches_a_late_remote_joiner(pair: tuple[Bus, Bus]) -> None:

@@ -3,7 +3,9 @@
 Where it sits: above :mod:`jointbus.messages`, below :mod:`jointbus.runtime` (nodes, heartbeats and
 the rate loop sit on a :class:`Bus`). Start with :class:`Bus`, :meth:`Bus.publisher`,
 :meth:`Bus.subscribe`, :meth:`Bus.serve` / :meth:`Bus.client` (request/reply) and the profiles
-:data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`.
+:data:`MAB_RT`, :data:`RELIABLE`, :data:`LATCHED`, and :data:`SUBSCRIPTION_DEFAULT` (what a
+subscription that names no QoS asks for: best effort, so it also hears the 500 Hz best-effort
+topics).
 The Zenoh parts (:class:`ZenohConfig`, :mod:`jointbus.bus.zenoh_transport`) load ``zenoh`` only
 when a bus attaches it; the DDS parts (:class:`DdsConfig`, :mod:`jointbus.bus.dds_transport`) load
 ``cyclonedds`` only when a bus joins DDS (``RMW_IMPLEMENTATION``, :mod:`jointbus.bus.rmw`).
@@ -40,6 +42,7 @@ from jointbus.bus.qos import (
     MAB_RT,
     PROFILES,
     RELIABLE,
+    SUBSCRIPTION_DEFAULT,
     Durability,
     QosProfile,
     Reliability,
@@ -64,6 +67,7 @@ __all__ = [
     "MAB_RT",
     "PROFILES",
     "RELIABLE",
+    "SUBSCRIPTION_DEFAULT",
     "SYSTEM_CLOCK",
     "AccessDeniedEvent",
     "AttachmentEvent",

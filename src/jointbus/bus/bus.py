@@ -53,7 +53,7 @@ from jointbus.bus.events import (
 )
 from jointbus.bus.names import ros_namespace, validate_topic_name
 from jointbus.bus.publisher import Publisher
-from jointbus.bus.qos import RELIABLE, QosProfile, incompatibilities, profile
+from jointbus.bus.qos import RELIABLE, SUBSCRIPTION_DEFAULT, QosProfile, incompatibilities, profile
 from jointbus.bus.service import (
     DEFAULT_CALL_TIMEOUT_S,
     DecodeErrorText,
@@ -193,7 +193,7 @@ class Bus:
         topic: str,
         msg_type: type[MsgT],
         callback: Callable[[MsgT], object] | None = None,
-        qos: QosProfile | str = RELIABLE,
+        qos: QosProfile | str = SUBSCRIPTION_DEFAULT,
         *,
         realtime: bool = False,
         node: str = "",
@@ -207,6 +207,11 @@ class Bus:
         publisher's thread when ``realtime`` — and is ``None`` for a polling subscriber
         (:meth:`Subscriber.take` / :meth:`Subscriber.latest`). A transient-local subscriber first
         receives the history of transient-local publishers already present.
+
+        Without ``qos`` the subscription is :data:`~jointbus.bus.qos.SUBSCRIPTION_DEFAULT` (best
+        effort, depth 10): it receives from best-effort publishers (the 500 Hz ``MAB_RT`` topics)
+        as well as reliable ones, as ROS 2's sensor-data profile does; a RELIABLE subscription
+        receives nothing from a best-effort publisher (an incompatible pair, reported once).
         """
         validate_topic_name(topic)
         ros_namespace(namespace)  # TopicNameError before anything is created

@@ -25,6 +25,8 @@ Compatibility (checked when a publisher and a subscriber meet, as ROS 2 does): a
 publisher cannot serve a reliable subscriber, a volatile publisher cannot serve a transient-local
 subscriber, and a publisher offering a longer (or no) deadline cannot serve a subscriber that
 requests a shorter one. Incompatible pairs exchange no messages and both sides get an event.
+A subscription that names no QoS is :data:`SUBSCRIPTION_DEFAULT` (best effort), which every
+publisher can serve.
 """
 
 from __future__ import annotations
@@ -197,9 +199,22 @@ MAB_RT: Final = QosProfile(Reliability.BEST_EFFORT, 1, Durability.VOLATILE, name
 RELIABLE: Final = QosProfile(Reliability.RELIABLE, 10, Durability.VOLATILE, name="RELIABLE")
 #: A latched topic: reliable, keep last 1, transient-local (robot description, configuration).
 LATCHED: Final = QosProfile(Reliability.RELIABLE, 1, Durability.TRANSIENT_LOCAL, name="LATCHED")
+#: What a subscription asks for when it names no QoS (``Bus.subscribe``,
+#: ``Node.create_subscription``): best effort, keep last 10, volatile — ROS 2's sensor-data
+#: reliability with RELIABLE's depth. A best-effort subscriber receives from best-effort *and*
+#: reliable publishers, so a default subscription hears the 500 Hz MAB_RT topics too; a RELIABLE
+#: one hears nothing from them (an incompatible pair, as in ROS 2, where
+#: ``rclpy.qos.qos_profile_sensor_data`` is the usual answer). What it gives up: a full queue
+#: overwrites its oldest message as ``dropped``, not reported; subscribe with RELIABLE where every
+#: message of a reliable topic must be accounted for.
+SUBSCRIPTION_DEFAULT: Final = QosProfile(
+    Reliability.BEST_EFFORT, 10, Durability.VOLATILE, name="SUBSCRIPTION_DEFAULT"
+)
 
 #: Profiles by name, for configuration files and the CLI.
-PROFILES: Final[dict[str, QosProfile]] = {p.name: p for p in (MAB_RT, RELIABLE, LATCHED)}
+PROFILES: Final[dict[str, QosProfile]] = {
+    p.name: p for p in (MAB_RT, RELIABLE, LATCHED, SUBSCRIPTION_DEFAULT)
+}
 
 
 def profile(name: str) -> QosProfile:
@@ -215,6 +230,7 @@ __all__ = [
     "MAB_RT",
     "PROFILES",
     "RELIABLE",
+    "SUBSCRIPTION_DEFAULT",
     "Durability",
     "QosProfile",
     "Reliability",

@@ -602,6 +602,11 @@ class ZenohTransport:
         self._next_id = 0
         self._subscriptions: dict[str, TopicSubscription] = {}
         self._remote: dict[int, EndpointInfo] = {}
+        # (local gid, remote gid) of every pair already reported as incompatible or mistyped:
+        # one report per endpoint pair, however often the two meet again (a token seen by both
+        # the liveliness subscriber and a query, a second local endpoint on the topic).
+        self._reported: set[tuple[int, int]] = set()
+        self._reported_lock = threading.Lock()
         #: Bumped after every change of ``_remote``: the receive gates' delivery plans name the
         #: generation they were computed under, and a plan of an older one is rebuilt.
         self.generation = 0
@@ -762,7 +767,7 @@ class ZenohTransport:
             pub._remote = link
         for info in list(self._remote.values()):
             if info.topic == pub.topic and info.kind == "subscriber":
-                self._meet(info)
+                self._meet(info, (pub,))
 
     def publisher_removed(self, pub: Publisher[Any]) -> None:
         """Withdraw a closed local publisher."""
@@ -770,6 +775,7 @@ class ZenohTransport:
             link = self._links.pop(pub.gid, None)
             node_token_ = self._release_node(pub.gid)
         pub._remote = None
+        self._forget_reported(local=pub.gid)
         if link is not None:
             link.close()
         if node_token_ is not None:
@@ -791,7 +797,7 @@ class ZenohTransport:
             subscription.fetch_history(sub)
         for info in list(self._remote.values()):
             if info.topic == sub.topic and info.kind == "publisher":
-                self._meet(info)
+                self._meet(info, (sub,))
 
     def subscriber_removed(self, sub: Subscriber[Any]) -> None:
         """Withdraw a closed local subscriber (and, with the last one, the Zenoh subscriber)."""
@@ -804,6 +810,7 @@ class ZenohTransport:
             subscription = None
             if not self.bus.local_subscribers(sub.topic):
                 subscription = self._subscriptions.pop(sub.topic, None)
+        self._forget_reported(local=sub.gid)
         for entity in (token, node_token_):
             if entity is not None:
                 _undeclare(entity)
@@ -853,6 +860,7 @@ class ZenohTransport:
         info = EndpointInfo.from_entity(entity)
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
+            self._forget_reported(remote=info.gid)
             self.generation += 1
             return
         self._remote[info.gid] = info
@@ -892,17 +900,26 @@ class ZenohTransport:
             if not self._closed:
                 _LOG.exception("fetching %s's history from %s failed", sub.topic, publisher_zid)
 
-    def _meet(self, remote: EndpointInfo) -> None:
-        """Report type mismatches and incompatible QoS between ``remote`` and local endpoints."""
+    def _meet(
+        self,
+        remote: EndpointInfo,
+        only: tuple[Publisher[Any] | Subscriber[Any], ...] | None = None,
+    ) -> None:
+        """Report type mismatches and incompatible QoS between ``remote`` and local endpoints
+        (``only`` these, when given: a local endpoint just added), once per endpoint pair."""
         local_type = self.bus.local_type(remote.topic)
         if local_type is None:
             return
         locals_: tuple[Publisher[Any] | Subscriber[Any], ...]
-        if remote.kind == "publisher":
+        if only is not None:
+            locals_ = only
+        elif remote.kind == "publisher":
             locals_ = self.bus.local_subscribers(remote.topic)
         else:
             locals_ = self.bus.local_publishers(remote.topic)
         for local in locals_:
+            if not self._first_report(local.gid, remote.gid):
+                continue
             local_hash = type_hash_of(local.msg_type)
             if remote.type_name != local.type_name or remote.type_hash != local_hash:
                 local._emit(
@@ -928,6 +945,21 @@ class ZenohTransport:
             if str(link.zid) == zid:
                 return link.auth_identifier
         return None
+
+    def _first_report(self, local: int, remote: int) -> bool:
+        """Whether the pair (``local``, ``remote``) gid has not been checked yet (and mark it).
+        Checked pairs are forgotten when either endpoint goes, so a new one is checked again."""
+        with self._reported_lock:
+            if (local, remote) in self._reported:
+                return False
+            self._reported.add((local, remote))
+            return True
+
+    def _forget_reported(self, *, local: int | None = None, remote: int | None = None) -> None:
+        with self._reported_lock:
+            self._reported = {
+                (lo, rem) for lo, rem in self._reported if lo != local and rem != remote
+            }
 
     def remote_info(self, gid: int) -> EndpointInfo | None:
         """The discovery record of a remote endpoint, if its token has been seen."""

@@ -60,7 +60,7 @@ ECHO_DEPTH: Final = 100
 #: ``jointbus.cli.render.DEFAULT_PRECISION`` and the names of ``jointbus.bus.PROFILES``, spelled
 #: out so that declaring the options imports neither (``tests/cli/test_cli_topic.py`` compares).
 DEFAULT_PRECISION: Final = 6
-QOS_PROFILE_NAMES: Final = ("MAB_RT", "RELIABLE", "LATCHED")
+QOS_PROFILE_NAMES: Final = ("MAB_RT", "RELIABLE", "LATCHED", "SUBSCRIPTION_DEFAULT")
 
 app = typer.Typer(
     help="List topics, print their messages, measure their rate, publish.",

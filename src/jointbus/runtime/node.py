@@ -63,6 +63,7 @@ from typing import Any, Final, Generic
 
 from jointbus.bus import (
     RELIABLE,
+    SUBSCRIPTION_DEFAULT,
     Bus,
     Dispatcher,
     Publisher,
@@ -799,7 +800,7 @@ class Node:
         topic: str,
         msg_type: type[MsgT],
         callback: Callable[[MsgT], object] | None,
-        qos: QosProfile | str = RELIABLE,
+        qos: QosProfile | str = SUBSCRIPTION_DEFAULT,
         *,
         realtime: bool = False,
         managed: bool = True,
@@ -810,7 +811,9 @@ class Node:
 
         With ``realtime`` it runs in the publisher's (or Zenoh's) thread instead — see
         :meth:`jointbus.bus.Bus.subscribe`. ``callback=None`` makes a polling subscription. A
-        managed subscription's callback is called only while the node is ACTIVE.
+        managed subscription's callback is called only while the node is ACTIVE. Without ``qos``
+        it is :data:`~jointbus.bus.SUBSCRIPTION_DEFAULT` (best effort: it also receives the
+        best-effort 500 Hz topics), as for :meth:`jointbus.bus.Bus.subscribe`.
         ``report_events=False`` hands the subscription's QoS events to ``on_event`` only, for a
         node that reports them itself (the bridge turns an undecodable command into a rejection;
         the generic WARN would report the same sample twice).
