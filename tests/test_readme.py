@@ -42,3 +42,23 @@ def test_the_docs_hold_no_merge_conflict_markers() -> None:
     for page in pages:
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
             assert not line.startswith(("<<<<<<< ", ">>>>>>> ")), f"{page.name}:{number}: {line}"
+
+
+def test_every_documented_ros2_velocity_stream_outlasts_the_command_timeout() -> None:
+    """Issue 20, item 26: docs/ROS2.md's ``ros2 topic pub`` of the velocity command had no
+    ``-r``; at ROS 2's default 1 Hz the 0.5 s command timeout makes the robot stutter. Every
+    documented ``ros2 topic pub`` / ``jointbus topic pub`` of a velocity command streams at
+    ≥ 10 Hz (or sends once on purpose)."""
+    docs = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    found = 0
+    for page in docs:
+        text = page.read_text(encoding="utf-8").replace("\\\n", " ")
+        for line in text.splitlines():
+            if "topic pub" not in line or "velocity_command" not in line:
+                continue
+            found += 1
+            if "--once" in line or "--count" in line:
+                continue
+            rate = re.search(r"(?:-r|--rate)\s+(\d+(?:\.\d+)?)", line)
+            assert rate is not None and float(rate.group(1)) >= 10, f"{page.name}: {line}"
+    assert found >= 2

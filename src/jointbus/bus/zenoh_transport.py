@@ -123,9 +123,15 @@ def type_hash_of(msg_type: type[Message]) -> str:
 
 def open_session(config: ZenohConfig) -> zenoh.Session:
     """Open a Zenoh session following ``config``'s attempts; raises ZenohConfigError."""
+    return _open_session(config)[0]
+
+
+def _open_session(config: ZenohConfig) -> tuple[zenoh.Session, int]:
+    """:func:`open_session`, and the index of the attempt that opened it (in the default scheme
+    0: this process is the hub; 1: the hub port was taken, it joined whatever holds it)."""
     attempts = config.attempts()
     last_error: Exception | None = None
-    for listen, connect in attempts:
+    for index, (listen, connect) in enumerate(attempts):
         zconfig = zenoh.Config()
         try:
             for key, value in config.json5_items(listen, connect):
@@ -143,7 +149,7 @@ def open_session(config: ZenohConfig) -> zenoh.Session:
             if refusal is not None:
                 cast(Any, session).close()
                 raise ZenohConfigError(refusal.describe())
-        return session
+        return session, index
     raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
 
 
@@ -581,7 +587,7 @@ class ZenohTransport:
         self.bus = bus
         self.config = config
         self.domain_id = config.domain
-        self.session = open_session(config)
+        self.session, self._attempt = _open_session(config)
         self.zid = str(self.session.zid())
         #: Which receive gate topic subscriptions made from now on use: None = the compiled one
         #: when the core is built, False = the pure-Python twin (what runs without the core; the
@@ -960,6 +966,31 @@ class ZenohTransport:
             self._reported = {
                 (lo, rem) for lo, rem in self._reported if lo != local and rem != remote
             }
+
+    def joined(self) -> str:
+        """How this session joined the network, in a few words for a program's first lines: the
+        hub (listening on the hub port), or the hub port taken — by a Zenoh router
+        (``rmw_zenohd``, ``zenohd``, ``jointbus router``), which it joined, or by another
+        jointbus process, which it joined as a peer — or a router / explicit endpoints given."""
+        config = self.config
+        routed = any(True for _ in self.session.info.routers_zid())
+        extra = f"; also connected to {', '.join(config.connect)}" if config.connect else ""
+        if config.router is not None:
+            return f"joined the Zenoh router at {config.router} (client mode){extra}"
+        if config.listen is not None:
+            return f"listening on {', '.join(config.listen)}{extra}"
+        if self._attempt == 0:
+            via = "; linked to a Zenoh router" if routed else ""
+            return f"the hub: listening on {config.hub_endpoint}{via}{extra}"
+        holder = (
+            "a Zenoh router (rmw_zenohd, zenohd or jointbus router): joined it"
+            if routed
+            else "another jointbus process: joined it as a peer"
+        )
+        return (
+            f"hub port {config.hub_port} is taken by {holder}, listening on an ephemeral "
+            f"loopback port{extra}"
+        )
 
     def remote_info(self, gid: int) -> EndpointInfo | None:
         """The discovery record of a remote endpoint, if its token has been seen."""

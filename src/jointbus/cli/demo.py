@@ -52,7 +52,7 @@ import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.options import BusOptions, joins_bus
+from jointbus.cli.options import BusOptions, joined_line, joins_bus
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -280,6 +280,9 @@ def run_view(
                 + (f", runs {duration:g} s from now" if duration is not None else "")
                 + "; Ctrl-C stops"
             )
+            joined = joined_line(stack.bus)
+            if joined is not None:
+                note(joined)
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
                     _run_monitor(stack, end, zenoh_args or [])

@@ -96,6 +96,12 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
         "serve",
         "Serve the actuator array at URL on the bus under /NAME (Player's server).",
     ),
+    "router": CommandEntry(
+        "jointbus.cli.router",
+        "router",
+        "Run a Zenoh router (loopback by default) that jointbus processes and ROS 2 nodes on "
+        "rmw_zenoh join.",
+    ),
     "topic": CommandEntry(
         "jointbus.cli.topic",
         "app",

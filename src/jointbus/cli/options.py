@@ -357,6 +357,15 @@ def looked_on(bus: Bus) -> str:
     return f"looked on {transport.where}" if transport is not None else "looked in process"
 
 
+def joined_line(bus: Bus) -> str | None:
+    """``jointbus: Zenoh: hub port 7447 is taken by a Zenoh router …: joined it, …`` — where the
+    bus joined, for a long-running command's first lines (``demo``, ``bridge``, ``control``):
+    a user who meant to start a robot of their own sees at once that it joined another one's
+    router or hub. ``None`` for a bus without Zenoh."""
+    transport = bus.zenoh
+    return None if transport is None else f"jointbus: Zenoh: {transport.joined()}"
+
+
 __all__ = [
     "BUS_ENVIRONMENT",
     "BUS_OPTIONS",
@@ -365,6 +374,7 @@ __all__ = [
     "BusOptions",
     "choose_rmw",
     "cli_node_name",
+    "joined_line",
     "joins_bus",
     "looked_on",
     "open_bus",

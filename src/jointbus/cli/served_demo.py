@@ -41,6 +41,7 @@ import typer
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.cli.errors import CliError, note
+from jointbus.cli.options import joined_line
 
 if TYPE_CHECKING:
     from jointbus.drivers import ActuatorArray
@@ -269,6 +270,9 @@ def run_served_demo(
             how = "in-process only" if zenoh is None else "topics offered on Zenoh"
             note(f"jointbus: sim://{robot} served by the array node as /{robot}, {how}; "
                  "Ctrl-C stops")
+            joined = joined_line(bus)
+            if joined is not None:
+                note(joined)
             mover = threading.Thread(target=_motion, args=(served, stop), name="demo-motion",
                                      daemon=True)
             mover.start()
