@@ -83,9 +83,7 @@ def test_every_type_a_running_stack_and_served_array_put_on_the_wire_is_exported
         store.register(get_types_from_msg(path.read_text(), name))
     with (
         served("sim://arm6?noise=false", "arm6") as server,
-        Stack(
-            zenoh=ZenohConfig(hub_port=server.port), start_command=None, realtime=None
-        ) as _stack,
+        Stack(zenoh=ZenohConfig(hub_port=server.port), start_command=None, realtime=None) as _stack,
         Bus(name="observer", zenoh=ZenohConfig(hub_port=server.port)) as observer,
     ):
         wanted = {"/hb50/bridge_data", "/hb50/parameters", "/arm6/diagnostics"}
@@ -239,3 +237,63 @@ def test_graph_with_nothing_running_exits_1_and_says_where_it_looked() -> None:
     assert result.returncode == 1, result.stdout
     assert "no ROS 2 graph found" in result.stderr
     assert f"looked on hub port {port}" in result.stderr
+
+
+#: Hashes ROS 2 itself publishes (shared/notes/rmw-zenoh.md; String, JointState, Twist, Header
+#: reproduced with rosbags): the standard packages written by --with-deps must give these.
+_ROS2_HASHES = {
+    "std_msgs/msg/String": (
+        "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+    ),
+    "sensor_msgs/msg/JointState": (
+        "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e"
+    ),
+    "geometry_msgs/msg/Twist": (
+        "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a"
+    ),
+    "std_msgs/msg/Header": (
+        "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01"
+    ),
+    "builtin_interfaces/msg/Time": (
+        "RIHS01_b106235e25a4c5ed35098aa0a61a3ee9c9b18d197f398b0e4206cea9acf9c197"
+    ),
+}
+
+
+def test_with_deps_writes_the_standard_interfaces_and_prints_every_types_hash(
+    tmp_path: Path,
+) -> None:
+    """Issue 20, item 24: an offline ROS 2 client (zenoh-ros2-sdk without a network) also needs
+    the standard interfaces the robot sends, and a hash per type to check against the wire. An
+    *empty* rosbags store (no ROS 2 types of its own) parses every written file to the hash
+    printed, which for ROS 2's types is ROS 2's."""
+    result = CliRunner().invoke(app, ["ros2", "export-msgs", str(tmp_path), "--with-deps"])
+    assert result.exit_code == 0, result.output
+    packages = {p.name for p in tmp_path.iterdir()}
+    assert {
+        "builtin_interfaces",
+        "std_msgs",
+        "geometry_msgs",
+        "sensor_msgs",
+        "nav_msgs",
+        "tf2_msgs",
+        "hb50_commons",
+        "jointbus_msgs",
+    } <= packages
+    printed = dict(line.split() for line in result.output.splitlines() if line.startswith("  "))
+    store = get_typestore(Stores.EMPTY)
+    files = sorted(tmp_path.glob("*/msg/*.msg"))
+    for path in files:
+        name = f"{path.parent.parent.name}/msg/{path.stem}"
+        store.register(get_types_from_msg(path.read_text(), name))
+    for path in files:
+        name = f"{path.parent.parent.name}/msg/{path.stem}"
+        assert printed[name] == store.hash_rihs01(name), name
+    for name, known in _ROS2_HASHES.items():
+        assert printed[name] == known, name
+    assert "nav_msgs/msg/Odometry" in printed and "tf2_msgs/msg/TFMessage" in printed
+    services = [n for n in printed if "/srv/" in n]
+    assert services and all(printed[n].startswith("RIHS01_") for n in services)
+    plain = CliRunner().invoke(app, ["ros2", "export-msgs", str(tmp_path / "own")])
+    assert {p.name for p in (tmp_path / "own").iterdir()} == {"hb50_commons", "jointbus_msgs"}
+    assert "RIHS01_" in plain.output

@@ -12,13 +12,30 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from jointbus.bus.service_types import SERVICE_PACKAGE, service_type_name, srv_text
+from jointbus.bus.service_types import (
+    SERVICE_PACKAGE,
+    service_type_hash,
+    service_type_name,
+    srv_text,
+)
 from jointbus.cli.errors import CliError
+from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.registry import TypeRegistry
 from jointbus.tools.known_types import known_registry
 
 #: Packages whose types only jointbus defines (ROS 2 ships the others).
 JOINTBUS_PACKAGES: tuple[str, ...] = ("hb50_commons", "jointbus_msgs")
+#: The standard ROS 2 interface packages whose types the robot sends (and jointbus's own types
+#: contain): what ``export-msgs --with-deps`` writes as well, for a client with no ROS 2
+#: installation (zenoh-ros2-sdk offline, rosbags); a ROS 2 machine has them already.
+STANDARD_PACKAGES: tuple[str, ...] = (
+    "builtin_interfaces",
+    "std_msgs",
+    "geometry_msgs",
+    "sensor_msgs",
+    "nav_msgs",
+    "tf2_msgs",
+)
 
 #: The request/response pairs jointbus serves (the array node's Player commands and requests, its
 #: e-stop and geometry services), exported as the composed ``jointbus_msgs/srv/*.srv`` types
@@ -175,11 +192,58 @@ def _services(registry: TypeRegistry) -> dict[str, str]:
     return found
 
 
+def with_dependencies(packages: Iterable[str], registry: TypeRegistry | None = None) -> list[str]:
+    """``packages``, then :data:`STANDARD_PACKAGES`, then every other package their types refer
+    to (transitively) that ``registry`` holds: what ``export-msgs --with-deps`` writes."""
+    registry = registry or known_registry()
+    known = {name.split("/", 1)[0] for name in registry}
+    chosen = list(dict.fromkeys([*packages, *STANDARD_PACKAGES]))
+    index = 0
+    while index < len(chosen):
+        package = chosen[index]
+        texts = [
+            own_definition(registry.by_type_name(n).msgdef())
+            for n in registry
+            if n.startswith(f"{package}/msg/")
+        ]
+        for dependency in _dependencies(texts, package):
+            if dependency in known and dependency not in chosen:
+                chosen.append(dependency)
+        index += 1
+    return chosen
+
+
+def type_hashes(
+    written: dict[str, list[str]], registry: TypeRegistry | None = None
+) -> dict[str, str]:
+    """The RIHS01 hash of every type :func:`export_packages` wrote (``pkg/msg/Name`` and
+    ``pkg/srv/Name``): the hash a ROS 2 build of the files gives and jointbus puts in its keys."""
+    registry = registry or known_registry()
+    pairs = {
+        service_type_name(registry.by_type_name(q), registry.by_type_name(r)): (q, r)
+        for q, r in SERVICE_PAIRS
+    }
+    hashes: dict[str, str] = {}
+    for names in written.values():
+        for name in names:
+            if "/srv/" in name:
+                request, response = pairs[name]
+                hashes[name] = service_type_hash(
+                    registry.by_type_name(request), registry.by_type_name(response)
+                )
+            else:
+                hashes[name] = rihs01_of(registry.by_type_name(name))
+    return hashes
+
+
 __all__ = [
     "JOINTBUS_PACKAGES",
     "SERVICE_PAIRS",
+    "STANDARD_PACKAGES",
     "cmakelists",
     "export_packages",
     "own_definition",
     "package_xml",
+    "type_hashes",
+    "with_dependencies",
 ]

@@ -37,17 +37,42 @@ def export_msgs(
         list[str] | None,
         typer.Option("--package", "-p", help="Only this package (repeatable)."),
     ] = None,
+    with_deps: Annotated[
+        bool,
+        typer.Option(
+            "--with-deps",
+            help="Also write the standard interfaces the robot sends (builtin_interfaces, "
+            "std_msgs, geometry_msgs, sensor_msgs, nav_msgs, tf2_msgs: the types jointbus "
+            "uses), for a client without ROS 2; a ROS 2 machine has them, do not build them "
+            "there.",
+        ),
+    ] = False,
 ) -> None:
     """Write ROS 2 interface packages for the types only jointbus defines (hb50_commons,
     jointbus_msgs): package.xml, CMakeLists.txt, msg/*.msg and the services' srv/*.srv. Build them
-    with colcon on the ROS 2 machine; their type hashes equal the ones jointbus puts on the wire."""
-    from jointbus.cli.interface_packages import JOINTBUS_PACKAGES, export_packages
+    with colcon on the ROS 2 machine; their type hashes equal the ones jointbus puts on the wire.
+
+    Each type is listed with its RIHS01 hash, the one in jointbus's Zenoh keys and tokens (a
+    client that computes another one for the same name has another definition).
+    """
+    from jointbus.cli.interface_packages import (
+        JOINTBUS_PACKAGES,
+        export_packages,
+        type_hashes,
+        with_dependencies,
+    )
 
     with user_errors():
-        written = export_packages(directory, package or JOINTBUS_PACKAGES)
+        chosen = list(package or JOINTBUS_PACKAGES)
+        if with_deps:
+            chosen = with_dependencies(chosen)
+        written = export_packages(directory, chosen)
+        hashes = type_hashes(written)
         for name, types in written.items():
             services = sum("/srv/" in t for t in types)
             typer.echo(f"{directory / name}: {len(types) - services} messages, {services} services")
+            for type_name in types:
+                typer.echo(f"  {type_name}  {hashes[type_name]}")
 
 
 def graph_rows(endpoints: Iterable[Any], nodes: Iterable[tuple[str, str]]) -> list[str]:
