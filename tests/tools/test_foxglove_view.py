@@ -36,6 +36,7 @@ from jointbus.model import load_robot
 from jointbus.model.robot import RobotModel
 from jointbus.robots.hb50.messages import BridgeData, Status
 from jointbus.tools.foxglove_view import (
+    ACCEPTED_SUBPROTOCOLS,
     JOINT_STATES_TOPIC,
     ROBOT_DESCRIPTION_TOPIC,
     TF_STATIC_TOPIC,
@@ -535,6 +536,66 @@ def test_a_client_offering_only_the_old_subprotocol_is_refused_as_documented(bus
         assert reason == b"Missing expected sec-websocket-protocol header"
 
 
+def test_a_refused_client_is_reported_on_our_side_naming_the_accepted_subprotocols(
+    bus: Bus,
+) -> None:
+    """Issue 20, item 22: a foxglove.websocket.v1 client got only "HTTP 400 … Missing expected
+    sec-websocket-protocol header". The answer cannot name what the server accepts, so the view
+    reports each refusal, naming the client and the subprotocols, and a client offering the
+    accepted one is not reported."""
+    refused: list[str] = []
+    with FoxgloveView(bus, port=0, scan_period_s=0.05, on_client_refused=refused.append) as view:
+
+        async def connect(protocol: str) -> None:
+            async with websockets.connect(
+                view.url, subprotocols=[websockets.Subprotocol(protocol)]
+            ):
+                pass
+
+        with pytest.raises(websockets.InvalidStatus):
+            asyncio.run(connect("foxglove.websocket.v1"))
+        asyncio.run(connect(SUBPROTOCOL))
+        deadline = time.monotonic() + TIMEOUT
+        while not refused and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+    assert len(refused) == 1, refused
+    assert re.match(r"Foxglove client 127\.0\.0\.1:\d+ refused \(HTTP 400\)", refused[0])
+    assert ACCEPTED_SUBPROTOCOLS == ("foxglove.sdk.v1", "foxglove.sdk.v1.1")
+    assert "foxglove.sdk.v1 or foxglove.sdk.v1.1" in refused[0]
+    assert "foxglove.websocket.v1" in refused[0]
+
+
+def test_the_view_says_it_listens_before_its_first_scan(
+    bus: Bus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20, item 22: "Foxglove live view on ws://…" came > 25 s after the port listened,
+    because it was printed after the first scan of the bus. ``on_listening`` comes when the port
+    accepts connections, before a (here deliberately slow) scan."""
+    slow_scan_s = 1.5
+    topics = bus.topics
+
+    def slow_topics() -> Any:  # what a scan of an in-process bus asks
+        time.sleep(slow_scan_s)
+        return topics()
+
+    monkeypatch.setattr(bus, "topics", slow_topics)
+    heard: list[tuple[str, float, bool]] = []
+
+    def listening(url: str) -> None:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=2.0):
+            heard.append((url, time.monotonic(), True))
+
+    view = FoxgloveView(bus, port=0, scan_period_s=10.0, on_listening=listening)
+    returned = time.monotonic()
+    try:
+        assert [(u, ok) for u, _t, ok in heard] == [(view.url, True)]
+        assert returned - heard[0][1] >= slow_scan_s * 0.9
+    finally:
+        view.close()
+
+
 def test_cli_serves_the_robot_description_of_the_chosen_robot() -> None:
     """``jointbus foxglove`` in a child process: prints its URL and serves the model's URDF."""
     port = _free_port()
@@ -572,12 +633,21 @@ def test_cli_serves_the_robot_description_of_the_chosen_robot() -> None:
                 sub = await client.subscribe(ROBOT_DESCRIPTION_TOPIC)
                 _, payload = await client.message(sub)
                 assert String.from_cdr(payload).data == load_robot("hb50").to_urdf()
+            old = [websockets.Subprotocol("foxglove.websocket.v1")]
+            with contextlib.suppress(websockets.InvalidStatus):
+                async with websockets.connect(url, subprotocols=old):
+                    pass
 
         asyncio.run(main())
+        time.sleep(0.5)
     finally:
         proc.terminate()
         _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+    assert "foxglove.sdk.v1" in line  # the accepted subprotocol, in the first line
+    refusals = [x for x in err.splitlines() if "warning: Foxglove client 127.0.0.1:" in x]
+    assert len(refusals) == 1 and "foxglove.sdk.v1 or foxglove.sdk.v1.1" in refusals[0], err
+    assert "handshake failed" not in err  # the SDK's bare line, replaced by ours
 
 
 def test_a_bus_tf_topic_replaces_the_derived_one_while_it_has_a_publisher(

@@ -8,19 +8,22 @@ reach another; ``--domain-id`` / ``ROS_DOMAIN_ID`` picks the ROS domain) and ser
 robot description (URDF generated from ``--robot``) and the joint transforms to Foxglove: open
 Foxglove, choose *Open connection* → *Foxglove WebSocket* and enter the printed URL. The server
 (foxglove-sdk) speaks the subprotocol ``foxglove.sdk.v1`` only: clients that offer only the older
-name ``foxglove.websocket.v1`` get HTTP 400 (the README lists which clients work). Ctrl-C (or
-SIGTERM, or ``--duration``) stops it.
+name ``foxglove.websocket.v1`` get HTTP 400 (the README lists which clients work), and each such
+refusal is one ``warning:`` line on stderr naming the subprotocols the server accepts (the HTTP
+answer cannot). The ``Foxglove live view on ws://…`` line is printed on stdout the moment the port
+listens, before the bus is first scanned. Ctrl-C (or SIGTERM, or ``--duration``) stops it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from typing import Annotated, Final
 
 import typer
 
-from jointbus.cli.errors import user_errors
+from jointbus.cli.errors import note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.options import BusOptions, joins_bus
 
@@ -52,14 +55,16 @@ def foxglove(
     """Serve the bus and the robot model to Foxglove over WebSocket.
 
     Subprotocol foxglove.sdk.v1 (the Foxglove app, recent Lichtblick and Flora); clients that
-    offer only foxglove.websocket.v1 are refused with HTTP 400.
+    offer only foxglove.websocket.v1 are refused with HTTP 400, and each refusal is a warning
+    here naming the subprotocols the server accepts. The "live view on ws://..." line is printed
+    as soon as the port listens.
     """
     from rich.console import Console
 
     from jointbus.model import load_robot
     from jointbus.model.errors import ModelError
     from jointbus.tools.errors import ToolError
-    from jointbus.tools.foxglove_view import FoxgloveView
+    from jointbus.tools.foxglove_view import ACCEPTED_SUBPROTOCOLS, FoxgloveView
 
     console = Console(stderr=True)
     try:
@@ -77,13 +82,30 @@ def foxglove(
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     try:
+        def listening(url: str) -> None:  # as soon as the port listens, before the first scan
+            typer.echo(
+                f"Foxglove live view on {url} (Ctrl-C to stop; WebSocket subprotocol "
+                f"{' or '.join(ACCEPTED_SUBPROTOCOLS)})"
+            )
+            sys.stdout.flush()
+
+        def refused(text: str) -> None:
+            note(f"{time.strftime('%H:%M:%S')} warning: {text}")
+
         try:
-            view = FoxgloveView(bus, host=host, port=port, robot=model, namespace=namespace)
+            view = FoxgloveView(
+                bus,
+                host=host,
+                port=port,
+                robot=model,
+                namespace=namespace,
+                on_listening=listening,
+                on_client_refused=refused,
+            )
         except ToolError as exc:
             console.print(f"[red]error:[/] {exc}")
             raise typer.Exit(1) from exc
         with view:
-            typer.echo(f"Foxglove live view on {view.url} (Ctrl-C to stop)")
             deadline = None if duration is None else time.monotonic() + duration
             try:
                 while deadline is None or (left := deadline - time.monotonic()) > 0:

@@ -51,8 +51,15 @@ stamps them.
 
 Clients: the SDK's server accepts the WebSocket subprotocol ``foxglove.sdk.v1`` (and
 ``foxglove.sdk.v1.1``) only, with no option for the older name ``foxglove.websocket.v1`` of the
-same protocol; a client that offers only the old name gets HTTP 400 (the README lists which
-clients work).
+same protocol; a client that offers only the old name gets HTTP 400 "Missing expected
+sec-websocket-protocol header" (the README lists which clients work). Since the answer cannot
+name what the server accepts, the view does on its side: every refused handshake, which the SDK
+logs as "handshake failed", is turned into a call of ``on_client_refused`` with a message naming
+the client and :data:`ACCEPTED_SUBPROTOCOLS` (and the SDK's own bare line is not printed).
+
+``on_listening(url)`` is called as soon as the server listens, before the first scan of the bus
+(which can take seconds on a loaded host or a large graph): a command prints its "live view on
+ws://…" line there, not after the scan.
 
 Only ``127.0.0.1`` is bound by default: the server accepts any client that can reach it and has no
 authentication, so exposing it on a robot's network is an explicit choice (``host=``).
@@ -64,7 +71,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -91,22 +98,60 @@ from jointbus.tools.errors import ToolError
 from jointbus.tools.known_types import known_registry
 
 __all__ = [
+    "ACCEPTED_SUBPROTOCOLS",
     "DEFAULT_DERIVED_RATE_HZ",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "DERIVED_TOPICS",
     "JOINT_STATES_TOPIC",
     "ROBOT_DESCRIPTION_TOPIC",
+    "SDK_SERVER_LOGGER",
     "TF_STATIC_TOPIC",
     "TF_TOPIC",
     "FoxgloveView",
     "FoxgloveViewError",
     "JointFrame",
     "JointFrames",
+    "refused_client_text",
     "tf_message",
 ]
 
 _LOG = logging.getLogger("jointbus.tools.foxglove_view")
+#: The logger the SDK's WebSocket server reports through (bridged from Rust to Python logging).
+SDK_SERVER_LOGGER: Final = "foxglove.websocket.server"
+#: The WebSocket subprotocols the SDK's server accepts.
+ACCEPTED_SUBPROTOCOLS: Final = ("foxglove.sdk.v1", "foxglove.sdk.v1.1")
+
+
+def refused_client_text(client: str) -> str:
+    """What a refused handshake means, naming what the server accepts (see the module
+    docstring)."""
+    return (
+        f"Foxglove client {client} refused (HTTP 400): this server speaks the WebSocket "
+        f"subprotocol {' or '.join(ACCEPTED_SUBPROTOCOLS)}; a client that offers only the older "
+        "name foxglove.websocket.v1 (older Foxglove Studio, Lichtblick and bridges' clients) "
+        "cannot connect — use a client that offers foxglove.sdk.v1"
+    )
+
+
+class _RefusedHandshakes(logging.Filter):
+    """On the SDK server's logger: turns "Dropping client ADDR: handshake failed" into a call of
+    ``report`` with :func:`refused_client_text`, and drops the SDK's bare line."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        super().__init__()
+        self._report = report
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "handshake failed" not in message:
+            return True
+        client = message.removeprefix("Dropping client ").split(": handshake failed", 1)[0]
+        try:
+            self._report(refused_client_text(client))
+        except Exception:
+            _LOG.exception("foxglove view: reporting a refused client failed")
+        return False
 
 #: Loopback only, unless the caller asks otherwise (see the module docstring).
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -349,8 +394,10 @@ class FoxgloveView:
     description and the derived joint states and transforms (``None``: bus topics only);
     ``namespace`` locates ``bridge_data`` for them. ``scan_period_s`` is how often the topic list
     is refreshed (s); ``discover_timeout_s`` bounds the wait for remote topics in each scan.
-    Raises :class:`FoxgloveViewError` if the server cannot start. Use as a context manager or call
-    :meth:`close`.
+    ``on_listening(url)`` is called once the server listens, before the first scan;
+    ``on_client_refused(text)`` for every client whose handshake the server refused (default: a
+    warning on this module's logger). Raises :class:`FoxgloveViewError` if the server cannot
+    start. Use as a context manager or call :meth:`close`.
     """
 
     def __init__(
@@ -366,6 +413,8 @@ class FoxgloveView:
         discover_timeout_s: float = 0.2,
         derived_rate_hz: float = DEFAULT_DERIVED_RATE_HZ,
         name: str = "jointbus",
+        on_listening: Callable[[str], None] | None = None,
+        on_client_refused: Callable[[str], None] | None = None,
     ) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise FoxgloveViewError(f"port = {port!r}; expected an int in [0, 65535]")
@@ -426,6 +475,12 @@ class FoxgloveView:
             ) from exc
         self.host = host
         self.port: int = int(self._server.port)
+        self._refused = _RefusedHandshakes(
+            on_client_refused if on_client_refused is not None else _LOG.warning
+        )
+        logging.getLogger(SDK_SERVER_LOGGER).addFilter(self._refused)
+        if on_listening is not None:
+            on_listening(self.url)  # the port listens now; the first scan may take seconds
         self._thread = threading.Thread(target=self._run, name="foxglove-view", daemon=True)
         try:
             self._scan()
@@ -500,6 +555,7 @@ class FoxgloveView:
             if data_sub is not None:
                 data_sub.close()
             self._server.stop()
+            logging.getLogger(SDK_SERVER_LOGGER).removeFilter(self._refused)
             for entry in entries:
                 entry.channel.close()
             for channel in derived:
