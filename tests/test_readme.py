@@ -62,3 +62,22 @@ def test_every_documented_ros2_velocity_stream_outlasts_the_command_timeout() ->
             rate = re.search(r"(?:-r|--rate)\s+(\d+(?:\.\d+)?)", line)
             assert rate is not None and float(rate.group(1)) >= 10, f"{page.name}: {line}"
     assert found >= 2
+
+
+def test_the_readme_shows_a_rate_loop_without_a_node_and_reads_its_statistics() -> None:
+    """Issue 20, item 18: RateLoop and its statistics outside a Node were undocumented (a user's
+    hand-written 500 Hz loop had p99 lateness 9–181 ms). A README example runs one (it runs in
+    ``test_python_block_runs``) and prints the lateness it measured."""
+    loops = [b for b in BLOCKS if "RateLoop(" in b and "Node" not in b]
+    assert loops, "no README example runs a RateLoop on its own"
+    assert any("lateness_p99_s" in b and ".run(" in b for b in loops)
+
+
+def test_the_rover_demo_is_described_by_its_radius() -> None:
+    """Issue 20, item 18: the README said "a 0.6 m circle" for a circle of 0.6 m radius."""
+    from jointbus.cli.served_demo import BASE_SPEED, BASE_TURN
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    radius = BASE_SPEED / BASE_TURN
+    assert f"a circle of {radius:g} m radius ({BASE_SPEED:g} m/s at {BASE_TURN:g} rad/s" in text
+    assert f"{radius:g} m circle" not in text
