@@ -5,6 +5,7 @@ and no ``--help`` imports what the commands run on (issue 20, item 11: ``jointbu
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -151,3 +152,21 @@ def test_a_flag_shows_no_type_and_help_text_is_rewrapped(
     root = str(help_runs["(root)"]["text"])
     demo_line = " ".join(root.split("  demo", 1)[1].split("monitor", maxsplit=1)[0].split())
     assert demo_line.startswith("Run a simulated robot: hb50 stands up under its control node;")
+
+
+def test_a_library_warning_is_printed_with_time_level_and_logger() -> None:
+    """Issue 20, item 25: a QoS warning of an endpoint without a handler (the simulator's ground
+    truth publisher met by a reliable ROS subscriber) reached the demo's console as a bare line,
+    without level or time, beside the status lines that have both."""
+    script = (
+        "import logging\n"
+        "from jointbus.cli import main\n"
+        "main.main(['version'])\n"
+        "logging.getLogger('jointbus.bus').warning('incompatible QoS on /x')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert re.fullmatch(
+        r"\d\d:\d\d:\d\d WARNING jointbus\.bus: incompatible QoS on /x\n", done.stderr
+    ), done.stderr

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import logging
 import signal
 import sys
 import threading
@@ -253,12 +254,20 @@ def command_tree() -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code.
 
-    Ctrl-C (SIGINT) stops every command, also one a script started in the background: such a
+    Warnings the libraries log are printed with time, level and logger name. Ctrl-C (SIGINT)
+    stops every command, also one a script started in the background: such a
     process inherits SIGINT *ignored* (so that Ctrl-C in the script's terminal spares it), and
     Python then raises no KeyboardInterrupt, so ``kill -INT`` did nothing to ``jointbus serve
     ... &``. The default handler is installed explicitly (commands that stop cleanly on a signal
     install their own on top: ``serve``, ``record``, ``demo``, ``teleop``, ...).
     """
+    # Library warnings (a QoS event of an endpoint nobody handles, the Foxglove SDK's errors)
+    # as the status lines read: "12:03:04 WARNING jointbus.bus: …", not a bare message (Python's
+    # last-resort output) that a user cannot tell from the command's own lines.
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )  # fmt: skip
     ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     if ignored and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
