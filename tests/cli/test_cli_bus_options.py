@@ -35,8 +35,8 @@ from support.cli import (
 )
 
 #: Commands that never join the jointbus bus: they read or write files (``ros2 export-msgs``
-#: writes .msg packages or access rules), print the version, speak CAN only (``can-twin``), or
-#: are what the others join (``router``: its ``--port`` is their hub port,
+#: writes .msg packages, ``security rules`` access rules), print the version, speak CAN only
+#: (``can-twin``), or are what the others join (``router``: its ``--port`` is their hub port,
 #: ``JOINTBUS_HUB_PORT``). A new command must be added here or take the shared options.
 OFFLINE_COMMANDS = frozenset(
     {"info", "plot", "version", "can-twin", "ros2 export-msgs", "security rules", "router"}
