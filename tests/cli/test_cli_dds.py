@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from jointbus.bus import MAB_RT, Bus, DdsConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, DdsConfig
 from jointbus.cli.options import BUS_ENVIRONMENT, BUS_OPTIONS
 from jointbus.messages.std_msgs import String
 from support.dds_peer import free_domain
@@ -81,7 +81,11 @@ def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> N
 def test_topic_pub_reaches_a_subscriber_over_dds(served: tuple[int, Bus]) -> None:
     domain, bus = served
     inbox: list[String] = []
-    bus.subscribe("/dds_test/inbox", String, inbox.append, node="talker", namespace="dds_test")
+    # RELIABLE, as for any one-shot message: a best-effort subscription (the default) may miss
+    # a sample sent right after discovery on DDS, which is not retransmitted
+    bus.subscribe(
+        "/dds_test/inbox", String, inbox.append, RELIABLE, node="talker", namespace="dds_test"
+    )
     out = _cli(
         "topic", "pub", "/dds_test/inbox", "std_msgs/msg/String", '{"data": "from the CLI"}',
         "--once", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain),

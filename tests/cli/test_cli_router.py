@@ -19,6 +19,24 @@ from support.bus import ros2_peer, wait_until
 from support.cli import cli_env, free_port, run_cli
 
 
+class _Lines:
+    """The lines of a child's stderr, read as they come (a thread)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self.lines.append(line)
+
+    def text(self) -> str:
+        self._thread.join(timeout=10.0)
+        return "".join(self.lines)
+
+
 @contextmanager
 def _router(port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
     """``jointbus router --port PORT ARGS``, started as a script's background job would start it
@@ -45,6 +63,7 @@ def _router(port: int, *args: str) -> Iterator[subprocess.Popen[str]]:
 def test_jointbus_processes_and_a_ros2_session_join_the_router_and_talk_through_it() -> None:
     port = free_port()
     with _router(port) as router:
+        stderr = _Lines(router)
         with (
             Bus(name="talker", zenoh=ZenohConfig(hub_port=port)) as talker,
             Bus(name="listener", zenoh=ZenohConfig(hub_port=port)) as listener,
@@ -76,12 +95,17 @@ def test_jointbus_processes_and_a_ros2_session_join_the_router_and_talk_through_
                     pub.publish(String(f"hello {i}"))
                 wanted = [f"hello {i}" for i in range(5)]
                 assert wait_until(lambda: heard[-5:] == wanted and len(raw) >= 6, 10.0)
+                # the router says who is linked to it (polled twice a second)
+                assert wait_until(
+                    lambda: any(" sessions: 3 peers" in line for line in stderr.lines), 10.0
+                ), stderr.lines
         with lock:
             assert [String.from_cdr(p).data for p in raw[-5:]] == wanted
         router.send_signal(signal.SIGINT)  # inherited ignored: handled explicitly
-        _out, err = router.communicate(timeout=20.0)
+        router.wait(timeout=20.0)
+        err = stderr.text()
     assert router.returncode == 0, err
-    assert "peers" in err and err.rstrip().endswith("router stopped")
+    assert err.rstrip().endswith("router stopped")
 
 
 def test_a_second_router_on_a_taken_port_is_refused_with_the_way_out() -> None:

@@ -205,8 +205,10 @@ LATCHED: Final = QosProfile(Reliability.RELIABLE, 1, Durability.TRANSIENT_LOCAL,
 #: reliable publishers, so a default subscription hears the 500 Hz MAB_RT topics too; a RELIABLE
 #: one hears nothing from them (an incompatible pair, as in ROS 2, where
 #: ``rclpy.qos.qos_profile_sensor_data`` is the usual answer). What it gives up: a full queue
-#: overwrites its oldest message as ``dropped``, not reported; subscribe with RELIABLE where every
-#: message of a reliable topic must be accounted for.
+#: overwrites its oldest message as ``dropped``, not reported, and on DDS a sample published just
+#: as the two sides discover each other may be missed (DDS discovery is asymmetric and best effort
+#: is not retransmitted); subscribe with RELIABLE where every message of a reliable topic must
+#: arrive or be accounted for — a one-shot command, a parameter update.
 SUBSCRIPTION_DEFAULT: Final = QosProfile(
     Reliability.BEST_EFFORT, 10, Durability.VOLATILE, name="SUBSCRIPTION_DEFAULT"
 )

@@ -683,6 +683,16 @@ def _hz_report(topic: str, stats: RateStats | None, fresh: bool, as_json: bool) 
     sys.stdout.flush()
 
 
+def _refuse_another_type(bus: Bus, topic: str, topic_type: TopicType) -> None:
+    """CliError when another program's endpoints carry ``topic`` with another type."""
+    for info in bus.discover(0.3):
+        others = {e.type_name for e in (*info.publishers, *info.subscribers) if not e.local}
+        if info.name == topic and others and topic_type.name not in others:
+            raise CliError(
+                f"topic {topic} carries {', '.join(sorted(others))}, not {topic_type.name}"
+            )
+
+
 # ---- topic pub ---------------------------------------------------------------------------------
 @app.command("pub")
 @joins_bus()
@@ -798,17 +808,9 @@ def pub(  # noqa: PLR0917 (typer options)
             while not publisher.remote_matched and time.monotonic() < deadline:
                 time.sleep(0.01)
             if not publisher.remote_matched:
-                # A subscriber of another type never matches (the type is in the key): look
-                # only now, so a matched publisher does not wait for discovery answers.
-                for info in bus.discover(0.3):
-                    others = {
-                        e.type_name for e in (*info.publishers, *info.subscribers) if not e.local
-                    }
-                    if info.name == topic and others and topic_type.name not in others:
-                        raise CliError(
-                            f"topic {topic} carries {', '.join(sorted(others))}, "
-                            f"not {topic_type.name}"
-                        )
+                # A subscriber of another type never matches (the type is in the key or topic
+                # type): ask discovery only now, so a matched publisher does not wait for it.
+                _refuse_another_type(bus, topic, topic_type)
                 note(f"no subscriber of {topic} after {wait_matching:g} s; publishing anyway")
             sent = 0
             next_at = time.monotonic()
