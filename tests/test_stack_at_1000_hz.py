@@ -73,8 +73,12 @@ def test_a_stack_at_1000_hz_publishes_steps_and_controls_at_1000_hz() -> None:
     # more than the default 500 Hz could publish; how close to 1000 Hz it gets depends on the
     # host's load (the bench rows stack.1000hz.*: 957 Hz at load 12, 760 Hz at load 20)
     assert (len(frame_s) - 1) / span_s > 1.2 * 500.0
-    steps = {b - a for a, b in itertools.pairwise(m.header.stamp.to_ns() for m in truths)}
-    assert steps == {1_000_000}  # simulated time: one 1 ms physics step per cycle
+    steps = [b - a for a, b in itertools.pairwise(m.header.stamp.to_ns() for m in truths)]
+    # simulated time: a 1 ms physics step per cycle; a cycle after slots the host dropped steps
+    # the simulator through them too (up to 5 more, so its time keeps the wall clock's pace),
+    # always in whole 1 ms steps
+    assert all(s % 1_000_000 == 0 and 1_000_000 <= s <= 6_000_000 for s in steps), set(steps)
+    assert sorted(steps)[len(steps) // 2] == 1_000_000
     # the control node keeps answering (the share of frames it handles depends on the host's
     # load: bench row stack.1000hz.control.steps_per_s) and the robot keeps standing (below)
     assert commands and commands[-1].source_node == "control_node"
