@@ -683,7 +683,8 @@ class Stack:
         args = [
             "--robot", self.robot,
             "--process", json.dumps(dataclasses.asdict(spec)),
-            "--zenoh", self.zenoh.to_json(),
+            # the launcher holds explicit listen endpoints: its children listen beside them
+            "--zenoh", self.zenoh.for_sibling().to_json(),
             "--rate", repr(self.rate_hz),
             "--seed", str(self.seed),
             "--namespace", self.namespace,
