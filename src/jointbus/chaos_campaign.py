@@ -219,6 +219,7 @@ class _Campaign:
         model = load_robot("hb50")
         names = tuple(j.name for j in model.actuated_joints())
         self.checker = InvariantChecker(names, model.limits_for(names))
+        self.checker.pause(-math.inf)  # nothing counts before the campaign clock starts
         self.lock = threading.RLock()
         self.origin = math.inf  # monotonic time of campaign t = 0 (set once the robot stands)
         self.wall_minus_monotonic_ns = time.time_ns() - time.monotonic_ns()
@@ -298,7 +299,9 @@ class _Campaign:
             assert velocity.stdout is not None
             velocity.stdout.readline()  # "ready"
             time.sleep(TOOLS_START_S)  # the tools' nodes are known before t = 0
-            self.origin = time.monotonic()
+            with self.lock:
+                self.origin = time.monotonic()
+                self.checker.resume(0.0)
             self._write_origin()
             for fault in self.schedule.faults:
                 self._at(fault.at_s, functools.partial(self._inject, fault))
