@@ -23,7 +23,7 @@ with their arrival time on the campaign clock.
 **Faults and what must be reported** (bounds: docs/SAFETY.md, plus headroom for the 10 Hz state,
 the status topic's 1 s rate limit per problem and a loaded host):
 
-- SIGSTOP of the control node for ≥ 0.3 s: the bridge's ``watchdog`` WARN within
+- SIGSTOP of the control node for ≥ 0.3 s: the bridge's ``watchdog`` (or ``fallback``) WARN within
   :data:`WATCHDOG_REPORT_S`; SIGKILL: STALE about ``control_node`` from ``bridge_node`` within
   :data:`STALE_REPORT_S`, and the layout starts it again;
 - the velocity publisher (a node with heartbeats): SIGKILL → STALE within :data:`STALE_REPORT_S`,
@@ -521,7 +521,7 @@ class _Campaign:
             ], ready_line=True)
             self.transient.append(process)
             rule = (
-                ReportRule(_BRIDGE, REJECT_REPORT_S, Level.ERROR, contains="chaos_bad_input")
+                ReportRule(_BRIDGE, REJECT_REPORT_S, Level.ERROR, contains=("chaos_bad_input",))
                 if kind is FaultKind.BAD_JOINT_COMMANDS
                 else None
             )
@@ -616,7 +616,9 @@ class _Campaign:
         kind = fault.kind
         rule: ReportRule | None = None
         if kind is FaultKind.STOP_CONTROL and fault.duration_s >= 0.3:
-            rule = ReportRule(_BRIDGE, WATCHDOG_REPORT_S, Level.WARN, contains="watchdog")
+            rule = ReportRule(
+                _BRIDGE, WATCHDOG_REPORT_S, Level.WARN, contains=("watchdog", "fallback")
+            )
         elif kind is FaultKind.STOP_VELOCITY and fault.duration_s >= STALE_STOP_S:
             rule = ReportRule(
                 _BRIDGE, STALE_REPORT_S, Level.STALE, data=VELOCITY_NODE.encode()
@@ -649,7 +651,7 @@ class _Campaign:
         elif kind is FaultKind.KILL_VELOCITY:
             rule = ReportRule(_BRIDGE, STALE_REPORT_S, Level.STALE, data=VELOCITY_NODE.encode())
         elif kind is FaultKind.KILL_BRIDGE:
-            rule = ReportRule(_LAUNCHER, LAUNCHER_REPORT_S, Level.ERROR, contains="'bridge'")
+            rule = ReportRule(_LAUNCHER, LAUNCHER_REPORT_S, Level.ERROR, contains=("'bridge'",))
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         with self.lock:

@@ -143,7 +143,7 @@ def test_a_stalled_owner_still_obeyed_after_the_watchdog_is_a_violation() -> Non
 
 def test_a_report_within_its_bound_is_its_detection_and_a_late_one_a_violation() -> None:
     checker = standing()
-    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains="watchdog")
+    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains=("watchdog",))
     on_time = checker.injected(Fault(0, 1.0, FaultKind.STOP_CONTROL, 0.6), 1.0, rule)
     checker.status(1.1, Level.WARN, "control_node", "watchdog: not the bridge")
     checker.status(1.2, Level.OK, "bridge_node", "watchdog: resumed")
@@ -163,7 +163,7 @@ def test_a_report_within_its_bound_is_its_detection_and_a_late_one_a_violation()
 def test_a_missing_report_is_flagged_once_its_bound_and_the_delivery_grace_passed() -> None:
     checker = standing()
     grace = checker.bounds.report_grace_s
-    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains="watchdog")
+    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains=("watchdog",))
     record = checker.injected(Fault(0, 5.0, FaultKind.STOP_CONTROL, 0.6), 5.0, rule)
     checker.tick(6.5 + grace - 0.1)  # the report may still be on its way
     assert checker.violations == []
@@ -174,7 +174,7 @@ def test_a_missing_report_is_flagged_once_its_bound_and_the_delivery_grace_passe
 
 def test_a_report_stamped_within_its_bound_counts_even_when_it_arrives_late() -> None:
     checker = standing()
-    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains="watchdog")
+    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains=("watchdog",))
     record = checker.injected(Fault(0, 5.0, FaultKind.STOP_CONTROL, 0.6), 5.0, rule)
     checker.tick(7.5)
     checker.status(5.4, Level.WARN, "bridge_node", "watchdog: no valid command for 251 ms")
@@ -217,6 +217,27 @@ def test_a_reported_fallback_sit_allows_a_low_body_until_the_robot_stands_again(
     checker.ground_truth(8.0, 0.15, 0.02)  # the sit is over: low is a violation again
     checker.finish(9.0, safe=True, nodes_ok=True, detail="")
     assert rules(checker) == ["body too low"]
+
+
+@pytest.mark.parametrize(
+    ("text", "data", "exempt"),
+    [
+        ("fallback: lowering the body to a sit", b'{"event": "fallback", "phase": "sit"}', True),
+        ("fallback: damping only", b'{"event": "fallback", "phase": "down"}', True),
+        ("fallback: all feet down to a stance", b'{"event": "fallback", "phase": "stance"}',
+         False),
+        ("watchdog: no valid command for 251 ms; safe mode (damping)", b"", False),
+    ],
+)
+def test_only_a_reported_sit_or_down_phase_suspends_the_upright_rule(
+    text: str, data: bytes, exempt: bool
+) -> None:
+    checker = standing()
+    checker.status(1.0, Level.WARN, "bridge_node", text, data)
+    checker.ground_truth(2.0, 0.15, 0.1)
+    assert (checker.exempt == "fallback sit") is exempt
+    checker.finish(3.0, safe=True, nodes_ok=True, detail="")
+    assert (rules(checker) == []) is exempt
 
 
 def test_an_estop_allows_the_drop() -> None:

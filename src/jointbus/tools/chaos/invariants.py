@@ -33,6 +33,7 @@ per sample; it is raised again once the condition cleared.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,21 @@ def tilt_of(x: float, y: float, z: float, w: float) -> float:
     return math.acos(max(-1.0, min(1.0, cos_tilt)))
 
 
+def _is_fallback_sit(text: str, data: bytes) -> bool:
+    """True for the bridge's report that its fallback lowers the robot (``"event": "fallback"``
+    with ``"phase"`` ``sit``, or ``down`` for a robot already down, in the JSON data; or a text
+    naming both the fallback and the sit)."""
+    if data.startswith(b"{"):
+        try:
+            facts = json.loads(data)
+        except ValueError:
+            facts = None
+        if isinstance(facts, dict) and facts.get("event") == "fallback":
+            return facts.get("phase") in ("sit", "down")
+    lowered = text.lower()
+    return "fallback" in lowered and "sit" in lowered
+
+
 @dataclass(frozen=True, slots=True)
 class InvariantBounds:
     """The numbers the rules use (SI: m, rad, s; ``speed_tolerance`` a fraction)."""
@@ -86,20 +102,21 @@ class InvariantBounds:
 @dataclass(frozen=True, slots=True)
 class ReportRule:
     """The report a fault must cause: a :class:`Status` from ``node`` at ``min_level`` or above,
-    whose text contains ``contains`` (``""``: any) or whose data is ``data`` (``b""``: any), at
-    most ``bound_s`` after the injection."""
+    whose text contains one of ``contains`` (``()``: any) and whose data is ``data`` (``b""``:
+    any), at most ``bound_s`` after the injection."""
 
     node: str
     bound_s: float
     min_level: Level = Level.WARN
-    contains: str = ""
+    contains: tuple[str, ...] = ()
     data: bytes = b""
 
     def matches(self, level: int, node: str, text: str, data: bytes) -> bool:
+        lowered = text.lower()
         return (
             level >= self.min_level
             and node == self.node
-            and self.contains.lower() in text.lower()
+            and (not self.contains or any(c.lower() in lowered for c in self.contains))
             and (not self.data or data == self.data)
         )
 
@@ -317,8 +334,7 @@ class InvariantChecker:
                 and rule.matches(level, node, text, data)
             ):
                 r.detected_s = max(t_s, r.injected_s)
-        lowered = text.lower()
-        if level >= Level.WARN and ("sit" in lowered and "fallback" in lowered):
+        if level >= Level.WARN and _is_fallback_sit(text, data):
             self._exempt = "fallback sit"
 
     def finish(self, t_s: float, *, safe: bool, nodes_ok: bool, detail: str) -> None:
@@ -370,7 +386,8 @@ class InvariantChecker:
                         r.injected_s + rule.bound_s,
                         "fault not reported",
                         f"{r.fault.describe()}: no {rule.min_level.name}+ from {rule.node}"
-                        + (f" containing {rule.contains!r}" if rule.contains else "")
+                        + (f" containing {' or '.join(map(repr, rule.contains))}"
+                           if rule.contains else "")
                         + (f" about {rule.data.decode(errors='replace')}" if rule.data else "")
                         + f" within {rule.bound_s:g} s"
                         + (f" (it came after {r.detection_s:.3f} s)" if late else ""),
