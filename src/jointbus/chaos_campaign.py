@@ -722,8 +722,10 @@ class _Campaign:
 
         def status(msg: Status) -> None:
             if self.config.verbose and msg.level >= Level.WARN:
+                t = self.now()
+                when = f"t={t:7.2f} s" if math.isfinite(t) else "before t=0"
                 self.say(
-                    f"  t={self.now():7.2f} s {Level(msg.level).name} {msg.reporting_node}: "
+                    f"  {when} {Level(msg.level).name} {msg.reporting_node}: "
                     f"{msg.status} {bytes(msg.data)[:60]!r}"
                 )
             with lock:
