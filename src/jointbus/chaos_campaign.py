@@ -232,6 +232,7 @@ class _Campaign:
         self._seq = 0
         self.notes: list[str] = []
         self.skipped: dict[str, int] = {}
+        self.aborted = False
         self.control_killed_pid: int | None = None
         self.control_killed_at = -math.inf
         self.control_stopped_until = -math.inf
@@ -338,7 +339,7 @@ class _Campaign:
         next_line = 30.0
         while True:
             now = self.now()
-            if not self.events and now >= self.config.duration_s:
+            if self.aborted or (not self.events and now >= self.config.duration_s):
                 return
             while self.events and self.events[0][0] <= now:
                 _t, _seq, action = heapq.heappop(self.events)
@@ -430,8 +431,9 @@ class _Campaign:
                     (record.fault.index,),
                 )
         self._write_origin()
-        if not came_back:
+        if not came_back:  # nothing left to inject into: the campaign ends here
             self.events.clear()
+            self.aborted = True
 
     # ---- tools -------------------------------------------------------------------------------
     def _tool_argv(self, name: str) -> list[str]:
