@@ -311,7 +311,8 @@ class _Campaign:
                 f"{self.config.duration_s:g} s, hub port {self.port}"
             )
             self._loop()
-            self._finish()
+            if not self.aborted:
+                self._finish()
         finally:
             with self.lock:
                 self.checker.pause(self.now())  # stopping the robot breaks no rule
@@ -430,6 +431,7 @@ class _Campaign:
                     t, "robot did not come back", f"after {record.fault.describe()}: {why}",
                     (record.fault.index,),
                 )
+                self.checker.pause(t)  # a robot that never stood again is judged by that alone
         self._write_origin()
         if not came_back:  # nothing left to inject into: the campaign ends here
             self.events.clear()
