@@ -107,6 +107,7 @@ def test_a_measured_reading_within_the_tolerance_is_not_a_violation() -> None:
 
 def test_a_command_past_a_limit_is_caught_without_tolerance_and_nan_is_not_checked() -> None:
     checker = standing()
+    checker.command(0.9, [1.0000000505, -2.7050001], [0.0, 20.000001])  # float32 of the limits
     checker.command(1.0, [1.001, math.nan], [0.0, math.nan])
     checker.command(1.1, [0.0, -1.0], [0.0, 20.5])
     checker.finish(2.0, safe=True, nodes_ok=True, detail="")

@@ -55,6 +55,8 @@ __all__ = [
 #: A report's stamp (the reporter's wall clock) may precede the injection by this much (s) and
 #: still be its detection: the wall and monotonic clocks are read apart in two processes.
 _STAMP_SLACK_S: Final = 0.005
+#: Relative and absolute slack of a commanded value (float32 on the wire: 2^-23 ≈ 1.2e-7).
+_FLOAT32_SLACK: Final = 1e-6
 #: How long after a fault ends its worst values are still counted to it (s): a robot knocked by a
 #: fault falls over within a second or two after it.
 SETTLE_S: Final = 3.0
@@ -406,8 +408,10 @@ class InvariantChecker:
         measured: bool,
     ) -> None:
         b = self.bounds
-        pos_tol = b.position_tolerance_rad if measured else 0.0
-        speed_scale = 1.0 + (b.speed_tolerance if measured else 0.0)
+        # a command is checked as sent: float32 (its wire type) rounds a target at the limit
+        # up to 5e-8 rad past it (1.047 -> 1.0470000505); that is the limit, not past it
+        pos_tol = b.position_tolerance_rad if measured else _FLOAT32_SLACK
+        speed_scale = 1.0 + (b.speed_tolerance if measured else _FLOAT32_SLACK)
         what = "measured" if measured else "commanded"
         # 1 000 samples a second: one pass for the worst values; episodes only where one is
         # broken or open (NaN compares false: not checked)
