@@ -10,8 +10,9 @@ Zenoh hub every other process joins, and it outlives a restarted stack), the hb5
 layout — the simulator and the bridge in one process, the control node in another (``respawn``:
 a killed control node is started again by the layout) — and beside it, each a process of its own,
 the velocity publisher (:mod:`jointbus.tools.chaos.velocity_publisher`, the seeded script at
-20 Hz), a recorder (``jointbus record`` of the 10 Hz state and the status topic) and a monitor
-(``jointbus monitor --plain``). Once the robot stands the campaign clock starts, and the seeded
+20 Hz), a recorder (``jointbus record`` of the 10 Hz state and the status topic), a monitor
+(``jointbus monitor --plain``) and a ``bus://hb50`` client reading the joints. Once the robot
+stands the campaign clock starts, and the seeded
 :class:`~jointbus.tools.chaos.fault_schedule.FaultSchedule` is injected at its times.
 
 **What it watches**, in this process: the simulator's ground truth (``/hb50/sim/ground_truth``,
@@ -29,7 +30,9 @@ the status topic's 1 s rate limit per problem and a loaded host):
 - the velocity publisher (a node with heartbeats): SIGKILL → STALE within :data:`STALE_REPORT_S`,
   SIGSTOP ≥ :data:`STALE_STOP_S` → STALE within it; it is started again 2 s after a kill (past
   its STALE bound);
-- the recorder and the monitor: no report (they command nothing); started again after a kill;
+- the recorder, the monitor and the ``bus://`` client (:mod:`jointbus.tools.chaos.bus_client`,
+  reading the joints through ``bus://hb50``): no report (they command nothing); started again
+  after a kill;
 - SIGKILL of the bridge process: the control node's STALE about ``bridge_node`` within
   :data:`STALE_REPORT_S`; the stack is then stopped and started again (the campaign clock stops
   meanwhile), and the robot must stand again within ``stand_timeout_s``;
@@ -294,7 +297,7 @@ class _Campaign:
         try:
             subs = self._subscribe(bus)
             self._start_stack()
-            for name in ("velocity", "recorder", "monitor"):
+            for name in ("velocity", "recorder", "monitor", "bus_client"):
                 self._start_tool(name)
             velocity = self.tools["velocity"]
             assert velocity.stdout is not None
@@ -446,6 +449,8 @@ class _Campaign:
                 "--seed", str(self.config.seed), "--seconds", repr(self.config.duration_s),
                 "--origin-file", str(self._origin_file), "--hub-port", port,
             ]
+        if name == "bus_client":
+            return [sys.executable, "-m", "jointbus.tools.chaos.bus_client", "--hub-port", port]
         jointbus = [sys.executable, "-c", _JOINTBUS_MAIN]
         if name == "recorder":
             path = Path(self.tmp.name) / f"chaos-{len(self.transient)}-{time.monotonic_ns()}.mcap"
@@ -488,6 +493,8 @@ class _Campaign:
             FaultKind.KILL_RECORDER: "recorder",
             FaultKind.STOP_MONITOR: "monitor",
             FaultKind.KILL_MONITOR: "monitor",
+            FaultKind.STOP_BUS_CLIENT: "bus_client",
+            FaultKind.KILL_BUS_CLIENT: "bus_client",
         }.get(kind)
         if tool is not None:
             process = self.tools.get(tool)
@@ -678,6 +685,7 @@ class _Campaign:
             FaultKind.KILL_VELOCITY: "velocity",
             FaultKind.KILL_RECORDER: "recorder",
             FaultKind.KILL_MONITOR: "monitor",
+            FaultKind.KILL_BUS_CLIENT: "bus_client",
         }.get(kind)
         if tool is not None:
             self._at(record.injected_s + TOOL_RESTART_S, lambda: self._start_tool(tool))

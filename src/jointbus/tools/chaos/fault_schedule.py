@@ -6,9 +6,10 @@ violation found at campaign time *t* with seed *s* is replayed by running seed *
 
 **Kinds** (issue 22, item 3): SIGSTOP for 50 ms–2 s then SIGCONT, and SIGKILL + restart, of
 every process except the bridge (the control node, the velocity publisher, the recorder, the
-monitor); SIGKILL of the bridge process (the campaign restarts the stack); a CPU hog on every
-core for 1–10 s; bursts of bad input (malformed and out-of-limit joint commands at 1 kHz,
-velocity commands flipping sign at 200 Hz, a node started under a name already running).
+monitor, a ``bus://`` client); SIGKILL of the bridge process (the campaign restarts the
+stack); a CPU hog on every core for 1–10 s; bursts of bad input (malformed and out-of-limit
+joint commands at 1 kHz, velocity commands flipping sign at 200 Hz, a node started under a name
+already running).
 
 **Times.** Faults start at uniformly random times between the warm-up and ``tail_s`` before the
 end (so the robot's state after the last one is seen), independently of each other: they overlap
@@ -55,6 +56,8 @@ class FaultKind(Enum):
     KILL_RECORDER = "sigkill recorder"
     STOP_MONITOR = "sigstop monitor"
     KILL_MONITOR = "sigkill monitor"
+    STOP_BUS_CLIENT = "sigstop bus:// client"
+    KILL_BUS_CLIENT = "sigkill bus:// client"
     KILL_BRIDGE = "sigkill bridge"
     CPU_HOG = "cpu hog"
     BAD_JOINT_COMMANDS = "bad joint commands"
