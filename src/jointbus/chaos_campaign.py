@@ -274,8 +274,17 @@ class _Campaign:
         return mono - self.origin - self.paused_total
 
     def _at(self, t_s: float, action: Callable[[], None]) -> None:
-        self._seq += 1
-        heapq.heappush(self.events, (t_s, self._seq, action))
+        """Run ``action`` at campaign time ``t_s`` (any thread: a burst's starter adds some)."""
+        with self.lock:
+            self._seq += 1
+            heapq.heappush(self.events, (t_s, self._seq, action))
+
+    def _due(self, now: float) -> Callable[[], None] | None:
+        """The next action due at ``now``, taken off the queue (``None``: nothing is due)."""
+        with self.lock:
+            if self.events and self.events[0][0] <= now:
+                return heapq.heappop(self.events)[2]
+            return None
 
     # ---- running ---------------------------------------------------------------------------
     def run(self) -> CampaignReport:
@@ -345,8 +354,7 @@ class _Campaign:
             now = self.now()
             if self.aborted or (not self.events and now >= self.config.duration_s):
                 return
-            while self.events and self.events[0][0] <= now:
-                _t, _seq, action = heapq.heappop(self.events)
+            while (action := self._due(now)) is not None:
                 action()
                 now = self.now()
             self._watch_stack()
@@ -361,7 +369,8 @@ class _Campaign:
                     f"height={self.last_height:.3f} m  tilt={self.last_tilt:.3f} rad"
                 )
                 next_line += 30.0
-            upcoming = self.events[0][0] if self.events else self.config.duration_s
+            with self.lock:
+                upcoming = self.events[0][0] if self.events else self.config.duration_s
             time.sleep(max(0.0, min(0.05, upcoming - self.now())))
 
     def _watch_stack(self) -> None:
