@@ -101,6 +101,9 @@ __all__ = [
     "run_campaign",
 ]
 
+#: A burst's or a duplicate's process that has not done its work this long (s) after it was
+#: started is stopped (on a starved host Python alone may take that long to start).
+START_EXPIRY_S: Final = 30.0
 #: SCHED_FIFO priority of the campaign's own threads (the observer): above every normal process
 #: (the hogs), below the robot's (its loops at 49-50, their bus threads at 39-40).
 OBSERVER_PRIORITY: Final = 20
@@ -596,6 +599,8 @@ class _Campaign:
             assert process.stdout is not None
             process.stdout.readline()  # "ready" (or b"" if it died)
             with self.lock:
+                if not math.isnan(record.ended_s):
+                    return  # expired before it ran (see _expire)
                 t = self.now()
                 record.injected_s = t
             if rule is not None:  # judged from the first command it sent (it says when)
@@ -610,10 +615,25 @@ class _Campaign:
                 self._at(t + record.fault.duration_s + 0.5, lambda: self._ended(record))
 
         threading.Thread(target=wait, name="chaos-burst-start", daemon=True).start()
+        self._at(record.injected_s + START_EXPIRY_S, lambda: self._expire(process, record))
+
+    def _expire(self, process: subprocess.Popen[bytes], record: FaultRecord) -> None:
+        """A burst or duplicate whose process did not even start (a starved host) within
+        :data:`START_EXPIRY_S`: stopped, its fault ended, and said so in the notes."""
+        if not math.isnan(record.ended_s):
+            return
+        _end(process)
+        self._ended(record)
+        self.notes.append(
+            f"{record.fault.describe()}: its process did not run within {START_EXPIRY_S:g} s; "
+            "stopped"
+        )
 
     def _check_duplicate(
         self, process: subprocess.Popen[bytes], record: FaultRecord, log: Path
     ) -> None:
+        if not math.isnan(record.ended_s):
+            return  # expired before it ran (see _expire)
         code = process.poll()
         if code is None:
             _end(process)
