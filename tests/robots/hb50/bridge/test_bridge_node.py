@@ -139,6 +139,14 @@ def rig() -> Iterator[Rig]:
     r.close()
 
 
+@pytest.fixture
+def sto_rig() -> Iterator[Rig]:
+    """A bridge whose e-stop is category 0 (STO: drives off at once), the explicit option."""
+    r = Rig(BridgeConfig(estop_category=0))
+    yield r
+    r.close()
+
+
 def hold(target: np.ndarray, source: str = "control_node", kp: float = 80.0) -> JointCommand:
     return JointCommand.hold(ORDER, target.tolist(), kp, 3.0, source_node=source)
 
@@ -419,22 +427,22 @@ def test_watchdog_time_is_configurable() -> None:
 # -- e-stop --------------------------------------------------------------------------------
 
 
-def test_estop_latches_until_an_explicit_reset(rig: Rig) -> None:
+def test_estop_latches_until_an_explicit_reset(sto_rig: Rig) -> None:
     cmd = hold(HOME)
-    rig.run(0.3, every_cycle(cmd))
-    rig.step(cmd, "estop jointbus_cli")
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert rig.node.last_applied is None
-    assert rig.states[-1].drives_enabled is False
-    assert "estop: hardware_command estop jointbus_cli" in rig.states[-1].status
-    assert rig.sim.read_joints().motor_power is False
-    rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert rig.sim.read_joints().motor_power is False
-    rig.step(cmd, "power on")
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert any("power on refused" in s.status for s in rig.errors())
-    assert any("E-STOP latched" in s.status for s in rig.errors())
+    sto_rig.run(0.3, every_cycle(cmd))
+    sto_rig.step(cmd, "estop jointbus_cli")
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert sto_rig.node.last_applied is None
+    assert sto_rig.states[-1].drives_enabled is False
+    assert "estop: hardware_command estop jointbus_cli" in sto_rig.states[-1].status
+    assert sto_rig.sim.read_joints().motor_power is False
+    sto_rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert sto_rig.sim.read_joints().motor_power is False
+    sto_rig.step(cmd, "power on")
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert any("power on refused" in s.status for s in sto_rig.errors())
+    assert any("E-STOP latched" in s.status for s in sto_rig.errors())
 
 
 def test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target(
@@ -1084,25 +1092,25 @@ def test_a_player_command_is_refused_while_the_control_node_streams(rig: Rig) ->
     assert rig.node.mode is BridgeMode.RUN
 
 
-def test_the_estop_service_latches_the_bridge_and_a_hardware_reset_rearms_it(rig: Rig) -> None:
+def test_the_estop_service_latches_the_bridge_and_a_hardware_reset_rearms_it(sto_rig: Rig) -> None:
     """``/hb50/estop`` (what ``bus://hb50`` and ``jointbus estop`` call) is hb50's e-stop: drives
     off, motion refused with ESTOPPED naming the reason; ``reset`` on ``hardware_command`` holds
     the measured pose until a fresh command."""
     names = ArrayNames("hb50")
-    rig.run(0.2, every_cycle(hold(HOME)))
-    assert rig.bus.client(names.estop, String, ActuatorReply).call(String("test stop")).accepted
-    rig.step(hold(HOME))
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert BridgeStatus.parse(rig.states[-1].status).estop_reason == "test stop"
-    assert not rig.states[-1].drives_enabled
-    power = rig.bus.client(names.request("power"), PowerRequest, ActuatorReply)
+    sto_rig.run(0.2, every_cycle(hold(HOME)))
+    assert sto_rig.bus.client(names.estop, String, ActuatorReply).call(String("test stop")).accepted
+    sto_rig.step(hold(HOME))
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert BridgeStatus.parse(sto_rig.states[-1].status).estop_reason == "test stop"
+    assert not sto_rig.states[-1].drives_enabled
+    power = sto_rig.bus.client(names.request("power"), PowerRequest, ActuatorReply)
     refused = power.call(PowerRequest(on=True))
     assert not refused.accepted and refused.reason == "ESTOPPED"
     assert "test stop" in refused.detail
-    rig.step("reset")
-    assert rig.node.mode is BridgeMode.HOLD
-    rig.step(hold(HOME))
-    assert rig.node.mode is BridgeMode.RUN
+    sto_rig.step("reset")
+    assert sto_rig.node.mode is BridgeMode.HOLD
+    sto_rig.step(hold(HOME))
+    assert sto_rig.node.mode is BridgeMode.RUN
 
 
 def test_a_second_sender_under_the_control_nodes_name_is_refused(rig: Rig) -> None:
@@ -1174,24 +1182,24 @@ def test_commands_during_an_estop_are_said_to_be_ignored_once_per_source(rig: Ri
     assert len(ignored) == 3, ignored
 
 
-def test_a_reset_rearms_the_drives_when_no_stream_was_running(rig: Rig) -> None:
+def test_a_reset_rearms_the_drives_when_no_stream_was_running(sto_rig: Rig) -> None:
     """hb50's ``reset`` switches the drives on whether or not an impedance stream ran before the
     stop (here a one-shot Player command had the array): ``jointbus estop --reset`` promises
     "drives on"; without a stream there is nothing to hold, so the mode is ``idle``."""
     names = ArrayNames("hb50")
-    rig.run(0.2, every_cycle(hold(HOME)))
-    rig.run(0.3)  # the control node is silent: safe mode
+    sto_rig.run(0.2, every_cycle(hold(HOME)))
+    sto_rig.run(0.3)  # the control node is silent: safe mode
     command = jointbus_msgs.ActuatorPositionCommand
-    position = rig.bus.client(names.command("position"), command, ActuatorReply)
+    position = sto_rig.bus.client(names.command("position"), command, ActuatorReply)
     assert position.call(command(joint=2, position=float(HOME[2]))).accepted
-    rig.step()
-    assert rig.node.mode is BridgeMode.IDLE
-    rig.step("estop test")
-    assert rig.node.mode is BridgeMode.ESTOP and not rig.sim.read_joints().motor_power
-    rig.step("reset")
-    assert rig.sim.read_joints().motor_power and rig.states[-1].drives_enabled
-    assert rig.node.mode is BridgeMode.IDLE
-    assert any("reset: drives on" in t for t in rig.texts())
+    sto_rig.step()
+    assert sto_rig.node.mode is BridgeMode.IDLE
+    sto_rig.step("estop test")
+    assert sto_rig.node.mode is BridgeMode.ESTOP and not sto_rig.sim.read_joints().motor_power
+    sto_rig.step("reset")
+    assert sto_rig.sim.read_joints().motor_power and sto_rig.states[-1].drives_enabled
+    assert sto_rig.node.mode is BridgeMode.IDLE
+    assert any("reset: drives on" in t for t in sto_rig.texts())
 
 
 def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_up() -> None:
