@@ -40,6 +40,7 @@ from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.bridge.fallback import StanceFallback
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
@@ -1259,3 +1260,105 @@ def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_
     finally:
         node.shutdown()
         bus.close()
+
+
+# -- the fallback and the e-stop category ----------------------------------------------------
+
+
+@pytest.fixture
+def model_rig() -> Iterator[Rig]:
+    """A bridge built from the robot file, as the stack builds it: hb50's stance fallback."""
+    r = Rig(BridgeConfig.from_model(ROBOT))
+    yield r
+    r.close()
+
+
+def test_a_silent_owner_hands_a_standing_robot_to_the_stance_fallback_which_says_so(
+    model_rig: Rig,
+) -> None:
+    rig = model_rig
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.run(0.3)  # the owner falls silent: after 250 ms the fallback takes over
+    assert rig.node.mode is BridgeMode.SAFE and rig.node.fallback_phase == "stance"
+    applied = rig.node.last_applied
+    assert applied is not None and min(applied.kp.tolist()) > 70.0  # stiff, not damping
+    assert "fallback: stance" in rig.states[-1].status
+    assert BridgeStatus.of(rig.states[-1]).fallback == "stance"
+    texts = rig.texts()
+    assert any("fallback: no command for" in t and "while the robot stood" in t for t in texts)
+    # the owner's next command, computed before the stall, is held back while it is not quiet
+    rig.step(cmd)
+    assert rig.node.mode is BridgeMode.SAFE and rig.node.last_applied_source == "bridge_node"
+    texts = rig.texts()
+    assert any("not applied during the fallback" in t and "not yet quiet" in t for t in texts)
+    rig.run(0.7)  # stance done and quiet: the bridge holds a pose a controller may start from
+    assert rig.node.mode is BridgeMode.HOLD and rig.states[-1].drives_enabled is True
+    far = hold(HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0))
+    rig.step(far)
+    assert rig.node.mode is BridgeMode.HOLD
+    assert any("from the measured" in t for t in rig.texts())
+    rig.step(hold(rig.positions()))  # a stand-up from the measured pose is admitted
+    assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
+    assert any("fallback (stance, then sit) ended" in t for t in rig.texts())
+
+
+def test_without_a_controller_the_fallback_sits_the_robot_down(model_rig: Rig) -> None:
+    rig = model_rig
+    rig.run(0.3, every_cycle(hold(HOME)))
+    rig.run(0.25 + 0.4 + 1.0 + 3.0 + 0.2)
+    assert rig.node.fallback_phase == "sat"
+    fb = rig.node.fallback
+    assert isinstance(fb, StanceFallback)
+    assert np.allclose(rig.positions(), fb.q_sit, atol=0.02)
+    assert any("sitting down to 0.14 m" in t for t in rig.texts())
+
+
+def test_a_category_1_estop_damps_to_rest_then_switches_the_drives_off(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.step(cmd, "estop jointbus_cli")
+    assert rig.node.mode is BridgeMode.ESTOP  # latched at once
+    applied = rig.node.last_applied
+    assert applied is not None and applied.kp.tolist() == [0.0] * 12  # damping, not the owner's
+    assert applied.kd.tolist() == [SAFE_KD] * 12
+    status = BridgeStatus.of(rig.states[-1])
+    assert status.estop_stop is not None and status.estop_stop.startswith("category 1: damping")
+    assert rig.sim.read_joints().motor_power is True
+    rig.run(0.1, every_cycle(cmd))  # nothing the owner sends is applied
+    assert rig.node.last_applied_source == "bridge_node"
+    assert rig.node.last_applied is not None and rig.node.last_applied.kp.max() == 0.0
+    # the joints are at rest (this simulator has no gravity): drives off after 0.2 s at rest
+    rig.run(0.2, every_cycle(cmd))
+    assert rig.sim.read_joints().motor_power is False and rig.node.last_applied is None
+    assert "estop stop: category 1: damped stop over, drives off" in rig.states[-1].status
+    assert any("damped stop over after" in t and "drives off" in t for t in rig.texts())
+
+
+def test_a_category_0_estop_is_drives_off_at_once_and_says_so(sto_rig: Rig) -> None:
+    sto_rig.run(0.3, every_cycle(hold(HOME)))
+    sto_rig.step("estop")
+    assert sto_rig.sim.read_joints().motor_power is False
+    assert "estop stop: category 0 (STO): drives off at once" in sto_rig.states[-1].status
+
+
+def test_a_category_1_stop_ends_at_its_bound_while_joints_still_move() -> None:
+    rig = Rig(BridgeConfig(estop_stop_s=0.1))
+    try:
+        rig.run(0.3, every_cycle(hold(HOME)))
+        moving = hold(HOME + 1.0)
+        rig.run(0.05, every_cycle(moving))  # re-entry ramp: joints move at ~1 rad/s
+        rig.step("estop")
+        rig.run(0.05)
+        assert rig.sim.read_joints().motor_power is True
+        rig.run(0.06)
+        assert rig.sim.read_joints().motor_power is False
+    finally:
+        rig.close()
+
+
+def test_bad_estop_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="estop_category"):
+        BridgeConfig(estop_category=2)
+    with pytest.raises(ValueError, match="estop_stop_s"):
+        BridgeConfig(estop_stop_s=0.0)
