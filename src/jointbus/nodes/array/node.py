@@ -722,10 +722,18 @@ class ArrayNode(Node):
                 self._not_owner.clear()
             previous = self._mode
             mode = self._decide(reading, now_ns)
+            if mode is StreamMode.RUN:
+                last_ns = self.watchdog.last_feed_ns
+                silence_s = 0.0 if last_ns is None else (now_ns - last_ns) / 1e9
+                if silence_s >= self.fallback.early_after_s and self.fallback.early(
+                    reading, self.last_applied, silence_s
+                ):  # the policy will not wait for the watchdog (a robot mid-stride)
+                    self._begin_fallback(reading, silence_s)
+                    mode = self._decide(reading, now_ns)
             for event in self.watchdog.take_events():
                 self._event(Level.WARN, "watchdog", event.describe())
                 ran = previous is StreamMode.RUN and mode is StreamMode.SAFE
-                if ran and isinstance(event, SafeModeEntered):
+                if ran and isinstance(event, SafeModeEntered) and not self._fallback_active:
                     self._begin_fallback(reading, event.silence_s)
                     mode = self._decide(reading, now_ns)
             if self._fallback_active and mode not in (StreamMode.SAFE, StreamMode.HOLD):
@@ -772,9 +780,11 @@ class ArrayNode(Node):
             return StreamMode.IDLE
         if self.estop.holding:
             return StreamMode.HOLD
+        if self._fallback_active:
+            self.watchdog.expired(now_ns)  # its own report when its time passes
+            # quiet: the fallback holds a pose a controller may start from
+            return StreamMode.HOLD if self.fallback.quiet else StreamMode.SAFE
         if self.watchdog.expired(now_ns) or self._command is None:
-            if self._fallback_active and self.fallback.quiet:
-                return StreamMode.HOLD  # the fallback holds a pose a controller may start from
             return StreamMode.SAFE
         return StreamMode.RUN
 

@@ -21,6 +21,7 @@ the status topic (level, text, JSON facts).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -66,6 +67,18 @@ class FallbackPolicy(Protocol):
     @property
     def phase(self) -> str:
         """The current phase (a word), shown in the node's state while the fallback runs."""
+        ...
+
+    @property
+    def early_after_s(self) -> float:
+        """Silence (s) of a running stream after which :meth:`early` is asked, every cycle, if
+        the fallback should take over before the watchdog time (``inf``: never)."""
+        ...
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        """Whether to take over now, ``silence_s`` into a silence shorter than the watchdog's
+        time, rather than keep applying ``last`` (a legged robot frozen mid-stride falls over
+        its two stance feet within a quarter second)."""
         ...
 
     @property
@@ -115,6 +128,13 @@ class DampingFallback:
     @property
     def phase(self) -> str:
         return "damping"
+
+    @property
+    def early_after_s(self) -> float:
+        return math.inf
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        return False
 
     @property
     def quiet(self) -> bool:

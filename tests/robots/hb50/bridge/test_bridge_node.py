@@ -40,7 +40,7 @@ from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.bridge.fallback import StanceFallback
+from jointbus.robots.hb50.bridge.fallback import StanceFallback, StanceFallbackSettings
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
@@ -1306,7 +1306,8 @@ def test_a_silent_owner_hands_a_standing_robot_to_the_stance_fallback_which_says
 def test_without_a_controller_the_fallback_sits_the_robot_down(model_rig: Rig) -> None:
     rig = model_rig
     rig.run(0.3, every_cycle(hold(HOME)))
-    rig.run(0.25 + 0.4 + 1.0 + 3.0 + 0.2)
+    settings = StanceFallbackSettings()
+    rig.run(0.25 + settings.stance_s + settings.hold_s + settings.sit_s + 0.2)
     assert rig.node.fallback_phase == "sat"
     fb = rig.node.fallback
     assert isinstance(fb, StanceFallback)

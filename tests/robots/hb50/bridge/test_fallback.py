@@ -87,24 +87,44 @@ def test_from_a_trot_it_starts_at_the_last_command_and_reaches_the_stance_stiff(
     assert np.allclose(first.position, last.position, atol=1e-4)
     assert np.allclose(first.kp, last.kp, atol=0.01)
     assert np.allclose(first.effort, last.effort, atol=0.01)
-    commands = [first, *run(fb, 0.4, measured)]
-    # the targets move monotonically from the last command to the stance, at a bounded speed
+    stance_s = StanceFallbackSettings().stance_s
+    commands = [first, *run(fb, stance_s, measured)]
+    # the targets move from the last command to the stance at a bounded speed
     steps = np.abs(np.diff([c.position for c in commands], axis=0)) / PERIOD
-    assert steps.max() < 0.4 * 1.875 / 0.4 + 1e-6  # min-jerk peak: 1.875 × gap / time
+    gap = np.abs(commands[-1].position - last.position).max()
+    assert steps.max() < 1.875 * gap / stance_s + 1e-6  # min-jerk peak: 1.875 × gap / time
     stance = commands[-1]
     assert np.allclose(stance.kp, 80.0) and np.allclose(stance.kd, 3.0)
     assert np.allclose(stance.effort, 0.0)
-    # every foot down at the depth of the deepest measured foot, on the home footprint
+    # every foot down at the depth of the deepest measured foot, straight below where it was
     depths = fb.foot_depths(stance.position)
     assert np.allclose(depths, depths[0], atol=1e-6)
     assert depths[0] == pytest.approx(min(np.nanmax(fb.foot_depths(measured)), fb.home_depth))
+    feet = fb.feet(stance.position)[:, :2]
+    moved = feet - fb.feet(measured)[:, :2]
+    assert np.abs(moved[[1, 3]]).max() < 1e-6  # the loaded feet (fl, rr) are not moved
+    # a swing foot lands under itself, kept within the slack of its home x, y
+    slack = StanceFallbackSettings().footprint_slack
+    assert np.abs(feet - fb.footprint[:, :2]).max() <= slack + 1e-6
+    run(fb, 0.01, measured)
     assert fb.phase == "hold"
+
+
+def test_mid_stride_it_takes_over_before_the_watchdog_standing_it_waits() -> None:
+    fb = fallback()
+    _measured, trot = trot_command()
+    standing = ImpedanceCommand.hold(HOME, 80.0, 3.0)
+    assert fb.early_after_s == pytest.approx(0.1)
+    assert fb.early(reading(HOME), trot, 0.1)  # a foot in the air: do not freeze it there
+    assert not fb.early(reading(HOME), standing, 0.1)  # a stance: the watchdog's time
+    assert not fb.early(reading(HOME), None, 0.1)
 
 
 def test_it_holds_then_sits_slowly_and_reports_each_phase() -> None:
     fb = fallback()
     fb.begin(reading(HOME), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
-    run(fb, 0.4 + 1.0 - 0.01, HOME)
+    hold_s = StanceFallbackSettings().hold_s
+    run(fb, StanceFallbackSettings().stance_s + hold_s - 0.01, HOME)
     assert fb.phase == "hold"
     sit = run(fb, 3.0, HOME)
     assert fb.phase == "sit"

@@ -11,23 +11,31 @@ the bridge's period are counted), no bus.
 
 **What it does** (times in bridge cycles, the defaults of :class:`StanceFallbackSettings`):
 
+0. *When.* Mid-stride (a foot of the last command at least ``swing_lift`` = 0.02 m above the
+   deepest) it takes over after ``early_s`` = 0.1 s of silence, not the watchdog's 0.25 s: the
+   bridge keeps applying the last command meanwhile, and a trotting hb50 frozen with a diagonal
+   pair in the air falls over the other pair (measured: tilt 0.12 rad at 0.25 s, 0.28 rad at
+   0.5 s, past recovery; on its back 1.5 s later). Standing, at the watchdog's time.
+
 1. *Already down?* From the measured joints the leg IK gives each foot's depth below the body
    origin. If the deepest foot is less than ``down_depth`` (0.14 m: the sit's feet are 0.119 m
    deep) below the body, or the IMU tilt (when the bridge has one) exceeds ``down_tilt``
    (0.5 rad), the robot is lying or fallen: stiffness would only push legs against the floor, so
    the fallback is damping only (``kp = 0``), as the array node's default.
-2. *Stance* (``stance_s`` = 0.4 s): every foot is moved to the ``home`` footprint (x, y under its
-   hip) at the depth of the deepest measured foot (clamped between the sit's and ``home``'s
-   depth, so a robot standing low is not pushed up and a swing foot comes down to the ground),
+2. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
+   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's) to the depth of the
+   deepest measured foot (clamped between the sit's and ``home``'s depth, so a robot standing
+   low is not pushed up, a swing foot comes down to the ground and a loaded foot is not moved),
    along a minimum-jerk profile starting from the command written last (the owner's, which the
    bridge kept applying during the watchdog time), so nothing jumps; stiffness and damping go
    from that command's to the stand gains (``kp`` 80 N·m/rad, ``kd`` 3 N·m·s/rad from the robot
    file) and its feed-forward torque fades to zero on the same profile.
-3. *Hold* (``hold_s`` = 1.0 s) of that stance. The stance is *quiet* once the stance move is
+3. *Hold* (``hold_s`` = 5.0 s) of that stance: time for a supervisor to restart a killed
+   controller while the robot still stands. The stance is *quiet* once the stance move is
    done, ``settle_s`` (0.3 s) has passed and every joint is slower than ``quiet_speed``
    (0.5 rad/s); from then on a controller may come back (below).
 4. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
-   sit) over the same footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
+   sit) over the stance's footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
    the drives on until a controller comes back or someone sends an e-stop.
 
 **Coming back.** A command of a source that wants the actuators (the control node continued
@@ -53,6 +61,7 @@ import numpy.typing as npt
 
 from jointbus.drivers.actuator_array import JointReading
 from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.model.errors import UnreachableError
 from jointbus.model.leg_ik import LegIK
 from jointbus.model.link import Sphere
 from jointbus.model.robot import RobotModel
@@ -71,23 +80,28 @@ class StanceFallbackSettings:
     """Timings (s), speeds (rad/s), heights and depths (m), gains of :class:`StanceFallback`
     (see the module docstring)."""
 
-    stance_s: float = 0.4
+    stance_s: float = 0.15
+    early_s: float = 0.1
+    swing_lift: float = 0.02
     settle_s: float = 0.3
-    hold_s: float = 1.0
+    hold_s: float = 5.0
     sit_s: float = 3.0
     quiet_speed: float = 0.5
     sit_height: float = 0.14
     down_depth: float = 0.14
     down_tilt: float = 0.5
     reentry_tolerance: float = 0.15
+    footprint_slack: float = 0.08
     kp: float = 80.0
     kd: float = 3.0
     down_kd: float = 4.5
 
     def __post_init__(self) -> None:
         for name in (
-            "stance_s", "settle_s", "hold_s", "sit_s", "quiet_speed", "sit_height",
-            "down_depth", "down_tilt", "reentry_tolerance", "kp", "kd", "down_kd",
+            "stance_s", "early_s", "swing_lift", "settle_s", "hold_s", "sit_s", "quiet_speed",
+            "sit_height",
+            "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
+            "down_kd",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -155,7 +169,8 @@ class StanceFallback:
         self.sit_depth = self.settings.sit_height - foot_radius
         """Depth (m) of the sit's feet below the body origin (body at ``sit_height``)."""
         self.q_sit = self.pose_at(self.sit_depth)
-        """The sitting joint pose (rad, actuator order)."""
+        """The sitting joint pose over the ``home`` footprint (rad, actuator order)."""
+        self._q_sit = self.q_sit
         self._n = n
         self._phase = "stance"
         self._cycles = 0
@@ -202,25 +217,39 @@ class StanceFallback:
         )
 
     # ---- geometry ------------------------------------------------------------------------------
-    def pose_at(self, depth: float) -> FloatArray:
-        """Joint targets (rad, actuator order, inside the limits) for every foot on the ``home``
-        footprint at ``depth`` m below the body origin (the body level above its feet)."""
+    def pose_at(self, depth: float, footprint: FloatArray | None = None) -> FloatArray:
+        """Joint targets (rad, actuator order, inside the limits) for every foot at ``depth`` m
+        below the body origin (the body level above its feet), at ``footprint`` (legs, 2: x, y
+        in the body frame, m; default the ``home`` pose's). A foot the leg cannot reach there
+        goes to its ``home`` x, y."""
+        xy = self.footprint[:, :2] if footprint is None else footprint
         q = self._home.copy()
-        for leg, foot in zip(self.legs, self.footprint, strict=True):
-            x, y, _z = foot.tolist()
-            q[list(leg.joint_indices)] = leg.solve((x, y, -depth))
+        for k, leg in enumerate(self.legs):
+            idx = list(leg.joint_indices)
+            for x, y in (xy[k].tolist(), self.footprint[k, :2].tolist()):
+                try:
+                    q[idx] = leg.solve((x, y, -depth))
+                    break
+                except UnreachableError:
+                    continue
         clipped: FloatArray = np.clip(q, self._lower, self._upper)
         return clipped
+
+    def feet(self, position: FloatArray) -> FloatArray:
+        """Each foot's position (legs, 3; m, body frame) at joint ``position`` (rad); NaN where
+        a joint of the leg is not measured."""
+        out = np.full((len(self.legs), 3), math.nan)
+        for k, leg in enumerate(self.legs):
+            q = position[list(leg.joint_indices)]
+            if np.isfinite(q).all():
+                out[k] = leg.forward(*q.tolist())
+        return out
 
     def foot_depths(self, position: FloatArray) -> FloatArray:
         """Each foot's depth (m) below the body origin at joint ``position`` (rad); NaN where a
         joint of the leg is not measured."""
-        out = np.full(len(self.legs), math.nan)
-        for k, leg in enumerate(self.legs):
-            q = position[list(leg.joint_indices)]
-            if np.isfinite(q).all():
-                out[k] = -leg.forward(*q.tolist())[2]
-        return out
+        depths: FloatArray = -self.feet(position)[:, 2]
+        return depths
 
     # ---- FallbackPolicy ------------------------------------------------------------------------
     @property
@@ -234,6 +263,21 @@ class StanceFallback:
     @property
     def quiet(self) -> bool:
         return self._quiet
+
+    @property
+    def early_after_s(self) -> float:
+        return self.settings.early_s
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        """Mid-stride — a foot of the last command ``swing_lift`` (0.02 m) or more above the
+        deepest — take over after ``early_s`` (0.1 s) of silence: the frozen command would hold
+        a foot in the air. Standing, the last command is a stance: the watchdog's time applies."""
+        if last is None:
+            return False
+        depths = self.foot_depths(last.position)
+        if not np.isfinite(depths).any():
+            return False
+        return float(np.nanmax(depths) - np.nanmin(depths)) >= self.settings.swing_lift
 
     def begin(
         self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
@@ -269,7 +313,15 @@ class StanceFallback:
             )
         self._phase = "stance"
         depth = min(max(deepest, self.sit_depth), self.home_depth)
-        self._q_stance = self.pose_at(depth)
+        # Every foot straight down where it is (a swing foot lands under itself, a stance foot
+        # stays put: moving a loaded foot shoves the body), kept within the slack of home's.
+        home_xy = self.footprint[:, :2]
+        xy = self.feet(reading.position)[:, :2]
+        xy = np.where(np.isfinite(xy), xy, home_xy)
+        slack = s.footprint_slack
+        xy = np.clip(xy, home_xy - slack, home_xy + slack)
+        self._q_stance = self.pose_at(depth, xy)
+        self._q_sit = self.pose_at(self.sit_depth, xy)
         measured = np.where(np.isfinite(reading.position), reading.position, self._q_stance)
         if last is not None:
             stiff = last.kp > 0.0
@@ -344,7 +396,7 @@ class StanceFallback:
         if t < sit_start + s.sit_s:
             self._enter("sit", t)
             frac, dfrac = _min_jerk((t - sit_start) / s.sit_s)
-            gap = self.q_sit - self._q_stance
+            gap = self._q_sit - self._q_stance
             zeros = np.zeros(self._n)
             return ImpedanceCommand(
                 self._q_stance + frac * gap,
@@ -355,7 +407,7 @@ class StanceFallback:
                 np.zeros(self._n, dtype=np.bool_),
             )
         self._enter("sat", t)
-        return ImpedanceCommand.hold(self.q_sit, s.kp, s.kd)
+        return ImpedanceCommand.hold(self._q_sit, s.kp, s.kd)
 
     def _enter(self, phase: str, t: float) -> None:
         if self._phase == phase:
