@@ -1363,3 +1363,35 @@ def test_bad_estop_settings_are_refused() -> None:
         BridgeConfig(estop_category=2)
     with pytest.raises(ValueError, match="estop_stop_s"):
         BridgeConfig(estop_stop_s=0.0)
+
+
+def test_joints_measured_past_a_position_or_speed_limit_are_reported_and_counted(
+    rig: Rig,
+) -> None:
+    """Issue 22 item 2 on hb50's bridge: every measured reading is watched, with or without a
+    command: a knee folded past its end and a hip turning past its speed limit are each one ERROR
+    on /hb50/status with joint, index, value and limit (JSON in ``data``), and counted in the
+    events /hb50/diagnostics carries."""
+    rig.run(0.1, every_cycle(hold(HOME)))
+    placed = HOME.copy()
+    placed[2] = -2.75  # fr_j2, limit [-2.705, 0]
+    speeds = np.zeros(12)
+    speeds[3] = 25.0  # fl_j0, limit 20 rad/s
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(placed, speeds)
+    rig.step()
+    facts = [
+        json.loads(bytes(s.data).decode())
+        for s in rig.errors()
+        if s.data and b'"event": "limit"' in bytes(s.data)
+    ]
+    position = next(f for f in facts if f["kind"] == "position")
+    assert (position["joint"], position["index"], position["limit"]) == ("fr_j2", 2, -2.705)
+    assert position["value"] == pytest.approx(-2.75, abs=0.01)
+    speed = next(f for f in facts if f["kind"] == "speed")
+    assert (speed["joint"], speed["index"], speed["limit"]) == ("fl_j0", 3, 20.0)
+    assert speed["value"] > 22.0
+    texts = [t for t in rig.texts() if "past its position limit" in t or "faster than" in t]
+    assert any("'fr_j2' (index 2)" in t and "limit -2.705 rad" in t for t in texts)
+    counts = rig.node.event_counts()
+    assert counts["limit position"] == 1 and counts["limit speed"] == 1
