@@ -95,7 +95,7 @@ def test_a_control_node_killed_mid_trot_and_restarted_leaves_the_robot_standing(
             print(f"\nrestarted controller took over {back_s:.1f} s after its start")
             time.sleep(3.0)
             assert rig.stack.summary().bridge_mode == "run"
-            heights_after = [z for t, z in w.heights if t > time.monotonic() - 1.0]
+            heights_after = [z for _t, z in w.heights[-500:]]  # the last second (500 Hz)
         finally:
             control.terminate()
             control.wait(10.0)

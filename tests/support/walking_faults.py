@@ -50,13 +50,13 @@ class Window:
     min_height: float = math.inf
     max_tilt: float = 0.0
     samples: int = 0
-    heights: list[tuple[float, float]] = field(default_factory=list)  # (wall s, height m)
+    heights: list[tuple[float, float]] = field(default_factory=list)  # (stamp s, height m)
 
-    def add(self, now: float, height: float, tilt: float) -> None:
+    def add(self, stamp: float, height: float, tilt: float) -> None:
         self.min_height = min(self.min_height, height)
         self.max_tilt = max(self.max_tilt, tilt)
         self.samples += 1
-        self.heights.append((now, height))
+        self.heights.append((stamp, height))
 
 
 class WalkingRig:
@@ -106,11 +106,11 @@ class WalkingRig:
     def _on_truth(self, msg: Odometry) -> None:
         p, q = msg.pose.pose.position, msg.pose.pose.orientation
         tilt = tilt_of(q.x, q.y, q.z, q.w)
-        now = time.monotonic()
+        stamp = msg.header.stamp.to_ns() / 1e9  # the simulator's instant (arrivals bunch up)
         with self._lock:
             self.height, self.tilt = p.z, tilt
             for window in self._windows:
-                window.add(now, p.z, tilt)
+                window.add(stamp, p.z, tilt)
 
     @contextmanager
     def window(self) -> Iterator[Window]:

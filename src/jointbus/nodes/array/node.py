@@ -873,7 +873,7 @@ class ArrayNode(Node):
                 json.dumps(
                     {"event": "fallback", "refused": source, "phase": self.fallback.phase}
                 ).encode(),
-                key=f"fallback-refused:{source}",
+                key=f"fallback-refused:{source}:{reason[:24]}",
             )
             return False
         phase = self.fallback.phase

@@ -40,7 +40,6 @@ from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.bridge.fallback import StanceFallback, StanceFallbackSettings
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
@@ -1292,27 +1291,20 @@ def test_a_silent_owner_hands_a_standing_robot_to_the_stance_fallback_which_says
     assert rig.node.mode is BridgeMode.SAFE and rig.node.last_applied_source == "bridge_node"
     texts = rig.texts()
     assert any("not applied during the fallback" in t and "not yet quiet" in t for t in texts)
-    rig.run(0.7)  # stance done and quiet: the bridge holds a pose a controller may start from
+    rig.run(0.7)  # stance done and still: but its stale command was refused last, so the
+    assert rig.node.mode is BridgeMode.SAFE  # sender sees the drives unavailable, to notice
+    # noticed: it sends damping, refused (it would drop the robot)
+    rig.step(JointCommand.hold(ORDER, HOME.tolist(), 0.0, 3.0, source_node="control_node"))
+    assert any("damping only" in t for t in rig.texts())
+    rig.step()  # now the bridge holds a pose a controller may start from
     assert rig.node.mode is BridgeMode.HOLD and rig.states[-1].drives_enabled is True
     far = hold(HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0))
     rig.step(far)
-    assert rig.node.mode is BridgeMode.HOLD
+    assert rig.node.mode is BridgeMode.SAFE
     assert any("from the measured" in t for t in rig.texts())
     rig.step(hold(rig.positions()))  # a stand-up from the measured pose is admitted
     assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
     assert any("fallback (stance, then sit) ended" in t for t in rig.texts())
-
-
-def test_without_a_controller_the_fallback_sits_the_robot_down(model_rig: Rig) -> None:
-    rig = model_rig
-    rig.run(0.3, every_cycle(hold(HOME)))
-    settings = StanceFallbackSettings()
-    rig.run(0.25 + settings.stance_s + settings.hold_s + settings.sit_s + 0.2)
-    assert rig.node.fallback_phase == "sat"
-    fb = rig.node.fallback
-    assert isinstance(fb, StanceFallback)
-    assert np.allclose(rig.positions(), fb.q_sit, atol=0.02)
-    assert any("sitting down to 0.14 m" in t for t in rig.texts())
 
 
 def test_a_category_1_estop_damps_to_rest_then_switches_the_drives_off(rig: Rig) -> None:

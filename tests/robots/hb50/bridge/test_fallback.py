@@ -164,11 +164,15 @@ def test_a_returning_controller_waits_for_quiet_and_starts_from_the_measured_pos
         fb.command(reading(fb.pose_at(0.3), velocity=0.8))
     assert not fb.quiet
     fb.command(reading(fb.pose_at(0.3), velocity=0.1))
-    assert fb.quiet
+    # still and settled, but the stale trot command was refused last: its sender must see the
+    # drives unavailable (not quiet: the node shows ``safe``) to notice and start again
+    assert not fb.quiet
     here = fb.pose_at(0.3)
     assert "damping only" in (fb.admits(ImpedanceCommand.damping(N, 3.0), reading(here)) or "")
+    assert fb.quiet  # it sends damping: it knows; now it may start from the measured pose
     far = fb.admits(last, reading(here))
     assert far is not None and "from the measured" in far and "(index" in far
+    assert not fb.quiet
     assert fb.admits(ImpedanceCommand.hold(here + 0.05, 80.0, 3.0), reading(here)) is None
 
 

@@ -46,7 +46,9 @@ starts from where the robot is: every stiff joint's target within ``reentry_tole
 (``kp = 0`` everywhere would drop the robot the fallback holds). Each refusal says why on
 ``/hb50/status``. The array node shows ``mode: safe`` during the stance and ``mode: hold`` once
 it is quiet (the bridge holds a pose a controller may start from), so the control node stands up
-from the measured pose when it sees the drives available again.
+from the measured pose when it sees the drives available again; while a source keeps sending
+stiff commands that are refused (a controller that did not notice the stall), ``mode: safe``
+again, so that it notices, goes to damping and then stands up from where the robot is.
 """
 
 from __future__ import annotations
@@ -175,6 +177,7 @@ class StanceFallback:
         self._phase = "stance"
         self._cycles = 0
         self._quiet = False
+        self._refused_stiff = False
         self._reports: list[FallbackReport] = []
         self._q0: FloatArray = self._home.copy()
         self._q_stance: FloatArray = self._home.copy()
@@ -262,7 +265,10 @@ class StanceFallback:
 
     @property
     def quiet(self) -> bool:
-        return self._quiet
+        """Quiet, and the last command refused (if any) was not one a controller sends while it
+        believes it still drives the robot: such a controller must see the drives unavailable
+        (``mode: safe``) to start again from the measured pose; one that sends damping knows."""
+        return self._quiet and not self._refused_stiff
 
     @property
     def early_after_s(self) -> float:
@@ -285,6 +291,7 @@ class StanceFallback:
         s = self.settings
         self._cycles = 0
         self._quiet = False
+        self._refused_stiff = False
         self._reports = []
         depths = self.foot_depths(reading.position)
         deepest = float(np.nanmax(depths)) if np.isfinite(depths).any() else math.nan
@@ -434,6 +441,8 @@ class StanceFallback:
         s = self.settings
         if self._phase == "down":
             return None  # damping only: any controller may take the robot from the floor
+        stiff = command.kp > 0.0
+        self._refused_stiff = bool(stiff.any())
         if not self._quiet:
             return (
                 f"the fallback stance is not yet quiet ({self._cycles * self.period:.2f} s in, "
@@ -442,7 +451,6 @@ class StanceFallback:
                 "computed before or during the stall would be applied to a robot still "
                 "catching itself"
             )
-        stiff = command.kp > 0.0
         if not stiff.any():
             return (
                 "damping only (kp = 0 on every joint) would drop the robot the fallback holds; "
@@ -451,6 +459,7 @@ class StanceFallback:
         gap = np.where(stiff, np.abs(command.position - reading.position), 0.0)
         gap = np.where(np.isfinite(gap), gap, 0.0)
         worst = int(np.argmax(gap))
+        self._refused_stiff = bool(gap[worst] > s.reentry_tolerance)
         if gap[worst] > s.reentry_tolerance:
             leg = next((leg for leg in self.legs if worst in leg.joint_indices), None)
             joint = leg.joint_names[leg.joint_indices.index(worst)] if leg else str(worst)
