@@ -40,9 +40,9 @@ def reading(position: np.ndarray, velocity: float | np.ndarray = 0.0) -> JointRe
 
 
 def fallback(tilt: float | None = None) -> StanceFallback:
-    return StanceFallback.from_model(
-        ROBOT, period=PERIOD, tilt=None if tilt is None else (lambda: tilt)
-    )
+    """The fallback; ``tilt``: an IMU saying the body is rolled by that much (rad)."""
+    up = None if tilt is None else (0.0, math.sin(tilt), math.cos(tilt))
+    return StanceFallback.from_model(ROBOT, period=PERIOD, up=None if up is None else (lambda: up))
 
 
 def trot_command() -> tuple[np.ndarray, ImpedanceCommand]:
@@ -183,3 +183,17 @@ def test_bad_settings_are_refused() -> None:
         StanceFallbackSettings(kp=math.nan)
     with pytest.raises(ValueError, match="period"):
         StanceFallback.from_model(ROBOT, period=0.0)
+
+
+def test_under_a_tilted_body_every_foot_reaches_level_ground_and_it_is_not_quiet_yet() -> None:
+    fb = fallback(tilt=0.15)
+    fb.begin(reading(HOME), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
+    stance = run(fb, 0.6, HOME)[-1]
+    up = np.array((0.0, math.sin(0.15), math.cos(0.15)))
+    heights = fb.feet(stance.position) @ up  # along the vertical, below the body origin
+    assert np.allclose(heights, heights[0], atol=1e-6)  # level ground under every foot
+    assert fb.quiet  # 0.15 rad < 0.2: quiet
+    tipping = fallback(tilt=0.3)
+    tipping.begin(reading(HOME), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
+    run(tipping, 0.6, HOME)
+    assert not tipping.quiet  # still joints, but the robot tips: no controller yet

@@ -23,7 +23,8 @@ the bridge's period are counted), no bus.
    (0.5 rad), the robot is lying or fallen: stiffness would only push legs against the floor, so
    the fallback is damping only (``kp = 0``), as the array node's default.
 2. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
-   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's) to the depth of the
+   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's) to the depth — along the
+   vertical the IMU gives, so that a tilted body finds level ground with every foot — of the
    deepest measured foot (clamped between the sit's and ``home``'s depth, so a robot standing
    low is not pushed up, a swing foot comes down to the ground and a loaded foot is not moved),
    along a minimum-jerk profile starting from the command written last (the owner's, which the
@@ -33,7 +34,8 @@ the bridge's period are counted), no bus.
 3. *Hold* (``hold_s`` = 5.0 s) of that stance: time for a supervisor to restart a killed
    controller while the robot still stands. The stance is *quiet* once the stance move is
    done, ``settle_s`` (0.3 s) has passed and every joint is slower than ``quiet_speed``
-   (0.5 rad/s); from then on a controller may come back (below).
+   (0.5 rad/s) with the body tilted less than ``quiet_tilt`` (0.2 rad, by the IMU where there is
+   one); from then on a controller may come back (below).
 4. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
    sit) over the stance's footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
    the drives on until a controller comes back or someone sends an e-stop.
@@ -89,6 +91,7 @@ class StanceFallbackSettings:
     hold_s: float = 5.0
     sit_s: float = 3.0
     quiet_speed: float = 0.5
+    quiet_tilt: float = 0.2
     sit_height: float = 0.14
     down_depth: float = 0.14
     down_tilt: float = 0.5
@@ -101,7 +104,7 @@ class StanceFallbackSettings:
     def __post_init__(self) -> None:
         for name in (
             "stance_s", "early_s", "swing_lift", "settle_s", "hold_s", "sit_s", "quiet_speed",
-            "sit_height",
+            "quiet_tilt", "sit_height",
             "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
             "down_kd",
         ):
@@ -136,7 +139,8 @@ class StanceFallback:
 
     ``legs``: each leg's IK; ``home``: the standing pose (rad, actuator order); ``lower`` /
     ``upper``: position limits every target is clamped into; ``period``: the bridge cycle (s);
-    ``tilt``: the body's tilt from vertical (rad) now, ``None`` without an IMU.
+    ``up``: the world's vertical in the body frame (a unit vector, from the IMU's orientation)
+    now, ``None`` without one: feet are then placed level with the body.
     """
 
     def __init__(
@@ -149,7 +153,7 @@ class StanceFallback:
         *,
         period: float,
         settings: StanceFallbackSettings | None = None,
-        tilt: Callable[[], float | None] | None = None,
+        up: Callable[[], tuple[float, float, float] | None] | None = None,
     ) -> None:
         if not (math.isfinite(period) and period > 0.0):
             raise ValueError(f"period = {period!r}; expected a finite cycle time > 0 s")
@@ -162,7 +166,7 @@ class StanceFallback:
         n = self._home.shape[0]
         if self._lower.shape != (n,) or self._upper.shape != (n,):
             raise ValueError(f"limits for {self._lower.size} joints; the home pose has {n}")
-        self._tilt = tilt
+        self._up = up
         feet = [leg.forward(*self._home[list(leg.joint_indices)].tolist()) for leg in self.legs]
         self.footprint: FloatArray = np.array(feet, dtype=np.float64)
         """(legs, 3) m: the ``home`` pose's foot centres in the body frame."""
@@ -196,7 +200,7 @@ class StanceFallback:
         *,
         period: float,
         settings: StanceFallbackSettings | None = None,
-        tilt: Callable[[], float | None] | None = None,
+        up: Callable[[], tuple[float, float, float] | None] | None = None,
     ) -> StanceFallback:
         """hb50's fallback from its robot file: the legs (``<leg>_j0`` … in actuator order), the
         ``home`` pose, the position limits and the foot radius."""
@@ -216,22 +220,29 @@ class StanceFallback:
             _foot_radius(model, legs[0].leg),
             period=period,
             settings=settings,
-            tilt=tilt,
+            up=up,
         )
 
     # ---- geometry ------------------------------------------------------------------------------
-    def pose_at(self, depth: float, footprint: FloatArray | None = None) -> FloatArray:
-        """Joint targets (rad, actuator order, inside the limits) for every foot at ``depth`` m
-        below the body origin (the body level above its feet), at ``footprint`` (legs, 2: x, y
-        in the body frame, m; default the ``home`` pose's). A foot the leg cannot reach there
-        goes to its ``home`` x, y."""
+    def pose_at(
+        self,
+        depth: float,
+        footprint: FloatArray | None = None,
+        up: tuple[float, float, float] | None = None,
+    ) -> FloatArray:
+        """Joint targets (rad, actuator order, inside the limits) for every foot ``depth`` m
+        below the body origin along the vertical ``up`` (body frame; ``None``: the body's z, a
+        level body), at ``footprint`` (legs, 2: x, y in the body frame, m; default the ``home``
+        pose's): on level ground under a tilted body, every foot touches it. A foot the leg
+        cannot reach there goes to its ``home`` x, y."""
         xy = self.footprint[:, :2] if footprint is None else footprint
+        ux, uy, uz = up if up is not None and up[2] > 0.5 else (0.0, 0.0, 1.0)
         q = self._home.copy()
         for k, leg in enumerate(self.legs):
             idx = list(leg.joint_indices)
             for x, y in (xy[k].tolist(), self.footprint[k, :2].tolist()):
                 try:
-                    q[idx] = leg.solve((x, y, -depth))
+                    q[idx] = leg.solve((x, y, (-depth - ux * x - uy * y) / uz))
                     break
                 except UnreachableError:
                     continue
@@ -293,10 +304,13 @@ class StanceFallback:
         self._quiet = False
         self._refused_stiff = False
         self._reports = []
-        depths = self.foot_depths(reading.position)
+        up = self._up() if self._up is not None else None
+        feet = self.feet(reading.position)
+        u = np.array(up if up is not None else (0.0, 0.0, 1.0))
+        depths = -(feet @ u)  # below the body origin along the vertical
         deepest = float(np.nanmax(depths)) if np.isfinite(depths).any() else math.nan
         self.depth = deepest
-        tilt = self._tilt() if self._tilt is not None else None
+        tilt = None if up is None else math.acos(max(-1.0, min(1.0, up[2])))
         facts: dict[str, object] = {
             "silence_s": round(silence_s, 3),
             "foot_depth_m": None if math.isnan(deepest) else round(deepest, 3),
@@ -323,12 +337,12 @@ class StanceFallback:
         # Every foot straight down where it is (a swing foot lands under itself, a stance foot
         # stays put: moving a loaded foot shoves the body), kept within the slack of home's.
         home_xy = self.footprint[:, :2]
-        xy = self.feet(reading.position)[:, :2]
+        xy = feet[:, :2]
         xy = np.where(np.isfinite(xy), xy, home_xy)
         slack = s.footprint_slack
         xy = np.clip(xy, home_xy - slack, home_xy + slack)
-        self._q_stance = self.pose_at(depth, xy)
-        self._q_sit = self.pose_at(self.sit_depth, xy)
+        self._q_stance = self.pose_at(depth, xy, up)
+        self._q_sit = self.pose_at(self.sit_depth, xy, up)
         measured = np.where(np.isfinite(reading.position), reading.position, self._q_stance)
         if last is not None:
             stiff = last.kp > 0.0
@@ -372,6 +386,7 @@ class StanceFallback:
             not self._quiet
             and t >= s.stance_s + s.settle_s
             and self._max_speed < s.quiet_speed
+            and self._level()
         ):
             self._quiet = True
             self._reports.append(
@@ -415,6 +430,12 @@ class StanceFallback:
             )
         self._enter("sat", t)
         return ImpedanceCommand.hold(self._q_sit, s.kp, s.kd)
+
+    def _level(self) -> bool:
+        """The body tilts less than ``quiet_tilt`` (or no IMU says otherwise): joints can be
+        still while the whole robot tips over its feet."""
+        up = self._up() if self._up is not None else None
+        return up is None or not math.isfinite(up[2]) or up[2] > math.cos(self.settings.quiet_tilt)
 
     def _enter(self, phase: str, t: float) -> None:
         if self._phase == phase:

@@ -391,7 +391,7 @@ class BridgeConfig:
         )
 
     def fallback_policy(
-        self, tilt: Callable[[], float | None] | None = None
+        self, up: Callable[[], tuple[float, float, float] | None] | None = None
     ) -> StanceFallback | None:
         """hb50's :class:`~.fallback.StanceFallback` (stand gains ``hold_kp`` / ``hold_kd``)
         when :attr:`fallback` is ``"stance"`` and the robot model is known (:meth:`from_model`);
@@ -402,7 +402,7 @@ class BridgeConfig:
             self.model,
             period=1.0 / self.rate_hz,
             settings=StanceFallbackSettings(kp=self.hold_kp, kd=self.hold_kd, down_kd=self.safe_kd),
-            tilt=tilt,
+            up=up,
         )
 
     def tuned(self, values: Mapping[str, ParameterValue]) -> BridgeConfig:
@@ -531,7 +531,7 @@ class BridgeNode(ArrayNode):
             timers=timers,
             run_loop=run_loop,
             stamp_ns=stamp_ns,
-            fallback=cfg.fallback_policy(self._tilt if imu is not None else None),
+            fallback=cfg.fallback_policy(self._up if imu is not None else None),
         )
         try:
             self.check = self.command_check(
@@ -606,8 +606,9 @@ class BridgeNode(ArrayNode):
         """What the bridge wrote in the last cycle (as ``BridgeState`` states it)."""
         return BridgeMode(self._mode.value)
 
-    def _tilt(self) -> float | None:
-        """The body's tilt from vertical (rad) by the IMU, ``None`` when it gives none."""
+    def _up(self) -> tuple[float, float, float] | None:
+        """The world's vertical in the body frame (unit vector) by the IMU's orientation
+        (w, x, y, z), ``None`` when it gives none: the third row of the body's rotation."""
         if self._imu is None:
             return None
         try:
@@ -615,10 +616,13 @@ class BridgeNode(ArrayNode):
         except (ValueError, TypeError, MessageError, DriverError):
             return None
         norm = w * w + x * x + y * y + z * z
-        up_z = w * w - x * x - y * y + z * z  # the body z axis's vertical component, × norm
-        if not (math.isfinite(up_z) and math.isfinite(norm)) or norm <= 0.0:
+        if not math.isfinite(norm) or norm <= 0.0:
             return None
-        return math.acos(max(-1.0, min(1.0, up_z / norm)))
+        return (
+            2.0 * (x * z - w * y) / norm,
+            2.0 * (y * z + w * x) / norm,
+            (w * w - x * x - y * y + z * z) / norm,
+        )
 
     # ---- subscription callbacks (any thread: only queue, with the arrival time) ---------------
 
