@@ -23,8 +23,9 @@ the bridge's period are counted), no bus.
    (0.5 rad), the robot is lying or fallen: stiffness would only push legs against the floor, so
    the fallback is damping only (``kp = 0``), as the array node's default.
 2. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
-   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's) to the depth — along the
-   vertical the IMU gives, so that a tilted body finds level ground with every foot — of the
+   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's), the body level above
+   them (a tilted body is pushed level: holding its tilt, a robot caught at 0.2 rad tipped on
+   over its stiff legs), at the depth — measured along the vertical the IMU gives — of the
    deepest measured foot (clamped between the sit's and ``home``'s depth, so a robot standing
    low is not pushed up, a swing foot comes down to the ground and a loaded foot is not moved),
    along a minimum-jerk profile starting from the command written last (the owner's, which the
@@ -341,8 +342,8 @@ class StanceFallback:
         xy = np.where(np.isfinite(xy), xy, home_xy)
         slack = s.footprint_slack
         xy = np.clip(xy, home_xy - slack, home_xy + slack)
-        self._q_stance = self.pose_at(depth, xy, up)
-        self._q_sit = self.pose_at(self.sit_depth, xy, up)
+        self._q_stance = self.pose_at(depth, xy)  # a level body: a tilted one is pushed level
+        self._q_sit = self.pose_at(self.sit_depth, xy)
         measured = np.where(np.isfinite(reading.position), reading.position, self._q_stance)
         if last is not None:
             stiff = last.kp > 0.0
