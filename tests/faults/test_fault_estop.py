@@ -83,7 +83,7 @@ class RecordingCheck:
 
 @pytest.fixture(scope="module")
 def robot() -> Iterator[tuple[Stack, ModeLog, Recorded]]:
-    with Stack(zenoh=None) as stack:
+    with Stack(zenoh=None, estop_category=0) as stack:  # STO: the drives off at the latch
         bridge = stack.bridge
         assert bridge is not None
         rec = Recorded()

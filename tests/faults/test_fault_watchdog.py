@@ -145,7 +145,10 @@ def test_in_safe_mode_the_standing_hb50_sinks_no_faster_than_documented() -> Non
     clock = _Clock()
     bus = Bus()
     timers = TimerThread("sink-timers", clock=clock, threaded=False)
-    bridge = BridgeNode(array, bus, BridgeConfig.from_model(ROBOT), timers=timers, run_loop=False)
+    # the damping alone (what a robot already down gets, and `jointbus serve`): a standing hb50
+    # gets the stance fallback by default (test_fault_walking.py)
+    config = BridgeConfig.from_model(ROBOT, fallback="damping")
+    bridge = BridgeNode(array, bus, config, timers=timers, run_loop=False)
     commands = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
     cmd = JointCommand.hold(ORDER, q_stand.tolist(), 80.0, 3.0, source_node="control_node")
     heights: list[float] = []

@@ -153,6 +153,7 @@ from jointbus.robots.hb50.messages import (
     BodyVelocityCommand,
     ClampReport,
     JointCommand,
+    Level,
     MotionGait,
     MotionMode,
     MotionType,
@@ -193,6 +194,10 @@ _MIN_JERK_PEAK: Final = 1.875  # peak of d/dτ of the minimum-jerk profile
 #: A velocity command that moves the body height target further than this (m) from the height
 #: last reported (or set by a mode change) is reported once: a few cm is a visible crouch.
 HEIGHT_REPORT_THRESHOLD: Final = 0.03
+#: Time (s) over which STAND fades out the walk's stance torques after a quiet hand-over: the trot
+#: carries the body on feed-forward forces, STAND on its position gains, which take the weight
+#: only after the body sank ≈ 1 cm; fading the forces lets it settle slowly instead of dropping.
+HANDOVER_S: Final = 1.0
 
 
 class MotionCommand(enum.Enum):
@@ -255,7 +260,8 @@ class MotionParams:
     height of the folded pose at the end of SIT_DOWN. ``stand_up_time`` / ``sit_down_time`` s.
     ``cmd_vel_lin`` m/s, ``cmd_vel_ang`` rad/s: the velocity command's scale. ``height_rate`` m/s,
     ``attitude_rate`` rad/s: slew limits of the STAND set-point. ``command_timeout`` s: age after
-    which a velocity command's rates count as zero.
+    which a velocity command's rates count as zero. ``quiet_time`` s: how long a walk stopped on
+    four feet with no motion commanded stays in LOCOMOTION before it hands over to STAND.
 
     :meth:`from_model` takes every field the robot file declares as a parameter (``kp``, ``kd``,
     ``stand_height``, ``cmd_vel_lin``, ``cmd_vel_ang`` on the hb50) and the defaults below for
@@ -274,6 +280,7 @@ class MotionParams:
     height_rate: float = 0.1
     attitude_rate: float = 0.5
     command_timeout: float = 0.5
+    quiet_time: float = 1.5
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -354,6 +361,10 @@ _MOVES: Final = (
 )
 
 
+#: Modes in which a velocity command would move the robot (were it not held).
+_UP: Final = (MotionMode.STAND, MotionMode.LOCOMOTION)
+
+
 class MotionController:
     """The state machine (see the module docstring). Starts in IDLE.
 
@@ -421,6 +432,21 @@ class MotionController:
         # _stand's memos: (inputs, height target) and (stand pose, setpoint, joint targets).
         self._height_memo: tuple[tuple[object, ...], BodyPose] | None = None
         self._solved: tuple[StandPose, BodyPose, FloatArray] | None = None
+        # fresh start: what took control away (None: no hold), and the reports it owes
+        self._hold_cause: str | None = None
+        self._hold_since = -math.inf  # controller time (s) the hold began
+        self._hold_reported = False
+        self._hold_report: tuple[Level, str] | None = None
+        # quiet → STAND: since when (s) the walk has stood still on four feet, uncommanded
+        self._quiet_since: float | None = None
+        self._transition_note = ""
+        self._handover: tuple[float, FloatArray] | None = None  # (start s, stance torques N·m)
+        # the velocity stream: live (a command within command_timeout), since when (s), and
+        # whether its end while walking was reported (then its return is too)
+        self._stream_live = False
+        self._stream_start = -math.inf
+        self._stream_stop_reported = False
+        self._stream_report: tuple[Level, str] | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -507,6 +533,8 @@ class MotionController:
             )
         if self._mode is not MotionMode.STAND or self._auto_walk:
             return None
+        if speed > AUTO_WALK_SPEED and self._hold_cause is not None:
+            return None  # the fresh-start hold: reported once (take_hold_report)
         if speed > AUTO_WALK_SPEED:  # disarmed
             return (
                 "a stop (`stand`, or another controller taking the actuators) holds the robot "
@@ -519,6 +547,97 @@ class MotionController:
             f"walking (a turn alone: above {self.auto_walk_turn_rate:.3f} rad/s); `jointbus mode "
             "walk` walks at any speed"
         )
+
+    # ------------------------------------------------------------------ fresh start
+
+    @property
+    def velocity_held(self) -> str | None:
+        """What took control away since the stick was last neutral (``None``: no hold): while
+        set, a non-zero velocity command does not start walking (see "Fresh start" in the module
+        docstring)."""
+        return self._hold_cause
+
+    def _hold(self, cause: str) -> None:
+        """Control was taken away (``cause``): walking needs a fresh start."""
+        self._auto_walk_armed = False
+        self._auto_walk = False
+        self._hold_cause = cause
+        self._hold_since = self._t_last if self._t_last is not None else -math.inf
+        self._hold_reported = False
+
+    def _release_hold(self, why: str) -> None:
+        """A neutral stick (``why``: a zero command, or none for ``command_timeout``)."""
+        self._auto_walk_armed = True
+        if self._hold_cause is None:
+            return
+        if self._hold_reported:
+            self._hold_report = (
+                Level.OK,
+                f"velocity released: {why} after {self._hold_cause}; the next command walks",
+            )
+        self._hold_cause = None
+        self._hold_reported = False
+
+    def take_hold_report(self) -> tuple[Level, str] | None:
+        """The fresh-start report owed now, once per hold (``None``: nothing new): WARN the
+        first time a held command reaches a standing robot, with the command's figures; OK
+        when the stick centres after that."""
+        report = self._hold_report
+        self._hold_report = None
+        if report is not None:
+            return report
+        cause = self._hold_cause
+        if cause is None or self._hold_reported or self._mode not in _UP:
+            return None
+        v = self._velocity
+        if not self._stream_live or self.foot_speed(v) <= AUTO_WALK_SPEED:
+            return None
+        self._hold_reported = True
+        return (
+            Level.WARN,
+            f"velocity held: send zero first — the command asks for {v.vx:.2f} m/s "
+            f"forward, {v.vy:.2f} m/s sideways, {v.yaw_rate:.2f} rad/s turn, as it did "
+            f"before {cause}; walking needs a fresh start: a zero command (neutral "
+            f"stick), or none for {self.params.command_timeout} s (command_timeout), "
+            "then the next command walks",
+        )
+
+    def lose_control(
+        self, cause: str, now: float | None = None, *, stand: bool = False
+    ) -> MotionMode | None:
+        """This node's commands were not applied for a while (``cause``: its process stalled
+        past the bridge's watchdog; or it starts while the bridge is in safe mode after
+        another incarnation lost the robot). Walking needs a fresh start; a posture mode
+        (and, with ``stand``, IDLE too) goes to DAMPING and stands up again from the measured
+        pose as soon as the bridge applies this node's commands. Returns the new mode when it
+        changed (``None``: it did not). ``now`` (s): when control was found lost (default: the
+        last step's time); silence of the velocity commands counts from then."""
+        self._hold(cause)
+        if now is not None:
+            self._hold_since = now
+        self._quiet_since = None
+        mode = self._mode
+        if mode is MotionMode.FALLEN:
+            return None
+        if mode in _MOVES or (stand and mode is MotionMode.IDLE):
+            self._stand_when_back = mode is not MotionMode.SIT_DOWN
+            self._mode = MotionMode.DAMPING
+            self._start_pending = False
+            self._tucking = False
+            return self._mode
+        return None
+
+    def take_stream_report(self) -> tuple[Level, str] | None:
+        """The velocity stream's report owed now (``None``: nothing new): WARN once when the
+        commands stop while the robot walks (the publisher died mid-stride: the robot stops on
+        four feet, correctly — and says so), OK once when they come back."""
+        report, self._stream_report = self._stream_report, None
+        return report
+
+    @property
+    def transition_note(self) -> str:
+        """Why the last step changed the mode by itself (empty: a move finished)."""
+        return self._transition_note
 
     @property
     def pose_setpoint(self) -> BodyPose:
@@ -659,6 +778,7 @@ class MotionController:
         self.locomotion.start(state, self._setpoint.height, run=run)
         self._mode = MotionMode.LOCOMOTION
         self._auto_walk = False
+        self._quiet_since = None
         return self._mode
 
     def _while_fallen(self, cmd: MotionCommand) -> MotionMode:
@@ -703,7 +823,7 @@ class MotionController:
             self._mode = MotionMode.FALLEN
             self._start_pending = False
             self._tucking = False
-            self._auto_walk = False
+            self._hold("a fall")
             then = "stands up by itself" if self._stand_when_back else "stays down"
             self._fall_report = (
                 f"motion mode {mode.name} -> FALLEN: the robot has fallen over: {how}, tilt "
@@ -776,6 +896,7 @@ class MotionController:
             self._stand_when_back = mode is not MotionMode.SIT_DOWN
             self._mode = MotionMode.DAMPING
             self._start_pending = False
+            self._hold(f"the drives stopped following commands ({reason})")
             return self._mode
         if mode is not MotionMode.DAMPING:
             return None
@@ -834,7 +955,15 @@ class MotionController:
         """
         si, report = self.scale.to_si(twist)
         self._velocity = si
+        if not self._stream_live:
+            self._stream_live = True
+            self._stream_start = now
+            if self._stream_stop_reported:
+                self._stream_stop_reported = False
+                self._stream_report = (Level.OK, "velocity commands are back")
         self._t_command = now
+        if self.foot_speed(si) <= AUTO_WALK_SPEED:
+            self._release_hold("a zero velocity command")
         if si.height_fraction is not None:  # linear.z == 0: height not commanded, keep it
             self._note_height(si.height_fraction, twist.linear.z)
         if self._mode is MotionMode.LOCOMOTION:
@@ -906,8 +1035,13 @@ class MotionController:
         self._t_last = now
         p = self.params
         hdr = header if header is not None else Header.now()
+        self._transition_note = ""
         if now - self._t_command > p.command_timeout:
-            self._auto_walk_armed = True  # no joystick: the next push may start walking
+            # no joystick (for that long since the hold began): the next push may start walking
+            if now - self._hold_since > p.command_timeout:
+                self._release_hold(f"no velocity command for {p.command_timeout} s")
+            if self._stream_live:
+                self._stream_ended(now)
         self._follow_fall(state, now)
         if self._auto_walk:
             self._auto_walk = False
@@ -938,6 +1072,7 @@ class MotionController:
                 self._start_pending = True
             elif mode is MotionMode.STAND_UP:
                 self._mode = MotionMode.STAND
+                self._handover = None
                 self._q_hold = self._q_goal.copy()
             else:
                 self._mode = MotionMode.IDLE
@@ -956,11 +1091,28 @@ class MotionController:
             (False,) * n,
         )
 
+    def _stream_ended(self, now: float) -> None:
+        """The velocity commands stopped (none for ``command_timeout`` at ``now``, s): report it
+        when the robot was walking on them."""
+        self._stream_live = False
+        v = self._velocity
+        if self._mode is not MotionMode.LOCOMOTION or self.foot_speed(v) <= AUTO_WALK_SPEED:
+            return
+        lasted = max(self._t_command - self._stream_start, 0.0)
+        self._stream_stop_reported = True
+        self._stream_report = (
+            Level.WARN,
+            f"velocity commands stopped after {lasted:.1f} s at {math.hypot(v.vx, v.vy):.2f} m/s "
+            f"(turn {v.yaw_rate:.2f} rad/s): none for {self.params.command_timeout} s "
+            "(command_timeout); stopping on four feet",
+        )
+
     def _walk(self, state: EstimatedState, now: float, dt: float, header: Header) -> JointCommand:
         """LOCOMOTION: one step of the trot (:mod:`.locomotion`); STAND once a requested stop
         has every foot down, holding the walking height."""
         p = self.params
-        fresh = now - self._t_command <= p.command_timeout
+        # a command held for a fresh start counts as none (as a stale one does)
+        fresh = now - self._t_command <= p.command_timeout and self._hold_cause is None
         loco = self.locomotion
         out = loco.step(
             state,
@@ -971,6 +1123,21 @@ class MotionController:
         )
         if loco.stop_requested and loco.stopped:
             self._enter_stand(loco.height)
+            self._transition_note = "stopped on four feet"
+        elif loco.stopped and not (fresh and self.foot_speed(self._velocity) > AUTO_WALK_SPEED):
+            if self._quiet_since is None:
+                self._quiet_since = now
+            elif now - self._quiet_since >= p.quiet_time:
+                self._enter_stand(loco.height)
+                self._handover = (now, out.torque.copy())
+                fraction = self._velocity.height_fraction if fresh else None
+                self._height_fraction = 1.0 if fraction is None else fraction
+                self._transition_note = (
+                    f"quiet for {p.quiet_time} s: no motion commanded, every foot down; "
+                    f"standing at {self._height_target().height:.3f} m"
+                )
+        else:
+            self._quiet_since = None
         n = len(self.names)
         # the IK keeps to the limits; its fallback to the measured pose might not (after a slip)
         position = np.clip(out.position, self.lower, self.upper)
@@ -990,6 +1157,7 @@ class MotionController:
     def _enter_stand(self, height: float) -> None:
         """STAND at body ``height`` (m), level: where a walk ends."""
         self._mode = MotionMode.STAND
+        self._handover = None
         self._height_fraction = height / self.params.stand_height
         self._height_anchor = height
         self._rates = (0.0, 0.0, 0.0)
@@ -1053,4 +1221,22 @@ class MotionController:
             except ValueError:  # unreachable only with widened limits: keep the last targets
                 q = self._q_hold
         q = np.clip(q, self.lower, self.upper)
+        handover = self._handover
+        if handover is not None:
+            fade = 1.0 - (now - handover[0]) / HANDOVER_S
+            if fade > 0.0:
+                n = len(self.names)
+                return JointCommand(
+                    header,
+                    SOURCE_NODE,
+                    self.names,
+                    (p.kp,) * n,
+                    (0.0,) * n,
+                    (p.kd,) * n,
+                    tuple(q.tolist()),
+                    (0.0,) * n,
+                    tuple((handover[1] * fade).tolist()),
+                    (False,) * n,
+                )
+            self._handover = None
         return JointCommand.hold(self.names, q, p.kp, p.kd, header=header, source_node=SOURCE_NODE)

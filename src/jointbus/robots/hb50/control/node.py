@@ -79,6 +79,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import time
 from typing import Final
 
 from jointbus import math as jm
@@ -90,6 +91,7 @@ from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
+from jointbus.model.parameters import parameter_defaults
 from jointbus.model.robot import RobotModel
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.control.motion import (
@@ -104,7 +106,9 @@ from jointbus.robots.hb50.control.state_estimator import (
     EstimatorConfig,
     StateEstimator,
 )
+from jointbus.robots.hb50.control.step_pace import StepPace
 from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.robots.hb50.control.velocity_conflict import VelocityConflict
 from jointbus.robots.hb50.control.walking import WALK_PARAMETERS
 from jointbus.robots.hb50.messages import (
     BridgeData,
@@ -136,6 +140,13 @@ SLOW_RATE_HZ: Final = 10.0
 #: give one (a node built with another ``rate_hz`` uses that period instead).
 NOMINAL_PERIOD_S: Final = 0.002
 _MAX_DT_S: Final = 0.1
+#: The bridge's watchdog time (s) when the robot file declares none: a gap this long between two
+#: frames this node stepped on means its commands were not applied (the bridge went safe).
+DEFAULT_WATCHDOG_S: Final = 0.25
+#: A node started while the bridge is in safe mode stands the robot up again only if the body is
+#: at least this share of ``stand_height`` high (held up, not lying: it does not lift a robot
+#: someone left down).
+UP_HEIGHT_FRACTION: Final = 0.6
 #: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
 #: file declares become live; the others keep the node's value).
 CONTROL_PARAMETERS: Final = (
@@ -151,6 +162,7 @@ CONTROL_PARAMETERS: Final = (
     "height_rate",
     "attitude_rate",
     "command_timeout",
+    "quiet_time",
 )
 
 
@@ -262,6 +274,14 @@ class ControlNode(Node):
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
+        self._seen_bridge = False
+        watchdog = parameter_defaults(robot.parameters).get("watchdog_time", DEFAULT_WATCHDOG_S)
+        self.stall_s = float(watchdog)
+        """A gap (s) between two frames stepped on beyond which this node lost control."""
+        self.velocity_conflict = VelocityConflict()
+        """Two sources writing ``velocity_command`` (:mod:`.velocity_conflict`)."""
+        self.pace = StepPace(self.nominal_period_s)
+        """The node's own pace (:mod:`.step_pace`)."""
         try:
             specs = select_specs(
                 robot.parameters, CONTROL_PARAMETERS + WALK_PARAMETERS, missing_ok=True
@@ -370,6 +390,13 @@ class ControlNode(Node):
         except MessageError as exc:
             self.report(Level.WARN, f"velocity_command refused: {exc}", key="velocity_command")
             return
+        fight = self.velocity_conflict.update(
+            time.monotonic(), msg.linear.x, msg.linear.y, msg.angular.z
+        )
+        if fight is not None:
+            level = Level.WARN if fight.conflict else Level.OK
+            self.report(level, fight.text, key="velocity_command sources")
+        self._report_motion_events()
         if report:
             self.report(
                 Level.WARN,
@@ -392,8 +419,18 @@ class ControlNode(Node):
                 Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored"
             )
 
+    def _report_motion_events(self) -> None:
+        """The velocity stream's end or return and the fresh-start hold, once each."""
+        for event, key in (
+            (self.motion.take_stream_report(), "velocity_command stream"),
+            (self.motion.take_hold_report(), "velocity held"),
+        ):
+            if event is not None:
+                self.report(event[0], event[1], key=key)
+
     # ---- the control step --------------------------------------------------------------------
     def _on_bridge_data(self, frame: BridgeData) -> None:
+        start_ns = time.monotonic_ns()
         stamp = frame.header.stamp
         now = stamp.to_seconds()
         last = self._last_stamp
@@ -409,6 +446,8 @@ class ControlNode(Node):
         self._last_stamp = now
         self._now = now
         self._take_staged()
+        if last is not None and now - last > self.stall_s:
+            self._lost_control(now - last, now)
         self._follow_bridge(state)
         before = self.motion.mode
         # Stamped with the frame it answers (the robot's time of the measurement it was computed
@@ -420,13 +459,11 @@ class ControlNode(Node):
         if fall is not None:
             self.report(Level.ERROR if after is MotionMode.FALLEN else Level.OK, fall)
         elif after is not before:
-            why = {
-                MotionMode.LOCOMOTION: "velocity command",
-                MotionMode.STAND: "stopped on four feet"
-                if before is MotionMode.LOCOMOTION
-                else "move finished",
-            }.get(after, "move finished")
+            why = self.motion.transition_note or (
+                "velocity command" if after is MotionMode.LOCOMOTION else "move finished"
+            )
             self.report(Level.OK, f"motion mode {before.name} -> {after.name} ({why})")
+        self._report_motion_events()
         self.joint_command_pub.publish(command)
         state = self.motion.estimate or state  # the walking estimate while walking
         self.robot_state_pub.publish(
@@ -435,11 +472,39 @@ class ControlNode(Node):
         with self._state_lock:
             self._latest = (state, stamp)
         self.frames_used += 1
+        pace = self.pace.step(now, start_ns, time.monotonic_ns())
+        if pace is not None:
+            self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
+
+    def _lost_control(self, gap: float, now: float) -> None:
+        """No control step for ``gap`` s, longer than the bridge's watchdog: this process
+        stalled (SIGSTOP, a host freeze), the bridge stopped applying its commands and the robot
+        may have sagged. Walking from the old command would start from stale foot targets and a
+        stale command: stand up again from the measured pose, and walk on a fresh command only."""
+        before = self.motion.mode
+        after = self.motion.lose_control(
+            f"a {gap:.2f} s stall of the control node (watchdog {self.stall_s:g} s)", now
+        )
+        then = (
+            "it stands up from the measured pose once the bridge applies its commands"
+            if after is MotionMode.DAMPING
+            else f"it stays in {before.name}"
+        )
+        self.report(
+            Level.WARN,
+            f"control lost: no control step for {gap:.2f} s (the bridge's watchdog is "
+            f"{self.stall_s:g} s); motion mode {before.name} -> {self.motion.mode.name}: {then}; "
+            "walking waits for a fresh velocity command (zero first)",
+            key="control lost",
+        )
 
     def _keep_bridge_state(self, msg: BridgeState) -> None:
         self._bridge_state = msg  # one assignment: this runs in the publisher's thread
 
     def _follow_bridge(self, state: EstimatedState) -> None:
+        if not self._seen_bridge and self._bridge_state is not None:
+            self._seen_bridge = True
+            self._found_bridge(self._bridge_state, state)
         owner = command_owner(self._bridge_state)
         if owner and owner != self.name and self.motion.leave_walking():
             self.report(
@@ -463,6 +528,35 @@ class ControlNode(Node):
             )
         else:
             self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
+
+    def _found_bridge(self, bridge: BridgeState, state: EstimatedState) -> None:
+        """The first ``bridge_state`` this node sees: a bridge in safe mode means a controller
+        (this node's previous process, killed or hung) lost the robot. The robot is re-entered
+        from a quiet stance: held up (the fallback's stance) it stands up from the measured pose;
+        down it stays IDLE until ``stand_up``. Either way walking needs a fresh command."""
+        facts = BridgeStatus.of(bridge)
+        if facts.mode is not BridgeMode.SAFE or self.motion.mode is not MotionMode.IDLE:
+            return
+        height = state.height
+        up_height = UP_HEIGHT_FRACTION * self.motion.params.stand_height
+        up = math.isfinite(height) and height >= up_height
+        owner = facts.owner or "unknown"
+        self.motion.lose_control(
+            f"the bridge's safe mode (previous owner {owner!r} lost)", self._now, stand=up
+        )
+        then = (
+            f"the body is up ({height:.3f} m ≥ {up_height:.3f} m): standing up from the measured "
+            "pose"
+            if up
+            else f"the body is down ({height:.3f} m < {up_height:.3f} m): staying IDLE, send "
+            "stand_up"
+        )
+        self.report(
+            Level.WARN,
+            f"started while the bridge is in safe mode (previous owner {owner!r}): {then}; "
+            "walking waits for a fresh velocity command (zero first)",
+            key="control lost",
+        )
 
     def publish_slow(self) -> bool:
         """Publish ``joint_states`` and ``/tf`` from the newest estimate (the 10 Hz timer calls

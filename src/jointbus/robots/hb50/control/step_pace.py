@@ -1,0 +1,107 @@
+"""The control node's own pace: bridge frames it never stepped on, and how long its steps take.
+
+Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component the control node feeds once
+per control step (the frame's stamp, s, and the wall-clock start and end of the step, ns). Why:
+the control node has no loop of its own — it steps on each ``/hb50/bridge_data`` frame, and its
+MAB_RT (depth 1) subscription drops the frames it is too slow for, so a starved node does not fall
+behind, it *skips*: the robot is then steered by fewer, older commands while nothing looks wrong.
+The bridge reports its own pace (``_report_pace`` in :mod:`jointbus.robots.hb50.bridge.node`);
+this is the control node's.
+
+Over each :data:`WINDOW_S` of wall clock: *skipped* = frames the node never stepped on, from the
+gaps between the stamps of the frames it did step on (a gap of ``k`` bridge periods skipped
+``k − 1``), as a share of the frames the bridge sent in that time; *step time* p99 (ms, wall
+clock) = how long a control step took, from the frame's callback to its command's publication.
+The node is behind when more than :data:`BEHIND_SKIPPED` of the frames were skipped:
+:meth:`StepPace.step` answers with a WARN (and again every :data:`REPEAT_WINDOWS` windows while
+it stays behind) and an OK once a window is clean again.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["BEHIND_SKIPPED", "REPEAT_WINDOWS", "WINDOW_S", "PaceReport", "StepPace"]
+
+#: The window (s, wall clock) the figures are taken over.
+WINDOW_S: Final = 2.0
+#: Share of the bridge's frames skipped above which the node is behind (1 %).
+BEHIND_SKIPPED: Final = 0.01
+#: While behind, the WARN is repeated every this many windows.
+REPEAT_WINDOWS: Final = 5
+_GAP_LIMIT_S: Final = 0.1  # a longer gap is a stall (reported on its own), not skipped frames
+
+
+@dataclass(frozen=True, slots=True)
+class PaceReport:
+    """``behind`` (WARN) or caught up (OK), and the text with the window's figures."""
+
+    behind: bool
+    text: str
+
+
+class StepPace:
+    """See the module docstring. ``period_s``: the bridge's frame period (s)."""
+
+    def __init__(self, period_s: float) -> None:
+        self.period_s = period_s
+        self._window_start_ns: int | None = None
+        self._last_stamp: float | None = None
+        self._stepped = 0
+        self._skipped = 0
+        self._durations: list[int] = []
+        self._behind_windows = 0
+        self.behind = False
+        """True from the WARN until the OK."""
+        self.skipped_total = 0
+        """Frames skipped since the start (gaps below the stall limit)."""
+
+    def step(self, stamp_s: float, start_ns: int, end_ns: int) -> PaceReport | None:
+        """Account one control step: the frame's ``stamp_s`` (s) and the step's wall-clock
+        ``start_ns`` / ``end_ns`` (``time.monotonic_ns``). Returns a report when one is due."""
+        last = self._last_stamp
+        self._last_stamp = stamp_s
+        if last is not None:
+            gap = stamp_s - last
+            if 0.0 < gap <= _GAP_LIMIT_S:
+                missed = max(round(gap / self.period_s) - 1, 0)
+                self._skipped += missed
+                self.skipped_total += missed
+        self._stepped += 1
+        self._durations.append(end_ns - start_ns)
+        if self._window_start_ns is None:
+            self._window_start_ns = start_ns
+            return None
+        if start_ns - self._window_start_ns < WINDOW_S * 1e9:
+            return None
+        return self._close_window(end_ns)
+
+    def _close_window(self, now_ns: int) -> PaceReport | None:
+        sent = self._stepped + self._skipped
+        skipped = self._skipped / sent if sent else 0.0
+        durations = sorted(self._durations)
+        p99 = durations[min(len(durations) - 1, math.ceil(0.99 * len(durations)) - 1)] / 1e6
+        figures = (
+            f"{skipped * 100:.1f} % of the bridge's frames skipped ({self._skipped} of {sent}), "
+            f"control step p99 {p99:.2f} ms (one frame every {self.period_s * 1e3:g} ms) "
+            f"over the last {WINDOW_S:g} s"
+        )
+        self._window_start_ns = now_ns
+        self._stepped = self._skipped = 0
+        self._durations = []
+        behind = skipped > BEHIND_SKIPPED
+        windows = self._behind_windows
+        self._behind_windows = windows + 1 if behind else 0
+        was = self.behind
+        self.behind = behind
+        if behind and windows % REPEAT_WINDOWS == 0:
+            return PaceReport(
+                True,
+                f"control node starved of CPU: {figures}; the robot is steered by fewer, "
+                "older commands",
+            )
+        if was and not behind:
+            return PaceReport(False, f"control node keeps pace again: {figures}")
+        return None

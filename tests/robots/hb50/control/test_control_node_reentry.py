@@ -1,0 +1,145 @@
+"""Re-entry after the control node lost the robot mid-trot, and the quiet hand-over from walking
+to STAND — the real bridge and control node around MuJoCo, lock-step in simulated time
+(:mod:`support.hb50_lockstep`), ground truth from the simulator.
+
+- A stall of the control node (its process stopped: no frame, no command — the bridge's watchdog
+  trips and it damps) while a 20 Hz velocity stream keeps pushing: the node sees the gap, stands
+  up from the posture it finds (collapsed part-way, tilted), and walks again only after a zero
+  command (issue 20 item 2, issue 22 item 1). The stand-ups must not tip the body over.
+- Walking stopped with zero commands for ``quiet_time``: STAND again (the stand controller), with
+  no dip or jump of the body at the switch (issue 20 item 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from jointbus.bus import MAB_RT
+from jointbus.messages.geometry_msgs import Twist, Vector3
+from jointbus.robots.hb50.bridge.node import BridgeMode
+from jointbus.robots.hb50.messages import Level, MotionMode
+from support.hb50_lockstep import PERIOD, LockstepRobot
+
+pytestmark = pytest.mark.long
+
+FORWARD = Twist(Vector3(0.5, 0.0, 0.0), Vector3())
+ZERO = Twist()
+STREAM_EVERY = 25  # cycles: a 20 Hz publisher
+
+
+class Walker:
+    def __init__(self) -> None:
+        self.robot = LockstepRobot()
+        self.velocity = self.robot.control_bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
+        self.log: list[tuple[float, MotionMode, float, float, float, float]] = []
+
+    def run(self, seconds: float, twist: Twist | None, *, starved: bool = False) -> None:
+        """``seconds`` of simulated time with ``twist`` streamed at 20 Hz (it keeps coming while
+        the node is starved: it is the node that stalls, not the publisher)."""
+        r = self.robot
+        for i in range(round(seconds / PERIOD)):
+            if twist is not None and i % STREAM_EVERY == 0:
+                self.velocity.publish(twist)
+            r.starved = starved
+            r.cycle()
+            r.starved = False
+            pose = r.pose()
+            x, _y, z = pose.position.tolist()
+            vx, vy, vz = pose.linear_velocity.tolist()
+            self.log.append((r.sim_time, r.mode, z, r.tilt(), float(np.hypot(vx, vy)), vz))
+            _ = x
+
+    def since(self, t: float) -> list[tuple[float, MotionMode, float, float, float, float]]:
+        return [e for e in self.log if e[0] >= t]
+
+    def statuses(self, text: str, level: Level) -> list[str]:
+        return [s for s in self.robot.statuses_at(level) if text in s]
+
+    def stand_and_walk(self) -> None:
+        self.robot.run(0.1)
+        self.robot.command("stand_up")
+        self.run(2.5, None)
+        assert self.robot.mode is MotionMode.STAND
+        self.run(2.0, FORWARD)
+        assert self.robot.mode is MotionMode.LOCOMOTION
+
+
+@pytest.fixture
+def walker() -> Iterator[Walker]:
+    made = Walker()
+    try:
+        yield made
+    finally:
+        made.robot.close()
+
+
+@pytest.mark.parametrize("stall_s", [0.5, 1.0, 2.0])
+def test_a_stall_mid_trot_re_enters_from_a_quiet_stance_and_walks_only_on_a_fresh_command(
+    walker: Walker, stall_s: float
+) -> None:
+    r = walker.robot
+    walker.stand_and_walk()
+    walker.run(stall_s, FORWARD, starved=True)  # SIGSTOP: the bridge's fallback holds a stance
+    assert r.bridge.mode in (BridgeMode.SAFE, BridgeMode.HOLD)  # not the stalled owner's
+    assert r.bridge.fallback_phase is not None
+    t_back = r.sim_time
+    low = min(e[2] for e in walker.since(t_back - stall_s))
+    walker.run(4.0, FORWARD)  # SIGCONT, the stream still pushing 0.5 m/s
+    after = walker.since(t_back)
+    worst = max(e[3] for e in after)
+    print(
+        f"\nSTALL {stall_s} s mid-trot: body down to {low:.3f} m; re-entry worst tilt "
+        f"{worst:.3f} rad, modes {sorted({e[1].name for e in after})}"
+    )
+    assert MotionMode.FALLEN not in {e[1] for e in after}
+    assert worst < 0.5
+    assert r.mode is MotionMode.STAND  # stood up, and did not walk off
+    standing = [e for e in after if e[1] is MotionMode.STAND]
+    assert max(e[4] for e in standing[250:]) < 0.1  # m/s, after settling
+    assert len(walker.statuses("control lost: no control step for", Level.WARN)) == 1
+    held = walker.statuses("velocity held: send zero first", Level.WARN)
+    assert len(held) == 1 and "0.50 m/s forward" in held[0]
+    walker.run(0.2, ZERO)  # neutral stick, then a fresh push walks
+    x0 = float(r.pose().position[0])
+    walker.run(2.0, FORWARD)
+    assert r.mode is MotionMode.LOCOMOTION
+    assert (float(r.pose().position[0]) - x0) / 2.0 > 0.2
+    assert walker.statuses("velocity released", Level.OK)
+    assert not r.statuses_at(Level.ERROR)
+
+
+def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: Walker) -> None:
+    r = walker.robot
+    walker.stand_and_walk()
+    walker.run(0.5, ZERO)
+    assert r.mode is MotionMode.LOCOMOTION  # stopping: still the walking controller
+    walker.run(2.5, ZERO)
+    assert r.mode is MotionMode.STAND
+    switch = next(
+        i
+        for i in range(1, len(walker.log))
+        if walker.log[i][1] is MotionMode.STAND and walker.log[i - 1][1] is MotionMode.LOCOMOTION
+    )
+    before = walker.log[switch - 1][2]
+    window = walker.log[switch : switch + round(0.5 / PERIOD)]
+    dip = before - min(e[2] for e in window)
+    jump = max(e[2] for e in window) - before
+    vz = max(abs(e[5]) for e in window)
+    end = walker.log[-1][2]
+    print(
+        f"\nQUIET hand-over: {before:.4f} m at the switch, within 0.5 s down {dip * 1e3:.1f} mm, "
+        f"up {jump * 1e3:.1f} mm, |vz| ≤ {vz:.3f} m/s; standing at {end:.4f} m after "
+        f"{walker.log[-1][0] - walker.log[switch][0]:.2f} s"
+    )
+    assert dip < 0.006 and jump < 0.003  # STAND's own sag (≈ 13 mm) comes later, slowly
+    assert vz < 0.05
+    assert end == pytest.approx(0.327, abs=0.01)  # STAND's height for stand_height 0.34 m
+    quiet = [s for s in r.statuses_at(Level.OK) if "LOCOMOTION -> STAND (quiet for" in s]
+    assert len(quiet) == 1
+    x0 = float(r.pose().position[0])
+    walker.run(2.0, FORWARD)  # a new command walks as before
+    assert r.mode is MotionMode.LOCOMOTION
+    assert float(r.pose().position[0]) - x0 > 0.4
