@@ -98,6 +98,27 @@ feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing; in STAND 
 threshold or held through a stop moves nothing either; :meth:`MotionController.velocity_ignored`
 says why (the node reports it). A zero command (stand still) is nothing to report.
 
+Fresh start (issue: a velocity stream still running walked the robot off the moment an e-stop
+reset had stood it up): whenever control was taken away — the drives stopped following this
+node's commands (e-stop, drives off, the bridge's safe mode or fallback: DAMPING), a fall
+(FALLEN), a stall of this node past the bridge's watchdog, or a new process that finds the bridge
+in safe mode (:meth:`MotionController.lose_control`) — a velocity command is *held*: it does not
+start walking from STAND and counts as none in LOCOMOTION, until the stick is neutral — a zero
+command (speed, turn rate below :data:`AUTO_WALK_SPEED`) or no command for ``command_timeout``
+(the publisher stopped), as RC transmitters and teleop systems want a centred stick before
+re-arming. A command that arrives after the robot is up is *not* enough: a stream that never
+stopped keeps arriving after it. :meth:`MotionController.take_hold_report` gives the node one
+WARN per hold ("velocity held: send zero first …" with the command's figures) the first time a
+held command reaches a standing robot, and one OK when it is released.
+
+Quiet → STAND: LOCOMOTION whose gait clock holds every foot down with no motion commanded (none,
+stale, held, or below :data:`AUTO_WALK_SPEED`) for ``quiet_time`` (1.5 s) hands over to STAND —
+the stand controller and its CPU, at ``stand_height`` (or the commanded ``linear.z`` height) —
+and a new non-zero velocity command starts walking again from STAND. The trot carries the body on
+stance torques, STAND on position gains that take the weight only after a ≈ 1 cm sag, so STAND
+keeps the walk's last stance torques and fades them out over :data:`HANDOVER_S` (1 s): the body
+settles by ≈ 12 mm at under 0.05 m/s instead of dropping.
+
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
 :class:`~jointbus.robots.hb50.messages.VelocityScale` as the seed says): ``angular.x/y`` scaled by
 ``cmd_vel_ang`` are roll and pitch *rates* (rad/s) that move the body attitude target (``angular.z``

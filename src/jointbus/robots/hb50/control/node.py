@@ -50,7 +50,17 @@ STAND_UP, SIT_DOWN, DAMPING, FALLEN), frames the estimator cannot use (ERROR, e.
 missing). Mode changes are reported (OK), with their cause. A fall (the body tipped beyond the
 fall limit, :mod:`.fall_detector`) is ONE ERROR naming roll, pitch, tilt and the estimated base
 height — the mode is FALLEN in RobotState from then on, damping only — and the righting one OK.
-While walking, RobotState carries the walking
+Faults that report (each once, rate-limited, with its figures; an OK when it clears): the
+velocity publisher dying mid-stride ("velocity commands stopped after N s at X m/s; stopping"),
+two sources writing ``velocity_command`` at once (:mod:`.velocity_conflict`: sign reversals per
+second), this node starved of CPU (:mod:`.step_pace`: share of the bridge's frames skipped, step
+time p99, key ``pace``), a held velocity command after control was lost ("velocity held: send zero
+first …"), and control lost: a gap between two frames stepped on longer than the bridge's
+``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING and
+from there through a stand-up from the measured pose, walking only on a fresh command; a node
+that starts while the bridge is in safe mode (its previous process died) stands the robot up
+from the measured pose if the body is up (≥ :data:`UP_HEIGHT_FRACTION` of ``stand_height``) and
+stays IDLE if it is down. While walking, RobotState carries the walking
 estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
 leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
 IDLE.
