@@ -144,3 +144,36 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
     walker.run(2.0, FORWARD)  # a new command walks as before
     assert r.mode is MotionMode.LOCOMOTION
     assert float(r.pose().position[0]) - x0 > 0.4
+
+
+@pytest.mark.parametrize(
+    ("roll", "pitch"), [(0.45, 0.0), (-0.45, 0.0), (0.0, 0.45), (0.0, -0.45), (0.3, 0.3)]
+)
+def test_a_stand_up_from_a_lopsided_collapse_mid_trot_does_not_tip_over(
+    walker: Walker, roll: float, pitch: float
+) -> None:
+    """Collapsed mid-trot (the bridge's damping for 2 s: legs splayed, body on the floor), then
+    one side, the front or the rear lower — as a collapse on uneven ground leaves it: the
+    stand-up from there ends standing, never FALLEN."""
+    import math
+
+    r = walker.robot
+    walker.stand_and_walk()
+    walker.run(2.0, FORWARD, starved=True)
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    r.tip_over((cr * cp, sr * cp, cr * sp, -sr * sp), float(r.pose().position[2]) + 0.02)
+    t_back = r.sim_time
+    walker.run(5.0, FORWARD)
+    after = walker.since(t_back)
+    settled = [e for e in after if e[0] >= t_back + 0.3]  # once it lies on the floor
+    worst = max(e[3] for e in settled)
+    print(
+        f"\nLOPSIDED collapse roll {roll} pitch {pitch}: worst tilt once on the floor "
+        f"{worst:.3f} rad, final {r.mode.name} at {r.pose().position[2]:.3f} m"
+    )
+    assert MotionMode.FALLEN not in {e[1] for e in after}
+    assert r.mode is MotionMode.STAND
+    assert r.pose().position[2] == pytest.approx(0.327, abs=0.015)
+    assert r.tilt() < 0.1
+    assert worst < 0.6

@@ -101,8 +101,10 @@ says why (the node reports it). A zero command (stand still) is nothing to repor
 Fresh start (issue: a velocity stream still running walked the robot off the moment an e-stop
 reset had stood it up): whenever control was taken away — the drives stopped following this
 node's commands (e-stop, drives off, the bridge's safe mode or fallback: DAMPING), a fall
-(FALLEN), a stall of this node past the bridge's watchdog, or a new process that finds the bridge
-in safe mode (:meth:`MotionController.lose_control`) — a velocity command is *held*: it does not
+(FALLEN), a stall of this node past the bridge's watchdog, a new process that finds the bridge
+in safe mode (:meth:`MotionController.lose_control`), or simply a new controller: a stream
+already running when it starts (its previous process may have died mid-trot) — a velocity
+command is *held*: it does not
 start walking from STAND and counts as none in LOCOMOTION, until the stick is neutral — a zero
 command (speed, turn rate below :data:`AUTO_WALK_SPEED`) or no command for ``command_timeout``
 (the publisher stopped), as RC transmitters and teleop systems want a centred stick before
@@ -454,8 +456,10 @@ class MotionController:
         self._height_memo: tuple[tuple[object, ...], BodyPose] | None = None
         self._solved: tuple[StandPose, BodyPose, FloatArray] | None = None
         # fresh start: what took control away (None: no hold), and the reports it owes
-        self._hold_cause: str | None = None
-        self._hold_since = -math.inf  # controller time (s) the hold began
+        # a new process holds a stream that was already running when it started (its previous
+        # process may have been killed mid-trot); silence from the first step releases it
+        self._hold_cause: str | None = "this control node's start"
+        self._hold_since: float | None = None  # controller time (s) the hold began (None: next)
         self._hold_reported = False
         self._hold_report: tuple[Level, str] | None = None
         # quiet → STAND: since when (s) the walk has stood still on four feet, uncommanded
@@ -583,7 +587,7 @@ class MotionController:
         self._auto_walk_armed = False
         self._auto_walk = False
         self._hold_cause = cause
-        self._hold_since = self._t_last if self._t_last is not None else -math.inf
+        self._hold_since = self._t_last
         self._hold_reported = False
 
     def _release_hold(self, why: str) -> None:
@@ -1059,6 +1063,8 @@ class MotionController:
         self._transition_note = ""
         if now - self._t_command > p.command_timeout:
             # no joystick (for that long since the hold began): the next push may start walking
+            if self._hold_since is None:
+                self._hold_since = now
             if now - self._hold_since > p.command_timeout:
                 self._release_hold(f"no velocity command for {p.command_timeout} s")
             if self._stream_live:

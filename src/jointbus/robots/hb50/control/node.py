@@ -157,6 +157,7 @@ DEFAULT_WATCHDOG_S: Final = 0.25
 #: at least this share of ``stand_height`` high (held up, not lying: it does not lift a robot
 #: someone left down).
 UP_HEIGHT_FRACTION: Final = 0.6
+_WALKING_OR_STANDING: Final = (MotionMode.LOCOMOTION, MotionMode.STAND)
 #: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
 #: file declares become live; the others keep the node's value).
 CONTROL_PARAMETERS: Final = (
@@ -457,7 +458,9 @@ class ControlNode(Node):
         self._now = now
         self._take_staged()
         if last is not None and now - last > self.stall_s:
-            self._lost_control(now - last, now)
+            self._lost_control(f"no control step for {now - last:.2f} s", now)
+        elif self.motion.mode in _WALKING_OR_STANDING and self._reentering():
+            self._lost_control("the bridge is re-entering from safe mode", now)
         self._follow_bridge(state)
         before = self.motion.mode
         # Stamped with the frame it answers (the robot's time of the measurement it was computed
@@ -486,14 +489,26 @@ class ControlNode(Node):
         if pace is not None:
             self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
 
-    def _lost_control(self, gap: float, now: float) -> None:
-        """No control step for ``gap`` s, longer than the bridge's watchdog: this process
-        stalled (SIGSTOP, a host freeze), the bridge stopped applying its commands and the robot
-        may have sagged. Walking from the old command would start from stale foot targets and a
-        stale command: stand up again from the measured pose, and walk on a fresh command only."""
+    def _reentering(self) -> bool:
+        """The bridge says it is ramping back from safe mode to this node's commands: it
+        stopped applying them (its watchdog tripped), though this node may not have seen the
+        ``safe`` state itself (a host stall: the bridge left safe mode on its first command)."""
+        state = self._bridge_state
+        if state is None:
+            return False
+        facts = BridgeStatus.of(state)
+        return facts.reentry_ramping and facts.owner == self.name
+
+    def _lost_control(self, what: str, now: float) -> None:
+        """The bridge stopped applying this node's commands for a while (``what``: a gap between
+        two frames stepped on longer than the bridge's watchdog — this process stalled: SIGSTOP,
+        a host freeze — or the bridge re-entering from safe mode while this node walks or
+        stands): the robot may have sagged. Walking on from the old command would start from
+        stale foot targets and a stale command: stand up again from the measured pose, and walk
+        on a fresh command only."""
         before = self.motion.mode
         after = self.motion.lose_control(
-            f"a {gap:.2f} s stall of the control node (watchdog {self.stall_s:g} s)", now
+            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)", now
         )
         then = (
             "it stands up from the measured pose once the bridge applies its commands"
@@ -502,8 +517,8 @@ class ControlNode(Node):
         )
         self.report(
             Level.WARN,
-            f"control lost: no control step for {gap:.2f} s (the bridge's watchdog is "
-            f"{self.stall_s:g} s); motion mode {before.name} -> {self.motion.mode.name}: {then}; "
+            f"control lost: {what} (the bridge's watchdog is {self.stall_s:g} s); motion mode "
+            f"{before.name} -> {self.motion.mode.name}: {then}; "
             "walking waits for a fresh velocity command (zero first)",
             key="control lost",
         )
@@ -545,22 +560,26 @@ class ControlNode(Node):
         from a quiet stance: held up (the fallback's stance) it stands up from the measured pose;
         down it stays IDLE until ``stand_up``. Either way walking needs a fresh command."""
         facts = BridgeStatus.of(bridge)
-        if facts.mode is not BridgeMode.SAFE or self.motion.mode is not MotionMode.IDLE:
+        if facts.mode is not BridgeMode.SAFE:
             return
         height = state.height
         up_height = UP_HEIGHT_FRACTION * self.motion.params.stand_height
         up = math.isfinite(height) and height >= up_height
         owner = facts.owner or "unknown"
+        before = self.motion.mode
         self.motion.lose_control(
             f"the bridge's safe mode (previous owner {owner!r} lost)", self._now, stand=up
         )
-        then = (
-            f"the body is up ({height:.3f} m ≥ {up_height:.3f} m): standing up from the measured "
-            "pose"
-            if up
-            else f"the body is down ({height:.3f} m < {up_height:.3f} m): staying IDLE, send "
-            "stand_up"
-        )
+        if self.motion.mode is MotionMode.DAMPING:
+            then = (
+                f"the body is {height:.3f} m high: standing up from the measured pose"
+                + ("" if before is MotionMode.IDLE else f" (a {before.name} was under way)")
+            )
+        else:
+            then = (
+                f"the body is down ({height:.3f} m < {up_height:.3f} m): staying "
+                f"{self.motion.mode.name}, send stand_up"
+            )
         self.report(
             Level.WARN,
             f"started while the bridge is in safe mode (previous owner {owner!r}): {then}; "
