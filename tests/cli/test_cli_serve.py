@@ -120,7 +120,10 @@ def test_a_second_server_of_the_same_name_is_refused_and_the_first_keeps_serving
                 f"(hub port {port}, domain "
             ), second.stderr
             assert arm.read().motor_power  # the client still reaches the first server, powered
-            other = run_cli(port, "serve", "sim://arm6", "--name", "right_arm", "--duration", "1")
+            other = run_cli(
+                port, "serve", "sim://arm6", "--name", "right_arm", "--duration", "1",
+                timeout=60.0,
+            )
             assert other.returncode == 0, other.stderr  # another name is another array
     finally:
         server.kill()

@@ -143,7 +143,8 @@ def test_a_reading_is_flagged_stale_within_a_few_server_periods_then_refused() -
     ):
         assert isinstance(arm, BusActuatorArray)
         time.sleep(0.3)  # ≥ 2 samples: the server's period is measured from their stamps
-        assert arm.server_period_s == pytest.approx(0.01, rel=0.2)  # served at 100 Hz
+        # served at 100 Hz: a loaded host's server publishes late (a longer period), never early
+        assert 0.008 <= arm.server_period_s <= 0.02, arm.server_period_s
         live = arm.read()
         assert not any(a.state & stale for a in live.actuators)
         server.node.shutdown()
