@@ -493,6 +493,7 @@ class Stack:
         seed: int = 0,
         rate_hz: float = DEFAULT_RATE_HZ,
         layout: str | Path | LaunchDescription | None = None,
+        estop_category: int = 1,
     ) -> None:
         if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
             math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
@@ -519,6 +520,15 @@ class Stack:
             )
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise StackConfigError("seed", seed, "an int")
+        if isinstance(estop_category, bool) or estop_category not in (0, 1):
+            raise StackConfigError(
+                "estop_category",
+                estop_category,
+                "0 (STO: drives off at once) or 1 (damped stop, then drives off)",
+            )
+        self.estop_category = estop_category
+        """The bridge's e-stop category (docs/SAFETY.md): 1 damps then switches the drives off,
+        0 switches them off at once."""
         self.layout: LaunchDescription | None = _layout(
             robot, layout, whole=set(chosen) == set(NODES), transport=transport, zenoh=zenoh
         )
@@ -687,6 +697,7 @@ class Stack:
             "--rate", repr(self.rate_hz),
             "--seed", str(self.seed),
             "--namespace", self.namespace,
+            "--estop-category", str(self.estop_category),
         ]
         if self._url_given:
             args += ["--url", self.url]
@@ -753,7 +764,10 @@ class Stack:
         from jointbus.nodes.ground_truth import GroundTruthPublisher
 
         config = BridgeConfig.from_model(
-            self.model, namespace=self.namespace, rate_hz=self.rate_hz
+            self.model,
+            namespace=self.namespace,
+            rate_hz=self.rate_hz,
+            estop_category=self.estop_category,
         )
         # A second bridge of this robot is refused before it opens (and, closing, touches) the
         # actuators the running one owns; BridgeNode would refuse only after the open.
@@ -1225,6 +1239,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url")
     parser.add_argument("--start-command")
     parser.add_argument("--no-realtime", action="store_true")
+    parser.add_argument("--estop-category", type=int, choices=(0, 1), default=1)
     args = parser.parse_args(argv)
     fields = json.loads(args.process)
     spec = ProcessSpec(**{**fields, "nodes": tuple(fields["nodes"])})
@@ -1268,6 +1283,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         rate_hz=args.rate,
         layout="inproc",
+        estop_category=args.estop_category,
     )
     try:
         stack.start()

@@ -143,6 +143,17 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
         ),
     ] = True,
     namespace: NamespaceOption = DEFAULT_NAMESPACE,
+    estop_category: Annotated[
+        int,
+        typer.Option(
+            "--estop-category",
+            min=0,
+            max=1,
+            help="What an e-stop does to the drives: 1 (default) damps the joints until the "
+            "robot is at rest (at most 2 s), then switches the drives off; 0 (STO) switches "
+            "them off at once (a legged robot falls). See docs/SAFETY.md.",
+        ),
+    ] = 1,
     *,
     bus_options: BusOptions,
 ) -> None:
@@ -156,6 +167,7 @@ def bridge(  # noqa: PLR0917 (typer maps parameters to options)
             realtime=_default_realtime() if realtime else None,
             namespace=namespace,
             start_command=None,
+            estop_category=estop_category,
         )
         _run(stack, duration=duration, headless=headless)
 

@@ -168,10 +168,11 @@ from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
+from jointbus.nodes.safety.fallback import DampingFallback, FallbackPolicy, FallbackReport
 from jointbus.nodes.safety.limit_watch import LIMIT_KINDS, LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
-from jointbus.nodes.safety.watchdog import Watchdog, safe_command
+from jointbus.nodes.safety.watchdog import SafeModeEntered, Watchdog, safe_command
 from jointbus.runtime import CycleInfo, Node, NodeSubscription
 from jointbus.runtime.timer import TimerThread
 
@@ -261,6 +262,9 @@ class ArrayNodeConfig:
     power_on_start: bool = False
     rearm_drives_on: bool = False
     state_hz: float | None = None
+    estop_stop_s: float = 0.0
+    estop_rest_speed: float = 0.3
+    estop_rest_s: float = 0.2
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.rate_hz) and 0.0 < self.rate_hz <= 2000.0):
@@ -284,6 +288,27 @@ class ArrayNodeConfig:
             self.reentry_speed, self.reentry_gain_time, self.reentry_tolerance
         )
         Arbiter.check_timing(self.takeover_hz, self.arbitration_window_s, self.fallback_s)
+        check_estop_stop(self.estop_stop_s, self.estop_rest_speed, self.estop_rest_s)
+
+    @property
+    def estop_category(self) -> int:
+        """The e-stop's stop category (IEC 60204-1): 0 (STO, drives off at once) when
+        ``estop_stop_s`` is 0, else 1 (damped, then drives off)."""
+        return 0 if self.estop_stop_s == 0.0 else 1
+
+
+def check_estop_stop(stop_s: float, rest_speed: float, rest_s: float) -> None:
+    """ValueError unless ``stop_s`` (s, 0 = STO) is finite and in [0, 10], ``rest_speed``
+    (rad/s) > 0 and ``rest_s`` (s) ≥ 0, all finite."""
+    if not (math.isfinite(stop_s) and 0.0 <= stop_s <= 10.0):
+        raise ValueError(
+            f"estop_stop_s = {stop_s!r}; expected 0 (category 0: drives off at once) or a "
+            "category-1 damped stop of at most 10 s"
+        )
+    if not (math.isfinite(rest_speed) and rest_speed > 0.0):
+        raise ValueError(f"estop_rest_speed = {rest_speed!r}; expected a finite speed > 0 rad/s")
+    if not (math.isfinite(rest_s) and rest_s >= 0.0):
+        raise ValueError(f"estop_rest_s = {rest_s!r}; expected a finite time ≥ 0 s")
 
 
 class ImpedanceInput(ImpedanceMessage, Protocol):
@@ -362,6 +387,7 @@ class ArrayNode(Node):
         timers: TimerThread | None = None,
         run_loop: bool = True,
         stamp_ns: Callable[[], int] | None = None,
+        fallback: FallbackPolicy | None = None,
     ) -> None:
         s = config or ArrayNodeConfig()
         self.settings = s
@@ -411,6 +437,15 @@ class ArrayNode(Node):
         )
         """Shapes the owner's commands after the drives stopped following them."""
         self._safe = safe_command(array.count, s.safe_kd, self._has_brake)
+        self.fallback: FallbackPolicy = fallback or DampingFallback(self._safe)
+        """What is written when the stream's owner stalls or dies while it ran (see the module
+        docstring): damping by default, a robot's own policy where given."""
+        self._fallback_active = False
+        self._fallback_cycles = 0
+        #: Cycles of the category-1 e-stop's damped stop so far (``None``: not stopping), and
+        #: the consecutive cycles every joint was at rest.
+        self._estop_stop_cycles: int | None = None
+        self._estop_rest_cycles = 0
         #: Velocity-type one-shot commands standing per joint (the command watchdog).
         self._expiry = CommandExpiry(array.count, s.command_timeout_s)
         self._braked = np.zeros(array.count, dtype=np.bool_)  # brakes of the last command run
@@ -568,6 +603,16 @@ class ArrayNode(Node):
         """True while the e-stop is latched."""
         return self.estop.latched
 
+    @property
+    def fallback_phase(self) -> str | None:
+        """The fallback's phase while it drives the array (``None``: no fallback runs)."""
+        return self.fallback.phase if self._fallback_active else None
+
+    @property
+    def estop_stopping(self) -> bool:
+        """True during a category-1 e-stop's damped stop (latched, drives still on)."""
+        return self._estop_stop_cycles is not None
+
     # ---- impedance inputs (any thread: only queue, with the arrival time) ----------------------
     def _on_impedance(self, cmd: JointImpedance) -> None:
         self._commands.append((self.clock(), cmd, self.impedance_check))
@@ -677,8 +722,22 @@ class ArrayNode(Node):
                 self._not_owner.clear()
             previous = self._mode
             mode = self._decide(reading, now_ns)
+            if mode is StreamMode.RUN:
+                last_ns = self.watchdog.last_feed_ns
+                silence_s = 0.0 if last_ns is None else (now_ns - last_ns) / 1e9
+                if silence_s >= self.fallback.early_after_s and self.fallback.early(
+                    reading, self.last_applied, silence_s
+                ):  # the policy will not wait for the watchdog (a robot mid-stride)
+                    self._begin_fallback(reading, silence_s)
+                    mode = self._decide(reading, now_ns)
             for event in self.watchdog.take_events():
                 self._event(Level.WARN, "watchdog", event.describe())
+                ran = previous is StreamMode.RUN and mode is StreamMode.SAFE
+                if ran and isinstance(event, SafeModeEntered) and not self._fallback_active:
+                    self._begin_fallback(reading, event.silence_s)
+                    mode = self._decide(reading, now_ns)
+            if self._fallback_active and mode not in (StreamMode.SAFE, StreamMode.HOLD):
+                self._end_fallback(f"{mode.value}")
             self._begin_reentry(previous, mode, new_owner, reading)
             self._mode = mode
             command = None
@@ -688,7 +747,14 @@ class ArrayNode(Node):
                 if self.reentry.shaped:  # the ramp's command, not the owner's as sent
                     source = self.name
             self._publish(reading, now_ns)
-            if mode is StreamMode.HOLD:
+            if self._fallback_active:
+                self._fallback_cycles += 1
+                fallback = self.fallback.command(reading)
+                self._write(self.thermal.derate(fallback), "fallback", self.name)
+                self._take_fallback_reports()
+            elif mode is StreamMode.ESTOP and self._estop_stop_cycles is not None:
+                self._estop_stop(reading)
+            elif mode is StreamMode.HOLD:
                 self._write(self.thermal.derate(self._hold()), "hold", self.name)
             elif mode is StreamMode.SAFE:
                 self._write(self.thermal.derate(self._safe), "safe", self.name)
@@ -714,6 +780,10 @@ class ArrayNode(Node):
             return StreamMode.IDLE
         if self.estop.holding:
             return StreamMode.HOLD
+        if self._fallback_active:
+            self.watchdog.expired(now_ns)  # its own report when its time passes
+            # quiet: the fallback holds a pose a controller may start from
+            return StreamMode.HOLD if self.fallback.quiet else StreamMode.SAFE
         if self.watchdog.expired(now_ns) or self._command is None:
             return StreamMode.SAFE
         return StreamMode.RUN
@@ -749,6 +819,8 @@ class ArrayNode(Node):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # sent before the last reset / drive-on: never a stale target
+            if self._fallback_active and not self._admitted(cmd.source_node, command):
+                continue
             self._command = command
             self._command_source = cmd.source_node
             self.command_stamp_ns = cmd.header.stamp.to_ns()
@@ -762,6 +834,72 @@ class ArrayNode(Node):
                     "hold",
                     f"hold released: command from {cmd.source_node!r} received after re-arming",
                 )
+
+    # ---- the fallback (loop thread) ---------------------------------------------------------
+    def _begin_fallback(self, reading: JointReading, silence_s: float) -> None:
+        """The owner fell silent while its commands ran: the fallback policy takes over from
+        the command written last cycle."""
+        self._fallback_active = True
+        self._fallback_cycles = 0
+        report = self.fallback.begin(reading, self.last_applied, silence_s)
+        if report is not None:
+            self._fallback_report(report)
+        self._take_fallback_reports()
+
+    def _end_fallback(self, why: str) -> None:
+        """The fallback ends without a command: ``why`` (the node's new mode)."""
+        self._fallback_active = False
+        self.fallback.cancel()
+        self._event(
+            Level.WARN,
+            "fallback",
+            f"fallback ({self.fallback.name}) ended after {self._fallback_seconds():.2f} s: "
+            f"mode {why}",
+        )
+
+    def _fallback_seconds(self) -> float:
+        return self._fallback_cycles / self.settings.rate_hz
+
+    def _admitted(self, source: str, command: ImpedanceCommand) -> bool:
+        """Whether a valid command of ``source`` may end the fallback now (the policy decides;
+        a refusal is one WARN a second per source, repeats counted, with the policy's reason)."""
+        reading = self._last_reading
+        reason = None if reading is None else self.fallback.admits(command, reading)
+        if reason is not None:
+            self.report(
+                Level.WARN,
+                f"command from {source!r} not applied during the fallback "
+                f"({self.fallback.phase}): {reason}",
+                json.dumps(
+                    {"event": "fallback", "refused": source, "phase": self.fallback.phase}
+                ).encode(),
+                key=f"fallback-refused:{source}",
+            )
+            return False
+        phase = self.fallback.phase
+        self._fallback_active = False
+        self.fallback.cancel()
+        self._hold_cause = f"fallback ({phase})"
+        self._event(
+            Level.OK,
+            "fallback",
+            f"fallback ({self.fallback.name}) ended after {self._fallback_seconds():.2f} s in "
+            f"phase {phase}: {source!r} commands again",
+        )
+        return True
+
+    def _take_fallback_reports(self) -> None:
+        for report in self.fallback.take_reports():
+            self._fallback_report(report)
+
+    def _fallback_report(self, report: FallbackReport) -> None:
+        self._event_seq += 1
+        self.report(
+            Level[report.level],
+            report.text,
+            report.data(),
+            key=f"event:fallback:{self._event_seq % _EVENT_KEYS}",
+        )
 
     def _name_taken(self, source: str, cmd: ImpedanceInput, received_ns: int) -> bool:
         """Refuse a source name that another input (wire type) is using: arbitration ranks
@@ -930,8 +1068,62 @@ class ArrayNode(Node):
             return  # already latched: the first reason stands
         self._ignored_in_estop.clear()
         self._mode = StreamMode.ESTOP
-        self._event(Level.ERROR, "estop", event.describe())
+        if self._fallback_active:
+            self._fallback_active = False
+            self.fallback.cancel()
+        reading = self._last_reading
+        if (
+            self.settings.estop_category == 1
+            and reading is not None
+            and reading.motor_power
+            and not self._power_off_requested
+        ):
+            # Category 1: damped to rest with the drives on, then off (see _estop_stop).
+            self._estop_stop_cycles = 0
+            self._estop_rest_cycles = 0
+            self._event(
+                Level.ERROR,
+                "estop",
+                f"{event.describe()} (category 1: damping until every joint is below "
+                f"{self.settings.estop_rest_speed:g} rad/s for {self.settings.estop_rest_s:g} s, "
+                f"at most {self.settings.estop_stop_s:g} s, then drives off)",
+            )
+            self._write(self._safe, "e-stop damping", self.name)
+            return
+        self._event(Level.ERROR, "estop", f"{event.describe()} (category 0: drives off at once)")
         self._drives_off("e-stop", engage_brakes=True, strict=strict)
+
+    def _estop_stop(self, reading: JointReading) -> None:
+        """One cycle of a category-1 e-stop: damping (``kp = 0``, no torque, brakes where fitted)
+        until every joint has been at rest for ``estop_rest_s`` or ``estop_stop_s`` has passed
+        (counted in cycles), then drives off. Nothing an owner sends is applied meanwhile."""
+        cycles = self._estop_stop_cycles
+        if cycles is None:  # pragma: no cover - the caller checked
+            return
+        cycles += 1
+        self._estop_stop_cycles = cycles
+        s = self.settings
+        velocity = reading.velocity
+        at_rest = bool(np.all(np.abs(velocity[np.isfinite(velocity)]) < s.estop_rest_speed))
+        self._estop_rest_cycles = self._estop_rest_cycles + 1 if at_rest else 0
+        rest_cycles = max(1, round(s.estop_rest_s * s.rate_hz))
+        elapsed = cycles / s.rate_hz
+        if self._estop_rest_cycles >= rest_cycles or elapsed >= s.estop_stop_s:
+            self._estop_stop_cycles = None
+            why = (
+                f"every joint below {s.estop_rest_speed:g} rad/s for {s.estop_rest_s:g} s"
+                if self._estop_rest_cycles >= rest_cycles
+                else f"the {s.estop_stop_s:g} s bound"
+            )
+            self._drives_off("e-stop", engage_brakes=True)
+            self._event(
+                Level.WARN,
+                "estop",
+                f"e-stop category 1: damped stop over after {elapsed:.2f} s ({why}); drives off",
+            )
+            return
+        self._write(self._safe, "e-stop damping", self.name)
+
 
     def _reset_estop(self, positions: npt.NDArray[np.float64], now_ns: int) -> None:
         """Re-arm after an e-stop; ``positions`` are the measured ones (rad, the hold target)."""
@@ -941,6 +1133,7 @@ class ArrayNode(Node):
         event = self.estop.reset(now_ns, self._clipped(positions).tolist())
         if event is None:  # pragma: no cover - latched was checked above
             return
+        self._estop_stop_cycles = None  # a reset mid-stop: re-armed, holding the measured pose
         self._hold_cmd = None
         self._event(Level.OK, "estop", event.describe())
         if not self._streaming or not self.settings.rearm_drives_on:
@@ -958,6 +1151,7 @@ class ArrayNode(Node):
 
     def _power_off(self, *, engage_brakes: bool, strict: bool = False) -> None:
         self._power_off_requested = True
+        self._estop_stop_cycles = None
         self._command = None
         self._hold_cmd = None
         self._expiry.disarm()

@@ -40,6 +40,7 @@ from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.bridge.fallback import StanceFallback, StanceFallbackSettings
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
@@ -135,6 +136,14 @@ class Rig:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     r = Rig()
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def sto_rig() -> Iterator[Rig]:
+    """A bridge whose e-stop is category 0 (STO: drives off at once), the explicit option."""
+    r = Rig(BridgeConfig(estop_category=0))
     yield r
     r.close()
 
@@ -419,22 +428,22 @@ def test_watchdog_time_is_configurable() -> None:
 # -- e-stop --------------------------------------------------------------------------------
 
 
-def test_estop_latches_until_an_explicit_reset(rig: Rig) -> None:
+def test_estop_latches_until_an_explicit_reset(sto_rig: Rig) -> None:
     cmd = hold(HOME)
-    rig.run(0.3, every_cycle(cmd))
-    rig.step(cmd, "estop jointbus_cli")
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert rig.node.last_applied is None
-    assert rig.states[-1].drives_enabled is False
-    assert "estop: hardware_command estop jointbus_cli" in rig.states[-1].status
-    assert rig.sim.read_joints().motor_power is False
-    rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert rig.sim.read_joints().motor_power is False
-    rig.step(cmd, "power on")
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert any("power on refused" in s.status for s in rig.errors())
-    assert any("E-STOP latched" in s.status for s in rig.errors())
+    sto_rig.run(0.3, every_cycle(cmd))
+    sto_rig.step(cmd, "estop jointbus_cli")
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert sto_rig.node.last_applied is None
+    assert sto_rig.states[-1].drives_enabled is False
+    assert "estop: hardware_command estop jointbus_cli" in sto_rig.states[-1].status
+    assert sto_rig.sim.read_joints().motor_power is False
+    sto_rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert sto_rig.sim.read_joints().motor_power is False
+    sto_rig.step(cmd, "power on")
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert any("power on refused" in s.status for s in sto_rig.errors())
+    assert any("E-STOP latched" in s.status for s in sto_rig.errors())
 
 
 def test_reset_holds_the_measured_position_and_never_jumps_to_the_stale_target(
@@ -1084,25 +1093,25 @@ def test_a_player_command_is_refused_while_the_control_node_streams(rig: Rig) ->
     assert rig.node.mode is BridgeMode.RUN
 
 
-def test_the_estop_service_latches_the_bridge_and_a_hardware_reset_rearms_it(rig: Rig) -> None:
+def test_the_estop_service_latches_the_bridge_and_a_hardware_reset_rearms_it(sto_rig: Rig) -> None:
     """``/hb50/estop`` (what ``bus://hb50`` and ``jointbus estop`` call) is hb50's e-stop: drives
     off, motion refused with ESTOPPED naming the reason; ``reset`` on ``hardware_command`` holds
     the measured pose until a fresh command."""
     names = ArrayNames("hb50")
-    rig.run(0.2, every_cycle(hold(HOME)))
-    assert rig.bus.client(names.estop, String, ActuatorReply).call(String("test stop")).accepted
-    rig.step(hold(HOME))
-    assert rig.node.mode is BridgeMode.ESTOP
-    assert BridgeStatus.parse(rig.states[-1].status).estop_reason == "test stop"
-    assert not rig.states[-1].drives_enabled
-    power = rig.bus.client(names.request("power"), PowerRequest, ActuatorReply)
+    sto_rig.run(0.2, every_cycle(hold(HOME)))
+    assert sto_rig.bus.client(names.estop, String, ActuatorReply).call(String("test stop")).accepted
+    sto_rig.step(hold(HOME))
+    assert sto_rig.node.mode is BridgeMode.ESTOP
+    assert BridgeStatus.parse(sto_rig.states[-1].status).estop_reason == "test stop"
+    assert not sto_rig.states[-1].drives_enabled
+    power = sto_rig.bus.client(names.request("power"), PowerRequest, ActuatorReply)
     refused = power.call(PowerRequest(on=True))
     assert not refused.accepted and refused.reason == "ESTOPPED"
     assert "test stop" in refused.detail
-    rig.step("reset")
-    assert rig.node.mode is BridgeMode.HOLD
-    rig.step(hold(HOME))
-    assert rig.node.mode is BridgeMode.RUN
+    sto_rig.step("reset")
+    assert sto_rig.node.mode is BridgeMode.HOLD
+    sto_rig.step(hold(HOME))
+    assert sto_rig.node.mode is BridgeMode.RUN
 
 
 def test_a_second_sender_under_the_control_nodes_name_is_refused(rig: Rig) -> None:
@@ -1174,24 +1183,24 @@ def test_commands_during_an_estop_are_said_to_be_ignored_once_per_source(rig: Ri
     assert len(ignored) == 3, ignored
 
 
-def test_a_reset_rearms_the_drives_when_no_stream_was_running(rig: Rig) -> None:
+def test_a_reset_rearms_the_drives_when_no_stream_was_running(sto_rig: Rig) -> None:
     """hb50's ``reset`` switches the drives on whether or not an impedance stream ran before the
     stop (here a one-shot Player command had the array): ``jointbus estop --reset`` promises
     "drives on"; without a stream there is nothing to hold, so the mode is ``idle``."""
     names = ArrayNames("hb50")
-    rig.run(0.2, every_cycle(hold(HOME)))
-    rig.run(0.3)  # the control node is silent: safe mode
+    sto_rig.run(0.2, every_cycle(hold(HOME)))
+    sto_rig.run(0.3)  # the control node is silent: safe mode
     command = jointbus_msgs.ActuatorPositionCommand
-    position = rig.bus.client(names.command("position"), command, ActuatorReply)
+    position = sto_rig.bus.client(names.command("position"), command, ActuatorReply)
     assert position.call(command(joint=2, position=float(HOME[2]))).accepted
-    rig.step()
-    assert rig.node.mode is BridgeMode.IDLE
-    rig.step("estop test")
-    assert rig.node.mode is BridgeMode.ESTOP and not rig.sim.read_joints().motor_power
-    rig.step("reset")
-    assert rig.sim.read_joints().motor_power and rig.states[-1].drives_enabled
-    assert rig.node.mode is BridgeMode.IDLE
-    assert any("reset: drives on" in t for t in rig.texts())
+    sto_rig.step()
+    assert sto_rig.node.mode is BridgeMode.IDLE
+    sto_rig.step("estop test")
+    assert sto_rig.node.mode is BridgeMode.ESTOP and not sto_rig.sim.read_joints().motor_power
+    sto_rig.step("reset")
+    assert sto_rig.sim.read_joints().motor_power and sto_rig.states[-1].drives_enabled
+    assert sto_rig.node.mode is BridgeMode.IDLE
+    assert any("reset: drives on" in t for t in sto_rig.texts())
 
 
 def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_up() -> None:
@@ -1251,3 +1260,138 @@ def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_
     finally:
         node.shutdown()
         bus.close()
+
+
+# -- the fallback and the e-stop category ----------------------------------------------------
+
+
+@pytest.fixture
+def model_rig() -> Iterator[Rig]:
+    """A bridge built from the robot file, as the stack builds it: hb50's stance fallback."""
+    r = Rig(BridgeConfig.from_model(ROBOT))
+    yield r
+    r.close()
+
+
+def test_a_silent_owner_hands_a_standing_robot_to_the_stance_fallback_which_says_so(
+    model_rig: Rig,
+) -> None:
+    rig = model_rig
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.run(0.3)  # the owner falls silent: after 250 ms the fallback takes over
+    assert rig.node.mode is BridgeMode.SAFE and rig.node.fallback_phase == "stance"
+    applied = rig.node.last_applied
+    assert applied is not None and min(applied.kp.tolist()) > 70.0  # stiff, not damping
+    assert "fallback: stance" in rig.states[-1].status
+    assert BridgeStatus.of(rig.states[-1]).fallback == "stance"
+    texts = rig.texts()
+    assert any("fallback: no command for" in t and "while the robot stood" in t for t in texts)
+    # the owner's next command, computed before the stall, is held back while it is not quiet
+    rig.step(cmd)
+    assert rig.node.mode is BridgeMode.SAFE and rig.node.last_applied_source == "bridge_node"
+    texts = rig.texts()
+    assert any("not applied during the fallback" in t and "not yet quiet" in t for t in texts)
+    rig.run(0.7)  # stance done and quiet: the bridge holds a pose a controller may start from
+    assert rig.node.mode is BridgeMode.HOLD and rig.states[-1].drives_enabled is True
+    far = hold(HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0))
+    rig.step(far)
+    assert rig.node.mode is BridgeMode.HOLD
+    assert any("from the measured" in t for t in rig.texts())
+    rig.step(hold(rig.positions()))  # a stand-up from the measured pose is admitted
+    assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
+    assert any("fallback (stance, then sit) ended" in t for t in rig.texts())
+
+
+def test_without_a_controller_the_fallback_sits_the_robot_down(model_rig: Rig) -> None:
+    rig = model_rig
+    rig.run(0.3, every_cycle(hold(HOME)))
+    settings = StanceFallbackSettings()
+    rig.run(0.25 + settings.stance_s + settings.hold_s + settings.sit_s + 0.2)
+    assert rig.node.fallback_phase == "sat"
+    fb = rig.node.fallback
+    assert isinstance(fb, StanceFallback)
+    assert np.allclose(rig.positions(), fb.q_sit, atol=0.02)
+    assert any("sitting down to 0.14 m" in t for t in rig.texts())
+
+
+def test_a_category_1_estop_damps_to_rest_then_switches_the_drives_off(rig: Rig) -> None:
+    cmd = hold(HOME)
+    rig.run(0.3, every_cycle(cmd))
+    rig.step(cmd, "estop jointbus_cli")
+    assert rig.node.mode is BridgeMode.ESTOP  # latched at once
+    applied = rig.node.last_applied
+    assert applied is not None and applied.kp.tolist() == [0.0] * 12  # damping, not the owner's
+    assert applied.kd.tolist() == [SAFE_KD] * 12
+    status = BridgeStatus.of(rig.states[-1])
+    assert status.estop_stop is not None and status.estop_stop.startswith("category 1: damping")
+    assert rig.sim.read_joints().motor_power is True
+    rig.run(0.1, every_cycle(cmd))  # nothing the owner sends is applied
+    assert rig.node.last_applied_source == "bridge_node"
+    assert rig.node.last_applied is not None and rig.node.last_applied.kp.max() == 0.0
+    # the joints are at rest (this simulator has no gravity): drives off after 0.2 s at rest
+    rig.run(0.2, every_cycle(cmd))
+    assert rig.sim.read_joints().motor_power is False and rig.node.last_applied is None
+    assert "estop stop: category 1: damped stop over, drives off" in rig.states[-1].status
+    assert any("damped stop over after" in t and "drives off" in t for t in rig.texts())
+
+
+def test_a_category_0_estop_is_drives_off_at_once_and_says_so(sto_rig: Rig) -> None:
+    sto_rig.run(0.3, every_cycle(hold(HOME)))
+    sto_rig.step("estop")
+    assert sto_rig.sim.read_joints().motor_power is False
+    assert "estop stop: category 0 (STO): drives off at once" in sto_rig.states[-1].status
+
+
+def test_a_category_1_stop_ends_at_its_bound_while_joints_still_move() -> None:
+    rig = Rig(BridgeConfig(estop_stop_s=0.1))
+    try:
+        rig.run(0.3, every_cycle(hold(HOME)))
+        moving = hold(HOME + 1.0)
+        rig.run(0.05, every_cycle(moving))  # re-entry ramp: joints move at ~1 rad/s
+        rig.step("estop")
+        rig.run(0.05)
+        assert rig.sim.read_joints().motor_power is True
+        rig.run(0.06)
+        assert rig.sim.read_joints().motor_power is False
+    finally:
+        rig.close()
+
+
+def test_bad_estop_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="estop_category"):
+        BridgeConfig(estop_category=2)
+    with pytest.raises(ValueError, match="estop_stop_s"):
+        BridgeConfig(estop_stop_s=0.0)
+
+
+def test_joints_measured_past_a_position_or_speed_limit_are_reported_and_counted(
+    rig: Rig,
+) -> None:
+    """Issue 22 item 2 on hb50's bridge: every measured reading is watched, with or without a
+    command: a knee folded past its end and a hip turning past its speed limit are each one ERROR
+    on /hb50/status with joint, index, value and limit (JSON in ``data``), and counted in the
+    events /hb50/diagnostics carries."""
+    rig.run(0.1, every_cycle(hold(HOME)))
+    placed = HOME.copy()
+    placed[2] = -2.75  # fr_j2, limit [-2.705, 0]
+    speeds = np.zeros(12)
+    speeds[3] = 25.0  # fl_j0, limit 20 rad/s
+    with rig.sim.locked() as physics:
+        physics.actuators.set_state(placed, speeds)
+    rig.step()
+    facts = [
+        json.loads(bytes(s.data).decode())
+        for s in rig.errors()
+        if s.data and b'"event": "limit"' in bytes(s.data)
+    ]
+    position = next(f for f in facts if f["kind"] == "position")
+    assert (position["joint"], position["index"], position["limit"]) == ("fr_j2", 2, -2.705)
+    assert position["value"] == pytest.approx(-2.75, abs=0.01)
+    speed = next(f for f in facts if f["kind"] == "speed")
+    assert (speed["joint"], speed["index"], speed["limit"]) == ("fl_j0", 3, 20.0)
+    assert speed["value"] > 22.0
+    texts = [t for t in rig.texts() if "past its position limit" in t or "faster than" in t]
+    assert any("'fr_j2' (index 2)" in t and "limit -2.705 rad" in t for t in texts)
+    counts = rig.node.event_counts()
+    assert counts["limit position"] == 1 and counts["limit speed"] == 1

@@ -145,6 +145,7 @@ from jointbus.nodes.safety.arbiter import Arbiter
 from jointbus.nodes.safety.reentry import ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog
+from jointbus.robots.hb50.bridge.fallback import StanceFallback, StanceFallbackSettings
 from jointbus.robots.hb50.bridge.unchecked_command import (
     HB50_COMMAND_FIELDS,
     decode_unchecked,
@@ -194,6 +195,11 @@ BEHIND_REPEAT_WINDOWS: Final = 10
 #: overshoot; the 0.38 rad/s velocity noise becomes 1.7 N·m (1σ), 7 % of the 24 N·m limit; the
 #: largest torque while sinking was 9.1 N·m.
 SAFE_KD: Final = 4.5
+#: Bound (s) of the category-1 e-stop's damped stop before the drives go off, the
+#: :attr:`BridgeConfig.estop_stop_s` default (see docs/SAFETY.md for the measured stop).
+ESTOP_STOP_S: Final = 2.0
+#: The fallbacks a bridge can run when its command owner stalls or dies (``BridgeConfig.fallback``).
+FALLBACKS: Final = ("stance", "damping")
 
 #: The live parameters the bridge owns, and the :class:`BridgeConfig` field each one sets.
 _PARAMETER_FIELDS: Final[Mapping[str, str]] = {
@@ -266,6 +272,10 @@ class BridgeConfig:
     power_on_start: bool = True
     array_topics_hz: float = 100.0
     parameters: tuple[ParameterSpec, ...] = ()
+    fallback: str = "stance"
+    estop_category: int = 1
+    estop_stop_s: float = ESTOP_STOP_S
+    model: RobotModel | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         specs = tuple(self.parameters)
@@ -276,6 +286,20 @@ class BridgeConfig:
                     f"BridgeConfig.parameters holds {getattr(spec, 'name', spec)!r}; expected "
                     f"declarations of the bridge's parameters {list(BRIDGE_PARAMETERS)}"
                 )
+        if self.fallback not in FALLBACKS:
+            raise ValueError(
+                f"BridgeConfig.fallback = {self.fallback!r}; expected one of {list(FALLBACKS)}"
+            )
+        if self.estop_category not in (0, 1) or isinstance(self.estop_category, bool):
+            raise ValueError(
+                f"BridgeConfig.estop_category = {self.estop_category!r}; expected 0 (STO: drives "
+                "off at once) or 1 (damped stop, then drives off)"
+            )
+        if not (math.isfinite(self.estop_stop_s) and 0.0 < self.estop_stop_s <= 10.0):
+            raise ValueError(
+                f"BridgeConfig.estop_stop_s = {self.estop_stop_s!r}; expected a bound in "
+                "(0, 10] s for the category-1 stop"
+            )
         for name in ("rate_hz", "mirror_hz", "array_topics_hz"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -308,7 +332,8 @@ class BridgeConfig:
         live :attr:`parameters`."""
         declared = {p.name: p for p in model.parameters}
         values: dict[str, object] = {
-            "parameters": select_specs(model.parameters, BRIDGE_PARAMETERS, missing_ok=True)
+            "parameters": select_specs(model.parameters, BRIDGE_PARAMETERS, missing_ok=True),
+            "model": model,
         }
 
         def take(parameter: str, field: str) -> None:
@@ -362,6 +387,22 @@ class BridgeConfig:
             power_on_start=self.power_on_start,
             rearm_drives_on=True,
             state_hz=min(self.array_topics_hz, self.rate_hz),
+            estop_stop_s=self.estop_stop_s if self.estop_category == 1 else 0.0,
+        )
+
+    def fallback_policy(
+        self, tilt: Callable[[], float | None] | None = None
+    ) -> StanceFallback | None:
+        """hb50's :class:`~.fallback.StanceFallback` (stand gains ``hold_kp`` / ``hold_kd``)
+        when :attr:`fallback` is ``"stance"`` and the robot model is known (:meth:`from_model`);
+        ``None``: the array node's damping."""
+        if self.fallback != "stance" or self.model is None:
+            return None
+        return StanceFallback.from_model(
+            self.model,
+            period=1.0 / self.rate_hz,
+            settings=StanceFallbackSettings(kp=self.hold_kp, kd=self.hold_kd, down_kd=self.safe_kd),
+            tilt=tilt,
         )
 
     def tuned(self, values: Mapping[str, ParameterValue]) -> BridgeConfig:
@@ -490,6 +531,7 @@ class BridgeNode(ArrayNode):
             timers=timers,
             run_loop=run_loop,
             stamp_ns=stamp_ns,
+            fallback=cfg.fallback_policy(self._tilt if imu is not None else None),
         )
         try:
             self.check = self.command_check(
@@ -563,6 +605,20 @@ class BridgeNode(ArrayNode):
     def mode(self) -> BridgeMode:  # type: ignore[override]
         """What the bridge wrote in the last cycle (as ``BridgeState`` states it)."""
         return BridgeMode(self._mode.value)
+
+    def _tilt(self) -> float | None:
+        """The body's tilt from vertical (rad) by the IMU, ``None`` when it gives none."""
+        if self._imu is None:
+            return None
+        try:
+            w, x, y, z = np.asarray(self._imu().orientation, dtype=np.float64).reshape(4).tolist()
+        except (ValueError, TypeError, MessageError, DriverError):
+            return None
+        norm = w * w + x * x + y * y + z * z
+        up_z = w * w - x * x - y * y + z * z  # the body z axis's vertical component, × norm
+        if not (math.isfinite(up_z) and math.isfinite(norm)) or norm <= 0.0:
+            return None
+        return math.acos(max(-1.0, min(1.0, up_z / norm)))
 
     # ---- subscription callbacks (any thread: only queue, with the arrival time) ---------------
 
@@ -698,7 +754,7 @@ class BridgeNode(ArrayNode):
         )
         self.last_data = data
         self.data_publisher.publish(data)
-        drives = bool(reading.motor_power) and not self.estop.latched
+        drives = bool(reading.motor_power) and (not self.estop.latched or self.estop_stopping)
         status = self._status_strings()
         up_time = max(0, (now_ns - self._start_ns) // _NS_PER_S)
         state = self.last_state
@@ -819,9 +875,12 @@ class BridgeNode(ArrayNode):
         owner = self.arbiter.owner(self.clock())
         levels = self.thermal.levels
         ramping = self._mode is StreamMode.RUN and self.reentry.ramping
+        fallback = self.fallback_phase
+        stop = self._estop_stop_text() if self.estop.latched else None
         key = (
             owner, self._mode, self.estop.reason, levels, self._publish_text, ramping,
             self.real_time_factor, self.command_rate_hz, self.command_age_p99_cycles,
+            fallback, stop,
         )
         if key != self._state_key:
             strings = BridgeStatus(
@@ -845,10 +904,24 @@ class BridgeNode(ArrayNode):
                     for index, level in enumerate(levels)
                     if level is not ThermalLevel.OK
                 ),
+                fallback=fallback,
+                estop_stop=stop,
             ).to_strings()
             self._state_key = key
             self._state_strings = strings
         return self._state_strings
+
+    def _estop_stop_text(self) -> str:
+        """What the latched e-stop does to the drives (``estop stop:`` in ``BridgeState``)."""
+        cfg = self.settings
+        if cfg.estop_category == 0:
+            return "category 0 (STO): drives off at once"
+        if self.estop_stopping:
+            return (
+                f"category 1: damping until at rest (below {cfg.estop_rest_speed:g} rad/s for "
+                f"{cfg.estop_rest_s:g} s) or {cfg.estop_stop_s:g} s, then drives off"
+            )
+        return "category 1: damped stop over, drives off"
 
     def _publish_mirror(self) -> None:
         state, data = self.last_state, self.last_data

@@ -20,6 +20,12 @@ The strings, in the order the bridge publishes them::
                                               and how many cycles old (by their stamps) the
                                               owner's commands were when applied ('-': none)
     estop: <reason>                           only while the e-stop is latched
+    estop stop: <category and what it does>   only while latched: ``category 0 (STO): ...``
+                                              or ``category 1: damping ... then drives off``
+    fallback: <phase>                         only while the bridge's fallback drives the
+                                              robot (its owner stalled or died): ``stance``,
+                                              ``hold``, ``sit``, ``sat`` or ``down`` (hb50's),
+                                              ``damping`` (the generic one)
     reentry: ramping from the measured pose   only while re-entering run from safe/hold
     thermal <WARN|ERROR>: <joint> (index <i>) one per joint that is not thermally OK
 
@@ -106,6 +112,10 @@ class BridgeStatus:
     command_age_p99_cycles: int | None = None
     """99th percentile, over that window, of the age of each applied command in cycles: the
     cycle's stamp minus the stamp of the frame the command answers (``None``: none applied)."""
+    fallback: str | None = None
+    """The fallback's phase while it drives the robot (``None``: no fallback runs)."""
+    estop_stop: str | None = None
+    """What the latched e-stop does to the drives: its stop category (``None``: not stated)."""
 
     @property
     def estop_latched(self) -> bool:
@@ -124,6 +134,10 @@ class BridgeStatus:
             strings.append(pace)
         if self.estop_reason is not None:
             strings.append(f"estop: {self.estop_reason}")
+        if self.estop_stop is not None:
+            strings.append(f"estop stop: {self.estop_stop}")
+        if self.fallback is not None:
+            strings.append(f"fallback: {self.fallback}")
         if self.reentry_ramping:
             strings.append(f"reentry: {REENTRY_RAMPING}")
         strings.extend(self.thermal_strings())
@@ -153,6 +167,10 @@ class BridgeStatus:
         pace = self.pace_string()
         if pace:
             strings.append(pace)
+        if self.estop_stop is not None:
+            strings.append(f"estop stop: {self.estop_stop}")
+        if self.fallback is not None:
+            strings.append(f"fallback: {self.fallback}")
         if self.reentry_ramping:
             strings.append(f"reentry: {REENTRY_RAMPING}")
         return (*strings, *self.other)
@@ -168,6 +186,8 @@ class BridgeStatus:
         frames: float | None = None
         commands: float | None = None
         age: int | None = None
+        fallback: str | None = None
+        estop_stop: str | None = None
         thermal: list[ThermalNote] = []
         other: list[str] = []
         for text in strings:
@@ -182,6 +202,10 @@ class BridgeStatus:
                 publish = value
             elif key == "estop":
                 estop_reason = value
+            elif key == "estop stop":
+                estop_stop = value
+            elif key == "fallback":
+                fallback = value
             elif key == "reentry" and value == REENTRY_RAMPING:
                 ramping = True
             elif key == "pace" and (pace := _PACE.fullmatch(value)) is not None:
@@ -194,7 +218,7 @@ class BridgeStatus:
                 other.append(text)
         return cls(
             owner, mode, estop_reason, publish, ramping, tuple(thermal), tuple(other),
-            rtf, frames, commands, age,
+            rtf, frames, commands, age, fallback, estop_stop,
         )
 
     @classmethod

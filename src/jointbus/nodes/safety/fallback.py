@@ -1,0 +1,158 @@
+"""What the array node writes when its command owner stalls or dies: the fallback policy hook.
+
+Where it sits: :mod:`jointbus.nodes.safety` (used by the array node, :mod:`jointbus.nodes.array`).
+When the :class:`~jointbus.nodes.safety.Watchdog` finds the impedance stream silent while it ran
+(``run``), the node hands the actuators to a :class:`FallbackPolicy` until the owner (or another
+source) comes back. The core knows no robot, so the policy is a hook:
+
+- :class:`DampingFallback`, the default (``jointbus serve``), is the watchdog's safe command —
+  damping only, brakes where fitted — and lets any valid command back at once: an arm sags slowly
+  in damping and a returning command re-enters through the re-entry ramp.
+- A robot may pass its own. A legged robot's controller dying mid-stride must not collapse the
+  body: hb50's :class:`~jointbus.robots.hb50.bridge.fallback.StanceFallback` puts every foot down,
+  holds a stance, then sits down slowly, and admits a returning controller only once the stance
+  is quiet and only with a command that starts from the measured pose.
+
+Pure logic, as every component here: the node passes each reading and counts the cycles; a policy
+reads no clock and talks to no bus. Its reports are :class:`FallbackReport` values the node puts on
+the status topic (level, text, JSON facts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from jointbus.drivers.actuator_array import JointReading
+from jointbus.drivers.impedance import ImpedanceCommand
+
+__all__ = ["DampingFallback", "FallbackPolicy", "FallbackReport"]
+
+ReportLevel = Literal["OK", "WARN", "ERROR"]
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackReport:
+    """One status report of a fallback: ``level`` (``OK`` / ``WARN`` / ``ERROR``), one line of
+    ``text`` and the same figures as JSON-able ``facts`` (SI units)."""
+
+    level: ReportLevel
+    text: str
+    facts: Mapping[str, object] = field(default_factory=dict)
+
+    def data(self) -> bytes:
+        """``facts`` as the status message's JSON ``data`` (with ``"event": "fallback"``)."""
+        return json.dumps({"event": "fallback", **self.facts}).encode()
+
+
+class FallbackPolicy(Protocol):
+    """What the array node asks of a fallback, in this order (loop thread, one call a cycle).
+
+    :meth:`begin` when the watchdog takes the stream away from a running owner; then, every cycle
+    until a command is admitted or the fallback is cancelled (e-stop, drives off, a one-shot
+    command), :meth:`command` for what to write; :meth:`admits` for each valid command of a
+    source that wants the actuators back. :attr:`quiet` says whether the policy holds a pose of
+    its own that a controller may now start from (the node shows ``hold`` then, ``safe`` before);
+    :attr:`phase` is the word the node's state shows (``"damping"``, ``"stance"``, ...).
+    """
+
+    @property
+    def name(self) -> str:
+        """What the policy does, for reports (``"damping"``, ``"stance, then sit"``)."""
+        ...
+
+    @property
+    def phase(self) -> str:
+        """The current phase (a word), shown in the node's state while the fallback runs."""
+        ...
+
+    @property
+    def early_after_s(self) -> float:
+        """Silence (s) of a running stream after which :meth:`early` is asked, every cycle, if
+        the fallback should take over before the watchdog time (``inf``: never)."""
+        ...
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        """Whether to take over now, ``silence_s`` into a silence shorter than the watchdog's
+        time, rather than keep applying ``last`` (a legged robot frozen mid-stride falls over
+        its two stance feet within a quarter second)."""
+        ...
+
+    @property
+    def quiet(self) -> bool:
+        """True when a returning controller may take over (see :meth:`admits`)."""
+        ...
+
+    def begin(
+        self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
+    ) -> FallbackReport | None:
+        """Take over from ``last`` (the command written in the cycle before; ``None``: nothing
+        was) at ``reading``, after ``silence_s`` s without a command; the report says what the
+        fallback will do and why (``None``: the watchdog's own report says it all)."""
+        ...
+
+    def command(self, reading: JointReading) -> ImpedanceCommand:
+        """The command to write this cycle (each call is one cycle of the node's period)."""
+        ...
+
+    def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        """``None`` if ``command`` (valid, from a source that wants the actuators) may end the
+        fallback now; else why it is refused (a sentence for the status topic)."""
+        ...
+
+    def take_reports(self) -> list[FallbackReport]:
+        """Phase changes since the last call, oldest first (the queue is emptied)."""
+        ...
+
+    def cancel(self) -> None:
+        """The fallback ends without a command (e-stop, drives off, one-shot control)."""
+        ...
+
+
+class DampingFallback:
+    """The default fallback: the watchdog's safe command (``kp = 0``, damping, brakes where
+    fitted) until any valid command comes back — what the array node always did."""
+
+    __slots__ = ("_safe",)
+
+    def __init__(self, safe: ImpedanceCommand) -> None:
+        self._safe = safe
+
+    @property
+    def name(self) -> str:
+        return "damping"
+
+    @property
+    def phase(self) -> str:
+        return "damping"
+
+    @property
+    def early_after_s(self) -> float:
+        return math.inf
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        return False
+
+    @property
+    def quiet(self) -> bool:
+        return False  # damping holds no pose of its own: the node shows ``safe`` throughout
+
+    def begin(
+        self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
+    ) -> FallbackReport | None:
+        return None  # the watchdog's "safe mode (damping)" report is the whole story
+
+    def command(self, reading: JointReading) -> ImpedanceCommand:
+        return self._safe
+
+    def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        return None
+
+    def take_reports(self) -> list[FallbackReport]:
+        return []
+
+    def cancel(self) -> None:
+        return None

@@ -1,0 +1,471 @@
+"""hb50's fallback when its controller stalls or dies: feet down, a held stance, then a slow sit.
+
+Where it sits: :mod:`jointbus.robots.hb50.bridge`, the robot's
+:class:`~jointbus.nodes.safety.fallback.FallbackPolicy` that the array node under hb50's bridge
+runs when the watchdog takes the stream away from a running owner (the control node stopped,
+killed, starved). Only the bridge is sure to be alive then; the generic default — damping only —
+collapsed a standing or trotting hb50 within 0.5 s (a 0.5 s SIGSTOP of the control node mid-trot
+left it at 0.06 m, tilted 2.6–3.1 rad). Pure logic from the robot model: the leg IK of
+:mod:`jointbus.model.leg_ik`, the ``home`` pose's footprint, the stand gains; no clock (cycles of
+the bridge's period are counted), no bus.
+
+**What it does** (times in bridge cycles, the defaults of :class:`StanceFallbackSettings`):
+
+0. *When.* Mid-stride (a foot of the last command at least ``swing_lift`` = 0.02 m above the
+   deepest) it takes over after ``early_s`` = 0.1 s of silence, not the watchdog's 0.25 s: the
+   bridge keeps applying the last command meanwhile, and a trotting hb50 frozen with a diagonal
+   pair in the air falls over the other pair (measured: tilt 0.12 rad at 0.25 s, 0.28 rad at
+   0.5 s, past recovery; on its back 1.5 s later). Standing, at the watchdog's time.
+
+1. *Already down?* From the measured joints the leg IK gives each foot's depth below the body
+   origin. If the deepest foot is less than ``down_depth`` (0.14 m: the sit's feet are 0.119 m
+   deep) below the body, or the IMU tilt (when the bridge has one) exceeds ``down_tilt``
+   (0.5 rad), the robot is lying or fallen: stiffness would only push legs against the floor, so
+   the fallback is damping only (``kp = 0``), as the array node's default.
+2. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
+   y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's) to the depth of the
+   deepest measured foot (clamped between the sit's and ``home``'s depth, so a robot standing
+   low is not pushed up, a swing foot comes down to the ground and a loaded foot is not moved),
+   along a minimum-jerk profile starting from the command written last (the owner's, which the
+   bridge kept applying during the watchdog time), so nothing jumps; stiffness and damping go
+   from that command's to the stand gains (``kp`` 80 N·m/rad, ``kd`` 3 N·m·s/rad from the robot
+   file) and its feed-forward torque fades to zero on the same profile.
+3. *Hold* (``hold_s`` = 5.0 s) of that stance: time for a supervisor to restart a killed
+   controller while the robot still stands. The stance is *quiet* once the stance move is
+   done, ``settle_s`` (0.3 s) has passed and every joint is slower than ``quiet_speed``
+   (0.5 rad/s); from then on a controller may come back (below).
+4. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
+   sit) over the stance's footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
+   the drives on until a controller comes back or someone sends an e-stop.
+
+**Coming back.** A command of a source that wants the actuators (the control node continued
+after a SIGSTOP, restarted after a SIGKILL, a user's controller) is refused until the stance is
+quiet — its targets were computed for a robot in mid-stride — and, once quiet, unless it
+starts from where the robot is: every stiff joint's target within ``reentry_tolerance``
+(0.15 rad) of its measured position (a stand-up from the measured pose), and not damping only
+(``kp = 0`` everywhere would drop the robot the fallback holds). Each refusal says why on
+``/hb50/status``. The array node shows ``mode: safe`` during the stance and ``mode: hold`` once
+it is quiet (the bridge holds a pose a controller may start from), so the control node stands up
+from the measured pose when it sees the drives available again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from jointbus.drivers.actuator_array import JointReading
+from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.model.errors import UnreachableError
+from jointbus.model.leg_ik import LegIK
+from jointbus.model.link import Sphere
+from jointbus.model.robot import RobotModel
+from jointbus.nodes.safety.fallback import FallbackReport
+
+__all__ = ["StanceFallback", "StanceFallbackSettings"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Phases, in order (``down`` instead of all the others for a robot already down).
+PHASES: Final = ("stance", "hold", "sit", "sat", "down")
+
+
+@dataclass(frozen=True, slots=True)
+class StanceFallbackSettings:
+    """Timings (s), speeds (rad/s), heights and depths (m), gains of :class:`StanceFallback`
+    (see the module docstring)."""
+
+    stance_s: float = 0.15
+    early_s: float = 0.1
+    swing_lift: float = 0.02
+    settle_s: float = 0.3
+    hold_s: float = 5.0
+    sit_s: float = 3.0
+    quiet_speed: float = 0.5
+    sit_height: float = 0.14
+    down_depth: float = 0.14
+    down_tilt: float = 0.5
+    reentry_tolerance: float = 0.15
+    footprint_slack: float = 0.08
+    kp: float = 80.0
+    kd: float = 3.0
+    down_kd: float = 4.5
+
+    def __post_init__(self) -> None:
+        for name in (
+            "stance_s", "early_s", "swing_lift", "settle_s", "hold_s", "sit_s", "quiet_speed",
+            "sit_height",
+            "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
+            "down_kd",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"StanceFallbackSettings.{name} = {value!r}; expected a number")
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(
+                    f"StanceFallbackSettings.{name} = {value!r}; expected a finite value ≥ 0"
+                )
+        if self.stance_s <= 0.0 or self.sit_s <= 0.0:
+            raise ValueError("StanceFallbackSettings: stance_s and sit_s must be > 0 s")
+
+
+def _min_jerk(tau: float) -> tuple[float, float]:
+    """Fraction and its derivative (per unit of tau) of the minimum-jerk profile on [0, 1]."""
+    t = min(max(tau, 0.0), 1.0)
+    s = t * t * t * (10.0 - 15.0 * t + 6.0 * t * t)
+    ds = 30.0 * t * t * (1.0 - t) * (1.0 - t)
+    return s, ds
+
+
+def _foot_radius(model: RobotModel, leg: str) -> float:
+    for collision in model.link(f"{leg}_foot").collisions:
+        if isinstance(collision.shape, Sphere):
+            return float(collision.shape.radius)
+    return 0.0
+
+
+class StanceFallback:
+    """hb50's fallback policy (see the module docstring): build with :meth:`from_model`.
+
+    ``legs``: each leg's IK; ``home``: the standing pose (rad, actuator order); ``lower`` /
+    ``upper``: position limits every target is clamped into; ``period``: the bridge cycle (s);
+    ``tilt``: the body's tilt from vertical (rad) now, ``None`` without an IMU.
+    """
+
+    def __init__(
+        self,
+        legs: Sequence[LegIK],
+        home: Sequence[float],
+        lower: Sequence[float],
+        upper: Sequence[float],
+        foot_radius: float,
+        *,
+        period: float,
+        settings: StanceFallbackSettings | None = None,
+        tilt: Callable[[], float | None] | None = None,
+    ) -> None:
+        if not (math.isfinite(period) and period > 0.0):
+            raise ValueError(f"period = {period!r}; expected a finite cycle time > 0 s")
+        self.settings = settings or StanceFallbackSettings()
+        self.legs = tuple(legs)
+        self.period = float(period)
+        self._home: FloatArray = np.array(home, dtype=np.float64)
+        self._lower: FloatArray = np.array(lower, dtype=np.float64)
+        self._upper: FloatArray = np.array(upper, dtype=np.float64)
+        n = self._home.shape[0]
+        if self._lower.shape != (n,) or self._upper.shape != (n,):
+            raise ValueError(f"limits for {self._lower.size} joints; the home pose has {n}")
+        self._tilt = tilt
+        feet = [leg.forward(*self._home[list(leg.joint_indices)].tolist()) for leg in self.legs]
+        self.footprint: FloatArray = np.array(feet, dtype=np.float64)
+        """(legs, 3) m: the ``home`` pose's foot centres in the body frame."""
+        self.home_depth = float(-self.footprint[:, 2].mean())
+        """Depth (m) of the ``home`` feet below the body origin."""
+        self.sit_depth = self.settings.sit_height - foot_radius
+        """Depth (m) of the sit's feet below the body origin (body at ``sit_height``)."""
+        self.q_sit = self.pose_at(self.sit_depth)
+        """The sitting joint pose over the ``home`` footprint (rad, actuator order)."""
+        self._q_sit = self.q_sit
+        self._n = n
+        self._phase = "stance"
+        self._cycles = 0
+        self._quiet = False
+        self._reports: list[FallbackReport] = []
+        self._q0: FloatArray = self._home.copy()
+        self._q_stance: FloatArray = self._home.copy()
+        self._kp0: FloatArray = np.zeros(n)
+        self._kd0: FloatArray = np.zeros(n)
+        self._effort0: FloatArray = np.zeros(n)
+        self._down = ImpedanceCommand.damping(n, self.settings.down_kd)
+        self._max_speed = math.inf
+        self.depth = math.nan
+        """Deepest measured foot (m below the body origin) when the fallback began."""
+
+    @classmethod
+    def from_model(
+        cls,
+        model: RobotModel,
+        *,
+        period: float,
+        settings: StanceFallbackSettings | None = None,
+        tilt: Callable[[], float | None] | None = None,
+    ) -> StanceFallback:
+        """hb50's fallback from its robot file: the legs (``<leg>_j0`` … in actuator order), the
+        ``home`` pose, the position limits and the foot radius."""
+        order = model.actuator_order
+        legs = tuple(
+            LegIK.from_model(model, name.removesuffix("_j0"))
+            for name in order
+            if name.endswith("_j0")
+        )
+        home = model.pose("home")
+        joints = {j.name: j for j in model.joints}
+        return cls(
+            legs,
+            [home.get(name, 0.0) for name in order],
+            [joints[name].limits.position_min for name in order],
+            [joints[name].limits.position_max for name in order],
+            _foot_radius(model, legs[0].leg),
+            period=period,
+            settings=settings,
+            tilt=tilt,
+        )
+
+    # ---- geometry ------------------------------------------------------------------------------
+    def pose_at(self, depth: float, footprint: FloatArray | None = None) -> FloatArray:
+        """Joint targets (rad, actuator order, inside the limits) for every foot at ``depth`` m
+        below the body origin (the body level above its feet), at ``footprint`` (legs, 2: x, y
+        in the body frame, m; default the ``home`` pose's). A foot the leg cannot reach there
+        goes to its ``home`` x, y."""
+        xy = self.footprint[:, :2] if footprint is None else footprint
+        q = self._home.copy()
+        for k, leg in enumerate(self.legs):
+            idx = list(leg.joint_indices)
+            for x, y in (xy[k].tolist(), self.footprint[k, :2].tolist()):
+                try:
+                    q[idx] = leg.solve((x, y, -depth))
+                    break
+                except UnreachableError:
+                    continue
+        clipped: FloatArray = np.clip(q, self._lower, self._upper)
+        return clipped
+
+    def feet(self, position: FloatArray) -> FloatArray:
+        """Each foot's position (legs, 3; m, body frame) at joint ``position`` (rad); NaN where
+        a joint of the leg is not measured."""
+        out = np.full((len(self.legs), 3), math.nan)
+        for k, leg in enumerate(self.legs):
+            q = position[list(leg.joint_indices)]
+            if np.isfinite(q).all():
+                out[k] = leg.forward(*q.tolist())
+        return out
+
+    def foot_depths(self, position: FloatArray) -> FloatArray:
+        """Each foot's depth (m) below the body origin at joint ``position`` (rad); NaN where a
+        joint of the leg is not measured."""
+        depths: FloatArray = -self.feet(position)[:, 2]
+        return depths
+
+    # ---- FallbackPolicy ------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return "stance, then sit"
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    @property
+    def quiet(self) -> bool:
+        return self._quiet
+
+    @property
+    def early_after_s(self) -> float:
+        return self.settings.early_s
+
+    def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
+        """Mid-stride — a foot of the last command ``swing_lift`` (0.02 m) or more above the
+        deepest — take over after ``early_s`` (0.1 s) of silence: the frozen command would hold
+        a foot in the air. Standing, the last command is a stance: the watchdog's time applies."""
+        if last is None:
+            return False
+        depths = self.foot_depths(last.position)
+        if not np.isfinite(depths).any():
+            return False
+        return float(np.nanmax(depths) - np.nanmin(depths)) >= self.settings.swing_lift
+
+    def begin(
+        self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
+    ) -> FallbackReport | None:
+        s = self.settings
+        self._cycles = 0
+        self._quiet = False
+        self._reports = []
+        depths = self.foot_depths(reading.position)
+        deepest = float(np.nanmax(depths)) if np.isfinite(depths).any() else math.nan
+        self.depth = deepest
+        tilt = self._tilt() if self._tilt is not None else None
+        facts: dict[str, object] = {
+            "silence_s": round(silence_s, 3),
+            "foot_depth_m": None if math.isnan(deepest) else round(deepest, 3),
+            "tilt_rad": None if tilt is None or math.isnan(tilt) else round(tilt, 3),
+        }
+        tilted = tilt is not None and math.isfinite(tilt) and tilt > s.down_tilt
+        if math.isnan(deepest) or deepest < s.down_depth or tilted:
+            self._phase = "down"
+            why = (
+                f"tilted {tilt:.2f} rad (> {s.down_tilt:g})"
+                if tilted and tilt is not None
+                else "joints not measured"
+                if math.isnan(deepest)
+                else f"deepest foot {deepest:.3f} m below the body (< {s.down_depth:g} m)"
+            )
+            return FallbackReport(
+                "WARN",
+                f"fallback: no command for {silence_s * 1e3:.0f} ms and the robot is down "
+                f"({why}): damping only ({s.down_kd:g} N·m·s/rad)",
+                {"phase": "down", **facts},
+            )
+        self._phase = "stance"
+        depth = min(max(deepest, self.sit_depth), self.home_depth)
+        # Every foot straight down where it is (a swing foot lands under itself, a stance foot
+        # stays put: moving a loaded foot shoves the body), kept within the slack of home's.
+        home_xy = self.footprint[:, :2]
+        xy = self.feet(reading.position)[:, :2]
+        xy = np.where(np.isfinite(xy), xy, home_xy)
+        slack = s.footprint_slack
+        xy = np.clip(xy, home_xy - slack, home_xy + slack)
+        self._q_stance = self.pose_at(depth, xy)
+        self._q_sit = self.pose_at(self.sit_depth, xy)
+        measured = np.where(np.isfinite(reading.position), reading.position, self._q_stance)
+        if last is not None:
+            stiff = last.kp > 0.0
+            self._q0 = np.clip(np.where(stiff, last.position, measured), self._lower, self._upper)
+            self._kp0 = last.kp.copy()
+            self._kd0 = last.kd.copy()
+            self._effort0 = last.effort.copy()
+        else:
+            self._q0 = np.clip(measured, self._lower, self._upper)
+            self._kp0 = np.zeros(self._n)
+            self._kd0 = np.full(self._n, s.kd)
+            self._effort0 = np.zeros(self._n)
+        facts.update(
+            phase="stance",
+            stance_depth_m=round(depth, 3),
+            kp_from=round(float(self._kp0.mean()), 2),
+            kp_to=s.kp,
+            stance_s=s.stance_s,
+            hold_s=s.hold_s,
+            sit_s=s.sit_s,
+            sit_height_m=s.sit_height,
+        )
+        return FallbackReport(
+            "WARN",
+            f"fallback: no command for {silence_s * 1e3:.0f} ms while the robot stood (deepest "
+            f"foot {deepest:.3f} m below the body): all feet down to a stance at {depth:.3f} m "
+            f"over {s.stance_s:g} s, stiffness {float(self._kp0.mean()):.1f} → {s.kp:g} N·m/rad; "
+            f"held {s.hold_s:g} s, then sitting down to {s.sit_height:g} m over {s.sit_s:g} s",
+            facts,
+        )
+
+    def command(self, reading: JointReading) -> ImpedanceCommand:
+        s = self.settings
+        self._cycles += 1
+        if self._phase == "down":
+            return self._down
+        t = self._cycles * self.period
+        speed = np.abs(reading.velocity[np.isfinite(reading.velocity)])
+        self._max_speed = float(speed.max()) if speed.size else 0.0
+        if (
+            not self._quiet
+            and t >= s.stance_s + s.settle_s
+            and self._max_speed < s.quiet_speed
+        ):
+            self._quiet = True
+            self._reports.append(
+                FallbackReport(
+                    "OK",
+                    f"fallback: stance quiet after {t:.2f} s (fastest joint "
+                    f"{self._max_speed:.2f} rad/s < {s.quiet_speed:g}); a controller may "
+                    "take over with a command that starts from the measured pose",
+                    {"phase": self._phase, "quiet_after_s": round(t, 3),
+                     "max_joint_speed": round(self._max_speed, 3)},
+                )
+            )
+        if t < s.stance_s:
+            frac, dfrac = _min_jerk(t / s.stance_s)
+            position = self._q0 + frac * (self._q_stance - self._q0)
+            velocity = (dfrac / s.stance_s) * (self._q_stance - self._q0)
+            return ImpedanceCommand(
+                position,
+                velocity,
+                (1.0 - frac) * self._effort0,
+                self._kp0 + frac * (s.kp - self._kp0),
+                self._kd0 + frac * (s.kd - self._kd0),
+                np.zeros(self._n, dtype=np.bool_),
+            )
+        sit_start = s.stance_s + s.hold_s
+        if t < sit_start:
+            self._enter("hold", t)
+            return ImpedanceCommand.hold(self._q_stance, s.kp, s.kd)
+        if t < sit_start + s.sit_s:
+            self._enter("sit", t)
+            frac, dfrac = _min_jerk((t - sit_start) / s.sit_s)
+            gap = self._q_sit - self._q_stance
+            zeros = np.zeros(self._n)
+            return ImpedanceCommand(
+                self._q_stance + frac * gap,
+                (dfrac / s.sit_s) * gap,
+                zeros,
+                np.full(self._n, s.kp),
+                np.full(self._n, s.kd),
+                np.zeros(self._n, dtype=np.bool_),
+            )
+        self._enter("sat", t)
+        return ImpedanceCommand.hold(self._q_sit, s.kp, s.kd)
+
+    def _enter(self, phase: str, t: float) -> None:
+        if self._phase == phase:
+            return
+        self._phase = phase
+        s = self.settings
+        text = {
+            "hold": f"fallback: stance reached after {t:.2f} s; holding it {s.hold_s:g} s",
+            "sit": (
+                f"fallback: no controller after {t:.2f} s; sitting down to {s.sit_height:g} m "
+                f"over {s.sit_s:g} s"
+            ),
+            "sat": (
+                f"fallback: sitting at {s.sit_height:g} m after {t:.2f} s, drives on holding "
+                "the sit until a controller takes over"
+            ),
+        }[phase]
+        self._reports.append(
+            FallbackReport("WARN" if phase == "sit" else "OK", text, {"phase": phase,
+                                                                       "t_s": round(t, 3)})
+        )
+
+    def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        s = self.settings
+        if self._phase == "down":
+            return None  # damping only: any controller may take the robot from the floor
+        if not self._quiet:
+            return (
+                f"the fallback stance is not yet quiet ({self._cycles * self.period:.2f} s in, "
+                f"fastest joint {self._max_speed:.2f} rad/s; quiet after ≥ "
+                f"{s.stance_s + s.settle_s:g} s below {s.quiet_speed:g} rad/s): a command "
+                "computed before or during the stall would be applied to a robot still "
+                "catching itself"
+            )
+        stiff = command.kp > 0.0
+        if not stiff.any():
+            return (
+                "damping only (kp = 0 on every joint) would drop the robot the fallback holds; "
+                "send a posture that starts from the measured pose (a stand-up)"
+            )
+        gap = np.where(stiff, np.abs(command.position - reading.position), 0.0)
+        gap = np.where(np.isfinite(gap), gap, 0.0)
+        worst = int(np.argmax(gap))
+        if gap[worst] > s.reentry_tolerance:
+            leg = next((leg for leg in self.legs if worst in leg.joint_indices), None)
+            joint = leg.joint_names[leg.joint_indices.index(worst)] if leg else str(worst)
+            return (
+                f"its target for {joint!r} (index {worst}) is {float(command.position[worst]):.3f}"
+                f" rad, {float(gap[worst]):.2f} rad from the measured "
+                f"{float(reading.position[worst]):.3f} rad (> {s.reentry_tolerance:g}): a "
+                "controller takes over from where the robot is (a stand-up from the measured "
+                "pose)"
+            )
+        return None
+
+    def take_reports(self) -> list[FallbackReport]:
+        reports, self._reports = self._reports, []
+        return reports
+
+    def cancel(self) -> None:
+        self._reports = []
