@@ -58,7 +58,8 @@ time p99, key ``pace``), a held velocity command after control was lost ("veloci
 first …"), and control lost: a gap between two frames stepped on longer than the bridge's
 ``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING and
 from there through a stand-up from the measured pose, walking only on a fresh command; a node
-that starts while the bridge is in safe mode (its previous process died) stands the robot up
+that starts while the bridge is in safe mode or runs its fallback (its previous process died)
+stands the robot up
 from the measured pose if the body is up (≥ :data:`UP_HEIGHT_FRACTION` of ``stand_height``) and
 stays IDLE if it is down. While walking, RobotState carries the walking
 estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
@@ -555,12 +556,13 @@ class ControlNode(Node):
             self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
 
     def _found_bridge(self, bridge: BridgeState, state: EstimatedState) -> None:
-        """The first ``bridge_state`` this node sees: a bridge in safe mode means a controller
-        (this node's previous process, killed or hung) lost the robot. The robot is re-entered
+        """The first ``bridge_state`` this node sees: a bridge in safe mode or running its
+        fallback (``fallback:`` in its state: stance, hold, sit) means a controller (this node's
+        previous process, killed or hung) lost the robot. The robot is re-entered
         from a quiet stance: held up (the fallback's stance) it stands up from the measured pose;
         down it stays IDLE until ``stand_up``. Either way walking needs a fresh command."""
         facts = BridgeStatus.of(bridge)
-        if facts.mode is not BridgeMode.SAFE:
+        if facts.mode is not BridgeMode.SAFE and facts.fallback is None:
             return
         height = state.height
         up_height = UP_HEIGHT_FRACTION * self.motion.params.stand_height
@@ -582,7 +584,8 @@ class ControlNode(Node):
             )
         self.report(
             Level.WARN,
-            f"started while the bridge is in safe mode (previous owner {owner!r}): {then}; "
+            f"started while the bridge is in safe mode or its fallback (previous owner {owner!r}, "
+            f"fallback {facts.fallback or 'none'}): {then}; "
             "walking waits for a fresh velocity command (zero first)",
             key="control lost",
         )
