@@ -82,8 +82,8 @@ def test_a_stall_mid_trot_re_enters_from_a_quiet_stance_and_walks_only_on_a_fres
 ) -> None:
     r = walker.robot
     walker.stand_and_walk()
-    walker.run(stall_s, FORWARD, starved=True)  # SIGSTOP: the bridge damps, the body sinks
-    assert r.bridge.mode is BridgeMode.SAFE
+    walker.run(stall_s, FORWARD, starved=True)  # SIGSTOP: the bridge's fallback takes over
+    assert r.bridge.mode in (BridgeMode.SAFE, BridgeMode.HOLD)  # stance; quiet: hold
     t_back = r.sim_time
     low = min(e[2] for e in walker.since(t_back - stall_s))
     walker.run(4.0, FORWARD)  # SIGCONT, the stream still pushing 0.5 m/s
