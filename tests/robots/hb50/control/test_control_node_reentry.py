@@ -31,8 +31,8 @@ STREAM_EVERY = 25  # cycles: a 20 Hz publisher
 
 
 class Walker:
-    def __init__(self) -> None:
-        self.robot = LockstepRobot()
+    def __init__(self, fallback: str | None = None) -> None:
+        self.robot = LockstepRobot(fallback=fallback)
         self.velocity = self.robot.control_bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
         self.log: list[tuple[float, MotionMode, float, float, float, float]] = []
 
@@ -150,11 +150,20 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
     ("roll", "pitch"), [(0.45, 0.0), (-0.45, 0.0), (0.0, 0.45), (0.0, -0.45), (0.3, 0.3)]
 )
 def test_a_stand_up_from_a_lopsided_collapse_mid_trot_does_not_tip_over(
-    walker: Walker, roll: float, pitch: float
+    roll: float, pitch: float
 ) -> None:
-    """Collapsed mid-trot (the bridge's damping for 2 s: legs splayed, body on the floor), then
-    one side, the front or the rear lower — as a collapse on uneven ground leaves it: the
-    stand-up from there ends standing, never FALLEN."""
+    """Collapsed mid-trot (a bridge whose fallback is the watchdog's damping, for 2 s: legs
+    splayed, body on the floor), then one side, the front or the rear lower — as a collapse on
+    uneven ground leaves it: the stand-up from there ends standing, never FALLEN."""
+
+    walker = Walker(fallback="damping")
+    try:
+        _lopsided(walker, roll, pitch)
+    finally:
+        walker.robot.close()
+
+
+def _lopsided(walker: Walker, roll: float, pitch: float) -> None:
     import math
 
     r = walker.robot
