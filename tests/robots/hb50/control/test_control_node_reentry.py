@@ -147,7 +147,22 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
 
 
 @pytest.mark.parametrize(
-    ("roll", "pitch"), [(0.45, 0.0), (-0.45, 0.0), (0.0, 0.45), (0.0, -0.45), (0.3, 0.3)]
+    ("roll", "pitch"),
+    [
+        (0.45, 0.0),
+        (-0.45, 0.0),
+        (0.0, 0.45),
+        pytest.param(
+            0.0,
+            -0.45,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="open defect: from a collapse pitched -0.45 rad the stand-up tips the "
+                "robot over (FALLEN); the fold and rise do not yet level a pitched body",
+            ),
+        ),
+        (0.3, 0.3),
+    ],
 )
 def test_a_stand_up_from_a_lopsided_collapse_mid_trot_does_not_tip_over(
     roll: float, pitch: float
