@@ -188,11 +188,15 @@ def test_a_stall_mid_trot_re_enters_standing_and_waits_for_a_fresh_command(
     control.send_signal(signal.SIGSTOP)  # type: ignore[attr-defined]
     time.sleep(0.5)
     control.send_signal(signal.SIGCONT)  # type: ignore[attr-defined]
-    assert wait_until(lambda: truth.control_reports("control lost", Level.WARN), 5.0)
+    assert wait_until(
+        lambda: truth.control_reports("control lost", Level.WARN)
+        or truth.control_reports("-> DAMPING", Level.WARN),
+        5.0,
+    )
     worst, low = _held_then_fresh(truth, stream, stopped)
     print(
         f"\nFAULT control node SIGSTOP 0.5 s mid-trot: lowest body {low:.3f} m, worst tilt "
-        f"{worst:.3f} rad; {truth.control_reports('control lost', Level.WARN)[0][:90]}"
+        f"{worst:.3f} rad"
     )
     assert worst < 0.5
 

@@ -460,8 +460,8 @@ class ControlNode(Node):
         self._take_staged()
         if last is not None and now - last > self.stall_s:
             self._lost_control(f"no control step for {now - last:.2f} s", now)
-        elif self.motion.mode in _WALKING_OR_STANDING and self._reentering():
-            self._lost_control("the bridge is re-entering from safe mode", now)
+        elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over()):
+            self._lost_control(why, now)
         self._follow_bridge(state)
         before = self.motion.mode
         # Stamped with the frame it answers (the robot's time of the measurement it was computed
@@ -490,15 +490,21 @@ class ControlNode(Node):
         if pace is not None:
             self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
 
-    def _reentering(self) -> bool:
-        """The bridge says it is ramping back from safe mode to this node's commands: it
-        stopped applying them (its watchdog tripped), though this node may not have seen the
-        ``safe`` state itself (a host stall: the bridge left safe mode on its first command)."""
+    def _taken_over(self) -> str:
+        """Why the bridge is not applying this node's walking or standing commands although
+        this node may not have seen ``mode: safe`` (a host stall: the frames and states of the
+        stall arrive afterwards, or the bridge left safe mode on its first stale command): it
+        runs its fallback (whose quiet ``hold`` counts as drives available), or it is ramping
+        back from safe mode. Empty: neither."""
         state = self._bridge_state
         if state is None:
-            return False
+            return ""
         facts = BridgeStatus.of(state)
-        return facts.reentry_ramping and facts.owner == self.name
+        if facts.fallback is not None:
+            return f"the bridge runs its fallback ({facts.fallback})"
+        if facts.reentry_ramping and facts.owner == self.name:
+            return "the bridge is re-entering from safe mode"
+        return ""
 
     def _lost_control(self, what: str, now: float) -> None:
         """The bridge stopped applying this node's commands for a while (``what``: a gap between
