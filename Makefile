@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test test-long lint typecheck unit bench demo soak fuzz clean
+.PHONY: venv test test-long lint typecheck unit bench demo soak chaos fuzz clean
 
 venv: $(STAMP)
 
@@ -43,6 +43,12 @@ demo: $(STAMP)
 SOAK_MINUTES ?= 30
 soak: $(STAMP)
 	$(PY) -m jointbus.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+
+# The chaos campaign (docs/SAFETY.md): the walking robot under seeded, overlapping faults; exit 0
+# only with 0 invariant violations. `make chaos CHAOS_ARGS="--seed 7"` replays seed 7.
+CHAOS_MINUTES ?= 10
+chaos: $(STAMP)
+	$(VENV)/bin/jointbus chaos --minutes $(CHAOS_MINUTES) $(CHAOS_ARGS)
 
 fuzz: $(STAMP)
 	$(VENV)/bin/pytest -m slow -q tests/fuzz

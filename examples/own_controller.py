@@ -61,6 +61,8 @@ class SquatController(Node):
         stand = StandPose(model)
         height = params["stand_height"]  # m
         self.delta = stand.solve(BodyPose(height - depth)) - stand.solve(BodyPose(height))
+        self.model = model
+        self.lower = self.upper = np.zeros(0)  # rad, actuator order: set with the first frame
         self.squats = max(1, round(duration / period))
         self.period = duration / self.squats  # s: whole squats, so the motion ends where it began
         self.duration = duration
@@ -95,8 +97,13 @@ class SquatController(Node):
             return  # no feedback yet: command nothing rather than guess the pose
         now = time.monotonic()
         if self.start_pose is None:
-            self.start_pose = np.array(frame.joint_position)
             self.names = frame.joint_name
+            limits = self.model.limits_for(self.names)
+            self.lower = np.array([lim.position_min for lim in limits])
+            self.upper = np.array([lim.position_max for lim in limits])
+            # A measured joint at its end reads a hair past it (sensor noise): the bridge refuses
+            # a whole command with one target outside the limits, so keep every target inside.
+            self.start_pose = np.clip(np.array(frame.joint_position), self.lower, self.upper)
             self.t0 = now
             print(f"squatting {self.squats} x {self.period:.1f} s", flush=True)
         t = now - self.t0
@@ -115,7 +122,7 @@ class SquatController(Node):
                 (self.kp,) * n,
                 (0.0,) * n,
                 (self.kd,) * n,
-                tuple((self.start_pose + s * self.delta).tolist()),  # rad
+                tuple(np.clip(self.start_pose + s * self.delta, self.lower, self.upper).tolist()),
                 tuple((ds * self.delta).tolist()),  # rad/s
                 (0.0,) * n,
                 (False,) * n,

@@ -206,3 +206,40 @@ def test_the_walking_robot_keeps_the_wall_clock_and_its_commanded_speed() -> Non
     assert rtf >= 0.98
     assert rate >= 490.0
     assert speed == pytest.approx(0.5, rel=0.15)
+
+
+def test_the_layout_runs_on_an_explicit_listen_endpoint_that_others_reach() -> None:
+    """A robot told where to listen (``demo --listen``, TLS's only way) started in processes:
+    the launcher holds the endpoint, its children listen beside it (each once failed with
+    "Address already in use"); a peer connecting to the endpoint sees the bridge's data."""
+    from jointbus.bus import MAB_RT, Bus
+    from jointbus.robots.hb50.messages import BridgeData
+
+    endpoint = f"tcp/127.0.0.1:{free_port()}"
+    with Stack(zenoh=ZenohConfig(listen=(endpoint,))) as robot:
+        assert robot.processes is not None
+        assert robot.wait_for(lambda s: s.standing, 40.0).standing
+        got: list[BridgeData] = []
+        with Bus(name="peer", zenoh=ZenohConfig(listen=(), connect=(endpoint,))) as peer:
+            peer.subscribe("/hb50/bridge_data", BridgeData, got.append, MAB_RT)
+            assert wait_until(lambda: len(got) >= 50, 10.0)
+
+
+def test_a_stalled_bridge_process_reads_lost_not_old_figures() -> None:
+    """The launcher's status line once kept "loop=339Hz skipped=32.3%" for 100 s after the
+    bridge's reports stopped, beside "bridge=lost". A stalled bridge process is LOST and its
+    loop figures unknown (``?``); when it runs again, both come back."""
+    with Stack(zenoh=ZenohConfig(hub_port=free_port())) as robot:
+        group = robot.processes
+        assert group is not None
+        assert robot.wait_for(lambda s: s.standing, 40.0).standing
+        assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 10.0)  # figures shown
+        group.signal("bridge", signal.SIGSTOP)
+        try:
+            time.sleep(4.0)
+            stalled = robot.summary()
+        finally:
+            group.signal("bridge", signal.SIGCONT)
+        assert stalled.bridge_mode == "lost", stalled.line()
+        assert "loop=?Hz" in stalled.line() and "skipped=?%" in stalled.line(), stalled.line()
+        assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 20.0)

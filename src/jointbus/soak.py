@@ -4,24 +4,31 @@ Where it sits: beside :mod:`jointbus.stack` at the top of the package (it runs a
 :class:`~jointbus.stack.Stack` and a :class:`~jointbus.tools.recorder.Recorder`); ``make soak``
 runs ``python -m jointbus.soak --minutes 30`` and ``tests/soak/test_soak.py`` runs one minute.
 
-**What runs.** The stack with ``transport="zenoh"``: the simulated hb50 stepped by the 500 Hz
-bridge, the control node standing it up and holding it, each node on its own bus and Zenoh
-session, so every message between them is encoded, crosses loopback TCP and is decoded — the
-cross-process path, in one process so that one RSS covers all of it. Zenoh uses the default
-scheme on a free loopback hub port (or ``--hub-port``). A recorder on the bridge's bus writes
-every topic to an MCAP file: the bridge's topics from the bus, the control node's from Zenoh
-(stored as received). Extra *reliable* subscriptions on the control node's bus (the bridge's
-10 Hz state, status reports, heartbeats, loop diagnostics) make sure reliable traffic crosses
-Zenoh in both directions.
+**What runs.** The robot in its process layout, as ``jointbus demo`` runs it
+(:class:`~jointbus.stack.Stack`'s default ``layout="processes"``): the simulated hb50 stepped
+by the 500 Hz bridge in one process, the control node standing it up and holding it in another,
+joined over Zenoh on a free loopback hub port (or ``--hub-port``). This process is the
+observer: a recorder on its bus writes every topic it receives to an MCAP file, and *reliable*
+subscriptions (the bridge's and the control node's 10 Hz state, status reports, heartbeats,
+loop diagnostics) make sure reliable traffic crosses Zenoh from both processes.
 
 **What is measured** (goals from the issue):
 
 - *lost reliable messages* (goal 0): the sequence gaps counted by every reliable subscription of
   both buses (each remote publisher numbers its messages), plus the gaps the recorder saw;
-- *RSS growth* (goal < 5 MB): resident memory from ``/proc/self/status``, sampled every
-  ``sample_s``; growth = median of the last five samples − median of the first five after the
-  warm-up (start-up allocations, the stand-up and the first MCAP chunks are not a leak), and the
-  least-squares slope in MB per hour;
+- *RSS growth* (goal < 5 MB **per process**: the bridge's, the control node's and this
+  observer's): resident memory from ``/proc/<pid>/status``, sampled every ``sample_s``; growth =
+  median of the last five samples − median of the first five after the warm-up (start-up
+  allocations, the stand-up and the first MCAP chunks are not a leak), and the least-squares
+  slope in MB per hour;
+- *real time, per process of the layout* (the issue's goals): the bridge's loop rate by the wall
+  clock (cycles run per second between its first and last ``/hb50/diagnostics`` after the
+  warm-up, by their stamps) ≥ :data:`MIN_RATE_HZ`, the share of its grid slots it skipped ≤
+  :data:`MAX_SKIPPED_FRACTION`, and its lateness p99 (the worst 1 s window) ≤
+  :data:`MAX_LATENESS_P99_S`; the control node's commands received by the bridge per wall-clock
+  second ≥ :data:`MIN_RATE_HZ`, the share of frames it left unanswered ≤
+  :data:`MAX_SKIPPED_FRACTION`, and the age of its commands when applied (``command age p99``
+  of the bridge's state, in cycles: its lateness) ≤ :data:`MAX_COMMAND_AGE_P99_CYCLES`;
 - *what grew* (no goal; glibc only): beside RSS, the C heap's bytes *in use* and *held* (taken
   from the OS by ``malloc``, in use or free) from ``mallinfo2``, with the same medians — so a
   grown RSS reads either as live memory (a leak: in use grows) or as memory the allocator keeps
@@ -30,19 +37,22 @@ Zenoh in both directions.
   writer thread, sampled with RSS) is reported too: when a loaded host starves the writer, the
   queued messages are a burst of live objects, and the memory they took stays with the
   allocators after the queue drains;
-- *overruns*: bridge cycles that woke a period or more late (and the grid slots they skipped),
-  with the loop's lateness — reported, no goal: on a shared VM they come from the host.
+- *overruns*: bridge cycles that woke a period or more late (and the grid slots they skipped) —
+  reported; what they cost is in the rate and skipped goals above.
 
 The MCAP file is read back at the end (its summary's message count must equal what the recorder
-wrote), and the robot must still be standing under the control node.
+wrote), and the robot must still be standing under the control node. "all goals met" only when
+every goal of every process is.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import functools
 import math
+import os
 import socket
 import statistics
 import sys
@@ -54,13 +64,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from jointbus.bus import RELIABLE, Bus, Reliability, Subscriber, ZenohConfig
-from jointbus.robots.hb50.messages import BridgeState, Status
+from jointbus.robots.hb50.messages import BridgeState, BridgeStatus, Status
 from jointbus.runtime import LoopDiagnostics
 from jointbus.stack import Stack
 from jointbus.tools.recorder import Recorder
 
 __all__ = [
+    "MAX_COMMAND_AGE_P99_CYCLES",
+    "MAX_LATENESS_P99_S",
+    "MAX_SKIPPED_FRACTION",
+    "MIN_RATE_HZ",
     "MallocStats",
+    "ProcessReport",
     "SoakConfigError",
     "SoakReport",
     "main",
@@ -72,8 +87,20 @@ __all__ = [
 #: Goals of the issue.
 MAX_RSS_GROWTH_BYTES: Final = 5 * 1024 * 1024
 MAX_LOST_RELIABLE: Final = 0
-#: How long the robot may take to stand up before the soak counts (s).
-STAND_TIMEOUT_S: Final = 30.0
+#: Each process of the layout keeps the 500 Hz grid by the wall clock: at least this rate (Hz)...
+MIN_RATE_HZ: Final = 490.0
+#: ... and skips at most this share of its slots (the bridge) or frames (the control node).
+MAX_SKIPPED_FRACTION: Final = 0.01
+#: The bridge loop's lateness p99 (s; its worst 1 s window): half a 2 ms period.
+MAX_LATENESS_P99_S: Final = 0.001
+#: The control node's commands, when the bridge applies them, are at most this many cycles old
+#: (p99 of the bridge's ``command age``): computed from the previous frame is 1.
+MAX_COMMAND_AGE_P99_CYCLES: Final = 2
+_BRIDGE_NODE: Final = "bridge_node"
+_CYCLE_S: Final = 0.002
+#: How long the robot may take to stand up before the soak counts (s): its processes start
+#: (Python, MuJoCo, Zenoh) and it rises; a loaded host stretches both.
+STAND_TIMEOUT_S: Final = 60.0
 _MB: Final = 1024 * 1024
 _EDGE_SAMPLES: Final = 5
 
@@ -88,13 +115,15 @@ class SoakConfigError(ValueError):
         super().__init__(f"soak {field} = {value!r} is invalid: expected {expected}")
 
 
-def read_rss_bytes() -> int:
-    """This process's resident set size (bytes), from ``/proc/self/status`` (``VmRSS``)."""
-    with open("/proc/self/status", encoding="ascii") as status:
+def read_rss_bytes(pid: int | None = None) -> int:
+    """The resident set size (bytes) of process ``pid`` (``None``: this one), from
+    ``/proc/<pid>/status`` (``VmRSS``); OSError when it cannot be read (a process that ended)."""
+    path = f"/proc/{'self' if pid is None else pid}/status"
+    with open(path, encoding="ascii") as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
-    raise OSError("VmRSS not found in /proc/self/status")
+    raise OSError(f"VmRSS not found in {path}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +182,59 @@ def _free_port() -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessReport:
+    """One process of the soak: ``name`` (``bridge``, ``control``, ``observer``) and ``pid``;
+    ``rate_hz`` by the wall clock (the bridge's cycles, the control node's commands at the
+    bridge; NaN: no loop, the observer), ``skipped_fraction`` of its slots or frames (0–1),
+    ``lateness_p99_s`` (the bridge: its loop's worst 1 s p99; the control node: its commands'
+    age p99 when applied, cycles × 2 ms) against ``lateness_goal_s``; RSS in bytes as in
+    :class:`SoakReport`."""
+
+    name: str
+    pid: int
+    rate_hz: float
+    skipped_fraction: float
+    lateness_p99_s: float
+    lateness_goal_s: float
+    rss_start_bytes: int
+    rss_end_bytes: int
+    rss_growth_bytes: int
+    rss_slope_bytes_per_h: float
+
+    @property
+    def has_loop(self) -> bool:
+        return not math.isnan(self.lateness_goal_s)
+
+    @property
+    def goals_met(self) -> bool:
+        """RSS growth < 5 MB; with a loop also ≥ 490 Hz, ≤ 1 % skipped, lateness within goal."""
+        memory = self.rss_growth_bytes < MAX_RSS_GROWTH_BYTES
+        if not self.has_loop:
+            return memory
+        return (
+            memory
+            and self.rate_hz >= MIN_RATE_HZ
+            and self.skipped_fraction <= MAX_SKIPPED_FRACTION
+            and self.lateness_p99_s <= self.lateness_goal_s
+        )
+
+    def line(self) -> str:
+        mark = "ok" if self.goals_met else "GOAL MISSED"
+        rss = (
+            f"RSS {self.rss_growth_bytes / _MB:+.2f} MB ({self.rss_start_bytes / _MB:.1f} -> "
+            f"{self.rss_end_bytes / _MB:.1f} MB)"
+        )
+        if not self.has_loop:
+            return f"  {self.name:<9} pid {self.pid:<7} {rss} — {mark}"
+        return (
+            f"  {self.name:<9} pid {self.pid:<7} {self.rate_hz:.1f} Hz (goal ≥ {MIN_RATE_HZ:g}), "
+            f"skipped {self.skipped_fraction * 100:.2f} % (goal ≤ "
+            f"{MAX_SKIPPED_FRACTION * 100:g} %), lateness p99 {self.lateness_p99_s * 1e3:.2f} ms "
+            f"(goal ≤ {self.lateness_goal_s * 1e3:g} ms), {rss} — {mark}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SoakReport:
     """The result of :func:`run_soak` (SI units; memory in bytes, rates in Hz, times in s).
 
@@ -189,15 +271,19 @@ class SoakReport:
     heap_in_use_growth_bytes: int | None = None
     heap_held_growth_bytes: int | None = None
     recorder_backlog_max: int = 0
+    processes: tuple[ProcessReport, ...] = ()
 
     @property
     def goals_met(self) -> bool:
-        """No reliable message lost, RSS growth under 5 MB, the file whole, the robot standing."""
+        """No reliable message lost, RSS growth under 5 MB, the file whole, the robot standing,
+        and every process of the layout measured and within its goals."""
         return (
             self.reliable_lost <= MAX_LOST_RELIABLE
             and self.rss_growth_bytes < MAX_RSS_GROWTH_BYTES
             and self.mcap_ok
             and self.standing
+            and bool(self.processes)
+            and all(p.goals_met for p in self.processes)
         )
 
     def lines(self) -> list[str]:
@@ -207,7 +293,9 @@ class SoakReport:
             f"soak: {self.duration_s:.0f} s at 500 Hz (warm-up {self.warmup_s:.0f} s) — {verdict}",
             f"  lost reliable messages  {self.reliable_lost} of {self.reliable_received} "
             f"(goal 0); recorder gaps {self.recorder_lost}",
-            f"  RSS growth              {self.rss_growth_bytes / _MB:+.2f} MB (goal < 5 MB); "
+            "  processes (goals per process)",
+            *(p.line() for p in self.processes),
+            f"  RSS growth (observer)   {self.rss_growth_bytes / _MB:+.2f} MB (goal < 5 MB); "
             f"{self.rss_start_bytes / _MB:.1f} -> {self.rss_end_bytes / _MB:.1f} MB, slope "
             f"{self.rss_slope_bytes_per_h / _MB:+.2f} MB/h over {self.rss_samples} samples",
             *self._heap_lines(),
@@ -231,8 +319,10 @@ class SoakReport:
         ]
 
     def as_dict(self) -> dict[str, Any]:
-        """Field name → value (plus ``goals_met``), for JSON output."""
-        return {**asdict(self), "goals_met": self.goals_met}
+        """Field name → value (plus ``goals_met``, also per process), for JSON output."""
+        out = {**asdict(self), "goals_met": self.goals_met}
+        out["processes"] = [{**asdict(p), "goals_met": p.goals_met} for p in self.processes]
+        return out
 
 
 def _reliable_subscribers(buses: Sequence[Bus]) -> list[Subscriber[Any]]:
@@ -279,11 +369,12 @@ def run_soak(
     progress: Callable[[str], None] | None = None,
     progress_every_s: float = 60.0,
 ) -> SoakReport:
-    """Run the stack for ``duration_s`` s once it stands, recording to ``mcap_path``.
+    """Run the robot in its process layout for ``duration_s`` s once it stands, recording to
+    ``mcap_path``.
 
-    ``warmup_s`` (default: 10 % of the duration, at most 60 s) is where the RSS baseline is
-    taken; ``sample_s`` the RSS sampling period; ``progress`` gets a line every
-    ``progress_every_s``.
+    ``warmup_s`` (default: 10 % of the duration, at most 60 s) is where the baselines are
+    taken (RSS, the first diagnostics); ``sample_s`` the RSS sampling period; ``progress`` gets
+    a line every ``progress_every_s``.
     """
     if not (math.isfinite(duration_s) and duration_s >= 5.0):
         raise SoakConfigError("duration_s", duration_s, "a finite number of seconds ≥ 5")
@@ -294,30 +385,29 @@ def run_soak(
         raise SoakConfigError("sample_s", sample_s, "seconds in (0, duration_s / 10]")
     port = hub_port if hub_port is not None else _free_port()
     say = progress if progress is not None else (lambda _line: None)
-    stack = Stack(transport="zenoh", zenoh=ZenohConfig(hub_port=port))
+    stack = Stack(zenoh=ZenohConfig(hub_port=port))  # the robot's process layout
+    watch = _LoopWatch()
     with stack:
-        bridge_bus, control_bus = stack.buses[0], stack.buses[1]
+        bus = stack.bus
         extra: list[Subscriber[Any]] = [
-            control_bus.subscribe(
-                "/hb50/bridge_state_10hz", BridgeState, _ignore, RELIABLE, realtime=True
-            ),
-            control_bus.subscribe("/hb50/status", Status, _ignore, RELIABLE, realtime=True),
-            control_bus.subscribe("/hb50/heartbeat", Status, _ignore, RELIABLE, realtime=True),
-            control_bus.subscribe(
-                "/hb50/diagnostics", LoopDiagnostics, _ignore, RELIABLE, realtime=True
-            ),
-        ]
+            bus.subscribe("/hb50/heartbeat", Status, _ignore, RELIABLE, realtime=True),
+            bus.subscribe("/hb50/diagnostics", LoopDiagnostics, watch.diagnostics, RELIABLE,
+                          realtime=True),
+            bus.subscribe("/hb50/bridge_state_10hz", BridgeState, watch.bridge_state, RELIABLE,
+                          realtime=True),
+        ]  # fmt: skip
         try:
             summary = stack.wait_for(
                 lambda s: s.standing and s.bridge_mode == "run", STAND_TIMEOUT_S
             )
             if not summary.standing:
                 raise RuntimeError(f"the robot did not stand up within {STAND_TIMEOUT_S:g} s")
-            recorder = Recorder(bridge_bus, mcap_path, local=True, remote=True).start()
+            recorder = Recorder(bus, mcap_path, local=True, remote=True).start()
             try:
                 report = _soak(
                     stack,
                     recorder,
+                    watch,
                     duration_s=duration_s,
                     warmup_s=warmup,
                     sample_s=sample_s,
@@ -344,6 +434,38 @@ def _ignore(_msg: object) -> None:
     """Reliable subscriptions that only count (their statistics are what the soak reads)."""
 
 
+class _LoopWatch:
+    """The bridge's diagnostics and state from the warm-up on (``armed``): the first and the
+    last diagnostics, the worst windowed lateness, the oldest command age p99 (cycles)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.first: LoopDiagnostics | None = None
+        self.last: LoopDiagnostics | None = None
+        self.lateness_p99_s = 0.0
+        self.lateness_max_s = 0.0
+        self.command_age_p99_cycles = 0
+
+    def diagnostics(self, d: LoopDiagnostics) -> None:
+        if d.node != _BRIDGE_NODE or d.loop != "bridge" or not self.armed:
+            return
+        if self.first is None:
+            self.first = d
+        self.last = d
+        if not math.isnan(d.lateness_p99_s):
+            self.lateness_p99_s = max(self.lateness_p99_s, d.lateness_p99_s)
+            self.lateness_max_s = max(self.lateness_max_s, d.lateness_max_s)
+
+    def bridge_state(self, state: BridgeState) -> None:
+        age = BridgeStatus.of(state).command_age_p99_cycles
+        if self.armed and age is not None:
+            self.command_age_p99_cycles = max(self.command_age_p99_cycles, age)
+
+
+def _received(d: LoopDiagnostics, topic: str) -> int:
+    return sum(int(i.received) for i in d.inputs if i.topic == topic)
+
+
 @dataclass(slots=True)
 class _Partial:
     duration_s: float
@@ -357,16 +479,21 @@ class _Partial:
     reliable_received: int
     reliable_lost: int
     rss_times: list[float]
-    rss_values: list[int]
+    rss_values: dict[str, list[int]]
+    pids: dict[str, int]
     heap_samples: list[MallocStats]
     recorder_backlog_max: int
     standing: bool
     bridge_mode: str
+    command_rate_hz: float
+    command_skipped_fraction: float
+    command_age_p99_cycles: int
 
 
 def _soak(
     stack: Stack,
     recorder: Recorder,
+    watch: _LoopWatch,
     *,
     duration_s: float,
     warmup_s: float,
@@ -374,66 +501,80 @@ def _soak(
     say: Callable[[str], None],
     progress_every_s: float,
 ) -> _Partial:
-    bridge = stack.bridge
-    if bridge is None:  # pragma: no cover - the soak stack always runs the bridge
-        raise RuntimeError("the soak stack has no bridge")
-    loop = bridge.rate_loops["bridge"]
-    cycles0 = loop.stats().cycles
-    overruns0, skipped0 = loop.stats().overruns, loop.stats().skipped
+    group = stack.processes
+    if group is None:  # pragma: no cover - the soak stack always runs the layout
+        raise RuntimeError("the soak stack runs no processes")
+    pids = {name: pid for name in group.names if (pid := group.pid(name)) is not None}
+    pids["observer"] = os.getpid()
     begin = time.monotonic()
     rss_times: list[float] = []
-    rss_values: list[int] = []
+    rss_values: dict[str, list[int]] = {name: [] for name in pids}
     heap_samples: list[MallocStats] = []
     backlog_max = 0
     next_sample = begin
     next_report = begin + progress_every_s
-    lateness_p99 = 0.0
-    lateness_max = 0.0
     while (now := time.monotonic()) < begin + duration_s:
         if now >= next_sample:
             elapsed = now - begin
             if elapsed >= warmup_s:
+                watch.armed = True
                 rss_times.append(elapsed)
-                rss_values.append(read_rss_bytes())
+                for name, pid in pids.items():
+                    with contextlib.suppress(OSError):  # a process that died: its last sample
+                        rss_values[name].append(read_rss_bytes(None if name == "observer" else pid))
                 heap = read_malloc_stats()
                 if heap is not None:
                     heap_samples.append(heap)
             backlog_max = max(backlog_max, recorder.stats().queued)
-            stats = loop.stats()
-            if not math.isnan(stats.lateness_p99_s):
-                lateness_p99 = max(lateness_p99, stats.lateness_p99_s)
-                lateness_max = max(lateness_max, stats.lateness_max_s)
             next_sample += sample_s
         if now >= next_report:
             lost = sum(s.stats().lost for s in _reliable_subscribers(stack.buses))
+            last = watch.last
             say(
                 f"soak t={now - begin:6.0f} s  rss={read_rss_bytes() / _MB:7.1f} MB  "
-                f"overruns={loop.stats().overruns - overruns0}  lost_reliable={lost}  "
+                f"bridge={0 if last is None else last.achieved_rate_hz:.0f} Hz  "
+                f"overruns={0 if last is None else last.overruns}  lost_reliable={lost}  "
                 f"recorded={recorder.stats().messages}"
             )
             next_report += progress_every_s
         time.sleep(max(0.0, min(next_sample, begin + duration_s) - time.monotonic()))
-    stats = loop.stats()
     elapsed = time.monotonic() - begin
     subs = _reliable_subscribers(stack.buses)
     summary = stack.summary()
+    first, last = watch.first, watch.last
+    if first is None or last is None or last is first:
+        cycles = overruns = skipped = commands = 0
+        span = math.nan
+    else:
+        span = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9
+        cycles = int(last.cycles - first.cycles)
+        overruns = int(last.overruns - first.overruns)
+        skipped = int(last.skipped - first.skipped)
+        commands = _received(last, "/hb50/joint_command") - _received(first, "/hb50/joint_command")
+    rate = cycles / span if span > 0 else math.nan
     return _Partial(
         duration_s=elapsed,
         warmup_s=warmup_s,
-        cycles=stats.cycles - cycles0,
-        loop_rate_hz=(stats.cycles - cycles0) / elapsed,
-        overruns=stats.overruns - overruns0,
-        skipped=stats.skipped - skipped0,
-        lateness_p99_s=lateness_p99,
-        lateness_max_s=max(lateness_max, stats.lateness_max_s),
+        cycles=cycles,
+        loop_rate_hz=rate,
+        overruns=overruns,
+        skipped=skipped,
+        lateness_p99_s=watch.lateness_p99_s,
+        lateness_max_s=watch.lateness_max_s,
         reliable_received=sum(s.stats().received for s in subs),
         reliable_lost=sum(s.stats().lost for s in subs),
         rss_times=rss_times,
         rss_values=rss_values,
+        pids=pids,
         heap_samples=heap_samples,
         recorder_backlog_max=backlog_max,
         standing=summary.standing and summary.owner == "control_node",
         bridge_mode=summary.bridge_mode or "?",
+        command_rate_hz=commands / span if span > 0 else math.nan,
+        command_skipped_fraction=(
+            max(0.0, 1.0 - commands / cycles) if cycles > 0 else math.nan
+        ),
+        command_age_p99_cycles=watch.command_age_p99_cycles,
     )
 
 
@@ -446,11 +587,35 @@ def _finish(
     path: Path,
     mcap_count: int | None,
 ) -> SoakReport:
-    values = p.rss_values
-    if values:
+    def rss(name: str) -> tuple[int, int, float]:
+        values = p.rss_values.get(name, [])
+        if not values:
+            return 0, 2**62, math.nan  # nothing measured: the goal is missed
         start, end = _edges(values)
-    else:  # pragma: no cover - run_soak guarantees samples after the warm-up
-        start = end = read_rss_bytes()
+        return start, end, _slope(p.rss_times[: len(values)], values) * 3600.0
+
+    processes: list[ProcessReport] = []
+    for name, pid in p.pids.items():
+        start, end, slope = rss(name)
+        if name == "bridge":
+            due = p.cycles + p.skipped
+            loop = (
+                p.loop_rate_hz,
+                p.skipped / due if due > 0 else math.nan,
+                p.lateness_p99_s,
+                MAX_LATENESS_P99_S,
+            )
+        elif name == "control":
+            loop = (
+                p.command_rate_hz,
+                p.command_skipped_fraction,
+                p.command_age_p99_cycles * _CYCLE_S,
+                MAX_COMMAND_AGE_P99_CYCLES * _CYCLE_S,
+            )
+        else:
+            loop = (math.nan, math.nan, math.nan, math.nan)
+        processes.append(ProcessReport(name, pid, *loop, start, end, end - start, slope))
+    start, end, slope = rss("observer")
     heap_in_use = heap_held = None
     if p.heap_samples:
         first, last = _edges([h.in_use for h in p.heap_samples])
@@ -477,13 +642,14 @@ def _finish(
         rss_start_bytes=start,
         rss_end_bytes=end,
         rss_growth_bytes=end - start,
-        rss_slope_bytes_per_h=_slope(p.rss_times, values) * 3600.0,
-        rss_samples=len(values),
+        rss_slope_bytes_per_h=slope,
+        rss_samples=len(p.rss_values.get("observer", [])),
         standing=p.standing,
         bridge_mode=p.bridge_mode,
         heap_in_use_growth_bytes=heap_in_use,
         heap_held_growth_bytes=heap_held,
         recorder_backlog_max=p.recorder_backlog_max,
+        processes=tuple(processes),
     )
 
 

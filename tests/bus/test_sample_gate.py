@@ -114,6 +114,37 @@ def test_everything_but_the_steady_state_comes_back_untouched(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_plan_replaced_while_the_sample_decodes_still_delivers_it(kind: str) -> None:
+    """Decoding runs Python, so another Zenoh receive thread may replace this publisher's plan
+    meanwhile (its ``_receive`` rebuilds plans). The sample in hand goes to the plan it was
+    gated by, the next ones to the new plan. (The compiled gate held that plan by a borrowed
+    reference: on a loaded host it once read a freed one, "a plan target is (offer, stats)",
+    while an e-stop's 10 Hz mirror arrived; it holds it now.)"""
+    last_seq: dict[bytes, int] = {GIDS[0]: 4}
+    subs = ("a sub",)
+    offers, stats = Offers(), _stats(kind)
+    plans: dict[bytes, Any] = {}
+
+    keep: list[tuple[object, ...]] = []
+
+    def decode_while_replanned(data: bytes) -> Count:
+        # the only reference to the old plan (and its targets tuple) goes with it, and new
+        # tuples of the same sizes are made at once (a freed tuple's memory is reused first)
+        plans[GIDS[0]] = (subs, 7, tuple((Offers(), _stats(kind)) for _ in range(3)))
+        keep.extend(tuple([i]) for i in range(100))
+        keep.extend(tuple([i, i, i]) for i in range(100))
+        return Count.from_cdr(data)
+
+    plans[GIDS[0]] = (subs, 7, tuple((offers, stats) for _ in range(1)))
+    gate = new_gate(decode_while_replanned, last_seq, plans, compiled=kind == "compiled")
+    for seq in (5, 6, 7):
+        att = _att(GIDS[0], seq, time.time_ns())
+        assert gate.receive(att, Count(seq).to_cdr(), subs, 7) is None
+    assert [m for m, _, _ in offers.got] == [Count(5)]  # then the new plan's offers took over
+    assert last_seq == {GIDS[0]: 7}
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_new_subscriber_tuple_makes_the_plan_stale(kind: str) -> None:
     old_subs, new_subs = ("a",), ("a", "b")
     plans: dict[bytes, Any] = {GIDS[0]: (old_subs, 0, ((Offers(), _stats(kind)),))}

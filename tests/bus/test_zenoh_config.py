@@ -86,3 +86,43 @@ def test_unusable_listen_endpoint_is_a_config_error() -> None:
             Bus(name="clash", zenoh=ZenohConfig.loopback(port))
     finally:
         holder.close()
+
+
+def test_a_sibling_listens_beside_explicit_endpoints_and_connects_to_them() -> None:
+    tls = ZenohConfig(
+        listen=("tls/127.0.0.10:7450", "tcp/[::1]:7451?rel=1"),
+        connect=("tls/127.0.0.20:7450",),
+        options=(("transport/link/tls/root_ca_certificate", '"/ca.pem"'),),
+    )
+    sibling = tls.for_sibling()
+    assert sibling.listen == ("tls/127.0.0.10:0", "tcp/[::1]:0?rel=1")
+    assert sibling.connect == ("tls/127.0.0.20:7450", "tls/127.0.0.10:7450", "tcp/[::1]:7451?rel=1")
+    assert sibling.options == tls.options  # the TLS files and access rules go along
+    # schemes where processes already share one configuration are left alone
+    router = ZenohConfig.for_router("tcp/127.0.0.1:7447")
+    for shared in (ZenohConfig(), router, ZenohConfig(listen=())):
+        assert shared.for_sibling() is shared
+    with pytest.raises(ZenohConfigError, match="no host:port"):
+        ZenohConfig(listen=("unixsock-stream//tmp/robot.sock",)).for_sibling()
+
+
+def test_siblings_of_an_explicit_listener_open_and_talk() -> None:
+    """The default process layout hands its children these settings: the launcher holds the
+    user's endpoint, a child listening there too failed ("Address already in use")."""
+    first_config = ZenohConfig.loopback(free_port())
+    first = Bus(name="launcher", zenoh=first_config)
+    try:
+        with pytest.raises(ZenohConfigError, match="could not open"):
+            Bus(name="clash", zenoh=first_config).close()
+        got: list[Count] = []
+        with (
+            Bus(name="child-a", zenoh=first_config.for_sibling()) as a,
+            Bus(name="child-b", zenoh=first_config.for_sibling()) as b,
+        ):
+            b.subscribe("/x", Count, got.append, MAB_RT)
+            pub = a.publisher("/x", Count, MAB_RT)
+            assert wait_until(lambda: pub.remote_matched)
+            pub.publish(Count(1))
+            assert wait_until(lambda: got == [Count(1)])
+    finally:
+        first.close()

@@ -1,6 +1,7 @@
-"""The soak runner (:mod:`jointbus.soak`): bad arguments are refused, and (in the ``long`` suite)
-one minute of the whole stack at 500 Hz over Zenoh, recorded to MCAP, loses no reliable message
-and grows its RSS by less than 5 MB (``make soak`` runs the same for 30 minutes).
+"""The soak runner (:mod:`jointbus.soak`): bad arguments are refused, the goals are every
+process's (rate, skipped, lateness, RSS), and (in the ``long`` suite) one minute of the robot in
+its process layout, recorded to MCAP, loses no reliable message, keeps 500 Hz by the wall clock
+in every process and grows no process's RSS by 5 MB (``make soak`` runs the same for 30 minutes).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import pytest
 from mcap.reader import make_reader
 
 from jointbus.soak import (
+    MAX_COMMAND_AGE_P99_CYCLES,
+    MAX_LATENESS_P99_S,
+    ProcessReport,
     SoakConfigError,
     SoakReport,
     main,
@@ -79,6 +83,27 @@ def test_the_c_heap_in_use_follows_live_allocations() -> None:
     assert alive.in_use - after.in_use > 35 * 1024 * 1024
 
 
+def _process(name: str, **changes: object) -> ProcessReport:
+    goal = {"bridge": MAX_LATENESS_P99_S, "control": MAX_COMMAND_AGE_P99_CYCLES * 0.002}
+    fields: dict[str, object] = {
+        "name": name,
+        "pid": 1234,
+        "rate_hz": 499.5 if name != "observer" else math.nan,
+        "skipped_fraction": 0.001 if name != "observer" else math.nan,
+        "lateness_p99_s": 0.0002 if name != "observer" else math.nan,
+        "lateness_goal_s": goal.get(name, math.nan),
+        "rss_start_bytes": 80 << 20,
+        "rss_end_bytes": 81 << 20,
+        "rss_growth_bytes": 1 << 20,
+        "rss_slope_bytes_per_h": 0.0,
+    }
+    fields.update(changes)
+    return ProcessReport(**fields)  # type: ignore[arg-type]
+
+
+PROCESSES = (_process("bridge"), _process("control"), _process("observer"))
+
+
 def _report(**changes: object) -> SoakReport:
     fields: dict[str, object] = {
         "duration_s": 60.0,
@@ -104,6 +129,7 @@ def _report(**changes: object) -> SoakReport:
         "rss_samples": 50,
         "standing": True,
         "bridge_mode": "run",
+        "processes": PROCESSES,
     }
     fields.update(changes)
     return SoakReport(**fields)  # type: ignore[arg-type]
@@ -117,7 +143,8 @@ def _report(**changes: object) -> SoakReport:
         ({"rss_growth_bytes": 5 << 20}, False),
         ({"mcap_ok": False}, False),
         ({"standing": False}, False),
-        ({"overruns": 100}, True),  # reported, no goal
+        ({"overruns": 100}, True),  # reported; their cost is in the rate and skipped goals
+        ({"processes": ()}, False),  # nothing measured is no goal met
     ],
 )
 def test_the_goals(changes: dict[str, object], met: bool) -> None:
@@ -125,6 +152,59 @@ def test_the_goals(changes: dict[str, object], met: bool) -> None:
     assert report.goals_met is met
     assert ("all goals met" in report.lines()[0]) is met
     assert json.loads(json.dumps(report.as_dict()))["goals_met"] is met
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("bridge", {"rate_hz": 351.3}),  # the issue's soak: 351 Hz printed "all goals met"
+        ("bridge", {"skipped_fraction": 0.011}),
+        ("bridge", {"lateness_p99_s": 0.0127}),
+        ("control", {"rate_hz": 480.0}),
+        ("control", {"lateness_p99_s": 0.006}),  # commands 3 cycles old
+        ("control", {"rss_growth_bytes": 5 << 20}),
+        ("observer", {"rss_growth_bytes": 6 << 20}),
+    ],
+)
+def test_each_process_must_meet_every_goal(name: str, changes: dict[str, object]) -> None:
+    processes = tuple(
+        _process(p.name, **changes) if p.name == name else p for p in PROCESSES
+    )
+    report = _report(processes=processes)
+    assert not report.goals_met
+    lines = report.lines()
+    assert "GOALS NOT MET" in lines[0]
+    missed = [line for line in lines if "GOAL MISSED" in line]
+    assert len(missed) == 1 and missed[0].strip().startswith(name)
+    data = json.loads(json.dumps(report.as_dict(), default=str))
+    assert [p["goals_met"] for p in data["processes"]] == [p.name != name for p in PROCESSES]
+
+
+def test_a_process_line_states_rate_skipped_lateness_and_rss_with_their_goals() -> None:
+    line = _process("bridge", rate_hz=351.3, skipped_fraction=0.0425).line()
+    assert "351.3 Hz (goal ≥ 490)" in line
+    assert "skipped 4.25 % (goal ≤ 1 %)" in line
+    assert "lateness p99 0.20 ms (goal ≤ 1 ms)" in line
+    assert "RSS +1.00 MB" in line and line.endswith("GOAL MISSED")
+    assert "Hz" not in _process("observer").line()
+
+
+def test_rss_is_read_for_another_process() -> None:
+    import subprocess
+    import sys
+
+    # a child that holds 40 MB it touched (bytearray zero-fills them), then says so
+    code = "import sys, time; b = bytearray(40 << 20); print('held', flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "held\n"
+        assert 40 << 20 < read_rss_bytes(child.pid) < 200 << 20
+        assert read_rss_bytes(child.pid) != read_rss_bytes()
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(OSError):
+        read_rss_bytes(child.pid)
 
 
 def test_the_c_heap_line_shows_when_measured() -> None:
@@ -139,6 +219,7 @@ def test_one_minute_of_the_whole_stack_loses_nothing_and_does_not_grow(tmp_path:
     lines: list[str] = []
     report = run_soak(MINUTE_S, mcap_path=path, progress=lines.append, progress_every_s=15.0)
     print("\n" + "\n".join(report.lines()))
+    assert {p.name for p in report.processes} == {"bridge", "control", "observer"}
     assert lines  # progress was reported
     assert report.reliable_received > 500  # reliable traffic really crossed Zenoh
     assert report.reliable_lost == 0

@@ -31,6 +31,7 @@ process that dies without closing its session leaves files in ``/dev/shm``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -45,6 +46,14 @@ DEFAULT_HUB_PORT: Final = 7447
 _FAST_RETRY: Final = '{"period_init_ms": 100, "period_max_ms": 500, "period_increase_factor": 2}'
 
 _ENDPOINT = re.compile(r"(tcp|udp|tls|quic|ws|unixsock-stream|unixpipe)/\S+\Z")
+
+
+def _split_locator(endpoint: str) -> tuple[str, str, str]:
+    """``scheme/address`` and what follows it (``?metadata`` or ``#config``), with the mark."""
+    cut = min((i for i in (endpoint.find("?"), endpoint.find("#")) if i >= 0), default=-1)
+    if cut < 0:
+        return endpoint, "", ""
+    return endpoint[:cut], endpoint[cut], endpoint[cut + 1 :]
 
 
 def _endpoints(name: str, value: object) -> tuple[str, ...]:
@@ -180,7 +189,7 @@ class ZenohConfig:
         if self.router is not None:
             parts = [f"router {self.router}"]
         elif self.listen is not None:
-            parts = [f"listening on {', '.join(self.listen)}"]
+            parts = [f"listening on {', '.join(self.listen)}"] if self.listen else []
         else:
             parts = [f"hub port {self.hub_port}"]
         if self.connect:
@@ -190,6 +199,31 @@ class ZenohConfig:
         except ZenohConfigError:
             parts.append("domain unreadable (ROS_DOMAIN_ID)")
         return ", ".join(parts)
+
+    def for_sibling(self) -> ZenohConfig:
+        """Settings for another process of the same program on this host (a launcher's child),
+        when these settings name explicit ``listen`` endpoints: the first process holds them, so
+        a second listening there fails ("Address already in use"). The sibling listens on the
+        same hosts with the same scheme (TLS stays TLS) at ephemeral ports — reachable wherever
+        the first is, so gossip gives remote peers a direct link to it too — and connects to the
+        first's endpoints. Any other settings (the default scheme, a router) already let several
+        processes share them: returned unchanged. Raises :class:`ZenohConfigError` for a
+        listen endpoint without a ``host:port`` to move (a Unix socket path)."""
+        if self.router is not None or not self.listen:
+            return self
+        moved = []
+        for endpoint in self.listen:
+            locator, sep, rest = _split_locator(endpoint)
+            scheme, _, address = locator.partition("/")
+            host, colon, port = address.rpartition(":")
+            if not colon or not host or not port.isdigit():
+                raise ZenohConfigError(
+                    f"listen endpoint {endpoint!r} has no host:port: the processes of one program "
+                    "cannot share it; give host:port endpoints or run everything in one process"
+                )
+            moved.append(f"{scheme}/{host}:0{sep}{rest}")
+        connect = (*self.connect, *(e for e in self.listen if e not in self.connect))
+        return dataclasses.replace(self, listen=tuple(moved), connect=connect)
 
     @property
     def hub_endpoint(self) -> str:

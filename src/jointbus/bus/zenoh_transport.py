@@ -150,7 +150,8 @@ def _open_session(config: ZenohConfig) -> tuple[zenoh.Session, int]:
                 cast(Any, session).close()
                 raise ZenohConfigError(refusal.describe())
         return session, index
-    raise ZenohConfigError(f"could not open a Zenoh session with {config}: {last_error}")
+    # where it looked, not the whole configuration (TLS access rules run to kilobytes)
+    raise ZenohConfigError(f"could not open a Zenoh session ({config.where}): {last_error}")
 
 
 def _tls_refusal(config: ZenohConfig, connect: tuple[str, ...]) -> TlsRefusal | None:
@@ -977,8 +978,10 @@ class ZenohTransport:
         extra = f"; also connected to {', '.join(config.connect)}" if config.connect else ""
         if config.router is not None:
             return f"joined the Zenoh router at {config.router} (client mode){extra}"
-        if config.listen is not None:
+        if config.listen:
             return f"listening on {', '.join(config.listen)}{extra}"
+        if config.listen is not None:
+            return f"listening nowhere{extra}"
         if self._attempt == 0:
             via = "; linked to a Zenoh router" if routed else ""
             return f"the hub: listening on {config.hub_endpoint}{via}{extra}"

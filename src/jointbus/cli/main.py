@@ -146,6 +146,12 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
         "foxglove",
         "Serve the bus and the robot model to Foxglove over WebSocket.",
     ),
+    "chaos": CommandEntry(
+        "jointbus.cli.chaos",
+        "chaos",
+        "Run the chaos campaign: the walking hb50 under seeded, overlapping faults, its ground "
+        "truth checked at every step.",
+    ),
     "can-twin": CommandEntry(
         "jointbus.cli.can_twin",
         "can_twin",

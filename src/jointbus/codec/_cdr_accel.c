@@ -1143,7 +1143,7 @@ SampleGate_receive(SampleGateObject *self, PyObject *const *args, Py_ssize_t nar
     PyObject *att, *payload, *subs, *generation;
     PyObject *raw = NULL, *gid = NULL, *data = NULL, *msg = NULL;
     PyObject *seq_obj = NULL, *born_obj = NULL, *now_obj = NULL, *result = NULL;
-    PyObject *plan, *targets, *last;
+    PyObject *plan = NULL, *targets, *last;
     long long now_wall, now_mono, seq, source, latency, born;
     const unsigned char *buf;
     int eq;
@@ -1181,6 +1181,9 @@ SampleGate_receive(SampleGateObject *self, PyObject *const *args, Py_ssize_t nar
     if (gid == NULL) {
         goto error;
     }
+    /* A strong reference: decoding (and reading the payload) runs Python code, during which
+     * another receive thread may replace this publisher's plan in the dict; a borrowed plan (and
+     * its targets) would be freed under us. */
     plan = PyDict_GetItemWithError(self->plans, gid);
     if (plan == NULL) {
         if (PyErr_Occurred()) {
@@ -1188,6 +1191,7 @@ SampleGate_receive(SampleGateObject *self, PyObject *const *args, Py_ssize_t nar
         }
         goto slow;
     }
+    Py_INCREF(plan);
     if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 3
         || PyTuple_GET_ITEM(plan, 0) != subs) {
         goto slow;
@@ -1295,6 +1299,7 @@ slow:
 error:
     result = NULL;
 done:
+    Py_XDECREF(plan);
     Py_XDECREF(raw);
     Py_XDECREF(gid);
     Py_XDECREF(data);

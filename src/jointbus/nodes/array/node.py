@@ -943,13 +943,25 @@ class ArrayNode(Node):
         if span_ns < self.arbiter.window_s * 1e9:
             return
         self._not_owner[source] = None
-        owner = self.arbiter.owner(received_ns)
+        arbiter = self.arbiter
+        owner = arbiter.owner(received_ns)
+        rule = (
+            f"at ≥ {arbiter.takeover_hz:g} Hz with no gap over {arbiter.fallback_s * 1e3:g} ms"
+        )
+        measure = RateMeasure(count, span_ns, ARRIVED).describe()
+        if source == arbiter.default_source:  # a custom source took over: the default waits
+            why = (
+                f"{owner!r} owns the array (a source sending {rule} has priority); "
+                f"{source!r} gets it back when {owner!r} stops or slows down"
+            )
+        elif owner != arbiter.default_source:  # another custom source owns it
+            why = f"{owner!r} owns the array; another source takes over only when it stops"
+        else:  # the rate rule, measured as the decision measures it
+            why = f"{owner!r} owns the array, and a source takes over only when it sends {rule}"
         self._event(
             Level.WARN,
             "owner",
-            f"impedance from {source!r} is not applied: {owner!r} owns the array, and a source "
-            f"takes over only when it sends at ≥ {self.arbiter.takeover_hz:g} Hz "
-            f"({source!r}: {RateMeasure(count, span_ns, ARRIVED).describe()})",
+            f"commands from {source!r} are not applied: {why} ({source!r}: {measure})",
         )
 
     def _count_refused(self, check: CommandCheck | None) -> None:

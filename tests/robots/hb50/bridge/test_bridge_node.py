@@ -346,9 +346,25 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     # not silently: one WARN says why its commands are not applied, with its rate
     said = [s for s in rig.reports() if "teleop" in s.status]
     assert len(said) == 1 and said[0].level == Level.WARN, [s.status for s in said]
-    assert "'teleop' is not applied: 'control_node' owns the array" in said[0].status
-    # the mean over the commands it names: 6 arrivals 120 ms apart, the first to the last
-    assert "≥ 10 Hz ('teleop': 6 commands arrived in 600.0 ms (8.3 Hz))" in said[0].status
+    assert "'teleop' are not applied: 'control_node' owns the array" in said[0].status
+    # the rule as the decision applies it, and the mean over the commands it names: 6 arrivals
+    # 120 ms apart, the first to the last
+    assert (
+        "sends at ≥ 10 Hz with no gap over 100 ms ('teleop': 6 commands arrived in 600.0 ms "
+        "(8.3 Hz))" in said[0].status
+    )
+
+
+def test_the_default_source_outranked_is_told_why_not_the_rate_rule(rig: Rig) -> None:
+    """A 500 Hz control node waiting while a custom source owns the array was told it "takes
+    over only when it sends at ≥ 10 Hz" (it sent at 186 Hz): the reason is the priority."""
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.run(1.0, every_cycle(hold(HOME)), every_cycle(hold(MOVED, source="teleop")))
+    said = [s.status for s in rig.reports() if "commands from 'control_node'" in s.status]
+    assert len(said) == 1, said
+    assert "'teleop' owns the array (a source sending at ≥ 10 Hz with no gap over 100 ms" in said[0]
+    assert "priority); 'control_node' gets it back when 'teleop' stops or slows down" in said[0]
+    assert "takes over only when" not in said[0]
 
 
 def test_takeover_names_the_rate_of_a_steady_500_hz_source_delivered_in_bunches(

@@ -1,0 +1,194 @@
+"""The chaos campaign's report: a table per fault kind, the violations, and how to replay them.
+
+Where it sits: :mod:`jointbus.tools.chaos`, fed by :mod:`.invariants`' fault records and
+violations; ``jointbus chaos`` / ``make chaos`` print it and docs/SAFETY.md carries one.
+
+One row per fault kind: how many were injected, and over all of them (each one's window plus
+the settling time after it) the lowest ground-truth body height (m), the largest tilt (rad), the
+fastest measured joint (rad/s), the largest excursion past a joint limit (rad, 0: none) and the
+slowest detection (injection to its report on ``/<ns>/status``, s; ``-`` where no report is
+expected). Every violation is listed with its campaign time, and the command that replays the
+campaign — the seed fixes the velocity script and the fault schedule — is printed beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jointbus.tools.chaos.fault_schedule import FaultKind
+from jointbus.tools.chaos.invariants import FaultRecord, Violation
+
+__all__ = ["CampaignReport", "KindRow", "replay_command"]
+
+
+def replay_command(seed: int, duration_s: float, faults_per_minute: float) -> str:
+    """The command line that runs the same campaign again."""
+    return (
+        f"jointbus chaos --seed {seed} --seconds {duration_s:g} "
+        f"--faults-per-minute {faults_per_minute:g}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KindRow:
+    """One row of the table (see the module docstring); NaN: nothing measured."""
+
+    kind: FaultKind
+    count: int
+    min_height_m: float
+    max_tilt_rad: float
+    max_speed: float
+    max_excursion_rad: float
+    worst_detection_s: float
+    expected_reports: int
+    missed_reports: int
+
+    @classmethod
+    def of(cls, kind: FaultKind, records: Sequence[FaultRecord]) -> KindRow:
+        mine = [r for r in records if r.fault.kind is kind]
+        heights = [r.min_height_m for r in mine if math.isfinite(r.min_height_m)]
+        expected = [r for r in mine if r.expected is not None]
+        detections = [r.detection_s for r in expected if math.isfinite(r.detection_s)]
+        return cls(
+            kind=kind,
+            count=len(mine),
+            min_height_m=min(heights, default=math.nan),
+            max_tilt_rad=max((r.max_tilt_rad for r in mine), default=math.nan),
+            max_speed=max((r.max_speed for r in mine), default=math.nan),
+            max_excursion_rad=max((r.max_excursion_rad for r in mine), default=math.nan),
+            worst_detection_s=max(detections, default=math.nan),
+            expected_reports=len(expected),
+            missed_reports=sum(1 for r in expected if r.missed),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignReport:
+    """The result of a campaign: ``seed``, campaign ``duration_s`` (s, the robot's run, restarts
+    excluded) and ``wall_s`` (s, everything), the rows, the violations, ``load`` (the host's
+    1-minute load average at the end), and the replay command."""
+
+    seed: int
+    duration_s: float
+    wall_s: float
+    faults_per_minute: float
+    rows: tuple[KindRow, ...]
+    violations: tuple[Violation, ...]
+    ground_truth_samples: int
+    load: float
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        seed: int,
+        duration_s: float,
+        wall_s: float,
+        faults_per_minute: float,
+        records: Sequence[FaultRecord],
+        violations: Sequence[Violation],
+        ground_truth_samples: int,
+        load: float,
+        notes: Sequence[str] = (),
+    ) -> CampaignReport:
+        kinds = [k for k in FaultKind if any(r.fault.kind is k for r in records)]
+        return cls(
+            seed=seed,
+            duration_s=duration_s,
+            wall_s=wall_s,
+            faults_per_minute=faults_per_minute,
+            rows=tuple(KindRow.of(k, records) for k in kinds),
+            violations=tuple(sorted(violations, key=lambda v: v.t_s)),
+            ground_truth_samples=ground_truth_samples,
+            load=load,
+            notes=tuple(notes),
+        )
+
+    @property
+    def faults(self) -> int:
+        return sum(row.count for row in self.rows)
+
+    @property
+    def passed(self) -> bool:
+        """No violation (the exit code is 0 only then)."""
+        return not self.violations
+
+    @property
+    def replay(self) -> str:
+        return replay_command(self.seed, self.duration_s, self.faults_per_minute)
+
+    def lines(self) -> list[str]:
+        """The table, the verdict and every violation with the command that replays it."""
+        verdict = "0 violations" if self.passed else f"{len(self.violations)} VIOLATIONS"
+        out = [
+            f"chaos: seed {self.seed}, {self.duration_s:.0f} s of campaign ({self.wall_s:.0f} s "
+            f"wall clock), {self.faults} faults, {self.ground_truth_samples} ground-truth "
+            f"samples, load {self.load:.1f} — {verdict}",
+            "",
+            "| fault | count | min height (m) | max tilt (rad) | max joint speed (rad/s) "
+            "| max limit excursion (rad) | worst detection (s) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in self.rows:
+            detection = "-"
+            if r.expected_reports:
+                detection = _num(r.worst_detection_s, 3)
+                if r.missed_reports:
+                    detection += f" ({r.missed_reports} of {r.expected_reports} missed)"
+            out.append(
+                f"| {r.kind.value} | {r.count} | {_num(r.min_height_m, 3)} "
+                f"| {_num(r.max_tilt_rad, 3)} | {_num(r.max_speed, 2)} "
+                f"| {_num(r.max_excursion_rad, 4)} | {detection} |"
+            )
+        out += [f"note: {n}" for n in self.notes]
+        if self.violations:
+            out.append("")
+            out.append(f"violations (replay: {self.replay}):")
+            out += [f"  {v.describe(self.seed)}" for v in self.violations]
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """For ``--json``: every field, the rows by kind, ``passed`` and ``replay``."""
+        return {
+            "seed": self.seed,
+            "duration_s": self.duration_s,
+            "wall_s": self.wall_s,
+            "faults_per_minute": self.faults_per_minute,
+            "faults": self.faults,
+            "ground_truth_samples": self.ground_truth_samples,
+            "load": self.load,
+            "passed": self.passed,
+            "replay": self.replay,
+            "rows": [
+                {
+                    "kind": r.kind.value,
+                    "count": r.count,
+                    "min_height_m": _json(r.min_height_m),
+                    "max_tilt_rad": _json(r.max_tilt_rad),
+                    "max_speed": _json(r.max_speed),
+                    "max_excursion_rad": _json(r.max_excursion_rad),
+                    "worst_detection_s": _json(r.worst_detection_s),
+                    "expected_reports": r.expected_reports,
+                    "missed_reports": r.missed_reports,
+                }
+                for r in self.rows
+            ],
+            "violations": [
+                {"t_s": v.t_s, "rule": v.rule, "detail": v.detail, "worst": v.worst,
+                 "faults": list(v.faults)}
+                for v in self.violations
+            ],
+            "notes": list(self.notes),
+        }
+
+
+def _num(value: float, digits: int) -> str:
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _json(value: float) -> float | None:
+    return None if math.isnan(value) else value
