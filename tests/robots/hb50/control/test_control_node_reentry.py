@@ -2,10 +2,11 @@
 to STAND — the real bridge and control node around MuJoCo, lock-step in simulated time
 (:mod:`support.hb50_lockstep`), ground truth from the simulator.
 
-- A stall of the control node (its process stopped: no frame, no command — the bridge's watchdog
-  trips and it damps) while a 20 Hz velocity stream keeps pushing: the node sees the gap, stands
-  up from the posture it finds (collapsed part-way, tilted), and walks again only after a zero
-  command (issue 20 item 2, issue 22 item 1). The stand-ups must not tip the body over.
+- A stall of the control node (its process stopped: no frame, no command — the bridge's stance
+  fallback holds the robot) while a 20 Hz velocity stream keeps pushing: the node sees the gap,
+  stands up from the posture it finds, and walks again only after a zero command (issue 20 item
+  2, issue 22 item 1). From a real collapse (a bridge whose fallback is damping), tilted further,
+  the stand-ups must not tip the body over.
 - Walking stopped with zero commands for ``quiet_time``: STAND again (the stand controller), with
   no dip or jump of the body at the switch (issue 20 item 6).
 """
