@@ -15,6 +15,7 @@ frame and bridge state again afterwards.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -65,7 +66,9 @@ class _Clock:
 class LockstepRobot:
     """``sim://hb50`` + the bridge + the control node, one cycle at a time (see the module)."""
 
-    def __init__(self, seed: int = 1, *, sim_stamps: bool = True) -> None:
+    def __init__(
+        self, seed: int = 1, *, sim_stamps: bool = True, fallback: str | None = None
+    ) -> None:
         self.sim_stamps = sim_stamps
         model = hb50()
         array = drivers.open(f"sim://hb50?realtime=false&seed={seed}")
@@ -84,10 +87,13 @@ class LockstepRobot:
             assert reading is not None
             return reading
 
+        config = BridgeConfig.from_model(model)
+        if fallback is not None:  # e.g. "damping": the watchdog's damping, the body collapses
+            config = dataclasses.replace(config, fallback=fallback)
         self.bridge = BridgeNode(
             array,
             self.bridge_bus,
-            BridgeConfig.from_model(model),
+            config,
             imu=imu,  # type: ignore[arg-type]
             timers=self.bridge_timers,
             run_loop=False,

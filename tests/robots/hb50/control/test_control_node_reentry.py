@@ -2,10 +2,11 @@
 to STAND — the real bridge and control node around MuJoCo, lock-step in simulated time
 (:mod:`support.hb50_lockstep`), ground truth from the simulator.
 
-- A stall of the control node (its process stopped: no frame, no command — the bridge's watchdog
-  trips and it damps) while a 20 Hz velocity stream keeps pushing: the node sees the gap, stands
-  up from the posture it finds (collapsed part-way, tilted), and walks again only after a zero
-  command (issue 20 item 2, issue 22 item 1). The stand-ups must not tip the body over.
+- A stall of the control node (its process stopped: no frame, no command — the bridge's stance
+  fallback holds the robot) while a 20 Hz velocity stream keeps pushing: the node sees the gap,
+  stands up from the posture it finds, and walks again only after a zero command (issue 20 item
+  2, issue 22 item 1). From a real collapse (a bridge whose fallback is damping), tilted further,
+  the stand-ups must not tip the body over.
 - Walking stopped with zero commands for ``quiet_time``: STAND again (the stand controller), with
   no dip or jump of the body at the switch (issue 20 item 6).
 """
@@ -31,8 +32,8 @@ STREAM_EVERY = 25  # cycles: a 20 Hz publisher
 
 
 class Walker:
-    def __init__(self) -> None:
-        self.robot = LockstepRobot()
+    def __init__(self, fallback: str | None = None) -> None:
+        self.robot = LockstepRobot(fallback=fallback)
         self.velocity = self.robot.control_bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
         self.log: list[tuple[float, MotionMode, float, float, float, float]] = []
 
@@ -124,18 +125,20 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
         if walker.log[i][1] is MotionMode.STAND and walker.log[i - 1][1] is MotionMode.LOCOMOTION
     )
     before = walker.log[switch - 1][2]
-    window = walker.log[switch : switch + round(0.5 / PERIOD)]
-    dip = before - min(e[2] for e in window)
-    jump = max(e[2] for e in window) - before
-    vz = max(abs(e[5]) for e in window)
+    at_switch = walker.log[switch : switch + round(0.1 / PERIOD)]
+    handover = walker.log[switch:]
+    step = max(abs(e[2] - before) for e in at_switch)
+    vz = max(abs(e[5]) for e in handover)
     end = walker.log[-1][2]
+    undershoot = end - min(e[2] for e in handover)
     print(
-        f"\nQUIET hand-over: {before:.4f} m at the switch, within 0.5 s down {dip * 1e3:.1f} mm, "
-        f"up {jump * 1e3:.1f} mm, |vz| ≤ {vz:.3f} m/s; standing at {end:.4f} m after "
-        f"{walker.log[-1][0] - walker.log[switch][0]:.2f} s"
+        f"\nQUIET hand-over: {before:.4f} m at the switch, within 0.1 s {step * 1e3:.1f} mm, "
+        f"|vz| ≤ {vz:.3f} m/s, undershoot {undershoot * 1e3:.1f} mm; standing at {end:.4f} m "
+        f"after {walker.log[-1][0] - walker.log[switch][0]:.2f} s"
     )
-    assert dip < 0.006 and jump < 0.003  # STAND's own sag (≈ 13 mm) comes later, slowly
-    assert vz < 0.05
+    assert step < 0.002  # no drop or jump at the switch
+    assert vz < 0.05  # STAND's own sag (≈ 12 mm) comes as the stance torques fade, slowly
+    assert undershoot < 0.003
     assert end == pytest.approx(0.327, abs=0.01)  # STAND's height for stand_height 0.34 m
     quiet = [s for s in r.statuses_at(Level.OK) if "LOCOMOTION -> STAND (quiet for" in s]
     assert len(quiet) == 1
@@ -143,3 +146,60 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
     walker.run(2.0, FORWARD)  # a new command walks as before
     assert r.mode is MotionMode.LOCOMOTION
     assert float(r.pose().position[0]) - x0 > 0.4
+
+
+@pytest.mark.parametrize(
+    ("roll", "pitch"),
+    [
+        (0.45, 0.0),
+        (-0.45, 0.0),
+        (0.0, 0.45),
+        pytest.param(
+            0.0,
+            -0.45,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="open defect: from a collapse pitched -0.45 rad the stand-up tips the "
+                "robot over (FALLEN); the fold and rise do not yet level a pitched body",
+            ),
+        ),
+        (0.3, 0.3),
+    ],
+)
+def test_a_stand_up_from_a_lopsided_collapse_mid_trot_does_not_tip_over(
+    roll: float, pitch: float
+) -> None:
+    """Collapsed mid-trot (a bridge whose fallback is the watchdog's damping, for 2 s: legs
+    splayed, body on the floor), then one side, the front or the rear lower — as a collapse on
+    uneven ground leaves it: the stand-up from there ends standing, never FALLEN."""
+
+    walker = Walker(fallback="damping")
+    try:
+        _lopsided(walker, roll, pitch)
+    finally:
+        walker.robot.close()
+
+
+def _lopsided(walker: Walker, roll: float, pitch: float) -> None:
+    import math
+
+    r = walker.robot
+    walker.stand_and_walk()
+    walker.run(2.0, FORWARD, starved=True)
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    r.tip_over((cr * cp, sr * cp, cr * sp, -sr * sp), float(r.pose().position[2]) + 0.02)
+    t_back = r.sim_time
+    walker.run(5.0, FORWARD)
+    after = walker.since(t_back)
+    settled = [e for e in after if e[0] >= t_back + 0.3]  # once it lies on the floor
+    worst = max(e[3] for e in settled)
+    print(
+        f"\nLOPSIDED collapse roll {roll} pitch {pitch}: worst tilt once on the floor "
+        f"{worst:.3f} rad, final {r.mode.name} at {r.pose().position[2]:.3f} m"
+    )
+    assert MotionMode.FALLEN not in {e[1] for e in after}
+    assert r.mode is MotionMode.STAND
+    assert r.pose().position[2] == pytest.approx(0.327, abs=0.015)
+    assert r.tilt() < 0.1
+    assert worst < 0.6

@@ -98,6 +98,29 @@ feet). In IDLE, STAND_UP and SIT_DOWN a velocity command does nothing; in STAND 
 threshold or held through a stop moves nothing either; :meth:`MotionController.velocity_ignored`
 says why (the node reports it). A zero command (stand still) is nothing to report.
 
+Fresh start (issue: a velocity stream still running walked the robot off the moment an e-stop
+reset had stood it up): whenever control was taken away — the drives stopped following this
+node's commands (e-stop, drives off, the bridge's safe mode or fallback: DAMPING), a fall
+(FALLEN), a stall of this node past the bridge's watchdog, a new process that finds the bridge
+in safe mode (:meth:`MotionController.lose_control`), or simply a new controller: a stream
+already running when it starts (its previous process may have died mid-trot) — a velocity
+command is *held*: it does not
+start walking from STAND and counts as none in LOCOMOTION, until the stick is neutral — a zero
+command (speed, turn rate below :data:`AUTO_WALK_SPEED`) or no command for ``command_timeout``
+(the publisher stopped), as RC transmitters and teleop systems want a centred stick before
+re-arming. A command that arrives after the robot is up is *not* enough: a stream that never
+stopped keeps arriving after it. :meth:`MotionController.take_hold_report` gives the node one
+WARN per hold ("velocity held: send zero first …" with the command's figures) the first time a
+held command reaches a standing robot, and one OK when it is released.
+
+Quiet → STAND: LOCOMOTION whose gait clock holds every foot down with no motion commanded (none,
+stale, held, or below :data:`AUTO_WALK_SPEED`) for ``quiet_time`` (1.5 s) hands over to STAND —
+the stand controller and its CPU, at ``stand_height`` (or the commanded ``linear.z`` height) —
+and a new non-zero velocity command starts walking again from STAND. The trot carries the body on
+stance torques, STAND on position gains that take the weight only after a ≈ 1 cm sag, so STAND
+keeps the walk's last stance torques and fades them out over :data:`HANDOVER_S` (1 s): the body
+settles by ≈ 12 mm at under 0.05 m/s instead of dropping.
+
 Velocity command in STAND (``/hb50/velocity_command``, normalised, read with
 :class:`~jointbus.robots.hb50.messages.VelocityScale` as the seed says): ``angular.x/y`` scaled by
 ``cmd_vel_ang`` are roll and pitch *rates* (rad/s) that move the body attitude target (``angular.z``
@@ -433,8 +456,10 @@ class MotionController:
         self._height_memo: tuple[tuple[object, ...], BodyPose] | None = None
         self._solved: tuple[StandPose, BodyPose, FloatArray] | None = None
         # fresh start: what took control away (None: no hold), and the reports it owes
-        self._hold_cause: str | None = None
-        self._hold_since = -math.inf  # controller time (s) the hold began
+        # a new process holds a stream that was already running when it started (its previous
+        # process may have been killed mid-trot); silence from the first step releases it
+        self._hold_cause: str | None = "this control node's start"
+        self._hold_since: float | None = None  # controller time (s) the hold began (None: next)
         self._hold_reported = False
         self._hold_report: tuple[Level, str] | None = None
         # quiet → STAND: since when (s) the walk has stood still on four feet, uncommanded
@@ -562,7 +587,7 @@ class MotionController:
         self._auto_walk_armed = False
         self._auto_walk = False
         self._hold_cause = cause
-        self._hold_since = self._t_last if self._t_last is not None else -math.inf
+        self._hold_since = self._t_last
         self._hold_reported = False
 
     def _release_hold(self, why: str) -> None:
@@ -1038,6 +1063,8 @@ class MotionController:
         self._transition_note = ""
         if now - self._t_command > p.command_timeout:
             # no joystick (for that long since the hold began): the next push may start walking
+            if self._hold_since is None:
+                self._hold_since = now
             if now - self._hold_since > p.command_timeout:
                 self._release_hold(f"no velocity command for {p.command_timeout} s")
             if self._stream_live:

@@ -50,7 +50,18 @@ STAND_UP, SIT_DOWN, DAMPING, FALLEN), frames the estimator cannot use (ERROR, e.
 missing). Mode changes are reported (OK), with their cause. A fall (the body tipped beyond the
 fall limit, :mod:`.fall_detector`) is ONE ERROR naming roll, pitch, tilt and the estimated base
 height — the mode is FALLEN in RobotState from then on, damping only — and the righting one OK.
-While walking, RobotState carries the walking
+Faults that report (each once, rate-limited, with its figures; an OK when it clears): the
+velocity publisher dying mid-stride ("velocity commands stopped after N s at X m/s; stopping"),
+two sources writing ``velocity_command`` at once (:mod:`.velocity_conflict`: sign reversals per
+second), this node starved of CPU (:mod:`.step_pace`: share of the bridge's frames skipped, step
+time p99, key ``pace``), a held velocity command after control was lost ("velocity held: send zero
+first …"), and control lost: a gap between two frames stepped on longer than the bridge's
+``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING and
+from there through a stand-up from the measured pose, walking only on a fresh command; a node
+that starts while the bridge is in safe mode or runs its fallback (its previous process died)
+stands the robot up
+from the measured pose if the body is up (≥ :data:`UP_HEIGHT_FRACTION` of ``stand_height``) and
+stays IDLE if it is down. While walking, RobotState carries the walking
 estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
 leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
 IDLE.
@@ -147,6 +158,7 @@ DEFAULT_WATCHDOG_S: Final = 0.25
 #: at least this share of ``stand_height`` high (held up, not lying: it does not lift a robot
 #: someone left down).
 UP_HEIGHT_FRACTION: Final = 0.6
+_WALKING_OR_STANDING: Final = (MotionMode.LOCOMOTION, MotionMode.STAND)
 #: The live parameters the control node owns: every :class:`MotionParams` field (those the robot
 #: file declares become live; the others keep the node's value).
 CONTROL_PARAMETERS: Final = (
@@ -447,7 +459,9 @@ class ControlNode(Node):
         self._now = now
         self._take_staged()
         if last is not None and now - last > self.stall_s:
-            self._lost_control(now - last, now)
+            self._lost_control(f"no control step for {now - last:.2f} s", now)
+        elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over()):
+            self._lost_control(why, now)
         self._follow_bridge(state)
         before = self.motion.mode
         # Stamped with the frame it answers (the robot's time of the measurement it was computed
@@ -476,14 +490,32 @@ class ControlNode(Node):
         if pace is not None:
             self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
 
-    def _lost_control(self, gap: float, now: float) -> None:
-        """No control step for ``gap`` s, longer than the bridge's watchdog: this process
-        stalled (SIGSTOP, a host freeze), the bridge stopped applying its commands and the robot
-        may have sagged. Walking from the old command would start from stale foot targets and a
-        stale command: stand up again from the measured pose, and walk on a fresh command only."""
+    def _taken_over(self) -> str:
+        """Why the bridge is not applying this node's walking or standing commands although
+        this node may not have seen ``mode: safe`` (a host stall: the frames and states of the
+        stall arrive afterwards, or the bridge left safe mode on its first stale command): it
+        runs its fallback (whose quiet ``hold`` counts as drives available), or it is ramping
+        back from safe mode. Empty: neither."""
+        state = self._bridge_state
+        if state is None:
+            return ""
+        facts = BridgeStatus.of(state)
+        if facts.fallback is not None:
+            return f"the bridge runs its fallback ({facts.fallback})"
+        if facts.reentry_ramping and facts.owner == self.name:
+            return "the bridge is re-entering from safe mode"
+        return ""
+
+    def _lost_control(self, what: str, now: float) -> None:
+        """The bridge stopped applying this node's commands for a while (``what``: a gap between
+        two frames stepped on longer than the bridge's watchdog — this process stalled: SIGSTOP,
+        a host freeze — or the bridge re-entering from safe mode while this node walks or
+        stands): the robot may have sagged. Walking on from the old command would start from
+        stale foot targets and a stale command: stand up again from the measured pose, and walk
+        on a fresh command only."""
         before = self.motion.mode
         after = self.motion.lose_control(
-            f"a {gap:.2f} s stall of the control node (watchdog {self.stall_s:g} s)", now
+            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)", now
         )
         then = (
             "it stands up from the measured pose once the bridge applies its commands"
@@ -492,8 +524,8 @@ class ControlNode(Node):
         )
         self.report(
             Level.WARN,
-            f"control lost: no control step for {gap:.2f} s (the bridge's watchdog is "
-            f"{self.stall_s:g} s); motion mode {before.name} -> {self.motion.mode.name}: {then}; "
+            f"control lost: {what} (the bridge's watchdog is {self.stall_s:g} s); motion mode "
+            f"{before.name} -> {self.motion.mode.name}: {then}; "
             "walking waits for a fresh velocity command (zero first)",
             key="control lost",
         )
@@ -530,30 +562,36 @@ class ControlNode(Node):
             self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
 
     def _found_bridge(self, bridge: BridgeState, state: EstimatedState) -> None:
-        """The first ``bridge_state`` this node sees: a bridge in safe mode means a controller
-        (this node's previous process, killed or hung) lost the robot. The robot is re-entered
+        """The first ``bridge_state`` this node sees: a bridge in safe mode or running its
+        fallback (``fallback:`` in its state: stance, hold, sit) means a controller (this node's
+        previous process, killed or hung) lost the robot. The robot is re-entered
         from a quiet stance: held up (the fallback's stance) it stands up from the measured pose;
         down it stays IDLE until ``stand_up``. Either way walking needs a fresh command."""
         facts = BridgeStatus.of(bridge)
-        if facts.mode is not BridgeMode.SAFE or self.motion.mode is not MotionMode.IDLE:
+        if facts.mode is not BridgeMode.SAFE and facts.fallback is None:
             return
         height = state.height
         up_height = UP_HEIGHT_FRACTION * self.motion.params.stand_height
         up = math.isfinite(height) and height >= up_height
         owner = facts.owner or "unknown"
+        before = self.motion.mode
         self.motion.lose_control(
             f"the bridge's safe mode (previous owner {owner!r} lost)", self._now, stand=up
         )
-        then = (
-            f"the body is up ({height:.3f} m ≥ {up_height:.3f} m): standing up from the measured "
-            "pose"
-            if up
-            else f"the body is down ({height:.3f} m < {up_height:.3f} m): staying IDLE, send "
-            "stand_up"
-        )
+        if self.motion.mode is MotionMode.DAMPING:
+            then = (
+                f"the body is {height:.3f} m high: standing up from the measured pose"
+                + ("" if before is MotionMode.IDLE else f" (a {before.name} was under way)")
+            )
+        else:
+            then = (
+                f"the body is down ({height:.3f} m < {up_height:.3f} m): staying "
+                f"{self.motion.mode.name}, send stand_up"
+            )
         self.report(
             Level.WARN,
-            f"started while the bridge is in safe mode (previous owner {owner!r}): {then}; "
+            f"started while the bridge is in safe mode or its fallback (previous owner {owner!r}, "
+            f"fallback {facts.fallback or 'none'}): {then}; "
             "walking waits for a fresh velocity command (zero first)",
             key="control lost",
         )

@@ -50,7 +50,6 @@ class VelocityConflict:
         self._samples: deque[tuple[float, float, float, float]] = deque()
         self.conflict = False
         """True from the WARN until the OK."""
-        self._quiet_since = 0.0
 
     def update(self, now: float, x: float, y: float, turn: float) -> ConflictReport | None:
         """Take one command received at ``now`` (s, monotonic wall clock): ``linear.x``,
@@ -84,13 +83,8 @@ class VelocityConflict:
                 f"{len(samples)} commands in that second; a stick reverses a few times a second "
                 "at most): the robot follows whichever arrived last — stop one publisher",
             )
-        if self.conflict:
-            if worst:
-                self._quiet_since = now
-            elif now - self._quiet_since >= WINDOW_S:
-                self.conflict = False
-                return ConflictReport(
-                    False,
-                    f"velocity_command from one source again: no sign reversal for {WINDOW_S:g} s",
-                )
+        if self.conflict and not worst:  # no reversal for a whole window
+            self.conflict = False
+            text = f"velocity_command from one source again: no sign reversal for {WINDOW_S:g} s"
+            return ConflictReport(False, text)
         return None
