@@ -38,8 +38,14 @@ from support.cli import (
 #: writes .msg packages, ``security rules`` access rules), print the version, speak CAN only
 #: (``can-twin``), or are what the others join (``router``: its ``--port`` is their hub port,
 #: ``JOINTBUS_HUB_PORT``). A new command must be added here or take the shared options.
+# Commands that join no user's bus: offline tools, the router (it is the bus), and the chaos
+# campaign, which runs a robot of its own on a private loopback hub (a free port, or --hub-port)
+# so that its faults can never reach a robot the user runs.
 OFFLINE_COMMANDS = frozenset(
-    {"info", "plot", "version", "can-twin", "ros2 export-msgs", "security rules", "router"}
+    {
+        "info", "plot", "version", "can-twin", "ros2 export-msgs", "security rules", "router",
+        "chaos",
+    }
 )
 
 
