@@ -96,7 +96,9 @@ def test_estop_latches_until_reset_and_mode_commands_answer(robot: Robot) -> Non
     assert result.returncode == 0, result.stderr
     assert "e-stop latched" in result.stdout and "test_launch" in result.stdout
     assert wait_until(lambda: robot.facts().mode is BridgeMode.ESTOP, 2.0)
-    assert not robot.states[-1].drives_enabled
+    # category 1 (the default): damped to rest, then the drives go off within its 2 s bound
+    assert wait_until(lambda: not robot.states[-1].drives_enabled, 3.0)
+    assert any(s.startswith("estop stop: category 1") for s in robot.states[-1].status)
     # a second e-stop is confirmed too, and the first reason stands
     again = run_cli(robot.port, "estop")
     assert again.returncode == 0 and "test_launch" in again.stdout, again.stdout
