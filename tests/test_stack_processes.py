@@ -223,3 +223,23 @@ def test_the_layout_runs_on_an_explicit_listen_endpoint_that_others_reach() -> N
         with Bus(name="peer", zenoh=ZenohConfig(listen=(), connect=(endpoint,))) as peer:
             peer.subscribe("/hb50/bridge_data", BridgeData, got.append, MAB_RT)
             assert wait_until(lambda: len(got) >= 50, 10.0)
+
+
+def test_a_stalled_bridge_process_reads_lost_not_old_figures() -> None:
+    """The launcher's status line once kept "loop=339Hz skipped=32.3%" for 100 s after the
+    bridge's reports stopped, beside "bridge=lost". A stalled bridge process is LOST and its
+    loop figures unknown (``?``); when it runs again, both come back."""
+    with Stack(zenoh=ZenohConfig(hub_port=free_port())) as robot:
+        group = robot.processes
+        assert group is not None
+        assert robot.wait_for(lambda s: s.standing, 40.0).standing
+        assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 10.0)  # figures shown
+        group.signal("bridge", signal.SIGSTOP)
+        try:
+            time.sleep(4.0)
+            stalled = robot.summary()
+        finally:
+            group.signal("bridge", signal.SIGCONT)
+        assert stalled.bridge_mode == "lost", stalled.line()
+        assert "loop=?Hz" in stalled.line() and "skipped=?%" in stalled.line(), stalled.line()
+        assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 20.0)
