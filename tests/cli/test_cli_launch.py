@@ -167,6 +167,11 @@ def test_nodes_stop_cleanly_on_ctrl_c() -> None:
     for code, out, err in results:
         assert code == 0, err
         assert "stopped after" in out, out
+    # each says what runs in it: the control node alone (it once said "with its bridge in one
+    # process"), the bridge on its array
+    (_, _, control_err), (_, _, bridge_err) = results  # the "jointbus: ..." lines
+    assert "control in this process, its bridge over Zenoh" in control_err, control_err
+    assert "bridge on sim://hb50" in bridge_err and "in one process" in bridge_err, bridge_err
 
 
 def test_the_spelled_out_command_lists_match_the_controller_and_the_stack() -> None:

@@ -323,13 +323,14 @@ def _where(stack: Stack) -> str:
     and the file they come from, or the nodes of this process and their transport."""
     layout = stack.layout
     if layout is None:
-        where = f"on {stack.url}" if stack.bridge is not None else "with its bridge"
+        if stack.bridge is None:  # `jointbus control`: this node alone, its bridge elsewhere
+            return f"{' + '.join(stack.nodes)} in this process, its bridge over Zenoh"
         how = (
             "over Zenoh"
             if len(stack.nodes) == 1
             else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
         )
-        return f"{' + '.join(stack.nodes)} {where} in one process, {how}"
+        return f"{' + '.join(stack.nodes)} on {stack.url} in one process, {how}"
     parts = []
     for spec in layout.processes:
         place = f" on CPU {spec.cpu}" if spec.cpu is not None else ""
