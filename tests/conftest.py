@@ -72,6 +72,20 @@ LONG_RUNNING: tuple[str, ...] = (
     "tools/test_recorder_crash.py",
     "tools/test_foxglove_view.py::test_a_client_sees_the_walking_robot_move",
     "tools/test_monitor_app.py::test_teleop_keys_in_the_monitor_drive_velocity_commands",
+    # Each 6-16 s of served arrays, CAN twins or lock-step MuJoCo stand-ups: moved here so that
+    # `make test` keeps its 5 minutes (their behaviour is still checked in .ci/run).
+    "cli/test_cli_serve.py",
+    "cli/test_cli_can_twin.py",
+    "cli/test_cli_param.py",
+    "cli/test_cli_record.py::test_record_status_line_ends_with_a_newline_on_a_terminal",
+    "cli/test_cli_record.py::test_record_quiet_prints_no_status_line",
+    "cli/test_cli_topic.py::test_pub_unchecked_reaches_a_served_array_which_refuses_it_by_name",
+    "cli/test_cli_bus_options.py::test_two_stacks_on_one_hub_in_different_domains_never_see_each",
+    "cli/test_cli_ros2.py::test_every_type_a_running_stack_and_served_array_put_on_the_wire",
+    "cli/test_cli_router.py::test_the_demo_says_in_its_first_lines_that_it_joined_a_router",
+    "bench/test_bench_control.py::test_the_bench_robot_stands_then_walks_at_the_commanded_speed",
+    "robots/hb50/control/test_control_node_interrupted.py",
+    "robots/hb50/control/test_control_node_fallen.py",
 )
 
 
