@@ -155,3 +155,14 @@ def test_realtime_mode_advances_by_itself() -> None:
         time.sleep(0.1)
         assert robot.time > before
         assert robot.imu() is not None
+
+
+@pytest.mark.parametrize("slots", [1, 2, 3, 4, 5, 6])
+def test_a_1_khz_bridge_catching_up_steps_whole_timesteps(slots: int) -> None:
+    """A 1 kHz bridge that dropped slots steps them too (1 ms each, up to 6 in one call). 5 ms
+    were once cut into three equal 1.67 ms control steps, which split MuJoCo's 0.5 ms timestep:
+    refused, and the bridge's loop stopped."""
+    with open_hb50() as robot:
+        start = robot.time
+        robot.step(0.001 * slots)
+        assert robot.time - start == pytest.approx(0.001 * slots, abs=1e-9)
