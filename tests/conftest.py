@@ -72,8 +72,8 @@ LONG_RUNNING: tuple[str, ...] = (
     "tools/test_recorder_crash.py",
     "tools/test_foxglove_view.py::test_a_client_sees_the_walking_robot_move",
     "tools/test_monitor_app.py::test_teleop_keys_in_the_monitor_drive_velocity_commands",
-    # Each 6-16 s of served arrays, CAN twins or lock-step MuJoCo stand-ups: moved here so that
-    # `make test` keeps its 5 minutes (their behaviour is still checked in .ci/run).
+    # Each 6-16 s of served arrays, CAN twins or lock-step MuJoCo stand-ups: moved here to
+    # shorten `make test` (their behaviour is still checked in .ci/run).
     "cli/test_cli_serve.py",
     "cli/test_cli_can_twin.py",
     "cli/test_cli_param.py",

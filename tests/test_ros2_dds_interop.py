@@ -22,6 +22,7 @@ from jointbus.bus import ZenohConfig
 from jointbus.bus.dds_transport import DdsTransport
 from jointbus.stack import Stack
 from support import dds_peer
+from support.bus import free_port
 from support.dds_peer import RosPeer, free_domain, wait_until
 
 
@@ -161,6 +162,14 @@ def test_the_peers_estop_latches_and_its_reset_re_arms(stack: Stack, peer: RosPe
     assert stack.wait_for(lambda s: s.standing, 20.0).standing
 
 
+def _ended(demo: subprocess.Popen[bytes]) -> str:
+    """What a demo that was not seen said, if it ended (its exit code and stderr)."""
+    if demo.poll() is None:
+        return "still running"
+    assert demo.stderr is not None
+    return f"exited with code {demo.returncode}: {demo.stderr.read().decode(errors='replace')}"
+
+
 def test_the_demo_command_is_reached_by_a_plain_cyclone_dds_program() -> None:
     """``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp jointbus demo --headless``, in its own process and
     ROS domain, read by the peer; a peer in another domain sees nothing."""
@@ -171,7 +180,8 @@ def test_the_demo_command_is_reached_by_a_plain_cyclone_dds_program() -> None:
     env = dict(os.environ, RMW_IMPLEMENTATION="rmw_cyclonedds_cpp", ROS_DOMAIN_ID=str(domain))
     env.pop("CYCLONEDDS_URI", None)
     demo = subprocess.Popen(
-        [sys.executable, "-m", "jointbus.cli.main", "demo", "--headless", "--duration", "30"],
+        [sys.executable, "-m", "jointbus.cli.main", "demo", "--headless", "--duration", "40",
+         "--hub-port", str(free_port())],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -183,7 +193,8 @@ def test_the_demo_command_is_reached_by_a_plain_cyclone_dds_program() -> None:
             peer.reader("/hb50/bridge_data", dds_peer.BridgeData, lambda _s: frames.append(
                 time.monotonic()))
             stranger.reader("/hb50/bridge_data", dds_peer.BridgeData, elsewhere.append)
-            assert wait_until(lambda: len(frames) > 50, timeout=25.0), "no bridge_data on DDS"
+            if not wait_until(lambda: len(frames) > 50, timeout=35.0):
+                raise AssertionError(f"no bridge_data on DDS; the demo: {_ended(demo)}")
             frames.clear()
             time.sleep(2.0)
             assert _rate(frames) >= 400.0, f"bridge_data at {_rate(frames):.0f} Hz"

@@ -186,8 +186,13 @@ def test_simulator_ground_truth_is_published_every_bridge_cycle(stack: Stack) ->
     assert sorted(steps)[len(steps) // 2] == 2_000_000
     # bridge_data carries the same simulated time (the control node's clock): a loaded host
     # slows the simulated robot down, and wall-clock stamps would fast-forward its stand-up
+    # (a cycle that catches up dropped slots steps them all and stamps the frame at its end)
     frame_stamps = [m.header.stamp.to_ns() for m in frames]
-    assert {b - a for a, b in itertools.pairwise(frame_stamps)} == {2_000_000}
+    frame_steps = [b - a for a, b in itertools.pairwise(frame_stamps)]
+    assert all(s % 2_000_000 == 0 and 2_000_000 <= s <= 12_000_000 for s in frame_steps), (
+        frame_steps
+    )
+    assert sorted(frame_steps)[len(frame_steps) // 2] == 2_000_000
     assert set(stamps) & set(frame_stamps)  # on the same epoch as the ground truth
 
 

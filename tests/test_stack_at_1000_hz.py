@@ -1,9 +1,11 @@
-"""The hb50 stack at 1000 Hz (``jointbus demo --rate 1000``, :mod:`jointbus.stack`).
+"""The hb50 stack at 1000 Hz (``jointbus demo --rate 1000``, :mod:`jointbus.stack`), in the
+process layout that command runs (bridge on one core, control on the other).
 
 Its own module, so that it has the host to itself: ``tests/test_stack.py`` keeps a module-scoped
 500 Hz stack running until its last test, and the achieved rate asserted here (more than 500 Hz
-could give) is a share of the CPU that a second simulated robot beside it takes away (3000 frames
-in 5.6-7.5 s there, 453-535 Hz, on a quiet host).
+could give) is a share of the CPU that a second simulated robot beside it takes away. The
+one-process stack does not reach 1 kHz on a 2-core VM (300-600 Hz, with the stepped simulator
+catching up on the slots it drops); ``tests/test_stack.py`` covers that layout at 500 Hz.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import time
 
 import pytest
 
-from jointbus.bus import MAB_RT
+from jointbus.bus import MAB_RT, ZenohConfig
 from jointbus.robots.hb50.messages import BridgeData
 from jointbus.stack import Stack, StackSummary
-from support.bus import wait_until
+from support.bus import free_port, wait_until
 
-STAND_TIMEOUT = 15.0  # s; the stand-up itself takes 1 s of motion after ~0.2 s of start-up
+STAND_TIMEOUT = 40.0  # s; two processes import numpy, MuJoCo and Zenoh, then stand up in ~1 s
 
 
 def _standing(s: StackSummary) -> bool:
@@ -28,17 +30,15 @@ def _standing(s: StackSummary) -> bool:
 def test_a_stack_at_1000_hz_publishes_steps_and_controls_at_1000_hz() -> None:
     """Issue 15: ``jointbus demo --rate 1000``. The frames are stamped in simulated time, one 1 ms
     physics step per cycle (median stamp period 1 ms); the achieved rate is frames per second of
-    the host's clock (more than 500 Hz could give); the bridge counts skipped cycles against 1000
-    a second; what is timed in seconds of the host's clock (the 10 Hz mirror) stays in them."""
+    the host's clock (more than 500 Hz could give), and so is the bridge's own achieved loop rate;
+    what is timed in seconds of the host's clock (the 10 Hz mirror) stays in them."""
     from jointbus.messages.nav_msgs import Odometry
     from jointbus.robots.hb50.messages import BridgeState, JointCommand
 
-    with Stack(zenoh=None, rate_hz=1000.0) as fast:
+    with Stack(zenoh=ZenohConfig(hub_port=free_port()), rate_hz=1000.0) as fast:
+        assert fast.processes is not None and fast.bridge is None  # the robot is in its processes
         s = fast.wait_for(_standing, STAND_TIMEOUT)
         assert s.standing, s
-        bridge, control = fast.bridge, fast.control
-        assert bridge is not None and control is not None
-        assert bridge.config.rate_hz == 1000.0 and control.nominal_period_s == 0.001
         frames: list[BridgeData] = []
         truths: list[Odometry] = []
         commands: list[JointCommand] = []
@@ -63,9 +63,7 @@ def test_a_stack_at_1000_hz_publishes_steps_and_controls_at_1000_hz() -> None:
         finally:
             for sub in subs:
                 sub.close()
-        window = bridge.publish_window_ns
-        rate, skipped = bridge.publish_rate_hz, bridge.publish_skipped
-        final = fast.summary()
+        final = fast.wait_for(lambda s: s.loop_rate_hz > 0.0, 2.0)
     stamps = [f.header.stamp.to_ns() for f in frames]
     span_s = frame_s[-1] - frame_s[0]
     intervals = sorted(b - a for a, b in itertools.pairwise(stamps))
@@ -75,18 +73,15 @@ def test_a_stack_at_1000_hz_publishes_steps_and_controls_at_1000_hz() -> None:
     assert (len(frame_s) - 1) / span_s > 1.2 * 500.0
     steps = [b - a for a, b in itertools.pairwise(m.header.stamp.to_ns() for m in truths)]
     # simulated time: a 1 ms physics step per cycle; a cycle after slots the host dropped steps
-    # the simulator through them too (up to 5 more, so its time keeps the wall clock's pace),
-    # always in whole 1 ms steps
-    assert all(s % 1_000_000 == 0 and 1_000_000 <= s <= 6_000_000 for s in steps), set(steps)
+    # the simulator through them too (so its time keeps the wall clock's pace), always in whole
+    # 1 ms steps. This process receives them best-effort over Zenoh, so a longer step may also be
+    # a message it missed; the bound on catching up (5 slots) is tests/drivers/sim's.
+    assert all(s % 1_000_000 == 0 and s >= 1_000_000 for s in steps), sorted(set(steps))
     assert sorted(steps)[len(steps) // 2] == 1_000_000
-    # the control node keeps answering (the share of frames it handles depends on the host's
-    # load: bench row stack.1000hz.control.steps_per_s) and the robot keeps standing (below)
+    # the control node, in its own process, answers (nearly) every frame at 1 kHz
     assert commands and commands[-1].source_node == "control_node"
+    assert len(commands) > 0.9 * len(frames), (len(commands), len(frames))
     assert 0.8 * 10 * span_s <= len(mirrors) <= 1.2 * 10 * span_s + 1  # still 10 Hz
-    assert window is not None
-    elapsed_s = (window[1] - window[0]) / 1e9
-    # the bridge's own accounting is against 1000 cycles a second: ran + skipped = due
-    assert round(rate * elapsed_s) + skipped == max(
-        round(rate * elapsed_s), round(elapsed_s * 1000.0)
-    )
+    # the bridge's own figures, against 1000 cycles a second
+    assert 1.2 * 500.0 < final.loop_rate_hz <= 1010.0, final.line()
     assert final.standing, final

@@ -47,64 +47,6 @@ def _cpus(pid: int) -> set[int]:
     return set(os.sched_getaffinity(pid))
 
 
-@pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    with Stack(zenoh=ZenohConfig(hub_port=free_port())) as running:
-        assert running.wait_for(lambda s: s.standing, 40.0).standing
-        yield running
-
-
-def test_the_default_layout_runs_bridge_and_control_in_pinned_fifo_processes(stack: Stack) -> None:
-    group = stack.processes
-    assert group is not None and group.names == ("bridge", "control")
-    assert stack.bridge is None and stack.control is None  # nothing robot-side in this process
-    bridge, control = group.pid("bridge"), group.pid("control")
-    assert bridge is not None and control is not None and os.getpid() not in (bridge, control)
-    many = len(os.sched_getaffinity(0)) >= 2
-    if many:  # this VM: 2 CPUs
-        assert _cpus(bridge) == {0} and _cpus(control) == {1}
-    for pid, loop in ((bridge, 50), (control, 49)):
-        threads = _threads(pid)
-        assert all(policy == SCHED_FIFO for policy, _ in threads), threads  # the bus's too
-        assert max(priority for _, priority in threads) == loop
-    s = stack.summary()
-    assert s.transport == "processes" and s.nodes == ("bridge", "control")
-    children = group.cpu_seconds()
-    assert children > 1.0  # two processes that imported numpy, MuJoCo and Zenoh, and ran
-    assert s.cpu_mean_fraction * s.elapsed_s >= children * 0.95  # counted in the summary
-    assert 450 < s.bridge_data_hz < 550 and 450 < s.command_hz < 550
-    assert 0.30 < s.true_base_height_m < 0.36  # the simulator's truth, from the bridge's process
-
-
-def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
-    stack: Stack,
-) -> None:
-    """Runs last on the module's stack: it kills its controller."""
-    group = stack.processes
-    assert group is not None
-    pid = group.pid("control")
-    assert pid is not None
-    stack.take_reports()
-    killed = time.monotonic()
-    os.kill(pid, signal.SIGKILL)
-    reports: list[str] = []
-
-    def reported(text: str) -> bool:
-        reports.extend(r.status for r in stack.take_reports())
-        return any(text in r for r in reports)
-
-    killed_text = "process 'control' of the layout was killed by SIGKILL"
-    assert wait_until(lambda: reported(killed_text), 2.0)
-    # the bridge's fallback takes over (safe: the stance; hold: once it is quiet) and the robot
-    # stays up on its feet (issue 22: no collapse when the controller dies)
-    s = stack.wait_for(lambda s: s.bridge_mode in ("safe", "hold"), 2.0)
-    assert s.bridge_mode in ("safe", "hold"), s
-    assert time.monotonic() - killed < 2.0
-    assert s.true_base_height_m > 0.2, s
-    # and the bridge, the robot's supervisor, says its controller is gone
-    assert wait_until(lambda: reported("node 'control_node' STALE"), 5.0), reports
-
-
 def test_stopping_leaves_no_process_and_a_launcher_file_of_ones_own_runs(tmp_path: Path) -> None:
     mine = tmp_path / "one_core.yaml"
     mine.write_text(
@@ -248,3 +190,66 @@ def test_a_stalled_bridge_process_reads_lost_not_old_figures() -> None:
         assert stalled.bridge_mode == "lost", stalled.line()
         assert "loop=?Hz" in stalled.line() and "skipped=?%" in stalled.line(), stalled.line()
         assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 20.0)
+
+
+# The module's stack and its two tests come last: pytest ends a module-scoped fixture with the
+# module, and the tests above each start their own robot, which a second one still running on the
+# same cores starves (one real-time robot per host, README).
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    with Stack(zenoh=ZenohConfig(hub_port=free_port())) as running:
+        assert running.wait_for(lambda s: s.standing, 40.0).standing
+        yield running
+
+
+def test_the_default_layout_runs_bridge_and_control_in_pinned_fifo_processes(stack: Stack) -> None:
+    group = stack.processes
+    assert group is not None and group.names == ("bridge", "control")
+    assert stack.bridge is None and stack.control is None  # nothing robot-side in this process
+    bridge, control = group.pid("bridge"), group.pid("control")
+    assert bridge is not None and control is not None and os.getpid() not in (bridge, control)
+    many = len(os.sched_getaffinity(0)) >= 2
+    if many:  # this VM: 2 CPUs
+        assert _cpus(bridge) == {0} and _cpus(control) == {1}
+    for pid, loop in ((bridge, 50), (control, 49)):
+        threads = _threads(pid)
+        assert all(policy == SCHED_FIFO for policy, _ in threads), threads  # the bus's too
+        assert max(priority for _, priority in threads) == loop
+    s = stack.summary()
+    assert s.transport == "processes" and s.nodes == ("bridge", "control")
+    children = group.cpu_seconds()
+    assert children > 1.0  # two processes that imported numpy, MuJoCo and Zenoh, and ran
+    assert s.cpu_mean_fraction * s.elapsed_s >= children * 0.95  # counted in the summary
+    assert 450 < s.bridge_data_hz < 550 and 450 < s.command_hz < 550
+    assert 0.30 < s.true_base_height_m < 0.36  # the simulator's truth, from the bridge's process
+
+
+def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
+    stack: Stack,
+) -> None:
+    """Runs last on the module's stack: it kills its controller."""
+    group = stack.processes
+    assert group is not None
+    pid = group.pid("control")
+    assert pid is not None
+    stack.take_reports()
+    killed = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    reports: list[str] = []
+
+    def reported(text: str) -> bool:
+        reports.extend(r.status for r in stack.take_reports())
+        return any(text in r for r in reports)
+
+    killed_text = "process 'control' of the layout was killed by SIGKILL"
+    assert wait_until(lambda: reported(killed_text), 2.0)
+    # the bridge's fallback takes over (safe: the stance; hold: once it is quiet) and the robot
+    # stays up on its feet (issue 22: no collapse when the controller dies)
+    s = stack.wait_for(lambda s: s.bridge_mode in ("safe", "hold"), 2.0)
+    assert s.bridge_mode in ("safe", "hold"), s
+    assert time.monotonic() - killed < 2.0
+    assert s.true_base_height_m > 0.2, s
+    # and the bridge, the robot's supervisor, says its controller is gone
+    assert wait_until(lambda: reported("node 'control_node' STALE"), 5.0), reports

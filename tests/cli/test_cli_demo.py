@@ -84,8 +84,10 @@ def test_demo_over_zenoh_records_every_topic(tmp_path: Path) -> None:
     with path.open("rb") as f:
         for _schema, channel, _message in make_reader(f).iter_messages():
             counts[channel.topic] = counts.get(channel.topic, 0) + 1
-    assert counts.get("/hb50/bridge_data", 0) > 1000, counts  # 500 Hz for several seconds
-    assert counts.get("/hb50/joint_command", 0) > 500, counts
+    # every topic, each at its rate for 4 s: this one process (both nodes over Zenoh) reaches
+    # 160-350 Hz of its 500 on a 2-core VM (the demo says so), so the floors are 100 Hz and 50 Hz
+    assert counts.get("/hb50/bridge_data", 0) > 400, counts
+    assert counts.get("/hb50/joint_command", 0) > 200, counts
     assert counts.get("/hb50/robot_state_10hz", 0) > 10, counts
 
 
