@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from jointbus.drivers import (
@@ -261,10 +261,16 @@ def test_speeds_and_currents_change_sign_only(array: RecordingArray) -> None:
         max_size=5,
     )
 )
+@example(values=[0.0, 0.0, 0.9])  # inside the ankle's hard limits, past its soft ones
+@example(values=[0.0, 0.0, 0.8])
 def test_invalid_multi_commands_never_reach_the_driver(values: list[float]) -> None:
     array = RecordingArray(make_config())
     array.powered = True
-    ok = len(values) == 3 and all(math.isfinite(v) and -1.0 <= v <= 1.0 for v in values)
+    # within each joint's position limits; the ankle's soft limits, ±0.8 rad, are inside its hard
+    bounds = (1.0, 1.0, 0.8)
+    ok = len(values) == 3 and all(
+        math.isfinite(v) and -bound <= v <= bound for v, bound in zip(values, bounds, strict=True)
+    )
     if ok:
         array.positions(values)
         assert len(array.calls) == 1
