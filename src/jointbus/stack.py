@@ -172,7 +172,7 @@ from jointbus.runtime.process_group import (
     child_argv,
 )
 from jointbus.runtime.rate_loop import CycleInfo
-from jointbus.runtime.realtime import FIFO_PRIORITY_MIN, apply_realtime
+from jointbus.runtime.realtime import FIFO_PRIORITY_MIN, apply_realtime, raise_normal_threads
 
 __all__ = [
     "BRIDGE_LOST",
@@ -1254,17 +1254,16 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
             if spec.cpu in os.sched_getaffinity(0):
                 os.sched_setaffinity(0, {spec.cpu})
     realtime = None
+    bus_priority = None
     if not args.no_realtime and spec.priority is not None:
-        # Every thread of the process — the bus's (Zenoh's) among them, created later — inherits
-        # SCHED_FIFO below the loop's priority from this one: a CPU hog on the host must not hold
-        # back the frames and commands the loop and the controller exchange (measured at load 16:
-        # with the bus threads on the normal scheduler, the commands stopped for 250 ms twice in
-        # 8 s and the bridge went safe). The loop thread then raises itself to the priority.
-        apply_realtime(
-            RealtimeConfig(
-                priority=max(FIFO_PRIORITY_MIN, spec.priority - _BUS_PRIORITY_BELOW_LOOP)
-            )
-        )
+        # Every thread of the process — the bus's (Zenoh's) among them — runs SCHED_FIFO below the
+        # loop's priority: a CPU hog on the host must not hold back the frames and commands the
+        # loop and the controller exchange (measured at load 16: with the bus threads on the
+        # normal scheduler, the commands stopped for 250 ms twice in 8 s and the bridge went
+        # safe). They are raised once the nodes run (below), not before: start-up is not real
+        # time, and a second robot refused for its namesake must not have started at the
+        # running robot's priorities (it once took the running bridge's commands away).
+        bus_priority = max(FIFO_PRIORITY_MIN, spec.priority - _BUS_PRIORITY_BELOW_LOOP)
         # The bridge's loop runs at the process's priority; a controller's step thread at it too.
         bridge = "bridge" in spec.nodes
         realtime = RealtimeConfig(
@@ -1295,6 +1294,9 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
+    if bus_priority is not None:
+        apply_realtime(RealtimeConfig(priority=bus_priority))  # this thread: warns if refused
+        raise_normal_threads(bus_priority)
     # Everything set up so far lives as long as the process: out of the collector's way, so a
     # full collection while the robot runs scans only what was made since (milliseconds less).
     gc.collect()

@@ -238,3 +238,46 @@ def test_fifo_is_either_applied_or_refused_with_a_warning_and_always_restored() 
     else:  # root / CAP_SYS_NICE: really SCHED_FIFO
         assert policy == os.SCHED_FIFO
     assert after == before
+
+
+def test_raising_a_process_puts_its_normal_threads_on_fifo_and_leaves_a_higher_loop() -> None:
+    """In a child process (this one must stay on the normal scheduler): a sleeping helper thread
+    and the main thread are raised to FIFO 10; a thread that raised itself to FIFO 30 stays 30.
+    Where the OS refuses SCHED_FIFO nothing is raised and the function says 0."""
+    import json
+    import subprocess
+    import sys
+
+    code = """
+import json, os, threading, time
+from jointbus.runtime.realtime import raise_normal_threads
+ready = threading.Event()
+def loop():
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(30))
+    except OSError:
+        pass
+    ready.set()
+    time.sleep(5)
+threading.Thread(target=loop, daemon=True).start()
+threading.Thread(target=lambda: time.sleep(5), daemon=True).start()
+ready.wait()
+raised = raise_normal_threads(10)
+seen = sorted(
+    (os.sched_getscheduler(int(t)), os.sched_getparam(int(t)).sched_priority)
+    for t in os.listdir("/proc/self/task")
+)
+print(json.dumps({"raised": raised, "seen": seen}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    result = json.loads(out)
+    seen = [tuple(t) for t in result["seen"]]
+    fifo = os.SCHED_FIFO
+    if result["raised"] == 0:  # no CAP_SYS_NICE here: everything stays as it was
+        assert all(policy != fifo or prio == 30 for policy, prio in seen), seen
+        return
+    assert (fifo, 30) in seen  # the loop that raised itself higher keeps its priority
+    assert all(policy == fifo for policy, _ in seen), seen
+    assert sum(1 for t in seen if t == (fifo, 10)) == result["raised"] >= 2

@@ -44,6 +44,7 @@ __all__ = [
     "RealtimeState",
     "RealtimeWarning",
     "apply_realtime",
+    "raise_normal_threads",
     "read_realtime_state",
     "restore_realtime",
 ]
@@ -208,6 +209,34 @@ def apply_realtime(config: RealtimeConfig) -> list[str]:
                 "sleeps keep the default slack (50 µs on Linux).",
             )
     return refused
+
+
+def raise_normal_threads(priority: int) -> int:
+    """Put every thread of this process that is still on the normal scheduler on SCHED_FIFO at
+    ``priority``; return how many were raised. Threads already on a real-time policy (a rate
+    loop that raised itself higher) are left as they are.
+
+    Why: a process of a robot's layout builds its nodes (a MuJoCo model, Zenoh sessions, the
+    check that no namesake runs) on the normal scheduler and raises its threads only once that
+    is done. Raised first, a second robot started by mistake did its seconds of start-up at the
+    running robot's bus priority, on its core, before it found the namesake and refused: the
+    running robot's bus threads waited and its bridge went safe. A thread that ends meanwhile,
+    or a refusal (no CAP_SYS_NICE), is skipped: the loops report a refused priority themselves.
+    """
+    raised = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            if os.sched_getscheduler(int(tid)) != os.SCHED_OTHER:
+                continue
+            os.sched_setscheduler(int(tid), os.SCHED_FIFO, os.sched_param(priority))
+        except (AttributeError, OSError, ValueError):
+            continue
+        raised += 1
+    return raised
 
 
 def restore_realtime(state: RealtimeState) -> list[str]:
