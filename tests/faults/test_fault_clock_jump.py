@@ -81,6 +81,8 @@ def test_a_jumping_wall_clock_moves_the_stamps_and_nothing_else(
         bridge.start()
         thread.start()
         assert wait_until(lambda: bridge.mode is BridgeMode.RUN, 10.0)
+        # The log hears of the change to run over the bus, a little after the bridge made it.
+        assert wait_until(lambda: log.mode == "run", 5.0), log.changes
         running_ns = time.monotonic_ns()
         for offset in (0, HOUR_NS, -HOUR_NS):
             wall.offset_ns = offset  # the jump

@@ -114,7 +114,9 @@ def test_a_killed_router_puts_the_bridge_in_safe_mode_and_traffic_resumes_on_res
     assert bridge is not None
     assert wait_until(lambda: log.mode == "run", 30.0)
     killed_ns = kill(topology.router)
-    assert wait_until(lambda: log.mode == "safe", 3.0), log.since(killed_ns)
+    assert wait_until(
+        lambda: log.first(killed_ns, lambda c: c.mode == "safe") is not None, 3.0
+    ), log.since(killed_ns)
     last_ns = bridge.watchdog.last_feed_ns
     assert last_ns is not None
     safe = log.first(last_ns, lambda c: c.mode == "safe")
@@ -136,9 +138,10 @@ def test_a_killed_router_puts_the_bridge_in_safe_mode_and_traffic_resumes_on_res
     )
     assert WATCHDOG_S < safe_delay <= WATCHDOG_S + CYCLE_NS / 1e9 + HEADROOM_S
     assert recovery <= RECOVERY_S
-    # Safe mode all along: no cycle ran the control node's commands between the two.
+    # No cycle ran the control node's commands between the two: safe mode, then the stance
+    # fallback's hold once the stance was quiet.
     between = [c.mode for c in log.since(safe.t_ns) if c.t_ns < run.t_ns]
-    assert set(between) == {"safe"}, between
+    assert set(between) <= {"safe", "hold"} and between[0] == "safe", between
     assert topology.control.poll() is None, stderr_of(topology.control)  # nothing crashed
     summary = stack.wait_for(lambda s: s.owner == "control_node" and s.bridge_mode == "run", 5.0)
     assert summary.bridge_mode == "run" and summary.motion_mode is not None

@@ -147,16 +147,26 @@ def test_cpu_hogs_while_trotting_are_reported_and_the_robot_stays_up(rig: Walkin
     ]
     try:
         with rig.window() as w:
+            began = time.monotonic()
             time.sleep(8.0)
+            wall = time.monotonic() - began
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait(5.0)
     assert_safe(rig, w.min_height, w.max_tilt)
     texts = [r.status for r in rig.take_reports()]
-    assert any(
-        "starved of CPU" in t or "falls behind real time" in t or "fallback:" in t for t in texts
-    ), texts
+    # The robot's processes run at SCHED_FIFO where the OS allows it; then the hogs do not slow
+    # it and there is nothing to report. Whenever it did fall behind, it must have said so.
+    simulated = w.heights[-1][0] - w.heights[0][0]
+    factor = simulated / wall
+    print(f"\nFAULT two CPU hogs 8 s while trotting: real-time factor {factor:.3f}; {texts}")
+    assert factor > 0.5  # the simulator kept running
+    if factor < 0.98:
+        assert any(
+            "starved of CPU" in t or "falls behind real time" in t or "fallback:" in t
+            for t in texts
+        ), (factor, texts)
 
 
 @pytest.mark.parametrize("category", [1, 0])
