@@ -128,17 +128,24 @@ def test_stack_starts_once_and_stops_idempotently() -> None:
 
 
 def test_estop_latches_until_an_explicit_reset(stack: Stack) -> None:
-    """Last in the module: it knocks the robot down."""
+    """It knocks the robot down; the reset stands it up again for the tests after it."""
     stack.hardware_command("estop test_stack")
     s = stack.wait_for(lambda s: s.estop is not None, 3.0)
     assert s.estop is not None and "test_stack" in s.estop
-    assert s.bridge_mode == "estop" and s.drives_enabled is False
+    assert s.bridge_mode == "estop"
+    # Category 1 (hb50's default): damping until at rest, then drives off, within 2 s.
+    s = stack.wait_for(lambda s: s.drives_enabled is False, 2.5)
+    assert s.drives_enabled is False and s.bridge_mode == "estop"
     # The control node keeps commanding: none of it re-arms the bridge.
     s = stack.wait_for(lambda s: s.estop is None, 0.6)
     assert s.estop is not None and s.bridge_mode == "estop"
     stack.hardware_command("reset")
     s = stack.wait_for(lambda s: s.estop is None and s.bridge_mode == "run", 3.0)
     assert s.estop is None and s.drives_enabled and s.bridge_mode == "run"
+    # ...and the control node stands the robot up again from where it lies (docs/SAFETY.md).
+    s = stack.wait_for(_standing, STAND_TIMEOUT)
+    print(f"\nafter the reset: {s.motion_mode}, body {s.true_base_height_m:.3f} m")
+    assert _standing(s), s
 
 
 def test_zenoh_transport_stands_up_and_is_seen_from_another_bus() -> None:
