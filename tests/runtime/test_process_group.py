@@ -102,6 +102,34 @@ def test_a_death_is_reported_with_its_signal_and_a_respawned_child_comes_back() 
         group.stop()
 
 
+def test_a_respawned_child_bound_to_its_launcher_keeps_running() -> None:
+    """A layout process asks for SIGTERM when its launcher dies (PR_SET_PDEATHSIG). The kernel
+    sends it when the *thread* that forked the child ends: a child respawned by the watcher
+    thread of its predecessor, which ends right after, was stopped at once (exit 0), respawned,
+    stopped... — the chaos campaign's control node never came back after a SIGKILL."""
+    exits: list[tuple[str, int]] = []
+    group = ProcessGroup(on_exit=lambda n, c: exits.append((n, c)))
+    body = f"""
+        sys.path.insert(0, {SRC!r})
+        from jointbus.runtime.process_group import bind_to_parent
+        bind_to_parent()
+        print("ready", flush=True)
+        while True:
+            time.sleep(0.05)
+    """
+    try:
+        first = group.start(ChildProcess("control", script(body), respawn=True))
+        os.kill(first, signal.SIGKILL)
+        assert wait_until(lambda: group.pid("control") not in (None, first), 30.0)
+        second = group.pid("control")
+        assert second is not None
+        threading.Event().wait(1.5)
+        assert exits == [("control", -signal.SIGKILL)], exits  # nothing after the kill
+        assert group.pid("control") == second and alive(second)
+    finally:
+        group.stop()
+
+
 def test_the_cpu_of_every_child_is_counted() -> None:
     group = ProcessGroup()
     body = """

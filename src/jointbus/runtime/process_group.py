@@ -9,7 +9,10 @@ What it promises, because a robot's processes must never outlive the program tha
 
 - **No orphan.** Each child asks the kernel for ``SIGTERM`` when its parent dies
   (``prctl(PR_SET_PDEATHSIG)``, :func:`bind_to_parent`), so a launcher that is SIGKILLed takes
-  its simulator and controllers with it.
+  its simulator and controllers with it. The kernel sends it when the *thread* that forked the
+  child ends, not the process: every child is therefore started by one spawner thread that
+  lives as long as the group (a respawn from the dead child's short-lived watcher thread was
+  SIGTERMed as soon as that thread returned, and respawned, and stopped again).
 - **Ordered stop.** :meth:`ProcessGroup.stop` stops the children in the reverse of their start
   order (the controller before the bridge, so the bridge sees its controller leave and damps the
   drives before it switches them off): ``SIGTERM``, then ``SIGKILL`` after ``stop_timeout_s``.
@@ -38,6 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Final
 
@@ -140,6 +144,9 @@ class ProcessGroup:
         self._tails: dict[str, list[str]] = {}  # the last lines of each child's stderr
         self._lock = threading.Lock()
         self._closed = False
+        #: Forks every child (see "No orphan" in the module docstring): its one worker thread
+        #: lives until :meth:`stop` stops the whole group.
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="process-group-spawner")
 
     # ---- starting ------------------------------------------------------------------------------
     def start(self, child: ChildProcess, *, ready_timeout_s: float = 60.0) -> int:
@@ -192,7 +199,8 @@ class ProcessGroup:
         env.update(child.env)
         env[PARENT_PID_ENV] = str(os.getpid())
         try:
-            process = subprocess.Popen(
+            process = self._spawner.submit(
+                subprocess.Popen,
                 list(child.argv),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -200,8 +208,8 @@ class ProcessGroup:
                 text=True,
                 env=env,
                 start_new_session=True,
-            )
-        except OSError as exc:
+            ).result()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: the group stopped meanwhile
             raise ProcessGroupError(f"cannot start process {child.name!r}: {exc}") from exc
         running = _Running(child, process, time.monotonic())
         with self._lock:
@@ -311,6 +319,8 @@ class ProcessGroup:
                 targets = [self._running[name]] if name in self._running else []
         for running in targets:
             self._stop_one(running)
+        if name is None:
+            self._spawner.shutdown(wait=False)
 
     def _retire(self, running: _Running) -> None:
         """``running`` has ended: its last CPU sample joins the exited total (once)."""
