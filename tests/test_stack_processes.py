@@ -17,7 +17,7 @@ import pytest
 
 from jointbus.bus import ZenohConfig
 from jointbus.runtime.launch import LaunchDescription
-from jointbus.stack import Stack
+from jointbus.stack import MODE_UNKNOWN, Stack
 from support.bus import free_port, wait_until
 
 SCHED_FIFO = os.SCHED_FIFO
@@ -258,3 +258,9 @@ def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
     assert s.true_base_height_m > 0.2, s
     # and the bridge, the robot's supervisor, says its controller is gone
     assert wait_until(lambda: reported("node 'control_node' STALE"), 5.0), reports
+    # the launcher's own line stops quoting the dead node's mode (it said STAND with the body
+    # sitting at 0.16 m): its state mirror is older than ROBOT_STATE_TIMEOUT_S
+    s = stack.wait_for(lambda s: s.motion_mode == MODE_UNKNOWN, 1.0)
+    assert time.monotonic() - killed < 1.0 + 2.0
+    assert s.motion_mode == MODE_UNKNOWN, s.line()
+    assert f"mode={MODE_UNKNOWN}" in s.line(), s.line()

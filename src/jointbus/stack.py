@@ -1083,13 +1083,15 @@ class Stack:
 
     def _control_lost(self, now: float) -> bool:
         """True when the control node runs elsewhere and is gone: STALE by the bridge's
-        liveliness monitor, or its state mirror is older than :data:`ROBOT_STATE_TIMEOUT_S`
-        (after one arrived)."""
-        if self.control is not None or self.bridge is None:
+        liveliness monitor (where the bridge runs in this process), or its state mirror is
+        older than :data:`ROBOT_STATE_TIMEOUT_S` (after one arrived; the process layout, where
+        both run in child processes, has only this)."""
+        if self.control is not None:
             return False
-        health = self.bridge.liveliness.health(CONTROL_NODE_NAME)
-        if health is not None and health.stale:
-            return True
+        if self.bridge is not None:
+            health = self.bridge.liveliness.health(CONTROL_NODE_NAME)
+            if health is not None and health.stale:
+                return True
         at = self._robot_state.at
         return not math.isnan(at) and now - at > ROBOT_STATE_TIMEOUT_S
 

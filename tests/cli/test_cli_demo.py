@@ -58,8 +58,11 @@ def test_demo_at_1000_hz_stands_up_and_says_the_rate_it_achieved() -> None:
     """Issue 15: ``--rate 1000`` runs bridge and control at 1 kHz; the final line reports the
     loop rate achieved: more than the default 500 Hz could give, at most the 1000 requested (how
     close it gets depends on the host's load: bench rows ``stack.1000hz.*``)."""
-    result = run_cli(free_port(), "demo", "--headless", "--duration", "4", "--rate", "1000",
-                     timeout=90)
+    # 8 s: on this 2-core VM the 1 kHz layout's control process can miss ~1 s of frames (the
+    # demo says BEHIND REAL TIME); the bridge's fallback then holds the rising robot and the
+    # control node stands it up again from there, which a 4 s run did not always see end.
+    result = run_cli(free_port(), "demo", "--headless", "--duration", "8", "--rate", "1000",
+                     timeout=120)
     assert result.returncode == 0, result.stderr
     mode, height = _final(result.stdout)
     assert mode == "STAND"
