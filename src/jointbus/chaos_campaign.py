@@ -603,12 +603,17 @@ class _Campaign:
                     return  # expired before it ran (see _expire)
                 t = self.now()
                 record.injected_s = t
+                # expected from "ready" on: the first refusal is reported within milliseconds,
+                # before this thread reads the line that says when the first command went out
+                record.expected = rule
             if rule is not None:  # judged from the first command it sent (it says when)
                 words = process.stdout.readline().split()
-                if len(words) == 3 and words[0] == b"sent":
+                if len(words) == 2 and words[0] == b"first":
                     with self.lock:
                         record.injected_s = self.at_wall(int(words[1]))
-                        record.expected = rule
+                        # seen before this line was read: not earlier than the first command
+                        # (max keeps NaN, not yet seen, as NaN)
+                        record.detected_s = max(record.detected_s, record.injected_s)
             if then is not None:
                 self._at(t + DUPLICATE_CHECK_S, then)
             else:
@@ -655,7 +660,12 @@ class _Campaign:
     def _stop(self, fault: Fault, pid: int) -> None:
         kind = fault.kind
         rule: ReportRule | None = None
-        if kind is FaultKind.STOP_CONTROL and fault.duration_s >= 0.3:
+        with self.lock:
+            # the bridge sees a stall only of a controller whose commands it runs: a control
+            # process still starting (respawned after a kill) or one already held off by the
+            # fallback of an earlier fault gives it nothing new to report
+            commanding = self.bridge_mode == "run" and self.control_killed_pid is None
+        if kind is FaultKind.STOP_CONTROL and fault.duration_s >= 0.3 and commanding:
             rule = ReportRule(
                 _BRIDGE, WATCHDOG_REPORT_S, Level.WARN, contains=("watchdog", "fallback")
             )

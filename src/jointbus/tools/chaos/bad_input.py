@@ -15,9 +15,10 @@ Where it sits: :mod:`jointbus.tools.chaos`; :mod:`jointbus.chaos_campaign` runs
   bus — it must be refused (:class:`~jointbus.runtime.DuplicateNodeError`), and the running robot
   untouched. Exit code :data:`REFUSED` when it was refused, 0 when it (wrongly) started.
 
-Prints ``ready`` when it begins, and ``sent <wall-clock ns of the first> <count>`` at the end of
-a burst (``--seconds`` × the rate, sent late rather than skipped when the host starves it);
-stops early on SIGTERM.
+Prints ``ready`` when it begins, ``first <wall-clock ns>`` once the first message of a burst is
+out (the campaign's report bound counts from there), and ``sent <wall-clock ns of the first>
+<count>`` at the end of a burst (``--seconds`` × the rate, sent late rather than skipped when
+the host starves it); stops early on SIGTERM.
 """
 
 from __future__ import annotations
@@ -113,7 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             rate = 200.0
         # a publisher sends only once a subscriber matched (DESIGN §4): wait for the robot's
-        deadline = time.monotonic() + 5.0
+        # (up to 20 s: on a host the campaign loads, discovery took more than 5 s, and a burst
+        # sent before the match reached nobody while its report bound ran)
+        deadline = time.monotonic() + 20.0
         while not pub.remote_matched and time.monotonic() < deadline and not stop.is_set():
             time.sleep(0.01)
         print("ready", flush=True)
@@ -127,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pub.publish(commands[i % len(commands)])
             if i == 0:
                 first_ns = time.time_ns()
+                print(f"first {first_ns}", flush=True)  # the campaign's bound counts from here
             tick += 1.0 / rate
             delay = tick - time.monotonic()
             if delay > 0:
