@@ -1268,10 +1268,25 @@ def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_
         )
         facts = BridgeStatus.of(states[-1])
         assert facts.real_time_factor == 0.25 and facts.frame_rate_hz == 125.0
+        assert "the robot moves slower than the wall clock" in behind.status
         cycles(2.2)
         back = pace_reports()[-1]
         assert back.level == Level.OK and back.status.startswith("bridge back to real time: 500.0")
         assert len(pace_reports()) == 2
+        # one slot in 20 skipped, the simulator stepping it in the next cycle (as the stepped
+        # simulator catches up): 5 % skipped at a real-time factor of 1 — behind, but not slower
+        for k in range(round(2.2 * 500)):
+            clock.now += STEP_NS
+            sim_time["ns"] += STEP_NS
+            if k % 20 == 19:
+                continue
+            commands.publish(hold(HOME))
+            node.cycle(clock.now)
+            node.timers.run_due(clock.now)
+        skipping = pace_reports()[-1]
+        assert skipping.level == Level.WARN and "real-time factor 1.000" in skipping.status
+        assert "moves slower" not in skipping.status
+        assert "read and commanded in fewer cycles" in skipping.status
     finally:
         node.shutdown()
         bus.close()

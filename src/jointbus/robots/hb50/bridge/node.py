@@ -841,12 +841,15 @@ class BridgeNode(ArrayNode):
         windows = self._behind_windows
         self._behind_windows = windows + 1 if behind else 0
         if behind and windows % BEHIND_REPEAT_WINDOWS == 0:
-            self.report(
-                Level.WARN,
-                f"bridge falls behind real time: {figures}; the robot moves slower than the "
-                "wall clock and its commands arrive late",
-                key="pace",
+            # say what is true: a loop that skips slots while the robot keeps the wall clock
+            # (the simulator steps the missed slots in one cycle) does not move slower
+            what = (
+                "the robot moves slower than the wall clock and its commands arrive late"
+                if self.real_time_factor < BEHIND_RTF
+                else "the robot keeps the wall clock, but its actuators are read and commanded "
+                "in fewer cycles"
             )
+            self.report(Level.WARN, f"bridge falls behind real time: {figures}; {what}", key="pace")
         elif not behind and self._behind:
             self.report(Level.OK, f"bridge back to real time: {figures}", key="pace")
         self._behind = behind
