@@ -129,6 +129,15 @@ def test_stack_starts_once_and_stops_idempotently() -> None:
 
 def test_estop_latches_until_an_explicit_reset(stack: Stack) -> None:
     """It knocks the robot down; the reset stands it up again for the tests after it."""
+    try:
+        _estop_then_reset(stack)
+    finally:  # a failure here must not leave the module's robot e-stopped for the next tests
+        if stack.summary().estop is not None:
+            stack.hardware_command("reset")
+            stack.wait_for(_standing, STAND_TIMEOUT)
+
+
+def _estop_then_reset(stack: Stack) -> None:
     stack.hardware_command("estop test_stack")
     s = stack.wait_for(lambda s: s.estop is not None, 3.0)
     assert s.estop is not None and "test_stack" in s.estop

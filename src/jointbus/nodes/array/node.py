@@ -446,6 +446,7 @@ class ArrayNode(Node):
         #: the consecutive cycles every joint was at rest.
         self._estop_stop_cycles: int | None = None
         self._estop_rest_cycles = 0
+        self._estop_stop_since_ns = 0  # node clock at the latch of the damped stop
         #: Velocity-type one-shot commands standing per joint (the command watchdog).
         self._expiry = CommandExpiry(array.count, s.command_timeout_s)
         self._braked = np.zeros(array.count, dtype=np.bool_)  # brakes of the last command run
@@ -753,7 +754,7 @@ class ArrayNode(Node):
                 self._write(self.thermal.derate(fallback), "fallback", self.name)
                 self._take_fallback_reports()
             elif mode is StreamMode.ESTOP and self._estop_stop_cycles is not None:
-                self._estop_stop(reading)
+                self._estop_stop(reading, now_ns)
             elif mode is StreamMode.HOLD:
                 self._write(self.thermal.derate(self._hold()), "hold", self.name)
             elif mode is StreamMode.SAFE:
@@ -1093,6 +1094,7 @@ class ArrayNode(Node):
             # Category 1: damped to rest with the drives on, then off (see _estop_stop).
             self._estop_stop_cycles = 0
             self._estop_rest_cycles = 0
+            self._estop_stop_since_ns = now_ns
             self._event(
                 Level.ERROR,
                 "estop",
@@ -1105,10 +1107,12 @@ class ArrayNode(Node):
         self._event(Level.ERROR, "estop", f"{event.describe()} (category 0: drives off at once)")
         self._drives_off("e-stop", engage_brakes=True, strict=strict)
 
-    def _estop_stop(self, reading: JointReading) -> None:
+    def _estop_stop(self, reading: JointReading, now_ns: int) -> None:
         """One cycle of a category-1 e-stop: damping (``kp = 0``, no torque, brakes where fitted)
-        until every joint has been at rest for ``estop_rest_s`` or ``estop_stop_s`` has passed
-        (counted in cycles), then drives off. Nothing an owner sends is applied meanwhile."""
+        until every joint has been at rest for ``estop_rest_s`` or ``estop_stop_s`` has passed,
+        then drives off. Nothing an owner sends is applied meanwhile. The bound is kept by the
+        node's clock as well as in cycles: a loop that drops slots (a loaded host ran the
+        one-process stack at 300 Hz) must not stretch a 2 s stop to 3.3 s."""
         cycles = self._estop_stop_cycles
         if cycles is None:  # pragma: no cover - the caller checked
             return
@@ -1119,7 +1123,7 @@ class ArrayNode(Node):
         at_rest = bool(np.all(np.abs(velocity[np.isfinite(velocity)]) < s.estop_rest_speed))
         self._estop_rest_cycles = self._estop_rest_cycles + 1 if at_rest else 0
         rest_cycles = max(1, round(s.estop_rest_s * s.rate_hz))
-        elapsed = cycles / s.rate_hz
+        elapsed = max(cycles / s.rate_hz, (now_ns - self._estop_stop_since_ns) / 1e9)
         if self._estop_rest_cycles >= rest_cycles or elapsed >= s.estop_stop_s:
             self._estop_stop_cycles = None
             why = (

@@ -1381,6 +1381,22 @@ def test_a_category_1_stop_ends_at_its_bound_while_joints_still_move() -> None:
         rig.close()
 
 
+def test_a_category_1_stop_keeps_its_bound_by_the_clock_when_cycles_are_dropped() -> None:
+    """A loop that runs one slot in four (a loaded host) must not stretch the stop: 0.1 s of
+    the node's clock, not 50 cycles."""
+    rig = Rig(BridgeConfig(estop_stop_s=0.1))
+    try:
+        rig.run(0.3, every_cycle(hold(HOME)))
+        rig.run(0.05, every_cycle(hold(HOME + 1.0)))  # joints moving: no early end at rest
+        rig.step("estop")
+        for _ in range(13):  # 12 cycles, 4 slots apart: 0.104 s of the clock
+            rig.clock.now += 3 * rig.period_ns  # three slots dropped before each cycle
+            rig.step()
+        assert rig.sim.read_joints().motor_power is False
+    finally:
+        rig.close()
+
+
 def test_bad_estop_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="estop_category"):
         BridgeConfig(estop_category=2)
