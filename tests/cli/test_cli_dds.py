@@ -72,8 +72,9 @@ def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> N
     nodes = _cli("node", "list", *opts)
     assert "talker" in nodes.stdout, nodes.stderr
     env = dict(os.environ, RMW_IMPLEMENTATION="rmw_cyclonedds_cpp", ROS_DOMAIN_ID=str(domain))
+    # 10 s: the quick suite's two workers load the host (the default 2 s ran out once there)
     called = _cli("service", "call", "/dds_test/echo", "std_msgs/msg/String", '{"data": "hi"}',
-                  env=env)
+                  "--timeout", "10", env=env)
     assert called.returncode == 0, called.stderr
     assert "HI" in called.stdout
 

@@ -102,6 +102,9 @@ SERVICE_QOS: Final = QosProfile(Reliability.RELIABLE, 10)
 #: rmw_cyclonedds's request header: client id (uint64), sequence number (int64).
 REQUEST_HEADER: Final = struct.Struct("<Qq")
 _BODY: Final = 4 + REQUEST_HEADER.size
+#: How long a server waits for its reply writer to match a new client's reply reader before it
+#: writes the reply anyway (s).
+REPLY_MATCH_TIMEOUT_S: Final = 2.0
 #: Pause between two looks for a matched server (s).
 _POLL_S: Final = 0.005
 _ANY_STATE: Final = 0x7F
@@ -221,12 +224,25 @@ class DdsServiceLink:
         except Exception:
             _LOG.exception("receiving a request of service %s failed", self._server.name)
 
+    def _clients_matched(self) -> bool:
+        """True when the reply writer has matched as many readers as the request reader has
+        matched writers: every client whose request can arrive can also receive its reply."""
+        writers = len(self._reader.get_matched_publications())
+        return len(self._writer.get_matched_subscriptions()) >= writers
+
     def _replier(self, client_id: int, seq: int) -> Any:
         def reply(response: Message | None, reason: str | None) -> None:
             if response is not None:
                 sample = wrap(client_id, seq, response.to_cdr())
             else:
                 sample = wrap(client_id, -seq, _refusal(reason or "refused"))
+            # DDS discovery is asynchronous on both sides: a new client's request can arrive
+            # before this writer matched the client's reply reader, and a reply written then
+            # reaches nobody (the client waited out its timeout; 1 call in 3 of the DDS CLI test
+            # on a loaded host). Wait for the match, as rmw_cyclonedds's servers do.
+            deadline = time.monotonic() + REPLY_MATCH_TIMEOUT_S
+            while not self._clients_matched() and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
             rc = write_raw(self._writer_ref, sample)
             if rc < 0:
                 _LOG.warning("service %s: writing a reply failed (%d)", self._server.name, rc)
