@@ -235,15 +235,29 @@ def test_an_unusable_frame_is_reported_and_not_acted_on(rig: Rig) -> None:
     assert wait_until(lambda: rig.status_with("unknown joint 'rr_j2'", Level.ERROR))
 
 
-def test_deactivation_leaves_the_robot_damped(rig: Rig) -> None:
-    rig.run(0.02)
-    rig.control.publish(String("stand_up"))
-    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
-    rig.run(0.2)
+def test_deactivation_damps_a_robot_that_is_down(rig: Rig) -> None:
+    rig.run(0.1)  # lying, IDLE
+    while not rig.commands.empty():
+        rig.commands.get_nowait()
     rig.node.deactivate()
     last = rig.commands.get(timeout=TIMEOUT)
     assert set(last.kp) == {0.0} and set(last.kd) == {rig.node.motion.params.idle_kd}
     assert rig.node.motion.mode is MotionMode.IDLE
+
+
+def test_deactivation_sends_no_damping_to_a_robot_that_is_up(rig: Rig) -> None:
+    """Damping would fold a standing robot; the bridge's fallback sits it down instead."""
+    rig.run(0.02)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(0.2)
+    while not rig.commands.empty():
+        rig.commands.get_nowait()
+    rig.node.deactivate()
+    with pytest.raises(queue.Empty):
+        rig.commands.get(timeout=0.5)
+    assert rig.node.motion.mode is MotionMode.IDLE
+    assert wait_until(lambda: rig.status_with("deactivated in mode STAND_UP", Level.WARN))
 
 
 def test_the_node_follows_the_bridge_out_of_stand_and_back_through_a_stand_up(rig: Rig) -> None:

@@ -63,8 +63,9 @@ stands the robot up
 from the measured pose if the body is up (≥ :data:`UP_HEIGHT_FRACTION` of ``stand_height``) and
 stays IDLE if it is down. While walking, RobotState carries the walking
 estimate (:mod:`.walking_estimator`: contacts from the gait confirmed by force, body velocity from
-leg odometry fused with the IMU). On deactivation the node sends one damping command and goes to
-IDLE.
+leg odometry fused with the IMU). On deactivation the node goes to IDLE; it sends one damping
+command only if the robot is down (IDLE, DAMPING, FALLEN): up, damping would fold it, so it sends
+nothing and the bridge's fallback holds a stance, then sits the robot down.
 
 Live parameters (:class:`~jointbus.runtime.parameters.NodeParameters` on ``/hb50/parameters`` and
 ``/hb50/config_update``): every :class:`~.motion.MotionParams` field the robot file declares
@@ -154,6 +155,11 @@ _MAX_DT_S: Final = 0.1
 #: The bridge's watchdog time (s) when the robot file declares none: a gap this long between two
 #: frames this node stepped on means its commands were not applied (the bridge went safe).
 DEFAULT_WATCHDOG_S: Final = 0.25
+#: Modes in which this node holds the robot up: deactivated in one of them, it sends no damping
+#: command (see :meth:`ControlNode.on_deactivate`).
+UP_MODES: Final = frozenset(
+    {MotionMode.STAND_UP, MotionMode.STAND, MotionMode.SIT_DOWN, MotionMode.LOCOMOTION}
+)
 #: A node started while the bridge is in safe mode stands the robot up again only if the body is
 #: at least this share of ``stand_height`` high (held up, not lying: it does not lift a robot
 #: someone left down).
@@ -362,8 +368,22 @@ class ControlNode(Node):
         self.tf_static_pub.publish(self.frames.static())
 
     def on_deactivate(self) -> None:
-        """Leave the robot safe: IDLE and one damping command."""
+        """Leave the robot safe: IDLE, and one damping command only if the robot is down.
+
+        Why not always damping: a standing or walking hb50 given ``kp = 0`` folds in 0.25 s
+        (measured: a controller stopped with SIGTERM while standing took the body from 0.327 m
+        to 0.175 m, tilted 0.24 rad, before the bridge noticed). Up, the node sends nothing
+        more; the bridge's watchdog then runs its fallback (a held stance, then a slow sit,
+        drives on), which is how a stopped controller leaves a standing robot down safely."""
+        before = self.motion.mode
         self.motion.handle_command("idle")
+        if before in UP_MODES:
+            self.report(
+                Level.WARN,
+                f"deactivated in mode {before.name} with the robot up: no damping command (it "
+                "would drop the robot); the bridge's fallback holds a stance, then sits it down",
+            )
+            return
         self.joint_command_pub.publish(
             JointCommand.damping(
                 self.robot.actuator_order,
