@@ -196,3 +196,42 @@ def test_a_tilted_body_is_pushed_level_and_not_quiet_while_it_tips() -> None:
     tipping.begin(reading(HOME), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
     run(tipping, 0.6, HOME)
     assert not tipping.quiet  # still joints, but the robot tips: no controller yet
+
+
+def test_in_double_support_the_trots_feed_forward_takes_over_early() -> None:
+    """All four feet down (the trot's double support) but the stance legs pushing by ``Jᵀ·f``:
+    frozen for the watchdog's 0.25 s, such a command tipped the robot 0.18 rad (it then went
+    over onto its back); a handover posture's small residual torque does not count."""
+    fb = fallback()
+    effort = np.where(np.arange(N) % 3 == 2, 3.0 * np.sign(HOME), 0.0)
+    double_support = ImpedanceCommand(
+        HOME, np.zeros(N), effort, np.full(N, 40.0), np.full(N, 1.0), np.zeros(N, bool)
+    )
+    assert np.ptp(fb.foot_depths(HOME)) < StanceFallbackSettings().swing_lift
+    assert fb.early(reading(HOME), double_support, 0.1)
+    faded = ImpedanceCommand(
+        HOME, np.zeros(N), effort / 10.0, np.full(N, 80.0), np.full(N, 3.0), np.zeros(N, bool)
+    )
+    assert not fb.early(reading(HOME), faded, 0.1)
+
+
+def test_a_robot_tipping_over_during_the_stance_gets_damping_and_a_controller_may_take_it() -> None:
+    tilt = [0.1]
+    fb = StanceFallback.from_model(
+        ROBOT, period=PERIOD, up=lambda: (0.0, math.sin(tilt[0]), math.cos(tilt[0]))
+    )
+    fb.begin(reading(HOME), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
+    run(fb, 0.3, HOME)
+    assert fb.phase == "hold"
+    tilt[0] = 0.6  # going over
+    cmd = fb.command(reading(HOME, velocity=2.0))
+    assert fb.phase == "down"
+    assert np.all(cmd.kp == 0.0) and np.all(cmd.kd == StanceFallbackSettings().down_kd)
+    reports = fb.take_reports()
+    assert any(
+        r.level == "ERROR" and "tipped over" in r.text and "0.60 rad" in r.text for r in reports
+    )
+    tilt[0] = math.pi  # on its back: damping stays, a controller's damping is let in
+    run(fb, 1.0, HOME)
+    assert fb.phase == "down"
+    assert fb.admits(ImpedanceCommand.damping(N, 1.0), reading(HOME)) is None

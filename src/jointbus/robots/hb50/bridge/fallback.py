@@ -12,10 +12,15 @@ the bridge's period are counted), no bus.
 **What it does** (times in bridge cycles, the defaults of :class:`StanceFallbackSettings`):
 
 0. *When.* Mid-stride (a foot of the last command at least ``swing_lift`` = 0.02 m above the
-   deepest) it takes over after ``early_s`` = 0.1 s of silence, not the watchdog's 0.25 s: the
+   deepest, or a feed-forward torque above ``early_effort`` = 0.5 N·m on a joint: the trot's
+   stance legs carry the body by ``Jᵀ·f``, also in its double support, when all four feet are
+   down) it takes over after ``early_s`` = 0.1 s of silence, not the watchdog's 0.25 s: the
    bridge keeps applying the last command meanwhile, and a trotting hb50 frozen with a diagonal
    pair in the air falls over the other pair (measured: tilt 0.12 rad at 0.25 s, 0.28 rad at
-   0.5 s, past recovery; on its back 1.5 s later). Standing, at the watchdog's time.
+   0.5 s, past recovery; on its back 1.5 s later). Frozen in double support it tipped too: a
+   controller killed there was caught at the watchdog's 0.25 s, tilted 0.18 rad, and went over
+   onto its back (1 run in 5 with a CPU hog beside it) before the torque criterion. Standing
+   (a posture, no feed-forward), at the watchdog's time.
 
 1. *Already down?* From the measured joints the leg IK gives each foot's depth below the body
    origin. If the deepest foot is less than ``down_depth`` (0.14 m: the sit's feet are 0.119 m
@@ -40,6 +45,10 @@ the bridge's period are counted), no bus.
 4. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
    sit) over the stance's footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
    the drives on until a controller comes back or someone sends an e-stop.
+5. *Tipped over meanwhile*: in any phase, an IMU tilt beyond ``down_tilt`` (0.5 rad) ends the
+   stance for damping only (``down``, reported), as in step 1. Held stiff, a robot that had gone
+   over onto its back kept its legs kicking in the air (never quiet, so no controller could
+   ever take over) for as long as the bridge ran.
 
 **Coming back.** A command of a source that wants the actuators (the control node continued
 after a SIGSTOP, restarted after a SIGKILL, a user's controller) is refused until the stance is
@@ -88,6 +97,7 @@ class StanceFallbackSettings:
     stance_s: float = 0.15
     early_s: float = 0.1
     swing_lift: float = 0.02
+    early_effort: float = 0.5
     settle_s: float = 0.3
     hold_s: float = 5.0
     sit_s: float = 3.0
@@ -104,7 +114,7 @@ class StanceFallbackSettings:
 
     def __post_init__(self) -> None:
         for name in (
-            "stance_s", "early_s", "swing_lift", "settle_s", "hold_s", "sit_s", "quiet_speed",
+            "stance_s", "early_s", "swing_lift", "early_effort", "settle_s", "hold_s", "sit_s", "quiet_speed",
             "quiet_tilt", "sit_height",
             "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
             "down_kd",
@@ -288,10 +298,15 @@ class StanceFallback:
 
     def early(self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float) -> bool:
         """Mid-stride — a foot of the last command ``swing_lift`` (0.02 m) or more above the
-        deepest — take over after ``early_s`` (0.1 s) of silence: the frozen command would hold
-        a foot in the air. Standing, the last command is a stance: the watchdog's time applies."""
+        deepest, or a feed-forward torque over ``early_effort`` (0.5 N·m) on a joint — take over
+        after ``early_s`` (0.1 s) of silence: the frozen command would hold a foot in the air or
+        keep pushing with the stance legs' torques. Standing, the last command is a posture (no
+        feed-forward): the watchdog's time applies."""
         if last is None:
             return False
+        effort = np.abs(last.effort[np.isfinite(last.effort)])
+        if effort.size and float(effort.max()) > self.settings.early_effort:
+            return True
         depths = self.foot_depths(last.position)
         if not np.isfinite(depths).any():
             return False
@@ -381,6 +396,20 @@ class StanceFallback:
         if self._phase == "down":
             return self._down
         t = self._cycles * self.period
+        tilt = self._tilt()
+        if tilt is not None and tilt > s.down_tilt:
+            self._phase = "down"
+            self._quiet = False
+            self._reports.append(
+                FallbackReport(
+                    "ERROR",
+                    f"fallback: the robot tipped over {t:.2f} s into the stance (tilted "
+                    f"{tilt:.2f} rad > {s.down_tilt:g}): damping only ({s.down_kd:g} N·m·s/rad); "
+                    "a controller may take over",
+                    {"phase": "down", "t_s": round(t, 3), "tilt_rad": round(tilt, 3)},
+                )
+            )
+            return self._down
         speed = np.abs(reading.velocity[np.isfinite(reading.velocity)])
         self._max_speed = float(speed.max()) if speed.size else 0.0
         if (
@@ -435,8 +464,15 @@ class StanceFallback:
     def _level(self) -> bool:
         """The body tilts less than ``quiet_tilt`` (or no IMU says otherwise): joints can be
         still while the whole robot tips over its feet."""
+        tilt = self._tilt()
+        return tilt is None or tilt < self.settings.quiet_tilt
+
+    def _tilt(self) -> float | None:
+        """The body's tilt from upright (rad) by the IMU; ``None`` without one."""
         up = self._up() if self._up is not None else None
-        return up is None or not math.isfinite(up[2]) or up[2] > math.cos(self.settings.quiet_tilt)
+        if up is None or not math.isfinite(up[2]):
+            return None
+        return math.acos(max(-1.0, min(1.0, up[2])))
 
     def _enter(self, phase: str, t: float) -> None:
         if self._phase == phase:
