@@ -114,8 +114,8 @@ class StanceFallbackSettings:
 
     def __post_init__(self) -> None:
         for name in (
-            "stance_s", "early_s", "swing_lift", "early_effort", "settle_s", "hold_s", "sit_s", "quiet_speed",
-            "quiet_tilt", "sit_height",
+            "stance_s", "early_s", "swing_lift", "early_effort", "settle_s", "hold_s", "sit_s",
+            "quiet_speed", "quiet_tilt", "sit_height",
             "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
             "down_kd",
         ):
