@@ -28,6 +28,7 @@ from support.walking_faults import MAX_TILT_RAD, MIN_HEIGHT_M, WalkingRig
 pytestmark = pytest.mark.long
 
 SPEED = 0.5  # normalised forward command × cmd_vel_lin 1 m/s
+TOP_SPEED = 1.0  # the largest normalised command: 1 m/s
 
 
 @pytest.fixture
@@ -36,16 +37,17 @@ def rig() -> Iterator[WalkingRig]:
         yield running
 
 
-def trot(rig: WalkingRig, *, process: bool = False) -> None:
-    """Start trotting at 0.5 m/s and wait until the control node walks for 2 s. A zero command
-    first: after a safe mode (a false stall on a loaded host) walking needs a fresh start."""
+def trot(rig: WalkingRig, *, process: bool = False, speed: float = SPEED) -> None:
+    """Start trotting at ``speed`` (default 0.5 m/s) and wait until the control node walks for
+    2 s. A zero command first: after a safe mode (a false stall on a loaded host) walking needs
+    a fresh start."""
     rig.walk(0.0)
     time.sleep(0.5)
     if process:
         rig.stop_stream()
-        rig.start_publisher_process(SPEED)
+        rig.start_publisher_process(speed)
     else:
-        rig.walk(SPEED)
+        rig.walk(speed)
     walking = rig.stack.wait_for(lambda s: s.motion_mode == "LOCOMOTION", 30.0)
     assert walking.motion_mode == "LOCOMOTION", walking.line()
     time.sleep(2.0)
@@ -73,6 +75,23 @@ def test_a_control_node_stalled_half_a_second_mid_trot_leaves_the_robot_standing
     assert_safe(rig, w.min_height, w.max_tilt)
     assert rig.stack.summary().bridge_mode == "run"
     assert 0.28 < rig.height < 0.37
+
+
+@pytest.mark.xfail(
+    reason="open defect: trotting at 1 m/s, a control node stall of 0.28 s tips the robot over "
+    "its front feet (3 of 3 runs, 2026-12-03): the bridge keeps the last command for the 0.1 s "
+    "before its fallback and the legs, frozen, trip the moving body; at 0.5 m/s it stays up",
+    strict=False,
+)
+def test_a_control_node_stalled_mid_trot_at_top_speed_leaves_the_robot_standing(
+    rig: WalkingRig,
+) -> None:
+    trot(rig, speed=TOP_SPEED)
+    with rig.window() as w:
+        rig.stall("control", 0.28)
+        assert wait_until(lambda: rig.reported("fallback: no command for"), 3.0)
+        time.sleep(4.0)
+    assert_safe(rig, w.min_height, w.max_tilt)
 
 
 def test_a_control_node_killed_mid_trot_and_restarted_leaves_the_robot_standing(
