@@ -238,6 +238,7 @@ class _Campaign:
         self._seq = 0
         self.notes: list[str] = []
         self.skipped: dict[str, int] = {}
+        self.unwitnessed: list[FaultRecord] = []
         self.aborted = False
         self.control_killed_pid: int | None = None
         self.control_killed_at = -math.inf
@@ -338,6 +339,8 @@ class _Campaign:
             self.tmp.cleanup()
         for kind, n in self.skipped.items():
             self.notes.append(f"{n} {kind} fault(s) skipped: the process was not running then")
+        for r in self.unwitnessed:
+            self.notes.append(f"{r.fault.describe()}: its report not judged ({r.unwitnessed})")
         with self.lock:
             return CampaignReport.of(
                 seed=self.config.seed,
@@ -570,6 +573,21 @@ class _Campaign:
                 process, record, None, then=lambda: self._check_duplicate(process, record, log)
             )
 
+    def _bridge_killed(self, t: float) -> None:
+        """The bridge dies at campaign time ``t``: the reports it owed are not judged, nor those
+        of bursts under way (their rule is set once their process is up), each noted."""
+        for r in self.checker.witness_lost(_BRIDGE, t):
+            self.unwitnessed.append(r)
+        for r in self.checker.records:
+            burst = r.fault.kind is FaultKind.BAD_JOINT_COMMANDS
+            starting = r.expected is None and math.isnan(r.detected_s)  # not yet "ready"
+            if burst and starting and not r.unwitnessed and not (
+                r.ended_s < t  # NaN (under way) compares false
+            ):
+                r.expected = None
+                r.unwitnessed = f"{_BRIDGE} killed at t={t:.2f} s, during the burst"
+                self.unwitnessed.append(r)
+
     def _injected(self, fault: Fault, rule: ReportRule | None) -> FaultRecord:
         with self.lock:
             return self.checker.injected(fault, self.now(), rule)
@@ -605,7 +623,8 @@ class _Campaign:
                 record.injected_s = t
                 # expected from "ready" on: the first refusal is reported within milliseconds,
                 # before this thread reads the line that says when the first command went out
-                record.expected = rule
+                # (not if the bridge was killed since the burst was due: see _bridge_killed)
+                record.expected = None if record.unwitnessed else rule
             if rule is not None:  # judged from the first command it sent (it says when)
                 words = process.stdout.readline().split()
                 if len(words) == 2 and words[0] == b"first":
@@ -706,6 +725,8 @@ class _Campaign:
             os.kill(pid, signal.SIGKILL)
         with self.lock:
             t = self.now()
+            if kind is FaultKind.KILL_BRIDGE:
+                self._bridge_killed(t)
             record = self.checker.injected(fault, t, rule)
             if kind is FaultKind.KILL_CONTROL:
                 self.checker.owner_silent(t)

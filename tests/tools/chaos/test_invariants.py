@@ -272,3 +272,21 @@ def test_the_end_state_is_checked() -> None:
 def test_names_and_limits_must_pair_up() -> None:
     with pytest.raises(ValueError, match="one per joint"):
         InvariantChecker(NAMES, LIMITS[:1])
+
+
+def test_a_report_owed_by_a_node_killed_before_it_was_due_is_not_judged() -> None:
+    checker = standing()
+    grace = checker.bounds.report_grace_s
+    rule = ReportRule("bridge_node", 1.5, Level.ERROR, contains=("chaos_bad_input",))
+    pending = checker.injected(Fault(0, 5.0, FaultKind.BAD_JOINT_COMMANDS, 1.0), 5.0, rule)
+    overdue = checker.injected(Fault(1, 1.0, FaultKind.BAD_JOINT_COMMANDS, 1.0), 1.0, rule)
+    other = ReportRule("launcher", 1.5, Level.ERROR)
+    elsewhere = checker.injected(Fault(2, 5.0, FaultKind.KILL_BRIDGE, 0.0), 5.0, other)
+    lost = checker.witness_lost("bridge_node", 5.8)
+    # the burst due at 6.5 s lost its witness; the one due at 2.5 s was already late
+    assert lost == [pending]
+    assert pending.expected is None and "bridge_node killed at t=5.80 s" in pending.unwitnessed
+    assert overdue.expected is rule and elsewhere.expected is other
+    checker.status(5.9, Level.ERROR, "launcher", "process 'bridge' died")
+    checker.tick(6.5 + grace + 1.0)
+    assert [v.faults for v in checker.violations] == [(1,)]

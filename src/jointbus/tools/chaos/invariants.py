@@ -156,6 +156,7 @@ class FaultRecord:
     expected: ReportRule | None = None
     detected_s: float = math.nan
     missed: bool = False
+    unwitnessed: str = ""
     min_height_m: float = math.inf
     max_tilt_rad: float = 0.0
     max_speed: float = 0.0
@@ -216,6 +217,25 @@ class InvariantChecker:
             record.ended_s = t_s
         self.records.append(record)
         return record
+
+    def witness_lost(self, node: str, t_s: float) -> list[FaultRecord]:
+        """``node`` was killed at ``t_s``: a report it owed and had not yet made, its bound
+        not yet passed, can no longer come — that fault's report is not judged (its record
+        says why; the kill has its own rule). Returns those records."""
+        lost: list[FaultRecord] = []
+        for r in self.records:
+            rule = r.expected
+            if (
+                rule is not None
+                and rule.node == node
+                and math.isnan(r.detected_s)
+                and not r.missed
+                and t_s < r.injected_s + rule.bound_s
+            ):
+                r.expected = None
+                r.unwitnessed = f"{node} killed at t={t_s:.2f} s, before its report was due"
+                lost.append(r)
+        return lost
 
     def ended(self, record: FaultRecord, t_s: float) -> None:
         """The fault of ``record`` ended (SIGCONT sent, hog stopped, burst over) at ``t_s``."""
