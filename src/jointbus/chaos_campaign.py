@@ -238,7 +238,6 @@ class _Campaign:
         self._seq = 0
         self.notes: list[str] = []
         self.skipped: dict[str, int] = {}
-        self.unwitnessed: list[FaultRecord] = []
         self.aborted = False
         self.control_killed_pid: int | None = None
         self.control_killed_at = -math.inf
@@ -339,8 +338,9 @@ class _Campaign:
             self.tmp.cleanup()
         for kind, n in self.skipped.items():
             self.notes.append(f"{n} {kind} fault(s) skipped: the process was not running then")
-        for r in self.unwitnessed:
-            self.notes.append(f"{r.fault.describe()}: its report not judged ({r.unwitnessed})")
+        for r in self.checker.records:
+            if r.unwitnessed:
+                self.notes.append(f"{r.fault.describe()}: its report not judged ({r.unwitnessed})")
         with self.lock:
             return CampaignReport.of(
                 seed=self.config.seed,
@@ -576,8 +576,7 @@ class _Campaign:
     def _bridge_killed(self, t: float) -> None:
         """The bridge dies at campaign time ``t``: the reports it owed are not judged, nor those
         of bursts under way (their rule is set once their process is up), each noted."""
-        for r in self.checker.witness_lost(_BRIDGE, t):
-            self.unwitnessed.append(r)
+        self.checker.witness_lost(_BRIDGE, t)
         for r in self.checker.records:
             burst = r.fault.kind is FaultKind.BAD_JOINT_COMMANDS
             starting = r.expected is None and math.isnan(r.detected_s)  # not yet "ready"
@@ -586,7 +585,6 @@ class _Campaign:
             ):
                 r.expected = None
                 r.unwitnessed = f"{_BRIDGE} killed at t={t:.2f} s, during the burst"
-                self.unwitnessed.append(r)
 
     def _injected(self, fault: Fault, rule: ReportRule | None) -> FaultRecord:
         with self.lock:

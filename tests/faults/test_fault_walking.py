@@ -80,7 +80,7 @@ def test_a_control_node_stalled_half_a_second_mid_trot_leaves_the_robot_standing
 @pytest.mark.xfail(
     reason="open defect: trotting at 1 m/s, a control node stall of 0.28 s tips the robot over "
     "its front feet (3 of 3 runs, 2026-12-03): the bridge keeps the last command for the 0.1 s "
-    "before its fallback and the legs, frozen, trip the moving body; at 0.5 m/s it stays up",
+    "before its fallback and the legs, frozen, trip the moving body (docs/SAFETY.md)",
     strict=False,
 )
 def test_a_control_node_stalled_mid_trot_at_top_speed_leaves_the_robot_standing(

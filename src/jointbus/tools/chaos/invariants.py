@@ -145,7 +145,8 @@ class Violation:
 @dataclass(slots=True)
 class FaultRecord:
     """What one injected fault did: when it was injected / ended (campaign s), when its report
-    came (``detected_s``, NaN: none expected or none came; ``missed``: not within its bound),
+    came (``detected_s``, NaN: none expected or none came; ``missed``: not within its bound;
+    ``unwitnessed``: why its report is not judged, its reporter killed before it was due),
     and the worst the robot did while it
     and :data:`SETTLE_S` after it lasted: lowest height, largest tilt, fastest joint (rad/s),
     largest limit excursion (rad, 0 inside)."""
