@@ -3,7 +3,7 @@
 ``jointbus.codec._cdr_accel`` is the compiled core of the CDR fast path (see
 ``src/jointbus/codec/_cdr_accel.c``); ``jointbus.robots.hb50.messages._frame_accel`` builds the
 bridge's ``BridgeData`` fields from the driver's arrays in one pass (``_frame_accel.c``);
-``jointbus.robots.hb50.control._leg_accel`` does the control step's per-leg arithmetic (leg
+``jointbus.robots.hb50.legged._leg_accel`` does the control step's per-leg arithmetic (leg
 kinematics, IK, stance forces: ``_leg_accel.c``),
 ``jointbus.robots.hb50.messages._robot_state_accel`` builds the control node's ``RobotState``
 in one pass (``_robot_state_accel.c``) and ``jointbus.drivers._limit_accel`` is the drive's limit
@@ -51,8 +51,8 @@ setup(
         # the control step's per-leg arithmetic; optional: leg_kinematics.py and
         # stance_forces.py have the pure-Python reference methods.
         Extension(
-            "jointbus.robots.hb50.control._leg_accel",
-            sources=["src/jointbus/robots/hb50/control/_leg_accel.c"],
+            "jointbus.robots.hb50.legged._leg_accel",
+            sources=["src/jointbus/robots/hb50/legged/_leg_accel.c"],
             extra_compile_args=STRICT_FP,
             optional=True,
         ),

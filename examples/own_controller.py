@@ -21,7 +21,7 @@ What happens — the bridge's command arbitration, nothing special in this progr
    most ``HANDBACK_TIMEOUT_S``; it says so if the bridge did not confirm).
 
 The joint targets come from the same leg inverse kinematics the control node uses
-(:class:`jointbus.robots.hb50.control.stand_pose.StandPose`): the difference between the
+(:class:`jointbus.robots.hb50.legged.stand_pose.StandPose`): the difference between the
 standing pose at the robot's stand height and at the squat height, added to the measured start pose.
 """
 
@@ -40,7 +40,7 @@ import numpy as np
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, StandPose
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
 from jointbus.runtime import CycleInfo, Node
 

@@ -74,7 +74,7 @@ def apply(world: MujocoWorld, command: JointCommand) -> None:
 def lying_world(seed: int = 1) -> MujocoWorld:
     """The robot lying on the floor with its legs folded, as after a sit-down: dropped from the
     folded pose under damping and let settle for 1 s."""
-    from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
+    from jointbus.robots.hb50.legged.stand_pose import BodyPose, StandPose
 
     world = make_world(seed)
     q_fold = StandPose(hb50()).solve(BodyPose(0.14))

@@ -17,10 +17,15 @@ import numpy as np
 
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.nodes.ground_truth import odometry_of
-from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
-from jointbus.robots.hb50.control.state_estimator import StateEstimator
-from jointbus.robots.hb50.control.walking import WalkCommand, WalkingController, WalkParams
-from jointbus.robots.hb50.control.walking_estimator import WalkingEstimator
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, StandPose
+from jointbus.robots.hb50.legged.state_estimator import StateEstimator
+from jointbus.robots.hb50.legged.walking import (
+    WalkCommand,
+    WalkingController,
+    WalkOutput,
+    WalkParams,
+)
+from jointbus.robots.hb50.legged.walking_estimator import WalkingEstimator
 from support.hb50_sim import PERIOD, apply_arrays, frame, hb50, make_world
 
 STAND_HEIGHT = 0.34  # m
@@ -87,6 +92,8 @@ class WalkingSim:
             self.estimator.update(frame(self.world), period)
             self.world.step(period)
         self.trace = Trace()
+        self.last_output: WalkOutput | None = None
+        """The controller's last command (what the drives apply until the next)."""
 
     def run(
         self,
@@ -115,6 +122,7 @@ class WalkingSim:
                 ctl.foot_radius,
             )
             out = ctl.step(state, command(t), period, force_run=force_run)
+            self.last_output = out
             apply_arrays(world, out.position, out.velocity, out.torque, out.kp, out.kd)
             if push is not None:
                 start, length, f = push

@@ -22,7 +22,7 @@ from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
 from jointbus.robots.hb50.control.motion import MotionParams
 from jointbus.robots.hb50.control.node import CONTROL_PARAMETERS, ControlNode
-from jointbus.robots.hb50.control.stand_pose import BodyPose, StandPose
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, StandPose
 from jointbus.robots.hb50.messages import BridgeData, JointCommand, Level, MotionMode, Status
 from jointbus.runtime.parameter_messages import ParameterList, ParameterUpdate
 from support.hb50_sim import EPOCH, PERIOD, hb50

@@ -20,8 +20,8 @@ from jointbus.robots.hb50.control.motion import (
     TransitionError,
     UnknownCommandError,
 )
-from jointbus.robots.hb50.control.stand_pose import BodyPose
-from jointbus.robots.hb50.control.state_estimator import EstimatedState, StateEstimator
+from jointbus.robots.hb50.legged.stand_pose import BodyPose
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState, StateEstimator
 from jointbus.robots.hb50.messages import MotionGait, MotionMode, MotionType
 from support.hb50_sim import PERIOD, apply, frame, hb50, lying_world
 

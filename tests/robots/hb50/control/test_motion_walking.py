@@ -12,7 +12,7 @@ import pytest
 from jointbus.messages.errors import NonFiniteError
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.robots.hb50.control.motion import MotionController, TransitionError
-from jointbus.robots.hb50.control.state_estimator import StateEstimator
+from jointbus.robots.hb50.legged.state_estimator import StateEstimator
 from jointbus.robots.hb50.messages import MotionGait, MotionMode, MotionType
 from support.hb50_sim import EPOCH, PERIOD, apply, frame, hb50, lying_world
 

@@ -1,4 +1,5 @@
-"""hb50's fallback when its controller stalls or dies: feet down, a held stance, then a slow sit.
+"""hb50's fallback when its controller stalls or dies: a trot to a stop if it walked, feet down,
+a held stance, then a slow sit.
 
 Where it sits: :mod:`jointbus.robots.hb50.bridge`, the robot's
 :class:`~jointbus.nodes.safety.fallback.FallbackPolicy` that the array node under hb50's bridge
@@ -6,8 +7,8 @@ runs when the watchdog takes the stream away from a running owner (the control n
 killed, starved). Only the bridge is sure to be alive then; the generic default — damping only —
 collapsed a standing or trotting hb50 within 0.5 s (a 0.5 s SIGSTOP of the control node mid-trot
 left it at 0.06 m, tilted 2.6–3.1 rad). Pure logic from the robot model: the leg IK of
-:mod:`jointbus.model.leg_ik`, the ``home`` pose's footprint, the stand gains; no clock (cycles of
-the bridge's period are counted), no bus.
+:mod:`jointbus.model.leg_ik`, the ``home`` pose's footprint, the stand gains, and the walking
+controller for the trot to a stop; no clock (cycles of the bridge's period are counted), no bus.
 
 **What it does** (times in bridge cycles, the defaults of :class:`StanceFallbackSettings`):
 
@@ -27,7 +28,16 @@ the bridge's period are counted), no bus.
    deep) below the body, or the IMU tilt (when the bridge has one) exceeds ``down_tilt``
    (0.5 rad), the robot is lying or fallen: stiffness would only push legs against the floor, so
    the fallback is damping only (``kp = 0``), as the array node's default.
-2. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
+2. *Walking?* A last command that walked — a leg without feed-forward torque while others push
+   (a swing), or stance feet moving back at more than ``step_speed`` (0.05 m/s) — is not stopped
+   by planting the feet: the body carries on over them (at 1 m/s, a 0.28 s SIGSTOP of the control
+   node tipped hb50 over its front feet 3 times in 3 before this step existed). The
+   fallback then *trots to a stop* (:mod:`.stopping_trot`, phase ``step``): the walking
+   controller, run by the bridge from the owner's last velocity down to zero, until the clock
+   stops with four feet down and the body is still; it then *stands on the trot's stance forces*
+   for the hold (step 4), and the sit (step 5) blends from them. Needs the bridge's frames and
+   IMU; without them, step 3.
+3. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
    y, kept within ``footprint_slack`` = 0.08 m of the ``home`` pose's), the body level above
    them (a tilted body is pushed level: holding its tilt, a robot caught at 0.2 rad tipped on
    over its stiff legs), at the depth — measured along the vertical the IMU gives — of the
@@ -37,15 +47,15 @@ the bridge's period are counted), no bus.
    bridge kept applying during the watchdog time), so nothing jumps; stiffness and damping go
    from that command's to the stand gains (``kp`` 80 N·m/rad, ``kd`` 3 N·m·s/rad from the robot
    file) and its feed-forward torque fades to zero on the same profile.
-3. *Hold* (``hold_s`` = 5.0 s) of that stance: time for a supervisor to restart a killed
+4. *Hold* (``hold_s`` = 5.0 s) of that stance: time for a supervisor to restart a killed
    controller while the robot still stands. The stance is *quiet* once the stance move is
    done, ``settle_s`` (0.3 s) has passed and every joint is slower than ``quiet_speed``
    (0.5 rad/s) with the body tilted less than ``quiet_tilt`` (0.2 rad, by the IMU where there is
    one); from then on a controller may come back (below).
-4. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
+5. *Sit* (``sit_s`` = 3.0 s): the body is lowered to ``sit_height`` (0.14 m, the control node's
    sit) over the stance's footprint, minimum jerk, stand gains; then the sit is held (``sat``) with
    the drives on until a controller comes back or someone sends an e-stop.
-5. *Tipped over meanwhile*: in any phase, an IMU tilt beyond ``down_tilt`` (0.5 rad) ends the
+6. *Tipped over meanwhile*: in any phase, an IMU tilt beyond ``down_tilt`` (0.5 rad) ends the
    stance for damping only (``down``, reported), as in step 1. Held stiff, a robot that had gone
    over onto its back kept its legs kicking in the air (never quiet, so no controller could
    ever take over) for as long as the bridge ran.
@@ -80,13 +90,16 @@ from jointbus.model.leg_ik import LegIK
 from jointbus.model.link import Sphere
 from jointbus.model.robot import RobotModel
 from jointbus.nodes.safety.fallback import FallbackReport
+from jointbus.robots.hb50.bridge.stopping_trot import StoppingTrot
+from jointbus.robots.hb50.messages import BridgeData
 
 __all__ = ["StanceFallback", "StanceFallbackSettings"]
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Phases, in order (``down`` instead of all the others for a robot already down).
-PHASES: Final = ("stance", "hold", "sit", "sat", "down")
+#: Phases, in order (``step`` only for a robot that walked; ``down`` instead of all the others
+#: for a robot already down).
+PHASES: Final = ("step", "stance", "hold", "sit", "sat", "down")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,7 @@ class StanceFallbackSettings:
 
     stance_s: float = 0.15
     early_s: float = 0.1
+    step_speed: float = 0.05
     swing_lift: float = 0.02
     early_effort: float = 0.5
     settle_s: float = 0.3
@@ -114,8 +128,8 @@ class StanceFallbackSettings:
 
     def __post_init__(self) -> None:
         for name in (
-            "stance_s", "early_s", "swing_lift", "early_effort", "settle_s", "hold_s", "sit_s",
-            "quiet_speed", "quiet_tilt", "sit_height",
+            "stance_s", "early_s", "step_speed", "swing_lift", "early_effort", "settle_s",
+            "hold_s", "sit_s", "quiet_speed", "quiet_tilt", "sit_height",
             "down_depth", "down_tilt", "reentry_tolerance", "footprint_slack", "kp", "kd",
             "down_kd",
         ):
@@ -165,6 +179,8 @@ class StanceFallback:
         period: float,
         settings: StanceFallbackSettings | None = None,
         up: Callable[[], tuple[float, float, float] | None] | None = None,
+        trot: StoppingTrot | None = None,
+        frame: Callable[[], BridgeData | None] | None = None,
     ) -> None:
         if not (math.isfinite(period) and period > 0.0):
             raise ValueError(f"period = {period!r}; expected a finite cycle time > 0 s")
@@ -178,6 +194,9 @@ class StanceFallback:
         if self._lower.shape != (n,) or self._upper.shape != (n,):
             raise ValueError(f"limits for {self._lower.size} joints; the home pose has {n}")
         self._up = up
+        self._trot = trot if frame is not None else None
+        self._trotting = False
+        self._frame = frame
         feet = [leg.forward(*self._home[list(leg.joint_indices)].tolist()) for leg in self.legs]
         self.footprint: FloatArray = np.array(feet, dtype=np.float64)
         """(legs, 3) m: the ``home`` pose's foot centres in the body frame."""
@@ -212,6 +231,7 @@ class StanceFallback:
         period: float,
         settings: StanceFallbackSettings | None = None,
         up: Callable[[], tuple[float, float, float] | None] | None = None,
+        frame: Callable[[], BridgeData | None] | None = None,
     ) -> StanceFallback:
         """hb50's fallback from its robot file: the legs (``<leg>_j0`` … in actuator order), the
         ``home`` pose, the position limits and the foot radius."""
@@ -232,6 +252,8 @@ class StanceFallback:
             period=period,
             settings=settings,
             up=up,
+            trot=StoppingTrot(model, period=period) if frame is not None else None,
+            frame=frame,
         )
 
     # ---- geometry ------------------------------------------------------------------------------
@@ -312,42 +334,21 @@ class StanceFallback:
             return False
         return float(np.nanmax(depths) - np.nanmin(depths)) >= self.settings.swing_lift
 
-    def begin(
-        self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
-    ) -> FallbackReport | None:
+    def _deepest(self, reading: JointReading, up: tuple[float, float, float] | None) -> float:
+        """The deepest measured foot (m below the body origin along the vertical ``up``; the
+        body's z without one); NaN when no leg is measured."""
+        u = np.array(up if up is not None else (0.0, 0.0, 1.0))
+        depths = -(self.feet(reading.position) @ u)
+        return float(np.nanmax(depths)) if np.isfinite(depths).any() else math.nan
+
+    def _stance_from(
+        self, reading: JointReading, last: ImpedanceCommand | None, deepest: float
+    ) -> float:
+        """Set up the stance phase from the measured pose (see the module docstring, step 3),
+        blending from ``last``; the stance's foot depth (m)."""
         s = self.settings
         self._cycles = 0
-        self._quiet = False
-        self._refused_stiff = False
-        self._reports = []
-        up = self._up() if self._up is not None else None
         feet = self.feet(reading.position)
-        u = np.array(up if up is not None else (0.0, 0.0, 1.0))
-        depths = -(feet @ u)  # below the body origin along the vertical
-        deepest = float(np.nanmax(depths)) if np.isfinite(depths).any() else math.nan
-        self.depth = deepest
-        tilt = None if up is None else math.acos(max(-1.0, min(1.0, up[2])))
-        facts: dict[str, object] = {
-            "silence_s": round(silence_s, 3),
-            "foot_depth_m": None if math.isnan(deepest) else round(deepest, 3),
-            "tilt_rad": None if tilt is None or math.isnan(tilt) else round(tilt, 3),
-        }
-        tilted = tilt is not None and math.isfinite(tilt) and tilt > s.down_tilt
-        if math.isnan(deepest) or deepest < s.down_depth or tilted:
-            self._phase = "down"
-            why = (
-                f"tilted {tilt:.2f} rad (> {s.down_tilt:g})"
-                if tilted and tilt is not None
-                else "joints not measured"
-                if math.isnan(deepest)
-                else f"deepest foot {deepest:.3f} m below the body (< {s.down_depth:g} m)"
-            )
-            return FallbackReport(
-                "WARN",
-                f"fallback: no command for {silence_s * 1e3:.0f} ms and the robot is down "
-                f"({why}): damping only ({s.down_kd:g} N·m·s/rad)",
-                {"phase": "down", **facts},
-            )
         self._phase = "stance"
         depth = min(max(deepest, self.sit_depth), self.home_depth)
         # Every foot straight down where it is (a swing foot lands under itself, a stance foot
@@ -371,6 +372,62 @@ class StanceFallback:
             self._kp0 = np.zeros(self._n)
             self._kd0 = np.full(self._n, s.kd)
             self._effort0 = np.zeros(self._n)
+        return depth
+
+    def begin(
+        self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
+    ) -> FallbackReport | None:
+        s = self.settings
+        self._cycles = 0
+        self._quiet = False
+        self._refused_stiff = False
+        self._trotting = False
+        self._reports = []
+        up = self._up() if self._up is not None else None
+        deepest = self._deepest(reading, up)
+        self.depth = deepest
+        tilt = None if up is None else math.acos(max(-1.0, min(1.0, up[2])))
+        facts: dict[str, object] = {
+            "silence_s": round(silence_s, 3),
+            "foot_depth_m": None if math.isnan(deepest) else round(deepest, 3),
+            "tilt_rad": None if tilt is None or math.isnan(tilt) else round(tilt, 3),
+        }
+        tilted = tilt is not None and math.isfinite(tilt) and tilt > s.down_tilt
+        if math.isnan(deepest) or deepest < s.down_depth or tilted:
+            self._phase = "down"
+            why = (
+                f"tilted {tilt:.2f} rad (> {s.down_tilt:g})"
+                if tilted and tilt is not None
+                else "joints not measured"
+                if math.isnan(deepest)
+                else f"deepest foot {deepest:.3f} m below the body (< {s.down_depth:g} m)"
+            )
+            return FallbackReport(
+                "WARN",
+                f"fallback: no command for {silence_s * 1e3:.0f} ms and the robot is down "
+                f"({why}): damping only ({s.down_kd:g} N·m·s/rad)",
+                {"phase": "down", **facts},
+            )
+        frame = self._frame() if self._frame is not None else None
+        if self._trot is not None and frame is not None and last is not None:
+            (vx, vy), swinging = self._trot.walking_velocity(last)
+            if any(swinging) or math.hypot(vx, vy) > s.step_speed:
+                self._phase = "step"
+                self._trot.start(frame, last)
+                vx, vy, wz = self._trot.start_velocity
+                facts.update(
+                    phase="step", vx=round(vx, 3), vy=round(vy, 3), yaw_rate=round(wz, 3),
+                    swinging=[leg.leg for leg, up in zip(self.legs, swinging, strict=True) if up],
+                )
+                return FallbackReport(
+                    "WARN",
+                    f"fallback: no command for {silence_s * 1e3:.0f} ms while the robot walked "
+                    f"(vx {vx:+.2f} m/s, vy {vy:+.2f} m/s, yaw {wz:+.2f} rad/s): trotting to a "
+                    f"stop, then standing {s.hold_s:g} s, then sitting down to "
+                    f"{s.sit_height:g} m over {s.sit_s:g} s",
+                    facts,
+                )
+        depth = self._stance_from(reading, last, deepest)
         facts.update(
             phase="stance",
             stance_depth_m=round(depth, 3),
@@ -412,6 +469,26 @@ class StanceFallback:
             return self._down
         speed = np.abs(reading.velocity[np.isfinite(reading.velocity)])
         self._max_speed = float(speed.max()) if speed.size else 0.0
+        trot = self._trot
+        if self._phase == "step" and trot is not None:
+            if not trot.done:
+                return self._trot_command(trot)
+            # Stopped and still: the standing trot holds the robot from here (a posture
+            # without its stance forces took the braked body over stiff legs: 0.2–0.35 m/s
+            # backwards in 0.15 s, measured); the clock jumps to the hold.
+            self._trotting = True
+            self._cycles = round(s.stance_s / self.period) + 1
+            t = self._cycles * self.period
+            self._reports.append(
+                FallbackReport(
+                    "WARN" if trot.timed_out else "OK",
+                    f"fallback: trotted to a stop in {trot.elapsed_s:.2f} s"
+                    + (" (out of time before the body was still)" if trot.timed_out else "")
+                    + f"; standing on the trot's stance forces {s.hold_s:g} s",
+                    {"phase": "hold", "stepped_s": round(trot.elapsed_s, 3),
+                     "timed_out": trot.timed_out},
+                )
+            )
         if (
             not self._quiet
             and t >= s.stance_s + s.settle_s
@@ -444,22 +521,56 @@ class StanceFallback:
         sit_start = s.stance_s + s.hold_s
         if t < sit_start:
             self._enter("hold", t)
+            if self._trotting and trot is not None:
+                return self._trot_command(trot)
             return ImpedanceCommand.hold(self._q_stance, s.kp, s.kd)
         if t < sit_start + s.sit_s:
+            if self._phase != "sit":
+                self._sit_from(reading, trot.last if self._trotting and trot else None)
             self._enter("sit", t)
             frac, dfrac = _min_jerk((t - sit_start) / s.sit_s)
             gap = self._q_sit - self._q_stance
-            zeros = np.zeros(self._n)
             return ImpedanceCommand(
                 self._q_stance + frac * gap,
                 (dfrac / s.sit_s) * gap,
-                zeros,
-                np.full(self._n, s.kp),
-                np.full(self._n, s.kd),
+                (1.0 - frac) * self._effort0,
+                self._kp0 + frac * (s.kp - self._kp0),
+                self._kd0 + frac * (s.kd - self._kd0),
                 np.zeros(self._n, dtype=np.bool_),
             )
         self._enter("sat", t)
         return ImpedanceCommand.hold(self._q_sit, s.kp, s.kd)
+
+    def _trot_command(self, trot: StoppingTrot) -> ImpedanceCommand:
+        """The stopping trot's command from the bridge's latest frame (the stance pose's hold
+        if the frame is gone)."""
+        frame = self._frame() if self._frame is not None else None
+        if frame is None:
+            s = self.settings
+            return ImpedanceCommand.hold(
+                trot.last.position if trot.last is not None else self._q_stance, s.kp, s.kd
+            )
+        return trot.command(frame)
+
+    def _sit_from(self, reading: JointReading, last: ImpedanceCommand | None) -> None:
+        """The sit starts from ``last`` (the standing trot's command: its positions, gains and
+        stance torques blend into the sit's posture at the stand gains), else from the held
+        stance (already at the stand gains, no torque)."""
+        s = self.settings
+        if last is None:
+            self._kp0 = np.full(self._n, s.kp)
+            self._kd0 = np.full(self._n, s.kd)
+            self._effort0 = np.zeros(self._n)
+            return
+        feet = self.feet(reading.position)
+        home_xy = self.footprint[:, :2]
+        xy = np.where(np.isfinite(feet[:, :2]), feet[:, :2], home_xy)
+        xy = np.clip(xy, home_xy - s.footprint_slack, home_xy + s.footprint_slack)
+        self._q_stance = np.clip(last.position, self._lower, self._upper)
+        self._q_sit = self.pose_at(self.sit_depth, xy)
+        self._kp0 = last.kp.copy()
+        self._kd0 = last.kd.copy()
+        self._effort0 = np.where(np.isfinite(last.effort), last.effort, 0.0)
 
     def _level(self) -> bool:
         """The body tilts less than ``quiet_tilt`` (or no IMU says otherwise): joints can be
@@ -478,6 +589,8 @@ class StanceFallback:
         if self._phase == phase:
             return
         self._phase = phase
+        if phase == "hold" and self._trotting:
+            return  # reported with the trot's end
         s = self.settings
         text = {
             "hold": f"fallback: stance reached after {t:.2f} s; holding it {s.hold_s:g} s",

@@ -391,7 +391,10 @@ class BridgeConfig:
         )
 
     def fallback_policy(
-        self, up: Callable[[], tuple[float, float, float] | None] | None = None
+        self,
+        up: Callable[[], tuple[float, float, float] | None] | None = None,
+        *,
+        frame: Callable[[], BridgeData | None] | None = None,
     ) -> StanceFallback | None:
         """hb50's :class:`~.fallback.StanceFallback` (stand gains ``hold_kp`` / ``hold_kd``)
         when :attr:`fallback` is ``"stance"`` and the robot model is known (:meth:`from_model`);
@@ -403,6 +406,7 @@ class BridgeConfig:
             period=1.0 / self.rate_hz,
             settings=StanceFallbackSettings(kp=self.hold_kp, kd=self.hold_kd, down_kd=self.safe_kd),
             up=up,
+            frame=frame,
         )
 
     def tuned(self, values: Mapping[str, ParameterValue]) -> BridgeConfig:
@@ -531,7 +535,10 @@ class BridgeNode(ArrayNode):
             timers=timers,
             run_loop=run_loop,
             stamp_ns=stamp_ns,
-            fallback=cfg.fallback_policy(self._up if imu is not None else None),
+            fallback=cfg.fallback_policy(
+                self._up if imu is not None else None,
+                frame=(lambda: self.last_data) if imu is not None else None,
+            ),
         )
         try:
             self.check = self.command_check(

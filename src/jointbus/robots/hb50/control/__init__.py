@@ -1,12 +1,11 @@
 """jointbus.robots.hb50.control — the control node: state estimation, motion modes, the robot's
 frames.
 
-Where it sits: :mod:`jointbus.robots.hb50`, above the runtime, the bus and the model. The decision
-logic is in pure components, each tested on its own; :mod:`.node` wires them to the bus:
+Where it sits: :mod:`jointbus.robots.hb50`, above the runtime, the bus, the model and hb50's leg
+and body models (:mod:`jointbus.robots.hb50.legged`: kinematics, estimators, stand poses, the
+trot — re-exported here where the control node's users know them). The decision logic is in pure
+components, each tested on its own; :mod:`.node` wires them to the bus:
 
-- :mod:`.leg_kinematics` — feet, foot velocities and ground forces of all legs in closed form;
-- :mod:`.state_estimator` — :class:`StateEstimator`: legs (contact, force), body pose and twist;
-- :mod:`.stand_pose` — :class:`StandPose`: body height / roll / pitch / yaw → joint targets (IK);
 - :mod:`.fall_detector` — :class:`FallDetector`: tipped over or upright, from the IMU's tilt;
 - :mod:`.motion` — :class:`MotionController`: IDLE, STAND_UP, STAND, SIT_DOWN, LOCOMOTION,
   DAMPING, FALLEN;
@@ -15,7 +14,6 @@ logic is in pure components, each tested on its own; :mod:`.node` wires them to 
 """
 
 from jointbus.robots.hb50.control.fall_detector import FallConfig, FallDetector, Tilt
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics, LegSample, leg_names
 from jointbus.robots.hb50.control.motion import (
     SOURCE_NODE,
     MotionCommand,
@@ -33,13 +31,14 @@ from jointbus.robots.hb50.control.node import (
     ControlNode,
     robot_state_message,
 )
-from jointbus.robots.hb50.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
-from jointbus.robots.hb50.control.state_estimator import (
+from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics, LegSample, leg_names
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
+from jointbus.robots.hb50.legged.state_estimator import (
     EstimatedState,
     EstimatorConfig,
     StateEstimator,
 )
-from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
 
 __all__ = [
     "CONTROL_NODE_NAME",

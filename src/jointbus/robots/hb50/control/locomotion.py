@@ -29,14 +29,14 @@ import math
 from typing import Final
 
 from jointbus.model.robot import RobotModel
-from jointbus.robots.hb50.control.state_estimator import EstimatedState
-from jointbus.robots.hb50.control.walking import (
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState
+from jointbus.robots.hb50.legged.walking import (
     WalkCommand,
     WalkingController,
     WalkOutput,
     WalkParams,
 )
-from jointbus.robots.hb50.control.walking_estimator import WalkingEstimator
+from jointbus.robots.hb50.legged.walking_estimator import WalkingEstimator
 from jointbus.robots.hb50.messages import BodyVelocityCommand, MotionGait
 
 __all__ = ["WALK_HEIGHT_RANGE", "Locomotion"]

@@ -133,7 +133,7 @@ set-point stays where it is. Why: every plain ROS Twist (``'{}'``, ``'{linear: {
 standing robot by 13 cm unasked. A command that moves the body height target by more than
 :data:`HEIGHT_REPORT_THRESHOLD` is reported once (:meth:`MotionController.take_height_report`; the
 node puts it on ``/hb50/status``), so a height change is never silent. Targets are clamped to the
-safe ranges of :class:`~jointbus.robots.hb50.control.stand_pose.PoseLimits`, and the set-point
+safe ranges of :class:`~jointbus.robots.hb50.legged.stand_pose.PoseLimits`, and the set-point
 follows
 them at most ``height_rate`` m/s and ``attitude_rate`` rad/s, so no command makes the joints jump. A
 velocity command older than ``command_timeout`` counts as zero rates (a dead joystick stops the
@@ -169,9 +169,9 @@ from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
 from jointbus.robots.hb50.control.fall_detector import FallConfig, FallDetector
 from jointbus.robots.hb50.control.locomotion import WALK_HEIGHT_RANGE, Locomotion
-from jointbus.robots.hb50.control.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
-from jointbus.robots.hb50.control.state_estimator import EstimatedState
-from jointbus.robots.hb50.control.walking import WalkParams
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, PoseClamp, PoseLimits, StandPose
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState
+from jointbus.robots.hb50.legged.walking import WalkParams
 from jointbus.robots.hb50.messages import (
     BodyVelocityCommand,
     ClampReport,

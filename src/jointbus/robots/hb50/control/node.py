@@ -113,15 +113,15 @@ from jointbus.robots.hb50.control.motion import (
     MotionParams,
     MotionTuning,
 )
-from jointbus.robots.hb50.control.state_estimator import (
+from jointbus.robots.hb50.control.step_pace import StepPace
+from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
+from jointbus.robots.hb50.control.velocity_conflict import VelocityConflict
+from jointbus.robots.hb50.legged.state_estimator import (
     EstimatedState,
     EstimatorConfig,
     StateEstimator,
 )
-from jointbus.robots.hb50.control.step_pace import StepPace
-from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
-from jointbus.robots.hb50.control.velocity_conflict import VelocityConflict
-from jointbus.robots.hb50.control.walking import WALK_PARAMETERS
+from jointbus.robots.hb50.legged.walking import WALK_PARAMETERS
 from jointbus.robots.hb50.messages import (
     BridgeData,
     BridgeState,

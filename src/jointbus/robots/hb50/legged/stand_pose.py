@@ -1,6 +1,6 @@
 """Body pose while standing → joint targets: feet fixed on the ground, body moved above them.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, used by the motion controller in STAND (and for
+Where it sits: :mod:`jointbus.robots.hb50.legged`, used by the motion controller in STAND (and for
 its stand-up and sit-down end poses). It only needs the robot model's legs and IK
 (:class:`~jointbus.model.leg_ik.LegIK`); no bus, no clock.
 
@@ -39,7 +39,7 @@ import numpy.typing as npt
 from jointbus.math import Quaternion
 from jointbus.messages.errors import LimitError, NonFiniteError
 from jointbus.model.robot import RobotModel
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
 
 FloatArray = npt.NDArray[np.float64]
 

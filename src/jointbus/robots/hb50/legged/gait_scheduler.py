@@ -1,6 +1,6 @@
 """The gait clock: which feet are on the ground, and how far each is through its stance or swing.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component (the caller passes the time
+Where it sits: :mod:`jointbus.robots.hb50.legged`, a pure component (the caller passes the time
 step) under the walking controller (:mod:`.walking`), which turns its schedule into footholds, swing
 trajectories and stance forces. Structure as in MIT's Cheetah software (``Gait.cpp``): one phase
 ``φ ∈ [0, 1)`` advances at ``1 / period`` per second; leg ``i`` is at ``φᵢ = (φ + offsetᵢ) mod 1``,
@@ -126,6 +126,20 @@ class GaitScheduler:
         )
         self._last = (self._phase, self.period, self.duty, phase)
         return phase
+
+    def start_swing(self, legs: tuple[bool, ...] | list[bool]) -> None:
+        """Run the clock from the phase where ``legs`` (one flag per leg; the first flagged one
+        decides) begin their swing — the gait taken over mid-stride, with the pair that is in
+        the air (or due to lift) swinging first. No flag: from the phase where the clock stops."""
+        if len(legs) != len(self.offsets):
+            raise ValueError(f"legs: {len(legs)} flags; the clock has {len(self.offsets)} legs")
+        first = next((i for i, flag in enumerate(legs) if flag), None)
+        if first is None:
+            self._phase, self._stopped = 0.0, True
+            return
+        self._phase = (self.duty - self.offsets[first]) % 1.0
+        self._stopped = False
+        self._last = None
 
     def peek(self) -> GaitPhase:
         """The schedule now, without advancing (the walking controller asks before each step:

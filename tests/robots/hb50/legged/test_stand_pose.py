@@ -14,7 +14,7 @@ from jointbus.math import Quaternion
 from jointbus.messages.errors import NonFiniteError
 from jointbus.model.errors import UnreachableError
 from jointbus.model.kinematics import Kinematics
-from jointbus.robots.hb50.control.stand_pose import BodyPose, PoseLimits, StandPose
+from jointbus.robots.hb50.legged.stand_pose import BodyPose, PoseLimits, StandPose
 from support.hb50_sim import hb50
 
 MODEL = hb50()

@@ -1,9 +1,9 @@
 /*
  * _leg_accel: the per-leg arithmetic of the hb50 control step -- foot kinematics and statics, the
  * leg IK, the joint rates and torques of the walking controller, the stance-force solve
- * (optional compiled core of jointbus.robots.hb50.control.leg_kinematics and .stance_forces).
+ * (optional compiled core of jointbus.robots.hb50.legged.leg_kinematics and .stance_forces).
  *
- * Where it sits: jointbus.robots.hb50.control. leg_kinematics.py and stance_forces.py load this
+ * Where it sits: jointbus.robots.hb50.legged. leg_kinematics.py and stance_forces.py load this
  * module when it was built (setup.py marks it optional; JOINTBUS_NO_ACCEL=1 turns it off) and
  * otherwise run their pure-Python reference methods, which compute the same numbers
  * (*_python; tests/robots/hb50/control/test_leg_accel.py holds the two together on random leg
@@ -797,7 +797,7 @@ static PyGetSetDef Legs_getset[] = {
 
 static PyTypeObject LegsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "jointbus.robots.hb50.control._leg_accel.Legs",
+    .tp_name = "jointbus.robots.hb50.legged._leg_accel.Legs",
     .tp_basicsize = sizeof(LegsObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "The per-leg constants of a quadruped (see the module docstring).",

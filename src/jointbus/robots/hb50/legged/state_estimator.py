@@ -1,6 +1,6 @@
 """The control node's state estimate: legs (feet, contacts, forces) and the body's pose and twist.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component (no bus, no clock): the control
+Where it sits: :mod:`jointbus.robots.hb50.legged`, a pure component (no bus, no clock): the control
 node feeds it every ``/hb50/bridge_data`` frame and publishes what it returns as ``RobotState``;
 the motion controller reads the measured joints and the estimated contacts from it.
 
@@ -55,7 +55,7 @@ import numpy.typing as npt
 from jointbus.math import Quaternion
 from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
 from jointbus.model.robot import RobotModel
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
 from jointbus.robots.hb50.messages import BridgeData
 
 FloatArray = npt.NDArray[np.float64]

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from jointbus.robots.hb50.control import leg_kinematics as lk
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
-from jointbus.robots.hb50.control.stance_forces import StanceForceSolver
+from jointbus.robots.hb50.legged import leg_kinematics as lk
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.legged.stance_forces import StanceForceSolver
 from support.hb50_sim import hb50
 
 pytestmark = pytest.mark.skipif(not lk.ACCELERATED, reason="_leg_accel not built or disabled")
@@ -167,7 +167,7 @@ def test_bad_input_is_refused_with_the_reference_errors() -> None:
 
 def test_disabling_the_core_runs_the_reference() -> None:
     script = (
-        "from jointbus.robots.hb50.control import leg_kinematics, stance_forces\n"
+        "from jointbus.robots.hb50.legged import leg_kinematics, stance_forces\n"
         "from jointbus.model.yaml_loader import load_robot\n"
         "assert not leg_kinematics.ACCELERATED and stance_forces._CORE is None\n"
         "legs = leg_kinematics.LegKinematics(load_robot('hb50'))\n"

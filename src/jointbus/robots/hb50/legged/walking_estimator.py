@@ -1,6 +1,6 @@
 """Body velocity, position, height and contacts while walking: leg odometry fused with the IMU.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component between the general
+Where it sits: :mod:`jointbus.robots.hb50.legged`, a pure component between the general
 :class:`~.state_estimator.StateEstimator` (feet, ground forces, orientation; its contacts come from
 the ground forces alone) and the walking controller (:mod:`.walking`). It refines an
 :class:`~.state_estimator.EstimatedState` with what the gait schedule knows.
@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.errors import LimitError, NonFiniteError
-from jointbus.robots.hb50.control.state_estimator import (
+from jointbus.robots.hb50.legged.state_estimator import (
     EstimatedState,
     mat_vec,
     rotation_of,

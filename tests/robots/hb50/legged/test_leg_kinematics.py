@@ -11,7 +11,7 @@ from jointbus.math import Vec3
 from jointbus.model.errors import DefinitionError
 from jointbus.model.kinematics import Kinematics
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics, leg_names
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics, leg_names
 from support.hb50_sim import hb50
 
 LEGS = LegKinematics(hb50())

@@ -11,8 +11,8 @@ import dataclasses
 import numpy as np
 
 from jointbus.math import Quaternion
-from jointbus.robots.hb50.control.state_estimator import EstimatedState
-from jointbus.robots.hb50.control.walking_estimator import WalkingEstimator
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState
+from jointbus.robots.hb50.legged.walking_estimator import WalkingEstimator
 
 #: The fields the walking estimator computes itself; every other one is the input's.
 REFINED = {"contact", "position", "height", "body_linear_velocity", "world_linear_velocity"}

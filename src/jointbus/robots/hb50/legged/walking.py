@@ -1,12 +1,13 @@
 """The trot: gait clock → footholds and swing paths → stance forces → one impedance command.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component (the caller passes the time
-step,
-the state estimate and the velocity set-point) that the motion state machine (:mod:`.motion`) runs
-in its WALK and RUN modes. Built from :mod:`.gait_scheduler`, :mod:`.swing`, :mod:`.stance_forces`,
-:mod:`.leg_kinematics` and the leg IK. The structure is MIT Cheetah's (gait scheduler → footholds
-→ swing → stance forces → leg controller), with a least-squares balance controller in place of
-the convex MPC (see :mod:`.stance_forces` for why).
+Where it sits: :mod:`jointbus.robots.hb50.legged`, a pure component (the caller passes the time
+step, the state estimate and the velocity set-point) that the control node's motion state machine
+(:mod:`jointbus.robots.hb50.control.motion`) runs in its WALK and RUN modes, and the bridge's
+fallback runs to trot to a stop when the control node is lost
+(:mod:`jointbus.robots.hb50.bridge.stopping_trot`). Built from :mod:`.gait_scheduler`,
+:mod:`.swing`, :mod:`.stance_forces`, :mod:`.leg_kinematics` and the leg IK. The structure is
+MIT Cheetah's (gait scheduler → footholds → swing → stance forces → leg controller), with a
+least-squares balance controller in place of the convex MPC (see :mod:`.stance_forces` for why).
 
 Frames: *body* (the root link), *horizontal* ``H`` (origin at the body, z up, x along the body's
 heading: the body frame with roll and pitch taken out) and *odometry* (the estimator's world frame,
@@ -59,12 +60,12 @@ import numpy.typing as npt
 from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
-from jointbus.robots.hb50.control.gait_scheduler import GaitPhase, GaitScheduler
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
-from jointbus.robots.hb50.control.stance_forces import StanceForceSolver
-from jointbus.robots.hb50.control.stand_pose import StandPose
-from jointbus.robots.hb50.control.state_estimator import EstimatedState, rotation_of
-from jointbus.robots.hb50.control.swing import raibert_foothold, swing_point
+from jointbus.robots.hb50.legged.gait_scheduler import GaitPhase, GaitScheduler
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.legged.stance_forces import StanceForceSolver
+from jointbus.robots.hb50.legged.stand_pose import StandPose
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState, rotation_of
+from jointbus.robots.hb50.legged.swing import raibert_foothold, swing_point
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -237,6 +238,23 @@ class WalkingController:
         self._liftoff: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
         self._stance_target: list[list[float]] | None = None  # per leg, horizontal frame
         self.running = False
+
+    def take_over(
+        self, velocity: tuple[float, float, float], swinging: tuple[bool, ...] | list[bool]
+    ) -> None:
+        """Start mid-stride (another controller's trot taken over): the set-point at
+        ``velocity`` (vx, vy m/s in the heading frame, yaw rate rad/s), from which it ramps to
+        the next commands within the acceleration limits, and the clock at the lift-off of the
+        legs ``swinging`` (in the air, or due to lift; none: the clock stays stopped)."""
+        self.reset()
+        p = self.params
+        vx, vy, wz = velocity
+        self._vx = min(max(vx, -p.max_speed), p.max_speed) if math.isfinite(vx) else 0.0
+        self._vy = min(max(vy, -p.max_speed), p.max_speed) if math.isfinite(vy) else 0.0
+        self._yaw_rate = (
+            min(max(wz, -p.max_yaw_rate), p.max_yaw_rate) if math.isfinite(wz) else 0.0
+        )
+        self.gait.start_swing(list(swinging))
 
     @property
     def velocity_setpoint(self) -> tuple[float, float, float]:

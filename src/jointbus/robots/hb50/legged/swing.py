@@ -1,6 +1,6 @@
 """Where a swinging foot lands (Raibert's heuristic) and the path it takes there.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, pure functions under the walking controller
+Where it sits: :mod:`jointbus.robots.hb50.legged`, pure functions under the walking controller
 (:mod:`.walking`); no state, no robot — plain 3-vectors in metres and seconds.
 
 Foothold (Raibert, as in Cheetah's ``ConvexMPCLocomotion`` and motion_imitation's swing

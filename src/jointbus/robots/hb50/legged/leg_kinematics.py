@@ -1,6 +1,6 @@
 """Foot positions, velocities, Jacobians and ground forces of every leg, in closed form.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, used by the state estimator at 500 Hz. It reads
+Where it sits: :mod:`jointbus.robots.hb50.legged`, used by the state estimator at 500 Hz. It reads
 the leg geometry from :class:`~jointbus.model.leg_ik.LegIK` (itself read from the robot model), so
 nothing here is hard-coded to the hb50: it is the forward direction of that IK, plus statics.
 
@@ -97,7 +97,7 @@ def _load() -> ModuleType | None:
     if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
         return None
     try:
-        from jointbus.robots.hb50.control import _leg_accel
+        from jointbus.robots.hb50.legged import _leg_accel
     except ImportError:
         return None
     return _leg_accel

@@ -17,8 +17,8 @@ from jointbus.math import Quaternion
 from jointbus.messages.errors import LimitError, UnknownJointError
 from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
 from jointbus.messages.geometry_msgs import Vector3
-from jointbus.robots.hb50.control.leg_kinematics import LegKinematics
-from jointbus.robots.hb50.control.state_estimator import EstimatorConfig, StateEstimator
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
+from jointbus.robots.hb50.legged.state_estimator import EstimatorConfig, StateEstimator
 from jointbus.robots.hb50.messages import BridgeData, JointCommand
 from support.hb50_sim import PERIOD, apply, frame, hb50, make_world
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from jointbus.robots.hb50.control.walking import WalkCommand, WalkParams
+from jointbus.robots.hb50.legged.walking import WalkCommand, WalkParams
 from support.walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
 HOLD = 10.0  # s
@@ -152,3 +152,20 @@ def test_walking_parameters_outside_the_gait_clock_ranges_are_refused() -> None:
         WalkParams(duty_factor=0.4)
     with pytest.raises(LimitError, match="period"):
         WalkParams(run_period=3.0)
+
+
+def test_take_over_starts_at_the_given_velocity_in_limits_and_swings_the_given_pair() -> None:
+    """The bridge's fallback takes a trot over: the set-point starts where the lost controller
+    walked (clamped to ``max_speed`` / ``max_yaw_rate``), the pair in the air swings first."""
+    sim = WalkingSim()
+    ctl = sim.controller
+    ctl.take_over((0.8, -0.1, 0.3), [False, True, False, True])
+    assert ctl.velocity_setpoint == pytest.approx((0.8, -0.1, 0.3))
+    assert ctl.gait.peek().stance == (True, False, True, False)
+    ctl.take_over((3.0, math.nan, -9.0), [True, False, True, False])
+    params = ctl.params
+    assert ctl.velocity_setpoint == (params.max_speed, 0.0, -params.max_yaw_rate)
+    # from there a zero command ramps down at accel_limit and stops on four feet
+    tr = sim.run(2.0, constant())
+    _no_fall(tr)
+    assert ctl.gait.stopped and ctl.velocity_setpoint == (0.0, 0.0, 0.0)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.robots.hb50.control.stance_forces import StanceForceSolver
-from jointbus.robots.hb50.control.swing import raibert_foothold, swing_point
+from jointbus.robots.hb50.legged.stance_forces import StanceForceSolver
+from jointbus.robots.hb50.legged.swing import raibert_foothold, swing_point
 
 FEET = np.array(
     ((0.17, -0.145, -0.33), (0.17, 0.145, -0.33), (-0.23, 0.145, -0.33), (-0.23, -0.145, -0.33))

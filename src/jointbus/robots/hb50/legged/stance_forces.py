@@ -1,6 +1,6 @@
 """Ground-reaction forces of the stance feet that hold the body's height and attitude.
 
-Where it sits: :mod:`jointbus.robots.hb50.control`, a pure component of the walking controller
+Where it sits: :mod:`jointbus.robots.hb50.legged`, a pure component of the walking controller
 (:mod:`.walking`), which maps the forces to joint torques through the foot Jacobians (``τ = −Jᵀ·f``,
 see :mod:`.leg_kinematics`) and sends them as the command's feed-forward torque.
 
@@ -63,7 +63,7 @@ def _load() -> ModuleType | None:
     if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
         return None
     try:
-        from jointbus.robots.hb50.control import _leg_accel
+        from jointbus.robots.hb50.legged import _leg_accel
     except ImportError:
         return None
     return _leg_accel

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.messages.errors import LimitError
-from jointbus.robots.hb50.control.gait_scheduler import GaitScheduler
+from jointbus.robots.hb50.legged.gait_scheduler import GaitScheduler
 
 
 def test_trot_moves_diagonal_pairs_together_half_a_cycle_apart() -> None:
@@ -73,3 +73,30 @@ def test_peek_is_the_schedule_of_the_clock_as_it_stands(
         fresh._last = None  # the same clock without the remembered schedule
         assert gait.peek() == fresh.peek()
         assert gait.peek().stance_time == pytest.approx(timing[0] * timing[1])
+
+
+@pytest.mark.parametrize(
+    "legs", [(True, False, True, False), (False, True, False, True), (False, False, True, False)]
+)
+def test_start_swing_lifts_the_given_pair_first_and_runs_the_clock(
+    legs: tuple[bool, ...],
+) -> None:
+    """The bridge's fallback takes a trot over mid-stride: the pair in the air swings first."""
+    gait = GaitScheduler(period=0.3, duty=0.6)
+    gait.start_swing(list(legs))
+    assert not gait.stopped
+    phase = gait.step(0.002, moving=True)
+    first = legs.index(True)
+    swinging = tuple(not s for s in phase.stance)
+    pair = (first, (first + 2) % 4)  # diagonal partner
+    assert all(swinging[i] for i in pair) and sum(swinging) == 2
+    assert phase.progress[first] < 0.05  # the swing has just begun
+
+
+def test_start_swing_with_no_leg_in_the_air_leaves_the_clock_stopped() -> None:
+    gait = GaitScheduler(period=0.3, duty=0.6)
+    gait.step(0.1, moving=True)
+    gait.start_swing([False] * 4)
+    assert gait.stopped and all(gait.step(0.002, moving=False).stance)
+    with pytest.raises(ValueError, match="3 flags"):
+        gait.start_swing([True] * 3)
