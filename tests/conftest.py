@@ -21,6 +21,14 @@ from hypothesis import HealthCheck, settings
 # The suite chooses each bus's middleware itself: a developer's RMW_IMPLEMENTATION (a ROS 2 machine
 # set up for Cyclone DDS) would otherwise move every Zenoh test onto DDS, children included.
 os.environ.pop("RMW_IMPLEMENTATION", None)
+# Likewise the bus a user's shell selects for their own stack (the README's JOINTBUS_HUB_PORT for a
+# second robot on the host): every test picks a free hub port or endpoints of its own and hands
+# them to its children; an inherited variable made option tests read the user's port, not theirs.
+for _name in (
+    "JOINTBUS_HUB_PORT", "JOINTBUS_CONNECT", "JOINTBUS_ROUTER", "JOINTBUS_TLS_CERT",
+    "JOINTBUS_TLS_KEY", "JOINTBUS_TLS_CA", "JOINTBUS_ACCESS_RULES",
+):
+    os.environ.pop(_name, None)
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
