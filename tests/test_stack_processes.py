@@ -19,6 +19,7 @@ from jointbus.bus import ZenohConfig
 from jointbus.runtime.launch import LaunchDescription
 from jointbus.stack import MODE_UNKNOWN, Stack
 from support.bus import free_port, wait_until
+from support.realtime_holder import realtime_program
 
 SCHED_FIFO = os.SCHED_FIFO
 
@@ -204,7 +205,8 @@ def test_a_stalled_bridge_process_reads_lost_not_old_figures() -> None:
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
-    with Stack(zenoh=ZenohConfig(hub_port=free_port())) as running:
+    # real time whatever else runs real-time on the host: the tests below check it is applied
+    with Stack(zenoh=ZenohConfig(hub_port=free_port()), realtime_if_alone=False) as running:
         assert running.wait_for(lambda s: s.standing, 40.0).standing
         yield running
 
@@ -264,3 +266,24 @@ def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
     assert time.monotonic() - killed < 1.0 + 2.0
     assert s.motion_mode == MODE_UNKNOWN, s.line()
     assert f"mode={MODE_UNKNOWN}" in s.line(), s.line()
+
+
+def test_beside_another_real_time_program_the_robot_runs_without_real_time_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """Two real-time robots on one 2-CPU host stalled each other's traffic for ≈ 27 s (new-user
+    trials, 2026-12-03): the second one takes the normal scheduler and says so."""
+    with (
+        realtime_program(tmp_path) as holder,
+        Stack(zenoh=ZenohConfig(hub_port=free_port())) as stack,
+    ):
+        assert stack.realtime is None
+        note = stack.realtime_note
+        assert note is not None and f"pid {holder} (" in note and "--realtime" in note
+        group = stack.processes
+        assert group is not None
+        for name in ("bridge", "control"):
+            pid = group.pid(name)
+            assert pid is not None
+            assert {policy for policy, _ in _threads(pid)} == {os.SCHED_OTHER}
+        assert stack.wait_for(lambda s: s.standing, 40.0).standing

@@ -172,7 +172,12 @@ from jointbus.runtime.process_group import (
     child_argv,
 )
 from jointbus.runtime.rate_loop import CycleInfo
-from jointbus.runtime.realtime import FIFO_PRIORITY_MIN, apply_realtime, raise_normal_threads
+from jointbus.runtime.realtime import (
+    FIFO_PRIORITY_MIN,
+    apply_realtime,
+    raise_normal_threads,
+    realtime_holders,
+)
 
 __all__ = [
     "BRIDGE_LOST",
@@ -480,6 +485,11 @@ class Stack:
             :class:`~jointbus.runtime.launch.LaunchDescription`), or ``"inproc"`` (every node in
             this process, over ``transport``). ``None`` (default): ``"processes"`` for the whole
             robot on Zenoh with the default transport, else ``"inproc"``.
+        estop_category: the bridge's e-stop category (0: drives off at once; 1: damp, then off).
+        realtime_if_alone: take ``realtime`` only when no other program on the host runs
+            real-time threads (:func:`~jointbus.runtime.realtime.realtime_holders`: another
+            robot); else run without it and say why in :attr:`realtime_note`. ``False``: take it
+            regardless (a user who knows the other program leaves room).
     """
 
     def __init__(
@@ -497,6 +507,7 @@ class Stack:
         rate_hz: float = DEFAULT_RATE_HZ,
         layout: str | Path | LaunchDescription | None = None,
         estop_category: int = 1,
+        realtime_if_alone: bool = True,
     ) -> None:
         if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
             math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
@@ -547,6 +558,10 @@ class Stack:
         self.zenoh = zenoh
         self.nodes: tuple[str, ...] = tuple(n for n in NODES if n in chosen)
         self.realtime = realtime
+        self.realtime_if_alone = realtime_if_alone
+        self.realtime_note: str | None = None
+        """Why the stack runs without the real-time scheduling it was given (another real-time
+        program on the host, see :meth:`start`); ``None`` when it did not have to give it up."""
         self.start_command = start_command
         self.namespace = namespace
         self.rate_hz = float(rate_hz)
@@ -608,6 +623,21 @@ class Stack:
             self._start_released.clear()
         self._started_at = time.monotonic()
         self._cpu_at_start = time.process_time()
+        if (
+            self.realtime is not None
+            and self.realtime_if_alone
+            and (self.layout is not None or {"bridge", "control"} <= set(self.nodes))
+        ):
+            holders = realtime_holders()
+            if holders:
+                self.realtime = None
+                self.realtime_note = (
+                    "real-time scheduling off: another real-time program runs on this host ("
+                    + "; ".join(h.describe() for h in holders[:3])
+                    + "); two real-time robots on one computer take the same cores at the same "
+                    "priorities and stall each other for seconds. Stop it, or force real time "
+                    "beside it with --realtime"
+                )
         try:
             if self.layout is None:
                 self._open(before_nodes)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -23,6 +26,7 @@ from jointbus.runtime.realtime import (
     read_realtime_state,
     restore_realtime,
 )
+from support.realtime_holder import realtime_program
 
 T = TypeVar("T")
 
@@ -284,3 +288,35 @@ print(json.dumps({"allowed": bool(allowed), "raised": raised, "seen": seen}))
     assert (fifo, 30) in seen  # the loop that raised itself higher keeps its priority
     assert all(policy == fifo for policy, _ in seen), seen
     assert sum(1 for t in seen if t == (fifo, 10)) == result["raised"] >= 2
+
+
+def test_another_sessions_real_time_program_is_a_holder_this_process_and_kernel_threads_not(
+    tmp_path: Path,
+) -> None:
+    assert all(h.pid != os.getpid() for h in realtime.realtime_holders())
+    before = {h.pid for h in realtime.realtime_holders()}
+    with realtime_program(tmp_path) as pid:
+        holders = {h.pid: h for h in realtime.realtime_holders()}
+        assert pid in holders and pid not in before
+        holder = holders[pid]
+        assert holder.priority == 20 and holder.cpus == frozenset(os.sched_getaffinity(pid))
+        assert "python" in holder.command and f"pid {pid} (" in holder.describe()
+        # kernel threads run SCHED_FIFO 99 (migration/N) but have no command line
+        assert all(h.command for h in holders.values())
+    assert pid not in {h.pid for h in realtime.realtime_holders()}
+
+
+def test_a_real_time_child_of_this_process_is_its_own_not_a_holder() -> None:
+    code = "import os, time; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20)); " \
+        "print(flush=True); time.sleep(30)"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"\n"
+        if os.sched_getscheduler(child.pid) != os.SCHED_FIFO:
+            pytest.skip("SCHED_FIFO refused on this account")
+        assert child.pid not in {h.pid for h in realtime.realtime_holders()}
+    finally:
+        child.kill()
+        child.wait()

@@ -283,6 +283,8 @@ def run_view(
             joined = joined_line(stack.bus)
             if joined is not None:
                 note(joined)
+            if stack.realtime_note is not None:
+                note(f"WARN {stack.realtime_note}")
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
                     _run_monitor(stack, end, zenoh_args or [])
@@ -398,12 +400,15 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
         ),
     ] = True,
     realtime: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--realtime/--no-realtime",
-            help="SCHED_FIFO and 1 ns timer slack for the bridge loop where the OS allows it.",
+            help="SCHED_FIFO and 1 ns timer slack for the robot's loops where the OS allows it. "
+            "Default: real time unless another real-time program (another robot) already runs "
+            "on this host — two stall each other; --realtime forces it beside one.",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     rate: Annotated[
         float,
         typer.Option(
@@ -456,9 +461,10 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 robot,
                 transport=transport,
                 zenoh=config,
-                realtime=DEFAULT_REALTIME if realtime else None,
+                realtime=None if realtime is False else DEFAULT_REALTIME,
                 rate_hz=rate,
                 layout=layout,
+                realtime_if_alone=realtime is None,
             )
         except (StackError, LookupError, ValueError) as exc:
             raise CliError(str(exc)) from None

@@ -41,11 +41,13 @@ from typing import Final
 __all__ = [
     "RealtimeConfig",
     "RealtimeConfigError",
+    "RealtimeHolder",
     "RealtimeState",
     "RealtimeWarning",
     "apply_realtime",
     "raise_normal_threads",
     "read_realtime_state",
+    "realtime_holders",
     "restore_realtime",
 ]
 
@@ -270,3 +272,105 @@ def restore_realtime(state: RealtimeState) -> list[str]:
         except (AttributeError, OSError) as exc:
             _warn(refused, f"restoring timer slack {state.timerslack_ns} ns failed: {exc}")
     return refused
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeHolder:
+    """A process of someone else with threads on a real-time policy (SCHED_FIFO / SCHED_RR):
+    ``pid``, its ``command`` line (shortened), the highest real-time ``priority`` of its threads
+    and the ``cpus`` those threads may run on."""
+
+    pid: int
+    command: str
+    priority: int
+    cpus: frozenset[int]
+
+    def describe(self) -> str:
+        cpus = ",".join(str(c) for c in sorted(self.cpus)) or "?"
+        return f"pid {self.pid} ({self.command}) at priority {self.priority} on CPU {cpus}"
+
+
+def _stat_fields(path: str) -> list[str] | None:
+    """The fields of a ``/proc/.../stat`` file after the command name (field 3 onwards)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    end = text.rfind(")")
+    return text[end + 2 :].split() if end >= 0 else None
+
+
+def realtime_holders() -> list[RealtimeHolder]:
+    """Other user-space processes with a thread on a real-time policy — another robot's loops.
+
+    Why: two real-time stacks on one host take the same cores at the same SCHED_FIFO priorities
+    and hold each other back — and not only a little: in new-user trials on a 2-vCPU host, a
+    second ``make demo`` beside a first one cut both robots' traffic for ≈ 27 s and their bridges
+    sat them down. A launcher asks this before raising its robot's threads and runs without
+    real-time scheduling when the answer is not empty (see :mod:`jointbus.stack`).
+
+    Kernel threads (no command line: ``migration/N``, IRQ threads) are not counted, nor this
+    process, its ancestors (a launcher that raised itself, e.g. the chaos campaign's observer),
+    nor processes started — directly or through launchers — from this process's session (this
+    terminal, this test run: its own robot restarted, or robots run side by side on purpose, as
+    a parallel test suite does; a robot's processes get sessions of their own, so their
+    launcher's counts). Linux only: elsewhere, an empty list.
+    """
+    me = os.getpid()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        my_session = os.getsid(0)
+    except OSError:
+        return []
+    parent: dict[int, int] = {}
+    session: dict[int, int] = {}
+    for pid in pids:
+        fields = _stat_fields(f"/proc/{pid}/stat")
+        # fields from 3 on (proc(5)): 4 ppid, 6 session
+        if fields is not None and len(fields) > 3:
+            parent[pid], session[pid] = int(fields[1]), int(fields[3])
+    ancestors = {me}
+    cursor = me
+    while parent.get(cursor, 0) > 1 and parent[cursor] not in ancestors:
+        cursor = parent[cursor]
+        ancestors.add(cursor)
+    holders: list[RealtimeHolder] = []
+    for pid in pids:
+        ours, cursor = False, pid
+        for _ in range(64):  # the process and its launchers, up to init
+            if cursor in ancestors or session.get(cursor) == my_session:
+                ours = True
+                break
+            if parent.get(cursor, 0) <= 1:
+                break
+            cursor = parent[cursor]
+        if ours:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        if not command:
+            continue  # a kernel thread
+        best = 0
+        cpus: set[int] = set()
+        for tid in tids:
+            fields = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
+            # field 40 rt_priority, 41 policy (proc(5)); the list starts at field 3
+            if fields is None or len(fields) < 39:
+                continue
+            policy, priority = int(fields[38]), int(fields[37])
+            if policy not in (os.SCHED_FIFO, os.SCHED_RR):
+                continue
+            best = max(best, priority)
+            try:
+                cpus |= os.sched_getaffinity(int(tid))
+            except OSError:
+                continue
+        if best:
+            short = command if len(command) <= 60 else command[:57] + "..."
+            holders.append(RealtimeHolder(pid, short, best, frozenset(cpus)))
+    return holders
