@@ -45,6 +45,7 @@ confirmed from ``robot_state_10hz``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
@@ -90,7 +91,13 @@ NamespaceOption = Annotated[
 ]
 TimeoutOption = Annotated[
     float,
-    typer.Option("--timeout", min=0.1, help="Seconds to wait for the robot to confirm."),
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds to wait for the robot to confirm, counted once the command has joined the "
+        "bus (its own start-up, ≈ 0.5 s on a quiet host and seconds on a loaded one, comes "
+        "first; an error says how long it took in all).",
+    ),
 ]
 DurationOption = Annotated[
     float | None,
@@ -219,6 +226,22 @@ def _watch(bus: Bus, topic: str, msg_type: type[_M]) -> _Latest:
     seen = _Latest()
     bus.subscribe(topic, msg_type, seen, RELIABLE, realtime=True, node=cli_node_name())
     return seen
+
+
+def _ran_s() -> float:
+    """Seconds since this process started (its start-up included; by /proc on Linux, else since
+    this module was imported)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            start_ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic() - _IMPORTED
+
+
+_IMPORTED = time.monotonic()
 
 
 def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
@@ -372,7 +395,10 @@ def estop(
                 _wait(lambda: any(_estop_of(s) for s in states.messages), ESTOP_REPEAT_S)
                 latched = next((r for s in states.messages if (r := _estop_of(s))), None)
             if latched is None:
-                raise CliError(f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s")
+                raise CliError(
+                    f"e-stop sent but NOT confirmed by the bridge within {timeout:g} s of "
+                    f"joining the bus ({_ran_s():.1f} s since this command started)"
+                )
             typer.echo(f"e-stop latched: {latched} (jointbus estop --reset re-arms)")
         finally:
             bus.close()

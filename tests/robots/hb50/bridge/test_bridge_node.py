@@ -446,11 +446,11 @@ def test_watchdog_time_is_configurable() -> None:
 def test_estop_latches_until_an_explicit_reset(sto_rig: Rig) -> None:
     cmd = hold(HOME)
     sto_rig.run(0.3, every_cycle(cmd))
-    sto_rig.step(cmd, "estop jointbus_cli")
+    sto_rig.step(cmd, "ESTOP Trial B")  # the verb in any case; the reason as the user wrote it
     assert sto_rig.node.mode is BridgeMode.ESTOP
     assert sto_rig.node.last_applied is None
     assert sto_rig.states[-1].drives_enabled is False
-    assert "estop: hardware_command estop jointbus_cli" in sto_rig.states[-1].status
+    assert "estop: hardware_command estop Trial B" in sto_rig.states[-1].status
     assert sto_rig.sim.read_joints().motor_power is False
     sto_rig.run(2.0, every_cycle(cmd))  # commands keep coming: nothing re-arms the drives
     assert sto_rig.node.mode is BridgeMode.ESTOP

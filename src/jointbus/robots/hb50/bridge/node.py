@@ -709,16 +709,16 @@ class BridgeNode(ArrayNode):
             return False
         while self._hardware:
             received_ns, text = self._hardware.popleft()
-            words = text.strip().lower().split(maxsplit=1)
-            verb = words[0] if words else ""
-            rest = words[1] if len(words) > 1 else ""
+            words = text.strip().split(maxsplit=1)
+            verb = words[0].lower() if words else ""
+            rest = words[1] if len(words) > 1 else ""  # an e-stop's reason keeps its case
             if verb == "estop":
                 self._trigger_estop(f"hardware_command estop {rest}".strip(), received_ns)
             elif verb == "reset" and not rest:
                 self._reset_estop(reading.position, received_ns)
-            elif verb == "power" and rest == "off":
+            elif verb == "power" and rest.lower() == "off":
                 self._power_off(engage_brakes=True)
-            elif verb == "power" and rest == "on":
+            elif verb == "power" and rest.lower() == "on":
                 self._hardware_power_on(received_ns)
             else:
                 self._event(
