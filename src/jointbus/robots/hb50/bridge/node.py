@@ -850,13 +850,15 @@ class BridgeNode(ArrayNode):
         if behind and windows % BEHIND_REPEAT_WINDOWS == 0:
             # say what is true: a loop that skips slots while the robot keeps the wall clock
             # (the simulator steps the missed slots in one cycle) does not move slower
+            slow = self.real_time_factor < BEHIND_RTF
+            title = "bridge falls behind real time" if slow else "bridge skips cycles"
             what = (
                 "the robot moves slower than the wall clock and its commands arrive late"
-                if self.real_time_factor < BEHIND_RTF
+                if slow
                 else "the robot keeps the wall clock, but its actuators are read and commanded "
                 "in fewer cycles"
             )
-            self.report(Level.WARN, f"bridge falls behind real time: {figures}; {what}", key="pace")
+            self.report(Level.WARN, f"{title}: {figures}; {what}", key="pace")
         elif not behind and self._behind:
             self.report(Level.OK, f"bridge back to real time: {figures}", key="pace")
         self._behind = behind
