@@ -142,7 +142,10 @@ def main() -> int:
         help="loopback port of the local jointbus hub (env JOINTBUS_HUB_PORT)",
     )
     args = parser.parse_args()
-    # SIGTERM (a process manager stopping us) ends the squat like Ctrl-C does
+    # Ctrl-C ends the squat even when a script started us in the background (the shell then
+    # hands us SIGINT ignored, and Python keeps an ignored SIGINT ignored); SIGTERM (a process
+    # manager stopping us) ends it the same way
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with (
         Bus(name=NAME, zenoh=ZenohConfig(hub_port=args.hub_port)) as bus,

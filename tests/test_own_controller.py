@@ -67,7 +67,13 @@ def demo() -> Iterator[tuple[Stack, Owners, int]]:
         yield stack, owners, port
 
 
-def _controller(port: int, *args: str) -> subprocess.Popen[str]:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _controller(port: int, *args: str, background: bool = False) -> subprocess.Popen[str]:
+    """The example in a process of its own; ``background``: with SIGINT ignored, as a shell
+    script's ``&`` starts it."""
     env = dict(os.environ, JOINTBUS_HUB_PORT=str(port))
     env["PYTHONPATH"] = os.pathsep.join([SRC, *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.Popen(
@@ -76,6 +82,7 @@ def _controller(port: int, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_ignore_sigint if background else None,  # noqa: PLW1509 - no threads yet
     )
 
 
@@ -155,7 +162,8 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     stops at once — control is back within the bridge's 100 ms fallback, as after a SIGKILL —
     and prints that only once ``bridge_state`` names the new owner."""
     _stack, owners, port = demo
-    proc = _controller(port, "--duration", "60")
+    # started from a script in the background (SIGINT ignored): Ctrl-C must still stop it
+    proc = _controller(port, "--duration", "60", background=True)
     lines: list[tuple[float, str]] = []
 
     def read() -> None:
