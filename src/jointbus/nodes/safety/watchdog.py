@@ -56,7 +56,8 @@ class SafeModeLeft:
     safe_s: float
 
     def describe(self) -> str:
-        return f"watchdog: commands resumed after {self.safe_s * 1e3:.0f} ms in safe mode"
+        # "in safe mode" was false for the time a fallback or an e-stop held the robot meanwhile
+        return f"watchdog: commands resumed after {self.safe_s:.2f} s without a valid one"
 
 
 WatchdogEvent = SafeModeEntered | SafeModeLeft
