@@ -414,6 +414,8 @@ class _Campaign:
         stack = Stack(zenoh=self.zenoh, layout=layout, seed=self.config.seed)
         self.stack = stack
         stack.start()
+        if stack.realtime_note is not None and stack.realtime_note not in self.notes:
+            self.notes.append(stack.realtime_note)  # the table is of a robot without real time
         summary = stack.wait_for(
             lambda s: s.standing and s.bridge_mode == "run", self.config.stand_timeout_s
         )
