@@ -88,6 +88,7 @@ def _controller(port: int, *args: str, background: bool = False) -> subprocess.P
 
 def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int]) -> None:
     stack, owners, port = demo
+    stack.take_reports()
     start = time.monotonic()
     proc = _controller(port, "--duration", "2", "--period", "2", "--depth", "0.06")
     lowest = stack.true_base_height()
@@ -104,6 +105,11 @@ def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int
     assert lowest < STAND_HEIGHT - 0.03  # the squat's commands reached the actuators
     s = stack.wait_for(lambda s: s.standing and s.true_base_height_m > 0.3, 3.0)
     assert abs(s.true_base_height_m - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT  # back at the stand
+    # a hand-back is no stall: the control node neither says it lost control nor goes to
+    # DAMPING (which let the body sag 2 cm before it stood up again)
+    time.sleep(1.0)
+    texts = [r.status for r in stack.take_reports()]
+    assert not any("control lost" in t or "-> DAMPING" in t for t in texts), texts
 
 
 def _shm_files() -> set[Path]:

@@ -242,6 +242,10 @@ def robot_state_message(
     )
 
 
+#: How long (s, robot time) after the actuators were handed back to this node the bridge's
+#: re-entry ramp may take to show in ``bridge_state``: one comes with the next frames, or none.
+_HAND_BACK_RAMP_S = 0.5
+
 class ControlNode(Node):
     """The control node on ``bus`` (see the module docstring); call :meth:`start` to run it.
 
@@ -293,6 +297,10 @@ class ControlNode(Node):
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
         self._seen_bridge = False
+        self._owner_seen = ""
+        self._handed_back = False
+        self._handed_back_at = 0.0
+        self._handed_back_ramped = False
         watchdog = parameter_defaults(robot.parameters).get("watchdog_time", DEFAULT_WATCHDOG_S)
         self.stall_s = float(watchdog)
         """A gap (s) between two frames stepped on beyond which this node lost control."""
@@ -478,6 +486,7 @@ class ControlNode(Node):
         self._last_stamp = now
         self._now = now
         self._take_staged()
+        self._note_owner()
         if last is not None and now - last > self.stall_s:
             self._lost_control(f"no control step for {now - last:.2f} s", now)
         elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over()):
@@ -522,9 +531,32 @@ class ControlNode(Node):
         facts = BridgeStatus.of(state)
         if facts.fallback is not None:
             return f"the bridge runs its fallback ({facts.fallback})"
-        if facts.reentry_ramping and facts.owner == self.name:
+        if facts.reentry_ramping and facts.owner == self.name and not self._handed_back:
             return "the bridge is re-entering from safe mode"
         return ""
+
+    def _note_owner(self) -> None:
+        """Whether the actuators were just handed back to this node by another source (a user's
+        controller that stopped): the bridge then ramps from that source's pose to this node's
+        targets — its re-entry, but no stall of this node's. Taken for one (trial 2026-12-03:
+        "control lost: the bridge is re-entering from safe mode" after every hand-back, and a
+        needless DAMPING that let the body sag 2 cm before standing up again)."""
+        state = self._bridge_state
+        if state is None:
+            return
+        facts = BridgeStatus.of(state)
+        owner = facts.owner or ""
+        if owner != self._owner_seen:
+            if owner == self.name and self._owner_seen not in ("", self.name):
+                self._handed_back, self._handed_back_ramped = True, False
+                self._handed_back_at = self._now
+            self._owner_seen = owner
+        if not self._handed_back:
+            return
+        if facts.reentry_ramping:
+            self._handed_back_ramped = True
+        elif self._handed_back_ramped or self._now - self._handed_back_at > _HAND_BACK_RAMP_S:
+            self._handed_back = False  # that ramp is over, or none came: a later one is a stall
 
     def _lost_control(self, what: str, now: float) -> None:
         """The bridge stopped applying this node's commands for a while (``what``: a gap between
