@@ -302,7 +302,7 @@ def _node_rows(snap: MonitorSnapshot) -> list[Row]:
                 node.name,
                 Text(node.state.value, style=styles[node.state]),
                 node.lifecycle or "?",
-                f"{node.age_s:.1f} s ago",
+                "never seen" if node.age_s is None else f"{node.age_s:.1f} s ago",
             ),
         )
         for node in snap.nodes
