@@ -310,6 +310,37 @@ def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:
     )
 
 
+def test_a_monitor_that_never_receives_a_robot_state_says_unknown_and_how_long_it_listened(
+    bus: Bus,
+) -> None:
+    """A monitor started after the control node died receives no RobotState (the mirror is not
+    latched): ``monitor --once`` printed no robot line, where docs/SAFETY.md says UNKNOWN. Once it
+    has listened longer than the state timeout, the robot is UNKNOWN, with how long it listened;
+    before that, "no RobotState yet" (the mirror may be one period away)."""
+    model = MonitorModel(state_timeout_s=0.5)
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        feed.poll(model, 10 * S)
+        assert "robot: no RobotState yet" in model.snapshot(10 * S + S // 5).to_text()
+        feed.poll(model, 12 * S)
+        snap = model.snapshot(12 * S)
+    assert snap.robot is not None and snap.robot.stale and not snap.robot.received
+    assert snap.robot.age_s == pytest.approx(2.0)
+    assert "robot: UNKNOWN (no RobotState in the 2.0 s this monitor listened)" in snap.to_text()
+    assert "robot: UNKNOWN (no RobotState in the 3.0 s" in model.snapshot(13 * S).to_text()
+
+
+def test_a_robot_state_after_listening_in_vain_gives_the_mode_again(bus: Bus) -> None:
+    pub = bus.publisher("/hb50/robot_state_10hz", RobotState, RELIABLE, node="control_node")
+    model = MonitorModel(state_timeout_s=0.5)
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        feed.poll(model, 0)
+        assert "robot: UNKNOWN" in model.snapshot(S).to_text()
+        pub.publish(RobotState(motion_mode=MotionMode.STAND))
+        feed.poll(model, S)
+        text = model.snapshot(S).to_text()
+    assert "robot: STAND" in text and "UNKNOWN" not in text
+
+
 # ---- events and rates ------------------------------------------
 
 

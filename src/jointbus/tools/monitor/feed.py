@@ -143,6 +143,7 @@ class MonitorFeed:
         wall = time.time_ns() if wall_ns is None else wall_ns
         if self.bus.closed:
             return
+        model.on_listening(now)
         for msg in self.heartbeat.take_all():
             model.on_heartbeat(msg, now)
         for table in self.node_health.take_all():

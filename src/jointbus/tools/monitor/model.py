@@ -17,7 +17,11 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
 - **Robot and bridge state go stale.** A mirror that has not arrived for ``state_timeout_s``
   (0.5 s = five periods of the 10 Hz mirrors) is shown as what it is — ``robot: UNKNOWN``,
   ``bridge: LOST`` with its age and what it last said — never as the live state of a node that
-  may be dead (a SIGKILLed control node's last ``STAND`` stayed on screen before).
+  may be dead (a SIGKILLed control node's last ``STAND`` stayed on screen before). A monitor
+  started after the control node died receives no ``RobotState`` at all (the mirror is not
+  latched): once it has listened for ``state_timeout_s`` (:meth:`MonitorModel.on_listening`,
+  called by the feed) the robot is ``UNKNOWN`` too, with how long it listened in vain — before,
+  ``monitor --once`` printed no robot line, where docs/SAFETY.md promised UNKNOWN.
 - **Nodes**: one row per node that sent a heartbeat. A node is STALE after ``liveliness_timeout_s``
   (1.5 s, the runtime's rule) without one, SHUTDOWN after its farewell heartbeat; the lifecycle
   state is the heartbeat's ``data``. The monitor judges silence itself from arrival times rather
@@ -166,13 +170,25 @@ class BridgeSummary:
 @dataclass(frozen=True, slots=True)
 class RobotSummary:
     """The control node's state machine from its latest ``RobotState``; ``stale`` when it is
-    older than the model's ``state_timeout_s`` (its publisher may be dead: the mode is unknown)."""
+    older than the model's ``state_timeout_s`` (its publisher may be dead: the mode is unknown).
+
+    ``received`` False: no ``RobotState`` arrived in the ``age_s`` seconds the monitor has
+    listened (longer than ``state_timeout_s``; ``stale`` then, the mode fields empty)."""
 
     motion_mode: str
     motion_type: str
     motion_gait: str
     age_s: float
     stale: bool = False
+    received: bool = True
+
+    @property
+    def unknown_text(self) -> str:
+        """Why the mode is unknown (for a stale summary): ``no RobotState for 2.0 s; last said
+        STAND`` or ``no RobotState in the 2.0 s this monitor listened``."""
+        if not self.received:
+            return f"no RobotState in the {self.age_s:.1f} s this monitor listened"
+        return f"no RobotState for {self.age_s:.1f} s; last said {self.motion_mode}"
 
 
 class NodeState(enum.Enum):
@@ -261,12 +277,11 @@ class MonitorSnapshot:
                 f"{bridge.arming} | e-stop {bridge.estop} | up {bridge.up_time_s} s"
             )
             lines.extend(f"  {text}" for text in (*bridge.thermal, *bridge.other))
-        if self.robot is not None and self.robot.stale:
-            lines.append(
-                f"robot: UNKNOWN (no RobotState for {self.robot.age_s:.1f} s; last said "
-                f"{self.robot.motion_mode})"
-            )
-        elif self.robot is not None:
+        if self.robot is None:
+            lines.append("robot: no RobotState yet")
+        elif self.robot.stale:
+            lines.append(f"robot: UNKNOWN ({self.robot.unknown_text})")
+        else:
             robot = self.robot
             lines.append(
                 f"robot: {robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}"
@@ -373,6 +388,7 @@ class MonitorModel:
         self._data: tuple[BridgeData, int] | None = None
         self._state: tuple[BridgeState, int] | None = None
         self._robot: tuple[RobotState, int] | None = None
+        self._listening_since_ns: int | None = None
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
         self._rates: dict[str, _RateMeter] = {}
@@ -392,6 +408,13 @@ class MonitorModel:
     def on_robot_state(self, msg: RobotState, now_ns: int) -> None:
         """The newest estimated robot state (normally from the 10 Hz mirror)."""
         self._robot = (msg, now_ns)
+
+    def on_listening(self, now_ns: int) -> None:
+        """The feed's subscriptions are open at ``now_ns`` (monotonic): the first call starts the
+        span in which a ``RobotState`` that never arrives counts (later calls change nothing).
+        Without a call the robot is never UNKNOWN for lack of one (only "no RobotState yet")."""
+        if self._listening_since_ns is None:
+            self._listening_since_ns = now_ns
 
     def on_heartbeat(self, msg: Status, now_ns: int) -> None:
         """A heartbeat of ``msg.reporting_node``; ``data`` holds its lifecycle state."""
@@ -518,7 +541,10 @@ class MonitorModel:
 
     def _robot_summary(self, now_ns: int) -> RobotSummary | None:
         if self._robot is None:
-            return None
+            since = self._listening_since_ns
+            if since is None or now_ns - since <= self._state_timeout_ns:
+                return None  # no RobotState *yet*: the mirror may be one period away
+            return RobotSummary("", "", "", _age(now_ns, since), stale=True, received=False)
         msg, at = self._robot
         return RobotSummary(
             _enum_name(msg.motion_mode),
