@@ -67,6 +67,7 @@ LONG_RUNNING: tuple[str, ...] = (
     "cli/test_cli_demo_monitor.py",
     "cli/test_cli_launch.py",
     "cli/test_cli_node.py",  # STALE within bounds after SIGKILL, heartbeat ages
+    "cli/test_cli_monitor.py",  # heartbeat ages of a SIGKILLed node against the wall clock
     "cli/test_cli_teleop.py",  # publishing rate while a key is held
     "cli/test_cli_play.py::test_play_of_a_recorded_sit_down_leaves_a_running_demo_standing",
     "cli/test_cli_record.py::test_record_started_after_the_stack_is_up_holds_its_latched_topics",

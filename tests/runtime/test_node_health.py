@@ -48,3 +48,17 @@ def test_an_entry_without_a_heartbeat_says_nan_and_bad_fields_are_named() -> Non
         NodeHealthEntry("x", 9)
     with pytest.raises(ValidationError, match=r"nodes\[0\]"):
         NodeHealthTable(nodes=("x",))  # type: ignore[arg-type]
+
+
+def test_the_silence_now_adds_the_tables_age_to_the_silence_at_its_stamp() -> None:
+    """``silent_s`` is frozen at the verdict; a latched table is read later (the new user's
+    monitors read 2.6 s from 7.7 to 30.8 s after the kill). The silence *now* grows with the
+    table's age; a stamp ahead of the reader's clock counts as a fresh table."""
+    stamp_ns = 1_700_000_000_000_000_000
+    stale = NodeHealthEntry("control_node", int(Level.STALE), "active", 2.6, "token left")
+    never = NodeHealthEntry("x", int(Level.STALE), "", math.nan, "token left")
+    table = NodeHealthTable(Header.at_ns(stamp_ns), "bridge_node", (stale, never))
+    assert table.silent_s_at(stale, stamp_ns) == pytest.approx(2.6)
+    assert table.silent_s_at(stale, stamp_ns + 28_200_000_000) == pytest.approx(30.8)
+    assert table.silent_s_at(stale, stamp_ns - 5_000_000_000) == pytest.approx(2.6)
+    assert math.isnan(table.silent_s_at(never, stamp_ns + 10_000_000_000))

@@ -215,7 +215,7 @@ def test_a_monitor_started_after_a_node_died_lists_it_stale_from_the_supervisors
     )
     model = MonitorModel()
     model.on_heartbeat(Status.ok("teleop", "alive", b"active"), 9 * S)  # heard 1 s ago: alive
-    model.on_node_health(table, 10 * S)
+    model.on_node_health(table, 10 * S, wall_ns=0)  # the table is fresh (stamped 0, arrives at 0)
     rows = {n.name: n for n in model.snapshot(10 * S).nodes}
     assert rows["control_node"].state is NodeState.STALE
     assert rows["control_node"].age_s == pytest.approx(12.5)
@@ -227,6 +227,67 @@ def test_a_monitor_started_after_a_node_died_lists_it_stale_from_the_supervisors
     assert {n.name: n.state for n in model.snapshot(11 * S).nodes}["control_node"] is (
         NodeState.OK
     )
+
+
+WALL_STAMP_NS = 1_700_000_000 * S  # a wall-clock stamp (ns since the epoch)
+
+
+def _dead_node_table(silent_s: float) -> NodeHealthTable:
+    """The bridge's latched verdict on a SIGKILLed control node, stamped at WALL_STAMP_NS."""
+    return NodeHealthTable(
+        Header.at_ns(WALL_STAMP_NS),
+        "bridge_node",
+        (NodeHealthEntry("control_node", int(Level.STALE), "active", silent_s, "token left"),),
+    )
+
+
+@pytest.mark.parametrize("late_s", [7.7, 14.3, 20.6, 30.8])
+def test_a_late_monitor_adds_the_tables_age_to_the_silence_it_reports(late_s: float) -> None:
+    """The new user's ``monitor --once``, started 7.7 / 14.3 / 20.6 / 30.8 s after the kill, said
+    "last heartbeat 2.6 s ago" every time: ``silent_s`` is the silence *at the table's stamp*, and
+    a latched table arrives any time later. The age is ``silent_s`` plus the table's age when it
+    arrived, plus the time since (what ``jointbus node list`` prints)."""
+    model = MonitorModel()
+    model.on_node_health(_dead_node_table(2.6), 10 * S, wall_ns=WALL_STAMP_NS + round(late_s * S))
+    expected = 2.6 + late_s + 0.5
+    row = model.snapshot(10 * S + S // 2).nodes[0]
+    assert (row.name, row.state) == ("control_node", NodeState.STALE)
+    assert row.age_s == pytest.approx(expected)
+    text = model.snapshot(10 * S + S // 2).to_text()
+    assert f"node control_node: STALE (active, last heartbeat {expected:.1f} s ago)" in text
+
+
+def test_a_table_stamped_ahead_of_this_clock_counts_no_negative_age() -> None:
+    """Another host's clock may run ahead: the table is then taken as fresh, never younger."""
+    model = MonitorModel()
+    model.on_node_health(_dead_node_table(2.6), 0, wall_ns=WALL_STAMP_NS - 5 * S)
+    assert model.snapshot(S).nodes[0].age_s == pytest.approx(3.6)
+
+
+def test_a_node_whose_heartbeat_nobody_saw_has_no_heartbeat_age() -> None:
+    """A node known by its token alone (``silent_s`` NaN), or by a STALE report alone, has no last
+    heartbeat: the monitor says so instead of counting an age from the message's arrival."""
+    model = MonitorModel()
+    model.on_node_health(_dead_node_table(math.nan), 10 * S, wall_ns=WALL_STAMP_NS)
+    model.on_status(Status.stale("bridge_node", "node 'x' STALE", b"x"), 10 * S)
+    snap = model.snapshot(20 * S)
+    assert [(n.name, n.state, n.age_s) for n in snap.nodes] == [
+        ("control_node", NodeState.STALE, None),
+        ("x", NodeState.STALE, None),
+    ]
+    assert "node control_node: STALE (active, no heartbeat seen)" in snap.to_text()
+    assert "node x: STALE (?, no heartbeat seen)" in snap.to_text()
+
+
+def test_a_stale_report_then_the_table_gives_the_age_of_the_last_heartbeat() -> None:
+    """The STALE report (volatile, no age) may arrive before the latched table: the table's age
+    of the last heartbeat is taken then, not the report's arrival."""
+    model = MonitorModel()
+    report = Status.stale("bridge_node", "node 'control_node' STALE", b"control_node")
+    model.on_status(report, 10 * S)
+    model.on_node_health(_dead_node_table(1.2), 10 * S, wall_ns=WALL_STAMP_NS)
+    row = model.snapshot(11 * S).nodes[0]
+    assert (row.state, row.age_s) == (NodeState.STALE, pytest.approx(2.2))
 
 
 def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:
@@ -247,6 +308,37 @@ def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:
     assert "bridge: LOST (no BridgeState for 2.0 s; last said owner control_node, mode run)" in (
         text
     )
+
+
+def test_a_monitor_that_never_receives_a_robot_state_says_unknown_and_how_long_it_listened(
+    bus: Bus,
+) -> None:
+    """A monitor started after the control node died receives no RobotState (the mirror is not
+    latched): ``monitor --once`` printed no robot line, where docs/SAFETY.md says UNKNOWN. Once it
+    has listened longer than the state timeout, the robot is UNKNOWN, with how long it listened;
+    before that, "no RobotState yet" (the mirror may be one period away)."""
+    model = MonitorModel(state_timeout_s=0.5)
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        feed.poll(model, 10 * S)
+        assert "robot: no RobotState yet" in model.snapshot(10 * S + S // 5).to_text()
+        feed.poll(model, 12 * S)
+        snap = model.snapshot(12 * S)
+    assert snap.robot is not None and snap.robot.stale and not snap.robot.received
+    assert snap.robot.age_s == pytest.approx(2.0)
+    assert "robot: UNKNOWN (no RobotState in the 2.0 s this monitor listened)" in snap.to_text()
+    assert "robot: UNKNOWN (no RobotState in the 3.0 s" in model.snapshot(13 * S).to_text()
+
+
+def test_a_robot_state_after_listening_in_vain_gives_the_mode_again(bus: Bus) -> None:
+    pub = bus.publisher("/hb50/robot_state_10hz", RobotState, RELIABLE, node="control_node")
+    model = MonitorModel(state_timeout_s=0.5)
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        feed.poll(model, 0)
+        assert "robot: UNKNOWN" in model.snapshot(S).to_text()
+        pub.publish(RobotState(motion_mode=MotionMode.STAND))
+        feed.poll(model, S)
+        text = model.snapshot(S).to_text()
+    assert "robot: STAND" in text and "UNKNOWN" not in text
 
 
 # ---- events and rates ------------------------------------------

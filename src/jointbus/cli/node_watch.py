@@ -25,6 +25,7 @@ from jointbus.runtime import (
     LivelinessMonitor,
     Node,
     NodeHealth,
+    NodeHealthEntry,
     NodeHealthTable,
 )
 
@@ -147,7 +148,7 @@ class NodeWatch:
                         entry.name,
                         ns,
                         "STALE",
-                        _silent_now(table, entry.silent_s),
+                        _silent_now(table, entry),
                         entry.lifecycle,
                         sum(e.kind == "publisher" for e in own),
                         sum(e.kind == "subscriber" for e in own),
@@ -206,12 +207,11 @@ class NodeWatch:
             node.shutdown()
 
 
-def _silent_now(table: NodeHealthTable, silent_s: float) -> float | None:
-    """Seconds since the node's last heartbeat now: its silence at the table's stamp plus the
-    table's age (wall clocks; None when no heartbeat was ever seen)."""
-    if math.isnan(silent_s):
-        return None
-    return silent_s + max(0.0, (time.time_ns() - table.header.stamp.to_ns()) / 1e9)
+def _silent_now(table: NodeHealthTable, entry: NodeHealthEntry) -> float | None:
+    """Seconds since the node's last heartbeat now (:meth:`NodeHealthTable.silent_s_at`, wall
+    clocks; None when no heartbeat was ever seen)."""
+    silent_s = table.silent_s_at(entry, time.time_ns())
+    return None if math.isnan(silent_s) else silent_s
 
 
 def _heartbeat_namespace(e: EndpointInfo) -> str | None:

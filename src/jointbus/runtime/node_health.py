@@ -101,3 +101,16 @@ class NodeHealthTable(Message):
     def entry(self, name: str) -> NodeHealthEntry | None:
         """The entry of node ``name``, or None."""
         return next((e for e in self.nodes if e.name == name), None)
+
+    def silent_s_at(self, entry: NodeHealthEntry, wall_ns: int) -> float:
+        """Seconds from ``entry``'s last heartbeat to ``wall_ns`` (wall clock, ns since the epoch):
+        its ``silent_s`` plus the table's age at ``wall_ns``; NaN when no heartbeat was seen.
+
+        Why: ``silent_s`` is the silence *at the header stamp*, when the verdict changed, and a
+        latched table reaches a later observer any time after that — seconds or hours. Read alone
+        it is a number frozen at the verdict (monitors started 7.7 to 30.8 s after a SIGKILL all
+        printed "last heartbeat 2.6 s ago"). A stamp ahead of ``wall_ns`` (another host's clock
+        running ahead) counts as a fresh table, never a negative age."""
+        if math.isnan(entry.silent_s):
+            return math.nan
+        return entry.silent_s + max(0.0, (wall_ns - self.header.stamp.to_ns()) / 1e9)

@@ -262,11 +262,17 @@ def _bridge_text(snap: MonitorSnapshot) -> Text:
         for line in bridge.other:
             text.append(f"\n{line}")
     robot = snap.robot
-    if robot is not None and robot.stale:
+    if robot is not None and robot.stale and not robot.received:
+        text.append("\nMotion  ", style="bold")
+        text.append(f"UNKNOWN: {robot.unknown_text}", style="bold red")
+    elif robot is not None and robot.stale:
         text.append("\nMotion  ", style="bold")
         text.append(f"UNKNOWN: no RobotState for {robot.age_s:.1f} s", style="bold red")
         text.append(f" (last said {robot.motion_mode})", style="dim")
-    elif robot is not None:
+    elif robot is None:
+        text.append("\nMotion  ", style="bold")
+        text.append("no RobotState yet", style="dim")
+    else:
         text.append("\nMotion  ", style="bold")
         text.append(f"{robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}")
     return text
@@ -302,7 +308,7 @@ def _node_rows(snap: MonitorSnapshot) -> list[Row]:
                 node.name,
                 Text(node.state.value, style=styles[node.state]),
                 node.lifecycle or "?",
-                f"{node.age_s:.1f} s ago",
+                "never seen" if node.age_s is None else f"{node.age_s:.1f} s ago",
             ),
         )
         for node in snap.nodes

@@ -133,15 +133,21 @@ class MonitorFeed:
 
     # ---- the app's refresh -----------------------------------------------------------------
 
-    def poll(self, model: MonitorModel, now_ns: int | None = None) -> None:
-        """Hand ``model`` everything received since the last call (and sample the rates)."""
+    def poll(
+        self, model: MonitorModel, now_ns: int | None = None, wall_ns: int | None = None
+    ) -> None:
+        """Hand ``model`` everything received since the last call (and sample the rates), as
+        arrived at ``now_ns`` (monotonic) = ``wall_ns`` (wall clock, to date the supervisors'
+        stamped tables); both default to the clocks now."""
         now = time.monotonic_ns() if now_ns is None else now_ns
+        wall = time.time_ns() if wall_ns is None else wall_ns
         if self.bus.closed:
             return
+        model.on_listening(now)
         for msg in self.heartbeat.take_all():
             model.on_heartbeat(msg, now)
         for table in self.node_health.take_all():
-            model.on_node_health(table, now)
+            model.on_node_health(table, now, wall_ns=wall)
         for msg in self.status.take_all():
             model.on_status(msg, now)
         if (state := _newest(self.state)) is not None:

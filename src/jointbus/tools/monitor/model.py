@@ -17,7 +17,11 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
 - **Robot and bridge state go stale.** A mirror that has not arrived for ``state_timeout_s``
   (0.5 s = five periods of the 10 Hz mirrors) is shown as what it is — ``robot: UNKNOWN``,
   ``bridge: LOST`` with its age and what it last said — never as the live state of a node that
-  may be dead (a SIGKILLed control node's last ``STAND`` stayed on screen before).
+  may be dead (a SIGKILLed control node's last ``STAND`` stayed on screen before). A monitor
+  started after the control node died receives no ``RobotState`` at all (the mirror is not
+  latched): once it has listened for ``state_timeout_s`` (:meth:`MonitorModel.on_listening`,
+  called by the feed) the robot is ``UNKNOWN`` too, with how long it listened in vain — before,
+  ``monitor --once`` printed no robot line, where docs/SAFETY.md promised UNKNOWN.
 - **Nodes**: one row per node that sent a heartbeat. A node is STALE after ``liveliness_timeout_s``
   (1.5 s, the runtime's rule) without one, SHUTDOWN after its farewell heartbeat; the lifecycle
   state is the heartbeat's ``data``. The monitor judges silence itself from arrival times rather
@@ -29,7 +33,12 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   reports also appear among the events. A monitor started after a node died reads the same
   verdict from the supervisors' latched table (``/<ns>/node_health``,
   :meth:`MonitorModel.on_node_health`): the dead node is listed STALE, with the age of its last
-  heartbeat, instead of being absent.
+  heartbeat, instead of being absent. That age is the entry's ``silent_s`` (the silence when the
+  verdict was made) plus the table's age when it arrived
+  (:meth:`~jointbus.runtime.NodeHealthTable.silent_s_at`, what ``jointbus node list`` prints),
+  then counted on this monitor's clock; a node whose heartbeat nobody saw (known by its token or
+  a STALE report alone) has no age, and the monitor says so rather than count one from the
+  arrival of the news.
 - **Topic rates** are measured from cumulative message counters sampled at each refresh
   (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
   subscriber counters for the topics the monitor receives (the feed receives every topic it can,
@@ -161,13 +170,25 @@ class BridgeSummary:
 @dataclass(frozen=True, slots=True)
 class RobotSummary:
     """The control node's state machine from its latest ``RobotState``; ``stale`` when it is
-    older than the model's ``state_timeout_s`` (its publisher may be dead: the mode is unknown)."""
+    older than the model's ``state_timeout_s`` (its publisher may be dead: the mode is unknown).
+
+    ``received`` False: no ``RobotState`` arrived in the ``age_s`` seconds the monitor has
+    listened (longer than ``state_timeout_s``; ``stale`` then, the mode fields empty)."""
 
     motion_mode: str
     motion_type: str
     motion_gait: str
     age_s: float
     stale: bool = False
+    received: bool = True
+
+    @property
+    def unknown_text(self) -> str:
+        """Why the mode is unknown (for a stale summary): ``no RobotState for 2.0 s; last said
+        STAND`` or ``no RobotState in the 2.0 s this monitor listened``."""
+        if not self.received:
+            return f"no RobotState in the {self.age_s:.1f} s this monitor listened"
+        return f"no RobotState for {self.age_s:.1f} s; last said {self.motion_mode}"
 
 
 class NodeState(enum.Enum):
@@ -180,13 +201,21 @@ class NodeState(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class NodeRow:
-    """One node: its state, lifecycle state, seconds since its last heartbeat, heartbeat count."""
+    """One node: its state, lifecycle state, seconds since its last heartbeat (None: no heartbeat
+    of it seen, here or by a supervisor), heartbeats received here."""
 
     name: str
     state: NodeState
     lifecycle: str
-    age_s: float
+    age_s: float | None
     heartbeats: int
+
+    @property
+    def age_text(self) -> str:
+        """``last heartbeat 2.6 s ago`` or ``no heartbeat seen``."""
+        if self.age_s is None:
+            return "no heartbeat seen"
+        return f"last heartbeat {self.age_s:.1f} s ago"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,12 +277,11 @@ class MonitorSnapshot:
                 f"{bridge.arming} | e-stop {bridge.estop} | up {bridge.up_time_s} s"
             )
             lines.extend(f"  {text}" for text in (*bridge.thermal, *bridge.other))
-        if self.robot is not None and self.robot.stale:
-            lines.append(
-                f"robot: UNKNOWN (no RobotState for {self.robot.age_s:.1f} s; last said "
-                f"{self.robot.motion_mode})"
-            )
-        elif self.robot is not None:
+        if self.robot is None:
+            lines.append("robot: no RobotState yet")
+        elif self.robot.stale:
+            lines.append(f"robot: UNKNOWN ({self.robot.unknown_text})")
+        else:
             robot = self.robot
             lines.append(
                 f"robot: {robot.motion_mode} / {robot.motion_type} / gait {robot.motion_gait}"
@@ -271,8 +299,7 @@ class MonitorSnapshot:
             lines.append("joints: no BridgeData yet")
         for node in self.nodes:
             lines.append(
-                f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, "
-                f"last heartbeat {node.age_s:.1f} s ago)"
+                f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, {node.age_text})"
             )
         for topic in self.topics:
             lines.append(f"topic {topic.name} [{topic.type_name}] {topic.rate_text}")
@@ -320,7 +347,9 @@ class _NodeRecord:
     __slots__ = ("heartbeats", "last_ns", "lifecycle", "reported_stale_ns", "shut_down")
 
     def __init__(self) -> None:
-        self.last_ns = 0
+        #: Monotonic ns of its last heartbeat, heard here or dated from a supervisor's table
+        #: (None: no heartbeat of it known).
+        self.last_ns: int | None = None
         self.heartbeats = 0
         self.lifecycle = ""
         self.shut_down = False
@@ -359,6 +388,7 @@ class MonitorModel:
         self._data: tuple[BridgeData, int] | None = None
         self._state: tuple[BridgeState, int] | None = None
         self._robot: tuple[RobotState, int] | None = None
+        self._listening_since_ns: int | None = None
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
         self._rates: dict[str, _RateMeter] = {}
@@ -378,6 +408,13 @@ class MonitorModel:
     def on_robot_state(self, msg: RobotState, now_ns: int) -> None:
         """The newest estimated robot state (normally from the 10 Hz mirror)."""
         self._robot = (msg, now_ns)
+
+    def on_listening(self, now_ns: int) -> None:
+        """The feed's subscriptions are open at ``now_ns`` (monotonic): the first call starts the
+        span in which a ``RobotState`` that never arrives counts (later calls change nothing).
+        Without a call the robot is never UNKNOWN for lack of one (only "no RobotState yet")."""
+        if self._listening_since_ns is None:
+            self._listening_since_ns = now_ns
 
     def on_heartbeat(self, msg: Status, now_ns: int) -> None:
         """A heartbeat of ``msg.reporting_node``; ``data`` holds its lifecycle state."""
@@ -403,27 +440,33 @@ class MonitorModel:
         if level is Level.STALE and msg.data:
             name = msg.data.decode("utf-8", "replace")
             record = self._nodes.get(name)
-            if record is None:  # known only from the report: listed, age counted from it
+            if record is None:  # known only from the report (no age: it carries none)
                 record = self._nodes[name] = _NodeRecord()
-                record.last_ns = now_ns
             record.reported_stale_ns = now_ns
 
-    def on_node_health(self, msg: NodeHealthTable, now_ns: int) -> None:
-        """A supervisor's latched verdicts: a node it judged STALE that has not been heard here
-        since its last heartbeat there is STALE here too (listed if this monitor never saw it,
-        its last heartbeat ``silent_s`` before the table's arrival)."""
+    def on_node_health(self, msg: NodeHealthTable, now_ns: int, *, wall_ns: int) -> None:
+        """A supervisor's latched verdicts, arrived at ``now_ns`` (monotonic) = ``wall_ns`` (wall
+        clock, ns since the epoch: the table's stamp is one). A node it judged STALE that has not
+        been heard here since its last heartbeat there is STALE here too, listed if this monitor
+        never saw it; its last heartbeat is dated ``silent_s`` plus the table's age before
+        ``now_ns`` (:meth:`NodeHealthTable.silent_s_at`: a latched table may be minutes old)."""
         for entry in msg.nodes:
             if not entry.stale:
                 continue
-            silent_ns = 0 if math.isnan(entry.silent_s) else round(entry.silent_s * _NS_PER_S)
-            last_there = now_ns - silent_ns
+            silent_s = msg.silent_s_at(entry, wall_ns)
+            last_there = None if math.isnan(silent_s) else now_ns - round(silent_s * _NS_PER_S)
             record = self._nodes.get(entry.name)
             if record is None:
                 record = self._nodes[entry.name] = _NodeRecord()
-                record.last_ns = last_there
                 record.lifecycle = entry.lifecycle
-            elif record.last_ns > last_there:
-                continue  # heard here after the supervisor's verdict: alive
+            elif (
+                record.heartbeats
+                and record.last_ns is not None
+                and (last_there is None or record.last_ns > last_there)
+            ):
+                continue  # heard here after its last heartbeat there: alive
+            if last_there is not None and (record.last_ns is None or last_there > record.last_ns):
+                record.last_ns = last_there
             record.reported_stale_ns = now_ns
 
     def count(self, topic: str, total: int, now_ns: int) -> None:
@@ -498,7 +541,10 @@ class MonitorModel:
 
     def _robot_summary(self, now_ns: int) -> RobotSummary | None:
         if self._robot is None:
-            return None
+            since = self._listening_since_ns
+            if since is None or now_ns - since <= self._state_timeout_ns:
+                return None  # no RobotState *yet*: the mirror may be one period away
+            return RobotSummary("", "", "", _age(now_ns, since), stale=True, received=False)
         msg, at = self._robot
         return RobotSummary(
             _enum_name(msg.motion_mode),
@@ -512,15 +558,18 @@ class MonitorModel:
         rows = []
         for name in sorted(self._nodes):
             record = self._nodes[name]
+            last = record.last_ns
             if record.shut_down:
                 state = NodeState.SHUTDOWN
-            elif now_ns - record.last_ns > self._timeout_ns or (
-                record.reported_stale_ns is not None and record.reported_stale_ns >= record.last_ns
+            elif (
+                last is None
+                or now_ns - last > self._timeout_ns
+                or (record.reported_stale_ns is not None and record.reported_stale_ns >= last)
             ):
                 state = NodeState.STALE
             else:
                 state = NodeState.OK
-            age = _age(now_ns, record.last_ns)
+            age = None if last is None else _age(now_ns, last)
             rows.append(NodeRow(name, state, record.lifecycle, age, record.heartbeats))
         return tuple(rows)
 
