@@ -502,3 +502,38 @@ def test_an_impedance_target_velocity_stops_at_the_limit(url: str) -> None:
         # host stretches every cycle of this loop)
         seen = drive_into_the_limit(array, truth, joint, lambda: array.impedance(command), every=2)
         assert_held_at_the_limit(array, joint, seen, upper)
+
+
+def test_a_current_held_at_the_limit_is_limited_until_its_stream_runs_out(url: str) -> None:
+    """New-user trial: once ``jointbus serve``'s command watchdog had stopped a current that held
+    arm6's wrist at its 3.05 rad limit, the served wrist read ``IDLE`` while a local ``sim://arm6``
+    read ``IDLE | LIMITED``. ``LIMITED`` says that a command asks for more than the limit lets it
+    have (``ActuatorState.LIMITED``; docs/SAFETY.md): the local array has no watchdog by default,
+    so its 3.5 A still pushed, while the served one had ended it. With the same watchdog (the
+    ``sim://`` option, the served array's default) every driver reads alike: ``IDLE | LIMITED``
+    while the stream is renewed, ``IDLE`` — resting at the end, nothing asking for more — once it
+    ran out."""
+    if DriverURL.parse(url.format(channel="x")).scheme == "can":
+        pytest.skip("can:// has no host-side drive watchdog (the twin does not model the MD80's)")
+    with opened(url, command_timeout=True) as array:
+        array.power(True)
+        wrist = array.index("wrist_roll")
+        upper = array.config.limits[wrist].position_max
+        deadline = time.monotonic() + 10.0  # ≈ 1.2 s of motion; a loaded host is slower
+        while True:  # renewed at 20 Hz until it rests at the end
+            assert time.monotonic() < deadline, "never came to rest at its limit"
+            array.current(wrist, 3.5)
+            last = time.monotonic()
+            time.sleep(0.05)
+            held = array.read().actuators[wrist]
+            if held.position > upper - 0.01 and held.state & IDLE:
+                break
+        assert held.state == IDLE | ActuatorState.LIMITED, held
+        while ActuatorState.LIMITED in ActuatorState(array.read().actuators[wrist].state):
+            assert time.monotonic() < last + 3.0, "still LIMITED 3 s after the last renewal"
+            time.sleep(0.005)
+        assert time.monotonic() - last >= COMMAND_TIMEOUT  # the watchdog ended it, not before
+        time.sleep(0.3)
+        rest = array.read().actuators[wrist]
+        assert rest.state == IDLE, rest  # held where it stopped: at the end, pushed by nothing
+        assert rest.position == pytest.approx(upper, abs=0.01)

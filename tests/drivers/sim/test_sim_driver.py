@@ -660,6 +660,27 @@ def test_a_current_held_back_reads_which_limit_held_it() -> None:
         assert seen[-1][2] == pytest.approx(upper, abs=0.002) and abs(seen[-1][3]) < 0.01
 
 
+def test_limited_lasts_as_long_as_a_command_asks_for_more_than_the_limit() -> None:
+    """``LIMITED`` is the drive cutting a command short, not where the joint is: without a drive
+    watchdog (``sim://``'s default) a current sent once keeps pushing the wrist into its end, and
+    the wrist reads ``IDLE | LIMITED`` for as long as it does; a current of 0 — or the watchdog's
+    stop, see the conformance suite — ends it, and the wrist, resting at the end, reads ``IDLE``."""
+    with open_arm() as arm:
+        arm.power(True)
+        wrist = arm.index("wrist_roll")
+        upper = arm.config.limits[wrist].position_max
+        arm.current(wrist, 3.5)  # once
+        arm.step(3.0)  # ≈ 1.2 s to the end, then held there
+        r = arm.read_joints()
+        assert r.position[wrist] == pytest.approx(upper, abs=0.002)
+        assert ActuatorState(int(r.state[wrist])) == IDLE | ActuatorState.LIMITED
+        arm.current(wrist, 0.0)
+        arm.step(0.1)
+        r = arm.read_joints()
+        assert ActuatorState(int(r.state[wrist])) == IDLE
+        assert r.position[wrist] == pytest.approx(upper, abs=0.002)
+
+
 # ---------------------------------------------------------------- drive watchdog (issue 12)
 
 
