@@ -965,13 +965,14 @@ def test_a_current_held_at_the_speed_limit_then_at_the_end_is_one_warn_for_each(
             wrist = client.index("wrist_roll")
             upper = client.config.limits[wrist].position_max
             deadline = time.monotonic() + 10.0  # ≈ 1.2 s of motion; a loaded host is slower
-            while time.monotonic() < deadline:  # renewed at 20 Hz, as a teleop stream is
-                client.current("wrist_roll", 3.5)
-                time.sleep(0.05)
+            while time.monotonic() < deadline:  # renewed at 50 Hz: a stalled host must not let
+                client.current("wrist_roll", 3.5)  # the stream run out (a new hold, reported)
+                time.sleep(0.02)
                 actuator = client.read().actuators[wrist]
                 if actuator.position > upper - 0.01 and actuator.state & ActuatorState.IDLE:
                     break
-            assert actuator.state == ActuatorState.IDLE | ActuatorState.LIMITED, actuator
+            state = ActuatorState(actuator.state) & ~ActuatorState.STALE  # flags as last received
+            assert state == ActuatorState.IDLE | ActuatorState.LIMITED, actuator
             assert actuator.position == pytest.approx(upper, abs=0.01)
 
             def reports() -> list[dict[str, Any]]:
