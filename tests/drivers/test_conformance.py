@@ -34,7 +34,7 @@ from jointbus.drivers.errors import MotionTimeoutError
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.registry import DriverURL
 from jointbus.drivers.sim.driver import SimActuatorArray
-from jointbus.messages.actarray import ActuatorState
+from jointbus.messages.actarray import ActuatorData, ActuatorState
 from jointbus.messages.errors import UnknownJointError
 from support.array_server import served
 
@@ -502,3 +502,48 @@ def test_an_impedance_target_velocity_stops_at_the_limit(url: str) -> None:
         # host stretches every cycle of this loop)
         seen = drive_into_the_limit(array, truth, joint, lambda: array.impedance(command), every=2)
         assert_held_at_the_limit(array, joint, seen, upper)
+
+
+def fresh(array: ActuatorArray, joint: int) -> ActuatorData:
+    """The joint's reading, once it is not ``STALE`` (``bus://`` behind a loaded host: the last
+    sample received is older than 3 server periods; its flags are not the joint's now)."""
+    deadline = time.monotonic() + 2.0
+    while (actuator := array.read().actuators[joint]).state & ActuatorState.STALE:
+        assert time.monotonic() < deadline, "no fresh reading for 2 s"
+        time.sleep(0.005)
+    return actuator
+
+
+def test_a_current_held_at_the_limit_is_limited_until_its_stream_runs_out(url: str) -> None:
+    """New-user trial: once ``jointbus serve``'s command watchdog had stopped a current that held
+    arm6's wrist at its 3.05 rad limit, the served wrist read ``IDLE`` while a local ``sim://arm6``
+    read ``IDLE | LIMITED``. ``LIMITED`` says that a command asks for more than the limit lets it
+    have (``ActuatorState.LIMITED``; docs/SAFETY.md): the local array has no watchdog by default,
+    so its 3.5 A still pushed, while the served one had ended it. With the same watchdog (the
+    ``sim://`` option, the served array's default) every driver reads alike: ``IDLE | LIMITED``
+    while the stream is renewed, ``IDLE`` — resting at the end, nothing asking for more — once it
+    ran out."""
+    if DriverURL.parse(url.format(channel="x")).scheme == "can":
+        pytest.skip("can:// has no host-side drive watchdog (the twin does not model the MD80's)")
+    with opened(url, command_timeout=True) as array:
+        array.power(True)
+        wrist = array.index("wrist_roll")
+        upper = array.config.limits[wrist].position_max
+        deadline = time.monotonic() + 10.0  # ≈ 1.2 s of motion; a loaded host is slower
+        while True:  # renewed at 50 Hz (a stalled host must not let it run out) until at rest
+            assert time.monotonic() < deadline, "never came to rest at its limit"
+            last = time.monotonic()  # before the call: the server has it no earlier than this
+            array.current(wrist, 3.5)
+            time.sleep(0.02)
+            held = fresh(array, wrist)
+            if held.position > upper - 0.01 and held.state & IDLE:
+                break
+        assert held.state == IDLE | ActuatorState.LIMITED, held
+        while ActuatorState.LIMITED in ActuatorState(fresh(array, wrist).state):
+            assert time.monotonic() < last + 3.0, "still LIMITED 3 s after the last renewal"
+            time.sleep(0.005)
+        assert time.monotonic() - last >= COMMAND_TIMEOUT  # the watchdog ended it, not before
+        time.sleep(0.3)
+        rest = fresh(array, wrist)
+        assert rest.state == IDLE, rest  # held where it stopped: at the end, pushed by nothing
+        assert rest.position == pytest.approx(upper, abs=0.01)

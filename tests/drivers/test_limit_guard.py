@@ -112,6 +112,34 @@ def test_the_load_estimate_lets_a_blocked_joint_have_its_torque() -> None:
     assert apply(g, command(tau=20.0), p=0.0, v=2.99, load=15.0)  # at its speed limit
 
 
+def test_the_guard_says_whether_it_held_a_joint_at_its_speed_limit_or_at_an_end() -> None:
+    """New-user trial: 3.5 A spun arm6's wrist up in mid-range (0.007 rad, 1.95 rad/s) and the
+    served array reported it held back "at its position limit 3.05 rad", guessed from the speed
+    the reading happened to show. The guard knows which bound of its envelope it enforced: the
+    speed limit where the joint can still stop at the end from that speed (``√(2·a·room) ≥
+    v_max``), else the end of the range (braking for it, at rest there, or pulled back from
+    beyond it)."""
+    g = guard(5)
+    p = np.array([0.0, 0.9, 1.0, 1.05, 0.0])  # rad
+    v = np.array([2.9, 2.0, 0.0, 0.0, -2.9])  # rad/s
+    p_ref, v_ref, kp, kd = (np.zeros(5) for _ in range(4))
+    tau = np.array([5.0, 5.0, 5.0, 5.0, -5.0])  # N·m, each pushing the way it goes
+    limited = g.apply(
+        np.ones(5, dtype=np.bool_), position=p, velocity=v, p_ref=p_ref, v_ref=v_ref,
+        torque=tau, kp=kp, kd=kd,
+    )
+    assert limited.tolist() == [True] * 5
+    # mid-range up, braking for the upper end, at rest at it, beyond it, mid-range down
+    assert g.speed_limited.tolist() == [True, False, False, False, True]
+    # a joint the guard let through is not held at any limit, its speed limit included
+    g.apply(
+        np.ones(5, dtype=np.bool_), position=np.zeros(5), velocity=np.zeros(5),
+        p_ref=np.zeros(5), v_ref=np.zeros(5), torque=np.full(5, 0.1), kp=np.zeros(5),
+        kd=np.zeros(5),
+    )
+    assert not g.limited.any() and not g.speed_limited.any()
+
+
 def test_unguarded_joints_are_not_touched() -> None:
     g = guard(2)
     p_ref, v_ref, tau, kp, kd = (np.array([0.0, 0.0]) for _ in range(5))
@@ -210,8 +238,10 @@ def test_the_compiled_core_is_the_numpy_law_value_for_value(
             guarded, position=p, velocity=v, p_ref=cmd[0], v_ref=cmd[1], torque=cmd[2],
             kp=cmd[3], kd=cmd[4], load=load if with_load else None,
         ).copy()
-        results.append((limited, cmd))
-    (lim_c, cmd_c), (lim_np, cmd_np) = results
+        results.append((limited, g.speed_limited.copy(), cmd))
+    (lim_c, speed_c, cmd_c), (lim_np, speed_np, cmd_np) = results
     assert lim_c.tolist() == lim_np.tolist()
+    assert speed_c.tolist() == speed_np.tolist()
+    assert not (speed_c & ~lim_c).any()  # held at its speed limit is one way of being held
     for c, ref in zip(cmd_c, cmd_np, strict=True):
         np.testing.assert_array_equal(c, ref)

@@ -12,12 +12,15 @@
  * the same arithmetic, joint by joint, in about a microsecond.
  *
  * apply(guarded, position, velocity, p_ref, v_ref, torque, kp, kd, load,
- *       lower, upper, vmax, decel2, gain, return_kp, period, limited) -> int
- *   guarded, limited: C-contiguous bool (uint8) buffers of n values; limited is written.
+ *       lower, upper, vmax, decel2, gain, return_kp, period, limited, speed_limited) -> int
+ *   guarded, limited, speed_limited: C-contiguous bool (uint8) buffers of n values; limited and
+ *   speed_limited are written.
  *   position ... kd, lower ... return_kp: C-contiguous float64 buffers of n values; p_ref, v_ref,
  *   torque, kp, kd are changed in place for every joint the envelope law takes over; load is such
  *   a buffer or None (no load estimate: 0). period: the control cycle, s. limited marks, and the
- *   return value counts, the joints whose *command* pushed towards an end (held back).
+ *   return value counts, the joints whose *command* pushed towards an end (held back);
+ *   speed_limited marks those of them held at their speed limit (the envelope's speed was vmax
+ *   itself), the others being held at an end of their range.
  *   The law is limit_guard.py's (its module docstring), value for value.
  */
 #define PY_SSIZE_T_CLEAN
@@ -51,22 +54,22 @@ get_buffer(PyObject *obj, Py_buffer *view, char format, Py_ssize_t itemsize, con
 static PyObject *
 limit_apply(PyObject *self, PyObject *args)
 {
-    PyObject *guarded_obj, *limited_obj, *load_obj;
+    PyObject *guarded_obj, *limited_obj, *speed_obj, *load_obj;
     PyObject *objs[N_DOUBLES];
     double period;
     static const char *names[N_DOUBLES] = {
         "position", "velocity", "p_ref", "v_ref", "torque", "kp", "kd",
         "lower", "upper", "vmax", "decel2", "gain", "return_kp", "load"};
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOdO", &guarded_obj, &objs[0], &objs[1],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOdOO", &guarded_obj, &objs[0], &objs[1],
                           &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &load_obj,
                           &objs[7], &objs[8], &objs[9], &objs[10], &objs[11], &objs[12],
-                          &period, &limited_obj)) {
+                          &period, &limited_obj, &speed_obj)) {
         return NULL;
     }
     objs[13] = load_obj;
     int with_load = load_obj != Py_None;
     Py_buffer views[N_DOUBLES];
-    Py_buffer guarded, limited;
+    Py_buffer guarded, limited, speed;
     int got = 0;
     long held = -1;
     if (get_buffer(guarded_obj, &guarded, '?', 1, "guarded", 0) < 0) {
@@ -74,6 +77,11 @@ limit_apply(PyObject *self, PyObject *args)
     }
     if (get_buffer(limited_obj, &limited, '?', 1, "limited", 1) < 0) {
         PyBuffer_Release(&guarded);
+        return NULL;
+    }
+    if (get_buffer(speed_obj, &speed, '?', 1, "speed_limited", 1) < 0) {
+        PyBuffer_Release(&guarded);
+        PyBuffer_Release(&limited);
         return NULL;
     }
     Py_ssize_t n = guarded.len;
@@ -93,13 +101,14 @@ limit_apply(PyObject *self, PyObject *args)
             goto done;
         }
     }
-    if (limited.len != n) {
-        PyErr_Format(PyExc_ValueError, "limited: expected %zd values", n);
+    if (limited.len != n || speed.len != n) {
+        PyErr_Format(PyExc_ValueError, "limited, speed_limited: expected %zd values each", n);
         goto done;
     }
     {
         const unsigned char *g = guarded.buf;
         unsigned char *lim = limited.buf;
+        unsigned char *at_speed = speed.buf;
         const double *p = views[0].buf, *v = views[1].buf;
         double *p_ref = views[2].buf, *v_ref = views[3].buf, *tau = views[4].buf;
         double *kp = views[5].buf, *kd = views[6].buf;
@@ -109,6 +118,7 @@ limit_apply(PyObject *self, PyObject *args)
         held = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
             lim[i] = 0;
+            at_speed[i] = 0;
             if (!g[i] || isnan(p[i]) || isnan(v[i])) {
                 continue; /* not guarded, or not measured: the numpy law's NaN comparisons */
             }
@@ -138,6 +148,9 @@ limit_apply(PyObject *self, PyObject *args)
             if ((up && at_up > 0.0) || (down && at_down < 0.0)) {
                 lim[i] = 1;
                 held++;
+                /* which bound held it: the speed limit where the envelope's speed was vmax
+                   itself (down wins, as for v_ref below); else the end of the range */
+                at_speed[i] = (down ? -v_down : v_up) >= vmax[i];
             }
             kp[i] = 0.0;
             kd[i] = gain[i];
@@ -160,6 +173,7 @@ done:
     }
     PyBuffer_Release(&guarded);
     PyBuffer_Release(&limited);
+    PyBuffer_Release(&speed);
     if (held < 0) {
         return NULL;
     }
@@ -169,7 +183,8 @@ done:
 static PyMethodDef methods[] = {
     {"apply", limit_apply, METH_VARARGS,
      "apply(guarded, position, velocity, p_ref, v_ref, torque, kp, kd, load, lower, upper, vmax, "
-     "decel2, gain, return_kp, period, limited) -> int: the limit guard (see limit_guard.py)"},
+     "decel2, gain, return_kp, period, limited, speed_limited) -> int: the limit guard (see "
+     "limit_guard.py)"},
     {NULL, NULL, 0, NULL},
 };
 

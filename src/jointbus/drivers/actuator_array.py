@@ -91,7 +91,9 @@ drives every cycle (``sim://``, ``can://``) therefore run the drive's limit supe
 :mod:`jointbus.drivers.limit_guard`: a speed move decelerates to stop at the end of the range
 (:meth:`_actuator_range`), and current and impedance commands are bounded so that the joint can
 still stop at the end within its acceleration and never exceeds its speed limit. A joint so held
-is flagged :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` in the reading.
+is flagged :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` in the reading, and
+:attr:`JointReading.speed_limited` says which limit holds it: its speed limit, or an end of its
+range.
 
 **Threads.** Public methods are serialised by one re-entrant lock (held only while checking and
 calling the hook), so a driver's hooks are never called concurrently from two caller threads; a
@@ -411,6 +413,10 @@ class RawReading:
     limited: BoolArray | None = None
     """Per actuator: does the drive's limit guard hold it back at its position range or speed
     limit now (:mod:`jointbus.drivers.limit_guard`)? ``None``: no guard reports it."""
+    speed_limited: BoolArray | None = None
+    """Per actuator: of the ``limited`` ones, is it held at its speed limit (the others are held
+    at an end of their range)? ``None``: the driver cannot tell (a ``bus://`` client: Player's
+    state carries ``LIMITED`` alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +426,10 @@ class JointReading:
     The fast form of :meth:`ActuatorArray.read` (no message objects), for a 500 Hz bridge.
     ``state`` holds the :class:`ActuatorState` bits per actuator (``UNPOWERED`` where the drive
     stage is off); ``motor_power`` is the array's power state (Player's ``motor_state``).
+    ``speed_limited`` says, of the actuators flagged ``LIMITED``, which the drive holds at their
+    speed limit — the others it holds at an end of their range — so that a report names the
+    limit that acted, not one guessed from the speed read (the drive cuts a command the cycle
+    *before* it would pass the speed limit); ``None`` where the driver cannot tell (``bus://``).
     """
 
     names: tuple[str, ...]
@@ -433,6 +443,7 @@ class JointReading:
     status: npt.NDArray[np.uint32]
     state: npt.NDArray[np.uint8]
     motor_power: bool
+    speed_limited: BoolArray | None = None
 
     def array_state(self, has_brakes: Sequence[bool] | BoolArray | None = None) -> ActuatorState:
         """The array-wide state (:func:`jointbus.drivers.array_state.array_state`)."""
@@ -799,6 +810,7 @@ class ActuatorArray(abc.ABC):
             status=raw.status.copy(),
             state=state,
             motor_power=bool(raw.motor_power),
+            speed_limited=None if raw.speed_limited is None else raw.speed_limited.copy(),
         )
 
     def imu(self) -> ImuReading | None:

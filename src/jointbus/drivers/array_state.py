@@ -21,7 +21,8 @@ for every backend, so the flags mean the same thing from the simulator and from 
   ``IDLE | STALLED`` (a blocked joint) and ``BRAKED | STALLED`` (a drive fighting its brake) occur.
 - ``LIMITED`` is added on top when the drive's limit guard holds the joint back at its position
   range or speed limit (:mod:`jointbus.drivers.limit_guard`): ``MOVING | LIMITED`` while it
-  brakes, ``IDLE | LIMITED`` once it is held at the limit.
+  brakes, ``IDLE | LIMITED`` once it is held at the limit, for as long as its command asks for
+  more (a joint the command watchdog stopped there rests ``IDLE``).
 
 **Array-wide** (:func:`array_state`), for a status line or an "is the arm still?" check:
 

@@ -46,7 +46,13 @@ A joint whose *command* asks to go past an end — its law, at rest at that end,
 current, a velocity target, a position target beyond it — or faster than the speed limit is
 *limited* in that cycle, held back: the drivers flag it
 :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED`, and the array node reports each
-limit event on its status topic. Where a load alone would carry the joint into its end (the body's
+limit event on its status topic. Which limit held it is the envelope's bound that acted, kept in
+:attr:`LimitGuard.speed_limited`: its *speed limit* where the joint could still stop at the end
+from ``v_max`` (``√(2·a·room) ≥ v_max``), else the *end of its range* (braking for it, at rest
+at it, pulled back from beyond it). The speed the joint measures cannot tell the two apart: the
+guard cuts a command in the cycle *before* it would take the joint past ``v_max`` — 3.5 A on
+arm6's wrist (limit 3 rad/s) is cut after its first 2 ms cycle, at 1.95 rad/s and 3 mrad from
+where it started. Where a load alone would carry the joint into its end (the body's
 weight on a folded knee when the drives come on), the envelope law takes over just the same, but
 no command was cut short and nothing is flagged: the drive assists, and a joint that still ends up
 past its limit is reported by what it measures (:mod:`jointbus.nodes.safety.limit_watch`).
@@ -109,6 +115,7 @@ class LimitGuard:
         "_upper",
         "_vmax",
         "limited",
+        "speed_limited",
     )
 
     def __init__(
@@ -135,6 +142,10 @@ class LimitGuard:
         self._return_kp = self._gain / (4.0 * self._period)
         self.limited: BoolArray = np.zeros(n, dtype=np.bool_)
         """The joints the last :meth:`apply` held back (rewritten by each call: read, not kept)."""
+        self.speed_limited: BoolArray = np.zeros(n, dtype=np.bool_)
+        """Of :attr:`limited`, the joints held at their speed limit (the envelope's speed was
+        ``v_max`` itself); the others are held at an end of their range. Rewritten with
+        :attr:`limited` by each call."""
 
     def set_deceleration(self, indices: npt.NDArray[np.intp], values: FloatArray) -> None:
         """The deceleration (rad/s² or m/s², > 0) of ``indices`` from now on."""
@@ -156,13 +167,14 @@ class LimitGuard:
         """Bound the command (``p_ref``, ``v_ref``, ``torque``, ``kp``, ``kd``, changed in place) of
         the ``guarded`` joints at the measured ``position`` / ``velocity`` and the estimated
         ``load`` torque (N·m; ``None``: 0); returns (and keeps in :attr:`limited`) the joints
-        whose command it held back. A joint whose measurement is NaN (a lost motor) is left
-        alone: the guard cannot know where it is."""
+        whose command it held back, and keeps in :attr:`speed_limited` those of them held at
+        their speed limit. A joint whose measurement is NaN (a lost motor) is left alone: the
+        guard cannot know where it is."""
         if _CORE is not None:
             _CORE.apply(
                 guarded, position, velocity, p_ref, v_ref, torque, kp, kd, load,
                 self._lower, self._upper, self._vmax, self._decel2, self._gain,
-                self._return_kp, self._period, self.limited,
+                self._return_kp, self._period, self.limited, self.speed_limited,
             )
             return self.limited
         return self.apply_reference(
@@ -187,6 +199,7 @@ class LimitGuard:
         without it)."""
         limited = self.limited
         limited[:] = False
+        self.speed_limited[:] = False
         if not guarded.any():
             return limited
         p = position
@@ -220,6 +233,11 @@ class LimitGuard:
         at_end = torque + kd * v_ref
         limited |= up & (at_end + kp * (p_ref - end_up) > 0.0)
         limited |= down & (at_end + kp * (p_ref - end_down) < 0.0)
+        # Which bound held it: the speed limit where the envelope's speed was v_max itself (down
+        # wins where both sides hold, as for v_ref below); else the end of the range.
+        np.logical_and(
+            limited, np.where(down, -v_down, v_up) >= self._vmax, out=self.speed_limited
+        )
         taken = up | down
         beyond_up = up & (over_up < 0.0)
         beyond_down = down & (over_down > 0.0)

@@ -341,6 +341,45 @@ def test_impedance_command_moves_the_joints(powered: Rig) -> None:
     np.testing.assert_allclose(powered.array.read_joints().position, target, atol=0.02)
 
 
+@needs_twin
+def test_a_command_held_back_reads_which_limit_held_it(powered: Rig) -> None:
+    """New-user trial (on arm6): a joint the drive holds back in mid-range is held at its speed
+    limit, and the reading must say so rather than leave a report to guess from the speed read.
+    A 9 N·m feed-forward drives fr_j1 down its range (1.57 rad from the end; at 400 rad/s² it can
+    stop from 20 rad/s within 20² / (2 · 400) = 0.5 rad): held at its speed limit first, at the
+    end of its range once it brakes for it and rests there."""
+    array = powered.array
+    joint = 1
+    array.set_accel(joint, 400.0)  # rad/s²: room to be held at the speed limit before the end
+    lower = array.config.limits[joint].position_min
+    effort = np.zeros(array.count)
+    effort[joint] = -9.0  # N·m (limit 24)
+    kp = np.full(array.count, 80.0)
+    kp[joint] = 0.0
+    kd = np.full(array.count, 3.0)
+    kd[joint] = 0.0
+    command = ImpedanceCommand(
+        position=HOME, velocity=np.zeros(array.count), effort=effort, kp=kp, kd=kd,
+        brake=np.zeros(array.count, dtype=np.bool_),
+    )
+    seen = []
+    for _ in range(300):  # 0.6 s of the twin's time (one 2 ms period per exchange)
+        array.impedance(command)
+        r = complete_reading(array)
+        assert r.speed_limited is not None
+        limited = bool(r.state[joint] & ActuatorState.LIMITED)
+        seen.append((limited, bool(r.speed_limited[joint]), float(r.position[joint])))
+    phases = [(False, False)]
+    for limited, at_speed, _ in seen:
+        if (limited, at_speed) != phases[-1]:
+            phases.append((limited, at_speed))
+    assert phases == [(False, False), (True, True), (True, False)], phases
+    at_speed = [p for _, s, p in seen if s]
+    at_end = [p for limited, s, p in seen if limited and not s]
+    assert min(at_speed) > lower + 0.45 and max(at_end) < lower + 0.55  # switched 0.5 rad out
+    assert seen[-1][2] == pytest.approx(lower, abs=0.01)
+
+
 def test_profiled_position_speed_and_home_moves(powered: Rig) -> None:
     array = powered.array
     target = HOME.copy()

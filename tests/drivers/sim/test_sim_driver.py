@@ -622,6 +622,65 @@ def test_external_physics_must_match_the_joints() -> None:
         SimActuatorArray(config, physics=RotorWithLoad(("a", "b"), 0.0))
 
 
+# ---------------------------------------------------------------- which limit held a joint
+
+
+def test_a_current_held_back_reads_which_limit_held_it() -> None:
+    """New-user trial: 3.5 A (limit 4 A) on arm6's wrist is held back by the drive from its first
+    2 ms cycle, at 1.95 rad/s and 3 mrad from its start, and the served array reported it held at
+    its *position* limit 3.05 rad (the reading only said LIMITED; the node guessed from the speed
+    it read). The reading says which limit the drive held it at: its speed limit while it is spun
+    up in mid-range, the end of its range once it brakes for it (it can stop from 3 rad/s within
+    3² / (2 · 8 rad/s²) = 0.56 rad) and rests there."""
+    with open_arm() as arm:
+        arm.power(True)
+        wrist = arm.index("wrist_roll")
+        upper = arm.config.limits[wrist].position_max
+        seen = []
+        for cycle in range(1000):  # 2 s, renewed every 50 ms as a stream is
+            if cycle % 25 == 0:
+                arm.current(wrist, 3.5)
+            arm.step(0.002)
+            r = arm.read_joints()
+            assert r.speed_limited is not None
+            limited = bool(r.state[wrist] & ActuatorState.LIMITED)
+            at_speed = bool(r.speed_limited[wrist])
+            seen.append((limited, at_speed, r.position[wrist], r.velocity[wrist]))
+        phases = [seen[0][:2]]
+        for limited, at_speed, _, _ in seen:
+            if (limited, at_speed) != phases[-1]:
+                phases.append((limited, at_speed))
+        assert phases == [(True, True), (True, False)]  # speed limit, then the end of the range
+        first = seen[0]
+        assert first[2] < 0.01 and first[3] < 2.9  # cut in mid-range, well under 3 rad/s
+        held_at_speed = [p for _, s, p, _ in seen if s]
+        held_at_end = [p for _, s, p, _ in seen if not s]
+        # the switch: 0.56 rad from the end
+        assert max(held_at_speed) < upper - 0.55 and min(held_at_end) > upper - 0.6
+        assert seen[-1][2] == pytest.approx(upper, abs=0.002) and abs(seen[-1][3]) < 0.01
+
+
+def test_limited_lasts_as_long_as_a_command_asks_for_more_than_the_limit() -> None:
+    """``LIMITED`` is the drive cutting a command short, not where the joint is: without a drive
+    watchdog (``sim://``'s default) a current sent once keeps pushing the wrist into its end, and
+    the wrist reads ``IDLE | LIMITED`` for as long as it does; a current of 0 — or the watchdog's
+    stop, see the conformance suite — ends it, and the wrist, resting at the end, reads ``IDLE``."""
+    with open_arm() as arm:
+        arm.power(True)
+        wrist = arm.index("wrist_roll")
+        upper = arm.config.limits[wrist].position_max
+        arm.current(wrist, 3.5)  # once
+        arm.step(3.0)  # ≈ 1.2 s to the end, then held there
+        r = arm.read_joints()
+        assert r.position[wrist] == pytest.approx(upper, abs=0.002)
+        assert ActuatorState(int(r.state[wrist])) == IDLE | ActuatorState.LIMITED
+        arm.current(wrist, 0.0)
+        arm.step(0.1)
+        r = arm.read_joints()
+        assert ActuatorState(int(r.state[wrist])) == IDLE
+        assert r.position[wrist] == pytest.approx(upper, abs=0.002)
+
+
 # ---------------------------------------------------------------- drive watchdog (issue 12)
 
 

@@ -949,6 +949,60 @@ def test_a_speed_held_at_the_limit_is_one_warn_naming_joint_value_and_limit(rig:
     )
 
 
+def test_a_current_held_at_the_speed_limit_then_at_the_end_is_one_warn_for_each() -> None:
+    """New-user trial: ``jointbus serve sim://arm6`` + a ``bus://arm6`` client renewing
+    ``current("wrist_roll", 3.5)`` (limit 4 A). The drive held the wrist at its 3.0 rad/s speed
+    limit from its first cycle, in mid-range; the served array said "held back by the drive at its
+    position limit 3.05 rad (measured 0.007188 rad)" — the quantity guessed from the speed it read
+    — and said nothing when the wrist then reached that limit. Now: one WARN for the speed limit
+    with the measured speed, then one for the end of the range with the measured position (where
+    braking for it began: 0.56 rad from it at 8 rad/s²), as the client sees the joint rest there."""
+    with served("sim://arm6", "arm6") as server:  # with sensor noise, as `jointbus serve` runs it
+        status: list[Status] = []
+        server.bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+        with drivers.open(server.url(timeout="2.0")) as client:
+            client.power(True)
+            wrist = client.index("wrist_roll")
+            upper = client.config.limits[wrist].position_max
+            deadline = time.monotonic() + 10.0  # ≈ 1.2 s of motion; a loaded host is slower
+            while time.monotonic() < deadline:  # renewed at 50 Hz: a stalled host must not let
+                client.current("wrist_roll", 3.5)  # the stream run out (a new hold, reported)
+                time.sleep(0.02)
+                actuator = client.read().actuators[wrist]
+                if actuator.position > upper - 0.01 and actuator.state & ActuatorState.IDLE:
+                    break
+            state = ActuatorState(actuator.state) & ~ActuatorState.STALE  # flags as last received
+            assert state == ActuatorState.IDLE | ActuatorState.LIMITED, actuator
+            assert actuator.position == pytest.approx(upper, abs=0.01)
+
+            def reports() -> list[dict[str, Any]]:
+                return [
+                    json.loads(bytes(s.data).decode()) | {"level": s.level, "text": s.status}
+                    for s in list(status)
+                    if bytes(s.data).startswith(b'{"event": "limit"')
+                ]
+
+            assert wait_until(lambda: len(reports()) >= 2, timeout=3.0), reports()
+            time.sleep(0.2)  # nothing more while it rests there
+        held = reports()
+        assert [(r["joint"], r["index"], r["kind"], r["quantity"], r["limit"]) for r in held] == [
+            ("wrist_roll", 3, "held", "speed", 3.0),
+            ("wrist_roll", 3, "held", "position", 3.05),
+        ], held
+        speed, end = held
+        assert all(r["level"] == Level.WARN for r in held)
+        assert 1.5 < speed["value"] < 3.0 * 1.1  # rad/s, measured (the cut comes from 1.95)
+        assert speed["text"].startswith(
+            "joint 'wrist_roll' (index 3) held back by the drive at its speed limit ±3 rad/s "
+            "(measured "
+        )
+        assert upper - 0.6 < end["value"] <= upper + 0.005  # rad, measured
+        assert end["text"].startswith(
+            "joint 'wrist_roll' (index 3) held back by the drive at its position limit 3.05 rad "
+            "(measured "
+        )
+
+
 def test_a_joint_measured_past_its_limit_is_an_error_even_with_no_command(rig: Rig) -> None:
     """Issue 22 item 2: limits are watched on every measured reading, not only on commands: a
     joint knocked past its end (here placed there, drives off) is one ERROR with joint, index,

@@ -64,6 +64,49 @@ def test_a_drives_hold_is_a_warn_at_the_end_it_heads_for_or_its_speed_limit() ->
     assert "held back by the drive at its speed limit ±20 rad/s" in fast.describe()
 
 
+def test_a_hold_names_the_limit_the_drive_held_it_at_and_a_hold_at_another_is_a_new_event() -> None:
+    """New-user trial: 3.5 A on arm6's wrist was held back at its speed limit from 1.95 rad/s in
+    mid-range (the drive cuts a command the cycle before it would pass the limit), reported as
+    "held back by the drive at its position limit 3.05 rad (measured 0.007188 rad)", and nothing
+    was reported when it then reached that limit. The drive's word (``speed_limited``) decides
+    the quantity, whatever speed the reading shows; a hold at the other limit, within the same
+    hold, is a new event; each is raised once per hold."""
+    watch = LimitWatch(NAMES, LIMITS)
+    at_speed, at_end = np.array([True, False]), np.array([False, False])
+    hip_held = (True, False)
+    (speed,) = watch.update(*reading((0.007, -1.0), v=(6.0, 0.0), held=hip_held), at_speed)
+    assert (speed.joint, speed.kind, speed.quantity) == ("hip", "held", "speed")
+    assert (speed.value, speed.limit, speed.excursion) == (6.0, 10.0, False)
+    assert "held back by the drive at its speed limit ±10 rad/s (measured 6 rad/s)" in (
+        speed.describe()
+    )
+    assert watch.update(*reading((0.3, -1.0), v=(10.0, 0.0), held=hip_held), at_speed) == []
+    # braking for the end at 9.8 rad/s (98 % of its speed limit): held at the end, says the drive
+    (end,) = watch.update(*reading((0.6, -1.0), v=(9.8, 0.0), held=hip_held), at_end)
+    assert (end.kind, end.quantity, end.value, end.limit) == ("held", "position", 0.6, 1.0)
+    assert "held back by the drive at its position limit 1 rad (measured 0.6 rad)" in (
+        end.describe()
+    )
+    assert watch.update(*reading((1.0, -1.0), held=hip_held), at_end) == []  # resting there
+    assert watch.counts["held"].tolist() == [2, 0]
+    assert watch.update(*reading((1.0, -1.0)), at_end) == []  # released: re-armed
+    (again,) = watch.update(*reading((1.0, -1.0), held=hip_held), at_end)
+    assert again.quantity == "position"
+    assert watch.total("held") == 3
+
+
+def test_without_the_drives_word_a_hold_is_judged_by_its_speed_and_each_limit_is_reported() -> None:
+    """A reading that cannot say which limit holds a joint (a ``bus://`` array served again):
+    held at 95 % of its speed limit or faster is taken for its speed limit, else the end it is
+    nearer to; a hold that changes from one to the other is reported again."""
+    watch = LimitWatch(NAMES, LIMITS)
+    (fast,) = watch.update(*reading((0.0, -1.0), v=(9.8, 0.0), held=(True, False)))
+    assert (fast.quantity, fast.value) == ("speed", 9.8)
+    (end,) = watch.update(*reading((0.9, -1.0), v=(2.0, 0.0), held=(True, False)))
+    assert (end.quantity, end.value, end.limit) == ("position", 0.9, 1.0)
+    assert watch.update(*reading((1.0, -1.0), held=(True, False))) == []
+
+
 def test_a_speed_past_the_limit_is_an_excursion() -> None:
     watch = LimitWatch(NAMES, LIMITS)
     (event,) = watch.update(*reading((0.0, -1.0), v=(-11.5, 0.0)))

@@ -222,6 +222,7 @@ class CanActuatorArray(ActuatorArray):
         self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
         self._guard = self._make_limit_guard(config.period_s)
         self._limited = np.zeros(n, dtype=np.bool_)
+        self._speed_limited = np.zeros(n, dtype=np.bool_)  # of _limited: at the speed limit
         # p, v, kp, kd, τ as sent
         self._send = (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
         # the latest replies
@@ -302,6 +303,7 @@ class CanActuatorArray(ActuatorArray):
         try:
             if modes is None:
                 self._limited[:] = False
+                self._speed_limited[:] = False
             else:
                 p, v, kp, kd, tau = self._guarded(p, v, kp, kd, tau, modes=modes)
             feedback = self._link.command_all(position=p, velocity=v, kp=kp, kd=kd, torque=tau)
@@ -338,6 +340,8 @@ class CanActuatorArray(ActuatorArray):
         command as given is checked against the wire ranges first, so a bad value is refused
         rather than hidden by the guard's override; the override itself is kept inside them."""
         np.logical_and(self._moves.profile.limited, modes == MODE_PROFILE, out=self._limited)
+        # a profiled speed move is only ever stopped at an end (its speed is checked)
+        self._speed_limited[:] = False
         guarded = ((modes == MODE_CURRENT) | (modes == MODE_IMPEDANCE)) & self._link.enabled
         if not guarded.any():
             return p, v, kp, kd, tau
@@ -356,6 +360,7 @@ class CanActuatorArray(ActuatorArray):
         for row, out in enumerate(sent):
             np.clip(out, low[row], high[row], out=out)
         self._limited |= limited
+        np.copyto(self._speed_limited, self._guard.speed_limited)
         return sp, sv, skp, skd, stau
 
     def _bus_failed(self, exc: BusOffError) -> NoReturn:
@@ -508,6 +513,7 @@ class CanActuatorArray(ActuatorArray):
             motor_power=self._powered and not bool(self._lost.all()),
             powered=self._link.enabled.copy(),
             limited=self._limited.copy(),
+            speed_limited=self._speed_limited.copy(),
         )
 
     def _wait_tick(self) -> None:

@@ -394,6 +394,7 @@ class SimActuatorArray(ActuatorArray):
         self._moves.profile.set_position_bounds(*self._actuator_range(margin=True))
         self._guard = self._make_limit_guard(config.control_period, self._inertia)
         self._limited = np.zeros(n, dtype=np.bool_)
+        self._speed_limited = np.zeros(n, dtype=np.bool_)  # of _limited: at the speed limit
         # p, v, τ, kp, kd as sent this step
         self._send = (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
         self._load = np.zeros(n)  # N·m: the guard's estimate of the load on each drive
@@ -518,8 +519,11 @@ class SimActuatorArray(ActuatorArray):
             )
             np.logical_and(self._moves.profile.limited, profiled, out=self._limited)
             self._limited |= self._guard.limited
+            # a profiled speed move is only ever stopped at an end (its speed is checked)
+            np.copyto(self._speed_limited, self._guard.speed_limited)
         else:
             np.logical_and(self._moves.profile.limited, profiled, out=self._limited)
+            self._speed_limited[:] = False
         model.set_command(
             position=command[0],
             velocity=command[1],
@@ -583,6 +587,7 @@ class SimActuatorArray(ActuatorArray):
             )
             accel = self._accel.copy()
             limited = self._limited.copy()
+            speed_limited = self._speed_limited.copy()
             if model.drive_state_version != self._status_version:
                 # bool array × uint32 bit → uint32 array: two numpy calls per flag, none per
                 # joint; only when a flag may have changed (power, brakes, protections).
@@ -611,6 +616,7 @@ class SimActuatorArray(ActuatorArray):
             motor_power=array_power,
             powered=m.powered,  # measure() returns fresh arrays
             limited=limited,
+            speed_limited=speed_limited,
         )
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:

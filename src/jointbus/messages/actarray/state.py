@@ -35,7 +35,9 @@ class ActuatorState(enum.IntFlag):
     (a speed, a current, an impedance target velocity) asked it to go further or faster, and the
     drive decelerated it to stop at the limit instead, as a real drive's limit supervisor does
     (jointbus's addition, the next free bit). It combines with the motion flags: ``MOVING |
-    LIMITED`` while it brakes, ``IDLE | LIMITED`` once it is held at the limit."""
+    LIMITED`` while it brakes, ``IDLE | LIMITED`` once it is held at the limit — for as long as
+    the command asks for more: once it ends (a speed or current of 0, a served array's command
+    watchdog) the joint, resting at the limit, is ``IDLE``."""
     STALE = 64
     """The reading is older than its source's rate promises: the values (and the other flags)
     are the last ones received, not the actuator's state now — a ``bus://`` client whose server

@@ -1284,12 +1284,18 @@ class ArrayNode(Node):
     def _watch_limits(self, reading: JointReading) -> None:
         """Report each limit event that begins with this reading: a drive's hold as a WARN, a
         measured excursion past a limit as an ERROR (:mod:`~jointbus.nodes.safety.limit_watch`),
-        with the facts as JSON; repeats of one joint's event within a second are counted in one
-        report."""
-        for event in self.limit_watch.update(reading.position, reading.velocity, reading.state):
+        with the facts as JSON. The limit that holds a joint is the drive's word
+        (``reading.speed_limited``). Repeats of one joint's event at one limit within a second
+        are counted in one report; a hold at its speed limit and then at the end of its range
+        are two reports, whenever they come."""
+        events = self.limit_watch.update(
+            reading.position, reading.velocity, reading.state, reading.speed_limited
+        )
+        for event in events:
             level = Level.ERROR if event.excursion else Level.WARN
             data = json.dumps(event.data()).encode()
-            self.report(level, event.describe(), data, key=f"limit:{event.kind}:{event.index}")
+            key = f"limit:{event.kind}:{event.quantity}:{event.index}"
+            self.report(level, event.describe(), data, key=key)
 
     # ---- command watchdog ----------------------------------------------------------------------
     def _expire_commands(self, reading: JointReading) -> None:

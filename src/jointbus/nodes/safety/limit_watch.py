@@ -13,16 +13,24 @@ in time. Robots fail in combinations; a limit watched only on commands misses ex
 Two kinds of event, each with joint (name and index), value and limit:
 
 - ``held`` — the drive holds the joint back at its position range or speed limit (the reading's
-  :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` flag rose): a command asked for
-  more, or a load (the body's weight on a folded knee) would have pushed it there faster than it
-  can stop. WARN: the robot is safe, the command was not obeyed in full.
+  :attr:`~jointbus.messages.actarray.state.ActuatorState.LIMITED` flag is set): a command asked
+  for more, or a load (the body's weight on a folded knee) would have pushed it there faster than
+  it can stop. WARN: the robot is safe, the command was not obeyed in full. Which limit holds it
+  is the drive's word (``speed_limited``, :attr:`~jointbus.drivers.actuator_array.JointReading.
+  speed_limited`): the speed it reads cannot tell, since the drive cuts a command the cycle
+  *before* it would pass the speed limit (arm6's wrist under 3.5 A: at 1.95 rad/s, limit 3.0, in
+  mid-range — once reported "at its position limit 3.05 rad (measured 0.007188 rad)"). Only a
+  reading without it (a ``bus://`` array served again) is judged by its speed: held at 95 % of
+  its speed limit or faster is taken for its speed limit, else for the end it is nearer to.
 - ``position`` / ``speed`` — the measured position is past a position limit, or the measured speed
   past the speed limit, by more than a tolerance (sensor noise, encoder quantisation): an
   excursion. ERROR: the robot is where its description says it must never be.
 
 **Hysteresis.** An event is raised once when its condition begins; the joint is watched again once
 it is back inside (by the tolerance), so a joint resting at a limit raises one event, not 500 a
-second. A NaN measurement (a lost motor) raises nothing and re-arms nothing.
+second. A hold is watched per limit: a joint spun up against its speed limit and then braked to
+rest at the end of its range is one event for each, and each is raised again only after the
+drive let go of the joint. A NaN measurement (a lost motor) raises nothing and re-arms nothing.
 """
 
 from __future__ import annotations
@@ -50,9 +58,19 @@ POSITION_TOLERANCE: Final = 0.005
 SPEED_TOLERANCE: Final = 0.1
 
 _LIMITED: Final = np.uint8(ActuatorState.LIMITED)
-#: A joint held while this close to its speed limit (fraction) is held at its speed limit; else at
-#: the end of its range it is nearer to.
+#: Where the reading does not say which limit holds a joint: one held while this close to its
+#: speed limit (fraction) is taken for held at its speed limit; else at the end of its range it is
+#: nearer to.
 _AT_SPEED_LIMIT: Final = 0.95
+
+_WatchKey = Literal["held speed", "held position", "position", "speed"]
+"""A condition watched per joint: a hold at each limit, and each excursion."""
+_KIND_OF: Final[dict[_WatchKey, LimitKind]] = {
+    "held speed": "held",
+    "held position": "held",
+    "position": "position",
+    "speed": "speed",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +160,11 @@ class LimitWatch:
         self._vtol = self._vmax * (1.0 + float(speed_tolerance))
         self._all_armed = True
         n = len(self._names)
-        #: Per kind, the joints whose condition is clear (an event may be raised).
-        self._armed: dict[LimitKind, npt.NDArray[np.bool_]] = {
-            kind: np.ones(n, dtype=np.bool_) for kind in ("held", "position", "speed")
+        #: Per condition (a hold per limit, each excursion), the joints whose condition is clear
+        #: (an event may be raised).
+        self._armed: dict[_WatchKey, npt.NDArray[np.bool_]] = {
+            key: np.ones(n, dtype=np.bool_)
+            for key in ("held speed", "held position", "position", "speed")
         }
         self.counts: dict[LimitKind, npt.NDArray[np.int64]] = {
             kind: np.zeros(n, dtype=np.int64) for kind in ("held", "position", "speed")
@@ -160,18 +180,22 @@ class LimitWatch:
         position: npt.NDArray[np.float64],
         velocity: npt.NDArray[np.float64],
         state: npt.NDArray[np.uint8],
+        speed_limited: npt.NDArray[np.bool_] | None = None,
     ) -> list[LimitEvent]:
         """The events that begin with this reading (joint space); empty on almost every cycle.
 
-        The common case — every joint inside, none held, none waiting to be re-armed — costs one
-        combined test (a few numpy calls); the full bookkeeping runs only otherwise."""
+        ``speed_limited``: the drive's word on which of the ``LIMITED`` joints it holds at their
+        speed limit (the others at an end of their range); ``None``: judged by the speed read
+        (module docstring). The common case — every joint inside, none held, none waiting to be
+        re-armed — costs one combined test (a few numpy calls); the full bookkeeping runs only
+        otherwise."""
         if self._all_armed:  # (comparisons with NaN are False and raise no warning)
             outside = position < self._lower_tol
             outside |= position > self._upper_tol
             outside |= np.abs(velocity) > self._vtol
             if not outside.any() and not (state & _LIMITED).any():
                 return []
-        events = self._update(position, velocity, state)
+        events = self._update(position, velocity, state, speed_limited)
         self._all_armed = all(bool(armed.all()) for armed in self._armed.values())
         return events
 
@@ -180,6 +204,7 @@ class LimitWatch:
         position: npt.NDArray[np.float64],
         velocity: npt.NDArray[np.float64],
         state: npt.NDArray[np.uint8],
+        speed_limited: npt.NDArray[np.bool_] | None,
     ) -> list[LimitEvent]:
         tol = self._position_tol
         with np.errstate(invalid="ignore"):
@@ -188,33 +213,38 @@ class LimitWatch:
             fast = np.abs(velocity) > self._vtol
             inside = (position >= self._lower) & (position <= self._upper)
             slow = np.abs(velocity) <= self._vmax
+            if speed_limited is None:
+                speed_limited = np.abs(velocity) >= _AT_SPEED_LIMIT * self._vmax
         held = (state & _LIMITED) != 0
-        conditions: dict[LimitKind, npt.NDArray[np.bool_]] = {
-            "held": held,
+        conditions: dict[_WatchKey, npt.NDArray[np.bool_]] = {
+            "held speed": held & speed_limited,
+            "held position": held & ~speed_limited,
             "position": below | above,
             "speed": fast,
         }
-        clear: dict[LimitKind, npt.NDArray[np.bool_]] = {
-            "held": ~held,
+        clear: dict[_WatchKey, npt.NDArray[np.bool_]] = {
+            "held speed": ~held,  # a hold is over when the drive lets go, not when it changes
+            "held position": ~held,
             "position": inside,
             "speed": slow,
         }
         events: list[LimitEvent] = []
-        for kind, condition in conditions.items():
-            armed = self._armed[kind]
-            armed |= clear[kind]
+        for key, condition in conditions.items():
+            armed = self._armed[key]
+            armed |= clear[key]
             begins = condition & armed
             if not begins.any():
                 continue
             armed &= ~begins
-            self.counts[kind] += begins
+            self.counts[_KIND_OF[key]] += begins
             for i in np.flatnonzero(begins).tolist():
-                events.append(self._event(kind, i, float(position[i]), float(velocity[i])))
+                events.append(self._event(key, i, float(position[i]), float(velocity[i])))
         return events
 
-    def _event(self, kind: LimitKind, i: int, p: float, v: float) -> LimitEvent:
+    def _event(self, key: _WatchKey, i: int, p: float, v: float) -> LimitEvent:
         lower, upper, vmax = float(self._lower[i]), float(self._upper[i]), float(self._vmax[i])
-        if kind == "speed" or (kind == "held" and abs(v) >= _AT_SPEED_LIMIT * vmax):
+        kind = _KIND_OF[key]
+        if key in ("speed", "held speed"):
             return LimitEvent(self._names[i], i, kind, "speed", v, vmax)
         end = lower if abs(p - lower) < abs(p - upper) else upper
         return LimitEvent(self._names[i], i, kind, "position", p, end)
