@@ -112,7 +112,7 @@ class StoppingTrot:
 
     @property
     def timed_out(self) -> bool:
-        """Out of time (``timeout_s``) before the clock stopped."""
+        """Out of time (``timeout_s``) before the clock had stopped with the body still."""
         return self._cycles * self.period >= self.timeout_s and not (
             self._still_cycles * self.period >= self.still[3]
         )
