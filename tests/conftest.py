@@ -73,7 +73,9 @@ LONG_RUNNING: tuple[str, ...] = (
     "cli/test_cli_record.py::test_record_started_after_the_stack_is_up_holds_its_latched_topics",
     "cli/test_cli_bus_options.py::test_a_recorder_that_finds_nothing_warns_early",
     "nodes/array/test_array_node.py::test_a_sigkilled_bus_client_speed_stops_within_the_bound",
-    "robots/hb50/control/test_walking.py",  # ten simulated seconds of MuJoCo per row of the table
+    "robots/hb50/legged/test_walking.py",  # ten simulated seconds of MuJoCo per row of the table
+    # the bridge's trot to a stop at 1 m/s: 14 simulated seconds of MuJoCo per stride phase
+    "robots/hb50/bridge/test_stopping_trot.py::test_a_controller_lost_at_top_speed",
     "runtime/test_rate_loop.py",
     "runtime/test_realtime.py",
     "runtime/test_liveliness.py",

@@ -6,7 +6,7 @@
  * Where it sits: jointbus.robots.hb50.legged. leg_kinematics.py and stance_forces.py load this
  * module when it was built (setup.py marks it optional; JOINTBUS_NO_ACCEL=1 turns it off) and
  * otherwise run their pure-Python reference methods, which compute the same numbers
- * (*_python; tests/robots/hb50/control/test_leg_accel.py holds the two together on random leg
+ * (*_python; tests/robots/hb50/legged/test_leg_accel.py holds the two together on random leg
  * states).
  *
  * Why it exists: the control node runs these every frame (500 or 1000 Hz) on four legs: some
