@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jointbus.robots.hb50.messages import BridgeMode, BridgeState, BridgeStatus, ThermalNote
+from jointbus.robots.hb50.messages.bridge_status import REENTRY_RAMPING
 
 #: Node names, e-stop reasons and free hardware messages: printable, one line.
 WORD = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=12)
@@ -107,3 +108,19 @@ def test_unknown_strings_are_kept_verbatim_and_never_mistaken_for_a_fact() -> No
 def test_nothing_stated_is_the_empty_status() -> None:
     assert BridgeStatus.parse(()) == BridgeStatus()
     assert BridgeStatus().to_strings() == ("owner: ",)
+
+
+def test_of_answers_each_state_with_its_own_facts_also_when_the_last_one_is_kept() -> None:
+    """``of`` keeps its last answer (the control node asks several times per step): a state
+    whose status changed gets its own facts, one that did not gets the same ones."""
+    run = BridgeState(status=("owner: control_node", "mode: run"))
+    ramp = f"reentry: {REENTRY_RAMPING}"
+    safe = BridgeState(status=("owner: squat_controller", "mode: safe", ramp))
+    first = BridgeStatus.of(run)
+    assert BridgeStatus.of(BridgeState(status=("owner: control_node", "mode: run"))) is first
+    facts = BridgeStatus.of(safe)
+    assert facts.owner == "squat_controller" and facts.mode is BridgeMode.SAFE
+    assert facts.reentry_ramping
+    again = BridgeStatus.of(run)
+    assert again.owner == "control_node" and again.mode is BridgeMode.RUN
+    assert not again.reentry_ramping

@@ -223,8 +223,24 @@ class BridgeStatus:
 
     @classmethod
     def of(cls, state: BridgeState) -> BridgeStatus:
-        """The facts of ``state.status``."""
-        return cls.parse(state.status)
+        """The facts of ``state.status``.
+
+        The control node asks this three or four times per 500 Hz step (owner, drives, re-entry,
+        hand-back) of a status that changes about once a second; a parse costs ≈ 5 µs, the
+        comparison with the last one ≈ 0.07 µs. So the last answer is kept (one entry, replaced
+        whole: safe across threads; the facts are immutable)."""
+        global _LAST_OF
+        strings = tuple(state.status)
+        last = _LAST_OF
+        if last is not None and last[0] == strings:
+            return last[1]
+        facts = cls.parse(strings)
+        _LAST_OF = (strings, facts)
+        return facts
+
+
+#: The last ``BridgeStatus.of``: (status strings, their facts).
+_LAST_OF: tuple[tuple[str, ...], BridgeStatus] | None = None
 
 
 _MODES: Final = {mode.value: mode for mode in BridgeMode}
