@@ -347,7 +347,6 @@ class StanceFallback:
         """Set up the stance phase from the measured pose (see the module docstring, step 3),
         blending from ``last``; the stance's foot depth (m)."""
         s = self.settings
-        self._cycles = 0
         feet = self.feet(reading.position)
         self._phase = "stance"
         depth = min(max(deepest, self.sit_depth), self.home_depth)

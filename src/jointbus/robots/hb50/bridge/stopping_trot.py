@@ -88,8 +88,6 @@ class StoppingTrot:
         self._cycles = 0
         self.start_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
         """The set-point the trot started from: vx, vy (m/s), yaw rate (rad/s)."""
-        self.swinging: tuple[bool, ...] = ()
-        """Legs that were swinging (or due to lift) when the trot took over."""
         self.last: ImpedanceCommand | None = None
         """The command of the last cycle."""
 
@@ -155,7 +153,6 @@ class StoppingTrot:
         h = state.height
         self._height = min(max(h, lo), hi) if math.isfinite(h) else hi
         self.start_velocity = (vx, vy, wz if math.isfinite(wz) else 0.0)
-        self.swinging = tuple(swinging)
         self.controller.take_over(self.start_velocity, swinging)
         self._cycles = 0
         self._still_cycles = 0
