@@ -320,3 +320,17 @@ def test_a_real_time_child_of_this_process_is_its_own_not_a_holder() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_process_that_only_shares_an_ancestor_is_not_this_ones() -> None:
+    """Another user's robot, started from another shell under the same sshd or tmux server (an
+    ancestor of this process too, in another session), is somebody else's; this process's
+    descendants and its session's processes are its own."""
+    # 1 init; 100 sshd (session 100); 200 my shell (session 200) → 300 me;
+    # 250 another shell (session 250) → 350 another robot; 310 my child in a new session;
+    # 400 a process of my session started elsewhere (under init)
+    parent = {100: 1, 200: 100, 300: 200, 250: 100, 350: 250, 310: 300, 400: 1}
+    session = {100: 100, 200: 200, 300: 200, 250: 250, 350: 250, 310: 310, 400: 200}
+    ours = realtime.own_processes(list(parent), parent, session, 300, 200)
+    assert ours == {100, 200, 300, 310, 400}
+    assert 350 not in ours and 250 not in ours

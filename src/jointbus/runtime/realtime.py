@@ -301,6 +301,31 @@ def _stat_fields(path: str) -> list[str] | None:
     return text[end + 2 :].split() if end >= 0 else None
 
 
+def own_processes(
+    pids: list[int], parent: dict[int, int], session: dict[int, int], me: int, my_session: int
+) -> set[int]:
+    """Which of ``pids`` are this process's own (see :func:`realtime_holders`): ``me``, its
+    ancestors, and every process whose chain of parents reaches ``me`` or a process of
+    ``my_session``. A process that merely shares an ancestor (the sshd, tmux server or init
+    above another user's shell) is not: only the ancestors themselves are."""
+    ancestors = {me}
+    cursor = me
+    while parent.get(cursor, 0) > 1 and parent[cursor] not in ancestors:
+        cursor = parent[cursor]
+        ancestors.add(cursor)
+    ours = set(ancestors)
+    for pid in pids:
+        cursor = pid
+        for _ in range(64):  # the process and its launchers, up to init
+            if cursor == me or session.get(cursor) == my_session:
+                ours.add(pid)
+                break
+            if parent.get(cursor, 0) <= 1:
+                break
+            cursor = parent[cursor]
+    return ours
+
+
 def realtime_holders() -> list[RealtimeHolder]:
     """Other user-space processes with a thread on a real-time policy — another robot's loops.
 
@@ -330,22 +355,10 @@ def realtime_holders() -> list[RealtimeHolder]:
         # fields from 3 on (proc(5)): 4 ppid, 6 session
         if fields is not None and len(fields) > 3:
             parent[pid], session[pid] = int(fields[1]), int(fields[3])
-    ancestors = {me}
-    cursor = me
-    while parent.get(cursor, 0) > 1 and parent[cursor] not in ancestors:
-        cursor = parent[cursor]
-        ancestors.add(cursor)
+    ours = own_processes(pids, parent, session, me, my_session)
     holders: list[RealtimeHolder] = []
     for pid in pids:
-        ours, cursor = False, pid
-        for _ in range(64):  # the process and its launchers, up to init
-            if cursor in ancestors or session.get(cursor) == my_session:
-                ours = True
-                break
-            if parent.get(cursor, 0) <= 1:
-                break
-            cursor = parent[cursor]
-        if ours:
+        if pid in ours:
             continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
