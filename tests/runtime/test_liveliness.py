@@ -147,6 +147,99 @@ def test_a_clean_shutdown_is_reported_once_and_never_stale(world: SteppedWorld) 
     assert health is not None and not health.shut_down and health.level is Level.OK
 
 
+def _tokened(world: SteppedWorld, name: str, gid: int) -> tuple[LivelinessMonitor, Node]:
+    """A monitor and node ``name`` whose heartbeat publisher's Zenoh token (``gid``) the test
+    announces itself: the stepped world has no Zenoh, so token events are fed as Zenoh's
+    liveliness subscriber would deliver them."""
+    monitor = LivelinessMonitor(world.node("monitor"))
+    node = world.node(name)
+    monitor._on_token(name, gid, True)
+    world.advance(0.1)
+    assert monitor.health(name) is not None and not monitor.stale()
+    return monitor, node
+
+
+def test_a_restarted_namesake_does_not_hide_the_death_of_the_process_before_it(
+    world: SteppedWorld,
+) -> None:
+    """The layout respawns a killed control node at once, and a ``Node`` starts the moment its
+    predecessor's token is gone: the new token and first heartbeat can arrive within the
+    farewell grace. The death is still reported (STALE), then the new incarnation (OK)."""
+    log = status_log(world.bus)
+    monitor, old = _tokened(world, "arm", gid=1)
+    old.heartbeat._timer.pause()
+    world.advance(0.4)
+    monitor._on_token("arm", 1, False)  # SIGKILL: its token withdrawn, no farewell
+    # The respawned process (one in-process bus refuses a namesake, so the old node's heartbeat
+    # publisher stands in for it): its first heartbeat at once, and its token, within the grace.
+    old.heartbeat.beat()
+    monitor._on_token("arm", 2, True)
+    world.advance(0.2, step_s=0.05)
+    changes = changes_of(log, "arm")
+    assert [level for level, _ in changes] == [Level.OK, Level.STALE]
+    assert "left the Zenoh network 0.4" in changes[1][1]  # its last heartbeat: 0.4-0.5 s before
+    old.heartbeat.start()  # the new incarnation's next heartbeat
+    world.advance(0.1)
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.STALE, Level.OK]
+
+
+def test_a_withdrawal_that_arrives_after_the_successors_token_is_a_death(
+    world: SteppedWorld,
+) -> None:
+    """Zenoh may deliver the successor's token before the old one's withdrawal (the old link is
+    noticed closed late): the node still has a token, but the one that left died."""
+    log = status_log(world.bus)
+    monitor, _ = _tokened(world, "arm", gid=1)
+    monitor._on_token("arm", 2, True)
+    monitor._on_token("arm", 1, False)
+    world.advance(0.2, step_s=0.05)
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.STALE]
+    monitor._on_token("arm", 7, False)  # a token never seen, with others alive: not this node's
+    world.advance(1.5, step_s=0.05)
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.STALE, Level.OK]
+
+
+def test_a_silent_node_whose_process_then_exits_is_reported_again(world: SteppedWorld) -> None:
+    """A SIGSTOPped node is STALE by its silence; SIGKILLed later, it is reported once more —
+    still STALE, now gone: a hung process and a dead one call for different actions."""
+    log = status_log(world.bus)
+    monitor, arm = _tokened(world, "arm", gid=1)
+    arm.heartbeat._timer.pause()
+    world.advance(2.0, step_s=0.05)
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.STALE]
+    monitor._on_token("arm", 1, False)
+    world.advance(0.5, step_s=0.05)
+    changes = changes_of(log, "arm")
+    assert [level for level, _ in changes] == [Level.OK, Level.STALE, Level.STALE]
+    assert "no heartbeat" in changes[1][1]
+    assert "left the Zenoh network" in changes[2][1] and "silent, now gone" in changes[2][1]
+    world.advance(3.0, step_s=0.05)
+    assert len(changes_of(log, "arm")) == 3  # judged once
+
+
+def test_a_farewell_and_its_token_withdrawal_are_a_clean_shutdown_in_either_order(
+    world: SteppedWorld,
+) -> None:
+    log = status_log(world.bus)
+    monitor, arm = _tokened(world, "arm", gid=1)
+    arm.shutdown()  # the farewell heartbeat first ...
+    monitor._on_token("arm", 1, False)  # ... then the withdrawal
+    world.advance(0.5, step_s=0.05)
+    bob_monitor, bob = monitor, world.node("bob")
+    bob_monitor._on_token("bob", 3, True)
+    world.advance(0.1)
+    bob_monitor._on_token("bob", 3, False)  # the withdrawal first (within the grace) ...
+    bob.shutdown()  # ... then the farewell
+    world.advance(0.5, step_s=0.05)
+    assert [level for level, _ in changes_of(log, "arm")] == [Level.OK, Level.OK]
+    assert [level for level, _ in changes_of(log, "bob")] == [Level.OK, Level.OK]
+    assert monitor.stale() == []
+    world.node("arm")  # a restart after a clean shutdown is not a death either
+    monitor._on_token("arm", 4, True)
+    world.advance(0.5, step_s=0.05)
+    assert monitor.stale() == [] and not monitor.health("arm").shut_down  # type: ignore[union-attr]
+
+
 def test_the_verdicts_are_latched_for_observers_that_come_later(world: SteppedWorld) -> None:
     """Issue 20 item 5: a node that died is STALE for a subscriber that joins afterwards (the
     status reports are volatile); cleanly shut down nodes are left out of the table."""

@@ -30,6 +30,13 @@ How, and why:
   token (a ``jointbus node list`` started between two heartbeats). The heartbeat rule still
   holds on its own (a hung process keeps its link but stops beating; a token may never have been
   seen), so the tokens only ever make detection earlier.
+- **A death is judged once, whatever follows it.** A withdrawal is kept until a check has judged
+  it, and it is judged for the incarnation that left: the token of a restarted process of the same
+  name (the layout respawns a killed control node at once; a ``Node`` starts the moment its
+  predecessor's token is gone) does not erase it, nor does its first heartbeat. The node is
+  STALE, then OK again at the new incarnation's next heartbeat. A node already STALE by its
+  silence (a SIGSTOPped process) whose process then exits is reported again — still STALE, now
+  "left the Zenoh network": a hung process and a dead one call for different actions.
 - **Verdicts that outlive the moment.** The status reports are volatile: an observer that joins
   after a node died sees no heartbeat, no token and no report — absence, not death. So after
   every change the monitor also publishes its whole table of verdicts, latched, on
@@ -122,6 +129,7 @@ class _Watched:
         "shut_down",
         "tokens",
         "withdrawn_ns",
+        "withdrawn_silence_ns",
     )
 
     def __init__(self, now_ns: int) -> None:
@@ -132,7 +140,10 @@ class _Watched:
         self.farewell_pending = False
         self.health: NodeHealth | None = None  # None until the first check reports the node
         self.tokens: set[int] = set()  # gids of live remote heartbeat publishers of this node
-        self.withdrawn_ns: int | None = None  # when the last of those tokens was withdrawn
+        # when a token of it was withdrawn with no farewell, until a check judged it; and how
+        # long after its last heartbeat then (a restart's heartbeats may follow before the check)
+        self.withdrawn_ns: int | None = None
+        self.withdrawn_silence_ns = 0
 
 
 class LivelinessMonitor:
@@ -258,19 +269,16 @@ class LivelinessMonitor:
                 watched = self._watched[name] = _Watched(now)
             watched.last_seen_ns = now
             watched.heartbeats += 1
-            withdrawn = watched.withdrawn_ns
-            if withdrawn is not None and now - withdrawn >= self._grace_ns:
-                # A heartbeat well after the withdrawal comes from a live publisher (a restarted
-                # process whose token is on its way); one in flight at the withdrawal does not.
-                watched.withdrawn_ns = None
             watched.lifecycle = msg.data.decode("ascii", "replace")
             if msg.status == HEARTBEAT_SHUTDOWN:
                 watched.shut_down = True
                 watched.farewell_pending = True
+                watched.withdrawn_ns = None  # the withdrawal was its farewell's, not a death
             elif watched.shut_down:  # the same name is back: a restarted node
                 watched.shut_down = False
                 watched.farewell_pending = False
                 watched.health = None
+                watched.withdrawn_ns = None
 
     def _watch_tokens(self) -> None:
         transport = self.node.bus.zenoh
@@ -308,12 +316,19 @@ class LivelinessMonitor:
                 watched = self._watched[name] = _Watched(now)
                 watched.last_seen_ns = now
             if alive:
+                # A new token never erases a withdrawal not yet judged (module docstring): it is
+                # a restarted process, and the one before it still died.
                 watched.tokens.add(gid)
-                watched.withdrawn_ns = None
             else:
+                known = gid in watched.tokens
                 watched.tokens.discard(gid)
-                if not watched.tokens:
+                if (
+                    (known or not watched.tokens)
+                    and watched.withdrawn_ns is None
+                    and not watched.shut_down
+                ):
                     watched.withdrawn_ns = now
+                    watched.withdrawn_silence_ns = now - watched.last_seen_ns
 
     # ---- the check ---------------------------------------------------------------------------
     def check(self) -> list[NodeHealth]:
@@ -378,24 +393,39 @@ class LivelinessMonitor:
             w.farewell_pending = False
             return health(Level.OK, f"node {name!r} shut down cleanly", shut_down=True)
         silent_ns = now - w.last_seen_ns
-        withdrawn = w.withdrawn_ns is not None and now - w.withdrawn_ns >= self._grace_ns
+        pending = w.withdrawn_ns is not None
+        withdrawn = pending and now - (w.withdrawn_ns or 0) >= self._grace_ns
         if w.heartbeats == 0:
             # Seen only by its token so far (a monitor that joined between two heartbeats): its
             # first heartbeat reports it; a token withdrawn with no farewell is a node that died
             # before then — STALE, not forgotten (``jointbus node list`` must show it).
             if not withdrawn or previous is not None:
                 return None
+            w.withdrawn_ns = None  # judged
             return health(
                 Level.STALE,
                 f"node {name!r} STALE: its heartbeat publisher left the Zenoh network before "
                 "a heartbeat arrived here (process exited or link lost)",
             )
         if previous is None or previous.shut_down:
-            if silent_ns <= self._timeout_ns and not withdrawn:
+            if silent_ns <= self._timeout_ns and not pending:
                 return health(Level.OK, f"node {name!r} OK: heartbeat seen")
             previous_level = Level.OK  # first seen already silent: decide STALE below
         else:
             previous_level = previous.level
+        if withdrawn:
+            # Judged once (module docstring): also for a node already STALE by its silence, and
+            # also when a restarted namesake's token and heartbeats followed the withdrawal.
+            w.withdrawn_ns = None
+            was = (
+                " (it was STALE already: silent, now gone)" if previous_level is Level.STALE else ""
+            )
+            return health(
+                Level.STALE,
+                f"node {name!r} STALE: its heartbeat publisher left the Zenoh network "
+                f"{w.withdrawn_silence_ns / 1e9:.2f} s after its last heartbeat (process exited "
+                f"or link lost){was}",
+            )
         if previous_level is Level.OK:
             if silent_ns > self._timeout_ns:
                 return health(
@@ -403,18 +433,11 @@ class LivelinessMonitor:
                     f"node {name!r} STALE: no heartbeat for {silent_ns / 1e9:.2f} s "
                     f"(timeout {self.timeout_s:g} s)",
                 )
-            if withdrawn:
-                return health(
-                    Level.STALE,
-                    f"node {name!r} STALE: its heartbeat publisher left the Zenoh network "
-                    f"{silent_ns / 1e9:.2f} s after its last heartbeat (process exited or "
-                    "link lost)",
-                )
             return None
         # STALE: back when a heartbeat arrived after the STALE decision and its publisher is there.
         if previous is None:
             return None
-        if w.last_seen_ns > previous.since_ns and not withdrawn and silent_ns <= self._timeout_ns:
+        if w.last_seen_ns > previous.since_ns and not pending and silent_ns <= self._timeout_ns:
             gap = (w.last_seen_ns - previous.last_seen_ns) / 1e9
             return health(Level.OK, f"node {name!r} OK: heartbeat back after {gap:.2f} s")
         return None
