@@ -28,6 +28,7 @@ from jointbus.bus import (
     RELIABLE,
     AccessDeniedEvent,
     Bus,
+    PublicationDeniedEvent,
     QosEvent,
     ServiceDeniedError,
     ServiceError,
@@ -35,6 +36,7 @@ from jointbus.bus import (
     data_key,
 )
 from jointbus.bus.zenoh_security import ZenohAccessControl, secure
+from jointbus.bus.zenoh_transport import ROUTE_SETTLE_S
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.messages import jointbus_msgs
@@ -120,6 +122,42 @@ def test_only_the_named_controller_can_publish_joint_commands(guarded: Site) -> 
         ("monitor.hb50", "publishes", "/hb50/joint_command", ("observer",))
     ]
     assert "access denied: certificate 'monitor.hb50'" in denied[0].describe()
+
+
+def test_a_publisher_the_rules_deny_is_told_so_and_an_allowed_one_is_not(guarded: Site) -> None:
+    """The publishing side of a denial: the observer's publisher sees the robot's subscriber
+    announced but never routed to, and — once it has sent something — gets one
+    PublicationDeniedEvent naming that subscriber and the certificate that holds the rules; the
+    controller's publisher of the same topic gets none."""
+    rogue_events: list[QosEvent] = []
+    good_events: list[QosEvent] = []
+    rogue = guarded.monitor.publisher(
+        "/hb50/joint_command", JointCommand, MAB_RT, on_event=rogue_events.append
+    )
+    good = guarded.controller.publisher(
+        "/hb50/joint_command", JointCommand, MAB_RT, on_event=good_events.append
+    )
+    assert wait_until(lambda: good.remote_matched)
+    assert guarded.monitor.zenoh is not None and guarded.controller.zenoh is not None
+    assert wait_until(lambda: guarded.monitor.zenoh.publication_denied(rogue, 1.0) is not None)
+    assert guarded.controller.zenoh.publication_denied(good, 1.0) is None
+    time.sleep(ROUTE_SETTLE_S + 0.5)
+    assert rogue_events == []  # nothing sent yet, nothing lost yet: not told
+    rogue.publish(command("monitor_node", 0.5))
+    good.publish(command("control_node", 0.1))
+
+    def denials(events: list[QosEvent]) -> list[PublicationDeniedEvent]:
+        return [e for e in events if isinstance(e, PublicationDeniedEvent)]
+
+    assert wait_until(lambda: bool(denials(rogue_events)), timeout=ROUTE_SETTLE_S + 10.0)
+    time.sleep(0.5)
+    [denial] = denials(rogue_events)
+    assert (denial.topic, denial.holder) == ("/hb50/joint_command", "robot.hb50")
+    text = denial.describe()
+    assert text.startswith("publication denied: /hb50/joint_command: ")
+    assert "certificate 'robot.hb50'" in text and "access rules" in text
+    assert denials(good_events) == []
+    assert [c.source_node for c in guarded.commands] == ["control_node"]
 
 
 def test_a_host_that_may_not_command_can_still_watch(guarded: Site) -> None:

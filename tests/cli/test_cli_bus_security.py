@@ -152,6 +152,20 @@ def test_the_robot_reports_the_refused_observer_on_its_status(site: Site) -> Non
     assert expected in out and "/arm6/actarray/accel_config" in out, out + err
 
 
+def test_an_observers_publication_is_an_error_that_says_denied(site: Site) -> None:
+    """``topic pub`` from a watch-only host: the robot's subscriber is announced, Zenoh routes
+    nothing to it — an error naming the certificate that holds the rules, not "published 1"."""
+    args = ("topic", "pub", "/arm6/joint_impedance", "jointbus_msgs/msg/JointImpedance", "{}",
+            "--once", "--wait-matching", "1")  # fmt: skip
+    denied = site.jointbus(*args, host="monitor")
+    assert denied.returncode == 1, denied.stdout + denied.stderr
+    assert "publication denied: /arm6/joint_impedance" in denied.stderr, denied.stderr
+    assert "robot.hb50" in denied.stderr and "nothing sent" in denied.stderr
+    allowed = site.jointbus(*args, host="controller")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "denied" not in allowed.stderr and "published 1 message" in allowed.stderr
+
+
 def test_a_controllers_call_and_an_operators_estop_are_accepted(site: Site) -> None:
     power = site.jointbus(
         "service", "call", *CALLS["power"][:2], '{"on": true}', host="controller"

@@ -145,6 +145,31 @@ class TypeMismatchEvent(QosEvent):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class PublicationDeniedEvent(QosEvent):
+    """The publishing side of a denial: ``subscriber`` (a remote endpoint's label) announces a
+    subscription of ``topic`` with this publisher's type, but Zenoh has routed nothing to it from
+    this session for ``waited_s`` (s). A TLS-only robot's access rules tell a role only about the
+    subscribers it may publish to (``docs/SECURITY.md``), so what this publisher sends never
+    leaves this host for it. ``holder`` is the certificate common name of that session's link
+    (``None``: not a TLS link, or not a direct one). Reported once per publisher and subscriber.
+    """
+
+    subscriber: str
+    holder: str | None
+    waited_s: float
+
+    def describe(self) -> str:
+        held = f", whose session holds certificate {self.holder!r}" if self.holder else ""
+        return (
+            f"publication denied: {self.topic}: its subscriber {self.subscriber} is announced"
+            f"{held}, but "
+            f"nothing published here was routed to it in {self.waited_s:g} s — its access rules "
+            "do not let this host's certificate publish it (or it is not reachable from here); "
+            "what this publisher sends does not arrive there"
+        )
+
+
 __all__ = [
     "AccessDeniedEvent",
     "AttachmentEvent",
@@ -152,6 +177,7 @@ __all__ = [
     "EndpointKind",
     "MalformedPayloadEvent",
     "MessagesLostEvent",
+    "PublicationDeniedEvent",
     "QosEvent",
     "QosIncompatibleEvent",
     "TypeMismatchEvent",

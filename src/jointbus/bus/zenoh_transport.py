@@ -70,7 +70,7 @@ from jointbus.bus import attachment
 from jointbus.bus.access_watch import AccessWatch, policy_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
-from jointbus.bus.events import AttachmentEvent, TypeMismatchEvent
+from jointbus.bus.events import AttachmentEvent, PublicationDeniedEvent, TypeMismatchEvent
 from jointbus.bus.names import data_key, parse_data_key, ros_namespace, topic_selector
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import QosProfile, incompatibilities
@@ -109,6 +109,10 @@ HISTORY_QUERY_TIMEOUT_S = 1.0
 #: Period of the sporadic heartbeat a reliable transient-local publisher sends so that
 #: subscribers detect a missed last sample (rmw_zenoh's value).
 MISS_DETECTION_HEARTBEAT_S = 0.5
+#: How long a remote subscriber of a local publisher's topic and type may stay announced while
+#: Zenoh routes nothing to it before the publisher is told it is denied (s). The graph token and
+#: the subscriber's declaration travel separately; on a loaded host the second lags by up to ≈ 1 s.
+ROUTE_SETTLE_S = 3.0
 
 
 def history_selector(key: str, zid: str | None = None) -> str:
@@ -627,6 +631,9 @@ class ZenohTransport:
         #: (None without readable rules).
         policy = policy_of(config.options)
         self.access_watch = AccessWatch(self, policy) if policy is not None else None
+        #: A session with TLS files: the peers' access rules name it by its certificate, so its
+        #: publishers are watched for routes the rules refuse (see ``_watch_route``).
+        self.secured = any(key.startswith(TLS_PREFIX) for key, _ in config.options)
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
@@ -943,8 +950,70 @@ class ZenohTransport:
                 reasons = incompatibilities(remote.qos, local.qos)
             else:
                 reasons = incompatibilities(local.qos, remote.qos)
+                if isinstance(local, Publisher):
+                    self._watch_route(local, remote)
             if reasons:
                 self.bus._report_remote_incompatible(local, remote, reasons)
+
+    # ---- denied publications -----------------------------------------------------------------
+    # A TLS-only robot's access rules tell a role only about the subscribers it may publish to
+    # (``declare_subscriber`` egress, :mod:`jointbus.bus.access_roles`): its publisher never
+    # matches although the graph announces the subscriber. The robot reports the attempt on its
+    # side (:mod:`jointbus.bus.access_watch`); these say so on the publishing side.
+    def _watch_route(self, pub: Publisher[Any], remote: EndpointInfo) -> None:
+        """Check, :data:`ROUTE_SETTLE_S` from now, that Zenoh routes ``pub`` to ``remote``
+        (whatever its matching status says now: a denied publisher can read matched for a moment
+        after it is declared, before the robot's filtered declarations settle)."""
+        if self.secured:  # `jointbus security rules` name peers by certificate (none: no link)
+            self._check_route_later(pub, remote, ROUTE_SETTLE_S)
+
+    def _check_route_later(
+        self, pub: Publisher[Any], remote: EndpointInfo, waited_s: float
+    ) -> None:
+        timer = threading.Timer(ROUTE_SETTLE_S, self._check_route, (pub, remote, waited_s))
+        timer.name = "jointbus-route-check"
+        timer.daemon = True
+        timer.start()
+
+    def _check_route(self, pub: Publisher[Any], remote: EndpointInfo, waited_s: float) -> None:
+        if self._closed or pub.closed or remote.gid not in self._remote:
+            return
+        link = pub._remote
+        if link is not None and link.matched:
+            return
+        if link is None or pub.seq == 0:
+            # Its Zenoh leg not made yet (the remote endpoint can be met while it is), or nothing
+            # sent yet, so nothing lost yet (a node's heartbeat publisher on a watch-only host
+            # that never starts it is no one's concern): asked again later.
+            self._check_route_later(pub, remote, waited_s + ROUTE_SETTLE_S)
+            return
+        pub._emit(self._denial(pub, remote, waited_s))
+
+    def _denial(
+        self, pub: Publisher[Any], remote: EndpointInfo, waited_s: float
+    ) -> PublicationDeniedEvent:
+        return PublicationDeniedEvent(
+            pub.topic, pub.label, remote.label, self.peer_certificate(remote.zid), waited_s
+        )
+
+    def publication_denied(
+        self, pub: Publisher[Any], waited_s: float
+    ) -> PublicationDeniedEvent | None:
+        """The denial of ``pub`` now, if any: a remote subscriber of its topic, type and hash is
+        announced, but Zenoh matches none (``waited_s``: how long the caller has waited for a
+        match, for the text). A command-line publisher asks this once its wait is over."""
+        link = pub._remote
+        if link is None or link.matched:
+            return None
+        own = (pub.type_name, type_hash_of(pub.msg_type))
+        for info in list(self._remote.values()):
+            if (
+                info.kind == "subscriber"
+                and info.topic == pub.topic
+                and (info.type_name, info.type_hash) == own
+            ):
+                return self._denial(pub, info, waited_s)
+        return None
 
     def peer_certificate(self, zid: str) -> str | None:
         """The certificate common name of the link to session ``zid`` (None: no TLS link)."""

@@ -59,6 +59,7 @@ from jointbus.cli.options import (
     cli_node_name,
     joins_bus,
     looked_on,
+    refuse_denied,
 )
 
 if TYPE_CHECKING:
@@ -259,6 +260,7 @@ def _command_publisher(bus: Bus, topic: str, timeout: float, who: str) -> Publis
 
     pub = bus.publisher(topic, String, RELIABLE, node=cli_node_name())
     if not _wait(lambda: pub.remote_matched, timeout):
+        refuse_denied(bus, pub, timeout)
         raise CliError(
             f"no {who} subscribes to {topic} (waited {timeout:g} s; {looked_on(bus)}): "
             "is it running there? See --hub-port / JOINTBUS_HUB_PORT, --connect, --router"

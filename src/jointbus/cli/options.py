@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from jointbus.bus import Bus, ZenohConfig
+    from jointbus.bus import Bus, Publisher, ZenohConfig
 
 #: ``jointbus.bus.DEFAULT_HUB_PORT``, spelled out so that declaring the option imports no bus
 #: (``tests/cli/test_cli_options.py`` checks the two agree).
@@ -357,6 +357,19 @@ def looked_on(bus: Bus) -> str:
     return f"looked on {transport.where}" if transport is not None else "looked in process"
 
 
+def refuse_denied(bus: Bus, publisher: Publisher[Any], waited_s: float) -> None:
+    """:class:`~jointbus.cli.errors.CliError` when ``publisher`` is denied: a subscriber of its
+    topic is announced but Zenoh routes nothing to it (a TLS-only robot's access rules,
+    ``docs/SECURITY.md``). Called once a command has waited ``waited_s`` for a match in vain, so
+    that it says *denied* rather than "nobody subscribes" or "publishing anyway"."""
+    from jointbus.cli.errors import CliError
+
+    transport = bus.zenoh
+    denial = None if transport is None else transport.publication_denied(publisher, waited_s)
+    if denial is not None:
+        raise CliError(f"{denial.describe()}: nothing sent")
+
+
 def joined_line(bus: Bus) -> str | None:
     """``jointbus: Zenoh: hub port 7447 is taken by a Zenoh router …: joined it, …`` — where the
     bus joined, for a long-running command's first lines (``demo``, ``bridge``, ``control``):
@@ -378,4 +391,5 @@ __all__ = [
     "joins_bus",
     "looked_on",
     "open_bus",
+    "refuse_denied",
 ]

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
-from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on
+from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on, refuse_denied
 
 if TYPE_CHECKING:
     from jointbus.bus import Bus, EndpointInfo, QosEvent, QosProfile, TopicInfo
@@ -811,6 +811,7 @@ def pub(  # noqa: PLR0917 (typer options)
                 # A subscriber of another type never matches (the type is in the key or topic
                 # type): ask discovery only now, so a matched publisher does not wait for it.
                 _refuse_another_type(bus, topic, topic_type)
+                refuse_denied(bus, publisher, wait_matching)  # announced but never routed
                 note(f"no subscriber of {topic} after {wait_matching:g} s; publishing anyway")
             sent = 0
             next_at = time.monotonic()
