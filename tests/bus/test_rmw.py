@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jointbus.bus import Bus, BusError, ZenohConfig
+from jointbus.bus import Bus, BusError, DdsConfigError, ZenohConfig
 from jointbus.bus.dds_transport import DdsTransport
 from jointbus.bus.rmw import RMW_ENV, ZENOH_RMW, is_dds, resolve_rmw, rmw_from_env
 from jointbus.bus.zenoh_transport import ZenohTransport
@@ -40,3 +40,25 @@ def test_a_bus_asked_for_a_network_follows_the_variable(monkeypatch: pytest.Monk
         assert isinstance(bus.transport, ZenohTransport)
     with Bus() as bus:  # no network asked for: in process, whatever the variable says
         assert bus.transport is None
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ((("transport/link/tls/root_ca_certificate", '"ca.pem"'),), "the TLS given"),
+        ((("access_control", "{}"),), "the access rules given"),
+    ],
+    ids=["tls", "access-rules"],
+)
+def test_security_settings_on_a_dds_middleware_are_refused_not_dropped(
+    options: tuple[tuple[str, str], ...], named: str
+) -> None:
+    """``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp`` with certificates or access rules: jointbus's
+    DDS has no DDS Security, so joining DDS would drop them without a word. Refused, with why."""
+    config = ZenohConfig(hub_port=free_port(), domain_id=free_domain(), options=options)
+    with pytest.raises(DdsConfigError) as info:
+        Bus(zenoh=config, rmw="rmw_cyclonedds_cpp")
+    text = str(info.value)
+    assert named in text and "no DDS Security" in text and "rmw_zenoh_cpp" in text
+    with Bus(zenoh=config, rmw=ZENOH_RMW) as bus:  # on Zenoh they apply (a plain tcp hub here)
+        assert isinstance(bus.transport, ZenohTransport)

@@ -166,6 +166,12 @@ def test_an_observers_publication_is_an_error_that_says_denied(site: Site) -> No
     assert "denied" not in allowed.stderr and "published 1 message" in allowed.stderr
 
 
+def test_the_security_options_on_dds_are_an_error_not_a_silent_unsecured_bus(site: Site) -> None:
+    done = site.jointbus("topic", "list", "--rmw", "rmw_cyclonedds_cpp", host="monitor")
+    assert done.returncode == 1, done.stdout
+    assert "no DDS Security" in done.stderr and "Refusing to join DDS unsecured" in done.stderr
+
+
 def test_a_controllers_call_and_an_operators_estop_are_accepted(site: Site) -> None:
     power = site.jointbus(
         "service", "call", *CALLS["power"][:2], '{"on": true}', host="controller"

@@ -157,4 +157,23 @@ def secure(
     return replace(config, options=tuple(options))
 
 
-__all__ = ["ACCESS_CONTROL_KEY", "TLS_PREFIX", "ZenohAccessControl", "ZenohTls", "secure"]
+def security_of(config: ZenohConfig) -> list[str]:
+    """What of jointbus's security ``config`` holds: ``"TLS"``, ``"access rules"`` (empty: none).
+    A bus put on DDS by ``RMW_IMPLEMENTATION`` refuses such a config (:meth:`Bus.attach`)."""
+    keys = {key for key, _ in config.options}
+    held = []
+    if any(key.startswith(TLS_PREFIX) for key in keys):
+        held.append("TLS")
+    if ACCESS_CONTROL_KEY in keys:
+        held.append("access rules")
+    return held
+
+
+__all__ = [
+    "ACCESS_CONTROL_KEY",
+    "TLS_PREFIX",
+    "ZenohAccessControl",
+    "ZenohTls",
+    "secure",
+    "security_of",
+]
