@@ -142,7 +142,6 @@ _ANY_STATE: Final = 0xFFFF_FFFF & 0x7F
 _ALIVE: Final = InstanceState.Alive
 _NS_PER_S: Final = 1_000_000_000
 
-
 class _SampleBytes(ctypes.Structure):
     """The binding's sample container (``topic.Sample``: pointer, size), with the pointer typed
     ``c_char_p`` so ctypes points it at a ``bytes`` object's buffer without a cast (0.3 µs instead

@@ -26,7 +26,9 @@ SECURITY_OPTIONS: Final = tuple(
     flag for flag in BUS_OPTIONS if flag.startswith(("--tls-", "--access-"))
 )
 SECURITY_ENVIRONMENT: Final = tuple(
-    env for flag, env in zip(BUS_OPTIONS, BUS_ENVIRONMENT, strict=True) if flag in SECURITY_OPTIONS
+    env
+    for flag, env in zip(BUS_OPTIONS, BUS_ENVIRONMENT, strict=True)
+    if flag in SECURITY_OPTIONS
 )
 
 

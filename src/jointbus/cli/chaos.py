@@ -43,10 +43,7 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
     hub_port: Annotated[
         int | None,
         typer.Option(
-            "--hub-port",
-            min=1,
-            max=65535,
-            metavar="PORT",
+            "--hub-port", min=1, max=65535, metavar="PORT",
             help="Loopback port of the campaign's own hub (default: a free one).",
         ),
     ] = None,

@@ -82,7 +82,6 @@ def foxglove(
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     try:
-
         def listening(url: str) -> None:  # as soon as the port listens, before the first scan
             typer.echo(
                 f"Foxglove live view on {url} (Ctrl-C to stop; WebSocket subprotocol "

@@ -89,7 +89,9 @@ def list_parameters(
                 lists = {node: node_list(watch, node, wait)}
             else:
                 lists = watch.wait_all(None, wait)
-            rows = [ParameterRow.of(name, p) for name, msg in lists.items() for p in msg.parameters]
+            rows = [
+                ParameterRow.of(name, p) for name, msg in lists.items() for p in msg.parameters
+            ]
             running = watch.running_nodes(0.5) if not rows else []
         finally:
             bus.close()

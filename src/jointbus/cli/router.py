@@ -93,7 +93,8 @@ def router(
             "--connect",
             envvar="JOINTBUS_CONNECT",
             metavar="ENDPOINT",
-            help="Another router to link to, e.g. the robot's tcp/192.168.1.10:7447 (repeatable).",
+            help="Another router to link to, e.g. the robot's tcp/192.168.1.10:7447 "
+            "(repeatable).",
         ),
     ] = None,
     duration: Annotated[

@@ -111,7 +111,9 @@ def rules(
             "robot": robot or [],
         }
         try:
-            table = RoleTable(**{role: RoleNames(**names) for role, names in ROBOT_ROLES.items()})
+            table = RoleTable(
+                **{role: RoleNames(**names) for role, names in ROBOT_ROLES.items()}
+            )
             text = access_rules(members, table)
         except ZenohConfigError as exc:
             raise CliError(str(exc)) from None

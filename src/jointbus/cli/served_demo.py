@@ -144,9 +144,8 @@ class _Served:
         self._rate: tuple[int, float] | None = None
         self._hz = math.nan
         self._latest: jointbus_msgs.JointState | None = None
-        bus.subscribe(
-            names.joint_state, jointbus_msgs.JointState, self._on_state, MAB_RT, realtime=True
-        )
+        bus.subscribe(names.joint_state, jointbus_msgs.JointState, self._on_state, MAB_RT,
+                      realtime=True)
         self.started = time.monotonic()
         self._cpu_at_start = time.process_time()
 
@@ -178,8 +177,8 @@ class _Served:
             elapsed_s=now - self.started,
             motor_power=reading.motor_power,
             positions=tuple(
-                (name, a.position)
-                for name, a in zip(self.array.names, reading.actuators, strict=True)
+                (name, a.position) for name, a in zip(self.array.names, reading.actuators,
+                                                       strict=True)
             ),
             joint_state_hz=self._hz,
             loop_rate_hz=stats.achieved_rate_hz if stats is not None else math.nan,
@@ -212,12 +211,9 @@ def _motion(served: _Served, stop: threading.Event) -> None:
         while not stop.wait(SPEED_PERIOD_S):
             swing = SWING_SPEED * math.sin(2 * math.pi * (time.monotonic() - start) / 4.0)
             speeds = tuple(
-                BASE_SPEED
-                if i in forward
-                else 0.0
-                if i in sideways
-                else BASE_TURN
-                if i in turning
+                BASE_SPEED if i in forward
+                else 0.0 if i in sideways
+                else BASE_TURN if i in turning
                 else swing
                 for i in range(len(array.names))
             )
@@ -267,21 +263,18 @@ def run_served_demo(
 
                 recorder = Recorder(bus, record, remote=False)
                 recorder.start()
-            node = ArrayNode(
-                array, bus, namespace=robot, config=ArrayNodeConfig(rate_hz=SERVED_RATE_HZ)
-            )
+            node = ArrayNode(array, bus, namespace=robot,
+                             config=ArrayNodeConfig(rate_hz=SERVED_RATE_HZ))
             node.start()
             served = _Served(robot, array, bus, node)
             how = "in-process only" if zenoh is None else "topics offered on Zenoh"
-            note(
-                f"jointbus: sim://{robot} served by the array node as /{robot}, {how}; Ctrl-C stops"
-            )
+            note(f"jointbus: sim://{robot} served by the array node as /{robot}, {how}; "
+                 "Ctrl-C stops")
             joined = joined_line(bus)
             if joined is not None:
                 note(joined)
-            mover = threading.Thread(
-                target=_motion, args=(served, stop), name="demo-motion", daemon=True
-            )
+            mover = threading.Thread(target=_motion, args=(served, stop), name="demo-motion",
+                                     daemon=True)
             mover.start()
             end = None if duration is None else time.monotonic() + duration
             with contextlib.suppress(KeyboardInterrupt):
