@@ -45,7 +45,7 @@ def test_a_bus_asked_for_a_network_follows_the_variable(monkeypatch: pytest.Monk
 @pytest.mark.parametrize(
     ("options", "named"),
     [
-        ((("transport/link/tls/root_ca_certificate", '"ca.pem"'),), "the TLS given"),
+        ((("transport/link/tls/root_ca_certificate", '"ca.pem"'),), "the TLS certificates given"),
         ((("access_control", "{}"),), "the access rules given"),
     ],
     ids=["tls", "access-rules"],

@@ -45,6 +45,7 @@ from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode
 from jointbus.robots.hb50.messages import JointCommand, Status
+from jointbus.runtime import Node
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 
@@ -67,6 +68,8 @@ class Site:
 
     def __init__(self, pki: Pki, access_control: ZenohAccessControl | None) -> None:
         port = free_port()
+        self.port = port
+        self.pki = pki
         self.robot = Bus(
             name="robot", zenoh=secure(listener(port), pki.tls["robot"], access_control)
         )
@@ -158,6 +161,51 @@ def test_a_publisher_the_rules_deny_is_told_so_and_an_allowed_one_is_not(guarded
     assert "certificate 'robot.hb50'" in text and "access rules" in text
     assert denials(good_events) == []
     assert [c.source_node for c in guarded.commands] == ["control_node"]
+
+
+def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
+    guarded: Site,
+) -> None:
+    """A ``jointbus node list`` on an observer host makes a hidden node, whose heartbeat and
+    status publishers the rules deny: not reported (a false alarm on every look). A node that is
+    not hidden is reported, and so is each new session that tries a command again, even with
+    a certificate already reported."""
+    robot_node = Node("robot_node", guarded.robot)  # asks its transport to keep those quiet
+    try:
+        watcher = Node("_jointbus_cli_1", guarded.monitor)
+        named = Node("watcher", guarded.monitor)
+        rogue = guarded.monitor.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+        again = Bus(name="monitor2", zenoh=secure(dialer(guarded.port), guarded.pki.tls["monitor"]))
+        try:
+            second = again.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+
+            def denied() -> list[tuple[str, str]]:
+                return sorted(
+                    (e.topic, e.zid)
+                    for e in guarded.events
+                    if isinstance(e, AccessDeniedEvent) and e.action == "publishes"
+                )
+
+            assert guarded.monitor.zenoh is not None and again.zenoh is not None
+            first, other = guarded.monitor.zenoh.zid, again.zenoh.zid
+            expected = sorted(
+                [
+                    ("/hb50/heartbeat", first),  # the node that is not hidden
+                    ("/hb50/status", first),
+                    ("/hb50/joint_command", first),
+                    ("/hb50/joint_command", other),  # the same certificate, a new session
+                ]
+            )
+            assert wait_until(lambda: denied() == expected, timeout=20.0), denied()
+            time.sleep(0.5)
+            assert denied() == expected  # nothing about _jointbus_cli_1, nothing twice
+            assert rogue.topic == second.topic
+        finally:
+            again.close()
+            watcher.shutdown()
+            named.shutdown()
+    finally:
+        robot_node.shutdown()
 
 
 def test_a_host_that_may_not_command_can_still_watch(guarded: Site) -> None:

@@ -172,6 +172,19 @@ def test_the_security_options_on_dds_are_an_error_not_a_silent_unsecured_bus(sit
     assert "no DDS Security" in done.stderr and "Refusing to join DDS unsecured" in done.stderr
 
 
+@pytest.mark.parametrize("scheme", ["tcp", "tls"])
+def test_a_host_without_a_certificate_is_told_the_robot_is_tls_only(
+    site: Site, scheme: str
+) -> None:
+    """Not "no topics found" from a running robot: the listener speaks TLS and this host has no
+    certificate, and the error says what to give."""
+    address = site.endpoint.split("/", 1)[1]
+    done = site.jointbus("topic", "list", "--connect", f"{scheme}/{address}", host=None)
+    assert done.returncode == 1, done.stdout
+    assert "is a TLS-only listener and this host has no certificate" in done.stderr, done.stderr
+    assert "--tls-cert" in done.stderr
+
+
 def test_a_controllers_call_and_an_operators_estop_are_accepted(site: Site) -> None:
     power = site.jointbus(
         "service", "call", *CALLS["power"][:2], '{"on": true}', host="controller"

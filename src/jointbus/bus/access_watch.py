@@ -11,7 +11,7 @@ jointbus peer announces what it does before doing it: an ``MP`` token for each p
 token for each service client. A token whose data key the rules would drop *from that peer*
 (``put`` for a publisher, ``query`` for a client, evaluated as Zenoh does, by the certificate
 common name of the peer's link) is therefore a denied publication or call, reported once per
-certificate, action and name as an :class:`~jointbus.bus.events.AccessDeniedEvent`: to the local
+session, action and name as an :class:`~jointbus.bus.events.AccessDeniedEvent`: to the local
 subscribers of that topic or the local server of that service (a runtime node puts it on its
 status topic), or logged as a warning when this process has neither. A raw Zenoh session that puts
 without announcing anything is still dropped by Zenoh, but not reported.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import zenoh
@@ -67,6 +68,7 @@ class AccessWatch:
         self._policy = policy
         self._lock = threading.Lock()
         self._reported: set[tuple[str, str, str]] = set()
+        self._quiet_for_hidden: frozenset[str] = frozenset()
         #: zid → (certificate common name or None, link protocol), from the link events.
         self._peers: dict[str, tuple[str | None, str]] = {}
         self._listener = transport.session.info.declare_link_events_listener(
@@ -93,11 +95,25 @@ class AccessWatch:
                 return link.auth_identifier, str(link.dst).split("/", 1)[0]
         return None
 
+    def quiet_for_hidden(self, topics: Iterable[str]) -> None:
+        """Do not report the denied publishers of ``topics`` that hidden nodes announce (names
+        starting with ``_``: command-line tools, as in ROS 2). A runtime node asks this for its
+        heartbeat and status topics: a tool's heartbeat and status are its own bookkeeping, not
+        commands (the bridge's supervisor does not even watch hidden nodes), so a watch-only
+        ``jointbus node list`` or monitor — whose node announces both — takes nothing from the
+        robot, and reporting it would be a false alarm. Their commands are still reported."""
+        with self._lock:
+            self._quiet_for_hidden = self._quiet_for_hidden | frozenset(topics)
+
     def saw(self, entity: GraphEntity) -> None:
         """A remote graph entity appeared: report it if the rules deny what it announces."""
         action = _ACTIONS.get(entity.kind)
         if action is None:
             return
+        if entity.kind == "MP" and entity.node.startswith("_"):
+            with self._lock:
+                if entity.topic in self._quiet_for_hidden:
+                    return
         message, verb = action
         link = self.peer(entity.zid)
         if link is None:
@@ -110,7 +126,9 @@ class AccessWatch:
         if self._policy.allows(subjects, "ingress", message, key):
             return
         with self._lock:
-            once = (certificate or entity.zid, verb, entity.topic)
+            # Once per session (zid), not per certificate: a second attempt from a new process
+            # is news; a program that reconnects is reported per connection.
+            once = (entity.zid, verb, entity.topic)
             if once in self._reported:
                 return
             self._reported.add(once)

@@ -494,7 +494,7 @@ class Bus:
             if held:
                 # Joining DDS instead would drop the certificates and rules without a word.
                 raise DdsConfigError(
-                    f"the {' and '.join(held)} given secure the Zenoh network, but the "
+                    f"the {' and '.join(held)} given secure only the Zenoh network, but the "
                     f"middleware is {middleware} (RMW_IMPLEMENTATION / --rmw): jointbus's DDS "
                     "has no DDS Security (SROS 2), so every participant that reaches the domain "
                     "could read and command the robot. Refusing to join DDS unsecured: for a "

@@ -164,7 +164,8 @@ class PublicationDeniedEvent(QosEvent):
         return (
             f"publication denied: {self.topic}: its subscriber {self.subscriber} is announced"
             f"{held}, but "
-            f"nothing published here was routed to it in {self.waited_s:g} s — its access rules "
+            f"nothing published here was routed to it in {round(self.waited_s, 1):g} s — its "
+            "access rules "
             "do not let this host's certificate publish it (or it is not reachable from here); "
             "what this publisher sends does not arrive there"
         )
@@ -190,7 +191,8 @@ class AccessDeniedEvent(QosEvent):
     service ``topic`` (``calls``) that this process's Zenoh access rules deny it: Zenoh drops
     what it sends. ``peer`` is its certificate common name (``None``: no certificate, e.g. a
     plain ``tcp/`` link), ``zid`` its session, ``roles`` the rules' subjects it matched (none: it
-    names no role). Reported once per peer, action and name (:mod:`jointbus.bus.access_watch`).
+    names no role). Reported once per peer session, action and name
+    (:mod:`jointbus.bus.access_watch`).
     """
 
     peer: str | None

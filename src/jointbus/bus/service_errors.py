@@ -50,7 +50,7 @@ class ServiceTimeoutError(ServiceError, TimeoutError):
 
     def __init__(self, service: str, timeout_s: float) -> None:
         self.timeout_s = timeout_s
-        super().__init__(service, f"no answer within {timeout_s:g} s")
+        super().__init__(service, f"no answer within {round(timeout_s, 1):g} s")
 
 
 class ServiceDeniedError(ServiceTimeoutError):
@@ -64,7 +64,8 @@ class ServiceDeniedError(ServiceTimeoutError):
         ServiceError.__init__(
             self,
             service,
-            f"denied: {detail}, but no call was routed to it from this host in {timeout_s:g} s"
+            f"denied: {detail}, but no call was routed to it from this host in "
+            f"{round(timeout_s, 1):g} s"
             " — its access rules do not let this host's certificate call it (or the server "
             "never became reachable); nothing was sent",
         )

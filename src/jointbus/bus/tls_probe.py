@@ -21,7 +21,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["TlsFiles", "TlsRefusal", "probe"]
+__all__ = ["TlsFiles", "TlsRefusal", "probe", "speaks_tls"]
 
 #: How long the probe waits for the TCP connection, the handshake and a refusal alert (s).
 PROBE_TIMEOUT_S: Final = 2.0
@@ -49,7 +49,7 @@ class TlsRefusal:
 
 
 def _address(endpoint: str) -> tuple[str, int] | None:
-    address = endpoint.removeprefix("tls/").split("#", 1)[0].split("?", 1)[0]
+    address = endpoint.split("/", 1)[-1].split("#", 1)[0].split("?", 1)[0]
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         return None
@@ -102,3 +102,29 @@ def probe(endpoint: str, files: TlsFiles, verify_name: bool = True) -> TlsRefusa
             return TlsRefusal(endpoint, f"the listener closed the handshake: {exc}")
         return None
     return None
+
+
+def speaks_tls(endpoint: str) -> bool:
+    """True when ``endpoint`` (``tcp/`` or ``tls/HOST:PORT``) answers a TLS handshake: a TLS-only
+    listener that a session *without* certificates got no link to (Zenoh tells it nothing).
+    Verifies nothing and offers no certificate: a server hello, or a TLS alert asking for a
+    certificate, is a TLS listener; a closed connection or non-TLS bytes (a plain Zenoh ``tcp/``
+    listener drops a TLS hello), no answer or no listener is not."""
+    address = _address(endpoint)
+    if address is None:
+        return False
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with (
+            socket.create_connection(address, timeout=PROBE_TIMEOUT_S) as raw,
+            context.wrap_socket(raw, server_hostname=address[0]),
+        ):
+            return True  # the handshake completed: a TLS listener (it would refuse us later)
+    except ssl.SSLError as exc:
+        reason = (exc.reason or "").upper()
+        # WRONG_VERSION_NUMBER / UNEXPECTED_EOF: bytes that are not TLS, or a closed connection.
+        return bool(reason) and "VERSION" not in reason and "EOF" not in reason
+    except OSError:
+        return False

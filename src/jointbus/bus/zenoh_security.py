@@ -158,12 +158,13 @@ def secure(
 
 
 def security_of(config: ZenohConfig) -> list[str]:
-    """What of jointbus's security ``config`` holds: ``"TLS"``, ``"access rules"`` (empty: none).
+    """What of jointbus's security ``config`` holds: ``"TLS certificates"``, ``"access rules"``
+    (empty: none).
     A bus put on DDS by ``RMW_IMPLEMENTATION`` refuses such a config (:meth:`Bus.attach`)."""
     keys = {key for key, _ in config.options}
     held = []
     if any(key.startswith(TLS_PREFIX) for key in keys):
-        held.append("TLS")
+        held.append("TLS certificates")
     if ACCESS_CONTROL_KEY in keys:
         held.append("access rules")
     return held

@@ -85,7 +85,7 @@ from jointbus.bus.ros_graph import (
 )
 from jointbus.bus.sample_gate import clamp_latency, new_gate
 from jointbus.bus.subscriber import Subscriber
-from jointbus.bus.tls_probe import TlsFiles, TlsRefusal, probe
+from jointbus.bus.tls_probe import TlsFiles, TlsRefusal, probe, speaks_tls
 from jointbus.bus.zenoh_config import ZenohConfig
 from jointbus.bus.zenoh_security import TLS_PREFIX
 from jointbus.codec import accel
@@ -153,6 +153,10 @@ def _open_session(config: ZenohConfig) -> tuple[zenoh.Session, int]:
             if refusal is not None:
                 cast(Any, session).close()
                 raise ZenohConfigError(refusal.describe())
+            unsecured = _tls_without_certificate(config, connect)
+            if unsecured is not None:
+                cast(Any, session).close()
+                raise ZenohConfigError(unsecured)
         return session, index
     # where it looked, not the whole configuration (TLS access rules run to kilobytes)
     raise ZenohConfigError(f"could not open a Zenoh session ({config.where}): {last_error}")
@@ -177,6 +181,23 @@ def _tls_refusal(config: ZenohConfig, connect: tuple[str, ...]) -> TlsRefusal | 
         and (refusal := probe(endpoint, files, bool(verify_name))) is not None
     ]
     return refusals[0] if refusals else None
+
+
+def _tls_without_certificate(config: ZenohConfig, connect: tuple[str, ...]) -> str | None:
+    """Why a session without TLS files got no link, if an endpoint is a TLS-only listener: a
+    plain ``tcp/`` link to it, or a ``tls/`` one without this host's certificate, is dropped by
+    the listener and Zenoh says nothing — the user saw "no topics found" from a running robot."""
+    if any(key.startswith(TLS_PREFIX) for key, _ in config.options):
+        return None  # a session with TLS files: ``_tls_refusal`` says why
+    for endpoint in connect:
+        if endpoint.startswith(("tcp/", "tls/")) and speaks_tls(endpoint):
+            address = endpoint.split("/", 1)[1]
+            return (
+                f"{endpoint} is a TLS-only listener and this host has no certificate: connect "
+                f"with tls/{address} and give --tls-cert, --tls-key and --tls-ca "
+                "(JOINTBUS_TLS_CERT, JOINTBUS_TLS_KEY, JOINTBUS_TLS_CA; docs/SECURITY.md)"
+            )
+    return None
 
 
 def _wait_for_a_link(session: zenoh.Session) -> bool:

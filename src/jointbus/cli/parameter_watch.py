@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from jointbus.bus import LATCHED, RELIABLE, Bus, QosProfile, validate_topic_name
 from jointbus.cli.errors import CliError
-from jointbus.cli.options import cli_node_name, looked_on
+from jointbus.cli.options import cli_node_name, looked_on, refuse_denied
 from jointbus.model.errors import ParameterError
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime.parameter_messages import (
@@ -269,6 +269,7 @@ def set_value(  # noqa: PLR0917 (the command's arguments)
     while not publisher.remote_matched and time.monotonic() < end:
         time.sleep(0.01)
     if not publisher.remote_matched:
+        refuse_denied(bus, publisher, timeout)  # announced, but the access rules route nothing
         raise CliError(f"node {node!r} does not listen on {watch.update_topic} (no subscriber)")
     request_id = f"{cli_node_name()}:{uuid.uuid4().hex[:12]}"
     mark = watch.arrivals
