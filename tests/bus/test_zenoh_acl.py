@@ -171,6 +171,8 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
     not hidden is reported, and so is each new session that tries a command again, even with
     a certificate already reported."""
     robot_node = Node("robot_node", guarded.robot)  # asks its transport to keep those quiet
+    told: list[QosEvent] = []  # the observer's side: what its own publishers are told
+    guarded.monitor.on_qos_event(told.append)
     try:
         watcher = Node("_jointbus_cli_1", guarded.monitor)
         named = Node("watcher", guarded.monitor)
@@ -200,6 +202,18 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
             time.sleep(0.5)
             assert denied() == expected  # nothing about _jointbus_cli_1, nothing twice
             assert rogue.topic == second.topic
+
+            def told_heartbeats() -> list[str]:
+                return sorted(
+                    e.endpoint.split("#")[0]
+                    for e in told
+                    if isinstance(e, PublicationDeniedEvent) and e.topic == "/hb50/heartbeat"
+                )
+
+            # The node that is not hidden is told its heartbeat goes nowhere; the tool's is not.
+            assert wait_until(lambda: told_heartbeats() == ["watcher"], timeout=4 * ROUTE_SETTLE_S)
+            time.sleep(ROUTE_SETTLE_S)
+            assert told_heartbeats() == ["watcher"]
         finally:
             again.close()
             watcher.shutdown()

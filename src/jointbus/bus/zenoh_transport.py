@@ -60,7 +60,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import zenoh
@@ -655,6 +655,7 @@ class ZenohTransport:
         #: A session with TLS files: the peers' access rules name it by its certificate, so its
         #: publishers are watched for routes the rules refuse (see ``_watch_route``).
         self.secured = any(key.startswith(TLS_PREFIX) for key, _ in config.options)
+        self._quiet_for_hidden: frozenset[str] = frozenset()
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
@@ -981,12 +982,25 @@ class ZenohTransport:
     # (``declare_subscriber`` egress, :mod:`jointbus.bus.access_roles`): its publisher never
     # matches although the graph announces the subscriber. The robot reports the attempt on its
     # side (:mod:`jointbus.bus.access_watch`); these say so on the publishing side.
+    def quiet_for_hidden(self, topics: Iterable[str]) -> None:
+        """Hidden nodes' (``_`` names: command-line tools) publishers of ``topics`` — a runtime
+        node's heartbeat and status, its own bookkeeping — are neither reported when the rules
+        here deny them (:meth:`AccessWatch.quiet_for_hidden`) nor told when a robot's rules
+        deny them: a watch-only ``node list`` or monitor is no alarm on either side."""
+        with self._lock:
+            self._quiet_for_hidden = self._quiet_for_hidden | frozenset(topics)
+        if self.access_watch is not None:
+            self.access_watch.quiet_for_hidden(topics)
+
     def _watch_route(self, pub: Publisher[Any], remote: EndpointInfo) -> None:
         """Check, :data:`ROUTE_SETTLE_S` from now, that Zenoh routes ``pub`` to ``remote``
         (whatever its matching status says now: a denied publisher can read matched for a moment
         after it is declared, before the robot's filtered declarations settle)."""
-        if self.secured:  # `jointbus security rules` name peers by certificate (none: no link)
-            self._check_route_later(pub, remote, ROUTE_SETTLE_S)
+        if not self.secured:  # `jointbus security rules` name peers by certificate (none: no link)
+            return
+        if pub.node.startswith("_") and pub.topic in self._quiet_for_hidden:
+            return
+        self._check_route_later(pub, remote, ROUTE_SETTLE_S)
 
     def _check_route_later(
         self, pub: Publisher[Any], remote: EndpointInfo, waited_s: float

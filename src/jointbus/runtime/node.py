@@ -543,10 +543,8 @@ class Node:
                 period_s=heartbeat_period_s,
                 describe_state=lambda: self._lifecycle.state.value,
             )
-            transport = bus.zenoh
-            watch = transport.access_watch if transport is not None else None
-            if watch is not None:  # a robot process with access rules: no false alarms
-                watch.quiet_for_hidden((self.status_topic, self.heartbeat_topic))
+            if bus.zenoh is not None:  # access rules on either side: no false alarms
+                bus.zenoh.quiet_for_hidden((self.status_topic, self.heartbeat_topic))
         except BaseException:
             self._release()
             raise
