@@ -45,7 +45,7 @@ from jointbus.messages.base import Message
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode
 from jointbus.robots.hb50.messages import JointCommand, Status
-from jointbus.runtime import Node
+from jointbus.runtime import LivelinessMonitor, Node
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
 
@@ -171,6 +171,7 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
     not hidden is reported, and so is each new session that tries a command again, even with
     a certificate already reported."""
     robot_node = Node("robot_node", guarded.robot)  # asks its transport to keep those quiet
+    LivelinessMonitor(robot_node, hidden=False)  # subscribes to the heartbeats, as the bridge
     told: list[QosEvent] = []  # the observer's side: what its own publishers are told
     guarded.monitor.on_qos_event(told.append)
     try:
@@ -211,7 +212,9 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
                 )
 
             # The node that is not hidden is told its heartbeat goes nowhere; the tool's is not.
-            assert wait_until(lambda: told_heartbeats() == ["watcher"], timeout=4 * ROUTE_SETTLE_S)
+            assert wait_until(lambda: told_heartbeats() == ["watcher"], timeout=4 * ROUTE_SETTLE_S), [
+                (e.endpoint, e.topic) for e in told
+            ]
             time.sleep(ROUTE_SETTLE_S)
             assert told_heartbeats() == ["watcher"]
         finally:

@@ -527,6 +527,9 @@ class Node:
                 f"{name}-callbacks",
                 None if callback_realtime is None else partial(apply_realtime, callback_realtime),
             )
+            if bus.zenoh is not None:  # access rules on either side: no false alarms (first:
+                # a publisher meets the remote subscribers as it is made)
+                bus.zenoh.quiet_for_hidden((self.status_topic, self.heartbeat_topic))
             self.status_publisher: Publisher[Status] = self._internal_publisher(
                 self.topic("status"), Status, RELIABLE
             )
@@ -543,8 +546,6 @@ class Node:
                 period_s=heartbeat_period_s,
                 describe_state=lambda: self._lifecycle.state.value,
             )
-            if bus.zenoh is not None:  # access rules on either side: no false alarms
-                bus.zenoh.quiet_for_hidden((self.status_topic, self.heartbeat_topic))
         except BaseException:
             self._release()
             raise
