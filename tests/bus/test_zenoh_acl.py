@@ -212,9 +212,10 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
                 )
 
             # The node that is not hidden is told its heartbeat goes nowhere; the tool's is not.
-            assert wait_until(lambda: told_heartbeats() == ["watcher"], timeout=4 * ROUTE_SETTLE_S), [
-                (e.endpoint, e.topic) for e in told
-            ]
+            told_in_time = wait_until(
+                lambda: told_heartbeats() == ["watcher"], timeout=4 * ROUTE_SETTLE_S
+            )
+            assert told_in_time, [(e.endpoint, e.topic) for e in told]
             time.sleep(ROUTE_SETTLE_S)
             assert told_heartbeats() == ["watcher"]
         finally:
