@@ -25,6 +25,10 @@ __all__ = ["TlsFiles", "TlsRefusal", "probe", "speaks_tls"]
 
 #: How long the probe waits for the TCP connection, the handshake and a refusal alert (s).
 PROBE_TIMEOUT_S: Final = 2.0
+#: How long :func:`speaks_tls` waits for an answer to its hello (s): a TLS listener answers in
+#: milliseconds, while a plain Zenoh listener reads the hello's first bytes as the length of a
+#: 5.6 kB frame and waits for the rest — silence is the answer of a listener that is not TLS.
+HELLO_TIMEOUT_S: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +122,7 @@ def speaks_tls(endpoint: str) -> bool:
     context.verify_mode = ssl.CERT_NONE
     try:
         with (
-            socket.create_connection(address, timeout=PROBE_TIMEOUT_S) as raw,
+            socket.create_connection(address, timeout=HELLO_TIMEOUT_S) as raw,
             context.wrap_socket(raw, server_hostname=address[0]),
         ):
             return True  # the handshake completed: a TLS listener (it would refuse us later)
