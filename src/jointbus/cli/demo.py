@@ -267,6 +267,10 @@ def run_view(
 
                 assert record is not None
                 remote = stack.transport in ("zenoh", "processes")
+                if stack.transport == "processes":  # this process only records and watches
+                    from jointbus.tools.allocator import return_large_blocks
+
+                    return_large_blocks()
                 recorder = Recorder(bus, record, remote=remote)
                 recorder.start()
 

@@ -127,8 +127,11 @@ def record(
     received but not recordable (type unknown to the message registry, or no rmw_zenoh
     attachment naming the publisher).
     """
+    from jointbus.tools.allocator import return_large_blocks
     from jointbus.tools.errors import ToolError
     from jointbus.tools.recorder import Recorder
+
+    return_large_blocks()  # this process records for hours: its RSS must not creep
 
     where = _where(bus_options)
     with user_errors():
