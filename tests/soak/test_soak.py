@@ -22,7 +22,10 @@ from jointbus.soak import (
     ProcessReport,
     SoakConfigError,
     SoakReport,
+    _Partial,
+    _worst_seconds,
     main,
+    read_cpu_steal_s,
     read_malloc_stats,
     read_rss_bytes,
     run_soak,
@@ -189,6 +192,68 @@ def test_a_process_line_states_rate_skipped_lateness_and_rss_with_their_goals() 
     assert "lateness p99 0.20 ms (goal ≤ 1 ms)" in line
     assert "RSS +1.00 MB" in line and line.endswith("GOAL MISSED")
     assert "Hz" not in _process("observer").line()
+
+
+def test_host_steal_is_read_per_cpu_and_only_grows() -> None:
+    import os
+
+    first = read_cpu_steal_s()
+    if not first:
+        pytest.skip("no /proc/stat")
+    assert len(first) == os.cpu_count()
+    assert all(s >= 0 for s in first)
+    assert all(b >= a for a, b in zip(first, read_cpu_steal_s(), strict=True))
+
+
+def _windows(**changes: object) -> _Partial:
+    """60 s of a soak: the loop's 10 s windows one a second with p99 0.1 ms, except a 3 ms
+    stall's ten windows from t=20 s and a 1.5 ms one's from t=45 s; the command ages' 1 s windows
+    at 1 cycle, 7 cycles at t=30 s; the host stole 30 ms of CPU 0 between t=18 and t=19 s."""
+    begin = 1_000.0
+    windows = [
+        (begin + t, 0.003 if 20 <= t < 30 else 0.0015 if 45 <= t < 55 else 1e-4, 0.004, 0.0)
+        for t in range(60)
+    ]
+    ages = [(begin + t + 0.5, 7.0 if t == 30 else 1.0) for t in range(60)]
+    steal = [(begin + t, (0.03 if t >= 19 else 0.0, 0.0)) for t in range(60)]
+    fields: dict[str, object] = {
+        "duration_s": 60.0, "warmup_s": 0.0, "cycles": 30_000, "loop_rate_hz": 500.0,
+        "overruns": 0, "skipped": 0, "lateness_p99_s": 0.003, "lateness_max_s": 0.004,
+        "reliable_received": 1, "reliable_lost": 0, "rss_times": [], "rss_values": {},
+        "pids": {}, "heap_samples": [], "recorder_backlog_max": 0, "standing": True,
+        "bridge_mode": "run", "command_rate_hz": 500.0, "command_skipped_fraction": 0.0,
+        "command_age_p99_cycles": 7, "wall_begin_s": begin, "windows": windows, "ages": ages,
+        "steal": steal,
+    }  # fmt: skip
+    fields.update(changes)
+    return _Partial(**fields)  # type: ignore[arg-type]
+
+
+def test_the_worst_windows_are_distinct_stalls_each_with_the_hosts_steal() -> None:
+    worst, late, slow = _worst_seconds(_windows())
+    assert late == 20 and slow == 1  # rows over 1 ms / over 2 cycles
+    lateness = [w for w in worst if w.what == "lateness"]
+    # one row per stall (the 3 ms stall's ten windows overlap: one of them is shown), worst first
+    assert [round(w.value, 4) for w in lateness] == [0.003, 0.0015, 0.0001]
+    assert lateness[0].at_s < lateness[1].at_s - 10
+    assert lateness[0].steal_s == pytest.approx((0.03, 0.0))  # the 30 ms stolen at 18-19 s
+    assert lateness[1].steal_s == pytest.approx((0.0, 0.0))
+    age = [w for w in worst if w.what == "command age"]
+    assert age[0].value == 7 and age[0].at_s == pytest.approx(30.5)
+    assert "7 cycles in the 1 s up to t=   30.5 s; host steal in it: cpu0 0 ms" in age[0].line()
+    assert "3.00 ms in the 10 s up to" in lateness[0].line()
+
+
+def test_the_report_counts_the_windows_that_missed_and_lists_the_worst() -> None:
+    worst, late, slow = _worst_seconds(_windows())
+    report = _report(
+        worst_seconds=worst, windows=60, late_windows=late, command_windows=60,
+        slow_command_windows=slow, host_steal_s=(0.03, 0.0),
+    )  # fmt: skip
+    text = "\n".join(report.lines())
+    assert "over 1 ms in 20 of 60 10 s windows" in text
+    assert "over 2 cycles in 1 of 60 1 s windows" in text
+    assert "host steal over the run cpu0 0.03 s, cpu1 0.00 s" in text
 
 
 def test_rss_is_read_for_another_process() -> None:
