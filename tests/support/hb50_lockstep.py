@@ -207,9 +207,20 @@ class LockstepRobot:
         """The control node's reports of ``level`` so far."""
         return [s.status for s in self.statuses if s.level == level]
 
-    def tip_over(self, orientation_wxyz: tuple[float, float, float, float], height: float) -> None:
+    def tip_over(
+        self,
+        orientation_wxyz: tuple[float, float, float, float],
+        height: float,
+        *,
+        clear_of_floor: bool = False,
+    ) -> None:
         """Put the body at ``height`` (m) in ``orientation`` (w, x, y, z), at rest, joints
-        where they are — someone kicked it over (or righted it)."""
+        where they are — someone kicked it over (or righted it).
+
+        ``clear_of_floor``: raise the body until no part of the robot is inside the floor. A
+        body turned in place with its legs splayed can put a foot 5 cm into the ground, and the
+        contact solver then shoots it out at ≈ 1 m/s and spins it over: that is the teleport,
+        not anything a kick or the controller does."""
         import mujoco
 
         with self.array.locked():
@@ -222,6 +233,25 @@ class LockstepRobot:
             d.qpos[a + 3 : a + 7] = q / np.linalg.norm(q)
             d.qvel[v : v + 6] = 0.0
             mujoco.mj_forward(m, d)
+            for _ in range(10 if clear_of_floor else 0):
+                depth = self.floor_depth()
+                if depth <= 0.0:
+                    break
+                d.qpos[a + 2] += depth + 0.001  # m: resting on the floor, not in it
+                mujoco.mj_forward(m, d)
+
+    def floor_depth(self) -> float:
+        """How deep (m) the deepest part of the robot is inside the floor now; 0 if none is
+        (from the contacts of the last forward pass)."""
+        m, d = self.world.mujoco_model, self.world.mujoco_data
+        return max(
+            (
+                -float(c.dist)
+                for c in d.contact[: d.ncon]
+                if 0 in (m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2])
+            ),
+            default=0.0,
+        )
 
     def kick(self, roll_rate: float) -> None:
         """Give the body a sudden roll rate (rad/s, about its x axis) — a kick from the side."""
