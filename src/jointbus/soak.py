@@ -80,7 +80,7 @@ __all__ = [
     "ProcessReport",
     "SoakConfigError",
     "SoakReport",
-    "WorstSecond",
+    "WorstWindow",
     "main",
     "read_cpu_steal_s",
     "read_malloc_stats",
@@ -102,6 +102,10 @@ MAX_LATENESS_P99_S: Final = 0.001
 #: (p99 of the bridge's ``command age``): computed from the previous frame is 1.
 MAX_COMMAND_AGE_P99_CYCLES: Final = 2
 _BRIDGE_NODE: Final = "bridge_node"
+#: One command-age row per this many seconds of 10 Hz states (s): each of the bridge's 1 s
+#: windows once. Rows by a change of the status text instead merged consecutive windows whose
+#: figures were identical.
+_AGE_ROW_S: Final = 0.95
 _CYCLE_S: Final = 0.002
 #: How long the robot may take to stand up before the soak counts (s): its processes start
 #: (Python, MuJoCo, Zenoh) and it rises; a loaded host stretches both.
@@ -260,7 +264,7 @@ class ProcessReport:
 
 
 @dataclass(frozen=True, slots=True)
-class WorstSecond:
+class WorstWindow:
     """One of the soak's worst windows: ``what`` it is worst in (``lateness`` of the bridge loop,
     p99 in s over 10 s; ``command age`` of the applied commands, p99 in cycles over 1 s),
     ``value``, ``at_s`` (its end, seconds since the soak's start) and ``steal_s``: per CPU, the
@@ -322,7 +326,7 @@ class SoakReport:
     heap_held_growth_bytes: int | None = None
     recorder_backlog_max: int = 0
     processes: tuple[ProcessReport, ...] = ()
-    worst_seconds: tuple[WorstSecond, ...] = ()
+    worst_windows: tuple[WorstWindow, ...] = ()
     windows: int = 0
     late_windows: int = 0
     command_windows: int = 0
@@ -377,7 +381,7 @@ class SoakReport:
             f"p99 over {MAX_COMMAND_AGE_P99_CYCLES} cycles in {self.slow_command_windows} of "
             f"{self.command_windows} 1 s windows; host steal over the run "
             f"{steal or 'not readable'}; the worst:",
-            *(w.line() for w in self.worst_seconds),
+            *(w.line() for w in self.worst_windows),
         ]
 
     def _heap_lines(self) -> list[str]:
@@ -571,10 +575,10 @@ class _LoopWatch:
         #: wall clock s, lateness p99 s, lateness max s, slots skipped: one row a diagnostics
         #: message (1 Hz; each covers the loop's last 10 s)
         self.windows = _Columns(4)
-        #: wall clock s, command age p99 (cycles): one row per 1 s window of the bridge's (its
-        #: 10 Hz state repeats a window's figure until the next one closes)
+        #: wall clock s, command age p99 (cycles): one row a second, i.e. one per 1 s window of
+        #: the bridge's (its 10 Hz state repeats a window's figure until the next one closes)
         self.ages = _Columns(2)
-        self._age_text: tuple[str, ...] = ()
+        self._age_at = -math.inf
 
     def diagnostics(self, d: LoopDiagnostics) -> None:
         if d.node != _BRIDGE_NODE or d.loop != "bridge" or not self.armed:
@@ -593,9 +597,10 @@ class _LoopWatch:
         age = BridgeStatus.of(state).command_age_p99_cycles
         if self.armed and age is not None:
             self.command_age_p99_cycles = max(self.command_age_p99_cycles, age)
-            if state.status != self._age_text:  # a new window closed (its text changed)
-                self._age_text = state.status
-                self.ages.append(time.time(), float(age))
+            now = time.time()
+            if now - self._age_at >= _AGE_ROW_S:  # the state comes at 10 Hz: one row a window
+                self._age_at = now
+                self.ages.append(now, float(age))
 
 
 def _received(d: LoopDiagnostics, topic: str) -> int:
@@ -765,7 +770,7 @@ def _finish(
         else:
             loop = (math.nan, math.nan, math.nan, math.nan)
         processes.append(ProcessReport(name, pid, *loop, start, end, end - start, slope))
-    worst, late, slow = _worst_seconds(p)
+    worst, late, slow = _worst_windows(p)
     start, end, slope = rss("observer")
     heap_in_use = heap_held = None
     if p.heap_samples:
@@ -801,7 +806,7 @@ def _finish(
         heap_held_growth_bytes=heap_held,
         recorder_backlog_max=p.recorder_backlog_max,
         processes=tuple(processes),
-        worst_seconds=worst,
+        worst_windows=worst,
         windows=len(p.windows),
         late_windows=late,
         command_windows=len(p.ages),
@@ -826,22 +831,22 @@ def _steal_between(
     return tuple(b - a for a, b in zip(inside[0], inside[-1], strict=False))
 
 
-def _worst_seconds(p: _Partial) -> tuple[tuple[WorstSecond, ...], int, int]:
+def _worst_windows(p: _Partial) -> tuple[tuple[WorstWindow, ...], int, int]:
     """The worst windows of the bridge's lateness (10 s windows, one a second: the worst
     :data:`_WORST_SHOWN` that do not overlap) and of the command age (1 s windows), each with the
     host's steal over it; and how many rows missed each goal."""
     late = sum(1 for row in p.windows if row[1] > MAX_LATENESS_P99_S)
     slow = sum(1 for row in p.ages if row[1] > MAX_COMMAND_AGE_P99_CYCLES)
-    worst: list[WorstSecond] = []
+    worst: list[WorstWindow] = []
     for t, p99, *_rest in sorted(p.windows, key=lambda row: -row[1]):
         if len(worst) == _WORST_SHOWN:
             break
         if all(abs(t - (w.at_s + p.wall_begin_s)) >= _DIAGNOSTICS_WINDOW_S for w in worst):
             steal = _steal_between(p.steal, t - _DIAGNOSTICS_WINDOW_S, t)
-            worst.append(WorstSecond("lateness", t - p.wall_begin_s, p99, steal))
+            worst.append(WorstWindow("lateness", t - p.wall_begin_s, p99, steal))
     for t, age in sorted(p.ages, key=lambda row: -row[1])[:_WORST_SHOWN]:
         steal = _steal_between(p.steal, t - 1.0, t)
-        worst.append(WorstSecond("command age", t - p.wall_begin_s, age, steal))
+        worst.append(WorstWindow("command age", t - p.wall_begin_s, age, steal))
     return tuple(worst), late, slow
 
 

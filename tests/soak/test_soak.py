@@ -23,7 +23,7 @@ from jointbus.soak import (
     SoakConfigError,
     SoakReport,
     _Partial,
-    _worst_seconds,
+    _worst_windows,
     main,
     read_cpu_steal_s,
     read_malloc_stats,
@@ -230,7 +230,7 @@ def _windows(**changes: object) -> _Partial:
 
 
 def test_the_worst_windows_are_distinct_stalls_each_with_the_hosts_steal() -> None:
-    worst, late, slow = _worst_seconds(_windows())
+    worst, late, slow = _worst_windows(_windows())
     assert late == 20 and slow == 1  # rows over 1 ms / over 2 cycles
     lateness = [w for w in worst if w.what == "lateness"]
     # one row per stall (the 3 ms stall's ten windows overlap: one of them is shown), worst first
@@ -244,10 +244,33 @@ def test_the_worst_windows_are_distinct_stalls_each_with_the_hosts_steal() -> No
     assert "3.00 ms in the 10 s up to" in lateness[0].line()
 
 
+def test_the_command_age_is_one_row_a_second_even_when_windows_read_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 3 s of the bridge's 10 Hz state, every window with the same figures (a steady robot):
+    # three 1 s windows, three rows — counting changes of the status text saw one
+    import jointbus.soak as soak
+    from jointbus.robots.hb50.messages import BridgeState
+    from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
+
+    facts = BridgeStatus(real_time_factor=1.0, frame_rate_hz=500.0, command_rate_hz=500.0,
+                         command_age_p99_cycles=3)  # fmt: skip
+    state = BridgeState(drives_enabled=True, status=facts.to_strings(), up_time=5)
+    clock = iter(1_000.0 + 0.1 * i for i in range(30))
+    monkeypatch.setattr(soak.time, "time", lambda: next(clock))
+    watch = soak._LoopWatch()
+    watch.armed = True
+    for _ in range(30):
+        watch.bridge_state(state)
+    rows = watch.ages.rows()
+    assert [age for _t, age in rows] == [3.0, 3.0, 3.0]
+    assert [round(t - 1_000.0, 1) for t, _age in rows] == [0.0, 1.0, 2.0]
+
+
 def test_the_report_counts_the_windows_that_missed_and_lists_the_worst() -> None:
-    worst, late, slow = _worst_seconds(_windows())
+    worst, late, slow = _worst_windows(_windows())
     report = _report(
-        worst_seconds=worst, windows=60, late_windows=late, command_windows=60,
+        worst_windows=worst, windows=60, late_windows=late, command_windows=60,
         slow_command_windows=slow, host_steal_s=(0.03, 0.0),
     )  # fmt: skip
     text = "\n".join(report.lines())

@@ -1,7 +1,8 @@
 """glibc's allocator, told to give large blocks back to the system as soon as they are freed.
 
 Where it sits: a leaf of :mod:`jointbus.tools`; the processes whose job is recording call it
-once at start (``jointbus record``, the soak's observer). It changes a process-wide setting, so
+once at start (``jointbus record``, the demo's recording process in the process layout,
+the soak's observer). It changes a process-wide setting, so
 library classes such as :class:`~jointbus.tools.recorder.Recorder` never call it themselves.
 
 **Why.** A recorder closes an MCAP chunk a few times a second, and each close makes several
