@@ -218,7 +218,7 @@ class LockstepRobot:
         where they are — someone kicked it over (or righted it).
 
         ``clear_of_floor``: raise the body until no part of the robot is inside the floor. A
-        body turned in place with its legs splayed can put a foot 5 cm into the ground, and the
+        body turned in place with its legs splayed can put a leg 7–31 cm into the ground, and the
         contact solver then shoots it out at ≈ 1 m/s and spins it over: that is the teleport,
         not anything a kick or the controller does."""
         import mujoco

@@ -154,7 +154,7 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
         (0.45, 0.0),
         (-0.45, 0.0),
         (0.0, 0.45),
-        (0.0, -0.45),  # the splayed rear legs would be 0.31 m in the floor: a 0.31 m drop
+        (0.0, -0.45),  # the splayed legs would be 0.31 m in the floor: a 0.31 m drop
         (0.3, 0.3),
     ],
 )
