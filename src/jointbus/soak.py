@@ -48,6 +48,7 @@ every goal of every process is.
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import ctypes
 import functools
@@ -331,6 +332,7 @@ class SoakReport:
     late_windows: int = 0
     command_windows: int = 0
     slow_command_windows: int = 0
+    stalled_command_windows: int = 0
     host_steal_s: tuple[float, ...] = ()
 
     @property
@@ -379,7 +381,8 @@ class SoakReport:
             f"  windows                 bridge lateness p99 over {MAX_LATENESS_P99_S * 1e3:g} ms "
             f"in {self.late_windows} of {self.windows} 10 s windows (one a second), command age "
             f"p99 over {MAX_COMMAND_AGE_P99_CYCLES} cycles in {self.slow_command_windows} of "
-            f"{self.command_windows} 1 s windows; host steal over the run "
+            f"{self.command_windows} 1 s windows ({self.stalled_command_windows} of them with a "
+            "bridge stall in them or the 2 s before); host steal over the run "
             f"{steal or 'not readable'}; the worst:",
             *(w.line() for w in self.worst_windows),
         ]
@@ -811,11 +814,14 @@ def _finish(
         late_windows=late,
         command_windows=len(p.ages),
         slow_command_windows=slow,
+        stalled_command_windows=_late_seconds_with_a_bridge_stall(p),
         host_steal_s=_steal_between(p.steal, -math.inf, math.inf),
     )
 
 
 _WORST_SHOWN: Final = 3
+#: How long before a late command-age second a bridge stall is taken as its cause (s).
+_STALL_LOOKBACK_S: Final = 2.0
 #: The bridge loop's diagnostics cover its last 10 s (``RateLoop``'s ``stats_window_s``).
 _DIAGNOSTICS_WINDOW_S: Final = 10.0
 
@@ -848,6 +854,24 @@ def _worst_windows(p: _Partial) -> tuple[tuple[WorstWindow, ...], int, int]:
         steal = _steal_between(p.steal, t - 1.0, t)
         worst.append(WorstWindow("command age", t - p.wall_begin_s, age, steal))
     return tuple(worst), late, slow
+
+
+def _late_seconds_with_a_bridge_stall(p: _Partial) -> int:
+    """How many command-age seconds over the goal had a bridge stall in them or in the
+    :data:`_STALL_LOOKBACK_S` before: a row of the loop's diagnostics in that span (to 0.5 s
+    after the second) whose 10 s window counts more skipped slots than the row before it.
+
+    Why: a stalled bridge applies, in its first cycle after the stall, the command that answered
+    the frame before it, so its stalls make late commands of their own; a late second without
+    one points at the controller's side or the bus. Approximate: a slot leaving the 10 s window
+    as a new one is skipped hides that rise."""
+    rises = [b[0] for a, b in zip(p.windows, p.windows[1:], strict=False) if b[3] > a[3]]
+    count = 0
+    for t, age in p.ages:
+        if age > MAX_COMMAND_AGE_P99_CYCLES:
+            i = bisect.bisect_left(rises, t - 1.0 - _STALL_LOOKBACK_S)
+            count += i < len(rises) and rises[i] <= t + 0.5
+    return count
 
 
 def _edges(values: Sequence[int]) -> tuple[int, int]:

@@ -279,6 +279,27 @@ def test_the_report_counts_the_windows_that_missed_and_lists_the_worst() -> None
     assert "host steal over the run cpu0 0.03 s, cpu1 0.00 s" in text
 
 
+def test_late_command_seconds_are_told_apart_by_a_bridge_stall_before_them() -> None:
+    import jointbus.soak as soak
+
+    # the loop skipped slots at t=28 s (its window's count rises from 0 to 3, and stays for
+    # 10 s); late command seconds end at 30.5 s (a stall 2.5 s before: counted), 40.5 s (the
+    # window still counts the old stall, no new one: not counted) and 50.5 s (none)
+    begin = 1_000.0
+    windows = [(begin + t, 1e-4, 0.004, 3.0 if 28 <= t < 38 else 0.0) for t in range(60)]
+    ages = [(begin + t + 0.5, 5.0 if t in (30, 40, 50) else 1.0) for t in range(60)]
+    p = _windows(windows=windows, ages=ages)
+    assert soak._late_seconds_with_a_bridge_stall(p) == 1
+    # a second stall at t=49 s: the late second at 50.5 s comes with it
+    windows[49] = (begin + 49, 1e-4, 0.004, 1.0)
+    assert soak._late_seconds_with_a_bridge_stall(_windows(windows=windows, ages=ages)) == 2
+    report = _report(command_windows=60, slow_command_windows=3, stalled_command_windows=2,
+                     windows=60)  # fmt: skip
+    assert "over 2 cycles in 3 of 60 1 s windows (2 of them with a bridge stall" in "\n".join(
+        report.lines()
+    )
+
+
 def test_rss_is_read_for_another_process() -> None:
     import subprocess
     import sys
