@@ -24,6 +24,8 @@ SEED = 1
         (CampaignConfig(seed="1"), CampaignConfigError),  # type: ignore[arg-type]
         (CampaignConfig(duration_s=60.0, faults_per_minute=0.0), FaultScheduleError),
         (CampaignConfig(duration_s=60.0, kinds=()), FaultScheduleError),
+        (CampaignConfig(duration_s=60.0, window=(50.0, 70.0)), FaultScheduleError),
+        (CampaignConfig(duration_s=60.0, window=(30.0, 20.0)), FaultScheduleError),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_runs(

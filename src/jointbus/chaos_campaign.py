@@ -86,7 +86,7 @@ from jointbus.runtime.launch import LaunchDescription
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning, apply_realtime
 from jointbus.stack import BRIDGE_LOST, MODE_UNKNOWN, Stack, bundled_layout
 from jointbus.tools.chaos.bad_input import REFUSED
-from jointbus.tools.chaos.fault_schedule import Fault, FaultKind, FaultSchedule
+from jointbus.tools.chaos.fault_schedule import WINDOW_LEAD_S, Fault, FaultKind, FaultSchedule
 from jointbus.tools.chaos.invariants import FaultRecord, InvariantChecker, ReportRule, tilt_of
 from jointbus.tools.chaos.report import CampaignReport
 from jointbus.tools.chaos.velocity_publisher import NODE_NAME as VELOCITY_NODE
@@ -158,7 +158,9 @@ class CampaignConfigError(ValueError):
 class CampaignConfig:
     """``seed``; ``duration_s`` of campaign (the robot's run, restarts excluded);
     ``faults_per_minute``; ``hub_port`` (``None``: a free one); ``kinds`` to inject;
-    ``stand_timeout_s`` for each (re)start; ``final_timeout_s`` for the end state."""
+    ``stand_timeout_s`` for each (re)start; ``final_timeout_s`` for the end state; ``window``
+    (campaign s, ``None``: all): replay only the faults of the ``duration_s`` schedule that start
+    in it, in a short run (:meth:`~.fault_schedule.FaultSchedule.window`)."""
 
     seed: int = 1
     duration_s: float = 600.0
@@ -168,14 +170,22 @@ class CampaignConfig:
     stand_timeout_s: float = 60.0
     final_timeout_s: float = 30.0
     verbose: bool = False
+    window: tuple[float, float] | None = None
 
     def schedule(self) -> FaultSchedule:
-        return FaultSchedule.from_seed(
+        """The faults to inject: the seed's, or those of :attr:`window`, moved."""
+        full = FaultSchedule.from_seed(
             self.seed,
             self.duration_s,
             faults_per_minute=self.faults_per_minute,
             kinds=self.kinds,
         )
+        return full if self.window is None else full.window(*self.window)
+
+
+def _window_shift(window: tuple[float, float]) -> float:
+    """How far (s) a window's faults are moved (:meth:`FaultSchedule.window`)."""
+    return WINDOW_LEAD_S - window[0]
 
 
 def run_campaign(
@@ -323,7 +333,15 @@ class _Campaign:
                 self._at(fault.at_s, functools.partial(self._inject, fault))
             self.say(
                 f"chaos: seed {self.config.seed}, {len(self.schedule.faults)} faults over "
-                f"{self.config.duration_s:g} s, hub port {self.port}"
+                f"{self.schedule.duration_s:g} s"
+                + (
+                    ""
+                    if self.config.window is None
+                    else f" (those starting in {self.config.window[0]:g}–"
+                    f"{self.config.window[1]:g} s of the {self.config.duration_s:g} s schedule, "
+                    f"{_window_shift(self.config.window):+g} s)"
+                )
+                + f", hub port {self.port}"
             )
             self._loop()
             if not self.aborted:
@@ -344,7 +362,7 @@ class _Campaign:
         with self.lock:
             return CampaignReport.of(
                 seed=self.config.seed,
-                duration_s=self.config.duration_s,
+                duration_s=self.schedule.duration_s,
                 wall_s=time.monotonic() - self.wall_start,
                 faults_per_minute=self.config.faults_per_minute,
                 records=self.checker.records,
@@ -352,13 +370,15 @@ class _Campaign:
                 ground_truth_samples=self.checker.samples,
                 load=_load(),
                 notes=self.notes,
+                schedule_s=self.config.duration_s,
+                window=self.config.window,
             )
 
     def _loop(self) -> None:
         next_line = 30.0
         while True:
             now = self.now()
-            if self.aborted or (not self.events and now >= self.config.duration_s):
+            if self.aborted or (not self.events and now >= self.schedule.duration_s):
                 return
             while (action := self._due(now)) is not None:
                 action()
@@ -376,7 +396,7 @@ class _Campaign:
                 )
                 next_line += 30.0
             with self.lock:
-                upcoming = self.events[0][0] if self.events else self.config.duration_s
+                upcoming = self.events[0][0] if self.events else self.schedule.duration_s
             time.sleep(max(0.0, min(0.05, upcoming - self.now())))
 
     def _watch_stack(self) -> None:
@@ -463,7 +483,7 @@ class _Campaign:
         if name == "velocity":
             return [
                 sys.executable, "-m", "jointbus.tools.chaos.velocity_publisher",
-                "--seed", str(self.config.seed), "--seconds", repr(self.config.duration_s),
+                "--seed", str(self.config.seed), "--seconds", repr(self.schedule.duration_s),
                 "--origin-file", str(self._origin_file), "--hub-port", port,
             ]
         if name == "bus_client":

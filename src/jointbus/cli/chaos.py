@@ -10,8 +10,9 @@ faults — SIGSTOP and SIGKILL of the control node, the velocity publisher, a re
 SIGKILL of the bridge, CPU hogs on every core, bursts of bad joint and velocity commands, a
 duplicate node — while it checks the simulator's ground truth against the invariants at every
 step. It prints a progress line every 30 s, then a table per fault kind and every violation with
-the command that replays it (the same ``--seed``). Exit code 0 only with 0 violations, 1
-otherwise; 2 for bad arguments. Ctrl-C stops every process it started.
+the command that replays it (the same ``--seed``; ``--window BEGIN:END`` replays only the faults
+that start in that span, in a short run). Exit code 0 only with 0 violations, 1 otherwise; 2 for
+bad arguments. Ctrl-C stops every process it started.
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print every WARN+ report as it arrives.")
     ] = False,
+    window: Annotated[
+        str | None,
+        typer.Option(
+            "--window", metavar="BEGIN:END",
+            help="Replay only the faults of the schedule that start between BEGIN and END s "
+            "(campaign time, as a violation names it), in a short run: the combination that "
+            "broke a rule, without the hour before it.",
+        ),
+    ] = None,
 ) -> None:
     """Run the chaos campaign: the walking hb50 under seeded, overlapping faults, its ground
     truth checked at every step.
@@ -68,12 +78,14 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
         duration = seconds if seconds is not None else minutes * 60.0
         if not math.isfinite(duration):
             raise typer.BadParameter(f"{duration!r} is not a length", param_hint="--seconds")
+        span = None if window is None else _window(window)
         config = CampaignConfig(
             seed=seed,
             duration_s=duration,
             faults_per_minute=faults_per_minute,
             hub_port=hub_port,
             verbose=verbose,
+            window=span,
         )
         try:
             report = run_campaign(config, progress=typer.echo)
@@ -88,3 +100,17 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
             json_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n")
         if not report.passed:
             raise typer.Exit(FAILED)
+
+
+def _window(text: str) -> tuple[float, float]:
+    """``BEGIN:END`` in seconds (``2870:2895``)."""
+    begin, sep, end = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError(text)
+        span = (float(begin), float(end))
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not BEGIN:END in seconds (e.g. 2870:2895)", param_hint="--window"
+        ) from None
+    return span

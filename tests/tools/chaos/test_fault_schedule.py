@@ -11,6 +11,8 @@ from jointbus.tools.chaos.fault_schedule import (
     BAD_INPUT_S,
     HOG_S,
     STOP_S,
+    WINDOW_LEAD_S,
+    WINDOW_TAIL_S,
     FaultKind,
     FaultSchedule,
     FaultScheduleError,
@@ -80,3 +82,24 @@ def test_bad_arguments_are_refused(kwargs: dict[str, object], field: str) -> Non
     with pytest.raises(FaultScheduleError) as info:
         FaultSchedule.from_seed(seed, duration, **args)  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+def test_a_window_holds_the_faults_that_start_in_it_moved_to_a_short_run() -> None:
+    full = FaultSchedule.from_seed(11, 3600.0)
+    window = full.window(2865.0, 2895.0)
+    inside = [f for f in full.faults if 2865.0 <= f.at_s <= 2895.0]
+    assert [f.index for f in window.faults] == [f.index for f in inside] != []
+    assert 1446 in [f.index for f in window.faults]  # the SIGSTOP of the 60-minute run's violation
+    for moved, original in zip(window.faults, inside, strict=True):
+        assert moved.kind is original.kind and moved.duration_s == original.duration_s
+        assert moved.at_s == pytest.approx(original.at_s - 2865.0 + WINDOW_LEAD_S)
+    assert window.duration_s == pytest.approx(30.0 + WINDOW_LEAD_S + WINDOW_TAIL_S)
+    assert window.seed == 11
+
+
+@pytest.mark.parametrize(
+    "span", [(10.0, 5.0), (-1.0, 5.0), (5.0, 5.0), (0.0, 3601.0), (math.nan, 5.0)]
+)
+def test_a_window_outside_the_schedule_is_refused(span: tuple[float, float]) -> None:
+    with pytest.raises(FaultScheduleError, match="window"):
+        FaultSchedule.from_seed(11, 3600.0).window(*span)

@@ -88,6 +88,27 @@ def test_each_violation_is_listed_with_its_time_and_the_replay() -> None:
     rows = {row.kind: row for row in report.rows}
     assert rows[FaultKind.STOP_CONTROL].missed_reports == 1
     assert any("(1 of 2 missed)" in line for line in lines)
+    # each violation also names the short replay of the faults of the 30 s before it
+    alone = [line for line in lines if "the faults before it alone" in line]
+    assert alone[0].endswith(f"{replay} --window 0:3")
+    assert alone[1].endswith(f"{replay} --window 1:31")
+
+
+def test_a_window_replays_report_in_the_whole_schedules_time() -> None:
+    """A windowed run's times are its own (the window's first fault 5 s in); its replay lines
+    name the whole schedule and the window in that schedule's time."""
+    violation = Violation(29.4, "fault not reported", "#1446 sigstop control ...", 1.5, (1446,))
+    report = CampaignReport.of(
+        seed=11, duration_s=47.0, wall_s=80.0, faults_per_minute=30.0, records=[],
+        violations=[violation], ground_truth_samples=1, load=1.0, schedule_s=3600.0,
+        window=(2865.0, 2895.0),
+    )  # fmt: skip
+    assert report.replay == (
+        "jointbus chaos --seed 11 --seconds 3600 --faults-per-minute 30 --window 2865:2895"
+    )
+    # 29.4 s into the run is 2889.4 s of the schedule: its faults from 2860 s on
+    assert report.violation_replay(violation).endswith("--window 2860:2890")
+    assert report.as_dict()["window"] == [2865.0, 2895.0]
 
 
 def test_the_json_form_holds_everything() -> None:

@@ -17,6 +17,12 @@ where they fall together, as faults do. The kinds are dealt in seeded rounds (ev
 round), so every kind appears ``count // kinds`` times at least. Times are *campaign* seconds:
 the campaign's clock stops while it restarts a killed bridge's stack, so a replay injects every
 fault at the same moment of the robot's run.
+
+**Windows.** Replaying a violation found after 48 minutes of a one-hour seed means running the
+48 minutes again. :meth:`FaultSchedule.window` keeps only the faults that start in a span of the
+seed's schedule — the combination that broke a rule — moved to begin :data:`WINDOW_LEAD_S` into a
+short run: the faults, their order, overlaps and lengths are the same; the robot's history before
+the span and the velocity script's phase are not.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ __all__ = [
     "BAD_INPUT_S",
     "HOG_S",
     "STOP_S",
+    "WINDOW_LEAD_S",
+    "WINDOW_TAIL_S",
     "Fault",
     "FaultKind",
     "FaultSchedule",
@@ -43,6 +51,11 @@ STOP_S: Final = (0.05, 2.0)
 HOG_S: Final = (1.0, 10.0)
 #: Bad-input burst lengths (s).
 BAD_INPUT_S: Final = (0.5, 2.0)
+#: A window's first fault comes this long into its run (s): the robot walks first.
+WINDOW_LEAD_S: Final = 5.0
+#: A window's run goes on this long after its last fault starts (s): the faults end (a hog lasts
+#: up to 10 s) and their reports arrive.
+WINDOW_TAIL_S: Final = 12.0
 
 
 class FaultKind(Enum):
@@ -156,6 +169,25 @@ class FaultSchedule:
             for i, (at, kind) in enumerate(zip(starts, dealt, strict=True))
         )
         return cls(seed, duration_s, faults)
+
+    def window(self, begin_s: float, end_s: float) -> FaultSchedule:
+        """The faults that start in ``[begin_s, end_s]`` (campaign s), numbered as here, moved
+        by ``WINDOW_LEAD_S − begin_s``, in a schedule of ``end_s − begin_s + WINDOW_LEAD_S +
+        WINDOW_TAIL_S`` s (module docstring: what a window replays and what not)."""
+        if not (
+            math.isfinite(begin_s) and math.isfinite(end_s) and 0.0 <= begin_s < end_s
+            and end_s <= self.duration_s
+        ):  # fmt: skip
+            raise FaultScheduleError(
+                "window", (begin_s, end_s), f"0 ≤ begin < end ≤ {self.duration_s:g} s"
+            )
+        shift = WINDOW_LEAD_S - begin_s
+        faults = tuple(
+            Fault(f.index, f.at_s + shift, f.kind, f.duration_s)
+            for f in self.faults
+            if begin_s <= f.at_s <= end_s
+        )
+        return FaultSchedule(self.seed, end_s - begin_s + WINDOW_LEAD_S + WINDOW_TAIL_S, faults)
 
     def count(self, kind: FaultKind) -> int:
         """How many faults of ``kind`` the schedule holds."""

@@ -16,20 +16,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from jointbus.tools.chaos.fault_schedule import FaultKind
+from jointbus.tools.chaos.fault_schedule import WINDOW_LEAD_S, FaultKind
 from jointbus.tools.chaos.invariants import FaultRecord, Violation
 
 __all__ = ["CampaignReport", "KindRow", "replay_command"]
 
 
-def replay_command(seed: int, duration_s: float, faults_per_minute: float) -> str:
-    """The command line that runs the same campaign again."""
+def replay_command(
+    seed: int,
+    duration_s: float,
+    faults_per_minute: float,
+    window: tuple[float, float] | None = None,
+) -> str:
+    """The command line that runs the same campaign again (``duration_s``: the whole schedule's;
+    ``window``: only the faults starting in it, campaign s of that schedule)."""
     return (
         f"jointbus chaos --seed {seed} --seconds {duration_s:g} "
         f"--faults-per-minute {faults_per_minute:g}"
+        + ("" if window is None else f" --window {window[0]:g}:{window[1]:g}")
     )
+
+
+#: A violation's own replay takes the faults that started this long before it (s).
+VIOLATION_WINDOW_S: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +91,10 @@ class CampaignReport:
     ground_truth_samples: int
     load: float
     notes: tuple[str, ...] = ()
+    #: The whole schedule's length (s) when only its ``window`` was replayed (``duration_s`` is
+    #: then the short run's).
+    schedule_s: float | None = None
+    window: tuple[float, float] | None = None
 
     @classmethod
     def of(
@@ -94,6 +109,8 @@ class CampaignReport:
         ground_truth_samples: int,
         load: float,
         notes: Sequence[str] = (),
+        schedule_s: float | None = None,
+        window: tuple[float, float] | None = None,
     ) -> CampaignReport:
         kinds = [k for k in FaultKind if any(r.fault.kind is k for r in records)]
         return cls(
@@ -106,6 +123,8 @@ class CampaignReport:
             ground_truth_samples=ground_truth_samples,
             load=load,
             notes=tuple(notes),
+            schedule_s=schedule_s if window is not None else None,
+            window=window,
         )
 
     @property
@@ -119,7 +138,18 @@ class CampaignReport:
 
     @property
     def replay(self) -> str:
-        return replay_command(self.seed, self.duration_s, self.faults_per_minute)
+        return replay_command(
+            self.seed, self.schedule_s or self.duration_s, self.faults_per_minute, self.window
+        )
+
+    def violation_replay(self, violation: Violation) -> str:
+        """The short replay of one violation: the faults of the :data:`VIOLATION_WINDOW_S`
+        before it, in the whole schedule's time."""
+        shift = 0.0 if self.window is None else self.window[0] - WINDOW_LEAD_S
+        whole = self.schedule_s or self.duration_s
+        end = min(whole, max(1, math.ceil(violation.t_s + shift)))
+        begin = max(0.0, math.floor(end - VIOLATION_WINDOW_S))
+        return replay_command(self.seed, whole, self.faults_per_minute, (begin, end))
 
     def lines(self) -> list[str]:
         """The table, the verdict and every violation with the command that replays it."""
@@ -148,7 +178,9 @@ class CampaignReport:
         if self.violations:
             out.append("")
             out.append(f"violations (replay: {self.replay}):")
-            out += [f"  {v.describe(self.seed)}" for v in self.violations]
+            for v in self.violations:
+                out.append(f"  {v.describe(self.seed)}")
+                out.append(f"    the faults before it alone: {self.violation_replay(v)}")
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -163,6 +195,8 @@ class CampaignReport:
             "load": self.load,
             "passed": self.passed,
             "replay": self.replay,
+            "schedule_s": self.schedule_s,
+            "window": None if self.window is None else list(self.window),
             "rows": [
                 {
                     "kind": r.kind.value,
