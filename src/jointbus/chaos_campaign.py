@@ -339,7 +339,7 @@ class _Campaign:
                     if self.config.window is None
                     else f" (those starting in {self.config.window[0]:g}–"
                     f"{self.config.window[1]:g} s of the {self.config.duration_s:g} s schedule, "
-                    f"{_window_shift(self.config.window):+g} s)"
+                    f"moved by {_window_shift(self.config.window):+g} s)"
                 )
                 + f", hub port {self.port}"
             )
