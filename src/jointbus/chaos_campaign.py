@@ -86,7 +86,7 @@ from jointbus.runtime.launch import LaunchDescription
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning, apply_realtime
 from jointbus.stack import BRIDGE_LOST, MODE_UNKNOWN, Stack, bundled_layout
 from jointbus.tools.chaos.bad_input import REFUSED
-from jointbus.tools.chaos.fault_schedule import WINDOW_LEAD_S, Fault, FaultKind, FaultSchedule
+from jointbus.tools.chaos.fault_schedule import Fault, FaultKind, FaultSchedule, window_shift
 from jointbus.tools.chaos.invariants import FaultRecord, InvariantChecker, ReportRule, tilt_of
 from jointbus.tools.chaos.report import CampaignReport
 from jointbus.tools.chaos.velocity_publisher import NODE_NAME as VELOCITY_NODE
@@ -181,11 +181,6 @@ class CampaignConfig:
             kinds=self.kinds,
         )
         return full if self.window is None else full.window(*self.window)
-
-
-def _window_shift(window: tuple[float, float]) -> float:
-    """How far (s) a window's faults are moved (:meth:`FaultSchedule.window`)."""
-    return WINDOW_LEAD_S - window[0]
 
 
 def run_campaign(
@@ -339,7 +334,7 @@ class _Campaign:
                     if self.config.window is None
                     else f" (those starting in {self.config.window[0]:g}–"
                     f"{self.config.window[1]:g} s of the {self.config.duration_s:g} s schedule, "
-                    f"moved by {_window_shift(self.config.window):+g} s)"
+                    f"moved by {window_shift(self.config.window[0]):+g} s)"
                 )
                 + f", hub port {self.port}"
             )

@@ -43,6 +43,7 @@ __all__ = [
     "FaultKind",
     "FaultSchedule",
     "FaultScheduleError",
+    "window_shift",
 ]
 
 #: SIGSTOP lengths (s): 50 ms to 2 s.
@@ -181,7 +182,7 @@ class FaultSchedule:
             raise FaultScheduleError(
                 "window", (begin_s, end_s), f"0 ≤ begin < end ≤ {self.duration_s:g} s"
             )
-        shift = WINDOW_LEAD_S - begin_s
+        shift = window_shift(begin_s)
         faults = tuple(
             Fault(f.index, f.at_s + shift, f.kind, f.duration_s)
             for f in self.faults
@@ -202,6 +203,13 @@ class FaultSchedule:
                     break
                 pairs += 1
         return pairs
+
+
+def window_shift(begin_s: float) -> float:
+    """How far (s) :meth:`FaultSchedule.window` moves the faults of a window that begins at
+    ``begin_s`` of its schedule (add it to a schedule's time for the short run's, subtract it for
+    the way back)."""
+    return WINDOW_LEAD_S - begin_s
 
 
 def _length(kind: FaultKind, rng: random.Random) -> float:

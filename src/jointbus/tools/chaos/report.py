@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from jointbus.tools.chaos.fault_schedule import WINDOW_LEAD_S, FaultKind
+from jointbus.tools.chaos.fault_schedule import FaultKind, window_shift
 from jointbus.tools.chaos.invariants import FaultRecord, Violation
 
 __all__ = ["CampaignReport", "KindRow", "replay_command"]
@@ -145,9 +145,9 @@ class CampaignReport:
     def violation_replay(self, violation: Violation) -> str:
         """The short replay of one violation: the faults of the :data:`VIOLATION_WINDOW_S`
         before it, in the whole schedule's time."""
-        shift = 0.0 if self.window is None else self.window[0] - WINDOW_LEAD_S
+        back = 0.0 if self.window is None else window_shift(self.window[0])
         whole = self.schedule_s or self.duration_s
-        end = min(whole, max(1, math.ceil(violation.t_s + shift)))
+        end = min(whole, max(1, math.ceil(violation.t_s - back)))
         begin = max(0.0, math.floor(end - VIOLATION_WINDOW_S))
         return replay_command(self.seed, whole, self.faults_per_minute, (begin, end))
 
