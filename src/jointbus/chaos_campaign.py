@@ -251,6 +251,8 @@ class _Campaign:
         self.last_tilt = math.nan
         self.mode = ""
         self.bridge_mode = ""
+        self.bridge_owner = ""
+        self.bridge_state_t = -math.inf  # campaign time (s) the bridge's state last came
         self.tmp = tempfile.TemporaryDirectory(prefix="jointbus-chaos-")
         self.wall_start = time.monotonic()
 
@@ -699,6 +701,7 @@ class _Campaign:
             # process still starting (respawned after a kill) or one already held off by the
             # fallback of an earlier fault gives it nothing new to report
             commanding = self.bridge_mode == "run" and self.control_killed_pid is None
+            context = self._bridge_context()
         if kind is FaultKind.STOP_CONTROL and fault.duration_s >= 0.3 and commanding:
             rule = ReportRule(
                 _BRIDGE, WATCHDOG_REPORT_S, Level.WARN, contains=("watchdog", "fallback")
@@ -710,7 +713,7 @@ class _Campaign:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGSTOP)
         with self.lock:
-            record = self.checker.injected(fault, self.now(), rule)
+            record = self.checker.injected(fault, self.now(), rule, context)
             if kind is FaultKind.STOP_CONTROL:
                 self.checker.owner_silent(self.now())
                 self.control_stopped_until = max(
@@ -727,6 +730,15 @@ class _Campaign:
 
         self._at(fault.end_s, resume)
 
+    def _bridge_context(self) -> str:
+        """What the campaign knows of the bridge now (under the lock), for a fault's record."""
+        age = self.now() - self.bridge_state_t
+        return (
+            f"bridge mode {self.bridge_mode or '?'}, owner {self.bridge_owner or '?'} "
+            f"(its state {age:.2f} s old)"
+            + (f", control pid {self.control_killed_pid} killed" if self.control_killed_pid else "")
+        )
+
     def _kill(self, fault: Fault, pid: int) -> None:
         kind = fault.kind
         rule: ReportRule | None = None
@@ -742,7 +754,7 @@ class _Campaign:
             t = self.now()
             if kind is FaultKind.KILL_BRIDGE:
                 self._bridge_killed(t)
-            record = self.checker.injected(fault, t, rule)
+            record = self.checker.injected(fault, t, rule, self._bridge_context())
             if kind is FaultKind.KILL_CONTROL:
                 self.checker.owner_silent(t)
                 self.control_killed_pid = pid
@@ -795,8 +807,15 @@ class _Campaign:
             facts = BridgeStatus.of(msg)
             mode = facts.mode.value if facts.mode is not None else ""
             with lock:
-                self.bridge_mode = mode
-                checker.bridge_state(self.now(), mode, facts.owner)
+                changed = (mode, facts.owner) != (self.bridge_mode, self.bridge_owner)
+                self.bridge_mode, self.bridge_owner = mode, facts.owner
+                self.bridge_state_t = self.now()
+            if self.config.verbose and changed:
+                self.say(
+                    f"  t={self.bridge_state_t:7.2f} s bridge: mode {mode or '?'}, "
+                    f"owner {facts.owner or '?'}"
+                )
+                checker.bridge_state(self.bridge_state_t, mode, facts.owner)
 
         def robot_state(msg: RobotState) -> None:
             try:

@@ -290,3 +290,33 @@ def test_a_report_owed_by_a_node_killed_before_it_was_due_is_not_judged() -> Non
     checker.status(5.9, Level.ERROR, "launcher", "process 'bridge' died")
     checker.tick(6.5 + grace + 1.0)
     assert [v.faults for v in checker.violations] == [(1,)]
+
+
+def test_a_missed_report_names_what_the_bridge_said_and_was_doing_around_it() -> None:
+    """A report missed in an hour-long run must explain itself: the campaign keeps no log."""
+    checker = standing()
+    checker.status(0.5, Level.WARN, "bridge_node", "watchdog: no valid command for 251 ms")
+    checker.status(0.6, Level.WARN, "control_node", "not the bridge")
+    checker.status(0.7, Level.OK, "bridge_node", "owner: control_node")
+    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains=("fallback",))
+    checker.injected(
+        Fault(7, 1.0, FaultKind.STOP_CONTROL, 1.2), 1.0, rule, "bridge mode run, owner x"
+    )
+    checker.status(1.4, Level.WARN, "bridge_node", "thermal: fr_j2 hot")
+    checker.tick(1.0 + 1.5 + checker.bounds.report_grace_s + 0.1)
+    (violation,) = checker.violations
+    assert "at injection: bridge mode run, owner x" in violation.detail
+    assert "t=0.50 s 'watchdog: no valid command for 251 ms'" in violation.detail
+    assert "t=1.40 s 'thermal: fr_j2 hot'" in violation.detail
+    assert "not the bridge" not in violation.detail and "owner:" not in violation.detail
+
+
+def test_a_missed_report_says_when_its_reporter_said_nothing() -> None:
+    checker = standing()
+    rule = ReportRule("bridge_node", 1.5, Level.WARN, contains=("watchdog",))
+    checker.injected(Fault(0, 10.0, FaultKind.STOP_CONTROL, 0.6), 10.0, rule)
+    checker.status(2.0, Level.WARN, "bridge_node", "watchdog: long before")
+    checker.tick(20.0)
+    (violation,) = checker.violations
+    assert "bridge_node reported no WARN+ from 5.00 s to 11.50 s" in violation.detail
+    assert "at injection" not in violation.detail

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -60,6 +61,13 @@ _FLOAT32_SLACK: Final = 1e-6
 #: How long after a fault ends its worst values are still counted to it (s): a robot knocked by a
 #: fault falls over within a second or two after it.
 SETTLE_S: Final = 3.0
+#: A missing report's violation names the reporter's own WARN+ reports from this long before the
+#: injection up to its deadline (s): what the reporter was busy saying explains most misses (a
+#: fallback already under way when the fault came, a report stamped just before it).
+HEARD_BEFORE_S: Final = 5.0
+#: How many of those reports it names at most, and how much of each text (characters).
+_HEARD_SHOWN: Final = 6
+_HEARD_TEXT: Final = 90
 
 
 def tilt_of(x: float, y: float, z: float, w: float) -> float:
@@ -149,7 +157,8 @@ class FaultRecord:
     ``unwitnessed``: why its report is not judged, its reporter killed before it was due),
     and the worst the robot did while it
     and :data:`SETTLE_S` after it lasted: lowest height, largest tilt, fastest joint (rad/s),
-    largest limit excursion (rad, 0 inside)."""
+    largest limit excursion (rad, 0 inside). ``context``: what the campaign knew of the robot
+    when it injected the fault (the bridge's mode and owner), named if its report is missed."""
 
     fault: Fault
     injected_s: float
@@ -162,6 +171,7 @@ class FaultRecord:
     max_tilt_rad: float = 0.0
     max_speed: float = 0.0
     max_excursion_rad: float = 0.0
+    context: str = ""
 
     @property
     def detection_s(self) -> float:
@@ -203,6 +213,8 @@ class InvariantChecker:
     _paused: bool = False
     _owner_silent_since: float = math.nan
     _last_t: float = 0.0
+    #: The latest WARN+ reports (campaign s, level, node, text), for a missed report's detail.
+    _heard: deque[tuple[float, int, str, str]] = field(default_factory=lambda: deque(maxlen=256))
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.limits):
@@ -211,9 +223,12 @@ class InvariantChecker:
             )
 
     # ---- what the campaign did -----------------------------------------------------------
-    def injected(self, fault: Fault, t_s: float, expected: ReportRule | None = None) -> FaultRecord:
-        """``fault`` was injected at ``t_s``; ``expected``: the report it must cause."""
-        record = FaultRecord(fault, t_s, expected=expected)
+    def injected(
+        self, fault: Fault, t_s: float, expected: ReportRule | None = None, context: str = ""
+    ) -> FaultRecord:
+        """``fault`` was injected at ``t_s``; ``expected``: the report it must cause;
+        ``context``: what the campaign knew of the robot then (said if the report is missed)."""
+        record = FaultRecord(fault, t_s, expected=expected, context=context)
         if fault.duration_s == 0:
             record.ended_s = t_s
         self.records.append(record)
@@ -348,6 +363,8 @@ class InvariantChecker:
     def status(self, t_s: float, level: int, node: str, text: str, data: bytes = b"") -> None:
         """One ``/<ns>/status`` report received at ``t_s``."""
         self._tick(t_s)
+        if level >= Level.WARN:
+            self._heard.append((t_s, level, node, text))
         for r in self.records:
             rule = r.expected
             if (
@@ -413,12 +430,31 @@ class InvariantChecker:
                            if rule.contains else "")
                         + (f" about {rule.data.decode(errors='replace')}" if rule.data else "")
                         + f" within {rule.bound_s:g} s"
-                        + (f" (it came after {r.detection_s:.3f} s)" if late else ""),
+                        + (f" (it came after {r.detection_s:.3f} s)" if late else "")
+                        + (f"; at injection: {r.context}" if r.context else "")
+                        + self._heard_from(rule.node, r.injected_s - HEARD_BEFORE_S, deadline),
                         rule.bound_s,
                         (r.fault.index,),
                     )
                 )
                 r.missed = True  # one violation per missing report
+
+    def _heard_from(self, node: str, begin_s: float, end_s: float) -> str:
+        """``node``'s WARN+ reports stamped from ``begin_s`` to ``end_s`` (campaign s), as a
+        clause of a violation's detail (the latest :data:`_HEARD_SHOWN`)."""
+        heard = [
+            f"t={t:.2f} s {text[:_HEARD_TEXT]!r}"
+            for t, _level, who, text in self._heard
+            if who == node and begin_s <= t <= end_s
+        ]
+        if not heard:
+            return f"; {node} reported no WARN+ from {begin_s:.2f} s to {end_s:.2f} s"
+        more = len(heard) - _HEARD_SHOWN
+        return (
+            f"; {node}'s WARN+ reports from {begin_s:.2f} s: "
+            + (f"({more} earlier) " if more > 0 else "")
+            + " | ".join(heard[-_HEARD_SHOWN:])
+        )
 
     def _limits(
         self,
