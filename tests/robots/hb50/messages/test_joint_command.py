@@ -301,3 +301,79 @@ def test_for_joint_and_index() -> None:
 
 def test_empty_command_is_valid() -> None:
     assert JointCommand.from_cdr(JointCommand().to_cdr()) == JointCommand()
+
+
+# ---- from_joint_arrays: the controller's one-pass constructor -------------------------------
+
+#: Any float64 a controller's arithmetic can produce, refused ones included.
+ANY_FLOAT = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([-0.0, 3.5e38, -3.5e38, 1e-46, FLOAT32_MAX]),
+)
+ARRAY_FIELDS = ("kp", "kd", "t_pos", "t_vel", "t_trq")
+
+
+def _built(build: Any) -> JointCommand | tuple[type[BaseException], str]:
+    try:
+        result: JointCommand = build()
+    except Exception as exc:  # the two paths must raise the same error
+        return type(exc), str(exc)
+    return result
+
+
+@given(st.data())
+def test_from_joint_arrays_is_the_constructor_for_any_values(data: st.DataObject) -> None:
+    """The fast path must never accept what the constructor refuses, nor round differently: the
+    same message, or the same error naming joint, index, field and value."""
+    names = data.draw(NAMES)
+    n = len(names)
+    arrays = {
+        f: np.array(data.draw(st.lists(ANY_FLOAT, min_size=n, max_size=n)), dtype=np.float64)
+        for f in ARRAY_FIELDS
+    }
+    header = data.draw(HEADERS)
+    fast = _built(lambda: JointCommand.from_joint_arrays(header, "ctl", names, **arrays))
+    slow = _built(
+        lambda: JointCommand(
+            header, "ctl", names, ki=(0.0,) * n, brake=(False,) * n,
+            **{f: tuple(a.tolist()) for f, a in arrays.items()},
+        )
+    )
+    assert fast == slow
+    if isinstance(fast, JointCommand):
+        assert all(type(v) is float for f in FLOAT_FIELDS for v in getattr(fast, f))
+        assert JointCommand.from_cdr(fast.to_cdr()) == fast
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("kp", -1.0, LimitError),
+        ("kd", math.nan, NonFiniteError),
+        ("t_pos", math.inf, NonFiniteError),
+        ("t_trq", 1e39, LimitError),
+    ],
+)
+def test_from_joint_arrays_refuses_a_bad_value_naming_joint_and_index(
+    field: str, value: float, error: type[Exception]
+) -> None:
+    arrays = {f: np.full(12, 0.5) for f in ARRAY_FIELDS}
+    arrays[field][7] = value
+    with pytest.raises(error) as caught:
+        JointCommand.from_joint_arrays(Header(), "ctl", HB50, **arrays)
+    text = str(caught.value)
+    assert "'rl_j1' (index 7)" in text and f"field '{field}'" in text
+
+
+def test_from_joint_arrays_refuses_arrays_of_another_length_and_bad_names() -> None:
+    arrays = {f: np.full(12, 0.5) for f in ARRAY_FIELDS}
+    arrays["t_vel"] = np.full(11, 0.5)
+    with pytest.raises(LengthMismatchError, match="t_vel"):
+        JointCommand.from_joint_arrays(Header(), "ctl", HB50, **arrays)
+    arrays["t_vel"] = np.full(12, 0.5)
+    with pytest.raises(ValidationError, match="name"):
+        JointCommand.from_joint_arrays(Header(), "ctl", (*HB50[:11], HB50[0]), **arrays)
+    # the check of a good tuple is remembered; a bad one after it is still refused
+    JointCommand.from_joint_arrays(Header(), "ctl", HB50, **arrays)
+    with pytest.raises(ValidationError, match="name"):
+        JointCommand.from_joint_arrays(Header(), "ctl", (*HB50[:11], ""), **arrays)

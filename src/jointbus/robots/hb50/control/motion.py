@@ -1166,20 +1166,17 @@ class MotionController:
                 )
         else:
             self._quiet_since = None
-        n = len(self.names)
         # the IK keeps to the limits; its fallback to the measured pose might not (after a slip)
         position = np.clip(out.position, self.lower, self.upper)
-        return JointCommand(
+        return JointCommand.from_joint_arrays(
             header,
             SOURCE_NODE,
             self.names,
-            tuple(out.kp.tolist()),
-            (0.0,) * n,
-            tuple(out.kd.tolist()),
-            tuple(position.tolist()),
-            tuple(out.velocity.tolist()),
-            tuple(out.torque.tolist()),
-            (False,) * n,
+            kp=out.kp,
+            kd=out.kd,
+            t_pos=position,
+            t_vel=out.velocity,
+            t_trq=out.torque,
         )
 
     def _enter_stand(self, height: float) -> None:
@@ -1267,4 +1264,15 @@ class MotionController:
                     (False,) * n,
                 )
             self._handover = None
-        return JointCommand.hold(self.names, q, p.kp, p.kd, header=header, source_node=SOURCE_NODE)
+        n = len(self.names)
+        zeros = np.zeros(n)
+        return JointCommand.from_joint_arrays(
+            header,
+            SOURCE_NODE,
+            self.names,
+            kp=np.full(n, p.kp),
+            kd=np.full(n, p.kd),
+            t_pos=q,
+            t_vel=zeros,
+            t_trq=zeros,
+        )
