@@ -107,6 +107,11 @@ START_EXPIRY_S: Final = 30.0
 #: SCHED_FIFO priority of the campaign's own threads (the observer): above every normal process
 #: (the hogs), below the robot's (its loops at 49-50, their bus threads at 39-40).
 OBSERVER_PRIORITY: Final = 20
+#: ``-v`` says when the bridge's 10 Hz state came this long (s) after the one before (a bridge
+#: or a link that stalled), and when its commands' age p99 over 1 s is above this (cycles): what
+#: a missed watchdog report needs to be explained.
+_STATE_GAP_S: Final = 0.3
+_OLD_COMMANDS_CYCLES: Final = 10
 #: Watchdog 0.25 s + the status topic's 1 s rate limit per problem + 0.1 s publish + headroom.
 WATCHDOG_REPORT_S: Final = 1.5
 #: The liveliness timeout 1.5 s (a SIGKILL is seen in ≈ 0.15 s by its tokens) + headroom.
@@ -808,13 +813,19 @@ class _Campaign:
             mode = facts.mode.value if facts.mode is not None else ""
             with lock:
                 changed = (mode, facts.owner) != (self.bridge_mode, self.bridge_owner)
+                gap = self.now() - self.bridge_state_t
                 self.bridge_mode, self.bridge_owner = mode, facts.owner
                 self.bridge_state_t = self.now()
-            if self.config.verbose and changed:
-                self.say(
-                    f"  t={self.bridge_state_t:7.2f} s bridge: mode {mode or '?'}, "
-                    f"owner {facts.owner or '?'}"
-                )
+            if not self.config.verbose:
+                return
+            t = self.bridge_state_t
+            age = facts.command_age_p99_cycles
+            if changed:
+                self.say(f"  t={t:7.2f} s bridge: mode {mode or '?'}, owner {facts.owner or '?'}")
+            if math.isfinite(gap) and gap > _STATE_GAP_S:
+                self.say(f"  t={t:7.2f} s bridge: its 10 Hz state came {gap:.2f} s after the last")
+            if age is not None and age > _OLD_COMMANDS_CYCLES:
+                self.say(f"  t={t:7.2f} s bridge: command age p99 {age} cycles over its last 1 s")
                 checker.bridge_state(self.bridge_state_t, mode, facts.owner)
 
         def robot_state(msg: RobotState) -> None:

@@ -461,6 +461,8 @@ class ArrayNode(Node):
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
         self.command_stamp_ns = 0
+        #: Commands dropped because they answered a frame older than the watchdog time.
+        self.old_commands = 0
         """Header stamp (ns) of the impedance command applied now (0: none yet): a robot adapter
         compares it with its frames' stamps (hb50's bridge measures the sensor-to-command age)."""
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
@@ -767,6 +769,18 @@ class ArrayNode(Node):
     def before_cycle(self) -> None:
         """*Adapter hook*: run first in every cycle, on the loop thread (e.g. staged parameters)."""
 
+    def command_age_s(self, stamp_ns: int) -> float | None:
+        """*Adapter hook*: how old (s, on the robot's clock) is a command stamped ``stamp_ns``;
+        ``None`` (the default): not known — the stamp is not on this node's clock.
+
+        An adapter whose controllers stamp each command with the frame it answers (hb50's
+        bridge) says so here, and then a command answering a frame older than the watchdog time
+        is neither applied nor taken as a sign of life (:meth:`_old_command`): a controller
+        resumed after a stall, or whose commands waited in a queue, sends a burst of answers to
+        frames of the stall — measured in the chaos campaign at 0.1–0.6 s old — which fed the
+        watchdog while the controller was stopped and drove the robot with old targets."""
+        return None
+
     def take_requests(self, reading: JointReading) -> bool:
         """*Adapter hook*: act on the adapter's queued requests; True if the drives may have been
         switched (the cycle then reads the array again)."""
@@ -820,6 +834,10 @@ class ArrayNode(Node):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # sent before the last reset / drive-on: never a stale target
+            age_s = self.command_age_s(cmd.header.stamp.to_ns())
+            if age_s is not None and age_s > self.watchdog.timeout_s:
+                self._old_command(cmd.source_node, age_s)
+                continue
             if self._fallback_active and not self._admitted(cmd.source_node, command):
                 continue
             self._command = command
@@ -835,6 +853,19 @@ class ArrayNode(Node):
                     "hold",
                     f"hold released: command from {cmd.source_node!r} received after re-arming",
                 )
+
+    def _old_command(self, source: str, age_s: float) -> None:
+        """A command from ``source`` answering a frame ``age_s`` old (s, more than the watchdog
+        time) was dropped: counted, and reported once a second per source (the text is the key's
+        repeats folded in)."""
+        self.old_commands += 1
+        self.report(
+            Level.WARN,
+            f"stale command from {source!r} dropped: it answers a frame {age_s:.3f} s old (more "
+            f"than {self.watchdog.timeout_s:g} s): not applied, and no sign that {source!r} "
+            "is alive",
+            key=f"old command:{source}",
+        )
 
     # ---- the fallback (loop thread) ---------------------------------------------------------
     def _begin_fallback(self, reading: JointReading, silence_s: float) -> None:

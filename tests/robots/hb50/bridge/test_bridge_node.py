@@ -38,6 +38,7 @@ from jointbus.messages.actarray import (
 )
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
+from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
@@ -407,6 +408,56 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     assert rig.node.mode is BridgeMode.RUN
     assert applied_as_sent(rig.node, cmd)
     assert any("resumed" in t for t in rig.texts())
+
+
+def answering(rig: Rig, age_s: float, target: np.ndarray = HOME) -> JointCommand:
+    """A hold of ``target`` stamped, as the control node stamps its commands, with the frame it
+    answers: one ``age_s`` older than the bridge's latest (this rig stamps by the wall clock)."""
+    stamp_ns = rig.data[-1].header.stamp.to_ns() - round(age_s * 1e9)
+    return JointCommand.hold(
+        ORDER, target.tolist(), 80.0, 3.0, source_node="control_node",
+        header=Header(Time.from_ns(stamp_ns), ""),
+    )
+
+
+def test_commands_answering_frames_older_than_the_watchdog_time_are_no_sign_of_life(
+    rig: Rig,
+) -> None:
+    """The chaos campaign's missed watchdog reports (seed 11, #540 / #1095 / #1446): a controller
+    stopped after a CPU hog left a backlog of answers to old frames; the bridge applied them
+    (command age p99 up to 318 cycles) and they fed its watchdog, so it never saw the stall."""
+    rig.run(0.4, every_cycle(hold(HOME)))  # frames to answer
+    rig.run(0.3, lambda _k: answering(rig, 0.002))
+    assert rig.node.mode is BridgeMode.RUN and rig.node.old_commands == 0
+    applied = rig.node.last_applied
+    # a backlog: each cycle brings the answer to a frame 0.3 s old
+    rig.run(0.3, lambda _k: answering(rig, 0.3, HOME + 0.05))
+    assert rig.node.mode is BridgeMode.SAFE  # the watchdog saw the silence
+    assert rig.node.old_commands == 150
+    assert rig.node.last_applied != applied and rig.node.last_applied_source == "bridge_node"
+    texts = [s.status for s in rig.reports() if s.level == Level.WARN]
+    assert any(t.startswith("watchdog: no valid command") for t in texts)
+    stale = [t for t in texts if t.startswith("stale command from 'control_node' dropped")]
+    assert stale and "0.300 s old (more than 0.25 s)" in stale[0]
+    # a fresh answer is a sign of life again, and applied
+    rig.run(0.02, lambda _k: answering(rig, 0.002))
+    assert rig.node.mode is not BridgeMode.SAFE
+    # an answer 0.2 s old (within the watchdog time) still counts: a host's short stall
+    rig.run(0.3, lambda _k: answering(rig, 0.2))
+    assert rig.node.mode is not BridgeMode.SAFE
+
+
+def test_unstamped_and_other_clock_commands_are_judged_by_their_arrival(rig: Rig) -> None:
+    """Only a stamp on the bridge's own clock has an age: a zero stamp, or one from another
+    clock (a user's controller stamping its own time), is judged by when it arrives."""
+    other = JointCommand.hold(
+        ORDER, HOME.tolist(), 80.0, 3.0, source_node="control_node",
+        header=Header(Time(5, 0), ""),  # long before the bridge's frames (1 000 s on)
+    )
+    rig.run(0.6, every_cycle(other))
+    assert rig.node.mode is BridgeMode.RUN and rig.node.old_commands == 0
+    rig.run(0.6, every_cycle(hold(HOME)))
+    assert rig.node.mode is BridgeMode.RUN and rig.node.old_commands == 0
 
 
 def test_at_1000_hz_the_watchdog_mirrors_and_publish_accounting_keep_their_seconds() -> None:

@@ -185,6 +185,10 @@ BEHIND_RTF: Final = 0.98
 BEHIND_SKIPPED: Final = 0.01
 #: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
 _MAX_AGE_CYCLES: Final = 1000
+#: A command stamped more than this (s) before the last frame is on another clock (a controller
+#: that does not stamp with the frame it answers), not old: its age is not known. A stalled
+#: controller's queue holds ≈ 1 s of frames at most (the socket buffers).
+_OTHER_CLOCK_S: Final = 10.0
 #: While it stays behind, the bridge says so again every this many publish windows.
 BEHIND_REPEAT_WINDOWS: Final = 10
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
@@ -702,6 +706,19 @@ class BridgeNode(ArrayNode):
             super().on_shutdown()
 
     # ---- hardware commands (loop thread) -------------------------------------------------------
+
+    def command_age_s(self, stamp_ns: int) -> float | None:
+        """How old (s) a command stamped ``stamp_ns`` is against the last published frame: the
+        control node stamps each command with the frame it answers. Unstamped (0), stamped
+        later than that frame, or more than :data:`_OTHER_CLOCK_S` before it (another clock):
+        ``None``, not known."""
+        last = self.last_data
+        if stamp_ns <= 0 or last is None:
+            return None
+        age_ns = last.header.stamp.to_ns() - stamp_ns
+        if not 0 <= age_ns <= _OTHER_CLOCK_S * _NS_PER_S:
+            return None
+        return age_ns / _NS_PER_S
 
     def take_requests(self, reading: JointReading) -> bool:
         """The queued ``hardware_command`` texts, in arrival order."""
