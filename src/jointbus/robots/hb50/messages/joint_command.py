@@ -195,8 +195,9 @@ class JointCommand(Message):
         """A controller's command from its arrays (N·m/rad, N·m·s/rad, rad, rad/s, N·m; ``ki``
         zero, brakes released): the same message, with the same rules, as the constructor, built
         in one pass — the 500/1000 Hz path of a controller. The constructor checks and rounds
-        seven fields one by one (≈ 28 µs warm for 12 joints on this VM); here the names are
-        checked once per tuple and the five arrays rounded to float32 together (≈ 6 µs).
+        seven fields one by one (14–28 µs warm for 12 joints on this VM, by the host's minute);
+        here the names are checked once per tuple and the five arrays rounded to float32
+        together (7–14 µs; ≈ 6 µs less per walking step: docs/PERFORMANCE.md).
 
         Any value the constructor refuses (NaN, ±inf, beyond float32, a negative gain), names it
         refuses, or arrays of another shape: the constructor builds it, and raises its error
