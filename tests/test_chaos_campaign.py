@@ -69,3 +69,38 @@ def test_a_seeded_minute_of_30_faults_breaks_no_invariant() -> None:
     assert _children() == set()  # every process the campaign started is gone
     assert report.violations == ()
     assert report.passed
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool) -> None:
+    """The stalled-owner rule is judged on the bridge's 10 Hz state: every one must reach the
+    checker, whatever ``-v`` prints (a -v edit once fed it only the states it printed)."""
+    import time
+
+    from jointbus.bus import RELIABLE, Bus
+    from jointbus.chaos_campaign import _Campaign
+    from jointbus.robots.hb50.messages import BridgeState
+    from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
+
+    config = CampaignConfig(duration_s=60.0, verbose=verbose)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+    bus = Bus()
+    try:
+        subscriptions = campaign._subscribe(bus)
+        campaign.origin = time.monotonic() - 10.0
+        campaign.checker.resume(campaign.now())
+        campaign.checker.owner_silent(campaign.now() - 2.0)  # stopped 2 s ago
+        status = BridgeStatus(owner="control_node", mode=BridgeMode.RUN).to_strings()
+        publisher = bus.publisher("/hb50/bridge_state_10hz", BridgeState, RELIABLE)
+        for _ in range(3):  # the same state again and again: no change for -v to print
+            publisher.publish(BridgeState(drives_enabled=True, status=status, up_time=1))
+        campaign.checker.owner_back(campaign.now())
+        assert [v.rule for v in campaign.checker.violations] == ["stalled owner"]
+        assert campaign.bridge_mode == "run" and campaign.bridge_owner == "control_node"
+        assert (len(said) == 1) is verbose  # -v said the mode once, not three times
+        for sub in subscriptions:
+            sub.close()
+    finally:
+        bus.close()
+        campaign.tmp.cleanup()

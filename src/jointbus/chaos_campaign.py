@@ -258,6 +258,7 @@ class _Campaign:
         self.bridge_mode = ""
         self.bridge_owner = ""
         self.bridge_state_t = -math.inf  # campaign time (s) the bridge's state last came
+        self._said_age: int | None = None  # the command age -v said last (cycles)
         self.tmp = tempfile.TemporaryDirectory(prefix="jointbus-chaos-")
         self.wall_start = time.monotonic()
 
@@ -816,6 +817,7 @@ class _Campaign:
                 gap = self.now() - self.bridge_state_t
                 self.bridge_mode, self.bridge_owner = mode, facts.owner
                 self.bridge_state_t = self.now()
+                checker.bridge_state(self.bridge_state_t, mode, facts.owner)
             if not self.config.verbose:
                 return
             t = self.bridge_state_t
@@ -824,9 +826,9 @@ class _Campaign:
                 self.say(f"  t={t:7.2f} s bridge: mode {mode or '?'}, owner {facts.owner or '?'}")
             if math.isfinite(gap) and gap > _STATE_GAP_S:
                 self.say(f"  t={t:7.2f} s bridge: its 10 Hz state came {gap:.2f} s after the last")
-            if age is not None and age > _OLD_COMMANDS_CYCLES:
+            if age is not None and age > _OLD_COMMANDS_CYCLES and age != self._said_age:
                 self.say(f"  t={t:7.2f} s bridge: command age p99 {age} cycles over its last 1 s")
-                checker.bridge_state(self.bridge_state_t, mode, facts.owner)
+            self._said_age = age  # the figure holds for 1 s: said once, not with every state
 
         def robot_state(msg: RobotState) -> None:
             try:
