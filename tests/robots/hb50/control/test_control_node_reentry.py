@@ -112,6 +112,38 @@ def test_a_stall_mid_trot_re_enters_from_a_quiet_stance_and_walks_only_on_a_fres
     assert not r.statuses_at(Level.ERROR)
 
 
+#: The chaos campaign's SIGKILL #862 (seed 11): trotting forward, sideways and turning at once.
+COMBINED = Twist(Vector3(0.42, 0.26, 0.0), Vector3(0.0, 0.0, -0.70))
+
+
+@pytest.mark.parametrize("walk_s", [2.0 + 0.045 * k for k in range(8)])  # a stride, 8 points
+def test_a_stall_mid_turn_re_enters_through_a_square_stance_and_stands(
+    walker: Walker, walk_s: float
+) -> None:
+    """Lost for 0.7 s mid-trot in a fast combined turn, the stream still pushing it: the
+    bridge trots to a stop, squares the feet, holds; the node stands up from there. Before the
+    feet were squared, the stand-up dragged feet left up to 86 mm off their footholds across
+    the floor and rolled the robot onto its back at one of these eight points (2.045 s) — as
+    #862 did in the campaign."""
+    r = walker.robot
+    r.run(0.1)
+    r.command("stand_up")
+    walker.run(2.5, None)
+    walker.run(walk_s, COMBINED)
+    assert r.mode is MotionMode.LOCOMOTION
+    t_lost = r.sim_time
+    walker.run(0.7, COMBINED, starved=True)
+    walker.run(5.0, COMBINED)
+    after = walker.since(t_lost)
+    worst = max(e[3] for e in after)
+    print(f"\nCOMBINED TURN lost at {walk_s:.3f} s: worst tilt {worst:.3f} rad")
+    assert MotionMode.FALLEN not in {e[1] for e in after}
+    assert worst < 0.5
+    assert min(e[2] for e in after) > 0.25
+    assert r.mode is MotionMode.STAND
+    assert r.tilt() < 0.1
+
+
 def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: Walker) -> None:
     r = walker.robot
     walker.stand_and_walk()

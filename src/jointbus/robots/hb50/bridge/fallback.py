@@ -34,7 +34,9 @@ controller for the trot to a stop; no clock (cycles of the bridge's period are c
    node tipped hb50 over its front feet 3 times in 3 before this step existed). The
    fallback then *trots to a stop* (:mod:`.stopping_trot`, phase ``step``): the walking
    controller, run by the bridge from the owner's last velocity down to zero, until the clock
-   stops with four feet down and the body is still; it then *stands on the trot's stance forces*
+   stops with four feet down, a pair left far from its footholds has stepped once more in place
+   (a controller's stand-up from a skewed stance rolled the robot over) and the body is still;
+   it then *stands on the trot's stance forces*
    for the hold (step 4), and the sit (step 5) blends from them. Needs the bridge's frames and
    IMU; without them, step 3.
 3. *Stance* (``stance_s`` = 0.15 s): every foot goes straight down where it is (its measured x,
@@ -482,10 +484,15 @@ class StanceFallback:
                 FallbackReport(
                     "WARN" if trot.timed_out else "OK",
                     f"fallback: trotted to a stop in {trot.elapsed_s:.2f} s"
+                    + (
+                        f", {trot.squaring_steps} step(s) in place to square the feet"
+                        if trot.squaring_steps
+                        else ""
+                    )
                     + (" (out of time before the body was still)" if trot.timed_out else "")
                     + f"; standing on the trot's stance forces {s.hold_s:g} s",
                     {"phase": "hold", "stepped_s": round(trot.elapsed_s, 3),
-                     "timed_out": trot.timed_out},
+                     "timed_out": trot.timed_out, "squaring_steps": trot.squaring_steps},
                 )
             )
         if (

@@ -20,20 +20,38 @@ WalkingController`, with the robot file's walking parameters) from where the own
   feet move backwards at ``−v`` relative to the body (``J·q̇`` of the commanded joint rates), the
   yaw rate from the gyro — and ramps to zero;
 - the clock starts at the lift-off of the legs that were swinging (no feed-forward torque on the
-  leg while others carry the body), so the pair in the air steps first, from where it is;
+  leg while others carry the body), so the pair in the air steps first, from where it is; taken
+  in double support (every foot pushing), at the lift-off of the pair *due* to lift — the one
+  whose feet have travelled furthest back along their stance motion. Lifting the pair that had
+  just landed instead left the body on feet already far behind it: trotting at 0.42 m/s forward,
+  0.26 m/s sideways and −0.70 rad/s, a controller lost in double support tipped the robot to
+  0.43 rad (0.17 rad with the right pair; the chaos campaign's SIGKILL #862 of seed 11 rolled it
+  onto its back);
 - the state comes from the bridge's own frames through the control node's estimators
   (:class:`~jointbus.robots.hb50.legged.state_estimator.StateEstimator`, fused with the IMU by
   the :class:`~jointbus.robots.hb50.legged.walking_estimator.WalkingEstimator`), seeded with that
   velocity.
 
-It is done when the clock has stopped with every foot down and the set-point is zero, or after
-``timeout_s`` whatever the clock says; the fallback then holds the stance from there.
+**Square the feet.** A stop leaves the pair that did not step last where it landed at speed: after
+a trot at 0.42 m/s forward, 0.26 m/s sideways and −0.70 rad/s, feet stood up to 86 mm from their
+nominal footholds, all to one side of the body. The stand-up a returning controller then makes —
+joint-space, to the standing pose over the nominal footprint — drags loaded feet across the floor;
+from such a stance it rolled the robot over in 1.5 s (the chaos campaign's SIGKILL #862 of seed 11;
+1 of 8 stall points in the lock-step replay). So once stopped and still, a pair whose feet are
+more than ``square_tolerance`` (0.03 m) from their nominal footholds steps once more in place —
+the clock run for one swing of that pair, set-point zero, the swing landing at the Raibert
+foothold of a still body (the nominal one) — the worse pair first, each pair at most once.
+
+It is done when the clock has stopped with every foot down, the set-point is zero, the feet are
+square (or both pairs have stepped in place) and the body is still; or after ``timeout_s``
+whatever the clock says. The fallback then holds the stance from there.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -68,11 +86,13 @@ class StoppingTrot:
         *,
         period: float,
         params: WalkParams | None = None,
-        timeout_s: float = 3.0,
+        timeout_s: float = 4.0,
         still_speed: float = 0.05,
         still_rate: float = 0.2,
         still_tilt: float = 0.05,
         still_s: float = 0.1,
+        moving_speed: float = 0.05,
+        square_tolerance: float = 0.03,
     ) -> None:
         self.controller = WalkingController(model, params or WalkParams.from_model(model))
         self.estimator = StateEstimator(model)
@@ -84,6 +104,15 @@ class StoppingTrot:
         self.kinematics = self.controller.kinematics
         self.legs = len(self.kinematics.iks)
         self._joints = [list(ik.joint_indices) for ik in self.kinematics.iks]
+        self.moving_speed = float(moving_speed)
+        self.square_tolerance = float(square_tolerance)
+        self._squared: set[float] = set()  # pairs (their clock offsets) stepped in place
+        self.squaring_steps = 0
+        """Steps in place taken to square the feet since :meth:`start`."""
+        # the trot's pairs: legs with one phase offset of the gait clock lift together
+        offsets = self.controller.gait.offsets
+        self._pair_of = [offsets[k] for k in range(self.legs)]
+        self._pairs = tuple(dict.fromkeys(self._pair_of))
         self._height = WALK_HEIGHTS[1]
         self._cycles = 0
         self.start_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -99,11 +128,12 @@ class StoppingTrot:
 
     @property
     def done(self) -> bool:
-        """Stopped and the body still — slower than ``still_speed`` m/s, turning slower than
-        ``still_rate`` rad/s, tilted less than ``still_tilt`` rad, for ``still_s`` s — or out of
-        time (``timeout_s``). The standing trot (clock stopped, stance forces) levels and brakes
-        the body a braking trot leaves pitched forward and still moving; the fallback's stance,
-        a posture without forces, would otherwise take that motion over stiff legs."""
+        """Stopped, the feet square (module docstring) and the body still — slower than
+        ``still_speed`` m/s, turning slower than ``still_rate`` rad/s, tilted less than
+        ``still_tilt`` rad, for ``still_s`` s — or out of time (``timeout_s``). The standing
+        trot (clock stopped, stance forces) levels and brakes the body a braking trot leaves
+        pitched forward and still moving; the fallback's stance, a posture without forces,
+        would otherwise take that motion over stiff legs."""
         if self._cycles * self.period >= self.timeout_s:
             return True
         return self._still_cycles * self.period >= self.still[3]
@@ -122,19 +152,52 @@ class StoppingTrot:
 
     def walking_velocity(self, last: ImpedanceCommand) -> tuple[tuple[float, float], list[bool]]:
         """What the owner's ``last`` command was doing: the body velocity (vx, vy m/s, body
-        frame) its stance feet moved back at, and which legs swung (no feed-forward torque on
-        the leg while another leg pushes; all ``False`` when none pushes: not walking)."""
+        frame) its stance feet moved back at, and which legs lift first — the legs that swung
+        (no feed-forward torque on the leg while another leg pushes), or in double support the
+        pair due to lift (:meth:`due_to_lift`). All ``False`` when none pushes (not walking) or
+        every foot is still."""
         effort = np.where(np.isfinite(last.effort), np.abs(last.effort), 0.0)
         pushing = [float(effort[idx].max()) > 1e-3 for idx in self._joints]
         if not any(pushing):
             return (0.0, 0.0), [False] * self.legs
         position = np.where(np.isfinite(last.position), last.position, 0.0)
         rates = np.where(np.isfinite(last.velocity), last.velocity, 0.0)
-        _, feet_velocity, _, _ = self.kinematics.evaluate_rows(position, rates)
+        feet, feet_velocity, _, _ = self.kinematics.evaluate_rows(position, rates)
         stance = [feet_velocity[k] for k in range(self.legs) if pushing[k]]
         vx = -sum(v[0] for v in stance) / len(stance)
         vy = -sum(v[1] for v in stance) / len(stance)
+        if all(pushing):
+            return (vx, vy), self.due_to_lift(feet, feet_velocity)
         return (vx, vy), [not p for p in pushing]
+
+    def due_to_lift(
+        self,
+        feet: Sequence[tuple[float, float, float]],
+        feet_velocity: Sequence[tuple[float, float, float]],
+    ) -> list[bool]:
+        """In double support, the legs of the trot pair that lifts next: every foot is down
+        and moving back under the body at its stance velocity (body frame, m/s), and the pair
+        whose feet have gone furthest along that motion from their nominal footholds — the
+        displacement projected on the direction of travel, summed over the pair — is at the end
+        of its stance; the other pair has just landed ahead. All ``False`` when no foot moves
+        faster than ``moving_speed`` (standing in a walking posture: the clock stays stopped)."""
+        nominal = self.controller.nominal
+        score = dict.fromkeys(self._pairs, 0.0)
+        fastest = 0.0
+        for k in range(self.legs):
+            ux, uy = feet_velocity[k][0], feet_velocity[k][1]
+            speed = math.hypot(ux, uy)
+            if not math.isfinite(speed):
+                continue
+            fastest = max(fastest, speed)
+            if speed > 0.0:
+                dx = feet[k][0] - float(nominal[k, 0])
+                dy = feet[k][1] - float(nominal[k, 1])
+                score[self._pair_of[k]] += (dx * ux + dy * uy) / speed
+        if fastest < self.moving_speed:
+            return [False] * self.legs
+        due = max(self._pairs, key=lambda pair: score[pair])
+        return [self._pair_of[k] == due for k in range(self.legs)]
 
     def start(self, frame: BridgeData, last: ImpedanceCommand) -> None:
         """Take over from the owner's ``last`` command at bridge ``frame``."""
@@ -156,7 +219,27 @@ class StoppingTrot:
         self.controller.take_over(self.start_velocity, swinging)
         self._cycles = 0
         self._still_cycles = 0
+        self._squared = set()
+        self.squaring_steps = 0
         self.last = None
+
+    def _off_square(self, feet: FloatArray) -> float | None:
+        """The clock offset of the pair to step in place: the one not yet stepped whose feet
+        (body frame, m) are furthest — beyond ``square_tolerance`` — from their nominal
+        footholds; ``None`` when the feet are square enough."""
+        nominal = self.controller.nominal
+        worst: dict[float, float] = {}
+        for k in range(self.legs):
+            pair = self._pair_of[k]
+            off = math.hypot(
+                float(feet[k, 0]) - float(nominal[k, 0]), float(feet[k, 1]) - float(nominal[k, 1])
+            )
+            if math.isfinite(off) and pair not in self._squared:
+                worst[pair] = max(worst.get(pair, 0.0), off)
+        due = max(worst, key=lambda p: worst[p], default=None)
+        if due is None or worst[due] <= self.square_tolerance:
+            return None
+        return due
 
     def command(self, frame: BridgeData) -> ImpedanceCommand:
         """This cycle's command from bridge ``frame`` (set-point towards zero)."""
@@ -178,6 +261,14 @@ class StoppingTrot:
             and math.hypot(float(w[0]), float(w[1]), float(w[2])) < rate
             and up_z > math.cos(tilt)
         )
+        settling = not self.done  # once done, the fallback holds on: no more steps
+        if still and settling and (self._still_cycles + 1) * self.period >= self.still[3]:
+            pair = self._off_square(refined.foot_position)
+            if pair is not None:  # step that pair once in place (module docstring)
+                self._squared.add(pair)
+                self.squaring_steps += 1
+                ctl.gait.start_swing([p == pair for p in self._pair_of])
+                still = False
         self._still_cycles = self._still_cycles + 1 if still else 0
         command = ImpedanceCommand(
             out.position, out.velocity, out.torque, out.kp, out.kd,
