@@ -30,6 +30,7 @@ from jointbus.messages.errors import (
 from jointbus.messages.sensor_msgs import check_names as names_tuple
 
 __all__ = [
+    "NamesMemo",
     "bool_tuple",
     "check_length",
     "float32_scalar",
@@ -257,3 +258,30 @@ def bool_tuple(
 
 def _at(names: tuple[str, ...], index: int) -> str | None:
     return names[index] if index < len(names) else None
+
+
+class NamesMemo:
+    """Whether a joint-name tuple passes :func:`names_tuple` for field ``field`` of message type
+    ``type_name``, remembering the last tuple that passed (:attr:`last`).
+
+    Why: a bridge or a controller builds every 500 Hz message with the same tuple object, so the
+    fast constructors (``BridgeData.from_arrays``, ``JointCommand.from_joint_arrays``) test
+    ``names is memo.last`` first — one identity test — and run the full check only for a new
+    tuple. A tuple that fails is not remembered: the constructor then raises the typed error.
+    """
+
+    __slots__ = ("field", "last", "type_name")
+
+    def __init__(self, type_name: str, field: str) -> None:
+        self.type_name = type_name
+        self.field = field
+        self.last: tuple[str, ...] | None = None
+
+    def check(self, names: tuple[str, ...]) -> bool:
+        """True (and ``names`` remembered) when ``names`` passes the check."""
+        try:
+            names_tuple(self.type_name, self.field, names)
+        except ValidationError:
+            return False
+        self.last = names
+        return True

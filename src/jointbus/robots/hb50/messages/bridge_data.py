@@ -41,6 +41,7 @@ from jointbus.messages.errors import UnknownJointError, ValidationError
 from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages._arrays import (
+    NamesMemo,
     float32_tuple,
     names_tuple,
     uint8_bytes,
@@ -171,7 +172,7 @@ class BridgeData(Message):
         fields = None
         if (
             type(joint_name) is tuple
-            and (joint_name is _checked_names[0] or _names_ok(joint_name))
+            and (joint_name is _NAMES.last or _NAMES.check(joint_name))
             and type(header) is Header
             and type(orientation) is Quaternion
             and type(angular_velocity) is Vector3
@@ -237,17 +238,8 @@ _STALLED = ActuatorState.STALLED
 _COMM_FLAG = int(JointStatusFlag.COMMUNICATION_ERROR)
 _MOTION_FLAG = int(JointStatusFlag.MOTION_ERROR)
 _new = object.__new__
-#: The last joint-name tuple that passed the names check (one entry: a bridge sends one tuple).
-_checked_names: list[tuple[str, ...] | None] = [None]
-
-
-def _names_ok(names: tuple[str, ...]) -> bool:
-    try:
-        names_tuple(BridgeData.TYPE_NAME, "joint_name", names)
-    except ValidationError:
-        return False
-    _checked_names[0] = names
-    return True
+#: The names check of the fast constructor (a bridge sends one tuple: checked once).
+_NAMES = NamesMemo(BridgeData.TYPE_NAME, "joint_name")
 
 
 def _slow_fields(

@@ -39,7 +39,12 @@ from jointbus.codec.wire import BoolSeq, Float32Seq, String, StringSeq
 from jointbus.messages.base import Message
 from jointbus.messages.errors import LimitError, UnknownJointError, ValidationError
 from jointbus.messages.std_msgs import Header
-from jointbus.robots.hb50.messages._arrays import bool_tuple, float32_tuple, names_tuple
+from jointbus.robots.hb50.messages._arrays import (
+    NamesMemo,
+    bool_tuple,
+    float32_tuple,
+    names_tuple,
+)
 
 _GAIN_FIELDS = ("kp", "kd")
 _FLOAT_FIELDS = ("kp", "ki", "kd", "t_pos", "t_vel", "t_trq")
@@ -208,7 +213,7 @@ class JointCommand(Message):
         values: list[float] | None = None
         if (
             type(name) is tuple
-            and (name is _checked_names[0] or _names_ok(name))
+            and (name is _NAMES.last or _NAMES.check(name))
             and type(header) is Header
             and type(source_node) is str
             and type(kp) is type(kd) is type(t_pos) is type(t_vel) is type(t_trq) is np.ndarray
@@ -265,17 +270,8 @@ class JointCommand(Message):
 
 
 _new = object.__new__
-#: The last name tuple that passed the names check (one entry: a controller sends one tuple).
-_checked_names: list[tuple[str, ...] | None] = [None]
-
-
-def _names_ok(names: tuple[str, ...]) -> bool:
-    try:
-        names_tuple(JointCommand.TYPE_NAME, "name", names)
-    except ValidationError:
-        return False
-    _checked_names[0] = names
-    return True
+#: The names check of the fast constructor (a controller sends one tuple: checked once).
+_NAMES = NamesMemo(JointCommand.TYPE_NAME, "name")
 
 
 __all__ = ["JointCommand", "JointTarget"]
