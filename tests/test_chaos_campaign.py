@@ -88,11 +88,16 @@ def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool)
     bus = Bus()
     try:
         subscriptions = campaign._subscribe(bus)
+        status = BridgeStatus(owner="", mode=BridgeMode.IDLE).to_strings()
+        publisher = bus.publisher("/hb50/bridge_state_10hz", BridgeState, RELIABLE)
+        publisher.publish(BridgeState(drives_enabled=False, status=status, up_time=1))
+        # before the robot first stood there is no campaign time: -v says so, not "t=-inf"
+        assert said == (["  before t=0 bridge: mode idle, owner ?"] if verbose else [])
+        said.clear()
         campaign.origin = time.monotonic() - 10.0
         campaign.checker.resume(campaign.now())
         campaign.checker.owner_silent(campaign.now() - 2.0)  # stopped 2 s ago
         status = BridgeStatus(owner="control_node", mode=BridgeMode.RUN).to_strings()
-        publisher = bus.publisher("/hb50/bridge_state_10hz", BridgeState, RELIABLE)
         for _ in range(3):  # the same state again and again: no change for -v to print
             publisher.publish(BridgeState(drives_enabled=True, status=status, up_time=1))
         campaign.checker.owner_back(campaign.now())

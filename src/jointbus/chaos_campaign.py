@@ -821,13 +821,14 @@ class _Campaign:
             if not self.config.verbose:
                 return
             t = self.bridge_state_t
+            when = f"t={t:7.2f} s" if math.isfinite(t) else "before t=0"
             age = facts.command_age_p99_cycles
             if changed:
-                self.say(f"  t={t:7.2f} s bridge: mode {mode or '?'}, owner {facts.owner or '?'}")
+                self.say(f"  {when} bridge: mode {mode or '?'}, owner {facts.owner or '?'}")
             if math.isfinite(gap) and gap > _STATE_GAP_S:
-                self.say(f"  t={t:7.2f} s bridge: its 10 Hz state came {gap:.2f} s after the last")
+                self.say(f"  {when} bridge: its 10 Hz state came {gap:.2f} s after the last")
             if age is not None and age > _OLD_COMMANDS_CYCLES and age != self._said_age:
-                self.say(f"  t={t:7.2f} s bridge: command age p99 {age} cycles over its last 1 s")
+                self.say(f"  {when} bridge: command age p99 {age} cycles over its last 1 s")
             self._said_age = age  # the figure holds for 1 s: said once, not with every state
 
         def robot_state(msg: RobotState) -> None:
