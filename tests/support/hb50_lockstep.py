@@ -101,6 +101,8 @@ class LockstepRobot:
         )
         self.control = ControlNode(self.control_bus, model, timers=self.control_timers)
         self.starved = False
+        self._stale_state: BridgeState | None = None
+        self._stale_cycles = 0
         self._frame: BridgeData | None = None
         self._state: BridgeState | None = None
         self._lock = threading.Lock()
@@ -161,6 +163,9 @@ class LockstepRobot:
             return
         frame, state = self._frame, self._state
         assert frame is not None
+        if self._stale_cycles > 0:
+            self._stale_cycles -= 1
+            state = self._stale_state
         if state is not None:
             self._to_control_state.publish(state)
         done = self.control.frames_used + self.control.frames_rejected
@@ -184,6 +189,12 @@ class LockstepRobot:
         """The whole process stalls for ``seconds`` of host time (nothing runs: no physics step,
         no bridge cycle, no control step) — the clock moves on, the simulated robot does not."""
         self.clock.now += round(seconds * 1e9)
+
+    def stale_state_view(self, cycles: int) -> None:
+        """For the next ``cycles`` control steps the node gets the bridge state it has now,
+        however the bridge changes: the 10 Hz state of a starved process arrives late (chaos,
+        seed 11, t ≈ 1 597 s), frames go on."""
+        self._stale_state, self._stale_cycles = self._state, cycles
 
     def command(self, text: str) -> None:
         """Send ``text`` on ``/hb50/control_command``; the node's callback thread takes it before

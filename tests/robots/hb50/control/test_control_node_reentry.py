@@ -180,6 +180,40 @@ def test_a_walk_quiet_for_quiet_time_hands_over_to_stand_without_a_dip(walker: W
     assert float(r.pose().position[0]) - x0 > 0.4
 
 
+def test_a_controller_back_from_a_stall_never_damps_a_robot_the_bridge_drives_again() -> None:
+    """The control node stalls 0.4 s while the robot stands; back, it still sees the bridge's
+    ``mode: safe`` for 0.15 s (its 10 Hz state came late, as after the chaos campaign's CPU
+    hog, seed 11, t ≈ 1 597 s) while the bridge — one whose fallback is the watchdog's damping —
+    already applies its commands again. Damping then folded the body to 0.204 m (tilt 0.18 rad);
+    the controller holds the pose it finds instead and stands up from there."""
+    walker = Walker(fallback="damping")
+    r = walker.robot
+    try:
+        r.run(0.1)
+        r.command("stand_up")
+        walker.run(3.0, None)
+        assert r.mode is MotionMode.STAND
+        walker.run(0.4, None, starved=True)
+        assert r.bridge.mode is BridgeMode.SAFE
+        z_back = float(r.pose().position[2])
+        t_back = r.sim_time
+        r.stale_state_view(75)
+        walker.run(0.15, None)
+        assert r.bridge.mode is BridgeMode.RUN  # the bridge took the commands at once
+        assert r.mode is MotionMode.DAMPING  # still believing the bridge safe
+        walker.run(3.0, None)
+        after = walker.since(t_back)
+        low, worst = min(e[2] for e in after), max(e[3] for e in after)
+        print(f"\nBACK from a stall on a stale state: body {z_back:.3f} -> {low:.3f} m, "
+              f"tilt {worst:.3f} rad")
+        assert low > z_back - 0.035  # held: 0.305 -> 0.277 m; damped: -> 0.204 m
+        assert worst < 0.12
+        assert r.mode is MotionMode.STAND
+        assert walker.statuses("control lost: no control step for", Level.WARN)
+    finally:
+        r.close()
+
+
 @pytest.mark.parametrize(
     ("roll", "pitch"),
     [

@@ -354,6 +354,52 @@ def test_a_robot_still_standing_when_the_drives_are_back_rises_from_there_withou
     assert mc.mode is M.STAND
 
 
+@pytest.mark.parametrize("start", [M.STAND, M.STAND_UP])
+def test_after_its_own_stall_the_controller_holds_the_pose_it_finds_before_it_damps(
+    start: MotionMode,
+) -> None:
+    """Right after its own stall this node's view of the bridge is as old as the stall: the
+    bridge may already apply its commands, and damping applied to a standing robot folds it
+    (chaos, seed 11, t ≈ 1 597 s). DAMPING holds the pose of its first step, stiff, for
+    ``stall_hold_time``, then damps (the sign a bridge in its fallback waits for)."""
+    mc, t = controller_in(start)
+    lost = t
+    assert mc.lose_control("a stall (no control step for 0.36 s)", t, stalled=True) is M.DAMPING
+    sagged = mc.q_stand + 0.04 * np.sign(mc.q_sit - mc.q_stand)
+    for k in range(3):  # the pose of the first step is held, wherever the body goes next
+        t += 0.002
+        held = mc.step(fake_state(sagged + 0.01 * k), t)
+        assert set(held.kp) == {mc.params.kp} and set(held.kd) == {mc.params.kd}
+        assert np.allclose(held.t_pos, np.clip(sagged, mc.lower, mc.upper), atol=1e-6)
+        assert set(held.t_vel) == {0.0} and set(held.t_trq) == {0.0}
+    t = lost + mc.params.stall_hold_time - 0.002
+    assert set(mc.step(fake_state(sagged), t).kp) == {mc.params.kp}
+    t = lost + mc.params.stall_hold_time + 0.002
+    assert set(mc.step(fake_state(sagged), t).kp) == {0.0}  # no word from the bridge: damping
+    assert mc.mode is M.DAMPING and mc.stands_when_back
+    # the drives back: a stand-up from where it stands, as before
+    assert mc.follow_drives(True, "", sagged) is M.STAND_UP
+
+
+def test_a_bridge_that_says_it_went_safe_is_answered_with_damping_at_once() -> None:
+    """Told by the bridge (safe mode, e-stop: a fresh state), or lost for another reason than
+    its own stall, the controller damps from its first step in DAMPING."""
+    mc, t = controller_in(M.STAND)
+    assert mc.follow_drives(False, "bridge mode: safe") is M.DAMPING
+    assert set(mc.step(fake_state(mc.q_stand), t + 0.002).kp) == {0.0}
+    mc, t = controller_in(M.STAND)
+    assert mc.lose_control("the bridge is re-entering from safe mode", t) is M.DAMPING
+    assert set(mc.step(fake_state(mc.q_stand), t + 0.002).kp) == {0.0}
+
+
+def test_control_lost_mid_sit_down_damps_as_it_goes_down_anyway() -> None:
+    mc, t = controller_in(M.STAND)
+    mc.handle_command("sit_down")
+    mc.step(fake_state(mc.q_stand), t)
+    assert mc.lose_control("a stall", t, stalled=True) is M.DAMPING and not mc.stands_when_back
+    assert set(mc.step(fake_state(mc.q_stand), t + 0.002).kp) == {0.0}
+
+
 def test_idle_while_the_drives_are_off_keeps_the_robot_down_when_they_are_back() -> None:
     mc, _t = controller_in(M.STAND)
     mc.follow_drives(False, "bridge mode: safe")

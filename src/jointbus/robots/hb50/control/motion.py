@@ -47,7 +47,20 @@ latched, drives off, safe mode — posture commands would only pile up a target 
 holds. The controller leaves STAND_UP / STAND / SIT_DOWN / LOCOMOTION for DAMPING (and says so in
 RobotState);
 when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
-standing or rising (a sit-down ends in IDLE). ``idle`` in DAMPING cancels that (IDLE: stay down);
+standing or rising (a sit-down ends in IDLE). Lost by a stall of this node (its step gap past
+the bridge's watchdog: :meth:`MotionController.lose_control` with ``stalled``), DAMPING first
+holds the pose measured on its first step there, stiff (``kp`` / ``kd``), for
+``stall_hold_time`` (0.3 s), and damps only after that: right after the stall this node's view
+of the bridge is as old as the stall, and the bridge may already apply its commands again —
+damping applied to a standing robot folds it. In the chaos campaign (seed 11, t ≈ 1 597 s) a
+node starved just after the bridge's fallback had handed the robot back went to DAMPING on a
+stale ``mode: safe``; the bridge applied that damping, then dropped the node's stale commands
+and caught a sagging, moving body in a fallback stance that tipped over. The 0.3 s hold covers
+three ``bridge_state`` periods: a state published after the stall has arrived by then, and a
+bridge that applies the commands (``run``) takes the node on to a stand-up from the measured
+pose at once. A bridge still in its fallback refuses the hold as it refuses any command before
+its stance is quiet (≥ 0.45 s), and sees damping — the sign that this node knows it lost the
+robot — before then. ``idle`` in DAMPING cancels the stand (IDLE: stay down);
 ``stand_up`` while the drives are unavailable is accepted as the wish to stand once they are back.
 
 Fallen over (:mod:`.fall_detector`, fed the estimate's IMU orientation and height every step):
@@ -285,6 +298,9 @@ class MotionParams:
     ``attitude_rate`` rad/s: slew limits of the STAND set-point. ``command_timeout`` s: age after
     which a velocity command's rates count as zero. ``quiet_time`` s: how long a walk stopped on
     four feet with no motion commanded stays in LOCOMOTION before it hands over to STAND.
+    ``stall_hold_time`` s: after a stall of this node, how long DAMPING holds the measured pose
+    (stiff) before it damps — longer than the 10 Hz ``bridge_state`` period, so a state published
+    after the stall has arrived by then.
 
     :meth:`from_model` takes every field the robot file declares as a parameter (``kp``, ``kd``,
     ``stand_height``, ``cmd_vel_lin``, ``cmd_vel_ang`` on the hb50) and the defaults below for
@@ -304,6 +320,7 @@ class MotionParams:
     attitude_rate: float = 0.5
     command_timeout: float = 0.5
     quiet_time: float = 1.5
+    stall_hold_time: float = 0.3
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -433,6 +450,9 @@ class MotionController:
         self._drives_available = True
         self._drives_reason = ""
         self._stand_when_back = False
+        # DAMPING after this node's own stall: hold (not damp) until this controller time (s)
+        self._hold_lost_until = -math.inf
+        self._q_lost: FloatArray | None = None  # the pose it holds (rad), from its first step
         self._measured: FloatArray | None = None
         self._start_pending = False
         self._t_start = 0.0
@@ -628,7 +648,7 @@ class MotionController:
         )
 
     def lose_control(
-        self, cause: str, now: float | None = None, *, stand: bool = False
+        self, cause: str, now: float | None = None, *, stand: bool = False, stalled: bool = False
     ) -> MotionMode | None:
         """This node's commands were not applied for a while (``cause``: its process stalled
         past the bridge's watchdog; or it starts while the bridge is in safe mode after
@@ -636,7 +656,9 @@ class MotionController:
         (and, with ``stand``, IDLE too) goes to DAMPING and stands up again from the measured
         pose as soon as the bridge applies this node's commands. Returns the new mode when it
         changed (``None``: it did not). ``now`` (s): when control was found lost (default: the
-        last step's time); silence of the velocity commands counts from then."""
+        last step's time); silence of the velocity commands counts from then. ``stalled``: the
+        cause is this node's own stall — its view of the bridge is as old as the stall, so DAMPING
+        holds the measured pose for ``stall_hold_time`` before it damps (module docstring)."""
         self._hold(cause)
         if now is not None:
             self._hold_since = now
@@ -646,6 +668,10 @@ class MotionController:
             return None
         if mode in _MOVES or (stand and mode is MotionMode.IDLE):
             self._stand_when_back = mode is not MotionMode.SIT_DOWN
+            since = now if now is not None else self._t_last
+            if stalled and self._stand_when_back and since is not None:
+                self._hold_lost_until = since + self.params.stall_hold_time
+            self._q_lost = None
             self._mode = MotionMode.DAMPING
             self._start_pending = False
             self._tucking = False
@@ -862,6 +888,7 @@ class MotionController:
     def _leave_fallen(self, how: str) -> None:
         if not self._drives_available:
             self._mode = MotionMode.DAMPING  # keeps _stand_when_back for the drives' return
+            self._hold_lost_until = -math.inf  # it was lying: nothing to hold up
             then = f"DAMPING: {self._drives_reason or 'the drives are not available'}"
         elif self._stand_when_back:
             try:
@@ -887,6 +914,8 @@ class MotionController:
         """``stand_up`` / ``stand`` / ``sit_down`` while the drives do not follow commands."""
         why = self._drives_reason or "the bridge is not applying commands"
         if cmd is MotionCommand.STAND_UP and not self._drives_available:
+            if self._mode is not MotionMode.DAMPING:
+                self._hold_lost_until = -math.inf  # from IDLE / SIT_DOWN: the robot is down
             self._mode = MotionMode.DAMPING
             self._stand_when_back = True
             return self._mode
@@ -919,6 +948,7 @@ class MotionController:
             if mode not in _MOVES:
                 return None
             self._stand_when_back = mode is not MotionMode.SIT_DOWN
+            self._hold_lost_until = -math.inf  # the bridge said so: damping it expects
             self._mode = MotionMode.DAMPING
             self._start_pending = False
             self._hold(f"the drives stopped following commands ({reason})")
@@ -1077,6 +1107,8 @@ class MotionController:
         mode = self._mode
         if mode is MotionMode.LOCOMOTION:
             return self._walk(state, now, dt, hdr)
+        if mode is MotionMode.DAMPING and now < self._hold_lost_until and self._stand_when_back:
+            return self._hold_lost_pose(state.joint_position, hdr)
         if mode in (MotionMode.IDLE, MotionMode.DAMPING, MotionMode.FALLEN):
             return JointCommand.damping(self.names, p.idle_kd, header=hdr, source_node=SOURCE_NODE)
         if mode is MotionMode.STAND:
@@ -1116,6 +1148,29 @@ class MotionController:
             tuple(velocity.tolist()),
             zeros,
             (False,) * n,
+        )
+
+    def _hold_lost_pose(self, measured: FloatArray, header: Header) -> JointCommand:
+        """DAMPING after :meth:`lose_control` with the robot to stand again: the pose measured
+        on the first step there, held at ``kp`` / ``kd`` (module docstring: damping a robot the
+        bridge may still drive folds it)."""
+        if self._q_lost is None:
+            if not np.isfinite(measured).all():
+                return JointCommand.damping(
+                    self.names, self.params.idle_kd, header=header, source_node=SOURCE_NODE
+                )
+            self._q_lost = np.clip(measured, self.lower, self.upper)
+        n = len(self.names)
+        zeros = np.zeros(n)
+        return JointCommand.from_joint_arrays(
+            header,
+            SOURCE_NODE,
+            self.names,
+            kp=np.full(n, self.params.kp),
+            kd=np.full(n, self.params.kd),
+            t_pos=self._q_lost,
+            t_vel=zeros,
+            t_trq=zeros,
         )
 
     def _stream_ended(self, now: float) -> None:

@@ -56,7 +56,9 @@ two sources writing ``velocity_command`` at once (:mod:`.velocity_conflict`: sig
 second), this node starved of CPU (:mod:`.step_pace`: share of the bridge's frames skipped, step
 time p99, key ``pace``), a held velocity command after control was lost ("velocity held: send zero
 first …"), and control lost: a gap between two frames stepped on longer than the bridge's
-``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING and
+``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING —
+holding the pose it finds for 0.3 s before it damps: its view of the bridge is as old as the
+stall, and the bridge may already apply its commands again — and
 from there through a stand-up from the measured pose, walking only on a fresh command; a node
 that starts while the bridge is in safe mode or runs its fallback (its previous process died)
 stands the robot up
@@ -181,6 +183,7 @@ CONTROL_PARAMETERS: Final = (
     "attitude_rate",
     "command_timeout",
     "quiet_time",
+    "stall_hold_time",
 )
 
 
@@ -488,7 +491,7 @@ class ControlNode(Node):
         self._take_staged()
         self._note_owner()
         if last is not None and now - last > self.stall_s:
-            self._lost_control(f"no control step for {now - last:.2f} s", now)
+            self._lost_control(f"no control step for {now - last:.2f} s", now, stalled=True)
         elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over()):
             self._lost_control(why, now)
         self._follow_bridge(state)
@@ -558,7 +561,7 @@ class ControlNode(Node):
         elif self._handed_back_ramped or self._now - self._handed_back_at > _HAND_BACK_RAMP_S:
             self._handed_back = False  # that ramp is over, or none came: a later one is a stall
 
-    def _lost_control(self, what: str, now: float) -> None:
+    def _lost_control(self, what: str, now: float, *, stalled: bool = False) -> None:
         """The bridge stopped applying this node's commands for a while (``what``: a gap between
         two frames stepped on longer than the bridge's watchdog — this process stalled: SIGSTOP,
         a host freeze — or the bridge re-entering from safe mode while this node walks or
@@ -567,7 +570,8 @@ class ControlNode(Node):
         on a fresh command only."""
         before = self.motion.mode
         after = self.motion.lose_control(
-            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)", now
+            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)", now,
+            stalled=stalled,
         )
         then = (
             "it stands up from the measured pose once the bridge applies its commands"
