@@ -46,6 +46,27 @@ def test_entering_is_reported_once_and_leaving_on_the_next_command() -> None:
     assert "resumed" in left.describe()
 
 
+def test_a_command_of_known_age_lives_from_the_data_it_answers() -> None:
+    """Answers arriving late (a backlog behind a stalled host) keep the owner alive only as long
+    as the data they answer is younger than the timeout; an older answer never moves the life
+    back, and leaving safe mode is timed by the arrival."""
+    dog = Watchdog(timeout_s=0.25)
+    dog.feed(0)
+    for t in range(10, 200, 10):  # 0.2 s of answers to the data of t = 0
+        dog.feed(t * MS, answers_ns=0)
+        assert dog.last_feed_ns == 0
+    assert dog.expired(250 * MS) is False
+    assert dog.expired(251 * MS) is True  # 0.25 s after its data, not after the last arrival
+    dog.feed(300 * MS, answers_ns=290 * MS)
+    (entered, left) = dog.take_events()
+    assert isinstance(entered, SafeModeEntered) and isinstance(left, SafeModeLeft)
+    assert left.at_ns == 300 * MS and left.safe_s == pytest.approx(0.049)
+    dog.feed(310 * MS, answers_ns=280 * MS)  # an older answer: the life stays at 0.29 s
+    assert dog.last_feed_ns == 290 * MS
+    dog.feed(320 * MS, answers_ns=330 * MS)  # never later than its arrival
+    assert dog.last_feed_ns == 320 * MS
+
+
 def test_timeout_is_configurable() -> None:
     dog = Watchdog(timeout_s=0.05)
     dog.feed(0)

@@ -716,7 +716,7 @@ class ArrayNode(Node):
             self._take_thermal(reading)
             if self._expiry.any_armed:
                 self._expire_commands(reading)
-            self._take_joint_commands()
+            self._take_joint_commands(now_ns)
             self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
             new_owner = ""
             for change in self.arbiter.take_events():
@@ -778,7 +778,10 @@ class ArrayNode(Node):
         is neither applied nor taken as a sign of life (:meth:`_old_command`): a controller
         resumed after a stall, or whose commands waited in a queue, sends a burst of answers to
         frames of the stall — measured in the chaos campaign at 0.1–0.6 s old — which fed the
-        watchdog while the controller was stopped and drove the robot with old targets."""
+        watchdog while the controller was stopped and drove the robot with old targets. A command
+        of known age that is applied feeds the watchdog from the frame it answers
+        (:meth:`~jointbus.nodes.safety.watchdog.Watchdog.feed`), so the owner is seen silent the
+        watchdog time after its last frame, however late its last answers arrive."""
         return None
 
     def take_requests(self, reading: JointReading) -> bool:
@@ -803,7 +806,7 @@ class ArrayNode(Node):
             return StreamMode.SAFE
         return StreamMode.RUN
 
-    def _take_joint_commands(self) -> None:
+    def _take_joint_commands(self, now_ns: int) -> None:
         commands = self._commands
         while commands:
             received_ns, cmd, check = commands.popleft()
@@ -844,7 +847,9 @@ class ArrayNode(Node):
             self._command_source = cmd.source_node
             self.command_stamp_ns = cmd.header.stamp.to_ns()
             self._streaming = True
-            self.watchdog.feed(received_ns)
+            # a command answering a frame of known age lives from that frame (Watchdog.feed)
+            answers = None if age_s is None else now_ns - round(age_s * 1e9)
+            self.watchdog.feed(received_ns, answers_ns=answers)
             if self.estop.holding:
                 self.estop.release_hold()
                 self._hold_cmd = None

@@ -95,12 +95,23 @@ class Watchdog:
 
     @property
     def last_feed_ns(self) -> int | None:
-        """When the last valid command arrived (``None``: never)."""
+        """Where the newest valid command's life began (``None``: never fed): when it arrived, or
+        the time of the data it answers when that is known (:meth:`feed`)."""
         return self._last_ns
 
-    def feed(self, now_ns: int) -> None:
-        """A valid command from the owner was accepted at ``now_ns``; leaves safe mode."""
-        self._last_ns = now_ns
+    def feed(self, now_ns: int, *, answers_ns: int | None = None) -> None:
+        """A valid command from the owner was accepted at ``now_ns``; leaves safe mode.
+
+        ``answers_ns``: when the command's controller is known to have computed it from data of
+        that time (a command stamped with the frame it answers) — its life counts from there, not
+        from its arrival. A controller that stopped with commands still in flight (queued behind
+        a stalled host) is then seen silent ``timeout_s`` after its last computation, not after
+        the last of its backlog arrives: with arrival alone the owner could stay in charge for
+        up to twice the timeout after it stopped. Never earlier than a previous feed's.
+        """
+        life = now_ns if answers_ns is None else min(now_ns, answers_ns)
+        last = self._last_ns
+        self._last_ns = life if last is None else max(last, life)
         if self._safe:
             self._safe = False
             if self._safe_since_ns is not None:

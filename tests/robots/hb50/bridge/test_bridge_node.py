@@ -447,6 +447,31 @@ def test_commands_answering_frames_older_than_the_watchdog_time_are_no_sign_of_l
     assert rig.node.mode is not BridgeMode.SAFE
 
 
+def test_a_controller_stopped_with_answers_in_flight_is_silent_from_its_last_frame(
+    rig: Rig,
+) -> None:
+    """A controller stops while its answers still queue behind a stalled host: they arrive
+    over the next 0.2 s, each answering the last frame it saw. Counted from their arrival they
+    kept it in charge until 0.45 s after it stopped; counted from the frame they answer, the
+    watchdog trips 0.25 s after it (chaos, seed 11, #540: a 0.56 s stop went unreported)."""
+    rig.run(0.4, every_cycle(hold(HOME)))
+    rig.run(0.3, lambda _k: answering(rig, 0.002))
+    assert rig.node.mode is BridgeMode.RUN
+    stopped_ns = rig.clock.now
+    modes = []
+    for _ in range(100):  # 0.2 s of backlog, one answer a cycle to the frame it stopped at
+        rig.step(answering(rig, (rig.clock.now - stopped_ns) / 1e9))
+        modes.append(((rig.clock.now - stopped_ns) / 1e9, rig.node.mode))
+    for _ in range(100):  # then nothing
+        rig.step()
+        modes.append(((rig.clock.now - stopped_ns) / 1e9, rig.node.mode))
+    safe_at = next(t for t, mode in modes if mode is not BridgeMode.RUN)
+    assert 0.25 <= safe_at <= 0.25 + 3 * rig.period_ns / 1e9
+    texts = [s.status for s in rig.reports() if s.level == Level.WARN]
+    assert any(t.startswith("watchdog: no valid command") for t in texts)
+    assert rig.node.old_commands == 0  # none was stale: every one within the watchdog time
+
+
 def test_unstamped_and_other_clock_commands_are_judged_by_their_arrival(rig: Rig) -> None:
     """Only a stamp on the bridge's own clock has an age: a zero stamp, or one from another
     clock (a user's controller stamping its own time), is judged by when it arrives."""
