@@ -1160,6 +1160,11 @@ class MotionController:
                     self.names, self.params.idle_kd, header=header, source_node=SOURCE_NODE
                 )
             self._q_lost = np.clip(measured, self.lower, self.upper)
+        return self._posture(self._q_lost, header)
+
+    def _posture(self, q: FloatArray, header: Header) -> JointCommand:
+        """Joint targets ``q`` (rad) held at the posture gains ``kp`` / ``kd``, no velocity or
+        feed-forward torque."""
         n = len(self.names)
         zeros = np.zeros(n)
         return JointCommand.from_joint_arrays(
@@ -1168,7 +1173,7 @@ class MotionController:
             self.names,
             kp=np.full(n, self.params.kp),
             kd=np.full(n, self.params.kd),
-            t_pos=self._q_lost,
+            t_pos=q,
             t_vel=zeros,
             t_trq=zeros,
         )
@@ -1319,15 +1324,4 @@ class MotionController:
                     (False,) * n,
                 )
             self._handover = None
-        n = len(self.names)
-        zeros = np.zeros(n)
-        return JointCommand.from_joint_arrays(
-            header,
-            SOURCE_NODE,
-            self.names,
-            kp=np.full(n, p.kp),
-            kd=np.full(n, p.kd),
-            t_pos=q,
-            t_vel=zeros,
-            t_trq=zeros,
-        )
+        return self._posture(q, header)
