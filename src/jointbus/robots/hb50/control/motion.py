@@ -59,8 +59,10 @@ and caught a sagging, moving body in a fallback stance that tipped over. The 0.3
 three ``bridge_state`` periods: a state published after the stall has arrived by then, and a
 bridge that applies the commands (``run``) takes the node on to a stand-up from the measured
 pose at once. A bridge still in its fallback refuses the hold as it refuses any command before
-its stance is quiet (≥ 0.45 s), and sees damping — the sign that this node knows it lost the
-robot — before then. ``idle`` in DAMPING cancels the stand (IDLE: stay down);
+its stance is quiet (≥ 0.45 s from its start), or admits it when it matches the measured pose;
+after the 0.3 s it sees damping, the sign that this node knows it lost the robot (a stiff
+command it refuses keeps its stance from counting as quiet: a hold without an end could keep the
+node out until the sit). ``idle`` in DAMPING cancels the stand (IDLE: stay down);
 ``stand_up`` while the drives are unavailable is accepted as the wish to stand once they are back.
 
 Fallen over (:mod:`.fall_detector`, fed the estimate's IMU orientation and height every step):
