@@ -53,9 +53,10 @@ holds the pose measured on its first step there, stiff (``kp`` / ``kd``), for
 ``stall_hold_time`` (0.3 s), and damps only after that: right after the stall this node's view
 of the bridge is as old as the stall, and the bridge may already apply its commands again —
 damping applied to a standing robot folds it. In the chaos campaign (seed 11, t ≈ 1 597 s) a
-node starved just after the bridge's fallback had handed the robot back went to DAMPING on a
-stale ``mode: safe``; the bridge applied that damping, then dropped the node's stale commands
-and caught a sagging, moving body in a fallback stance that tipped over. The 0.3 s hold covers
+node starved just after the bridge's fallback had handed the robot back went to DAMPING, by its
+log on a stale ``mode: safe``; what the log suggests (it has the reports, not the commands): the
+bridge applied that damping, then dropped the node's stale commands and caught a sagging,
+moving body in a fallback stance that tipped over. The 0.3 s hold covers
 three ``bridge_state`` periods: a state published after the stall has arrived by then, and a
 bridge that applies the commands (``run``) takes the node on to a stand-up from the measured
 pose at once. A bridge still in its fallback refuses the hold as it refuses any command before
