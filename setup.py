@@ -5,6 +5,8 @@
 bridge's ``BridgeData`` fields from the driver's arrays in one pass (``_frame_accel.c``);
 ``jointbus.robots.hb50.legged._leg_accel`` does the control step's per-leg arithmetic (leg
 kinematics, IK, stance forces: ``_leg_accel.c``),
+``jointbus.robots.hb50.legged._estimate_accel`` is the walking estimator's step (contacts, leg
+odometry, the velocity filter: ``_estimate_accel.c``),
 ``jointbus.robots.hb50.messages._robot_state_accel`` builds the control node's ``RobotState``
 in one pass (``_robot_state_accel.c``) and ``jointbus.drivers._limit_accel`` is the drive's limit
 guard in one pass (``_limit_accel.c``). All are ``optional``: without a C compiler ``pip
@@ -15,8 +17,9 @@ import sys
 
 from setuptools import Extension, setup
 
-#: No fused multiply-add: the compiled leg arithmetic rounds as its Python reference does (on
-#: CPUs with FMA, e.g. the ARM cores of a Raspberry Pi or a Jetson, compilers contract a*b + c).
+#: No fused multiply-add: the compiled leg and estimator arithmetic rounds as its Python reference
+#: does (on CPUs with FMA, e.g. the ARM cores of a Raspberry Pi or a Jetson, compilers contract
+#: a*b + c).
 STRICT_FP = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 
 setup(
@@ -53,6 +56,14 @@ setup(
         Extension(
             "jointbus.robots.hb50.legged._leg_accel",
             sources=["src/jointbus/robots/hb50/legged/_leg_accel.c"],
+            extra_compile_args=STRICT_FP,
+            optional=True,
+        ),
+        # the walking estimator's step (every control step while walking); optional:
+        # WalkingEstimator.update_python is the reference, which it equals bit for bit.
+        Extension(
+            "jointbus.robots.hb50.legged._estimate_accel",
+            sources=["src/jointbus/robots/hb50/legged/_estimate_accel.c"],
             extra_compile_args=STRICT_FP,
             optional=True,
         ),
