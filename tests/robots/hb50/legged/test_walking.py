@@ -9,11 +9,24 @@ first second (the set-point ramps at ``accel_limit`` and the gait needs a cycle 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from array import array
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from jointbus.robots.hb50.legged.walking import WalkCommand, WalkParams
+from jointbus.math import Quaternion
+from jointbus.model.yaml_loader import load_robot
+from jointbus.robots.hb50.legged.gait_scheduler import GaitPhase
+from jointbus.robots.hb50.legged.leg_kinematics import ACCELERATED
+from jointbus.robots.hb50.legged.state_estimator import EstimatedState, rotation_of
+from jointbus.robots.hb50.legged.walking import Plan, WalkCommand, WalkingController, WalkParams
 from support.walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
 HOLD = 10.0  # s
@@ -169,3 +182,118 @@ def test_take_over_starts_at_the_given_velocity_in_limits_and_swings_the_given_p
     tr = sim.run(2.0, constant())
     _no_fall(tr)
     assert ctl.gait.stopped and ctl.velocity_setpoint == (0.0, 0.0, 0.0)
+
+
+# --- the plan's compiled core against its Python reference ----------------------------------------
+
+_CONTROLLER = WalkingController(load_robot("hb50"))
+_N = _CONTROLLER.n_legs
+_finite = st.floats(-1.0, 1.0, allow_nan=False)
+_value = st.one_of(_finite, _finite, _finite, st.just(math.nan))
+_cycle = st.tuples(
+    st.tuples(st.floats(-0.6, 0.6), st.floats(-0.6, 0.6), st.floats(-math.pi, math.pi)),  # rpy
+    st.lists(st.tuples(_value, _value, _value), min_size=_N, max_size=_N),  # feet (m)
+    st.tuples(_value, _value, _value),  # body velocity (m/s)
+    st.tuples(_value, _value, _value),  # body angular velocity (rad/s)
+    st.tuples(_finite, _finite),  # odometry x, y (m)
+    st.one_of(st.floats(0.1, 0.45), st.just(math.nan)),  # estimated height (m)
+    st.lists(st.booleans(), min_size=_N, max_size=_N),  # stance
+    st.lists(st.floats(0.0, 1.0), min_size=_N, max_size=_N),  # progress
+    st.floats(0.05, 0.5),  # stance time (s)
+    st.floats(0.05, 0.3),  # swing time (s)
+    st.booleans(),  # stopped
+    st.tuples(_finite, _finite, st.floats(-2.0, 2.0), st.floats(0.2, 0.4)),  # set-point
+    st.sampled_from([0.001, 0.002, 0.004]),  # dt (s)
+)
+
+
+def _state(cycle: tuple[Any, ...]) -> EstimatedState:
+    (roll, pitch, yaw), feet, velocity, omega, (x, y), height = cycle[:6]
+    zeros = np.zeros(len(_CONTROLLER.model.actuator_order))
+    return EstimatedState(
+        legs=("fr", "fl", "rl", "rr"),
+        joint_position=zeros,
+        joint_velocity=zeros,
+        joint_effort=zeros,
+        foot_position=np.array(feet, dtype=np.float64),
+        foot_velocity=np.zeros((_N, 3)),
+        foot_force=np.zeros((_N, 3)),
+        contact=np.ones(_N, dtype=np.bool_),
+        orientation=Quaternion.from_rpy(roll, pitch, yaw),
+        position=np.array((x, y, 0.3)),
+        height=height,
+        body_linear_velocity=np.array(velocity, dtype=np.float64),
+        body_angular_velocity=np.array(omega, dtype=np.float64),
+        world_linear_velocity=np.zeros(3),
+        world_angular_velocity=np.zeros(3),
+    )
+
+
+def _flat(plan: Plan) -> list[float]:
+    rows, feet, targets, velocities, wrench = plan
+    out = [v for row in rows for v in row]
+    for vectors in (feet, targets, velocities):
+        out.extend(v for vec in vectors for v in vec)
+    return [*out, *wrench]
+
+
+def _same(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Equal, NaN where NaN; 1e-12 relative where a hypotenuse entered (module docstring of
+    leg_kinematics: Python's ``math.hypot`` is its own)."""
+    return len(a) == len(b) and all(
+        (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-12)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@pytest.mark.skipif(not ACCELERATED, reason="the compiled core was not built (no C compiler)")
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(_cycle, min_size=1, max_size=6),
+    st.lists(st.floats(-0.3, 0.3), min_size=7 * _N + 3, max_size=7 * _N + 3),
+    st.lists(st.booleans(), min_size=_N + 2, max_size=_N + 2),
+)
+def test_the_compiled_plan_is_the_python_plan(
+    cycles: list[tuple[Any, ...]], memory: list[float], flags: list[bool]
+) -> None:
+    """Cycle after cycle from the same memory (stance targets, lift-offs, the feet that were in
+    stance, the heading target): the same frames, feet, targets, velocities and wrench, and the
+    same memory after each cycle — touchdowns, lift-offs and stops included, NaN inputs too."""
+    start = array("d", memory)
+    start[6 * _N : 7 * _N] = array("d", [1.0 if f else 0.0 for f in flags[:_N]])
+    start[7 * _N + 1] = 1.0 if flags[_N] else 0.0
+    start[7 * _N + 2] = 1.0 if flags[_N + 1] else 0.0
+    compiled, reference = array("d", start), array("d", start)
+    ctl = _CONTROLLER
+    for cycle in cycles:
+        state = _state(cycle)
+        stance, progress, t_stance, t_swing, stopped, setpoint, dt = cycle[6:]
+        phase = GaitPhase(tuple(stance), tuple(progress), t_stance, t_swing, stopped)
+        ctl._memory = compiled
+        fast = ctl.plan(state, phase, setpoint, dt)
+        ctl._memory = reference
+        slow = ctl.plan_python(state, rotation_of(state.orientation), phase, setpoint, dt)
+        assert _same(_flat(fast), _flat(slow))
+        assert _same(compiled, reference)
+        if all(stance) and not any(map(math.isnan, _flat(slow))):
+            # no swing leg, no hypotenuse: to the last bit
+            assert _flat(fast) == _flat(slow)
+            assert compiled == reference
+    ctl.reset()
+
+
+def test_without_the_core_the_plan_is_its_reference() -> None:
+    script = (
+        "from jointbus.robots.hb50.legged.walking import WalkingController\n"
+        "from jointbus.model.yaml_loader import load_robot\n"
+        "assert WalkingController(load_robot('hb50'))._core is None\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr

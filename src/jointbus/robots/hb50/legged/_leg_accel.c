@@ -41,11 +41,21 @@
  *   is left to LegIK.solve (its joints hold the measured positions until then).
  * stance_dual(feet, stance, wrench, regularisation, fz_min, fz_max, mu) -> list of (fx, fy, fz)
  *   StanceForceSolver.solve_dual; regularisation: the six alpha / s_i of the dual system.
+ * walk_plan(rotation, foot_position, body_linear_velocity, body_angular_velocity, position, height,
+ *           stance, progress, stance_time, swing_time, stopped, setpoint, dt, nominal,
+ *           foot_radius, gains, memory) -> (rows, feet, targets, velocities, wrench)
+ *   WalkingController.plan (its reference: plan_python): the horizontal frame's rows, the feet
+ *   relative to the centre of mass, every foot's target and velocity (stance: back at the
+ *   set-point; swing: swing.raibert_foothold and swing.swing_point), the wrench for the stance
+ *   forces. Arrays may be float64 buffers (numpy) or sequences; gains: the numbers of
+ *   WalkingController._plan_gains in their order; memory: the controller's array('d') of stance
+ *   targets, lift-offs, stance flags and heading target, updated in place.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <math.h>
+#include <string.h>
 
 #define MAX_LEGS 8
 #define N_ROW 24
@@ -953,9 +963,349 @@ fail:
     return NULL;
 }
 
+
+/* ---- the walking controller's plan ------------------------------------------------------------ */
+
+/* `n` doubles from `obj`: a C-contiguous float64 buffer (a numpy array, an array('d')) of `n`
+ * items, or a list / tuple of `n` numbers or of `n / 3` rows of three. 0, or -1 with an error. */
+static int
+read_doubles(PyObject *obj, Py_ssize_t n, double *out, const char *what)
+{
+    if (PyObject_CheckBuffer(obj)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+            int ok = view.itemsize == (Py_ssize_t)sizeof(double) && view.format != NULL &&
+                     (strcmp(view.format, "d") == 0 || strcmp(view.format, "<d") == 0 ||
+                      strcmp(view.format, "=d") == 0) &&
+                     view.len == n * (Py_ssize_t)sizeof(double);
+            if (ok) {
+                memcpy(out, view.buf, (size_t)view.len);
+            }
+            PyBuffer_Release(&view);
+            if (ok) {
+                return 0;
+            }
+        }
+        else {
+            PyErr_Clear();
+        }
+    }
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(seq);
+    int status = 0;
+    if (size == n) {
+        for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+            out[i] = item_double(seq, i);
+            if (out[i] == -1.0 && PyErr_Occurred()) {
+                status = -1;
+            }
+        }
+    }
+    else if (size * 3 == n) {
+        for (Py_ssize_t i = 0; i < size && status == 0; i++) {
+            status = row3(seq, i, out + 3 * i, what);
+        }
+    }
+    else {
+        PyErr_Format(PyExc_ValueError, "%s: %zd values; expected %zd", what, size, n);
+        status = -1;
+    }
+    Py_DECREF(seq);
+    return status;
+}
+
+/* Python's min(max(x, lo), hi): a NaN stays NaN. */
+static double
+clamp(double x, double lo, double hi)
+{
+    x = lo > x ? lo : x;
+    return hi < x ? hi : x;
+}
+
+/* swing._min_jerk: the blend 0 ... 1 at s and its derivative. */
+static void
+min_jerk(double s, double *b, double *db)
+{
+    if (s <= 0.0) {
+        *b = 0.0;
+        *db = 0.0;
+        return;
+    }
+    if (s >= 1.0) {
+        *b = 1.0;
+        *db = 0.0;
+        return;
+    }
+    double s2 = s * s;
+    *b = s2 * s * (10.0 - 15.0 * s + 6.0 * s2);
+    *db = 30.0 * s2 * (1.0 - 2.0 * s + s2);
+}
+
+/* math.remainder(x, tau); Python refuses an infinite x. */
+static int
+remainder_tau(double x, double *out)
+{
+    if (isinf(x)) {
+        PyErr_SetString(PyExc_ValueError, "math domain error");
+        return -1;
+    }
+    *out = remainder(x, TAU);
+    return 0;
+}
+
+enum {
+    G_STEP_HEIGHT, G_RAIBERT, G_MAX_REACH, G_COM_X, G_COM_Z, G_HEIGHT_KP, G_HEIGHT_KD,
+    G_VELOCITY_KP, G_ATTITUDE_KP, G_ATTITUDE_KD, G_YAW_KP, G_YAW_KD, G_MASS, G_IX, G_IY, G_IZ,
+    G_GRAVITY, N_GAINS
+};
+
+static PyObject *
+walk_plan(PyObject *module, PyObject *args)
+{
+    PyObject *rot_obj, *feet_obj, *vel_obj, *omega_obj, *pos_obj, *stance_obj, *progress_obj;
+    PyObject *setpoint_obj, *nominal_obj, *radius_obj, *gains_obj, *memory_obj;
+    double height_est, stance_time, swing_time, dt;
+    int stopped;
+    if (!PyArg_ParseTuple(args, "OOOOOdOOddpOdOOOO", &rot_obj, &feet_obj, &vel_obj, &omega_obj,
+                          &pos_obj, &height_est, &stance_obj, &progress_obj, &stance_time,
+                          &swing_time, &stopped, &setpoint_obj, &dt, &nominal_obj, &radius_obj,
+                          &gains_obj, &memory_obj)) {
+        return NULL;
+    }
+    PyObject *stance = NULL, *progress = NULL, *feet_c = NULL, *targets = NULL, *velocities = NULL;
+    PyObject *result = NULL;
+    Py_buffer memory = {0};
+    int have_memory = 0;
+    double rot[9], vb[3], wb[3], pos[3], sp[4], g[N_GAINS];
+    double feet[MAX_LEGS * 3], nominal[MAX_LEGS * 3], radius[MAX_LEGS];
+    int on[MAX_LEGS];
+    double prog[MAX_LEGS];
+    if ((stance = fast_sequence(stance_obj, 0, "stance", PyExc_ValueError)) == NULL) {
+        goto fail;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(stance);
+    if (n > MAX_LEGS) {
+        PyErr_Format(PyExc_ValueError, "stance: %zd legs; at most %d", n, MAX_LEGS);
+        goto fail;
+    }
+    if ((progress = fast_sequence(progress_obj, n, "progress", PyExc_ValueError)) == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        on[i] = PyObject_IsTrue(PySequence_Fast_GET_ITEM(stance, i));
+        if (on[i] < 0) {
+            goto fail;
+        }
+        prog[i] = item_double(progress, i);
+        if (prog[i] == -1.0 && PyErr_Occurred()) {
+            goto fail;
+        }
+    }
+    if (read_doubles(rot_obj, 9, rot, "rotation") < 0 ||
+        read_doubles(feet_obj, 3 * n, feet, "foot_position") < 0 ||
+        read_doubles(vel_obj, 3, vb, "body_linear_velocity") < 0 ||
+        read_doubles(omega_obj, 3, wb, "body_angular_velocity") < 0 ||
+        read_doubles(pos_obj, 3, pos, "position") < 0 ||
+        read_doubles(setpoint_obj, 4, sp, "setpoint") < 0 ||
+        read_doubles(nominal_obj, 3 * n, nominal, "nominal") < 0 ||
+        read_doubles(radius_obj, n, radius, "foot_radius") < 0 ||
+        read_doubles(gains_obj, N_GAINS, g, "gains") < 0) {
+        goto fail;
+    }
+    if (PyObject_GetBuffer(memory_obj, &memory, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        goto fail;
+    }
+    have_memory = 1;
+    if (memory.len != (7 * n + 3) * (Py_ssize_t)sizeof(double)) {
+        PyErr_Format(PyExc_ValueError, "memory: %zd bytes; expected %zd doubles", memory.len,
+                     7 * n + 3);
+        goto fail;
+    }
+    double *mem = (double *)memory.buf;
+    double *lift = mem + 3 * n, *was = mem + 6 * n, *yaw_mem = mem + 7 * n;
+    double vdx = sp[0], vdy = sp[1], wz_des = sp[2], height = sp[3];
+
+    /* frames: R_rp = Rz(-yaw) R, rows a, b, c */
+    double r00 = rot[0], r01 = rot[1], r02 = rot[2];
+    double r10 = rot[3], r11 = rot[4], r12 = rot[5];
+    double r20 = rot[6], r21 = rot[7], r22 = rot[8];
+    double yaw = atan2(r10, r00);
+    double cy = cos(yaw), sy = sin(yaw);
+    double ax = cy * r00 + sy * r10, ay = cy * r01 + sy * r11, az = cy * r02 + sy * r12;
+    double bx = -sy * r00 + cy * r10, by = -sy * r01 + cy * r11, bz = -sy * r02 + cy * r12;
+    double feet_h[MAX_LEGS][3];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double x = feet[3 * i], y = feet[3 * i + 1], z = feet[3 * i + 2];
+        feet_h[i][0] = ax * x + ay * y + az * z;
+        feet_h[i][1] = bx * x + by * y + bz * z;
+        feet_h[i][2] = r20 * x + r21 * y + r22 * z;
+    }
+    double vhx = ax * vb[0] + ay * vb[1] + az * vb[2];
+    double vhy = bx * vb[0] + by * vb[1] + bz * vb[2];
+    double vhz = r20 * vb[0] + r21 * vb[1] + r22 * vb[2];
+    double whx = ax * wb[0] + ay * wb[1] + az * wb[2];
+    double why = bx * wb[0] + by * wb[1] + bz * wb[2];
+    double whz = r20 * wb[0] + r21 * wb[1] + r22 * wb[2];
+    double roll = atan2(r21, r22);
+    double pitch = -asin(clamp(r20, -1.0, 1.0));
+    double ox = pos[0], oy = pos[1];
+    double yaw_target;
+    if (yaw_mem[1] == 0.0 || stopped) {
+        yaw_target = yaw;
+    }
+    else {
+        double err;
+        if (remainder_tau(yaw_mem[0] + wz_des * dt - yaw, &err) < 0) {
+            goto fail;
+        }
+        yaw_target = yaw + clamp(err, -0.3, 0.3);
+    }
+    yaw_mem[0] = yaw_target;
+    yaw_mem[1] = 1.0;
+    if (yaw_mem[2] == 0.0) {
+        yaw_mem[2] = 1.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            mem[3 * i] = feet_h[i][0];
+            mem[3 * i + 1] = feet_h[i][1];
+            mem[3 * i + 2] = feet_h[i][2];
+        }
+    }
+
+    if ((targets = PyList_New(n)) == NULL || (velocities = PyList_New(n)) == NULL ||
+        (feet_c = PyList_New(n)) == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double fx_h = feet_h[i][0], fy_h = feet_h[i][1], fz_h = feet_h[i][2];
+        double ground_z = radius[i] - height;
+        PyObject *t, *v;
+        if (on[i]) {
+            if (was[i] == 0.0) {
+                mem[3 * i] = fx_h;
+                mem[3 * i + 1] = fy_h;
+            }
+            double tx = mem[3 * i], ty = mem[3 * i + 1];
+            double rvx = -(vdx - wz_des * ty), rvy = -(vdy + wz_des * tx);
+            tx = tx + rvx * dt;
+            ty = ty + rvy * dt;
+            mem[3 * i] = tx;
+            mem[3 * i + 1] = ty;
+            mem[3 * i + 2] = ground_z;
+            t = triple(tx, ty, ground_z);
+            v = triple(rvx, rvy, 0.0);
+        }
+        else {
+            double *k = lift + 3 * i;
+            if (was[i] != 0.0) {
+                k[0] = ox + cy * fx_h - sy * fy_h;
+                k[1] = oy + sy * fx_h + cy * fy_h;
+                k[2] = fz_h;
+            }
+            double s = prog[i];
+            /* swing.raibert_foothold */
+            double nx = nominal[3 * i], ny = nominal[3 * i + 1];
+            double half = 0.5 * stance_time;
+            double t_ahead = (1.0 - s) * swing_time;
+            double hx = -wz_des * ny, hy = wz_des * nx;
+            double offx = vhx * half + g[G_RAIBERT] * (vhx - vdx) + hx * half;
+            double offy = vhy * half + g[G_RAIBERT] * (vhy - vdy) + hy * half;
+            double reach = hypot(offx, offy);
+            if (reach > g[G_MAX_REACH]) {
+                double scale = g[G_MAX_REACH] / reach;
+                offx *= scale;
+                offy *= scale;
+            }
+            double fx = nx + offx + vdx * t_ahead, fy = ny + offy + vdy * t_ahead;
+            double end[3] = {ox + cy * fx - sy * fy, oy + sy * fx + cy * fy, ground_z - 0.01};
+            /* swing.swing_point */
+            if (swing_time == 0.0) {
+                division_by_zero();
+                goto fail;
+            }
+            double b, db, h, dh, pz, wvz;
+            min_jerk(s, &b, &db);
+            double rate = 1.0 / swing_time;
+            double px = k[0] + (end[0] - k[0]) * b;
+            double py = k[1] + (end[1] - k[1]) * b;
+            double wvx = (end[0] - k[0]) * db * rate;
+            double wvy = (end[1] - k[1]) * db * rate;
+            double top = (end[2] > k[2] ? end[2] : k[2]) + g[G_STEP_HEIGHT];
+            if (s < 0.5) {
+                min_jerk(2.0 * s, &h, &dh);
+                pz = k[2] + (top - k[2]) * h;
+                wvz = (top - k[2]) * dh * 2.0 * rate;
+            }
+            else {
+                min_jerk(2.0 * s - 1.0, &h, &dh);
+                pz = top + (end[2] - top) * h;
+                wvz = (end[2] - top) * dh * 2.0 * rate;
+            }
+            double dx = px - ox, dy = py - oy;
+            t = triple(cy * dx + sy * dy, -sy * dx + cy * dy, pz);
+            v = triple(cy * wvx + sy * wvy - vhx - (why * fz_h - whz * fy_h),
+                       -sy * wvx + cy * wvy - vhy - (whz * fx_h - whx * fz_h),
+                       wvz - vhz - (whx * fy_h - why * fx_h));
+        }
+        if (t == NULL || v == NULL) {
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            goto fail;
+        }
+        PyList_SET_ITEM(targets, i, t);
+        PyList_SET_ITEM(velocities, i, v);
+        was[i] = on[i] ? 1.0 : 0.0;
+    }
+
+    /* the wrench for the stance forces (horizontal frame, about the centre of mass) */
+    double com_x = g[G_COM_X], com_z = g[G_COM_Z];
+    double chx = ax * com_x + ay * 0.0 + az * com_z;
+    double chy = bx * com_x + by * 0.0 + bz * com_z;
+    double chz = r20 * com_x + r21 * 0.0 + r22 * com_z;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *c = triple(feet_h[i][0] - chx, feet_h[i][1] - chy, feet_h[i][2] - chz);
+        if (c == NULL) {
+            goto fail;
+        }
+        PyList_SET_ITEM(feet_c, i, c);
+    }
+    double a_z = g[G_HEIGHT_KP] * (height - height_est) - g[G_HEIGHT_KD] * vhz;
+    double acc_x = clamp(g[G_VELOCITY_KP] * (vdx - vhx), -3.0, 3.0);
+    double acc_y = clamp(g[G_VELOCITY_KP] * (vdy - vhy), -3.0, 3.0);
+    double acc_z = isfinite(a_z) ? clamp(a_z, -5.0, 5.0) : 0.0;
+    double yaw_err;
+    if (remainder_tau(yaw_target - yaw, &yaw_err) < 0) {
+        goto fail;
+    }
+    double al_x = -g[G_ATTITUDE_KP] * roll - g[G_ATTITUDE_KD] * whx;
+    double al_y = -g[G_ATTITUDE_KP] * pitch - g[G_ATTITUDE_KD] * why;
+    double al_z = g[G_YAW_KP] * yaw_err + g[G_YAW_KD] * (wz_des - whz);
+    double m = g[G_MASS];
+    result = Py_BuildValue(
+        "((ddd)(ddd)(ddd))OOO(dddddd)", ax, ay, az, bx, by, bz, r20, r21, r22, feet_c, targets,
+        velocities, m * acc_x, m * acc_y, m * acc_z + m * g[G_GRAVITY], g[G_IX] * al_x,
+        g[G_IY] * al_y, g[G_IZ] * al_z);
+fail:
+    if (have_memory) {
+        PyBuffer_Release(&memory);
+    }
+    Py_XDECREF(stance);
+    Py_XDECREF(progress);
+    Py_XDECREF(feet_c);
+    Py_XDECREF(targets);
+    Py_XDECREF(velocities);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"stance_dual", stance_dual, METH_VARARGS,
      "stance_dual(feet, stance, wrench, regularisation, fz_min, fz_max, mu) -> forces"},
+    {"walk_plan", walk_plan, METH_VARARGS,
+     "walk_plan(rotation, foot_position, body_linear_velocity, body_angular_velocity, position, "
+     "height, stance, progress, stance_time, swing_time, stopped, setpoint, dt, nominal, "
+     "foot_radius, gains, memory) -> (rows, feet, targets, velocities, wrench)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,3 +28,30 @@ def stance_dual(
     mu: float,
     /,
 ) -> list[_Vec]: ...
+
+def walk_plan(
+    rotation: Sequence[Sequence[float]],
+    foot_position: Any,
+    body_linear_velocity: Any,
+    body_angular_velocity: Any,
+    position: Any,
+    height: float,
+    stance: Sequence[bool],
+    progress: Sequence[float],
+    stance_time: float,
+    swing_time: float,
+    stopped: bool,
+    setpoint: Sequence[float],
+    dt: float,
+    nominal: Sequence[Sequence[float]],
+    foot_radius: Sequence[float],
+    gains: Sequence[float],
+    memory: Any,
+    /,
+) -> tuple[
+    tuple[_Vec, _Vec, _Vec],
+    list[_Vec],
+    list[_Vec],
+    list[_Vec],
+    tuple[float, float, float, float, float, float],
+]: ...

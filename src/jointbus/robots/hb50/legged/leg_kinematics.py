@@ -82,6 +82,7 @@ __all__ = [
     "LegSample",
     "LegTargets",
     "Vec",
+    "compiled_core",
     "leg_names",
 ]
 
@@ -106,6 +107,12 @@ def _load() -> ModuleType | None:
 _CORE: Final = _load()
 #: Whether the compiled core ``_leg_accel`` is built and enabled in this process.
 ACCELERATED: Final = _CORE is not None
+
+
+def compiled_core() -> ModuleType | None:
+    """The compiled core ``_leg_accel`` when :data:`ACCELERATED`, else None — for the other
+    components of the step that have a function in it (the walking controller's plan)."""
+    return _CORE
 
 
 def leg_names(model: RobotModel) -> tuple[str, ...]:
