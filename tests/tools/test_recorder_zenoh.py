@@ -16,7 +16,7 @@ from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
 from jointbus.tools.bag_info import bag_info
-from jointbus.tools.recorder import Recorder
+from jointbus.tools.recorder import LATE_HISTORY_WINDOW_S, Recorder
 from support.tools import bridge_data, free_port, wait_until
 
 
@@ -119,6 +119,44 @@ def test_latched_topics_published_before_the_recorder_started_are_recorded(pair,
     assert tf_got.transforms[0].child_frame_id == "imu_link"  # type: ignore[attr-defined]
     (params_got,) = decoded["/hb50/parameters"]
     assert params_got.node == "bridge_node"  # type: ignore[attr-defined]
+
+
+class _FirstQueryUnanswered:
+    """The recorder bus's Zenoh session, except that its first ``get`` reaches no queryable —
+    what happens when the recorder starts while the publishers' cache declarations are still on
+    their way (the race a recorder started with the robot runs)."""
+
+    def __init__(self, session: object) -> None:
+        self._session = session
+        self.gets = 0
+
+    def get(self, *args: object, **kwargs: object) -> object:
+        self.gets += 1
+        return [] if self.gets == 1 else self._session.get(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._session, name)
+
+
+def test_a_latched_message_the_first_query_missed_is_fetched_when_its_publisher_is_found(
+    pair, tmp_path, monkeypatch
+):
+    """The recorder's first query of the caches found nothing (the publishers' declarations had
+    not arrived): each transient-local publisher discovery finds is asked again, and its message
+    is recorded once — also after the window in which the recorder keeps asking."""
+    robot, recorder_bus = pair
+    tf, _ = _latched_messages()
+    robot.publisher("/tf_static", TFMessage, LATCHED, node="control_node").publish(tf)
+    session = _FirstQueryUnanswered(recorder_bus.zenoh.session)
+    monkeypatch.setattr(recorder_bus.zenoh, "session", session)
+    path: Path = tmp_path / "late_latched.mcap"
+    with Recorder(recorder_bus, path, local=False, remote=True) as rec:
+        assert wait_until(lambda: rec.stats().messages >= 1, timeout=8)
+        time.sleep(LATE_HISTORY_WINDOW_S + 0.5)  # any further query of the cache: no copy
+        stats = rec.stop()
+    assert session.gets >= 2
+    assert stats.messages == 1 and stats.lost == 0
+    assert list(_rosbags_decoded(path)) == ["/tf_static"]
 
 
 def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):

@@ -1103,6 +1103,11 @@ class ZenohTransport:
         """The discovery record of a remote endpoint, if its token has been seen."""
         return self._remote.get(gid)
 
+    def known_remote_endpoints(self) -> list[EndpointInfo]:
+        """The remote endpoints whose tokens this session has seen so far — no query, no wait
+        (:meth:`remote_endpoints` is the settled answer); :attr:`generation` changes with it."""
+        return list(self._remote.values())
+
     def graph(self, timeout: float = 0.5) -> list[GraphEntity]:
         """Every graph entity (nodes, endpoints, services) of other sessions in the domain.
 

@@ -44,7 +44,10 @@ Two sources, chosen per recorder:
   also queries every transient-local publisher's zenoh-ext cache (``<key>/@adv/pub/**``, as
   :mod:`jointbus.bus.zenoh_transport` keeps them) and records what the caches hold, except
   messages of a publisher that it has already received live (no duplicates); these samples do not
-  count towards ``lost``.
+  count towards ``lost``. A transient-local publisher that discovery finds later (a node started
+  after the recorder, or one whose declaration had not arrived when the first query ran) has its
+  session's caches asked too, until they answer or 3 s pass; a sample already recorded from a
+  cache is not recorded again.
 
 All writing happens on one thread that owns the :class:`McapChunkWriter`; it closes a chunk when it
 reaches ``chunk_size`` bytes or when ``flush_interval`` seconds have passed, so a recorder killed
@@ -89,6 +92,11 @@ POLL_INTERVAL: Final = 0.005
 #: the writer (≈ 20 s of a 500 Hz stack's ≈ 3000 samples/s).
 REMOTE_QUEUE_SAMPLES: Final = 65536
 _BATCH: Final = 4096  # queue items handled between two housekeeping checks
+#: A transient-local publisher discovered after the start whose cache has not answered is asked
+#: every this many seconds, for at most the window (s): its queryable's declaration may lag its
+#: graph token by ≈ 1 s on a loaded host (``zenoh_transport.ROUTE_SETTLE_S`` allows 3 s).
+LATE_HISTORY_PERIOD_S: Final = 0.25
+LATE_HISTORY_WINDOW_S: Final = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,6 +519,13 @@ class _ZenohRawSource:
             )
         )
         self._handler = self._sub.handler
+        #: (publisher gid, sequence number) of every sample recorded from a cache: a cache asked
+        #: twice (its publisher found late, below) is not recorded twice.
+        self._history_seen: set[tuple[int, int]] = set()
+        #: transient-local publishers (gid) whose cache answered, and when (monotonic s) each
+        #: one not answered yet was first seen by discovery
+        self._history_answered: set[int] = set()
+        self._history_pending: dict[int, float] = {}
         self._history_thread = threading.Thread(
             target=self._fetch_history, name="jointbus-recorder-history", daemon=True
         )
@@ -535,14 +550,57 @@ class _ZenohRawSource:
         return handled
 
     def _fetch_history(self) -> None:
-        """Record what the transient-local publishers' caches hold (module doc)."""
+        """Record what the transient-local publishers' caches hold (module doc): every cache at
+        the start, then the caches of transient-local publishers discovered later.
+
+        Why the second part: the first query reaches only the caches this session already knows
+        of. A recorder started while the robot comes up (or a latched publisher that appears
+        later) would otherwise miss what was published before its live subscription reached the
+        publisher — ``/tf_static`` and the parameters are published once. A publisher found by
+        discovery whose cache has not answered is asked again every :data:`LATE_HISTORY_PERIOD_S`
+        until it does or :data:`LATE_HISTORY_WINDOW_S` pass (its queryable's declaration travels
+        apart from its graph token and may come later; an empty cache never answers)."""
+        from jointbus.bus.zenoh_transport import history_selector
+
+        domain = domain_selector(self._transport.domain_id)
+        self._query_history(history_selector(domain))
+        generation = -1
+        while True:
+            time.sleep(LATE_HISTORY_PERIOD_S)
+            if self._closed:
+                return
+            now = time.monotonic()
+            if self._transport.generation != generation:
+                generation = self._transport.generation
+                for info in self._transport.known_remote_endpoints():
+                    if (
+                        info.kind == "publisher"
+                        and info.qos.transient_local
+                        and info.gid not in self._history_answered
+                        and info.gid not in self._history_pending
+                        and self._recorder.wants(info.topic)
+                    ):
+                        self._history_pending[info.gid] = now
+            zids: set[str] = set()
+            for gid, since in list(self._history_pending.items()):
+                known = self._transport.remote_info(gid)
+                if gid in self._history_answered or known is None:
+                    del self._history_pending[gid]
+                elif now - since > LATE_HISTORY_WINDOW_S:
+                    del self._history_pending[gid]  # an empty cache, or a publisher gone
+                else:
+                    zids.add(known.zid)
+            for zid in sorted(zids):
+                self._query_history(history_selector(domain, zid))
+
+    def _query_history(self, selector: str) -> None:
         import zenoh
 
-        from jointbus.bus.zenoh_transport import HISTORY_QUERY_TIMEOUT_S, history_selector
+        from jointbus.bus.zenoh_transport import HISTORY_QUERY_TIMEOUT_S
 
         try:
             replies = self._transport.session.get(
-                history_selector(domain_selector(self._transport.domain_id)),
+                selector,
                 target=zenoh.QueryTarget.ALL,
                 consolidation=zenoh.ConsolidationMode.NONE,
                 accept_replies=zenoh.ReplyKeyExpr.ANY,
@@ -575,6 +633,10 @@ class _ZenohRawSource:
             payload = sample.payload.to_bytes()
             with self._lock:
                 if history:
+                    self._history_answered.add(att.gid)
+                    if (att.gid, att.seq) in self._history_seen:
+                        return  # this cache was asked before
+                    self._history_seen.add((att.gid, att.seq))
                     first_live = self._first_live.get(att.gid)
                     if first_live is None or att.seq < first_live:
                         self._store(type_name, topic, payload, now, att, history=True)
