@@ -109,3 +109,28 @@ def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool)
     finally:
         bus.close()
         campaign.tmp.cleanup()
+
+
+def test_each_violation_is_said_once_as_it_is_found() -> None:
+    """A long run's violations show while it runs (the report at the end has them all)."""
+    import time
+
+    from jointbus.chaos_campaign import _Campaign
+
+    config = CampaignConfig(duration_s=60.0)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+    campaign.origin = time.monotonic() - 10.0
+    campaign.checker.resume(campaign.now())
+    campaign.checker.owner_silent(campaign.now() - 2.0)
+    campaign.checker.owner_back(campaign.now())  # the stalled-owner rule: never applied here
+    campaign._say_new_violations()
+    campaign._say_new_violations()
+    assert said == []  # no state of the bridge in run: nothing broken
+    campaign.checker.owner_silent(campaign.now() - 2.0)
+    campaign.checker.bridge_state(campaign.now(), "run", "control_node")
+    campaign.checker.owner_back(campaign.now())
+    campaign._say_new_violations()
+    campaign._say_new_violations()
+    assert len(said) == 1 and said[0].startswith("chaos: VIOLATION ")
+    assert "stalled owner" in said[0]

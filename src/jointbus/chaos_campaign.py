@@ -249,6 +249,9 @@ class _Campaign:
         self.notes: list[str] = []
         self.skipped: dict[str, int] = {}
         self.aborted = False
+        #: campaign time (s) at which Ctrl-C or SIGTERM stopped the run, or None
+        self.stopped_at: float | None = None
+        self._said_violations = 0
         self.control_killed_pid: int | None = None
         self.control_killed_at = -math.inf
         self.control_stopped_until = -math.inf
@@ -346,8 +349,17 @@ class _Campaign:
                 )
                 + f", hub port {self.port}"
             )
-            self._loop()
-            if not self.aborted:
+            try:
+                self._loop()
+            except KeyboardInterrupt:
+                # Ctrl-C or SIGTERM: the report covers the campaign time run so far and says it
+                # was cut short (a partial campaign never passes); what stopping does to the
+                # robot is not judged
+                with self.lock:
+                    self.stopped_at = self.now()
+                    self.checker.pause(self.stopped_at)
+                self.say(f"chaos: stopped early (Ctrl-C or SIGTERM) at t={self.stopped_at:.1f} s")
+            if not self.aborted and self.stopped_at is None:
                 self._finish()
         finally:
             with self.lock:
@@ -366,6 +378,7 @@ class _Campaign:
             return CampaignReport.of(
                 seed=self.config.seed,
                 duration_s=self.schedule.duration_s,
+                stopped_at_s=self.stopped_at,
                 wall_s=time.monotonic() - self.wall_start,
                 faults_per_minute=self.config.faults_per_minute,
                 records=self.checker.records,
@@ -388,6 +401,7 @@ class _Campaign:
                 now = self.now()
             self._watch_stack()
             self._reap()
+            self._say_new_violations()
             if now >= next_line:
                 with self.lock:
                     done = len(self.checker.records)
@@ -401,6 +415,15 @@ class _Campaign:
             with self.lock:
                 upcoming = self.events[0][0] if self.events else self.schedule.duration_s
             time.sleep(max(0.0, min(0.05, upcoming - self.now())))
+
+    def _say_new_violations(self) -> None:
+        """Print each violation as the checker finds it (the report at the end has them all; a
+        run stopped early, or watched live, should not have to wait for it)."""
+        with self.lock:
+            new = self.checker.violations[self._said_violations :]
+            self._said_violations += len(new)
+        for violation in new:
+            self.say(f"chaos: VIOLATION {violation.describe(self.config.seed)}")
 
     def _watch_stack(self) -> None:
         """Feed the launcher's reports (a process of the layout died) and a restarted control

@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from jointbus.cli.errors import FAILED, CliError, user_errors
+from jointbus.cli.interrupts import stop_on_interrupt
 
 
 def chaos(  # noqa: PLR0917 (typer maps parameters to options)
@@ -69,8 +70,10 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
 
     The robot runs in its process layout (bridge + simulator, control node) beside a velocity
     publisher, a recorder and a monitor, each a process the campaign stops and kills. Prints a
-    table per fault kind and every violation with the seed that replays it. Exit code 0 only
-    with 0 violations, 1 otherwise."""
+    table per fault kind and every violation with the seed that replays it (and each violation
+    as it is found). Ctrl-C (or SIGTERM) stops the run and prints the table of the time run.
+    Exit code 0 only with 0 violations over the whole campaign, 1 otherwise (a run stopped
+    early included)."""
     with user_errors():
         from jointbus.chaos_campaign import CampaignConfig, CampaignConfigError, run_campaign
         from jointbus.tools.chaos.fault_schedule import FaultScheduleError
@@ -88,7 +91,10 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
             window=span,
         )
         try:
-            report = run_campaign(config, progress=typer.echo)
+            # the first Ctrl-C / SIGTERM ends the campaign (its report follows); later ones cannot
+            # cut its shutdown of the robot's processes short
+            with stop_on_interrupt():
+                report = run_campaign(config, progress=typer.echo)
         except (CampaignConfigError, FaultScheduleError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -18,7 +18,7 @@ def _record(index: int, kind: FaultKind, **values: float) -> FaultRecord:
     return record
 
 
-def _report(violations: list[Violation]) -> CampaignReport:
+def _report(violations: list[Violation], stopped_at_s: float | None = None) -> CampaignReport:
     rule = ReportRule("bridge_node", 1.5)
     records = [
         _record(0, FaultKind.STOP_CONTROL, min_height_m=0.31, max_tilt_rad=0.05, max_speed=3.0,
@@ -39,6 +39,7 @@ def _report(violations: list[Violation]) -> CampaignReport:
         violations=violations,
         ground_truth_samples=30000,
         load=2.5,
+        stopped_at_s=stopped_at_s,
     )
 
 
@@ -68,6 +69,19 @@ def test_a_clean_campaign_passes_and_prints_its_table() -> None:
         "| sigstop control | 2 | 0.280 | 0.120 | 9.50 | 0.0020 | 0.450 (1 of 2 missed) |"
     ]
     assert any(line.startswith("| cpu hog | 1 |") and line.endswith("| - |") for line in lines)
+
+
+def test_a_campaign_stopped_by_ctrl_c_does_not_pass_and_says_how_far_it_ran() -> None:
+    """A user who stops a long run keeps its table — and neither the exit code nor the verdict
+    may read as a campaign that passed."""
+    report = _report([], stopped_at_s=41.3)
+    assert not report.passed
+    lines = report.lines()
+    assert "41 s of campaign" in lines[0]
+    assert "STOPPED early (Ctrl-C or SIGTERM) at t=41.3 s of 60 s" in lines[0]
+    assert "0 violations" in lines[0]
+    assert any(line.startswith("| sigstop control | 2 |") for line in lines)
+    assert report.as_dict()["stopped_at_s"] == 41.3 and report.as_dict()["passed"] is False
 
 
 def test_each_violation_is_listed_with_its_time_and_the_replay() -> None:

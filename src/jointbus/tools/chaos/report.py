@@ -95,6 +95,9 @@ class CampaignReport:
     #: then the short run's).
     schedule_s: float | None = None
     window: tuple[float, float] | None = None
+    #: Campaign time (s) at which Ctrl-C or SIGTERM stopped the run (None: it ran to its end);
+    #: the rows and violations cover the time before it, and the end state was not checked.
+    stopped_at_s: float | None = None
 
     @classmethod
     def of(
@@ -111,6 +114,7 @@ class CampaignReport:
         notes: Sequence[str] = (),
         schedule_s: float | None = None,
         window: tuple[float, float] | None = None,
+        stopped_at_s: float | None = None,
     ) -> CampaignReport:
         kinds = [k for k in FaultKind if any(r.fault.kind is k for r in records)]
         return cls(
@@ -125,6 +129,7 @@ class CampaignReport:
             notes=tuple(notes),
             schedule_s=schedule_s if window is not None else None,
             window=window,
+            stopped_at_s=stopped_at_s,
         )
 
     @property
@@ -133,8 +138,9 @@ class CampaignReport:
 
     @property
     def passed(self) -> bool:
-        """No violation (the exit code is 0 only then)."""
-        return not self.violations
+        """No violation over the whole campaign (the exit code is 0 only then): a run stopped
+        early has not passed, whatever it found before."""
+        return not self.violations and self.stopped_at_s is None
 
     @property
     def replay(self) -> str:
@@ -153,9 +159,15 @@ class CampaignReport:
 
     def lines(self) -> list[str]:
         """The table, the verdict and every violation with the command that replays it."""
-        verdict = "0 violations" if self.passed else f"{len(self.violations)} VIOLATIONS"
+        verdict = f"{len(self.violations)} VIOLATIONS" if self.violations else "0 violations"
+        ran = self.duration_s if self.stopped_at_s is None else self.stopped_at_s
+        if self.stopped_at_s is not None:
+            verdict = (
+                f"STOPPED early (Ctrl-C or SIGTERM) at t={self.stopped_at_s:.1f} s of "
+                f"{self.duration_s:g} s (not passed; end state not checked), {verdict}"
+            )
         out = [
-            f"chaos: seed {self.seed}, {self.duration_s:.0f} s of campaign ({self.wall_s:.0f} s "
+            f"chaos: seed {self.seed}, {ran:.0f} s of campaign ({self.wall_s:.0f} s "
             f"wall clock), {self.faults} faults, {self.ground_truth_samples} ground-truth "
             f"samples, load {self.load:.1f} — {verdict}",
             "",
@@ -194,6 +206,7 @@ class CampaignReport:
             "ground_truth_samples": self.ground_truth_samples,
             "load": self.load,
             "passed": self.passed,
+            "stopped_at_s": self.stopped_at_s,
             "replay": self.replay,
             "schedule_s": self.schedule_s,
             "window": None if self.window is None else list(self.window),
