@@ -25,6 +25,10 @@ def test_default_scheme_is_loopback_hub_then_fallback() -> None:
     retry = json.loads(items["connect/retry"])
     assert retry["period_init_ms"] <= 100
     assert retry["period_max_ms"] <= 500
+    # a peer that stops reading must not stall publishers (the long test below shows why)
+    queue = "transport/link/tx/queue/congestion_control"
+    assert json.loads(items[f"{queue}/drop/wait_before_drop"]) == 0
+    assert json.loads(items[f"{queue}/block/wait_before_close"]) <= 100_000
 
 
 def test_explicit_endpoints_replace_the_scheme() -> None:
@@ -126,3 +130,66 @@ def test_siblings_of_an_explicit_listener_open_and_talk() -> None:
             assert wait_until(lambda: got == [Count(1)])
     finally:
         first.close()
+
+
+_STOPPED_READER = """
+import sys, time
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.messages.std_msgs import String
+bus = Bus(zenoh=ZenohConfig.loopback(None, (int(sys.argv[1]),)), name="reader")
+subs = [bus.subscribe("/fast", String, lambda m: None, MAB_RT),
+        bus.subscribe("/slow", String, lambda m: None, RELIABLE)]
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.long
+@pytest.mark.timeout(120)
+def test_a_reader_that_stops_reading_does_not_stall_the_publisher() -> None:
+    """A recorder or monitor stopped (SIGSTOP, a starved host) stops reading; its queue fills.
+    The robot's publishers must not wait for it: a best-effort sample is dropped at once, a
+    reliable one waits at most ``BLOCK_WAIT_BEFORE_CLOSE_US`` before the link to it is closed.
+    With Zenoh's defaults every best-effort publish waited 1 ms and a reliable one up to 5 s (a
+    bridge loop at 251 Hz and the robot's state off the bus for 9.7 s, measured)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from jointbus.bus import RELIABLE
+    from jointbus.bus.zenoh_config import BLOCK_WAIT_BEFORE_CLOSE_US
+    from jointbus.messages.std_msgs import String
+
+    port = free_port()
+    bus = Bus(zenoh=ZenohConfig.loopback(port), name="robot")
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _STOPPED_READER, str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        fast = bus.publisher("/fast", String, MAB_RT)
+        slow = bus.publisher("/slow", String, RELIABLE)
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+        assert wait_until(lambda: fast.remote_matched and slow.remote_matched, timeout=10)
+        os.kill(reader.pid, signal.SIGSTOP)
+        big, small = String("x" * 16_000), String("state")  # 8 MB/s: the queue fills in < 1 s
+        waits: list[float] = []
+        end = time.monotonic() + 4.0
+        i = 0
+        while time.monotonic() < end:
+            t0 = time.perf_counter()
+            fast.publish(big)
+            if i % 50 == 0:
+                slow.publish(small)
+            waits.append(time.perf_counter() - t0)
+            i += 1
+            time.sleep(0.001)
+    finally:
+        reader.kill()
+        reader.wait(timeout=10)
+        bus.close()
+    bound = BLOCK_WAIT_BEFORE_CLOSE_US * 1e-6
+    assert max(waits) < bound + 0.05, f"longest publish {max(waits) * 1e3:.1f} ms"
+    # no per-sample wait: over 4 s, all publishing took little more than one reliable wait
+    assert sum(waits) < bound + 0.3, f"{sum(waits):.2f} s publishing, {len(waits)} cycles"

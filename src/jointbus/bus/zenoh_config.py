@@ -44,6 +44,23 @@ from jointbus.bus.names import check_domain_id, domain_id_from_env
 #: also works, since a process that cannot listen there connects to whatever owns it).
 DEFAULT_HUB_PORT: Final = 7447
 _FAST_RETRY: Final = '{"period_init_ms": 100, "period_max_ms": 500, "period_increase_factor": 2}'
+#: How long (µs) a publication waits for room in the queue towards a peer that has stopped reading
+#: before Zenoh gives up: best-effort samples are dropped at once (Zenoh's default waits 1 ms
+#: each), and a reliable publication waits at most 50 ms before Zenoh closes the link to that
+#: peer (its default waits 5 s). Why: a stopped reader — a recorder or monitor under SIGSTOP, a
+#: tool on a starved host — fills its queue within seconds, and with the defaults every process
+#: publishing to it stalled: a `jointbus record` of every topic stopped for 10 s held the demo's
+#: bridge loop at 251 Hz (49.9 % of its cycles skipped, 1 ms of waiting per best-effort sample)
+#: and took the robot's state off the bus for 9.7 s (measured 2026-12-04). With these values the
+#: same test cost the bridge 0.5 % of the cycles of that 10 s window (one stall of ≈ 50 ms;
+#: ``bridge_data`` at 476 Hz for one second) and nothing more — with 100 ms, one 42 ms stall
+#: (1.4 %); the stopped reader loses what it missed (its reliable losses are counted and shown, as
+#: ``jointbus record`` does) and reconnects when it runs again. 50 ms is half the walking
+#: fallback's 100 ms command silence and a fifth of the watchdog's 250 ms. A reader merely slow
+#: for a moment is not cut off: the queue (two 64 KiB batches per priority, after the socket's
+#: buffer) is full only after it has read nothing for far longer.
+DROP_WAIT_US: Final = 0
+BLOCK_WAIT_BEFORE_CLOSE_US: Final = 50_000
 
 _ENDPOINT = re.compile(r"(tcp|udp|tls|quic|ws|unixsock-stream|unixpipe)/\S+\Z")
 
@@ -259,6 +276,15 @@ class ZenohConfig:
             # router back after a few seconds was found up to 3.9 s later (measured). 100 ms
             # doubling to 500 ms keeps recovery within 0.5 s of the restart: the 2 s bound.
             ("connect/retry", _FAST_RETRY),
+            # a peer that stops reading must not stall the publishers (DROP_WAIT_US)
+            (
+                "transport/link/tx/queue/congestion_control/drop/wait_before_drop",
+                json.dumps(DROP_WAIT_US),
+            ),
+            (
+                "transport/link/tx/queue/congestion_control/block/wait_before_close",
+                json.dumps(BLOCK_WAIT_BEFORE_CLOSE_US),
+            ),
         ]
         items.extend(self.options)
         return items
