@@ -11,9 +11,6 @@ everything else to exact equality. ``JOINTBUS_NO_ACCEL=1`` runs the reference.
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +21,7 @@ from hypothesis import strategies as st
 from jointbus.robots.hb50.legged import leg_kinematics as lk
 from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
 from jointbus.robots.hb50.legged.stance_forces import StanceForceSolver
+from support.accel import assert_runs_without_accel
 from support.hb50_sim import hb50
 
 pytestmark = pytest.mark.skipif(not lk.ACCELERATED, reason="_leg_accel not built or disabled")
@@ -175,15 +173,7 @@ def test_disabling_the_core_runs_the_reference() -> None:
         "q = list(load_robot('hb50').pose('home').values())\n"
         "assert legs.evaluate_rows(q) == legs.evaluate_rows_python(q)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)
 
 
 rotations = st.tuples(st.floats(-math.pi, math.pi), st.floats(-0.5, 0.5), st.floats(-0.5, 0.5))

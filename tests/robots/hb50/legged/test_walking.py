@@ -9,9 +9,6 @@ first second (the set-point ramps at ``accel_limit`` and the gait needs a cycle 
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +24,7 @@ from jointbus.robots.hb50.legged.gait_scheduler import GaitPhase
 from jointbus.robots.hb50.legged.leg_kinematics import ACCELERATED
 from jointbus.robots.hb50.legged.state_estimator import EstimatedState, rotation_of
 from jointbus.robots.hb50.legged.walking import Plan, WalkCommand, WalkingController, WalkParams
+from support.accel import assert_runs_without_accel
 from support.walking_sim import STAND_HEIGHT, Trace, WalkingSim, constant
 
 HOLD = 10.0  # s
@@ -288,12 +286,4 @@ def test_without_the_core_the_plan_is_its_reference() -> None:
         "from jointbus.model.yaml_loader import load_robot\n"
         "assert WalkingController(load_robot('hb50'))._core is None\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)

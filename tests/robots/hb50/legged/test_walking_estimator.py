@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import random
-import subprocess
-import sys
 from array import array
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,7 @@ from jointbus.math import Quaternion
 from jointbus.robots.hb50.legged import walking_estimator as we
 from jointbus.robots.hb50.legged.state_estimator import EstimatedState
 from jointbus.robots.hb50.legged.walking_estimator import WalkingEstimator, WalkingEstimatorConfig
+from support.accel import assert_runs_without_accel
 
 #: The fields the walking estimator computes itself; every other one is the input's.
 REFINED = {"contact", "position", "height", "body_linear_velocity", "world_linear_velocity"}
@@ -345,12 +343,4 @@ def test_disabling_the_core_runs_the_reference() -> None:
         "assert a.update(*args).height == b.update_python(*args).height\n"
         "assert a._state == b._state\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import numpy as np
@@ -25,6 +22,7 @@ from jointbus.messages.geometry_msgs import Point, Pose, Quaternion, Twist, Vect
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import LegState, MotionGait, MotionMode, MotionType, RobotState
+from support.accel import assert_runs_without_accel
 from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode, typestore
 
 TN = "hb50_commons/msg/RobotState"
@@ -349,15 +347,7 @@ def test_disabling_the_core_builds_the_same_message_in_python() -> None:
         "    motion_type=rs.MotionType.POSTURE, motion_gait=rs.MotionGait.STAND)\n"
         "assert m.leg[0].contact is True and m.leg[0].foot_pos_body.z == 1.0\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)
 
 
 def test_from_estimate_arrays_refuses_what_the_constructors_refuse() -> None:

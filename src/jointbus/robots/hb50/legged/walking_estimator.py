@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Final
@@ -135,6 +136,37 @@ def _stance_mismatch(
     state: EstimatedState, stance: tuple[bool, ...] | npt.NDArray[np.bool_]
 ) -> ValueError:
     return ValueError(f"scheduled_stance: {len(stance)} legs; the state has {len(state.legs)}")
+
+
+def _refined(
+    state: EstimatedState,
+    *,
+    contact: Sequence[bool],
+    position: tuple[float, float, float],
+    height: float,
+    body: tuple[float, float, float],
+    world: tuple[float, float, float],
+) -> EstimatedState:
+    """``state`` with the fields the walking estimator refines (both paths build it here; spelled
+    out: ``dataclasses.replace`` costs ≈ 3 µs per step)."""
+    return EstimatedState(
+        legs=state.legs,
+        joint_position=state.joint_position,
+        joint_velocity=state.joint_velocity,
+        joint_effort=state.joint_effort,
+        foot_position=state.foot_position,
+        foot_velocity=state.foot_velocity,
+        foot_force=state.foot_force,
+        contact=np.array(contact, dtype=np.bool_),
+        orientation=state.orientation,
+        position=np.array(position),
+        height=height,
+        body_linear_velocity=np.array(body),
+        body_angular_velocity=state.body_angular_velocity,
+        world_linear_velocity=np.array(world),
+        world_angular_velocity=state.world_angular_velocity,
+        linear_acceleration=state.linear_acceleration,
+    )
 
 
 class WalkingEstimator:
@@ -215,23 +247,13 @@ class WalkingEstimator:
             )
             if out is not None:
                 contact, position, height, body, world = out
-                return EstimatedState(
-                    legs=state.legs,
-                    joint_position=state.joint_position,
-                    joint_velocity=state.joint_velocity,
-                    joint_effort=state.joint_effort,
-                    foot_position=state.foot_position,
-                    foot_velocity=state.foot_velocity,
-                    foot_force=state.foot_force,
-                    contact=np.array(contact, dtype=np.bool_),
-                    orientation=state.orientation,
-                    position=np.array(position),
+                return _refined(
+                    state,
+                    contact=contact,
+                    position=position,
                     height=height,
-                    body_linear_velocity=np.array(body),
-                    body_angular_velocity=state.body_angular_velocity,
-                    world_linear_velocity=np.array(world),
-                    world_angular_velocity=state.world_angular_velocity,
-                    linear_acceleration=state.linear_acceleration,
+                    body=body,
+                    world=world,
                 )
         # an input the core does not take (it left the state as it was): the reference
         return self.update_python(state, acceleration, scheduled_stance, dt, foot_radius)
@@ -316,28 +338,16 @@ class WalkingEstimator:
         if not isfinite(height):
             height = state.height
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rot
-        # ``state`` with the refined fields (spelled out: dataclasses.replace costs ≈ 3 µs here)
-        return EstimatedState(
-            legs=state.legs,
-            joint_position=state.joint_position,
-            joint_velocity=state.joint_velocity,
-            joint_effort=state.joint_effort,
-            foot_position=state.foot_position,
-            foot_velocity=state.foot_velocity,
-            foot_force=state.foot_force,
-            contact=np.array(contact, dtype=np.bool_),
-            orientation=state.orientation,
-            position=np.array((s[6], s[7], height)),
+        body = (  # Rᵀ·v
+            r00 * vx + r10 * vy + r20 * vz,
+            r01 * vx + r11 * vy + r21 * vz,
+            r02 * vx + r12 * vy + r22 * vz,
+        )
+        return _refined(
+            state,
+            contact=contact,
+            position=(s[6], s[7], height),
             height=height,
-            body_linear_velocity=np.array(  # Rᵀ·v
-                (
-                    r00 * vx + r10 * vy + r20 * vz,
-                    r01 * vx + r11 * vy + r21 * vz,
-                    r02 * vx + r12 * vy + r22 * vz,
-                )
-            ),
-            body_angular_velocity=state.body_angular_velocity,
-            world_linear_velocity=np.array((vx, vy, vz)),
-            world_angular_velocity=state.world_angular_velocity,
-            linear_acceleration=state.linear_acceleration,
+            body=body,
+            world=(vx, vy, vz),
         )
