@@ -167,6 +167,9 @@ def test_foxglove_follows_jointbus_hub_port() -> None:
     try:
         assert view.stdout is not None
         line = view.stdout.readline()
+        if not line:  # it exited: say why
+            assert view.stderr is not None
+            pytest.fail(f"foxglove exited {view.wait(timeout=10)}: {view.stderr.read()}")
         assert f"ws://127.0.0.1:{ws_port}" in line, line
         topics = asyncio.run(_advertised_topics(f"ws://127.0.0.1:{ws_port}", TALK_TOPIC, 10.0))
         assert TALK_TOPIC in topics
