@@ -19,10 +19,10 @@ core, e.g. to check that the fallback passes the test suite.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any, Final, Protocol
+
+from jointbus import compiled_core
 
 
 class Program(Protocol):
@@ -65,17 +65,7 @@ class Gate(Protocol):
     ) -> tuple[bytes | None, int, int] | None: ...
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.codec import _cdr_accel
-    except ImportError:
-        return None
-    return _cdr_accel
-
-
-_CORE: Final = _load()
+_CORE: Final = compiled_core.load("jointbus.codec._cdr_accel")
 #: Whether the compiled core is built and enabled in this process.
 AVAILABLE: Final = _CORE is not None
 

@@ -71,27 +71,17 @@ current or impedance command.
 from __future__ import annotations
 
 import math
-import os
-from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
+
 __all__ = ["LimitGuard"]
 
 
-def _compiled_core() -> ModuleType | None:
-    """``_limit_accel`` when it was built and not switched off (``JOINTBUS_NO_ACCEL``)."""
-    if os.environ.get("JOINTBUS_NO_ACCEL"):
-        return None
-    try:
-        from jointbus.drivers import _limit_accel
-    except ImportError:
-        return None
-    return _limit_accel
-
-
-_CORE = _compiled_core()
+#: ``_limit_accel`` when it was built and not switched off (``JOINTBUS_NO_ACCEL``).
+_CORE = compiled_core.load("jointbus.drivers._limit_accel")
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

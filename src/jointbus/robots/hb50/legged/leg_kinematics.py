@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -67,6 +66,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
 from jointbus.model.errors import DefinitionError, UnreachableError
 from jointbus.model.leg_ik import LegIK
 from jointbus.model.link import Sphere
@@ -82,7 +82,7 @@ __all__ = [
     "LegSample",
     "LegTargets",
     "Vec",
-    "compiled_core",
+    "leg_core",
     "leg_names",
 ]
 
@@ -94,22 +94,12 @@ DEFAULT_SINGULAR_DET = 1e-5
 _NAN3 = (math.nan, math.nan, math.nan)
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.robots.hb50.legged import _leg_accel
-    except ImportError:
-        return None
-    return _leg_accel
-
-
-_CORE: Final = _load()
+_CORE: Final = compiled_core.load("jointbus.robots.hb50.legged._leg_accel")
 #: Whether the compiled core ``_leg_accel`` is built and enabled in this process.
 ACCELERATED: Final = _CORE is not None
 
 
-def compiled_core() -> ModuleType | None:
+def leg_core() -> ModuleType | None:
     """The compiled core ``_leg_accel`` when :data:`ACCELERATED`, else None — for the other
     components of the step that have a function in it (the walking controller's plan)."""
     return _CORE

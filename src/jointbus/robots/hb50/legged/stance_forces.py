@@ -37,15 +37,14 @@ feet, stance sets and wrenches. The optional compiled core of :mod:`.leg_kinemat
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
 from jointbus.messages.errors import LimitError, NonFiniteError
 
 FloatArray = npt.NDArray[np.float64]
@@ -59,17 +58,7 @@ _OWNER = "StanceForceSolver"
 GRAVITY = 9.81
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.robots.hb50.legged import _leg_accel
-    except ImportError:
-        return None
-    return _leg_accel
-
-
-_CORE: Final = _load()
+_CORE: Final = compiled_core.load("jointbus.robots.hb50.legged._leg_accel")
 
 
 @dataclass(frozen=True, slots=True)

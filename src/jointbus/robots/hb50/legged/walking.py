@@ -73,7 +73,7 @@ from jointbus.messages.errors import LimitError, NonFiniteError, ValidationError
 from jointbus.model.parameters import ParameterValue, parameter_defaults
 from jointbus.model.robot import RobotModel
 from jointbus.robots.hb50.legged.gait_scheduler import GaitPhase, GaitScheduler
-from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics, compiled_core
+from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics, leg_core
 from jointbus.robots.hb50.legged.stance_forces import GRAVITY, StanceForceSolver
 from jointbus.robots.hb50.legged.stand_pose import StandPose
 from jointbus.robots.hb50.legged.state_estimator import EstimatedState, Matrix3, rotation_of
@@ -232,7 +232,7 @@ class WalkingController:
         self.effort_limit = np.array([lim.effort_max for lim in limits])
         self.gait = GaitScheduler(self.params.gait_period, self.params.duty_factor)
         #: the compiled core (``_leg_accel``) or None: :meth:`plan` then runs its reference
-        self._core = compiled_core()
+        self._core = leg_core()
         self._build_solver()
         self.reset()
 

@@ -57,16 +57,15 @@ the core, whose items cost more to read and write than a list's).
 from __future__ import annotations
 
 import math
-import os
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
 from jointbus.messages.errors import LimitError, NonFiniteError
 from jointbus.robots.hb50.legged.state_estimator import (
     EstimatedState,
@@ -83,17 +82,7 @@ _GRAVITY = 9.81  # m/s², along the world's z
 _EXACT_INT = 2**53  # ints up to this size are doubles exactly
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.robots.hb50.legged import _estimate_accel
-    except ImportError:
-        return None
-    return _estimate_accel
-
-
-_CORE: Final = _load()
+_CORE: Final = compiled_core.load("jointbus.robots.hb50.legged._estimate_accel")
 #: Whether the compiled core ``_estimate_accel`` is built and enabled in this process.
 ACCELERATED: Final = _CORE is not None
 

@@ -21,13 +21,12 @@ to the constructor, whose error names the joint, the field and the value.
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
 from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
 from jointbus.messages.actarray.state import ActuatorState
 
 __all__ = ["ACCELERATED", "FrameFields", "frame_fields", "frame_fields_python"]
@@ -45,17 +44,7 @@ class FrameFields(NamedTuple):
     status: tuple[int, ...]  # JointStatusFlag bits
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.robots.hb50.messages import _frame_accel
-    except ImportError:
-        return None
-    return _frame_accel
-
-
-_CORE: Final = _load()
+_CORE: Final = compiled_core.load("jointbus.robots.hb50.messages._frame_accel")
 #: Whether the compiled core is built and enabled in this process.
 ACCELERATED: Final = _CORE is not None
 

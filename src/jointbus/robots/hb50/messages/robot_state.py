@@ -28,7 +28,6 @@ Values are never renumbered; new states get new numbers.
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -37,6 +36,7 @@ from typing import Any, ClassVar, Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from jointbus import compiled_core
 from jointbus.codec.wire import Bool, Byte, String
 from jointbus.messages.base import Message
 from jointbus.messages.errors import (
@@ -505,14 +505,10 @@ _BOOL: Final = np.dtype(np.bool_)
 
 
 def _load() -> ModuleType | None:
-    if os.environ.get("JOINTBUS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from jointbus.robots.hb50.messages import _robot_state_accel
-    except ImportError:
-        return None
-    _robot_state_accel.bind(Vector3, Point, Pose, Twist, LegState, RobotState)
-    return _robot_state_accel
+    core = compiled_core.load("jointbus.robots.hb50.messages._robot_state_accel")
+    if core is not None:  # it builds these classes' objects directly
+        core.bind(Vector3, Point, Pose, Twist, LegState, RobotState)
+    return core
 
 
 _CORE: Final = _load()
