@@ -24,11 +24,19 @@ loop diagnostics) make sure reliable traffic crosses Zenoh from both processes.
 - *real time, per process of the layout* (the issue's goals): the bridge's loop rate by the wall
   clock (cycles run per second between its first and last ``/hb50/diagnostics`` after the
   warm-up, by their stamps) ≥ :data:`MIN_RATE_HZ`, the share of its grid slots it skipped ≤
-  :data:`MAX_SKIPPED_FRACTION`, and its lateness p99 (the worst of its 10 s windows, one a second) ≤
-  :data:`MAX_LATENESS_P99_S`; the control node's commands received by the bridge per wall-clock
-  second ≥ :data:`MIN_RATE_HZ`, the share of frames it left unanswered ≤
-  :data:`MAX_SKIPPED_FRACTION`, and the age of its commands when applied (``command age p99``
-  of the bridge's state, in cycles: its lateness) ≤ :data:`MAX_COMMAND_AGE_P99_CYCLES`;
+  :data:`MAX_SKIPPED_FRACTION`, and its lateness p99 over the run ≤ :data:`MAX_LATENESS_P99_S`;
+  the control node's commands received by the bridge per wall-clock second ≥
+  :data:`MIN_RATE_HZ`, the share of frames it left unanswered ≤ :data:`MAX_SKIPPED_FRACTION`,
+  and the age of its commands when applied (its lateness; the bridge's ``command age``, in
+  cycles) p99 over the run ≤ :data:`MAX_COMMAND_AGE_P99_CYCLES`. A p99 over the run is within
+  its bound exactly when at most 1 % of the run's slots (commands) are beyond it: the soak
+  counts them from counters since the start that the bridge's diagnostics carry (its loop's
+  ``late_slots``, its commands by age), taken after the warm-up and at the end. The worst
+  windows (the loop's 10 s windows, one a second; the command age's 1 s windows) are reported
+  beside them, with how many missed the bound and the host's steal in the worst three, as
+  information: a p99 of one second in 1 800 is the tail of the run, not its p99 (the goals
+  were on the worst window until 2026-12-04: one 52 ms stall of the host in 30 minutes missed
+  them);
 - *what grew* (no goal; glibc only): beside RSS, the C heap's bytes *in use* and *held* (taken
   from the OS by ``malloc``, in use or free) from ``mallinfo2``, with the same medians — so a
   grown RSS reads either as live memory (a leak: in use grows) or as memory the allocator keeps
@@ -75,6 +83,7 @@ from jointbus.tools.recorder import Recorder
 __all__ = [
     "MAX_COMMAND_AGE_P99_CYCLES",
     "MAX_LATENESS_P99_S",
+    "MAX_LATE_FRACTION",
     "MAX_SKIPPED_FRACTION",
     "MIN_RATE_HZ",
     "MallocStats",
@@ -96,12 +105,14 @@ MAX_LOST_RELIABLE: Final = 0
 MIN_RATE_HZ: Final = 490.0
 #: ... and skips at most this share of its slots (the bridge) or frames (the control node).
 MAX_SKIPPED_FRACTION: Final = 0.01
-#: The bridge loop's lateness p99 (s; the worst of its 10 s windows, read once a second): half a
-#: 2 ms period.
+#: The bridge loop's lateness p99 over the run (s): half a 2 ms period — the bound of its
+#: diagnostics' ``late_slots``.
 MAX_LATENESS_P99_S: Final = 0.001
 #: The control node's commands, when the bridge applies them, are at most this many cycles old
-#: (p99 of the bridge's ``command age``): computed from the previous frame is 1.
+#: (p99 over the run of the bridge's ``command age``): computed from the previous frame is 1.
 MAX_COMMAND_AGE_P99_CYCLES: Final = 2
+#: A p99 within its bound: at most this share of the slots or commands beyond it.
+MAX_LATE_FRACTION: Final = 0.01
 _BRIDGE_NODE: Final = "bridge_node"
 #: One command-age row per this many seconds of 10 Hz states (s): each of the bridge's 1 s
 #: windows once. Rows by a change of the status text instead merged consecutive windows whose
@@ -216,16 +227,21 @@ class ProcessReport:
     """One process of the soak: ``name`` (``bridge``, ``control``, ``observer``) and ``pid``;
     ``rate_hz`` by the wall clock (the bridge's cycles, the control node's commands at the
     bridge; NaN: no loop, the observer), ``skipped_fraction`` of its slots or frames (0–1),
-    ``lateness_p99_s`` (the bridge: its loop's worst 10 s p99; the control node: its commands'
-    age p99 when applied, cycles × 2 ms) against ``lateness_goal_s``; RSS in bytes as in
-    :class:`SoakReport`."""
+    ``late_fraction``: the share (0–1) of the run's grid slots (the bridge) or applied commands
+    (the control node) later than ``lateness_goal_s`` (the bridge: served more than 1 ms after
+    their deadline; the control node: applied more than 2 cycles after the frame they answer) —
+    at most :data:`MAX_LATE_FRACTION` is a p99 within ``lateness_goal_s``; ``late_count`` and
+    ``late_of`` its terms; ``worst_window_p99_s`` the worst window's p99 (the loop's 10 s, the
+    commands' 1 s), reported; RSS in bytes as in :class:`SoakReport`."""
 
     name: str
     pid: int
     rate_hz: float
     skipped_fraction: float
-    lateness_p99_s: float
+    late_count: int
+    late_of: int
     lateness_goal_s: float
+    worst_window_p99_s: float
     rss_start_bytes: int
     rss_end_bytes: int
     rss_growth_bytes: int
@@ -234,6 +250,12 @@ class ProcessReport:
     @property
     def has_loop(self) -> bool:
         return not math.isnan(self.lateness_goal_s)
+
+    @property
+    def late_fraction(self) -> float:
+        """Share (0–1) of the run's slots or commands later than ``lateness_goal_s``; NaN:
+        none counted (then the goal is missed: nothing measured is no goal met)."""
+        return self.late_count / self.late_of if self.late_of > 0 else math.nan
 
     @property
     def goals_met(self) -> bool:
@@ -245,7 +267,7 @@ class ProcessReport:
             memory
             and self.rate_hz >= MIN_RATE_HZ
             and self.skipped_fraction <= MAX_SKIPPED_FRACTION
-            and self.lateness_p99_s <= self.lateness_goal_s
+            and self.late_fraction <= MAX_LATE_FRACTION
         )
 
     def line(self) -> str:
@@ -256,11 +278,18 @@ class ProcessReport:
         )
         if not self.has_loop:
             return f"  {self.name:<9} pid {self.pid:<7} {rss} — {mark}"
+        if self.name == "control":
+            late = f"commands older than {self.lateness_goal_s / _CYCLE_S:g} cycles"
+            worst = f"{self.worst_window_p99_s / _CYCLE_S:.0f} cycles in the worst 1 s window"
+        else:
+            late = f"slots later than {self.lateness_goal_s * 1e3:g} ms"
+            worst = f"{self.worst_window_p99_s * 1e3:.2f} ms in the worst 10 s window"
         return (
             f"  {self.name:<9} pid {self.pid:<7} {self.rate_hz:.1f} Hz (goal ≥ {MIN_RATE_HZ:g}), "
             f"skipped {self.skipped_fraction * 100:.2f} % (goal ≤ "
-            f"{MAX_SKIPPED_FRACTION * 100:g} %), lateness p99 {self.lateness_p99_s * 1e3:.2f} ms "
-            f"(goal ≤ {self.lateness_goal_s * 1e3:g} ms), {rss} — {mark}"
+            f"{MAX_SKIPPED_FRACTION * 100:g} %), {late} {self.late_count} of {self.late_of} = "
+            f"{self.late_fraction * 100:.3f} % (goal ≤ {MAX_LATE_FRACTION * 100:g} %: p99 over "
+            f"the run within it; p99 {worst}), {rss} — {mark}"
         )
 
 
@@ -378,7 +407,7 @@ class SoakReport:
             return []
         steal = ", ".join(f"cpu{i} {s:.2f} s" for i, s in enumerate(self.host_steal_s))
         return [
-            f"  windows                 bridge lateness p99 over {MAX_LATENESS_P99_S * 1e3:g} ms "
+            f"  windows (no goal)       bridge lateness p99 over {MAX_LATENESS_P99_S * 1e3:g} ms "
             f"in {self.late_windows} of {self.windows} 10 s windows (one a second), command age "
             f"p99 over {MAX_COMMAND_AGE_P99_CYCLES} cycles in {self.slow_command_windows} of "
             f"{self.command_windows} 1 s windows ({self.stalled_command_windows} of them with a "
@@ -610,6 +639,17 @@ def _received(d: LoopDiagnostics, topic: str) -> int:
     return sum(int(i.received) for i in d.inputs if i.topic == topic)
 
 
+def _age_counts(d: LoopDiagnostics) -> list[int]:
+    """The bridge's applied commands since its start by age in cycles (``command age <n>
+    cycles``, the last bin ``<n>+``), from its diagnostics' event counts; empty: none there."""
+    counts: dict[int, int] = {}
+    for event in d.events:
+        words = event.kind.split()
+        if len(words) == 4 and words[:2] == ["command", "age"] and words[3] == "cycles":
+            counts[int(words[2].rstrip("+"))] = int(event.count)
+    return [counts.get(age, 0) for age in range(len(counts))]
+
+
 @dataclass(slots=True)
 class _Partial:
     duration_s: float
@@ -632,6 +672,10 @@ class _Partial:
     command_rate_hz: float
     command_skipped_fraction: float
     command_age_p99_cycles: int
+    late_slots: int = 0
+    slots: int = 0
+    old_commands: int = 0
+    aged_commands: int = 0
     wall_begin_s: float = 0.0
     windows: Sequence[tuple[float, ...]] = ()
     ages: Sequence[tuple[float, ...]] = ()
@@ -696,10 +740,15 @@ def _soak(
     subs = _reliable_subscribers(stack.buses)
     summary = stack.summary()
     first, last = watch.first, watch.last
+    late_slots = old_commands = aged_commands = 0
     if first is None or last is None or last is first:
         cycles = overruns = skipped = commands = 0
         span = math.nan
     else:
+        late_slots = int(last.late_slots - first.late_slots)
+        ages = [b - a for a, b in zip(_age_counts(first), _age_counts(last), strict=True)]
+        aged_commands = sum(ages)
+        old_commands = sum(ages[MAX_COMMAND_AGE_P99_CYCLES + 1 :])
         span = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9
         cycles = int(last.cycles - first.cycles)
         overruns = int(last.overruns - first.overruns)
@@ -729,6 +778,10 @@ def _soak(
             max(0.0, 1.0 - commands / cycles) if cycles > 0 else math.nan
         ),
         command_age_p99_cycles=watch.command_age_p99_cycles,
+        late_slots=late_slots,
+        slots=cycles + skipped,
+        old_commands=old_commands,
+        aged_commands=aged_commands,
         wall_begin_s=wall_begin,
         windows=watch.windows.rows(),
         ages=watch.ages.rows(),
@@ -755,23 +808,28 @@ def _finish(
     processes: list[ProcessReport] = []
     for name, pid in p.pids.items():
         start, end, slope = rss(name)
+        loop: tuple[float, float, int, int, float, float]
         if name == "bridge":
             due = p.cycles + p.skipped
             loop = (
                 p.loop_rate_hz,
                 p.skipped / due if due > 0 else math.nan,
-                p.lateness_p99_s,
+                p.late_slots,
+                p.slots,
                 MAX_LATENESS_P99_S,
+                p.lateness_p99_s,
             )
         elif name == "control":
             loop = (
                 p.command_rate_hz,
                 p.command_skipped_fraction,
-                p.command_age_p99_cycles * _CYCLE_S,
+                p.old_commands,
+                p.aged_commands,
                 MAX_COMMAND_AGE_P99_CYCLES * _CYCLE_S,
+                p.command_age_p99_cycles * _CYCLE_S,
             )
         else:
-            loop = (math.nan, math.nan, math.nan, math.nan)
+            loop = (math.nan, math.nan, 0, 0, math.nan, math.nan)
         processes.append(ProcessReport(name, pid, *loop, start, end, end - start, slope))
     worst, late, slow = _worst_windows(p)
     start, end, slope = rss("observer")

@@ -49,6 +49,7 @@ DIAGNOSTICS = st.builds(
     achieved_rate_hz=FLOATS,
     window_skipped=COUNTS,
     skipped_fraction=FLOATS,
+    late_slots=COUNTS,
     inputs=st.lists(st.builds(InputTotals, TEXT, COUNTS, COUNTS, COUNTS, COUNTS), max_size=4).map(
         tuple
     ),
@@ -103,6 +104,7 @@ def test_from_snapshot_copies_every_figure() -> None:
         assert got == value or (math.isnan(got) and math.isnan(value)), name
     assert (msg.overruns, msg.skipped, msg.cycles) == (1, 1, 6)
     assert (msg.window_skipped, msg.window) == (1, 7)  # 6 cycles ran for 7 grid slots
+    assert msg.late_slots == 1  # the overrun served its slot 2 ms late, the dropped one on time
     assert msg.skipped_fraction == pytest.approx(1 / 6)  # 1 of the 6 slots after the first
     assert msg.achieved_rate_hz == pytest.approx(5 / 0.012)  # 5 intervals in 12 ms
 

@@ -203,3 +203,36 @@ def test_window_skips_leave_the_window_with_their_cycles() -> None:
     snap = stats.snapshot()
     assert snap.window_skipped == 0 and snap.skipped == 6
     assert snap.achieved_rate_hz == pytest.approx(500.0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50_000_000), st.integers(0, 30)), min_size=1, max_size=200
+    )
+)
+def test_late_slots_counts_every_slot_served_more_than_half_a_period_late(
+    cycles: list[tuple[int, int]],
+) -> None:
+    """A soak judges its p99 over the whole run from this count, so it must be exact: a cycle
+    ``late`` after its deadline that dropped ``skipped`` slots served slots late by ``late``,
+    ``late - period``, …; the ones over half a period count, however few fit in the window."""
+    stats = LoopStats(0.002, capacity=16)
+    wake = 0
+    for late, skipped in cycles:
+        wake += PERIOD_NS * (skipped + 1)
+        stats.record_cycle(wake + late, late, skipped, 0)
+    expected = sum(
+        1
+        for late, skipped in cycles
+        for k in range(skipped + 1)
+        if late - k * PERIOD_NS > PERIOD_NS // 2
+    )
+    assert stats.snapshot().late_slots == expected
+
+
+def test_late_slots_is_a_count_since_start_that_reset_clears() -> None:
+    stats = LoopStats(0.002, capacity=4)
+    feed(stats, [1_000_001, 999_999, 1_000_000, 3_000_000] + [0] * 10)
+    assert stats.snapshot().late_slots == 2  # 1.000001 and 3 ms; exactly half a period is not late
+    stats.reset()
+    assert stats.snapshot().late_slots == 0

@@ -77,6 +77,7 @@ _COUNT_FIELDS: Final = (
     "skipped",
     "gc_collections",
     "window_skipped",
+    "late_slots",
 )
 
 
@@ -161,7 +162,9 @@ class LoopDiagnostics(Message):
     slots dropped by them; ``cpu_fraction`` / ``spin_fraction`` = share of wall time in the body /
     busy-waiting; ``gc_collections`` run by the loop. What the loop *achieved* over the window:
     ``achieved_rate_hz`` = cycles run per second (Hz; ``rate_hz`` is only the target),
-    ``window_skipped`` = grid slots dropped, ``skipped_fraction`` their share (0–1); the lateness
+    ``window_skipped`` = grid slots dropped, ``skipped_fraction`` their share (0–1);
+    ``late_slots`` = grid slots since the loop started that were served more than half a period
+    late (a count, so two messages give the share over any span between them); the lateness
     figures count every grid slot, dropped ones included
     (:mod:`~jointbus.runtime.loop_stats`). NaN means "no sample yet" (a loop that has run fewer
     than two cycles), never an error. ``inputs``: the node's input totals, one
@@ -192,6 +195,7 @@ class LoopDiagnostics(Message):
     achieved_rate_hz: Float64 = math.nan
     window_skipped: UInt64 = 0
     skipped_fraction: Float64 = math.nan
+    late_slots: UInt64 = 0
     inputs: tuple[InputTotals, ...] = ()
     events: tuple[EventCount, ...] = ()
 
@@ -253,6 +257,7 @@ class LoopDiagnostics(Message):
             achieved_rate_hz=snapshot.achieved_rate_hz,
             window_skipped=snapshot.window_skipped,
             skipped_fraction=snapshot.skipped_fraction,
+            late_slots=snapshot.late_slots,
             inputs=tuple(inputs),
             events=tuple(events),
         )

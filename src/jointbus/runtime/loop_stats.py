@@ -60,7 +60,12 @@ class LoopStatsSnapshot:
     start; ``cpu_fraction`` / ``spin_fraction`` of wall time spent in the body / busy-waiting
     (over the window); ``gc_collections`` run by the loop in its slack; ``achieved_rate_hz`` =
     cycles actually run per second over the window (Hz), ``window_skipped`` = slots dropped in it
-    and ``skipped_fraction`` = their share of the window's slots (0–1).
+    and ``skipped_fraction`` = their share of the window's slots (0–1); ``late_slots`` = grid
+    slots since start served more than half a period after their deadline (dropped slots
+    included). Why a count since start beside the window's percentiles: two snapshots give the
+    share of late slots over any span between them exactly — a soak's p99 over 30 minutes is
+    within half a period if and only if at most 1 % of its slots are late — which no number of
+    overlapping window percentiles can.
     """
 
     cycles: int
@@ -80,6 +85,7 @@ class LoopStatsSnapshot:
     achieved_rate_hz: float = math.nan
     window_skipped: int = 0
     skipped_fraction: float = math.nan
+    late_slots: int = 0
 
     def as_dict(self) -> dict[str, float | int]:
         """Field name → value, ready to fill a diagnostics message or a JSON log line."""
@@ -104,6 +110,7 @@ class LoopStats:
         self._period_target_s = period_target_s
         self._capacity = capacity
         self._period_ns = round(period_target_s * _NS_PER_S)
+        self._half_period_ns = self._period_ns // 2
         self._lock = threading.Lock()
         # Per grid slot: lateness of the cycle that served it (dropped slots included).
         self._lateness = np.zeros(capacity, dtype=np.int64)
@@ -128,6 +135,7 @@ class LoopStats:
             self._intervals = 0
             self._overruns = 0
             self._skipped = 0
+            self._late_slots = 0
             self._gc_collections = 0
             self._last_wake_ns: int | None = None
             self._body_ns = 0
@@ -147,6 +155,11 @@ class LoopStats:
             self._lateness[self._slots % capacity] = lateness_ns
             self._slots += 1
             self._cycles += 1
+            if lateness_ns > self._half_period_ns:
+                # This slot and the dropped ones, each a period less late than the one before:
+                # those still more than half a period late.
+                late = (lateness_ns - self._half_period_ns - 1) // self._period_ns + 1
+                self._late_slots += min(late, skipped + 1)
             if skipped > 0:
                 self._overruns += 1
                 self._skipped += skipped
@@ -187,6 +200,7 @@ class LoopStats:
             busy_ns = int(self._busy[:n_per].sum())
             spin_ns = int(self._spin[:n_per].sum())
             cycles, overruns, skipped = self._cycles, self._overruns, self._skipped
+            late_slots = self._late_slots
             gc_collections = self._gc_collections
         late_p50, late_p99, late_max = _summary(lateness)
         per_p50, per_p99, per_max = _summary(period)
@@ -210,6 +224,7 @@ class LoopStats:
             achieved_rate_hz=n_per * _NS_PER_S / wall_ns if wall_ns > 0 else math.nan,
             window_skipped=window_skipped,
             skipped_fraction=window_skipped / slots if slots > 0 else math.nan,
+            late_slots=late_slots,
         )
 
 

@@ -185,6 +185,10 @@ BEHIND_RTF: Final = 0.98
 BEHIND_SKIPPED: Final = 0.01
 #: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
 _MAX_AGE_CYCLES: Final = 1000
+#: The applied commands are counted by age since the start, 0 … this − 1 cycles one by one and
+#: older ones together: ``command age <n> cycles`` / ``command age <N>+ cycles`` in the bridge's
+#: diagnostics (:meth:`BridgeNode.event_counts`).
+COMMAND_AGE_BINS: Final = 8
 #: A command stamped more than this (s) before the last frame is on another clock (a controller
 #: that does not stamp with the frame it answers), not old: its age is not known. A stalled
 #: controller's queue holds ≈ 1 s of frames at most (the socket buffers).
@@ -522,6 +526,7 @@ class BridgeNode(ArrayNode):
         self._behind = False
         self._behind_windows = 0
         self._window_ages: list[int] = []
+        self._age_counts = [0] * (COMMAND_AGE_BINS + 1)
         self.command_age_p99_cycles: int | None = None
         """p99 of the applied commands' age in cycles over the last window (``None``: none)."""
         self.stamps_robot_time = stamp_ns is not None
@@ -705,6 +710,19 @@ class BridgeNode(ArrayNode):
         finally:
             super().on_shutdown()
 
+    def event_counts(self) -> dict[str, int]:
+        """The array node's limit events, and the commands applied since the start by their age
+        in cycles (``command age 0 cycles`` … ``command age 8+ cycles``, the age as in the
+        status line's ``command age p99``). Why counts since the start: two diagnostics give the
+        age distribution over any span between them exactly — a soak's p99 over 30 minutes —
+        where the status line has only each second's p99."""
+        counts = super().event_counts()
+        ages = self._age_counts
+        last = len(ages) - 1
+        for age, count in enumerate(ages):
+            counts[f"command age {age}{'+' if age == last else ''} cycles"] = count
+        return counts
+
     # ---- hardware commands (loop thread) -------------------------------------------------------
 
     def command_age_s(self, stamp_ns: int) -> float | None:
@@ -807,6 +825,7 @@ class BridgeNode(ArrayNode):
             age = (cycle_ns - self.command_stamp_ns + period_ns // 2) // period_ns
             if 0 <= age <= _MAX_AGE_CYCLES:
                 self._window_ages.append(age)
+                self._age_counts[min(age, COMMAND_AGE_BINS)] += 1
         # The robot's time: a stepped simulator's stamps; hardware's is the wall clock itself.
         robot_ns = cycle_ns if self.stamps_robot_time else None
         self._account_publish(now_ns, robot_ns)
