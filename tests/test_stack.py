@@ -254,15 +254,19 @@ def test_a_rate_that_splits_the_physics_step_is_refused_naming_it() -> None:
     priority=st.one_of(st.none(), st.integers(FIFO_PRIORITY_MIN, FIFO_PRIORITY_MAX)),
     cpu=st.one_of(st.none(), st.integers(0, 3)),
     slack=st.one_of(st.none(), st.integers(1, 10**6)),
+    own_process=st.booleans(),
 )
 def test_the_control_step_runs_one_fifo_priority_below_the_bridge(
-    priority: int | None, cpu: int | None, slack: int | None
+    priority: int | None, cpu: int | None, slack: int | None, own_process: bool
 ) -> None:
+    """Beside the bridge its step thread floats (pinned to the bridge loop's CPU it would
+    queue behind it); in a process of its own the layout's CPU is the step thread's."""
     bridge = RealtimeConfig(priority=priority, cpu=cpu, timerslack_ns=slack)
-    control = control_realtime(bridge)
+    control = control_realtime(bridge, own_process=own_process)
     assert control is not None
     expected = None if priority is None else max(FIFO_PRIORITY_MIN, priority - 1)
-    assert (control.priority, control.cpu, control.timerslack_ns) == (expected, None, slack)
+    assert (control.priority, control.timerslack_ns) == (expected, slack)
+    assert control.cpu == (cpu if own_process else None)
     assert control_realtime(None) is None
 
 

@@ -8,8 +8,9 @@ user does.
 **Layout** (``layout``; DESIGN §4). ``Stack("hb50")`` runs the robot's bundled launch
 description (``jointbus/robots/hb50/launch.yaml``, :mod:`jointbus.runtime.launch`): one process
 per entry, started together by a :class:`~jointbus.runtime.process_group.ProcessGroup` as
-``python -m jointbus.stack`` — the simulator and the bridge in one, pinned to CPU 0 at SCHED_FIFO
-50, the control node in another on CPU 1 at 49 — and joined over Zenoh on loopback, while the
+``python -m jointbus.stack`` — the simulator and the bridge in one, its loop pinned to CPU 0 at
+SCHED_FIFO 50, the control node in another, its step thread on CPU 1 at 49 (the processes' other
+threads on any CPU, :func:`_loop_cpu` says why) — and joined over Zenoh on loopback, while the
 ``Stack`` itself (this process: the demo's view, a test, a recorder) only watches them over the
 bus. Why: in one interpreter the physics, the bridge, the control node and a recorder share one
 lock, and on a 2-vCPU computer their per-cycle costs exceeded the 2 ms period (the walking robot
@@ -216,8 +217,9 @@ _DIAGNOSTICS_STALE_S: Final = 3.0
 #: Most dropped loop slots a stepped simulator catches up on in one cycle (each costs a
 #: physics step): a longer stall of the host slows the simulated robot down instead.
 _CATCH_UP_SLOTS: Final = 5
-#: A pinned process has one core: no BLAS or OpenMP thread pool (its threads would also start
-#: before the process takes SCHED_FIFO, and stay on the normal scheduler).
+#: A layout process with a CPU has its loop on one core: no BLAS or OpenMP thread pool (its
+#: threads would also start before the process takes SCHED_FIFO, and stay on the normal
+#: scheduler).
 _ONE_CORE_ENV: Final = (("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1"))
 #: How long a process of the layout may take to start (s): Python, numpy, MuJoCo and Zenoh.
 _CHILD_READY_TIMEOUT_S: Final = 60.0
@@ -234,10 +236,14 @@ MAX_RATE_HZ: Final = 2000.0
 #: Real-time settings of the bridge loop by default: SCHED_FIFO 50 (leaves room above for IRQ
 #: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
-def control_realtime(bridge: RealtimeConfig | None) -> RealtimeConfig | None:
+def control_realtime(
+    bridge: RealtimeConfig | None, *, own_process: bool = False
+) -> RealtimeConfig | None:
     """Real-time settings of the control node's callback thread, where its control step runs:
     SCHED_FIFO one priority below the bridge loop's (the bridge's cycle still pre-empts it), the
-    same timer slack, no CPU pinning; ``None`` when the bridge's are ``None``.
+    same timer slack, no CPU pinning — or, with ``own_process`` (a layout process that runs the
+    control node without the bridge: the settings given are its step thread's), the CPU of
+    ``bridge`` too; ``None`` when the bridge's are ``None``.
 
     Why: on a loaded host the normal scheduler shared the CPUs between the control step and every
     other process, and the commands fell to 339-494 Hz (4 CPU-bound processes beside a headless
@@ -246,7 +252,11 @@ def control_realtime(bridge: RealtimeConfig | None) -> RealtimeConfig | None:
     if bridge is None:
         return None
     priority = None if bridge.priority is None else max(FIFO_PRIORITY_MIN, bridge.priority - 1)
-    return RealtimeConfig(priority=priority, timerslack_ns=bridge.timerslack_ns)
+    return RealtimeConfig(
+        priority=priority,
+        timerslack_ns=bridge.timerslack_ns,
+        cpu=bridge.cpu if own_process else None,
+    )
 
 
 #: GIL switch interval while a stack with a real-time bridge loop runs (s; see the module doc).
@@ -672,7 +682,9 @@ class Stack:
                 self.model,
                 namespace=self.namespace,
                 rate_hz=self.rate_hz,
-                callback_realtime=control_realtime(self.realtime),
+                callback_realtime=control_realtime(
+                    self.realtime, own_process="bridge" not in self.nodes
+                ),
             )
             self._command_pub = control_bus.publisher(
                 self._topic("control_command"), String, RELIABLE, node=_OBSERVER
@@ -1261,6 +1273,26 @@ def _layout(
     return description
 
 
+def _loop_cpu(cpu: int | None) -> int | None:
+    """The CPU a layout process's loop thread is pinned to: ``cpu`` where the host lets this
+    process run on it, else ``None`` (not pinned).
+
+    Why the loop thread and not the process: pinned whole, a process's bus threads (Zenoh's
+    receive and send threads, SCHED_FIFO 10 below its loop) queue behind its own loop on one
+    CPU, and each frame and command crosses two such queues. Measured on the 2-vCPU VM
+    (2026-12-04, 30 s windows with a recorder beside the stack, alternating, no host steal):
+    commands applied more than 2 cycles after their frame 0.21-1.42 % with the processes
+    pinned, 0.05-0.07 % with only the loop threads pinned; the bridge's slots served over 1 ms
+    late 5-51 and 4-24 of 15 000. Under host steal the processes pinned whole read 2.8-38 %
+    against 1.3-3.2 %."""
+    if cpu is None:
+        return None
+    try:
+        return cpu if cpu in os.sched_getaffinity(0) else None
+    except OSError:  # pragma: no cover - no affinity on this OS
+        return None
+
+
 def _child_main(argv: Sequence[str] | None = None) -> int:
     """One process of a layout (``python -m jointbus.stack``, started by :class:`Stack`): its
     nodes in this process, pinned and prioritised as its :class:`ProcessSpec` says, until
@@ -1281,10 +1313,9 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     fields = json.loads(args.process)
     spec = ProcessSpec(**{**fields, "nodes": tuple(fields["nodes"])})
     zenoh = ZenohConfig.from_json(args.zenoh)
-    if spec.cpu is not None:
-        with contextlib.suppress(OSError):  # a CPU the host does not have: not pinned
-            if spec.cpu in os.sched_getaffinity(0):
-                os.sched_setaffinity(0, {spec.cpu})
+    # The layout's CPU is the loop thread's (the bridge's rate loop, the controller's step
+    # thread), not the whole process's: the bus's threads run on any CPU (see _loop_cpu).
+    cpu = _loop_cpu(spec.cpu)
     realtime = None
     bus_priority = None
     if not args.no_realtime and spec.priority is not None:
@@ -1299,8 +1330,12 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         # The bridge's loop runs at the process's priority; a controller's step thread at it too.
         bridge = "bridge" in spec.nodes
         realtime = RealtimeConfig(
-            priority=spec.priority if bridge else min(spec.priority + 1, 99), timerslack_ns=1
+            priority=spec.priority if bridge else min(spec.priority + 1, 99),
+            timerslack_ns=1,
+            cpu=cpu,
         )
+    elif cpu is not None:
+        realtime = RealtimeConfig(cpu=cpu)
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: object) -> None:

@@ -17,7 +17,7 @@ code spread over the command line::
     processes:
       - name: bridge
         nodes: [bridge]
-        cpu: 0          # pin the process here (where the host has that CPU)
+        cpu: 0          # pin its loop thread here (where the host has that CPU)
         priority: 50    # SCHED_FIFO priority of its loop (where the OS allows it)
       - name: control
         nodes: [control]
@@ -26,11 +26,13 @@ code spread over the command line::
         respawn: false
 
 Keys of a process: ``name`` (unique, ``[a-z][a-z0-9_]*``), ``nodes`` (the node names it runs, each
-in exactly one process; which names exist is the stack's to say), ``cpu`` (a CPU index, or absent:
-not pinned), ``priority`` (SCHED_FIFO 1–99 of its loop thread, or absent: the normal scheduler),
-``respawn`` (start it again when it dies; default false). Processes start in the order listed and
-stop in the reverse order. Every error names the file, the process (name and index), the key, the
-value and what was expected, and nothing is started from a description that does not load.
+in exactly one process; which names exist is the stack's to say), ``cpu`` (a CPU index for the
+process's loop thread — the bridge's rate loop, the controller's step thread — while its other
+threads, the bus's, run on any CPU; absent: not pinned), ``priority`` (SCHED_FIFO 1–99 of its loop
+thread, or absent: the normal scheduler), ``respawn`` (start it again when it dies; default false).
+Processes start in the order listed and stop in the reverse order. Every error names the file, the
+process (name and index), the key, the value and what was expected, and nothing is started from a
+description that does not load.
 """
 
 from __future__ import annotations
