@@ -133,9 +133,11 @@ def _sequence_of(
 
 @dataclass(frozen=True, slots=True)
 class EventCount(Message):
-    """How many events of one ``kind`` a node reported on its status topic since it started
-    (``jointbus_msgs``): e.g. an array node's ``limit held`` (a command held back at a joint's
-    limit), ``limit position`` / ``limit speed`` (a joint measured past one)."""
+    """How many events of one ``kind`` a node counted since it started (``jointbus_msgs``):
+    e.g. an array node's ``limit held`` (a command held back at a joint's limit), ``limit
+    position`` / ``limit speed`` (a joint measured past one) — the ones it reports on its status
+    topic — or the hb50 bridge's ``command age <n> cycles`` (commands it applied, by their age:
+    counts since the start, so two messages give the distribution over any span between them)."""
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/EventCount"
     kind: String = ""
