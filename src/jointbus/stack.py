@@ -1280,7 +1280,8 @@ def _loop_cpu(cpu: int | None) -> int | None:
     Why the loop thread and not the process: pinned whole, a process's bus threads (Zenoh's
     receive and send threads, SCHED_FIFO 10 below its loop) queue behind its own loop on one
     CPU, and each frame and command crosses two such queues. Measured on the 2-vCPU VM
-    (2026-12-04, 30 s windows with a recorder beside the stack, alternating, no host steal):
+    (2026-12-04, 30 s windows with a recorder beside the stack, alternating, host steal
+    0.00-0.16 s per CPU per window):
     commands applied more than 2 cycles after their frame 0.21-1.42 % with the processes
     pinned, 0.05-0.07 % with only the loop threads pinned; the bridge's slots served over 1 ms
     late 5-51 and 4-24 of 15 000. Under host steal the processes pinned whole read 2.8-38 %

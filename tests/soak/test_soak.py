@@ -387,9 +387,9 @@ def test_one_minute_of_the_whole_stack_loses_nothing_and_does_not_grow(tmp_path:
     for p in loops:
         assert p.rate_hz >= MIN_RATE_HZ and p.skipped_fraction <= MAX_SKIPPED_FRACTION, p.line()
         assert p.rss_growth_bytes < 5 * 1024 * 1024, p.line()
-    bridge, control = sorted(loops, key=lambda p: p.name)
-    assert bridge.late_of >= report.cycles  # every slot after the warm-up, dropped ones too
-    assert control.late_of > 0.95 * report.cycles  # one applied command a cycle
+    control = next(p for p in loops if p.name == "control")
+    # the bridge's counts by age crossed the bus: about one applied command a cycle
+    assert control.late_of > 0.95 * report.cycles, control.line()
     assert ("all goals met" in report.lines()[0]) is report.goals_met
 
 
