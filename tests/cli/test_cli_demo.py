@@ -45,6 +45,12 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     assert mode == "STAND"
     assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
     assert "lateness p99" in lines[-1] and "CPU" in lines[-1]
+    # the start-up line says what realtime=false means where the processes run SCHED_FIFO
+    assert re.search(
+        r"hb50 on sim://hb50\?realtime=false\S* \(stepped by the bridge's loop, on the wall "
+        r"clock\) in 2 processes: bridge \(bridge on CPU 0",
+        result.stdout + result.stderr,
+    ), result.stderr
     # --duration counts once the stack runs; the start-up before it is printed, and the final
     # line (which counts from the start-up's beginning) adds up to both.
     started = re.search(r"started in ([\d.]+) s, runs 4 s from now", result.stderr)
@@ -52,6 +58,15 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     assert started and stopped, result.stderr + result.stdout
     ran_s = float(stopped.group(1)) - float(started.group(1))
     assert 4.0 - 0.1 <= ran_s <= 4.0 + SUMMARY_PERIOD_S, (started.group(0), stopped.group(0))
+    # the bridge loop over the whole run, from its counts since it started (in its 1 Hz
+    # diagnostics: up to a second before the end): its due cycles are the 500 Hz grid of at
+    # least the 4 s run but that second, at most the whole time since the start-up began
+    run = re.search(r"bridge loop over the run (\d+) of (\d+) due cycles \(([\d.]+) % skipped",
+                    lines[-1])
+    assert run, lines[-1]
+    cycles, due = int(run.group(1)), int(run.group(2))
+    assert 500 * (4.0 - 1.1) <= due <= 500 * (float(stopped.group(1)) + 0.1), lines[-1]
+    assert float(run.group(3)) == pytest.approx(100 * (due - cycles) / due, abs=0.006)
 
 
 def test_demo_at_1000_hz_stands_up_and_says_the_rate_it_achieved() -> None:
@@ -67,7 +82,7 @@ def test_demo_at_1000_hz_stands_up_and_says_the_rate_it_achieved() -> None:
     mode, height = _final(result.stdout)
     assert mode == "STAND"
     assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
-    achieved = re.search(r"bridge loop ([\d.]+) Hz achieved", result.stdout.splitlines()[-1])
+    achieved = re.search(r"last [\d.]+ s: ([\d.]+) Hz achieved", result.stdout.splitlines()[-1])
     assert achieved, result.stdout
     assert 1.2 * 500.0 < float(achieved.group(1)) <= 1010.0, result.stdout.splitlines()[-1]
     help_text = run_cli(free_port(), "demo", "--help").stdout
@@ -241,8 +256,8 @@ def test_the_demo_console_shows_rejected_commands_naming_their_source() -> None:
 # -- arm6 and rover: served by the array node (issue 12, item 5) ---------------------------------
 
 SERVED_FINAL = re.compile(
-    r"(\w+) \(array node\) stopped after [\d.]+ s: (\d+) commands accepted, (\d+) refused, loop "
-    r"([\d.]+) Hz achieved"
+    r"(\w+) \(array node\) stopped after ([\d.]+) s: (\d+) commands accepted, (\d+) refused, "
+    r"loop over the run (\d+) of (\d+) due cycles .*; last [\d.]+ s: ([\d.]+) Hz achieved"
 )
 
 
@@ -270,9 +285,12 @@ def test_demo_serves_arm6_and_rover_with_the_array_node_and_moves_them(
     summaries = [line for line in result.stdout.splitlines() if line.startswith("t=")]
     assert len(summaries) >= 3, result.stdout
     assert f"robot={robot} power=on" in summaries[-1]
+    assert re.search(r"cpu_mean=\d+% \| loop, last \d+s: loop=\d+Hz", summaries[-1]), summaries[-1]
     final = SERVED_FINAL.search(result.stdout)
     assert final, result.stdout
-    assert final.group(1) == robot and int(final.group(2)) >= 2 and final.group(3) == "0"
+    assert final.group(1) == robot and int(final.group(3)) >= 2 and final.group(4) == "0"
+    # the array loop's due cycles since it started: 100 Hz over at most the run's time
+    assert 100 * 3.0 <= int(final.group(6)) <= 100 * (float(final.group(2)) + 0.1), final.group(0)
     counts: dict[str, int] = {}
     with path.open("rb") as f:
         for _schema, channel, _message in make_reader(f).iter_messages():

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.runtime.loop_stats import LoopStats, LoopStatsSnapshot
+from jointbus.runtime.diagnostics import LoopDiagnostics
+from jointbus.runtime.loop_stats import LoopRun, LoopStats, LoopStatsSnapshot
 
 PERIOD_NS = 2_000_000
 
@@ -236,3 +237,57 @@ def test_late_slots_is_a_count_since_start_that_reset_clears() -> None:
     assert stats.snapshot().late_slots == 2  # 1.000001 and 3 ms; exactly half a period is not late
     stats.reset()
     assert stats.snapshot().late_slots == 0
+
+
+def test_a_run_that_kept_its_rate_until_its_last_seconds_is_said_as_such() -> None:
+    """A new-user trial's demo ran ≈ 90 % of its time at 500 Hz with no cycle skipped and ended
+    in a stall; its last line said "429 Hz achieved (14.3 % of cycles skipped)" — the window's
+    figures. :class:`LoopRun` says the run's shares from the counts since start, the window's
+    beside them, each named."""
+    stats = LoopStats(0.002, capacity=1000)
+    slot = 0
+    for k in range(21_000):  # 40 s on time, then 2 s with one slot in six lost
+        skipped = 1 if k >= 20_000 and k % 5 == 4 else 0
+        slot += skipped
+        late = skipped * PERIOD_NS + 10_000
+        stats.record_body(100_000)
+        stats.record_cycle(slot * PERIOD_NS + late, late, skipped, 0)
+        slot += 1
+    snap = stats.snapshot()
+    run = LoopRun.of(snap)
+    assert run.cycles == 21_000 and run.skipped == 200 and run.due == 21_200
+    assert run.run_skipped_fraction == pytest.approx(200 / 21_200)  # 0.94 %, not the window's 17 %
+    assert run.skipped_fraction == snap.skipped_fraction and run.skipped_fraction > 0.16
+    assert run.window_s == pytest.approx(1000 * 0.002)
+    text = run.describe()
+    assert text.startswith("over the run 21000 of 21200 due cycles (0.94 % skipped, ")
+    assert snap.achieved_rate_hz == pytest.approx(500 * 5 / 6, rel=0.01)
+    assert f"last 2.0 s: {snap.achieved_rate_hz:.0f} Hz achieved, 16." in text, text
+    assert f"lateness p99 {snap.lateness_p99_s * 1e6:.0f} us" in text
+
+
+@given(st.integers(0, 10**9), st.integers(0, 10**6), st.integers(0, 10**6), st.integers(1, 8192))
+def test_a_loop_run_reads_the_same_from_a_snapshot_and_from_its_diagnostics(
+    cycles: int, skipped: int, late: int, window: int
+) -> None:
+    """The launcher of a process layout has only the bridge's ``LoopDiagnostics``; the
+    one-process stack the snapshot itself: the same run either way, its shares exact."""
+    snap = LoopStatsSnapshot(
+        cycles=cycles, window=window, period_target_s=0.002, period_p50_s=0.002,
+        period_p99_s=0.002, period_max_s=0.002, lateness_p50_s=1e-5, lateness_p99_s=2e-5,
+        lateness_max_s=3e-5, overruns=0, skipped=skipped, cpu_fraction=0.1, spin_fraction=0.0,
+        gc_collections=0, achieved_rate_hz=499.0, window_skipped=0, skipped_fraction=0.001,
+        late_slots=late,
+    )
+    diagnostics = LoopDiagnostics(
+        node="bridge_node", loop="bridge", rate_hz=500.0, **snap.as_dict()
+    )
+    run = LoopRun.of(snap)
+    assert LoopRun.of(diagnostics) == run
+    assert run.due == cycles + skipped
+    if run.due:
+        assert run.run_skipped_fraction == skipped / (cycles + skipped)
+        assert run.run_late_fraction == late / (cycles + skipped)
+        assert f"over the run {cycles} of {cycles + skipped} due cycles" in run.describe()
+    else:
+        assert math.isnan(run.run_skipped_fraction) and "(? % skipped" in run.describe()

@@ -42,6 +42,7 @@ import typer
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.cli.errors import CliError, note
 from jointbus.cli.options import joined_line
+from jointbus.runtime import LoopRun
 
 if TYPE_CHECKING:
     from jointbus.drivers import ActuatorArray
@@ -99,17 +100,21 @@ class ServedSummary:
     accepted: int
     refused: int
     cpu_fraction: float
+    loop_run: LoopRun | None = None
 
     def line(self) -> str:
-        """The plain summary line printed every second."""
+        """The plain summary line printed every second: the run so far (commands, CPU since
+        start), then the array loop's figures over the window they cover, then the joints."""
         joints = " ".join(f"{name}={value:+.3f}" for name, value in self.positions)
         power = "on" if self.motor_power else "off"
+        window = _fmt(self.loop_run.window_s) if self.loop_run is not None else "?"
         return (
             f"t={self.elapsed_s:.1f}s robot={self.robot} power={power}"
-            f" joint_state={_fmt(self.joint_state_hz)}Hz loop={_fmt(self.loop_rate_hz)}Hz "
-            f"skipped={_fmt(self.skipped_fraction, 100, 1)}% lateness_p99="
-            f"{_fmt(self.lateness_p99_s, 1e6)}us commands={self.accepted} refused={self.refused} "
-            f"cpu={_fmt(self.cpu_fraction, 100)}% {joints}"
+            f" joint_state={_fmt(self.joint_state_hz)}Hz commands={self.accepted}"
+            f" refused={self.refused} cpu_mean={_fmt(self.cpu_fraction, 100)}%"
+            f" | loop, last {window}s: loop={_fmt(self.loop_rate_hz)}Hz"
+            f" skipped={_fmt(self.skipped_fraction, 100, 1)}%"
+            f" lateness_p99={_fmt(self.lateness_p99_s, 1e6)}us | {joints}"
         )
 
     def final_line(self) -> str:
@@ -117,9 +122,8 @@ class ServedSummary:
         return (
             f"{self.robot} (array node) stopped after {self.elapsed_s:.1f} s: "
             f"{self.accepted} commands accepted, {self.refused} refused, loop "
-            f"{_fmt(self.loop_rate_hz)} Hz achieved ({_fmt(self.skipped_fraction, 100, 1)} % of "
-            f"cycles skipped) lateness p99 {_fmt(self.lateness_p99_s, 1e6)} us, CPU "
-            f"{_fmt(self.cpu_fraction, 100)} % of one core"
+            f"{'no figures' if self.loop_run is None else self.loop_run.describe()}, CPU "
+            f"{_fmt(self.cpu_fraction, 100)} % of one core (mean since start)"
         )
 
 
@@ -187,6 +191,7 @@ class _Served:
             accepted=self.accepted,
             refused=self.refused,
             cpu_fraction=(time.process_time() - self._cpu_at_start) / elapsed,
+            loop_run=LoopRun.of(stats) if stats is not None else None,
         )
 
 

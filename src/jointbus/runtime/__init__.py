@@ -35,7 +35,7 @@ from jointbus.runtime.liveliness import (
     LivelinessMonitor,
     NodeHealth,
 )
-from jointbus.runtime.loop_stats import LoopStats, LoopStatsSnapshot
+from jointbus.runtime.loop_stats import LoopRun, LoopStats, LoopStatsSnapshot
 from jointbus.runtime.message_types import RUNTIME_MESSAGE_TYPES, runtime_registry
 from jointbus.runtime.mirror import DEFAULT_MIRROR_RATE_HZ, Mirror, MirrorConfigError
 from jointbus.runtime.node import (
@@ -97,6 +97,7 @@ __all__ = [
     "LivelinessConfigError",
     "LivelinessMonitor",
     "LoopDiagnostics",
+    "LoopRun",
     "LoopStats",
     "LoopStatsSnapshot",
     "Mirror",

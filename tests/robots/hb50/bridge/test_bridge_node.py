@@ -41,7 +41,13 @@ from jointbus.messages.joints import Joints
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.bridge.node import SAFE_KD, BridgeConfig, BridgeMode, BridgeNode
+from jointbus.robots.hb50.bridge.node import (
+    BEHIND_RTF,
+    SAFE_KD,
+    BridgeConfig,
+    BridgeMode,
+    BridgeNode,
+)
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
@@ -1294,49 +1300,69 @@ def test_a_reset_rearms_the_drives_when_no_stream_was_running(sto_rig: Rig) -> N
     assert any("reset: drives on" in t for t in sto_rig.texts())
 
 
+class _PaceRig:
+    """A bridge on a stepped simulator whose robot time the test advances (``sim_time_ns``),
+    one cycle per 2 ms of a fake clock: the bridge's pace windows and reports, without threads."""
+
+    def __init__(self) -> None:
+        config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
+        self.sim_time_ns = 0
+        self.clock = FakeClock()
+        self.bus = Bus()
+        self.statuses: list[Status] = []
+        self.states: list[BridgeState] = []
+        self.bus.subscribe("/hb50/status", Status, self.statuses.append, RELIABLE, realtime=True)
+        self.bus.subscribe(
+            "/hb50/bridge_state", BridgeState, self.states.append, MAB_RT, realtime=True
+        )
+        sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
+        timers = TimerThread("pace-timers", clock=self.clock, threaded=False)
+        self.node = BridgeNode(
+            sim,
+            self.bus,
+            timers=timers,
+            run_loop=False,
+            stamp_ns=lambda: 1_000_000_000 + self.sim_time_ns,
+        )
+        self.node.start()
+        self.commands = self.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
+
+    def cycles(self, seconds: float, *, every: int = 1, robot_ns: float = STEP_NS) -> None:
+        """``seconds`` of slots; a cycle runs in one slot of ``every`` and advances the robot's
+        time by ``robot_ns`` (the slots whose cycle did not run do not advance it)."""
+        for k in range(round(seconds * 500)):
+            self.clock.now += STEP_NS
+            if k % every:
+                continue  # this slot's cycle did not run: the simulator did not advance either
+            self.sim_time_ns += round(robot_ns)
+            self.commands.publish(hold(HOME))
+            self.node.cycle(self.clock.now)
+            self.node.timers.run_due(self.clock.now)
+
+    def pace_reports(self) -> list[Status]:
+        self.node.reporter.flush()
+        return [s for s in self.statuses if "real time" in s.status or "skips cycles" in s.status]
+
+    def close(self) -> None:
+        self.node.shutdown()
+        self.bus.close()
+
+
 def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_up() -> None:
     """Issue 21, never silent: a stepped simulator whose bridge misses cycles lives slower than
     the wall clock. Within the next 1 s window /hb50/status carries one WARN with the achieved
     rate, the skipped share and the real-time factor, and BridgeState's ``pace:`` the figures;
     once the bridge keeps up again, one OK. A bridge that keeps up says nothing."""
-    sim_time = {"ns": 0}
-    config_sim = SimArrayConfig.from_model(ROBOT, realtime=False, noise=False)
-    clock = FakeClock()
-    bus = Bus()
-    statuses: list[Status] = []
-    states: list[BridgeState] = []
-    bus.subscribe("/hb50/status", Status, statuses.append, RELIABLE, realtime=True)
-    bus.subscribe("/hb50/bridge_state", BridgeState, states.append, MAB_RT, realtime=True)
-    sim = SimActuatorArray(dataclasses.replace(config_sim, initial_positions=tuple(HOME)))
-    timers = TimerThread("pace-timers", clock=clock, threaded=False)
-    node = BridgeNode(
-        sim, bus, timers=timers, run_loop=False, stamp_ns=lambda: 1_000_000_000 + sim_time["ns"]
-    )
-    node.start()
-    commands = bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
-
-    def cycles(seconds: float, *, every: int = 1) -> None:
-        for k in range(round(seconds * 500)):
-            clock.now += STEP_NS
-            if k % every:
-                continue  # this slot's cycle did not run: the simulator did not advance either
-            sim_time["ns"] += STEP_NS
-            commands.publish(hold(HOME))
-            node.cycle(clock.now)
-            node.timers.run_due(clock.now)
-
-    def pace_reports() -> list[Status]:
-        node.reporter.flush()
-        return [s for s in statuses if "real time" in s.status or "skips cycles" in s.status]
-
+    rig = _PaceRig()
+    node, clock, states = rig.node, rig.clock, rig.states
     try:
-        cycles(2.2)
-        assert pace_reports() == []
+        rig.cycles(2.2)
+        assert rig.pace_reports() == []
         facts = BridgeStatus.of(states[-1])
         assert facts.real_time_factor == 1.0 and facts.frame_rate_hz == 500.0
         assert facts.command_rate_hz == 500.0
-        cycles(2.2, every=4)  # three slots in four lost: the robot runs at 0.25× the clock
-        (behind,) = pace_reports()  # said once, at the first window that fell behind
+        rig.cycles(2.2, every=4)  # three slots in four lost: the robot runs at 0.25× the clock
+        (behind,) = rig.pace_reports()  # said once, at the first window that fell behind
         assert behind.level == Level.WARN
         assert behind.status.startswith("bridge falls behind real time: ")
         assert "of 500 Hz," in behind.status and "% of cycles skipped, real-time factor 0." in (
@@ -1345,29 +1371,50 @@ def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_
         facts = BridgeStatus.of(states[-1])
         assert facts.real_time_factor == 0.25 and facts.frame_rate_hz == 125.0
         assert "the robot moves slower than the wall clock" in behind.status
-        cycles(2.2)
-        back = pace_reports()[-1]
+        rig.cycles(2.2)
+        back = rig.pace_reports()[-1]
         assert back.level == Level.OK and back.status.startswith("bridge back to real time: 500.0")
-        assert len(pace_reports()) == 2
+        assert len(rig.pace_reports()) == 2
         # one slot in 20 skipped, the simulator stepping it in the next cycle (as the stepped
         # simulator catches up): 5 % skipped at a real-time factor of 1 — behind, but not slower
         for k in range(round(2.2 * 500)):
             clock.now += STEP_NS
-            sim_time["ns"] += STEP_NS
+            rig.sim_time_ns += STEP_NS
             if k % 20 == 19:
                 continue
-            commands.publish(hold(HOME))
+            rig.commands.publish(hold(HOME))
             node.cycle(clock.now)
             node.timers.run_due(clock.now)
-        skipping = pace_reports()[-1]
+        skipping = rig.pace_reports()[-1]
         assert skipping.level == Level.WARN and "real-time factor 1.000" in skipping.status
         # its title says what is true: not behind real time, but skipping cycles
         assert skipping.status.startswith("bridge skips cycles: ")
         assert "moves slower" not in skipping.status
         assert "read and commanded in fewer cycles" in skipping.status
     finally:
-        node.shutdown()
-        bus.close()
+        rig.close()
+
+
+def test_the_bridge_judges_the_real_time_factor_it_prints() -> None:
+    """A new-user trial read "falls behind real time … real-time factor 0.980" while the status
+    line, comparing the printed 0.980 with the 0.98 bound, did not flag it. The bridge now judges
+    the factor as it publishes it (three digits): 0.9796 is 0.980, on time by both; 0.9794 is
+    0.979, behind by both."""
+    rig = _PaceRig()
+    try:
+        rig.cycles(2.2, robot_ns=0.9796 * STEP_NS)
+        facts = BridgeStatus.of(rig.states[-1])
+        assert facts.real_time_factor == 0.98
+        assert not facts.real_time_factor < BEHIND_RTF  # what a display decides from the string
+        assert rig.pace_reports() == []
+        rig.cycles(2.2, robot_ns=0.9794 * STEP_NS)
+        facts = BridgeStatus.of(rig.states[-1])
+        assert facts.real_time_factor == 0.979 and facts.real_time_factor < BEHIND_RTF
+        (behind,) = rig.pace_reports()
+        assert behind.status.startswith("bridge falls behind real time: ")
+        assert "real-time factor 0.979 over the last 1 s" in behind.status
+    finally:
+        rig.close()
 
 
 # -- the fallback and the e-stop category ----------------------------------------------------

@@ -854,8 +854,11 @@ class BridgeNode(ArrayNode):
         self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
         self.publish_skipped = due - ran
         self.publish_window_ns = (start, now_ns)
+        # Rounded to the three digits it is published and printed with, so that the WARN, the
+        # ``pace:`` string and a display comparing that string with BEHIND_RTF agree: a trial saw
+        # "falls behind real time … 0.980" beside a status line that did not flag 0.980.
         self.real_time_factor = (
-            1.0 if stamp_ns is None else (stamp_ns - self._window_stamp_ns) / elapsed_ns
+            1.0 if stamp_ns is None else round((stamp_ns - self._window_stamp_ns) / elapsed_ns, 3)
         )
         self.command_rate_hz = (received - self._window_commands) * _NS_PER_S / elapsed_ns
         ages = self._window_ages
