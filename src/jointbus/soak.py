@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from jointbus.bus import RELIABLE, Bus, Reliability, Subscriber, ZenohConfig
+from jointbus.robots.hb50.bridge.command_age import ages_between
 from jointbus.robots.hb50.messages import BridgeState, BridgeStatus, Status
 from jointbus.runtime import LoopDiagnostics
 from jointbus.stack import Stack
@@ -639,17 +640,6 @@ def _received(d: LoopDiagnostics, topic: str) -> int:
     return sum(int(i.received) for i in d.inputs if i.topic == topic)
 
 
-def _age_counts(d: LoopDiagnostics) -> list[int]:
-    """The bridge's applied commands since its start by age in cycles (``command age <n>
-    cycles``, the last bin ``<n>+``), from its diagnostics' event counts; empty: none there."""
-    counts: dict[int, int] = {}
-    for event in d.events:
-        words = event.kind.split()
-        if len(words) == 4 and words[:2] == ["command", "age"] and words[3] == "cycles":
-            counts[int(words[2].rstrip("+"))] = int(event.count)
-    return [counts.get(age, 0) for age in range(len(counts))]
-
-
 @dataclass(slots=True)
 class _Partial:
     duration_s: float
@@ -746,7 +736,7 @@ def _soak(
         span = math.nan
     else:
         late_slots = int(last.late_slots - first.late_slots)
-        ages = [b - a for a, b in zip(_age_counts(first), _age_counts(last), strict=True)]
+        ages = ages_between(first, last)
         aged_commands = sum(ages)
         old_commands = sum(ages[MAX_COMMAND_AGE_P99_CYCLES + 1 :])
         span = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9

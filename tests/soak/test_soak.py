@@ -212,18 +212,6 @@ def test_a_worst_window_over_the_bound_is_reported_but_is_not_the_runs_p99() -> 
     assert "2.30 ms in the worst 10 s window" in bridge.line()
 
 
-def test_the_bridges_command_age_counts_are_read_from_its_diagnostics() -> None:
-    from jointbus.runtime import EventCount, LoopDiagnostics
-    from jointbus.soak import _age_counts
-
-    kinds = [f"command age {n} cycles" for n in range(8)] + ["command age 8+ cycles"]
-    ages = (EventCount(kind, 10 * n) for n, kind in enumerate(kinds))
-    events = (EventCount("limit position", 4), *ages)
-    d = LoopDiagnostics(node="bridge_node", loop="bridge", events=events)
-    assert _age_counts(d) == [0, 10, 20, 30, 40, 50, 60, 70, 80]
-    assert _age_counts(LoopDiagnostics(node="bridge_node", loop="bridge")) == []
-
-
 def test_host_steal_is_read_per_cpu_and_only_grows() -> None:
     import os
 

@@ -145,6 +145,7 @@ from jointbus.nodes.safety.arbiter import Arbiter
 from jointbus.nodes.safety.reentry import ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
 from jointbus.nodes.safety.watchdog import Watchdog
+from jointbus.robots.hb50.bridge.command_age import COMMAND_AGE_BINS, age_kind
 from jointbus.robots.hb50.bridge.fallback import StanceFallback, StanceFallbackSettings
 from jointbus.robots.hb50.bridge.unchecked_command import (
     HB50_COMMAND_FIELDS,
@@ -185,10 +186,6 @@ BEHIND_RTF: Final = 0.98
 BEHIND_SKIPPED: Final = 0.01
 #: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
 _MAX_AGE_CYCLES: Final = 1000
-#: The applied commands are counted by age since the start, 0 … this − 1 cycles one by one and
-#: older ones together: ``command age <n> cycles`` / ``command age <N>+ cycles`` in the bridge's
-#: diagnostics (:meth:`BridgeNode.event_counts`).
-COMMAND_AGE_BINS: Final = 8
 #: A command stamped more than this (s) before the last frame is on another clock (a controller
 #: that does not stamp with the frame it answers), not old: its age is not known. A stalled
 #: controller's queue holds ≈ 1 s of frames at most (the socket buffers).
@@ -717,10 +714,8 @@ class BridgeNode(ArrayNode):
         age distribution over any span between them exactly — a soak's p99 over 30 minutes —
         where the status line has only each second's p99."""
         counts = super().event_counts()
-        ages = self._age_counts
-        last = len(ages) - 1
-        for age, count in enumerate(ages):
-            counts[f"command age {age}{'+' if age == last else ''} cycles"] = count
+        for age, count in enumerate(self._age_counts):
+            counts[age_kind(age)] = count
         return counts
 
     # ---- hardware commands (loop thread) -------------------------------------------------------
