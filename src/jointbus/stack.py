@@ -413,9 +413,10 @@ class StackSummary:
     def line(self) -> str:
         """One compact line for plain (non-terminal) output: the robot, then what was measured
         over the last second (frames, commands, real-time factor, CPU), then the bridge loop's
-        figures over its statistics window (seconds, stated: ≈ 8 s at 500 Hz). The two windows
-        are named in the line because they differ — a trial read ``bridge_data=438Hz rtf=0.921``
-        beside ``loop=491Hz skipped=1.9%`` and could not tell why."""
+        figures over its statistics window (seconds, stated: 10 s at 500 Hz once it ran that
+        long). The two windows are named in the line because they differ — a trial read
+        ``bridge_data=438Hz rtf=0.921`` beside ``loop=491Hz skipped=1.9%`` and could not tell
+        why."""
         height = self.true_base_height_m
         if math.isnan(height):
             height = self.base_height_m
