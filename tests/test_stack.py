@@ -67,6 +67,10 @@ def test_the_status_line_says_the_achieved_loop_rate_and_the_skipped_share(stack
     line = s.line()
     assert f"loop={s.loop_rate_hz:.0f}Hz" in line
     assert f"skipped={s.skipped_fraction * 100:.1f}%" in line
+    # each group names the window it covers: the last second, and the loop's statistics window
+    assert "| last 1s: bridge_data=" in line, line
+    assert s.loop_run is not None and s.loop_run.window_s > 0
+    assert f"| bridge loop, last {s.loop_run.window_s:.0f}s: loop=" in line, line
     published = [t for t in bridge.last_state.status if t.startswith("publish: ")]  # type: ignore[union-attr]
     assert published and "cycles skipped in the last" in published[0]
 

@@ -107,7 +107,7 @@ def final_line(summary: StackSummary) -> str:
         # "429 Hz achieved (14.3 % skipped)" after a run that kept 500 Hz for minutes
         parts.append(f"bridge loop {summary.loop_run.describe()},")
     else:
-        parts.append("bridge loop: no figures (none received from it),")
+        parts.append("bridge loop: no figures (no recent report from it),")
     processes = "all processes, " if summary.transport == "processes" else ""
     cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
     if summary.simulator_cpu_fraction > 0:
