@@ -392,32 +392,3 @@ def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
     assert 50 <= rate <= 110  # 100 Hz from the bridge; a loaded host drops some, never most
     assert "mode STAND" in out, out
 
-
-def test_the_last_line_gives_the_run_before_its_last_window_and_no_stale_figures() -> None:
-    """A trial's run held 500 Hz for minutes and stalled at its end; the last line said only the
-    end ("429 Hz achieved, 14.3 % skipped"). It now gives the run from the loop's counts first;
-    without a recent report from the bridge it gives no loop figure at all, never an old one."""
-    import dataclasses
-
-    from jointbus.cli.demo import final_line
-    from jointbus.runtime import LoopRun
-    from jointbus.stack import StackSummary
-
-    run = LoopRun(cycles=149_000, skipped=480, late_slots=600, window_s=10.0, rate_hz=429.0,
-                  skipped_fraction=0.143, lateness_p99_s=0.0289)
-    nan = float("nan")
-    summary = StackSummary(
-        elapsed_s=300.0, nodes=("bridge", "control"), transport="processes", joints=(),
-        motion_mode="STAND", bridge_mode="run", owner="control_node", estop=None,
-        drives_enabled=True, base_height_m=0.327, true_base_height_m=0.326, bridge_data_hz=429.0,
-        command_hz=429.0, loop_rate_hz=429.0, lateness_p50_s=1e-5, lateness_p99_s=0.0289,
-        lateness_max_s=0.05, overruns=40, skipped_fraction=0.143, cpu_fraction=0.6,
-        simulator_cpu_fraction=0.0, cpu_mean_fraction=0.6, real_time_factor=nan, loop_run=run,
-    )
-    last = final_line(summary)
-    assert ("bridge loop over the run 149000 of 149480 due cycles (0.32 % skipped, 0.40 % more "
-            "than half a period late); last 10.0 s: 429 Hz achieved, 14.3 % skipped, lateness "
-            "p99 28900 us,") in last, last
-    stale = final_line(dataclasses.replace(summary, loop_run=None, loop_rate_hz=nan))
-    assert "bridge loop: no figures (no recent report from it)," in stale, stale
-    assert "Hz achieved" not in stale and "skipped" not in stale, stale

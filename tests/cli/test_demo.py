@@ -1,0 +1,110 @@
+"""The lines ``jointbus demo`` prints (:mod:`jointbus.cli.demo`), built from a summary: each
+figure says what span it covers. The demo run end to end is ``test_cli_demo.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from jointbus.cli.demo import final_line
+from jointbus.runtime import LoopRun
+from jointbus.stack import StackSummary
+
+NAN = math.nan
+
+
+def test_the_last_line_gives_the_run_before_its_last_window_and_no_stale_figures() -> None:
+    """A trial's run held 500 Hz for minutes and stalled at its end; the last line said only the
+    end ("429 Hz achieved, 14.3 % skipped"). It now gives the run from the loop's counts first;
+    without a recent report from the bridge it gives no loop figure at all, never an old one."""
+    run = LoopRun(
+        cycles=149_000,
+        skipped=480,
+        late_slots=600,
+        window_s=10.0,
+        rate_hz=429.0,
+        skipped_fraction=0.143,
+        lateness_p99_s=0.0289,
+    )
+    summary = StackSummary(
+        elapsed_s=300.0,
+        nodes=("bridge", "control"),
+        transport="processes",
+        joints=(),
+        motion_mode="STAND",
+        bridge_mode="run",
+        owner="control_node",
+        estop=None,
+        drives_enabled=True,
+        base_height_m=0.327,
+        true_base_height_m=0.326,
+        bridge_data_hz=429.0,
+        command_hz=429.0,
+        loop_rate_hz=429.0,
+        lateness_p50_s=1e-5,
+        lateness_p99_s=0.0289,
+        lateness_max_s=0.05,
+        overruns=40,
+        skipped_fraction=0.143,
+        cpu_fraction=0.6,
+        simulator_cpu_fraction=0.0,
+        cpu_mean_fraction=0.6,
+        real_time_factor=1.0,
+        loop_run=run,
+    )
+    last = final_line(summary)
+    assert (
+        "bridge loop over the run 149000 of 149480 due cycles (0.32 % skipped, 0.40 % more "
+        "than half a period late); last 10.0 s: 429 Hz achieved, 14.3 % skipped, lateness "
+        "p99 28900 us,"
+    ) in last, last
+    stale = final_line(dataclasses.replace(summary, loop_run=None, loop_rate_hz=NAN))
+    assert "bridge loop: no figures (no recent report from it)," in stale, stale
+    assert "Hz achieved" not in stale and "skipped" not in stale, stale
+
+
+def test_the_status_line_names_the_window_of_each_group() -> None:
+    """A trial read ``bridge_data=438Hz rtf=0.921`` beside ``loop=491Hz skipped=1.9%`` and
+    could not tell why: the first group covers the last second, the second the loop's window."""
+    run = LoopRun(
+        cycles=5000,
+        skipped=0,
+        late_slots=0,
+        window_s=10.0,
+        rate_hz=491.0,
+        skipped_fraction=0.019,
+        lateness_p99_s=1.2e-5,
+    )
+    summary = StackSummary(
+        elapsed_s=12.0,
+        nodes=("bridge", "control"),
+        transport="processes",
+        joints=(),
+        motion_mode="STAND",
+        bridge_mode="run",
+        owner="control_node",
+        estop=None,
+        drives_enabled=True,
+        base_height_m=0.327,
+        true_base_height_m=0.326,
+        bridge_data_hz=438.0,
+        command_hz=438.0,
+        loop_rate_hz=491.0,
+        lateness_p50_s=1e-6,
+        lateness_p99_s=1.2e-5,
+        lateness_max_s=1e-4,
+        overruns=3,
+        skipped_fraction=0.019,
+        cpu_fraction=0.5,
+        simulator_cpu_fraction=0.0,
+        cpu_mean_fraction=0.5,
+        real_time_factor=0.921,
+        loop_run=run,
+    )
+    line = summary.line()
+    assert (
+        "| last 1s: bridge_data=438Hz commands=438Hz rtf=0.921 cpu=50% BEHIND REAL TIME "
+        "| bridge loop, last 10s: loop=491Hz skipped=1.9% late_p99=12us"
+    ) in line, line
+    unknown = dataclasses.replace(summary, loop_run=None).line()
+    assert "| bridge loop, last ?s: loop=491Hz" in unknown, unknown
