@@ -1581,5 +1581,7 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
     ages = {k: v for k, v in counts.items() if k.startswith("command age")}
     assert list(ages) == [f"command age {n} cycles" for n in range(8)] + ["command age 8+ cycles"]
     assert list(ages.values()) == expected
-    assert expected[0] > 0 and expected[8] == 50  # fresh answers and the 25-frame-old ones
+    # fresh answers, and the 25-frame-old ones (a 2-frame-old one the test process was slow to
+    # send may be 8+ as well on a loaded host)
+    assert expected[0] > 0 and expected[8] >= 50
     assert counts["limit position"] == 0  # the array node's counts stay beside them
