@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,69 @@ def test_each_violation_is_said_once_as_it_is_found() -> None:
     campaign._say_new_violations()
     assert len(said) == 1 and said[0].startswith("chaos: VIOLATION ")
     assert "stalled owner" in said[0]
+
+
+def _loop_figures(stamp_s: float, cycles: int, skipped: int, node: str = "bridge_node") -> Any:
+    from jointbus.messages.stamp import Time
+    from jointbus.messages.std_msgs import Header
+    from jointbus.runtime.diagnostics import LoopDiagnostics
+
+    return LoopDiagnostics(
+        header=Header(Time.from_ns(round(stamp_s * 1e9)), ""),
+        node=node,
+        loop="bridge",
+        rate_hz=500.0,
+        cycles=cycles,
+        skipped=skipped,
+    )
+
+
+def test_the_bridge_loops_figures_between_two_diagnostics_tell_a_stalled_loop_from_late_ones() -> (
+    None
+):
+    """Two seed-11 hours missed the report of the same SIGSTOP in a 4 s gap of the bridge's state;
+    ``-v`` now says whether the bridge's loop stopped (slots dropped) or ran while its 1 Hz
+    diagnostics were late (cycles at the rate, the bridge's stamps far apart)."""
+    from jointbus.chaos_campaign import loop_gap_note
+
+    start = _loop_figures(100.0, 50_000, 7)
+    assert loop_gap_note(start, _loop_figures(101.0, 50_500, 7)) is None  # an ordinary second
+    stalled = loop_gap_note(start, _loop_figures(104.0, 50_500, 1_507))
+    assert stalled == (
+        "bridge loop: 500 cycles run, 125 Hz, 1500 slots dropped, in the 4.00 s between its "
+        "diagnostics (the bridge's stamps)"
+    )
+    late = loop_gap_note(start, _loop_figures(104.05, 52_025, 7))
+    assert late is not None and "2025 cycles run, 500 Hz, 0 slots dropped" in late
+    assert "20 slots dropped" in (loop_gap_note(start, _loop_figures(101.0, 50_480, 27)) or "")
+    # a restarted bridge counts from 0 again: nothing to compare
+    assert loop_gap_note(start, _loop_figures(104.0, 500, 0)) is None
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_v_says_what_the_bridge_loop_did_across_a_gap_in_its_diagnostics(verbose: bool) -> None:
+    from jointbus.bus import RELIABLE, Bus
+    from jointbus.chaos_campaign import _Campaign
+    from jointbus.runtime.diagnostics import LoopDiagnostics
+
+    config = CampaignConfig(duration_s=60.0, verbose=verbose)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+    bus = Bus()
+    try:
+        subscriptions = campaign._subscribe(bus)
+        publisher = bus.publisher("/hb50/diagnostics", LoopDiagnostics, RELIABLE)
+        publisher.publish(_loop_figures(100.0, 50_000, 7))
+        publisher.publish(_loop_figures(104.0, 90, 0, node="control_node"))  # another node's
+        publisher.publish(_loop_figures(104.0, 50_500, 1_507))
+        assert said == (  # before the robot first stood there is no campaign time
+            ["  before t=0 bridge loop: 500 cycles run, 125 Hz, 1500 slots dropped, in the "
+             "4.00 s between its diagnostics (the bridge's stamps)"]
+            if verbose
+            else []
+        )
+        for sub in subscriptions:
+            sub.close()
+    finally:
+        bus.close()
+        campaign.tmp.cleanup()

@@ -82,6 +82,7 @@ from jointbus.robots.hb50.messages import (
     RobotState,
     Status,
 )
+from jointbus.runtime.diagnostics import LoopDiagnostics
 from jointbus.runtime.launch import LaunchDescription
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning, apply_realtime
 from jointbus.stack import BRIDGE_LOST, MODE_UNKNOWN, Stack, bundled_layout
@@ -98,6 +99,7 @@ __all__ = [
     "WATCHDOG_REPORT_S",
     "CampaignConfig",
     "CampaignConfigError",
+    "loop_gap_note",
     "run_campaign",
 ]
 
@@ -112,6 +114,14 @@ OBSERVER_PRIORITY: Final = 20
 #: a missed watchdog report needs to be explained.
 _STATE_GAP_S: Final = 0.3
 _OLD_COMMANDS_CYCLES: Final = 10
+#: ``-v`` says what the bridge's loop did between two of its 1 Hz diagnostics when their stamps
+#: (the bridge's clock) are more than this far apart (s), or its loop dropped more than
+#: :data:`_LOOP_DROPPED_SLOTS` grid slots between them: whether a gap in the bridge's state was its
+#: loop stalling (slots dropped) or only its publications (cycles run at the rate, stamps far
+#: apart). Two full seed-11 hours missed the report of the same SIGSTOP (#585) in a 4 s gap of
+#: the bridge's state, and the ``-v`` log could not tell which.
+_DIAGNOSTICS_GAP_S: Final = 1.5
+_LOOP_DROPPED_SLOTS: Final = 10
 #: Watchdog 0.25 s + the status topic's 1 s rate limit per problem + 0.1 s publish + headroom.
 WATCHDOG_REPORT_S: Final = 1.5
 #: The liveliness timeout 1.5 s (a SIGKILL is seen in ≈ 0.15 s by its tokens) + headroom.
@@ -210,6 +220,24 @@ def _die_with_parent() -> None:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
+def loop_gap_note(before: LoopDiagnostics, after: LoopDiagnostics) -> str | None:
+    """What the bridge's rate loop did between two of its diagnostics messages (``-v``), or
+    ``None`` when that was ordinary: stamps at most :data:`_DIAGNOSTICS_GAP_S` apart and at most
+    :data:`_LOOP_DROPPED_SLOTS` slots dropped, or a restarted loop (its counts start again)."""
+    if after.cycles < before.cycles or after.skipped < before.skipped:
+        return None
+    span_s = (after.header.stamp.to_ns() - before.header.stamp.to_ns()) / 1e9
+    ran = after.cycles - before.cycles
+    dropped = after.skipped - before.skipped
+    if span_s <= _DIAGNOSTICS_GAP_S and dropped <= _LOOP_DROPPED_SLOTS:
+        return None
+    rate = f", {ran / span_s:.0f} Hz" if span_s > 0.0 else ""
+    return (
+        f"bridge loop: {ran} cycles run{rate}, {dropped} slots dropped, in the {span_s:.2f} s "
+        "between its diagnostics (the bridge's stamps)"
+    )
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -262,6 +290,7 @@ class _Campaign:
         self.bridge_owner = ""
         self.bridge_state_t = -math.inf  # campaign time (s) the bridge's state last came
         self._said_age: int | None = None  # the command age -v said last (cycles)
+        self._bridge_loop: LoopDiagnostics | None = None  # its last diagnostics (-v)
         self.tmp = tempfile.TemporaryDirectory(prefix="jointbus-chaos-")
         self.wall_start = time.monotonic()
 
@@ -854,6 +883,15 @@ class _Campaign:
                 self.say(f"  {when} bridge: command age p99 {age} cycles over its last 1 s")
             self._said_age = age  # the figure holds for 1 s: said once, not with every state
 
+        def loop_diagnostics(msg: LoopDiagnostics) -> None:
+            if msg.node != _BRIDGE:
+                return
+            before, self._bridge_loop = self._bridge_loop, msg
+            note = None if before is None else loop_gap_note(before, msg)
+            if note is not None:
+                t = self.now()
+                self.say(f"  {f't={t:7.2f} s' if math.isfinite(t) else 'before t=0'} {note}")
+
         def robot_state(msg: RobotState) -> None:
             try:
                 mode = MotionMode(msg.motion_mode).name
@@ -880,7 +918,7 @@ class _Campaign:
                     bytes(msg.data),
                 )
 
-        return [
+        subs: list[Subscriber[Any]] = [
             bus.subscribe("/hb50/sim/ground_truth", Odometry, truth, MAB_RT, realtime=True),
             bus.subscribe("/hb50/bridge_data", BridgeData, joints, MAB_RT, realtime=True),
             bus.subscribe("/hb50/joint_command", JointCommand, commands, MAB_RT, realtime=True),
@@ -894,6 +932,11 @@ class _Campaign:
                 "/hb50/status", Status, status, RELIABLE.with_(depth=256), realtime=True
             ),
         ]
+        if self.config.verbose:  # only -v prints what the bridge's loop did (loop_gap_note)
+            subs.append(bus.subscribe(
+                "/hb50/diagnostics", LoopDiagnostics, loop_diagnostics, RELIABLE, realtime=True
+            ))
+        return subs
 
     def _finish(self) -> None:
         """Wait (up to ``final_timeout_s``) for the robot to stand or sit safely, nodes OK."""
