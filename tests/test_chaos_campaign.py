@@ -1,15 +1,19 @@
 """The chaos campaign (:mod:`jointbus.chaos_campaign`): bad arguments are refused before anything
-runs, and (in the ``long`` suite) a seeded minute of the walking robot under 30 overlapping
+runs, its observer judges every bridge state and says (``-v``) what a missed report needs to be
+explained, and (in the ``long`` suite) a seeded minute of the walking robot under 30 overlapping
 faults of every kind breaks no invariant (``make chaos`` runs ten minutes of the same)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from jointbus.bus import RELIABLE, Bus
 from jointbus.chaos_campaign import CampaignConfig, CampaignConfigError, run_campaign
 from jointbus.tools.chaos.fault_schedule import FaultKind, FaultScheduleError
 
@@ -72,16 +76,10 @@ def test_a_seeded_minute_of_30_faults_breaks_no_invariant() -> None:
     assert report.passed
 
 
-@pytest.mark.parametrize("verbose", [False, True])
-def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool) -> None:
-    """The stalled-owner rule is judged on the bridge's 10 Hz state: every one must reach the
-    checker, whatever ``-v`` prints (a -v edit once fed it only the states it printed)."""
-    import time
-
-    from jointbus.bus import RELIABLE, Bus
+@contextlib.contextmanager
+def _observing(verbose: bool) -> Iterator[tuple[Any, Bus, list[str]]]:
+    """A campaign's observer (its subscriptions on an in-process bus, no robot) and what it says."""
     from jointbus.chaos_campaign import _Campaign
-    from jointbus.robots.hb50.messages import BridgeState
-    from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
 
     config = CampaignConfig(duration_s=60.0, verbose=verbose)
     said: list[str] = []
@@ -89,6 +87,24 @@ def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool)
     bus = Bus()
     try:
         subscriptions = campaign._subscribe(bus)
+        yield campaign, bus, said
+        for sub in subscriptions:
+            sub.close()
+    finally:
+        bus.close()
+        campaign.tmp.cleanup()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool) -> None:
+    """The stalled-owner rule is judged on the bridge's 10 Hz state: every one must reach the
+    checker, whatever ``-v`` prints (a -v edit once fed it only the states it printed)."""
+    import time
+
+    from jointbus.robots.hb50.messages import BridgeState
+    from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
+
+    with _observing(verbose) as (campaign, bus, said):
         status = BridgeStatus(owner="", mode=BridgeMode.IDLE).to_strings()
         publisher = bus.publisher("/hb50/bridge_state_10hz", BridgeState, RELIABLE)
         publisher.publish(BridgeState(drives_enabled=False, status=status, up_time=1))
@@ -105,11 +121,6 @@ def test_every_bridge_state_reaches_the_checker_with_or_without_v(verbose: bool)
         assert [v.rule for v in campaign.checker.violations] == ["stalled owner"]
         assert campaign.bridge_mode == "run" and campaign.bridge_owner == "control_node"
         assert (len(said) == 1) is verbose  # -v said the mode once, not three times
-        for sub in subscriptions:
-            sub.close()
-    finally:
-        bus.close()
-        campaign.tmp.cleanup()
 
 
 def test_each_violation_is_said_once_as_it_is_found() -> None:
@@ -176,16 +187,9 @@ def test_the_bridge_loops_figures_between_two_diagnostics_tell_a_stalled_loop_fr
 
 @pytest.mark.parametrize("verbose", [False, True])
 def test_v_says_what_the_bridge_loop_did_across_a_gap_in_its_diagnostics(verbose: bool) -> None:
-    from jointbus.bus import RELIABLE, Bus
-    from jointbus.chaos_campaign import _Campaign
     from jointbus.runtime.diagnostics import LoopDiagnostics
 
-    config = CampaignConfig(duration_s=60.0, verbose=verbose)
-    said: list[str] = []
-    campaign = _Campaign(config, config.schedule(), said.append)
-    bus = Bus()
-    try:
-        subscriptions = campaign._subscribe(bus)
+    with _observing(verbose) as (_campaign, bus, said):
         publisher = bus.publisher("/hb50/diagnostics", LoopDiagnostics, RELIABLE)
         publisher.publish(_loop_figures(100.0, 50_000, 7))
         publisher.publish(_loop_figures(104.0, 90, 0, node="control_node"))  # another node's
@@ -196,8 +200,3 @@ def test_v_says_what_the_bridge_loop_did_across_a_gap_in_its_diagnostics(verbose
             if verbose
             else []
         )
-        for sub in subscriptions:
-            sub.close()
-    finally:
-        bus.close()
-        campaign.tmp.cleanup()
