@@ -290,7 +290,7 @@ class _Campaign:
         self.bridge_owner = ""
         self.bridge_state_t = -math.inf  # campaign time (s) the bridge's state last came
         self._said_age: int | None = None  # the command age -v said last (cycles)
-        self._bridge_loop: LoopDiagnostics | None = None  # its last diagnostics (-v)
+        self._bridge_loops: dict[str, LoopDiagnostics] = {}  # last diagnostics per loop (-v)
         self.tmp = tempfile.TemporaryDirectory(prefix="jointbus-chaos-")
         self.wall_start = time.monotonic()
 
@@ -886,7 +886,8 @@ class _Campaign:
         def loop_diagnostics(msg: LoopDiagnostics) -> None:
             if msg.node != _BRIDGE:
                 return
-            before, self._bridge_loop = self._bridge_loop, msg
+            before = self._bridge_loops.get(msg.loop)
+            self._bridge_loops[msg.loop] = msg  # one message per loop of the node
             note = None if before is None else loop_gap_note(before, msg)
             if note is not None:
                 t = self.now()
