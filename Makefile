@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict src
 
 # The quick suite, four test processes at a time on this 2-core host (most tests wait on sockets,
-# sleeps and child processes, not on the CPU: 2 workers took 289 s, 4 took 194-221 s, 2026-12-04),
+# sleeps and child processes, not on the CPU: 2 workers took 289 s, 4 took 179-221 s, 2026-12-04),
 # each taking the next test as it frees up (worksteal: the slow CLI and DDS tests do not queue
 # behind one worker). Real-time, fault and soak-like tests are marked `long` (tests/conftest.py)
 # and run one at a time by `make test-long`, which .ci/run also runs.

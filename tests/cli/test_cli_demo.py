@@ -391,4 +391,3 @@ def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
     print(f"\njoint_state over Zenoh: {rate} messages in 1 s")
     assert 50 <= rate <= 110  # 100 Hz from the bridge; a loaded host drops some, never most
     assert "mode STAND" in out, out
-

@@ -13,6 +13,38 @@ from jointbus.stack import StackSummary
 NAN = math.nan
 
 
+def _summary(run: LoopRun | None, **figures: object) -> StackSummary:
+    """A standing robot's summary with the loop figures ``figures`` and the loop's counts
+    ``run``; each test sets the figures its line prints."""
+    base = StackSummary(
+        elapsed_s=12.0,
+        nodes=("bridge", "control"),
+        transport="processes",
+        joints=(),
+        motion_mode="STAND",
+        bridge_mode="run",
+        owner="control_node",
+        estop=None,
+        drives_enabled=True,
+        base_height_m=0.327,
+        true_base_height_m=0.326,
+        bridge_data_hz=500.0,
+        command_hz=500.0,
+        loop_rate_hz=500.0,
+        lateness_p50_s=1e-6,
+        lateness_p99_s=1e-5,
+        lateness_max_s=1e-4,
+        overruns=0,
+        skipped_fraction=0.0,
+        cpu_fraction=0.5,
+        simulator_cpu_fraction=0.0,
+        cpu_mean_fraction=0.5,
+        real_time_factor=1.0,
+        loop_run=run,
+    )
+    return dataclasses.replace(base, **figures)  # type: ignore[arg-type]
+
+
 def test_the_last_line_gives_the_run_before_its_last_window_and_no_stale_figures() -> None:
     """A trial's run held 500 Hz for minutes and stalled at its end; the last line said only the
     end ("429 Hz achieved, 14.3 % skipped"). It now gives the run from the loop's counts first;
@@ -26,18 +58,9 @@ def test_the_last_line_gives_the_run_before_its_last_window_and_no_stale_figures
         skipped_fraction=0.143,
         lateness_p99_s=0.0289,
     )
-    summary = StackSummary(
+    summary = _summary(
+        run,
         elapsed_s=300.0,
-        nodes=("bridge", "control"),
-        transport="processes",
-        joints=(),
-        motion_mode="STAND",
-        bridge_mode="run",
-        owner="control_node",
-        estop=None,
-        drives_enabled=True,
-        base_height_m=0.327,
-        true_base_height_m=0.326,
         bridge_data_hz=429.0,
         command_hz=429.0,
         loop_rate_hz=429.0,
@@ -47,10 +70,7 @@ def test_the_last_line_gives_the_run_before_its_last_window_and_no_stale_figures
         overruns=40,
         skipped_fraction=0.143,
         cpu_fraction=0.6,
-        simulator_cpu_fraction=0.0,
         cpu_mean_fraction=0.6,
-        real_time_factor=1.0,
-        loop_run=run,
     )
     last = final_line(summary)
     assert (
@@ -75,31 +95,15 @@ def test_the_status_line_names_the_window_of_each_group() -> None:
         skipped_fraction=0.019,
         lateness_p99_s=1.2e-5,
     )
-    summary = StackSummary(
-        elapsed_s=12.0,
-        nodes=("bridge", "control"),
-        transport="processes",
-        joints=(),
-        motion_mode="STAND",
-        bridge_mode="run",
-        owner="control_node",
-        estop=None,
-        drives_enabled=True,
-        base_height_m=0.327,
-        true_base_height_m=0.326,
+    summary = _summary(
+        run,
         bridge_data_hz=438.0,
         command_hz=438.0,
         loop_rate_hz=491.0,
-        lateness_p50_s=1e-6,
         lateness_p99_s=1.2e-5,
-        lateness_max_s=1e-4,
         overruns=3,
         skipped_fraction=0.019,
-        cpu_fraction=0.5,
-        simulator_cpu_fraction=0.0,
-        cpu_mean_fraction=0.5,
         real_time_factor=0.921,
-        loop_run=run,
     )
     line = summary.line()
     assert (
