@@ -200,3 +200,80 @@ def test_v_says_what_the_bridge_loop_did_across_a_gap_in_its_diagnostics(verbose
             if verbose
             else []
         )
+
+
+def _wait_for(condition: Any, timeout_s: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_v_says_when_a_zenoh_link_of_the_hub_opens_and_closes(verbose: bool) -> None:
+    """A gap in the bridge's state is either the bridge not publishing or its link to the
+    campaign cut (a reader whose queue stayed full is dropped after 50 ms): ``-v`` says each link
+    of the hub that opens or closes, naming the nodes of the session at its other end."""
+    from jointbus.bus import ZenohConfig
+    from jointbus.chaos_campaign import _Campaign
+    from jointbus.messages.status import Status
+
+    config = CampaignConfig(duration_s=60.0, verbose=verbose)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+    hub = Bus(name="hub", zenoh=campaign.zenoh)
+    unwatch = campaign._watch_transport(hub)
+    probe = Bus(name="probe", zenoh=ZenohConfig(hub_port=campaign.port))
+    other: Bus | None = None
+    try:
+        probe.publisher("/probe/status", Status, RELIABLE, node="probe_node")
+        transport = hub.zenoh
+        assert transport is not None
+        assert _wait_for(lambda: any(e.node == "probe_node" for e in transport.graph_entities()))
+        other = Bus(name="other", zenoh=ZenohConfig(hub_port=campaign.port))  # one more link
+        assert probe.zenoh is not None
+        zid = probe.zenoh.zid[:8]
+        probe.close()
+        closed = f"  before t=0 zenoh link closed to session {zid} (probe_node)"
+        assert _wait_for(lambda: closed in said, 5.0) is verbose
+        if verbose:
+            opened = f"  before t=0 zenoh link opened to session {zid} (nodes not yet known)"
+            assert said[0] == opened
+            assert sum("zenoh link opened" in line for line in said) == 2
+        else:
+            assert said == []
+    finally:
+        unwatch()
+        probe.close()
+        if other is not None:
+            other.close()
+        hub.close()
+        campaign.tmp.cleanup()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_v_says_what_the_campaigns_reliable_subscriptions_lost(verbose: bool) -> None:
+    """A report published but lost on its way (a gap in the status topic's sequence numbers) is
+    not a report the bridge failed to send: ``-v`` says it. The 500 Hz best-effort topics drop
+    by design and are not said."""
+    from jointbus.bus import MessagesLostEvent
+
+    with _observing(verbose) as (campaign, bus, said):
+        unwatch = campaign._watch_transport(bus)
+        try:
+            for topic in ("/hb50/bridge_data", "/hb50/status"):
+                event = MessagesLostEvent(topic, "chaos", "gap", 3, 3, "bridge_node#ab")
+                bus._emit(event, None)
+        finally:
+            unwatch()
+        bus._emit(MessagesLostEvent("/hb50/status", "chaos", "gap", 1, 4, "bridge_node#ab"), None)
+        assert said == (
+            ["  before t=0 campaign: 3 message(s) lost on /hb50/status by chaos (gap, from "
+             "bridge_node#ab; 3 total)"]
+            if verbose
+            else []
+        )

@@ -69,7 +69,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus, Subscriber, ZenohConfig
+import zenoh
+
+from jointbus.bus import (
+    MAB_RT,
+    RELIABLE,
+    Bus,
+    MessagesLostEvent,
+    QosEvent,
+    Subscriber,
+    ZenohConfig,
+)
+from jointbus.bus.zenoh_transport import ZenohTransport
 from jointbus.messages.nav_msgs import Odometry
 from jointbus.messages.status import Level
 from jointbus.model.yaml_loader import load_robot
@@ -157,6 +168,8 @@ _LAUNCHER: Final = "launcher"
 #: Motion modes of a robot on its feet (walking at zero speed is standing).
 _UPRIGHT_MODES: Final = (MotionMode.STAND.name, MotionMode.LOCOMOTION.name)
 _CONTROL: Final = "control_node"
+#: The campaign's best-effort 500 Hz subscriptions: their gaps are drops by design, not news.
+_MAB_RT_TOPICS: Final = ("/hb50/sim/ground_truth", "/hb50/bridge_data", "/hb50/joint_command")
 
 
 class CampaignConfigError(ValueError):
@@ -291,6 +304,7 @@ class _Campaign:
         self.bridge_state_t = -math.inf  # campaign time (s) the bridge's state last came
         self._said_age: int | None = None  # the command age -v said last (cycles)
         self._bridge_loops: dict[str, LoopDiagnostics] = {}  # last diagnostics per loop (-v)
+        self._session_nodes: dict[str, str] = {}  # Zenoh session id → its nodes' names (-v)
         self.tmp = tempfile.TemporaryDirectory(prefix="jointbus-chaos-")
         self.wall_start = time.monotonic()
 
@@ -299,6 +313,10 @@ class _Campaign:
         """Campaign time (s): wall clock since the robot first stood, restarts left out."""
         at = self.paused_at if self.paused_at is not None else time.monotonic()
         return at - self.origin - self.paused_total
+
+    def when(self, t: float) -> str:
+        """Campaign time ``t`` as ``-v`` prints it (``before t=0`` until the robot first stood)."""
+        return f"t={t:7.2f} s" if math.isfinite(t) else "before t=0"
 
     @property
     def _origin_file(self) -> Path:
@@ -351,8 +369,10 @@ class _Campaign:
     def _run(self) -> CampaignReport:
         bus = Bus(name="chaos-campaign", zenoh=self.zenoh)  # first: the hub every process joins
         subs: list[Subscriber[Any]] = []
+        unwatch: Callable[[], None] = lambda: None  # noqa: E731
         try:
             subs = self._subscribe(bus)
+            unwatch = self._watch_transport(bus)
             self._start_stack()
             for name in ("velocity", "recorder", "monitor", "bus_client"):
                 self._start_tool(name)
@@ -396,6 +416,7 @@ class _Campaign:
             self._cleanup()
             for sub in subs:
                 sub.close()
+            unwatch()
             bus.close()
             self.tmp.cleanup()
         for kind, n in self.skipped.items():
@@ -872,8 +893,7 @@ class _Campaign:
                 checker.bridge_state(self.bridge_state_t, mode, facts.owner)
             if not self.config.verbose:
                 return
-            t = self.bridge_state_t
-            when = f"t={t:7.2f} s" if math.isfinite(t) else "before t=0"
+            when = self.when(self.bridge_state_t)
             age = facts.command_age_p99_cycles
             if changed:
                 self.say(f"  {when} bridge: mode {mode or '?'}, owner {facts.owner or '?'}")
@@ -890,8 +910,7 @@ class _Campaign:
             self._bridge_loops[msg.loop] = msg  # one message per loop of the node
             note = None if before is None else loop_gap_note(before, msg)
             if note is not None:
-                t = self.now()
-                self.say(f"  {f't={t:7.2f} s' if math.isfinite(t) else 'before t=0'} {note}")
+                self.say(f"  {self.when(self.now())} {note}")
 
         def robot_state(msg: RobotState) -> None:
             try:
@@ -904,10 +923,8 @@ class _Campaign:
 
         def status(msg: Status) -> None:
             if self.config.verbose and msg.level >= Level.WARN:
-                t = self.now()
-                when = f"t={t:7.2f} s" if math.isfinite(t) else "before t=0"
                 self.say(
-                    f"  {when} {Level(msg.level).name} {msg.reporting_node}: "
+                    f"  {self.when(self.now())} {Level(msg.level).name} {msg.reporting_node}: "
                     f"{msg.status} {bytes(msg.data)[:60]!r}"
                 )
             with lock:
@@ -938,6 +955,47 @@ class _Campaign:
                 "/hb50/diagnostics", LoopDiagnostics, loop_diagnostics, RELIABLE, realtime=True
             ))
         return subs
+
+    def _watch_transport(self, bus: Bus) -> Callable[[], None]:
+        """``-v`` only: say when a Zenoh link of this process (the hub) opens or closes, naming
+        the nodes of the session at its other end, and when one of the campaign's reliable
+        subscriptions lost messages (a gap in a publisher's sequence numbers). Both happen when a
+        publisher gives up on a reader whose queue stayed full (the bus's 50 ms
+        ``wait_before_close``) or a link is lost: what a gap in the bridge's state or a missed
+        report needs to be told apart from a bridge that did not publish. Returns the undo."""
+        if not self.config.verbose:
+            return lambda: None
+
+        def lost(event: QosEvent) -> None:
+            if isinstance(event, MessagesLostEvent) and event.topic not in _MAB_RT_TOPICS:
+                self.say(f"  {self.when(self.now())} campaign: {event.describe()}")
+
+        removers = [bus.on_qos_event(lost)]
+        transport = bus.zenoh
+        if transport is not None:
+            listener = transport.session.info.declare_link_events_listener(
+                lambda event: self._say_link(transport, event), history=False
+            )
+            removers.append(listener.undeclare)
+
+        def undo() -> None:
+            for remove in removers:
+                with contextlib.suppress(Exception):  # a closed session undeclared it already
+                    remove()
+
+        return undo
+
+    def _say_link(self, transport: ZenohTransport, event: zenoh.LinkEvent) -> None:
+        """One line for a link event: ``zenoh link opened|closed to session <zid> (<nodes>)``."""
+        for entity in transport.graph_entities():  # learnt while the sessions live
+            if entity.kind == "NN":
+                names = self._session_nodes.get(entity.zid, "")
+                if entity.node not in names.split(", "):
+                    self._session_nodes[entity.zid] = ", ".join(filter(None, (names, entity.node)))
+        zid = str(event.link.zid)
+        change = "closed" if event.kind == zenoh.SampleKind.DELETE else "opened"
+        nodes = self._session_nodes.get(zid) or "nodes not yet known"
+        self.say(f"  {self.when(self.now())} zenoh link {change} to session {zid[:8]} ({nodes})")
 
     def _finish(self) -> None:
         """Wait (up to ``final_timeout_s``) for the robot to stand or sit safely, nodes OK."""

@@ -53,7 +53,14 @@ def chaos(  # noqa: PLR0917 (typer maps parameters to options)
         Path | None, typer.Option("--json", help="Also write the report as JSON here.")
     ] = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Print every WARN+ report as it arrives.")
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Print every WARN+ report as it arrives, and what explains a missed "
+            "one: gaps in the bridge's state and loop, Zenoh links of the hub opened and closed, "
+            "messages the campaign's reliable subscriptions lost.",
+        )
     ] = False,
     window: Annotated[
         str | None,
