@@ -367,3 +367,27 @@ def test_v_says_a_full_garbage_collection_that_held_the_campaign(
             assert said[0].startswith("  before t=0 campaign: a full garbage collection held")
         gc.collect()
         assert len(said) == (1 if verbose else 0)
+
+
+def test_a_duplicate_node_put_off_on_purpose_is_not_counted_late() -> None:
+    """A duplicate node is put off (1 s at a time) while the control node restarts: only the
+    first try of a fault counts for lateness, so those deliberate delays are never 'late'."""
+    import time
+
+    from jointbus.chaos_campaign import _Campaign
+    from jointbus.tools.chaos.fault_schedule import Fault
+
+    config = CampaignConfig(duration_s=60.0, verbose=True)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+    try:
+        campaign.origin = time.monotonic() - 12.0
+        campaign.control_killed_at = time.monotonic()  # a control node restarting: put off
+        fault = Fault(8, 12.0, FaultKind.DUPLICATE_NODE, 0.0)
+        campaign._inject(fault)
+        campaign.origin -= 3.0  # tried again 3 s later
+        campaign._inject(fault)
+        assert len(campaign.events) == 2  # put off twice, nothing started
+        assert campaign.late_injections == [] and said == []
+    finally:
+        campaign.tmp.cleanup()
