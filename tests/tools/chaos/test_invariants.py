@@ -171,6 +171,10 @@ def test_a_missing_report_is_flagged_once_its_bound_and_the_delivery_grace_passe
     checker.tick(6.5 + grace + 0.1)
     assert rules(checker) == ["fault not reported"]
     assert math.isnan(record.detection_s)
+    # a later fault's watchdog report is not this one's detection (the report's worst
+    # detection column read 17-26 s for a missed stop, the time to the next stop's report)
+    checker.status(23.0, Level.WARN, "bridge_node", "watchdog: no valid command for 251 ms")
+    assert math.isnan(record.detection_s)
 
 
 def test_a_report_stamped_within_its_bound_counts_even_when_it_arrives_late() -> None:

@@ -370,6 +370,7 @@ class InvariantChecker:
             if (
                 rule is not None
                 and math.isnan(r.detected_s)
+                and not r.missed  # judged missing: a later fault's report is not its detection
                 and t_s >= r.injected_s - _STAMP_SLACK_S
                 and rule.matches(level, node, text, data)
             ):
