@@ -391,3 +391,29 @@ def test_a_duplicate_node_put_off_on_purpose_is_not_counted_late() -> None:
         assert campaign.late_injections == [] and said == []
     finally:
         campaign.tmp.cleanup()
+
+
+def test_a_control_node_killed_and_not_yet_gone_is_not_killed_or_stopped_again() -> None:
+    """Two control-node faults due in one late pass (seed 11's #283 and #287, 0.22 s apart):
+    the second found the killed process still listed (the layout polls every 50 ms) and was
+    judged as a kill of its own. A killed pid is not a target: the fault is skipped, noted."""
+    from types import SimpleNamespace
+
+    from jointbus.chaos_campaign import _Campaign
+    from jointbus.tools.chaos.fault_schedule import Fault
+
+    config = CampaignConfig(duration_s=60.0)
+    campaign = _Campaign(config, config.schedule(), print)
+    try:
+        campaign.stack = SimpleNamespace(processes=SimpleNamespace(pid=lambda name: 4242))  # type: ignore[assignment]
+        assert campaign._target_pid(FaultKind.KILL_CONTROL) == 4242
+        campaign.control_killed_pid = 4242
+        for kind in (FaultKind.KILL_CONTROL, FaultKind.STOP_CONTROL):
+            assert campaign._target_pid(kind) is None
+            campaign._inject(Fault(9, -5.0, kind, 0.5 if kind.is_stop else 0.0))
+        assert campaign.skipped == {"sigkill control": 1, "sigstop control": 1}
+        assert campaign.checker.records == []
+        campaign.control_killed_pid = 4141  # a respawned control node is a target again
+        assert campaign._target_pid(FaultKind.STOP_CONTROL) == 4242
+    finally:
+        campaign.tmp.cleanup()
