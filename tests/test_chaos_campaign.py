@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -415,5 +416,46 @@ def test_a_control_node_killed_and_not_yet_gone_is_not_killed_or_stopped_again()
         assert campaign.checker.records == []
         campaign.control_killed_pid = 4141  # a respawned control node is a target again
         assert campaign._target_pid(FaultKind.STOP_CONTROL) == 4242
+    finally:
+        campaign.tmp.cleanup()
+
+
+def test_what_the_campaign_starts_dies_with_it_on_the_normal_scheduler() -> None:
+    """Each process the campaign starts gets SIGKILL when the campaign dies and runs on the
+    normal scheduler although the campaign's threads are SCHED_FIFO — set by ``setpriv`` and
+    ``chrt`` before its exec, not by a ``preexec_fn`` (which forks the whole campaign: a fork
+    during a CPU hog froze it for seconds). Started here from a SCHED_FIFO thread."""
+    import sys
+    import threading
+
+    from jointbus.chaos_campaign import _Campaign
+
+    config = CampaignConfig(duration_s=60.0)
+    campaign = _Campaign(config, config.schedule(), print)
+    probe = (
+        "import ctypes, os; libc = ctypes.CDLL(None); sig = ctypes.c_int(); "
+        "libc.prctl(2, ctypes.byref(sig), 0, 0, 0); "  # PR_GET_PDEATHSIG
+        "print(sig.value, os.sched_getscheduler(0), flush=True)"
+    )
+    seen: list[bytes] = []
+    refused: list[OSError] = []
+
+    def start() -> None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))  # this thread only
+        except OSError as exc:
+            refused.append(exc)
+        process = campaign._spawn([sys.executable, "-c", probe], ready_line=True)
+        assert process.stdout is not None
+        seen.append(process.stdout.readline())
+        process.wait(10.0)
+
+    try:
+        thread = threading.Thread(target=start)
+        thread.start()
+        thread.join(20.0)
+        assert seen == [f"{int(signal.SIGKILL)} {os.SCHED_OTHER}\n".encode()]
+        if refused:
+            pytest.skip(f"SCHED_FIFO not allowed here ({refused[0]}): the policy reset untested")
     finally:
         campaign.tmp.cleanup()

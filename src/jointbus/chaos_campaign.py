@@ -43,14 +43,13 @@ the status topic's 1 s rate limit per problem and a loaded host):
 
 At the end (every fault over) the robot must stand, or sit after a reported fallback, with the
 bridge and the control node OK, within ``final_timeout_s``. Every process the campaign started
-is stopped whatever happens (Ctrl-C too); the processes it starts die with it (``PDEATHSIG``).
+is stopped whatever happens (Ctrl-C too); the processes it starts die with it (``PDEATHSIG``, set
+by util-linux's ``setpriv`` before their exec: :data:`_CHILD_PREFIX`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import dataclasses
 import functools
 import gc
@@ -167,7 +166,15 @@ TOOL_RESTART_S: Final = 2.0
 #: When a duplicate node's process is checked (s after it is up): the 2 s watch for a namesake
 #: and its error, with headroom for a loaded host.
 DUPLICATE_CHECK_S: Final = 8.0
-_PR_SET_PDEATHSIG: Final = 1
+#: Every process the campaign starts runs through util-linux's ``setpriv`` (SIGKILL when the
+#: campaign dies: no process left behind) and ``chrt`` (the normal scheduler: a hog or a tool
+#: must not inherit the campaign's SCHED_FIFO). Both used to be a ``preexec_fn``, which makes
+#: ``subprocess`` fork() this whole process — its threads, the Zenoh session's memory — instead
+#: of vfork(), and run Python in the child before exec. That fork froze every thread of the
+#: campaign (its loop and its reception) for 2.5–5.6 s when it came during a CPU hog: found by
+#: sampling the campaign (py-spy) while seed 11's hour ran, the loop inside ``Popen`` and the
+#: process unreadable for 4.3 s (2026-12-05); faults due meanwhile were injected late.
+_CHILD_PREFIX: Final = ("setpriv", "--pdeathsig", "KILL", "--", "chrt", "--other", "0")
 #: ``jointbus ...`` with this interpreter (the console script need not be on the PATH).
 _JOINTBUS_MAIN: Final = "import sys; from jointbus.cli.main import main; sys.exit(main())"
 _BRIDGE: Final = "bridge_node"
@@ -230,15 +237,6 @@ def run_campaign(
     schedule = config.schedule()  # FaultScheduleError for the rest, before anything runs
     campaign = _Campaign(config, schedule, progress or (lambda _line: None))
     return campaign.run()
-
-
-def _die_with_parent() -> None:
-    """In a child before exec: SIGKILL when the campaign dies (no process left behind), and the
-    normal scheduler (a hog or a tool must not inherit the campaign's SCHED_FIFO)."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    with contextlib.suppress(OSError):
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def loop_gap_note(before: LoopDiagnostics, after: LoopDiagnostics) -> str | None:
@@ -605,11 +603,10 @@ class _Campaign:
         with contextlib.ExitStack() as files:
             err = files.enter_context(stderr.open("wb")) if stderr is not None else None
             return subprocess.Popen(
-                argv,
+                [*_CHILD_PREFIX, *argv],  # no preexec_fn: see _CHILD_PREFIX
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if ready_line else subprocess.DEVNULL,
                 stderr=err if err is not None else subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, before exec
             )
 
     def _start_tool(self, name: str) -> None:
