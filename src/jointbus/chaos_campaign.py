@@ -655,7 +655,8 @@ class _Campaign:
             if self.config.verbose:
                 self.say(
                     f"  {self.when(self.now())} campaign: {fault.describe()} injected "
-                    f"{late:.2f} s late (its loop was busy); it lasts its full length from now"
+                    f"{late:.2f} s late (its loop was busy)"
+                    + ("; it lasts its full length from now" if fault.duration_s > 0 else "")
                 )
         kind = fault.kind
         if kind.is_stop or kind.is_kill:
