@@ -459,3 +459,38 @@ def test_what_the_campaign_starts_dies_with_it_on_the_normal_scheduler() -> None
             pytest.skip(f"SCHED_FIFO not allowed here ({refused[0]}): the policy reset untested")
     finally:
         campaign.tmp.cleanup()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_v_says_a_pass_of_the_campaign_loop_that_held_it_past_half_a_second(
+    verbose: bool,
+) -> None:
+    """A pass that ran a slow action (0.6 s here) is said with ``-v``, naming the action; a
+    quick pass is not (what made the faults of seed 11's hours late)."""
+    import time
+
+    from jointbus.chaos_campaign import _Campaign
+
+    config = CampaignConfig(duration_s=60.0, verbose=verbose)
+    said: list[str] = []
+    campaign = _Campaign(config, config.schedule(), said.append)
+
+    def slow_action() -> None:
+        time.sleep(0.6)
+
+    try:
+        campaign.origin = time.monotonic() - 100.0  # past the schedule: one pass, then return
+        campaign._at(99.0, lambda: None)
+        campaign._loop()
+        assert not any("one pass" in line for line in said), said  # a quick pass
+        campaign._at(99.0, slow_action)
+        campaign._loop()
+        busy = [line for line in said if "one pass of its loop took" in line]
+        assert len(busy) == (1 if verbose else 0), said
+        if verbose:
+            assert "test_v_says_a_pass_of_the_campaign_loop" in busy[0]
+            assert "slow_action" in busy[0]
+            took = float(busy[0].split(" took ")[1].split(" s ")[0])
+            assert 0.6 <= took < 5.0
+    finally:
+        campaign.tmp.cleanup()
