@@ -216,6 +216,33 @@ def test_simulator_ground_truth_is_published_every_bridge_cycle(stack: Stack) ->
     assert set(stamps) & set(frame_stamps)  # on the same epoch as the ground truth
 
 
+def test_the_simulated_robots_stamps_are_the_wall_clock_from_its_first_cycle() -> None:
+    """A new user's trial (2026-12-05): every frame of the simulated robot was stamped 0.40 s
+    behind the wall clock in the layout (0.08 s in one process) for the whole run — the time
+    between opening the simulator and the bridge loop's first cycle. Its time now starts with
+    that cycle: a frame is stamped with the wall-clock time of the cycle that stepped to it, a
+    fraction of a millisecond before it arrives here. The earliest arrival is judged: a late
+    delivery, or a stall of a busy host that slows the simulated robot later, only adds to the
+    others."""
+    import time
+
+    arrivals: list[tuple[int, int]] = []
+    with Stack(zenoh=None) as running:
+        sub = running.bus.subscribe(
+            "/hb50/bridge_data",
+            BridgeData,
+            lambda m: arrivals.append((time.time_ns(), m.header.stamp.to_ns())),
+            MAB_RT,
+            realtime=True,
+        )
+        try:
+            wait_until(lambda: len(arrivals) >= 200, 10.0)
+        finally:
+            sub.close()
+    lag_s = min(arrived - stamp for arrived, stamp in arrivals[:200]) / 1e9
+    assert 0.0 <= lag_s < 0.02, f"frames stamped {lag_s:.4f} s behind the wall clock"
+
+
 def test_velocity_commands_walk_the_robot_in_the_running_stack(stack: Stack) -> None:
     """The README's "Make it walk": velocity commands at 20 Hz walk the demo stack (real time,
     the simulator's ground truth), and ``stand`` stops it on four feet."""

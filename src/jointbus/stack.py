@@ -835,12 +835,16 @@ class Stack:
         ensure_unique_node(bus, config.node_name, self.namespace)
         array = drivers.open(self.url)
         stepped = array if isinstance(array, SimActuatorArray) and not array.realtime else None
-        # wall-clock time of simulated time 0: frames and ground truth are stamped on it
-        epoch_ns = time.time_ns() - round(stepped.time * 1e9) if stepped is not None else 0
+        # Wall-clock time (ns) of simulated time 0: frames and ground truth are stamped on it. Set
+        # again by the loop's first cycle, after its first step: the bridge node, its loop and
+        # (in the layout) the process's start take 0.08-0.4 s after this, and an epoch taken here
+        # stamped every message that much behind the wall clock for the whole run (a new user's
+        # trial, 2026-12-05: 0.40 s in the layout, 0.08 s in one process).
+        epoch = [time.time_ns() - round(stepped.time * 1e9) if stepped is not None else 0]
 
         def sim_stamp_ns() -> int:
             assert stepped is not None
-            return epoch_ns + round(stepped.time * 1e9)
+            return epoch[0] + round(stepped.time * 1e9)
 
         try:
             if isinstance(array, MujocoSimArray) and not array.realtime:
@@ -866,7 +870,7 @@ class Stack:
                     bus,
                     stepped.world,
                     namespace=self.namespace,
-                    epoch_ns=epoch_ns,
+                    epoch_ns=epoch[0],
                     decimation=max(1, round(self.rate_hz / 10.0)),
                 )
         period = 1.0 / bridge.config.rate_hz
@@ -874,11 +878,21 @@ class Stack:
         def body(cycle: CycleInfo) -> None:
             sim = self._stepped
             if sim is not None:
+                entered_ns = time.time_ns() if cycle.index == 0 else 0
                 t0 = time.thread_time_ns()
                 # Hardware does not wait for a late bridge: the slots the loop dropped pass for
                 # the simulated robot too (up to _CATCH_UP_SLOTS of them), so its time keeps
                 # the wall clock's pace through a short stall.
                 sim.step(period * (1 + min(cycle.skipped, _CATCH_UP_SLOTS)))
+                if cycle.index == 0:
+                    # The robot's time starts with this cycle: the state it stepped to is
+                    # stamped with the cycle's due time, as hardware stamps a frame with the
+                    # cycle that read it (not with when this step ended: a slow first step
+                    # would stamp every frame ahead of the clock).
+                    due_ns = entered_ns - cycle.lateness_ns
+                    epoch[0] = due_ns - round(sim.time * 1e9)
+                    if ground_truth is not None:
+                        ground_truth.epoch_ns = epoch[0]
                 if ground_truth is not None:
                     ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
@@ -1182,7 +1196,7 @@ class Stack:
             d.lateness_max_s,
             d.overruns,
             d.skipped_fraction,
-            LoopRun.of(d),
+            LoopRun.of(d, age_s=time.monotonic() - self._diagnostics.at),
         )
 
     def run(

@@ -291,3 +291,25 @@ def test_a_loop_run_reads_the_same_from_a_snapshot_and_from_its_diagnostics(
         assert f"over the run {cycles} of {cycles + skipped} due cycles" in run.describe()
     else:
         assert math.isnan(run.run_skipped_fraction) and "(? % skipped" in run.describe()
+
+
+def test_a_loop_run_read_from_an_older_report_says_how_old_its_counts_are() -> None:
+    """A new user's trial (2026-12-05): the demo's last line in the process layout read "over the
+    run 19930 of 19930 due cycles" after 40.0 s (20 000 slots) — the bridge's 1 Hz report it
+    counted from had come 0.17 s before the stop. The line now says its counts' age; figures
+    read in the loop's own process (age 0) need no note."""
+    snap = LoopStatsSnapshot(
+        cycles=19_930, window=500, period_target_s=0.002, period_p50_s=0.002,
+        period_p99_s=0.002, period_max_s=0.002, lateness_p50_s=1e-5, lateness_p99_s=2e-5,
+        lateness_max_s=3e-5, overruns=0, skipped=0, cpu_fraction=0.1, spin_fraction=0.0,
+        gc_collections=0, achieved_rate_hz=500.0, window_skipped=0, skipped_fraction=0.0,
+        late_slots=0,
+    )
+    diagnostics = LoopDiagnostics(
+        node="bridge_node", loop="bridge", rate_hz=500.0, **snap.as_dict()
+    )
+    aged = LoopRun.of(diagnostics, age_s=0.17).describe()
+    assert aged.startswith("over the run 19930 of 19930 due cycles (0.00 % skipped, ")
+    assert "late; counted to its report 0.2 s before this line); last 1.0 s:" in aged, aged
+    assert "counted to its report" not in LoopRun.of(snap).describe()
+    assert "counted to its report" not in LoopRun.of(diagnostics, age_s=0.01).describe()

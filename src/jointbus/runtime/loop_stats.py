@@ -124,7 +124,10 @@ class LoopRun:
     for five minutes and then lost 14 % of its cycles in its last seconds read "429 Hz achieved,
     14.3 % of cycles skipped" as its summary (new-user trial, 2026-12-04). The counts since the
     loop started (``cycles`` run, ``skipped`` grid slots dropped, ``late_slots`` served more
-    than half a period late) give the run's shares exactly.
+    than half a period late) give the run's shares exactly. ``age_s``: how old the figures are
+    (s) when the line is said — the loop's 1 Hz report read in another process is up to a second
+    old, and "over the run 19 930 of 19 930 due cycles" after 40 s of run read as if the run's
+    last 0.17 s had not been due (new-user trial, 2026-12-05); the line says so.
     """
 
     cycles: int
@@ -134,10 +137,11 @@ class LoopRun:
     rate_hz: float
     skipped_fraction: float
     lateness_p99_s: float
+    age_s: float = 0.0
 
     @classmethod
-    def of(cls, figures: _LoopFigures) -> LoopRun:
-        """The run and window of a snapshot or a ``LoopDiagnostics`` message."""
+    def of(cls, figures: _LoopFigures, *, age_s: float = 0.0) -> LoopRun:
+        """The run and window of a snapshot or a ``LoopDiagnostics`` message (``age_s`` s old)."""
         return cls(
             cycles=figures.cycles,
             skipped=figures.skipped,
@@ -146,6 +150,7 @@ class LoopRun:
             rate_hz=figures.achieved_rate_hz,
             skipped_fraction=figures.skipped_fraction,
             lateness_p99_s=figures.lateness_p99_s,
+            age_s=age_s,
         )
 
     @property
@@ -170,11 +175,17 @@ class LoopRun:
         return (
             f"over the run {self.cycles} of {self.due} due cycles "
             f"({_percent(self.run_skipped_fraction)} skipped, "
-            f"{_percent(self.run_late_fraction)} more than half a period late); "
+            f"{_percent(self.run_late_fraction)} more than half a period late"
+            f"{_as_of_text(self.age_s)}); "
             f"last {_number(self.window_s, 1)} s: {_number(self.rate_hz, 0)} Hz achieved, "
             f"{_percent(self.skipped_fraction, 1)} skipped, lateness p99 "
             f"{_number(self.lateness_p99_s * 1e6, 0)} us"
         )
+
+
+def _as_of_text(age_s: float) -> str:
+    """The line's note of figures read ``age_s`` s before it (none for fresh ones)."""
+    return f"; counted to its report {age_s:.1f} s before this line" if age_s >= 0.05 else ""
 
 
 def _number(value: float, digits: int) -> str:
