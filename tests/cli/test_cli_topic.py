@@ -171,9 +171,40 @@ def test_hz_json_and_no_messages(hub_port: int) -> None:
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert records and all(r["new_messages"] is False for r in records)
     assert "does not appear to be published yet" in result.stderr
+    # both say where they looked (a new user's wrong port, 2026-12-05: "no messages" alone)
+    assert f"yet (looked on hub port {hub_port}, domain " in result.stderr, result.stderr
+    assert f"within 1.2 s (looked on hub port {hub_port}, domain " in result.stderr, result.stderr
 
 
 # ---- topic pub -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["pub", "hz"])
+def test_sigterm_ends_a_running_topic_command_as_ctrl_c_does(hub_port: int, command: str) -> None:
+    """A new user's trial (2026-12-05): ``topic pub`` stopped by SIGTERM (``timeout``, a process
+    manager) exited 143 without the line that says how many messages it published; Ctrl-C gave
+    exit 0 and the line. SIGTERM now ends ``topic pub``, ``echo`` and ``hz`` as Ctrl-C does."""
+    import signal
+
+    args = (
+        ["topic", "pub", "/cli_test/term", "std_msgs/msg/String", "{data: hi}", "--rate", "20",
+         "--wait-matching", "0"]
+        if command == "pub"
+        else ["topic", "hz", "/cli_test/term"]
+    )
+    proc = start_cli(hub_port, *args)
+    try:
+        time.sleep(2.5)  # started, and (pub) publishing
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    if command == "pub":
+        assert re.search(r"published \d+ messages on /cli_test/term", err), err
+
+
 def test_pub_once_reaches_a_subscriber_in_another_process(hub_port: int) -> None:
     got: list[Status] = []
     with Bus(name="test", zenoh=ZenohConfig(hub_port=hub_port)) as bus:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
+from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on, refuse_denied
 
 if TYPE_CHECKING:
@@ -534,7 +535,7 @@ def echo(  # noqa: PLR0917 (typer options)
     from jointbus.bus import validate_topic_name
     from jointbus.cli.render import render_json, render_text
 
-    with user_errors():
+    with user_errors(), stop_on_interrupt():  # SIGTERM ends it as Ctrl-C does
         validate_topic_name(topic)
         limit = 1 if once else count
         topic_type = resolve_type(type_name) if type_name is not None else None
@@ -644,17 +645,18 @@ def hz(
     """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
     from jointbus.bus import validate_topic_name
 
-    with user_errors():
+    with user_errors(), stop_on_interrupt():  # SIGTERM ends it as Ctrl-C does
         validate_topic_name(topic)
         rates = RateWindow(window)
         started = time.monotonic()
         end = None if duration is None else started + duration
         bus = bus_options.open_bus()
+        where = looked_on(bus)  # every "nothing there" says where it looked
         total = 0
         try:
             recorder = ArrivalRecorder(bus, topic)
             if wait_for_topic(bus, topic, 0.0) is None:
-                note(f"warning: topic {topic} does not appear to be published yet")
+                note(f"warning: topic {topic} does not appear to be published yet ({where})")
             next_report = started + period
             while end is None or time.monotonic() < end:
                 time.sleep(max(0.0, min(next_report, end or math.inf) - time.monotonic()))
@@ -668,7 +670,7 @@ def hz(
         finally:
             bus.close()
         if duration is not None and total == 0:
-            raise CliError(f"no messages on {topic} within {duration:g} s")
+            raise CliError(f"no messages on {topic} within {duration:g} s ({where})")
 
 
 def _hz_report(topic: str, stats: RateStats | None, fresh: bool, as_json: bool) -> None:
@@ -766,7 +768,7 @@ def pub(  # noqa: PLR0917 (typer options)
     from jointbus.cli.render import render_json
     from jointbus.cli.values import ValuesError, build_message, parse_values
 
-    with user_errors():
+    with user_errors(), stop_on_interrupt():  # SIGTERM ends it as Ctrl-C does
         validate_topic_name(topic)
         topic_type = resolve_type(type_name)
         data = parse_values(values)
