@@ -1,7 +1,8 @@
 """Ctrl-C and SIGTERM for the CLI's long-running commands: the first one stops, later ones wait.
 
 Where it sits: :mod:`jointbus.cli`, used by the commands that run until stopped (``topic echo``,
-``topic hz``, ``topic pub``, ``demo``, ``record``, ``play``, ``foxglove``); it imports only the standard library and ``typer``.
+``topic hz``, ``topic pub``, ``demo``, ``record``, ``play``, ``foxglove``); it imports only the
+standard library and ``typer``.
 
 Why: ``timeout``, ``make``, process managers and impatient users send more than one signal. Python
 raises ``KeyboardInterrupt`` for every SIGINT (and these commands turn SIGTERM into one), so a
