@@ -871,7 +871,6 @@ class Stack:
                     stepped.world,
                     namespace=self.namespace,
                     epoch_ns=epoch[0],
-                    decimation=max(1, round(self.rate_hz / 10.0)),
                 )
         period = 1.0 / bridge.config.rate_hz
 

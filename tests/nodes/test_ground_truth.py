@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mujoco
@@ -73,7 +74,7 @@ def test_the_10hz_copy_carries_every_nth_step_and_nothing_is_built_unobserved() 
     subscriber to either topic the simulator's process builds nothing."""
     world = _flying_world()
     with Bus(name="gt-10hz") as bus:
-        pub = GroundTruthPublisher(bus, world, namespace="hb50", decimation=50)
+        pub = GroundTruthPublisher(bus, world, namespace="hb50")
         world.step(0.002)
         assert pub.publish() is None  # nobody listens: not even built
         slow: list[Odometry] = []
@@ -85,3 +86,22 @@ def test_the_10hz_copy_carries_every_nth_step_and_nothing_is_built_unobserved() 
     assert len(slow) == 3 and sum(m is not None for m in built) == 3
     stamps = [m.header.stamp.to_ns() for m in slow]
     assert np.diff(stamps).tolist() == [100_000_000] * 2  # every 50th 2 ms step: 10 Hz
+
+
+def test_the_10hz_copy_keeps_10_hz_of_simulated_time_when_calls_step_several_slots() -> None:
+    """A bridge loop that drops slots steps them in its next cycle (a call covering 4–10 ms): the
+    copy was every 50th call, and a loop that dropped a third of its cycles sent it at 6.45 Hz
+    (a new user's trial, 2026-12-05). It now goes once per 0.1 s of simulated time."""
+    world = _flying_world()
+    with Bus(name="gt-10hz-skips") as bus:
+        pub = GroundTruthPublisher(bus, world, namespace="hb50")
+        slow: list[Odometry] = []
+        bus.subscribe("/hb50/sim/ground_truth_10hz", Odometry, slow.append, RELIABLE, realtime=True)
+        pub.publish()  # t = 2 ms: the first copy
+        for k in range(300):  # 1 s of simulated time in calls of 2 and 4 ms (a third dropped)
+            world.step(0.004 if k % 2 else 0.002)
+            pub.publish()
+    assert world.time == pytest.approx(0.902, abs=1e-9)  # from the first 2 ms step
+    stamps_s = [m.header.stamp.to_ns() / 1e9 for m in slow]
+    assert len(stamps_s) == 10, stamps_s  # the first, then every 0.1 s of simulated time to 0.9
+    assert all(abs(b - a - 0.1) < 0.0041 for a, b in itertools.pairwise(stamps_s)), stamps_s

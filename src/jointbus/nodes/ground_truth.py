@@ -24,6 +24,7 @@ message is built only while one of the two topics has a subscriber (here or over
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus
@@ -50,6 +51,8 @@ GROUND_TRUTH_10HZ_TOPIC: Final = "sim/ground_truth_10hz"
 WORLD_FRAME: Final = "world"
 #: Node name of the publisher.
 GROUND_TRUTH_NODE: Final = "sim_ground_truth"
+#: Slack (s) on the copy's period boundaries: 50 steps of 2 ms sum to 0.09999999999999 s.
+_SLACK_S: Final = 1e-9
 
 
 def odometry_of(pose: BasePose, child_frame_id: str, *, epoch_ns: int = 0) -> Odometry:
@@ -89,6 +92,11 @@ class GroundTruthPublisher:
     ``epoch_ns``: wall-clock time (ns since the Unix epoch) of simulated time 0, so stamps line up
     with the other topics' wall-clock headers; the caller must hold the world still (stepping
     thread, or the array's lock) while :meth:`publish` reads it.
+
+    The reliable copy goes once per ``copy_period_s`` of simulated time (0.1 s: 10 Hz), whatever
+    the steps between two calls: it was every 50th call, and a bridge loop that dropped a third
+    of its cycles (a host's CPU hogs, a new user's trial 2026-12-05) sent it at 6.45 Hz, though
+    the cycles that ran stepped the dropped slots' time too.
     """
 
     def __init__(
@@ -98,7 +106,7 @@ class GroundTruthPublisher:
         *,
         namespace: str = "hb50",
         epoch_ns: int = 0,
-        decimation: int = 50,
+        copy_period_s: float = 0.1,
     ) -> None:
         self.world = world
         self.child_frame_id = world.robot.root
@@ -116,14 +124,19 @@ class GroundTruthPublisher:
             node=GROUND_TRUTH_NODE,
             namespace=namespace,
         )
-        self._decimation = max(1, decimation)
-        self._count = 0
+        self._copy_period_s = copy_period_s
+        self._next_copy_s = math.nan  # simulated time (s) of the next copy: the first call's
 
     def publish(self) -> Odometry | None:
         """Read the world now and publish it where it is listened to; returns the message sent
         (``None`` when nobody listens to either topic: nothing was built)."""
-        self._count += 1
-        slow = self._count % self._decimation == 0 and self._pub_10hz.observed
+        now_s = self.world.time
+        slow = False
+        if not now_s + _SLACK_S < self._next_copy_s:  # due, or the first call (NaN)
+            # the next boundary of the copy's period after now
+            period = self._copy_period_s
+            self._next_copy_s = (math.floor((now_s + _SLACK_S) / period) + 1) * period
+            slow = self._pub_10hz.observed
         if not (slow or self._pub.observed):
             return None
         msg = odometry_of(self.world.base_pose(), self.child_frame_id, epoch_ns=self.epoch_ns)
