@@ -438,6 +438,15 @@ def test_impedance_needs_one_value_per_joint_in_every_field(
         array.impedance(short)
     assert info.value.field == field
     assert "2 values" in str(info.value) and "3 values" in str(info.value)
+    # named by the first joint without a value, as a short /hb50/joint_command is (a new user's
+    # trial, 2026-12-05: over bus://hb50 the error named no joint)
+    assert (info.value.joint, info.value.index) == ("ankle", 2)
+    assert "joint 'ankle' (index 2): " in str(info.value)
+    long = ImpedanceCommand.hold([0.0] * 4, 1.0, 0.1)
+    with pytest.raises(LengthMismatchError) as info:
+        array.impedance(short.replace(**{field: getattr(long, field)}))
+    assert (info.value.joint, info.value.index) == (None, 3)  # the first value too many
+    assert "index 3: " in str(info.value) and "4 values" in str(info.value)
     assert array.calls == []
 
 

@@ -1045,11 +1045,15 @@ class ActuatorArray(abc.ABC):
             for field_name in _IMPEDANCE_FIELDS:
                 count = getattr(command, field_name).shape[0]
                 if count != n:
+                    # named by the first joint without a value (the first extra value's index
+                    # when there are too many), as a short /hb50/joint_command is
                     raise LengthMismatchError(
                         _API,
                         field_name,
                         f"{count} values",
                         f"{n} values, one per joint in actuator order ({', '.join(self._names)})",
+                        joint=self._names[count] if count < n else None,
+                        index=min(count, n),
                     )
             rows = np.vstack(
                 (command.position, command.velocity, command.effort, command.kp, command.kd)
