@@ -326,3 +326,29 @@ def test_the_stacks_control_node_steps_on_a_fifo_thread_below_the_bridge() -> No
     if any(issubclass(w.category, RealtimeWarning) for w in record):
         pytest.skip("SCHED_FIFO refused on this account (the fallback is tested in runtime/)")
     assert policies[-1] == (os.SCHED_FIFO, DEFAULT_REALTIME.priority - 1)  # type: ignore[operator]
+
+
+def test_a_stack_taking_real_time_names_another_robots_stack_running_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new user's trial (2026-12-05): a second robot started with real time beside a first one
+    that ran without it (238 Hz, 16.6 % of its cycles skipped while the second ran), and
+    neither said why. A stack that takes real time now names such a neighbour — a layout's
+    process or a one-process demo — and says nothing when there is none."""
+    import jointbus.stack as stack_module
+
+    layout_child = "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"
+    others = [
+        (10, "timeout 40 /x/.venv/bin/jointbus demo"),  # a wrapper: not counted
+        (11, "bash"),
+        (12, layout_child),
+        (13, "/x/.venv/bin/python /x/bin/jointbus demo"),
+    ]
+    monkeypatch.setattr(stack_module, "foreign_processes", lambda: others)
+    note = stack_module._neighbour_note()
+    assert note is not None, note
+    assert "(pid 13 (/x/.venv/bin/python /x/bin/jointbus demo); 2 processes" in note, note
+    assert "--no-realtime" in note
+    tools = [(11, "bash"), (14, "jointbus topic echo /x")]
+    monkeypatch.setattr(stack_module, "foreign_processes", lambda: tools)
+    assert stack_module._neighbour_note() is None

@@ -126,6 +126,7 @@ import gc
 import json
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -177,6 +178,7 @@ from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.realtime import (
     FIFO_PRIORITY_MIN,
     apply_realtime,
+    foreign_processes,
     raise_normal_threads,
     realtime_holders,
 )
@@ -316,6 +318,38 @@ _SWITCH_INTERVAL: Final = _SwitchInterval()
 def default_url(robot: str, *, seed: int = 0) -> str:
     """The simulator URL of ``robot``: stepping mode (the bridge advances it), seeded noise."""
     return f"sim://{robot}?realtime=false&seed={seed}"
+
+
+
+#: Command lines of another robot's stack: a layout's process, or a one-process demo or bridge.
+_STACK_COMMAND = re.compile(r"-m jointbus\.stack |\bjointbus (?:demo|bridge)\b")
+#: What runs a stack's process (not a wrapper that names it: ``timeout``, ``setsid``, a shell).
+_RUNNERS = ("python", "jointbus")
+
+
+def _neighbour_note() -> str | None:
+    """What to say when another robot's stack runs on this host (none is real-time, or this one
+    would not take real time): a new user's trial (2026-12-05) started a second robot with real
+    time beside a first that had started without it (a third was real-time then) — the first
+    fell to 238 Hz and 16.6 % of its cycles skipped for as long as the second ran, and neither
+    said why."""
+    others = [
+        (pid, cmd)
+        for pid, cmd in foreign_processes()
+        if _STACK_COMMAND.search(cmd) and os.path.basename(cmd.split()[0]).startswith(_RUNNERS)
+    ]
+    if not others:
+        return None
+    # the launcher first (what a person stops), then a layout's processes
+    pid, command = min(others, key=lambda other: "-m jointbus.stack " in other[1])
+    short = command if len(command) <= 60 else command[:57] + "..."
+    return (
+        f"another robot's stack runs on this host without real-time scheduling (pid {pid} "
+        f"({short}); {len(others)} process{'es' if len(others) > 1 else ''} of robot stacks in "
+        "all); this one takes it, and its threads come first on the same cores: that robot may "
+        "skip cycles and fall back while this one runs. One robot per computer, or start this "
+        "one with --no-realtime"
+    )
 
 
 class StackError(RuntimeError):
@@ -587,6 +621,10 @@ class Stack:
         self.realtime_note: str | None = None
         """Why the stack runs without the real-time scheduling it was given (another real-time
         program on the host, see :meth:`start`); ``None`` when it did not have to give it up."""
+        self.neighbour_note: str | None = None
+        """Another robot's stack runs on this host on the normal scheduler while this one takes
+        real-time scheduling (see :meth:`start`): this one's threads come first on the same cores
+        and can starve it. ``None``: no such neighbour, or this stack runs without real time."""
         self.start_command = start_command
         self.namespace = namespace
         self.rate_hz = float(rate_hz)
@@ -663,6 +701,8 @@ class Stack:
                     "priorities and stall each other for seconds. Stop it, or force real time "
                     "beside it with --realtime"
                 )
+            else:
+                self.neighbour_note = _neighbour_note()
         try:
             if self.layout is None:
                 self._open(before_nodes)

@@ -334,3 +334,28 @@ def test_a_process_that_only_shares_an_ancestor_is_not_this_ones() -> None:
     ours = realtime.own_processes(list(parent), parent, session, 300, 200)
     assert ours == {100, 200, 300, 310, 400}
     assert 350 not in ours and 250 not in ours
+
+
+def test_foreign_processes_lists_another_sessions_process_and_not_this_ones() -> None:
+    """What a launcher looks through for other robots: a process of another session that is
+    not this one's descendant (another user's, started from another terminal) is listed with its
+    command line; a child of this process is not."""
+    import subprocess
+    import sys
+    import time
+
+    marker = f"foreign-{os.getpid()}-{time.monotonic_ns()}"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", marker])
+    detached = subprocess.run(  # sh exits at once: the sleeper is reparented, in its own session
+        ["setsid", "sh", "-c", f'{sys.executable} -c "import time; time.sleep(30)" {marker}-x &'],
+        check=True,
+    )
+    assert detached.returncode == 0
+    try:
+        time.sleep(0.3)
+        found = [(pid, cmd) for pid, cmd in realtime.foreign_processes() if marker in cmd]
+        assert [cmd.split()[-1] for _pid, cmd in found] == [f"{marker}-x"], found
+    finally:
+        child.kill()
+        child.wait()
+        subprocess.run(["pkill", "-f", f"{marker}-x"], check=False)

@@ -298,8 +298,9 @@ def run_view(
             joined = joined_line(stack.bus)
             if joined is not None:
                 note(joined)
-            if stack.realtime_note is not None:
-                note(f"WARN {stack.realtime_note}")
+            for warning in (stack.realtime_note, stack.neighbour_note):
+                if warning is not None:
+                    note(f"WARN {warning}")
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
                     _run_monitor(stack, end, zenoh_args or [])

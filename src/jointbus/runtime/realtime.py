@@ -45,6 +45,7 @@ __all__ = [
     "RealtimeState",
     "RealtimeWarning",
     "apply_realtime",
+    "foreign_processes",
     "raise_normal_threads",
     "read_realtime_state",
     "realtime_holders",
@@ -326,6 +327,38 @@ def own_processes(
     return ours
 
 
+def foreign_processes() -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the user-space processes that are not this process's own (as
+    :func:`realtime_holders` counts them: not itself, its ancestors, or what its session started;
+    kernel threads left out). Linux only: elsewhere, an empty list."""
+    me = os.getpid()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        my_session = os.getsid(0)
+    except OSError:
+        return []
+    parent: dict[int, int] = {}
+    session: dict[int, int] = {}
+    for pid in pids:
+        fields = _stat_fields(f"/proc/{pid}/stat")
+        # fields from 3 on (proc(5)): 4 ppid, 6 session
+        if fields is not None and len(fields) > 3:
+            parent[pid], session[pid] = int(fields[1]), int(fields[3])
+    ours = own_processes(pids, parent, session, me, my_session)
+    found: list[tuple[int, str]] = []
+    for pid in pids:
+        if pid in ours:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if command:  # empty: a kernel thread
+            found.append((pid, command))
+    return found
+
+
 def realtime_holders() -> list[RealtimeHolder]:
     """Other user-space processes with a thread on a real-time policy — another robot's loops.
 
@@ -342,32 +375,12 @@ def realtime_holders() -> list[RealtimeHolder]:
     a parallel test suite does; a robot's processes get sessions of their own, so their
     launcher's counts). Linux only: elsewhere, an empty list.
     """
-    me = os.getpid()
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        my_session = os.getsid(0)
-    except OSError:
-        return []
-    parent: dict[int, int] = {}
-    session: dict[int, int] = {}
-    for pid in pids:
-        fields = _stat_fields(f"/proc/{pid}/stat")
-        # fields from 3 on (proc(5)): 4 ppid, 6 session
-        if fields is not None and len(fields) > 3:
-            parent[pid], session[pid] = int(fields[1]), int(fields[3])
-    ours = own_processes(pids, parent, session, me, my_session)
     holders: list[RealtimeHolder] = []
-    for pid in pids:
-        if pid in ours:
-            continue
+    for pid, command in foreign_processes():
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
             tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue
-        if not command:
-            continue  # a kernel thread
         best = 0
         cpus: set[int] = set()
         for tid in tids:
