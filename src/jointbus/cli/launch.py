@@ -364,6 +364,13 @@ def estop(
                     f"(waited {timeout:g} s; {looked_on(bus)}): is it running there? "
                     "See --namespace, --hub-port / JOINTBUS_HUB_PORT, --connect, --router"
                 )
+            if not pub.remote_matched and states.messages:
+                # A bridge runs (its state came) and serves the array's e-stop too; its service
+                # can be found before its hardware_command subscription is matched (a long test
+                # got the array's reply, without the reason, from the hb50 bridge): take the
+                # bridge's path, which reports the reason and its stop. An array node publishes
+                # no bridge state: its e-stop is not delayed.
+                _wait(lambda: pub.remote_matched, max(0.0, deadline - time.monotonic()))
             if not pub.remote_matched:
                 _estop_array(array, reason, reset, max(0.1, deadline - time.monotonic()))
                 return
