@@ -320,7 +320,6 @@ def default_url(robot: str, *, seed: int = 0) -> str:
     return f"sim://{robot}?realtime=false&seed={seed}"
 
 
-
 #: Command lines of another robot's stack: a layout's process, or a one-process demo or bridge.
 _STACK_COMMAND = re.compile(r"-m jointbus\.stack |\bjointbus (?:demo|bridge)\b")
 #: What runs a stack's process (not a wrapper that names it: ``timeout``, ``setsid``, a shell).
