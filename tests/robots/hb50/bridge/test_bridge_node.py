@@ -1417,6 +1417,30 @@ def test_the_bridge_judges_the_real_time_factor_it_prints() -> None:
         rig.close()
 
 
+def test_a_bridge_that_skips_cycles_and_then_falls_behind_the_clock_says_so_at_once() -> None:
+    """A new user's trial (2026-12-05): the demo's status line read "rtf=0.943 … BEHIND REAL
+    TIME" eleven times while /hb50/status had only "bridge skips cycles … real-time factor
+    0.990": the first window's WARN stood until its repeat ten windows later. A change from
+    skipping (the clock kept) to slower than the clock is now said in the window it happens."""
+    rig = _PaceRig()
+    try:
+        rig.cycles(2.2)
+        # a cycle in one slot of 20, each stepping the 20 slots' time: skipping, the clock kept
+        rig.cycles(2.2, every=20, robot_ns=20 * STEP_NS)
+        (skipping,) = rig.pace_reports()
+        assert skipping.status.startswith("bridge skips cycles: "), skipping.status
+        rig.cycles(1.1, every=2, robot_ns=1.8 * STEP_NS)  # now 0.9x the clock: slower
+        slower = rig.pace_reports()
+        assert len(slower) == 2, [s.status for s in slower]
+        assert slower[-1].status.startswith("bridge falls behind real time: ")
+        factor = float(slower[-1].status.split("real-time factor ")[1].split()[0])
+        assert 0.89 <= factor < BEHIND_RTF, slower[-1].status  # its window: mostly the 0.9x
+        rig.cycles(1.1, every=2, robot_ns=1.8 * STEP_NS)  # still slower: not said again yet
+        assert len(rig.pace_reports()) == 2
+    finally:
+        rig.close()
+
+
 # -- the fallback and the e-stop category ----------------------------------------------------
 
 

@@ -522,6 +522,7 @@ class BridgeNode(ArrayNode):
         """``JointCommand`` samples received per second over the last completed window (Hz)."""
         self._behind = False
         self._behind_windows = 0
+        self._behind_slow = False  # behind, and slower than the wall clock (not only skipping)
         self._window_ages: list[int] = []
         self._age_counts = [0] * (COMMAND_AGE_BINS + 1)
         self.command_age_p99_cycles: int | None = None
@@ -881,10 +882,15 @@ class BridgeNode(ArrayNode):
         )
         windows = self._behind_windows
         self._behind_windows = windows + 1 if behind else 0
-        if behind and windows % BEHIND_REPEAT_WINDOWS == 0:
+        slow = self.real_time_factor < BEHIND_RTF
+        # A bridge that skipped cycles while keeping the clock and then falls behind it says so
+        # at once, not at the next repeat (a trial's status line read "rtf=0.943 BEHIND REAL
+        # TIME" for 11 s while /hb50/status had only "skips cycles … real-time factor 0.990").
+        became_slow = behind and slow and not self._behind_slow
+        self._behind_slow = behind and slow
+        if behind and (windows % BEHIND_REPEAT_WINDOWS == 0 or became_slow):
             # say what is true: a loop that skips slots while the robot keeps the wall clock
             # (the simulator steps the missed slots in one cycle) does not move slower
-            slow = self.real_time_factor < BEHIND_RTF
             title = "bridge falls behind real time" if slow else "bridge skips cycles"
             what = (
                 "the robot moves slower than the wall clock and its commands arrive late"
