@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import signal
 import threading
@@ -80,6 +81,23 @@ class Truth:
         with self.lock:
             return {m for t, m in self.modes if t >= t_ns}
 
+    def story(self, t_ns: int) -> str:
+        """The control node's reports and the mode changes since ``t_ns``: what a failure
+        shows (a make test-long run, 2026-12-05, saw LOCOMOTION 15 s after a stall, unexplained
+        for want of these)."""
+        with self.lock:
+            changes, last = [], None
+            for t, m in self.modes:
+                if t >= t_ns and m is not last:
+                    changes.append(f"{(t - t_ns) / 1e9:+.2f} s {m.name}")
+                last = m
+            said = [
+                f"{Level(r.level).name}: {r.status}"
+                for r in self.reports
+                if r.reporting_node == CONTROL
+            ]
+        return "modes: " + ", ".join(changes) + "\ncontrol node said:\n  " + "\n  ".join(said[-12:])
+
     def control_reports(self, text: str, level: Level) -> list[str]:
         with self.lock:
             return [
@@ -95,6 +113,7 @@ class Stream:
     def __init__(self, stack: Stack) -> None:
         self.pub = stack.bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
         self.twist: Twist | None = None
+        self.sent_ns: list[int] = []  # when each command went out (monotonic ns)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -104,6 +123,13 @@ class Stream:
             twist = self.twist
             if twist is not None:
                 self.pub.publish(twist)
+                self.sent_ns.append(time.monotonic_ns())
+
+    def largest_gap_s(self, t_ns: int) -> float:
+        """The longest time (s) between two commands sent since ``t_ns``: over the control
+        node's ``command_timeout`` (0.5 s) a held command is released by design."""
+        sent = [t for t in self.sent_ns if t >= t_ns]
+        return max((b - a for a, b in itertools.pairwise(sent)), default=0) / 1e9
 
     def close(self) -> None:
         self._stop.set()
@@ -157,7 +183,10 @@ def _trot(truth: Truth, stream: Stream) -> None:
 def _held_then_fresh(truth: Truth, stream: Stream, since_ns: int) -> tuple[float, float]:
     """The robot stands again and stays (the stream still pushing); a zero command, then the
     stream walks it. Returns (worst tilt rad, lowest body m) since ``since_ns``."""
-    assert wait_until(lambda: truth.mode() is MotionMode.STAND, 15.0), truth.modes[-5:]
+    assert wait_until(lambda: truth.mode() is MotionMode.STAND, 15.0), (
+        f"largest gap of the stream {stream.largest_gap_s(since_ns):.2f} s\n"
+        + truth.story(since_ns)
+    )
     time.sleep(2.0)  # the stream keeps pushing 0.5 m/s
     held = truth.since(time.monotonic_ns() - 1_500_000_000)
     drift = math.hypot(held[-1][1] - held[0][1], held[-1][2] - held[0][2])
@@ -189,8 +218,10 @@ def test_a_stall_mid_trot_re_enters_standing_and_waits_for_a_fresh_command(
     time.sleep(0.5)
     control.send_signal(signal.SIGCONT)  # type: ignore[attr-defined]
     assert wait_until(
-        lambda: truth.control_reports("control lost", Level.WARN)
-        or truth.control_reports("-> DAMPING", Level.WARN),
+        lambda: (
+            truth.control_reports("control lost", Level.WARN)
+            or truth.control_reports("-> DAMPING", Level.WARN)
+        ),
         5.0,
     )
     worst, low = _held_then_fresh(truth, stream, stopped)
