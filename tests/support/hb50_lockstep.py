@@ -19,6 +19,7 @@ import dataclasses
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,6 +167,10 @@ class LockstepRobot:
         if self._stale_cycles > 0:
             self._stale_cycles -= 1
             state = self._stale_state
+        self._deliver(state, frame)
+
+    def _deliver(self, state: BridgeState | None, frame: BridgeData) -> None:
+        """The bridge's state, then its frame, to the control node; returns once it took it."""
         if state is not None:
             self._to_control_state.publish(state)
         done = self.control.frames_used + self.control.frames_rejected
@@ -184,6 +189,33 @@ class LockstepRobot:
                 self.cycle()
         finally:
             self.starved = False
+
+    def freeze(
+        self, seconds: float, before_cycle: Callable[[int], None] | None = None
+    ) -> None:
+        """The control process stopped for ``seconds`` (SIGSTOP, then SIGCONT) while its socket
+        kept what came: the bridge cycles on (its watchdog trips) and its states and frames
+        queue in order; at least ``seconds`` of the host's clock pass; then the node steps on
+        every queued frame in turn, each after its state, as a receive buffer's backlog delivers
+        them — their stamps show no gap, only the node's own clock does. ``before_cycle(i)``
+        runs before each frozen cycle (a publisher that keeps sending; the node takes what it
+        sends at once, stamped with its last frame before the stall, as it takes such queued
+        commands first)."""
+        start = time.monotonic()
+        queued: list[tuple[BridgeState | None, BridgeData]] = []
+        self.starved = True
+        try:
+            for i in range(round(seconds / PERIOD)):
+                if before_cycle is not None:
+                    before_cycle(i)
+                self.cycle()
+                assert self._frame is not None
+                queued.append((self._state, self._frame))
+        finally:
+            self.starved = False
+        time.sleep(max(0.0, seconds - (time.monotonic() - start)))
+        for state, frame in queued:
+            self._deliver(state, frame)
 
     def stall(self, seconds: float) -> None:
         """The whole process stalls for ``seconds`` of host time (nothing runs: no physics step,

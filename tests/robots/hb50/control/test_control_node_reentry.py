@@ -53,6 +53,16 @@ class Walker:
             self.log.append((r.sim_time, r.mode, z, r.tilt(), float(np.hypot(vx, vy)), vz))
             _ = x
 
+    def freeze(self, seconds: float, twist: Twist) -> None:
+        """The node's process stopped for ``seconds`` while frames queued for it and ``twist``
+        kept coming at 20 Hz (:meth:`LockstepRobot.freeze`)."""
+
+        def stream(i: int) -> None:
+            if i % STREAM_EVERY == 0:
+                self.velocity.publish(twist)
+
+        self.robot.freeze(seconds, stream)
+
     def since(self, t: float) -> list[tuple[float, MotionMode, float, float, float, float]]:
         return [e for e in self.log if e[0] >= t]
 
@@ -110,6 +120,30 @@ def test_a_stall_mid_trot_re_enters_from_a_quiet_stance_and_walks_only_on_a_fres
     assert (float(r.pose().position[0]) - x0) / 2.0 > 0.2
     assert walker.statuses("velocity released", Level.OK)
     assert not r.statuses_at(Level.ERROR)
+
+
+def test_a_stall_whose_frames_queued_re_enters_and_walks_only_on_a_fresh_command(
+    walker: Walker,
+) -> None:
+    """SIGSTOP mid-trot, as the live fault test does it: the frames and states of the stall queue
+    in the node's socket and are stepped on afterwards, their stamps without a gap, while the
+    stream's commands queued beside them were taken first. ``make test-long``, 2026-12-05: the
+    catch-up's 0.5 s of stamps without a velocity command released the hold as a silence, and
+    the robot stood up and walked on the stream that never stopped."""
+    r = walker.robot
+    walker.stand_and_walk()
+    walker.freeze(1.0, FORWARD)
+    assert r.bridge.fallback_phase is not None or r.mode is not MotionMode.LOCOMOTION
+    walker.run(4.0, FORWARD)  # the stream still pushing 0.5 m/s
+    assert walker.statuses("control lost", Level.WARN)
+    assert not walker.statuses("velocity released", Level.OK)
+    assert r.mode is MotionMode.STAND  # stood up, and did not walk off
+    held = walker.statuses("velocity held: send zero first", Level.WARN)
+    assert len(held) == 1 and "0.50 m/s forward" in held[0]
+    walker.run(0.2, ZERO)
+    walker.run(1.0, FORWARD)
+    assert r.mode is MotionMode.LOCOMOTION
+    assert walker.statuses("velocity released: a zero velocity command", Level.OK)
 
 
 #: The chaos campaign's SIGKILL #862 (seed 11): trotting forward, sideways and turning at once.

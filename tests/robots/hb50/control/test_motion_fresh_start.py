@@ -81,6 +81,54 @@ def test_silence_for_the_command_timeout_is_a_neutral_stick() -> None:
     assert mc.mode is M.LOCOMOTION
 
 
+def _stall_and_catch_up(mc: MotionController, t: float, *, caught_up: bool) -> float:
+    """A 0.5 s stall mid-trot as the node lives it: the stream's commands queued during it are
+    taken first, stamped with the last frame before it; control is lost on the first frame after
+    it (the bridge's fallback); then the frames queued meanwhile are stepped on — 0.6 s of stamps
+    in milliseconds — with no velocity command among them. ``caught_up``: the node told the
+    controller (its own clock saw the 0.5 s). Returns the time."""
+    for _ in range(20):  # 1 s of trot on a 20 Hz stream
+        t += 0.05
+        mc.set_velocity_command(FORWARD, t)
+        mc.step(fake_state(mc.q_stand), t)
+    for _ in range(10):
+        mc.set_velocity_command(FORWARD, t)
+    if caught_up:
+        mc.catch_up(t + 0.5)
+    assert mc.lose_control("the bridge runs its fallback (step)", t + PERIOD) is M.DAMPING
+    for _ in range(300):
+        t += PERIOD
+        mc.step(fake_state(mc.q_stand), t)
+    return t
+
+
+def test_a_stalls_catch_up_is_no_silence_of_the_stream() -> None:
+    """``make test-long``, 2026-12-05: after a 0.5 s SIGSTOP mid-trot the robot stood up and
+    walked on at once on the stream that never stopped. Its catch-up looks by the stamps like
+    0.6 s without a command (the case without ``catch_up``, kept to show it); told of the stall,
+    the controller keeps the hold, and after the stand-up the stream is held."""
+    blind, t = _walking(0.0)
+    _stall_and_catch_up(blind, t, caught_up=False)
+    assert blind.velocity_held is None  # released on a silence that was no one's
+    mc, t = _walking(0.0)
+    t = _stall_and_catch_up(mc, t, caught_up=True)
+    assert mc.velocity_held is not None and "fallback" in mc.velocity_held
+    assert mc.take_stream_report() is None  # nor did the stream "stop"
+    t = _standing_again(mc, t)
+    assert mc.mode is M.STAND and mc.velocity_held is not None
+    held = mc.take_hold_report()
+    assert held is not None and held[0] is Level.WARN
+
+
+def test_after_a_catch_up_a_real_silence_still_releases_the_hold() -> None:
+    mc, t = _walking(0.0)
+    t = _stall_and_catch_up(mc, t, caught_up=True)
+    t = _standing_again(mc, t)
+    t += mc.params.command_timeout + 0.1  # the publisher stopped
+    mc.step(fake_state(mc.q_stand), t)
+    assert mc.velocity_held is None
+
+
 def test_an_explicit_walk_while_held_walks_in_place_until_the_stick_centres() -> None:
     mc, t = _walking(0.0)
     mc.follow_drives(False, "bridge mode: safe")

@@ -124,7 +124,12 @@ command is *held*: it does not
 start walking from STAND and counts as none in LOCOMOTION, until the stick is neutral — a zero
 command (speed, turn rate below :data:`AUTO_WALK_SPEED`) or no command for ``command_timeout``
 (the publisher stopped), as RC transmitters and teleop systems want a centred stick before
-re-arming. A command that arrives after the robot is up is *not* enough: a stream that never
+re-arming. After a stall of this process (:meth:`MotionController.catch_up`) no silence is
+counted over the frames that queued during it: they are stepped on within milliseconds, their
+stamps running 0.5 s ahead in 20 ms, while the stream's commands queued beside them may have
+been taken first — by the stamps alone the stream looked silent for 0.50 s and released the
+hold (``make test-long``, 2026-12-05: a stall mid-trot stood up and walked on the stream that
+never stopped). A command that arrives after the robot is up is *not* enough: a stream that never
 stopped keeps arriving after it. :meth:`MotionController.take_hold_report` gives the node one
 WARN per hold ("velocity held: send zero first …" with the command's figures) the first time a
 held command reaches a standing robot, and one OK when it is released.
@@ -483,6 +488,7 @@ class MotionController:
         # process may have been killed mid-trot); silence from the first step releases it
         self._hold_cause: str | None = "this control node's start"
         self._hold_since: float | None = None  # controller time (s) the hold began (None: next)
+        self._queued_until = -math.inf  # frames up to this time (s) queued in a stall of ours
         self._hold_reported = False
         self._hold_report: tuple[Level, str] | None = None
         # quiet → STAND: since when (s) the walk has stood still on four feet, uncommanded
@@ -612,6 +618,13 @@ class MotionController:
         self._hold_cause = cause
         self._hold_since = self._t_last
         self._hold_reported = False
+
+    def catch_up(self, until: float) -> None:
+        """The frames stamped up to ``until`` (s) queued while this node stalled (its own clock
+        saw the gap, their stamps do not): the velocity commands sent meanwhile queued beside
+        them and are taken in any order with them, so no silence of the stream — which releases
+        a hold and ends a walk — is counted before ``until``."""
+        self._queued_until = max(self._queued_until, until)
 
     def _release_hold(self, why: str) -> None:
         """A neutral stick (``why``: a zero command, or none for ``command_timeout``)."""
@@ -1094,11 +1107,11 @@ class MotionController:
         p = self.params
         hdr = header if header is not None else Header.now()
         self._transition_note = ""
-        if now - self._t_command > p.command_timeout:
+        if now - max(self._t_command, self._queued_until) > p.command_timeout:
             # no joystick (for that long since the hold began): the next push may start walking
             if self._hold_since is None:
                 self._hold_since = now
-            if now - self._hold_since > p.command_timeout:
+            if now - max(self._hold_since, self._queued_until) > p.command_timeout:
                 self._release_hold(f"no velocity command for {p.command_timeout} s")
             if self._stream_live:
                 self._stream_ended(now)

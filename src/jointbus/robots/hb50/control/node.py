@@ -59,7 +59,11 @@ first …"), and control lost: a gap between two frames stepped on longer than t
 ``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING —
 holding the pose it finds for 0.3 s before it damps: its view of the bridge is as old as the
 stall, and the bridge may already apply its commands again — and
-from there through a stand-up from the measured pose, walking only on a fresh command; a node
+from there through a stand-up from the measured pose, walking only on a fresh command. A stall
+whose frames queued meanwhile shows no gap in their stamps: the node's own clock sees it (steps
+further apart than the watchdog), the bridge's fallback in its state says control was lost, and
+the frames stepped on in the catch-up count no silence of the velocity stream
+(:meth:`~.motion.MotionController.catch_up`). A node
 that starts while the bridge is in safe mode or runs its fallback (its previous process died)
 stands the robot up
 from the measured pose if the body is up (≥ :data:`UP_HEIGHT_FRACTION` of ``stand_height``) and
@@ -293,6 +297,7 @@ class ControlNode(Node):
         self._state_lock = threading.Lock()  # guards the newest-state snapshot for the timer thread
         self._latest: tuple[EstimatedState, Time] | None = None
         self._last_stamp: float | None = None
+        self._last_step_ns = 0  # monotonic ns of the last frame stepped on
         self._now = 0.0
         self.frames_used = 0
         self.frames_rejected = 0
@@ -488,6 +493,10 @@ class ControlNode(Node):
             return
         self._last_stamp = now
         self._now = now
+        if last is not None and (gap := (start_ns - self._last_step_ns) / 1e9) > self.stall_s:
+            # this node stalled while the frames queued: they span (last, last + gap]
+            self.motion.catch_up(last + gap)
+        self._last_step_ns = start_ns
         self._take_staged()
         self._note_owner()
         if last is not None and now - last > self.stall_s:
