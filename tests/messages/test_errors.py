@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from jointbus.messages.errors import (
     LimitError,
     NonFiniteError,
     ValidationError,
+    shown,
 )
 
 JOINTS = ("shoulder_pan", "shoulder_lift", "elbow")
@@ -61,3 +63,22 @@ def test_a_multi_position_refusal_names_the_joint_once_the_names_are_known() -> 
     assert "joint 'elbow' (index 2): field 'positions' = nan" in str(named)
     with pytest.raises(NonFiniteError, match="joint 'elbow' \\(index 2\\)"):
         raise named
+
+
+def test_a_value_from_a_float32_field_reads_as_it_was_sent() -> None:
+    """A JointCommand's ``t_pos`` is float32: 1.6 out of limit was shown as its float64
+    widening, 1.600000023841858 (new-user trial, 2026-12-05)."""
+    error = LimitError("hb50/msg/JointCommand", "t_pos", float(np.float32(1.6)), "within [-1, 1]")
+    assert "field 't_pos' = 1.6; expected within [-1, 1]" in str(error)
+    assert "= 0.1;" in str(LimitError("T", "f", 0.1, "x"))  # a float64 keeps its repr
+
+
+@given(st.floats(width=32, allow_nan=False, allow_infinity=False))
+def test_a_float32_value_is_shown_in_a_form_that_reads_back_to_it(value: float) -> None:
+    assert np.float32(float(shown(value))) == np.float32(value)
+    assert len(shown(value)) <= len(repr(value))
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float64_value_is_shown_in_a_form_that_reads_back_to_it_exactly(value: float) -> None:
+    assert float(shown(value)) == value or np.float32(value) == value

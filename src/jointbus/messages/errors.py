@@ -12,7 +12,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from jointbus.errors import Refused
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error shows it: ``repr``, except that a float that is exactly a float32 is
+    shown in float32's shortest form — a value from a float32 field (a JointCommand's ``t_pos``)
+    reads as it was sent, ``1.6``, not as its float64 widening ``1.600000023841858`` (new-user
+    trial, 2026-12-05)."""
+    if isinstance(value, np.floating):
+        value = float(value)
+    if isinstance(value, float) and abs(value) <= _FLOAT32_MAX:
+        single = np.float32(value)
+        if float(single) == value:
+            text = str(single)
+            return text if len(text) < len(repr(value)) else repr(value)
+    return repr(value)
 
 
 class MessageError(Refused, ValueError):
@@ -70,7 +90,7 @@ class ValidationError(MessageError):
         elif self.joint is not None:
             where = f"joint {self.joint!r}: "
         return (
-            f"{self.type_name}: {where}field {self.field!r} = {self.value!r}; "
+            f"{self.type_name}: {where}field {self.field!r} = {shown(self.value)}; "
             f"expected {self.expected}"
         )
 
