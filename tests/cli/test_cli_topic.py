@@ -87,6 +87,28 @@ def test_list_names_publishers_without_a_node_by_count_and_process() -> None:
     assert f"2 without node (session {zid[:8]})" in line
 
 
+def test_list_says_latched_of_a_topic_published_on_change_not_no_rate() -> None:
+    """New-user trial, 2026-12-05: ``/tf_static`` read ``— (0 msgs)``, as if dead."""
+    from jointbus.messages.std_msgs import String
+
+    hub_port = free_port()
+    with Bus(name="latched", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        latched = bus.publisher("/cli_test/description", String, LATCHED)
+        latched.publish(String("once"))
+        feed = bus.publisher("/cli_test/quiet_feed", String, RELIABLE)  # volatile, silent
+        table = run_cli(hub_port, "topic", "list", "--measure", "0.3", "--timeout", "2")
+        as_json = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.3", "--timeout", "2")
+        latched.close()
+        feed.close()
+    assert table.returncode == 0, table.stderr
+    rows = {r.split()[0]: r for r in table.stdout.splitlines()[1:]}
+    assert "latched (0 msgs)" in rows["/cli_test/description"], table.stdout
+    assert "— (0 msgs)" in rows["/cli_test/quiet_feed"], table.stdout
+    topics = {t["name"]: t for t in json.loads(as_json.stdout)}
+    assert topics["/cli_test/description"]["latched"] is True
+    assert topics["/cli_test/quiet_feed"]["latched"] is False
+
+
 def test_list_json(hub_port: int) -> None:
     result = run_cli(hub_port, "topic", "list", "--json", "--measure", "0.5")
     assert result.returncode == 0, result.stderr
@@ -383,6 +405,8 @@ def test_a_topics_rate_is_the_sum_of_its_publishers_rates() -> None:
     single = summed_rate({None: [0, s // 2, s]})  # one publisher (no attachment): as before
     assert rate_text(single) == "2.0 Hz (3 msgs)"
     assert rate_text(summed_rate({})) == "— (0 msgs)"
+    assert rate_text(summed_rate({}), latched=True) == "latched (0 msgs)"
+    assert rate_text(three_each, latched=True) == "2.0 Hz (6 msgs from 2 publishers)"
 
 
 def test_list_sums_the_rates_of_two_publishers_and_says_how_many() -> None:

@@ -371,14 +371,17 @@ def summed_rate(by_publisher: Mapping[int | None, Sequence[int]]) -> TopicRate:
     )
 
 
-def rate_text(rate: TopicRate) -> str:
+def rate_text(rate: TopicRate, latched: bool = False) -> str:
     """The RATE cell: ``58.1 Hz (59 msgs)``, ``2.0 Hz (6 msgs from 2 publishers)``, ``— (1
-    msg)`` when no publisher sent two, ``≥ 50.0 Hz (...)`` when one sent a single message."""
+    msg)`` when no publisher sent two, ``≥ 50.0 Hz (...)`` when one sent a single message.
+    ``latched``: every publisher offers the topic transient-local — published on change, not at
+    a rate (``/tf_static``) — so no rate reads ``latched (0 msgs)``, as ``jointbus info`` says
+    of such a topic, not ``— (0 msgs)`` (new-user trial, 2026-12-05: it looked dead)."""
     msgs = f"{rate.messages} msg" + ("" if rate.messages == 1 else "s")
     if rate.publishers > 1:
         msgs += f" from {rate.publishers} publishers"
     if rate.rate_hz is None:
-        return f"— ({msgs})"
+        return f"{'latched' if latched else '—'} ({msgs})"
     return f"{'≥ ' if rate.lower_bound else ''}{rate.rate_hz:.1f} Hz ({msgs})"
 
 
@@ -415,7 +418,9 @@ def list_topics(
             "rate is (n-1)/(t_last-t_first) of the n messages received from it in that time; "
             "with fewer than 2 messages no rate is measured for it. RATE is the sum over the "
             "topic's publishers (N nodes at 1 Hz: N Hz), shown with the messages (and "
-            "publishers) it rests on: '— (1 msg)' / '— (0 msgs)' when no publisher has a rate, "
+            "publishers) it rests on: '— (1 msg)' / '— (0 msgs)' when no publisher has a rate "
+            "('latched (0 msgs)' when every publisher offers it transient-local: published on "
+            "change, not at a rate), "
             "'≥' when some have none (a 1 Hz topic needs --measure 2 or more).",
         ),
     ] = 1.0,
@@ -457,6 +462,7 @@ def list_topics(
                     "messages_measured": rates[t.name].messages if t.name in rates else None,
                     "publishers_measured": rates[t.name].publishers if t.name in rates else None,
                     "measure_s": measure if measure > 0 else None,
+                    "latched": _latched(t),
                 }
                 for t in topics
             ]
@@ -471,7 +477,7 @@ def list_topics(
         rows = [["TOPIC", "TYPE", "RATE", "PUBLISHERS", "SUBSCRIBERS"]]
         for t in topics:
             if t.name in rates:
-                rate = rate_text(rates[t.name])
+                rate = rate_text(rates[t.name], _latched(t))
             else:
                 rate = "-" if measure > 0 else "not measured"
             type_text = " | ".join(t.type_names) + (
@@ -487,6 +493,11 @@ def list_topics(
                 ]
             )
         typer.echo(_table(rows))
+
+
+def _latched(topic: TopicInfo) -> bool:
+    """Every publisher of ``topic`` offers it transient-local (none: not latched)."""
+    return bool(topic.publishers) and all(e.qos.transient_local for e in topic.publishers)
 
 
 def _endpoint_json(e: EndpointInfo) -> dict[str, Any]:
