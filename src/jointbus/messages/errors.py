@@ -16,7 +16,6 @@ import numpy as np
 
 from jointbus.errors import Refused
 
-
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
