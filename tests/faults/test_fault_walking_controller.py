@@ -3,9 +3,10 @@
 ``jointbus control`` in a child process, over Zenoh on loopback; ground truth from the simulator's
 ``/hb50/sim/ground_truth`` at 500 Hz.
 
-- **Stall** (SIGSTOP 0.5 s mid-trot, then SIGCONT): the bridge's watchdog damps; back, the node
-  sees the gap between its frames ("control lost"), stands up from where the body is and does not
-  trot away on the stale stream — it walks again only after a zero command.
+- **Stall** (SIGSTOP 0.5 s mid-trot, then SIGCONT): the bridge's watchdog trips and its fallback
+  holds a stance; back, the node steps on the frames that queued in its socket (no gap in their
+  stamps), sees the fallback in ``bridge_state`` ("control lost"), stands up from where the body
+  is and does not trot away on the stale stream — it walks again only after a zero command.
 - **Death** (SIGKILL, a new process started at once): the new node finds the bridge in safe mode;
   up it stands up, down it waits for ``stand_up``; either way the stand-up does not tip the robot
   and the stream still pushing walks it only after a zero command.
