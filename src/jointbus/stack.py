@@ -106,7 +106,11 @@ console). A stack that runs the control node without the bridge watches the brid
 (a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
-``lost`` (owner and drives unknown) instead of the last state a dead bridge sent. The other way
+``lost`` (owner and drives unknown) instead of the last state a dead bridge sent — or ``late``
+(:data:`BRIDGE_LATE`, owner and drives unknown too) when that bridge is a child process of this
+stack that runs and uses CPU (``/proc``: not stopped, its CPU time moving): then the state is late
+in *this* process, whose receiving is starved (a new-user trial, 2026-12-05: ``bridge=lost`` for
+a bridge at 499 Hz, while the demo's own recorder received 3.8 s late). The other way
 round, a stack that runs the bridge without the control node (``jointbus bridge``) judges the
 control node by the bridge's own liveliness monitor and the age of its 10 Hz ``RobotState``: when
 the monitor says STALE, or no ``robot_state_10hz`` arrived for :data:`ROBOT_STATE_TIMEOUT_S`, the
@@ -173,6 +177,7 @@ from jointbus.runtime.process_group import (
     ProcessGroupError,
     bind_to_parent,
     child_argv,
+    progress_of,
 )
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.realtime import (
@@ -184,6 +189,7 @@ from jointbus.runtime.realtime import (
 )
 
 __all__ = [
+    "BRIDGE_LATE",
     "BRIDGE_LOST",
     "BRIDGE_STATE_TIMEOUT_S",
     "BRIDGE_SWITCH_INTERVAL_S",
@@ -269,6 +275,18 @@ BRIDGE_SWITCH_INTERVAL_S: Final = 0.0005
 BRIDGE_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.bridge_mode` while the bridge is lost (see the module docstring).
 BRIDGE_LOST: Final = "lost"
+#: :attr:`StackSummary.bridge_mode` while the bridge's 10 Hz state is overdue but its process, a
+#: child of this stack, runs and uses CPU: this process hears it late (module docstring).
+BRIDGE_LATE: Final = "late"
+#: CPU time (s) the bridge's process must have used over :data:`_BRIDGE_RUNS_WINDOW_S` to count
+#: as running (it uses 0.3–0.5 s a second; a stopped or dead one none).
+_BRIDGE_RUNS_CPU_S: Final = 0.01
+#: The window (s) over which the bridge's process CPU time is compared: at least this, at most
+#: :data:`_BRIDGE_RUNS_MAX_S` (the status line samples it once a second).
+_BRIDGE_RUNS_WINDOW_S: Final = 0.2
+_BRIDGE_RUNS_MAX_S: Final = 2.0
+#: ``/proc`` states of a process that does not run: stopped (SIGSTOP, a debugger), exited.
+_NOT_RUNNING: Final = frozenset("TtZXx")
 #: Age (s) of the newest ``robot_state_10hz`` after which a remote control node counts as lost:
 #: five periods of the 10 Hz mirror, the monitor's rule.
 ROBOT_STATE_TIMEOUT_S: Final = 0.5
@@ -661,6 +679,11 @@ class Stack:
         self._holds_switch_interval = False
         self._group: ProcessGroup | None = None
         self._ground_truth = _Latest()
+        # the layout's bridge process: its name, and its CPU time sampled (monotonic s, CPU s)
+        self._bridge_process: str | None = None
+        self._bridge_cpu: deque[tuple[float, float]] = deque(maxlen=16)
+        self._bridge_cpu_pid: int | None = None
+        self._bridge_cpu_lock = threading.Lock()  # summary() may run on several threads
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(
@@ -772,6 +795,9 @@ class Stack:
         if before_nodes is not None:
             before_nodes(main)
         self._group = ProcessGroup(on_exit=self._child_exited)
+        self._bridge_process = next(
+            (spec.name for spec in layout.processes if "bridge" in spec.nodes), None
+        )
         children = [
             ChildProcess(
                 spec.name,
@@ -1100,8 +1126,8 @@ class Stack:
                 )
             )
         state: BridgeState | None = self._bridge_state.message
-        lost = self._bridge_lost(now)
-        if lost:
+        link = self._bridge_link(now)
+        if link is not None:
             state = None
         robot: RobotState | None = self._robot_state.message
         robot_age = now - self._robot_state.at  # NaN before the first
@@ -1141,7 +1167,7 @@ class Stack:
             transport=self.transport,
             joints=joints,
             motion_mode=motion,
-            bridge_mode=BRIDGE_LOST if lost else facts.mode.value if facts.mode else None,
+            bridge_mode=link if link is not None else facts.mode.value if facts.mode else None,
             owner=facts.owner or None,
             estop=facts.estop_reason,
             drives_enabled=state.drives_enabled if state is not None else None,
@@ -1179,17 +1205,47 @@ class Stack:
                 break
         return taken
 
-    def _bridge_lost(self, now: float) -> bool:
-        """True when the bridge runs elsewhere and is gone: STALE by its liveliness, or its
-        state mirror is older than :data:`BRIDGE_STATE_TIMEOUT_S` (after one arrived)."""
+    def _bridge_link(self, now: float) -> str | None:
+        """:data:`BRIDGE_LOST` when the bridge runs elsewhere and is gone: STALE by its
+        liveliness, or its state mirror older than :data:`BRIDGE_STATE_TIMEOUT_S` (after one
+        arrived) — :data:`BRIDGE_LATE` instead when its process is a child of this stack that
+        runs (:meth:`_bridge_process_runs`). ``None``: heard, or the bridge runs here."""
         if self.bridge is not None or "control" not in self.nodes:
-            return False
+            return None
+        runs = self._bridge_process_runs(now)
         monitor = self.bridge_liveliness
         health = None if monitor is None else monitor.health(BridgeConfig().node_name)
         if health is not None and health.stale:
-            return True
+            return BRIDGE_LOST
         at = self._bridge_state.at
-        return not math.isnan(at) and now - at > BRIDGE_STATE_TIMEOUT_S
+        if math.isnan(at) or now - at <= BRIDGE_STATE_TIMEOUT_S:
+            return None
+        return BRIDGE_LATE if runs else BRIDGE_LOST
+
+    def _bridge_process_runs(self, now: float) -> bool:
+        """Whether the bridge's process is a child of this stack, not stopped, and used
+        :data:`_BRIDGE_RUNS_CPU_S` of CPU since a sample of ``/proc`` 0.2–2 s old (one is kept
+        per call, at most four per 0.2 s: without one that old, False — the conservative answer,
+        "lost"). A SIGSTOPped bridge is ``T``, a killed one gone."""
+        group, name = self._group, self._bridge_process
+        pid = None if group is None or name is None else group.pid(name)
+        progress = None if pid is None else progress_of(pid)
+        samples = self._bridge_cpu
+        with self._bridge_cpu_lock:
+            if progress is None or pid != self._bridge_cpu_pid:
+                samples.clear()
+                self._bridge_cpu_pid = pid
+            if progress is None:
+                return False
+            state, cpu = progress
+            old = [
+                s for s in samples if _BRIDGE_RUNS_WINDOW_S <= now - s[0] <= _BRIDGE_RUNS_MAX_S
+            ]
+            if not samples or now - samples[-1][0] >= _BRIDGE_RUNS_WINDOW_S / 4:
+                samples.append((now, cpu))
+        if state in _NOT_RUNNING or not old:
+            return False
+        return cpu - old[-1][1] >= _BRIDGE_RUNS_CPU_S
 
     def _control_lost(self, now: float) -> bool:
         """True when the control node runs elsewhere and is gone: STALE by the bridge's

@@ -13,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from jointbus.runtime.process_group import ChildProcess, ProcessGroup, ProcessGroupError
+from jointbus.runtime.process_group import (
+    ChildProcess,
+    ProcessGroup,
+    ProcessGroupError,
+    progress_of,
+)
 from support.bus import wait_until
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -145,6 +150,30 @@ def test_the_cpu_of_every_child_is_counted() -> None:
     finally:
         group.stop()
     assert group.cpu_seconds() >= 0.5  # an exited child's CPU still counts
+
+
+def test_progress_says_whether_a_child_runs_is_stopped_or_gone() -> None:
+    """What ``Stack`` reads to tell a bridge heard late (its process runs, its CPU time moves)
+    from one lost (stopped: ``T``; gone: None)."""
+    group = ProcessGroup()
+    body = """
+        print("ready", flush=True)
+        while True:
+            pass
+    """
+    try:
+        group.start(ChildProcess("spinning", script(body)))
+        pid = group.pid("spinning")
+        assert pid is not None
+        first = progress_of(pid)
+        assert first is not None and first[0] in "RS"
+        assert wait_until(lambda: (p := progress_of(pid)) is not None and p[1] > first[1], 5.0)
+        group.signal("spinning", signal.SIGSTOP)
+        assert wait_until(lambda: (p := progress_of(pid)) is not None and p[0] == "T", 5.0)
+        group.signal("spinning", signal.SIGCONT)
+    finally:
+        group.stop()
+    assert progress_of(pid) is None
 
 
 def test_a_sigkilled_launcher_leaves_no_child_behind(tmp_path: Path) -> None:

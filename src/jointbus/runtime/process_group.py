@@ -109,14 +109,21 @@ def bind_to_parent() -> None:
         os._exit(1)
 
 
-def cpu_seconds_of(pid: int) -> float | None:
-    """User + system CPU time of ``pid`` (s), or None if it cannot be read."""
+def progress_of(pid: int) -> tuple[str, float] | None:
+    """``pid``'s scheduling state (``/proc``'s letter: ``R`` running, ``S`` sleeping, ``T``
+    stopped, ``Z`` exited, …) and its user + system CPU time (s); None if it cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        return fields[0], (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
     except (OSError, IndexError, ValueError):
         return None
+
+
+def cpu_seconds_of(pid: int) -> float | None:
+    """User + system CPU time of ``pid`` (s), or None if it cannot be read."""
+    progress = progress_of(pid)
+    return None if progress is None else progress[1]
 
 
 class ProcessGroup:
