@@ -16,21 +16,15 @@ import numpy as np
 
 from jointbus.errors import Refused
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
 
 def shown(value: Any) -> str:
-    """``value`` as an error shows it: ``repr``, except that a float that is exactly a float32 is
-    shown in float32's shortest form — a value from a float32 field (a JointCommand's ``t_pos``)
-    reads as it was sent, ``1.6``, not as its float64 widening ``1.600000023841858`` (new-user
-    trial, 2026-12-05)."""
+    """``value`` as an error shows it: ``repr``, and a numpy float in the shortest form of its
+    own precision — a checker that knows a field is float32 on the wire passes the value as
+    ``np.float32``, so it reads as it was sent, ``1.6``, not as its float64 widening
+    ``1.600000023841858`` (new-user trial, 2026-12-05). A built-in float keeps its ``repr``:
+    whether it came from a float32 cannot be told from the value."""
     if isinstance(value, np.floating):
-        value = float(value)
-    if isinstance(value, float) and abs(value) <= _FLOAT32_MAX:
-        single = np.float32(value)
-        if float(single) == value:
-            text = str(single)
-            return text if len(text) < len(repr(value)) else repr(value)
+        return str(value)
     return repr(value)
 
 
@@ -58,7 +52,8 @@ class ValidationError(MessageError):
     ) -> None:
         self.type_name = type_name
         self.field = field
-        self.value = value
+        self._shown = shown(value)
+        self.value = float(value) if isinstance(value, np.floating) else value
         self.expected = expected
         self.joint = joint
         self.index = index
@@ -89,7 +84,7 @@ class ValidationError(MessageError):
         elif self.joint is not None:
             where = f"joint {self.joint!r}: "
         return (
-            f"{self.type_name}: {where}field {self.field!r} = {shown(self.value)}; "
+            f"{self.type_name}: {where}field {self.field!r} = {self._shown}; "
             f"expected {self.expected}"
         )
 

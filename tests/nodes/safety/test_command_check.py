@@ -263,6 +263,8 @@ def test_limit_violation_is_named(field: str, index: int, value: float, bounds: 
     assert err.value == pytest.approx(value)
     assert bounds in err.expected
     assert f"'{NAMES[index]}' (index {index})" in str(err)
+    # float32 on the wire: the value reads as it was sent (1.6, not 1.600000023841858)
+    assert f"= {value}; expected" in str(err)
 
 
 def test_negative_gain_is_rejected_even_when_constructed_unvalidated() -> None:

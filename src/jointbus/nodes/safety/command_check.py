@@ -106,6 +106,9 @@ class ImpedanceFields:
     kd: str = "kd"
     brake: str = "brake"
     reserved: tuple[str, ...] = ()
+    float32: bool = False
+    """The wire holds float32 (hb50): a refused value is shown in float32's shortest form, as
+    it was sent (``1.6``, not ``1.600000023841858``)."""
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -445,10 +448,12 @@ class CommandCheck:
             )
         row, index = (int(k) for k in np.argwhere(~inside)[0])
         lo, hi = self.bounds(self._rows[row], index)
+        value = float(values[row, index])
+        single = self._fields.float32 and abs(value) <= FLOAT32_MAX  # beyond: no float32 form
         raise LimitError(
             self._type,
             self._rows[row],
-            float(values[row, index]),
+            np.float32(value) if single else value,
             f"within [{lo:g}, {hi:g}]",
             joint=self._order[index],
             index=index,

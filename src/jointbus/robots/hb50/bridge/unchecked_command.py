@@ -28,7 +28,12 @@ __all__ = ["HB50_COMMAND_FIELDS", "UncheckedJointCommand", "decode_unchecked"]
 #: Where hb50's ``JointCommand`` keeps each quantity of the impedance law (``ki`` is reserved:
 #: bounded to float32 range, not applied).
 HB50_COMMAND_FIELDS: Final = ImpedanceFields(
-    JointCommand.TYPE_NAME, position="t_pos", velocity="t_vel", effort="t_trq", reserved=("ki",)
+    JointCommand.TYPE_NAME,
+    position="t_pos",
+    velocity="t_vel",
+    effort="t_trq",
+    reserved=("ki",),
+    float32=True,
 )
 
 
