@@ -675,6 +675,56 @@ def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to(r
     assert rig.statuses("re-entry after")
 
 
+def test_brakes_released_after_a_silent_stream_end_it_and_a_one_shot_command_applies() -> None:
+    """A stream gone silent is replaced by damping with the brakes on where fitted (arm6: joints
+    0–2), and the WARN says so. ``brakes(False)`` then ends the stream, as a one-shot command
+    does: the safe cycle no longer brakes the joints again, and a position on a braked joint,
+    refused while braked, is accepted and carried out (before, only a power cycle freed it)."""
+    r = Rig(ArrayNodeConfig(watchdog_s=0.1))
+    try:
+        r.client.power(True)
+        here = r.client.read_joints().position.copy()
+        hold = ImpedanceCommand.hold(here, 40.0, 2.0)
+        for _ in range(20):
+            r.client.impedance(hold)
+            time.sleep(0.01)
+        assert wait_until(lambda: bool(r.statuses("safe mode")), timeout=3.0)
+        warn = r.statuses("safe mode")[0]
+        assert warn.level == Level.WARN
+        assert "brakes on 'shoulder_pan' (0), 'shoulder_lift' (1), 'elbow' (2)" in warn.status
+        assert wait_until(
+            lambda: bool(r.array.read_joints().state[ELBOW] & ActuatorState.BRAKED), timeout=2.0
+        )
+        target = here[ELBOW] + 0.2
+        with pytest.raises(RequestRejected) as refused:
+            r.client.position("elbow", target)
+        assert refused.value.reason is RejectReason.BRAKED
+        r.client.brakes(False)
+        time.sleep(0.3)  # 30 cycles at 100 Hz: the safe command would have braked them again
+        state = r.array.read_joints().state
+        assert not any(state[j] & ActuatorState.BRAKED for j in range(6)), state
+        r.client.position("elbow", target)
+        final = r.client.wait_until_still("elbow", timeout=10.0)
+        assert final.position[ELBOW] == pytest.approx(target, abs=0.01)
+    finally:
+        r.close()
+
+
+def test_brakes_released_while_a_stream_runs_keep_it_running(rig: Rig) -> None:
+    """A release while the stream runs is not its end: one-shot commands stay refused ``OWNED``
+    (the stream's next command would override them)."""
+    rig.client.power(True)
+    hold = ImpedanceCommand.hold(rig.client.read_joints().position.copy(), 40.0, 2.0)
+    for _ in range(10):  # a 100 Hz stream, 0.1 s: the node's cycles have taken it
+        rig.client.impedance(hold)
+        time.sleep(0.01)
+    rig.client.brakes(False)
+    rig.client.impedance(hold)
+    with pytest.raises(RequestRejected) as refused:
+        rig.client.position("wrist_roll", 0.1)
+    assert refused.value.reason is RejectReason.OWNED
+
+
 @pytest.mark.parametrize(
     ("state_hz", "expected"),
     [(200.0, "expected 0 < rate ≤ rate_hz (100 Hz)"), (0.0, "state_hz = 0.0"), (math.nan, "nan")],

@@ -172,7 +172,12 @@ from jointbus.nodes.safety.fallback import DampingFallback, FallbackPolicy, Fall
 from jointbus.nodes.safety.limit_watch import LIMIT_KINDS, LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
-from jointbus.nodes.safety.watchdog import SafeModeEntered, Watchdog, safe_command
+from jointbus.nodes.safety.watchdog import (
+    SafeModeEntered,
+    Watchdog,
+    WatchdogEvent,
+    safe_command,
+)
 from jointbus.runtime import CycleInfo, Node, NodeSubscription
 from jointbus.runtime.timer import TimerThread
 
@@ -734,7 +739,7 @@ class ArrayNode(Node):
                     self._begin_fallback(reading, silence_s)
                     mode = self._decide(reading, now_ns)
             for event in self.watchdog.take_events():
-                self._event(Level.WARN, "watchdog", event.describe())
+                self._event(Level.WARN, "watchdog", self._watchdog_text(event))
                 ran = previous is StreamMode.RUN and mode is StreamMode.SAFE
                 if ran and isinstance(event, SafeModeEntered) and not self._fallback_active:
                     self._begin_fallback(reading, event.silence_s)
@@ -1721,11 +1726,32 @@ class ArrayNode(Node):
         return ()
 
     def _brakes(self, m: BrakesRequest) -> tuple[Saturation, ...]:
+        """Player's brakes request. A release while the stream runs re-enters the stream's
+        target from the measured pose; a release once the stream has gone silent (safe mode or
+        its fallback, which brake every fitted joint each cycle) ends the stream, as a one-shot
+        command does — else the next safe cycle would brake the joint again, and a one-shot
+        command on it, refused while braked, could never end the stream: only a power cycle
+        freed the array."""
         self.array.brakes(m.engaged)
-        reading = self._last_reading
-        if not m.engaged and self._streaming and reading is not None:
-            self.reentry.begin(self._clipped(reading.position), "brake release")
+        if m.engaged or not self._streaming:
+            return ()
+        if self._mode is StreamMode.RUN and not self.watchdog.expired(self.clock()):
+            reading = self._last_reading
+            if reading is not None:
+                self.reentry.begin(self._clipped(reading.position), "brake release")
+        else:
+            self._end_stream("brake release")
         return ()
+
+    def _watchdog_text(self, event: WatchdogEvent) -> str:
+        """The watchdog's report, naming the joints the safe command brakes and what frees
+        them: a client told only "damping" found its braked joints refusing one-shot commands."""
+        text = event.describe()
+        braked = [i for i, fitted in enumerate(self._has_brake) if fitted]
+        if not isinstance(event, SafeModeEntered) or not braked or not self._brakes_supported:
+            return text
+        names = ", ".join(f"{self.array.names[i]!r} ({i})" for i in braked)
+        return f"{text}, brakes on {names} until brakes(False) or a new impedance command"
 
     def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
         self.array.set_speed(_joint(m.joint), m.speed)
