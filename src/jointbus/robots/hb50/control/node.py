@@ -340,7 +340,9 @@ class ControlNode(Node):
             self.joint_states_pub = self.create_publisher("joint_states", JointState, RELIABLE)
             self.tf_pub = self.create_publisher("/tf", TFMessage, RELIABLE)
             self.tf_static_pub = self.create_publisher("/tf_static", TFMessage, LATCHED)
-            self.create_subscription("bridge_data", BridgeData, self._on_bridge_data, MAB_RT)
+            self._frames = self.create_subscription(
+                "bridge_data", BridgeData, self._on_bridge_data, MAB_RT
+            )
             self.create_subscription(
                 "bridge_state", BridgeState, self._keep_bridge_state, MAB_RT, realtime=True
             )
@@ -527,7 +529,8 @@ class ControlNode(Node):
         with self._state_lock:
             self._latest = (state, stamp)
         self.frames_used += 1
-        pace = self.pace.step(now, start_ns, time.monotonic_ns())
+        frames = self._frames.subscriber  # its counters: frames this node never stepped on
+        pace = self.pace.step(start_ns, time.monotonic_ns(), frames.dropped, frames.lost)
         if pace is not None:
             self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
 

@@ -8,13 +8,18 @@ behind, it *skips*: the robot is then steered by fewer, older commands while not
 The bridge reports its own pace (``_report_pace`` in :mod:`jointbus.robots.hb50.bridge.node`);
 this is the control node's.
 
-Over each :data:`WINDOW_S` of wall clock: *skipped* = frames the node never stepped on, from the
-gaps between the stamps of the frames it did step on (a gap of ``k`` bridge periods skipped
-``k − 1``), as a share of the frames the bridge sent in that time; *step time* p99 (ms, wall
-clock) = how long a control step took, from the frame's callback to its command's publication.
-The node is behind when more than :data:`BEHIND_SKIPPED` of the frames were skipped:
-:meth:`StepPace.step` answers with a WARN (and again every :data:`REPEAT_WINDOWS` windows while
-it stays behind) and an OK once a window is clean again.
+Over each :data:`WINDOW_S` of wall clock: *skipped* = frames the bridge sent that the node never
+stepped on — overwritten in its depth-1 queue while a step ran, or lost on the way (sequence gaps
+of the bridge's publisher) — from the subscription's counters, as a share of the frames the bridge
+sent in that time (stepped + skipped). Cycles the *bridge* skipped are not counted: it sent no
+frame for them, and it reports its own pace. (The gaps between the stamps of the frames stepped
+on, used until 2026-12-05, counted those too: a user saw "58.6 % … (389 of 664)" while the bridge
+sent 265 frames and the node stepped on 254.) *Step time* p99 (ms, wall clock) = how long a
+control step took, from the frame's callback to its command's publication. The node is behind
+when more than :data:`BEHIND_SKIPPED` of the frames were skipped: :meth:`StepPace.step` answers
+with a WARN (and again every :data:`REPEAT_WINDOWS` windows while it stays behind) and an OK once
+a window is clean again. Frames missed across a gap of more than 0.1 s between two steps are a
+stall, reported on its own, not counted here.
 """
 
 from __future__ import annotations
@@ -48,27 +53,36 @@ class StepPace:
     def __init__(self, period_s: float) -> None:
         self.period_s = period_s
         self._window_start_ns: int | None = None
-        self._last_stamp: float | None = None
+        self._last_start_ns: int | None = None
+        self._counted: tuple[int, int] | None = None  # (overwritten, lost) last taken in
         self._stepped = 0
-        self._skipped = 0
+        self._overwritten = 0
+        self._lost = 0
         self._durations: list[int] = []
         self._behind_windows = 0
         self.behind = False
         """True from the WARN until the OK."""
         self.skipped_total = 0
-        """Frames skipped since the start (gaps below the stall limit)."""
+        """Frames skipped since the start (outside stalls)."""
 
-    def step(self, stamp_s: float, start_ns: int, end_ns: int) -> PaceReport | None:
-        """Account one control step: the frame's ``stamp_s`` (s) and the step's wall-clock
-        ``start_ns`` / ``end_ns`` (``time.monotonic_ns``). Returns a report when one is due."""
-        last = self._last_stamp
-        self._last_stamp = stamp_s
-        if last is not None:
-            gap = stamp_s - last
-            if 0.0 < gap <= _GAP_LIMIT_S:
-                missed = max(round(gap / self.period_s) - 1, 0)
-                self._skipped += missed
-                self.skipped_total += missed
+    def step(
+        self, start_ns: int, end_ns: int, overwritten: int = 0, lost: int = 0
+    ) -> PaceReport | None:
+        """Account one control step: its wall-clock ``start_ns`` / ``end_ns``
+        (``time.monotonic_ns``) and the frame subscription's counters since it was created:
+        frames ``overwritten`` in its queue and ``lost`` on the way. Returns a report when one
+        is due."""
+        counted = self._counted
+        self._counted = (overwritten, lost)
+        last_start = self._last_start_ns
+        self._last_start_ns = start_ns
+        between = None if last_start is None else (start_ns - last_start) / 1e9
+        if counted is not None and between is not None and between <= _GAP_LIMIT_S:
+            new_overwritten = max(overwritten - counted[0], 0)
+            new_lost = max(lost - counted[1], 0)
+            self._overwritten += new_overwritten
+            self._lost += new_lost
+            self.skipped_total += new_overwritten + new_lost
         self._stepped += 1
         self._durations.append(end_ns - start_ns)
         if self._window_start_ns is None:
@@ -79,17 +93,19 @@ class StepPace:
         return self._close_window(end_ns)
 
     def _close_window(self, now_ns: int) -> PaceReport | None:
-        sent = self._stepped + self._skipped
-        skipped = self._skipped / sent if sent else 0.0
+        missed = self._overwritten + self._lost
+        sent = self._stepped + missed
+        skipped = missed / sent if sent else 0.0
         durations = sorted(self._durations)
         p99 = durations[min(len(durations) - 1, math.ceil(0.99 * len(durations)) - 1)] / 1e6
+        lost = f", {self._lost} of them lost on the way" if self._lost else ""
         figures = (
-            f"{skipped * 100:.1f} % of the bridge's frames skipped ({self._skipped} of {sent}), "
+            f"{skipped * 100:.1f} % of the bridge's frames skipped ({missed} of {sent}{lost}), "
             f"control step p99 {p99:.2f} ms (one frame every {self.period_s * 1e3:g} ms) "
             f"over the last {WINDOW_S:g} s"
         )
         self._window_start_ns = now_ns
-        self._stepped = self._skipped = 0
+        self._stepped = self._overwritten = self._lost = 0
         self._durations = []
         behind = skipped > BEHIND_SKIPPED
         windows = self._behind_windows
