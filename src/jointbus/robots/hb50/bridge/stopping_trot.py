@@ -42,6 +42,15 @@ more than ``square_tolerance`` (0.03 m) from their nominal footholds steps once 
 the clock run for one swing of that pair, set-point zero, the swing landing at the Raibert
 foothold of a still body (the nominal one) — the worse pair first, each pair at most once.
 
+**Robot time, not cycles.** Each cycle advances the trot by the time between the stamps of its
+frame and the last one (at most :data:`MAX_DT_S`; the bridge period when a stamp is missing or out
+of order), not by one bridge period: a bridge starved of CPU skips cycles while the robot moves on
+(the drives hold the last command, the simulator steps the skipped time). Counted in cycles, the
+gait's clock and the estimators ran at half speed with the bridge running every other cycle, and
+the trot tipped a robot stopped from 0.5 m/s to 0.9–1.1 rad in 5 of 6 stride phases (a new
+user's trial, 2026-12-05: 3 of 5 stalls of a control node beside another robot's real-time
+stack ended fallen).
+
 It is done when the clock has stopped with every foot down, the set-point is zero, the feet are
 square (or both pairs have stepped in place) and the body is still; or after ``timeout_s``
 whatever the clock says. The fallback then holds the stance from there.
@@ -74,6 +83,9 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Body heights (m) the trot is tested in (the control node's LOCOMOTION range).
 WALK_HEIGHTS = (0.28, 0.36)
+#: The longest step (s) one cycle may take: a longer gap between two frames (a bridge stalled
+#: for more than 50 bridge periods) is taken as one period, as the control node does.
+MAX_DT_S = 0.1
 
 
 class StoppingTrot:
@@ -100,7 +112,6 @@ class StoppingTrot:
         self.period = float(period)
         self.timeout_s = float(timeout_s)
         self.still = (float(still_speed), float(still_rate), float(still_tilt), float(still_s))
-        self._still_cycles = 0
         self.kinematics = self.controller.kinematics
         self.legs = len(self.kinematics.iks)
         self._joints = [list(ik.joint_indices) for ik in self.kinematics.iks]
@@ -115,6 +126,9 @@ class StoppingTrot:
         self._pairs = tuple(dict.fromkeys(self._pair_of))
         self._height = WALK_HEIGHTS[1]
         self._cycles = 0
+        self._elapsed = 0.0  # s of robot time since start(), from the frames' stamps
+        self._still_s = 0.0  # s the body has been still
+        self._stamp: float | None = None  # the last frame's stamp (s)
         self.start_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
         """The set-point the trot started from: vx, vy (m/s), yaw rate (rad/s)."""
         self.last: ImpedanceCommand | None = None
@@ -134,21 +148,19 @@ class StoppingTrot:
         trot (clock stopped, stance forces) levels and brakes the body a braking trot leaves
         pitched forward and still moving; the fallback's stance, a posture without forces,
         would otherwise take that motion over stiff legs."""
-        if self._cycles * self.period >= self.timeout_s:
+        if self._elapsed >= self.timeout_s:
             return True
-        return self._still_cycles * self.period >= self.still[3]
+        return self._still_s >= self.still[3]
 
     @property
     def timed_out(self) -> bool:
         """Out of time (``timeout_s``) before the clock had stopped with the body still."""
-        return self._cycles * self.period >= self.timeout_s and not (
-            self._still_cycles * self.period >= self.still[3]
-        )
+        return self._elapsed >= self.timeout_s and not self._still_s >= self.still[3]
 
     @property
     def elapsed_s(self) -> float:
-        """Seconds since :meth:`start`."""
-        return self._cycles * self.period
+        """Seconds of robot time (the frames' stamps) since :meth:`start`."""
+        return self._elapsed
 
     def walking_velocity(self, last: ImpedanceCommand) -> tuple[tuple[float, float], list[bool]]:
         """What the owner's ``last`` command was doing: the body velocity (vx, vy m/s, body
@@ -203,7 +215,8 @@ class StoppingTrot:
         """Take over from the owner's ``last`` command at bridge ``frame``."""
         (vx, vy), swinging = self.walking_velocity(last)
         self.estimator.reset()
-        state = self.estimator.update(frame, self.period)
+        self._stamp = None
+        state = self.estimator.update(frame, self._dt(frame))
         wz = float(state.body_angular_velocity[2])
         rot = rotation_of(state.orientation)
         seeded = dataclasses.replace(
@@ -218,7 +231,8 @@ class StoppingTrot:
         self.start_velocity = (vx, vy, wz if math.isfinite(wz) else 0.0)
         self.controller.take_over(self.start_velocity, swinging)
         self._cycles = 0
-        self._still_cycles = 0
+        self._elapsed = 0.0
+        self._still_s = 0.0
         self._squared = set()
         self.squaring_steps = 0
         self.last = None
@@ -241,16 +255,25 @@ class StoppingTrot:
             return None
         return due
 
+    def _dt(self, frame: BridgeData) -> float:
+        """Robot time (s) since the last frame: the stamps' difference, or one bridge period
+        (the first frame, a stamp missing, going back or further than :data:`MAX_DT_S`)."""
+        stamp = frame.header.stamp.to_seconds()
+        last, self._stamp = self._stamp, stamp
+        dt = stamp - last if last is not None else self.period
+        return dt if 0.0 < dt <= MAX_DT_S else self.period
+
     def command(self, frame: BridgeData) -> ImpedanceCommand:
         """This cycle's command from bridge ``frame`` (set-point towards zero)."""
         self._cycles += 1
+        dt = self._dt(frame)
+        self._elapsed += dt
         ctl = self.controller
-        state = self.estimator.update(frame, self.period)
+        state = self.estimator.update(frame, dt)
         refined = self.fusion.update(
-            state, state.linear_acceleration, ctl.gait.peek().stance, self.period,
-            ctl.foot_radius,
+            state, state.linear_acceleration, ctl.gait.peek().stance, dt, ctl.foot_radius
         )
-        out: WalkOutput = ctl.step(refined, WalkCommand(0.0, 0.0, 0.0, self._height), self.period)
+        out: WalkOutput = ctl.step(refined, WalkCommand(0.0, 0.0, 0.0, self._height), dt)
         speed, rate, tilt, _ = self.still
         v = refined.body_linear_velocity
         w = refined.body_angular_velocity
@@ -262,14 +285,14 @@ class StoppingTrot:
             and up_z > math.cos(tilt)
         )
         settling = not self.done  # once done, the fallback holds on: no more steps
-        if still and settling and (self._still_cycles + 1) * self.period >= self.still[3]:
+        if still and settling and self._still_s + dt >= self.still[3]:
             pair = self._off_square(refined.foot_position)
             if pair is not None:  # step that pair once in place (module docstring)
                 self._squared.add(pair)
                 self.squaring_steps += 1
                 ctl.gait.start_swing([p == pair for p in self._pair_of])
                 still = False
-        self._still_cycles = self._still_cycles + 1 if still else 0
+        self._still_s = self._still_s + dt if still else 0.0
         command = ImpedanceCommand(
             out.position, out.velocity, out.torque, out.kp, out.kd,
             np.zeros(out.position.shape[0], dtype=np.bool_),
