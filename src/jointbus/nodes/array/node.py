@@ -723,10 +723,10 @@ class ArrayNode(Node):
                 self._expire_commands(reading)
             self._take_joint_commands(now_ns)
             self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
-            new_owner = ""
+            new_owner = owner_why = ""
             for change in self.arbiter.take_events():
                 self._event(Level.OK, "owner", change.describe())
-                new_owner = change.new
+                new_owner, owner_why = change.new, change.why()
                 self._not_owner.clear()
             previous = self._mode
             mode = self._decide(reading, now_ns)
@@ -746,7 +746,7 @@ class ArrayNode(Node):
                     mode = self._decide(reading, now_ns)
             if self._fallback_active and mode not in (StreamMode.SAFE, StreamMode.HOLD):
                 self._end_fallback(f"{mode.value}")
-            self._begin_reentry(previous, mode, new_owner, reading)
+            self._begin_reentry(previous, mode, new_owner, reading, owner_why)
             self._mode = mode
             command = None
             source = self._command_source
@@ -1026,10 +1026,18 @@ class ArrayNode(Node):
         self.report(Level.ERROR, str(rejection), data, key=key)
 
     def _begin_reentry(
-        self, previous: StreamMode, mode: StreamMode, new_owner: str, reading: JointReading
+        self,
+        previous: StreamMode,
+        mode: StreamMode,
+        new_owner: str,
+        reading: JointReading,
+        owner_why: str = "",
     ) -> None:
         """Start a re-entry from the measured pose when commands are applied again after the
-        drives did not follow them (idle, hold, safe, off), or when another source took over."""
+        drives did not follow them (idle, hold, safe, off), or when another source took over
+        (``owner_why``: the arbiter's reason, named in the WARN — the change itself is an OK,
+        which a demo's terminal does not print, and a user whose controller lost the robot
+        under load saw only "re-entry after owner change")."""
         if mode is not StreamMode.RUN:
             if self.reentry.active:
                 self.reentry.cancel()
@@ -1044,7 +1052,8 @@ class ArrayNode(Node):
                 StreamMode.ESTOP: "e-stop reset",  # reset and a fresh command in one cycle
             }[previous]
         elif new_owner:
-            cause, source = f"owner change to {new_owner!r}", new_owner
+            why = f" ({owner_why})" if owner_why else ""
+            cause, source = f"owner change to {new_owner!r}{why}", new_owner
         else:
             return
         self.reentry.begin(self._clipped(reading.position), cause, source=source)

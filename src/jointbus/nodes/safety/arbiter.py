@@ -136,15 +136,19 @@ class OwnerChanged:
         """:attr:`measure`'s mean rate (Hz)."""
         return self.measure.hz
 
-    def describe(self) -> str:
-        """One line for a status report."""
+    def why(self) -> str:
+        """The reason and its figure: ``silent: 'squat' went silent``."""
         if self.reason == TAKEOVER:
             why = f"{self.new!r}: {self.measure.describe()}"
         elif self.reason == SILENT:
             why = f"{self.old!r} went silent"
         else:
             why = f"{self.old!r} fell below the threshold: {self.measure.describe()}"
-        return f"command owner {self.old!r} -> {self.new!r} ({self.reason}: {why})"
+        return f"{self.reason}: {why}"
+
+    def describe(self) -> str:
+        """One line for a status report."""
+        return f"command owner {self.old!r} -> {self.new!r} ({self.why()})"
 
 
 class Arbiter:

@@ -341,6 +341,11 @@ def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) ->
     applied = rig.node.last_applied
     assert applied is not None and rig.node.last_applied_source == "bridge_node"
     assert np.max(np.abs(applied.position - MOVED)) < 0.03
+    # the re-entry's WARN (what a terminal prints; the change itself is an OK) says why
+    warns = [s.status for s in rig.reports() if s.level == Level.WARN and "re-entry" in s.status]
+    assert any(
+        "owner change to 'control_node' (silent: 'teleop' went silent)" in w for w in warns
+    ), warns
     rig.run(0.5, every_cycle(default_cmd))
     assert applied_as_sent(rig.node, default_cmd)
 
