@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.model.yaml_loader import load_robot
-from jointbus.robots.hb50.messages import BridgeData, BridgeState
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, Level
 from jointbus.runtime.realtime import (
     FIFO_PRIORITY_MAX,
     FIFO_PRIORITY_MIN,
@@ -352,3 +352,30 @@ def test_a_stack_taking_real_time_names_another_robots_stack_running_without_it(
     tools = [(11, "bash"), (14, "jointbus topic echo /x")]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: tools)
     assert stack_module._neighbour_note() is None
+
+
+def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user's trial (2026-12-05): two stacks started without real time beside a real-time one
+    ran for 1 099 s and the real-time one never said so — it only looked when it started. It
+    now looks again (every ``NEIGHBOUR_CHECK_S``) and names each new robot stack once, as a
+    WARN of the launcher among its reports."""
+    import jointbus.stack as stack_module
+
+    running: list[tuple[int, str]] = [(11, "bash")]
+    monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
+    monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
+    stack = Stack()
+    assert stack.take_reports() == []  # not started real-time alone: it does not look
+    stack._neighbours_seen = set()  # as start() leaves a stack that took real time alone
+    assert stack.take_reports() == []
+    running.append((13, "/x/.venv/bin/python /x/bin/jointbus demo --no-realtime"))
+    (warn,) = stack.take_reports()
+    assert warn.level == Level.WARN and warn.reporting_node == "launcher"
+    assert "started on this host since this one, and runs without real-time" in warn.status
+    assert "(pid 13 (" in warn.status, warn.status
+    assert stack.take_reports() == []  # named once
+    running.append((20, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"))
+    (second,) = stack.take_reports()
+    assert "(pid 20 (" in second.status and "1 new process of robot stacks" in second.status

@@ -292,6 +292,8 @@ _NOT_RUNNING: Final = frozenset("TtZXx")
 ROBOT_STATE_TIMEOUT_S: Final = 0.5
 #: :attr:`StackSummary.motion_mode` while a remote control node is lost (module docstring).
 MODE_UNKNOWN: Final = "UNKNOWN"
+#: Seconds between two looks of a real-time stack for robot stacks started beside it.
+NEIGHBOUR_CHECK_S: Final = 10.0
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
@@ -344,28 +346,38 @@ _STACK_COMMAND = re.compile(r"-m jointbus\.stack |\bjointbus (?:demo|bridge)\b")
 _RUNNERS = ("python", "jointbus")
 
 
-def _neighbour_note() -> str | None:
-    """What to say when another robot's stack runs on this host (none is real-time, or this one
-    would not take real time): a new user's trial (2026-12-05) started a second robot with real
-    time beside a first that had started without it (a third was real-time then) — the first
-    fell to 238 Hz and 16.6 % of its cycles skipped for as long as the second ran, and neither
-    said why."""
-    others = [
+def _neighbour_stacks() -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the processes of other robots' stacks on this host."""
+    return [
         (pid, cmd)
         for pid, cmd in foreign_processes()
         if _STACK_COMMAND.search(cmd) and os.path.basename(cmd.split()[0]).startswith(_RUNNERS)
     ]
+
+
+def _neighbour_note(
+    others: list[tuple[int, str]] | None = None, *, since: bool = False
+) -> str | None:
+    """What to say when another robot's stack runs on this host (none is real-time, or this one
+    would not take real time): a new user's trial (2026-12-05) started a second robot with real
+    time beside a first that had started without it (a third was real-time then) — the first
+    fell to 238 Hz and 16.6 % of its cycles skipped for as long as the second ran, and neither
+    said why. ``others``: :func:`_neighbour_stacks` (looked up when ``None``); ``since``: the
+    stack was started after this one (:meth:`Stack.take_reports` looks again)."""
+    if others is None:
+        others = _neighbour_stacks()
     if not others:
         return None
     # the launcher first (what a person stops), then a layout's processes
     pid, command = min(others, key=lambda other: "-m jointbus.stack " in other[1])
     short = command if len(command) <= 60 else command[:57] + "..."
+    verb = "started on this host since this one, and runs" if since else "runs on this host"
+    count = f"{len(others)} {'new ' if since else ''}process{'es' if len(others) > 1 else ''}"
     return (
-        f"another robot's stack runs on this host without real-time scheduling (pid {pid} "
-        f"({short}); {len(others)} process{'es' if len(others) > 1 else ''} of robot stacks in "
-        "all); this one takes it, and its threads come first on the same cores: that robot may "
-        "skip cycles and fall back while this one runs. One robot per computer, or start this "
-        "one with --no-realtime"
+        f"another robot's stack {verb} without real-time scheduling (pid {pid} "
+        f"({short}); {count} of robot stacks in all); this one takes it, and its threads "
+        "come first on the same cores: that robot may skip cycles and fall back while this one "
+        "runs. One robot per computer, or start this one with --no-realtime"
     )
 
 
@@ -639,6 +651,10 @@ class Stack:
         """Why the stack runs without the real-time scheduling it was given (another real-time
         program on the host, see :meth:`start`); ``None`` when it did not have to give it up."""
         self.neighbour_note: str | None = None
+        #: Robot stacks' pids this real-time stack has named (``None``: it does not look; see
+        #: :meth:`_look_for_neighbours`), and when it last looked (monotonic s).
+        self._neighbours_seen: set[int] | None = None
+        self._neighbours_checked = 0.0
         """Another robot's stack runs on this host on the normal scheduler while this one takes
         real-time scheduling (see :meth:`start`): this one's threads come first on the same cores
         and can starve it. ``None``: no such neighbour, or this stack runs without real time."""
@@ -724,7 +740,10 @@ class Stack:
                     "beside it with --realtime"
                 )
             else:
-                self.neighbour_note = _neighbour_note()
+                others = _neighbour_stacks()
+                self.neighbour_note = _neighbour_note(others)
+                self._neighbours_seen = {pid for pid, _ in others}
+                self._neighbours_checked = time.monotonic()
         try:
             if self.layout is None:
                 self._open(before_nodes)
@@ -1193,9 +1212,30 @@ class Stack:
             loop_run=loop[6],
         )
 
+    def _look_for_neighbours(self) -> None:
+        """A stack that took real time because it was alone looks again every
+        :data:`NEIGHBOUR_CHECK_S` for robot stacks started beside it since (they run without
+        real time, behind this one's threads), and names each new one once: one WARN of the
+        launcher among :meth:`take_reports`. A user's trial (2026-12-05) ran two stacks without
+        real time beside a real-time one for 1 099 s; the real-time one never said so."""
+        seen = self._neighbours_seen
+        now = time.monotonic()
+        if seen is None or now - self._neighbours_checked < NEIGHBOUR_CHECK_S:
+            return
+        self._neighbours_checked = now
+        others = _neighbour_stacks()
+        new = {pid for pid, _ in others} - seen
+        if not new:
+            return
+        seen |= new
+        text = _neighbour_note([o for o in others if o[0] in new], since=True)
+        if text is not None:
+            self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
+
     def take_reports(self) -> list[Status]:
         """The ``/hb50/status`` reports received since the last call, oldest first (at most
-        the newest 256); any thread."""
+        the newest 256), and the launcher's own; any thread."""
+        self._look_for_neighbours()
         reports = self._reports
         taken: list[Status] = []
         while reports:
