@@ -44,3 +44,38 @@ def test_ctrl_c_and_a_closed_pipe_end_quietly(interrupt: BaseException) -> None:
     with pytest.raises(typer.Exit) as ended, user_errors():
         raise interrupt
     assert ended.value.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["topic", "pub", "/t", "std_msgs/msg/Strin", "{data: x}", "--once"], 1),
+        (["topic", "pub", "/t", "std_msgs/msg/String", "{dat: x}", "--once"], 1),
+        (["topic", "pub", "/t", "std_msgs/msg/String", "{data: [", "--once"], 1),
+        (["service", "call", "/s", "jointbus_msgs/msg/ActuatorPowerRequest", "{on: false}"], 1),
+        (["service", "call", "/s", "jointbus_msgs/msg/ActuatorPowerRequest", '{"engage": 0}'], 1),
+        (["topic", "pub", "/t", "std_msgs/msg/String", "{data: x}", "--nosuchoption"], 2),
+        (["topic", "pub", "/t", "std_msgs/msg/String", "{data: x}", "--rate", "-5"], 2),
+        (["topic", "pub", "/t"], 2),
+        (["service", "call", "/s", "std_msgs/msg/String", "{}", "--timeout", "0"], 2),
+    ],
+    ids=[
+        "unknown-type", "field-typo", "broken-yaml", "bare-on", "no-such-field",
+        "unknown-option", "option-out-of-range", "missing-argument", "service-option",
+    ],
+)
+def test_a_bad_value_exits_1_and_a_usage_error_2_as_the_readme_says(
+    args: list[str], code: int
+) -> None:
+    """README § The bus: what the command itself checks (type, VALUES) is an ``error:`` line and
+    exit 1; what the command-line parser refuses (options, arguments) is a usage error, exit 2."""
+    from typer.testing import CliRunner
+
+    from jointbus.cli.main import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == code, result.output
+    if code == 1:
+        assert result.output.startswith("error: "), result.output
+    else:
+        assert "Usage:" in result.output, result.output

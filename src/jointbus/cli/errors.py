@@ -9,8 +9,14 @@ if that is nothing of the kind asked for — ``service list`` against nodes that
 1: the command could not do what was asked, and that includes **"nothing there"** — no node, topic,
 service or robot answered where it looked (``estop``, ``mode``, ``topic echo``, ``topic list``,
 ``node list``, ``service list``, ``param``): the message says where it looked (hub port, domain),
-so a script can tell "robot not running" from "done" by the code alone; 2: a usage error (typer's)
-or a request the robot refused (``service call``'s NACK). Ctrl-C and a closed stdout end a command
+so a script can tell "robot not running" from "done" by the code alone — and a value the command
+itself checks and cannot use (a message type it does not know, ``topic pub`` / ``service call``
+VALUES that are not YAML or name no field of the type, a ``--qos`` / ``--rmw`` / ``--connect`` it
+does not know: :class:`CliError` and the library errors below, one ``error:`` line); 2: a usage
+error, typer's (an unknown option, a missing argument, an option value not of its declared type or
+range: ``Usage:`` and ``Error:`` lines), or a request the robot refused (``service call``'s NACK).
+``chaos`` and ``can-twin`` also exit 2 for a ``--window``, fault option or URL they refuse before
+anything runs. Ctrl-C and a closed stdout end a command
 quietly with 0.
 """
 

@@ -10,7 +10,9 @@ looked (hub port, endpoints, domain), and exits 1 if nothing runs there at all (
 running there offer no service). ``call`` waits up to ``--wait`` s for the
 service to be discovered, takes its response type from the server's announcement, sends one
 request and prints the response as JSON (one line). A refused request exits with code 2, so
-scripts can tell a NACK (2) from a usage or network error (1): a request the service layer
+scripts can tell a NACK (2) from a request that could not be built (an unknown type, bad VALUES)
+or delivered (no such service, no answer), which exits 1; typer's usage errors (an unknown
+option, an option value out of range) exit 2 as for every command. A request the service layer
 refused prints ``refused: <reason>`` on stderr; an array's NACK (an
 :class:`~jointbus.messages.actarray.reply.ActuatorReply` with ``accepted`` false) is still printed
 as JSON on stdout — it names the joint, field, value and expectation — and ``refused: <REASON>:
@@ -32,7 +34,8 @@ from jointbus.cli.options import BusOptions, joins_bus, looked_on
 if TYPE_CHECKING:
     from jointbus.bus import Bus, ServiceInfo
 
-#: Exit code of a call the server refused (a NACK), distinct from usage and network errors (1).
+#: Exit code of a call the server refused (a NACK), distinct from a request that could not be
+#: built or delivered (1).
 REFUSED_EXIT_CODE: Final = 2
 
 app = typer.Typer(
@@ -165,8 +168,10 @@ def call(
     Exit codes:
       0  answered (e.g. an ACK)
       2  refused: a NACK (an ActuatorReply with accepted false, still
-         printed), or a request the server refused; the reason on stderr
-      1  usage or network error (no such service, a wrong type, no answer)
+         printed), or a request the server refused; the reason on stderr;
+         also a usage error (an unknown option, an option value out of range)
+      1  the request could not be built (an unknown type, bad VALUES) or
+         delivered (no such service, no answer)
     """
     from jointbus.bus import ServiceError, ServiceRefused, validate_topic_name
     from jointbus.cli.render import render_json
