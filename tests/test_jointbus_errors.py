@@ -109,7 +109,7 @@ def test_failures_that_say_nothing_about_the_input_are_not_refusals() -> None:
         ServiceTimeoutError("/t/x", 1.0),
         ServiceUnavailableError("/t/x"),
         DriverClosedError("closed"),
-        MotionTimeoutError(1.0, ["elbow"], [2], [0.1], [0.5]),
+        MotionTimeoutError(1.0, ["elbow"], [2], [0.1], [0.5], linear=[False]),
     ):
         assert not isinstance(error, Refused), type(error).__name__
     with Bus(zenoh=ZenohConfig.loopback(None)) as bus, pytest.raises(ServiceUnavailableError):

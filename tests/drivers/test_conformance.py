@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -176,6 +177,13 @@ def test_waiting_too_short_raises_a_typed_timeout_naming_the_joint(url: str) -> 
         assert info.value.joints == (array.names[joint],)
         assert info.value.indices == (joint,)
         assert isinstance(info.value, TimeoutError)
+        # every array under test has revolute joints only: its readings are rad and rad/s
+        assert info.value.linear == (False,)
+        assert re.fullmatch(
+            rf"still moving after 0 s: '{array.names[joint]}' \(index {joint}\) "
+            r"at \S+ rad, [+-]\S+ rad/s",
+            str(info.value),
+        ), str(info.value)
         array.wait_until_still(None, timeout=SETTLE_TIMEOUT)
 
 

@@ -985,12 +985,14 @@ class ActuatorArray(abc.ABC):
             if moving.size == 0:
                 return reading
             if self._wait_clock() >= deadline:
+                types = self._config.types
                 raise MotionTimeoutError(
                     limit,
                     [self._names[i] for i in moving.tolist()],
                     moving.tolist(),
                     reading.position[moving].tolist(),
                     reading.velocity[moving].tolist(),
+                    linear=[types[i] is ActuatorType.LINEAR for i in moving.tolist()],
                 )
             self._check_open()
             self._wait_tick()

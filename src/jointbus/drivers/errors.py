@@ -67,8 +67,11 @@ class DriverIOError(DriverError):
 class MotionTimeoutError(DriverError, TimeoutError):
     """:meth:`ActuatorArray.wait_until_still` ran out of time: some joints still move.
 
-    ``joints`` / ``indices`` name them (actuator order), ``positions`` (rad or m) and
-    ``velocities`` (rad/s or m/s) are their last readings, ``timeout`` the time waited, s.
+    ``joints`` / ``indices`` name them (actuator order), ``positions`` and ``velocities`` are
+    their last readings — rad and rad/s for a rotary (revolute) joint, m and m/s for a linear
+    (prismatic) one, as ``linear`` says per joint (the actuator's ``ActuatorType`` in the
+    array's geometry) — and ``timeout`` the time waited, s. The text gives each value with its
+    unit: ``still moving after 0.01 s: 'elbow' (index 2) at 1.5 rad, -0.0081 rad/s``.
     """
 
     def __init__(
@@ -78,16 +81,24 @@ class MotionTimeoutError(DriverError, TimeoutError):
         indices: Sequence[int],
         positions: Sequence[float],
         velocities: Sequence[float],
+        *,
+        linear: Sequence[bool],
     ) -> None:
         self.timeout = timeout
         self.joints = tuple(joints)
         self.indices = tuple(indices)
         self.positions = tuple(positions)
         self.velocities = tuple(velocities)
+        self.linear = tuple(bool(x) for x in linear)
         moving = ", ".join(
-            f"{name!r} (index {i}) at {p:.4g}, {v:+.3g}/s"
-            for name, i, p, v in zip(
-                self.joints, self.indices, self.positions, self.velocities, strict=True
+            f"{name!r} (index {i}) at {p:.4g} {unit}, {v:+.3g} {unit}/s"
+            for name, i, p, v, unit in zip(
+                self.joints,
+                self.indices,
+                self.positions,
+                self.velocities,
+                ("m" if x else "rad" for x in self.linear),
+                strict=True,
             )
         )
         super().__init__(f"still moving after {timeout:g} s: {moving}")

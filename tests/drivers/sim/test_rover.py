@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from jointbus import drivers
-from jointbus.drivers import RejectReason, RequestRejected
+from jointbus.drivers import MotionTimeoutError, RejectReason, RequestRejected
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
 from jointbus.drivers.sim.rover import RoverSimArray
 from jointbus.math import Twist2D
@@ -112,3 +113,23 @@ def test_the_mast_moves_to_a_position_and_home(rover: RoverSimArray) -> None:
     while time.monotonic() < deadline and abs(rover.read_joints().position[3]) > 1e-3:
         time.sleep(0.02)
     assert rover.read_joints().position[3] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_motion_timeout_gives_a_linear_joint_in_m_and_a_rotary_one_in_rad(
+    rover: RoverSimArray,
+) -> None:
+    """The error's text had no units (``at 1.5, -0.0081/s``): the base's x axis is a linear
+    (prismatic) actuator, m and m/s; the mast a rotary (revolute) one, rad and rad/s."""
+    rover.power(True)
+    drive_for(rover, Twist2D(0.5, 0.0, 0.0), 0.2)
+    rover.position("mast", 1.0)
+    with pytest.raises(MotionTimeoutError) as info:
+        rover.wait_until_still(["base_x", "mast"], timeout=0.0)
+    assert info.value.joints == ("base_x", "mast")
+    assert info.value.linear == (True, False)
+    text = str(info.value)
+    assert re.fullmatch(
+        r"still moving after 0 s: 'base_x' \(index 0\) at \S+ m, \+\S+ m/s, "
+        r"'mast' \(index 3\) at \S+ rad, [+-]\S+ rad/s",
+        text,
+    ), text
