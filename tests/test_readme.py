@@ -90,3 +90,15 @@ def test_the_make_test_figure_says_on_what_host_it_was_measured() -> None:
     sentence = text[text.index("`make test` ran its") :][:600]
     assert "on a quiet host" in sentence
     assert "load average" in sentence
+
+
+def test_the_reserved_names_paragraph_lists_every_hook_the_error_names() -> None:
+    """NodeReservedNameError says "Override the hooks on_configure, …, event_counts"; the
+    README's list lacked event_counts. Both come from NODE_HOOKS now."""
+    from jointbus.runtime.node import NODE_HOOKS
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    paragraph = text[text.index("**Reserved names.**") :][:800]
+    hooks = paragraph[: paragraph.index("the names `Node` itself uses")]
+    for hook in NODE_HOOKS:
+        assert f"`{hook}`" in hooks, hook
