@@ -797,3 +797,14 @@ def test_to_data_refuses_a_bad_reading_naming_joint_index_field_and_value(
     with pytest.raises(error) as info:
         _reading(**overrides).to_data("base")
     assert type(info.value) is error and text in str(info.value)
+
+
+def test_the_driver_api_exports_the_state_flags_of_its_readings() -> None:
+    """README's Actuator arrays text names ``ActuatorState.STALE`` beside the driver API, but
+    ``from jointbus.drivers import ActuatorState`` raised ImportError: it is the message layer's
+    enum, exported by both packages."""
+    from jointbus import drivers
+    from jointbus.messages.actarray import ActuatorState
+
+    assert drivers.ActuatorState is ActuatorState
+    assert "ActuatorState" in drivers.__all__

@@ -50,12 +50,17 @@ from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.registry import DEFAULT_REGISTRY, DriverRegistry, DriverURL
 
+# The flags of every reading's ``state`` (MOVING, STALE, ...): the message layer's enum, exported
+# here too so that a program using the driver API needs one import.
+from jointbus.messages.actarray.state import ActuatorState
+
 __all__ = [
     "ALL_CAPABILITIES",
     "DEFAULT_REGISTRY",
     "ActuatorArray",
     "ActuatorArrayConfig",
     "ActuatorArrayConfigError",
+    "ActuatorState",
     "Calibration",
     "Capability",
     "ChainKinematics",
