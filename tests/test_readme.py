@@ -102,3 +102,16 @@ def test_the_reserved_names_paragraph_lists_every_hook_the_error_names() -> None
     hooks = paragraph[: paragraph.index("the names `Node` itself uses")]
     for hook in NODE_HOOKS:
         assert f"`{hook}`" in hooks, hook
+
+
+def test_the_layout_names_every_top_level_package_and_module() -> None:
+    """A user found errors.py, stack.py, soak.py, chaos_campaign.py and compiled_core.py missing
+    from the Layout tree."""
+    text = README.read_text(encoding="utf-8")
+    tree = text[text.index("## Layout") :]
+    tree = tree[: tree.index("```", tree.index("```") + 3)]
+    listed = set(re.findall(r"^  (\S+)", tree, re.MULTILINE))
+    package = README.parent / "src" / "jointbus"
+    present = {p.name + "/" for p in package.iterdir() if (p / "__init__.py").is_file()}
+    present |= {p.name for p in package.glob("*.py") if p.name != "__init__.py"}
+    assert present <= listed, sorted(present - listed)
