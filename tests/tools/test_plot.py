@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -11,9 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.colors import to_rgb
 
+from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.robots.hb50.messages.joint_command import JointCommand
 from jointbus.tools.errors import BagError, PlotError
-from jointbus.tools.plot import GAP_FACTOR, break_at_gaps, plot_bag
+from jointbus.tools.plot import GAP_FACTOR, break_at_gaps, message_times, plot_bag
 from support.tools import JOINTS, bridge_data, joint_command, write_mcap
 
 matplotlib.use("Agg")
@@ -191,21 +195,128 @@ def test_lines_break_where_a_topic_has_no_messages(tmp_path: Path):
     )
 
 
-@given(
-    periods=st.lists(
-        st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=2, max_size=60
-    )
+def stamped(i: int, stamp_ns: int) -> BridgeData:
+    """:func:`bridge_data` ``i`` with its header stamped ``stamp_ns`` (wall clock, as the bridge
+    stamps it)."""
+    return dataclasses.replace(bridge_data(i), header=Header.at_ns(stamp_ns))
+
+
+def fr_j0_line(path: Path, tmp_path: Path) -> tuple[Any, np.ndarray, np.ndarray]:
+    fig = plot_bag(path, ["/hb50/bridge_data"], ["joint_position"], tmp_path / "j.png",
+                   joints=["fr_j0"])
+    (line,) = fig.axes[0].get_lines()
+    return fig, np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+
+
+def test_bursty_delivery_of_regular_stamps_plots_as_one_line(tmp_path: Path):
+    """A 500 Hz topic received in bursts (zenoh: 6 frames 20 µs apart every 12 ms, the median
+    receive interval 0.02 ms) is placed at its header stamps, 2 ms apart: one unbroken line; the
+    axis says which time it shows. On receive times the line broke between every burst."""
+    n = 240
+    stamps = [T0 + i * 2_000_000 for i in range(n)]
+    received = [T0 + (i // 6 + 1) * 12_000_000 + 300_000 + (i % 6) * 20_000 for i in range(n)]
+    path = write_mcap(tmp_path / "burst.mcap", [
+        ("/hb50/bridge_data", stamped(i, stamps[i]), received[i]) for i in range(n)
+    ])
+    fig, x, y = fr_j0_line(path, tmp_path)
+    assert not np.isnan(y).any()
+    np.testing.assert_allclose(x, [(t - received[0]) / 1e9 for t in stamps], atol=1e-9)
+    assert fig.axes[0].get_lines()[0].get_marker() == "None"  # no lone point to mark
+    assert fig.axes[-1].get_xlabel() == "time since bag start (s, header stamps)"
+
+
+def test_a_stall_in_the_stamps_breaks_the_line_though_received_without_a_pause(tmp_path: Path):
+    """The robot stopped for 0.3 s (its stamps jump) while the frames before and after arrived
+    in one burst: the line breaks at the stall, once, and nowhere else."""
+    n = 120
+    stamps = [T0 + i * 2_000_000 + (300_000_000 if i >= n // 2 else 0) for i in range(n)]
+    received = [T0 + (i // 6 + 1) * 12_000_000 + (i % 6) * 20_000 for i in range(n)]
+    path = write_mcap(tmp_path / "stall.mcap", [
+        ("/hb50/bridge_data", stamped(i, stamps[i]), received[i]) for i in range(n)
+    ])
+    _, x, y = fr_j0_line(path, tmp_path)
+    assert np.flatnonzero(np.isnan(y)).tolist() == [n // 2]
+    assert x[n // 2 - 1] < x[n // 2] < x[n // 2 + 1]
+
+
+def test_a_stretch_at_a_lower_rate_is_no_gap(tmp_path: Path):
+    """A simulator catching up publishes every sixth 2 ms step for a while (stamps 12 ms apart,
+    6 of the topic's median periods): frames keep coming, so the line goes on."""
+    periods = [2_000_000] * 80 + [12_000_000] * 40 + [2_000_000] * 80
+    stamps = (T0 + np.concatenate(([0], np.cumsum(periods)))).tolist()
+    path = write_mcap(tmp_path / "slow.mcap", [
+        ("/hb50/bridge_data", stamped(i, t), t + 1_000_000) for i, t in enumerate(stamps)
+    ])
+    _, _, y = fr_j0_line(path, tmp_path)
+    assert not np.isnan(y).any()
+
+
+def test_a_lone_point_between_two_gaps_is_drawn(tmp_path: Path):
+    """One message between two pauses is a segment of one point, which a line does not draw: it
+    gets a marker, and the PNG shows it."""
+    times = [T0 + i * 10_000_000 for i in range(30)] + [T0 + 1_300_000_000]
+    times += [T0 + 2_600_000_000 + i * 10_000_000 for i in range(30)]
+    entries = [("/hb50/bridge_data", bridge_data(i), t) for i, t in enumerate(times)]
+    path = write_mcap(tmp_path / "lone.mcap", entries)
+    out = tmp_path / "lone.png"
+    fig = plot_bag(path, ["/hb50/bridge_data"], ["joint_position"], out, joints=["fr_j0"])
+    (ax,) = fig.axes
+    (line,) = ax.get_lines()
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert np.flatnonzero(np.isnan(y)).tolist() == [30, 32]
+    image = matplotlib.image.imread(out)
+    px, py = ax.transData.transform((1.3, bridge_data(30).joint_position[0]))
+    row, col = image.shape[0] - round(py), round(px)
+    box = image[row - 4 : row + 5, col - 4 : col + 5, :3]
+    colour = np.array(to_rgb(line.get_color()))
+    assert np.all(np.abs(box - colour) < 0.08, axis=-1).sum() >= 4, "the lone point is not drawn"
+    assert line.get_markevery() == [31]  # a marker there only: the lines stay lines
+    assert ax.get_xlabel() == "time since bag start (s, receive time)"  # stamps not on the clock
+
+
+@pytest.mark.parametrize(
+    ("stamps", "clock"),
+    [
+        ([T0 + 1_000, T0 + 2_000, T0 + 3_000], "stamp"),
+        ([T0 - 3_000_000_000_000 + i for i in (1, 2, 3)], "stamp"),  # 50 min behind: a slow sim
+        ([None, None, None], "receive"),  # no header
+        ([0, 0, 0], "receive"),  # never stamped
+        ([T0 + 2_000, T0 + 1_000, T0 + 3_000], "receive"),  # going back: two clocks on one topic
+        ([2_000_000, 4_000_000, 6_000_000], "receive"),  # another clock (a simulator's, from 0)
+    ],
 )
-def test_break_at_gaps_keeps_every_point_and_splits_only_long_gaps(periods: list[float]):
+def test_header_stamps_are_the_time_where_they_are_on_the_bags_clock(
+    stamps: list[int | None], clock: str
+):
+    received = [T0 + 10_000_000, T0 + 20_000_000, T0 + 30_000_000]
+    times, used = message_times(received, stamps, T0)
+    assert used == clock
+    expected = stamps if clock == "stamp" else received
+    np.testing.assert_allclose(times, [(t - T0) / 1e9 for t in expected])  # type: ignore[operator]
+
+
+@given(
+    period=st.floats(min_value=1e-4, max_value=1.0),
+    jitter=st.lists(st.floats(min_value=1.0, max_value=1.5), min_size=3, max_size=80),
+    stall=st.floats(min_value=GAP_FACTOR * 1.6, max_value=1000.0),
+    where=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_break_at_gaps_keeps_every_point_and_breaks_only_at_a_stall(
+    period: float, jitter: list[float], stall: float, where: float
+):
+    """A regular series (periods within 1.5 × of each other) has no break; one stall of more than
+    GAP_FACTOR × 1.5 periods in it is one break, there; every message is still plotted."""
+    periods = np.asarray(jitter) * period
     times = np.concatenate([[0.0], np.cumsum(periods)])
     values = np.arange(len(times), dtype=float)
+    x, y = break_at_gaps(times, values)
+    assert not np.isnan(y).any()
+
+    at = min(int(where * len(periods)), len(periods) - 1)
+    periods[at] = stall * period
+    times = np.concatenate([[0.0], np.cumsum(periods)])
     x, y = break_at_gaps(times, values)
     kept = ~np.isnan(y)
     np.testing.assert_array_equal(x[kept], times)  # every message is still plotted, in order
     np.testing.assert_array_equal(y[kept], values)
-    median = float(np.median(periods))
-    # a drawn segment joins two consecutive messages no further apart than GAP_FACTOR medians
-    for i in range(len(x) - 1):
-        if kept[i] and kept[i + 1]:
-            assert x[i + 1] - x[i] <= GAP_FACTOR * median
-    assert (~kept).sum() == sum(p > GAP_FACTOR * median for p in periods)
+    assert np.flatnonzero(~kept).tolist() == [at + 1]

@@ -9,8 +9,9 @@ and measured position share a subplot per joint::
 
 ``--joints`` takes joint names and the roles the robot model gives them (``knee``: every knee);
 the axes say the unit of each field. Targets that command nothing (``t_pos`` where ``kp`` is 0) are
-not drawn, and lines break at gaps in a topic (see :mod:`jointbus.tools.plot`). Needs matplotlib
-(``pip install matplotlib``).
+not drawn, and lines break at gaps in a topic. The time axis is the messages' header stamps (their
+own time; receive time for messages without one), see :mod:`jointbus.tools.plot`. Needs
+matplotlib (``pip install matplotlib``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def plot(  # noqa: PLR0917 (typer maps parameters to options)
     The y axes name each joint with its role where the model has one (fr_j2 (knee)) and the
     field's unit (rad, rad/s, N·m...); legends sit beside the plots. Only what happened is
     drawn: t_pos of a joint whose kp is 0 in that command (damping, idle) is left out, and a
-    line breaks where its topic has no message for more than 5 median periods.
+    line breaks where its topic has no message for more than 5 of its typical periods there (a
+    point alone between two breaks is a dot). Time is each message's header stamp (receive
+    time for messages without one).
     """
     try:
         from jointbus.tools.plot import plot_bag

@@ -3,15 +3,24 @@
 Where it sits: :mod:`jointbus.tools`, over :mod:`jointbus.tools.bag_reader` and the message
 registry; matplotlib is imported only here (and only when plotting).
 
-A *series* is one field of one topic, over the bag's log time (s from the bag's first message).
-A field is an attribute path (``joint_position``, ``orientation.w``, ``header.stamp.sec``) of the
-message's data fields (class attributes such as ``TYPE_NAME`` are not fields). When it is a
-per-joint array, the message's joint-name field (``joint_name``, ``name`` or ``names``) labels the
-elements and ``joints`` picks some by name; the default is every joint. Series of the same joint
-share one subplot, so commanded and measured position of a joint appear together::
+A *series* is one field of one topic, over time (s from the bag's start, its first message's log
+time). A field is an attribute path (``joint_position``, ``orientation.w``, ``header.stamp.sec``)
+of the message's data fields (class attributes such as ``TYPE_NAME`` are not fields). When it is
+a per-joint array, the message's joint-name field (``joint_name``, ``name`` or ``names``) labels
+the elements and ``joints`` picks some by name; the default is every joint. Series of the same
+joint share one subplot, so commanded and measured position of a joint appear together::
 
     jointbus plot run.mcap --topic /hb50/joint_command --field t_pos \\
         --topic /hb50/bridge_data --field joint_position --joints fr_j1 -o pos.png
+
+**Which time.** A message is placed at its own time, its ``header.stamp`` (wall clock by the
+project's rule, or a stepped simulator's time anchored on it: :mod:`jointbus.messages.stamp`),
+where its topic's messages have one; the receive (log) time is the fallback, for messages without
+a header and for a topic whose stamps cannot be placed on the bag's clock (a 0 stamp, stamps going
+back, or stamps a median of more than :data:`MAX_STAMP_SKEW_S` from the receive times: a
+simulator counting from 0, an unset clock). Receive times show the transport, not the robot:
+zenoh delivers the 500 Hz bridge topics in bursts (a median 0.21 ms apart where the stamps are
+2.0 ms apart, a new user's recording, 2026-12-05). The x axis says which time it shows.
 
 **Units.** The y axis names the unit of each plotted quantity, taken from the field
 (:data:`FIELD_UNITS`): ``joint_position`` / ``t_pos`` in rad, velocities in rad/s, efforts and
@@ -26,9 +35,15 @@ plotted joint) can give joints a role (``knee`` for ``fr_j2`` on the quadruped):
 **Only what happened.** A position target with no stiffness behind it commands nothing: damping
 and idle commands carry ``kp = 0`` with ``t_pos = 0``, which drawn would show a "commanded"
 straight knee at 0 rad. So ``t_pos`` of a joint whose ``kp`` is 0 in that message is not plotted
-(:data:`TARGET_GAINS`). And a line is broken where its topic has no message for more than
-:data:`GAP_FACTOR` × the topic's median period (a stack paused 8.1–11.4 s would otherwise be drawn
-as a ramp across the pause).
+(:data:`TARGET_GAINS`). And a line is broken where consecutive messages of its topic are more
+than :data:`GAP_FACTOR` × the topic's typical period apart on the plotted time (a stack paused
+8.1–11.4 s would otherwise be drawn as a ramp across the pause). The typical period around a
+gap is the median of the mean periods of the runs of :data:`PERIOD_WINDOW` periods near it
+(:func:`local_periods`), not the median of single periods: bursts of a few messages (near-zero
+periods) do not shrink it, a stall is too short a part of its neighbourhood to stretch it, and a
+stretch at a lower rate (a simulator publishing every sixth step while it catches up, stamps
+12 ms apart in a 2 ms topic) is no gap. A point with a break on both sides is drawn as a marker
+(a line through one point draws nothing).
 
 The legend sits right of each subplot, outside the data.
 
@@ -48,6 +63,8 @@ import numpy as np
 import numpy.typing as npt
 
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
 from jointbus.model import JointType, RobotModel
 from jointbus.tools.bag_reader import Bag, open_bag
 from jointbus.tools.errors import PlotError
@@ -103,8 +120,14 @@ FIELD_UNITS: Final[dict[str, str | tuple[str, str]]] = {
 #: Target fields that command nothing where the gain beside them (same message, same joint) is 0:
 #: their values there are not plotted.
 TARGET_GAINS: Final[dict[str, str]] = {"t_pos": "kp"}
-#: A line breaks where consecutive messages are further apart than this many median periods.
+#: A line breaks where consecutive messages are further apart than this many typical periods.
 GAP_FACTOR: Final = 5.0
+#: The typical period is the median mean period of this many consecutive periods (fewer for a
+#: series shorter than 4 × this), so bursts of messages do not make it near 0.
+PERIOD_WINDOW: Final = 10
+#: Header stamps further than this (s, median) from their messages' receive times are taken to be
+#: on another clock than the bag's: the topic is plotted over receive time.
+MAX_STAMP_SKEW_S: Final = 3600.0
 
 #: Units of the members of a vector field, by the field's name (``angular_velocity.x``).
 VECTOR_UNITS: Final[dict[str, str]] = {
@@ -119,8 +142,8 @@ VECTOR_UNITS: Final[dict[str, str]] = {
 
 @dataclass(frozen=True)
 class Series:
-    """One plotted line: ``values`` of ``topic``'s ``field`` (for ``joint``) at ``times_s``,
-    in ``unit`` (``""``: not known)."""
+    """One plotted line: ``values`` of ``topic``'s ``field`` (for ``joint``) at ``times_s`` (s
+    since the bag's start, on ``clock``), in ``unit`` (``""``: not known)."""
 
     topic: str
     field: str
@@ -128,6 +151,8 @@ class Series:
     times_s: npt.NDArray[np.float64]
     values: npt.NDArray[np.float64]
     unit: str = ""
+    #: ``"stamp"``: ``times_s`` are header stamps; ``"receive"``: the bag's log times
+    clock: str = "receive"
 
     @property
     def label(self) -> str:
@@ -200,22 +225,84 @@ def _number(value: object, topic: str, field: str) -> float:
     )
 
 
+def local_periods(times_s: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """For each period of the sorted ``times_s``, the topic's typical period around it (s): the
+    median, over the runs of ``k`` consecutive periods centred within ``2k`` periods of it, of a
+    run's mean (``k`` = :data:`PERIOD_WINDOW`, or a quarter of the periods of a shorter series, at
+    least 1).
+
+    The median of single periods is the period of a regular series but near 0 for one delivered
+    in bursts; a run's mean spans the bursts. A stall moves only the ``k`` runs holding it, fewer
+    than half of the ``4k + 1`` around it; a stretch at a lower rate (a simulator publishing every
+    sixth step while it catches up) has the longer period as its own.
+    """
+    count = len(times_s) - 1
+    if count < 1:
+        return np.zeros(0)
+    k = max(1, min(PERIOD_WINDOW, count // 4))
+    means = (times_s[k:] - times_s[:-k]) / k  # means[j]: periods j .. j + k - 1
+    reach, centre = 2 * k, (k - 1) // 2
+    # padded[i : i + 2 * reach + 1] holds the runs centred within `reach` of period i (NaN: none)
+    padded = np.concatenate(
+        (np.full(reach + centre, np.nan), means, np.full(reach + k, np.nan))
+    )
+    rows = np.lib.stride_tricks.sliding_window_view(padded, 2 * reach + 1)[:count]
+    out = np.empty(count)
+    for first in range(0, count, 65_536):  # bounded memory: nanmedian copies its rows
+        out[first : first + 65_536] = np.nanmedian(rows[first : first + 65_536], axis=1)
+    return out
+
+
 def break_at_gaps(
     times_s: npt.NDArray[np.float64], values: npt.NDArray[np.float64], factor: float = GAP_FACTOR
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """``times_s`` and ``values`` with a NaN point inserted in every gap longer than ``factor``
-    × the median period (s), so that matplotlib does not draw a line across it."""
+    × the typical period around it (:func:`local_periods`, s), so that matplotlib does not draw
+    a line across it."""
     if len(times_s) < 3:
         return times_s, values
     periods = np.diff(times_s)
-    median = float(np.median(periods))
-    if median <= 0:
-        return times_s, values
-    gaps = np.flatnonzero(periods > factor * median) + 1
+    typical = local_periods(times_s)
+    # 1 ns of slack: times come in ns, and a gap of exactly `factor` periods is no break
+    gaps = np.flatnonzero((periods > factor * typical + 1e-9) & (typical > 0)) + 1
     if len(gaps) == 0:
         return times_s, values
     mid = (times_s[gaps - 1] + times_s[gaps]) / 2
     return np.insert(times_s, gaps, mid), np.insert(values, gaps, math.nan)
+
+
+def lone_points(values: npt.NDArray[np.float64]) -> npt.NDArray[np.intp]:
+    """Indices of the values (not NaN) whose neighbours are both NaN or absent: the segments of
+    one point, which a line does not draw."""
+    drawn = ~np.isnan(values)
+    before = np.concatenate(([False], drawn[:-1]))
+    after = np.concatenate((drawn[1:], [False]))
+    return np.flatnonzero(drawn & ~before & ~after)
+
+
+def _stamp_ns(msg: object) -> int | None:
+    """The message's ``header.stamp`` (ns), ``None`` when it has no header."""
+    header = getattr(msg, "header", None)
+    stamp = getattr(header, "stamp", None)
+    if not isinstance(header, Header) or not isinstance(stamp, Time):
+        return None
+    return stamp.to_ns()
+
+
+def message_times(
+    log_ns: Sequence[int], stamps_ns: Sequence[int | None], start_ns: int
+) -> tuple[npt.NDArray[np.float64], str]:
+    """The plotted times (s since ``start_ns``) of a topic's messages and their clock
+    (``"stamp"`` or ``"receive"``): the header stamps where every message has a usable one (not
+    0, never going back, within :data:`MAX_STAMP_SKEW_S` of the receive times), else the
+    receive (log) times."""
+    log = np.asarray(log_ns, dtype=np.int64)
+    if len(stamps_ns) and all(t is not None and t > 0 for t in stamps_ns):
+        stamps = np.asarray(stamps_ns, dtype=np.int64)
+        skew_s = float(np.median(log - stamps)) / 1e9
+        if np.all(np.diff(stamps) >= 0) and abs(skew_s) <= MAX_STAMP_SKEW_S:
+            return (stamps - start_ns).astype(np.float64) / 1e9, "stamp"
+    return (log - start_ns).astype(np.float64) / 1e9, "receive"
 
 
 def _gain_is_zero(msg: object, field: str, count: int) -> list[bool] | None:
@@ -255,7 +342,9 @@ def extract_series(
     except UnknownTypeError as exc:
         raise PlotError(f"topic {topic}: cannot decode type {info.type_name!r}: {exc}") from exc
     start = bag.start_ns
-    times: list[float] = []
+    times: list[float] = []  # receive times, s (for messages naming the message)
+    log_ns: list[int] = []
+    stamps_ns: list[int | None] = []
     scalar: list[float] = []
     per_joint: dict[str, list[float]] = {}
     order: list[str] = []
@@ -271,6 +360,8 @@ def extract_series(
         elif array != is_array:
             raise PlotError(f"topic {topic}: field {field!r} changes between array and scalar")
         times.append((record.log_time_ns - start) / 1e9)
+        log_ns.append(record.log_time_ns)
+        stamps_ns.append(_stamp_ns(msg))
         if not array:
             scalar.append(_number(value, topic, field))
             continue
@@ -306,11 +397,10 @@ def extract_series(
                 per_joint[joint].append(math.nan)  # absent, or a target that commands nothing
             else:
                 per_joint[joint].append(_number(value[i], topic, field))
-    t = np.asarray(times, dtype=np.float64)
+    t, clock = message_times(log_ns, stamps_ns, start)
     if not is_array:
-        return [
-            Series(topic, field, None, t, np.asarray(scalar, dtype=np.float64), field_unit(field))
-        ]
+        values = np.asarray(scalar, dtype=np.float64)
+        return [Series(topic, field, None, t, values, field_unit(field), clock)]
     linear = {j.name for j in model.joints if j.type is JointType.PRISMATIC} if model else set()
     return [
         Series(
@@ -320,6 +410,7 @@ def extract_series(
             t,
             np.asarray(per_joint[joint], dtype=np.float64),
             field_unit(field, linear=joint in linear),
+            clock,
         )
         for joint in order
     ]
@@ -355,14 +446,26 @@ def render(series: Sequence[Series], title: str = "") -> Figure:
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (joint, members) in zip(axes, groups.items(), strict=True):
         for s in members:
-            ax.plot(*break_at_gaps(s.times_s, s.values), label=s.label, linewidth=1.0)
+            x, y = break_at_gaps(s.times_s, s.values)
+            lone = lone_points(y)
+            ax.plot(
+                x, y, label=s.label, linewidth=1.0,
+                # a segment of one point draws no line: a marker there, on that point only
+                marker="o" if len(lone) else "None", markersize=3.0,
+                markevery=lone.tolist() if len(lone) else None,
+            )
         fields = ", ".join(dict.fromkeys(m.field for m in members))
         units = ", ".join(dict.fromkeys(m.unit for m in members if m.unit))
         ax.set_ylabel((joint if joint is not None else fields) + (f" [{units}]" if units else ""))
         ax.grid(True, alpha=0.3)
         # right of the axes, never over the data (constrained layout makes room for it)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-    axes[-1].set_xlabel("time since bag start (s)")
+    clocks = {s.clock for s in series}
+    on = {
+        frozenset({"stamp"}): "header stamps",
+        frozenset({"receive"}): "receive time",
+    }.get(frozenset(clocks), "header stamps, else receive time")
+    axes[-1].set_xlabel(f"time since bag start (s, {on})")
     if title:
         fig.suptitle(title)
     return fig
@@ -400,7 +503,9 @@ def plot_bag(
 __all__ = [
     "FIELD_UNITS",
     "GAP_FACTOR",
+    "MAX_STAMP_SKEW_S",
     "NAME_FIELDS",
+    "PERIOD_WINDOW",
     "TARGET_GAINS",
     "VECTOR_UNITS",
     "Series",
@@ -408,6 +513,9 @@ __all__ = [
     "data_fields",
     "extract_series",
     "field_unit",
+    "local_periods",
+    "lone_points",
+    "message_times",
     "pair_requests",
     "plot_bag",
     "render",
