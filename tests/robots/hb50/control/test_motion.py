@@ -3,6 +3,7 @@ stand-up of the simulated robot in MuJoCo (the issue's acceptance test)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -352,6 +353,26 @@ def test_a_robot_still_standing_when_the_drives_are_back_rises_from_there_withou
     far = max(float(np.max(np.abs(q - mc.q_stand))) for q in targets)
     assert far <= 0.05 + 1e-6  # float32 targets: never beyond where it stood, toward sitting
     assert mc.mode is M.STAND
+
+
+def test_a_tipping_robot_is_not_stood_up_when_the_drives_are_back_until_it_is_upright() -> None:
+    """The bridge's fallback hands over a robot that tipped past 0.5 rad ("a controller may take
+    over"); a stand-up started on it rolled it over (a user's trial, 2026-12-05). The controller
+    waits in DAMPING, the wish kept, and stands up once the body is upright again."""
+    mc, t = controller_in(M.STAND)
+    assert mc.follow_drives(False, "bridge mode: safe") is M.DAMPING
+    tipping = dataclasses.replace(
+        fake_state(mc.q_stand), orientation=Quaternion.from_rpy(0.6, 0.0, 0.0)
+    )
+    t += 0.002
+    assert set(mc.step(tipping, t).kp) == {0.0}
+    assert mc.follow_drives(True, "", mc.q_stand) is None
+    assert mc.mode is M.DAMPING and mc.stands_when_back
+    t += 0.002
+    assert set(mc.step(tipping, t).kp) == {0.0}  # still damping only
+    t += 0.002
+    mc.step(fake_state(mc.q_stand), t)  # level again
+    assert mc.follow_drives(True, "", mc.q_stand) is M.STAND_UP
 
 
 @pytest.mark.parametrize("start", [M.STAND, M.STAND_UP])

@@ -47,9 +47,13 @@ latched, drives off, safe mode — posture commands would only pile up a target 
 holds. The controller leaves STAND_UP / STAND / SIT_DOWN / LOCOMOTION for DAMPING (and says so in
 RobotState);
 when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
-standing or rising (a sit-down ends in IDLE). Lost by a stall of this node (its step gap past
-the bridge's watchdog: :meth:`MotionController.lose_control` with ``stalled``), DAMPING first
-holds the pose measured on its first step there, stiff (``kp`` / ``kd``), for
+standing or rising (a sit-down ends in IDLE) — once the body's tilt is below ``upright_limit``
+(0.5 rad; DAMPING until then, FALLEN if it goes over): the bridge's fallback hands back a robot
+that tipped past 0.5 rad, and a stand-up started on it tipping rolled it over (a user's trial,
+2026-12-05: "DAMPING -> STAND_UP: the drives are back", FALLEN 0.6 s later). Lost by a stall
+of this node (its step gap past the bridge's watchdog: :meth:`MotionController.lose_control`
+with ``stalled``), DAMPING first holds the pose measured on its first step there, stiff (``kp`` /
+``kd``), for
 ``stall_hold_time`` (0.3 s), and damps only after that: right after the stall this node's view
 of the bridge is as old as the stall, and the bridge may already apply its commands again —
 damping applied to a standing robot folds it. In the chaos campaign (seed 11, t ≈ 1 597 s) a
@@ -974,6 +978,11 @@ class MotionController:
         if not self._stand_when_back:
             self._mode = MotionMode.IDLE
             return self._mode
+        tilt = self.fall.tilt
+        if tilt is not None and not tilt.tilt < self.fall.config.upright_limit:
+            # Tipping (the bridge's fallback hands a robot over once it tipped past 0.5 rad):
+            # stay in DAMPING with the wish kept; stand once it is upright, or FALLEN takes it.
+            return None
         try:
             self._begin_move(
                 MotionCommand.STAND_UP, MotionMode.STAND_UP, self.q_stand, self.params.stand_up_time
