@@ -462,6 +462,9 @@ class StackSummary:
     ``BridgeState`` ``pace:``): below 0.98 the line says ``BEHIND REAL TIME``."""
     robot_state_age_s: float = _NAN
     loop_run: LoopRun | None = None
+    velocity_held: bool = False
+    """The control node holds a velocity command that would walk (its WARN "velocity held: send
+    zero first" until its OK "velocity released"): the line says ``STAND(velocity held)``."""
 
     @property
     def control_lost(self) -> bool:
@@ -486,6 +489,8 @@ class StackSummary:
         mode = self.motion_mode or "?"
         if self.control_lost:
             mode += f"(no RobotState for {_fmt(self.robot_state_age_s, 1)}s)"
+        elif self.velocity_held:
+            mode += "(velocity held: send zero)"
         parts = [
             f"t={self.elapsed_s:5.1f}s",
             f"mode={mode}",
@@ -679,6 +684,7 @@ class Stack:
             lambda d: d.node == BridgeConfig().node_name and d.loop == "bridge"
         )
         self._reports: deque[Status] = deque(maxlen=_REPORTS_KEPT)
+        self._velocity_held = False  # the control node's last word on a held velocity command
         self._data_rate = _Rate()
         self._command_rate = _Rate()
         self._cpu_rate = _Rate()
@@ -891,7 +897,7 @@ class Stack:
             bus.subscribe(
                 self._topic("status"),
                 Status,
-                self._reports.append,
+                self._on_report,
                 RELIABLE.with_(depth=_REPORTS_KEPT),
                 realtime=True,
                 node=_OBSERVER,
@@ -1155,6 +1161,7 @@ class Stack:
         motion = None
         if self._control_lost(now):
             motion = MODE_UNKNOWN
+            self._velocity_held = False  # a control node that comes back says so again
         elif robot is not None:
             try:
                 motion = MotionMode(robot.motion_mode).name
@@ -1210,7 +1217,19 @@ class Stack:
             real_time_factor=_NAN if facts.real_time_factor is None else facts.real_time_factor,
             robot_state_age_s=robot_age,
             loop_run=loop[6],
+            velocity_held=self._velocity_held and motion != MODE_UNKNOWN,
         )
+
+    def _on_report(self, report: Status) -> None:
+        """Keep a ``/hb50/status`` report for :meth:`take_reports` (the publisher's thread), and
+        follow the control node's velocity hold: a user's trial (2026-12-05) saw one WARN "velocity
+        held" scroll by and then only ``mode=STAND`` while a 0.5 m/s stream was ignored."""
+        self._reports.append(report)
+        if report.reporting_node == CONTROL_NODE_NAME:
+            if report.status.startswith("velocity held"):
+                self._velocity_held = True
+            elif report.status.startswith("velocity released"):
+                self._velocity_held = False
 
     def _look_for_neighbours(self) -> None:
         """A stack that took real time because it was alone looks again every
