@@ -190,6 +190,31 @@ def test_different_topics_and_kinds_are_reported_separately(
     ]
 
 
+def test_a_report_published_late_says_how_long_ago_its_newest_event_was(
+    status: tuple[Publisher[Status], list[Status]],
+) -> None:
+    """A user's trial (2026-12-05): "velocity_command ignored in mode STAND_UP: the robot is
+    still rising [4 times in 1.1 s]" arrived after the robot stood, and read as current."""
+    pub, got = status
+    clock = FakeClock()
+    reporter = StatusReporter("n", pub, clock)
+    reporter.record(Level.WARN, ("k",), "still rising")
+    reporter.flush()  # published at once
+    assert got[-1].status == "still rising"
+    clock.now += NS_PER_S // 10
+    reporter.record(Level.WARN, ("k",), "still rising")
+    clock.now += NS_PER_S // 10
+    reporter.record(Level.WARN, ("k",), "still rising")
+    clock.now += NS_PER_S * 8 // 10  # the interval ends 0.8 s after the newest event
+    reporter.flush()
+    assert got[-1].status == "still rising [2 times in 0.9 s, the last 0.8 s ago]"
+    clock.now += 2 * NS_PER_S
+    reporter.record(Level.WARN, ("k",), "still rising")
+    clock.now += NS_PER_S // 10  # fresh enough: no age
+    reporter.flush()
+    assert got[-1].status == "still rising"
+
+
 def test_a_folded_report_of_one_shape_counts_them_and_of_several_says_e_g(
     status: tuple[Publisher[Status], list[Status]],
 ) -> None:
