@@ -16,15 +16,18 @@ orientation in the world; ``twist`` = its linear (m/s) and angular (rad/s) veloc
 the root link's frame (as ROS puts an Odometry's twist in the child frame). Covariances are zero:
 the values are exact. QoS ``MAB_RT`` (depth 1, best effort), like the other 500 Hz topics.
 
-``/<ns>/sim/ground_truth_10hz`` carries every ``decimation``-th message (10 Hz at the bridge's
-rate), RELIABLE, as the bridge's ``*_10hz`` topics do: a display or a launcher that shows the
-true height once a second reads it, and the simulator's process never encodes 500 Hz for them. A
-message is built only while one of the two topics has a subscriber (here or over Zenoh).
+``/<ns>/sim/ground_truth_10hz`` is its 10 Hz copy, RELIABLE, paced by the wall clock as the
+bridge's ``*_10hz`` mirrors are (they are node timers): the first step after each 0.1 s of the
+monotonic clock is sent, so a slow simulator (real-time factor 0.84) still gives 10 messages a
+second, each the world as that step left it. A display or a launcher that shows the true height
+once a second reads it, and the simulator's process never encodes 500 Hz for them. A message is
+built only while one of the two topics has a subscriber (here or over Zenoh).
 """
 
 from __future__ import annotations
 
-import math
+import time
+from collections.abc import Callable
 from typing import Final
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus
@@ -51,8 +54,6 @@ GROUND_TRUTH_10HZ_TOPIC: Final = "sim/ground_truth_10hz"
 WORLD_FRAME: Final = "world"
 #: Node name of the publisher.
 GROUND_TRUTH_NODE: Final = "sim_ground_truth"
-#: Slack (s) on the copy's period boundaries: 50 steps of 2 ms sum to 0.09999999999999 s.
-_SLACK_S: Final = 1e-9
 
 
 def odometry_of(pose: BasePose, child_frame_id: str, *, epoch_ns: int = 0) -> Odometry:
@@ -93,10 +94,13 @@ class GroundTruthPublisher:
     with the other topics' wall-clock headers; the caller must hold the world still (stepping
     thread, or the array's lock) while :meth:`publish` reads it.
 
-    The reliable copy goes once per ``copy_period_s`` of simulated time (0.1 s: 10 Hz), whatever
-    the steps between two calls: it was every 50th call, and a bridge loop that dropped a third
-    of its cycles (a host's CPU hogs, a new user's trial 2026-12-05) sent it at 6.45 Hz, though
-    the cycles that ran stepped the dropped slots' time too.
+    The reliable copy goes at the first call after each ``copy_period_s`` (0.1 s: 10 Hz) of
+    ``clock`` (monotonic, ns; the wall clock's pace, as the bridge's mirrors): boundaries at
+    ``first call + k·period``, so it does not drift, and a late call sends once, then waits for
+    the next boundary. It went once per 0.1 s of simulated time, and a run at real-time factor
+    0.84 recorded it at 8.40 Hz beside the 10.0 Hz of the other mirrors (a new user's trial,
+    2026-12-05); before that, every 50th call, and a loop dropping a third of its cycles sent it
+    at 6.45 Hz.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class GroundTruthPublisher:
         namespace: str = "hb50",
         epoch_ns: int = 0,
         copy_period_s: float = 0.1,
+        clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         self.world = world
         self.child_frame_id = world.robot.root
@@ -124,18 +129,24 @@ class GroundTruthPublisher:
             node=GROUND_TRUTH_NODE,
             namespace=namespace,
         )
-        self._copy_period_s = copy_period_s
-        self._next_copy_s = math.nan  # simulated time (s) of the next copy: the first call's
+        if not copy_period_s > 0:
+            raise ValueError(f"copy_period_s = {copy_period_s!r}: expected seconds > 0")
+        self._clock = clock
+        self._copy_period_ns = round(copy_period_s * 1e9)
+        self._next_copy_ns: int | None = None  # clock time of the next copy: the first call's
 
     def publish(self) -> Odometry | None:
         """Read the world now and publish it where it is listened to; returns the message sent
         (``None`` when nobody listens to either topic: nothing was built)."""
-        now_s = self.world.time
+        now_ns = self._clock()
+        due = self._next_copy_ns
         slow = False
-        if not now_s + _SLACK_S < self._next_copy_s:  # due, or the first call (NaN)
-            # the next boundary of the copy's period after now
-            period = self._copy_period_s
-            self._next_copy_s = (math.floor((now_s + _SLACK_S) / period) + 1) * period
+        if due is None or now_ns >= due:  # due, or the first call
+            period = self._copy_period_ns
+            # the next boundary after now (a late call skips the boundaries it missed)
+            self._next_copy_ns = (
+                now_ns + period if due is None else due + ((now_ns - due) // period + 1) * period
+            )
             slow = self._pub_10hz.observed
         if not (slow or self._pub.observed):
             return None
