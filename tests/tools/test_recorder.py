@@ -168,3 +168,32 @@ def test_stats_count_the_topics_and_messages_in_the_file(bus: Bus, tmp_path: Pat
     assert summary is not None and summary.statistics is not None
     assert stats.topics == len(summary.channels) == 1
     assert stats.messages == summary.statistics.message_count == 25
+
+
+def test_each_topics_span_is_its_first_and_last_log_time_in_the_file(bus: Bus, tmp_path: Path):
+    """``jointbus demo --record`` tells the robot's data (``bridge_data``) apart from the file's
+    span, which also holds the nodes' start-up before it: a file of 9.72 s held 6.0 s of it (a new
+    user's trial, 2026-12-05). The recorder gives each topic's span as the file holds it."""
+    out = tmp_path / "spans.mcap"
+    early = bus.publisher("/early", String, MAB_RT)
+    data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT)
+    with Recorder(bus, out, discovery_interval=0.01) as rec:
+        assert wait_until(lambda: _recorder_subscribes(bus, "/hb50/bridge_data"))
+        assert rec.topic_span_ns("/hb50/bridge_data") is None  # nothing yet
+        early.publish(String("before the robot"))
+        time.sleep(0.05)
+        for i in range(20):
+            data_pub.publish(bridge_data(i))
+            time.sleep(0.002)
+        assert wait_until(lambda: rec.stats().messages == 21)
+        stats = rec.stop()
+    first_last: dict[str, tuple[int, int]] = {}
+    for topic, _type, _data, log_ns in read_all(out):
+        first, _ = first_last.get(topic, (log_ns, log_ns))
+        first_last[topic] = (first, log_ns)
+    assert rec.topic_span_ns("/hb50/bridge_data") == first_last["/hb50/bridge_data"]
+    assert rec.topic_span_ns("/early") == first_last["/early"]
+    assert rec.topic_span_ns("/never") is None
+    # the file's span reaches back before the robot's data
+    assert stats.first_ns == first_last["/early"][0] < first_last["/hb50/bridge_data"][0]
+    assert stats.last_ns == first_last["/hb50/bridge_data"][1]

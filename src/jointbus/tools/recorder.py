@@ -139,7 +139,7 @@ class RecorderStats:
 class _Channel:
     """One (topic, type) of the file; ``id`` is 0 until the writer thread registers it."""
 
-    __slots__ = ("count", "id", "msgdef", "qos", "topic", "type_name")
+    __slots__ = ("count", "first_ns", "id", "last_ns", "msgdef", "qos", "topic", "type_name")
 
     def __init__(self, topic: str, type_name: str, msgdef: str) -> None:
         self.topic = topic
@@ -147,6 +147,9 @@ class _Channel:
         self.msgdef = msgdef
         self.id = 0
         self.count = 0
+        #: Earliest and latest log time (ns) of the messages written (0 before the first).
+        self.first_ns = 0
+        self.last_ns = 0
         #: The publisher's QoS if known (stored as the channel's ``offered_qos_profiles``).
         self.qos: QosProfile | None = None
 
@@ -299,6 +302,15 @@ class Recorder:
             first_ns=span[0] if span is not None else 0,
             last_ns=span[1] if span is not None else 0,
         )
+
+    def topic_span_ns(self, topic: str) -> tuple[int, int] | None:
+        """(earliest, latest) log time (ns since the Unix epoch) of the messages of ``topic``
+        written to the file so far, as ``jointbus info`` reads them; None when it holds none."""
+        with self._channels_lock:
+            channels = [c for c in self._channels.values() if c.topic == topic and c.first_ns]
+        if not channels:
+            return None
+        return min(c.first_ns for c in channels), max(c.last_ns for c in channels)
 
     # ---- entry points of the sources ------------------------------------------------------------
     def wants(self, topic: str) -> bool:
@@ -473,6 +485,9 @@ class Recorder:
             data = payload if type(payload) is bytes else payload.to_cdr()  # type: ignore[union-attr]
             channel.count += 1
             writer.add_message(channel.id, log_ns, pub_ns, seq or channel.count, data)
+            if not channel.first_ns or log_ns < channel.first_ns:
+                channel.first_ns = log_ns
+            channel.last_ns = max(channel.last_ns, log_ns)
         except OSError as exc:
             self._fail(exc)
         except Exception:
