@@ -7,9 +7,11 @@ Each run joins its own Zenoh hub port (``JOINTBUS_HUB_PORT``), never the real 74
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from jointbus.cli.demo import SUMMARY_PERIOD_S
 from jointbus.messages import jointbus_msgs
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.messages import BridgeData, JointCommand
-from support.cli import free_port, run_cli, start_cli
+from support.cli import cli_env, free_port, run_cli, start_cli
 
 STAND_HEIGHT = 0.34  # m
 FINAL = re.compile(r"stopped after [\d.]+ s: mode (\w+), base height ([\d.]+) m")
@@ -129,13 +131,41 @@ def test_demo_record_prints_the_counts_of_the_file(tmp_path: Path) -> None:
     assert {"/tf_static", "/hb50/parameters"} <= channels, channels
 
 
+#: The line naming the file: its span, then the robot's data within it (``bridge_data``).
+RECORDED = re.compile(
+    r"recorded \d+ messages on \d+ topics to .* \(([\d.]+) s: the nodes' start-up, then "
+    r"([\d.]+) s of the robot's data from \+([\d.]+) s\)"
+)
+
+
+def _spans(path: Path) -> tuple[float, float, float]:
+    """The file's span, its ``bridge_data``'s span and where that begins in it (s), from the
+    MCAP read back."""
+    first: int | None = None
+    last = 0
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None and summary.statistics is not None
+        stats = summary.statistics
+        for _schema, _channel, message in reader.iter_messages(topics=["/hb50/bridge_data"]):
+            first = message.log_time if first is None else min(first, message.log_time)
+            last = max(last, message.log_time)
+    assert first is not None, "no bridge_data in the file"
+    start = stats.message_start_time
+    return (stats.message_end_time - start) / 1e9, (last - first) / 1e9, (first - start) / 1e9
+
+
 def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
     tmp_path: Path,
 ) -> None:
     """Issue 20 item 19: ``demo --record run.mcap --duration 10`` under load gave 8.85 s and
     9.42 s files that began with the robot already standing, so the README's "record the
     stand-up and plot the knees" could not be reproduced. The recorder is now subscribed before
-    the robot is commanded, and the duration counts from there."""
+    the robot is commanded; the duration counts from when the robot runs, and the file holds
+    that much of the robot's data. A new user's ``--duration 6`` then printed "(9.72 s)" alone:
+    the file also holds the nodes' start-up before the robot's first frame, and the line now
+    says which part is which, as the file read back has it."""
     from mcap_ros2.decoder import DecoderFactory
 
     path = tmp_path / "run.mcap"
@@ -151,8 +181,7 @@ def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
         summary = reader.get_summary()
         assert summary is not None and summary.statistics is not None
-        stats = summary.statistics
-        first_ns = stats.message_start_time
+        first_ns = summary.statistics.message_start_time
         for _schema, channel, message, decoded in reader.iter_decoded_messages(
             topics=["/hb50/sim/ground_truth", "/hb50/control_command"]
         ):
@@ -160,15 +189,61 @@ def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
                 commands.append((message.log_time, decoded.data))
             else:
                 heights.append(decoded.pose.pose.position.z)
-    span = (stats.message_end_time - stats.message_start_time) / 1e9
-    printed = re.search(r"recorded \d+ messages on \d+ topics to .* \(([\d.]+) s\)", result.stderr)
+    span, robot, robot_from = _spans(path)
+    printed = RECORDED.search(result.stderr)
     assert printed, result.stderr
-    assert float(printed.group(1)) == pytest.approx(span, abs=0.01)
-    assert span >= duration - 0.1, (span, result.stderr)  # what was asked
+    assert float(printed.group(1)) == pytest.approx(span, abs=0.006)  # jointbus info's duration
+    assert float(printed.group(2)) == pytest.approx(robot, abs=0.006)
+    assert float(printed.group(3)) == pytest.approx(robot_from, abs=0.006)
+    assert robot >= duration, (robot, result.stderr)  # what was asked, of the robot running
+    assert "asked" not in result.stderr, result.stderr
     assert heights[0] < 0.1, heights[:5]  # the file begins with the robot lying on its belly
     assert max(heights) > 0.3  # ... and holds it standing up
     assert commands and commands[0][1] == "stand_up", commands  # the command that raised it
     assert commands[0][0] > first_ns  # recorded after the file began
+
+
+def test_demo_record_stopped_early_says_how_long_the_run_ran(tmp_path: Path) -> None:
+    """A new user stopped ``demo --duration 20 --record run.mcap`` (SIGINT to its process group)
+    and read "… (7.40 s), not the 20 s asked: the run was stopped after 11.04 s" — a figure
+    counted from the recorder's start, before the nodes' start-up, that fit neither the file
+    (7.40 s) nor the robot's data (4.9 s). It now counts from where ``--duration`` does (the
+    start-up line's "runs 20 s from now"), as the final line's "stopped after" minus "started
+    in" does, and the spans printed are the file's."""
+    path = tmp_path / "run.mcap"
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "jointbus.cli.main", "demo", "--headless",
+         "--duration", "60", "--record", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(free_port()),
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C signals
+    )
+    try:
+        assert proc.stdout is not None
+        for _ in range(3):  # three summaries: the robot runs
+            assert proc.stdout.readline().startswith("t=")
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, err
+    printed = RECORDED.search(err)
+    stopped = re.search(r", not the 60 s asked: the run was stopped ([\d.]+) s after it began", err)
+    assert printed and stopped, err
+    span, robot, robot_from = _spans(path)
+    assert float(printed.group(1)) == pytest.approx(span, abs=0.006)
+    assert float(printed.group(2)) == pytest.approx(robot, abs=0.006)
+    assert float(printed.group(3)) == pytest.approx(robot_from, abs=0.006)
+    started = re.search(r"started in ([\d.]+) s, runs 60 s from now", err)
+    final = re.search(r"stopped after ([\d.]+) s: mode", out)
+    assert started and final, err + out
+    # the same origin as --duration: the final line's run less the start-up (each to 0.05 s)
+    ran_s = float(final.group(1)) - float(started.group(1))
+    assert float(stopped.group(1)) == pytest.approx(ran_s, abs=0.2), (stopped.group(0), ran_s)
 
 
 def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:

@@ -31,10 +31,18 @@ opens no Zenoh session at all; ``--transport zenoh`` sends every message between
 through Zenoh (see :mod:`jointbus.stack`). ``--record FILE.mcap`` records every topic with
 :class:`jointbus.tools.recorder.Recorder` while the demo runs: the recorder is subscribed before
 the robot is commanded (the stack holds its ``stand_up`` until then), so the file begins with the
-robot lying and holds the whole stand-up; ``--duration`` counts from there, so the file spans
-what was asked, and the line that names the file gives its span — with the reason when it is
-shorter (the run was stopped early). Before, the recorder started after the robot had been
-commanded: under load the files began with it standing and were 0.6–1.2 s short of a 10 s run.
+robot lying and holds the whole stand-up. The file so begins with the nodes' start-up (their
+parameters, ``/tf_static``, heartbeats; 1–4 s, more on a loaded host) before the robot's first
+frame; ``--duration`` counts from when the robot runs (the start-up line's "runs N s from now"),
+and at its end the robot runs on until the file holds that many seconds of its data
+(``bridge_data``, first to last frame; at most 1 s more: its frames reach the recorder a little
+late). The line that names the file gives both spans — ``(9.72 s: the nodes' start-up, then
+6.00 s of the robot's data from +3.72 s)`` — and the reason when the robot's data is shorter than
+asked (the run was stopped early: how long after it began). Before, the recorder started after
+the robot had been commanded: under load the files began with it standing and were 0.6–1.2 s
+short of a 10 s run; then the line gave the file's span alone (9.72 s for ``--duration 6``), and
+a run stopped early "after 11.04 s", counted from the recorder's start, when the robot had run
+4.9 s (a new user's trials, 2026-12-05).
 """
 
 from __future__ import annotations
@@ -73,6 +81,10 @@ DEFAULT_RATE_HZ: Final = 500.0
 SUMMARY_PERIOD_S = 1.0
 #: How often the status reports received are printed (s).
 _REPORT_POLL_S = 0.1
+#: With ``--record``, how long the run may go on after ``--duration`` (s) until the file holds
+#: that much of the robot's data (see :func:`_await_robot_data`), and how often it looks (s).
+_RECORD_GRACE_S = 1.0
+_RECORD_POLL_S = 0.01
 
 
 def _fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
@@ -268,6 +280,7 @@ def run_view(
     recorder: Any = None
     summary: StackSummary | None = None
     end: float | None = None
+    began: float | None = None  # monotonic time the run began: --duration's origin
     with stop_on_interrupt():
         try:
 
@@ -289,7 +302,8 @@ def run_view(
             # --duration counts from here, once the stack runs: opening the simulator and the
             # nodes (the start-up printed below) is not part of it.
             started_s = stack.summary().elapsed_s
-            end = None if duration is None else time.monotonic() + duration
+            began = time.monotonic()
+            end = None if duration is None else began + duration
             note(
                 f"jointbus: {_where(stack)}; started in {started_s:.1f} s"
                 + (f", runs {duration:g} s from now" if duration is not None else "")
@@ -306,12 +320,22 @@ def run_view(
                     _run_monitor(stack, end, zenoh_args or [])
                 else:
                     _run_summaries(stack, end, live=terminal)
+                if recorder is not None and end is not None and time.monotonic() >= end - 0.05:
+                    _await_robot_data(recorder, _robot_topic(stack), duration or 0.0)
             summary = stack.summary()
         finally:
             with contextlib.suppress(KeyboardInterrupt):
                 if recorder is not None:
-                    stopped_early = end is not None and time.monotonic() < end - 0.05
-                    note(_recorded_line(recorder.stop(), record, duration, stopped_early))
+                    now = time.monotonic()
+                    ran_s = None if began is None else now - began
+                    stopped_early = end is None or now < end - 0.05
+                    stats = recorder.stop()
+                    robot = recorder.topic_span_ns(_robot_topic(stack))
+                    note(
+                        _recorded_line(
+                            stats, record, duration, robot=robot, ran_s=ran_s, early=stopped_early
+                        )
+                    )
                 stack.stop()
     if summary is None:  # pragma: no cover - start() raised, and that propagated
         raise StackError("the stack did not run")
@@ -319,20 +343,64 @@ def run_view(
     return summary
 
 
-def _recorded_line(stats: Any, path: Path | None, duration: float | None, early: bool) -> str:
-    """What ``--record`` wrote: counts, span, and why the span is shorter than asked."""
-    text = (
-        f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
-        f"({stats.span_s:.2f} s)"
-    )
-    if duration is None or stats.span_s >= duration - 0.1:
+def _robot_topic(stack: Stack) -> str:
+    """The topic whose messages are the robot running: the bridge's frames."""
+    return f"/{stack.namespace}/bridge_data" if stack.namespace else "/bridge_data"
+
+
+def _await_robot_data(recorder: Any, topic: str, duration: float) -> None:
+    """Keep the robot running until the file holds ``duration`` s of its data (``topic``, first
+    to last message), at most :data:`_RECORD_GRACE_S` more: the robot's first frames reach the
+    recorder a little after the run begins, its last ones a little after they are sent (under
+    load 0.1–0.3 s in all), and a file stopped at the end of the run held that much less."""
+    give_up = time.monotonic() + _RECORD_GRACE_S
+    while time.monotonic() < give_up:
+        span = recorder.topic_span_ns(topic)
+        if span is not None and span[1] - span[0] >= duration * 1e9:
+            return
+        time.sleep(_RECORD_POLL_S)
+
+
+def _recorded_line(
+    stats: Any,
+    path: Path | None,
+    duration: float | None,
+    *,
+    robot: tuple[int, int] | None,
+    ran_s: float | None,
+    early: bool,
+) -> str:
+    """What ``--record`` wrote: counts, the file's span and, within it, the robot's data (the
+    bridge's frames, first to last; ``robot``: their log times in ns), and why that is shorter
+    than asked. The file's span (what ``jointbus info`` calls its duration) also holds the nodes'
+    start-up before the robot's first frame; ``--duration`` counts from when the robot runs, as
+    ``ran_s`` (None: the run never began) does."""
+    text = f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
+    robot_s = math.nan
+    if robot is None:
+        text += f"({stats.span_s:.2f} s)"
+    else:
+        robot_s = (robot[1] - robot[0]) / 1e9
+        text += (
+            f"({stats.span_s:.2f} s: the nodes' start-up, then {robot_s:.2f} s of the robot's "
+            f"data from +{(robot[0] - stats.first_ns) / 1e9:.2f} s)"
+        )
+    if duration is None or robot_s >= duration - 0.1:
         return text
     if early:
-        why = f"the run was stopped after {stats.elapsed_s:.2f} s"
+        why = (
+            "the run was stopped during its start-up"
+            if ran_s is None
+            else f"the run was stopped {ran_s:.2f} s after it began (at 'runs {duration:g} s "
+            "from now')"
+        )
     elif stats.messages == 0:
         why = "nothing was received"
+    elif robot is None:
+        why = f"none of the robot's data reached the recorder in its {stats.elapsed_s:.2f} s"
     else:
-        why = f"the recorder ran {stats.elapsed_s:.2f} s; its messages span less"
+        ran = "" if ran_s is None else f"the run lasted {ran_s:.2f} s; "
+        why = f"{ran}the robot's data reached the recorder over {robot_s:.2f} s"
     return f"{text}, not the {duration:g} s asked: {why}"
 
 
@@ -384,7 +452,8 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
             help="Run SECONDS once the robot is running (default: until Ctrl-C). Not counted: "
             "opening the simulator and the nodes before (hb50 prints it as 'started in S s'; "
             "its status lines' t= and final 'stopped after' count from its beginning, so they "
-            "end near S + SECONDS), Python's start-up and the clean shutdown after.",
+            "end near S + SECONDS), Python's start-up and the clean shutdown after. With "
+            "--record, the robot runs on (at most 1 s) until the file holds SECONDS of its data.",
         ),
     ] = None,
     layout: Annotated[
