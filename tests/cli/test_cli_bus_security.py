@@ -172,6 +172,20 @@ def test_the_security_options_on_dds_are_an_error_not_a_silent_unsecured_bus(sit
     assert "no DDS Security" in done.stderr and "Refusing to join DDS unsecured" in done.stderr
 
 
+def test_on_dds_the_security_options_are_refused_before_they_are_checked(site: Site) -> None:
+    """A user's trial (2026-12-05): with ``--rmw`` on DDS and TLS options without an endpoint
+    (or a CA that is no file), the first error was about the TLS options; once those were fixed
+    came the one that matters — DDS cannot use them. That one now comes first."""
+    dds = ("topic", "list", "--rmw", "rmw_cyclonedds_cpp")
+    done = site.jointbus(*dds, *site.tls("monitor"), host=None)  # no --listen / --connect
+    assert done.returncode == 1, done.stdout
+    assert "Refusing to join DDS unsecured" in done.stderr, done.stderr
+    assert "give --listen" not in done.stderr
+    done = site.jointbus(*dds, "--tls-ca", "/nonexistent/ca.pem", host=None)
+    assert done.returncode == 1, done.stdout
+    assert "Refusing to join DDS unsecured" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("scheme", ["tcp", "tls"])
 def test_a_host_without_a_certificate_is_told_the_robot_is_tls_only(
     site: Site, scheme: str

@@ -488,20 +488,12 @@ class Bus:
             return self.attach_dds(dds)
         middleware = resolve_rmw(rmw)
         if is_dds(middleware):
-            from jointbus.bus.zenoh_security import security_of
+            from jointbus.bus.zenoh_security import security_of, unsecured_dds_refusal
 
             held = security_of(zenoh) if zenoh is not None else []
             if held:
                 # Joining DDS instead would drop the certificates and rules without a word.
-                raise DdsConfigError(
-                    f"the {' and '.join(held)} given secure only the Zenoh network, but the "
-                    f"middleware is {middleware} (RMW_IMPLEMENTATION / --rmw): jointbus's DDS "
-                    "has no DDS Security (SROS 2), so every participant that reaches the domain "
-                    "could read and command the robot. Refusing to join DDS unsecured: for a "
-                    "TLS-only robot use Zenoh (rmw_zenoh_cpp, the default); to stay on DDS, "
-                    "leave out the security options — DDS is then loopback-only by default "
-                    "(docs/SECURITY.md)"
-                )
+                raise DdsConfigError(unsecured_dds_refusal(held, middleware))
             domain_id = zenoh.domain_id if zenoh is not None else None
             return self.attach_dds(DdsConfig(domain_id=domain_id, rmw=middleware))
         return self.attach_zenoh(zenoh)

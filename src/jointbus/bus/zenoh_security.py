@@ -170,6 +170,22 @@ def security_of(config: ZenohConfig) -> list[str]:
     return held
 
 
+def unsecured_dds_refusal(held: list[str], middleware: str) -> str:
+    """Why a bus (or a command) given jointbus's security (``held``: :func:`security_of`'s
+    names) refuses to join DDS (``middleware``): one text for :meth:`Bus.attach` and the CLI,
+    which says it before checking the TLS options themselves — a user given an error about
+    the TLS endpoints first fixed those only to be told DDS cannot use them."""
+    return (
+        f"the {' and '.join(held)} given secure only the Zenoh network, but the "
+        f"middleware is {middleware} (RMW_IMPLEMENTATION / --rmw): jointbus's DDS "
+        "has no DDS Security (SROS 2), so every participant that reaches the domain "
+        "could read and command the robot. Refusing to join DDS unsecured: for a "
+        "TLS-only robot use Zenoh (rmw_zenoh_cpp, the default); to stay on DDS, "
+        "leave out the security options — DDS is then loopback-only by default "
+        "(docs/SECURITY.md)"
+    )
+
+
 __all__ = [
     "ACCESS_CONTROL_KEY",
     "TLS_PREFIX",
@@ -177,4 +193,5 @@ __all__ = [
     "ZenohTls",
     "secure",
     "security_of",
+    "unsecured_dds_refusal",
 ]
