@@ -63,7 +63,10 @@ F32_MAX: Final = float(np.finfo(np.float32).max)
 #: Commands per configuration (with and without an allow-list): quick / long campaign.
 QUICK_COMMANDS: Final = 1_000
 LONG_COMMANDS: Final = 50_000
-_FOLDED = re.compile(r"\[(?:e\.g\.: )?(\d+) times in [0-9.]+ s(?:, \d+ like this one)?\]$")
+_FOLDED = re.compile(
+    r"\[(?:e\.g\.: )?(\d+) times in [0-9.]+ s"
+    r"(?:, the last [0-9.]+ s ago)?(?:, \d+ like this one)?\]$"
+)
 
 
 def f32(x: float) -> float:

@@ -1080,7 +1080,10 @@ def test_a_joint_measured_past_its_limit_is_an_error_even_with_no_command(rig: R
     assert rig.node.limit_watch.total("position") == 1
 
 
-_FOLD = re.compile(r"\[(e\.g\.: )?(\d+) times in [0-9.]+ s(?:, (\d+) like this one)?\]$")
+_FOLD = re.compile(
+    r"\[(e\.g\.: )?(\d+) times in [0-9.]+ s"
+    r"(?:, the last [0-9.]+ s ago)?(?:, (\d+) like this one)?\]$"
+)
 
 
 def test_a_folded_report_says_e_g_when_it_covers_samples_of_another_shape() -> None:
