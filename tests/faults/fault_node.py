@@ -48,11 +48,22 @@ def _router(port: int) -> int:
     opening_ns = time.monotonic_ns()  # it listens from inside open(): the restart moment
     session = zenoh.open(config)
     try:
-        print(f"ready {opening_ns}", flush=True)
+        _say(f"ready {opening_ns}")
         sys.stdin.read()
     finally:
         session.close()
     return 0
+
+
+_SAY = threading.Lock()
+
+
+def _say(line: str) -> None:
+    """One whole line on stdout: ``print`` writes the text and its newline apart, and the
+    observer's first ``data`` line (a Zenoh thread) once landed inside its ``ready`` line."""
+    with _SAY:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def _observer(config: ZenohConfig) -> int:
@@ -63,12 +74,12 @@ def _observer(config: ZenohConfig) -> int:
     def on_frame(_frame: BridgeData) -> None:
         if not first.is_set():
             first.set()
-            print(f"data {time.monotonic_ns()}", flush=True)
+            _say(f"data {time.monotonic_ns()}")
 
     with Bus(name="fault-observer", zenoh=config) as bus, Node("fault_observer", bus) as node:
         node.create_subscription("bridge_data", BridgeData, on_frame, MAB_RT, realtime=True)
         node.start()
-        print(f"ready {time.monotonic_ns()}", flush=True)
+        _say(f"ready {time.monotonic_ns()}")
         sys.stdin.read()
     return 0
 
@@ -82,7 +93,7 @@ def _node(role: str, config: ZenohConfig, start: str) -> int:
         start_command=None if start == "none" else start,
     )
     with stack:
-        print(f"ready {time.monotonic_ns()}", flush=True)
+        _say(f"ready {time.monotonic_ns()}")
         sys.stdin.read()
     return 0
 
