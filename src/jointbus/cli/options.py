@@ -187,10 +187,14 @@ class BusOptions:
         choose_rmw(self.rmw)
         connect = tuple(self.connect or ())
         if self.secured:  # on DDS the options cannot apply: say that before checking them
+            from jointbus.bus import BusError
             from jointbus.bus.rmw import is_dds, resolve_rmw
             from jointbus.bus.zenoh_security import unsecured_dds_refusal
 
-            middleware = resolve_rmw(None)
+            try:
+                middleware = resolve_rmw(None)
+            except BusError as exc:  # RMW_IMPLEMENTATION names a middleware jointbus lacks
+                raise CliError(str(exc)) from None
             if is_dds(middleware):
                 held = ["TLS certificates"] if self.tls_cert or self.tls_key or self.tls_ca else []
                 held += ["access rules"] if self.access_rules else []

@@ -979,7 +979,7 @@ class MotionController:
             self._mode = MotionMode.IDLE
             return self._mode
         tilt = self.fall.tilt
-        if tilt is not None and not tilt.tilt < self.fall.config.upright_limit:
+        if tilt is not None and tilt.tilt >= self.fall.config.upright_limit:  # NaN: no IMU
             # Tipping (the bridge's fallback hands a robot over once it tipped past 0.5 rad):
             # stay in DAMPING with the wish kept; stand once it is upright, or FALLEN takes it.
             return None
