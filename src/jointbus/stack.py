@@ -464,7 +464,8 @@ class StackSummary:
     loop_run: LoopRun | None = None
     velocity_held: bool = False
     """The control node holds a velocity command that would walk (its WARN "velocity held: send
-    zero first" until its OK "velocity released"): the line says ``STAND(velocity held)``."""
+    zero first" until its OK "velocity released"): the line says ``mode=STAND(velocity held:
+    send zero)``."""
 
     @property
     def control_lost(self) -> bool:
@@ -656,13 +657,13 @@ class Stack:
         """Why the stack runs without the real-time scheduling it was given (another real-time
         program on the host, see :meth:`start`); ``None`` when it did not have to give it up."""
         self.neighbour_note: str | None = None
+        """Another robot's stack runs on this host on the normal scheduler while this one takes
+        real-time scheduling (see :meth:`start`): this one's threads come first on the same cores
+        and can starve it. ``None``: no such neighbour, or this stack runs without real time."""
         #: Robot stacks' pids this real-time stack has named (``None``: it does not look; see
         #: :meth:`_look_for_neighbours`), and when it last looked (monotonic s).
         self._neighbours_seen: set[int] | None = None
         self._neighbours_checked = 0.0
-        """Another robot's stack runs on this host on the normal scheduler while this one takes
-        real-time scheduling (see :meth:`start`): this one's threads come first on the same cores
-        and can starve it. ``None``: no such neighbour, or this stack runs without real time."""
         self.start_command = start_command
         self.namespace = namespace
         self.rate_hz = float(rate_hz)

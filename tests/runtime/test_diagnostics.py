@@ -213,6 +213,14 @@ def test_a_report_published_late_says_how_long_ago_its_newest_event_was(
     clock.now += NS_PER_S // 10  # fresh enough: no age
     reporter.flush()
     assert got[-1].status == "still rising"
+    clock.now += NS_PER_S // 10
+    reporter.record(Level.WARN, ("k",), "still rising")
+    clock.now += NS_PER_S // 2  # one alone, held back by the interval
+    sent = len(got)
+    assert reporter.flush() == 0 and len(got) == sent  # the last report is 0.6 s old
+    clock.now += NS_PER_S
+    reporter.flush()
+    assert got[-1].status == "still rising [1.5 s ago]"
 
 
 def test_a_folded_report_of_one_shape_counts_them_and_of_several_says_e_g(

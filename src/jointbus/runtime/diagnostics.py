@@ -21,7 +21,8 @@ Two outputs, on two topics:
   all of them were the same (same text; for bus events, the same fields but their running
   counters), else ``[e.g.: 19 times in 1.0 s, 5 like this one]`` — a count of 19 behind one
   sample's details must not pass for 19 such samples (a "44 bytes from unknown (no attachment)"
-  once covered 14 samples that had an attachment).
+  once covered 14 samples that had an attachment). A report published 0.25 s or more after the
+  event it quotes says so: ``[0.8 s ago]``, ``[4 times in 1.1 s, the last 0.8 s ago]``.
 
 Each :class:`LoopDiagnostics` also carries the node's **input totals**: per topic the node
 subscribes to, the running totals of messages received, malformed (undecodable), refused (by
@@ -294,12 +295,12 @@ class _Pending:
         is published :data:`STALE_AFTER_S` or more after it happened, how long ago: a folded
         "still rising [4 times in 1.1 s]" published after the robot stood read as current."""
         age_s = (now_ns - self.last_ns) / 1e9
-        ago = f"the last {age_s:.1f} s ago" if age_s >= STALE_AFTER_S else ""
+        late = age_s >= STALE_AFTER_S
         if self.count == 1:
-            return f"{self.text} [{ago}]" if ago else self.text
+            return f"{self.text} [{age_s:.1f} s ago]" if late else self.text
         span = f"{self.count} times in {(now_ns - self.first_ns) / 1e9:.1f} s"
-        if ago:
-            span += f", {ago}"
+        if late:
+            span += f", the last {age_s:.1f} s ago"
         if len(self.shapes) == 1 and _UNTOLD not in self.shapes:
             return f"{self.text} [{span}]"
         return f"{self.text} [e.g.: {span}, {self.shapes.get(self.shape, 1)} like this one]"

@@ -342,8 +342,7 @@ def extract_series(
     except UnknownTypeError as exc:
         raise PlotError(f"topic {topic}: cannot decode type {info.type_name!r}: {exc}") from exc
     start = bag.start_ns
-    times: list[float] = []  # receive times, s (for messages naming the message)
-    log_ns: list[int] = []
+    log_ns: list[int] = []  # receive (log) times
     stamps_ns: list[int | None] = []
     scalar: list[float] = []
     per_joint: dict[str, list[float]] = {}
@@ -359,14 +358,13 @@ def extract_series(
             is_array = array
         elif array != is_array:
             raise PlotError(f"topic {topic}: field {field!r} changes between array and scalar")
-        times.append((record.log_time_ns - start) / 1e9)
         log_ns.append(record.log_time_ns)
         stamps_ns.append(_stamp_ns(msg))
         if not array:
             scalar.append(_number(value, topic, field))
             continue
         names = _names_of(msg, len(value))
-        if robot == "auto" and model is None and len(times) == 1:
+        if robot == "auto" and model is None and len(log_ns) == 1:
             model = _robot_for(set(names), robot)
         if model is not None and not roles:
             roles = {j.name: j.role for j in model.joints if j.role}
@@ -376,7 +374,7 @@ def extract_series(
             if joint not in names and not having_role:
                 raise PlotError(
                     f"topic {topic}: field {field!r}: no joint {joint!r} in the message at "
-                    f"t={times[-1]:.3f} s (joints: "
+                    f"t={(log_ns[-1] - start) / 1e9:.3f} s (joints: "
                     + ", ".join(
                         f"{n} (index {i}" + (f", {roles[n]})" if roles.get(n) else ")")
                         for i, n in enumerate(names)
@@ -387,7 +385,7 @@ def extract_series(
         for joint in wanted:
             if joint not in per_joint:
                 # a joint first seen later gets NaN for the messages before (not plotted)
-                per_joint[joint] = [math.nan] * (len(times) - 1)
+                per_joint[joint] = [math.nan] * (len(log_ns) - 1)
                 order.append(joint)
         index = {n: i for i, n in enumerate(names)}
         idle = _gain_is_zero(msg, field, len(value))
