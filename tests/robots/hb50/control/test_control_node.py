@@ -7,6 +7,7 @@ depend on this machine's speed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import queue
 import time
@@ -17,7 +18,7 @@ import pytest
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
-from jointbus.messages.geometry_msgs import Twist, Vector3
+from jointbus.messages.geometry_msgs import Quaternion, Twist, Vector3
 from jointbus.messages.sensor_msgs import JointState
 from jointbus.messages.std_msgs import String
 from jointbus.messages.tf2_msgs import TFMessage
@@ -303,6 +304,43 @@ def test_the_node_follows_the_bridge_out_of_stand_and_back_through_a_stand_up(ri
     assert rig.node.motion.mode is MotionMode.STAND
     assert tilt < 0.3, tilt
     assert rig.world.base_pose().position[2] == pytest.approx(0.33, abs=0.02)
+
+
+def test_a_tipped_robot_says_why_it_does_not_stand_up_when_the_drives_are_back(rig: Rig) -> None:
+    """The bridge's fallback hands over a robot that tipped past 0.5 rad; the node does not stand
+    it up until it is upright (a stand-up on it rolled it over) — and says so, once, with the
+    tilt, rather than waiting in DAMPING without a word."""
+    states = rig.bus.publisher("/hb50/bridge_state", BridgeState, MAB_RT)
+    states.publish(BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run")))
+    rig.run(0.05)
+    rig.control.publish(String("stand_up"))
+    assert wait_until(lambda: rig.node.motion.mode is MotionMode.STAND_UP)
+    rig.run(rig.node.motion.params.stand_up_time + 0.3)
+    states.publish(BridgeState(drives_enabled=False, status=("owner: none", "mode: safe")))
+    rig.cycle()
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    roll = 0.7  # rad: past upright (0.5), short of fallen (1.0)
+    half = roll / 2
+    tipped = dataclasses.replace(
+        frame(rig.world), orientation=Quaternion(math.sin(half), 0.0, 0.0, math.cos(half))
+    )
+    for _ in range(5):  # the body tips while the drives are off
+        rig.cycle(dataclasses.replace(tipped, header=frame(rig.world).header))
+    states.publish(BridgeState(drives_enabled=True, status=("owner: none", "mode: hold")))
+    for _ in range(50):
+        rig.cycle(dataclasses.replace(tipped, header=frame(rig.world).header))
+    assert rig.node.motion.mode is MotionMode.DAMPING
+    waiting = "the drives are back but the body is tipped 0.70 rad (upright is below 0.5 rad)"
+    assert wait_until(lambda: rig.status_with(waiting, Level.WARN))
+    assert sum(waiting in s.status for s in rig.statuses) == 1
+    rig.cycle()  # level again: the estimator sees it in this frame, the stand-up in the next
+    rig.cycle()
+    assert rig.node.motion.mode is MotionMode.STAND_UP
+    assert wait_until(
+        lambda: rig.status_with(
+            "DAMPING -> STAND_UP: the drives are back and the body is upright again", Level.OK
+        )
+    )
 
 
 @pytest.mark.parametrize(

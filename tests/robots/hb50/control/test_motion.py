@@ -366,13 +366,16 @@ def test_a_tipping_robot_is_not_stood_up_when_the_drives_are_back_until_it_is_up
     )
     t += 0.002
     assert set(mc.step(tipping, t).kp) == {0.0}
+    assert mc.held_by_tilt is None  # the drives hold it back, not the tilt
     assert mc.follow_drives(True, "", mc.q_stand) is None
     assert mc.mode is M.DAMPING and mc.stands_when_back
+    assert mc.held_by_tilt == pytest.approx(0.6, abs=1e-6)  # what the node reports
     t += 0.002
     assert set(mc.step(tipping, t).kp) == {0.0}  # still damping only
     t += 0.002
     mc.step(fake_state(mc.q_stand), t)  # level again
     assert mc.follow_drives(True, "", mc.q_stand) is M.STAND_UP
+    assert mc.held_by_tilt is None
 
 
 @pytest.mark.parametrize("start", [M.STAND, M.STAND_UP])

@@ -48,8 +48,9 @@ holds. The controller leaves STAND_UP / STAND / SIT_DOWN / LOCOMOTION for DAMPIN
 RobotState);
 when the drives are back it stands up again *from the measured pose* through STAND_UP if it was
 standing or rising (a sit-down ends in IDLE) — once the body's tilt is below ``upright_limit``
-(0.5 rad; DAMPING until then, FALLEN if it goes over): the bridge's fallback hands back a robot
-that tipped past 0.5 rad, and a stand-up started on it tipping rolled it over (a user's trial,
+(0.5 rad; DAMPING until then, :attr:`MotionController.held_by_tilt` gives the tilt for the
+node's WARN; FALLEN if it goes over): the bridge's fallback hands back a robot that tipped past
+0.5 rad, and a stand-up started on it tipping rolled it over (a user's trial,
 2026-12-05: "DAMPING -> STAND_UP: the drives are back", FALLEN 0.6 s later). Lost by a stall
 of this node (its step gap past the bridge's watchdog: :meth:`MotionController.lose_control`
 with ``stalled``), DAMPING first holds the pose measured on its first step there, stiff (``kp`` /
@@ -462,6 +463,7 @@ class MotionController:
         self._drives_available = True
         self._drives_reason = ""
         self._stand_when_back = False
+        self._held_by_tilt: float | None = None  # rad: the tilt that holds back a stand-up
         # DAMPING after this node's own stall: hold (not damp) until this controller time (s)
         self._hold_lost_until = -math.inf
         self._q_lost: FloatArray | None = None  # the pose it holds (rad), from its first step
@@ -522,6 +524,13 @@ class MotionController:
     def stands_when_back(self) -> bool:
         """In DAMPING: will the robot stand up again when the drives are back?"""
         return self._stand_when_back
+
+    @property
+    def held_by_tilt(self) -> float | None:
+        """In DAMPING with the drives back: the body's tilt (rad) that holds back the stand-up
+        (at or above ``upright_limit``), else ``None``. The node reports it, so a robot waiting
+        to be righted says why it does not stand."""
+        return self._held_by_tilt if self._mode is MotionMode.DAMPING else None
 
     @property
     def motion_type(self) -> MotionType:
@@ -961,6 +970,7 @@ class MotionController:
             self._measured = measured
         self._drives_available = available
         self._drives_reason = "" if available else reason
+        self._held_by_tilt = None
         mode = self._mode
         if mode is MotionMode.FALLEN:
             return None  # damping anyway; what to do once upright reads _drives_available
@@ -982,6 +992,7 @@ class MotionController:
         if tilt is not None and tilt.tilt >= self.fall.config.upright_limit:  # NaN: no IMU
             # Tipping (the bridge's fallback hands a robot over once it tipped past 0.5 rad):
             # stay in DAMPING with the wish kept; stand once it is upright, or FALLEN takes it.
+            self._held_by_tilt = tilt.tilt
             return None
         try:
             self._begin_move(

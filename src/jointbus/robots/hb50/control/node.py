@@ -253,6 +253,7 @@ def robot_state_message(
 #: re-entry ramp may take to show in ``bridge_state``: one comes with the next frames, or none.
 _HAND_BACK_RAMP_S = 0.5
 
+
 class ControlNode(Node):
     """The control node on ``bus`` (see the module docstring); call :meth:`start` to run it.
 
@@ -304,6 +305,7 @@ class ControlNode(Node):
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
+        self._held_by_tilt: float | None = None  # rad: reported once while it holds a stand-up
         self._seen_bridge = False
         self._owner_seen = ""
         self._handed_back = False
@@ -465,9 +467,7 @@ class ControlNode(Node):
             )
         ignored = self.motion.velocity_ignored()
         if ignored is not None:
-            self.report(
-                Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored"
-            )
+            self.report(Level.WARN, f"velocity_command {ignored}", key="velocity_command ignored")
 
     def _report_motion_events(self) -> None:
         """The velocity stream's end or return and the fresh-start hold, once each."""
@@ -582,7 +582,8 @@ class ControlNode(Node):
         on a fresh command only."""
         before = self.motion.mode
         after = self.motion.lose_control(
-            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)", now,
+            f"a stall of the control node ({what}; watchdog {self.stall_s:g} s)",
+            now,
             stalled=stalled,
         )
         then = (
@@ -617,6 +618,17 @@ class ControlNode(Node):
             return
         before = self.motion.mode
         after = self.motion.follow_drives(available, reason, state.joint_position)
+        tilt = self.motion.held_by_tilt
+        if tilt is not None and self._held_by_tilt is None:
+            limit = self.motion.fall.config.upright_limit
+            self.report(
+                Level.WARN,
+                f"motion mode DAMPING: the drives are back but the body is tipped {tilt:.2f} rad "
+                f"(upright is below {limit:g} rad); the robot stands up from its measured pose "
+                "once upright, FALLEN if it goes over",
+            )
+        upright_again = self._held_by_tilt is not None and tilt is None
+        self._held_by_tilt = tilt
         if after is None or after is before:
             return
         if after is MotionMode.DAMPING:
@@ -627,7 +639,15 @@ class ControlNode(Node):
                 "measured pose when the drives are back",
             )
         else:
-            self.report(Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back")
+            now = self.motion.fall.tilt
+            upright = (
+                ""
+                if now is None or not upright_again
+                else (f" and the body is upright again ({now.tilt:.2f} rad)")
+            )
+            self.report(
+                Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back{upright}"
+            )
 
     def _found_bridge(self, bridge: BridgeState, state: EstimatedState) -> None:
         """The first ``bridge_state`` this node sees: a bridge in safe mode or running its
@@ -647,9 +667,8 @@ class ControlNode(Node):
             f"the bridge's safe mode (previous owner {owner!r} lost)", self._now, stand=up
         )
         if self.motion.mode is MotionMode.DAMPING:
-            then = (
-                f"the body is {height:.3f} m high: standing up from the measured pose"
-                + ("" if before is MotionMode.IDLE else f" (a {before.name} was under way)")
+            then = f"the body is {height:.3f} m high: standing up from the measured pose" + (
+                "" if before is MotionMode.IDLE else f" (a {before.name} was under way)"
             )
         else:
             then = (
