@@ -345,6 +345,7 @@ def test_a_stack_taking_real_time_names_another_robots_stack_running_without_it(
         (13, "/x/.venv/bin/python /x/bin/jointbus demo"),
     ]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: others)
+    monkeypatch.setattr(stack_module, "realtime_of", lambda _pid, _cmd: None)
     note = stack_module._neighbour_note()
     assert note is not None, note
     assert "(pid 13 (/x/.venv/bin/python /x/bin/jointbus demo); 2 processes" in note, note
@@ -352,6 +353,33 @@ def test_a_stack_taking_real_time_names_another_robots_stack_running_without_it(
     tools = [(11, "bash"), (14, "jointbus topic echo /x")]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: tools)
     assert stack_module._neighbour_note() is None
+
+
+def test_a_robot_stack_that_runs_real_time_is_named_as_real_time_never_as_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user's trial (2026-12-05 evening): a real-time stack named a second one, started
+    beside it later, as running "without real-time scheduling" while `ps` showed the second's
+    threads SCHED_FIFO on the same cores — the note assumed it. What a neighbour runs is now read
+    from its threads; a real-time one is named with its priority and CPUs, as is one started
+    from this stack's own terminal (taken as "side by side on purpose", but not silently)."""
+    import jointbus.stack as stack_module
+    from jointbus.runtime.realtime import RealtimeHolder
+
+    fifo = {13: RealtimeHolder(13, "python -m jointbus.stack", 50, frozenset({0}))}
+    monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
+    rt = [(13, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}")]
+    later = stack_module._neighbour_note(rt, since=True)
+    assert later is not None
+    assert "started on this host since this one runs with real-time scheduling too" in later
+    assert "pid 13 (python -m jointbus.stack) at priority 50 on CPU 0" in later, later
+    assert "without real-time" not in later and "--no-realtime" in later
+    session = stack_module._neighbour_note(rt, session=True)
+    assert session is not None
+    assert "started from this session (this terminal) runs with real-time scheduling" in session
+    plain = [(14, "/x/.venv/bin/python /x/bin/jointbus demo --no-realtime")]
+    note = stack_module._neighbour_note(plain, since=True)
+    assert note is not None and "runs without real-time scheduling (pid 14 (" in note
 
 
 def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
@@ -365,6 +393,7 @@ def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
 
     running: list[tuple[int, str]] = [(11, "bash")]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
+    monkeypatch.setattr(stack_module, "realtime_of", lambda _pid, _cmd: None)
     monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
     stack = Stack()
     assert stack.take_reports() == []  # not started real-time alone: it does not look

@@ -186,6 +186,8 @@ from jointbus.runtime.realtime import (
     foreign_processes,
     raise_normal_threads,
     realtime_holders,
+    realtime_of,
+    session_processes,
 )
 
 __all__ = [
@@ -346,24 +348,32 @@ _STACK_COMMAND = re.compile(r"-m jointbus\.stack |\bjointbus (?:demo|bridge)\b")
 _RUNNERS = ("python", "jointbus")
 
 
-def _neighbour_stacks() -> list[tuple[int, str]]:
-    """``(pid, command line)`` of the processes of other robots' stacks on this host."""
+def _neighbour_stacks(
+    processes: Callable[[], list[tuple[int, str]]] | None = None,
+) -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the processes of other robots' stacks on this host, among
+    ``processes()`` (default: :func:`~jointbus.runtime.realtime.foreign_processes`)."""
     return [
         (pid, cmd)
-        for pid, cmd in foreign_processes()
+        for pid, cmd in (foreign_processes if processes is None else processes)()
         if _STACK_COMMAND.search(cmd) and os.path.basename(cmd.split()[0]).startswith(_RUNNERS)
     ]
 
 
 def _neighbour_note(
-    others: list[tuple[int, str]] | None = None, *, since: bool = False
+    others: list[tuple[int, str]] | None = None, *, since: bool = False, session: bool = False
 ) -> str | None:
-    """What to say when another robot's stack runs on this host (none is real-time, or this one
-    would not take real time): a new user's trial (2026-12-05) started a second robot with real
-    time beside a first that had started without it (a third was real-time then) — the first
-    fell to 238 Hz and 16.6 % of its cycles skipped for as long as the second ran, and neither
-    said why. ``others``: :func:`_neighbour_stacks` (looked up when ``None``); ``since``: the
-    stack was started after this one (:meth:`Stack.take_reports` looks again)."""
+    """What to say when another robot's stack runs on this host beside one that takes real
+    time: a new user's trial (2026-12-05) started a second robot with real time beside a first
+    that had started without it (a third was real-time then) — the first fell to 238 Hz and
+    16.6 % of its cycles skipped for as long as the second ran, and neither said why.
+    ``others``: :func:`_neighbour_stacks` (looked up when ``None``); ``since``: the stack was
+    started after this one (:meth:`Stack.take_reports` looks again); ``session``: ``others``
+    were started from this stack's session (the same terminal: :func:`session_processes`).
+
+    Whether a neighbour runs with real time is read from its threads, not assumed: a later
+    trial (2026-12-05 evening) had a real-time stack name a second one "without real-time
+    scheduling" that ran SCHED_FIFO on the same cores (it had counted the first as its own)."""
     if others is None:
         others = _neighbour_stacks()
     if not others:
@@ -371,8 +381,19 @@ def _neighbour_note(
     # the launcher first (what a person stops), then a layout's processes
     pid, command = min(others, key=lambda other: "-m jointbus.stack " in other[1])
     short = command if len(command) <= 60 else command[:57] + "..."
-    verb = "started on this host since this one, and runs" if since else "runs on this host"
     count = f"{len(others)} {'new ' if since else ''}process{'es' if len(others) > 1 else ''}"
+    where = "started from this session (this terminal)" if session else "on this host"
+    holders = [h for p, c in others if (h := realtime_of(p, c)) is not None]
+    if holders:
+        verb = "started on this host since this one runs" if since else f"{where} runs"
+        return (
+            f"another robot's stack {verb} with real-time scheduling too ("
+            + "; ".join(h.describe() for h in holders[:2])
+            + f"; {count} of robot stacks in all): both robots' threads take the same cores at "
+            "the same priorities and stall each other — cycles skipped, fallbacks. One robot "
+            "per computer, or restart one of them with --no-realtime"
+        )
+    verb = "started on this host since this one, and runs" if since else f"runs {where}"
     return (
         f"another robot's stack {verb} without real-time scheduling (pid {pid} "
         f"({short}); {count} of robot stacks in all); this one takes it, and its threads "
@@ -748,7 +769,14 @@ class Stack:
                 )
             else:
                 others = _neighbour_stacks()
-                self.neighbour_note = _neighbour_note(others)
+                mine = [
+                    other
+                    for other in _neighbour_stacks(session_processes)
+                    if realtime_of(*other) is not None
+                ]
+                self.neighbour_note = _neighbour_note(others) or _neighbour_note(
+                    mine, session=True
+                )
                 self._neighbours_seen = {pid for pid, _ in others}
                 self._neighbours_checked = time.monotonic()
         try:

@@ -336,6 +336,15 @@ def test_a_process_that_only_shares_an_ancestor_is_not_this_ones() -> None:
     assert 350 not in ours and 250 not in ours
 
 
+def test_a_process_of_this_session_started_elsewhere_is_beside_this_one_not_its_family() -> None:
+    """A robot started earlier from the same terminal (``setsid … &``, its launcher gone) is
+    "started beside" this one — named when it runs real time — while this process, its
+    ancestors and its own children (a layout's processes) are not; nor is another session's."""
+    parent = {100: 1, 200: 100, 300: 200, 250: 100, 350: 250, 310: 300, 400: 1, 410: 400}
+    session = {100: 100, 200: 200, 300: 200, 250: 250, 350: 250, 310: 310, 400: 200, 410: 410}
+    assert realtime.started_beside(list(parent), parent, session, 300, 200) == {400, 410}
+
+
 def test_foreign_processes_lists_another_sessions_process_and_not_this_ones() -> None:
     """What a launcher looks through for other robots: a process of another session that is
     not this one's descendant (another user's, started from another terminal) is listed with its

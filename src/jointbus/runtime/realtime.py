@@ -49,7 +49,10 @@ __all__ = [
     "raise_normal_threads",
     "read_realtime_state",
     "realtime_holders",
+    "realtime_of",
     "restore_realtime",
+    "session_processes",
+    "started_beside",
 ]
 
 PR_SET_TIMERSLACK: Final = 29
@@ -327,16 +330,14 @@ def own_processes(
     return ours
 
 
-def foreign_processes() -> list[tuple[int, str]]:
-    """``(pid, command line)`` of the user-space processes that are not this process's own (as
-    :func:`realtime_holders` counts them: not itself, its ancestors, or what its session started;
-    kernel threads left out). Linux only: elsewhere, an empty list."""
-    me = os.getpid()
+def _process_table() -> tuple[list[int], dict[int, int], dict[int, int], int] | None:
+    """Every process's pid, its parent and session (``/proc``), and this process's session;
+    ``None`` off Linux."""
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
         my_session = os.getsid(0)
     except OSError:
-        return []
+        return None
     parent: dict[int, int] = {}
     session: dict[int, int] = {}
     for pid in pids:
@@ -344,11 +345,13 @@ def foreign_processes() -> list[tuple[int, str]]:
         # fields from 3 on (proc(5)): 4 ppid, 6 session
         if fields is not None and len(fields) > 3:
             parent[pid], session[pid] = int(fields[1]), int(fields[3])
-    ours = own_processes(pids, parent, session, me, my_session)
+    return pids, parent, session, my_session
+
+
+def _command_lines(pids: list[int]) -> list[tuple[int, str]]:
+    """``(pid, command line)`` of ``pids`` that have one (a kernel thread has none)."""
     found: list[tuple[int, str]] = []
     for pid in pids:
-        if pid in ours:
-            continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
@@ -357,6 +360,75 @@ def foreign_processes() -> list[tuple[int, str]]:
         if command:  # empty: a kernel thread
             found.append((pid, command))
     return found
+
+
+def foreign_processes() -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the user-space processes that are not this process's own (as
+    :func:`realtime_holders` counts them: not itself, its ancestors, or what its session started;
+    kernel threads left out). Linux only: elsewhere, an empty list."""
+    table = _process_table()
+    if table is None:
+        return []
+    pids, parent, session, my_session = table
+    ours = own_processes(pids, parent, session, os.getpid(), my_session)
+    return _command_lines([pid for pid in pids if pid not in ours])
+
+
+def session_processes() -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the processes this process's session started (directly or
+    through launchers that left it) that are neither this process, its ancestors nor its
+    descendants: what :func:`foreign_processes` leaves out as "started side by side on purpose"
+    — a robot started earlier from the same terminal, or by the same test run.
+
+    Why: two real-time robots started from one terminal take the same cores at the same
+    priorities as surely as two from two terminals; a launcher that takes real time beside one
+    says so (a new user's trial, 2026-12-05, ran a second stack with real time beside a
+    real-time one started from the same shell with ``setsid``, and neither said a word).
+    Linux only: elsewhere, an empty list."""
+    table = _process_table()
+    if table is None:
+        return []
+    pids, parent, session, my_session = table
+    beside = started_beside(pids, parent, session, os.getpid(), my_session)
+    return _command_lines([pid for pid in pids if pid in beside])
+
+
+def started_beside(
+    pids: list[int], parent: dict[int, int], session: dict[int, int], me: int, my_session: int
+) -> set[int]:
+    """Which of ``pids`` ``my_session`` started beside ``me`` (see :func:`session_processes`):
+    :func:`own_processes`, less ``me``, its ancestors and its descendants."""
+    ours = own_processes(pids, parent, session, me, my_session)
+    mine = own_processes(pids, parent, session, me, -1)  # no session is -1: me and my family
+    return ours - mine
+
+
+def realtime_of(pid: int, command: str) -> RealtimeHolder | None:
+    """Process ``pid`` (command line ``command``) as a :class:`RealtimeHolder` when one of its
+    threads runs on a real-time policy (SCHED_FIFO / SCHED_RR), else ``None`` (or gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    best = 0
+    cpus: set[int] = set()
+    for tid in tids:
+        fields = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
+        # field 40 rt_priority, 41 policy (proc(5)); the list starts at field 3
+        if fields is None or len(fields) < 39:
+            continue
+        policy, priority = int(fields[38]), int(fields[37])
+        if policy not in (os.SCHED_FIFO, os.SCHED_RR):
+            continue
+        best = max(best, priority)
+        try:
+            cpus |= os.sched_getaffinity(int(tid))
+        except OSError:
+            continue
+    if not best:
+        return None
+    short = command if len(command) <= 60 else command[:57] + "..."
+    return RealtimeHolder(pid, short, best, frozenset(cpus))
 
 
 def realtime_holders() -> list[RealtimeHolder]:
@@ -373,30 +445,11 @@ def realtime_holders() -> list[RealtimeHolder]:
     nor processes started — directly or through launchers — from this process's session (this
     terminal, this test run: its own robot restarted, or robots run side by side on purpose, as
     a parallel test suite does; a robot's processes get sessions of their own, so their
-    launcher's counts). Linux only: elsewhere, an empty list.
+    launcher's counts; :func:`session_processes` lists those). Linux only: elsewhere, an empty
+    list.
     """
-    holders: list[RealtimeHolder] = []
-    for pid, command in foreign_processes():
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        best = 0
-        cpus: set[int] = set()
-        for tid in tids:
-            fields = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
-            # field 40 rt_priority, 41 policy (proc(5)); the list starts at field 3
-            if fields is None or len(fields) < 39:
-                continue
-            policy, priority = int(fields[38]), int(fields[37])
-            if policy not in (os.SCHED_FIFO, os.SCHED_RR):
-                continue
-            best = max(best, priority)
-            try:
-                cpus |= os.sched_getaffinity(int(tid))
-            except OSError:
-                continue
-        if best:
-            short = command if len(command) <= 60 else command[:57] + "..."
-            holders.append(RealtimeHolder(pid, short, best, frozenset(cpus)))
-    return holders
+    return [
+        holder
+        for pid, command in foreign_processes()
+        if (holder := realtime_of(pid, command)) is not None
+    ]
