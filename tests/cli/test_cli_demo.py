@@ -7,6 +7,7 @@ Each run joins its own Zenoh hub port (``JOINTBUS_HUB_PORT``), never the real 74
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -63,8 +64,9 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     # the bridge loop over the whole run, from its counts since it started (in its 1 Hz
     # diagnostics: up to a second before the end): its due cycles are the 500 Hz grid of at
     # least the 4 s run but that second, at most the whole time since the start-up began
-    run = re.search(r"bridge loop over the run (\d+) of (\d+) due cycles \(([\d.]+) % skipped",
-                    lines[-1])
+    run = re.search(
+        r"bridge loop over the run (\d+) of (\d+) due cycles \(([\d.]+) % skipped", lines[-1]
+    )
     assert run, lines[-1]
     cycles, due = int(run.group(1)), int(run.group(2))
     assert 500 * (4.0 - 1.1) <= due <= 500 * (float(stopped.group(1)) + 0.1), lines[-1]
@@ -78,8 +80,9 @@ def test_demo_at_1000_hz_stands_up_and_says_the_rate_it_achieved() -> None:
     # 8 s: on this 2-core VM the 1 kHz layout's control process can miss ~1 s of frames (the
     # demo says BEHIND REAL TIME); the bridge's fallback then holds the rising robot and the
     # control node stands it up again from there, which a 4 s run did not always see end.
-    result = run_cli(free_port(), "demo", "--headless", "--duration", "8", "--rate", "1000",
-                     timeout=120)
+    result = run_cli(
+        free_port(), "demo", "--headless", "--duration", "8", "--rate", "1000", timeout=120
+    )
     assert result.returncode == 0, result.stderr
     mode, height = _final(result.stdout)
     assert mode == "STAND"
@@ -95,7 +98,14 @@ def test_demo_over_zenoh_records_every_topic(tmp_path: Path) -> None:
     path = tmp_path / "demo.mcap"
     result = run_cli(
         free_port(),
-        "demo", "--headless", "--duration", "4", "--transport", "zenoh", "--record", str(path),
+        "demo",
+        "--headless",
+        "--duration",
+        "4",
+        "--transport",
+        "zenoh",
+        "--record",
+        str(path),
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
@@ -139,10 +149,11 @@ RECORDED = re.compile(
 
 
 def _spans(path: Path) -> tuple[float, float, float]:
-    """The file's span, its ``bridge_data``'s span and where that begins in it (s), from the
-    MCAP read back."""
+    """The file's span, its ``bridge_data``'s span by publish times (when the bridge sent
+    them) and where that begins in the file (log time, s), from the MCAP read back."""
     first: int | None = None
-    last = 0
+    first_sent: int | None = None
+    last_sent = 0
     with path.open("rb") as f:
         reader = make_reader(f)
         summary = reader.get_summary()
@@ -150,10 +161,64 @@ def _spans(path: Path) -> tuple[float, float, float]:
         stats = summary.statistics
         for _schema, _channel, message in reader.iter_messages(topics=["/hb50/bridge_data"]):
             first = message.log_time if first is None else min(first, message.log_time)
-            last = max(last, message.log_time)
-    assert first is not None, "no bridge_data in the file"
+            sent = message.publish_time
+            first_sent = sent if first_sent is None else min(first_sent, sent)
+            last_sent = max(last_sent, sent)
+    assert first is not None and first_sent is not None, "no bridge_data in the file"
     start = stats.message_start_time
-    return (stats.message_end_time - start) / 1e9, (last - first) / 1e9, (first - start) / 1e9
+    return (
+        (stats.message_end_time - start) / 1e9,
+        (last_sent - first_sent) / 1e9,
+        (first - start) / 1e9,
+    )
+
+
+def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_what_is_missing() -> (
+    None
+):
+    """A new user's recorder, beside eight CPU-bound processes, received frames up to 22 s late
+    and most not at all; the line said "41.27 s of the robot's data" (receive times) for frames
+    sent over 19.6 s, and nothing of what was missing. The span is now the frames' publish
+    times', and the frames missing in it and the sequence gaps are named."""
+    from jointbus.cli.demo import _recorded_line
+    from jointbus.tools.recorder import RecorderStats, TopicRecord
+
+    s = 1_000_000_000
+    start = 1_700_000_000 * s
+    stats = RecorderStats(
+        messages=20_191,
+        bytes=1,
+        topics=14,
+        queued=0,
+        lost=7_477,
+        skipped=0,
+        elapsed_s=41.5,
+        first_ns=start,
+        last_ns=start + 41_270_000_000,
+    )
+    robot = TopicRecord(
+        count=2_323,
+        first_ns=start + s,
+        last_ns=start + 41 * s,
+        first_pub_ns=start + s // 2,
+        last_pub_ns=start + s // 2 + 19_600_000_000,
+    )
+    line = _recorded_line(
+        stats, Path("fwd.mcap"), 40.0, robot=robot, rate_hz=500.0, ran_s=40.3, early=False
+    )
+    assert "then 19.60 s of the robot's data from +1.00 s" in line, line
+    assert "2323 of the ≈ 9801 frames the bridge sent in that time, 76 % not recorded" in line
+    assert "lost 7477 (sequence gaps: published, never received)" in line
+    assert line.endswith(
+        "not the 40 s asked: the run lasted 40.30 s; the robot's data in the "
+        "file was sent over 19.60 s"
+    ), line
+    whole = dataclasses.replace(robot, count=9_801)
+    quiet = dataclasses.replace(stats, lost=0)
+    line = _recorded_line(
+        quiet, Path("fwd.mcap"), 19.0, robot=whole, rate_hz=500.0, ran_s=19.2, early=False
+    )
+    assert "frames" not in line and "lost" not in line and "asked" not in line, line
 
 
 def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
@@ -171,7 +236,13 @@ def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
     path = tmp_path / "run.mcap"
     duration = 5.0
     result = run_cli(
-        free_port(), "demo", "--headless", "--duration", f"{duration:g}", "--record", str(path),
+        free_port(),
+        "demo",
+        "--headless",
+        "--duration",
+        f"{duration:g}",
+        "--record",
+        str(path),
         timeout=90,
     )
     assert result.returncode == 0, result.stderr
@@ -212,8 +283,18 @@ def test_demo_record_stopped_early_says_how_long_the_run_ran(tmp_path: Path) -> 
     in" does, and the spans printed are the file's."""
     path = tmp_path / "run.mcap"
     proc = subprocess.Popen(
-        [sys.executable, "-u", "-m", "jointbus.cli.main", "demo", "--headless",
-         "--duration", "60", "--record", str(path)],
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "jointbus.cli.main",
+            "demo",
+            "--headless",
+            "--duration",
+            "60",
+            "--record",
+            str(path),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -353,7 +434,14 @@ def test_demo_serves_arm6_and_rover_with_the_array_node_and_moves_them(
     path = tmp_path / f"{robot}.mcap"
     result = run_cli(
         free_port(),
-        "demo", "--robot", robot, "--headless", "--duration", "4", "--record", str(path),
+        "demo",
+        "--robot",
+        robot,
+        "--headless",
+        "--duration",
+        "4",
+        "--record",
+        str(path),
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
@@ -409,7 +497,14 @@ def test_arm6_demo_alternates_with_the_arms_own_home_pose(tmp_path: Path) -> Non
     path = tmp_path / "arm6.mcap"
     result = run_cli(
         free_port(),
-        "demo", "--robot", "arm6", "--headless", "--duration", "6.5", "--record", str(path),
+        "demo",
+        "--robot",
+        "arm6",
+        "--headless",
+        "--duration",
+        "6.5",
+        "--record",
+        str(path),
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
@@ -449,9 +544,13 @@ def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
                 assert frames, "no bridge_data seen"
                 latest = frames[-1]
                 # the robot stands: a reading and a frame a few ms apart agree to sensor noise
-                assert max(
-                    abs(a - b) for a, b in zip(reading.position, latest.joint_position, strict=True)
-                ) < 0.05
+                assert (
+                    max(
+                        abs(a - b)
+                        for a, b in zip(reading.position, latest.joint_position, strict=True)
+                    )
+                    < 0.05
+                )
             n = len(states)
             time.sleep(1.0)
             rate = len(states) - n

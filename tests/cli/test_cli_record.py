@@ -86,9 +86,20 @@ def _record_on_a_terminal(tmp_path: Path, *extra: str) -> str:
     master, slave = pty.openpty()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "jointbus.cli.main", "record", str(tmp_path / "t.mcap"),
-             TALK_TOPIC, "--duration", "2", *extra],
-            stdout=subprocess.DEVNULL, stderr=slave, env=cli_env(port),
+            [
+                sys.executable,
+                "-m",
+                "jointbus.cli.main",
+                "record",
+                str(tmp_path / "t.mcap"),
+                TALK_TOPIC,
+                "--duration",
+                "2",
+                *extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+            env=cli_env(port),
         )
         os.close(slave)
         chunks: list[bytes] = []
@@ -125,7 +136,13 @@ def test_record_says_what_lost_and_skipped_count():
     """A bare "lost 204" left a user guessing: the status line names sequence gaps, and --help
     explains both counts."""
     stats = RecorderStats(
-        messages=9000, bytes=10**6, topics=12, queued=0, lost=204, skipped=3, elapsed_s=5.0,
+        messages=9000,
+        bytes=10**6,
+        topics=12,
+        queued=0,
+        lost=204,
+        skipped=3,
+        elapsed_s=5.0,
         lost_reliable=0,
     )
     line = status_text(stats, 1800.0)
@@ -134,6 +151,42 @@ def test_record_says_what_lost_and_skipped_count():
     help_text = " ".join(CliRunner().invoke(tools_app(), ["record", "--help"]).output.split())
     assert "missing from a remote publisher's sequence numbers" in help_text.replace("│ ", "")
     assert "not recordable" in help_text
+
+
+def test_the_summary_names_a_span_shorter_than_the_recording_and_the_silence_at_its_end():
+    """A user's recorder on a busy host ran 70.4 s, held 22.9 s of messages (``jointbus info``'s
+    duration) and said only "70.4 s". The summary now gives the messages' span when it is a
+    second or more shorter, and how long before the stop the last message came."""
+    from jointbus.cli.record import _held
+    from jointbus.tools.recorder import RecorderStats
+
+    s = 1_000_000_000
+    start = 1_700_000_000 * s
+    stats = RecorderStats(
+        messages=994,
+        bytes=1,
+        topics=4,
+        queued=0,
+        lost=0,
+        skipped=0,
+        elapsed_s=70.4,
+        first_ns=start,
+        last_ns=start + 22_900_000_000,
+    )
+    stopped = start + 70 * s
+    assert _held(stats, stopped) == "; the messages span 22.9 s, none arrived in the last 47.1 s"
+    whole = RecorderStats(
+        messages=994,
+        bytes=1,
+        topics=4,
+        queued=0,
+        lost=0,
+        skipped=0,
+        elapsed_s=70.4,
+        first_ns=start,
+        last_ns=start + 69_900_000_000,
+    )
+    assert _held(whole, stopped) == ""
 
 
 def test_record_started_after_the_stack_is_up_holds_its_latched_topics(tmp_path: Path):

@@ -170,7 +170,9 @@ def test_stats_count_the_topics_and_messages_in_the_file(bus: Bus, tmp_path: Pat
     assert stats.messages == summary.statistics.message_count == 25
 
 
-def test_each_topics_span_is_its_first_and_last_log_time_in_the_file(bus: Bus, tmp_path: Path):
+def test_each_topics_record_is_its_count_and_first_and_last_log_and_publish_times(
+    bus: Bus, tmp_path: Path
+):
     """``jointbus demo --record`` tells the robot's data (``bridge_data``) apart from the file's
     span, which also holds the nodes' start-up before it: a file of 9.72 s held 6.0 s of it (a new
     user's trial, 2026-12-05). The recorder gives each topic's span as the file holds it."""
@@ -179,7 +181,7 @@ def test_each_topics_span_is_its_first_and_last_log_time_in_the_file(bus: Bus, t
     data_pub = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT)
     with Recorder(bus, out, discovery_interval=0.01) as rec:
         assert wait_until(lambda: _recorder_subscribes(bus, "/hb50/bridge_data"))
-        assert rec.topic_span_ns("/hb50/bridge_data") is None  # nothing yet
+        assert rec.topic_record("/hb50/bridge_data") is None  # nothing yet
         early.publish(String("before the robot"))
         time.sleep(0.05)
         for i in range(20):
@@ -191,9 +193,17 @@ def test_each_topics_span_is_its_first_and_last_log_time_in_the_file(bus: Bus, t
     for topic, _type, _data, log_ns in read_all(out):
         first, _ = first_last.get(topic, (log_ns, log_ns))
         first_last[topic] = (first, log_ns)
-    assert rec.topic_span_ns("/hb50/bridge_data") == first_last["/hb50/bridge_data"]
-    assert rec.topic_span_ns("/early") == first_last["/early"]
-    assert rec.topic_span_ns("/never") is None
+    held = rec.topic_record("/hb50/bridge_data")
+    assert held is not None and held.count == 20
+    assert (held.first_ns, held.last_ns) == first_last["/hb50/bridge_data"]
+    # in-process messages: sent as received (a remote one's publish time is its sender's,
+    # tests/cli/test_cli_demo.py reads it back)
+    assert (held.first_pub_ns, held.last_pub_ns) == first_last["/hb50/bridge_data"]
+    early_held = rec.topic_record("/early")
+    assert (
+        early_held is not None and (early_held.first_ns, early_held.last_ns) == first_last["/early"]
+    )
+    assert rec.topic_record("/never") is None
     # the file's span reaches back before the robot's data
     assert stats.first_ns == first_last["/early"][0] < first_last["/hb50/bridge_data"][0]
     assert stats.last_ns == first_last["/hb50/bridge_data"][1]

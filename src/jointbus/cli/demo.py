@@ -35,10 +35,12 @@ robot lying and holds the whole stand-up. The file so begins with the nodes' sta
 parameters, ``/tf_static``, heartbeats; 1–4 s, more on a loaded host) before the robot's first
 frame; ``--duration`` counts from when the robot runs (the start-up line's "runs N s from now"),
 and at its end the robot runs on until the file holds that many seconds of its data
-(``bridge_data``, first to last frame; at most 1 s more: its frames reach the recorder a little
-late). The line that names the file gives both spans — ``(9.72 s: the nodes' start-up, then
-6.00 s of the robot's data from +3.72 s)`` — and the reason when the robot's data is shorter than
-asked (the run was stopped early: how long after it began). Before, the recorder started after
+(``bridge_data``, first to last frame by the times the bridge sent them; at most 1 s more: its
+frames reach the recorder a little late). The line that names the file gives both spans —
+``(9.72 s: the nodes' start-up, then 6.00 s of the robot's data from +3.72 s)`` — how many of
+the frames sent in that span the file holds when over 1 % are missing, the sequence gaps
+(``lost``), and the reason when the robot's data is shorter than asked (the run was stopped
+early: how long after it began). Before, the recorder started after
 the robot had been commanded: under load the files began with it standing and were 0.6–1.2 s
 short of a 10 s run; then the line gave the file's span alone (9.72 s for ``--duration 6``), and
 a run stopped early "after 11.04 s", counted from the recorder's start, when the robot had run
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
     from jointbus.bus import ZenohConfig
     from jointbus.robots.hb50.messages import Status
     from jointbus.stack import Stack, StackSummary
+    from jointbus.tools.recorder import TopicRecord
 
 __all__ = ["demo", "final_line", "report_line", "run_view", "summary_table"]
 
@@ -330,10 +333,15 @@ def run_view(
                     ran_s = None if began is None else now - began
                     stopped_early = end is None or now < end - 0.05
                     stats = recorder.stop()
-                    robot = recorder.topic_span_ns(_robot_topic(stack))
                     note(
                         _recorded_line(
-                            stats, record, duration, robot=robot, ran_s=ran_s, early=stopped_early
+                            stats,
+                            record,
+                            duration,
+                            robot=recorder.topic_record(_robot_topic(stack)),
+                            rate_hz=stack.rate_hz,
+                            ran_s=ran_s,
+                            early=stopped_early,
                         )
                     )
                 stack.stop()
@@ -350,15 +358,21 @@ def _robot_topic(stack: Stack) -> str:
 
 def _await_robot_data(recorder: Any, topic: str, duration: float) -> None:
     """Keep the robot running until the file holds ``duration`` s of its data (``topic``, first
-    to last message), at most :data:`_RECORD_GRACE_S` more: the robot's first frames reach the
-    recorder a little after the run begins, its last ones a little after they are sent (under
-    load 0.1–0.3 s in all), and a file stopped at the end of the run held that much less."""
+    to last message by their publish times), at most :data:`_RECORD_GRACE_S` more: the robot's
+    first frames reach the recorder a little after the run begins, its last ones a little after
+    they are sent (under load 0.1–0.3 s in all), and a file stopped at the end of the run held
+    that much less."""
     give_up = time.monotonic() + _RECORD_GRACE_S
     while time.monotonic() < give_up:
-        span = recorder.topic_span_ns(topic)
-        if span is not None and span[1] - span[0] >= duration * 1e9:
+        held = recorder.topic_record(topic)
+        if held is not None and held.sent_span_s >= duration:
             return
         time.sleep(_RECORD_POLL_S)
+
+
+#: Share of the robot's frames (within the span the file holds) below which ``--record``'s line
+#: says how many are missing (a recorder that fell behind on a busy host).
+_MISSING_NOTED: Final = 0.01
 
 
 def _recorded_line(
@@ -366,25 +380,44 @@ def _recorded_line(
     path: Path | None,
     duration: float | None,
     *,
-    robot: tuple[int, int] | None,
+    robot: TopicRecord | None,
+    rate_hz: float,
     ran_s: float | None,
     early: bool,
 ) -> str:
     """What ``--record`` wrote: counts, the file's span and, within it, the robot's data (the
-    bridge's frames, first to last; ``robot``: their log times in ns), and why that is shorter
-    than asked. The file's span (what ``jointbus info`` calls its duration) also holds the nodes'
-    start-up before the robot's first frame; ``--duration`` counts from when the robot runs, as
-    ``ran_s`` (None: the run never began) does."""
+    bridge's frames, first to last, by the times the bridge sent them — ``robot``), how many of
+    the frames sent in that span the file holds when some are missing, the sequence gaps, and
+    why the robot's data is shorter than asked. The file's span (what ``jointbus info`` calls
+    its duration) also holds the nodes' start-up before the robot's first frame; ``--duration``
+    counts from when the robot runs, as ``ran_s`` (None: the run never began) does.
+
+    Why publish times: a new user's recorder, on a host with eight CPU-bound processes beside
+    the robot, received frames up to 22 s late and lost most of them; the line, from receive
+    times, said "41.27 s of the robot's data" for frames the bridge had sent over 19.6 s, and
+    nothing about the frames missing."""
     text = f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
     robot_s = math.nan
     if robot is None:
         text += f"({stats.span_s:.2f} s)"
     else:
-        robot_s = (robot[1] - robot[0]) / 1e9
+        robot_s = robot.sent_span_s
         text += (
             f"({stats.span_s:.2f} s: the nodes' start-up, then {robot_s:.2f} s of the robot's "
-            f"data from +{(robot[0] - stats.first_ns) / 1e9:.2f} s)"
+            f"data from +{(robot.first_ns - stats.first_ns) / 1e9:.2f} s"
         )
+        sent = round(robot_s * rate_hz) + 1
+        if robot.count < (1.0 - _MISSING_NOTED) * sent:
+            text += (
+                f"; {robot.count} of the ≈ {sent} frames the bridge sent in that time, "
+                f"{100.0 * (1.0 - robot.count / sent):.0f} % not recorded: the recorder fell "
+                "behind (too little CPU for it on this host?)"
+            )
+        text += ")"
+    if stats.lost:
+        from jointbus.cli.record import LOST_MEANING  # the recorder's words, where they are used
+
+        text += f"; lost {stats.lost} ({LOST_MEANING})"
     if duration is None or robot_s >= duration - 0.1:
         return text
     if early:
@@ -400,7 +433,7 @@ def _recorded_line(
         why = f"none of the robot's data reached the recorder in its {stats.elapsed_s:.2f} s"
     else:
         ran = "" if ran_s is None else f"the run lasted {ran_s:.2f} s; "
-        why = f"{ran}the robot's data reached the recorder over {robot_s:.2f} s"
+        why = f"{ran}the robot's data in the file was sent over {robot_s:.2f} s"
     return f"{text}, not the {duration:g} s asked: {why}"
 
 

@@ -50,6 +50,23 @@ def _lost(stats: RecorderStats) -> str:
     return f"{stats.lost} ({LOST_MEANING}; {stats.lost_reliable} on reliable topics)"
 
 
+def _held(stats: RecorderStats, stopped_ns: int) -> str:
+    """What the summary adds after the recording's own time: the messages' span (what
+    ``jointbus info`` calls the file's duration) when it is a second or more shorter, and how
+    long before the stop the last message arrived when that is more than
+    :data:`SILENT_NOTED_S` — a user's recorder on a busy host ran 70.4 s, held 22.9 s of
+    messages and said only "70.4 s"."""
+    if not stats.messages or stats.elapsed_s - stats.span_s < 1.0:
+        return ""
+    text = f"; the messages span {stats.span_s:.1f} s"
+    silent_s = (stopped_ns - stats.last_ns) / 1e9
+    if silent_s > SILENT_NOTED_S:
+        text += f", none arrived in the last {silent_s:.1f} s"
+    return text
+
+
+#: Seconds without a message before the stop that the summary names (see :func:`_held`).
+SILENT_NOTED_S: Final = 2.0
 #: What ``lost`` counts, as the status line and the summary say it.
 LOST_MEANING: Final = "sequence gaps: published, never received"
 #: What ``skipped`` counts.
@@ -183,7 +200,7 @@ def record(
         bus.close()
     note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
-        f"({stats.bytes / 1e6:.2f} MB, {stats.elapsed_s:.1f} s)"
+        f"({stats.bytes / 1e6:.2f} MB in {stats.elapsed_s:.1f} s{_held(stats, time.time_ns())})"
         + (
             f"; lost {_lost(stats)}, skipped {stats.skipped} ({SKIPPED_MEANING})"
             if stats.lost or stats.skipped
@@ -198,6 +215,7 @@ def record(
 __all__ = [
     "LOST_MEANING",
     "NO_TOPIC_WARNING_S",
+    "SILENT_NOTED_S",
     "SKIPPED_MEANING",
     "StatusLine",
     "record",

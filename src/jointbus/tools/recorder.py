@@ -139,7 +139,18 @@ class RecorderStats:
 class _Channel:
     """One (topic, type) of the file; ``id`` is 0 until the writer thread registers it."""
 
-    __slots__ = ("count", "first_ns", "id", "last_ns", "msgdef", "qos", "topic", "type_name")
+    __slots__ = (
+        "count",
+        "first_ns",
+        "first_pub_ns",
+        "id",
+        "last_ns",
+        "last_pub_ns",
+        "msgdef",
+        "qos",
+        "topic",
+        "type_name",
+    )
 
     def __init__(self, topic: str, type_name: str, msgdef: str) -> None:
         self.topic = topic
@@ -150,8 +161,34 @@ class _Channel:
         #: Earliest and latest log time (ns) of the messages written (0 before the first).
         self.first_ns = 0
         self.last_ns = 0
+        #: Earliest and latest publish time (ns): when the publisher sent them (rmw_zenoh's
+        #: source time), which a receiver falling behind does not stretch.
+        self.first_pub_ns = 0
+        self.last_pub_ns = 0
         #: The publisher's QoS if known (stored as the channel's ``offered_qos_profiles``).
         self.qos: QosProfile | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    """What a file holds of one topic: ``count`` messages, their log times (``first_ns`` /
+    ``last_ns``: when this recorder received them) and publish times (``first_pub_ns`` /
+    ``last_pub_ns``: when the publisher sent them), ns since the Unix epoch.
+
+    Why both: a recorder that falls behind (a busy host) receives late — in a user's trial up
+    to 22 s late — so the span of its log times overstates how much of the robot's run the
+    file holds; the publish times' span is what the robot sent over."""
+
+    count: int
+    first_ns: int
+    last_ns: int
+    first_pub_ns: int
+    last_pub_ns: int
+
+    @property
+    def sent_span_s(self) -> float:
+        """Seconds between the first and the last message's publish times."""
+        return (self.last_pub_ns - self.first_pub_ns) / 1e9
 
 
 # (channel, payload, log time ns, publish time ns, sequence or 0)
@@ -303,14 +340,19 @@ class Recorder:
             last_ns=span[1] if span is not None else 0,
         )
 
-    def topic_span_ns(self, topic: str) -> tuple[int, int] | None:
-        """(earliest, latest) log time (ns since the Unix epoch) of the messages of ``topic``
-        written to the file so far, as ``jointbus info`` reads them; None when it holds none."""
+    def topic_record(self, topic: str) -> TopicRecord | None:
+        """What the file holds of ``topic`` so far (:class:`TopicRecord`); None when nothing."""
         with self._channels_lock:
             channels = [c for c in self._channels.values() if c.topic == topic and c.first_ns]
         if not channels:
             return None
-        return min(c.first_ns for c in channels), max(c.last_ns for c in channels)
+        return TopicRecord(
+            count=sum(c.count for c in channels),
+            first_ns=min(c.first_ns for c in channels),
+            last_ns=max(c.last_ns for c in channels),
+            first_pub_ns=min(c.first_pub_ns for c in channels),
+            last_pub_ns=max(c.last_pub_ns for c in channels),
+        )
 
     # ---- entry points of the sources ------------------------------------------------------------
     def wants(self, topic: str) -> bool:
@@ -488,6 +530,9 @@ class Recorder:
             if not channel.first_ns or log_ns < channel.first_ns:
                 channel.first_ns = log_ns
             channel.last_ns = max(channel.last_ns, log_ns)
+            if not channel.first_pub_ns or pub_ns < channel.first_pub_ns:
+                channel.first_pub_ns = pub_ns
+            channel.last_pub_ns = max(channel.last_pub_ns, pub_ns)
         except OSError as exc:
             self._fail(exc)
         except Exception:
@@ -783,4 +828,5 @@ __all__ = [
     "POLL_INTERVAL",
     "Recorder",
     "RecorderStats",
+    "TopicRecord",
 ]
