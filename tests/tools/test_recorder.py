@@ -199,6 +199,7 @@ def test_each_topics_record_is_its_count_and_first_and_last_log_and_publish_time
     # in-process messages: sent as received (a remote one's publish time is its sender's,
     # tests/cli/test_cli_demo.py reads it back)
     assert (held.first_pub_ns, held.last_pub_ns) == first_last["/hb50/bridge_data"]
+    assert held.sent is None  # in-process: no sequence numbers to count what was sent
     early_held = rec.topic_record("/early")
     assert (
         early_held is not None and (early_held.first_ns, early_held.last_ns) == first_last["/early"]

@@ -63,6 +63,7 @@ import typer
 from jointbus.cli.errors import CliError, note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.options import BusOptions, joined_line, joins_bus
+from jointbus.cli.report_times import next_report_at
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -253,7 +254,7 @@ def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
     with context:
         tick = time.monotonic()
         while end is None or time.monotonic() < end:
-            tick += SUMMARY_PERIOD_S
+            tick = next_report_at(tick, time.monotonic(), SUMMARY_PERIOD_S)
             wake = tick if end is None else min(tick, end)
             while (left := wake - time.monotonic()) > 0:  # reports within 0.1 s of arriving
                 time.sleep(min(left, _REPORT_POLL_S))
@@ -339,7 +340,6 @@ def run_view(
                             record,
                             duration,
                             robot=recorder.topic_record(_robot_topic(stack)),
-                            rate_hz=stack.rate_hz,
                             ran_s=ran_s,
                             early=stopped_early,
                         )
@@ -381,13 +381,13 @@ def _recorded_line(
     duration: float | None,
     *,
     robot: TopicRecord | None,
-    rate_hz: float,
     ran_s: float | None,
     early: bool,
 ) -> str:
     """What ``--record`` wrote: counts, the file's span and, within it, the robot's data (the
     bridge's frames, first to last, by the times the bridge sent them — ``robot``), how many of
-    the frames sent in that span the file holds when some are missing, the sequence gaps, and
+    the frames sent in that span (by their sequence numbers) the file holds when over 1 % are
+    missing, the sequence gaps, and
     why the robot's data is shorter than asked. The file's span (what ``jointbus info`` calls
     its duration) also holds the nodes' start-up before the robot's first frame; ``--duration``
     counts from when the robot runs, as ``ran_s`` (None: the run never began) does.
@@ -406,10 +406,10 @@ def _recorded_line(
             f"({stats.span_s:.2f} s: the nodes' start-up, then {robot_s:.2f} s of the robot's "
             f"data from +{(robot.first_ns - stats.first_ns) / 1e9:.2f} s"
         )
-        sent = round(robot_s * rate_hz) + 1
-        if robot.count < (1.0 - _MISSING_NOTED) * sent:
+        sent = robot.sent
+        if sent is not None and robot.count < (1.0 - _MISSING_NOTED) * sent:
             text += (
-                f"; {robot.count} of the ≈ {sent} frames the bridge sent in that time, "
+                f"; {robot.count} of the {sent} frames the bridge sent in that time, "
                 f"{100.0 * (1.0 - robot.count / sent):.0f} % not recorded: the recorder fell "
                 "behind (too little CPU for it on this host?)"
             )

@@ -42,6 +42,7 @@ import typer
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.cli.errors import CliError, note
 from jointbus.cli.options import joined_line
+from jointbus.cli.report_times import next_report_at
 from jointbus.runtime import LoopRun
 
 if TYPE_CHECKING:
@@ -285,7 +286,7 @@ def run_served_demo(
             with contextlib.suppress(KeyboardInterrupt):
                 tick = time.monotonic()
                 while end is None or time.monotonic() < end:
-                    tick += SUMMARY_PERIOD_S
+                    tick = next_report_at(tick, time.monotonic(), SUMMARY_PERIOD_S)
                     wake = tick if end is None else min(tick, end)
                     time.sleep(max(0.0, wake - time.monotonic()))
                     typer.echo(served.summary().line())

@@ -47,6 +47,7 @@ import typer
 from jointbus.cli.errors import CliError, note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on, refuse_denied
+from jointbus.cli.report_times import next_report_at
 
 if TYPE_CHECKING:
     from jointbus.bus import Bus, EndpointInfo, QosEvent, QosProfile, TopicInfo
@@ -676,7 +677,7 @@ def hz(
                     rates.add(t)
                 total += len(arrivals)
                 if time.monotonic() >= next_report:
-                    next_report += period
+                    next_report = next_report_at(next_report, time.monotonic(), period)
                     _hz_report(topic, rates.stats(), bool(arrivals), as_json)
         finally:
             bus.close()

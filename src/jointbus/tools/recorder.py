@@ -143,9 +143,11 @@ class _Channel:
         "count",
         "first_ns",
         "first_pub_ns",
+        "first_seq",
         "id",
         "last_ns",
         "last_pub_ns",
+        "last_seq",
         "msgdef",
         "qos",
         "topic",
@@ -165,6 +167,11 @@ class _Channel:
         #: source time), which a receiver falling behind does not stretch.
         self.first_pub_ns = 0
         self.last_pub_ns = 0
+        #: The publisher's first and last sequence number written while they came in order from
+        #: one publisher; ``last_seq`` is -1 once they did not (two publishers, a restart, a
+        #: local message without one).
+        self.first_seq = 0
+        self.last_seq = 0
         #: The publisher's QoS if known (stored as the channel's ``offered_qos_profiles``).
         self.qos: QosProfile | None = None
 
@@ -184,6 +191,10 @@ class TopicRecord:
     last_ns: int
     first_pub_ns: int
     last_pub_ns: int
+    sent: int | None = None
+    """Messages its publisher sent from the first to the last one in the file, by their
+    sequence numbers (``count`` of them recorded); ``None`` when that is not known: several
+    publishers or channels, numbers out of order, or in-process messages (no numbers)."""
 
     @property
     def sent_span_s(self) -> float:
@@ -346,12 +357,14 @@ class Recorder:
             channels = [c for c in self._channels.values() if c.topic == topic and c.first_ns]
         if not channels:
             return None
+        (one, *others) = channels
         return TopicRecord(
             count=sum(c.count for c in channels),
             first_ns=min(c.first_ns for c in channels),
             last_ns=max(c.last_ns for c in channels),
             first_pub_ns=min(c.first_pub_ns for c in channels),
             last_pub_ns=max(c.last_pub_ns for c in channels),
+            sent=one.last_seq - one.first_seq + 1 if not others and one.last_seq > 0 else None,
         )
 
     # ---- entry points of the sources ------------------------------------------------------------
@@ -533,6 +546,10 @@ class Recorder:
             if not channel.first_pub_ns or pub_ns < channel.first_pub_ns:
                 channel.first_pub_ns = pub_ns
             channel.last_pub_ns = max(channel.last_pub_ns, pub_ns)
+            if channel.count == 1:
+                channel.first_seq = channel.last_seq = seq if seq > 0 else -1
+            elif channel.last_seq >= 0:
+                channel.last_seq = seq if seq > channel.last_seq else -1
         except OSError as exc:
             self._fail(exc)
         except Exception:
