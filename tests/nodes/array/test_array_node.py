@@ -33,6 +33,7 @@ from jointbus.drivers.bus.array_names import ArrayNames
 from jointbus.drivers.bus.driver import BusActuatorArray
 from jointbus.drivers.errors import RejectReason, RequestRejected
 from jointbus.drivers.impedance import ImpedanceCommand
+from jointbus.drivers.sim.driver import SimActuatorArray
 from jointbus.math import Transform2D, Twist2D
 from jointbus.messages import jointbus_msgs
 from jointbus.messages.actarray import (
@@ -40,6 +41,7 @@ from jointbus.messages.actarray import (
     ActuatorReply,
     ActuatorState,
     ArrayGeometry,
+    BrakesRequest,
     PowerRequest,
 )
 from jointbus.messages.actarray.commands import MultiPositionCommand
@@ -52,8 +54,10 @@ from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
 from jointbus.nodes.array.unchecked_impedance import UncheckedJointImpedance
 from jointbus.robots.hb50.messages import Level, Status
+from jointbus.runtime.timer import TimerThread
 from support.array_server import served
 from support.bus import wait_until
+from support.runtime import FakeClock
 
 N = ArrayNames("arm6")
 ELBOW = 2
@@ -649,30 +653,68 @@ def test_a_thermal_shutdown_switches_off_that_joint_only_and_it_comes_back_when_
     assert final.position[FLANGE] == pytest.approx(held + 0.2, abs=0.01)
 
 
-def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to(rig: Rig) -> None:
+def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to() -> None:
     """The bridge's re-entry rule in the array node: a stream that applies again after the
     e-stop (reset, power on, brakes released) moves its target from where the arm is at the
-    ramp's speed, instead of snapping a stiff joint 1 rad across."""
-    rig.client.power(True)
-    here = rig.client.read_joints().position.copy()
-    assert rig.bus.client(N.estop, String, ActuatorReply).call(String("test")).accepted
-    assert rig.bus.client(N.estop_reset, String, ActuatorReply).call(String("")).accepted
-    rig.client.power(True)
-    rig.client.brakes(False)
-    target = here.copy()
-    target[ELBOW] = here[ELBOW] + 1.0 if here[ELBOW] < 1.0 else here[ELBOW] - 1.0
-    command = ImpedanceCommand.hold(target, 40.0, 2.0)
-    start = len(rig.data)
-    end = time.monotonic() + 3.0
-    while time.monotonic() < end:  # a 100 Hz stream from the default source
-        rig.client.impedance(command)
-        time.sleep(0.01)
-    speeds = [abs(d.actuators[ELBOW].speed) for d in rig.data[start:]]
-    speed = rig.node.settings.reentry_speed
-    print(f"\nelbow after e-stop reset: peak {max(speeds):.2f} rad/s (re-entry {speed} rad/s)")
-    assert max(speeds) < 1.5 * speed
-    assert abs(rig.elbow() - target[ELBOW]) < 0.05
-    assert rig.statuses("re-entry after")
+    ramp's speed, instead of snapping a stiff joint 1 rad across.
+
+    In lock-step with a stepped simulator (each 10 ms cycle, then 10 ms of simulated time): the
+    ramp is counted in the node's cycles and the arm's speed is measured in simulated time, so
+    the two clocks must be one. Served in real time on a loaded host (load 11), the simulator's
+    thread and the node's loop were starved apart — 1.3-1.5 simulated seconds and 107-124 cycles
+    in 3 s — and the arm saw the ramp's steps bunched up in its own time: peak 1.66 rad/s."""
+    clock = FakeClock()
+    timers = TimerThread("arm6-timers", clock=clock, threaded=False)
+    array = drivers.open("sim://arm6?realtime=false&noise=false")
+    assert isinstance(array, SimActuatorArray)
+    bus = Bus(name="rig")
+    node = ArrayNode(array, bus, namespace="arm6", timers=timers, run_loop=False)
+    status: list[Status] = []
+    data: list[ActuatorArrayData] = []
+    bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+    bus.subscribe(N.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
+    period_s = 1.0 / node.settings.rate_hz
+    stream = bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
+
+    def cycle(command: JointImpedance | None = None) -> None:
+        clock.now += round(period_s * 1e9)
+        if command is not None:
+            stream.publish(command)
+        node.cycle(clock.now)
+        timers.run_due()
+        array.step(period_s)
+
+    def call(topic: str, request: Message, cls: type[Message]) -> None:
+        assert bus.client(topic, cls, ActuatorReply).call(request).accepted
+        cycle()
+
+    try:
+        node.start()
+        cycle()
+        call(N.request("power"), PowerRequest(True), PowerRequest)
+        here = array.read_joints().position.copy()
+        call(N.estop, String("test"), String)
+        call(N.estop_reset, String(""), String)
+        call(N.request("power"), PowerRequest(True), PowerRequest)
+        call(N.request("brakes"), BrakesRequest(False), BrakesRequest)
+        target = here.copy()
+        target[ELBOW] = here[ELBOW] + 1.0 if here[ELBOW] < 1.0 else here[ELBOW] - 1.0
+        command = hold_message(
+            array.names, target.tolist(), 40.0, 2.0, source=node.settings.default_source
+        )
+        start = len(data)
+        for _ in range(round(3.0 / period_s)):  # a 100 Hz stream for 3 s of the robot's time
+            cycle(command)
+        speeds = [abs(d.actuators[ELBOW].speed) for d in data[start:]]
+        speed = node.settings.reentry_speed
+        print(f"\nelbow after e-stop reset: peak {max(speeds):.2f} rad/s (re-entry {speed} rad/s)")
+        assert max(speeds) < 1.5 * speed
+        assert abs(array.read().actuators[ELBOW].position - target[ELBOW]) < 0.05
+        assert [s for s in status if "re-entry after" in s.status]
+    finally:
+        node.shutdown()
+        bus.close()
+        array.close()
 
 
 def test_brakes_released_after_a_silent_stream_end_it_and_a_one_shot_command_applies() -> None:
