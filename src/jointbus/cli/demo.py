@@ -387,10 +387,10 @@ def _recorded_line(
     """What ``--record`` wrote: counts, the file's span and, within it, the robot's data (the
     bridge's frames, first to last, by the times the bridge sent them — ``robot``), how many of
     the frames sent in that span (by their sequence numbers) the file holds when over 1 % are
-    missing, the sequence gaps, and
-    why the robot's data is shorter than asked. The file's span (what ``jointbus info`` calls
-    its duration) also holds the nodes' start-up before the robot's first frame; ``--duration``
-    counts from when the robot runs, as ``ran_s`` (None: the run never began) does.
+    missing, the sequence gaps, and why the robot's data is shorter than asked. The file's span
+    (what ``jointbus info`` calls its duration) also holds the nodes' start-up before the
+    robot's first frame; ``--duration`` counts from when the robot runs, as ``ran_s`` (None: the
+    run never began) does.
 
     Why publish times: a new user's recorder, on a host with eight CPU-bound processes beside
     the robot, received frames up to 22 s late and lost most of them; the line, from receive
