@@ -227,6 +227,31 @@ def test_sigterm_ends_a_running_topic_command_as_ctrl_c_does(hub_port: int, comm
         assert re.search(r"published \d+ messages on /cli_test/term", err), err
 
 
+def test_pub_stopped_while_it_waits_for_a_subscriber_still_says_how_many_it_published(
+    hub_port: int,
+) -> None:
+    """A user's ``timeout -s INT 10 jointbus topic pub …`` on a busy host ended while the command
+    still waited for a subscriber, and it printed nothing, where ``--help`` promises one line
+    when it ends."""
+    import signal
+
+    proc = start_cli(
+        hub_port, "topic", "pub", "/cli_test/nobody", "std_msgs/msg/String", "{data: hi}",
+        "--wait-matching", "60",
+    )
+    try:
+        time.sleep(3.0)  # joined, waiting for a subscriber that never comes
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "published 0 messages on /cli_test/nobody" in err, err
+
+
 def test_pub_once_reaches_a_subscriber_in_another_process(hub_port: int) -> None:
     got: list[Status] = []
     with Bus(name="test", zenoh=ZenohConfig(hub_port=hub_port)) as bus:

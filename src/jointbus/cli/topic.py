@@ -813,6 +813,7 @@ def pub(  # noqa: PLR0917 (typer options)
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
+        sent = 0
         bus = bus_options.open_bus()
         try:
             publisher = bus.publisher(
@@ -827,27 +828,32 @@ def pub(  # noqa: PLR0917 (typer options)
                 _refuse_another_type(bus, topic, topic_type)
                 refuse_denied(bus, publisher, wait_matching)  # announced but never routed
                 note(f"no subscriber of {topic} after {wait_matching:g} s; publishing anyway")
-            sent = 0
             next_at = time.monotonic()
             msg = first
             echo = verbose and not quiet
             if total is None:
                 note(f"publishing on {topic} at {rate:g} Hz (Ctrl-C stops)")
-            try:
-                while total is None or sent < total:
-                    publisher.publish(msg)
-                    sent += 1
-                    if echo:
-                        typer.echo(f"publishing #{sent}: {render_json(msg)}")
-                        sys.stdout.flush()
-                    if total is not None and sent >= total:
-                        break
-                    next_at += 1.0 / rate
-                    time.sleep(max(0.0, next_at - time.monotonic()))
-                    msg = make()
-                time.sleep(PUB_LINGER_S)
-            finally:
+            while total is None or sent < total:
+                publisher.publish(msg)
+                sent += 1
+                if echo:
+                    typer.echo(f"publishing #{sent}: {render_json(msg)}")
+                    sys.stdout.flush()
+                if total is not None and sent >= total:
+                    break
+                next_at += 1.0 / rate
+                time.sleep(max(0.0, next_at - time.monotonic()))
+                msg = make()
+            time.sleep(PUB_LINGER_S)
+        except BaseException as exc:
+            # stopped (Ctrl-C, SIGTERM) also while it waited for a subscriber: a user's
+            # `timeout -s INT 10` on a busy host ended it there, and it said nothing (the help
+            # promises this line); an error says what failed instead, unless some were sent
+            if sent or isinstance(exc, KeyboardInterrupt):
                 note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
+            raise
+        else:
+            note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
         finally:
             bus.close()
 
