@@ -48,6 +48,11 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     assert mode == "STAND"
     assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
     assert "lateness p99" in lines[-1] and "CPU" in lines[-1]
+    # what the nodes said as they stopped is on the console too (a user's walking robot was
+    # stopped with Ctrl-C; the bridge leaving the drives damped was on the bus only): the robot
+    # stands, so the control node sends no damping and the bridge, stopped too, damps
+    assert re.search(r"WARN bridge_node: bridge inactive: drives left in damping", result.stderr)
+    assert "a bridge stopped with this node leaves the drives damped" in result.stderr
     # the start-up line says what realtime=false means where the processes run SCHED_FIFO
     assert re.search(
         r"hb50 on sim://hb50\?realtime=false\S* \(stepped by the bridge's loop, on the wall "

@@ -345,6 +345,12 @@ def run_view(
                         )
                     )
                 stack.stop()
+                # what the nodes said as they stopped (the control node's last words, the
+                # bridge leaving the drives damped): a user's walking robot was stopped with
+                # Ctrl-C and these were on the bus only, not on the console); a stack that did
+                # not start says why in one error line, and nothing else
+                if began is not None:
+                    _print_reports(stack)
     if summary is None:  # pragma: no cover - start() raised, and that propagated
         raise StackError("the stack did not run")
     typer.echo(final_line(summary))

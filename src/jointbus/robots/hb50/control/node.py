@@ -401,7 +401,8 @@ class ControlNode(Node):
             self.report(
                 Level.WARN,
                 f"deactivated in mode {before.name} with the robot up: no damping command (it "
-                "would drop the robot); the bridge's fallback holds a stance, then sits it down",
+                "would drop the robot); a bridge that runs on holds a stance with its fallback, "
+                "then sits it down (a bridge stopped with this node leaves the drives damped)",
             )
             return
         self.joint_command_pub.publish(
