@@ -394,6 +394,7 @@ def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
     running: list[tuple[int, str]] = [(11, "bash")]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
     monkeypatch.setattr(stack_module, "realtime_of", lambda _pid, _cmd: None)
+    monkeypatch.setattr(stack_module, "parent_of", {21: 13}.get)  # 21: a child of 13
     monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
     stack = Stack()
     assert stack.take_reports() == []  # not started real-time alone: it does not look
@@ -408,3 +409,7 @@ def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
     running.append((20, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"))
     (second,) = stack.take_reports()
     assert "(pid 20 (" in second.status and "1 new process of robot stacks" in second.status
+    # a layout process that pid 13 (seen) started later is part of that stack: no second WARN
+    # (a user's trial read one stack as two WARNs, 11 s apart)
+    running.append((21, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"))
+    assert stack.take_reports() == []

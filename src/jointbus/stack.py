@@ -184,6 +184,7 @@ from jointbus.runtime.realtime import (
     FIFO_PRIORITY_MIN,
     apply_realtime,
     foreign_processes,
+    parent_of,
     raise_normal_threads,
     realtime_holders,
     realtime_of,
@@ -1275,8 +1276,13 @@ class Stack:
         new = {pid for pid, _ in others} - seen
         if not new:
             return
+        # a layout's processes started after their launcher was seen are that stack, not a
+        # new one (a user's trial read one stack as two WARNs, 11 s apart)
+        fresh = {pid for pid in new if parent_of(pid) not in seen}
         seen |= new
-        text = _neighbour_note([o for o in others if o[0] in new], since=True)
+        if not fresh:
+            return
+        text = _neighbour_note([o for o in others if o[0] in fresh], since=True)
         if text is not None:
             self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
 

@@ -46,6 +46,7 @@ __all__ = [
     "RealtimeWarning",
     "apply_realtime",
     "foreign_processes",
+    "parent_of",
     "raise_normal_threads",
     "read_realtime_state",
     "realtime_holders",
@@ -401,6 +402,14 @@ def started_beside(
     ours = own_processes(pids, parent, session, me, my_session)
     mine = own_processes(pids, parent, session, me, -1)  # no session is -1: me and my family
     return ours - mine
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent pid of process ``pid`` (``/proc``), or ``None`` when it is gone (or off
+    Linux)."""
+    fields = _stat_fields(f"/proc/{pid}/stat")
+    # fields from 3 on (proc(5)): 4 ppid
+    return int(fields[1]) if fields is not None and len(fields) > 1 else None
 
 
 def realtime_of(pid: int, command: str) -> RealtimeHolder | None:
