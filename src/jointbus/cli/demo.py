@@ -124,6 +124,12 @@ def final_line(summary: StackSummary) -> str:
         parts.append(f"bridge loop {summary.loop_run.describe()},")
     else:
         parts.append("bridge loop: no figures (no recent report from it),")
+    if summary.run_wall_s > 0 and math.isfinite(summary.run_robot_s):
+        parts.append(
+            f"robot time {summary.run_robot_s:.1f} s in {summary.run_wall_s:.1f} s of the wall "
+            f"clock (real-time factor {summary.run_robot_s / summary.run_wall_s:.2f} over the "
+            "run, by its frames' stamps),"
+        )
     processes = "all processes, " if summary.transport == "processes" else ""
     cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
     if summary.simulator_cpu_fraction > 0:
