@@ -1277,6 +1277,8 @@ class Stack:
         if first is None or last is None or not wall_s >= _RUN_TIME_MIN_S:
             return _NAN, _NAN
         robot_s = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9
+        if robot_s < 0.0:  # a restarted simulator stamps from its own start again: not one run
+            return _NAN, _NAN
         return robot_s, wall_s
 
     def _on_report(self, report: Status) -> None:

@@ -814,6 +814,7 @@ def pub(  # noqa: PLR0917 (typer options)
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
         sent = 0
+        failed = False
         bus = bus_options.open_bus()
         try:
             publisher = bus.publisher(
@@ -845,16 +846,15 @@ def pub(  # noqa: PLR0917 (typer options)
                 time.sleep(max(0.0, next_at - time.monotonic()))
                 msg = make()
             time.sleep(PUB_LINGER_S)
-        except BaseException as exc:
-            # stopped (Ctrl-C, SIGTERM) also while it waited for a subscriber: a user's
-            # `timeout -s INT 10` on a busy host ended it there, and it said nothing (the help
-            # promises this line); an error says what failed instead, unless some were sent
-            if sent or isinstance(exc, KeyboardInterrupt):
-                note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
+        except KeyboardInterrupt:
+            raise  # stopped (Ctrl-C, SIGTERM): the line below, also while it waited for a
+            # subscriber (a user's `timeout -s INT 10` on a busy host ended it there, silent)
+        except BaseException:
+            failed = not sent  # an error before any message says what failed, nothing more
             raise
-        else:
-            note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
         finally:
+            if not failed:
+                note(f"published {sent} message{'' if sent == 1 else 's'} on {topic}")
             bus.close()
 
 

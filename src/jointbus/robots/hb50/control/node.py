@@ -640,11 +640,11 @@ class ControlNode(Node):
                 "measured pose when the drives are back",
             )
         else:
-            now = self.motion.fall.tilt
+            level = self.motion.fall.tilt
             upright = (
-                ""
-                if now is None or not upright_again
-                else (f" and the body is upright again ({now.tilt:.2f} rad)")
+                f" and the body is upright again ({level.tilt:.2f} rad)"
+                if upright_again and level is not None
+                else ""
             )
             self.report(
                 Level.OK, f"motion mode {before.name} -> {after.name}: the drives are back{upright}"
