@@ -69,6 +69,43 @@ def test_the_hold_is_reported_once_with_its_figures_and_its_release_once() -> No
     assert mc.mode is M.LOCOMOTION
 
 
+def test_a_hold_warned_and_then_held_again_still_reports_its_release() -> None:
+    """A user's trial (2026-12-06): after the WARN, the stream stopped and the control node
+    stalled again before it was released; the silence then released the hold with no OK, and
+    the demo's status line read ``mode=LOCOMOTION(velocity held: send zero)`` while the robot
+    walked, and ``mode=STAND(velocity held: …)`` for good after. The WARN is owed its OK."""
+    mc, t = _walking(0.0)
+    mc.follow_drives(False, "bridge mode: safe")
+    t = _standing_again(mc, t)
+    warned = mc.take_hold_report()
+    assert warned is not None and warned[0] is Level.WARN
+    t += 0.2  # the stream stops; 0.2 s later, control is lost again (a stall past the watchdog)
+    mc.step(fake_state(mc.q_stand), t)
+    mc.lose_control("a stall of this node", t)
+    mc.step(fake_state(mc.q_stand), t + PERIOD)
+    assert mc.follow_drives(True, "", mc.q_stand) is M.STAND_UP
+    while mc.velocity_held is not None and t < 10.0:  # silence, until it centres the stick
+        t += 0.05
+        mc.step(fake_state(mc.q_stand), t)
+    assert mc.velocity_held is None
+    released = mc.take_hold_report()
+    assert released is not None and released[0] is Level.OK, released
+    assert "velocity released" in released[1] and "a stall of this node" in released[1]
+    assert mc.take_hold_report() is None  # once
+
+
+def test_a_hold_never_warned_is_released_without_a_report() -> None:
+    """No WARN went out (the stream was silent all along): nothing to take back."""
+    mc, t = _walking(0.0)
+    mc.follow_drives(False, "bridge mode: safe")
+    mc.step(fake_state(mc.q_stand), t + PERIOD)
+    assert mc.follow_drives(True, "", mc.q_stand) is M.STAND_UP
+    t += mc.params.command_timeout + mc.params.stand_up_time + 0.2
+    mc.step(fake_state(mc.q_stand), t)
+    assert mc.velocity_held is None
+    assert mc.take_hold_report() is None
+
+
 def test_silence_for_the_command_timeout_is_a_neutral_stick() -> None:
     mc, t = _walking(0.0)
     mc.follow_drives(False, "bridge mode: safe")

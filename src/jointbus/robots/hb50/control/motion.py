@@ -137,7 +137,9 @@ hold (``make test-long``, 2026-12-05: a stall mid-trot stood up and walked on th
 never stopped). A command that arrives after the robot is up is *not* enough: a stream that never
 stopped keeps arriving after it. :meth:`MotionController.take_hold_report` gives the node one
 WARN per hold ("velocity held: send zero first …" with the command's figures) the first time a
-held command reaches a standing robot, and one OK when it is released.
+held command reaches a standing robot, and one OK when it is released — also when control was
+lost again before the release and no held command reached the robot since (a user's trial,
+2026-12-06: the status line read "velocity held" for good while the robot walked).
 
 Quiet → STAND: LOCOMOTION whose gait clock holds every foot down with no motion commanded (none,
 stale, held, or below :data:`AUTO_WALK_SPEED`) for ``quiet_time`` (1.5 s) hands over to STAND —
@@ -495,7 +497,10 @@ class MotionController:
         self._hold_cause: str | None = "this control node's start"
         self._hold_since: float | None = None  # controller time (s) the hold began (None: next)
         self._queued_until = -math.inf  # frames up to this time (s) queued in a stall of ours
-        self._hold_reported = False
+        self._hold_reported = False  # the WARN for the current cause went out
+        # a WARN went out for a hold not released since (whatever its cause): the release owes
+        # its OK, also after control was lost again in between (its cause then changes)
+        self._hold_warned = False
         self._hold_report: tuple[Level, str] | None = None
         # quiet → STAND: since when (s) the walk has stood still on four feet, uncommanded
         self._quiet_since: float | None = None
@@ -644,13 +649,14 @@ class MotionController:
         self._auto_walk_armed = True
         if self._hold_cause is None:
             return
-        if self._hold_reported:
+        if self._hold_warned:
             self._hold_report = (
                 Level.OK,
                 f"velocity released: {why} after {self._hold_cause}; the next command walks",
             )
         self._hold_cause = None
         self._hold_reported = False
+        self._hold_warned = False
 
     def take_hold_report(self) -> tuple[Level, str] | None:
         """The fresh-start report owed now, once per hold (``None``: nothing new): WARN the
@@ -667,6 +673,7 @@ class MotionController:
         if not self._stream_live or self.foot_speed(v) <= AUTO_WALK_SPEED:
             return None
         self._hold_reported = True
+        self._hold_warned = True
         return (
             Level.WARN,
             f"velocity held: send zero first — the command asks for {v.vx:.2f} m/s "
