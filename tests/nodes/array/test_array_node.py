@@ -717,6 +717,61 @@ def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to()
         array.close()
 
 
+def test_the_fallbacks_reported_length_is_the_robots_time_when_the_loop_skips_cycles() -> None:
+    """A user's trial (2026-12-06): a bridge skipping 27–51 % of its cycles reported "fallback
+    ... ended after 1.89 s" 3.50 s after the fallback began — its length in cycles, each of which
+    stepped the simulator through the slots skipped. Here every other slot is skipped (the
+    node's clock and the stepped simulator move two periods a cycle): the length reported is
+    the time the watchdog's own report gives the safe mode on the node's clock, within a
+    cycle (the fallback's last cycle is the one before the command that ends it)."""
+    clock = FakeClock()
+    timers = TimerThread("arm6-timers", clock=clock, threaded=False)
+    array = drivers.open("sim://arm6?realtime=false&noise=false")
+    assert isinstance(array, SimActuatorArray)
+    bus = Bus(name="rig")
+    node = ArrayNode(array, bus, namespace="arm6", timers=timers, run_loop=False)
+    status: list[Status] = []
+    bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+    period_s = 1.0 / node.settings.rate_hz
+    stream = bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
+
+    def cycle(command: JointImpedance | None = None) -> None:
+        clock.now += round(2 * period_s * 1e9)  # the slot before this one was skipped
+        if command is not None:
+            stream.publish(command)
+        node.cycle(clock.now)
+        timers.run_due()
+        array.step(2 * period_s)
+
+    try:
+        node.start()
+        cycle()
+        assert bus.client(N.request("power"), PowerRequest, ActuatorReply).call(
+            PowerRequest(True)
+        ).accepted
+        here = array.read_joints().position.tolist()
+        command = hold_message(array.names, here, 40.0, 2.0, source=node.settings.default_source)
+        for _ in range(50):
+            cycle(command)
+        silent = round(1.0 / (2 * period_s))  # 1 s of the robot's time without a command
+        for _ in range(silent):
+            cycle()
+        for _ in range(5):
+            cycle(command)
+        resumed = [m.status for m in status if "commands resumed after" in m.status]
+        ended = [m.status for m in status if "fallback (damping) ended after" in m.status]
+        assert resumed and ended, [m.status for m in status]
+        safe_s = float(resumed[0].split("resumed after ")[1].split(" s")[0])
+        reported = float(ended[0].split("ended after ")[1].split(" s")[0])
+        print(f"\nfallback: {safe_s:.2f} s in safe mode (node clock), reported {reported:.2f} s")
+        assert safe_s > 0.5
+        assert reported == pytest.approx(safe_s, abs=2.5 * period_s)  # one cycle of 20 ms
+    finally:
+        node.shutdown()
+        bus.close()
+        array.close()
+
+
 def test_brakes_released_after_a_silent_stream_end_it_and_a_one_shot_command_applies() -> None:
     """A stream gone silent is replaced by damping with the brakes on where fitted (arm6: joints
     0–2), and the WARN says so. ``brakes(False)`` then ends the stream, as a one-shot command

@@ -168,7 +168,12 @@ from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
-from jointbus.nodes.safety.fallback import DampingFallback, FallbackPolicy, FallbackReport
+from jointbus.nodes.safety.fallback import (
+    DampingFallback,
+    FallbackClock,
+    FallbackPolicy,
+    FallbackReport,
+)
 from jointbus.nodes.safety.limit_watch import LIMIT_KINDS, LimitWatch
 from jointbus.nodes.safety.reentry import ReentryEngaged, ReentryRamp
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
@@ -446,7 +451,7 @@ class ArrayNode(Node):
         """What is written when the stream's owner stalls or dies while it ran (see the module
         docstring): damping by default, a robot's own policy where given."""
         self._fallback_active = False
-        self._fallback_cycles = 0
+        self._fallback_clock = FallbackClock(1.0 / s.rate_hz)  # seconds it ran, for reports
         #: Cycles of the category-1 e-stop's damped stop so far (``None``: not stopping), and
         #: the consecutive cycles every joint was at rest.
         self._estop_stop_cycles: int | None = None
@@ -756,7 +761,7 @@ class ArrayNode(Node):
                     source = self.name
             self._publish(reading, now_ns)
             if self._fallback_active:
-                self._fallback_cycles += 1
+                self._fallback_clock.tick(reading.time)
                 fallback = self.fallback.command(reading)
                 self._write(self.thermal.derate(fallback), "fallback", self.name)
                 self._take_fallback_reports()
@@ -882,7 +887,7 @@ class ArrayNode(Node):
         """The owner fell silent while its commands ran: the fallback policy takes over from
         the command written last cycle."""
         self._fallback_active = True
-        self._fallback_cycles = 0
+        self._fallback_clock.start(reading.time)
         report = self.fallback.begin(reading, self.last_applied, silence_s)
         if report is not None:
             self._fallback_report(report)
@@ -900,7 +905,7 @@ class ArrayNode(Node):
         )
 
     def _fallback_seconds(self) -> float:
-        return self._fallback_cycles / self.settings.rate_hz
+        return self._fallback_clock.elapsed  # the driver's seconds (FallbackClock)
 
     def _admitted(self, source: str, command: ImpedanceCommand) -> bool:
         """Whether a valid command of ``source`` may end the fallback now (the policy decides;

@@ -13,9 +13,12 @@ source) comes back. The core knows no robot, so the policy is a hook:
   holds a stance, then sits down slowly, and admits a returning controller only once the stance
   is quiet and only with a command that starts from the measured pose.
 
-Pure logic, as every component here: the node passes each reading and counts the cycles; a policy
-reads no clock and talks to no bus. Its reports are :class:`FallbackReport` values the node puts on
-the status topic (level, text, JSON facts).
+Pure logic, as every component here: the node passes each reading; a policy reads no clock of
+its own and talks to no bus. Its time is the driver's, each reading's ``time``
+(:class:`FallbackClock`): a bridge that skips cycles on a busy host still holds a 5 s stance for
+5 s of the robot's time — counted in cycles, a user's trial (2026-12-06, 27–51 % of cycles
+skipped) saw "ended after 1.89 s" for 3.50 s between the stamps of the two reports. Its reports
+are :class:`FallbackReport` values the node puts on the status topic (level, text, JSON facts).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Literal, Protocol
 from jointbus.drivers.actuator_array import JointReading
 from jointbus.drivers.impedance import ImpedanceCommand
 
-__all__ = ["DampingFallback", "FallbackPolicy", "FallbackReport"]
+__all__ = ["DampingFallback", "FallbackClock", "FallbackPolicy", "FallbackReport"]
 
 ReportLevel = Literal["OK", "WARN", "ERROR"]
 
@@ -46,6 +49,52 @@ class FallbackReport:
     def data(self) -> bytes:
         """``facts`` as the status message's JSON ``data`` (with ``"event": "fallback"``)."""
         return json.dumps({"event": "fallback", **self.facts}).encode()
+
+
+class FallbackClock:
+    """Seconds into a fallback by the driver's clock (``JointReading.time``: the simulator's
+    time, or the drive bus's), never less than one ``period`` (s) per cycle counted.
+
+    Why the driver's clock and not cycles counted: the robot moves in its own time, and a bridge
+    on a busy host skips cycles — the simulator then steps through the skipped slots, a drive
+    keeps applying the last command through them — so a stance timed in cycles stretched to
+    1.9× its length (``hold_s`` = 5 s took 9.3 s) and its reports gave the shorter figure. Why the
+    cycles as a floor: a driver whose clock does not move (a reading built by hand, a clock that
+    stepped back) still gets a fallback that goes on, at the node's rate. The driver's clock is
+    read from the start, not cycle to cycle, so a drive bus's jittery read times add no drift.
+    """
+
+    __slots__ = ("_base", "_cycles", "_t0", "elapsed", "period")
+
+    def __init__(self, period: float) -> None:
+        if not (math.isfinite(period) and period > 0.0):
+            raise ValueError(f"period = {period!r}; expected a finite cycle time > 0 s")
+        self.period = float(period)
+        self.elapsed = 0.0
+        """Seconds since :meth:`start` after the last :meth:`tick`."""
+        self._base = 0.0
+        self._cycles = 0
+        self._t0 = math.nan
+
+    def start(self, now: float) -> None:
+        """The fallback begins at the reading stamped ``now`` (s, the driver's clock); the first
+        :meth:`tick`, in the same cycle, is one period in."""
+        self.set(0.0, now - self.period)
+
+    def set(self, elapsed: float, now: float) -> None:
+        """The fallback's time is ``elapsed`` (s) at the reading stamped ``now`` (a policy that
+        moves on to a later phase at once); the next cycle's :meth:`tick` adds to it."""
+        self.elapsed = self._base = float(elapsed)
+        self._cycles = 0
+        self._t0 = now
+
+    def tick(self, now: float) -> float:
+        """One cycle, at the reading stamped ``now``: the seconds since :meth:`start`."""
+        self._cycles += 1
+        counted = self._cycles * self.period
+        driven = now - self._t0
+        self.elapsed = self._base + (driven if driven > counted else counted)  # NaN: counted
+        return self.elapsed
 
 
 class FallbackPolicy(Protocol):
@@ -95,7 +144,8 @@ class FallbackPolicy(Protocol):
         ...
 
     def command(self, reading: JointReading) -> ImpedanceCommand:
-        """The command to write this cycle (each call is one cycle of the node's period)."""
+        """The command to write this cycle (one call a cycle; the time since :meth:`begin` is
+        the driver's, ``reading.time``: see :class:`FallbackClock`)."""
         ...
 
     def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:

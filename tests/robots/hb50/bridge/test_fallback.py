@@ -22,11 +22,15 @@ N = len(ORDER)
 LOWER = np.array([j.limits.position_min for j in ROBOT.joints if j.name in ORDER])
 
 
-def reading(position: np.ndarray, velocity: float | np.ndarray = 0.0) -> JointReading:
+def reading(
+    position: np.ndarray, velocity: float | np.ndarray = 0.0, time: float = 0.0
+) -> JointReading:
+    """A reading; ``time``: the driver's clock (s). Most tests leave it at 0 (a clock that
+    does not move): the fallback then counts cycles."""
     zeros = np.zeros(N)
     return JointReading(
         names=ORDER,
-        time=0.0,
+        time=time,
         position=np.asarray(position, dtype=np.float64),
         velocity=np.broadcast_to(np.asarray(velocity, dtype=np.float64), (N,)).copy(),
         acceleration=zeros,
@@ -108,6 +112,26 @@ def test_from_a_trot_it_starts_at_the_last_command_and_reaches_the_stance_stiff(
     assert np.abs(feet - fb.footprint[:, :2]).max() <= slack + 1e-6
     run(fb, 0.01, measured)
     assert fb.phase == "hold"
+
+
+def test_its_phases_last_their_seconds_by_the_drivers_clock_when_the_bridge_skips_cycles() -> None:
+    """A user's trial (2026-12-06): a bridge skipping 27–51 % of its cycles beside a real-time
+    stack reported "ended after 1.89 s in phase hold" 3.50 s after the fallback began (stamps of
+    the two reports). Every other cycle skipped here: the driver's clock (the simulator stepping
+    through the skipped slots) moves two periods a cycle, and the 5 s hold lasts 5 s of it."""
+    settings = StanceFallbackSettings()
+    fb = fallback()
+    fb.begin(reading(HOME, time=10.0), ImpedanceCommand.hold(HOME, 80.0, 3.0), 0.25)
+    t = 10.0
+    while fb.phase != "sit" and t < 30.0:
+        fb.command(reading(HOME, time=t))
+        t += 2 * PERIOD
+    began_sit = t - 2 * PERIOD - 10.0  # the reading the sit began at, s after the fallback's
+    assert began_sit == pytest.approx(settings.stance_s + settings.hold_s, abs=2 * PERIOD)
+    quiet = [r for r in fb.take_reports() if r.text.startswith("fallback: stance quiet")]
+    assert quiet and quiet[0].facts["quiet_after_s"] == pytest.approx(
+        settings.stance_s + settings.settle_s, abs=4 * PERIOD  # a cycle is 2 periods here
+    )
 
 
 def test_mid_stride_it_takes_over_before_the_watchdog_standing_it_waits() -> None:

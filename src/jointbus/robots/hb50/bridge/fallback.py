@@ -8,9 +8,11 @@ killed, starved). Only the bridge is sure to be alive then; the generic default 
 collapsed a standing or trotting hb50 within 0.5 s (a 0.5 s SIGSTOP of the control node mid-trot
 left it at 0.06 m, tilted 2.6–3.1 rad). Pure logic from the robot model: the leg IK of
 :mod:`jointbus.model.leg_ik`, the ``home`` pose's footprint, the stand gains, and the walking
-controller for the trot to a stop; no clock (cycles of the bridge's period are counted), no bus.
+controller for the trot to a stop; no clock of its own (the readings' driver time,
+:class:`~jointbus.nodes.safety.fallback.FallbackClock`), no bus.
 
-**What it does** (times in bridge cycles, the defaults of :class:`StanceFallbackSettings`):
+**What it does** (times in the robot's seconds — the driver's clock, so a bridge that skips
+cycles on a busy host does not stretch them — the defaults of :class:`StanceFallbackSettings`):
 
 0. *When.* Mid-stride (a foot of the last command at least ``swing_lift`` = 0.02 m above the
    deepest, or a feed-forward torque above ``early_effort`` = 0.5 N·m on a joint: the trot's
@@ -91,7 +93,7 @@ from jointbus.model.errors import UnreachableError
 from jointbus.model.leg_ik import LegIK
 from jointbus.model.link import Sphere
 from jointbus.model.robot import RobotModel
-from jointbus.nodes.safety.fallback import FallbackReport
+from jointbus.nodes.safety.fallback import FallbackClock, FallbackReport
 from jointbus.robots.hb50.bridge.stopping_trot import StoppingTrot
 from jointbus.robots.hb50.messages import BridgeData
 
@@ -211,7 +213,7 @@ class StanceFallback:
         self._q_sit = self.q_sit
         self._n = n
         self._phase = "stance"
-        self._cycles = 0
+        self._clock = FallbackClock(self.period)
         self._quiet = False
         self._refused_stiff = False
         self._reports: list[FallbackReport] = []
@@ -379,7 +381,7 @@ class StanceFallback:
         self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
     ) -> FallbackReport | None:
         s = self.settings
-        self._cycles = 0
+        self._clock.start(reading.time)
         self._quiet = False
         self._refused_stiff = False
         self._trotting = False
@@ -450,10 +452,9 @@ class StanceFallback:
 
     def command(self, reading: JointReading) -> ImpedanceCommand:
         s = self.settings
-        self._cycles += 1
+        t = self._clock.tick(reading.time)
         if self._phase == "down":
             return self._down
-        t = self._cycles * self.period
         tilt = self._tilt()
         if tilt is not None and tilt > s.down_tilt:
             self._phase = "down"
@@ -478,8 +479,8 @@ class StanceFallback:
             # without its stance forces took the braked body over stiff legs: 0.2–0.35 m/s
             # backwards in 0.15 s, measured); the clock jumps to the hold.
             self._trotting = True
-            self._cycles = round(s.stance_s / self.period) + 1
-            t = self._cycles * self.period
+            t = (round(s.stance_s / self.period) + 1) * self.period
+            self._clock.set(t, reading.time)
             self._reports.append(
                 FallbackReport(
                     "WARN" if trot.timed_out else "OK",
@@ -632,7 +633,7 @@ class StanceFallback:
         self._refused_stiff = bool(stiff.any())
         if not self._quiet:
             return (
-                f"the fallback stance is not yet quiet ({self._cycles * self.period:.2f} s in, "
+                f"the fallback stance is not yet quiet ({self._clock.elapsed:.2f} s in, "
                 f"fastest joint {self._max_speed:.2f} rad/s; quiet after ≥ "
                 f"{s.stance_s + s.settle_s:g} s below {s.quiet_speed:g} rad/s): a command "
                 "computed before or during the stall would be applied to a robot still "
