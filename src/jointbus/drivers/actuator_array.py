@@ -1193,15 +1193,26 @@ class ActuatorArray(abc.ABC):
     def _speeds(
         self, indices: IntArray, values: FloatArray, field_name: str
     ) -> tuple[Saturation, ...]:
+        # The configured speed first: it is the tighter bound (set_speed raises it at most to
+        # the velocity limit), so a refusal names the range a retry must fall in. Checked the
+        # other way round, a new user's 10 rad/s was told "within [-2.5, 2.5]" and the 2.4 that
+        # followed "within [-1.2, 1.2]" (2026-12-06). NaN and ±inf are the limits' check's to
+        # refuse, as not finite.
+        configured: list[Saturation] = []
+        if np.isfinite(values).all():
+            cap = self._config_speed[indices]
+            _, vmax = self._limits.bounds_array("velocity")
+            values, configured = self._bounded(
+                indices, values, -cap, cap, field_name,
+                why=lambda j: (
+                    f"the configured speed; set_speed raises it up to the velocity limit, "
+                    f"{vmax[j]:g}"
+                ),
+            )
         targets, saturations = self._limits.apply(
             "velocity", values, indices, command_field=field_name
         )
-        cap = self._config_speed[indices]
-        targets, configured = self._bounded(
-            indices, targets, -cap, cap,
-            f"{field_name} (the configured speed; set_speed raises it up to the velocity limit)",
-        )
-        saturations += configured
+        saturations = configured + saturations
         if self._soft_mask[indices].any():
             p_meas, _ = self._measured_joint_state(field_name)
             vmin, vmax = self._limits.soft_velocity_bounds(p_meas)
@@ -1275,19 +1286,23 @@ class ActuatorArray(abc.ABC):
         lower: FloatArray,
         upper: FloatArray,
         label: str,
+        *,
+        why: Callable[[int], str] | None = None,
     ) -> tuple[FloatArray, list[Saturation]]:
-        """Bounds under the configured policy (reject raises LimitError, saturate clamps)."""
+        """Bounds under the configured policy (reject raises LimitError, saturate clamps).
+        ``why(j)``: what the bound of joint ``j`` is, said after the range in a refusal."""
         outside = (values < lower) | (values > upper)
         if not outside.any():
             return values, []
         if self._config.policy is LimitPolicy.REJECT:
             k = int(np.flatnonzero(outside)[0])
             j = int(indices[k])
+            expected = f"within [{lower[k]:g}, {upper[k]:g}]"
             raise LimitError(
                 _API,
                 label,
                 float(values[k]),
-                f"within [{lower[k]:g}, {upper[k]:g}]",
+                expected if why is None else f"{expected} ({why(j)})",
                 joint=self._names[j],
                 index=j,
             )

@@ -270,6 +270,25 @@ def test_rejected_commands_move_nothing(
     assert all(s == IDLE for s in states(arm))
 
 
+@pytest.mark.parametrize("speed", [10.0, 2.4, -3.0])
+def test_a_refused_speed_names_the_range_a_retry_must_fall_in(
+    arm: SimActuatorArray, speed: float
+) -> None:
+    """The configured speed (elbow 1.2 rad/s) is the bound a speed command meets, below the
+    velocity limit (2.5 rad/s): a new user's 10 rad/s was told "within [-2.5, 2.5]" and the 2.4
+    that followed "within [-1.2, 1.2]" (2026-12-06). Both refusals now give the range that
+    holds, on the field the user sent, and say why."""
+    with pytest.raises(LimitError) as info:
+        arm.speed("elbow", speed)
+    err = info.value
+    assert (err.joint, err.index, err.field, err.value) == ("elbow", 2, "speed", speed)
+    assert err.expected.startswith("within [-1.2, 1.2] (the configured speed")
+    assert "velocity limit, 2.5" in err.expected
+    with pytest.raises(LimitError) as multi:
+        arm.speeds([0.0, 0.0, speed, 0.0, 0.0, 0.0])
+    assert multi.value.field == "speeds" and multi.value.expected == err.expected
+
+
 def test_motion_commands_while_unpowered_are_refused_and_nothing_moves() -> None:
     with open_arm() as arm:
         for call in (
