@@ -961,8 +961,10 @@ def _multi_position_unvalidated(positions: tuple[float, ...]) -> MultiPositionCo
 def test_a_multi_position_refused_at_decode_is_one_error_naming_the_sender_node() -> None:
     """A NaN in a ``multi_position`` sample (refused by the message class at decode) was a WARN
     naming the sender as ``node#gid``. Now it is the same ERROR as any refused command: the
-    sender's node name in the text, its full label in the JSON. Sent twice: as raw Zenoh bytes
-    (no graph token: the sender is known by its GID only) and by a node's publisher, as
+    sender's node name in the text ("a topic publisher" when only its GID is known), its full
+    label in the JSON. Sent twice: as raw Zenoh bytes (no graph token: the sender is known by its
+    GID only, as a `topic pub --once` that wins the race with its own token) and by a node's
+    publisher, as
     ``jointbus topic pub --unchecked`` sends it."""
     payload = _multi_position_with_nan_at(ELBOW)
     nan_at_elbow = (0.0, 0.0, math.nan, 0.0, 0.0, 0.0)
@@ -1000,10 +1002,13 @@ def test_a_multi_position_refused_at_decode_is_one_error_naming_the_sender_node(
             assert set(facts) == REFUSAL_KEYS, facts
             sender = facts["source_node"]  # the full publisher label
             assert sender.startswith(label), (sender, label)
-            node_name = sender.partition("#")[0]
+            node_name, named, _ = sender.partition("#")
+            # a GID alone names no one a user knows (a user's trial, 2026-12-06, read "from
+            # 'gid 3307e5bd…'"): the text says where the command came from, the JSON keeps it
+            who = repr(node_name) if named else "a topic publisher"
             assert report.level == Level.ERROR, report
             assert report.status.startswith(
-                f"multi_position from {node_name!r} refused (INVALID): malformed payload ("
+                f"multi_position from {who} refused (INVALID): malformed payload ("
             ), report.status
             assert "joint 'elbow' (index 2): field 'positions' = nan" in report.status
             assert (facts["request"], facts["reason"]) == ("multi_position", "INVALID")

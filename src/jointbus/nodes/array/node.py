@@ -1447,12 +1447,16 @@ class ArrayNode(Node):
         reported: one ERROR naming the request, who sent it, the :class:`RejectReason` and the
         error's joint (name and index), field, value and expectation, the same facts as JSON in
         ``data`` (:func:`refusal_data`). ``sender`` is the publisher's label (``node#gid``) when
-        known: the text names its node, the JSON keeps the label; else ``origin`` says where the
-        command came from ("a topic publisher", "a service call"). ``prefix`` goes before the
+        known: the text names its node, the JSON keeps the label; else (no label, or a bare
+        ``gid …`` of a publisher not yet discovered) ``origin`` says where the command came from
+        ("a topic publisher", "a service call"). ``prefix`` goes before the
         error in the text (what was refused: the malformed payload). Identical repeats are
         rate-limited (the text is the key)."""
         facts = nack(method, error)  # the facts the caller's NACK carries, from the same error
-        who = repr(sender.partition("#")[0]) if sender else origin
+        # a label without a node (``gid …``: the sample came before the publisher's liveliness
+        # token, a race a `topic pub --once` wins one time in two) names no one a user knows
+        node, named, _gid = sender.partition("#")
+        who = repr(node) if named else origin
         text = f"{method} from {who} refused ({facts.reason}): {prefix}{error}"
         data = refusal_data(
             sender,
