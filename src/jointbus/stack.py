@@ -163,6 +163,7 @@ from jointbus.robots.hb50.messages import (
 )
 from jointbus.runtime import (
     DEFAULT_NAMESPACE,
+    DuplicateNodeError,
     LivelinessMonitor,
     LoopDiagnostics,
     LoopRun,
@@ -861,6 +862,16 @@ class Stack:
         """The observer bus here (the first process on the hub port listens on it), then one
         child process per entry of ``layout``, all starting at once."""
         main = self._new_bus("jointbus-launcher")
+        if any("bridge" in spec.nodes for spec in layout.processes):
+            # A robot already on this hub port is refused here, before any process starts: its
+            # bridge process would refuse too, but only once it had imported and opened what it
+            # needs — 18.5 s on a busy host in a user's trial (2026-12-06), while this process
+            # recorded the other robot's traffic as its own.
+            bridge = BridgeConfig.from_model(self.model, namespace=self.namespace).node_name
+            try:
+                ensure_unique_node(main, bridge, self.namespace)
+            except DuplicateNodeError as exc:
+                raise StackError(str(exc)) from None
         self._subscribe(main)
         if before_nodes is not None:
             before_nodes(main)

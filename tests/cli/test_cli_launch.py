@@ -124,15 +124,14 @@ def test_a_second_bridge_control_or_demo_on_a_running_robot_is_refused(
     result = run_cli(robot.port, command, "--headless", "--duration", "5", timeout=60.0)
     assert result.returncode == 1, (result.stdout, result.stderr)
     error = result.stderr.strip().splitlines()[-1]
-    # the demo's processes (its bridge, its control node) start together and each finds its
-    # namesake: the first to refuse ends the demo, and its error says which process it was
+    # the demo looks for the robot's bridge before it starts any process of its layout (it
+    # used to start them, and a busy host took 18.5 s to refuse while the demo recorded the
+    # other robot): the error is its own, and no child process was started
     node = "control_node" if command == "control" else "bridge_node"
-    if command == "demo" and "process 'control'" in error:
-        node = "control_node"
     assert error.startswith("error: "), error
     assert f"node '{node}' in namespace /hb50 already runs" in error, error
     if command == "demo":
-        assert f"process '{node.removesuffix('_node')}' exited with code 1" in error, error
+        assert "process " not in error, error  # not "process 'bridge' exited with code 1"
     assert f"hub port {robot.port}" in error and "domain " in error, error
     # The running robot is untouched: one bridge publishes, the control node still owns it.
     publishers = [t.publishers for t in robot.bus.discover(1.0) if t.name == "/hb50/bridge_data"]
