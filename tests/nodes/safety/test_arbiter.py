@@ -153,6 +153,31 @@ def test_owner_is_reevaluated_without_new_commands() -> None:
     assert arbiter.owner(last + 150 * MS) == DEFAULT
 
 
+def test_current_names_the_owner_as_decided_and_decides_nothing() -> None:
+    """What reports and replies name between two decisions: evaluating the rule there, at the
+    clock's time, found a custom owner silent while its commands still waited in the node's
+    queue (a user's trial, 2026-12-06: three owner changes in 2 ms, one in the recording)."""
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0.0, 500.0, 10)
+    assert arbiter.current == "teleop"
+    arbiter.take_events()
+    assert arbiter.current == "teleop"  # long after: no evaluation, no event
+    assert arbiter.take_events() == []
+    assert arbiter.owner(last + 101 * MS) == DEFAULT  # the rule, evaluated: silent
+    assert arbiter.current == DEFAULT
+
+
+def test_the_rules_time_never_goes_back() -> None:
+    """Once judged silent at a time, an evaluation at an earlier time (a command received
+    before it, offered later) does not hand control back on the silence it already judged."""
+    arbiter = Arbiter()
+    last = publish(arbiter, "teleop", 0.0, 500.0, 10)
+    assert arbiter.owner(last + 150 * MS) == DEFAULT
+    arbiter.take_events()
+    assert arbiter.owner(last + 60 * MS) == DEFAULT  # earlier: taken as last + 150 ms
+    assert arbiter.take_events() == []
+
+
 def test_silent_sources_are_forgotten() -> None:
     arbiter = Arbiter()
     for k in range(1000):

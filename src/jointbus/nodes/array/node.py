@@ -603,8 +603,9 @@ class ArrayNode(Node):
 
     @property
     def owner(self) -> str:
-        """The impedance source that owned the array at the last evaluation."""
-        return self.arbiter.owner(self.clock())
+        """The impedance source that owned the array at the last evaluation (the cycle's; see
+        :attr:`Arbiter.current <jointbus.nodes.safety.arbiter.Arbiter.current>`)."""
+        return self.arbiter.current
 
     @property
     def pending_commands(self) -> int:
@@ -831,6 +832,18 @@ class ArrayNode(Node):
             if self._name_taken(cmd.source_node, cmd, received_ns):
                 self._count_refused(check)
                 continue
+            # What is never applied is no sign of life and never earns the actuators: a command
+            # answering a frame older than the watchdog time, and one the fallback would refuse.
+            # Offered first, a controller SIGCONTed after a 1 s stop took the robot back with
+            # the stale commands its socket had queued, and under a CPU hog a source whose
+            # every command the fallback refused outranked the control node until the robot
+            # sat down (a user's trial, 2026-12-06).
+            age_s = self.command_age_s(cmd.header.stamp.to_ns())
+            if age_s is not None and age_s > self.watchdog.timeout_s:
+                self._old_command(cmd.source_node, age_s)
+                continue
+            if self._fallback_active and self._fallback_refuses(cmd.source_node, command):
+                continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
                 self._outranked(cmd.source_node, received_ns)
@@ -847,12 +860,8 @@ class ArrayNode(Node):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # sent before the last reset / drive-on: never a stale target
-            age_s = self.command_age_s(cmd.header.stamp.to_ns())
-            if age_s is not None and age_s > self.watchdog.timeout_s:
-                self._old_command(cmd.source_node, age_s)
-                continue
-            if self._fallback_active and not self._admitted(cmd.source_node, command):
-                continue
+            if self._fallback_active:
+                self._end_fallback_for(cmd.source_node)  # admitted above, and it owns
             self._command = command
             self._command_source = cmd.source_node
             self.command_stamp_ns = cmd.header.stamp.to_ns()
@@ -907,22 +916,27 @@ class ArrayNode(Node):
     def _fallback_seconds(self) -> float:
         return self._fallback_clock.elapsed  # the driver's seconds (FallbackClock)
 
-    def _admitted(self, source: str, command: ImpedanceCommand) -> bool:
-        """Whether a valid command of ``source`` may end the fallback now (the policy decides;
-        a refusal is one WARN a second per source, repeats counted, with the policy's reason)."""
+    def _fallback_refuses(self, source: str, command: ImpedanceCommand) -> bool:
+        """Whether the fallback refuses a valid command of ``source`` now (the policy decides;
+        a refusal is one WARN a second per source, repeats counted, with the policy's reason).
+        Asked before arbitration: a refused command does not count for its source's rank."""
         reading = self._last_reading
         reason = None if reading is None else self.fallback.admits(command, reading)
-        if reason is not None:
-            self.report(
-                Level.WARN,
-                f"command from {source!r} not applied during the fallback "
-                f"({self.fallback.phase}): {reason}",
-                json.dumps(
-                    {"event": "fallback", "refused": source, "phase": self.fallback.phase}
-                ).encode(),
-                key=f"fallback-refused:{source}:{reason[:24]}",
-            )
+        if reason is None:
             return False
+        self.report(
+            Level.WARN,
+            f"command from {source!r} not applied during the fallback "
+            f"({self.fallback.phase}): {reason}",
+            json.dumps(
+                {"event": "fallback", "refused": source, "phase": self.fallback.phase}
+            ).encode(),
+            key=f"fallback-refused:{source}:{reason[:24]}",
+        )
+        return True
+
+    def _end_fallback_for(self, source: str) -> None:
+        """An admitted command of ``source``, which owns the array, ends the fallback."""
         phase = self.fallback.phase
         self._fallback_active = False
         self.fallback.cancel()
@@ -933,7 +947,6 @@ class ArrayNode(Node):
             f"fallback ({self.fallback.name}) ended after {self._fallback_seconds():.2f} s in "
             f"phase {phase}: {source!r} commands again",
         )
-        return True
 
     def _take_fallback_reports(self) -> None:
         for report in self.fallback.take_reports():
@@ -991,7 +1004,7 @@ class ArrayNode(Node):
             return
         self._not_owner[source] = None
         arbiter = self.arbiter
-        owner = arbiter.owner(received_ns)
+        owner = arbiter.current
         rule = (
             f"at ≥ {arbiter.takeover_hz:g} Hz with no gap over {arbiter.fallback_s * 1e3:g} ms"
         )
@@ -1561,7 +1574,7 @@ class ArrayNode(Node):
             raise RequestRejected(
                 method,
                 RejectReason.OWNED,
-                f"{self.arbiter.owner(now)!r} streams impedance commands to this array; a "
+                f"{self.arbiter.current!r} streams impedance commands to this array; a "
                 f"one-shot command applies once that stream has been silent for "
                 f"{self.watchdog.timeout_s:g} s",
             )

@@ -2,7 +2,9 @@
 
 Where it sits: :mod:`jointbus.nodes.safety` (used by the array node and hb50's bridge), after
 :mod:`~jointbus.nodes.safety.command_check`
-(only *valid* commands are offered, so a source sending rejected commands never gains control)
+(only commands that would be applied are offered — valid, answering a frame younger than the
+watchdog time, admitted by a running fallback — so a source whose commands are refused or dropped
+never gains control)
 and before the watchdog. Pure logic: every method takes the time as ``now_ns`` (monotonic
 nanoseconds) and never reads a clock, so tests are deterministic.
 
@@ -156,6 +158,7 @@ class Arbiter:
 
     __slots__ = (
         "_arrivals",
+        "_evaluated_ns",
         "_events",
         "_fallback_ns",
         "_min_count",
@@ -191,6 +194,8 @@ class Arbiter:
         self._sent: dict[str, deque[int]] = {}
         self._owner = default_source
         self._events: list[OwnerChanged] = []
+        #: The latest time the rule was evaluated at (ns): time never goes back for it.
+        self._evaluated_ns: int | None = None
 
     @staticmethod
     def check_timing(takeover_hz: float, window_s: float, fallback_s: float) -> int:
@@ -255,8 +260,25 @@ class Arbiter:
             self._sent[source].append(sent_ns)
         return self.owner(now_ns) == source
 
+    @property
+    def current(self) -> str:
+        """The owner as last decided (by :meth:`offer` or :meth:`owner`), evaluating nothing:
+        what a report or a reply between two decisions names. Why not :meth:`owner` at the
+        clock's time there: commands received before that time may still wait in the node's
+        queue, so the owner looked silent, fell back, and took over again when they were offered
+        a cycle later — three owner changes on ``/hb50/status`` in 2 ms while the recording's
+        ``bridge_state`` showed one (a user's trial, 2026-12-06)."""
+        return self._owner
+
     def owner(self, now_ns: int) -> str:
-        """The source that owns the actuators at ``now_ns`` (re-evaluated, events queued)."""
+        """The source that owns the actuators at ``now_ns`` (re-evaluated, events queued). An
+        earlier time than one already evaluated is taken as that one: the rule's time never
+        goes back (a queued command offered at its arrival time counts as arrived then, and
+        is judged now)."""
+        evaluated = self._evaluated_ns
+        if evaluated is not None and now_ns < evaluated:
+            now_ns = evaluated
+        self._evaluated_ns = now_ns
         self._expire(now_ns)
         owner = self._owner
         if owner != self.default_source:

@@ -421,12 +421,14 @@ def test_watchdog_enters_safe_mode_after_250_ms_and_leaves_on_the_next_command(r
     assert any("resumed" in t for t in rig.texts())
 
 
-def answering(rig: Rig, age_s: float, target: np.ndarray = HOME) -> JointCommand:
+def answering(
+    rig: Rig, age_s: float, target: np.ndarray = HOME, source: str = "control_node"
+) -> JointCommand:
     """A hold of ``target`` stamped, as the control node stamps its commands, with the frame it
     answers: one ``age_s`` older than the bridge's latest (this rig stamps by the wall clock)."""
     stamp_ns = rig.data[-1].header.stamp.to_ns() - round(age_s * 1e9)
     return JointCommand.hold(
-        ORDER, target.tolist(), 80.0, 3.0, source_node="control_node",
+        ORDER, target.tolist(), 80.0, 3.0, source_node=source,
         header=Header(Time.from_ns(stamp_ns), ""),
     )
 
@@ -456,6 +458,23 @@ def test_commands_answering_frames_older_than_the_watchdog_time_are_no_sign_of_l
     # an answer 0.2 s old (within the watchdog time) still counts: a host's short stall
     rig.run(0.3, lambda _k: answering(rig, 0.2))
     assert rig.node.mode is not BridgeMode.SAFE
+
+
+def test_a_custom_controller_resumed_with_stale_answers_does_not_take_the_robot(
+    rig: Rig,
+) -> None:
+    """A user's trial (2026-12-06): a controller of their own, SIGCONTed after a 1 s stop, sent
+    the answers its socket had queued — frames 0.84–1.0 s old — and took the robot from the
+    control node in the same millisecond the bridge dropped them as stale. Never applied, they
+    are no sign of life and earn no rank; its first fresh answers take over as before."""
+    rig.run(0.4, every_cycle(hold(HOME)))
+    rig.run(0.1, every_cycle(hold(HOME)), lambda _k: answering(rig, 0.9, HOME, "my_ctl"))
+    assert rig.node.arbiter.current == "control_node"
+    assert rig.node.last_applied_source == "control_node"
+    assert not [t for t in rig.texts() if "-> 'my_ctl'" in t]
+    assert any(t.startswith("stale command from 'my_ctl' dropped") for t in rig.texts())
+    rig.run(0.05, every_cycle(hold(HOME)), lambda _k: answering(rig, 0.002, HOME, "my_ctl"))
+    assert rig.node.arbiter.current == "my_ctl"  # fresh: a controller like any other
 
 
 def test_a_controller_stopped_with_answers_in_flight_is_silent_from_its_last_frame(
@@ -1490,6 +1509,31 @@ def test_a_silent_owner_hands_a_standing_robot_to_the_stance_fallback_which_says
     rig.step(hold(rig.positions()))  # a stand-up from the measured pose is admitted
     assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
     assert any("fallback (stance, then sit) ended" in t for t in rig.texts())
+
+
+def test_commands_the_fallback_refuses_earn_no_rank_over_the_control_node(
+    model_rig: Rig,
+) -> None:
+    """A user's trial (2026-12-06, a CPU hog beside it): a custom controller whose every command
+    the stance fallback refused (its target far from the measured pose) still won takeovers, so
+    the control node's admissible commands were "not applied: 'my_ctl' owns the array" until
+    the robot sat down. Refused, they count for nothing: the control node ends the fallback."""
+    rig = model_rig
+    rig.run(0.3, every_cycle(hold(HOME)))
+    rig.run(0.3)  # the owner falls silent: the stance fallback takes over
+    assert rig.node.mode is BridgeMode.SAFE and rig.node.fallback_phase == "stance"
+    far = hold(HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0), source="my_ctl")
+    rig.run(1.0, every_cycle(far))  # 500 Hz of commands the fallback refuses
+    assert rig.node.arbiter.current == "control_node"
+    assert any("from 'my_ctl' not applied during the fallback" in t for t in rig.texts())
+    rig.step(hold(rig.positions()), far)  # the control node stands up from the measured pose
+    assert rig.node.fallback_phase is None, rig.texts()[-5:]
+    assert rig.node.mode is BridgeMode.RUN
+    assert any(
+        "fallback (stance, then sit) ended" in t and "'control_node' commands again" in t
+        for t in rig.texts()
+    )
+    assert not [t for t in rig.texts() if "-> 'my_ctl'" in t]
 
 
 def test_a_category_1_estop_damps_to_rest_then_switches_the_drives_off(rig: Rig) -> None:

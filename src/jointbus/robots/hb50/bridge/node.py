@@ -928,7 +928,7 @@ class BridgeNode(ArrayNode):
             return Quaternion(*_NAN3, math.nan), Vector3(*_NAN3), Vector3(*_NAN3)
 
     def _status_strings(self) -> tuple[str, ...]:
-        owner = self.arbiter.owner(self.clock())
+        owner = self.arbiter.current  # as the cycle decided it: evaluating here flipped it
         levels = self.thermal.levels
         ramping = self._mode is StreamMode.RUN and self.reentry.ramping
         fallback = self.fallback_phase
