@@ -266,7 +266,8 @@ def test_plain_node_list_shows_a_node_killed_during_the_listing_as_stale() -> No
     assert listing.returncode == 0, err
     row = next((line.split() for line in out.splitlines() if line.startswith("quiet_peer ")), None)
     assert row is not None, out
-    assert row[1:4] == ["hb50", "STALE", "never"], out  # no heartbeat ever reached the listing
+    assert row[1:4] == ["hb50", "STALE", "none"], out  # no heartbeat ever reached the listing
+    assert "LAST HEARTBEAT" in out.splitlines()[0], out
 
 
 def test_two_served_arrays_of_the_same_node_name_are_two_rows() -> None:

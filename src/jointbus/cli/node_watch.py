@@ -246,9 +246,11 @@ def _endpoints_by_node(
 
 
 def row_text(rows: list[NodeRow]) -> str:
-    table = [["NODE", "NAMESPACE", "STATE", "LAST SEEN", "LIFECYCLE", "PUBS", "SUBS"]]
+    # The column is the heartbeat's, and says so: a user's trial (2026-12-06) read "LAST SEEN
+    # never" for a ground-truth publisher sending 450 messages a second (it has no heartbeat).
+    table = [["NODE", "NAMESPACE", "STATE", "LAST HEARTBEAT", "LIFECYCLE", "PUBS", "SUBS"]]
     for r in rows:
-        seen = "never" if r.last_seen_s is None else f"{r.last_seen_s:.2f} s ago"
+        seen = "none" if r.last_seen_s is None else f"{r.last_seen_s:.2f} s ago"
         table.append(
             [
                 r.name,
