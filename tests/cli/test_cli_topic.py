@@ -742,3 +742,31 @@ def arm_port() -> Iterator[int]:
         yield port
     finally:
         stop(server)
+
+
+@pytest.mark.parametrize(
+    ("topic", "type_name", "values", "field"),
+    [
+        ("speed", "ActuatorSpeedCommand", '{"joint": 2, "speed": .nan}', "speed"),
+        ("multi_speed", "ActuatorMultiSpeedCommand", '{"speeds": [0, 0, .nan, 0, 0, 0]}',
+         "speeds"),
+    ],
+)
+def test_pub_names_the_joint_of_a_player_command_it_refuses_by_index(
+    topic: str, type_name: str, values: str, field: str
+) -> None:
+    """A user's trial (2026-12-06): ``topic pub`` refused a NaN speed before sending it as
+    ``…ActuatorSpeedCommand: index 2: field 'speed' = nan`` — no joint name. It asks the served
+    array for its joint names (its ``describe`` service); with no array there, it says what the
+    message said, after waiting at most a second for one."""
+    from support.array_server import served
+
+    args = ("topic", "pub", f"/arm6/actarray/{topic}", f"jointbus_msgs/msg/{type_name}", values)
+    with served("sim://arm6?noise=false", "arm6") as server:
+        result = run_cli(server.port, *args, "--once")
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stderr.startswith("error: "), result.stderr
+    assert f"joint 'elbow' (index 2): field '{field}' = nan" in result.stderr, result.stderr
+    alone = run_cli(free_port(), *args, "--once")
+    assert alone.returncode == 1, alone.stderr
+    assert f"index 2: field '{field}' = nan" in alone.stderr and "elbow" not in alone.stderr

@@ -777,6 +777,7 @@ def pub(  # noqa: PLR0917 (typer options)
     many messages were published; --verbose prints each one.
     """
     from jointbus.bus import PROFILES, validate_topic_name
+    from jointbus.cli.array_joint_names import naming_the_joint
     from jointbus.cli.render import render_json
     from jointbus.cli.values import ValuesError, build_message, parse_values
 
@@ -805,7 +806,9 @@ def pub(  # noqa: PLR0917 (typer options)
                 raise
             except (ValueError, TypeError) as exc:  # the message's own validation, shown as is
                 notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))
-                raise CliError(f"{exc}{notes}") from None
+                # a Player command names its joint by index: the array's server names it
+                named = naming_the_joint(exc, topic, bus_options.open_bus)
+                raise CliError(f"{named}{notes}") from None
 
         if unchecked:
             topic_type = raw_record_type(topic_type)
