@@ -585,7 +585,7 @@ def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
                 )
             n = len(states)
             time.sleep(1.0)
-            rate = len(states) - n
+            window = states[n:]
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=40)
     finally:
@@ -594,6 +594,12 @@ def test_another_process_reaches_the_demo_robot_as_bus_hb50() -> None:
             proc.wait()
     assert proc.returncode == 0, err
     assert states and tuple(states[-1].name) == order
-    print(f"\njoint_state over Zenoh: {rate} messages in 1 s")
-    assert 50 <= rate <= 110  # 100 Hz from the bridge; a loaded host drops some, never most
+    # The rate the bridge published at, by the messages' stamps: arrivals in one second of this
+    # process's clock bunch on a loaded host (make test-long, 2026-12-06: 134 in 1 s, the rest
+    # of a backlog), and a loaded host drops some of a best-effort stream, never most.
+    stamps = [m.header.stamp.to_ns() for m in window]
+    assert len(stamps) >= 50, len(stamps)
+    rate = (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9)
+    print(f"\njoint_state over Zenoh: {len(stamps)} messages in 1 s, {rate:.1f} Hz by their stamps")
+    assert 90.0 <= rate <= 110.0, rate  # every 5th of the bridge's 500 Hz cycles
     assert "mode STAND" in out, out
