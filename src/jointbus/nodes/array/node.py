@@ -919,9 +919,17 @@ class ArrayNode(Node):
     def _fallback_refuses(self, source: str, command: ImpedanceCommand) -> bool:
         """Whether the fallback refuses a valid command of ``source`` now (the policy decides;
         a refusal is one WARN a second per source, repeats counted, with the policy's reason).
-        Asked before arbitration: a refused command does not count for its source's rank."""
+        Asked before arbitration: a refused command does not count for its source's rank. The
+        owner's command is put to the policy (:meth:`FallbackPolicy.admits`, which may act on a
+        refusal); another source's is only asked about (:meth:`FallbackPolicy.refusal`), so a
+        source that owns nothing cannot change what the fallback shows the owner."""
         reading = self._last_reading
-        reason = None if reading is None else self.fallback.admits(command, reading)
+        if reading is None:
+            return False
+        if source == self.arbiter.current:
+            reason = self.fallback.admits(command, reading)
+        else:
+            reason = self.fallback.refusal(command, reading)
         if reason is None:
             return False
         self.report(

@@ -149,8 +149,16 @@ class FallbackPolicy(Protocol):
         ...
 
     def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
-        """``None`` if ``command`` (valid, from a source that wants the actuators) may end the
-        fallback now; else why it is refused (a sentence for the status topic)."""
+        """``None`` if ``command`` (valid, from the source that owns the actuators) may end the
+        fallback now; else why it is refused (a sentence for the status topic). The policy may
+        act on the owner's refused command (hb50's shows ``safe``, not ``hold``, while a stiff
+        one is refused, so that a controller that missed its own stall notices)."""
+        ...
+
+    def refusal(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        """What :meth:`admits` would answer, acting on nothing: asked of a command whose source
+        does not own the actuators (yet), before arbitration ranks it (a refused command earns
+        no rank)."""
         ...
 
     def take_reports(self) -> list[FallbackReport]:
@@ -199,6 +207,9 @@ class DampingFallback:
         return self._safe
 
     def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        return None
+
+    def refusal(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
         return None
 
     def take_reports(self) -> list[FallbackReport]:

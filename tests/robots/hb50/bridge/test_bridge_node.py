@@ -1536,6 +1536,23 @@ def test_commands_the_fallback_refuses_earn_no_rank_over_the_control_node(
     assert not [t for t in rig.texts() if "-> 'my_ctl'" in t]
 
 
+def test_a_source_that_owns_nothing_does_not_change_what_the_fallback_shows_the_owner(
+    model_rig: Rig,
+) -> None:
+    """The fallback shows ``safe`` while the owner's stiff commands are refused (so a controller
+    that missed its own stall notices), ``hold`` once it may start from the measured pose.
+    Another source's refused commands are only asked about: they leave ``hold`` as it is."""
+    rig = model_rig
+    rig.run(0.3, every_cycle(hold(HOME)))
+    rig.run(1.2)  # silent: the stance, quiet and held
+    assert rig.node.mode is BridgeMode.HOLD
+    far = HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0)
+    rig.run(0.2, every_cycle(hold(far, source="my_ctl")))
+    assert rig.node.mode is BridgeMode.HOLD, rig.texts()[-3:]
+    rig.step(hold(far))  # the owner's own stiff command, refused: it is shown safe
+    assert rig.node.mode is BridgeMode.SAFE
+
+
 def test_a_category_1_estop_damps_to_rest_then_switches_the_drives_off(rig: Rig) -> None:
     cmd = hold(HOME)
     rig.run(0.3, every_cycle(cmd))

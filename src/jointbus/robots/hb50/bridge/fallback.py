@@ -626,11 +626,18 @@ class StanceFallback:
         return f": body at {height:.3f} m by the legs (set-point {self.settings.sit_height:g} m)"
 
     def admits(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
-        s = self.settings
         if self._phase == "down":
             return None  # damping only: any controller may take the robot from the floor
+        reason = self.refusal(command, reading)
+        # the owner's stiff command refused: ``quiet`` is false (``safe``) until one is admitted
+        self._refused_stiff = reason is not None and bool((command.kp > 0.0).any())
+        return reason
+
+    def refusal(self, command: ImpedanceCommand, reading: JointReading) -> str | None:
+        s = self.settings
+        if self._phase == "down":
+            return None
         stiff = command.kp > 0.0
-        self._refused_stiff = bool(stiff.any())
         if not self._quiet:
             return (
                 f"the fallback stance is not yet quiet ({self._clock.elapsed:.2f} s in, "
@@ -647,7 +654,6 @@ class StanceFallback:
         gap = np.where(stiff, np.abs(command.position - reading.position), 0.0)
         gap = np.where(np.isfinite(gap), gap, 0.0)
         worst = int(np.argmax(gap))
-        self._refused_stiff = bool(gap[worst] > s.reentry_tolerance)
         if gap[worst] > s.reentry_tolerance:
             leg = next((leg for leg in self.legs if worst in leg.joint_indices), None)
             joint = leg.joint_names[leg.joint_indices.index(worst)] if leg else str(worst)
