@@ -57,8 +57,9 @@ class FallbackClock:
 
     Why the driver's clock and not cycles counted: the robot moves in its own time, and a bridge
     on a busy host skips cycles — the simulator then steps through the skipped slots, a drive
-    keeps applying the last command through them — so a stance timed in cycles stretched to
-    1.9× its length (``hold_s`` = 5 s took 9.3 s) and its reports gave the shorter figure. Why the
+    keeps applying the last command through them — so a stance timed in cycles stretched with
+    the share of cycles skipped, and its reports gave the shorter figure (a user's trial,
+    2026-12-06: "ended after 1.89 s" for 3.50 s of the robot's time, 1.85×). Why the
     cycles as a floor: a driver whose clock does not move (a reading built by hand, a clock that
     stepped back) still gets a fallback that goes on, at the node's rate. The driver's clock is
     read from the start, not cycle to cycle, so a drive bus's jittery read times add no drift.
