@@ -1201,13 +1201,9 @@ class ActuatorArray(abc.ABC):
         configured: list[Saturation] = []
         if np.isfinite(values).all():
             cap = self._config_speed[indices]
-            _, vmax = self._limits.bounds_array("velocity")
             values, configured = self._bounded(
                 indices, values, -cap, cap, field_name,
-                why=lambda j: (
-                    f"the configured speed; set_speed raises it up to the velocity limit, "
-                    f"{vmax[j]:g}"
-                ),
+                bound="the configured speed; set_speed raises it up to the velocity limit",
             )
         targets, saturations = self._limits.apply(
             "velocity", values, indices, command_field=field_name
@@ -1287,26 +1283,27 @@ class ActuatorArray(abc.ABC):
         upper: FloatArray,
         label: str,
         *,
-        why: Callable[[int], str] | None = None,
+        bound: str = "",
     ) -> tuple[FloatArray, list[Saturation]]:
         """Bounds under the configured policy (reject raises LimitError, saturate clamps).
-        ``why(j)``: what the bound of joint ``j`` is, said after the range in a refusal."""
+        ``bound``: what the bound is, said after the range in a refusal and after ``label`` in
+        a saturation (the field stays ``label`` in a refusal: the one the caller sent)."""
         outside = (values < lower) | (values > upper)
         if not outside.any():
             return values, []
+        note = f" ({bound})" if bound else ""
         if self._config.policy is LimitPolicy.REJECT:
             k = int(np.flatnonzero(outside)[0])
             j = int(indices[k])
-            expected = f"within [{lower[k]:g}, {upper[k]:g}]"
             raise LimitError(
                 _API,
                 label,
                 float(values[k]),
-                expected if why is None else f"{expected} ({why(j)})",
+                f"within [{lower[k]:g}, {upper[k]:g}]{note}",
                 joint=self._names[j],
                 index=j,
             )
-        return self._clamp(indices, values, lower, upper, label)
+        return self._clamp(indices, values, lower, upper, f"{label}{note}")
 
     def _measured_joint_state(self, request: str) -> tuple[FloatArray, FloatArray]:
         position, velocity = self._measured_state()

@@ -282,8 +282,9 @@ def test_a_refused_speed_names_the_range_a_retry_must_fall_in(
         arm.speed("elbow", speed)
     err = info.value
     assert (err.joint, err.index, err.field, err.value) == ("elbow", 2, "speed", speed)
-    assert err.expected.startswith("within [-1.2, 1.2] (the configured speed")
-    assert "velocity limit, 2.5" in err.expected
+    assert err.expected == (
+        "within [-1.2, 1.2] (the configured speed; set_speed raises it up to the velocity limit)"
+    )
     with pytest.raises(LimitError) as multi:
         arm.speeds([0.0, 0.0, speed, 0.0, 0.0, 0.0])
     assert multi.value.field == "speeds" and multi.value.expected == err.expected
@@ -318,6 +319,12 @@ def test_saturate_policy_moves_to_the_limit_and_reports() -> None:
         assert reported == [saturations] and arm.last_saturations == saturations
         arm.step(2.0)
         assert positions(arm)[2] == pytest.approx(2.6, abs=1e-3)
+        # a speed beyond the velocity limit meets the configured speed first, and says so
+        (speed,) = arm.speed("elbow", 10.0)
+        assert (speed.joint, speed.requested, speed.applied) == ("elbow", 10.0, 1.2)
+        assert speed.field == (
+            "speed (the configured speed; set_speed raises it up to the velocity limit)"
+        )
 
 
 def test_soft_limit_refuses_then_saturates_the_shoulder_lift(arm: SimActuatorArray) -> None:
