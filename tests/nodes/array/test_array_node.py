@@ -653,6 +653,43 @@ def test_a_thermal_shutdown_switches_off_that_joint_only_and_it_comes_back_when_
     assert final.position[FLANGE] == pytest.approx(held + 0.2, abs=0.01)
 
 
+class SteppedArm:
+    """arm6's array node in lock-step with a stepped simulator, on a fake clock: each
+    :meth:`cycle` moves the clock and the simulator ``slots`` periods (``slots`` > 1: the loop
+    skipped the slots before it, as a busy host's does) and runs one node cycle."""
+
+    def __init__(self, slots: int = 1) -> None:
+        self.clock = FakeClock()
+        self.timers = TimerThread("arm6-timers", clock=self.clock, threaded=False)
+        array = drivers.open("sim://arm6?realtime=false&noise=false")
+        assert isinstance(array, SimActuatorArray)
+        self.array = array
+        self.bus = Bus(name="rig")
+        self.node = ArrayNode(array, self.bus, namespace="arm6", timers=self.timers, run_loop=False)
+        self.status: list[Status] = []
+        self.bus.subscribe(N.status, Status, self.status.append, RELIABLE, realtime=True)
+        self.period_s = 1.0 / self.node.settings.rate_hz
+        self.step_s = slots * self.period_s
+        self._stream = self.bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
+
+    def cycle(self, command: JointImpedance | None = None) -> None:
+        self.clock.now += round(self.step_s * 1e9)
+        if command is not None:
+            self._stream.publish(command)
+        self.node.cycle(self.clock.now)
+        self.timers.run_due()
+        self.array.step(self.step_s)
+
+    def call(self, topic: str, request: Message, cls: type[Message]) -> None:
+        assert self.bus.client(topic, cls, ActuatorReply).call(request).accepted
+        self.cycle()
+
+    def close(self) -> None:
+        self.node.shutdown()
+        self.bus.close()
+        self.array.close()
+
+
 def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to() -> None:
     """The bridge's re-entry rule in the array node: a stream that applies again after the
     e-stop (reset, power on, brakes released) moves its target from where the arm is at the
@@ -663,34 +700,13 @@ def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to()
     the two clocks must be one. Served in real time on a loaded host (load 11), the simulator's
     thread and the node's loop were starved apart — 1.3-1.5 simulated seconds and 107-124 cycles
     in 3 s — and the arm saw the ramp's steps bunched up in its own time: peak 1.66 rad/s."""
-    clock = FakeClock()
-    timers = TimerThread("arm6-timers", clock=clock, threaded=False)
-    array = drivers.open("sim://arm6?realtime=false&noise=false")
-    assert isinstance(array, SimActuatorArray)
-    bus = Bus(name="rig")
-    node = ArrayNode(array, bus, namespace="arm6", timers=timers, run_loop=False)
-    status: list[Status] = []
+    rig = SteppedArm()
+    array, node, call = rig.array, rig.node, rig.call
     data: list[ActuatorArrayData] = []
-    bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
-    bus.subscribe(N.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
-    period_s = 1.0 / node.settings.rate_hz
-    stream = bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
-
-    def cycle(command: JointImpedance | None = None) -> None:
-        clock.now += round(period_s * 1e9)
-        if command is not None:
-            stream.publish(command)
-        node.cycle(clock.now)
-        timers.run_due()
-        array.step(period_s)
-
-    def call(topic: str, request: Message, cls: type[Message]) -> None:
-        assert bus.client(topic, cls, ActuatorReply).call(request).accepted
-        cycle()
-
+    rig.bus.subscribe(N.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
     try:
         node.start()
-        cycle()
+        rig.cycle()
         call(N.request("power"), PowerRequest(True), PowerRequest)
         here = array.read_joints().position.copy()
         call(N.estop, String("test"), String)
@@ -703,18 +719,16 @@ def test_after_an_estop_reset_an_impedance_stream_to_a_far_target_is_ramped_to()
             array.names, target.tolist(), 40.0, 2.0, source=node.settings.default_source
         )
         start = len(data)
-        for _ in range(round(3.0 / period_s)):  # a 100 Hz stream for 3 s of the robot's time
-            cycle(command)
+        for _ in range(round(3.0 / rig.period_s)):  # a 100 Hz stream for 3 s of the robot's time
+            rig.cycle(command)
         speeds = [abs(d.actuators[ELBOW].speed) for d in data[start:]]
         speed = node.settings.reentry_speed
         print(f"\nelbow after e-stop reset: peak {max(speeds):.2f} rad/s (re-entry {speed} rad/s)")
         assert max(speeds) < 1.5 * speed
         assert abs(array.read().actuators[ELBOW].position - target[ELBOW]) < 0.05
-        assert [s for s in status if "re-entry after" in s.status]
+        assert [s for s in rig.status if "re-entry after" in s.status]
     finally:
-        node.shutdown()
-        bus.close()
-        array.close()
+        rig.close()
 
 
 def test_the_fallbacks_reported_length_is_the_robots_time_when_the_loop_skips_cycles() -> None:
@@ -724,40 +738,20 @@ def test_the_fallbacks_reported_length_is_the_robots_time_when_the_loop_skips_cy
     node's clock and the stepped simulator move two periods a cycle): the length reported is
     the time the watchdog's own report gives the safe mode on the node's clock, within a
     cycle (the fallback's last cycle is the one before the command that ends it)."""
-    clock = FakeClock()
-    timers = TimerThread("arm6-timers", clock=clock, threaded=False)
-    array = drivers.open("sim://arm6?realtime=false&noise=false")
-    assert isinstance(array, SimActuatorArray)
-    bus = Bus(name="rig")
-    node = ArrayNode(array, bus, namespace="arm6", timers=timers, run_loop=False)
-    status: list[Status] = []
-    bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
-    period_s = 1.0 / node.settings.rate_hz
-    stream = bus.publisher(N.impedance_command, JointImpedance, MAB_RT)
-
-    def cycle(command: JointImpedance | None = None) -> None:
-        clock.now += round(2 * period_s * 1e9)  # the slot before this one was skipped
-        if command is not None:
-            stream.publish(command)
-        node.cycle(clock.now)
-        timers.run_due()
-        array.step(2 * period_s)
-
+    rig = SteppedArm(slots=2)  # the slot before each cycle was skipped
+    array, node = rig.array, rig.node
     try:
         node.start()
-        cycle()
-        assert bus.client(N.request("power"), PowerRequest, ActuatorReply).call(
-            PowerRequest(True)
-        ).accepted
+        rig.call(N.request("power"), PowerRequest(True), PowerRequest)
         here = array.read_joints().position.tolist()
         command = hold_message(array.names, here, 40.0, 2.0, source=node.settings.default_source)
         for _ in range(50):
-            cycle(command)
-        silent = round(1.0 / (2 * period_s))  # 1 s of the robot's time without a command
-        for _ in range(silent):
-            cycle()
+            rig.cycle(command)
+        for _ in range(round(1.0 / rig.step_s)):  # 1 s of the robot's time without a command
+            rig.cycle()
         for _ in range(5):
-            cycle(command)
+            rig.cycle(command)
+        status = rig.status
         resumed = [m.status for m in status if "commands resumed after" in m.status]
         ended = [m.status for m in status if "fallback (damping) ended after" in m.status]
         assert resumed and ended, [m.status for m in status]
@@ -765,11 +759,9 @@ def test_the_fallbacks_reported_length_is_the_robots_time_when_the_loop_skips_cy
         reported = float(ended[0].split("ended after ")[1].split(" s")[0])
         print(f"\nfallback: {safe_s:.2f} s in safe mode (node clock), reported {reported:.2f} s")
         assert safe_s > 0.5
-        assert reported == pytest.approx(safe_s, abs=2.5 * period_s)  # one cycle of 20 ms
+        assert reported == pytest.approx(safe_s, abs=1.25 * rig.step_s)  # one cycle of 20 ms
     finally:
-        node.shutdown()
-        bus.close()
-        array.close()
+        rig.close()
 
 
 def test_brakes_released_after_a_silent_stream_end_it_and_a_one_shot_command_applies() -> None:
