@@ -9,11 +9,16 @@ What happens — the bridge's command arbitration, nothing special in this progr
 
 1. The program joins the robot's bus over Zenoh (the same no-flags scheme as ``jointbus topic``)
    and waits for the first ``/hb50/bridge_data`` frame: the squat starts from the measured pose.
-2. It publishes a ``JointCommand`` with ``source_node="squat_controller"`` every 2 ms. After five
-   steady commands (≈ 8 ms) the bridge gives it the actuators: ``owner: squat_controller`` in
-   ``/hb50/bridge_state``. The control node keeps running; its commands wait.
+2. It publishes a ``JointCommand`` with ``source_node="squat_controller"`` every 2 ms: the
+   measured pose, held, until the bridge gives it the actuators — after 0.4 s of steady commands
+   (the arbitration's rule for any source, however fast): ``owner: squat_controller`` in
+   ``/hb50/bridge_state``. The control node keeps running; its commands wait. Why hold until
+   then: a squat started at the first command would be 0.4 s along when it took over, and the
+   legs would jump to that point.
 3. The body goes down ``--depth`` metres and back up, in whole squats of about ``--period``
-   seconds, so the last command is the pose it started from.
+   seconds from the takeover, so the last command is the pose it started from. Not given the
+   actuators within ``TAKEOVER_TIMEOUT_S`` (another custom source owns them, or the bridge
+   refuses the commands: its ``/hb50/status`` says why), it stops and says so.
 4. It stops publishing — at the end, or at once on Ctrl-C (SIGINT or SIGTERM). 100 ms later the
    bridge gives control back to ``control_node`` — also when this program is killed, which is the
    point: a crashed custom controller never leaves the robot without commands. It waits for
@@ -48,6 +53,18 @@ NAME = "squat_controller"
 #: How long to wait for the bridge to confirm that control is back (s): its 100 ms fallback,
 #: with room for a loaded host.
 HANDBACK_TIMEOUT_S = 2.0
+#: How long to offer the measured pose for the bridge to give us the actuators (s): its 0.4 s
+#: takeover rule, with room for a loaded host.
+TAKEOVER_TIMEOUT_S = 5.0
+_SAID = threading.Lock()
+
+
+def say(line: str) -> None:
+    """Print one whole line at once: the loop and the bus's callbacks print from different
+    threads, and ``print`` writes the text and its newline separately (two lines ran into one)."""
+    with _SAID:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 class SquatController(Node):
@@ -69,7 +86,9 @@ class SquatController(Node):
         self.frame: BridgeData | None = None
         self.start_pose: np.ndarray | None = None
         self.names: tuple[str, ...] = ()
-        self.t0 = 0.0
+        self.t0 = 0.0  # monotonic s: the first frame, then the takeover (the squat's start)
+        self.squatting = False
+        self.took_over = False
         self.done = threading.Event()
         self.owner = ""
         self.handed_back = threading.Event()  # set by the bridge_state that names another owner
@@ -87,7 +106,7 @@ class SquatController(Node):
         owner = next((s[len("owner: ") :] for s in state.status if s.startswith("owner: ")), "")
         if owner != self.owner:
             self.owner = owner
-            print(f"owner: {owner}", flush=True)
+            say(f"owner: {owner}")
         if self.done.is_set() and owner and owner != NAME:
             self.handed_back.set()
 
@@ -105,8 +124,20 @@ class SquatController(Node):
             # a whole command with one target outside the limits, so keep every target inside.
             self.start_pose = np.clip(np.array(frame.joint_position), self.lower, self.upper)
             self.t0 = now
-            print(f"squatting {self.squats} x {self.period:.1f} s", flush=True)
-        t = now - self.t0
+            say("holding the measured pose until the bridge gives us the actuators")
+        if not self.squatting:
+            if self.owner == NAME:  # the bridge applies our commands from now on
+                self.squatting = self.took_over = True
+                self.t0 = now
+                say(f"squatting {self.squats} x {self.period:.1f} s")
+            elif now - self.t0 > TAKEOVER_TIMEOUT_S:
+                say(
+                    f"the bridge did not give us the actuators within {TAKEOVER_TIMEOUT_S:g} s "
+                    f"(owner {self.owner or 'unknown'!r}; see /hb50/status for why)"
+                )
+                self.done.set()
+                return
+        t = now - self.t0 if self.squatting else 0.0
         if t >= self.duration:
             self.done.set()  # stop publishing: the bridge hands control back after 100 ms
             return
@@ -153,25 +184,28 @@ def main() -> int:
             bus, duration=args.duration, period=args.period, depth=args.depth
         ) as controller,
     ):
+        say("waiting for /hb50/bridge_data")
         controller.start()
-        print("waiting for /hb50/bridge_data", flush=True)
+        interrupted = False
         try:
             controller.done.wait()
         except KeyboardInterrupt:
             controller.done.set()  # stop publishing now: the bridge's fallback starts counting
-            print("interrupted: stopped commanding", flush=True)
+            interrupted = True
+            say("interrupted: stopped commanding")
+        if not controller.took_over:  # never commanded the robot: nothing to hand back
+            return 0 if interrupted else 1
         try:
             back = controller.owner != NAME or controller.handed_back.wait(HANDBACK_TIMEOUT_S)
         except KeyboardInterrupt:
             back = False
         owner = controller.owner
         if back:  # printed as the bridge says it, before this program's own shutdown
-            print(f"stopped: control is back with {owner or 'the control node'}", flush=True)
+            say(f"stopped: control is back with {owner or 'the control node'}")
         else:
-            print(
+            say(
                 f"stopped; the bridge did not confirm the hand-back within "
-                f"{HANDBACK_TIMEOUT_S:g} s (owner still {owner!r})",
-                flush=True,
+                f"{HANDBACK_TIMEOUT_S:g} s (owner still {owner!r})"
             )
     return 0
 

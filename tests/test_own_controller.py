@@ -102,6 +102,12 @@ def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int
     assert "squat_controller" in seen, (seen, out)
     assert seen[-1] == "control_node", seen
     assert "owner: squat_controller" in out and "owner: control_node" in out
+    # it holds the measured pose until the bridge gives it the actuators (after 0.4 s of
+    # steady commands), and only then starts the squat: no jump to a squat 0.4 s along
+    lines = out.splitlines()
+    assert "holding the measured pose until the bridge gives us the actuators" in lines, lines
+    squat = next(k for k, line in enumerate(lines) if line.startswith("squatting"))
+    assert lines.index("owner: squat_controller") < squat, lines
     assert lowest < STAND_HEIGHT - 0.03  # the squat's commands reached the actuators
     s = stack.wait_for(lambda s: s.standing and s.true_base_height_m > 0.3, 3.0)
     assert abs(s.true_base_height_m - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT  # back at the stand
@@ -144,6 +150,9 @@ def test_sigkilled_controller_falls_back_to_the_control_node(
     try:
         assert wait_until(lambda: owners.owner == "squat_controller", 30.0), proc.poll()
         time.sleep(0.5)
+        # a stall of the loaded host may have handed control back meanwhile (it takes it again
+        # after 0.4 s of steady commands): kill it while it owns the robot
+        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), proc.poll()
         killed = time.monotonic()
         proc.kill()  # SIGKILL: no goodbye, no last command
         assert wait_until(lambda: owners.owner == "control_node", 2.0)
@@ -182,6 +191,7 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     try:
         assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
         time.sleep(0.5)
+        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), (proc.poll(), lines)
         interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)  # Ctrl-C
         assert proc.wait(timeout=20) == 0, proc.stderr.read() if proc.stderr else ""

@@ -252,7 +252,7 @@ def test_impedance_stream_arbitration_source_check_and_watchdog() -> None:
         assert wait_until(lambda: bool(r.statuses(refused)), timeout=2.0)
         report = r.statuses(refused)[0]
         assert report.level == Level.ERROR and "field 'source_node'" in report.status
-        for _ in range(30):  # ≥ 10 Hz from an allowed custom source: it takes over
+        for _ in range(60):  # ≥ 10 Hz for ≥ 0.4 s from an allowed custom source: it takes over
             pub.publish(
                 hold_message(names, [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], 20.0, 1.0, source="squat")
             )

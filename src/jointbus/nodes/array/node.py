@@ -62,7 +62,8 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
   finite, limits, gains, brakes) before arbitration. A Rock ``Joints`` command is checked whole
   against the limits before any joint is commanded, so it is never applied in part.
 - *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
-  source owns the array and a custom one publishing at ≥ ``takeover_hz`` takes it over; a source
+  source owns the array and a custom one publishing at ≥ ``takeover_hz`` for
+  :attr:`~jointbus.nodes.safety.Arbiter.takeover_s` (0.4 s) takes it over; a source
   that keeps sending for the arbitration window without taking over is told so once (a WARN with
   its rate), as is a second sender using a source name another input already uses (refused). A
   one-shot motion command while the stream runs (``run``, commands within the watchdog time) is
@@ -1014,7 +1015,8 @@ class ArrayNode(Node):
         arbiter = self.arbiter
         owner = arbiter.current
         rule = (
-            f"at ≥ {arbiter.takeover_hz:g} Hz with no gap over {arbiter.fallback_s * 1e3:g} ms"
+            f"at ≥ {arbiter.takeover_hz:g} Hz for {arbiter.takeover_s:g} s with no gap over "
+            f"{arbiter.fallback_s * 1e3:g} ms"
         )
         measure = RateMeasure(count, span_ns, ARRIVED).describe()
         if source == arbiter.default_source:  # a custom source took over: the default waits

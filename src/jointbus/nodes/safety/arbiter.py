@@ -23,10 +23,20 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   publish *steadily* to qualify, and a source that slowed down cannot take control back on the
   strength of its earlier, faster commands still in the window.
 - **Takeover** — a custom source takes over when its window holds at least
-  ``ceil(takeover_hz · window_s)`` commands (5 for 10 Hz over 0.5 s) and its measured rate is
-  ≥ ``takeover_hz``. Why 0.5 s: a stray command or two never takes the robot (it needs five
-  valid commands with no gap), yet a 10 Hz source needs only 0.4 s of steady publishing and a
-  500 Hz controller takes over after 5 commands (8 ms).
+  ``ceil(takeover_hz · window_s)`` commands (5 for 10 Hz over 0.5 s), its measured rate is
+  ≥ ``takeover_hz``, *and* their arrivals span at least :attr:`Arbiter.takeover_s` =
+  ``(min_count − 1) / takeover_hz`` (0.4 s): the time the rule needs to see a source at the
+  threshold keep it. Why 0.5 s: a stray command or two never takes the robot (it needs five
+  valid commands with no gap). Why the span, for fast sources too: the seed's source must
+  *maintain* 10 Hz, and a rate measured over a few milliseconds does not say that. A controller
+  starved by its host (its process stopped, or beside a CPU hog) woke up and sent five fresh
+  commands within 0.1 ms: a mean of 40 kHz, and it took the robot from ``control_node``, went
+  quiet again, and lost it 100 ms later (a user's trial, 2026-12-06). Every source now shows
+  the same 0.4 s of steady publishing, so control changes hands at most once per 0.4 s of a
+  source's steady stream, whatever its rate: a 500 Hz controller takes over after ≈ 200
+  commands (0.4 s) rather than 5 (8 ms). Until then its commands are reported as not applied
+  only if it keeps sending for the whole window without taking over (the array node's
+  ``_outranked``).
 - **Fallback** — the owner loses control when nothing came from it for more than ``fallback_s``
   (``"silent"``), or when its measured rate fell below ``takeover_hz``
   (``"rate_below_threshold"``; also when fewer than two commands remain in the window, where no
@@ -37,7 +47,7 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   of its own commands; the constructor refuses such a configuration.
 - **The rate a report names** (:meth:`Arbiter.measure`, :attr:`OwnerChanged.measure`) is a
   :class:`RateMeasure`: the mean ``(count − 1) / (last − first)`` over the commands in the source's
-  window, *stated with what it rests on* — ``'teleop': 5 commands sent in 8.0 ms (500.0 Hz)`` —
+  window, *stated with what it rests on* — ``'teleop': 201 commands sent in 400.0 ms (500.0 Hz)`` —
   so every figure printed is true of the commands it names. On takeover the times are the send
   stamps the source put in its commands (``offer(..., sent_ns=header stamp)``) when they increase
   strictly, else the arrival times; on a fallback for rate they are the arrival times, the
@@ -48,12 +58,13 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   inverse of the *median* stamped interval, which no stretch of the stream ever showed — a
   500 Hz loop that ran late and caught up (intervals 2, 5, 0.2, 0.8 ms) read 714 Hz, and
   ``examples/own_controller.py`` against the demo was reported "publishes at 793.9 Hz" and
-  "575.5 Hz" while its recording showed 500/s over its first 0.05 s and 455/s overall. Five
-  commands are what a takeover rests on (8 ms at 500 Hz), so the figure is that mean, saying so.
-  Measured after the change (two runs of ``own_controller.py --duration 8`` against ``jointbus
-  demo`` on the shared, loaded 2-CPU host; five takeovers, host stalls made it fall back twice):
-  505.6, 259.0, 585.6, 500.9 and 500.6 Hz, each over the 5 commands it names (6.8–15.4 ms) and
-  each equal to (n − 1) / span of the first five header stamps of that stretch in the recording.
+  "575.5 Hz" while its recording showed 500/s over its first 0.05 s and 455/s overall. The
+  window's commands are what a takeover rests on (0.4 s of them), so the figure is their mean,
+  saying so. Measured after that change, when five commands sufficed (two runs of
+  ``own_controller.py --duration 8`` against ``jointbus demo`` on the shared, loaded 2-CPU
+  host; five takeovers, host stalls made it fall back twice): 505.6, 259.0, 585.6, 500.9 and
+  500.6 Hz, each over the 5 commands it names (6.8–15.4 ms) and each equal to (n − 1) / span
+  of the first five header stamps of that stretch in the recording.
   Decisions still use arrival times only, which a source cannot forge and which are what the
   node actually gets.
 - A source publishing *exactly* at the threshold is on the boundary and its ownership may flap with
@@ -164,6 +175,7 @@ class Arbiter:
         "_min_count",
         "_owner",
         "_sent",
+        "_takeover_ns",
         "_window_ns",
         "default_source",
         "fallback_s",
@@ -189,6 +201,7 @@ class Arbiter:
         self._window_ns = round(window_s * _NS_PER_S)
         self._fallback_ns = round(fallback_s * _NS_PER_S)
         self._min_count = min_count
+        self._takeover_ns = self._span_ns(min_count, self.takeover_hz)
         self._arrivals: dict[str, deque[int]] = {}
         #: Per source, the send stamps of the arrivals above (same length; 0 = not stamped).
         self._sent: dict[str, deque[int]] = {}
@@ -237,11 +250,25 @@ class Arbiter:
         self._window_ns = round(window_s * _NS_PER_S)
         self._fallback_ns = round(fallback_s * _NS_PER_S)
         self._min_count = min_count
+        self._takeover_ns = self._span_ns(min_count, self.takeover_hz)
 
     @property
     def min_count(self) -> int:
         """Commands within the window (with no gap) a custom source needs to take control."""
         return self._min_count
+
+    @property
+    def takeover_s(self) -> float:
+        """How long (s) a custom source must keep publishing — at ≥ :attr:`takeover_hz`, with
+        no gap over :attr:`fallback_s` — before it takes control: ``(min_count − 1) /
+        takeover_hz``, 0.4 s by default, whatever its rate (see the module docstring)."""
+        return (self._min_count - 1) / self.takeover_hz
+
+    @staticmethod
+    def _span_ns(min_count: int, takeover_hz: float) -> int:
+        """:attr:`takeover_s` in ns, less 1 µs so that a source exactly at the threshold,
+        whose arrival times are rounded to the ns, still qualifies."""
+        return max(0, round((min_count - 1) * _NS_PER_S / takeover_hz) - 1_000)
 
     def offer(self, source: str, now_ns: int, sent_ns: int = 0) -> bool:
         """Record a *valid* command from ``source`` arriving at ``now_ns``; True if ``source``
@@ -296,6 +323,7 @@ class Arbiter:
                 if (
                     len(arrivals) >= self._min_count
                     and now_ns - arrivals[-1] <= self._fallback_ns
+                    and arrivals[-1] - arrivals[0] >= self._takeover_ns
                     and self._fast_enough(arrivals)
                 ):
                     self._change(self._owner, source, TAKEOVER, now_ns, self.measure(source))

@@ -107,7 +107,8 @@ declaration, and a value that breaks ``thermal_warn ≤ thermal_derate < thermal
 refused by the bridge, each with an ERROR status naming the parameter, the value and the range it
 must lie in. A new ``arbitration_threshold`` scales the fallback time and the takeover window with
 it (one period and five periods at the threshold, as :meth:`BridgeConfig.from_model` derives
-them). ``kp`` / ``kd`` belong to the control node (its posture gains): the bridge takes only their
+them; a custom source then takes over after four periods of steady commands: 0.4 s at 10 Hz).
+``kp`` / ``kd`` belong to the control node (its posture gains): the bridge takes only their
 declared *maxima* (the bound of every command's gains) and defaults (hold and safe-mode gains)
 when it is built, and those stay fixed while it runs.
 
@@ -360,7 +361,8 @@ class BridgeConfig:
         threshold = values.get("takeover_hz")
         if isinstance(threshold, float):
             # A stopped source falls back after one period at the threshold (100 ms at 10 Hz),
-            # and a source must show five commands in a row to take over (0.5 s at 10 Hz).
+            # and a source must keep it up for four periods to take over (0.4 s at 10 Hz, five
+            # commands in a 0.5 s window, however fast it sends).
             values["fallback_s"] = 1.0 / threshold
             values["arbitration_window_s"] = 5.0 / threshold
         values.update(overrides)
