@@ -555,3 +555,54 @@ def test_a_current_held_at_the_limit_is_limited_until_its_stream_runs_out(url: s
         rest = fresh(array, wrist)
         assert rest.state == IDLE, rest  # held where it stopped: at the end, pushed by nothing
         assert rest.position == pytest.approx(upper, abs=0.01)
+
+
+# ------------------------------------------ a move planned whole or refused whole (2026-12-06)
+
+
+def test_a_move_too_slow_to_plan_is_refused_whole_and_nothing_moves(url: str) -> None:
+    """A user's trial: ``set_speed('elbow', 1e-6)`` was accepted and the next all-joint move
+    failed with "-101 is not a valid Result" (a ValueError locally, a DriverError served) after
+    five of six joints had moved. Now it is a NACK naming the joint, and nothing moves."""
+    with opened(url) as array:
+        array.power(True)
+        before = array.read_joints().position.copy()
+        slow = 2
+        array.set_speed(slow, 1e-6)
+        targets = [free_target(array, i, 0.2) for i in range(array.count)]
+        with pytest.raises(RequestRejected) as refused:
+            array.positions(targets)
+        err = refused.value
+        assert err.reason is RejectReason.OUT_OF_RANGE
+        assert (err.joint, err.index) == (array.names[slow], slow)
+        assert "a move of at most 3600 s" in str(err) and "position" in str(err)
+        for _ in range(SAMPLES // 5):
+            now = array.read_joints().position
+        assert np.abs(now - before).max() < 0.01, (now - before).tolist()
+        assert not any(a.state & MOVING for a in array.read().actuators)
+        # the same move without the slow joint's part runs
+        targets[slow] = float(before[slow])
+        array.set_speed(slow, 0.5)
+        array.positions(targets)
+        array.wait_until_still(timeout=SETTLE_TIMEOUT)
+
+
+def test_an_acceleration_beyond_what_the_joint_can_reach_is_refused(url: str) -> None:
+    """A user's trial: ``set_accel(joint, 1e12)`` (and 1e300) was accepted, the next move stepped
+    to full speed in one sample and overshot; the limit guard counts on the configured
+    acceleration to brake before a limit. Now it is refused, naming the joint and the bound."""
+    with opened(url) as array:
+        array.power(True)
+        before = array.config_accelerations.copy()
+        for accel in (1e12, 1e300):
+            with pytest.raises(RequestRejected) as refused:
+                array.set_accel(1, accel)
+            err = refused.value
+            assert err.reason is RejectReason.OUT_OF_RANGE
+            assert (err.joint, err.index) == (array.names[1], 1)
+            assert "the most the joint can reach" in str(err), str(err)
+        with pytest.raises(RequestRejected):
+            array.set_accel(None, 1e12)  # all joints: refused whole
+        assert array.config_accelerations.tolist() == before.tolist()
+        array.set_accel(1, float(before[1]) * 2.0)  # a plausible one is taken
+        assert array.config_accelerations[1] == pytest.approx(before[1] * 2.0)

@@ -540,6 +540,11 @@ class ActuatorArray(abc.ABC):
         self._has_brakes = np.array([a.has_brakes for a in actuators], dtype=np.bool_)
         self._has_brakes_tuple = tuple(a.has_brakes for a in actuators)
         self._velocity_max = np.array([s.velocity_max for s in config.limits])
+        #: The most ``set_accel`` takes per joint (rad/s² or m/s²) and why: set with the limit
+        #: guard (:meth:`_make_limit_guard`, which knows the period and the inertia); unbounded
+        #: for a driver without one (``bus://``: its server checks).
+        self._accel_max = np.full(n, math.inf)
+        self._accel_max_why: tuple[str, ...] = ("",) * n
         soft = [s.soft for s in config.limits]
         self._soft_mask = np.array([s is not None for s in soft], dtype=np.bool_)
         self._soft_lower = np.array([s.lower if s else -math.inf for s in soft])
@@ -604,9 +609,37 @@ class ActuatorArray(abc.ABC):
                 1.0,
             )
         gain = fallback if inertia is None else np.where(inertia > 0.0, inertia / period, fallback)
+        self._bound_accelerations(period, vmax, effort, inertia)
         return LimitGuard(
             lower, upper, velocity_max=vmax, deceleration=self._config_accel, gain=gain,
             period=period,
+        )
+
+    def _bound_accelerations(
+        self, period: float, vmax: FloatArray, effort: FloatArray, inertia: FloatArray | None
+    ) -> None:
+        """The most acceleration ``set_accel`` takes, per joint: what its drive could reach at
+        best — its effort limit over its rotor inertia (the least inertia the joint can have)
+        when the driver knows it — and never more than the velocity limit reached within one
+        command ``period`` (beyond it the profile steps to full speed in one cycle anyway).
+
+        Why a bound at all: ``set_accel(1e12)`` was accepted (a user's trial, 2026-12-06); the
+        next move stepped to full speed in one sample and overshot its target, and the limit
+        guard takes the configured acceleration as the deceleration it counts on before a
+        position limit, so it would brake too late."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_cycle = vmax / period
+            by_drive = (
+                np.full(self._n, math.inf)
+                if inertia is None
+                else np.where((inertia > 0.0) & np.isfinite(effort), effort / inertia, math.inf)
+            )
+        self._accel_max = np.minimum(per_cycle, by_drive)
+        self._accel_max_why = tuple(
+            f"its effort limit {effort[i]:g} over its rotor inertia {inertia[i]:g}"
+            if inertia is not None and by_drive[i] <= per_cycle[i]
+            else f"its velocity limit {vmax[i]:g} reached within one {period * 1e3:g} ms cycle"
+            for i in range(self._n)
         )
 
     # ---------------------------------------------------------------- hooks (driver side)
@@ -888,13 +921,25 @@ class ActuatorArray(abc.ABC):
     def set_accel(self, joint: int | str | None, accel: float) -> None:
         """Configured acceleration of later moves of ``joint`` (``None``: all), rad/s² or m/s².
 
-        NaN or inf raises :class:`NonFiniteError`; an acceleration ≤ 0 is refused
-        (``OUT_OF_RANGE``).
+        NaN or inf raises :class:`NonFiniteError`; an acceleration ≤ 0, or above what the joint
+        can reach (:meth:`_bound_accelerations`: its drive's effort over its rotor inertia, at
+        most its velocity limit within one command period), is refused (``OUT_OF_RANGE``).
         """
         with self._api_lock:
             self._begin(Capability.ACCEL_CONFIG)
             indices = self._request_joints("set_accel", joint)
             value = self._request_value("set_accel", "accel", accel, indices)
+            over = np.flatnonzero(value > self._accel_max[indices])
+            if over.size:
+                i = int(indices[over[0]])
+                raise RequestRejected(
+                    "set_accel",
+                    RejectReason.OUT_OF_RANGE,
+                    f"accel = {value:g}; expected at most {self._accel_max[i]:.4g}, the most "
+                    f"the joint can reach ({self._accel_max_why[i]})",
+                    joint=self._names[i],
+                    index=i,
+                )
             values = np.full(indices.size, value)
             self._request_accel(indices, values)
             self._config_accel[indices] = values

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from jointbus.drivers.actuator_array import ActuatorArrayConfig
 from jointbus.drivers.errors import RejectReason, RequestRejected
-from jointbus.drivers.sim.profile import ProfileGenerator
+from jointbus.drivers.sim.profile import Joints, ProfileGenerator
 from jointbus.messages.errors import LimitError
 
 __all__ = [
@@ -115,23 +115,34 @@ class ProfiledMoves:
 
     def move_to(self, indices: IntArray, positions: FloatArray, start: StartState) -> None:
         """Profiled move of ``indices`` to ``positions`` (rad or m), ending at rest."""
-        self._move(self.profile.move_to, indices, positions, start)
+        self._move("position", self.profile.move_to, indices, positions, start)
 
     def move_at(self, indices: IntArray, speeds: FloatArray, start: StartState) -> None:
         """Profiled move of ``indices`` at ``speeds`` (rad/s or m/s; 0 stops)."""
-        self._move(self.profile.move_at, indices, speeds, start)
+        self._move("speed", self.profile.move_at, indices, speeds, start)
 
     def _move(
         self,
-        move: Callable[[int | None, npt.ArrayLike], None],
+        request: str,
+        move: Callable[[Joints, npt.ArrayLike], None],
         indices: IntArray,
         targets: FloatArray,
         start: StartState,
     ) -> None:
-        """Enter profile mode, then ``move`` every joint at once or each of ``indices``."""
+        """Enter profile mode, then ``move`` the joints of ``indices`` in one plan: all start
+        together, or none does. A move the generator refuses (one that would take longer than
+        :data:`~.sim.profile.MAX_MOVE_S`: a speed or acceleration set far too low) is a
+        ``RequestRejected(OUT_OF_RANGE)`` naming the joint, and the joints keep their modes."""
+        modes = self.mode.copy()
         self.enter_profile(indices, start)
-        if indices.size == self._count:
-            move(None, targets)
-        else:
-            for i, t in zip(indices.tolist(), targets.tolist(), strict=True):
-                move(i, t)
+        try:
+            move(None if indices.size == self._count else indices.tolist(), targets)
+        except LimitError as exc:
+            self.mode[:] = modes
+            raise RequestRejected(
+                request,
+                RejectReason.OUT_OF_RANGE,
+                f"{exc.field} = {exc.value!r}; expected {exc.expected}",
+                joint=exc.joint,
+                index=exc.index,
+            ) from None

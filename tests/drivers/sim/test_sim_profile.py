@@ -305,3 +305,80 @@ def test_position_bounds_are_checked_whole() -> None:
         gen.set_position_bounds([-1.0, 2.0, -1.0], [1.0, 1.0, 1.0])
     with pytest.raises(NonFiniteError, match="j2"):
         gen.set_position_bounds([-1.0, -1.0, math.nan], [1.0, 1.0, 1.0])
+
+
+# -- a request is planned whole or not at all (a user's trial, 2026-12-06) ----------------------
+
+
+def test_a_move_too_slow_to_plan_is_refused_whole_naming_the_joint() -> None:
+    """A speed of 1e-6 rad/s made ruckig refuse the next six-joint move ("-101 is not a valid
+    Result", a plain ValueError) after five joints had started: now nothing starts, and the
+    refusal names the joint, its index, the field, the value and why."""
+    gen = _generator(max_velocity=[2.0, 1e-6, 2.0])
+    with pytest.raises(LimitError) as refused:
+        gen.move_to(None, [0.3, 0.3, 0.3])
+    err = refused.value
+    assert (err.joint, err.index, err.field, err.value) == ("j1", 1, "position", 0.3)
+    assert "a move of at most 3600 s" in str(err) and "≈ 3e+05 s" in str(err)
+    assert "raise the joint's speed or acceleration" in str(err)
+    assert gen.target_position.tolist() == [0.0, 0.0, 0.0]
+    p, v, _a = _sample(gen, 0.2)
+    assert np.all(p == 0.0) and np.all(v == 0.0)  # nothing moved
+    gen.move_to(None, [0.3, 0.0, 0.3])  # the slow joint left where it is: the others move
+    p, _v, _a = _sample(gen, 1.0)
+    assert p[-1] == pytest.approx([0.3, 0.0, 0.3])
+
+
+def test_listed_joints_move_in_one_plan_or_not_at_all() -> None:
+    gen = _generator(max_velocity=[2.0, 2.0, 1e-6])
+    with pytest.raises(LimitError) as refused:
+        gen.move_to([0, 2], [0.5, 0.5])
+    assert (refused.value.joint, refused.value.index) == ("j2", 2)
+    assert gen.target_position.tolist() == [0.0, 0.0, 0.0]
+    assert not gen.active.any()
+    gen.move_to([0, 1], [0.5, -0.5])
+    assert gen.target_position.tolist() == [0.5, -0.5, 0.0]
+    assert gen.active.tolist() == [True, True, False]
+    with pytest.raises(LengthMismatchError):
+        gen.move_to([0, 1], [0.5])
+    with pytest.raises(NonFiniteError) as nan:
+        gen.move_at([1, 2], [0.1, math.nan])
+    assert (nan.value.joint, nan.value.index) == ("j2", 2)
+    with pytest.raises(LimitError):
+        gen.move_to([0, 3], [0.1, 0.1])
+
+
+def test_a_limit_that_would_stretch_a_move_under_way_past_an_hour_is_refused() -> None:
+    gen = _generator()
+    gen.move_to(None, [1.0, 1.0, 1.0])
+    _sample(gen, 0.1)
+    with pytest.raises(LimitError) as refused:
+        gen.set_limits(1, max_acceleration=1e-9)
+    assert (refused.value.field, refused.value.index) == ("max_acceleration", 1)
+    assert gen.max_acceleration.tolist() == [8.0, 8.0, 8.0]  # nothing changed
+    p, _v, _a = _sample(gen, 2.0)
+    assert p[-1] == pytest.approx([1.0, 1.0, 1.0])
+    # at rest on its target a joint has no move to stretch: the limit is taken, and the move
+    # that would take too long is refused when it is asked for
+    gen.set_limits(1, max_velocity=1e-6)
+    with pytest.raises(LimitError):
+        gen.move_to(1, 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    speed=st.floats(1e-7, 2.0),
+    accel=st.floats(1e-7, 20.0),
+    target=st.floats(-3.0, 3.0),
+)
+def test_any_limits_either_plan_the_move_or_refuse_it_and_change_nothing(
+    speed: float, accel: float, target: float
+) -> None:
+    gen = _generator(n=2, max_velocity=[2.0, speed], max_acceleration=[8.0, accel])
+    try:
+        gen.move_to(None, [0.5, target])
+    except LimitError as err:
+        assert err.index == 1
+        assert gen.target_position.tolist() == [0.0, 0.0] and not gen.active.any()
+    else:
+        assert gen.target_position.tolist() == [0.5, target]

@@ -27,6 +27,17 @@ drive's limit supervisor does. A speed request towards a bound the joint already
 turned into that hold at once. Such joints are :attr:`ProfileGenerator.limited` until their next
 request; a drive reports them (``ActuatorState.LIMITED``). Position targets are the caller's to
 keep inside the range (the driver API clamps or refuses them).
+
+**A request is planned whole or not at all.** ruckig plans every joint in one call and refuses
+a profile longer than its numerical limit (≈ 7 600 s: a 0.3 rad move at 4e-5 rad/s). A speed
+of 1e-6 rad/s was accepted and the next six-joint move raised ``-101 is not a valid Result``
+after five joints had moved (a user's trial, 2026-12-06). Now a move, or a limit change that
+re-plans the moves under way, whose estimated duration exceeds :data:`MAX_MOVE_S` (1 h) is
+refused before anything changes (:class:`~jointbus.messages.errors.LimitError` naming the joint,
+its index, the field, the value and the time it would take); should ruckig still refuse a plan,
+the state before the request is restored and re-planned, and the refusal names the joint with
+the longest move. Moves of several joints (:meth:`ProfileGenerator.move_to` with a list of
+indices) are one plan, so they start together or not at all.
 """
 
 from __future__ import annotations
@@ -48,13 +59,19 @@ from ruckig import (
 
 from jointbus.messages.errors import LengthMismatchError, LimitError, NonFiniteError
 
-__all__ = ["ProfileGenerator", "ProfilePlanningError"]
+__all__ = ["MAX_MOVE_S", "Joints", "ProfileGenerator", "ProfilePlanningError"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 _GEN = "ProfileGenerator"
 _AT_TARGET = 1e-9  # rad, rad/s, rad/s²: a reference this close to its target and to rest is on it
+MAX_MOVE_S = 3600.0
+"""s: the longest move a request may ask for (estimated from the distance and the limits). ruckig
+itself refuses profiles over ≈ 7 600 s; an hour leaves the estimate room to be rough."""
+
+Joints = int | Sequence[int] | npt.NDArray[np.intp] | None
+"""One joint (an index), several (indices), or all (``None``)."""
 
 
 class ProfilePlanningError(RuntimeError):
@@ -170,11 +187,14 @@ class ProfileGenerator:
                 )
         return array
 
-    def _joints(self, joint: int | None, field: str, values: npt.ArrayLike) -> list[int]:
-        """Indices addressed by ``joint`` after checking ``values`` fits them."""
+    def _joints(self, joint: Joints, field: str, values: npt.ArrayLike) -> list[int]:
+        """Indices addressed by ``joint`` after checking ``values`` fits them (one number for
+        one joint, one per listed joint for a list, one per joint for ``None``)."""
         if joint is None:
             self._values(field, values)
             return list(range(self._n))
+        if not isinstance(joint, int | np.integer):
+            return self._listed(joint, field, values)
         if isinstance(joint, bool) or not isinstance(joint, int | np.integer):
             raise LimitError(_GEN, "joint", joint, f"an index 0..{self._n - 1} or None")
         if not 0 <= joint < self._n:
@@ -192,6 +212,30 @@ class ProfileGenerator:
                 joint=self._names[index], index=index,
             )
         return [index]
+
+    def _listed(
+        self, joints: Sequence[int] | npt.NDArray[np.intp], field: str, values: npt.ArrayLike
+    ) -> list[int]:
+        """Indices of a list of joints, each checked, and one finite value per listed joint."""
+        indices: list[int] = []
+        for joint in list(joints):
+            if isinstance(joint, bool) or not isinstance(joint, int | np.integer):
+                raise LimitError(_GEN, "joint", joint, f"an index 0..{self._n - 1}")
+            if not 0 <= joint < self._n:
+                raise LimitError(_GEN, "joint", joint, f"an index 0..{self._n - 1}")
+            indices.append(int(joint))
+        array = np.array(values, dtype=np.float64)
+        if array.shape != (len(indices),):
+            raise LengthMismatchError(
+                _GEN, field, array.shape, f"one value per listed joint ({len(indices)} values)"
+            )
+        for k, value in enumerate(array.tolist()):
+            if not math.isfinite(value):
+                i = indices[k]
+                raise NonFiniteError(
+                    _GEN, field, value, "a finite number", joint=self._names[i], index=i
+                )
+        return indices
 
     # ------------------------------------------------------------------ properties
 
@@ -280,6 +324,7 @@ class ProfileGenerator:
         its new speed limit is rejected: change its speed first.
         """
         updates: list[tuple[FloatArray, FloatArray]] = []
+        changed: list[tuple[str, int, float]] = []  # (field, joint, value) for a refusal
         for field, values, current, allow_inf in (
             ("max_velocity", max_velocity, self._max_v, False),
             ("max_acceleration", max_acceleration, self._max_a, False),
@@ -296,6 +341,9 @@ class ProfileGenerator:
                 self._check_limit(field, value, index, allow_inf=allow_inf)
                 new[index] = value
             updates.append((current, new))
+            changed.extend(
+                (field, i, float(new[i])) for i in np.flatnonzero(new != current).tolist()
+            )
             if field == "max_velocity":
                 too_fast = self._velocity_mode & (np.abs(self._target_v) > new)
                 if too_fast.any():
@@ -306,10 +354,12 @@ class ProfileGenerator:
                         f"({abs(float(self._target_v[i]))} rad/s)",
                         joint=self._names[i], index=i,
                     )
+        if not updates:
+            return
+        saved = self._saved()
         for current, new in updates:
             current[:] = new
-        if updates:
-            self._plan()
+        self._plan_or_restore(saved, changed)
 
     def set_position_bounds(self, lower: npt.ArrayLike, upper: npt.ArrayLike) -> None:
         """The range speed moves stop at, per joint (rad; N values each, ``-inf`` / ``inf``:
@@ -338,20 +388,27 @@ class ProfileGenerator:
         self._upper[:] = high
         self._bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
 
-    def move_to(self, joint: int | None, targets: npt.ArrayLike) -> None:
-        """Profiled move of one joint (``targets`` a number, rad) or all (``joint=None``, N
-        numbers), ending at rest."""
+    def move_to(self, joint: Joints, targets: npt.ArrayLike) -> None:
+        """Profiled move of one joint (``targets`` a number, rad), of listed joints (indices,
+        one target each) or of all (``joint=None``, N numbers), ending at rest; planned as one
+        (see the module docstring: refused whole when a move would take over
+        :data:`MAX_MOVE_S`)."""
         indices = self._joints(joint, "position", targets)
         values = np.broadcast_to(np.array(targets, dtype=np.float64), (len(indices),))
+        saved = self._saved()
         self._target_p[indices] = values
         self._target_v[indices] = 0.0
         self._velocity_mode[indices] = False
         self._limited[indices] = False
-        self._plan()
+        self._plan_or_restore(
+            saved,
+            [("position", i, float(v)) for i, v in zip(indices, values.tolist(), strict=True)],
+        )
 
-    def move_at(self, joint: int | None, velocity: npt.ArrayLike) -> None:
-        """Profiled speed move of one joint (a number, rad/s) or all (N numbers): accelerate to
-        ``velocity`` within the limits and keep it; ``0`` is a profiled stop."""
+    def move_at(self, joint: Joints, velocity: npt.ArrayLike) -> None:
+        """Profiled speed move of one joint (a number, rad/s), of listed joints or of all (N
+        numbers): accelerate to ``velocity`` within the limits and keep it; ``0`` is a profiled
+        stop."""
         indices = self._joints(joint, "velocity", velocity)
         values = np.broadcast_to(np.array(velocity, dtype=np.float64), (len(indices),))
         for index, value in zip(indices, values, strict=True):
@@ -361,13 +418,17 @@ class ProfileGenerator:
                     f"|velocity| <= max_velocity ({float(self._max_v[index])} rad/s)",
                     joint=self._names[index], index=index,
                 )
+        saved = self._saved()
         self._target_v[indices] = values
         self._velocity_mode[indices] = True
         self._limited[indices] = False
         if self._bounded:
             # A joint already at the bound it is sent towards holds there from the start.
             self._stop_at_bounds(0.0, replan=False)
-        self._plan()
+        self._plan_or_restore(
+            saved,
+            [("velocity", i, float(v)) for i, v in zip(indices, values.tolist(), strict=True)],
+        )
 
     def reset(self, positions: npt.ArrayLike, velocities: npt.ArrayLike | None = None) -> None:
         """Take the joints' actual state (rad, rad/s; e.g. after power-on or a disturbance) as
@@ -470,6 +531,94 @@ class ProfileGenerator:
         np.logical_not(self._finished, out=self._active)
         np.logical_or(self._active, self._cruising, out=self._active)
 
+    def _saved(self) -> tuple[npt.NDArray[np.generic], ...]:
+        """What a request may change: targets, modes and limits (copies), for a refusal to
+        restore."""
+        return (
+            self._target_p.copy(),
+            self._target_v.copy(),
+            self._velocity_mode.copy(),
+            self._limited.copy(),
+            self._max_v.copy(),
+            self._max_a.copy(),
+            self._max_j.copy(),
+        )
+
+    def _restore(self, saved: tuple[npt.NDArray[np.generic], ...]) -> None:
+        for live, before in zip(
+            (
+                self._target_p,
+                self._target_v,
+                self._velocity_mode,
+                self._limited,
+                self._max_v,
+                self._max_a,
+                self._max_j,
+            ),
+            saved,
+            strict=True,
+        ):
+            live[:] = before
+
+    def _move_seconds(self) -> FloatArray:
+        """Each joint's move time from its reference state to its target under its limits (s),
+        roughly and from above: a rest-to-rest move over the distance (at the speed limit when
+        it is reached, ``d/v + v/a``, else ``2·√(d/a)``), plus braking from the present speed
+        and the jerk ramps; a speed move, the speed change at the acceleration limit. A joint
+        resting on its target takes 0."""
+        max_v, max_a, v = self._max_v, self._max_a, np.abs(self._v)
+        distance = np.abs(self._target_p - self._p)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ramp = np.where(np.isfinite(self._max_j), max_a / self._max_j, 0.0)
+            cruise = distance * max_a >= max_v * max_v
+            rest_to_rest = np.where(
+                cruise, distance / max_v + max_v / max_a, 2.0 * np.sqrt(distance / max_a)
+            )
+            to_position = rest_to_rest + v / max_a + 2.0 * ramp
+            to_speed = np.abs(self._target_v - self._v) / max_a + 2.0 * ramp
+        seconds = np.where(self._velocity_mode, to_speed, to_position)
+        resting = (distance <= _AT_TARGET) & (v <= _AT_TARGET) & (np.abs(self._a) <= _AT_TARGET)
+        resting &= ~self._velocity_mode | (np.abs(self._target_v - self._v) <= _AT_TARGET)
+        seconds[resting] = 0.0
+        return seconds
+
+    def _plan_or_restore(
+        self,
+        saved: tuple[npt.NDArray[np.generic], ...],
+        changed: Sequence[tuple[str, int, float]],
+    ) -> None:
+        """Plan the request just written into the state, or put the state back as ``saved``
+        (and its plan) and raise :class:`LimitError` naming the changed joint with the longest
+        move: see the module docstring."""
+        seconds = self._move_seconds()
+        longest = max(changed, key=lambda c: float(seconds[c[1]]), default=None)
+        if longest is None:
+            self._plan()
+            return
+        field, index, value = longest
+        took = float(seconds[index])
+        speed, accel = float(self._max_v[index]), float(self._max_a[index])
+        if took <= MAX_MOVE_S:
+            try:
+                self._plan()
+                return
+            except ProfilePlanningError:
+                self._restore(saved)
+                self._plan()
+                raise
+        self._restore(saved)
+        self._plan()
+        raise LimitError(
+            _GEN,
+            field,
+            value,
+            f"a move of at most {MAX_MOVE_S:g} s; at max_velocity {speed:g} and "
+            f"max_acceleration {accel:g} it would take ≈ {took:.3g} s (raise the joint's "
+            "speed or acceleration)",
+            joint=self._names[index],
+            index=index,
+        )
+
     def _plan(self) -> None:
         """Re-plan every joint from its current reference state towards its target."""
         inp = self._input
@@ -488,7 +637,9 @@ class ProfileGenerator:
         ]
         try:
             result = self._ruckig.calculate(inp, self._trajectory)
-        except RuckigError as error:
+        except (RuckigError, ValueError) as error:
+            # ruckig's Python binding raises ValueError for a result code it has no name for
+            # (-101: the profile's duration beyond its numerical limit)
             raise ProfilePlanningError(f"ruckig rejected the profile input: {error}") from error
         if result not in (Result.Working, Result.Finished):
             raise ProfilePlanningError(f"ruckig could not plan the profile: {result}")
