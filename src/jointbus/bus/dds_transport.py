@@ -889,36 +889,44 @@ class DdsTransport:
         try:
             appeared: list[DdsEndpoint] = []
             changed = False
-            for sample in reader.take(TAKE_BATCH * 4):
-                guid = sample.key.bytes
-                participant = sample.participant_key.bytes
-                if participant == self.guid:
-                    continue
-                changed = True
-                handle = sample.sample_info.instance_handle
-                if sample.sample_info.instance_state != _ALIVE or not sample.topic_name:
-                    self._endpoints.pop(guid, None)
-                    self._by_handle.pop(handle, None)
-                    self._remote.pop(int.from_bytes(guid, "little"), None)
-                    continue
-                try:
-                    endpoint = DdsEndpoint(
-                        guid,
-                        participant,
-                        sample.topic_name,
-                        sample.type_name,
-                        profile_of(sample.qos),
-                        parse_user_data(_user_data(sample.qos)),
-                        writers,
-                    )
-                except Exception as exc:
-                    self._bad_record(f"endpoint {guid.hex()} on {sample.topic_name!r}: {exc}")
-                    continue
-                self._endpoints[guid] = endpoint
-                if writers:
-                    # A sample's publication handle is its writer's DCPSPublication instance.
-                    self._by_handle[handle] = endpoint
-                appeared.append(endpoint)
+            samples = reader.take(TAKE_BATCH * 4)
+            # Under ``_lock``: the publications' and the subscriptions' listeners run on two
+            # DDS threads, and each one's ``_graph_changed`` iterates ``_endpoints`` ("dictionary
+            # changed size during iteration" in a test run, 2026-12-06: the graph then missed
+            # the endpoints of that change).
+            with self._lock:
+                for sample in samples:
+                    guid = sample.key.bytes
+                    participant = sample.participant_key.bytes
+                    if participant == self.guid:
+                        continue
+                    changed = True
+                    handle = sample.sample_info.instance_handle
+                    if sample.sample_info.instance_state != _ALIVE or not sample.topic_name:
+                        self._endpoints.pop(guid, None)
+                        self._by_handle.pop(handle, None)
+                        self._remote.pop(int.from_bytes(guid, "little"), None)
+                        continue
+                    try:
+                        endpoint = DdsEndpoint(
+                            guid,
+                            participant,
+                            sample.topic_name,
+                            sample.type_name,
+                            profile_of(sample.qos),
+                            parse_user_data(_user_data(sample.qos)),
+                            writers,
+                        )
+                    except Exception as exc:
+                        self._bad_record(
+                            f"endpoint {guid.hex()} on {sample.topic_name!r}: {exc}"
+                        )
+                        continue
+                    self._endpoints[guid] = endpoint
+                    if writers:
+                        # A sample's publication handle is its writer's DCPSPublication instance.
+                        self._by_handle[handle] = endpoint
+                    appeared.append(endpoint)
             if changed:
                 self._graph_changed()
             for endpoint in appeared:
