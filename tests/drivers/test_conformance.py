@@ -606,3 +606,28 @@ def test_an_acceleration_beyond_what_the_joint_can_reach_is_refused(url: str) ->
         assert array.config_accelerations.tolist() == before.tolist()
         array.set_accel(1, float(before[1]) * 2.0)  # a plausible one is taken
         assert array.config_accelerations[1] == pytest.approx(before[1] * 2.0)
+
+
+def test_a_command_for_some_joints_is_applied_whole_or_refused_whole(url: str) -> None:
+    """``joints_command`` (Rock's ``Joints``, any subset of joints): the array node applied one
+    joint after the other, so a refusal of a later joint came after the earlier ones started."""
+    with opened(url) as array:
+        array.power(True)
+        before = array.read_joints().position.copy()
+        slow = 2
+        array.set_speed(slow, 1e-6)
+        first, other = free_target(array, 0, 0.2), free_target(array, slow, 0.2)
+        with pytest.raises(RequestRejected) as refused:
+            array.joints_command("position", [array.names[0], slow], [first, other])
+        assert (refused.value.joint, refused.value.index) == (array.names[slow], slow)
+        for _ in range(SAMPLES // 5):
+            now = array.read_joints().position
+        assert np.abs(now - before).max() < 0.01, (now - before).tolist()
+        with pytest.raises(ValueError):  # one value per listed joint
+            array.joints_command("position", [0, 1], [first])
+        second = free_target(array, 1, 0.2)
+        array.joints_command("position", [0, 1], [first, second])
+        reading = array.wait_until_still([0, 1], timeout=SETTLE_TIMEOUT)
+        assert reading.position[0] == pytest.approx(first, abs=0.02)
+        assert reading.position[1] == pytest.approx(second, abs=0.02)
+        assert np.abs(reading.position[2:] - before[2:]).max() < 0.01  # the others stayed

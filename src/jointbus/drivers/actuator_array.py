@@ -1050,6 +1050,52 @@ class ActuatorArray(abc.ABC):
         """Drive every joint with its current (A, one per joint)."""
         return self._array_command(Capability.CURRENT, "currents", currents, self._currents)
 
+    def joints_command(
+        self,
+        kind: str,
+        joints: Sequence[int | str],
+        values: Sequence[float] | FloatArray,
+    ) -> tuple[Saturation, ...]:
+        """``kind`` — ``"position"`` (rad or m), ``"speed"`` (rad/s or m/s) or ``"current"``
+        (A) — for the listed ``joints`` (indices or names, each at most once), one value each:
+        checked whole and written in one call, so all of them take it or none does (Rock's
+        ``Joints`` command, whose joints need not be the whole array). Why not one call per
+        joint: a refusal of a later joint (braked, unpowered, a move too slow to plan) came
+        after the earlier ones had started."""
+        kinds = {
+            "position": (Capability.POSITION, self._positions),
+            "speed": (Capability.SPEED, self._speeds),
+            "current": (Capability.CURRENT, self._currents),
+        }
+        if kind not in kinds:
+            raise ValidationError(_API, "kind", kind, f"one of {', '.join(kinds)}")
+        capability, write = kinds[kind]
+        with self._api_lock:
+            self._begin(capability)
+            listed: list[int] = []
+            for joint in joints:
+                index = self._index(kind, joint)
+                if index in listed:
+                    raise ValidationError(
+                        _API, "joints", joint, "each joint at most once",
+                        joint=self._names[index], index=index,
+                    )
+                listed.append(index)
+            if not listed:
+                raise LengthMismatchError(_API, "joints", joints, "at least one joint")
+            indices = np.array(listed, dtype=np.intp)
+            try:
+                array = np.array(values, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    _API, kind, values, f"{indices.size} numbers, one per listed joint"
+                ) from None
+            if array.shape != (indices.size,):
+                raise LengthMismatchError(
+                    _API, kind, values, f"{indices.size} values, one per listed joint"
+                )
+            return write(indices, array, kind)
+
     def impedance(self, command: ImpedanceCommand) -> tuple[Saturation, ...]:
         """Apply impedance targets to every joint: an
         :class:`~jointbus.drivers.impedance.ImpedanceCommand` (arrays in actuator order, joint

@@ -112,6 +112,7 @@ from jointbus.messages.actarray.requests import BrakesRequest, GeometryRequest, 
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.messages.base import Message
 from jointbus.messages.joint_impedance import JointImpedance
+from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import Header
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.limits import JointLimitSpec
@@ -528,6 +529,9 @@ class BusActuatorArray(ActuatorArray):
         n = self.array_names
         if indices.size == 1:
             self._send(method, n.command(method), single(int(indices[0]), float(values[0])))
+        elif indices.size != self.count or bool(np.any(indices != np.arange(self.count))):
+            # some joints (joints_command): one Rock command, which the server applies whole
+            self._send(method, n.joints_command, self._rock_command(method, indices, values))
         elif (
             not self._whole_array_call
             and indices.size == self.count
@@ -536,6 +540,22 @@ class BusActuatorArray(ActuatorArray):
             self._send(method, n.command(method), single(_ALL, float(values[0])))
         else:
             self._send(method, n.command(f"multi_{method}"), multi(tuple(values.tolist())))
+
+    def _rock_command(self, method: str, indices: IntArray, values: FloatArray) -> Joints:
+        """A Rock ``Joints`` command setting ``method``'s field (position, speed, or raw for a
+        current) of each listed joint; NaN elsewhere (unset)."""
+        unset = np.full(indices.size, math.nan)
+        columns = {"position": unset, "speed": unset, "raw": unset}
+        columns["raw" if method == "current" else method] = np.asarray(values, dtype=np.float64)
+        return Joints.from_arrays(
+            Header.now(),
+            tuple(self.names[i] for i in indices.tolist()),
+            position=columns["position"],
+            speed=columns["speed"],
+            effort=unset,
+            raw=columns["raw"],
+            acceleration=unset,
+        )
 
     def _array_command(
         self,
