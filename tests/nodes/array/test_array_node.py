@@ -843,9 +843,39 @@ def test_a_rock_sample_with_no_mode_is_refused_naming_its_joint(rig: Rig) -> Non
     )
     reply = client.call(command)
     assert not reply.accepted
-    assert (reply.joint, reply.index, reply.field) == (("elbow",), (1,), "samples")
+    elbow = rig.array.names.index("elbow")
+    assert (reply.joint, reply.index, reply.field) == (("elbow",), (elbow,), "samples[1]")
     assert "no field set" in reply.value and "exactly one of position" in reply.expected
     assert "Mode.UNSET" not in reply.text
+    np.testing.assert_array_equal(rig.array.read_joints().position, before)  # nothing moved
+
+
+def test_a_rock_commands_refusals_name_the_joints_index_in_the_array(rig: Rig) -> None:
+    """A user's trial: ``names: [elbow, wrist_yaw]`` with no mode for wrist_yaw said
+    ``(index 1)`` (its entry in the command), the same joint out of its limits ``(index 4)``
+    (its index in the array). Every refusal now gives the array's index, as all others do,
+    and the field names the entry (``samples[1]``)."""
+    rig.client.power(True)
+    before = rig.array.read_joints().position.copy()
+    names = rig.array.names
+    client = rig.bus.client(N.joints_command, Joints, ActuatorReply)
+    last = names[-1]
+    cases = [
+        # (command, field, joint)
+        (Joints(names=("elbow", last), samples=(JointSample(position=0.2), JointSample())),
+         "samples[1]", last),
+        (Joints(names=(last, "elbow"),
+                samples=(JointSample.from_position(0.1), JointSample.from_speed(0.1))),
+         "samples[1]", "elbow"),
+        (Joints(names=(last, "elbow"),
+                samples=(JointSample.from_position(0.1), JointSample.from_position(50.0))),
+         "position", "elbow"),
+    ]
+    for command, field, joint in cases:
+        reply = client.call(command)
+        assert not reply.accepted, command
+        assert (reply.joint, reply.index, reply.field) == ((joint,), (names.index(joint),), field)
+        assert f"joint {joint!r} (index {names.index(joint)})" in reply.text, reply.text
     np.testing.assert_array_equal(rig.array.read_joints().position, before)  # nothing moved
 
 

@@ -1664,25 +1664,42 @@ class ArrayNode(Node):
         return out
 
     def _joints_command(self, cmd: Joints) -> tuple[Saturation, ...]:
-        """A Rock command: one mode for every sample; checked whole before any joint moves."""
+        """A Rock command: one mode for every sample; checked whole before any joint moves.
+
+        A refusal names the joint by its name and its index *in the array*, as every other
+        refusal does, and the entry of the command in its field (``samples[1]``): the index
+        used to be the entry's position for some checks and the array's for others, so
+        ``(index 1)`` and ``(index 2)`` could name one joint (a user's trial, 2026-12-06)."""
         indices: list[int] = []
         for i, name in enumerate(cmd.names):
             if name not in self._joint_names:
                 raise UnknownJointError(name, self._joint_names)
+            index = self._joint_names.index(name)
             if name in cmd.names[:i]:
                 raise LengthMismatchError(
-                    Joints.TYPE_NAME, "names", name, "each joint at most once", index=i
+                    Joints.TYPE_NAME,
+                    f"names[{i}]",
+                    name,
+                    f"each joint at most once (also names[{cmd.names.index(name)}])",
+                    joint=name,
+                    index=index,
                 )
-            indices.append(self._joint_names.index(name))
+            indices.append(index)
         if not indices:
             raise LengthMismatchError(Joints.TYPE_NAME, "names", (), "at least one joint")
-        modes = [_sample_mode(cmd.names[i], i, s) for i, s in enumerate(cmd.samples)]
+        modes = [
+            _sample_mode(cmd.names[i], indices[i], i, s) for i, s in enumerate(cmd.samples)
+        ]
         mode = modes[0]
         for i, other in enumerate(modes):
             if other is not mode:
-                raise MessageError(
-                    f"{Joints.TYPE_NAME}: joint {cmd.names[i]!r} (index {i}): mode "
-                    f"{other.name}; expected {mode.name} like sample 0 (one mode per command)"
+                raise ValidationError(
+                    Joints.TYPE_NAME,
+                    f"samples[{i}]",
+                    f"mode {other.name}",
+                    f"mode {mode.name} like samples[0] (one mode per command)",
+                    joint=cmd.names[i],
+                    index=indices[i],
                 )
         values = np.array([s.get_field(mode) for s in cmd.samples], dtype=np.float64)
         field = {Mode.POSITION: "position", Mode.SPEED: "velocity", Mode.RAW: "current"}.get(mode)
@@ -1709,16 +1726,10 @@ class ArrayNode(Node):
             saturations = whole(values)
             self._commanded(idx, renewed=renewed)
             return saturations
-        single = {
-            Mode.POSITION: self.array.position,
-            Mode.SPEED: self.array.speed,
-            Mode.RAW: self.array.current,
-        }[mode]
-        out: list[Saturation] = []
-        for k, (index, value) in enumerate(zip(indices, values.tolist(), strict=True)):
-            out.extend(single(index, value))
-            self._commanded(idx[k : k + 1], renewed=renewed[k : k + 1])
-        return tuple(out)
+        kind = {Mode.POSITION: "position", Mode.SPEED: "speed", Mode.RAW: "current"}[mode]
+        saturations = self.array.joints_command(kind, indices, values)  # all or none
+        self._commanded(idx, renewed=renewed)
+        return saturations
 
     # ---- requests ------------------------------------------------------------------------------
     def _refuse_while_hot(self, method: str, joints: npt.NDArray[np.intp]) -> None:
@@ -1853,15 +1864,16 @@ def _without_motion(cmd: ImpedanceCommand, braked: npt.NDArray[np.bool_]) -> Imp
     )
 
 
-def _sample_mode(joint: str, index: int, sample: JointSample) -> Mode:
-    """The one command mode of a Rock sample; a sample with none or several set is refused
-    naming its joint and index (NaN = unset)."""
+def _sample_mode(joint: str, index: int, entry: int, sample: JointSample) -> Mode:
+    """The one command mode of a Rock sample (``entry`` of the command, for joint ``index`` of
+    the array); a sample with none or several set is refused naming its joint, its index and
+    the entry (``samples[entry]``; NaN = unset)."""
     try:
         mode = sample.mode()
     except MessageError as exc:  # several fields set
         raise ValidationError(
             Joints.TYPE_NAME,
-            "samples",
+            f"samples[{entry}]",
             f"{', '.join(sample.set_fields())} set",
             f"exactly one of position, speed, effort, raw, acceleration set ({exc})",
             joint=joint,
@@ -1870,7 +1882,7 @@ def _sample_mode(joint: str, index: int, sample: JointSample) -> Mode:
     if mode is Mode.UNSET:
         raise ValidationError(
             Joints.TYPE_NAME,
-            "samples",
+            f"samples[{entry}]",
             "no field set (all NaN)",
             "exactly one of position, speed, effort, raw, acceleration set (NaN = unset): "
             "the sample's command mode",
