@@ -871,7 +871,12 @@ class ActuatorArray(abc.ABC):
             indices = self._request_joints("joint_power", joint)
             if type(on) is not bool:
                 raise RequestRejected(
-                    "joint_power", RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                    "joint_power",
+                    RejectReason.OUT_OF_RANGE,
+                    f"on = {on!r}; expected a bool",
+                    field="on",
+                    value=on,
+                    expected="a bool",
                 )
             if on:
                 self._require_power("joint_power")
@@ -889,7 +894,12 @@ class ActuatorArray(abc.ABC):
             self._begin(capability)
             if type(on) is not bool:
                 raise RequestRejected(
-                    request, RejectReason.OUT_OF_RANGE, f"on = {on!r}; expected a bool"
+                    request,
+                    RejectReason.OUT_OF_RANGE,
+                    f"on = {on!r}; expected a bool",
+                    field="on",
+                    value=on,
+                    expected="a bool",
                 )
             apply(on)
 
@@ -913,6 +923,9 @@ class ActuatorArray(abc.ABC):
                     f"speed {value:g} exceeds the velocity limit {self._velocity_max[i]:g}",
                     joint=self._names[i],
                     index=i,
+                    field="speed",
+                    value=value,
+                    expected=f"a speed > 0 and ≤ the velocity limit {self._velocity_max[i]:g}",
                 )
             values = np.full(indices.size, value)
             self._request_speed(indices, values)
@@ -1410,6 +1423,9 @@ class ActuatorArray(abc.ABC):
                 "no valid position/velocity measurement for the soft-limit law",
                 joint=self._names[i],
                 index=i,
+                field="position" if not np.isfinite(p[i]) else "velocity",
+                value=float(p[i]) if not np.isfinite(p[i]) else float(v[i]),
+                expected="a measured (finite) value, for the soft-limit law",
             )
         return p, v
 
@@ -1432,11 +1448,14 @@ class ActuatorArray(abc.ABC):
             raise self._unsupported(capability.value)
 
     def _unsupported(self, request: str) -> RequestRejected:
+        supported = ", ".join(sorted(c.value for c in self._capabilities()))
         return RequestRejected(
             request,
             RejectReason.UNSUPPORTED,
-            f"{type(self).__name__} supports: "
-            + ", ".join(sorted(c.value for c in self._capabilities())),
+            f"{type(self).__name__} supports: {supported}",
+            field="request",
+            value=request,
+            expected=f"a request {type(self).__name__} supports ({supported})",
         )
 
     def _require_power(self, request: str, indices: IntArray | None = None) -> None:
@@ -1457,6 +1476,9 @@ class ActuatorArray(abc.ABC):
                 f"{addressed}switch motor power on first (power(True))",
                 joint=joint,
                 index=index,
+                field="motor_power",
+                value=False,
+                expected="True: switch motor power on first (power(True))",
             )
         if indices is None:
             return
@@ -1469,6 +1491,9 @@ class ActuatorArray(abc.ABC):
                 "its drive is switched off (joint_power(joint, True), or power(True) for all)",
                 joint=self._names[i],
                 index=i,
+                field="joint_power",
+                value=False,
+                expected="True: switch its drive on (joint_power(joint, True), or power(True))",
             )
 
     def _require_unbraked(self, request: str, indices: IntArray) -> None:
@@ -1490,6 +1515,9 @@ class ActuatorArray(abc.ABC):
                 "braked would make the joint jump on release",
                 joint=self._names[i],
                 index=i,
+                field="brake",
+                value=True,
+                expected="False: release the brakes first (brakes(False))",
             )
 
     def _joints(self, request: str, joint: int | str | None) -> IntArray:
@@ -1505,7 +1533,14 @@ class ActuatorArray(abc.ABC):
         except UnknownArrayJointError:
             raise
         except ValidationError as exc:
-            raise RequestRejected(request, RejectReason.UNKNOWN_JOINT, str(exc)) from None
+            raise RequestRejected(
+                request,
+                RejectReason.UNKNOWN_JOINT,
+                str(exc),
+                field=exc.field,
+                value=exc.value,
+                expected=exc.expected,
+            ) from None
 
     def _request_value(
         self, request: str, field_name: str, value: object, indices: IntArray
@@ -1530,6 +1565,9 @@ class ActuatorArray(abc.ABC):
                 f"{field_name} = {value!r}; expected a finite number > 0",
                 joint=joint,
                 index=index,
+                field=field_name,
+                value=value,
+                expected="a finite number > 0",
             )
         return number
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
+import numpy as np
+
 from jointbus.errors import Refused
 from jointbus.messages.errors import UnknownJointError
 
@@ -129,7 +131,13 @@ class RequestRejected(DriverError, Refused):
     """A request was refused (NACKed); nothing changed. ``reason`` says why, ``detail`` how.
 
     A :class:`DriverError` and a :class:`jointbus.errors.Refused`, like the message layer's
-    validation errors that a driver raises for a bad command."""
+    validation errors that a driver raises for a bad command. Like them it names, as data, the
+    joint (``joint`` / ``index``, ``None`` when the refusal is not about one joint), the
+    ``field`` at fault, its ``value`` and what was ``expected`` — the argument or the state
+    that stood in the way (``motor_power`` = ``False``, expected on; ``brakes`` = ``True``,
+    expected released; ``estop`` = ``'latched'``, ...) — so a NACK carries them in its
+    structured fields, not only in ``detail``'s text. ``field`` is ``""`` only where a caller
+    built the error without them (then ``value`` is ``None`` and means nothing)."""
 
     def __init__(
         self,
@@ -139,15 +147,32 @@ class RequestRejected(DriverError, Refused):
         *,
         joint: str | None = None,
         index: int | None = None,
+        field: str = "",
+        value: object = None,
+        expected: str = "",
     ) -> None:
         self.request = request
         self.reason = reason
         self.detail = detail
         self.joint = joint
         self.index = index
+        self.field = field
+        # a numpy scalar is shown as the number it is (``-3.0``, not ``np.float64(-3.0)``)
+        self.value = value.item() if isinstance(value, np.generic) else value
+        self.expected = expected
         where = f" for joint {joint!r} (index {index})" if joint is not None else ""
         tail = f": {detail}" if detail else ""
         super().__init__(f"request {request!r} refused{where}: {reason.value}{tail}")
+
+
+def joint_expectation(names: Sequence[str]) -> str:
+    """What a call naming a joint of an array of ``names`` expects, as a refusal says it:
+    ``an index in [0, 5] or a joint name (shoulder_pan, ..., flange_roll)``."""
+    count = len(names)
+    if not count:
+        return "a joint of the array (it has none)"
+    span = f"[0, {count - 1}]" if count > 1 else "0"
+    return f"an index in {span} or a joint name ({', '.join(names)})"
 
 
 class UnknownArrayJointError(UnknownJointError, RequestRejected):
@@ -178,7 +203,15 @@ class UnknownArrayJointError(UnknownJointError, RequestRejected):
             span = f"0–{count - 1}" if count > 1 else "0"
             text = f"no joint with index {joint}; the array has {count} joints ({span}): {listed}"
             asked_index = joint
-        RequestRejected.__init__(self, request, RejectReason.UNKNOWN_JOINT, text)
+        RequestRejected.__init__(
+            self,
+            request,
+            RejectReason.UNKNOWN_JOINT,
+            text,
+            field="joint",
+            value=joint,
+            expected=joint_expectation(names),
+        )
         self.name = str(joint)
         self.known = names
         self.joint = None

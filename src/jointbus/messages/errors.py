@@ -106,11 +106,23 @@ class ShapeMismatchError(ValidationError):
 
 
 class UnknownJointError(MessageError, LookupError):
-    """A joint name that is not in the message / robot. ``name`` carries the missing name."""
+    """A joint name that is not in the message / robot. ``name`` carries the missing name.
 
-    def __init__(self, name: str, known: tuple[str, ...] | list[str] = ()) -> None:
+    Like a :class:`ValidationError` it also says, as data, the ``field`` that named the joint
+    (``"joint"`` unless the caller says which: a Rock command's ``names``), the ``value`` asked
+    for (the name) and what was ``expected`` (one of the ``known`` joints), so a NACK or a
+    status report built from it carries them in its structured fields."""
+
+    def __init__(
+        self, name: str, known: tuple[str, ...] | list[str] = (), *, field: str = "joint"
+    ) -> None:
         self.name = name
         self.known = tuple(known)
+        self.field = field
+        self.value: Any = name
+        self.expected = (
+            f"one of the joints {', '.join(self.known)}" if self.known else "a known joint name"
+        )
         hint = f"; known joints: {', '.join(self.known)}" if self.known else ""
         super().__init__(f"unknown joint {name!r}{hint}")
 

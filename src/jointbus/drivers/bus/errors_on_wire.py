@@ -128,9 +128,10 @@ def reject_reason(error: BaseException) -> RejectReason:
 def nack(request: str, error: BaseException) -> ActuatorReply:
     """The NACK of ``request`` refused with ``error`` (see the module docstring)."""
     joint = getattr(error, "joint", None)
-    if joint is None and isinstance(error, UnknownJointError):
-        joint = error.name
     index = getattr(error, "index", None)
+    if joint is None and index is None and isinstance(error, UnknownJointError):
+        joint = error.name  # an unknown name; an unknown index is ``index`` (not a name)
+    field = getattr(error, "field", "")
     return ActuatorReply(
         accepted=False,
         # the refused request as the error names it (``positions``), else the service's method
@@ -138,8 +139,9 @@ def nack(request: str, error: BaseException) -> ActuatorReply:
         error=_wire_name(error),
         reason=reject_reason(error).name,
         type_name=_wire_text(getattr(error, "type_name", "")),
-        field=_wire_text(getattr(error, "field", "")),
-        value=repr(getattr(error, "value", "")) if hasattr(error, "value") else "",
+        field=_wire_text(field),
+        # the value of the field named (a RequestRejected built without one has no value)
+        value=_wire_text(repr(getattr(error, "value", None))) if field else "",
         expected=_wire_text(getattr(error, "expected", "")),
         detail=_wire_text(getattr(error, "detail", "")),
         joint=(_wire_text(joint),) if isinstance(joint, str) else (),
@@ -187,9 +189,21 @@ def error_from_reply(reply: ActuatorReply) -> Exception:
             reason = RejectReason[reply.reason]
         except KeyError:
             reason = RejectReason.UNSUPPORTED
-        error = RequestRejected(reply.request, reason, reply.detail, joint=joint, index=index)
+        error = RequestRejected(
+            reply.request,
+            reason,
+            reply.detail,
+            joint=joint,
+            index=index,
+            field=reply.field,
+            value=_value(reply.value) if reply.field else None,
+            expected=reply.expected,
+        )
     elif cls is UnknownJointError:
-        error = UnknownJointError(joint or "?")
+        asked = joint if joint is not None else None if index is None else str(index)
+        error = UnknownJointError(asked or "?", field=reply.field or "joint")
+        error.value = _value(reply.value) if reply.field else error.value
+        error.expected = reply.expected or error.expected
     elif issubclass(cls, ValidationError):
         error = cls(
             reply.type_name,

@@ -460,6 +460,9 @@ class CanActuatorArray(ActuatorArray):
             "damping command — power(False) then power(True) to re-arm",
             joint=self._names[i],
             index=i,
+            field="motor_replies",
+            value=f"lost ({motor})",
+            expected="every motor answering: power(False) then power(True) to re-arm",
         )
 
     # ---------------------------------------------------------------- hooks
@@ -571,6 +574,9 @@ class CanActuatorArray(ActuatorArray):
             f"{self._can.reply_timeout_s:g} s; {outcome}",
             joint=self._names[index],
             index=index,
+            field="motor_reply",
+            value=f"none to {frame}",
+            expected=f"a reply within {self._can.reply_timeout_s:g} s",
         )
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:

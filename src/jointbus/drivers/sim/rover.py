@@ -235,6 +235,9 @@ class RoverSimArray(ActuatorArray):
                 "the base is velocity-commanded (speed, speeds or drive)",
                 joint=self.names[base[0]],
                 index=base[0],
+                field="request",
+                value=request,
+                expected="speed, speeds or drive for a base axis (the base is velocity-commanded)",
             )
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:

@@ -1578,7 +1578,7 @@ class ArrayNode(Node):
         which would be ACKed and never carried out. Once the stream has been silent for the
         watchdog time (safe mode), a one-shot command takes the array and ends the stream."""
         if self.estop.latched:
-            raise RequestRejected(method, RejectReason.ESTOPPED, self.estop.reason)
+            raise self._estopped(method)
         now = self.clock()
         if self._mode is StreamMode.RUN and not self.watchdog.expired(now):
             raise RequestRejected(
@@ -1587,7 +1587,21 @@ class ArrayNode(Node):
                 f"{self.arbiter.current!r} streams impedance commands to this array; a "
                 f"one-shot command applies once that stream has been silent for "
                 f"{self.watchdog.timeout_s:g} s",
+                field="owner",
+                value=self.arbiter.current,
+                expected=f"no impedance stream (silent for ≥ {self.watchdog.timeout_s:g} s)",
             )
+
+    def _estopped(self, method: str) -> RequestRejected:
+        """The refusal of ``method`` while the e-stop is latched (its reason is the detail)."""
+        return RequestRejected(
+            method,
+            RejectReason.ESTOPPED,
+            self.estop.reason,
+            field="estop",
+            value="latched",
+            expected="not latched: reset the e-stop first (estop_reset)",
+        )
 
     def _end_stream(self, cause: str) -> None:
         """End the impedance stream (an accepted one-shot command): the array does what it was
@@ -1673,7 +1687,7 @@ class ArrayNode(Node):
         indices: list[int] = []
         for i, name in enumerate(cmd.names):
             if name not in self._joint_names:
-                raise UnknownJointError(name, self._joint_names)
+                raise UnknownJointError(name, self._joint_names, field=f"names[{i}]")
             index = self._joint_names.index(name)
             if name in cmd.names[:i]:
                 raise LengthMismatchError(
@@ -1708,6 +1722,9 @@ class ArrayNode(Node):
                 "joints_command",
                 RejectReason.UNSUPPORTED,
                 f"mode {mode.name}; the array accepts position, speed and raw (current, A)",
+                field="samples",
+                value=mode.name,
+                expected="mode POSITION, SPEED or RAW (current, A)",
             )
         self._motion("joints_command")
         idx = np.array(indices, dtype=np.intp)
@@ -1735,16 +1752,24 @@ class ArrayNode(Node):
     def _refuse_while_hot(self, method: str, joints: npt.NDArray[np.intp]) -> None:
         """Refuse switching on ``joints`` while one is at the thermal shutdown level."""
         levels = self.thermal.levels
+        cool = self.thermal.shutdown_c - self.thermal.hysteresis_c
         for i in joints.tolist():
             if levels[i] is ThermalLevel.ERROR:
                 raise RequestRejected(
                     method,
                     RejectReason.OUT_OF_RANGE,
-                    f"over temperature; wait until it cooled below "
-                    f"{self.thermal.shutdown_c - self.thermal.hysteresis_c:g} °C",
+                    f"over temperature; wait until it cooled below {cool:g} °C",
                     joint=self._joint_names[i],
                     index=i,
+                    field="temperature",
+                    value=self._temperature(i),
+                    expected=f"below {cool:g} °C (cooled after the thermal shutdown)",
                 )
+
+    def _temperature(self, index: int) -> float:
+        """Joint ``index``'s last measured temperature, °C (NaN before the first reading)."""
+        reading = self._last_reading
+        return math.nan if reading is None else float(reading.temperature[index])
 
     def _power(self, m: PowerRequest) -> tuple[Saturation, ...]:
         """Player's power request: off switches the drives off (brakes are their own request);
@@ -1753,7 +1778,7 @@ class ArrayNode(Node):
             self._power_off(engage_brakes=False, strict=True)
             return ()
         if self.estop.latched:
-            raise RequestRejected("power", RejectReason.ESTOPPED, self.estop.reason)
+            raise self._estopped("power")
         self._refuse_while_hot("power", self._indices(None))
         self._power_on(self.clock(), "power on", strict=True)
         return ()
@@ -1763,7 +1788,7 @@ class ArrayNode(Node):
         on is, and for a joint the thermal guard switched off until it cooled down."""
         joint = _joint(m.joint)
         if m.on and self.estop.latched:
-            raise RequestRejected("joint_power", RejectReason.ESTOPPED, self.estop.reason)
+            raise self._estopped("joint_power")
         indices = self._indices(joint)
         if m.on:
             self._refuse_while_hot("joint_power", indices)
@@ -1840,7 +1865,14 @@ class ArrayNode(Node):
 
     def _estop_reset_request(self, m: String) -> tuple[Saturation, ...]:
         if not self.estop.latched:
-            raise RequestRejected("estop_reset", RejectReason.NOT_LATCHED, "nothing to reset")
+            raise RequestRejected(
+                "estop_reset",
+                RejectReason.NOT_LATCHED,
+                "nothing to reset",
+                field="estop",
+                value="not latched",
+                expected="latched (a reset clears a latched e-stop)",
+            )
         reading = self._last_reading
         if reading is not None:
             measured = reading.position
