@@ -25,10 +25,11 @@ Two outputs, on two topics:
   event it quotes says so: ``[0.8 s ago]``, ``[4 times in 1.1 s, the last 0.8 s ago]``.
 
 Each :class:`LoopDiagnostics` also carries the node's **input totals**: per topic the node
-subscribes to, the running totals of messages received, malformed (undecodable), refused (by
-the node: a rejected command, counted by :meth:`~jointbus.runtime.node.NodeSubscription.\
-note_refused`) and lost (sequence gaps of remote publishers) — :class:`InputTotals`, so bad input
-is a number a plot or a monitor can follow, not only a report.
+subscribes to, the running totals of messages received (every one that arrived), malformed
+(undecodable), refused (the malformed ones and the commands the node rejected, counted by
+:meth:`~jointbus.runtime.node.NodeSubscription.note_refused`) and lost (sequence gaps of remote
+publishers) — :class:`InputTotals`, malformed ⊆ refused ⊆ received, so bad input is a number a
+plot or a monitor can follow, not only a report.
 """
 
 from __future__ import annotations
@@ -88,12 +89,23 @@ _COUNT_FIELDS: Final = (
 class InputTotals(Message):
     """Running totals of one input topic of a node (``jointbus_msgs``), since it subscribed.
 
-    ``received``: messages decoded and offered to the node's subscription; ``malformed``:
-    payloads that could not be decoded as the topic's type (not among ``received``);
-    ``refused``: messages the node refused (a rejected
-    command — including a malformed one the node reported as refused); ``lost``: messages
-    remote publishers sent that never arrived (gaps in their sequence numbers; for a best-effort
-    topic, what the transport dropped).
+    One meaning everywhere (every node, the array node and hb50's bridge alike), so that the
+    counts add up: ``malformed`` ⊆ ``refused`` ⊆ ``received``.
+
+    - ``received``: every message that arrived, decodable or not;
+    - ``malformed``: those that could not be decoded as the topic's type (a NaN the message
+      class refuses, bytes of another layout) — never applied, so also counted in ``refused``;
+    - ``refused``: the malformed ones plus the decoded ones the node refused (a command out of
+      limits, from a source not allowed, ...);
+    - ``received − refused``: the messages the node accepted (an accepted impedance command
+      still goes through arbitration; a subscription's queue overflow or lifespan may drop one
+      before it is judged — the bus's own counters say so);
+    - ``lost``: messages remote publishers sent that never arrived (gaps in their sequence
+      numbers; for a best-effort topic, what the transport dropped) — not among ``received``.
+
+    Why malformed are received and refused: a user who sent 15 commands — 7 with a NaN, 5 out
+    of limits, 3 valid — read ``received 8, malformed 7, refused 12`` (2026-12-06): refused
+    larger than received. They now read ``received 15, malformed 7, refused 12``.
     """
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/InputTotals"

@@ -282,8 +282,9 @@ class NodeSubscription(Generic[MsgT]):
     """A node's subscription; a managed one hands messages to its callback only while ACTIVE.
 
     ``subscriber`` is the bus subscriber; ``dropped_inactive`` counts messages dropped because the
-    node was not active; ``refused`` counts messages the node refused (:meth:`note_refused`),
-    published with the bus counters as the node's input totals. A polling subscription (no
+    node was not active; ``refused`` counts the decoded messages the node refused
+    (:meth:`note_refused`), published with the bus counters as the node's input totals
+    (:meth:`totals`, which adds the malformed ones). A polling subscription (no
     callback) is never gated.
     """
 
@@ -329,15 +330,22 @@ class NodeSubscription(Generic[MsgT]):
         return self.subscriber.stats()
 
     def note_refused(self, count: int = 1) -> None:
-        """Count ``count`` messages of this input that the node refused (a rejected command):
-        the ``refused`` total of the node's diagnostics (any thread; the GIL makes the
-        increment whole)."""
+        """Count ``count`` *decoded* messages of this input that the node refused (a rejected
+        command), toward the ``refused`` total of the node's diagnostics (any thread; the GIL
+        makes the increment whole). A malformed message is counted refused by :meth:`totals`
+        already: do not note it here, whatever the node reports about it."""
         self.refused += count
 
     def totals(self) -> InputTotals:
-        """This input's running totals: received, malformed, refused, lost."""
+        """This input's running totals, in the one meaning :class:`InputTotals` gives them:
+        ``received`` every message that arrived (decoded or malformed), ``malformed`` the
+        undecodable ones, ``refused`` the malformed ones plus the decoded ones the node refused
+        — so malformed ≤ refused ≤ received, and received − refused were accepted."""
+        refused = self.refused  # read before the bus counters: a refusal follows its arrival
         s = self.subscriber.stats()
-        return InputTotals(self.topic, s.received, s.malformed, self.refused, s.lost)
+        return InputTotals(
+            self.topic, s.received + s.malformed, s.malformed, s.malformed + refused, s.lost
+        )
 
     def close(self) -> None:
         """Stop receiving. Idempotent."""

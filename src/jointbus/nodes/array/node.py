@@ -823,7 +823,8 @@ class ArrayNode(Node):
         while commands:
             received_ns, cmd, check = commands.popleft()
             if isinstance(cmd, RefusedSample):
-                self._reject(cmd.rejection(check), check)
+                # reported as a refusal, counted as one by the input's totals (malformed)
+                self._reject(cmd.rejection(check))
                 continue
             try:
                 command = check.check(cmd)
@@ -1508,9 +1509,8 @@ class ArrayNode(Node):
         def on_event(event: QosEvent) -> None:
             # A value the message class refused at decode is a refusal like any other (naming
             # the joint and the sender), not the generic malformed-payload WARN.
+            # Not noted as refused here: the input's totals count every malformed sample so.
             if isinstance(event, MalformedPayloadEvent) and event.cause is not None:
-                for subscription in inputs:
-                    subscription.note_refused()
                 self._report_refusal(
                     method,
                     self._named_error(event.cause),
