@@ -1,4 +1,5 @@
-"""``jointbus monitor --once`` run as a user runs it, after a node in another process died.
+"""``jointbus monitor --once`` run as a user runs it: after a node in another process died, and
+on an array served by ``jointbus serve``.
 
 The robot's supervisor is played by a :class:`~jointbus.runtime.LivelinessMonitor` in this process
 (the one the bridge runs, latching its verdicts on ``/hb50/node_health``); the node it watches is
@@ -12,9 +13,21 @@ import re
 import subprocess
 import time
 
-from jointbus.bus import Bus, ZenohConfig
+import pytest
+
+from jointbus import drivers
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.messages.jointbus_msgs import JointState
 from jointbus.runtime import LivelinessMonitor, Node
-from support.cli import TALKER_NODE, free_port, run_cli, start_talker, stop, wait_until
+from support.cli import (
+    TALKER_NODE,
+    free_port,
+    run_cli,
+    start_cli,
+    start_talker,
+    stop,
+    wait_until,
+)
 
 #: The talker's heartbeat period (s): its last heartbeat came at most this long before the kill.
 HEARTBEAT_PERIOD_S = 1.0
@@ -73,3 +86,67 @@ def test_a_monitor_started_after_a_node_died_prints_the_true_growing_age_of_its_
         (start1, end1, age1), (start2, end2, age2) = runs
         grown = age2 - age1
         assert start2 + WAIT_S - end1 - 2 * ROUNDING_S <= grown <= end2 - start1 + 2 * ROUNDING_S
+
+
+def test_a_served_array_is_shown_as_an_array_with_its_joints_and_true_rates() -> None:
+    """``jointbus monitor --namespace myarm`` on a user's arm served by ``jointbus serve`` (new
+    user, 2026-12-06) printed hb50's "bridge: no BridgeState yet", "robot: UNKNOWN" and "joints:
+    no BridgeData yet" and no joint; listed /myarm/hardware_command, which nothing publishes;
+    showed the latched geometry at 0.0 Hz; and read 59–94 Hz for the 100 Hz joint_state. Now:
+    the arm's joints with the positions a client commanded, its node, no hb50 line, only
+    published topics, the geometry latched, and the joint_state rate this process measures
+    over the same seconds."""
+    port = free_port()
+    server = start_cli(port, "serve", "sim://arm6?noise=false", "--name", "myarm")
+    try:
+        line = server.stdout.readline() if server.stdout is not None else ""
+        assert line.startswith("serving sim://arm6?noise=false as /myarm"), line
+        with (
+            drivers.open(f"bus://myarm?hub_port={port}&timeout=2.0") as arm,
+            Bus(name="watcher", zenoh=ZenohConfig(hub_port=port)) as bus,
+        ):
+            arrivals: list[int] = []
+            bus.subscribe(
+                "/myarm/joint_state",
+                JointState,
+                lambda _msg: arrivals.append(time.monotonic_ns()),
+                MAB_RT,
+                realtime=True,
+            )
+            arm.power(True)
+            arm.position("elbow", 0.5)
+            assert wait_until(lambda: abs(arm.read().actuators[2].position - 0.5) < 0.005, 20.0)
+            assert wait_until(lambda: len(arrivals) > 20, 10.0)
+            result = run_cli(port, "monitor", "--namespace", "myarm", "--once", "--wait", "1")
+            ended = time.monotonic_ns()
+            published = {t.name for t in bus.discover(1.0) if t.publishers}
+            names = arm.names
+    finally:
+        server.terminate()  # SIGTERM: serve stops cleanly
+        try:
+            server.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            stop(server)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    print(out)
+    assert f"array: {len(names)} joints | motor power on" in out, out
+    for name in names:
+        assert re.search(rf"^{name} +[+-]\d+\.\d{{3}} ", out, re.M), (name, out)
+    assert re.search(r"^elbow +\+0\.50\d ", out, re.M), out
+    assert "node array_node: OK (active" in out, out
+    for hb50_only in ("bridge:", "robot:", "BridgeData", "BridgeState", "RobotState"):
+        assert hb50_only not in out, out
+    listed = re.findall(r"^topic (\S+) ", out, re.M)
+    assert listed and set(listed) <= published, (listed, published)
+    assert "/myarm/hardware_command" not in out, out
+    assert "topic /myarm/actarray/geometry [jointbus_msgs/msg/ArrayGeometry] latched" in out
+    # the rate printed against the arrivals here in the monitor's last second (it listened 1 s)
+    rate = re.search(
+        r"^topic /myarm/joint_state \[jointbus_msgs/msg/JointState\] (\S+) Hz$", out, re.M
+    )
+    assert rate is not None, out
+    recent = [t for t in arrivals if ended - 2 * 10**9 <= t <= ended]
+    true_hz = (len(recent) - 1) * 1e9 / (recent[-1] - recent[0])
+    print(f"monitor --wait 1: {rate[1]} Hz; this process over its last 2 s: {true_hz:.1f} Hz")
+    assert float(rate[1]) == pytest.approx(true_hz, rel=0.08), (rate[1], true_hz)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.bus import MAB_RT, RELIABLE, Bus
+from jointbus.bus import MAB_RT, RELIABLE, Bus, TopicInfo
+from jointbus.messages.actarray import ActuatorArrayData, ActuatorData, ActuatorState
+from jointbus.messages.joint_kind import JointKind
+from jointbus.messages.jointbus_msgs import JointState as ArrayJointState
 from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import (
     BridgeData,
@@ -31,6 +35,7 @@ from jointbus.tools.monitor.model import (
     TopicRow,
     describe_flags,
 )
+from support.bus import wait_until
 
 S = 1_000_000_000
 NAMES = ("fr_j0", "fr_j1", "fr_j2")
@@ -366,6 +371,93 @@ def test_rates_are_measured_from_cumulative_counters() -> None:
     assert model.snapshot(4 * S).topics[0].rate_hz is None
 
 
+def test_rates_counted_between_arrivals_do_not_count_the_wait_for_the_first() -> None:
+    """A remote topic's counter reads 0 until its subscription is matched: sampled at each
+    refresh, that wait counted as silence (94 Hz printed for a 100 Hz topic after 2 s, new-user
+    trial 2026-12-06). Counted between arrivals, the rate is messages − 1 over their span."""
+    model = MonitorModel(rate_window_s=2.0)
+    for _ in range(3):  # 0.3 s before the first message arrives
+        model.arrived("/arm/joint_state", 0, 0)
+    first = S // 3
+    for k in range(1, 18):  # then 100 Hz, sampled every 0.1 s: 10 messages per refresh
+        model.arrived("/arm/joint_state", 10 * k - 9, first + (10 * k - 10) * S // 100)
+    row = {t.name: t for t in model.snapshot(first + 2 * S).topics}["/arm/joint_state"]
+    assert row.rate_hz == pytest.approx(100.0)
+    assert row.rate_text == "100.0 Hz"
+    # the topic stops: after the window (and three periods) its old rate is not shown as live
+    silent = {t.name: t for t in model.snapshot(first + 5 * S).topics}["/arm/joint_state"]
+    assert silent.rate_hz is None and silent.rate_text.startswith("— (none for 3.")
+
+
+def test_a_latched_topic_without_a_rate_reads_latched() -> None:
+    from jointbus.bus import LATCHED, EndpointInfo, QosProfile
+
+    def publisher(topic: str, qos: QosProfile) -> EndpointInfo:
+        return EndpointInfo("publisher", topic, "t/msg/T", "array_node", 1, qos, "z", False)
+
+    model = MonitorModel()
+    model.set_topics(
+        [
+            TopicInfo("/arm/actarray/geometry", ("t/msg/T",), (publisher("/g", LATCHED),), ()),
+            TopicInfo("/arm/status", ("t/msg/T",), (publisher("/s", RELIABLE),), ()),
+        ]
+    )
+    model.arrived("/arm/actarray/geometry", 0, 0)
+    model.arrived("/arm/status", 0, 0)
+    rows = {t.name: t.rate_text for t in model.snapshot(S).topics}
+    assert rows == {"/arm/actarray/geometry": "latched", "/arm/status": "— (0 msgs)"}
+
+
+def array_state(positions: tuple[float, ...] = (0.25, -0.5)) -> ArrayJointState:
+    return ArrayJointState(
+        Header.now("base"),
+        name=("shoulder", "elbow"),
+        kind=bytes([JointKind.SINGLE_DOF] * 2),
+        position=positions,
+        velocity=(0.1, 0.0),
+        effort=(1.25, -0.5),
+    )
+
+
+def array_data(power: bool = True) -> ActuatorArrayData:
+    state = ActuatorState.MOVING if power else ActuatorState.UNPOWERED
+    return ActuatorArrayData(
+        actuators=tuple(
+            ActuatorData(p, 0.0, 0.0, 0.0, state, temperature=31.0) for p in (0.25, -0.5)
+        ),
+        motor_power=power,
+    )
+
+
+def test_a_served_arrays_joint_state_replaces_the_bridge_lines_it_can_never_fill() -> None:
+    """``jointbus monitor --namespace myarm`` on a served array printed "bridge: no BridgeState
+    yet", "robot: UNKNOWN" and "joints: no BridgeData yet" and no joint at all."""
+    model = MonitorModel(state_timeout_s=0.5)
+    model.on_listening(0)
+    model.on_joint_state(array_state(), 0)
+    model.on_array_data(array_data())
+    model.on_heartbeat(Status.ok("array_node", "alive", b"active"), 0)
+    snap = model.snapshot(S // 10)
+    assert snap.array is not None and snap.bridge is None and snap.robot is None
+    assert [(j.name, j.position, j.state) for j in snap.array.joints] == [
+        ("shoulder", 0.25, "MOVING"),
+        ("elbow", -0.5, "MOVING"),
+    ]
+    text = model.snapshot(2 * S // 10).to_text()
+    assert "array: 2 joints | motor power on | joint_state 0.2 s old" in text
+    assert re.search(r"^shoulder +\+0\.250 +\+0\.100 +\+1\.25 +31°C  MOVING$", text, re.M), text
+    assert re.search(r"^elbow +-0\.500 +\+0\.000 +-0\.50 +31°C  MOVING$", text, re.M), text
+    assert "node array_node: OK" in text
+    for hb50_only in ("bridge:", "robot:", "BridgeData", "BridgeState", "RobotState"):
+        assert hb50_only not in text
+    # silent for longer than the state timeout: shown as lost, not as the live state
+    assert "array: LOST (no joint_state for 2.0 s" in model.snapshot(2 * S).to_text()
+    # a bridge on the namespace (hb50 publishes joint_state too): the bridge view, as ever
+    model.on_bridge_published()
+    late = model.snapshot(2 * S)
+    assert late.array is None and "robot: UNKNOWN" in late.to_text()
+
+
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="liveliness_timeout_s"):
         MonitorModel(liveliness_timeout_s=0)
@@ -432,6 +524,24 @@ def test_feed_hands_the_model_what_the_bus_carries(bus: Bus) -> None:
     assert data_pub.subscriber_count == 0  # closing the feed drops its subscriptions
 
 
+def test_feed_lists_no_topic_only_the_monitor_itself_publishes(bus: Bus) -> None:
+    """The feed's e-stop publisher on ``/<ns>/hardware_command`` was listed as a robot topic at
+    0.0 Hz, on a namespace where nothing else publishes it (a served array's)."""
+    joint_state = bus.publisher("/myarm/joint_state", ArrayJointState, MAB_RT, node="array_node")
+    model = MonitorModel()
+    with MonitorFeed(bus, namespace="myarm", discover_period_s=0.05) as feed:
+        assert bus.local_publishers("/myarm/hardware_command")  # the feed's own, for Ctrl+E
+
+        def listed() -> bool:
+            joint_state.publish(array_state())
+            feed.poll(model, 0)
+            return model.snapshot(0).array is not None
+
+        assert wait_until(listed, 5.0)
+        names = [t.name for t in model.snapshot(0).topics]
+    assert names == ["/myarm/joint_state"]
+
+
 def test_feed_prefers_a_bridge_data_mirror(bus: Bus) -> None:
     fast = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
     mirror = bus.publisher("/hb50/bridge_data_10hz", BridgeData, RELIABLE, node="bridge_node")
@@ -446,9 +556,12 @@ def test_feed_prefers_a_bridge_data_mirror(bus: Bus) -> None:
 
 def test_every_published_topic_of_another_process_gets_a_true_rate_or_a_reason() -> None:
     """The monitor in its own Zenoh session: ``/tf``, ``joint_state`` and the like, which it
-    does not otherwise receive, are counted (a rate, exact to the message), ``bridge_data`` is not
-    received once its mirror is seen (no subscriber left matching it: the bridge encodes nothing
-    for the monitor) and says so, and a topic of a type unknown here says so."""
+    does not otherwise receive, are counted as they arrive (the rate is messages − 1 over the
+    span between the first and the last arrival counted), ``bridge_data`` is not received once its
+    mirror is seen (no subscriber left matching it: the bridge encodes nothing for the monitor)
+    and says so, and a topic of a type unknown here says so."""
+    import time
+
     from jointbus.bus import ZenohConfig
     from jointbus.messages.sensor_msgs import JointState
     from jointbus.messages.tf2_msgs import TFMessage
@@ -473,8 +586,8 @@ def test_every_published_topic_of_another_process_gets_a_true_rate_or_a_reason()
         with MonitorFeed(bus, discover_period_s=0.05) as feed:
 
             def ready() -> bool:
-                feed.poll(model, 0)
-                rows = {t.name: t for t in model.snapshot(0).topics}
+                feed.poll(model)
+                rows = {t.name: t for t in model.snapshot(time.monotonic_ns()).topics}
                 return (
                     all(pub.remote_matched for pub, _ in counted.values())
                     and not fast.remote_matched
@@ -484,28 +597,41 @@ def test_every_published_topic_of_another_process_gets_a_true_rate_or_a_reason()
                 )
 
             assert wait_until(ready, 10.0)
-            for i in range(20):
+            rows = {t.name: t for t in model.snapshot(time.monotonic_ns()).topics}
+            assert all(rows[name].rate_text == "— (0 msgs)" for name in counted)
+            period_s, sent = 0.02, 51  # 50 Hz for 1 s, the feed polled between two messages
+            start = time.monotonic()
+            for i in range(sent):
+                time.sleep(max(0.0, start + i * period_s - time.monotonic()))
                 for pub, msg in counted.values():
                     pub.publish(msg)
                 fast.publish(bridge_data())
                 if i % 10 == 0:
                     mirror.publish(bridge_data())
                 unknown.publish(Count(i))
+                feed.poll(model)
+            sent_s = time.monotonic() - start
 
             def measured() -> bool:
-                feed.poll(model, S)
-                rows = {t.name: t for t in model.snapshot(S).topics}
-                return all(rows[name].rate_hz == 20.0 for name in counted)
+                feed.poll(model)
+                rows = {t.name: t for t in model.snapshot(time.monotonic_ns()).topics}
+                return all(rows[name].messages == sent for name in counted)
 
             assert wait_until(measured, 10.0)
-            rows = {t.name: t for t in model.snapshot(S).topics}
+            rows = {t.name: t for t in model.snapshot(time.monotonic_ns()).topics}
+            for name in counted:
+                rate = rows[name].rate_hz
+                print(f"{name}: {rate} Hz; sent {sent} in {sent_s:.3f} s")
+                # arrivals may bunch on a loaded host, never beyond the sending span
+                assert rate is not None and rate >= (sent - 1) / sent_s * 0.85, rows[name]
+                assert rate <= 50.0 * 1.3, rows[name]
             assert rows["/hb50/bridge_data"].rate_hz is None
             assert rows["/hb50/bridge_data"].rate_text == (
                 "not received: its mirror /hb50/bridge_data_10hz is (saves the encoding)"
             )
             assert rows["/hb50/custom"].rate_text == "not received: type unknown here"
-            text = model.snapshot(S).to_text()
-            assert "topic /tf [tf2_msgs/msg/TFMessage] 20.0 Hz" in text
+            text = model.snapshot(time.monotonic_ns()).to_text()
+            assert re.search(r"^topic /tf \[tf2_msgs/msg/TFMessage\] \d+\.\d Hz$", text, re.M)
             assert "topic /hb50/custom [jointbus_test/msg/Count] not received" in text
-        # the counting subscriptions close with the feed
+        # the counting taps close with the feed
         assert wait_until(lambda: not any(p.remote_matched for p, _ in counted.values()), 5.0)

@@ -5,7 +5,10 @@ process joins the jointbus Zenoh network (with no flags it finds a running demo 
 shows, from the bridge's 10 Hz mirrors, heartbeats and status topic: one row per joint (position,
 velocity, effort, temperature, decoded status flags), the nodes and their heartbeat state, the
 command owner, e-stop and arming state, topic rates (every topic it can decode is counted; one
-it does not receive says why) and the latest status events.
+it does not receive says why) and the latest status events. On an array served by ``jointbus
+serve`` (``--namespace`` its name) the joints come from its ``joint_state`` and
+``actarray/data`` instead (position, velocity, effort, actuator state, motor power), with no
+bridge lines: such a namespace has no bridge.
 
 In a terminal it is a full-screen textual app (Ctrl+Q or Ctrl+C quits; Ctrl+E latches the robot's
 e-stop at once: the session is already on the bus, unlike a new ``jointbus estop``) whose keys
@@ -59,9 +62,13 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
 ) -> None:
     """Show joints, bridge state, nodes, topic rates and events of a running robot.
 
-    Every published topic whose type is known is counted for its rate, except one with a _10hz
-    mirror (bridge_data: not received, to spare the bridge encoding it); a topic with no rate
-    says why.
+    On an array served by `jointbus serve` (--namespace NAME), its joints, power and actuator
+    states instead of the bridge's.
+
+    Every published topic whose type is known is counted for its rate (messages - 1 over the
+    span between the first and the last arrival), except one with a _10hz mirror (bridge_data:
+    not received, to spare the bridge encoding it); a topic with no rate says why, a latched one
+    reads 'latched'.
 
     In a terminal, teleop_twist_keyboard's keys (i forward, j/l turn, ...) drive
     /<ns>/velocity_command while held, as `jointbus teleop` does; Ctrl+Q quits.

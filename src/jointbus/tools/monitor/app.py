@@ -27,6 +27,7 @@ table cells that changed, so the cursor and scroll position survive refreshes.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from jointbus.messages.geometry_msgs import Twist
 from jointbus.robots.hb50.messages import Level
 from jointbus.tools.monitor.feed import MonitorFeed
 from jointbus.tools.monitor.model import (
+    ArraySummary,
     MonitorModel,
     MonitorSnapshot,
     NodeState,
@@ -178,7 +180,13 @@ class MonitorApp(App[None]):
             self.feed.poll(self.model, now)
         snap = self.model.snapshot(now)
         self.snapshot = snap
-        self.query_one("#bridge", Static).update(_bridge_text(snap))
+        panel = self.query_one("#bridge", Static)
+        if snap.array is not None:
+            panel.border_title = "Array"
+            panel.update(_array_text(snap.array))
+        else:
+            panel.border_title = "Bridge"
+            panel.update(_bridge_text(snap))
         self._sync("joints", _joint_rows(snap))
         self._sync("nodes", _node_rows(snap))
         self._sync("topics", _topic_rows(snap))
@@ -278,7 +286,55 @@ def _bridge_text(snap: MonitorSnapshot) -> Text:
     return text
 
 
+def _array_text(array: ArraySummary) -> Text:
+    text = Text()
+    if array.stale:
+        text.append(f"LOST: no joint_state for {array.age_s:.1f} s", style="bold white on red")
+        text.append("\n(the joint values shown are the last ones)")
+        return text
+    text.append("Joints  ", style="bold")
+    text.append(str(len(array.joints)))
+    text.append("\nPower   ", style="bold")
+    if array.motor_power is None:
+        text.append("unknown (no actarray/data)", style="dim")
+    else:
+        text.append(
+            "on" if array.motor_power else "off",
+            style="green" if array.motor_power else "yellow",
+        )
+    text.append("\nState   ", style="bold")
+    text.append(f"joint_state {array.age_s:.1f} s old")
+    return text
+
+
+def _array_joint_rows(array: ArraySummary) -> list[Row]:
+    rows: list[Row] = []
+    for j in array.joints:
+        single = not j.pose and j.kind.name == "SINGLE_DOF"
+        hot = not math.isnan(j.temperature) and j.temperature >= 80
+        rows.append(
+            (
+                j.name,
+                (
+                    j.name,
+                    str(j.index),
+                    fmt_float(j.position, 3) if single else j.pose or "n/a",
+                    fmt_float(j.velocity, 3) if single else "",
+                    fmt_float(j.effort, 2) if single else "",
+                    Text(
+                        "n/a" if math.isnan(j.temperature) else f"{j.temperature:.0f}",
+                        style="yellow" if hot else "",
+                    ),
+                    Text(j.state or "-", style="bold red" if j.has_error else "green"),
+                ),
+            )
+        )
+    return rows
+
+
 def _joint_rows(snap: MonitorSnapshot) -> list[Row]:
+    if snap.array is not None:
+        return _array_joint_rows(snap.array)
     rows: list[Row] = []
     for j in snap.joints:
         hot = j.temperature >= 80

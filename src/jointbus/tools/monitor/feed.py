@@ -17,7 +17,14 @@ topic                       QoS asked               why
 ``status``                  RELIABLE, depth 256     events (every report, none lost)
 ``bridge_data_10hz``        RELIABLE                per-joint rows, when a mirror is offered
 ``bridge_data``             MAB_RT                  per-joint rows otherwise
+``joint_state``             MAB_RT                  a served array's joints (see below)
+``actarray/data``           MAB_RT                  its motor power, actuator states
 ==========================  ======================  =========================================
+
+A served array (``jointbus serve``) publishes none of hb50's bridge topics: its ``joint_state``
+(``jointbus_msgs/msg/JointState``) and ``actarray/data`` are subscribed once discovery shows them
+published with those types and no bridge topic on the namespace; a bridge's topics close them
+and tell the model to keep the bridge view (hb50's bridge publishes ``joint_state`` too).
 
 Every subscription *polls* (no callback): a publish only appends to the subscription's queue, with
 no thread woken, and the monitor takes what is there at its own refresh rate (10 Hz). Only the
@@ -26,15 +33,17 @@ feed reads it from a ``bridge_data_10hz`` mirror as soon as discovery shows one,
 the 500 Hz topic — newest sample only, best-effort, so in-process it costs the bridge one queue
 append per cycle, and over Zenoh the bridge encodes it for the monitor.
 
-A discovery thread refreshes the topic list every ``discover_period_s`` (for the rates panel);
-rates come from publisher counters for topics of this process (exact, free) and from the feed's
-subscriber counters for the others. A rate is only true if it counts every sample, so the feed
-also *counts* every other discovered topic it can decode (``/tf``, ``joint_state``,
-``diagnostics``, ...): a polling subscription with QoS ``MAB_RT`` (best effort, keep last 1), read
-and emptied at each refresh, whose ``received`` counter gives the rate. Two kinds are not received,
-and the panel says why instead of a rate: a topic with a ``<name>_10hz`` mirror (``bridge_data``:
-receiving it would make the bridge encode 500 frames a second for the monitor), and a topic whose
-type this process does not know.
+A discovery thread refreshes the topic list every ``discover_period_s`` (for the rates panel),
+without the monitor's own endpoints (its e-stop publisher on ``hardware_command``, the app's
+teleop publisher: nothing of the robot's). Rates come from publisher counters for topics of this
+process (exact, free) and, for every topic another process publishes, from an arrival counter: the
+transport's raw tap, as ``jointbus topic hz`` counts (not decoded), which dates each count by the
+arrival of its last message, so a rate is messages − 1 over the span between arrivals
+(:meth:`MonitorModel.arrived`). Sampling a subscription's counter at each refresh instead counted
+the wait for it to be matched as silence: 94 Hz for a 100 Hz topic after 2 s. Two kinds are not
+counted, and the panel says why instead of a rate: a topic with a ``<name>_10hz`` mirror
+(``bridge_data``: counting it would make the bridge encode 500 frames a second for the monitor),
+and a topic whose type this process does not know.
 
 What counting costs the robot: a topic is encoded only while a remote subscriber matches, so the
 publishers now encode what the monitor counts (on the hb50 demo ``sim/ground_truth`` and
@@ -47,26 +56,47 @@ for every topic while someone watches.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, QosProfile, Subscriber, TopicInfo
+from jointbus.bus import (
+    LATCHED,
+    MAB_RT,
+    RELIABLE,
+    Bus,
+    EndpointInfo,
+    Publisher,
+    QosProfile,
+    Subscriber,
+    TopicInfo,
+)
+from jointbus.messages.actarray import ActuatorArrayData
 from jointbus.messages.base import Message
+from jointbus.messages.jointbus_msgs import JointState
+from jointbus.messages.registry import TypeRegistry
 from jointbus.messages.std_msgs import String
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, RobotState, Status
 from jointbus.runtime import NODE_HEALTH_TOPIC, NodeHealthTable
 from jointbus.tools.known_types import known_registry
 from jointbus.tools.monitor.model import MonitorModel
 
-__all__ = ["DEFAULT_DISCOVER_PERIOD_S", "MonitorFeed"]
+__all__ = ["DEFAULT_DISCOVER_PERIOD_S", "MONITOR_NODE", "MonitorFeed"]
 
 _LOG = logging.getLogger("jointbus.tools.monitor")
 
 #: How often the topic list is refreshed (s).
 DEFAULT_DISCOVER_PERIOD_S: Final = 2.0
-_NODE: Final = "monitor"
+#: The node name of the monitor's own endpoints (the feed's, the app's teleop publisher): they are
+#: not the robot's, so the topics panel leaves them out.
+MONITOR_NODE: Final = "monitor"
+_NODE: Final = MONITOR_NODE
+#: An hb50 bridge's topics (relative to the namespace): one of them published means the namespace
+#: is an hb50 robot's, shown with the bridge view.
+_BRIDGE_TOPICS: Final = ("bridge_state_10hz", "bridge_data", "bridge_data_10hz", "robot_state_10hz")
 _EVENT_QOS: Final = RELIABLE.with_(depth=256)
 #: The suffix of a topic's slow mirror (``bridge_data`` → ``bridge_data_10hz``).
 MIRROR_SUFFIX: Final = "_10hz"
@@ -98,8 +128,8 @@ class MonitorFeed:
         self._stop = threading.Event()
         self._topics: list[TopicInfo] | None = None
         self._subs: list[Subscriber[Any]] = []
-        #: Count-only subscriptions of other discovered topics, by topic (for their rates).
-        self._counters: dict[str, Subscriber[Any]] = {}
+        #: Arrival counters (undecoded taps) of the discovered remote topics, by topic.
+        self._counters: dict[str, _ArrivalCounter] = {}
         self.state = self._subscribe("bridge_state_10hz", BridgeState, RELIABLE)
         self.robot = self._subscribe("robot_state_10hz", RobotState, RELIABLE)
         self.heartbeat = self._subscribe("heartbeat", Status, _EVENT_QOS)
@@ -111,6 +141,11 @@ class MonitorFeed:
         self.data: Subscriber[BridgeData] | None = self._subscribe(
             "bridge_data", BridgeData, MAB_RT
         )
+        # a served array's state (jointbus serve): subscribed once discovery shows them
+        # published with these types and no bridge on the namespace (_follow_array)
+        self.joint_state: Subscriber[JointState] | None = None
+        self.array_data: Subscriber[ActuatorArrayData] | None = None
+        self._bridge_seen = False
         # created now, so that it is matched long before anyone needs the e-stop key
         self._hardware = bus.publisher(
             self._prefix + "hardware_command", String, RELIABLE, node=_NODE
@@ -160,16 +195,51 @@ class MonitorFeed:
             model.on_bridge_data(mirrored, now)
         elif self.data is not None and (data := _newest(self.data)) is not None:
             model.on_bridge_data(data, now)
+        if self.joint_state is not None and (joints := _newest(self.joint_state)) is not None:
+            model.on_joint_state(joints, now)
+        if self.array_data is not None and (array := _newest(self.array_data)) is not None:
+            model.on_array_data(array)
         with self._lock:
             topics, self._topics = self._topics, None
         if topics is not None:
+            topics = [_without_monitor(t) for t in topics]
             model.set_topics(topics)
-            if any(t.name == self.data_mirror.topic and t.publishers for t in topics):
+            published = {t.name for t in topics if t.publishers}
+            if self.data_mirror.topic in published:
                 self._use_mirror()
+            if any(self._prefix + name in published for name in _BRIDGE_TOPICS):
+                self._use_bridge(model)
+            else:
+                self._follow_array(topics)
             self._follow(topics, model)
-        for counter in self._counters.values():
-            counter.take_all()  # only its counter matters: keep the queue empty
         self._count(model, now)
+
+    def _follow_array(self, topics: list[TopicInfo]) -> None:
+        """Subscribe to a served array's ``joint_state`` and ``actarray/data`` once they are
+        published with the array node's types (a ``sensor_msgs/JointState`` of the same name is
+        not subscribed as another type: both sides would report the mismatch)."""
+        if self._bridge_seen:
+            return
+        types = {t.name: t.type_names for t in topics if t.publishers}
+        for attr, name, msg_type in (
+            ("joint_state", "joint_state", JointState),
+            ("array_data", "actarray/data", ActuatorArrayData),
+        ):
+            if getattr(self, attr) is None and types.get(self._prefix + name) == (
+                msg_type.TYPE_NAME,
+            ):
+                setattr(self, attr, self._subscribe(name, msg_type, MAB_RT))
+
+    def _use_bridge(self, model: MonitorModel) -> None:
+        """An hb50 bridge publishes on this namespace: its view, and no array subscriptions."""
+        model.on_bridge_published()
+        self._bridge_seen = True
+        for name in ("joint_state", "array_data"):
+            sub: Subscriber[Any] | None = getattr(self, name)
+            if sub is not None:
+                sub.close()
+                self._subs.remove(sub)
+                setattr(self, name, None)
 
     def _use_mirror(self) -> None:
         """A mirror of the joint frames exists: stop receiving the 500 Hz topic."""
@@ -179,15 +249,17 @@ class MonitorFeed:
             self.data = None
 
     def _follow(self, topics: list[TopicInfo], model: MonitorModel) -> None:
-        """Count every published topic this feed does not receive yet, or tell the model why
-        not (see the module docstring)."""
+        """Count the arrivals of every published topic of another process not counted yet, or
+        tell the model why not (see the module docstring)."""
+        transport = self.bus.transport
+        if transport is None:
+            return  # every topic is this process's: counted at its publishers
         published = {t.name for t in topics if t.publishers}
-        received = {s.topic for s in self._subs} | set(self._counters)
         registry = known_registry()
         for info in topics:
             name = info.name
-            if name not in published or name in received or self.bus.local_publishers(name):
-                continue  # received already, or counted at its publisher in this process
+            if name not in published or name in self._counters or self._local(name):
+                continue  # counted already, or at its publisher in this process
             if name + MIRROR_SUFFIX in published:
                 model.not_measured(
                     name, f"not received: its mirror {name + MIRROR_SUFFIX} is (saves the encoding)"
@@ -195,19 +267,22 @@ class MonitorFeed:
             elif len(info.type_names) != 1 or info.type_name not in registry:
                 model.not_measured(name, "not received: type unknown here")
             else:
-                msg_type = registry.by_type_name(info.type_name)
-                self._counters[name] = self.bus.subscribe(name, msg_type, None, MAB_RT, node=_NODE)
+                counter = _ArrivalCounter()
+                counter.tap = transport.tap(name, counter.on_sample, _resolver(registry))
+                self._counters[name] = counter
+
+    def _local(self, topic: str) -> list[Publisher[Any]]:
+        """The robot's publishers of ``topic`` in this process (not the monitor's own)."""
+        return [p for p in self.bus.local_publishers(topic) if p.node != _NODE]
 
     def _count(self, model: MonitorModel, now: int) -> None:
-        counted: set[str] = set()
         for info in self.bus.topics():
-            publishers = self.bus.local_publishers(info.name)
+            publishers = self._local(info.name)
             if publishers:
                 model.count(info.name, sum(p.stats().published for p in publishers), now)
-                counted.add(info.name)
-        for sub in (*self._subs, *self._counters.values()):
-            if sub.topic not in counted and not sub.closed:
-                model.count(sub.topic, sub.received, now)
+        for name, counter in self._counters.items():
+            total, last_ns = counter.read()
+            model.arrived(name, total, last_ns)  # 0: counted, nothing arrived yet
 
     # ---- discovery -------------------------------------------------------------------------
 
@@ -243,8 +318,10 @@ class MonitorFeed:
         self._stop.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=5.0)
-        for sub in (*self._subs, *self._counters.values()):
+        for sub in self._subs:
             sub.close()
+        for counter in self._counters.values():
+            counter.close()
         self._subs.clear()
         self._counters.clear()
         self._hardware.close()
@@ -254,6 +331,64 @@ class MonitorFeed:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+class _ArrivalCounter:
+    """Messages of one topic counted as they arrive, undecoded (the transport's raw tap, as
+    ``jointbus topic hz`` counts), with the arrival time of the last one (monotonic ns)."""
+
+    __slots__ = ("_lock", "_total_last", "tap")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total_last = (0, 0)
+        self.tap: Any = None
+
+    def on_sample(self, _publisher: int | None) -> None:
+        now = time.monotonic_ns()
+        with self._lock:
+            self._total_last = (self._total_last[0] + 1, now)
+
+    def read(self) -> tuple[int, int]:
+        """(messages so far, arrival of the last one)."""
+        with self._lock:
+            return self._total_last
+
+    def close(self) -> None:
+        if self.tap is not None:
+            try:
+                self.tap.undeclare()
+            except Exception:  # the session may be closing already
+                _LOG.debug("monitor: closing a tap failed", exc_info=True)
+            self.tap = None
+
+
+def _resolver(registry: TypeRegistry) -> Callable[[str], type[Message] | None]:
+    """A type name's class if ``registry`` knows it, else None (what a DDS tap asks)."""
+
+    def resolve(type_name: str) -> type[Message] | None:
+        if type_name not in registry:
+            return None
+        cls: type[Message] = registry.by_type_name(type_name)
+        return cls
+
+    return resolve
+
+
+def _without_monitor(topic: TopicInfo) -> TopicInfo:
+    """``topic`` without the monitor's own endpoints in this process (``hardware_command``'s
+    e-stop publisher is not something the robot publishes)."""
+
+    def mine(e: EndpointInfo) -> bool:
+        return e.local and e.node == _NODE
+
+    if not any(mine(e) for e in (*topic.publishers, *topic.subscribers)):
+        return topic
+    return dataclasses.replace(
+        topic,
+        publishers=tuple(e for e in topic.publishers if not mine(e)),
+        subscribers=tuple(e for e in topic.subscribers if not mine(e)),
+    )
 
 
 def _newest(sub: Subscriber[_M]) -> _M | None:

@@ -11,6 +11,13 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
 
 - **Joints** come from the newest ``BridgeData`` (position rad, velocity rad/s, effort N·m,
   temperature °C and the quick-status word decoded into :class:`JointStatusFlag` names).
+- **A served array** (``jointbus serve``: the generic array node, no hb50 bridge) has none of
+  the bridge's topics: once its ``joint_state`` arrives and no bridge message has (nor bridge
+  topics, :meth:`MonitorModel.on_bridge_published`), the snapshot is an array's
+  (:class:`ArraySummary`): joints from ``joint_state`` (names, positions, velocities, efforts),
+  motor power, actuator state flags and temperatures from ``actarray/data``, LOST after
+  ``state_timeout_s`` of silence — and no bridge, robot or ``BridgeData`` line, which such a
+  namespace can never fill (new-user trial, 2026-12-06).
 - **Bridge**: ``BridgeState`` (the 10 Hz mirror) gives drives enabled (*arming*) and the status
   strings the bridge writes — ``owner: <node>``, ``mode: <mode>``, ``estop: <reason>`` while the
   e-stop is latched, ``thermal <LEVEL>: <joint> (index i)`` — which are parsed here.
@@ -39,12 +46,16 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   then counted on this monitor's clock; a node whose heartbeat nobody saw (known by its token or
   a STALE report alone) has no age, and the monitor says so rather than count one from the
   arrival of the news.
-- **Topic rates** are measured from cumulative message counters sampled at each refresh
-  (messages / s over the last ``rate_window_s``): publisher counters for topics of this process,
-  subscriber counters for the topics the monitor receives (the feed receives every topic it can,
-  :mod:`jointbus.tools.monitor.feed`). A topic with no rate shows why (``note``: not received, and
-  the reason), or ``-`` while its first two samples are being taken; a topic the monitor stopped
-  receiving shows no rate (its old one would be stale). Topics nobody publishes are left out.
+- **Topic rates** are measured over the last ``rate_window_s`` from cumulative message counters:
+  publisher counters of topics of this process, read at each refresh (:meth:`MonitorModel.count`),
+  and arrival counters of the others, each sample dated by the arrival of its last message
+  (:meth:`MonitorModel.arrived`), so that the rate is messages − 1 over the span between the first
+  and the last arrival — the wait for a new subscription to be matched is not counted as silence.
+  A topic with no rate shows why (``note``: not received, and the reason), ``latched`` (every
+  publisher offers it transient-local: published on change), ``— (1 msg)`` (too few messages),
+  ``— (none for 3.2 s)`` (it stopped), or ``-`` while it is not counted yet; a topic the monitor
+  stopped receiving shows no rate (its old one would be stale). Topics nobody publishes are left
+  out (the feed leaves out the monitor's own publishers).
 - **Events**: the newest ``max_events`` reports of the status topic, newest first.
 """
 
@@ -58,6 +69,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from jointbus.bus import TopicInfo
+from jointbus.messages.actarray import ActuatorArrayData, ActuatorState
+from jointbus.messages.joint_kind import JointKind
+from jointbus.messages.jointbus_msgs import JointState
 from jointbus.robots.hb50.messages import (
     JOINT_ERROR_MASK,
     BridgeData,
@@ -73,6 +87,8 @@ from jointbus.runtime import DEFAULT_LIVELINESS_TIMEOUT_S, HEARTBEAT_SHUTDOWN, N
 __all__ = [
     "DEFAULT_STATE_TIMEOUT_S",
     "FLAG_LABELS",
+    "ArrayJointRow",
+    "ArraySummary",
     "BridgeSummary",
     "EventRow",
     "JointRow",
@@ -135,6 +151,50 @@ class JointRow:
     def has_error(self) -> bool:
         """True when an error bit (not just ``target-reached``) is set."""
         return bool(self.status & JOINT_ERROR_MASK)
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayJointRow:
+    """One joint of a served actuator array, from its ``joint_state`` (SI values of a single-DoF
+    joint; NaN = not reported) and, when the array's ``actarray/data`` has a row for it, the
+    actuator's state flags and temperature (°C, NaN = not reported).
+
+    A planar or floating joint has no single position: ``pose`` gives it (``x +0.100 y -0.200
+    θ +0.300`` for a planar joint, the translation for a floating one) and the floats are NaN."""
+
+    name: str
+    index: int
+    kind: JointKind
+    position: float  # rad or m
+    velocity: float  # rad/s or m/s
+    effort: float  # N·m or N
+    pose: str = ""
+    state: str = ""  # ActuatorState flag names ("" = no actarray/data row for it)
+    temperature: float = math.nan  # °C
+
+    @property
+    def has_error(self) -> bool:
+        """True when the actuator reports itself stalled or its reading stale."""
+        return "STALLED" in self.state or "STALE" in self.state
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySummary:
+    """A served actuator array (``jointbus serve``, the generic array node): its joints from the
+    newest ``joint_state``, ``age_s`` since it arrived, ``stale`` when older than the model's
+    ``state_timeout_s``; ``motor_power`` from the newest ``actarray/data`` (None: none arrived)."""
+
+    joints: tuple[ArrayJointRow, ...]
+    age_s: float
+    stale: bool
+    motor_power: bool | None
+
+    @property
+    def power_text(self) -> str:
+        """``motor power on`` / ``off`` / ``unknown`` (no ``actarray/data``)."""
+        if self.motor_power is None:
+            return "motor power unknown (no actarray/data)"
+        return f"motor power {'on' if self.motor_power else 'off'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,20 +281,31 @@ class NodeRow:
 @dataclass(frozen=True, slots=True)
 class TopicRow:
     """One topic: type, publisher count, measured rate (Hz; None = not measured here, and
-    ``note`` says why when it is known)."""
+    ``note`` says why when it is known), the messages counted (None: not counted here) and
+    whether every publisher offers it latched (transient-local: published on change, not at a
+    rate)."""
 
     name: str
     type_name: str
     publishers: int
     rate_hz: float | None
     note: str = ""
+    messages: int | None = None
+    latched: bool = False
 
     @property
     def rate_text(self) -> str:
-        """``"500.0 Hz"``, the reason no rate is measured, or ``"-"`` (being measured)."""
+        """``"500.0 Hz"``, the reason no rate is measured, ``"latched"`` (a latched topic with no
+        rate), ``"— (1 msg)"`` (counted, too few for a rate), or ``"-"`` (not counted yet)."""
         if self.rate_hz is not None:
             return f"{self.rate_hz:.1f} Hz"
-        return self.note or "-"
+        if self.note:
+            return self.note
+        if self.latched:
+            return "latched"
+        if self.messages is not None:
+            return f"— ({self.messages} msg{'' if self.messages == 1 else 's'})"
+        return "-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +321,11 @@ class EventRow:
 @dataclass(frozen=True, slots=True)
 class MonitorSnapshot:
     """Everything one screen refresh shows. ``data_age_s`` is the age of the joint rows (None:
-    no ``BridgeData`` yet)."""
+    no ``BridgeData`` yet).
+
+    ``array`` is set when the namespace is a served actuator array (its ``joint_state`` arrived
+    and no hb50 bridge topic did, :meth:`MonitorModel.snapshot`): its joints and power replace
+    the bridge, robot and ``BridgeData`` lines, which such a namespace can never fill."""
 
     joints: tuple[JointRow, ...]
     data_age_s: float | None
@@ -259,9 +334,23 @@ class MonitorSnapshot:
     nodes: tuple[NodeRow, ...]
     topics: tuple[TopicRow, ...]
     events: tuple[EventRow, ...]
+    array: ArraySummary | None = None
 
     def to_text(self) -> str:
         """A plain-text rendering (for a terminal without the UI, logs and ``--once``)."""
+        array = self.array
+        lines = _array_lines(array) if array is not None else self._bridge_lines()
+        for node in self.nodes:
+            lines.append(
+                f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, {node.age_text})"
+            )
+        for topic in self.topics:
+            lines.append(f"topic {topic.name} [{topic.type_name}] {topic.rate_text}")
+        for event in self.events:
+            lines.append(f"event {event.level.name} {event.node}: {event.text}")
+        return "\n".join(lines)
+
+    def _bridge_lines(self) -> list[str]:
         lines: list[str] = []
         bridge = self.bridge
         if bridge is None:
@@ -297,15 +386,33 @@ class MonitorSnapshot:
                 )
         else:
             lines.append("joints: no BridgeData yet")
-        for node in self.nodes:
-            lines.append(
-                f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, {node.age_text})"
+        return lines
+
+
+def _array_lines(array: ArraySummary) -> list[str]:
+    """The plain-text lines of a served array: a head line, then one line per joint (SI: rad or
+    m, rad/s or m/s, N·m or N, as the joint is revolute or prismatic)."""
+    joints = array.joints
+    if array.stale:
+        head = f"array: LOST (no joint_state for {array.age_s:.1f} s; the values below are old)"
+    else:
+        head = (
+            f"array: {len(joints)} joint{'' if len(joints) == 1 else 's'} | "
+            f"{array.power_text} | joint_state {array.age_s:.1f} s old"
+        )
+    w = max([10, *(len(j.name) for j in joints)])
+    lines = [head, f"{'joint':<{w}} {'pos':>9} {'vel':>10} {'eff':>9} {'temp':>7}  state"]
+    for j in joints:
+        if j.kind is JointKind.SINGLE_DOF:
+            values = (
+                f"{fmt_float(j.position, 3):>9} {fmt_float(j.velocity, 3):>10} "
+                f"{fmt_float(j.effort, 2):>9}"
             )
-        for topic in self.topics:
-            lines.append(f"topic {topic.name} [{topic.type_name}] {topic.rate_text}")
-        for event in self.events:
-            lines.append(f"event {event.level.name} {event.node}: {event.text}")
-        return "\n".join(lines)
+        else:
+            values = f"{j.kind.name.lower()} {j.pose}"
+        temp = "n/a" if math.isnan(j.temperature) else f"{j.temperature:.0f}°C"
+        lines.append(f"{j.name:<{w}} {values} {temp:>7}  {j.state or '-'}")
+    return lines
 
 
 def fmt_float(value: float, digits: int) -> str:
@@ -314,20 +421,34 @@ def fmt_float(value: float, digits: int) -> str:
 
 
 class _RateMeter:
-    """Messages per second from a cumulative counter sampled now and then."""
+    """Messages per second from a cumulative counter, sampled in one of two ways.
 
-    __slots__ = ("_samples", "_window_ns")
+    - ``arrivals=False``: the counter as read at a refresh (``at_ns`` = the refresh): a local
+      publisher's counter, which has counted since before the monitor started, so every refresh
+      interval holds what was published in it.
+    - ``arrivals=True``: the counter with the arrival time of its last message (``at_ns``), a
+      sample taken only when the count moved. The rate between two samples is then messages − 1
+      over the span between the first and the last arrival: exact, and the time a new
+      subscription waits to be matched (no arrivals yet) weighs nothing — sampling a remote
+      subscription's counter at each refresh counted that wait as silence and read 94 Hz for
+      a 100 Hz topic after 2 s (new-user trial, 2026-12-06).
+    """
 
-    def __init__(self, window_ns: int) -> None:
+    __slots__ = ("_samples", "_window_ns", "arrivals")
+
+    def __init__(self, window_ns: int, *, arrivals: bool = False) -> None:
         self._window_ns = window_ns
+        self.arrivals = arrivals
         self._samples: deque[tuple[int, int]] = deque()
 
-    def sample(self, now_ns: int, total: int) -> None:
+    def sample(self, at_ns: int, total: int) -> None:
         samples = self._samples
         if samples and total < samples[-1][1]:
             samples.clear()  # the counter restarted (a publisher replaced): start over
-        samples.append((now_ns, total))
-        while len(samples) > 2 and now_ns - samples[1][0] >= self._window_ns:
+        if self.arrivals and (total == 0 or (samples and total == samples[-1][1])):
+            return  # no new arrival: nothing to date
+        samples.append((at_ns, total))
+        while len(samples) > 2 and at_ns - samples[1][0] >= self._window_ns:
             samples.popleft()
 
     @property
@@ -341,6 +462,18 @@ class _RateMeter:
             return None
         (t0, n0), (t1, n1) = samples[0], samples[-1]
         return (n1 - n0) * _NS_PER_S / (t1 - t0) if t1 > t0 else None
+
+    def silent_ns(self, now_ns: int) -> int | None:
+        """For an arrival-stamped meter whose last message is older than the window and three of
+        its mean periods (the topic stopped: its rate would be stale), how long ago it came;
+        None otherwise."""
+        samples = self._samples
+        if not self.arrivals or not samples:
+            return None
+        (t0, n0), (t1, n1) = samples[0], samples[-1]
+        period = (t1 - t0) // (n1 - n0) if n1 > n0 else 0
+        silent = now_ns - t1
+        return silent if silent > max(self._window_ns, 3 * period) else None
 
 
 class _NodeRecord:
@@ -388,6 +521,10 @@ class MonitorModel:
         self._data: tuple[BridgeData, int] | None = None
         self._state: tuple[BridgeState, int] | None = None
         self._robot: tuple[RobotState, int] | None = None
+        self._joint_state: tuple[JointState, int] | None = None
+        self._array_data: ActuatorArrayData | None = None
+        #: An hb50 bridge is known on this namespace (a message of it, or discovery): its view.
+        self._bridge_known = False
         self._listening_since_ns: int | None = None
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
@@ -400,14 +537,32 @@ class MonitorModel:
     def on_bridge_data(self, msg: BridgeData, now_ns: int) -> None:
         """The newest actuator frame (arrived at ``now_ns``, monotonic)."""
         self._data = (msg, now_ns)
+        self._bridge_known = True
 
     def on_bridge_state(self, msg: BridgeState, now_ns: int) -> None:
         """The newest bridge state (normally from the 10 Hz mirror)."""
         self._state = (msg, now_ns)
+        self._bridge_known = True
 
     def on_robot_state(self, msg: RobotState, now_ns: int) -> None:
         """The newest estimated robot state (normally from the 10 Hz mirror)."""
         self._robot = (msg, now_ns)
+        self._bridge_known = True
+
+    def on_bridge_published(self) -> None:
+        """Discovery shows an hb50 bridge's topics on this namespace: show the bridge view even
+        before its first state arrives (its ``joint_state`` may come first)."""
+        self._bridge_known = True
+
+    def on_joint_state(self, msg: JointState, now_ns: int) -> None:
+        """The newest ``joint_state`` of a served array (Beam Bots' record, arrived at
+        ``now_ns``). Without an hb50 bridge on the namespace it makes the snapshot an array's."""
+        self._joint_state = (msg, now_ns)
+
+    def on_array_data(self, msg: ActuatorArrayData) -> None:
+        """The newest ``actarray/data`` of a served array (motor power, per-actuator state flags
+        and temperatures, in the order of ``joint_state``'s names)."""
+        self._array_data = msg
 
     def on_listening(self, now_ns: int) -> None:
         """The feed's subscriptions are open at ``now_ns`` (monotonic): the first call starts the
@@ -470,12 +625,22 @@ class MonitorModel:
             record.reported_stale_ns = now_ns
 
     def count(self, topic: str, total: int, now_ns: int) -> None:
-        """Sample the cumulative message count ``total`` of ``topic`` (for its rate)."""
+        """Sample the cumulative message count ``total`` of ``topic`` read at ``now_ns`` (a
+        counter that ran before the monitor: a publisher's in this process), for its rate."""
+        self._meter(topic, arrivals=False).sample(now_ns, total)
+
+    def arrived(self, topic: str, total: int, last_arrival_ns: int) -> None:
+        """``total`` messages of ``topic`` have arrived, the last at ``last_arrival_ns``
+        (monotonic, the clock of :meth:`snapshot`): its rate is counted between arrivals, from
+        the first one (see :class:`_RateMeter`)."""
+        self._meter(topic, arrivals=True).sample(last_arrival_ns, total)
+
+    def _meter(self, topic: str, *, arrivals: bool) -> _RateMeter:
         meter = self._rates.get(topic)
-        if meter is None:
-            meter = self._rates[topic] = _RateMeter(self._window_ns)
+        if meter is None or meter.arrivals != arrivals:
+            meter = self._rates[topic] = _RateMeter(self._window_ns, arrivals=arrivals)
             self._notes.pop(topic, None)
-        meter.sample(now_ns, total)
+        return meter
 
     def not_measured(self, topic: str, reason: str) -> None:
         """``topic``'s rate is not measured, for ``reason`` (shown instead of a rate); a rate
@@ -490,14 +655,36 @@ class MonitorModel:
     # ---- reading ---------------------------------------------------------------------------
 
     def snapshot(self, now_ns: int) -> MonitorSnapshot:
-        """What the screen shows at ``now_ns`` (monotonic, the clock the feeding used)."""
+        """What the screen shows at ``now_ns`` (monotonic, the clock the feeding used).
+
+        A namespace whose ``joint_state`` arrived while no hb50 bridge message did (nor its
+        topics, :meth:`on_bridge_published`) is a served array: its snapshot has ``array`` and
+        none of the bridge's joints, state or robot mode, which it has not got."""
+        if self._joint_state is not None and not self._bridge_known:
+            msg, at = self._joint_state
+            array = ArraySummary(
+                _array_joint_rows(msg, self._array_data),
+                _age(now_ns, at),
+                now_ns - at > self._state_timeout_ns,
+                None if self._array_data is None else self._array_data.motor_power,
+            )
+            return MonitorSnapshot(
+                joints=(),
+                data_age_s=_age(now_ns, at),
+                bridge=None,
+                robot=None,
+                nodes=self._node_rows(now_ns),
+                topics=self._topic_rows(now_ns),
+                events=tuple(reversed(self._events)),
+                array=array,
+            )
         return MonitorSnapshot(
             joints=self._joint_rows(),
             data_age_s=None if self._data is None else _age(now_ns, self._data[1]),
             bridge=self._bridge(now_ns),
             robot=self._robot_summary(now_ns),
             nodes=self._node_rows(now_ns),
-            topics=self._topic_rows(),
+            topics=self._topic_rows(now_ns),
             events=tuple(reversed(self._events)),
         )
 
@@ -573,7 +760,7 @@ class MonitorModel:
             rows.append(NodeRow(name, state, record.lifecycle, age, record.heartbeats))
         return tuple(rows)
 
-    def _topic_rows(self) -> tuple[TopicRow, ...]:
+    def _topic_rows(self, now_ns: int) -> tuple[TopicRow, ...]:
         names = sorted(set(self._topics) | set(self._rates))
         rows = []
         for name in names:
@@ -581,16 +768,61 @@ class MonitorModel:
             meter = self._rates.get(name)
             if (info is None or not info.publishers) and (meter is None or not meter.total):
                 continue  # only the monitor's own subscription: nothing to show yet
+            rate = meter.rate() if meter is not None else None
+            note = "" if meter is not None else self._notes.get(name, "")
+            silent = meter.silent_ns(now_ns) if meter is not None else None
+            if silent is not None:
+                rate, note = None, f"— (none for {silent / _NS_PER_S:.1f} s)"
             rows.append(
                 TopicRow(
                     name,
                     info.type_name if info is not None else "",
                     len(info.publishers) if info is not None else 0,
-                    meter.rate() if meter is not None else None,
-                    "" if meter is not None else self._notes.get(name, ""),
+                    rate,
+                    note,
+                    meter.total if meter is not None else None,
+                    info is not None
+                    and bool(info.publishers)
+                    and all(e.qos.transient_local for e in info.publishers),
                 )
             )
         return tuple(rows)
+
+
+def _array_joint_rows(msg: JointState, data: ActuatorArrayData | None) -> tuple[ArrayJointRow, ...]:
+    """One row per joint of ``msg``: a single-DoF joint's values from the per-kind arrays (the
+    k-th entry belongs to the k-th joint of its kind), a planar or floating joint's pose as
+    text; state and temperature from ``data`` when it has one actuator per joint."""
+    actuators = data.actuators if data is not None and len(data.actuators) == len(msg.name) else ()
+    rows = []
+    seen = {kind: 0 for kind in JointKind}
+    for index, name in enumerate(msg.name):
+        kind = JointKind(msg.kind[index])
+        k = seen[kind]
+        seen[kind] += 1
+        position = velocity = effort = math.nan
+        pose = ""
+        if kind is JointKind.SINGLE_DOF:
+            position = msg.position[k] if msg.position else math.nan
+            velocity = msg.velocity[k] if msg.velocity else math.nan
+            effort = msg.effort[k] if msg.effort else math.nan
+        elif kind is JointKind.PLANAR and msg.planar_position:
+            p = msg.planar_position[k]
+            pose = f"x {p.x:+.3f} y {p.y:+.3f} θ {p.theta:+.3f}"
+        elif kind is JointKind.FLOATING and msg.floating_position:
+            t = msg.floating_position[k].translation
+            pose = f"x {t.x:+.3f} y {t.y:+.3f} z {t.z:+.3f}"
+        state, temperature = "", math.nan
+        if actuators:
+            actuator = actuators[index]
+            state = ", ".join(
+                f.name for f in ActuatorState if f.name is not None and f in actuator.state
+            )
+            temperature = actuator.temperature
+        rows.append(
+            ArrayJointRow(name, index, kind, position, velocity, effort, pose, state, temperature)
+        )
+    return tuple(rows)
 
 
 def _age(now_ns: int, then_ns: int) -> float:
