@@ -429,6 +429,34 @@ def test_ctrl_e_latches_the_robots_estop() -> None:
             run(app, body)
 
 
+def test_ctrl_e_latches_a_served_arrays_estop() -> None:
+    """A served array (``jointbus serve``) has no ``hardware_command``: its e-stop is the
+    ``/<ns>/estop`` service, which Ctrl+E calls too (drives off, refusals until a reset)."""
+    from jointbus import drivers
+    from jointbus.nodes.array import ArrayNode
+
+    with drivers.open("sim://arm6?noise=false") as array, Bus(name="monitor-array-estop") as bus:
+        node = ArrayNode(array, bus, namespace="myarm")
+        node.start()
+        try:
+            with MonitorFeed(bus, namespace="myarm", discover_period_s=0.05) as feed:
+                app = MonitorApp(MonitorModel(), feed, refresh_s=0.05)
+
+                async def body(app: MonitorApp) -> None:
+                    assert not node.estopped
+                    await app.run_action("estop")
+                    for _ in range(100):
+                        if node.estopped:
+                            break
+                        await asyncio.sleep(0.02)
+                    assert node.estopped
+                    assert node.estop.reason == "monitor"
+
+                run(app, body)
+        finally:
+            node.shutdown()
+
+
 # The demo's topics with their types (as `jointbus info` lists a recording of it).
 DEMO_TOPICS = {
     "/hb50/bridge_data": "hb50_commons/msg/BridgeData",

@@ -167,7 +167,12 @@ class MonitorApp(App[None]):
             self.notify("no bus: e-stop NOT sent", severity="error")
             return
         self.feed.send_estop()
-        self.notify("e-stop sent: watch the Bridge panel for mode: estop", severity="warning")
+        watch = (
+            "the Array panel for power off"
+            if self.snapshot is not None and self.snapshot.array is not None
+            else "the Bridge panel for mode: estop"
+        )
+        self.notify(f"e-stop sent: watch {watch}", severity="warning")
 
     # ---- refresh ------------------------------------------------------------------------------
 

@@ -71,10 +71,12 @@ from jointbus.bus import (
     EndpointInfo,
     Publisher,
     QosProfile,
+    ServiceError,
+    ServiceUnavailableError,
     Subscriber,
     TopicInfo,
 )
-from jointbus.messages.actarray import ActuatorArrayData
+from jointbus.messages.actarray import ActuatorArrayData, ActuatorReply
 from jointbus.messages.base import Message
 from jointbus.messages.jointbus_msgs import JointState
 from jointbus.messages.registry import TypeRegistry
@@ -98,6 +100,8 @@ _NODE: Final = MONITOR_NODE
 #: is an hb50 robot's, shown with the bridge view.
 _BRIDGE_TOPICS: Final = ("bridge_state_10hz", "bridge_data", "bridge_data_10hz", "robot_state_10hz")
 _EVENT_QOS: Final = RELIABLE.with_(depth=256)
+#: How long the e-stop call waits for a served array's answer (s).
+_ESTOP_CALL_TIMEOUT_S: Final = 2.0
 #: The suffix of a topic's slow mirror (``bridge_data`` → ``bridge_data_10hz``).
 MIRROR_SUFFIX: Final = "_10hz"
 _M = TypeVar("_M", bound=Message)
@@ -149,6 +153,10 @@ class MonitorFeed:
         # created now, so that it is matched long before anyone needs the e-stop key
         self._hardware = bus.publisher(
             self._prefix + "hardware_command", String, RELIABLE, node=_NODE
+        )
+        # a served array's e-stop is its service (it has no hardware_command)
+        self._estop = bus.client(
+            self._prefix + "estop", String, ActuatorReply, timeout_s=_ESTOP_CALL_TIMEOUT_S
         )
         self._mirror_seen = False
         self._thread = threading.Thread(
@@ -309,9 +317,24 @@ class MonitorFeed:
     # ---- lifecycle ---------------------------------------------------------------------------
 
     def send_estop(self) -> None:
-        """Publish ``estop monitor`` on ``/<ns>/hardware_command`` (what ``jointbus estop`` sends;
-        the bridge latches it within one cycle and keeps the first reason)."""
+        """Publish ``estop monitor`` on ``/<ns>/hardware_command`` and call ``/<ns>/estop`` with
+        reason ``monitor`` (what ``jointbus estop`` sends: the hb50 bridge latches the first
+        within one cycle, a served array node — ``jointbus serve`` — answers the second; each
+        keeps the first reason). The call runs on a thread of its own: the caller (the app's
+        key handler) does not wait for the answer, which is logged."""
         self._hardware.publish(String("estop monitor"))
+        threading.Thread(target=self._call_estop, name="monitor-estop", daemon=True).start()
+
+    def _call_estop(self) -> None:
+        try:
+            reply = self._estop.call(String("monitor"))
+        except ServiceUnavailableError:
+            return  # no array node serves it here: the bridge's topic is the path
+        except ServiceError:
+            _LOG.exception("monitor: e-stop call to %s failed", self._estop.name)
+            return
+        if not reply.accepted:
+            _LOG.error("monitor: %s refused the e-stop: %s", self._estop.name, reply.text)
 
     def close(self) -> None:
         """Drop the subscriptions and stop the discovery thread. Idempotent."""
