@@ -601,6 +601,8 @@ def test_an_acceleration_beyond_what_the_joint_can_reach_is_refused(url: str) ->
             assert err.reason is RejectReason.OUT_OF_RANGE
             assert (err.joint, err.index) == (array.names[1], 1)
             assert "the most the joint can reach" in str(err), str(err)
+            assert (err.field, err.value) == ("accel", accel)
+            assert err.expected.startswith("at most "), err.expected
         with pytest.raises(RequestRejected):
             array.set_accel(None, 1e12)  # all joints: refused whole
         assert array.config_accelerations.tolist() == before.tolist()

@@ -945,13 +945,19 @@ class ActuatorArray(abc.ABC):
             over = np.flatnonzero(value > self._accel_max[indices])
             if over.size:
                 i = int(indices[over[0]])
+                expected = (
+                    f"at most {self._accel_max[i]:.4g}, the most the joint can reach "
+                    f"({self._accel_max_why[i]})"
+                )
                 raise RequestRejected(
                     "set_accel",
                     RejectReason.OUT_OF_RANGE,
-                    f"accel = {value:g}; expected at most {self._accel_max[i]:.4g}, the most "
-                    f"the joint can reach ({self._accel_max_why[i]})",
+                    f"accel = {value:g}; expected {expected}",
                     joint=self._names[i],
                     index=i,
+                    field="accel",
+                    value=value,
+                    expected=expected,
                 )
             values = np.full(indices.size, value)
             self._request_accel(indices, values)

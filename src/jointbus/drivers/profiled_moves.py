@@ -148,4 +148,7 @@ class ProfiledMoves:
                 f"{exc.field} = {exc.value!r}; expected {exc.expected}",
                 joint=exc.joint,
                 index=exc.index,
+                field=exc.field,
+                value=exc.value,
+                expected=exc.expected,
             ) from None
