@@ -173,3 +173,29 @@ def test_a_reading_is_flagged_stale_within_a_few_server_periods_then_refused() -
         # ... and every reading older than that was flagged (none handed out as current)
         assert all(is_stale for age, is_stale, _ in seen if age > arm.stale_after_s + 0.005)
         assert arm.age_s >= 1.0  # then refused at the timeout
+
+
+def test_a_client_that_was_itself_held_up_does_not_blame_the_server() -> None:
+    """A user's trial: a client SIGSTOPped for 1.5 s read at once after SIGCONT and was told
+    "array server unreachable … no data for 1.52 s" while the server had published every 10 ms;
+    its samples were waiting in its own process. Here the client's sample callbacks are held up
+    for 1.5 s (the server keeps publishing): the first read after waits the short grace for the
+    samples that wait, and reads a fresh one."""
+    with (
+        served("sim://arm6?noise=false", "arm6") as server,
+        drivers.open(server.url(timeout="1.0")) as arm,
+    ):
+        assert isinstance(arm, BusActuatorArray)
+        arm.read_joints()
+        with arm._data_lock:  # the callbacks wait here, as a stopped process's samples do
+            time.sleep(1.5)
+            assert arm.age_s > 1.4
+        reading = arm.read_joints()  # no ArrayServerError
+        assert arm.age_s < 0.1 and not any(s & ActuatorState.STALE for s in reading.state)
+        # a server that is really gone is still refused after the timeout and the grace
+        server.node.shutdown()
+        time.sleep(1.2)
+        started = time.monotonic()
+        with pytest.raises(ArrayServerError):
+            arm.read_joints()
+        assert time.monotonic() - started < 0.5

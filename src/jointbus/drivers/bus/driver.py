@@ -129,6 +129,12 @@ __all__ = [
 DEFAULT_TIMEOUT_S: Final = 1.0
 #: A reading is ``STALE`` once its newest sample is this many server periods old.
 STALE_PERIODS: Final = 3
+#: s: how long a read that finds its newest sample older than the timeout waits for a newer one
+#: before it blames the server. A client stopped for 1.5 s (SIGSTOP, a debugger, a starved host)
+#: was told "array server unreachable … no data for 1.52 s" while the server had published every
+#: 10 ms: its samples were waiting in this process's sockets, delivered a few ms after it ran
+#: again (a user's trial, 2026-12-06).
+SILENCE_GRACE_S: Final = 0.1
 #: The server period assumed until two published samples have been timed (s): 100 Hz, what
 #: ``jointbus serve`` and the hb50 bridge publish ``actarray/data`` at.
 ASSUMED_PERIOD_S: Final = 0.01
@@ -360,6 +366,20 @@ class BusActuatorArray(ActuatorArray):
             self._arrived_at = time.monotonic()
         self._arrived.set()
 
+    def _await_newer(self, grace_s: float) -> None:
+        """Wait up to ``grace_s`` for a sample newer than the one held (see
+        :data:`SILENCE_GRACE_S`)."""
+        held = self._arrived_at
+        deadline = time.monotonic() + grace_s
+        while self._arrived_at == held:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.0:
+                return
+            self._arrived.clear()
+            if self._arrived_at != held:  # arrived between the check and the clear
+                return
+            self._arrived.wait(remaining)
+
     def _on_published(self, data: ActuatorArrayData) -> None:
         """A sample of the data topic: time the server's period from the samples' own stamps
         (transport jitter does not enter it; a reply's state, stamped at the call, is not
@@ -424,6 +444,8 @@ class BusActuatorArray(ActuatorArray):
             return dataclasses.replace(data, header=sampled)
 
     def _read_raw(self) -> RawReading:
+        if time.monotonic() - self._arrived_at > self.timeout_s:
+            self._await_newer(SILENCE_GRACE_S)
         data = self._latest
         if data is None:  # only if a subclass skipped the constructor's wait
             raise DriverIOError(f"no data from {self.array_names.data} yet")
