@@ -240,7 +240,7 @@ def test_v_says_when_a_zenoh_link_of_the_hub_opens_and_closes(verbose: bool) -> 
         zid = probe.zenoh.zid[:8]
         probe.close()
         closed = f"  before t=0 zenoh link closed to session {zid} (probe_node)"
-        assert _wait_for(lambda: closed in said, 5.0) is verbose
+        assert _wait_for(lambda: closed in said, 5.0) is verbose, said
         if verbose:
             opened = f"  before t=0 zenoh link opened to session {zid} (nodes not yet known)"
             assert said[0] == opened
