@@ -97,16 +97,7 @@ class ProfiledMoves:
                 index = int(indices[0])
                 self.profile.set_limits(index, **{k: float(v[0]) for k, v in limits.items()})
         except LimitError as exc:
-            raise RequestRejected(
-                request,
-                RejectReason.OUT_OF_RANGE,
-                f"{exc.field} = {exc.value!r}; expected {exc.expected}",
-                joint=exc.joint,
-                index=exc.index,
-                field=exc.field,
-                value=exc.value,
-                expected=exc.expected,
-            ) from None
+            raise _refused(request, exc) from None
 
     def enter_profile(self, indices: IntArray, start: StartState) -> None:
         """Joints coming from another mode start their profile from ``start(switching)``."""
@@ -142,13 +133,18 @@ class ProfiledMoves:
             move(None if indices.size == self._count else indices.tolist(), targets)
         except LimitError as exc:
             self.mode[:] = modes
-            raise RequestRejected(
-                request,
-                RejectReason.OUT_OF_RANGE,
-                f"{exc.field} = {exc.value!r}; expected {exc.expected}",
-                joint=exc.joint,
-                index=exc.index,
-                field=exc.field,
-                value=exc.value,
-                expected=exc.expected,
-            ) from None
+            raise _refused(request, exc) from None
+
+
+def _refused(request: str, exc: LimitError) -> RequestRejected:
+    """The NACK of a request the profile generator refused (``OUT_OF_RANGE``), with its facts."""
+    return RequestRejected(
+        request,
+        RejectReason.OUT_OF_RANGE,
+        f"{exc.field} = {exc.value!r}; expected {exc.expected}",
+        joint=exc.joint,
+        index=exc.index,
+        field=exc.field,
+        value=exc.value,
+        expected=exc.expected,
+    )
