@@ -775,6 +775,11 @@ def pub(  # noqa: PLR0917 (typer options)
     gains): a receiver such as the bridge must reject it and report it. Quiet by
     default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
     many messages were published; --verbose prints each one.
+    A topic carries no answer, so "published" says nothing of whether a receiver applied it: a
+    refusal is reported on the receiver's status topic (e.g. `topic echo /arm6/status`). A served
+    array's one-shot commands (`/arm6/actarray/position`, `…/joints_command`, …) are also
+    services of the same name: `jointbus service call` prints the ACK or NACK and exits 2 on a
+    refusal.
     """
     from jointbus.bus import PROFILES, validate_topic_name
     from jointbus.cli.array_joint_names import naming_the_joint
