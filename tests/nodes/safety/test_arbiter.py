@@ -337,3 +337,65 @@ def test_the_reported_rate_is_count_minus_one_over_the_stamped_span(
     assert measure.hz == pytest.approx((measure.count - 1) * 1e9 / measure.span_ns)
     assert f"{measure.count} commands sent in " in events[0].describe()
     assert f"({measure.hz:.1f} Hz)" in events[0].describe()
+
+
+# -- back-off: a source that keeps losing control needs longer to take it again ----------------
+
+
+def _stream(arbiter: Arbiter, source: str, start_ms: float, seconds: float) -> list[int]:
+    """500 Hz from ``start_ms`` for ``seconds``; the arrival times at which ``source`` owned."""
+    owned = []
+    for k in range(round(seconds * 500)):
+        t = round(start_ms * MS) + k * 2 * MS
+        if arbiter.offer(source, t):
+            owned.append(t)
+    return owned
+
+
+def test_a_source_that_lost_control_needs_twice_as_long_a_steady_stream_each_time() -> None:
+    """A user's trial: a controller its host kept starving (stalls of 100–140 ms) took the robot
+    and lost it 7 times in 12 s, each change a re-entry ramp; the body bounced 6 cm."""
+    arbiter = Arbiter()
+    start = 0.0
+    needed = []
+    for seconds in (0.45, 0.85, 1.65, 3.25, 3.25):  # each a little longer than it needs
+        owned = _stream(arbiter, "teleop", start, seconds)
+        assert owned, start
+        needed.append(round((owned[0] - round(start * MS)) / 1e9, 3))
+        start = (owned[-1] + 2 * MS) / MS + 150.0  # stopped 150 ms: falls back
+    assert needed == [0.4, 0.8, 1.6, 3.2, 3.2]  # at most 3 doublings
+    takeovers = [e for e in arbiter.take_events() if e.reason == "takeover"]
+    assert [e.needed_s for e in takeovers] == [0.0, 0.8, 1.6, 3.2, 3.2]
+    assert "; steady for 1.6 s, as it had lost control within 10 s" in takeovers[2].describe()
+    assert "steady for" not in takeovers[0].describe()
+    # ten quiet seconds later its losses are forgotten: 0.4 s again
+    later = start + 10_500.0
+    owned = _stream(arbiter, "teleop", later, 1.0)
+    assert (owned[0] - round(later * MS)) / 1e9 == pytest.approx(0.4)
+
+
+def test_a_starved_source_stops_taking_control_back_and_forth() -> None:
+    """Steady 0.6 s, then 120 ms quiet, for 12 s: without the back-off it took control and lost
+    it every 0.72 s; now once, and again only when its loss is 10 s old."""
+    arbiter = Arbiter()
+    t_ms = 0.0
+    while t_ms < 12_000.0:
+        _stream(arbiter, "starved", t_ms, 0.6)
+        t_ms += 720.0
+    events = arbiter.take_events()
+    assert [e.reason for e in events] == ["takeover", "silent", "takeover", "silent"]
+    assert events[2].at_ns - events[1].at_ns >= 10 * 1_000 * MS
+
+
+def test_the_takeover_rate_leaves_out_a_stall_between_the_stamps() -> None:
+    """A source stopped 1 s whose commands stamped before the stop arrived after it: by its
+    stamps "148 commands sent in 1.41 s (104.3 Hz)", a stall inside a figure the rule measured
+    over 0.4 s with no gap. With a gap between the stamps the arrival times are named."""
+    arbiter = Arbiter()
+    sent = [k * 2 * MS for k in range(20)] + [1_040 * MS + k * 2 * MS for k in range(200)]
+    arrived = [1_000 * MS + k * 2 * MS for k in range(len(sent))]  # steady on arrival
+    for a, s_ns in zip(arrived, sent, strict=True):
+        arbiter.offer("teleop", a, s_ns + 1)
+    (event,) = arbiter.take_events()
+    assert event.measure.basis == "arrived"
+    assert event.measure.count - 1 == round(event.measure.span_ns / (2 * MS))

@@ -37,6 +37,16 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   commands (0.4 s) rather than 5 (8 ms). Until then its commands are reported as not applied
   only if it keeps sending for the whole window without taking over (the array node's
   ``_outranked``).
+- **Back-off** — a custom source that lost control (silent or too slow) needs twice as long a
+  steady stream for its next takeover, four times after two losses, eight times after three or
+  more (0.8, 1.6, 3.2 s), counting the losses of the last :data:`BACKOFF_MEMORY_S` (10 s); the
+  steady stream is timed from its first command after its last gap, so it may be longer than
+  the window. Why: a controller its host keeps starving (a CPU hog beside it, stalls of
+  100–140 ms) took the robot and lost it 7 times in 12 s, each change a re-entry ramp of up to
+  0.43 rad and the body bouncing between 0.27 and 0.33 m (a user's trial, 2026-12-06). With the
+  back-off it gets at most four changes in any 10 s; a controller that stops once and runs
+  again later takes over after 0.4 s as before. A takeover after a back-off says how long it
+  needed (:attr:`OwnerChanged.needed_s`).
 - **Fallback** — the owner loses control when nothing came from it for more than ``fallback_s``
   (``"silent"``), or when its measured rate fell below ``takeover_hz``
   (``"rate_below_threshold"``; also when fewer than two commands remain in the window, where no
@@ -46,27 +56,29 @@ valid commands within a sliding window of ``window_s`` (default 0.5 s):
   ≥ ``1/takeover_hz``, otherwise a source exactly at the threshold would lose control between two
   of its own commands; the constructor refuses such a configuration.
 - **The rate a report names** (:meth:`Arbiter.measure`, :attr:`OwnerChanged.measure`) is a
-  :class:`RateMeasure`: the mean ``(count − 1) / (last − first)`` over the commands in the source's
-  window, *stated with what it rests on* — ``'teleop': 201 commands sent in 400.0 ms (500.0 Hz)`` —
-  so every figure printed is true of the commands it names. On takeover the times are the send
-  stamps the source put in its commands (``offer(..., sent_ns=header stamp)``) when they increase
-  strictly, else the arrival times; on a fallback for rate they are the arrival times, the
-  measure the decision used. Why the send stamps on takeover: arrivals bunch up whenever the
-  transport or the host delays one command and delivers it with the next (a steady 500 Hz
-  source's five takeover commands arrived within 5.5 ms: 728.6 Hz by arrivals, 500.0 Hz by its
-  stamps). Why a mean over stated commands and not a "typical" interval: this used to be the
-  inverse of the *median* stamped interval, which no stretch of the stream ever showed — a
-  500 Hz loop that ran late and caught up (intervals 2, 5, 0.2, 0.8 ms) read 714 Hz, and
-  ``examples/own_controller.py`` against the demo was reported "publishes at 793.9 Hz" and
-  "575.5 Hz" while its recording showed 500/s over its first 0.05 s and 455/s overall. The
-  window's commands are what a takeover rests on (0.4 s of them), so the figure is their mean,
-  saying so. Measured after that change, when five commands sufficed (two runs of
-  ``own_controller.py --duration 8`` against ``jointbus demo`` on the shared, loaded 2-CPU
-  host; five takeovers, host stalls made it fall back twice): 505.6, 259.0, 585.6, 500.9 and
-  500.6 Hz, each over the 5 commands it names (6.8–15.4 ms) and each equal to (n − 1) / span
-  of the first five header stamps of that stretch in the recording.
-  Decisions still use arrival times only, which a source cannot forge and which are what the
-  node actually gets.
+  :class:`RateMeasure`: the mean ``(count − 1) / (last − first)`` over the commands in the
+  source's window, *stated with what it rests on* — ``'teleop': 201 commands sent in 400.0 ms
+  (500.0 Hz)`` — so every figure printed is true of the commands it names. On takeover the times
+  are the send stamps the source put in its commands (``offer(..., sent_ns=header stamp)``) when
+  they increase strictly, else the arrival times; on a fallback for rate they are the arrival
+  times, the measure the decision used. Why the send stamps on takeover: arrivals bunch up
+  whenever the transport or the host delays one command and delivers it with the next (a steady
+  500 Hz source's five takeover commands arrived within 5.5 ms: 728.6 Hz by arrivals, 500.0 Hz by
+  its stamps); the stamps are used only when no two of them are more than ``fallback_s`` apart (a
+  source stopped for 1 s and resumed said "148 commands sent in 1.41 s (104.3 Hz)", its stall
+  inside a figure the rule had measured over 0.4 s without a gap: the arrival times then, the same
+  as the rule's). Why a mean over stated commands and not a "typical" interval: this used to be
+  the inverse of the *median* stamped interval, which no stretch of the stream ever showed — a 500
+  Hz loop that ran late and caught up (intervals 2, 5, 0.2, 0.8 ms) read 714 Hz, and
+  ``examples/own_controller.py`` against the demo was reported "publishes at 793.9 Hz" and "575.5
+  Hz" while its recording showed 500/s over its first 0.05 s and 455/s overall. The window's
+  commands are what a takeover rests on (0.4 s of them), so the figure is their mean, saying so.
+  Measured after that change, when five commands sufficed (two runs of ``own_controller.py
+  --duration 8`` against ``jointbus demo`` on the shared, loaded 2-CPU host; five takeovers, host
+  stalls made it fall back twice): 505.6, 259.0, 585.6, 500.9 and 500.6 Hz, each over the 5
+  commands it names (6.8–15.4 ms) and each equal to (n − 1) / span of the first five header stamps
+  of that stretch in the recording. Decisions still use arrival times only, which a source cannot
+  forge and which are what the node actually gets.
 - A source publishing *exactly* at the threshold is on the boundary and its ownership may flap with
   jitter; publish comfortably faster (controllers run at 500 Hz).
 - The default source is never measured: it owns whenever no custom source does (silence of the
@@ -85,9 +97,15 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Arbiter", "OwnerChanged", "RateMeasure"]
+__all__ = ["BACKOFF_MEMORY_S", "Arbiter", "OwnerChanged", "RateMeasure"]
 
 _NS_PER_S: Final = 1_000_000_000
+
+#: s: a source's losses of control within this long before a takeover double the steady time
+#: it needs (see the module docstring's *Back-off*).
+BACKOFF_MEMORY_S: Final = 10.0
+#: The most doublings of the takeover time a source's recent losses bring (0.4 s → 3.2 s).
+_BACKOFF_MAX: Final = 3
 
 #: :attr:`OwnerChanged.reason` values.
 TAKEOVER: Final = "takeover"
@@ -143,6 +161,8 @@ class OwnerChanged:
     reason: str
     at_ns: int
     measure: RateMeasure
+    #: On a takeover after a back-off: the steady stream it needed (s); 0.0 otherwise.
+    needed_s: float = 0.0
 
     @property
     def rate_hz(self) -> float:
@@ -153,6 +173,11 @@ class OwnerChanged:
         """The reason and its figure: ``silent: 'squat' went silent``."""
         if self.reason == TAKEOVER:
             why = f"{self.new!r}: {self.measure.describe()}"
+            if self.needed_s > 0.0:
+                why += (
+                    f"; steady for {self.needed_s:g} s, as it had lost control within "
+                    f"{BACKOFF_MEMORY_S:g} s"
+                )
         elif self.reason == SILENT:
             why = f"{self.old!r} went silent"
         else:
@@ -172,9 +197,11 @@ class Arbiter:
         "_evaluated_ns",
         "_events",
         "_fallback_ns",
+        "_losses",
         "_min_count",
         "_owner",
         "_sent",
+        "_since",
         "_takeover_ns",
         "_window_ns",
         "default_source",
@@ -205,6 +232,10 @@ class Arbiter:
         self._arrivals: dict[str, deque[int]] = {}
         #: Per source, the send stamps of the arrivals above (same length; 0 = not stamped).
         self._sent: dict[str, deque[int]] = {}
+        #: Per source, the arrival of its first command after its last gap (ns).
+        self._since: dict[str, int] = {}
+        #: Per custom source, when it lost control (ns), within :data:`BACKOFF_MEMORY_S`.
+        self._losses: dict[str, deque[int]] = {}
         self._owner = default_source
         self._events: list[OwnerChanged] = []
         #: The latest time the rule was evaluated at (ns): time never goes back for it.
@@ -283,6 +314,8 @@ class Arbiter:
             elif arrivals and now_ns - arrivals[-1] > self._fallback_ns:
                 arrivals.clear()  # a gap restarts the measurement
                 self._sent[source].clear()
+            if not arrivals:
+                self._since[source] = now_ns
             arrivals.append(now_ns)
             self._sent[source].append(sent_ns)
         return self.owner(now_ns) == source
@@ -320,13 +353,22 @@ class Arbiter:
                 )
         if self._owner == self.default_source:
             for source, arrivals in self._arrivals.items():
+                doublings = self._doublings(source, now_ns)
                 if (
                     len(arrivals) >= self._min_count
                     and now_ns - arrivals[-1] <= self._fallback_ns
-                    and arrivals[-1] - arrivals[0] >= self._takeover_ns
+                    and arrivals[-1] - self._since[source] >= self._takeover_ns << doublings
                     and self._fast_enough(arrivals)
                 ):
-                    self._change(self._owner, source, TAKEOVER, now_ns, self.measure(source))
+                    needed_s = self.takeover_s * 2**doublings if doublings else 0.0
+                    self._change(
+                        self._owner,
+                        source,
+                        TAKEOVER,
+                        now_ns,
+                        self.measure(source),
+                        needed_s=needed_s,
+                    )
                     break
         return self._owner
 
@@ -347,7 +389,7 @@ class Arbiter:
             basis == SENT
             and len(sent) >= 2
             and sent[0] > 0
-            and all(b > a for a, b in itertools.pairwise(sent))
+            and all(0 < b - a <= self._fallback_ns for a, b in itertools.pairwise(sent))
         ):
             return RateMeasure(len(sent), sent[-1] - sent[0], SENT)
         return RateMeasure(len(arrivals), arrivals[-1] - arrivals[0], ARRIVED)
@@ -359,13 +401,30 @@ class Arbiter:
 
     # -- internals ---------------------------------------------------------------------------
 
+    def _doublings(self, source: str, now_ns: int) -> int:
+        """How many times the steady stream ``source`` needs for a takeover is doubled: once
+        per loss of control in the last :data:`BACKOFF_MEMORY_S`, at most ``_BACKOFF_MAX``."""
+        memory = now_ns - round(BACKOFF_MEMORY_S * _NS_PER_S)
+        recent = sum(1 for lost in self._losses.get(source, ()) if lost > memory)
+        return min(recent, _BACKOFF_MAX)
+
     def _expire(self, now_ns: int) -> None:
-        """Forget arrivals that left the window ``(now − window, now]``, and silent sources."""
+        """Forget arrivals that left the window ``(now − window, now]``, silent sources, and
+        losses older than :data:`BACKOFF_MEMORY_S`."""
+        memory = now_ns - round(BACKOFF_MEMORY_S * _NS_PER_S)
+        for source in list(self._losses):
+            losses = self._losses[source]
+            while losses and losses[0] <= memory:
+                losses.popleft()
+            if not losses:
+                del self._losses[source]
         horizon = now_ns - self._window_ns
         gone: list[str] = []
         for source, arrivals in self._arrivals.items():
             sent = self._sent[source]
-            while arrivals and arrivals[0] <= horizon:
+            # the owner keeps its newest arrival: when it went silent is its loss's time
+            keep = 1 if source == self._owner else 0
+            while len(arrivals) > keep and arrivals[0] <= horizon:
                 arrivals.popleft()
                 sent.popleft()
             if not arrivals and source != self._owner:
@@ -373,6 +432,7 @@ class Arbiter:
         for source in gone:  # bounded memory whatever names appear on the topic
             del self._arrivals[source]
             del self._sent[source]
+            del self._since[source]
 
     def _fast_enough(self, arrivals: deque[int]) -> bool:
         """Mean rate ≥ ``takeover_hz``, in exact integer-ns arithmetic (no division by zero)."""
@@ -381,6 +441,21 @@ class Arbiter:
             return False
         return (count - 1) * _NS_PER_S >= self.takeover_hz * (arrivals[-1] - arrivals[0])
 
-    def _change(self, old: str, new: str, reason: str, now_ns: int, measure: RateMeasure) -> None:
+    def _change(
+        self,
+        old: str,
+        new: str,
+        reason: str,
+        now_ns: int,
+        measure: RateMeasure,
+        *,
+        needed_s: float = 0.0,
+    ) -> None:
+        if old != self.default_source:  # a custom source lost control: it backs off
+            arrivals = self._arrivals.get(old)
+            lost_ns = now_ns
+            if reason == SILENT and arrivals:  # when its silence began to count, not when seen
+                lost_ns = min(now_ns, arrivals[-1] + self._fallback_ns)
+            self._losses.setdefault(old, deque()).append(lost_ns)
         self._owner = new
-        self._events.append(OwnerChanged(old, new, reason, now_ns, measure))
+        self._events.append(OwnerChanged(old, new, reason, now_ns, measure, needed_s))
