@@ -211,3 +211,52 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     # said after the owner changed: the child saw it on its own subscription of the same 500 Hz
     # state; 5 ms covers the two processes' reading of one sample (printing takes longer)
     assert said >= back - 0.005, (said - back, lines)
+
+
+def test_with_no_robot_on_its_port_it_says_where_it_looked_and_exits() -> None:
+    """A user's trial: started on the wrong hub port, the example printed "waiting for
+    /hb50/bridge_data" for 10 minutes and nothing else."""
+    port = free_port()
+    proc = _controller(port, "--wait", "1")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    assert f"no /hb50/bridge_data within 1 s on hub port {port}" in out, out
+
+
+def test_a_controller_that_lost_the_robot_starts_again_from_the_measured_pose(
+    demo: tuple[Stack, Owners, int],
+) -> None:
+    """A user's trial: after a stall handed the robot back, the example took it again with its
+    squat's clock run on, 0.34–0.36 rad from the measured pose (only the bridge's ramp kept the
+    legs from jumping). It now holds the measured pose again and restarts its squat."""
+    _stack, owners, port = demo
+    proc = _controller(port, "--duration", "60")
+    lines: list[tuple[float, str]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append((time.monotonic(), line.strip()))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.3)  # > the bridge's 100 ms: it takes the robot back
+        proc.send_signal(signal.SIGCONT)
+        # it backs off: 0.8 s of steady commands, a loaded host's stalls restart that count
+        assert wait_until(
+            lambda: sum(line.startswith("squatting") for _t, line in lines) >= 2, 30.0
+        ), lines
+    finally:
+        proc.kill()
+        proc.wait()
+        reader.join(5.0)
+    said = [line for _t, line in lines]
+    lost = said.index(
+        "lost the actuators: holding the measured pose until the bridge gives them back"
+    )
+    again = next(k for k, line in enumerate(said) if k > lost and line.startswith("squatting"))
+    assert "owner: squat_controller" in said[lost:again], said
