@@ -917,15 +917,16 @@ class ActuatorArray(abc.ABC):
             over = np.flatnonzero(value > self._velocity_max[indices])
             if over.size:
                 i = int(indices[over[0]])
+                expected = f"a speed > 0 and ≤ the velocity limit {self._velocity_max[i]:g}"
                 raise RequestRejected(
                     "set_speed",
                     RejectReason.OUT_OF_RANGE,
-                    f"speed {value:g} exceeds the velocity limit {self._velocity_max[i]:g}",
+                    f"speed = {value:g}; expected {expected}",  # as every refusal says it
                     joint=self._names[i],
                     index=i,
                     field="speed",
                     value=value,
-                    expected=f"a speed > 0 and ≤ the velocity limit {self._velocity_max[i]:g}",
+                    expected=expected,
                 )
             values = np.full(indices.size, value)
             self._request_speed(indices, values)
