@@ -86,6 +86,20 @@ def _controller(port: int, *args: str, background: bool = False) -> subprocess.P
     )
 
 
+def _read_lines(proc: subprocess.Popen[str]) -> tuple[list[tuple[float, str]], threading.Thread]:
+    """The example's stdout lines as they come, each with the monotonic time it was read."""
+    lines: list[tuple[float, str]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append((time.monotonic(), line.strip()))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return lines, reader
+
+
 def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int]) -> None:
     stack, owners, port = demo
     stack.take_reports()
@@ -179,15 +193,7 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     _stack, owners, port = demo
     # started from a script in the background (SIGINT ignored): Ctrl-C must still stop it
     proc = _controller(port, "--duration", "60", background=True)
-    lines: list[tuple[float, str]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append((time.monotonic(), line.strip()))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    lines, reader = _read_lines(proc)
     try:
         assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
         time.sleep(0.5)
@@ -231,15 +237,7 @@ def test_a_controller_that_lost_the_robot_starts_again_from_the_measured_pose(
     legs from jumping). It now holds the measured pose again and restarts its squat."""
     _stack, owners, port = demo
     proc = _controller(port, "--duration", "60")
-    lines: list[tuple[float, str]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append((time.monotonic(), line.strip()))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    lines, reader = _read_lines(proc)
     try:
         assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
         time.sleep(1.0)
