@@ -378,9 +378,9 @@ class Arbiter:
 
     def measure(self, source: str, basis: str = SENT) -> RateMeasure:
         """The rate of ``source``'s commands in the window, as of the last evaluation: by their
-        send stamps when ``basis`` is :data:`SENT` and they increase strictly, else by their
-        arrival times (see the module docstring). The default source is not measured (its
-        window is empty: a count of 0)."""
+        send stamps when ``basis`` is :data:`SENT` and they increase strictly with no two more
+        than ``fallback_s`` apart, else by their arrival times (see the module docstring). The
+        default source is not measured (its window is empty: a count of 0)."""
         arrivals = self._arrivals.get(source)
         if not arrivals:
             return RateMeasure(0, 0, ARRIVED)
