@@ -166,7 +166,7 @@ from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
-from jointbus.nodes.safety.arbiter import ARRIVED, Arbiter, RateMeasure
+from jointbus.nodes.safety.arbiter import ARRIVED, BACKOFF_MEMORY_S, Arbiter, RateMeasure
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.fallback import (
@@ -1001,9 +1001,11 @@ class ArrayNode(Node):
     def _outranked(self, source: str, received_ns: int) -> None:
         """Say once (per owner) that ``source``'s valid commands are not applied: it has been
         sending for the arbitration window without taking over (e.g. below ``takeover_hz``).
-        A source about to take over is not reported: that takes less than the window. The rate
-        named is the mean over the commands not applied so far, stated with their count and
-        the span of their arrivals (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`)."""
+        A source about to take over is not reported: that takes less than the window, unless
+        it lost control lately and must send longer (the rule named is its own, back-off
+        included). The rate named is the mean over the commands not applied so far, stated with
+        their count and the span of their arrivals
+        (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`)."""
         seen = self._not_owner.setdefault(source, (received_ns, 0))
         if seen is None:
             return
@@ -1028,6 +1030,12 @@ class ArrayNode(Node):
         elif owner != arbiter.default_source:  # another custom source owns it
             why = f"{owner!r} owns the array; another source takes over only when it stops"
         else:  # the rate rule, measured as the decision measures it
+            needed = arbiter.needed_s(source, received_ns)
+            if needed > arbiter.takeover_s:  # it lost control lately: its own, longer rule
+                rule = (
+                    f"at ≥ {arbiter.takeover_hz:g} Hz for {needed:g} s (it lost control within "
+                    f"{BACKOFF_MEMORY_S:g} s) with no gap over {arbiter.fallback_s * 1e3:g} ms"
+                )
             why = f"{owner!r} owns the array, and a source takes over only when it sends {rule}"
         self._event(
             Level.WARN,

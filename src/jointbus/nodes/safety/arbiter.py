@@ -360,7 +360,7 @@ class Arbiter:
                     and arrivals[-1] - self._since[source] >= self._takeover_ns << doublings
                     and self._fast_enough(arrivals)
                 ):
-                    needed_s = self.takeover_s * 2**doublings if doublings else 0.0
+                    needed_s = self.needed_s(source, now_ns) if doublings else 0.0
                     self._change(
                         self._owner,
                         source,
@@ -400,6 +400,11 @@ class Arbiter:
         return events
 
     # -- internals ---------------------------------------------------------------------------
+
+    def needed_s(self, source: str, now_ns: int) -> float:
+        """The steady stream (s) ``source`` needs to take control at ``now_ns``:
+        :attr:`takeover_s`, doubled for each of its recent losses (see *Back-off*)."""
+        return self.takeover_s * float(1 << self._doublings(source, now_ns))
 
     def _doublings(self, source: str, now_ns: int) -> int:
         """How many times the steady stream ``source`` needs for a takeover is doubled: once

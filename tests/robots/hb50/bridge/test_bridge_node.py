@@ -1692,3 +1692,21 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
     # send may be 8+ as well on a loaded host)
     assert expected[0] > 0 and expected[8] >= 50
     assert counts["limit position"] == 0  # the array node's counts stay beside them
+
+
+def test_a_source_that_lost_control_is_told_the_longer_stream_it_now_needs(rig: Rig) -> None:
+    """After a loss a source needs 0.8 s of steady commands (the back-off): waiting longer than
+    the 0.5 s window, it is told so with its own figure, not the 0.4 s of a first takeover."""
+    custom = hold(MOVED, source="teleop")
+    rig.run(0.2, every_cycle(hold(HOME)))
+    rig.run(0.5, every_cycle(hold(HOME)), every_cycle(custom))
+    assert rig.node.arbiter.current == "teleop"
+    rig.run(0.2, every_cycle(hold(HOME)))  # teleop stops: silent, it lost control
+    assert rig.node.arbiter.current == "control_node"
+    rig.run(0.7, every_cycle(hold(HOME)), every_cycle(custom))
+    assert rig.node.arbiter.current == "control_node"  # 0.7 s < the 0.8 s it now needs
+    said = [s.status for s in rig.reports() if "commands from 'teleop' are not applied" in s.status]
+    assert said, rig.texts()
+    assert "sends at ≥ 10 Hz for 0.8 s (it lost control within 10 s)" in said[-1], said[-1]
+    rig.run(0.2, every_cycle(hold(HOME)), every_cycle(custom))
+    assert rig.node.arbiter.current == "teleop"
