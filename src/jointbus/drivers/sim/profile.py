@@ -560,27 +560,30 @@ class ProfileGenerator:
         ):
             live[:] = before
 
-    def _move_seconds(self) -> FloatArray:
-        """Each joint's move time from its reference state to its target under its limits (s),
-        roughly and from above: a rest-to-rest move over the distance (at the speed limit when
-        it is reached, ``d/v + v/a``, else ``2·√(d/a)``), plus braking from the present speed
-        and the jerk ramps; a speed move, the speed change at the acceleration limit. A joint
-        resting on its target takes 0."""
-        max_v, max_a, v = self._max_v, self._max_a, np.abs(self._v)
-        distance = np.abs(self._target_p - self._p)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ramp = np.where(np.isfinite(self._max_j), max_a / self._max_j, 0.0)
-            cruise = distance * max_a >= max_v * max_v
-            rest_to_rest = np.where(
-                cruise, distance / max_v + max_v / max_a, 2.0 * np.sqrt(distance / max_a)
-            )
-            to_position = rest_to_rest + v / max_a + 2.0 * ramp
-            to_speed = np.abs(self._target_v - self._v) / max_a + 2.0 * ramp
-        seconds = np.where(self._velocity_mode, to_speed, to_position)
-        resting = (distance <= _AT_TARGET) & (v <= _AT_TARGET) & (np.abs(self._a) <= _AT_TARGET)
-        resting &= ~self._velocity_mode | (np.abs(self._target_v - self._v) <= _AT_TARGET)
-        seconds[resting] = 0.0
-        return seconds
+    def _move_seconds(self, index: int) -> float:
+        """Joint ``index``'s move time from its reference state to its target under its limits
+        (s), roughly and from above: a rest-to-rest move over the distance (at the speed limit
+        when it is reached, ``d/v + v/a``, else ``2·√(d/a)``), plus braking from the present
+        speed and the jerk ramps; a speed move, the speed change at the acceleration limit. A
+        joint resting on its target takes 0. Plain floats, for the joints a request changed
+        only: it runs on every command (a user's loop may send one each 2 ms cycle)."""
+        max_v, max_a = float(self._max_v[index]), float(self._max_a[index])
+        max_j = float(self._max_j[index])
+        v, a = abs(float(self._v[index])), abs(float(self._a[index]))
+        ramp = max_a / max_j if math.isfinite(max_j) else 0.0
+        if self._velocity_mode[index]:
+            change = abs(float(self._target_v[index]) - float(self._v[index]))
+            if change <= _AT_TARGET and a <= _AT_TARGET:
+                return 0.0
+            return change / max_a + 2.0 * ramp
+        distance = abs(float(self._target_p[index]) - float(self._p[index]))
+        if distance <= _AT_TARGET and v <= _AT_TARGET and a <= _AT_TARGET:
+            return 0.0
+        if distance * max_a >= max_v * max_v:
+            rest_to_rest = distance / max_v + max_v / max_a
+        else:
+            rest_to_rest = 2.0 * math.sqrt(distance / max_a)
+        return rest_to_rest + v / max_a + 2.0 * ramp
 
     def _plan_or_restore(
         self,
@@ -590,13 +593,13 @@ class ProfileGenerator:
         """Plan the request just written into the state, or put the state back as ``saved``
         (and its plan) and raise :class:`LimitError` naming the changed joint with the longest
         move: see the module docstring."""
-        seconds = self._move_seconds()
-        longest = max(changed, key=lambda c: float(seconds[c[1]]), default=None)
+        seconds = {index: self._move_seconds(index) for _field, index, _value in changed}
+        longest = max(changed, key=lambda c: seconds[c[1]], default=None)
         if longest is None:
             self._plan()
             return
         field, index, value = longest
-        took = float(seconds[index])
+        took = seconds[index]
         speed, accel = float(self._max_v[index]), float(self._max_a[index])
         if took <= MAX_MOVE_S:
             try:
