@@ -175,6 +175,17 @@ def joint_expectation(names: Sequence[str]) -> str:
     return f"an index in {span} or a joint name ({', '.join(names)})"
 
 
+def wire_joint_expectation(names: Sequence[str]) -> str:
+    """What a request from the network naming a joint of an array of ``names`` expects: Player's
+    wire names a joint by its index only, ``-1`` for every joint —
+    ``an index in [0, 5] (shoulder_pan, ..., flange_roll), or -1 for every joint``."""
+    count = len(names)
+    if not count:
+        return "a joint of the array (it has none)"
+    span = f"[0, {count - 1}]" if count > 1 else "0"
+    return f"an index in {span} ({', '.join(names)}), or -1 for every joint"
+
+
 class UnknownArrayJointError(UnknownJointError, RequestRejected):
     """A joint name or index the array does not have, from any call that names a joint.
 
@@ -183,14 +194,22 @@ class UnknownArrayJointError(UnknownJointError, RequestRejected):
     ``UNKNOWN_JOINT`` (what a request such as ``set_speed`` raised), so code catching either keeps
     working; catch :class:`UnknownJointError` to handle them all. ``name`` is the joint asked for
     (``str(index)`` for an index), ``index`` the index asked for (``None`` for a name), ``known``
-    the array's joints in actuator order. The message reads naturally::
+    the array's joints in actuator order; ``expected`` replaces the expectation a Python caller
+    is told (:func:`joint_expectation`) for a request from the network, which names joints by
+    index only (:func:`wire_joint_expectation`). The message reads naturally::
 
         no joint with index 99; the array has 6 joints (0–5): shoulder_pan, ..., flange_roll
         no joint named 'elbw' (did you mean 'elbow'?); the array's joints: shoulder_pan, ...
     """
 
     def __init__(
-        self, request: str, joint: str | int, known: Sequence[str], suggestion: str | None = None
+        self,
+        request: str,
+        joint: str | int,
+        known: Sequence[str],
+        suggestion: str | None = None,
+        *,
+        expected: str | None = None,
     ) -> None:
         names = tuple(known)
         listed = ", ".join(names)
@@ -210,7 +229,7 @@ class UnknownArrayJointError(UnknownJointError, RequestRejected):
             text,
             field="joint",
             value=joint,
-            expected=joint_expectation(names),
+            expected=joint_expectation(names) if expected is None else expected,
         )
         self.name = str(joint)
         self.known = names

@@ -49,8 +49,9 @@ N = ArrayNames("arm6")
 NAMES = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_roll", "wrist_pitch", "flange_roll")
 ELBOW = 2
 FLANGE = 5
-#: What an unknown joint of arm6 is told was expected.
-JOINT_EXPECTED = f"an index in [0, 5] or a joint name ({', '.join(NAMES)})"
+#: What a network sender naming an unknown joint of arm6 is told was expected: the wire names a
+#: joint by its index only (-1: every joint), so no joint names are offered as an alternative.
+JOINT_EXPECTED = f"an index in [0, 5] ({', '.join(NAMES)}), or -1 for every joint"
 
 
 class Arm:
@@ -728,6 +729,17 @@ BY_INDEX: dict[str, Callable[[int], Message]] = {
     N.request("accel_config"): lambda j: jm.ActuatorAccelConfigRequest(j, 1.0),
 }
 
+#: The driver call each of BY_INDEX's requests becomes, as its refusals name it.
+BY_INDEX_REQUEST: dict[str, str] = {
+    N.command("position"): "position",
+    N.command("speed"): "speed",
+    N.command("current"): "current",
+    N.command("home"): "home",
+    N.request("joint_power"): "joint_power",
+    N.request("speed_config"): "set_speed",
+    N.request("accel_config"): "set_accel",
+}
+
 _SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -751,6 +763,7 @@ def test_an_unknown_index_is_named_as_given_with_what_was_expected(
     )
     assert (reply.joint, reply.index) == ((), (joint,))  # no joint has that index: no name
     assert (reply.field, reply.value, reply.expected) == ("joint", str(joint), JOINT_EXPECTED)
+    assert reply.request == BY_INDEX_REQUEST[service]  # joint_power's read "index"
 
 
 @_SETTINGS

@@ -141,7 +141,13 @@ from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayName
 from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.command_expiry import DEFAULT_COMMAND_TIMEOUT_S, CommandExpiry
-from jointbus.drivers.errors import DriverError, RejectReason, RequestRejected
+from jointbus.drivers.errors import (
+    DriverError,
+    RejectReason,
+    RequestRejected,
+    UnknownArrayJointError,
+    wire_joint_expectation,
+)
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
 from jointbus.drivers.planar_joint import PlanarJoint, planar_joints_of
@@ -1626,6 +1632,21 @@ class ArrayNode(Node):
         if self.reentry.active:
             self.reentry.cancel()
 
+    def _wire_joint(self, request: str, wire_joint: int) -> int | None:
+        """Player's wire joint (``-1`` = all) as the driver API's (``None`` = all), checked here:
+        a network sender can name a joint by its index only, so its refusal expects an index (or
+        ``-1``), not the name a Python caller of the driver may also pass. ``request`` is the
+        driver call the wire request becomes (``set_speed`` for ``speed_config``), as the
+        driver's own refusals of that request name it."""
+        if wire_joint == _ALL:
+            return None
+        if not 0 <= wire_joint < self.array.count:
+            names = self.array.names
+            raise UnknownArrayJointError(
+                request, wire_joint, names, expected=wire_joint_expectation(names)
+            )
+        return int(wire_joint)
+
     def _indices(self, joint: int | None) -> npt.NDArray[np.intp]:
         """The joints a command named (``None``: all), once the array accepted it."""
         if joint is None:
@@ -1645,26 +1666,30 @@ class ArrayNode(Node):
 
     def _position(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("position")
-        out = self.array.position(_joint(m.joint), m.position)
-        self._commanded(self._indices(_joint(m.joint)), renewed=False)
+        joint = self._wire_joint("position", m.joint)
+        out = self.array.position(joint, m.position)
+        self._commanded(self._indices(joint), renewed=False)
         return out
 
     def _speed(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("speed")
-        out = self.array.speed(_joint(m.joint), m.speed)
-        self._commanded(self._indices(_joint(m.joint)), renewed=m.speed != 0.0)
+        joint = self._wire_joint("speed", m.joint)
+        out = self.array.speed(joint, m.speed)
+        self._commanded(self._indices(joint), renewed=m.speed != 0.0)
         return out
 
     def _home(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("home")
-        out = self.array.home(_joint(m.joint))
-        self._commanded(self._indices(_joint(m.joint)), renewed=False)
+        joint = self._wire_joint("home", m.joint)
+        out = self.array.home(joint)
+        self._commanded(self._indices(joint), renewed=False)
         return out
 
     def _current(self, m: Any) -> tuple[Saturation, ...]:
         self._motion("current")
-        out = self.array.current(_joint(m.joint), m.current)
-        self._commanded(self._indices(_joint(m.joint)), renewed=True)
+        joint = self._wire_joint("current", m.joint)
+        out = self.array.current(joint, m.current)
+        self._commanded(self._indices(joint), renewed=True)
         return out
 
     def _positions(self, m: Any) -> tuple[Saturation, ...]:
@@ -1794,7 +1819,7 @@ class ArrayNode(Node):
     def _joint_power(self, m: Any) -> tuple[Saturation, ...]:
         """One joint's drive (``joint_power``): refused on while the e-stop is latched, as power
         on is, and for a joint the thermal guard switched off until it cooled down."""
-        joint = _joint(m.joint)
+        joint = self._wire_joint("joint_power", m.joint)
         if m.on and self.estop.latched:
             raise self._estopped("joint_power")
         indices = self._indices(joint)
@@ -1839,12 +1864,12 @@ class ArrayNode(Node):
         return f"{text}, brakes on {names} until brakes(False) or a new impedance command"
 
     def _speed_config(self, m: Any) -> tuple[Saturation, ...]:
-        self.array.set_speed(_joint(m.joint), m.speed)
+        self.array.set_speed(self._wire_joint("set_speed", m.joint), m.speed)
         self._pub_geometry.publish(self._geometry())
         return ()
 
     def _accel_config(self, m: Any) -> tuple[Saturation, ...]:
-        self.array.set_accel(_joint(m.joint), m.accel)
+        self.array.set_accel(self._wire_joint("set_accel", m.joint), m.accel)
         return ()
 
     def _geometry(self) -> ArrayGeometry:
@@ -2015,11 +2040,6 @@ def _shaped_state(
         efforts=shaped(efforts, Wrench2D),
         header=header,
     )
-
-
-def _joint(wire_joint: int) -> int | None:
-    """Player's wire joint (``-1`` = all) as the driver API's (``None`` = all)."""
-    return None if wire_joint == _ALL else wire_joint
 
 
 def _multi(name: str) -> type[Message]:
