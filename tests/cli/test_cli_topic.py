@@ -212,16 +212,29 @@ def test_sigterm_ends_a_running_topic_command_as_ctrl_c_does(hub_port: int, comm
         if command == "pub"
         else ["topic", "hz", "/cli_test/term"]
     )
+    # the first line the command prints comes after its SIGTERM handler is in place; a fixed
+    # 2.5 s sleep sent the signal before it on a loaded host (load 7: exit 143, as before start)
+    started = "publishing on /cli_test/term" if command == "pub" else "/cli_test/term"
     proc = start_cli(hub_port, *args)
+    lines: list[str] = []
     try:
-        time.sleep(2.5)  # started, and (pub) publishing
-        assert proc.poll() is None, proc.communicate()
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(started in line for line in lines):
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+        assert proc.poll() is None and any(started in line for line in lines), lines
+        if command == "pub":
+            time.sleep(0.3)  # publishing at 20 Hz: a few messages out
         proc.send_signal(signal.SIGTERM)
-        _out, err = proc.communicate(timeout=20)
+        _out, rest = proc.communicate(timeout=20)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    err = "".join(lines) + rest
     assert proc.returncode == 0, err
     if command == "pub":
         assert re.search(r"published \d+ messages on /cli_test/term", err), err
