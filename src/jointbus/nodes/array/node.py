@@ -1039,8 +1039,9 @@ class ArrayNode(Node):
             needed = arbiter.needed_s(source, received_ns)
             if needed > arbiter.takeover_s:  # it lost control lately: its own, longer rule
                 rule = (
-                    f"at ≥ {arbiter.takeover_hz:g} Hz for {needed:g} s (it lost control within "
-                    f"{BACKOFF_MEMORY_S:g} s) with no gap over {arbiter.fallback_s * 1e3:g} ms"
+                    f"at ≥ {arbiter.takeover_hz:g} Hz for {needed:g} s (it stopped or slowed and "
+                    f"lost the actuators within {BACKOFF_MEMORY_S:g} s) with no gap over "
+                    f"{arbiter.fallback_s * 1e3:g} ms"
                 )
             why = f"{owner!r} owns the array, and a source takes over only when it sends {rule}"
         self._event(
