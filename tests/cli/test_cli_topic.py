@@ -154,6 +154,35 @@ def test_echo_of_a_missing_topic_fails_clearly(hub_port: int) -> None:
     assert result.stdout == ""
 
 
+def test_echo_once_ends_when_the_topic_loses_its_last_publisher() -> None:
+    """New-user trial, 2026-12-06: ``topic echo /tf_static --once --timeout 4`` started during a
+    bag's replay waited 11 minutes, after the player had left, until Ctrl-C: ``--timeout`` bounds
+    the wait for the topic to appear, and the wait for a message had no end. Now a topic whose
+    last publisher has left ends ``--once`` with an error that says so."""
+    from jointbus.messages.std_msgs import String
+
+    hub_port = free_port()
+    with Bus(name="leaving", zenoh=ZenohConfig(hub_port=hub_port)) as bus:
+        silent = bus.publisher("/cli_test/leaving", String, RELIABLE)  # announced, never sends
+        proc = start_cli(hub_port, "topic", "echo", "/cli_test/leaving", "--once")
+        try:
+            time.sleep(4.0)  # joined and found the publisher (up to --timeout 5 s): waiting
+            assert proc.poll() is None, proc.communicate()
+            silent.close()
+            left = time.monotonic()
+            out, err = proc.communicate(timeout=30)
+            ended_after_s = time.monotonic() - left
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 1, err
+    assert "received 0 of 1 message(s) on /cli_test/leaving: it has no publisher any more" in err
+    assert f"looked on hub port {hub_port}" in err, err
+    assert out == ""
+    assert ended_after_s < 10.0  # two checks 1 s apart, each a discovery round trip
+
+
 def test_echo_with_type_waits_and_reports_a_short_count(hub_port: int) -> None:
     result = run_cli(
         hub_port,

@@ -534,7 +534,13 @@ def echo(  # noqa: PLR0917 (typer options)
     ] = DEFAULT_PRECISION,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", min=0.0, help="Seconds to wait for the topic to appear."),
+        typer.Option(
+            "--timeout",
+            min=0.0,
+            help="Seconds to wait for the topic to appear. Then it waits for messages as long as "
+            "the topic has a publisher: once its last publisher has left, --once / --count end "
+            "with an error.",
+        ),
     ] = 5.0,
     duration: Annotated[
         float | None,
@@ -553,6 +559,7 @@ def echo(  # noqa: PLR0917 (typer options)
         topic_type = resolve_type(type_name) if type_name is not None else None
         started = time.monotonic()
         bus = bus_options.open_bus()
+        where = looked_on(bus)  # said after the bus has closed
         try:
             publishers: tuple[EndpointInfo, ...] = ()
             info = wait_for_topic(bus, topic, timeout if topic_type is None else 0.0)
@@ -579,13 +586,27 @@ def echo(  # noqa: PLR0917 (typer options)
                     if as_json
                     else (lambda m: render_text(m, precision=precision or None) + "\n---")
                 ),
+                # a publisher seen, then gone (a bag's `play` ended): waiting on for --once would
+                # hang for good (a user's trial, 2026-12-06: 11 minutes, until Ctrl-C)
+                watch=limit is not None and bool(publishers),
             )
         finally:
             bus.close()
-        if limit is not None and received < limit and duration is not None:
+        if limit is not None and received < limit:
+            if duration is not None and time.monotonic() >= started + duration:
+                raise CliError(
+                    f"received {received} of {limit} message(s) on {topic} within {duration:g} s"
+                )
             raise CliError(
-                f"received {received} of {limit} message(s) on {topic} within {duration:g} s"
+                f"received {received} of {limit} message(s) on {topic}: it has no publisher any "
+                f"more (checked for {_GONE_CHECKS * _GONE_CHECK_S:g} s; {where})"
             )
+
+
+#: ``topic echo --once`` / ``--count``: seconds of silence between two checks that the topic
+#: still has a publisher, and how many checks in a row must find none before it gives up.
+_GONE_CHECK_S: Final = 1.0
+_GONE_CHECKS: Final = 2
 
 
 def _echo_loop(
@@ -597,7 +618,11 @@ def _echo_loop(
     limit: int | None,
     end: float | None,
     show: Callable[[Any], str],
+    watch: bool = False,
 ) -> int:
+    """Print what arrives until ``limit`` messages, ``end`` (monotonic s) or — ``watch`` — the
+    topic has had no publisher at :data:`_GONE_CHECKS` checks in a row, one every
+    :data:`_GONE_CHECK_S` s of silence (discovery is a network round trip: not per message)."""
     inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
     bus.subscribe(
         topic,
@@ -609,6 +634,8 @@ def _echo_loop(
         on_event=_report_event,
     )
     received = 0
+    gone = 0
+    check_at = time.monotonic() + _GONE_CHECK_S
     while limit is None or received < limit:
         wait = 0.2
         if end is not None:
@@ -618,7 +645,15 @@ def _echo_loop(
         try:
             record = inbox.get(timeout=wait)
         except queue.Empty:
+            if watch and time.monotonic() >= check_at:
+                published = any(t.name == topic and t.publishers for t in bus.discover(0.3))
+                gone = 0 if published else gone + 1
+                if gone >= _GONE_CHECKS and inbox.empty():
+                    break
+                check_at = time.monotonic() + _GONE_CHECK_S
             continue
+        gone = 0
+        check_at = time.monotonic() + _GONE_CHECK_S
         received += 1
         typer.echo(show(topic_type.for_display(record)))
         sys.stdout.flush()
