@@ -224,3 +224,41 @@ def test_a_topic_with_a_live_publisher_is_refused_whole_unless_forced(bus: Bus, 
         assert data == [] and chatter == []  # nothing published, not even the free topic
         assert Player(bus, bag, force=True).run().published == 10
     assert len(data) == 5
+
+
+def test_a_topic_recorded_latched_is_offered_latched_again(bus: Bus, tmp_path: Path):
+    """A user's trial (2026-12-06): replayed, ``/tf_static`` and the parameters were volatile,
+    so a tool that joined after their one message (``topic echo /tf_static --once``, the
+    monitor, Foxglove) never got them. The bag records which topics were offered latched
+    (rosbag2's ``offered_qos_profiles``, as our recorder writes it); the player offers those
+    latched again, and a subscriber that joins later still gets their message."""
+    from jointbus.bus import LATCHED, RELIABLE
+    from jointbus.tools.bag_qos import offered_qos_metadata
+    from jointbus.tools.mcap_writer import McapChunkWriter
+
+    path = tmp_path / "latched.mcap"
+    with path.open("wb") as f:
+        writer = McapChunkWriter(f, chunk_size=4096)
+        schema = writer.add_schema(String.TYPE_NAME, String.msgdef().encode())
+        static = writer.add_channel("/tf_like", schema, metadata=offered_qos_metadata(LATCHED))
+        feed = writer.add_channel("/feed", schema, metadata=offered_qos_metadata(RELIABLE))
+        writer.add_message(static, T0, T0, 1, String("the frames").to_cdr())
+        for i in range(40):  # 0.8 s of a 50 Hz feed after it
+            t = T0 + (i + 1) * 20_000_000
+            writer.add_message(feed, t, t, i + 2, String(f"tick {i}").to_cdr())
+        writer.finish()
+    late: list[String] = []
+    played: list[int] = []
+    with open_bag(path) as bag:
+        player = Player(bus, bag)
+        runner = threading.Thread(target=player.run, args=(lambda p: played.append(p.published),))
+        runner.start()
+        try:
+            assert wait_until(lambda: len(played) >= 10, 5.0)
+            (static_pub,) = bus.local_publishers("/tf_like")
+            (feed_pub,) = bus.local_publishers("/feed")
+            assert static_pub.qos.transient_local and not feed_pub.qos.transient_local
+            bus.subscribe("/tf_like", String, late.append, LATCHED, realtime=True)
+        finally:
+            runner.join(10.0)
+    assert late == [String("the frames")]  # joined after it was played, and got it

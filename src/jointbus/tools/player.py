@@ -11,6 +11,11 @@ where the registry's class is a Python-facing type with a different shape (the t
 Messages whose type the registry does not know, or whose bytes do not decode, are counted and
 skipped with one warning per topic; playback goes on.
 
+QoS: each topic is offered with the player's ``qos`` (RELIABLE by default) and, where the bag
+records that it was offered latched (transient-local: ``/tf_static``, a node's parameters, an
+array's geometry; :mod:`jointbus.tools.bag_qos`), latched again — a topic published once is
+otherwise lost to every tool that joins after its one message.
+
 Timing: message *i* is published at ``start + (log_time_i - log_time_0) / rate`` on the monotonic
 clock (``start``: when the pass's first message has been read from the bag), so a 500 Hz
 recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow subscriber cannot make
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jointbus.bus import RELIABLE, Bus, Publisher, QosProfile
+from jointbus.bus.qos import Durability, profile
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.tools.bag_reader import Bag
@@ -124,7 +130,13 @@ class Player:
         self._loop = loop
         self._topics = None if topics is None else frozenset(topics)
         self._registry = registry if registry is not None else known_registry()
-        self._qos = qos
+        self._qos = profile(qos) if isinstance(qos, str) else qos
+        # a topic the bag records as offered latched (``/tf_static``, parameters, a geometry) is
+        # offered latched again: published once, a tool that joins later gets it only so (a
+        # user's trial, 2026-12-06: volatile on replay, ``topic echo /tf_static --once`` never
+        # got one, and the monitor reported incompatible QoS on ``node_health``)
+        self._latched_qos = self._qos.with_(durability=Durability.TRANSIENT_LOCAL)
+        self._latched = frozenset(t.name for t in bag.topics if t.latched)
         self._node = node
         self._settle_s = settle_s
         self._stop = threading.Event()
@@ -225,7 +237,7 @@ class Player:
             if isinstance(cls, type) and issubclass(cls, Message):
                 try:
                     self._publishers[topic.name] = self._bus.publisher(
-                        topic.name, cls, self._qos, node=self._node
+                        topic.name, cls, self._qos_of(topic.name), node=self._node
                     )
                 except Exception as exc:
                     self._give_up(topic.name, str(exc))
@@ -250,12 +262,16 @@ class Player:
         pub = self._publishers.get(topic)
         if pub is None:
             try:
-                pub = self._bus.publisher(topic, type(msg), self._qos, node=self._node)
+                pub = self._bus.publisher(topic, type(msg), self._qos_of(topic), node=self._node)
             except Exception as exc:
                 return self._give_up(topic, str(exc))
             self._publishers[topic] = pub
         pub.publish(msg)
         return True
+
+    def _qos_of(self, topic: str) -> QosProfile:
+        """The QoS ``topic`` is offered with: the player's, latched where the bag says so."""
+        return self._latched_qos if topic in self._latched else self._qos
 
     def _give_up(self, topic: str, why: str) -> bool:
         self._unplayable.add(topic)
