@@ -225,6 +225,47 @@ def test_bursty_delivery_of_regular_stamps_plots_as_one_line(tmp_path: Path):
     assert fig.axes[-1].get_xlabel() == "time since bag start (s, header stamps)"
 
 
+def test_stamps_lagging_the_recording_are_drawn_on_the_bags_time_with_the_shift_named(
+    tmp_path: Path,
+):
+    """A new user's trial (2026-12-06): the simulated robot lost 7 s to start-up stalls on a
+    loaded host, so its stamps ran 7 s behind the recording's clock, and the plot of a 26 s bag
+    ran from -7 s to +19 s. Lagging stamps are now drawn shifted by their median lag — one shift
+    for every stamped line, so a command stays where its frame is — and the label says so."""
+    lag_ns = 6_935_000_000
+    n = 100
+    frames = [
+        ("/hb50/bridge_data", stamped(i, T0 + i * 2_000_000), T0 + lag_ns + i * 2_000_000 + 300_000)
+        for i in range(n)
+    ]
+    commands = [  # each answers the frame it is stamped with, received 0.6 ms after it
+        (
+            "/hb50/joint_command",
+            dataclasses.replace(joint_command(i), header=Header.at_ns(T0 + i * 2_000_000)),
+            T0 + lag_ns + i * 2_000_000 + 900_000,
+        )
+        for i in range(n)
+    ]
+    path = write_mcap(tmp_path / "lag.mcap", frames + commands)
+    fig = plot_bag(
+        path,
+        ["/hb50/bridge_data", "/hb50/joint_command"],
+        ["joint_position", "t_pos"],
+        tmp_path / "lag.png",
+        joints=["fr_j0"],
+    )
+    measured, commanded = fig.axes[0].get_lines()[:2]
+    x_frames = np.asarray(measured.get_xdata(), dtype=float)
+    x_commands = np.asarray(commanded.get_xdata(), dtype=float)
+    assert x_frames.min() >= 0.0  # it began at -6.9 s
+    np.testing.assert_allclose(x_frames, x_commands, atol=1e-9)  # one shift: still aligned
+    np.testing.assert_allclose(np.diff(x_frames), 0.002, atol=1e-9)  # the stamps' own spacing
+    assert fig.axes[-1].get_xlabel() == (
+        "time since bag start (s, header stamps; stamps shifted by +6.94 s: the robot's clock "
+        "ran 6.94 s behind the recording's)"
+    )
+
+
 def test_a_stall_in_the_stamps_breaks_the_line_though_received_without_a_pause(tmp_path: Path):
     """The robot stopped for 0.3 s (its stamps jump) while the frames before and after arrived
     in one burst: the line breaks at the stall, once, and nowhere else."""
@@ -289,8 +330,10 @@ def test_header_stamps_are_the_time_where_they_are_on_the_bags_clock(
     stamps: list[int | None], clock: str
 ):
     received = [T0 + 10_000_000, T0 + 20_000_000, T0 + 30_000_000]
-    times, used = message_times(received, stamps, T0)
+    times, used, lag_s = message_times(received, stamps, T0)
     assert used == clock
+    lag = float(np.median(np.subtract(received, stamps))) / 1e9 if clock == "stamp" else 0.0
+    assert lag_s == lag
     expected = stamps if clock == "stamp" else received
     np.testing.assert_allclose(times, [(t - T0) / 1e9 for t in expected])  # type: ignore[operator]
 

@@ -20,7 +20,11 @@ a header and for a topic whose stamps cannot be placed on the bag's clock (a 0 s
 back, or stamps a median of more than :data:`MAX_STAMP_SKEW_S` from the receive times: a
 simulator counting from 0, an unset clock). Receive times show the transport, not the robot:
 zenoh delivers the 500 Hz bridge topics in bursts (a median 0.21 ms apart where the stamps are
-2.0 ms apart, a new user's recording, 2026-12-05). The x axis says which time it shows.
+2.0 ms apart, a new user's recording, 2026-12-05). The x axis says which time it shows. Stamps
+that lag the receive times by more than :data:`STAMP_LAG_SHIFTED_S` (a simulated robot that lost
+time to stalls runs behind the wall clock: 7 s in a new user's recording, whose axis then began
+at -7 s) are drawn shifted by their median lag, the same shift for every stamped line (a command
+stays aligned with the frame it answers), and the axis label gives the shift.
 
 **Units.** The y axis names the unit of each plotted quantity, taken from the field
 (:data:`FIELD_UNITS`): ``joint_position`` / ``t_pos`` in rad, velocities in rad/s, efforts and
@@ -128,6 +132,9 @@ PERIOD_WINDOW: Final = 10
 #: Header stamps further than this (s, median) from their messages' receive times are taken to be
 #: on another clock than the bag's: the topic is plotted over receive time.
 MAX_STAMP_SKEW_S: Final = 3600.0
+#: Stamps lagging (or leading) the receive times by more than this (s, median) are drawn shifted
+#: by their lag, so the time axis is the bag's; a smaller lag (delivery: ms) is drawn as stamped.
+STAMP_LAG_SHIFTED_S: Final = 0.5
 
 #: Units of the members of a vector field, by the field's name (``angular_velocity.x``).
 VECTOR_UNITS: Final[dict[str, str]] = {
@@ -153,6 +160,9 @@ class Series:
     unit: str = ""
     #: ``"stamp"``: ``times_s`` are header stamps; ``"receive"``: the bag's log times
     clock: str = "receive"
+    #: On the stamp clock: the median of receive time − stamp (s) over the messages — how far
+    #: the robot's clock ran behind the recording's (a simulator that lost time to a stall)
+    stamp_lag_s: float = 0.0
 
     @property
     def label(self) -> str:
@@ -291,18 +301,19 @@ def _stamp_ns(msg: object) -> int | None:
 
 def message_times(
     log_ns: Sequence[int], stamps_ns: Sequence[int | None], start_ns: int
-) -> tuple[npt.NDArray[np.float64], str]:
-    """The plotted times (s since ``start_ns``) of a topic's messages and their clock
-    (``"stamp"`` or ``"receive"``): the header stamps where every message has a usable one (not
-    0, never going back, within :data:`MAX_STAMP_SKEW_S` of the receive times), else the
+) -> tuple[npt.NDArray[np.float64], str, float]:
+    """The plotted times (s since ``start_ns``) of a topic's messages, their clock (``"stamp"``
+    or ``"receive"``) and, on the stamp clock, the median lag of the stamps behind the receive
+    times (s; 0.0 on the receive clock): the header stamps where every message has a usable one
+    (not 0, never going back, within :data:`MAX_STAMP_SKEW_S` of the receive times), else the
     receive (log) times."""
     log = np.asarray(log_ns, dtype=np.int64)
     if len(stamps_ns) and all(t is not None and t > 0 for t in stamps_ns):
         stamps = np.asarray(stamps_ns, dtype=np.int64)
         skew_s = float(np.median(log - stamps)) / 1e9
         if np.all(np.diff(stamps) >= 0) and abs(skew_s) <= MAX_STAMP_SKEW_S:
-            return (stamps - start_ns).astype(np.float64) / 1e9, "stamp"
-    return (log - start_ns).astype(np.float64) / 1e9, "receive"
+            return (stamps - start_ns).astype(np.float64) / 1e9, "stamp", skew_s
+    return (log - start_ns).astype(np.float64) / 1e9, "receive", 0.0
 
 
 def _gain_is_zero(msg: object, field: str, count: int) -> list[bool] | None:
@@ -395,10 +406,10 @@ def extract_series(
                 per_joint[joint].append(math.nan)  # absent, or a target that commands nothing
             else:
                 per_joint[joint].append(_number(value[i], topic, field))
-    t, clock = message_times(log_ns, stamps_ns, start)
+    t, clock, lag_s = message_times(log_ns, stamps_ns, start)
     if not is_array:
         values = np.asarray(scalar, dtype=np.float64)
-        return [Series(topic, field, None, t, values, field_unit(field), clock)]
+        return [Series(topic, field, None, t, values, field_unit(field), clock, lag_s)]
     linear = {j.name for j in model.joints if j.type is JointType.PRISMATIC} if model else set()
     return [
         Series(
@@ -409,6 +420,7 @@ def extract_series(
             np.asarray(per_joint[joint], dtype=np.float64),
             field_unit(field, linear=joint in linear),
             clock,
+            lag_s,
         )
         for joint in order
     ]
@@ -439,12 +451,21 @@ def render(series: Sequence[Series], title: str = "") -> Figure:
     groups: dict[str | None, list[Series]] = {}
     for s in series:
         groups.setdefault(s.joint, []).append(s)
+    # Stamps that lag the recording by more than STAMP_LAG_SHIFTED_S (a simulated robot that
+    # lost time to a stall: 7 s in a user's trial, whose axis ran from -7 s) are drawn shifted by
+    # their median lag, one shift for all of them: the lines keep their stamps' spacing and
+    # stay aligned with each other (a command and the frame it answers), and the axis matches
+    # the bag's; the label gives the shift.
+    lags = [s.stamp_lag_s for s in series if s.clock == "stamp"]
+    shift_s = float(np.median(lags)) if lags else 0.0
+    if abs(shift_s) <= STAMP_LAG_SHIFTED_S:
+        shift_s = 0.0
     rows = len(groups)
     fig = Figure(figsize=(10, max(3.0, 2.2 * rows)), layout="constrained")
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     for ax, (joint, members) in zip(axes, groups.items(), strict=True):
         for s in members:
-            x, y = break_at_gaps(s.times_s, s.values)
+            x, y = break_at_gaps(s.times_s + (shift_s if s.clock == "stamp" else 0.0), s.values)
             lone = lone_points(y)
             ax.plot(
                 x, y, label=s.label, linewidth=1.0,
@@ -463,6 +484,11 @@ def render(series: Sequence[Series], title: str = "") -> Figure:
         frozenset({"stamp"}): "header stamps",
         frozenset({"receive"}): "receive time",
     }.get(frozenset(clocks), "header stamps, else receive time")
+    if shift_s:
+        on += (
+            f"; stamps shifted by {shift_s:+.2f} s: the robot's clock ran {abs(shift_s):.2f} s "
+            f"{'behind' if shift_s > 0 else 'ahead of'} the recording's"
+        )
     axes[-1].set_xlabel(f"time since bag start (s, {on})")
     if title:
         fig.suptitle(title)
