@@ -42,6 +42,18 @@ def test_a_bus_asked_for_a_network_follows_the_variable(monkeypatch: pytest.Monk
         assert bus.transport is None
 
 
+def test_naming_a_middleware_alone_asks_for_its_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's trial (2026-12-06): ``Bus(rmw="rmw_fastrtps_cpp")`` beside a robot on Fast DDS
+    stayed in process (no network had been asked for) and its subscriber got nothing, with no
+    word why. Naming the middleware asks for its network, in ``ROS_DOMAIN_ID``'s domain."""
+    domain = free_domain()
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+    monkeypatch.delenv(RMW_ENV, raising=False)
+    with Bus(rmw="rmw_fastrtps_cpp") as bus:
+        assert isinstance(bus.transport, DdsTransport)
+        assert bus.transport.domain_id == domain
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [

@@ -122,7 +122,10 @@ class Bus:
         ``zenoh`` asks for a network: Zenoh with those settings, or DDS in the same ROS domain when
         the middleware (``rmw``, else ``RMW_IMPLEMENTATION``; :mod:`jointbus.bus.rmw`) is a DDS
         one. ``dds`` asks for DDS with those settings whatever the middleware variable says.
-        Raises BusError for a middleware jointbus does not speak."""
+        ``rmw`` alone asks for a network too, on that middleware with its default settings (a
+        user's trial, 2026-12-06: ``Bus(rmw="rmw_fastrtps_cpp")`` stayed in process, and its
+        subscriber waited for a robot it could never hear). Raises BusError for a middleware
+        jointbus does not speak."""
         self.name = name
         self.clock = clock
         self._lock = threading.RLock()
@@ -134,7 +137,7 @@ class Bus:
         self._deadlines = DeadlineTimer(clock)
         self._transport: Transport | None = None
         self._services = ServiceTable(self)
-        if zenoh is None and dds is None:
+        if zenoh is None and dds is None and rmw is None:
             return
         try:
             self.attach(zenoh, dds=dds, rmw=rmw)
