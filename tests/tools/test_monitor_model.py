@@ -542,6 +542,21 @@ def test_feed_lists_no_topic_only_the_monitor_itself_publishes(bus: Bus) -> None
     assert names == ["/myarm/joint_state"]
 
 
+def test_a_feed_without_keys_announces_no_publisher_or_client(bus: Bus) -> None:
+    """A user's trial (2026-12-06): ``monitor --once`` run with a watch-only certificate was
+    reported on the robot's status as denied for publishing ``/hb50/hardware_command``: the
+    feed declared its Ctrl+E e-stop although ``--once`` and ``--plain`` have no keys. Without
+    them it announces only subscriptions; the full-screen app's feed keeps its e-stop ready."""
+    with MonitorFeed(bus, discover_period_s=0.05, estop=False) as feed:
+        assert bus.local_publishers("/hb50/hardware_command") == ()
+        assert bus.local_server("/hb50/estop") is None
+        assert not [e for e in bus.local_endpoints() if e.kind != "subscriber"]
+        with pytest.raises(RuntimeError, match="without its e-stop"):
+            feed.send_estop()
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        assert bus.local_publishers("/hb50/hardware_command")
+
+
 def test_feed_prefers_a_bridge_data_mirror(bus: Bus) -> None:
     fast = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT, node="bridge_node")
     mirror = bus.publisher("/hb50/bridge_data_10hz", BridgeData, RELIABLE, node="bridge_node")

@@ -88,7 +88,10 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
             run_monitor(bus, namespace=namespace, duration=duration, stop=stop)
             return
         model = MonitorModel()
-        with MonitorFeed(bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0)) as feed:
+        # no keys here, so no e-stop: nothing announced a watch-only certificate may not do
+        with MonitorFeed(
+            bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0), estop=False
+        ) as feed:
             if once:
                 # Poll as the app does (10 Hz), not only at both ends: the topics discovery
                 # finds meanwhile are counted from then on, and have a rate at the end.

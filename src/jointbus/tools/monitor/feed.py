@@ -71,6 +71,7 @@ from jointbus.bus import (
     EndpointInfo,
     Publisher,
     QosProfile,
+    ServiceClient,
     ServiceError,
     ServiceUnavailableError,
     Subscriber,
@@ -121,7 +122,12 @@ class MonitorFeed:
         namespace: str = "hb50",
         discover_period_s: float = DEFAULT_DISCOVER_PERIOD_S,
         discover_timeout_s: float = 0.3,
+        estop: bool = True,
     ) -> None:
+        """``estop``: declare the e-stop's publisher and client now (the full-screen app's
+        Ctrl+E); ``False`` for a view with no keys (``--plain``, ``--once``), which then
+        announces no publisher at all — a watch-only certificate's monitor was reported as
+        denied for publishing ``hardware_command`` (a user's trial, 2026-12-06)."""
         self.bus = bus
         ns = namespace.strip("/")
         self.namespace = ns
@@ -151,12 +157,18 @@ class MonitorFeed:
         self.array_data: Subscriber[ActuatorArrayData] | None = None
         self._bridge_seen = False
         # created now, so that it is matched long before anyone needs the e-stop key
-        self._hardware = bus.publisher(
-            self._prefix + "hardware_command", String, RELIABLE, node=_NODE
+        self._hardware = (
+            bus.publisher(self._prefix + "hardware_command", String, RELIABLE, node=_NODE)
+            if estop
+            else None
         )
         # a served array's e-stop is its service (it has no hardware_command)
-        self._estop = bus.client(
-            self._prefix + "estop", String, ActuatorReply, timeout_s=_ESTOP_CALL_TIMEOUT_S
+        self._estop = (
+            bus.client(
+                self._prefix + "estop", String, ActuatorReply, timeout_s=_ESTOP_CALL_TIMEOUT_S
+            )
+            if estop
+            else None
         )
         self._mirror_seen = False
         self._thread = threading.Thread(
@@ -322,19 +334,23 @@ class MonitorFeed:
         within one cycle, a served array node — ``jointbus serve`` — answers the second; each
         keeps the first reason). The call runs on a thread of its own: the caller (the app's
         key handler) does not wait for the answer, which is logged."""
+        if self._hardware is None or self._estop is None:
+            raise RuntimeError("this monitor feed was opened without its e-stop (estop=False)")
         self._hardware.publish(String("estop monitor"))
-        threading.Thread(target=self._call_estop, name="monitor-estop", daemon=True).start()
+        threading.Thread(
+            target=self._call_estop, args=(self._estop,), name="monitor-estop", daemon=True
+        ).start()
 
-    def _call_estop(self) -> None:
+    def _call_estop(self, estop: ServiceClient[String, ActuatorReply]) -> None:
         try:
-            reply = self._estop.call(String("monitor"))
+            reply = estop.call(String("monitor"))
         except ServiceUnavailableError:
             return  # no array node serves it here: the bridge's topic is the path
         except ServiceError:
-            _LOG.exception("monitor: e-stop call to %s failed", self._estop.name)
+            _LOG.exception("monitor: e-stop call to %s failed", estop.name)
             return
         if not reply.accepted:
-            _LOG.error("monitor: %s refused the e-stop: %s", self._estop.name, reply.text)
+            _LOG.error("monitor: %s refused the e-stop: %s", estop.name, reply.text)
 
     def close(self) -> None:
         """Drop the subscriptions and stop the discovery thread. Idempotent."""
@@ -347,7 +363,8 @@ class MonitorFeed:
             counter.close()
         self._subs.clear()
         self._counters.clear()
-        self._hardware.close()
+        if self._hardware is not None:
+            self._hardware.close()
 
     def __enter__(self) -> MonitorFeed:
         return self
