@@ -262,3 +262,24 @@ def test_a_topic_recorded_latched_is_offered_latched_again(bus: Bus, tmp_path: P
         finally:
             runner.join(10.0)
     assert late == [String("the frames")]  # joined after it was played, and got it
+
+
+def test_a_replay_that_fell_behind_says_how_far(bus: Bus, tmp_path: Path):
+    """A user's trial (2026-12-06): a replay on a busy host stalled for 0.94 s, then caught up in
+    a burst, and ``play`` said only "played 53123 messages in 27.3 s". The stats now count the
+    messages published more than 50 ms after their time, and the most any was."""
+    entries = [("/feed", String(f"m{i}"), T0 + i * 10_000_000) for i in range(40)]
+    path = write_mcap(tmp_path / "late.mcap", entries)
+    stall_s = 0.3
+
+    def slow(msg: String) -> None:
+        if msg.data == "m10":
+            time.sleep(stall_s)  # a realtime callback runs on the player's thread: it waits
+
+    bus.subscribe("/feed", String, slow, realtime=True)
+    with open_bag(path) as bag:
+        stats = Player(bus, bag).run()
+    assert stats.published == 40
+    # m11 was due 10 ms after m10 and went out ≈ 0.29 s late; the burst after it caught up
+    assert stats.late >= 5
+    assert stall_s - 0.05 <= stats.late_max_s <= stall_s + 0.5

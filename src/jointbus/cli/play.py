@@ -70,7 +70,7 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
 
     from jointbus.tools.bag_reader import open_bag
     from jointbus.tools.errors import ToolError
-    from jointbus.tools.player import Player
+    from jointbus.tools.player import LATE_NOTED_S, Player
 
     console = Console(stderr=True)
     try:
@@ -140,6 +140,13 @@ def play(  # noqa: PLR0917 (typer maps parameters to options)
         f"played {stats.published} messages"
         + (f" ({stats.skipped} skipped)" if stats.skipped else "")
         + f" in {stats.wall_s:.1f} s"
+        + (
+            f"; {stats.late} of them more than {LATE_NOTED_S * 1e3:g} ms behind the recording's "
+            f"timing (up to {stats.late_max_s:.2f} s late: the host was busy; the player then "
+            "caught up in a burst)"
+            if stats.late
+            else ""
+        )
     )
 
 

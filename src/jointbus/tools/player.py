@@ -19,7 +19,9 @@ otherwise lost to every tool that joins after its one message.
 Timing: message *i* is published at ``start + (log_time_i - log_time_0) / rate`` on the monotonic
 clock (``start``: when the pass's first message has been read from the bag), so a 500 Hz
 recording plays back at 500 Hz and ``rate=2`` plays twice as fast; a slow subscriber cannot make
-later messages drift (the player catches up instead). With ``loop=True`` the bag starts over after
+later messages drift (the player catches up instead; how far it fell behind is counted: messages
+published more than :data:`LATE_NOTED_S` after their time and the most any was, in
+:class:`PlaybackStats`). With ``loop=True`` the bag starts over after
 its last message until :meth:`Player.stop` is called.
 
 Safety: a bag recorded on a robot holds the commands that moved it. Replayed onto a live robot's
@@ -93,6 +95,14 @@ class PlaybackStats:
     loops: int
     per_topic: dict[str, int]
     wall_s: float
+    #: Messages published more than :data:`LATE_NOTED_S` after their time in the replay (the
+    #: player fell behind: a busy host; it then catches up, in a burst), and the most any was.
+    late: int = 0
+    late_max_s: float = 0.0
+
+
+#: How late (s) past its time in the replay a message counts in :attr:`PlaybackStats.late`.
+LATE_NOTED_S = 0.05
 
 
 class Player:
@@ -180,7 +190,8 @@ class Player:
         bag = self._bag
         start_ns = bag.start_ns
         duration_s = bag.duration_ns / 1e9
-        published = skipped = 0
+        published = skipped = late = 0
+        late_max_s = 0.0
         per_topic: dict[str, int] = {}
         loops = 0
         wall_start = time.monotonic()
@@ -206,6 +217,9 @@ class Player:
                     delay = pass_start + offset_s / self._rate - time.monotonic()
                     if delay > 0 and self._stop.wait(delay):
                         break
+                    if -delay > LATE_NOTED_S:
+                        late += 1
+                        late_max_s = max(late_max_s, -delay)
                     if self._publish(record.topic, record.type_name, record.data):
                         published += 1
                         per_topic[record.topic] = per_topic.get(record.topic, 0) + 1
@@ -222,7 +236,9 @@ class Player:
             for pub in self._publishers.values():
                 pub.close()
             self._publishers.clear()
-        return PlaybackStats(published, skipped, loops, per_topic, time.monotonic() - wall_start)
+        return PlaybackStats(
+            published, skipped, loops, per_topic, time.monotonic() - wall_start, late, late_max_s
+        )
 
     def _declare_publishers(self) -> None:
         """Create the publishers before the clock starts, so that subscribers (and remote ones,
