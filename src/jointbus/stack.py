@@ -171,6 +171,7 @@ from jointbus.runtime import (
     ensure_unique_node,
 )
 from jointbus.runtime.launch import LaunchDescription, LaunchDescriptionError, ProcessSpec
+from jointbus.runtime.node import quiet_tools_bookkeeping
 from jointbus.runtime.process_group import (
     READY,
     ChildProcess,
@@ -814,6 +815,9 @@ class Stack:
     def _new_bus(self, name: str) -> Bus:
         bus = Bus(name=name, zenoh=self.zenoh)
         self.buses.append(bus)
+        # a launcher watches the robot's status with no node of its own: under access rules a
+        # watch-only tool's heartbeat and status are no alarm here either, as at the nodes
+        quiet_tools_bookkeeping(bus, self.namespace)
         return bus
 
     def _open(self, before_nodes: Callable[[Bus], object] | None = None) -> None:

@@ -226,6 +226,43 @@ def test_a_watch_only_tools_node_is_no_alarm_and_each_new_attempt_is_reported(
         robot_node.shutdown()
 
 
+def test_a_process_watching_the_status_without_a_node_raises_no_alarm_for_tools(
+    guarded: Site,
+) -> None:
+    """A user's trial (2026-12-06): a watch-only ``node list`` beside the demo logged "access
+    denied … publishes /hb50/status" and "/hb50/heartbeat" on the robot's console — from the
+    demo's launcher, which watches the status with no node of its own, so nothing had asked
+    its session to keep a tool's bookkeeping quiet. It asks now
+    (:func:`~jointbus.runtime.node.quiet_tools_bookkeeping`, as every node does)."""
+    from jointbus.runtime.node import quiet_tools_bookkeeping
+
+    launcher = guarded.robot  # no node on it, as the launcher's bus
+    launcher.subscribe("/hb50/status", Status, None, RELIABLE)  # what the launcher watches
+    quiet_tools_bookkeeping(launcher, "hb50")
+    watcher = Node("_jointbus_cli_7", guarded.monitor)  # node list's hidden node
+    # a node that is not hidden, in a session of its own (reports are once per session)
+    other = Bus(name="monitor2", zenoh=secure(dialer(guarded.port), guarded.pki.tls["monitor"]))
+    named = Node("watcher", other)
+    try:
+
+        def denied() -> list[tuple[str, str]]:
+            return sorted(
+                (e.topic, e.zid)
+                for e in guarded.events
+                if isinstance(e, AccessDeniedEvent) and e.action == "publishes"
+            )
+
+        assert other.zenoh is not None
+        expected = [("/hb50/heartbeat", other.zenoh.zid), ("/hb50/status", other.zenoh.zid)]
+        assert wait_until(lambda: denied() == expected, timeout=20.0), denied()
+        time.sleep(0.5)
+        assert denied() == expected  # nothing about _jointbus_cli_7's session
+    finally:
+        watcher.shutdown()
+        named.shutdown()
+        other.close()
+
+
 def test_a_host_that_may_not_command_can_still_watch(guarded: Site) -> None:
     seen: list[String] = []
     guarded.monitor.subscribe("/hb50/status_text", String, seen.append, RELIABLE, realtime=True)

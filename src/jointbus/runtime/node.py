@@ -197,6 +197,19 @@ class DuplicateNodeError(NodeError):
         )
 
 
+def quiet_tools_bookkeeping(bus: Bus, namespace: str) -> None:
+    """Ask ``bus``'s Zenoh session (if any) not to report, under its access rules, the
+    heartbeat and status publishers of hidden nodes (``_`` names: command-line tools) in
+    ``namespace`` — a tool's own bookkeeping, not a command: a watch-only ``node list`` or
+    monitor would otherwise be an alarm on every look. Every :class:`Node` asks it; so does a
+    process that watches the robot's status without a node of its own (the demo's launcher,
+    which logged the alarms a user's watch-only ``node list`` raised, 2026-12-06)."""
+    if bus.zenoh is None:
+        return
+    prefix = f"/{namespace}/" if namespace else "/"
+    bus.zenoh.quiet_for_hidden((prefix + "status", prefix + "heartbeat"))
+
+
 def ensure_unique_node(bus: Bus, name: str, namespace: str) -> None:
     """Raise :class:`DuplicateNodeError` when a node ``name`` in ``namespace`` runs on ``bus``
     (after the restart window of :mod:`jointbus.runtime.namesakes`).
@@ -535,9 +548,9 @@ class Node:
                 f"{name}-callbacks",
                 None if callback_realtime is None else partial(apply_realtime, callback_realtime),
             )
-            if bus.zenoh is not None:  # access rules on either side: no false alarms (first:
-                # a publisher meets the remote subscribers as it is made)
-                bus.zenoh.quiet_for_hidden((self.status_topic, self.heartbeat_topic))
+            # access rules on either side: no false alarms (first: a publisher meets the remote
+            # subscribers as it is made)
+            quiet_tools_bookkeeping(bus, self.namespace)
             self.status_publisher: Publisher[Status] = self._internal_publisher(
                 self.topic("status"), Status, RELIABLE
             )
