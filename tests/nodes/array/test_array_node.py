@@ -1306,3 +1306,103 @@ def test_limit_events_are_counted_in_the_diagnostics() -> None:
         ), seen[-1:] if seen else "no diagnostics"
     finally:
         rig.close()
+
+
+def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_that_quantity(
+) -> None:
+    """A user's CAN trial (2026-12-06): one missed reply (NaN position, ``REPLY_TIMEOUT``) while
+    anything subscribed ``joint_state`` raised in building it (``JointState`` holds no NaN) and
+    stopped the served array's loop for good — state no longer published, commands ACKed and
+    never carried out, ``node list`` still OK. Now a quantity with an unmeasured value is left
+    out of that cycle's ``joint_state`` (as efforts were), the cycle goes on, and ``actarray/data``
+    says which joint missed its reply."""
+    import uuid
+
+    import can
+
+    from jointbus.drivers.can.config import VIRTUAL_REPLY_TIMEOUT_S
+    from jointbus.drivers.can.firmware_twin import FirmwareTwin
+    from jointbus.drivers.can.motor_link import MotorSpec
+    from jointbus.drivers.can.motor_models import bundled_motor_models
+    from jointbus.drivers.sim.driver import SimArrayConfig
+    from jointbus.messages.actarray import ActuatorArrayData
+    from jointbus.model.yaml_loader import load_robot
+
+    hb50 = load_robot("hb50")
+    names = hb50.actuator_order
+    channel = f"jb-array-nan-{uuid.uuid4().hex}"
+    twin_bus = can.Bus(interface="virtual", channel=channel)
+    twin = FirmwareTwin(
+        twin_bus,
+        [MotorSpec(name, i + 1, bundled_motor_models()["md80"]) for i, name in enumerate(names)],
+        SimArrayConfig.from_model(hb50, noise=False).params,
+        initial_positions=np.array([hb50.pose("home")[n] for n in names]),
+    )
+    url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}"
+    states: list[jointbus_msgs.JointState] = []
+    data: list[ActuatorArrayData] = []
+    try:
+        with twin, drivers.open(url) as array, Bus(name="can-rig") as bus:
+            node = ArrayNode(
+                array,
+                bus,
+                namespace="legs",
+                timers=TimerThread("can-rig", threaded=False),
+                run_loop=False,
+            )
+            legs = ArrayNames("legs")
+            bus.subscribe(legs.joint_state, jointbus_msgs.JointState, states.append, MAB_RT,
+                          realtime=True)
+            bus.subscribe(legs.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
+            node.start()
+            try:
+                node.cycle(time.monotonic_ns())
+                twin.drop_replies(5, True)  # CAN id 5's replies are lost: fl_j1, index 4
+                node.cycle(time.monotonic_ns())
+                twin.drop_replies(5, False)
+                for _ in range(3):
+                    node.cycle(time.monotonic_ns())
+            finally:
+                node.shutdown()
+    finally:
+        twin_bus.shutdown()
+    assert len(states) == 5 and len(data) == 5  # every cycle published: none raised
+    missed = states[1]
+    assert missed.position == () and missed.velocity == ()  # not measured for every joint
+    assert math.isnan(data[1].actuators[4].position)  # Player's data says which one
+    assert len(states[-1].position) == len(names)  # measured again: reported again
+
+
+def test_a_state_message_that_fails_to_build_is_reported_and_the_cycle_still_writes() -> None:
+    """Telemetry must not stop the drives' loop: an exception while publishing a cycle's state
+    (here the adapter hook's robot messages) is one ERROR on the status topic, and the cycle
+    goes on to the command it writes after publishing: no cycle raises."""
+
+    class Failing(ArrayNode):
+        def publish_robot(self, reading: Any, now_ns: int, header: Any) -> None:
+            raise RuntimeError("a robot message that cannot be built")
+
+    clock = FakeClock()
+    timers = TimerThread("failing", clock=clock, threaded=False)
+    array = drivers.open("sim://arm6?realtime=false&noise=false")
+    bus = Bus(name="failing")
+    status: list[Status] = []
+    bus.subscribe(N.status, Status, status.append, RELIABLE, realtime=True)
+    node = Failing(array, bus, namespace="arm6", timers=timers, run_loop=False)
+    try:
+        node.start()
+        for _ in range(3):
+            clock.now += 10_000_000
+            node.cycle(clock.now)  # raised before: the loop thread died
+            timers.run_due()
+        assert node.cycles == 3
+        for _ in range(3):  # the node's reports go out on its timer thread
+            clock.now += 500_000_000
+            timers.run_due()
+        failed = [s.status for s in status if "publishing the state of cycle" in s.status]
+        assert failed and "a robot message that cannot be built" in failed[0], status
+        assert all(s.level == Level.ERROR for s in status if s.status in failed)
+    finally:
+        node.shutdown()
+        bus.close()
+        array.close()

@@ -767,7 +767,15 @@ class ArrayNode(Node):
                 command = self._shaped(self._command, reading)
                 if self.reentry.shaped:  # the ramp's command, not the owner's as sent
                     source = self.name
-            self._publish(reading, now_ns)
+            try:
+                self._publish(reading, now_ns)
+            except Exception as exc:  # telemetry must not stop the drives' loop: report, go on
+                self.report(
+                    Level.ERROR,
+                    f"publishing the state of cycle {self.cycles} failed ({type(exc).__name__}: "
+                    f"{exc}); the cycle's command is still written",
+                    key="publish",
+                )
             if self._fallback_active:
                 self._fallback_clock.tick(reading.time)
                 fallback = self.fallback.command(reading)
@@ -1455,11 +1463,20 @@ class ArrayNode(Node):
         the one the generic topics carry)."""
 
     def _joint_state(self, header: Header, r: JointReading) -> jointbus_msgs.JointState:
-        """The ``joint_state`` record of one reading; efforts are reported only when every one
-        is measured (finite), as a quantity is reported for all joints or none."""
+        """The ``joint_state`` record of one reading; each quantity — positions, velocities,
+        efforts — is reported only when every one of it is measured (finite), as Beam Bots
+        reports a quantity for all joints or none (``JointState`` holds no NaN). A motor's
+        missed reply reads NaN for that cycle (``REPLY_TIMEOUT`` in ``actarray/data`` and
+        ``joints``, which say which joint): its positions once stopped this node's loop for good
+        while anything subscribed ``joint_state`` (a user's CAN trial, 2026-12-06)."""
         if not self._planar:
-            efforts = r.effort if _all_finite(r.effort) else _NOT_REPORTED
-            return JointState.scalar_wire(header, r.names, r.position, r.velocity, efforts)
+            return JointState.scalar_wire(
+                header,
+                r.names,
+                r.position if _all_finite(r.position) else _NOT_REPORTED,
+                r.velocity if _all_finite(r.velocity) else _NOT_REPORTED,
+                r.effort if _all_finite(r.effort) else _NOT_REPORTED,
+            )
         return _shaped_state(
             header,
             r.names,
