@@ -7,6 +7,7 @@ watchdog's is a ``bus://`` client in another process, SIGKILLed while its joint 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -1308,14 +1309,10 @@ def test_limit_events_are_counted_in_the_diagnostics() -> None:
         rig.close()
 
 
-def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_that_quantity(
-) -> None:
-    """A user's CAN trial (2026-12-06): one missed reply (NaN position, ``REPLY_TIMEOUT``) while
-    anything subscribed ``joint_state`` raised in building it (``JointState`` holds no NaN) and
-    stopped the served array's loop for good — state no longer published, commands ACKed and
-    never carried out, ``node list`` still OK. Now a quantity with an unmeasured value is left
-    out of that cycle's ``joint_state`` (as efforts were), the cycle goes on, and ``actarray/data``
-    says which joint missed its reply."""
+@contextlib.contextmanager
+def can_legs() -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
+    """hb50's twelve md80 motors on a virtual CAN bus answered by the firmware twin: (twin, the
+    ``can://`` array, the actuator names)."""
     import uuid
 
     import can
@@ -1325,12 +1322,11 @@ def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_t
     from jointbus.drivers.can.motor_link import MotorSpec
     from jointbus.drivers.can.motor_models import bundled_motor_models
     from jointbus.drivers.sim.driver import SimArrayConfig
-    from jointbus.messages.actarray import ActuatorArrayData
     from jointbus.model.yaml_loader import load_robot
 
     hb50 = load_robot("hb50")
     names = hb50.actuator_order
-    channel = f"jb-array-nan-{uuid.uuid4().hex}"
+    channel = f"jb-array-can-{uuid.uuid4().hex}"
     twin_bus = can.Bus(interface="virtual", channel=channel)
     twin = FirmwareTwin(
         twin_bus,
@@ -1339,38 +1335,91 @@ def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_t
         initial_positions=np.array([hb50.pose("home")[n] for n in names]),
     )
     url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}"
-    states: list[jointbus_msgs.JointState] = []
-    data: list[ActuatorArrayData] = []
     try:
-        with twin, drivers.open(url) as array, Bus(name="can-rig") as bus:
-            node = ArrayNode(
-                array,
-                bus,
-                namespace="legs",
-                timers=TimerThread("can-rig", threaded=False),
-                run_loop=False,
-            )
-            legs = ArrayNames("legs")
-            bus.subscribe(legs.joint_state, jointbus_msgs.JointState, states.append, MAB_RT,
-                          realtime=True)
-            bus.subscribe(legs.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
-            node.start()
-            try:
-                node.cycle(time.monotonic_ns())
-                twin.drop_replies(5, True)  # CAN id 5's replies are lost: fl_j1, index 4
-                node.cycle(time.monotonic_ns())
-                twin.drop_replies(5, False)
-                for _ in range(3):
-                    node.cycle(time.monotonic_ns())
-            finally:
-                node.shutdown()
+        with twin, drivers.open(url) as array:
+            yield twin, array, names
     finally:
         twin_bus.shutdown()
+
+
+def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_that_quantity(
+) -> None:
+    """A user's CAN trial (2026-12-06): one missed reply (NaN position, ``REPLY_TIMEOUT``) while
+    anything subscribed ``joint_state`` raised in building it (``JointState`` holds no NaN) and
+    stopped the served array's loop for good — state no longer published, commands ACKed and
+    never carried out, ``node list`` still OK. Now a quantity with an unmeasured value is left
+    out of that cycle's ``joint_state`` (as efforts were), the cycle goes on, and ``actarray/data``
+    says which joint missed its reply."""
+    from jointbus.messages.actarray import ActuatorArrayData
+
+    states: list[jointbus_msgs.JointState] = []
+    data: list[ActuatorArrayData] = []
+    with can_legs() as (twin, array, names), Bus(name="can-rig") as bus:
+        node = ArrayNode(
+            array,
+            bus,
+            namespace="legs",
+            timers=TimerThread("can-rig", threaded=False),
+            run_loop=False,
+        )
+        legs = ArrayNames("legs")
+        bus.subscribe(legs.joint_state, jointbus_msgs.JointState, states.append, MAB_RT,
+                      realtime=True)
+        bus.subscribe(legs.data, ActuatorArrayData, data.append, MAB_RT, realtime=True)
+        node.start()
+        try:
+            node.cycle(time.monotonic_ns())
+            twin.drop_replies(5, True)  # CAN id 5's replies are lost: fl_j1, index 4
+            node.cycle(time.monotonic_ns())
+            twin.drop_replies(5, False)
+            for _ in range(3):
+                node.cycle(time.monotonic_ns())
+        finally:
+            node.shutdown()
     assert len(states) == 5 and len(data) == 5  # every cycle published: none raised
     missed = states[1]
     assert missed.position == () and missed.velocity == ()  # not measured for every joint
     assert math.isnan(data[1].actuators[4].position)  # Player's data says which one
     assert len(states[-1].position) == len(names)  # measured again: reported again
+
+
+def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_last_one() -> None:
+    """A user's CAN trial (2026-12-06): a stream of commands with ``kp`` 600, over md80's wire
+    range of 500, passed the node's checks and was refused by the driver at each write
+    ("nothing was sent"); the drives kept the last command they had taken — its velocity target
+    moved a joint 0.15 rad — while the refused stream kept the watchdog fed. Now a refused write
+    is followed by the safe command in the same cycle, reported with the command's source, and
+    the next accepted command re-enters from the measured pose."""
+    status: list[Status] = []
+    with can_legs() as (_twin, array, names), Bus(name="can-rig") as bus:
+        timers = TimerThread("can-rig", threaded=False)
+        node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+        legs = ArrayNames("legs")
+        bus.subscribe(legs.status, Status, status.append, RELIABLE, realtime=True)
+        stream = bus.publisher(legs.impedance_command, JointImpedance, MAB_RT)
+        node.start()
+        try:
+            array.power(True)
+            home = array.read_joints().position.tolist()
+            for _ in range(40):  # a valid stream, steady for 0.8 s: it takes over, applied
+                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+            assert node.last_applied is not None and node.last_applied.kp.tolist() == [20.0] * 12
+            for _ in range(3):  # the same with kp 600: refused by the driver at each write
+                stream.publish(hold_message(names, home, 600.0, 1.0, source="squat"))
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+                applied = node.last_applied
+                assert applied is not None and not applied.kp.any()  # damped: the safe command
+                assert applied.velocity.tolist() == [0.0] * 12
+            assert node.reentry.active  # the next accepted command ramps from where it is
+            time.sleep(0.2)
+            timers.run_due()  # the node's reports go out on its timer thread
+        finally:
+            node.shutdown()
+    refused = [s.status for s in status if "writing the command from 'squat' failed" in s.status]
+    assert refused and "kp" in refused[0] and "the drives are damped" in refused[0], status
 
 
 def test_a_state_message_that_fails_to_build_is_reported_and_the_cycle_still_writes() -> None:

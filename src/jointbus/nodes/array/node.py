@@ -788,7 +788,14 @@ class ArrayNode(Node):
             elif mode is StreamMode.SAFE:
                 self._write(self.thermal.derate(self._safe), "safe", self.name)
             elif command is not None:
-                self._write(self.thermal.derate(command), "command", source)
+                if not self._write(self.thermal.derate(command), "command", source):
+                    # The driver refused what the checks let through (a motor's wire range: kp
+                    # 600 over md80's 500). Writing nothing left the drives on the last command
+                    # they took — a velocity target moved a joint 0.15 rad in a user's CAN
+                    # trial (2026-12-06) while a stream of refused commands kept the watchdog
+                    # fed. Damp now; the next accepted command re-enters from the measured pose.
+                    self._write(self.thermal.derate(self._safe), "safe", self.name)
+                    self.reentry.begin(self._clipped(reading.position), "a refused command")
             else:
                 self.last_applied = None
 
@@ -1153,17 +1160,22 @@ class ArrayNode(Node):
         clipped: npt.NDArray[np.float64] = np.clip(positions, self._lower, self._upper)
         return clipped
 
-    def _write(self, cmd: ImpedanceCommand, why: str, source: str) -> None:
+    def _write(self, cmd: ImpedanceCommand, why: str, source: str) -> bool:
+        """Write ``cmd`` (``why``: ``command`` — the owner's — or the node's own ``hold``,
+        ``safe``, ``fallback``, ...); False when the driver refused it (reported)."""
         try:
             self.array.impedance(cmd)
         except (DriverError, MessageError) as exc:
             self.last_applied = None
-            self.report(Level.ERROR, f"writing the {why} command failed: {exc}", key=f"write:{why}")
-            return
+            what = f"the command from {source!r}" if why == "command" else f"the {why} command"
+            then = "; the drives are damped until a command is accepted" if why == "command" else ""
+            self.report(Level.ERROR, f"writing {what} failed: {exc}{then}", key=f"write:{why}")
+            return False
         self.last_applied = cmd
         self.last_applied_source = source
         if self._expiry.any_armed:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
+        return True
 
     # ---- e-stop, power (loop thread or under the lock) -------------------------------------------
     def trigger_estop(self, reason: str) -> None:
