@@ -14,6 +14,7 @@ an odd-length string, data after an empty sequence).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, ClassVar
 
 from hypothesis import strategies as st
@@ -104,8 +105,13 @@ def field_strategy(field: FieldSchema, *, allow_nan: bool = False) -> st.SearchS
     return st.lists(items, **size).map(tuple)  # type: ignore[arg-type]
 
 
+@cache
 def message_strategy(cls: type[Any], *, allow_nan: bool = False) -> st.SearchStrategy[Any]:
-    """Random valid instances of a message class (built through its constructor)."""
+    """Random valid instances of a message class (built through its constructor).
+
+    Built once per class: a strategy is immutable, and tests draw it inside the test body, where a
+    new one each example had hypothesis validate the whole strategy tree again every time.
+    """
     schema = schema_of(cls)
     return st.builds(cls, *(field_strategy(f, allow_nan=allow_nan) for f in schema.fields))
 
@@ -321,8 +327,12 @@ def samples() -> tuple[Any, ...]:
     )
 
 
+@cache
 def same_layout_strategy(msg: Any, *, allow_nan: bool = False) -> st.SearchStrategy[Any]:
-    """Messages with ``msg``'s strings and sequence lengths but fresh numbers (one layout)."""
+    """Messages with ``msg``'s strings and sequence lengths but fresh numbers (one layout).
+
+    Built once per message, as :func:`message_strategy` is.
+    """
     schema = schema_of(type(msg))
     parts: list[st.SearchStrategy[Any]] = []
     for field in schema.fields:
