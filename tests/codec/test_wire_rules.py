@@ -16,6 +16,7 @@ import enum
 import math
 import struct
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import Any, ClassVar
 
 import pytest
@@ -196,6 +197,7 @@ SPECIAL_FLOATS = [
 ]
 
 
+@cache  # one strategy per primitive, not a new one (validated again) per element and example
 def wire_value(primitive: Primitive) -> st.SearchStrategy[bytes]:
     """Bytes of one element: mostly interesting values, sometimes raw bits (e.g. signalling NaN)."""
     size = primitive.size
