@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -119,8 +120,7 @@ def bundled_robots() -> tuple[str, ...]:
 def load_robot(path_or_name: str | Path) -> RobotModel:
     """A robot from a bundled name (``"hb50"``, ``"arm6"``, ``"rover"``) or a YAML file path."""
     if isinstance(path_or_name, str) and path_or_name in bundled_robots():
-        resource = resources.files("jointbus.model") / "robots" / f"{path_or_name}.yaml"
-        return loads_robot(resource.read_text(encoding="utf-8"), source=f"{path_or_name}.yaml")
+        return _bundled_robot(path_or_name)
     path = Path(path_or_name)
     try:
         text = path.read_text(encoding="utf-8")
@@ -132,6 +132,14 @@ def load_robot(path_or_name: str | Path) -> RobotModel:
             f"a readable robot file or a bundled robot name {bundled_robots()} ({exc.strerror})",
         ) from exc
     return loads_robot(text, source=str(path))
+
+
+@cache
+def _bundled_robot(name: str) -> RobotModel:
+    """A bundled robot, parsed once per process: the model is immutable, and a stack, its nodes
+    and its simulator each load it (hb50's file takes ~50 ms to parse in pure-Python YAML)."""
+    resource = resources.files("jointbus.model") / "robots" / f"{name}.yaml"
+    return loads_robot(resource.read_text(encoding="utf-8"), source=f"{name}.yaml")
 
 
 def loads_robot(text: str, source: str = "<string>") -> RobotModel:
