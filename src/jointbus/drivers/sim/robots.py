@@ -52,7 +52,6 @@ from jointbus.drivers.limits import LimitPolicy
 from jointbus.drivers.sim.driver import MIN_RATE, SimActuatorArray, SimArrayConfig
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.model.robot import RobotModel
-from jointbus.model.urdf_loader import load_urdf
 from jointbus.model.yaml_loader import load_robot
 
 __all__ = [
@@ -129,6 +128,10 @@ def load_robot_file(path: Path) -> RobotModel:
     """
     suffix = path.suffix.lower()
     if suffix == ".urdf":
+        # Imported here: the URDF library (yourdfpy, trimesh, scipy) takes ~1 s of CPU to import,
+        # which every sim:// robot paid before, URDF or not.
+        from jointbus.model.urdf_loader import load_urdf
+
         return load_urdf(path, skip_meshes=True)
     if suffix in (".yaml", ".yml"):
         return load_robot(path)
