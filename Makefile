@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml constraints.txt setup.py src/jointbus/codec/_cdr_accel.
 	src/jointbus/robots/hb50/legged/_estimate_accel.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[test]'
+	$(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 	touch $(STAMP)
 
 lint: $(STAMP)

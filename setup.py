@@ -23,6 +23,9 @@ from setuptools import Extension, setup
 STRICT_FP = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 
 setup(
+    # The six extensions compile side by side (one per core): `make venv` builds them on every
+    # fresh clone.
+    options={"build_ext": {"parallel": True}},
     ext_modules=[
         Extension(
             "jointbus.codec._cdr_accel",
