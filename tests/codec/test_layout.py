@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jointbus.codec.codec as codec_module
@@ -32,6 +32,12 @@ from support.wire_strategies import (
 
 SAMPLES = samples()
 IDS = [type(m).__name__ for m in SAMPLES]
+
+#: Examples per case of each property below. Each runs 18 cases (9 classes or samples x 2
+#: engines), so this is ~540 examples per property a run; hypothesis' default of 100 per case made
+#: this file the costliest of the quick suite. A profile with more examples
+#: (``HYPOTHESIS_PROFILE=fuzz``) scales it up.
+PER_CASE = settings(max_examples=max(30, settings.default.max_examples // 4))
 
 
 def warmed(msg: Any, engine: str) -> Codec:
@@ -70,6 +76,7 @@ def disable_generic_engine(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@PER_CASE
 @given(data=st.data())
 def test_fast_path_equals_generic_on_fresh_content_of_the_layout(
     engine: str, msg: Any, data: st.DataObject
@@ -95,6 +102,7 @@ def test_fast_path_does_the_work_once_warm(
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("cls", ALL_CLASSES, ids=[c.__name__ for c in ALL_CLASSES])
+@PER_CASE
 @given(data=st.data())
 def test_codec_equals_generic_on_random_messages(
     engine: str, cls: type[Any], data: st.DataObject
@@ -110,6 +118,7 @@ def test_codec_equals_generic_on_random_messages(
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@PER_CASE
 @given(data=st.data())
 def test_fast_path_equals_generic_on_corrupted_payloads(
     engine: str, msg: Any, data: st.DataObject
@@ -128,6 +137,7 @@ def test_fast_path_equals_generic_on_corrupted_payloads(
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@PER_CASE
 @given(garbage=st.binary(max_size=300))
 def test_fast_path_equals_generic_on_random_bytes(engine: str, msg: Any, garbage: bytes) -> None:
     codec = warmed(msg, engine)
@@ -137,6 +147,7 @@ def test_fast_path_equals_generic_on_random_bytes(engine: str, msg: Any, garbage
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("msg", SAMPLES, ids=IDS)
+@PER_CASE
 @given(data=st.data())
 def test_fast_path_equals_generic_on_nan_and_extreme_floats(
     engine: str, msg: Any, data: st.DataObject
