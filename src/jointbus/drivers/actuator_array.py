@@ -152,6 +152,7 @@ __all__ = [
     "ActuatorArray",
     "ActuatorArrayConfig",
     "ActuatorArrayConfigError",
+    "DriverFault",
     "ImpedanceTargets",
     "ImuReading",
     "JointReading",
@@ -511,6 +512,18 @@ class ImuReading:
 # --------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class DriverFault:
+    """A fault a driver detected (:meth:`ActuatorArray.take_faults`): ``text`` says what and
+    names the joint (name and index); ``severe``: the actuators no longer do what they are told
+    (reported as ERROR, else WARN); ``key`` groups repeats of one fault, which a node reports
+    at most once per its report interval, counted."""
+
+    text: str
+    key: str
+    severe: bool
+
+
 class ActuatorArray(abc.ABC):
     """An actuator array (Player ``actarray``): see the module docstring for the contract.
 
@@ -813,6 +826,13 @@ class ActuatorArray(abc.ABC):
             return dataclasses.replace(
                 base, header=Header.now(base.header.frame_id), actuators=actuators
             )
+
+    def take_faults(self) -> tuple[DriverFault, ...]:
+        """The faults this driver detected since the last call, oldest first, each one sentence
+        naming the joint (name and index): what a node serving the array reports on its status
+        topic (a CAN motor that missed its replies, was flagged lost, a failed bus). A node
+        calls it every cycle; this default has none."""
+        return ()
 
     def read_joints(self) -> JointReading:
         """Read every actuator, in joint space, as numpy arrays (see :class:`JointReading`)."""

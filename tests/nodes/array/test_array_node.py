@@ -1310,9 +1310,9 @@ def test_limit_events_are_counted_in_the_diagnostics() -> None:
 
 
 @contextlib.contextmanager
-def can_legs() -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
+def can_legs(options: str = "") -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
     """hb50's twelve md80 motors on a virtual CAN bus answered by the firmware twin: (twin, the
-    ``can://`` array, the actuator names)."""
+    ``can://`` array, the actuator names); ``options`` go on the URL (``&lost_after=2``)."""
     import uuid
 
     import can
@@ -1334,7 +1334,9 @@ def can_legs() -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
         SimArrayConfig.from_model(hb50, noise=False).params,
         initial_positions=np.array([hb50.pose("home")[n] for n in names]),
     )
-    url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}"
+    url = (
+        f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}{options}"
+    )
     try:
         with twin, drivers.open(url) as array:
             yield twin, array, names
@@ -1381,6 +1383,36 @@ def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_t
     assert missed.position == () and missed.velocity == ()  # not measured for every joint
     assert math.isnan(data[1].actuators[4].position)  # Player's data says which one
     assert len(states[-1].position) == len(names)  # measured again: reported again
+
+
+def test_motors_that_stop_answering_are_reported_on_the_status_topic() -> None:
+    """A user's CAN trial (2026-12-06): every motor of a served array went silent for 3 s; the
+    joints read STALLED and the power off, and the status topic said nothing. The driver's
+    faults now go there: a WARN per motor that missed its reply, and one ERROR naming the motor
+    flagged lost and the safe damping command every motor is then on."""
+    status: list[Status] = []
+    with can_legs("&lost_after=2") as (twin, array, _names), Bus(name="can-rig") as bus:
+        timers = TimerThread("can-rig", threaded=False)
+        node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+        bus.subscribe(ArrayNames("legs").status, Status, status.append, RELIABLE, realtime=True)
+        node.start()
+        try:
+            array.power(True)
+            node.cycle(time.monotonic_ns())
+            twin.set_silent(True)
+            for _ in range(3):  # each exchange waits out the reply timeout: lost after two
+                node.cycle(time.monotonic_ns())
+            twin.set_silent(False)
+            time.sleep(0.2)
+            timers.run_due()  # the node's reports go out on its timer thread
+        finally:
+            node.shutdown()
+    texts = [(s.level, s.status) for s in status]
+    missed = [t for level, t in texts if level == Level.WARN and "did not answer within" in t]
+    lost = [t for level, t in texts if level == Level.ERROR and "missed replies: every motor" in t]
+    assert missed and "(index 0, CAN id 1)" in " ".join(missed), texts
+    assert lost and "lost after 2 missed replies" in lost[0], texts
+    assert "re-arm with power off, then on" in lost[0]
 
 
 def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_last_one() -> None:

@@ -77,6 +77,7 @@ import numpy.typing as npt
 
 from jointbus.drivers.actuator_array import (
     ActuatorArray,
+    DriverFault,
     ImpedanceTargets,
     RawReading,
     SaturationCallback,
@@ -85,10 +86,13 @@ from jointbus.drivers.can.config import CanArrayConfig
 from jointbus.drivers.can.mit_protocol import OutOfRangeError, ReservedFrameError
 from jointbus.drivers.can.motor_link import (
     BusOffError,
+    LateReply,
     LinkEvent,
     LinkFeedback,
     MotorLink,
     MotorSpec,
+    ReplyTimeout,
+    UnexpectedFrame,
 )
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.errors import DriverIOError, RejectReason, RequestRejected
@@ -109,6 +113,7 @@ __all__ = [
     "CanEvent",
     "CanStatus",
     "DriveWentSafe",
+    "fault_of",
     "open_can",
 ]
 
@@ -162,6 +167,49 @@ CanEvent = LinkEvent | DriveWentSafe | BusFailure
 """Everything the driver reports: link events (timeouts, late replies, error frames) and its own."""
 
 
+def fault_of(event: CanEvent, reply_timeout_s: float) -> DriverFault:
+    """``event`` as a node reports it on its status topic (:meth:`ActuatorArray.take_faults`):
+    a user's trial (2026-12-06) served an array whose motors all went silent, and its status
+    topic said nothing while every joint read STALLED."""
+    if isinstance(event, DriveWentSafe):
+        return DriverFault(
+            f"motor {event.joint!r} (index {event.motor_index}, CAN id {event.can_id}) lost "
+            f"after {event.missed} missed replies: every motor is on the safe damping command; "
+            "re-arm with power off, then on",
+            f"can lost {event.joint}",
+            True,
+        )
+    if isinstance(event, BusFailure):
+        return DriverFault(f"CAN bus failed: {event.detail}", "can bus", True)
+    if isinstance(event, ReplyTimeout):
+        return DriverFault(
+            f"motor {event.motor_name!r} (index {event.motor_index}, CAN id {event.can_id}) did "
+            f"not answer within {reply_timeout_s * 1e3:g} ms ({event.count} missed replies in "
+            "all): its values read NaN (REPLY_TIMEOUT) for that exchange",
+            f"can reply {event.motor_name}",
+            False,
+        )
+    if isinstance(event, LateReply):
+        return DriverFault(
+            f"motor {event.motor_name!r} (index {event.motor_index}, CAN id {event.can_id}) "
+            "answered after its exchange: the late reply was discarded",
+            f"can late {event.motor_name}",
+            False,
+        )
+    if isinstance(event, UnexpectedFrame):
+        return DriverFault(
+            f"unexpected CAN frame id 0x{event.arbitration_id:x}: {event.reason}",
+            "can frame",
+            False,
+        )
+    return DriverFault(
+        f"CAN error frame (class 0x{event.error_class:x}"
+        + (", bus off)" if event.bus_off else ")"),
+        "can error frame",
+        event.bus_off,
+    )
+
+
 class CanActuatorArray(ActuatorArray):
     """MIT-mode CAN motors as an actuator array (see the module docstring).
 
@@ -185,6 +233,7 @@ class CanActuatorArray(ActuatorArray):
         self._can = config
         self._on_event = on_event
         self._events: collections.deque[CanEvent] = collections.deque(maxlen=_EVENT_HISTORY)
+        self._faults: collections.deque[DriverFault] = collections.deque(maxlen=_EVENT_HISTORY)
         self._owns_bus = bus is None
         if bus is None:
             kwargs: dict[str, object] = {"interface": config.interface, "channel": config.channel}
@@ -277,8 +326,20 @@ class CanActuatorArray(ActuatorArray):
             self._events.clear()
             return events
 
+    def take_faults(self) -> tuple[DriverFault, ...]:
+        """The events since the last call as faults for a status topic (:func:`fault_of`); kept
+        apart from :meth:`drain_events`, so a node reporting them takes nothing from a program
+        that reads the events."""
+        if not self._faults:  # every cycle of a serving node: the common case is none
+            return ()
+        with self._api_lock:
+            faults = tuple(self._faults)
+            self._faults.clear()
+            return faults
+
     def _report_event(self, event: CanEvent) -> None:
         self._events.append(event)
+        self._faults.append(fault_of(event, self._can.reply_timeout_s))
         if self._on_event is not None:
             self._on_event(event)
 

@@ -722,7 +722,9 @@ class ArrayNode(Node):
                 reading = self.array.read_joints()
             except DriverError as exc:  # reported; the next cycle tries again
                 self.report(Level.ERROR, f"reading the actuators failed: {exc}", key="read")
+                self._report_faults()
                 return
+            self._report_faults()
             if self.take_requests(reading):
                 try:  # the drives may have been switched: decide and publish on their new state
                     reading = self.array.read_joints()
@@ -798,6 +800,13 @@ class ArrayNode(Node):
                     self.reentry.begin(self._clipped(reading.position), "a refused command")
             else:
                 self.last_applied = None
+
+    def _report_faults(self) -> None:
+        """What the driver detected since the last cycle (a CAN motor's missed replies, a lost
+        motor, a failed bus: :meth:`ActuatorArray.take_faults`) on the status topic, each fault
+        at most once per report interval, its repeats counted."""
+        for fault in self.array.take_faults():
+            self.report(Level.ERROR if fault.severe else Level.WARN, fault.text, key=fault.key)
 
     def before_cycle(self) -> None:
         """*Adapter hook*: run first in every cycle, on the loop thread (e.g. staged parameters)."""
