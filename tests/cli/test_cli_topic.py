@@ -166,16 +166,14 @@ def test_echo_once_ends_when_the_topic_loses_its_last_publisher() -> None:
         silent = bus.publisher("/cli_test/leaving", String, RELIABLE)  # announced, never sends
         proc = start_cli(hub_port, "topic", "echo", "/cli_test/leaving", "--once")
         try:
-            time.sleep(4.0)  # joined and found the publisher (up to --timeout 5 s): waiting
-            assert proc.poll() is None, proc.communicate()
+            # its subscriber matched: it found the publisher and waits for a message
+            assert wait_until(lambda: silent.remote_matched, 60.0), proc.poll()
             silent.close()
             left = time.monotonic()
             out, err = proc.communicate(timeout=30)
             ended_after_s = time.monotonic() - left
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     assert proc.returncode == 1, err
     assert "received 0 of 1 message(s) on /cli_test/leaving: it has no publisher any more" in err
     assert f"looked on hub port {hub_port}" in err, err

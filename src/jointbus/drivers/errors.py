@@ -165,25 +165,19 @@ class RequestRejected(DriverError, Refused):
         super().__init__(f"request {request!r} refused{where}: {reason.value}{tail}")
 
 
-def joint_expectation(names: Sequence[str]) -> str:
+def joint_expectation(names: Sequence[str], *, wire: bool = False) -> str:
     """What a call naming a joint of an array of ``names`` expects, as a refusal says it:
-    ``an index in [0, 5] or a joint name (shoulder_pan, ..., flange_roll)``."""
+    ``an index in [0, 5] or a joint name (shoulder_pan, ..., flange_roll)``; ``wire``: a request
+    from the network, where Player's wire names a joint by its index only and ``-1`` every
+    joint — ``an index in [0, 5] (shoulder_pan, ..., flange_roll), or -1 for every joint``."""
     count = len(names)
     if not count:
         return "a joint of the array (it has none)"
     span = f"[0, {count - 1}]" if count > 1 else "0"
-    return f"an index in {span} or a joint name ({', '.join(names)})"
-
-
-def wire_joint_expectation(names: Sequence[str]) -> str:
-    """What a request from the network naming a joint of an array of ``names`` expects: Player's
-    wire names a joint by its index only, ``-1`` for every joint —
-    ``an index in [0, 5] (shoulder_pan, ..., flange_roll), or -1 for every joint``."""
-    count = len(names)
-    if not count:
-        return "a joint of the array (it has none)"
-    span = f"[0, {count - 1}]" if count > 1 else "0"
-    return f"an index in {span} ({', '.join(names)}), or -1 for every joint"
+    listed = ", ".join(names)
+    if wire:
+        return f"an index in {span} ({listed}), or -1 for every joint"
+    return f"an index in {span} or a joint name ({listed})"
 
 
 class UnknownArrayJointError(UnknownJointError, RequestRejected):
@@ -196,7 +190,7 @@ class UnknownArrayJointError(UnknownJointError, RequestRejected):
     (``str(index)`` for an index), ``index`` the index asked for (``None`` for a name), ``known``
     the array's joints in actuator order; ``expected`` replaces the expectation a Python caller
     is told (:func:`joint_expectation`) for a request from the network, which names joints by
-    index only (:func:`wire_joint_expectation`). The message reads naturally::
+    index only (:func:`joint_expectation` with ``wire``). The message reads naturally::
 
         no joint with index 99; the array has 6 joints (0–5): shoulder_pan, ..., flange_roll
         no joint named 'elbw' (did you mean 'elbow'?); the array's joints: shoulder_pan, ...

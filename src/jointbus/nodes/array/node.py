@@ -146,7 +146,7 @@ from jointbus.drivers.errors import (
     RejectReason,
     RequestRejected,
     UnknownArrayJointError,
-    wire_joint_expectation,
+    joint_expectation,
 )
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy, Saturation
@@ -1682,7 +1682,7 @@ class ArrayNode(Node):
         if not 0 <= wire_joint < self.array.count:
             names = self.array.names
             raise UnknownArrayJointError(
-                request, wire_joint, names, expected=wire_joint_expectation(names)
+                request, wire_joint, names, expected=joint_expectation(names, wire=True)
             )
         return int(wire_joint)
 
