@@ -261,6 +261,40 @@ def test_a_speed_move_stops_at_its_bound_within_the_limits(
         assert float(gen.velocity[0]) == pytest.approx(speed) and p[-1] < 1.0
 
 
+def _longest_reach(lookahead: float | None) -> float:
+    """The furthest a 10 rad/s speed move from 5 rad towards the bound at 10 rad gets, stepped
+    every 0.5 ms near where it must brake (a driver read flat out) but once by 50 ms (a stalled
+    host), that long step placed anywhere over the 0.6 rad before it brakes."""
+    reach = -math.inf
+    for stall_at in np.linspace(8.0, 8.6, 13).tolist():
+        gen = ProfileGenerator(
+            ["j"], max_velocity=10.0, max_acceleration=50.0, max_jerk=1000.0,
+            initial_positions=[5.0],
+        )
+        gen.set_position_bounds([-10.0], [10.0])
+        gen.move_at(0, 10.0)
+        stalled = False
+        for _ in range(3000):
+            here = float(gen.position[0])
+            dt = 0.002 if here < 7.5 else 0.0005
+            if not stalled and here > stall_at:
+                dt, stalled = 0.05, True
+            gen.step(dt, lookahead=lookahead)
+            reach = max(reach, float(gen.position[0]))
+            if stalled and not gen.active[0]:
+                break
+    return reach
+
+
+def test_steps_of_varying_length_stop_at_the_bound_when_told_the_longest() -> None:
+    """The ``can://`` driver steps the profile by the clock (2026-12-06): 0.5 ms per read in a
+    loop reading flat out, up to 50 ms after a stall. The stop at a bound looked one step of the
+    *current* length ahead, so a 50 ms step after 0.5 ms ones carried a 10 rad/s move 0.24 rad
+    past its bound; told the longest step (``lookahead``), it stops exactly there."""
+    assert _longest_reach(None) > 10.1  # what the look-ahead is for
+    assert _longest_reach(0.05) <= 10.0 + 1e-9
+
+
 def test_a_speed_request_towards_a_bound_it_stands_at_holds_it_there() -> None:
     gen = ProfileGenerator(["j"], max_velocity=2.0, max_acceleration=8.0, initial_positions=[1.0])
     gen.set_position_bounds([-1.0], [1.0])

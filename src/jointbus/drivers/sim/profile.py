@@ -484,15 +484,25 @@ class ProfileGenerator:
 
     # ------------------------------------------------------------------ stepping
 
-    def step(self, dt: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    def step(
+        self, dt: float, *, lookahead: float | None = None
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Advance the references by ``dt`` seconds; returns ``(p_ref, v_ref, a_ref)`` (rad,
-        rad/s, rad/s²; read-only live views, overwritten by the next step)."""
+        rad/s, rad/s²; read-only live views, overwritten by the next step).
+
+        ``lookahead`` (s, default ``dt``): the longest the *next* step may be. A speed move is
+        turned into a stop at its bound when one more step of that length would leave it too
+        little room, so a caller whose steps vary (a driver stepping by the clock) passes its
+        largest step here."""
         if not (math.isfinite(dt) and dt > 0.0):
             raise LimitError(_GEN, "dt", dt, "a finite duration > 0 s")
+        ahead = dt if lookahead is None else lookahead
+        if not (math.isfinite(ahead) and ahead > 0.0):
+            raise LimitError(_GEN, "lookahead", ahead, "a finite duration > 0 s")
         self._t += dt
         self._sample()
         if self._bounded and self._cruising.any():
-            self._stop_at_bounds(dt, replan=True)
+            self._stop_at_bounds(ahead, replan=True)
         return self.position, self.velocity, self.acceleration
 
     def _stop_at_bounds(self, dt: float, *, replan: bool) -> None:
