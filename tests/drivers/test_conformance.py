@@ -66,11 +66,21 @@ def opened(url: str, *, command_timeout: bool = False) -> Iterator[ActuatorArray
         url += f"&command_timeout={COMMAND_TIMEOUT}"
     with contextlib.ExitStack() as stack:
         if parsed.scheme == "can" and parsed.host == "virtual":
-            stack.enter_context(TwinServer.from_url(url, noise=False))
+            twin = stack.enter_context(TwinServer.from_url(url, noise=False))
+            yield stack.enter_context(twin_driven(twin))
+            return
         if parsed.scheme == "bus":
             server = stack.enter_context(served("sim://arm6?noise=false", parsed.host))
             url = server.url(timeout="2.0")
         yield stack.enter_context(drivers.open(url))
+
+
+def twin_driven(server: TwinServer) -> CanActuatorArray:
+    """The ``can://`` driver of ``server``'s motors in lock-step with them: its clock is the
+    twin's time, which advances one period per exchange (the driver's own default is the
+    monotonic wall clock, which a twin stepping per frame does not follow)."""
+    period = server.config.period_s
+    return CanActuatorArray(server.config, clock=lambda: server.twin.cycles * period)
 
 
 @pytest.fixture(params=URLS, ids=lambda u: u.split("?")[0].replace("{channel}", "…"))
@@ -373,7 +383,7 @@ def opened_with_truth(
             server = stack.enter_context(
                 TwinServer(config, noise=False, initial_positions=start)
             )
-            array: ActuatorArray = stack.enter_context(CanActuatorArray(config))
+            array: ActuatorArray = stack.enter_context(twin_driven(server))
 
             def truth() -> tuple[np.ndarray, np.ndarray]:
                 twin = server.twin

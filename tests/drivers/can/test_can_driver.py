@@ -119,10 +119,12 @@ def make_rig(options: str = "", *, start: np.ndarray = HOME) -> Iterator[Rig]:
         initial_positions=start,
     )
     url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={TIMEOUT}{options}"
+    config = CanArrayConfig.from_url(DriverURL.parse(url))
     try:
         with twin:
-            array = drivers.open(url)
-            assert isinstance(array, CanActuatorArray)
+            # Lock-step: the driver's clock is the twin's time, one period per exchange, so its
+            # profiled moves and the twin's physics keep pace whatever the host's speed.
+            array = CanActuatorArray(config, clock=lambda: twin.cycles * config.period_s)
             with array:
                 yield Rig(array, twin, listener)
     finally:

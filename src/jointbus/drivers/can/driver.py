@@ -23,14 +23,32 @@ sends every motor its frame for this cycle and collects the replies:
   but answers — so positions are read with the power off;
 - *profile* (position, speed and home commands): ruckig's reference
   (:class:`~jointbus.drivers.sim.profile.ProfileGenerator`, generic despite living in the sim
-  package), advanced by ``period_s`` per exchange, with the config's ``kp`` / ``kd``. A move's
-  timing assumes one exchange per period: calling less often slows it down, never speeds it
-  up. These commands take effect at the next exchange (the next :meth:`read`);
+  package), advanced at each exchange by the time the driver's clock says passed since the
+  previous one ("Time" below), with the config's ``kp`` / ``kd``. These commands take effect
+  at the next exchange (the next :meth:`read`);
 - *current*: ``τ = k_t · I`` feed-forward, no gains (needs the torque constants);
 - *impedance*: the :class:`~jointbus.drivers.impedance.ImpedanceCommand` as it came (checked and
   calibrated by the base class);
 - *safe*: ``kp = 0``, ``kd = safe_kd``, no torque — the joints sink slowly instead of collapsing
   or fighting a stale target.
+
+**Time.** A profiled move runs on a monotonic clock (``clock``, default :func:`time.monotonic`,
+seconds), not on the number of exchanges: each exchange advances the profile by the time since
+the previous exchange (or since the request that re-planned it), so a move takes the time its
+speed and acceleration say whether the program exchanges at 100 Hz, 500 Hz or as fast as it
+can. Until 2026-12-06 it advanced ``period_s`` per exchange: served at 100 Hz a move ran 5×
+slower than its speed, and read flat out it ran *faster* than the speed set — a safety defect.
+Two exchanges within one clock tick (zero elapsed) advance nothing. The step is clamped to
+:func:`max_profile_step` (50 ms, or two periods if ``period_s`` is longer): after a stall — a GC
+pause, a stopped process, a busy host — the move continues from where its setpoint was instead
+of jumping ahead by the stall, so no exchange moves a setpoint by more than 50 ms of its motion
+(at most ``speed × 50 ms``). 50 ms because the node serves at 100 Hz by default (10 ms) and a
+loaded host delays a cycle by tens of ms (the twin's exchanges reached p99.9 28 ms): a smaller
+bound would slow moves on an ordinary busy host, a larger one would let a stall jump further.
+The profile also looks that far ahead when it stops a speed move at the end of a range, so a
+step of up to the clamp cannot carry it past the point where it must brake. ``period_s`` (the
+URL's ``period``) stays the *nominal* control period: the limit guard's cycle, the bound on
+``set_accel`` and the poll interval of ``wait_until_still``.
 
 **Missing replies and the safe state.** A motor that does not answer within ``reply_timeout_s``
 reports NaN for that cycle, gets :attr:`CanStatus.REPLY_TIMEOUT` in its status word and is
@@ -108,18 +126,23 @@ from jointbus.messages.errors import LimitError
 
 __all__ = [
     "ERROR_BYTE_MASK",
+    "PROFILE_STEP_MAX_S",
     "BusFailure",
     "CanActuatorArray",
     "CanEvent",
     "CanStatus",
     "DriveWentSafe",
     "fault_of",
+    "max_profile_step",
     "open_can",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
+
+PROFILE_STEP_MAX_S: Final[float] = 0.05
+"""The most time, s, a profiled move advances in one exchange (module docstring, "Time")."""
 
 ERROR_BYTE_MASK: Final[int] = 0xFF
 """Status-word bits holding the motor's own error byte (extended reply layouts; else 0)."""
@@ -210,6 +233,13 @@ def fault_of(event: CanEvent, reply_timeout_s: float) -> DriverFault:
     )
 
 
+def max_profile_step(period_s: float) -> float:
+    """The clamp on one exchange's profile step, s: :data:`PROFILE_STEP_MAX_S`, or two control
+    periods if ``period_s`` (s) is longer than half of it (a program that means to exchange that
+    rarely would otherwise see its moves slowed down)."""
+    return max(PROFILE_STEP_MAX_S, 2.0 * period_s)
+
+
 class CanActuatorArray(ActuatorArray):
     """MIT-mode CAN motors as an actuator array (see the module docstring).
 
@@ -217,6 +247,8 @@ class CanActuatorArray(ActuatorArray):
     test); ``None`` opens ``config.interface`` / ``config.channel`` and closes it on
     :meth:`close`. ``on_event`` is called with every :class:`CanEvent` as it happens (from the
     caller's thread, inside the driver call); :meth:`drain_events` returns the recent ones.
+    ``clock`` returns monotonic seconds (default :func:`time.monotonic`): the time profiled moves
+    advance by (module docstring, "Time"); a test drives a fake one to run the twin in lock-step.
     """
 
     def __init__(
@@ -226,6 +258,7 @@ class CanActuatorArray(ActuatorArray):
         *,
         on_saturation: SaturationCallback | None = None,
         on_event: Callable[[CanEvent], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(config, CanArrayConfig):
             raise TypeError(f"config = {config!r}; expected a CanArrayConfig")
@@ -259,6 +292,9 @@ class CanActuatorArray(ActuatorArray):
         self._kd = np.array(config.kd, dtype=np.float64)
         self._kt = np.array(config.torque_constants, dtype=np.float64)
         self._moves = ProfiledMoves(config.array, jerk_time=config.jerk_time)
+        self._clock = clock
+        self._max_step_s = max_profile_step(config.period_s)
+        self._profile_time = clock()  # the clock's time the profile has been advanced to
         # the held command, actuator space
         self._cmd_p = np.zeros(n)
         self._cmd_v = np.zeros(n)
@@ -483,11 +519,23 @@ class CanActuatorArray(ActuatorArray):
         self._cmd_kd[:] = self._can.safe_kd
         self._cmd_tau[:] = 0.0
 
+    def _advance_profile(self) -> None:
+        """Advance the profile to the clock's now: by the time since it was last advanced, at
+        most ``_max_step_s`` s (a stall does not make the setpoint jump ahead), nothing if no time
+        passed (module docstring, "Time"). Called at every exchange and before every request
+        that re-plans the profile, so a new move starts from the request's time."""
+        now = self._clock()
+        elapsed = min(now - self._profile_time, self._max_step_s)
+        self._profile_time = max(self._profile_time, now)
+        if elapsed > 0.0 and (self._moves.mode == MODE_PROFILE).any():
+            self._moves.profile.step(elapsed, lookahead=self._max_step_s)
+
     def _poll(self) -> None:
-        """Exchange with what each motor holds (profiles advance by one period)."""
+        """Exchange with what each motor holds (profiles advanced to the clock's now)."""
         profiled = self._moves.mode == MODE_PROFILE
+        self._advance_profile()
         if profiled.any():
-            p_ref, v_ref, _ = self._moves.profile.step(self._can.period_s)
+            p_ref, v_ref = self._moves.profile.position, self._moves.profile.velocity
             np.copyto(self._cmd_p, p_ref, where=profiled)
             np.copyto(self._cmd_v, v_ref, where=profiled)
             np.copyto(self._cmd_kp, self._kp, where=profiled)
@@ -581,7 +629,8 @@ class CanActuatorArray(ActuatorArray):
         )
 
     def _wait_tick(self) -> None:
-        """One control period: a profiled move advances one period per exchange (per read)."""
+        """Poll at the nominal control period (each read is an exchange; moves run on the
+        clock, so this paces the bus traffic, not the moves)."""
         time.sleep(self._can.period_s)
 
     def _measured_state(self) -> tuple[FloatArray, FloatArray]:
@@ -616,6 +665,7 @@ class CanActuatorArray(ActuatorArray):
             self._lost[:] = False
             self._missed[:] = 0
             self._moves.profile.reset(feedback.position, np.zeros(self.count))
+            self._profile_time = self._clock()
             self._moves.mode[:] = MODE_PROFILE
         else:
             self._moves.mode[:] = MODE_OFF
@@ -641,9 +691,11 @@ class CanActuatorArray(ActuatorArray):
         )
 
     def _request_speed(self, indices: IntArray, speeds: FloatArray) -> None:
+        self._advance_profile()  # moves under way are re-planned from where they are now
         self._moves.set_speed(indices, speeds)
 
     def _request_accel(self, indices: IntArray, accels: FloatArray) -> None:
+        self._advance_profile()
         self._moves.set_accel(indices, accels)
         self._guard.set_deceleration(indices, accels)
 
@@ -659,10 +711,12 @@ class CanActuatorArray(ActuatorArray):
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
         self._check_armed("positions" if indices.size > 1 else "position", indices)
+        self._advance_profile()  # the move starts now, the others re-planned from now
         self._moves.move_to(indices, positions, self._profile_start)
 
     def _write_speeds(self, indices: IntArray, speeds: FloatArray) -> None:
         self._check_armed("speeds" if indices.size > 1 else "speed", indices)
+        self._advance_profile()
         self._moves.move_at(indices, speeds, self._profile_start)
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
@@ -698,8 +752,9 @@ class CanActuatorArray(ActuatorArray):
         """Exchange a new command; hold it only if it went out (profiles sample first)."""
         profiled = self._moves.mode == MODE_PROFILE
         profiled[indices] = False
+        self._advance_profile()
         if profiled.any():
-            p_ref, v_ref, _ = self._moves.profile.step(self._can.period_s)
+            p_ref, v_ref = self._moves.profile.position, self._moves.profile.velocity
             np.copyto(p, p_ref, where=profiled)
             np.copyto(v, v_ref, where=profiled)
             np.copyto(kp, self._kp, where=profiled)
