@@ -690,7 +690,8 @@ class ActuatorArray(abc.ABC):
         """Let time pass between two reads of :meth:`wait_until_still`.
 
         Default: sleep :attr:`WAIT_POLL_S`. A driver whose time is not the wall clock's (a
-        stepping simulator) or whose moves advance per exchange (``can://``) overrides it.
+        stepping simulator) or whose reads are bus exchanges paced at its period (``can://``)
+        overrides it.
         """
         time.sleep(self.WAIT_POLL_S)
 

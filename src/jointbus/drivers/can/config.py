@@ -23,7 +23,9 @@ relative ``robot`` / ``models`` paths are relative to the file):
 ``models``      path of a motor-model catalogue to use instead of the bundled one
 ``timeout``     s, how long a cycle waits for replies after its last send (default: see
                 "Reply timeout" below)
-``period``      s, the control period a profiled move advances per bus exchange (0.002)
+``period``      s, the nominal control period (0.002): the limit guard's cycle, the bound on
+                ``set_accel``, ``wait_until_still``'s poll, the twin's time per exchange;
+                profiled moves run on the clock, not on it (the driver's "Time")
 ``lost_after``  consecutive missed replies after which a motor is flagged lost and the drive
                 goes safe (default 5: 10 ms at 500 Hz, half the MD drives' 250 ms watchdog
                 would be far too late for a leg)
@@ -145,8 +147,9 @@ class CanArrayConfig:
 
     ``motors`` are in the array's actuator order. Times in s: ``reply_timeout_s`` per exchange
     (NaN, the default: :func:`default_reply_timeout` for the interface, resolved here),
-    ``period_s`` per profile step. ``lost_after`` consecutive missed replies flag a motor lost and
-    put the whole array on the safe command (``kp = 0``, ``kd = safe_kd`` N·m·s/rad, no torque).
+    ``period_s`` the nominal control period (moves run on the driver's clock). ``lost_after``
+    consecutive missed replies flag a motor lost and put the whole array on the safe command
+    (``kp = 0``, ``kd = safe_kd`` N·m·s/rad, no torque).
     ``kp`` / ``kd`` (one per joint) are the position-loop gains of profiled moves (position,
     speed, home); ``jerk_time`` s sets the profiles' jerk limit (acceleration / jerk_time);
     ``moving_velocity`` rad/s (m/s) is the speed above which a joint reports MOVING, judged on
