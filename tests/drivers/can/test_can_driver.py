@@ -79,6 +79,7 @@ REAL_URL = os.environ.get("JOINTBUS_CAN_TEST_URL")
 TIMEOUT = VIRTUAL_REPLY_TIMEOUT_S  # s: the twin answers from a thread on a loaded 2-vCPU VM
 # (50 ms, the value before, was exceeded: one exchange in 20 000 took 109 ms at load 7.5)
 needs_twin = pytest.mark.skipif(REAL_URL is not None, reason="injects faults into the twin")
+MOVING_LIMITED = ActuatorState.MOVING | ActuatorState.LIMITED
 
 
 @dataclass
@@ -740,3 +741,44 @@ def test_a_lost_motor_is_never_idle_and_a_silent_array_is_not_reported_powered()
         assert reading.motor_power is False
         assert rig.array.read().motor_power is False
         rig.twin.set_silent(False)
+
+
+@needs_twin
+def test_a_stop_at_the_limit_is_limited_only_until_it_rests() -> None:
+    """A user's trial (2026-12-06): fr_j2 (knee, range [-2.705, 0]) sent towards its end with
+    ``speed 3.0``, then ``speed(0)`` while it braked for the end: the stop would have come to
+    rest past the end, so the drive turned it into a stop at the end (``MOVING | LIMITED``) —
+    and the knee, resting there, read ``IDLE | LIMITED`` for good, though a speed of 0 asks for
+    nothing beyond the end. Now it reads ``IDLE`` once it rests."""
+    knee = 2
+    start = HOME.copy()
+    start[knee] = -0.6
+    with make_rig(start=start) as r:
+        array = r.array
+        array.power(True)
+        upper = array.config.limits[knee].position_max
+        array.speed(knee, 3.0)
+        for _ in range(400):
+            reading = complete_reading(array)
+            limited = bool(reading.state[knee] & ActuatorState.LIMITED)
+            if limited and reading.position[knee] > upper - 0.03:
+                break
+        assert ActuatorState(int(reading.state[knee])) == MOVING_LIMITED, reading.position[knee]
+        array.speed(knee, 0.0)
+        states = []
+        for _ in range(150):  # 0.3 s: the knee brakes within 0.03 rad and rests
+            reading = complete_reading(array)
+            states.append(ActuatorState(int(reading.state[knee])))
+        assert states[0] == MOVING_LIMITED  # still cut short while it brakes
+        assert states[-1] == ActuatorState.IDLE, states[-1]
+        assert reading.position[knee] == pytest.approx(upper, abs=0.01)
+        # The plain case still holds: a joint held at its end by a speed reads LIMITED until a
+        # speed of 0.
+        array.speed(knee, 1.0)
+        run_reads(array, 5)
+        assert ActuatorState(int(array.read_joints().state[knee])) == (
+            ActuatorState.IDLE | ActuatorState.LIMITED
+        )
+        array.speed(knee, 0.0)
+        assert ActuatorState(int(array.read_joints().state[knee])) == ActuatorState.IDLE
+

@@ -309,16 +309,18 @@ def test_a_speed_request_towards_a_bound_it_stands_at_holds_it_there() -> None:
 
 def test_a_stop_that_would_end_past_a_bound_ends_at_it() -> None:
     """Speed 0 requested too close to the end (the drive watchdog's stop, say): the stop is
-    retargeted to the bound rather than coasting past it."""
+    retargeted to the bound rather than coasting past it. It is limited while it brakes, and no
+    longer once it rests at the bound: a speed of 0 asks for nothing beyond it."""
     gen = ProfileGenerator(["j"], max_velocity=2.0, max_acceleration=2.0, initial_positions=[0.0])
     gen.move_at(0, 2.0)
     _sample(gen, 1.3)  # at ≈ 2.0 rad/s, p ≈ 2.1: 1 rad/s² more would need 1 rad to stop
     gen.set_position_bounds([-10.0], [float(gen.position[0]) + 0.5])
     bound = float(gen.position[0]) + 0.5
     gen.move_at(0, 0.0)
+    assert gen.limited[0]
     p, _, _ = _sample(gen, 3.0)
     assert p.max() <= bound + 0.6  # it cannot stop in 0.5 rad: ruckig overshoots and returns
-    assert p[-1, 0] == pytest.approx(bound, abs=1e-9) and gen.limited[0]
+    assert p[-1, 0] == pytest.approx(bound, abs=1e-9) and not gen.limited[0]
 
 
 def test_a_stop_that_ends_inside_the_range_is_left_alone() -> None:

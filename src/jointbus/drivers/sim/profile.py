@@ -25,7 +25,11 @@ checks every joint cruising towards a bound and, as soon as its jerk-limited sto
 ruckig then decelerates it within the acceleration and jerk limits to stop exactly there, as a
 drive's limit supervisor does. A speed request towards a bound the joint already stands at is
 turned into that hold at once. Such joints are :attr:`ProfileGenerator.limited` until their next
-request; a drive reports them (``ActuatorState.LIMITED``). Position targets are the caller's to
+request; a drive reports them (``ActuatorState.LIMITED``) — except a *stop* (speed 0) that
+would have come to rest past a bound and was turned into a move to it: that one is limited while
+it brakes and no longer once it rests there, since a speed of 0 asks for nothing beyond the bound
+(a user's trial, 2026-12-06: a knee stopped with ``speed(0)`` while braking for its end read
+``IDLE | LIMITED`` at rest for good). Position targets are the caller's to
 keep inside the range (the driver API clamps or refuses them).
 
 **A request is planned whole or not at all.** ruckig plans every joint in one call and refuses
@@ -132,6 +136,8 @@ class ProfileGenerator:
         self._upper = np.full(n, math.inf)
         self._bounded = False
         self._limited = np.zeros(n, dtype=np.bool_)  # speed moves stopped at a bound
+        # of _limited: stops (speed 0) cut short at a bound, limited only until they rest
+        self._stop_limited = np.zeros(n, dtype=np.bool_)
         self._t = 0.0  # time since the last plan, s
         self._ruckig = Ruckig(n)
         self._input = InputParameter(n)
@@ -400,6 +406,7 @@ class ProfileGenerator:
         self._target_v[indices] = 0.0
         self._velocity_mode[indices] = False
         self._limited[indices] = False
+        self._stop_limited[indices] = False
         self._plan_or_restore(
             saved,
             [("position", i, float(v)) for i, v in zip(indices, values.tolist(), strict=True)],
@@ -422,6 +429,7 @@ class ProfileGenerator:
         self._target_v[indices] = values
         self._velocity_mode[indices] = True
         self._limited[indices] = False
+        self._stop_limited[indices] = False
         if self._bounded:
             # A joint already at the bound it is sent towards holds there from the start.
             self._stop_at_bounds(0.0, replan=False)
@@ -443,6 +451,7 @@ class ProfileGenerator:
         self._target_v[:] = 0.0
         self._velocity_mode[:] = v != 0.0
         self._limited[:] = False
+        self._stop_limited[:] = False
         self._plan()
 
     def reset_joints(
@@ -480,6 +489,7 @@ class ProfileGenerator:
         self._target_v[indices] = 0.0
         self._velocity_mode[indices] = v != 0.0
         self._limited[indices] = False
+        self._stop_limited[indices] = False
         self._plan()
 
     # ------------------------------------------------------------------ stepping
@@ -501,6 +511,10 @@ class ProfileGenerator:
             raise LimitError(_GEN, "lookahead", ahead, "a finite duration > 0 s")
         self._t += dt
         self._sample()
+        ended = self._stop_limited & self._finished
+        if ended.any():  # a stop that rests at its bound asks for nothing beyond it
+            self._limited[ended] = False
+            self._stop_limited[ended] = False
         if self._bounded and self._cruising.any():
             self._stop_at_bounds(ahead, replan=True)
         return self.position, self.velocity, self.acceleration
@@ -529,6 +543,7 @@ class ProfileGenerator:
         self._target_v[stopping] = 0.0
         self._velocity_mode[stopping] = False
         self._limited[stopping] = True
+        self._stop_limited[stopping] = False
         if replan:
             self._plan()
 
@@ -549,6 +564,7 @@ class ProfileGenerator:
             self._target_v.copy(),
             self._velocity_mode.copy(),
             self._limited.copy(),
+            self._stop_limited.copy(),
             self._max_v.copy(),
             self._max_a.copy(),
             self._max_j.copy(),
@@ -561,6 +577,7 @@ class ProfileGenerator:
                 self._target_v,
                 self._velocity_mode,
                 self._limited,
+                self._stop_limited,
                 self._max_v,
                 self._max_a,
                 self._max_j,
@@ -686,4 +703,5 @@ class ProfileGenerator:
         self._target_v[past] = 0.0
         self._velocity_mode[past] = False
         self._limited[past] = True
+        self._stop_limited[past] = True
         return True
