@@ -42,6 +42,8 @@ from jointbus.drivers.can.driver import (
     CanActuatorArray,
     CanStatus,
     DriveWentSafe,
+    MotorError,
+    MotorErrorCleared,
 )
 from jointbus.drivers.can.firmware_twin import FirmwareTwin
 from jointbus.drivers.can.mit_protocol import (
@@ -512,6 +514,133 @@ def test_motor_error_byte_and_temperature_are_reported(powered: Rig) -> None:
 
 
 # ------------------------------------------------------------------------------ failures
+
+
+def assert_safe_on_the_wire(rig: Rig, kd: float) -> None:
+    """What the twin received last, per motor: the safe damping command (kp 0, no torque)."""
+    frames = rig.commands()
+    assert sorted(frames) == list(range(1, 13))
+    for can_id, sent in frames.items():
+        last = sent[-1]
+        assert isinstance(last, MitCommand), can_id
+        assert last.kp == 0.0, can_id
+        assert last.kd == pytest.approx(kd, abs=0.01), can_id
+        assert last.torque == pytest.approx(0.0, abs=0.01), can_id
+
+
+@needs_twin
+def test_a_motor_reporting_an_error_is_driven_no_more_until_cleared_and_re_armed() -> None:
+    """A user's trial (2026-12-06): fl_j1's MD80 (index 4, CAN id 5) reported error byte 0x21
+    while holding a pose, and the driver kept it IDLE and kept driving it as if healthy. Now the
+    joint reads STALLED with the code in its status word, one ERROR fault names motor, index,
+    CAN id and code, every motor gets the safe damping command (as for a lost motor), commands
+    are refused whole with the code, and only a cleared code plus a re-arm brings it back."""
+    with make_rig("&safe_kd=1.5") as r:
+        assert r.twin is not None
+        array = r.array
+        array.power(True)
+        array.positions(HOME.tolist())
+        run_reads(array, 20)
+        array.drain_events()
+        array.take_faults()
+        r.commands()
+        r.twin.set_error_code(5, 0x21)
+        reading = complete_reading(array)
+        assert reading.status[4] & ERROR_BYTE_MASK == 0x21
+        assert reading.status[4] & CanStatus.MOTOR_ERROR
+        assert reading.state[4] & ActuatorState.STALLED
+        assert not (np.delete(reading.state, 4) & ActuatorState.STALLED).any()
+        assert array.safe and array.errored.tolist() == [i == 4 for i in range(12)]
+        run_reads(array, 10)  # the error goes on: reported once, not every cycle
+        reading = complete_reading(array)
+        assert (reading.status & CanStatus.SAFE).all()
+        assert reading.state[4] & ActuatorState.STALLED
+        faults = [f for f in array.take_faults() if f.key.startswith("can error")]
+        assert len(faults) == 1 and faults[0].severe, faults
+        assert faults[0].text.startswith(
+            "motor 'fl_j1' (index 4, CAN id 5) reports error code 0x21: every motor is on the "
+            "safe damping command (kp 0, kd 1.5 N·m·s/rad) and commands are refused"
+        ), faults[0].text
+        errors = [e for e in array.drain_events() if isinstance(e, MotorError)]
+        assert [(e.motor_index, e.joint, e.can_id, e.code) for e in errors] == [
+            (4, "fl_j1", 5, 0x21)
+        ]
+        assert not [e for e in array.drain_events() if isinstance(e, DriveWentSafe)]
+        assert_safe_on_the_wire(r, 1.5)
+        # Commands are refused, naming the joint, field and code; nothing is applied in part.
+        target = HOME.copy()
+        target[[1, 4]] += 0.2
+        refusals = (
+            lambda: array.position("fl_j1", float(target[4])),
+            lambda: array.positions(target.tolist()),
+            lambda: array.impedance(hold(target)),
+            lambda: array.speed("fl_j1", 0.5),
+        )
+        for command in refusals:
+            with pytest.raises(RequestRejected) as info:
+                command()
+            e = info.value
+            assert (e.reason, e.joint, e.index, e.field) == (
+                RejectReason.DRIVER_FAULT, "fl_j1", 4, "motor_error"
+            )
+            assert e.value == "0x21 (motor (can id 5))"
+            assert "reports error code 0x21" in str(e)
+        with pytest.raises(RequestRejected) as info:  # a healthy joint names the faulty motor
+            array.position("fr_j1", float(target[1]))
+        assert (info.value.joint, info.value.index) == ("fr_j1", 1)
+        assert "motor (can id 5) of joint 'fl_j1' (index 4) reports error code 0x21" in str(
+            info.value
+        )
+        run_reads(array, 5)
+        assert_safe_on_the_wire(r, 1.5)  # still safe: no joint took the refused targets
+        # The code goes back to 0: reported once (WARN); the array stays safe until re-armed.
+        r.twin.set_error_code(5, 0)
+        run_reads(array, 5)
+        cleared = [f for f in array.take_faults() if f.key.startswith("can error")]
+        assert [(f.severe, f.key) for f in cleared] == [(False, "can error cleared fl_j1")]
+        assert "(index 4, CAN id 5) reports no error any more (was 0x21)" in cleared[0].text
+        assert [e for e in array.drain_events() if isinstance(e, MotorErrorCleared)] == [
+            MotorErrorCleared(4, "fl_j1", 5, 0x21, True)
+        ]
+        reading = complete_reading(array)
+        assert not reading.status[4] & CanStatus.MOTOR_ERROR
+        assert reading.state[4] & ActuatorState.STALLED  # latched until re-armed
+        with pytest.raises(RequestRejected, match=r"reported error code 0x21 \(now 0\)"):
+            array.position("fl_j1", float(target[4]))
+        # Re-armed: normal operation again.
+        array.power(False)
+        array.power(True)
+        assert not array.safe and not array.errored.any()
+        array.position("fl_j1", float(target[4]))
+        run_reads(array, 300)
+        reading = complete_reading(array)
+        assert reading.position[4] == pytest.approx(target[4], abs=0.02)
+        assert not (reading.state & ActuatorState.STALLED).any()
+        assert not (reading.status & CanStatus.SAFE).any()
+
+
+@needs_twin
+def test_power_on_is_refused_while_a_motor_reports_an_error(rig: Rig) -> None:
+    """Re-arming (or first powering) with a motor that reports an error byte is refused, naming
+    it and the code, and no motor is left in motor mode; once it reports 0, power on works."""
+    assert rig.twin is not None
+    rig.twin.set_error_code(5, 0x21)
+    with pytest.raises(RequestRejected) as info:
+        rig.array.power(True)
+    e = info.value
+    assert (e.reason, e.joint, e.index, e.field, e.value) == (
+        RejectReason.DRIVER_FAULT, "fl_j1", 4, "motor_error", "0x21"
+    )
+    assert "motor (can id 5) reports error code 0x21; power is still off" in str(e)
+    assert not rig.twin.powered.any() and not rig.array.read_joints().motor_power
+    faults = [f for f in rig.array.take_faults() if f.key.startswith("can error")]
+    assert [f.text for f in faults] == [
+        "motor 'fl_j1' (index 4, CAN id 5) reports error code 0x21: power on is refused until "
+        "it reports 0"
+    ]
+    rig.twin.set_error_code(5, 0)
+    rig.array.power(True)
+    assert rig.twin.powered.all() and not rig.array.safe
 
 
 @needs_twin

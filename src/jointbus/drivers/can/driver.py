@@ -61,6 +61,21 @@ and refuses motion commands with ``RequestRejected(TIMED_OUT)`` naming the lost 
 command that crossed the threshold is refused the same way (it is no longer in effect). Re-arm
 with ``power(False)`` then ``power(True)``, which succeeds only when every motor answers.
 
+**A motor reporting an error.** Models with the extended reply send the firmware's error byte
+(over-temperature, over-current, encoder or supply faults — the code's meaning is the firmware's;
+the bundled models name none, so it is given in hex). A non-zero byte is a drive that must not be
+driven on as if healthy, and is handled as a lost motor is: the motor is flagged
+(:attr:`CanStatus.MOTOR_ERROR` with the code in bits 0–7 while it reports it, and the latched
+``STALLED`` state flag), every motor gets the safe command at once (the array goes safe as a
+whole, as for a lost motor: a leg with one limp joint cannot hold a pose either), and motion
+commands are refused with ``RequestRejected(DRIVER_FAULT)`` naming the joint, the field
+``motor_error`` and the code — a multi-joint command whole, nothing applied in part. The onset is
+reported once (:class:`MotorError`, an ERROR on a node's status topic), and so is the code going
+back to 0 (:class:`MotorErrorCleared`, a WARN); a missed reply says nothing about the code and
+changes neither. Re-arm as after a lost motor, with ``power(False)`` then ``power(True)``;
+``power(True)`` is refused while a motor still reports an error (``DRIVER_FAULT``, naming it),
+and the motors that entered motor mode are switched back off.
+
 **Refusals and failures.** ``power(True)`` when a motor does not answer is refused
 (``TIMED_OUT``, naming the joint) and the motors that did enter motor mode are switched back
 off. A command outside a motor model's *wire* range (``kp`` above what the firmware encodes, for
@@ -73,7 +88,8 @@ command stays what it was, though frames sent before the failure cannot be calle
 a joint's position changed by more than ``moving_velocity × still_window_s`` over the last
 ``still_window_s`` (0.05 rad/s over 0.1 s by default): the velocity in the replies is too noisy
 to tell rest from motion (hb50's MD80 drives report it with σ ≈ 0.38 rad/s, positions with
-σ ≈ 0.64 mrad). ``UNPOWERED`` for a motor not in motor mode; ``STALLED`` for a lost motor.
+σ ≈ 0.64 mrad). ``UNPOWERED`` for a motor not in motor mode; ``STALLED`` for a lost motor and
+for one that reported an error, until re-armed.
 
 **Status word** (``ActuatorData.status``): bits 0–7 carry the motor's own error byte (models with
 the extended reply), the rest are :class:`CanStatus` flags.
@@ -132,6 +148,8 @@ __all__ = [
     "CanEvent",
     "CanStatus",
     "DriveWentSafe",
+    "MotorError",
+    "MotorErrorCleared",
     "fault_of",
     "max_profile_step",
     "open_can",
@@ -147,7 +165,7 @@ PROFILE_STEP_MAX_S: Final[float] = 0.05
 ERROR_BYTE_MASK: Final[int] = 0xFF
 """Status-word bits holding the motor's own error byte (extended reply layouts; else 0)."""
 
-_SAFE: Final[int] = 4  # a motor was lost: every motor holds the safe damping command
+_SAFE: Final[int] = 4  # a motor was lost or reported an error: every motor holds the safe command
 _EVENT_HISTORY: Final[int] = 1024
 _API: Final[str] = "CanActuatorArray"
 
@@ -160,7 +178,8 @@ class CanStatus(enum.IntFlag):
     COMM_LOST = 0x200
     """``lost_after`` consecutive replies missing: flagged lost (latched until re-armed)."""
     SAFE = 0x400
-    """The array is on the safe damping command because an actuator was lost."""
+    """The array is on the safe damping command because an actuator was lost or reported an
+    error (until re-armed)."""
     UNPOWERED = 0x800
     """The motor is not in motor mode (no torque)."""
     MOTOR_ERROR = 0x1000
@@ -186,7 +205,32 @@ class BusFailure:
     frames_sent: int
 
 
-CanEvent = LinkEvent | DriveWentSafe | BusFailure
+@dataclass(frozen=True, slots=True)
+class MotorError:
+    """A motor's reply carries a non-zero error byte (its onset, or a change of code)."""
+
+    motor_index: int
+    joint: str
+    can_id: int
+    code: int
+    action: str
+    """What the driver does about it (one clause, for the report)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MotorErrorCleared:
+    """A motor that reported an error byte reports 0 again."""
+
+    motor_index: int
+    joint: str
+    can_id: int
+    code: int
+    """The code it reported before."""
+    safe: bool
+    """The array is still on the safe command (it stays there until re-armed)."""
+
+
+CanEvent = LinkEvent | DriveWentSafe | BusFailure | MotorError | MotorErrorCleared
 """Everything the driver reports: link events (timeouts, late replies, error frames) and its own."""
 
 
@@ -204,6 +248,22 @@ def fault_of(event: CanEvent, reply_timeout_s: float) -> DriverFault:
         )
     if isinstance(event, BusFailure):
         return DriverFault(f"CAN bus failed: {event.detail}", "can bus", True)
+    if isinstance(event, MotorError):
+        return DriverFault(
+            f"motor {event.joint!r} (index {event.motor_index}, CAN id {event.can_id}) reports "
+            f"error code 0x{event.code:02x}: {event.action}",
+            f"can error {event.joint}",
+            True,
+        )
+    if isinstance(event, MotorErrorCleared):
+        return DriverFault(
+            f"motor {event.joint!r} (index {event.motor_index}, CAN id {event.can_id}) reports "
+            f"no error any more (was 0x{event.code:02x})"
+            + (": the array stays on the safe damping command until re-armed with power off, "
+               "then on" if event.safe else ""),
+            f"can error cleared {event.joint}",
+            False,
+        )
     if isinstance(event, ReplyTimeout):
         return DriverFault(
             f"motor {event.motor_name!r} (index {event.motor_index}, CAN id {event.can_id}) did "
@@ -325,6 +385,9 @@ class CanActuatorArray(ActuatorArray):
         # supervision
         self._missed = np.zeros(n, dtype=np.int64)
         self._lost = np.zeros(n, dtype=np.bool_)
+        self._error_seen = np.zeros(n, dtype=np.uint32)  # last error byte a reply carried
+        self._errored = np.zeros(n, dtype=np.bool_)  # reported an error since re-armed
+        self._error_latched = np.zeros(n, dtype=np.uint32)  # the code that made it errored
         self._safe = False
         self._powered = False
 
@@ -349,6 +412,11 @@ class CanActuatorArray(ActuatorArray):
     def lost(self) -> BoolArray:
         """Motors flagged lost (``lost_after`` consecutive missed replies), a copy."""
         return self._lost.copy()
+
+    @property
+    def errored(self) -> BoolArray:
+        """Motors that reported an error byte since the array was last armed, a copy."""
+        return self._errored.copy()
 
     @property
     def missed_replies(self) -> npt.NDArray[np.int64]:
@@ -480,16 +548,56 @@ class CanActuatorArray(ActuatorArray):
         )
         self._timed_out = feedback.timed_out & feedback.addressed
         self._fresh = True
+        answered = feedback.addressed & ~feedback.timed_out
+        self._watch_errors(answered, supervise=supervise)
         if not supervise:
             return
-        answered = feedback.addressed & ~feedback.timed_out
         self._missed[answered] = 0
         self._missed[self._timed_out] += 1
         newly_lost = (self._missed >= self._can.lost_after) & ~self._lost
         if newly_lost.any():
             self._lost |= newly_lost
             if not self._safe:
-                self._go_safe(int(np.flatnonzero(newly_lost)[0]))
+                i = int(np.flatnonzero(newly_lost)[0])
+                self._go_safe(
+                    i,
+                    DriveWentSafe(
+                        i, self._names[i], self._can.motors[i].can_id, int(self._missed[i])
+                    ),
+                )
+
+    def _watch_errors(self, answered: BoolArray, *, supervise: bool) -> None:
+        """Report each change of a motor's error byte once; flag a motor reporting one and, in a
+        supervised exchange, put the array safe (a power request refuses instead)."""
+        codes = self._error_byte
+        changed = answered & (codes != self._error_seen)
+        if changed.any():
+            for i in np.flatnonzero(changed).tolist():
+                code, before = int(codes[i]), int(self._error_seen[i])
+                self._error_seen[i] = code
+                motor = self._can.motors[i]
+                if code:
+                    action = (
+                        "every motor is on the safe damping command (kp 0, kd "
+                        f"{self._can.safe_kd:g} N·m·s/rad) and commands are refused until it "
+                        "reports 0 and the array is re-armed with power off, then on"
+                        if supervise
+                        else "power on is refused until it reports 0"
+                    )
+                    self._report_event(MotorError(i, motor.joint, motor.can_id, code, action))
+                else:
+                    self._report_event(
+                        MotorErrorCleared(i, motor.joint, motor.can_id, before, self._safe)
+                    )
+        if not supervise:
+            return
+        erring = answered & (codes != 0)
+        np.copyto(self._error_latched, codes, where=erring)
+        newly = erring & ~self._errored
+        if newly.any():
+            self._errored |= newly
+            if not self._safe:
+                self._go_safe(int(np.flatnonzero(newly)[0]), None)
 
     def _displaced(self) -> BoolArray:
         """Joints that moved faster than ``moving_velocity`` on average over the last
@@ -500,15 +608,14 @@ class CanActuatorArray(ActuatorArray):
         with np.errstate(invalid="ignore"):
             return np.abs(self._position - baseline) > self._can.moving_velocity * window
 
-    def _go_safe(self, index: int) -> None:
-        """Put every motor on the safe damping command and report it."""
+    def _go_safe(self, index: int, event: CanEvent | None) -> None:
+        """Put every motor on the safe damping command because of motor ``index``, and report
+        ``event`` (``None``: reported already)."""
         self._safe = True
         self._moves.mode[:] = _SAFE
         self._hold_safe()
-        self._report_event(
-            DriveWentSafe(index, self._names[index], self._can.motors[index].can_id,
-                          int(self._missed[index]))
-        )
+        if event is not None:
+            self._report_event(event)
         if self._powered:
             self._exchange(self._cmd_p, self._cmd_v, self._cmd_kp, self._cmd_kd, self._cmd_tau)
 
@@ -547,14 +654,14 @@ class CanActuatorArray(ActuatorArray):
         )
 
     def _check_armed(self, request: str, indices: IntArray | None = None) -> None:
-        """Refuse motion while the array is safe after a lost motor.
+        """Refuse motion while the array is safe after a lost motor or one reporting an error.
 
-        The refusal names a commanded joint (``indices``; ``None``: every joint): a lost one if
-        the command includes one, else — a one-joint command to a motor that still answers — that
-        joint, with the lost motor that made the array safe in the text."""
+        The refusal names a commanded joint (``indices``; ``None``: every joint): a faulty one if
+        the command includes one, else — a one-joint command to a healthy motor — that joint,
+        with the faulty motor that made the array safe in the text."""
         if not self._safe:
             return
-        lost = np.flatnonzero(self._lost)
+        lost = np.flatnonzero(self._lost | self._errored)
         commanded = self._all if indices is None else indices
         lost_commanded = np.intersect1d(lost, commanded)
         cause = int(lost_commanded[0] if lost_commanded.size else lost[0] if lost.size else 0)
@@ -562,6 +669,24 @@ class CanActuatorArray(ActuatorArray):
         motor = f"motor (can id {self._can.motors[cause].can_id})"
         if i != cause:
             motor += f" of joint {self._names[cause]!r} (index {cause})"
+        if self._errored[cause] and not self._lost[cause]:
+            code = int(self._error_latched[cause])
+            now = int(self._error_seen[cause])
+            reports = (
+                f"reports error code 0x{now:02x}" if now
+                else f"reported error code 0x{code:02x} (now 0)"
+            )
+            raise RequestRejected(
+                request,
+                RejectReason.DRIVER_FAULT,
+                f"{motor} {reports}; the array is on the safe damping command — once it "
+                "reports 0, power(False) then power(True) to re-arm",
+                joint=self._names[i],
+                index=i,
+                field="motor_error",
+                value=f"0x{now or code:02x} ({motor})",
+                expected="error code 0, then power(False) and power(True) to re-arm",
+            )
         raise RequestRejected(
             request,
             RejectReason.TIMED_OUT,
@@ -619,7 +744,7 @@ class CanActuatorArray(ActuatorArray):
             status=status.astype(np.uint32),
             moving=moving,
             braked=np.zeros(n, dtype=np.bool_),
-            stalled=self._lost.copy(),
+            stalled=self._lost | self._errored,
             # Powered as far as known: a lost motor's power is unknown, and an array none of
             # whose motors answers is not reported as powered.
             motor_power=self._powered and not bool(self._lost.all()),
@@ -653,6 +778,26 @@ class CanActuatorArray(ActuatorArray):
                 except BusOffError as exc:
                     self._bus_failed(exc)
             raise self._no_answer(int(missing[0]), "enter-motor-mode", "power is still off")
+        erring = np.flatnonzero(feedback.addressed & (self._error_byte != 0))
+        if on and erring.size:
+            for i in np.flatnonzero(feedback.addressed).tolist():
+                try:
+                    link.disable(i)
+                except BusOffError as exc:
+                    self._bus_failed(exc)
+            i = int(erring[0])
+            code = int(self._error_byte[i])
+            raise RequestRejected(
+                "power",
+                RejectReason.DRIVER_FAULT,
+                f"motor (can id {self._can.motors[i].can_id}) reports error code 0x{code:02x}; "
+                "power is still off — clear the drive's fault first",
+                joint=self._names[i],
+                index=i,
+                field="motor_error",
+                value=f"0x{code:02x}",
+                expected="error code 0",
+            )
         self._powered = on
         self._cmd_p[:] = 0.0
         self._cmd_v[:] = 0.0
@@ -663,6 +808,8 @@ class CanActuatorArray(ActuatorArray):
             # Re-armed: hold where the joints are (the enable replies say where that is).
             self._safe = False
             self._lost[:] = False
+            self._errored[:] = False
+            self._error_latched[:] = 0
             self._missed[:] = 0
             self._moves.profile.reset(feedback.position, np.zeros(self.count))
             self._profile_time = self._clock()
