@@ -1415,6 +1415,39 @@ def test_motors_that_stop_answering_are_reported_on_the_status_topic() -> None:
     assert "re-arm with power off, then on" in lost[0]
 
 
+def test_a_motor_error_code_is_one_error_and_its_end_one_warn_on_the_status_topic() -> None:
+    """A user's CAN trial (2026-12-06): fl_j1's drive (CAN id 5) reported error byte 0x21 and the
+    served array's status topic said nothing while the joint was driven on. Now one ERROR names
+    the motor, its index, CAN id, code and the safe command, however many cycles it lasts, and
+    one WARN says when it reports 0 again."""
+    status: list[Status] = []
+    with can_legs() as (twin, array, _names), Bus(name="can-rig") as bus:
+        timers = TimerThread("can-rig", threaded=False)
+        node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+        bus.subscribe(ArrayNames("legs").status, Status, status.append, RELIABLE, realtime=True)
+        node.start()
+        try:
+            array.power(True)
+            node.cycle(time.monotonic_ns())
+            twin.set_error_code(5, 0x21)
+            for _ in range(5):
+                node.cycle(time.monotonic_ns())
+            twin.set_error_code(5, 0)
+            for _ in range(5):
+                node.cycle(time.monotonic_ns())
+            time.sleep(0.2)
+            timers.run_due()  # the node's reports go out on its timer thread
+        finally:
+            node.shutdown()
+    texts = [(s.level, s.status) for s in status if "error" in s.status]
+    errors = [t for level, t in texts if level == Level.ERROR]
+    cleared = [t for level, t in texts if level == Level.WARN]
+    assert len(errors) == 1, texts
+    assert "motor 'fl_j1' (index 4, CAN id 5) reports error code 0x21" in errors[0]
+    assert "every motor is on the safe damping command" in errors[0]
+    assert len(cleared) == 1 and "reports no error any more (was 0x21)" in cleared[0], texts
+
+
 def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_last_one() -> None:
     """A user's CAN trial (2026-12-06): a stream of commands with ``kp`` 600, over md80's wire
     range of 500, passed the node's checks and was refused by the driver at each write
