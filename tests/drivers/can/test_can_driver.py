@@ -552,6 +552,9 @@ def test_a_motor_reporting_an_error_is_driven_no_more_until_cleared_and_re_armed
         assert not (np.delete(reading.state, 4) & ActuatorState.STALLED).any()
         assert array.safe and array.errored.tolist() == [i == 4 for i in range(12)]
         run_reads(array, 10)  # the error goes on: reported once, not every cycle
+        r.twin.drop_replies(5, True)  # a missed reply says nothing about the code
+        run_reads(array, 1)
+        r.twin.drop_replies(5, False)
         reading = complete_reading(array)
         assert (reading.status & CanStatus.SAFE).all()
         assert reading.state[4] & ActuatorState.STALLED

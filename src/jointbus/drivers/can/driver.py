@@ -549,7 +549,7 @@ class CanActuatorArray(ActuatorArray):
         self._timed_out = feedback.timed_out & feedback.addressed
         self._fresh = True
         answered = feedback.addressed & ~feedback.timed_out
-        self._watch_errors(answered, supervise=supervise)
+        erring = self._watch_errors(answered, supervise=supervise)
         if not supervise:
             return
         self._missed[answered] = 0
@@ -565,10 +565,14 @@ class CanActuatorArray(ActuatorArray):
                         i, self._names[i], self._can.motors[i].can_id, int(self._missed[i])
                     ),
                 )
+        # Last, as for a lost motor: going safe exchanges, and absorbs that exchange in turn.
+        if erring is not None and not self._safe:
+            self._go_safe(erring, None)
 
-    def _watch_errors(self, answered: BoolArray, *, supervise: bool) -> None:
-        """Report each change of a motor's error byte once; flag a motor reporting one and, in a
-        supervised exchange, put the array safe (a power request refuses instead)."""
+    def _watch_errors(self, answered: BoolArray, *, supervise: bool) -> int | None:
+        """Report each change of a motor's error byte once; in a supervised exchange flag the
+        motors reporting one and return the first newly flagged (the caller puts the array safe;
+        a power request refuses instead), else ``None``."""
         codes = self._error_byte
         changed = answered & (codes != self._error_seen)
         if changed.any():
@@ -581,7 +585,7 @@ class CanActuatorArray(ActuatorArray):
                         "every motor is on the safe damping command (kp 0, kd "
                         f"{self._can.safe_kd:g} N·m·s/rad) and commands are refused until it "
                         "reports 0 and the array is re-armed with power off, then on"
-                        if supervise
+                        if supervise and self._powered
                         else "power on is refused until it reports 0"
                     )
                     self._report_event(MotorError(i, motor.joint, motor.can_id, code, action))
@@ -590,14 +594,14 @@ class CanActuatorArray(ActuatorArray):
                         MotorErrorCleared(i, motor.joint, motor.can_id, before, self._safe)
                     )
         if not supervise:
-            return
+            return None
         erring = answered & (codes != 0)
         np.copyto(self._error_latched, codes, where=erring)
         newly = erring & ~self._errored
-        if newly.any():
-            self._errored |= newly
-            if not self._safe:
-                self._go_safe(int(np.flatnonzero(newly)[0]), None)
+        if not newly.any():
+            return None
+        self._errored |= newly
+        return int(np.flatnonzero(newly)[0])
 
     def _displaced(self) -> BoolArray:
         """Joints that moved faster than ``moving_velocity`` on average over the last
@@ -785,6 +789,10 @@ class CanActuatorArray(ActuatorArray):
                     link.disable(i)
                 except BusOffError as exc:
                     self._bus_failed(exc)
+            if not link.enabled.any():  # a re-arm while powered: every motor is off now
+                self._powered = False
+                if not self._safe:
+                    self._moves.mode[:] = MODE_OFF
             i = int(erring[0])
             code = int(self._error_byte[i])
             raise RequestRejected(
