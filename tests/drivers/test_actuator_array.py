@@ -525,12 +525,63 @@ def test_a_command_checked_against_other_limits_is_checked_in_full(
     assert array.calls == []
 
 
+class RangedArray(RecordingArray):
+    """A driver that declares what it can carry, in actuator space (rows position, velocity,
+    torque, kp, kd): the knee (reversed, offset 0.5) has an asymmetric range."""
+
+    def _actuator_command_ranges(self) -> tuple[Any, Any, tuple[str, ...]]:
+        inf = math.inf
+        lower = np.array([[-inf, -0.2, -inf], [-inf, -0.5, -inf], [-inf, -4.0, -inf],
+                          [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        upper = np.array([[inf, 0.9, inf], [inf, 1.0, inf], [inf, 6.0, inf],
+                          [inf, 50.0, inf], [inf, 2.0, inf]])
+        return lower, upper, ("", "the test drive's range", "")
+
+
+@pytest.mark.parametrize("policy", [LimitPolicy.REJECT, LimitPolicy.SATURATE])
+def test_what_the_driver_can_carry_is_refused_in_every_command_whatever_the_policy(
+    policy: LimitPolicy,
+) -> None:
+    """The ranges a driver declares come into joint space through the calibration (the reversed
+    knee swaps ends, its offset shifts the position range) and bound impedance, position and
+    speed commands: refused (never clamped) naming joint, index, field, value and the range;
+    nothing reaches a hook. A value at an end of the range reaches the hook inside the driver's
+    actuator-space range."""
+    array = RangedArray(make_config(policy))
+    array.power(True)
+    ranges = array.command_ranges()
+    assert ranges is array.command_ranges()
+    assert ranges.bounds("position", 1) == pytest.approx((-0.4, 0.7))
+    assert ranges.bounds("velocity", 1) == (-1.0, 0.5)
+    assert ranges.bounds("effort", 1) == (-6.0, 4.0)
+    assert ranges.bounds("kp", 1) == (0.0, 50.0)
+    array.calls.clear()
+    refused = [
+        (lambda: array.position("knee", 0.8), "position", 0.8, "within [-0.4, 0.7]"),
+        (lambda: array.speed("knee", 0.8), "speed", 0.8, "within [-1, 0.5]"),
+        (lambda: array.impedance(ImpedanceCommand.hold([0.0, 0.0, 0.0], [1.0, 60.0, 1.0], 0.1)),
+         "kp", 60.0, "within [0, 50]"),
+        (lambda: array.impedance(ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1).replace(
+            effort=[0.0, 5.0, 0.0])), "effort", 5.0, "within [-6, 4]"),
+    ]
+    for call, field, value, expected in refused:
+        with pytest.raises(LimitError) as info:
+            call()
+        error = info.value
+        assert (error.joint, error.index, error.field, error.value) == ("knee", 1, field, value)
+        assert error.expected == f"{expected} (the test drive's range)"
+    assert array.calls == []
+    array.impedance(ImpedanceCommand.hold([0.0, 0.7, 0.0], 1.0, 0.1))  # the knee at an end
+    (name, targets), = array.calls
+    assert name == "impedance" and -0.2 <= targets.position[1] <= 0.9
+
+
 def test_a_checked_command_cannot_be_made_without_the_check() -> None:
     plain = ImpedanceCommand.hold([0.0] * 3, 1.0, 0.1)
     with pytest.raises(TypeError, match="command check"):
         CheckedImpedance(  # type: ignore[call-arg]
             plain.position, plain.velocity, plain.effort, plain.kp, plain.kd, plain.brake,
-            make_config().limits, (True, False, False), object(),
+            make_config().limits, (True, False, False), None, object(),
         )
 
 

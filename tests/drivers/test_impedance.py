@@ -56,5 +56,5 @@ def test_a_checked_command_is_made_only_by_a_check_and_a_change_makes_it_plain()
     with pytest.raises(TypeError, match="command check"):
         CheckedImpedance(  # type: ignore[call-arg]
             plain.position, plain.velocity, plain.effort, plain.kp, plain.kd, plain.brake,
-            (), (False,), None,
+            (), (False,), None, None,
         )

@@ -36,6 +36,7 @@ hook                                            called by
 ``_write_currents(indices, currents)``          :meth:`current`, :meth:`currents`
 ``_write_impedance(targets)``                   :meth:`impedance` (all N actuators)
 ``_read_imu() -> ImuReading | None``            :meth:`imu` (default: ``None``, no IMU)
+``_actuator_command_ranges()``                  :meth:`command_ranges` (default: ``None``)
 ``_close()``                                    :meth:`close`, once
 ==============================================  ===============================================
 
@@ -85,6 +86,18 @@ range, not a validity check: a velocity into the ``k_position`` bounds and a tor
 ``k_velocity`` bounds at the measured state. Every clamp is reported: returned by the command,
 kept in :attr:`ActuatorArray.last_saturations` and passed to ``on_saturation``.
 
+**What the driver can carry** (:meth:`ActuatorArray.command_ranges`,
+:mod:`jointbus.drivers.command_ranges`). A driver may carry less than the joint limits allow: a
+``can://`` motor's frame encodes ``kp`` only over 0…500 (md80). A driver declares these ranges in
+actuator space (``_actuator_command_ranges``); the base class brings them into joint space with
+the calibration (a reversed joint swaps the ends) and checks every impedance command, position
+and speed against them, always refusing (whatever the policy: a clamped gain is another command)
+with :class:`LimitError` naming joint, index, field, value and the range with what sets it
+("within [0, 500] (the md80's wire range)"). A node's command check folds the same ranges into
+its limits (:class:`~jointbus.nodes.safety.command_check.CommandCheck`), so a served array
+refuses such a command before arbitration, and a ``bus://`` client, which gets them in the
+server's description, before it sends.
+
 **Limits in every mode, while the joint moves.** A command is checked when it arrives; a speed, a
 current or an impedance velocity target keeps acting after that. Drivers that command their
 drives every cycle (``sim://``, ``can://``) therefore run the drive's limit supervisor,
@@ -120,6 +133,7 @@ import numpy.typing as npt
 from jointbus.drivers.array_state import actuator_states, array_state
 from jointbus.drivers.calibration import Calibration
 from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.command_ranges import CommandRanges
 from jointbus.drivers.errors import (
     DriverClosedError,
     DriverError,
@@ -577,6 +591,9 @@ class ActuatorArray(abc.ABC):
             dtype=np.float64,
         ).T.clip(-_BIG, _BIG)
         self._no_brakes = np.zeros(n, dtype=np.bool_)
+        #: What the driver can carry (:meth:`command_ranges`), asked of it on first use: a driver
+        #: builds what it needs for that after this constructor.
+        self._command_ranges: CommandRanges | None = None
         self._api_lock = threading.RLock()
         self._closed = False
         self._on_saturation = on_saturation
@@ -702,6 +719,13 @@ class ActuatorArray(abc.ABC):
         """The body IMU's reading, or ``None`` if this driver has no IMU."""
         return None
 
+    def _actuator_command_ranges(self) -> tuple[FloatArray, FloatArray, tuple[str, ...]] | None:
+        """What the driver can carry, in *actuator* space: (lower, upper), each of shape (5, N)
+        with rows position, velocity, torque (effort), kp, kd (``±inf``: unbounded), and per
+        actuator what sets them, as an error says it ("the md80's wire range"). Asked once.
+        Default ``None``: unbounded (:meth:`command_ranges`)."""
+        return None
+
     def _request_power(self, on: bool) -> None:
         raise self._unsupported(Capability.POWER.value)
 
@@ -812,6 +836,61 @@ class ActuatorArray(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def command_ranges(self) -> CommandRanges:
+        """Per joint, the bounds of each impedance field this driver can carry, in joint space
+        (:class:`~jointbus.drivers.command_ranges.CommandRanges`; unbounded unless the driver
+        declares them, as ``can://`` does its motor models' wire ranges). Fixed for the driver's
+        life: the same object on every call. Commands outside them are refused (module docstring,
+        "What the driver can carry")."""
+        ranges = self._command_ranges
+        if ranges is None:
+            with self._api_lock:
+                ranges = self._command_ranges
+                if ranges is None:
+                    ranges = self._make_command_ranges()
+        return ranges
+
+    def _make_command_ranges(self) -> CommandRanges:
+        """The driver's ranges in joint space, folded into the fast impedance check (lock held)."""
+        declared = self._actuator_command_ranges()
+        if declared is None:
+            ranges = CommandRanges.unbounded(self._names)
+        else:
+            lower, upper, bound_by = declared
+            ranges = CommandRanges.from_actuator(
+                self._names, lower, upper, bound_by, self._calibration
+            )
+            self._impedance_lower = np.maximum(self._impedance_lower, ranges.lower).clip(
+                -_BIG, _BIG
+            )
+            self._impedance_upper = np.minimum(self._impedance_upper, ranges.upper).clip(
+                -_BIG, _BIG
+            )
+        self._command_ranges = ranges
+        return ranges
+
+    def _check_ranges(self, field_name: str, indices: IntArray, values: FloatArray,
+                      request_field: str | None = None) -> None:
+        """Refuse (:class:`LimitError`, whatever the policy) the first of ``values`` (of joints
+        ``indices``) outside the driver's range of ``field_name``; the error names
+        ``request_field`` (default ``field_name``), the field the caller sent."""
+        ranges = self.command_ranges()
+        if not ranges.bounded:
+            return
+        lower, upper = ranges.bounds_array(field_name)
+        outside = ~((values >= lower[indices]) & (values <= upper[indices]))
+        if outside.any():
+            k = int(np.flatnonzero(outside)[0])
+            i = int(indices[k])
+            raise LimitError(
+                _API,
+                request_field or field_name,
+                float(values[k]),
+                ranges.expectation(field_name, i),
+                joint=self._names[i],
+                index=i,
+            )
 
     # ---------------------------------------------------------------- geometry and feedback
 
@@ -1144,22 +1223,26 @@ class ActuatorArray(abc.ABC):
 
         Every field must hold one finite value per joint; ``kp`` and ``kd`` must be ≥ 0;
         ``position`` is checked against the position limits, ``velocity`` against the velocity
-        limits, ``effort`` against the effort limits (policy), then soft limits clamp; ``brake``
-        may only be set on joints with a brake. Errors name the joint (name and index), the
-        field, the value and the expectation; a refused command changes nothing.
+        limits, ``effort`` against the effort limits (policy), every field against what the
+        driver can carry (:meth:`command_ranges`; always refused), then soft limits clamp;
+        ``brake`` may only be set on joints with a brake. Errors name the joint (name and index),
+        the field, the value and the expectation; a refused command changes nothing.
 
         A :class:`~jointbus.drivers.impedance.CheckedImpedance` that a node's command check made
-        against this array's limits and brakes is not checked again (its values are; soft limits
-        and power, which depend on the moment, are). Any other command whose values all lie
+        against this array's limits, command ranges and brakes is not checked again (its values
+        are; soft limits and power, which depend on the moment, are). Any other command whose
+        values all lie
         within their bounds (the normal case at 500 Hz) is checked with one comparison of the
         five stacked rows against precomputed bounds (NaN fails it); any other goes through the
         per-field check, which names the joint and applies the limit policy.
         """
         with self._api_lock:
             self._begin(Capability.IMPEDANCE)
+            ranges = self._command_ranges or self._make_command_ranges()
             if (
                 type(command) is CheckedImpedance
                 and command.limits is self._config.limits
+                and command.ranges is ranges
                 and command.has_brake == self._has_brakes_tuple
             ):
                 return self._apply_impedance(
@@ -1205,6 +1288,12 @@ class ActuatorArray(abc.ABC):
                 velocity, s_vel = self._limits.apply("velocity", rows[1], command_field="velocity")
                 effort, s_eff = self._limits.apply("effort", rows[2], command_field="effort")
                 saturations = s_pos + s_vel + s_eff
+                for field_name, values in zip(
+                    ("position", "velocity", "effort", "kp", "kd"),
+                    (position, velocity, effort, rows[3], rows[4]),
+                    strict=True,
+                ):
+                    self._check_ranges(field_name, self._all, values)
             brake = command.brake
             if brake.any():
                 missing = brake & ~self._has_brakes
@@ -1317,6 +1406,7 @@ class ActuatorArray(abc.ABC):
             "position", values, indices, command_field=field_name
         )
         targets, soft = self._clamp_soft_position(indices, targets, field_name)
+        self._check_ranges("position", indices, targets, field_name)
         self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_positions(indices, self._to_actuator_position(indices, targets))
@@ -1348,6 +1438,7 @@ class ActuatorArray(abc.ABC):
                 indices, targets, vmin[indices], vmax[indices], f"{field_name} (soft limit)"
             )
             saturations += soft
+        self._check_ranges("velocity", indices, targets, field_name)
         self._require_power(field_name, indices)
         self._require_unbraked(field_name, indices)
         self._write_speeds(indices, self._calibration.direction[indices] * targets)

@@ -22,10 +22,11 @@ read-only, so a command handed to several consumers cannot be changed under one 
 
 **Checked once.** On the 500 Hz path of a node the command check
 (:class:`~jointbus.nodes.safety.command_check.CommandCheck`) already validated every value —
-lengths, finite, gains, hard limits, brakes — before the driver sees it. What it returns is a
-:class:`CheckedImpedance`: the same arrays plus the limits they were checked against, a type only
-that validation makes (constructing one directly raises ``TypeError``). The driver applies a
-:class:`CheckedImpedance` checked against its own limits without checking those again; it still
+lengths, finite, gains, hard limits, the driver's command ranges, brakes — before the driver sees
+it. What it returns is a :class:`CheckedImpedance`: the same arrays plus the limits and command
+ranges they were checked against, a type only that validation makes (constructing one directly
+raises ``TypeError``). The driver applies a :class:`CheckedImpedance` checked against its own
+limits and ranges without checking those again; it still
 applies what depends on the moment (soft limits at the measured state, power). Any other
 :class:`ImpedanceCommand` — user code calling the device API, a command a node changed after the
 check (re-entry ramp, derating, hold, safe) — is checked in full.
@@ -41,6 +42,7 @@ from typing import ClassVar, Final, Self
 import numpy as np
 import numpy.typing as npt
 
+from jointbus.drivers.command_ranges import CommandRanges
 from jointbus.messages.errors import ValidationError
 from jointbus.model.limits import JointLimitSpec
 
@@ -202,7 +204,9 @@ _SEAL: Final = object()
 @dataclass(frozen=True, slots=True, eq=False)
 class CheckedImpedance(ImpedanceCommand):
     """An :class:`ImpedanceCommand` that passed a full check against ``limits`` (the array's
-    ``ActuatorArrayConfig.limits``, by identity) with its brakes checked against ``has_brake``.
+    ``ActuatorArrayConfig.limits``, by identity) and ``ranges`` (the array's
+    :meth:`~jointbus.drivers.actuator_array.ActuatorArray.command_ranges`, by identity; ``None``:
+    not checked) with its brakes checked against ``has_brake``.
 
     Made only by :func:`_certify`, which only validation calls (see the module docstring); a
     direct construction raises ``TypeError``, so holding one means the check ran.
@@ -210,6 +214,7 @@ class CheckedImpedance(ImpedanceCommand):
 
     limits: tuple[JointLimitSpec, ...]
     has_brake: tuple[bool, ...]
+    ranges: CommandRanges | None
     _seal: object
 
     def __post_init__(self) -> None:
@@ -237,9 +242,11 @@ def _certify(  # noqa: PLR0917 - one array per field of the command
     brake: BoolArray,
     limits: tuple[JointLimitSpec, ...],
     has_brake: tuple[bool, ...],
+    ranges: CommandRanges | None,
 ) -> CheckedImpedance:
     """A :class:`CheckedImpedance` of these arrays. Private to jointbus: called only by the
-    command check, after it validated every value against ``limits`` and ``has_brake``."""
+    command check, after it validated every value against ``limits``, ``ranges`` and
+    ``has_brake``."""
     return CheckedImpedance(
-        position, velocity, effort, kp, kd, brake, limits, has_brake, _SEAL
+        position, velocity, effort, kp, kd, brake, limits, has_brake, ranges, _SEAL
     )

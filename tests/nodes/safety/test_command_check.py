@@ -409,3 +409,31 @@ def test_a_check_that_knows_the_brakes_returns_a_checked_command_for_the_driver(
     assert type(checked.replace(kp=(1.0, 1.0, 1.0))) is ImpedanceCommand
     # brakes unknown to the check: the driver must check them, so no checked command
     assert type(CommandCheck(NAMES, limits).check(impedance())) is ImpedanceCommand
+
+
+def test_what_the_driver_can_carry_narrows_the_limits_and_the_error_says_so() -> None:
+    """A driver's command ranges (a CAN motor model's wire range) fold into the check: a value
+    inside the robot's limits but outside them is refused whole, naming joint, index, the field as
+    sent, value and the range with what sets it; a value refused by the robot's own limit says
+    nothing of the wire; a passed command is certified against the ranges too."""
+    from jointbus.drivers.command_ranges import CommandRanges
+
+    inf = math.inf
+    lower = np.array([[-12.5] * 3, [-25.0] * 3, [-24.0] * 3, [0.0] * 3, [0.0] * 3])
+    upper = np.array([[12.5] * 3, [25.0] * 3, [24.0] * 3, [300.0, 300.0, inf], [10.0] * 3])
+    ranges = CommandRanges(NAMES, lower, upper, ("the md80's wire range",) * 3)
+    check = make_check(ranges=ranges)
+    with pytest.raises(CommandRejected) as info:
+        check.check(command(kp=(80.0, 400.0, 80.0)))  # kp_max is 500, the wire 300
+    error = info.value
+    assert (error.field, error.joint, error.index, error.value) == ("kp", "knee", 1, 400.0)
+    assert error.expected == "within [0, 300] (the md80's wire range)"
+    with pytest.raises(CommandRejected) as info:  # the unbounded ankle: the wire's torque range
+        check.check(command(t_trq=(0.0, 1.0, -30.0)))
+    assert (info.value.field, info.value.index) == ("t_trq", 2)
+    assert info.value.expected == "within [-24, 24] (the md80's wire range)"
+    with pytest.raises(CommandRejected) as info:  # the knee's own velocity limit is tighter
+        check.check(command(t_vel=(0.0, 11.0, 0.0)))
+    assert info.value.expected == "within [-10, 10]"
+    checked = check.check(command(kp=(80.0, 300.0, 450.0)))  # ankle: kp_max alone bounds it
+    assert isinstance(checked, ImpedanceCommand) and checked.kp.tolist() == [80.0, 300.0, 450.0]

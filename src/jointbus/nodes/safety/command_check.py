@@ -28,7 +28,12 @@ Checks, in this order (the first failure is reported):
 4. **Finite** (:class:`NonFiniteError`) and **limits** (:class:`LimitError`): the position target
    within the joint's position range (rad), the velocity within ± its velocity limit (rad/s), the
    effort within ± its effort limit (N·m), ``kp`` in [0, ``kp_max``] (N·m/rad), ``kd`` in
-   [0, ``kd_max``] (N·m·s/rad); reserved fields (hb50's ``ki``) only within float32 range.
+   [0, ``kd_max``] (N·m·s/rad); reserved fields (hb50's ``ki``) only within float32 range. Each
+   also within what the driver can carry (``ranges``: the array's
+   :meth:`~jointbus.drivers.actuator_array.ActuatorArray.command_ranges`, e.g. a CAN motor
+   model's wire range — ``kp`` 0…500 for md80), so a command the driver would refuse at write is
+   refused here, whole, before arbitration; the error then says what sets the bound
+   ("within [0, 500] (the md80's wire range)").
 5. **Brakes** (:class:`LimitError` on ``brake``): when the node says which joints have a brake,
    ``brake`` may only be set on those.
 
@@ -61,6 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jointbus.codec.wire import FLOAT32_MAX
+from jointbus.drivers.command_ranges import CommandRanges
 from jointbus.drivers.impedance import CheckedImpedance, ImpedanceCommand, _certify
 from jointbus.drivers.limits import JointLimits, at_limit_bounds
 from jointbus.errors import Refused
@@ -196,7 +202,9 @@ class CommandCheck:
     ``kp_max`` / ``kd_max`` bound the gains (N·m/rad, N·m·s/rad; ``inf`` = only ≥ 0).
     ``allowed_sources``: when given, only these ``source_node`` names are accepted.
     ``has_brake``: per joint, whether a brake is fitted (``None``: not checked). ``fields``: the
-    wire message's field names (default: ``jointbus_msgs/msg/JointImpedance``'s).
+    wire message's field names (default: ``jointbus_msgs/msg/JointImpedance``'s). ``ranges``: what
+    the driver can carry (the array's ``command_ranges()``), folded into the limits (``None``:
+    unbounded).
     """
 
     __slots__ = (
@@ -207,9 +215,11 @@ class CommandCheck:
         "_clip_upper",
         "_exact",
         "_fields",
+        "_limit_exact",
         "_lower",
         "_n",
         "_order",
+        "_ranges",
         "_rows",
         "_type",
         "_upper",
@@ -227,6 +237,7 @@ class CommandCheck:
         allowed_sources: Iterable[str] | None = None,
         has_brake: Sequence[bool] | None = None,
         fields: ImpedanceFields = JOINT_IMPEDANCE_FIELDS,
+        ranges: CommandRanges | None = None,
     ) -> None:
         order = tuple(actuator_order)
         if not order:
@@ -237,6 +248,11 @@ class CommandCheck:
             raise ValueError(
                 f"limits cover joints {limits.names}; expected the actuator order {order}"
             )
+        if ranges is not None and ranges.names != order:
+            raise ValueError(
+                f"command ranges cover joints {ranges.names}; expected the actuator order {order}"
+            )
+        self._ranges = ranges
         for name, value in (("kp_max", kp_max), ("kd_max", kd_max)):
             if math.isnan(value) or value < 0:
                 raise ValueError(f"{name} = {value}; expected ≥ 0 (inf for no bound)")
@@ -280,6 +296,21 @@ class CommandCheck:
             (fields.effort, "effort"),
         ):
             exact[field_name] = limits.bounds_array(quantity)
+        self._limit_exact = dict(exact)  # the robot's limits alone, for what an error says
+        if ranges is not None:  # what the driver can carry narrows the limits
+            for field_name, quantity in (
+                (fields.position, "position"),
+                (fields.velocity, "velocity"),
+                (fields.effort, "effort"),
+                (fields.kp, "kp"),
+                (fields.kd, "kd"),
+            ):
+                lower, upper = exact[field_name]
+                carried_lower, carried_upper = ranges.bounds_array(quantity)
+                exact[field_name] = (
+                    np.maximum(lower, carried_lower),
+                    np.minimum(upper, carried_upper),
+                )
         self._exact = exact
         accepted = {f: at_limit_bounds(*exact[f]) for f in self._rows}
         self._lower: NDArray[np.float64] = np.clip(
@@ -354,7 +385,7 @@ class CommandCheck:
         if certified is None:
             return ImpedanceCommand(position, velocity, effort, kp, kd, brakes)
         checked: CheckedImpedance = _certify(
-            position, velocity, effort, kp, kd, brakes, certified[0], certified[1]
+            position, velocity, effort, kp, kd, brakes, certified[0], certified[1], self._ranges
         )
         return checked
 
@@ -447,14 +478,35 @@ class CommandCheck:
                 index=index,
             )
         row, index = (int(k) for k in np.argwhere(~inside)[0])
-        lo, hi = self.bounds(self._rows[row], index)
+        field = self._rows[row]
+        lo, hi = self.bounds(field, index)
         value = float(values[row, index])
         single = self._fields.float32 and abs(value) <= FLOAT32_MAX  # beyond: no float32 form
         raise LimitError(
             self._type,
-            self._rows[row],
+            field,
             np.float32(value) if single else value,
-            f"within [{lo:g}, {hi:g}]",
+            f"within [{lo:g}, {hi:g}]{self._bound_by(field, index, value)}",
             joint=self._order[index],
             index=index,
         )
+
+    def _bound_by(self, field: str, index: int, value: float) -> str:
+        """`` (the md80's wire range)`` when the bound ``value`` passed is the driver's command
+        range rather than a limit of the robot's, else empty."""
+        ranges = self._ranges
+        quantity = self._quantity(field)
+        if ranges is None or quantity is None or not ranges.bound_by[index]:
+            return ""
+        lower, upper = self._limit_exact[field]
+        carried_lo, carried_hi = ranges.bounds(quantity, index)
+        below = value < float(lower[index]) or value < carried_lo
+        tighter = carried_lo > lower[index] if below else carried_hi < upper[index]
+        return f" ({ranges.bound_by[index]})" if tighter else ""
+
+    def _quantity(self, field: str) -> str | None:
+        """The command-range quantity of a wire field (``t_trq`` → ``effort``), or ``None``."""
+        f = self._fields
+        names = {f.position: "position", f.velocity: "velocity", f.effort: "effort",
+                 f.kp: "kp", f.kd: "kd"}
+        return names.get(field)
