@@ -53,6 +53,7 @@ from jointbus.messages.joint_state import JointState
 from jointbus.messages.joints import Joints
 from jointbus.messages.std_msgs import String
 from jointbus.nodes.array import ArrayNode, ArrayNodeConfig
+from jointbus.nodes.array.node import StreamMode
 from jointbus.nodes.array.unchecked_impedance import UncheckedJointImpedance
 from jointbus.robots.hb50.messages import Level, Status
 from jointbus.runtime.timer import TimerThread
@@ -1449,14 +1450,18 @@ def test_a_motor_error_code_is_one_error_and_its_end_one_warn_on_the_status_topi
 
 
 def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_last_one() -> None:
-    """A user's CAN trial (2026-12-06): a stream of commands with ``kp`` 600, over md80's wire
-    range of 500, passed the node's checks and was refused by the driver at each write
-    ("nothing was sent"); the drives kept the last command they had taken — its velocity target
-    moved a joint 0.15 rad — while the refused stream kept the watchdog fed. Now a refused write
-    is followed by the safe command in the same cycle, reported with the command's source, and
-    the next accepted command re-enters from the measured pose."""
+    """The backstop for what a driver refuses at write that no declared range covers. A user's
+    CAN trial (2026-12-06): a stream of commands with ``kp`` 600, over md80's wire range of 500,
+    passed the node's checks and was refused by the driver at each write ("nothing was sent");
+    the drives kept the last command they had taken — its velocity target moved a joint 0.15 rad
+    — while the refused stream kept the watchdog fed. Now a refused write is followed by the safe
+    command in the same cycle, reported with the command's source, and the next accepted command
+    re-enters from the measured pose. (The ``can://`` driver now declares its wire ranges and
+    such a command is refused by the check; here it declares none, as a driver with a bound it
+    does not declare.)"""
     status: list[Status] = []
     with can_legs() as (_twin, array, names), Bus(name="can-rig") as bus:
+        array._actuator_command_ranges = lambda: None  # declares nothing: refused only at write
         timers = TimerThread("can-rig", threaded=False)
         node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
         legs = ArrayNames("legs")
@@ -1485,6 +1490,73 @@ def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_la
             node.shutdown()
     refused = [s.status for s in status if "writing the command from 'squat' failed" in s.status]
     assert refused and "kp" in refused[0] and "the drives are damped" in refused[0], status
+
+
+def test_a_command_outside_the_motors_wire_range_is_refused_by_the_check_and_the_drives_keep_theirs(
+) -> None:
+    """The user's CAN trial again (2026-12-06): ``kp`` 600 for one joint of a served md80 array
+    (wire range 0…500). The node's checks know what the driver can carry
+    (``command_ranges()``), so the command is refused whole before arbitration, with the typed
+    error naming the joint (name and index), ``kp``, 600 and the range with why; the drives keep
+    the previous accepted command (every frame the motors receive still has ``kp`` 20) and
+    nothing is damped or re-entered — before, every write was refused and damped."""
+    from jointbus.drivers.can.mit_protocol import MitCommand
+
+    status: list[Status] = []
+    with can_legs() as (twin, array, names), Bus(name="can-rig") as bus:
+        received: list[tuple[int, MitCommand]] = []
+        twin_command = twin._command
+
+        def record(index: int, command: MitCommand) -> None:
+            received.append((index, command))
+            twin_command(index, command)
+
+        twin._command = record
+        timers = TimerThread("can-rig", threaded=False)
+        node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+        legs = ArrayNames("legs")
+        bus.subscribe(legs.status, Status, status.append, RELIABLE, realtime=True)
+        stream = bus.publisher(legs.impedance_command, JointImpedance, MAB_RT)
+        node.start()
+        try:
+            array.power(True)
+            home = array.read_joints().position.tolist()
+            for _ in range(40):  # a valid stream, steady for 0.8 s: it takes over, applied
+                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+            accepted = node.last_applied
+            assert accepted is not None and accepted.kp.tolist() == [20.0] * 12
+            rejected_before = node.rejected
+            del received[:]
+            over = dataclasses.replace(
+                hold_message(names, home, 20.0, 1.0, source="squat"),
+                kp=(20.0,) * 4 + (600.0,) + (20.0,) * 7,  # fl_j1, index 4
+            )
+            for _ in range(3):
+                stream.publish(over)
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+                assert node.mode is StreamMode.RUN
+                assert node.last_applied is accepted and node.last_applied_source == "squat"
+            during = list(received)  # what the motors got in those cycles (not at shutdown)
+            assert node.rejected == rejected_before + 3
+            assert not node.reentry.active  # nothing was damped: nothing to re-enter
+            time.sleep(0.2)
+            timers.run_due()  # the node's reports go out on its timer thread
+        finally:
+            node.shutdown()
+    # What the motors received in the cycles of the refused commands: the accepted one.
+    assert len(during) == 3 * 12
+    lsb = 500.0 / 4095
+    held = [(i, c.kp, c.kd) for i, c in during if abs(c.kp - 20.0) > lsb or abs(c.kd - 1.0) > 0.01]
+    assert not held, held
+    assert not [s for s in status if "failed" in s.status and "writing" in s.status], status
+    refused = [s for s in status if "rejected" in s.status and "'kp'" in s.status]
+    assert refused and refused[0].level == Level.ERROR, [s.status for s in status]
+    text = refused[0].status
+    assert "joint 'fl_j1' (index 4)" in text and "600" in text, text
+    assert "within [0, 500] (the md80's wire range)" in text, text
 
 
 def test_a_state_message_that_fails_to_build_is_reported_and_the_cycle_still_writes() -> None:

@@ -722,6 +722,15 @@ class CanActuatorArray(ActuatorArray):
     def _motor_power(self) -> bool:
         return self._powered
 
+    def _actuator_command_ranges(self) -> tuple[FloatArray, FloatArray, tuple[str, ...]]:
+        """The motor models' wire ranges (actuator space = motor space here): what a frame can
+        carry, declared so that a command outside them is refused when checked, not at write."""
+        low, high = self._link.command_ranges  # rows position, velocity, kp, kd, torque
+        order = [0, 1, 4, 2, 3]  # -> position, velocity, torque, kp, kd
+        return low[order], high[order], tuple(
+            f"the {m.model.name}'s wire range" for m in self._can.motors
+        )
+
     def _read_raw(self) -> RawReading:
         if not self._fresh:
             self._poll()

@@ -59,7 +59,12 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
 
 - *Limits and validation*: one-shot commands by the driver API; impedance commands by
   :class:`~jointbus.nodes.safety.CommandCheck` (source allowed, actuator order, lengths,
-  finite, limits, gains, brakes) before arbitration. A Rock ``Joints`` command is checked whole
+  finite, limits, gains, brakes) before arbitration; its limits include what the driver can
+  carry (:meth:`~jointbus.drivers.ActuatorArray.command_ranges`: a CAN motor model's wire range,
+  ``kp`` 0…500 for md80), so such a command is refused whole there and the previous command (or
+  the robot's fallback) keeps running. A write the driver still refuses (a bound no declared
+  range covers) is the backstop: the same cycle writes the safe command, and the next accepted
+  command re-enters from the measured pose. A Rock ``Joints`` command is checked whole
   against the limits before any joint is commanded, so it is never applied in part.
 - *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
   source owns the array and a custom one publishing at ≥ ``takeover_hz`` for
@@ -528,7 +533,9 @@ class ArrayNode(Node):
         limit_type_name: str | None = None,
     ) -> CommandCheck:
         """A :class:`CommandCheck` of this array's impedance commands of wire type ``type_name``
-        (``fields``: where that type keeps each quantity; default the generic message's)."""
+        (``fields``: where that type keeps each quantity; default the generic message's), against
+        the array's limits and what its driver can carry (its ``command_ranges()``: a CAN motor
+        model's wire range), so a command the driver would refuse at write is refused here."""
         cfg = self.array.config
         s = self.settings
         extra: dict[str, Any] = {} if fields is None else {"fields": fields}
@@ -544,6 +551,7 @@ class ArrayNode(Node):
             kd_max=s.kd_max,
             allowed_sources=s.allowed_sources,
             has_brake=self._has_brake,
+            ranges=self.array.command_ranges(),
             **extra,
         )
 
@@ -791,11 +799,13 @@ class ArrayNode(Node):
                 self._write(self.thermal.derate(self._safe), "safe", self.name)
             elif command is not None:
                 if not self._write(self.thermal.derate(command), "command", source):
-                    # The driver refused what the checks let through (a motor's wire range: kp
-                    # 600 over md80's 500). Writing nothing left the drives on the last command
-                    # they took — a velocity target moved a joint 0.15 rad in a user's CAN
-                    # trial (2026-12-06) while a stream of refused commands kept the watchdog
-                    # fed. Damp now; the next accepted command re-enters from the measured pose.
+                    # The backstop: the driver refused what the checks let through (a bound its
+                    # command_ranges() does not declare; a motor's wire range such as kp 600
+                    # over md80's 500 is refused by the command check since 2026-12-06).
+                    # Writing nothing left the drives on the last command they took — a velocity
+                    # target moved a joint 0.15 rad in a user's CAN trial — while a stream of
+                    # refused commands kept the watchdog fed. Damp now; the next accepted
+                    # command re-enters from the measured pose.
                     self._write(self.thermal.derate(self._safe), "safe", self.name)
                     self.reentry.begin(self._clipped(reading.position), "a refused command")
             else:
