@@ -91,3 +91,24 @@ def test_description_refuses_wrong_lengths_and_nan_naming_the_joint() -> None:
         ArrayDescription(("a", "b"), (0, 0), (1, 1), (1,), (1, 1), (1, 1), (1, 1))
     with pytest.raises(ValidationError, match="joint 'b' \\(index 1\\)"):
         ArrayDescription(("a", "b"), (0, 0), (1, math.nan), (1, 1), (1, 1), (1, 1), (1, 1))
+
+
+def test_description_carries_what_the_driver_can_carry_and_refuses_ranges_that_do_not_fit() -> None:
+    two = {"names": ("a", "b"), "position_min": (0, 0), "position_max": (1, 1),
+           "velocity_max": (1, 1), "effort_max": (1, 1), "current_max": (1, 1),
+           "acceleration": (1, 1)}
+    desc = ArrayDescription(
+        **two,  # type: ignore[arg-type]
+        command_fields=("kp", "kd"),
+        command_min=(0.0, 0.0, 0.0, 0.0),
+        command_max=(500.0, math.inf, 10.0, 5.0),
+        command_bound_by=("the md80's wire range", ""),
+    )
+    assert ArrayDescription.from_cdr(desc.to_cdr()) == desc
+    assert desc.to_cdr() == rosbags_cdr(desc)
+    with pytest.raises(LengthMismatchError, match="command_max"):
+        ArrayDescription(**two, command_fields=("kp",), command_min=(0.0, 0.0),  # type: ignore[arg-type]
+                         command_max=(1.0,), command_bound_by=("", ""))
+    with pytest.raises(ValidationError, match="joint 'b' \\(index 1\\)"):
+        ArrayDescription(**two, command_fields=("kp",), command_min=(0.0, 2.0),  # type: ignore[arg-type]
+                         command_max=(1.0, 1.0), command_bound_by=("", ""))

@@ -7,10 +7,12 @@ Where it sits: :mod:`jointbus.drivers.bus`, registered as scheme ``bus`` in
 **How a call travels.** The client is a real :class:`ActuatorArray` built from the server's
 ``describe`` and ``get_geometry`` answers (names, types, limits, policy, capabilities, geometry),
 so the base class checks every call *locally* exactly as it checks a local array — unknown joint,
-wrong length, NaN, limits, unsupported capability — and raises the same errors before anything is
-sent. What only the server knows (motor power, e-stop, the driver's own refusals, soft limits) is
-checked there: each hook sends the call to the node's service of the same name and a NACK comes
-back as the very error the served array raised (:mod:`.errors_on_wire`), e.g.
+wrong length, NaN, limits, what the served driver can carry (its
+:meth:`~jointbus.drivers.ActuatorArray.command_ranges`, in the description: a CAN motor's wire
+range), unsupported capability — and raises the same errors before anything is sent. What only
+the server knows (motor power, e-stop, the driver's own refusals, soft limits) is checked there:
+each hook sends the call to the node's service of the same name and a NACK comes back as the
+very error the served array raised (:mod:`.errors_on_wire`), e.g.
 ``RequestRejected(reason=POWERED_OFF)``. The clamps the server applied are returned by the command
 as they would be locally. Calibration is the server's business: the client works in joint space.
 
@@ -94,6 +96,7 @@ from jointbus.drivers.actuator_array import (
 from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayNames
 from jointbus.drivers.bus.errors_on_wire import error_from_reply, saturations_from_reply
 from jointbus.drivers.capabilities import Capability
+from jointbus.drivers.command_ranges import COMMAND_RANGE_FIELDS
 from jointbus.drivers.errors import DriverIOError, DriverURLError
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import LimitPolicy, Saturation
@@ -297,6 +300,7 @@ class BusActuatorArray(ActuatorArray):
                 bus, n.request("get_geometry"), GeometryRequest(), ArrayGeometry, timeout_s
             )
             super().__init__(_config(description, geometry))
+            self._description = description
             self._capability_set = frozenset(Capability(c) for c in description.capabilities)
             self._latest: ActuatorArrayData | None = None
             #: Header of the sample the last read used (its server stamp, for :meth:`read`).
@@ -622,6 +626,24 @@ class BusActuatorArray(ActuatorArray):
         self._send(
             "home", self.array_names.command("home"), jointbus_msgs.ActuatorHomeCommand(joint)
         )
+
+    def _actuator_command_ranges(self) -> tuple[FloatArray, FloatArray, tuple[str, ...]] | None:
+        """What the served driver can carry, from the server's description (joint space: the
+        client's calibration is the identity); ``None`` when the server declares none."""
+        d = self._description
+        if not d.command_fields:
+            return None
+        n = self.count
+        lower = np.full((len(COMMAND_RANGE_FIELDS), n), -math.inf)
+        upper = np.full((len(COMMAND_RANGE_FIELDS), n), math.inf)
+        low = np.array(d.command_min, dtype=np.float64).reshape(-1, n)
+        high = np.array(d.command_max, dtype=np.float64).reshape(-1, n)
+        for k, field in enumerate(d.command_fields):
+            if field in COMMAND_RANGE_FIELDS:  # a field this client does not know: not checked
+                row = COMMAND_RANGE_FIELDS.index(field)
+                lower[row] = low[k]
+                upper[row] = high[k]
+        return lower, upper, d.command_bound_by
 
     def impedance(self, command: ImpedanceCommand) -> tuple[Saturation, ...]:
         """Checked locally as any array checks it, then published on the node's impedance stream

@@ -146,6 +146,7 @@ from jointbus.drivers.bus.array_names import DEFAULT_IMPEDANCE_SOURCE, ArrayName
 from jointbus.drivers.bus.errors_on_wire import ack, nack
 from jointbus.drivers.capabilities import Capability
 from jointbus.drivers.command_expiry import DEFAULT_COMMAND_TIMEOUT_S, CommandExpiry
+from jointbus.drivers.command_ranges import COMMAND_RANGE_FIELDS
 from jointbus.drivers.errors import (
     DriverError,
     RejectReason,
@@ -1926,8 +1927,18 @@ class ArrayNode(Node):
             return self.array.geometry()
 
     def describe(self) -> ArrayDescription:
-        """Names, limits, accelerations, policy and capabilities (the ``describe`` service)."""
+        """Names, limits, accelerations, policy, capabilities and what the driver can carry
+        (the ``describe`` service; a ``bus://`` client checks its commands against all of it)."""
         cfg = self.array.config
+        ranges = self.array.command_ranges()
+        carried: dict[str, Any] = {}
+        if ranges.bounded:
+            carried = {
+                "command_fields": COMMAND_RANGE_FIELDS,
+                "command_min": tuple(ranges.lower.ravel().tolist()),
+                "command_max": tuple(ranges.upper.ravel().tolist()),
+                "command_bound_by": ranges.bound_by,
+            }
         return ArrayDescription(
             names=cfg.names,
             position_min=tuple(s.position_min for s in cfg.limits),
@@ -1938,6 +1949,7 @@ class ArrayNode(Node):
             acceleration=tuple(self.array.config_accelerations.tolist()),
             policy=cfg.policy.value,
             capabilities=tuple(sorted(c.value for c in self.array.capabilities())),
+            **carried,
         )
 
     # ---- e-stop services -----------------------------------------------------------------------
