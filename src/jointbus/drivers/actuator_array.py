@@ -1231,10 +1231,9 @@ class ActuatorArray(abc.ABC):
         A :class:`~jointbus.drivers.impedance.CheckedImpedance` that a node's command check made
         against this array's limits, command ranges and brakes is not checked again (its values
         are; soft limits and power, which depend on the moment, are). Any other command whose
-        values all lie
-        within their bounds (the normal case at 500 Hz) is checked with one comparison of the
-        five stacked rows against precomputed bounds (NaN fails it); any other goes through the
-        per-field check, which names the joint and applies the limit policy.
+        values all lie within their bounds (the normal case at 500 Hz) is checked with one
+        comparison of the five stacked rows against precomputed bounds (NaN fails it); any other
+        goes through the per-field check, which names the joint and applies the limit policy.
         """
         with self._api_lock:
             self._begin(Capability.IMPEDANCE)
