@@ -231,3 +231,27 @@ def test_any_command_started_with_sigint_ignored_still_stops_on_it() -> None:
         if hz.poll() is None:
             hz.kill()
             hz.wait(timeout=10.0)
+
+
+def test_a_can_array_is_served_with_the_nodes_cycle_as_its_period() -> None:
+    """``serve can://…`` at 100 Hz with the driver's 2 ms default period: its limit guard looked
+    2 ms ahead of impedance commands that each stood for the node's 10 ms cycle. Without
+    ``period`` in the URL the node's cycle is used, and the first line says so; a URL that
+    gives another period keeps it, and the line names the mismatch."""
+    from jointbus.cli.serve import url_at_rate
+    from jointbus.drivers.can.driver import CanActuatorArray
+    from jointbus.drivers.can.twin_server import TwinServer
+
+    url = "can://virtual/served_period?robot=hb50&model=md80"
+    opened, note = url_at_rate(url, 100.0)
+    assert opened == url + "&period=0.01"
+    assert "period=0.01 s: the node's cycle" in note
+    with TwinServer.from_url(opened, noise=False), drivers.open(opened) as array:
+        assert isinstance(array, CanActuatorArray)
+        assert array.can_config.period_s == pytest.approx(0.01)
+    assert url_at_rate("can://virtual/x?model=md80&robot=hb50", 500.0)[0].endswith("period=0.002")
+    kept, mismatch = url_at_rate(url + "&period=0.002", 100.0)
+    assert kept == url + "&period=0.002"
+    assert "period=0.002 s, but the node writes a command every 0.01 s" in mismatch
+    assert url_at_rate(url + "&period=0.01", 100.0) == (url + "&period=0.01", "")
+    assert url_at_rate("sim://arm6?noise=false", 100.0) == ("sim://arm6?noise=false", "")

@@ -19,6 +19,14 @@ power off where the driver supports it, then closes the driver. A second ``serve
 ``/NAME`` on the same bus is refused before it opens anything (``error: node 'array_node' in
 namespace /NAME already runs on the bus (hub port …)``, exit 1): two servers would answer one
 name's clients.
+
+A ``can://`` URL without ``period`` is served with ``period`` = the node's cycle (``1 / --rate``
+s, 0.01 at the default 100 Hz), and the first line says so: the driver's limit guard looks one
+``period`` ahead of each impedance or current command, and a command the node writes stands
+until the next cycle — looking 2 ms (the driver's own default, for a 500 Hz loop) ahead of a
+command that stands 10 ms lets a joint run 8 ms further towards its end than the guard allowed
+for. A URL that gives ``period`` keeps it; when it differs from the node's cycle the first line
+says that too.
 """
 
 from __future__ import annotations
@@ -42,6 +50,35 @@ SERVER_NODE: Final = "array_node"
 _STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 #: How often the node's WARN / ERROR / STALE reports are printed (s).
 _REPORT_POLL_S: Final = 0.1
+
+
+def url_at_rate(url: str, rate_hz: float) -> tuple[str, str]:
+    """``url`` to open for a node cycling at ``rate_hz``, and what the first line adds about it
+    (empty: nothing): a ``can://`` URL without ``period`` gets the node's cycle (module
+    docstring); one whose ``period`` is not the node's cycle is named."""
+    from jointbus import drivers
+
+    try:
+        parsed = drivers.DriverURL.parse(url)
+    except ValueError:
+        return url, ""  # drivers.open reports it
+    if parsed.scheme != "can":
+        return url, ""
+    cycle = 1.0 / rate_hz
+    given = parsed.option("period")
+    if given is None:
+        joined = f"{url}{'&' if '?' in url else '?'}period={cycle:g}"
+        return joined, f" (period={cycle:g} s: the node's cycle, the limit guard's horizon)"
+    try:
+        period = float(given)
+    except ValueError:
+        return url, ""  # the driver names the bad value
+    if abs(period - cycle) > 1e-9 * cycle:
+        return url, (
+            f" (note: period={period:g} s, but the node writes a command every {cycle:g} s: the"
+            " limit guard looks one period ahead of each)"
+        )
+    return url, ""
 
 
 def default_namespace(url: str) -> str:
@@ -163,8 +200,9 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             # Before the array is opened: a refused second server must not touch (or, on its
             # way out, power off) the actuators a running one serves.
             ensure_unique_node(bus, SERVER_NODE, namespace)
+            opened_url, about_period = url_at_rate(url, rate)
             try:
-                array = drivers.open(url)
+                array = drivers.open(opened_url)
             except (DriverError, ValueError) as exc:
                 raise CliError(str(exc)) from None
             # Both installed explicitly: a process started in the background by a script
@@ -174,7 +212,7 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
                 node = ArrayNode(array, bus, namespace=namespace, config=settings, name=SERVER_NODE)
                 reports = StatusLines(bus, node.status_topic)
                 node.start()
-                typer.echo(f"serving {url} as /{namespace} at {rate:g} Hz")
+                typer.echo(f"serving {url} as /{namespace} at {rate:g} Hz{about_period}")
                 sys.stdout.flush()
                 end = None if duration is None else time.monotonic() + duration
                 while not stop.is_set():
@@ -197,4 +235,4 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
             bus.close()
 
 
-__all__ = ["SERVER_NODE", "default_namespace", "serve"]
+__all__ = ["SERVER_NODE", "default_namespace", "serve", "url_at_rate"]
