@@ -413,13 +413,24 @@ class StackError(RuntimeError):
 
 
 class StackConfigError(StackError, ValueError):
-    """A :class:`Stack` argument is invalid: ``field``, ``value`` and what was ``expected``."""
+    """A :class:`Stack` argument is invalid: ``field``, ``value`` and what was ``expected``.
 
-    def __init__(self, field: str, value: object, expected: str) -> None:
+    ``message``, when given, is the whole text instead of ``Stack field = value is invalid:
+    expected ...``: a layout file's error is the loader's own, which names the file, the process,
+    the key, the value and what was expected (wrapped, it read ``Stack layout = 'x.yaml' is
+    invalid: expected x.yaml: process ...``)."""
+
+    def __init__(
+        self, field: str, value: object, expected: str, *, message: str | None = None
+    ) -> None:
         self.field = field
         self.value = value
         self.expected = expected
-        super().__init__(f"Stack {field} = {value!r} is invalid: expected {expected}")
+        super().__init__(
+            message
+            if message is not None
+            else f"Stack {field} = {value!r} is invalid: expected {expected}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1536,7 +1547,7 @@ def _layout(
             description = LaunchDescription.load(Path(layout))
         description.check_nodes(NODES)
     except LaunchDescriptionError as exc:
-        raise StackConfigError("layout", str(layout), str(exc)) from None
+        raise StackConfigError("layout", str(layout), str(exc), message=str(exc)) from None
     return description
 
 

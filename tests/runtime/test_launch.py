@@ -89,3 +89,15 @@ def test_unknown_nodes_and_missing_files_are_named(tmp_path: Path) -> None:
         LaunchDescription.load(tmp_path / "none.yaml")
     with pytest.raises(KeyError, match="no process 'x'; processes: a"):
         layout.process("x")
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line_on_one_line(tmp_path: Path) -> None:
+    """A new user's broken file read ``in "<unicode string>", line 3``, over several lines: the
+    error names the file itself, the line and column, and fits the CLI's one ``error:`` line."""
+    path = tmp_path / "broken.yaml"
+    path.write_text("processes:\n  - name: bridge\n   nodes: [bridge\n", encoding="utf-8")
+    with pytest.raises(LaunchDescriptionError) as info:
+        LaunchDescription.load(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: line 3, column 4: not YAML: expected <block end>"), text
+    assert "<unicode string>" not in text and "\n" not in text

@@ -140,7 +140,7 @@ class LaunchDescription:
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise LaunchDescriptionError(f"{source}: not YAML: {exc}") from None
+            raise LaunchDescriptionError(_yaml_error(source, exc)) from None
         if not isinstance(document, Mapping):
             raise LaunchDescriptionError(f"{source}: expected a mapping with 'processes'")
         unknown = sorted(set(document) - {"processes"})
@@ -168,6 +168,21 @@ class LaunchDescription:
                 entry["respawn"] = True
             processes.append(entry)
         return yaml.safe_dump({"processes": processes}, sort_keys=False)
+
+
+def _yaml_error(source: str, exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the file, line and column, the problem and its context
+    (PyYAML's own text is several lines, each ``in "<unicode string>", line N``)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        text = f"{source}: line {mark.line + 1}, column {mark.column + 1}: not YAML: {exc.problem}"
+        if exc.context is not None:
+            context = exc.context_mark
+            where = "" if context is None else f" from line {context.line + 1}, column "
+            where += "" if context is None else f"{context.column + 1}"
+            text += f" ({exc.context}{where})"
+        return text
+    return f"{source}: not YAML: " + " ".join(str(exc).split())
 
 
 def _process(source: str, index: int, entry: object) -> ProcessSpec:
