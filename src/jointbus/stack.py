@@ -75,10 +75,12 @@ so the rate of ``bridge_data`` / ``bridge_state`` and of the control node, which
 frame and takes its ``dt`` from the frame stamps. A stepped simulator advances by one period per
 cycle, so its physics runs in step with the loop: at 1000 Hz each cycle is one 1 ms control step
 of two 0.5 ms MuJoCo steps; a rate whose period is not a whole number of physics steps (400 Hz)
-is refused with a :class:`StackConfigError`. What is timed in seconds stays in seconds at any rate:
-the watchdog (0.25 s), the arbitration windows, the 10 Hz mirrors, the 1 Hz heartbeat, the
-re-entry ramp (its step is one period) and the walking controller's gait (its clock advances by
-the frames' ``dt``).
+is refused with a :class:`StackConfigError` — by :class:`Stack` itself for the default simulator
+(:func:`rate_problem`), before any process starts, and by the bridge once it opened the simulator
+of a URL given. ``jointbus demo --rate`` refuses such a rate as a usage error (exit code 2).
+What is timed in seconds stays in seconds at any rate: the watchdog (0.25 s), the arbitration
+windows, the 10 Hz mirrors, the 1 Hz heartbeat, the re-entry ramp (its step is one period) and
+the walking controller's gait (its clock advances by the frames' ``dt``).
 
 **Real time.** The bridge loop asks for ``realtime`` (SCHED_FIFO 50 and 1 ns timer slack by
 default), collects garbage between cycles (``freeze_gc``) and spins before each deadline only as
@@ -206,6 +208,8 @@ __all__ = [
     "MODE_UNKNOWN",
     "NODES",
     "ROBOT_STATE_TIMEOUT_S",
+    "SIM_CONTROL_PERIOD_S",
+    "SIM_TIMESTEP_S",
     "START_COMMANDS",
     "TRANSPORTS",
     "JointRow",
@@ -214,6 +218,7 @@ __all__ = [
     "StackError",
     "StackSummary",
     "default_url",
+    "rate_problem",
 ]
 
 Transport = Literal["inproc", "zenoh"]
@@ -247,6 +252,11 @@ DEFAULT_RATE_HZ: Final = 500.0
 #: physics steps per period: 250, 500, 1000 or 2000 Hz for the hb50).
 MIN_RATE_HZ: Final = 50.0
 MAX_RATE_HZ: Final = 2000.0
+#: The default simulator's control step and MuJoCo step (s): ``SimArrayConfig.control_period``
+#: and the timestep of its 2 kHz physics, spelled out so that checking a rate opens no simulator
+#: (``tests/test_stack_layout.py`` compares them with the driver's).
+SIM_CONTROL_PERIOD_S: Final = 0.002
+SIM_TIMESTEP_S: Final = 0.0005
 #: Real-time settings of the bridge loop by default: SCHED_FIFO 50 (leaves room above for IRQ
 #: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
@@ -653,12 +663,12 @@ class Stack:
         estop_category: int = 1,
         realtime_if_alone: bool = True,
     ) -> None:
-        if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
-            math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
-        ):
-            raise StackConfigError(
-                "rate_hz", rate_hz, f"a rate in [{MIN_RATE_HZ:g}, {MAX_RATE_HZ:g}] Hz"
-            )
+        # Before anything opens or starts: a rate the default simulator cannot step was refused
+        # only in the bridge's process, once the layout's processes had started (a user's
+        # `--rate 700`: "process 'bridge' exited with code 1: ...").
+        rate_expected = rate_problem(rate_hz, stepped_sim=url is None)
+        if rate_expected is not None:
+            raise StackConfigError("rate_hz", rate_hz, rate_expected)
         if transport not in TRANSPORTS:
             raise StackConfigError("transport", transport, f"one of {TRANSPORTS}")
         if transport == "zenoh" and zenoh is None:
@@ -1479,21 +1489,43 @@ class Stack:
             self.stop()
         return summary
 
-def _check_physics_period(period: float, array: Any, timestep: float) -> None:
-    """StackConfigError unless a bridge period of ``period`` s advances the stepped MuJoCo
-    simulator by whole physics steps: the driver splits a period into control steps of at most
-    its ``control_period`` (2 ms), and each must be a whole number of ``timestep`` s."""
-    control = array.sim_config.control_period
+def _physics_problem(period: float, control: float, timestep: float) -> str | None:
+    """What a bridge period of ``period`` s must be for a stepped MuJoCo simulator, or ``None``
+    when it advances it by whole physics steps: the driver splits a period into control steps of
+    at most its ``control_period`` (2 ms), and each must be a whole number of ``timestep`` s."""
     ticks = max(1, math.ceil(period / control - 1e-9))
     steps = period / ticks / timestep
     if abs(steps - round(steps)) > 1e-6 or round(steps) < 1:
-        raise StackConfigError(
-            "rate_hz",
-            1.0 / period,
+        return (
             f"a rate whose period is a whole number of the simulator's {timestep * 1e3:g} ms "
             f"physics steps per {control * 1e3:g} ms control step (e.g. 250, 500, 1000 or "
-            f"2000 Hz)",
+            f"2000 Hz)"
         )
+    return None
+
+
+def rate_problem(rate_hz: object, *, stepped_sim: bool = True) -> str | None:
+    """What a bridge rate must be (the text of a :class:`StackConfigError`'s ``expected``), or
+    ``None`` when ``rate_hz`` is one: a number in [:data:`MIN_RATE_HZ`, :data:`MAX_RATE_HZ`] Hz
+    and, with ``stepped_sim`` (the default ``sim://`` URL, stepped by the bridge), whose period
+    is a whole number of the default simulator's physics steps. :class:`Stack` checks it before
+    anything starts, ``jointbus demo --rate`` before it builds a stack; a simulator of another
+    URL is checked once opened, in the bridge's process."""
+    if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not (
+        math.isfinite(rate_hz) and MIN_RATE_HZ <= rate_hz <= MAX_RATE_HZ
+    ):
+        return f"a rate in [{MIN_RATE_HZ:g}, {MAX_RATE_HZ:g}] Hz"
+    if stepped_sim:
+        return _physics_problem(1.0 / rate_hz, SIM_CONTROL_PERIOD_S, SIM_TIMESTEP_S)
+    return None
+
+
+def _check_physics_period(period: float, array: Any, timestep: float) -> None:
+    """StackConfigError unless a bridge period of ``period`` s advances the stepped MuJoCo
+    simulator ``array`` by whole physics steps of ``timestep`` s (:func:`_physics_problem`)."""
+    expected = _physics_problem(period, array.sim_config.control_period, timestep)
+    if expected is not None:
+        raise StackConfigError("rate_hz", 1.0 / period, expected)
 
 
 def _imu_source(array: ActuatorArray) -> Callable[[], ImuReading]:

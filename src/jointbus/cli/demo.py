@@ -566,7 +566,7 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
     the array node and moved."""
-    from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError
+    from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError, rate_problem
 
     with user_errors():
         if robot not in STACK_ROBOTS:
@@ -584,6 +584,12 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                     record=record,
                 )
             return
+        expected = rate_problem(rate)
+        if expected is not None:
+            # a usage error (exit 2, `Usage:` and `Error:` lines), before anything starts: it was
+            # one `error:` line (exit 1), and a rate the simulator cannot step was refused only
+            # by the bridge's process, once the layout's processes had started
+            raise typer.BadParameter(f"{rate:g} Hz; expected {expected}", param_hint="'--rate'")
         if transport not in TRANSPORTS:
             raise CliError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
         if isolated and transport == "zenoh":
