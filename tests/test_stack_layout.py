@@ -1,19 +1,57 @@
 """What a stack says about its layout and its rate before anything starts: a layout's error is
-the loader's own message; a rate it cannot run is refused at construction."""
+the loader's own message; a rate it cannot run is refused at construction; the processes' CPU
+and SCHED_FIFO are reported as this host applies them, not as the file asks (no process runs
+here: the start-up line is built from an unstarted stack)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from jointbus.bus import ZenohConfig
+from jointbus.cli.demo import _where, start_notes
 from jointbus.drivers.sim.driver import MIN_RATE, SimArrayConfig
 from jointbus.drivers.sim.robots import _timestep
 from jointbus.model.yaml_loader import load_robot
-from jointbus.stack import SIM_CONTROL_PERIOD_S, SIM_TIMESTEP_S, Stack, StackConfigError
+from jointbus.stack import (
+    DEFAULT_REALTIME,
+    SIM_CONTROL_PERIOD_S,
+    SIM_TIMESTEP_S,
+    Stack,
+    StackConfigError,
+)
 from support.bus import free_port
+
+BUNDLED = """\
+processes:
+  - name: bridge
+    nodes: [bridge]
+    cpu: {cpu}
+    priority: 50
+  - name: control
+    nodes: [control]
+    cpu: 1
+    priority: 49
+"""
+
+
+class _Unstarted(Stack):
+    """A stack that is not started, with a bus that says where it would join: its start-up line
+    without any process."""
+
+    @property
+    def bus(self) -> Any:
+        return SimpleNamespace(transport=SimpleNamespace(where="hub port 1, domain 0"))
+
+
+def _stack(tmp_path: Path, text: str) -> _Unstarted:
+    path = tmp_path / "mine.yaml"
+    path.write_text(text, encoding="utf-8")
+    return _Unstarted(zenoh=ZenohConfig(hub_port=free_port()), layout=path)
 
 
 def test_a_layout_error_is_the_loaders_own_message(tmp_path: Path) -> None:
@@ -56,3 +94,64 @@ def test_the_rate_check_knows_the_default_simulators_steps() -> None:
     assert _timestep(MIN_RATE, control) == pytest.approx(SIM_TIMESTEP_S, abs=1e-15)
     for rate in (250.0, 500.0, 1000.0, 2000.0):
         Stack(zenoh=None, rate_hz=rate)  # accepted
+
+
+def test_a_cpu_the_host_lacks_is_said_not_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cpu: 7`` on a 2-CPU host: the start-up line said ``bridge on CPU 7`` while the loop ran on
+    CPUs 0-1. It says it is not pinned, once as a WARN, and :attr:`Stack.placements` holds it."""
+    monkeypatch.setattr("jointbus.stack._host_cpus", lambda: (2, frozenset({0, 1})))
+    monkeypatch.setattr("jointbus.stack._fifo_refused", lambda _priority: None)
+    stack = _stack(tmp_path, BUNDLED.format(cpu=7))
+    line = _where(stack)
+    assert "bridge (bridge on CPU 7 — not on this 2-CPU host: not pinned, SCHED_FIFO 50)" in line
+    assert "control (control on CPU 1, SCHED_FIFO 49)" in line
+    bridge, control = stack.placements
+    assert (bridge.cpu_asked, bridge.cpu, bridge.priority) == (7, None, 50)
+    assert (control.cpu, control.priority) == (1, 49)
+    warnings = [line for line in start_notes(stack) if line.startswith("WARN")]
+    assert warnings == [
+        "WARN process 'bridge': CPU 7 is not on this 2-CPU host: its loop is not pinned, it runs "
+        "on any CPU (a layout's cpu applies where the host has that CPU)"
+    ]
+
+
+def test_a_cpu_this_process_may_not_use_is_said_not_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jointbus.stack._host_cpus", lambda: (4, frozenset({0, 2, 3})))
+    monkeypatch.setattr("jointbus.stack._fifo_refused", lambda _priority: None)
+    stack = _stack(tmp_path, BUNDLED.format(cpu=0))
+    assert "bridge (bridge on CPU 0, SCHED_FIFO 50)" in _where(stack)
+    assert "control on CPU 1 — not one this process may use (0,2-3): not pinned" in _where(stack)
+
+
+def test_a_refused_sched_fifo_is_said_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the OS refuses SCHED_FIFO the line claimed it all the same."""
+    monkeypatch.setattr("jointbus.stack._host_cpus", lambda: (2, frozenset({0, 1})))
+    monkeypatch.setattr(
+        "jointbus.stack._fifo_refused", lambda _p: "PermissionError: Operation not permitted"
+    )
+    stack = _stack(tmp_path, BUNDLED.format(cpu=0))
+    assert stack.realtime == DEFAULT_REALTIME
+    line = _where(stack)
+    assert "bridge (bridge on CPU 0, SCHED_FIFO 50 refused: normal scheduler)" in line
+    assert "control (control on CPU 1, SCHED_FIFO 49 refused: normal scheduler)" in line
+    assert all(p.priority is None for p in stack.placements)
+    warnings = [line for line in start_notes(stack) if line.startswith("WARN")]
+    assert len(warnings) == 2 and "SCHED_FIFO 50 refused (PermissionError" in warnings[0]
+
+
+def test_a_layout_without_the_control_node_says_so_once(tmp_path: Path) -> None:
+    """Only the bridge: ``in 1 processes`` and nothing said that nothing commands the robot."""
+    stack = _stack(tmp_path, "processes:\n  - name: bridge\n    nodes: [bridge]\n")
+    assert " in 1 process: bridge (bridge) " in _where(stack)
+    assert start_notes(stack) == [
+        "jointbus: no control node in this layout: the robot is held until a controller "
+        "publishes /hb50/joint_command"
+    ]
+    whole = _stack(tmp_path, BUNDLED.format(cpu=0))
+    assert not any("no control node" in line for line in start_notes(whole))

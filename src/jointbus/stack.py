@@ -213,6 +213,7 @@ __all__ = [
     "START_COMMANDS",
     "TRANSPORTS",
     "JointRow",
+    "Placement",
     "Stack",
     "StackConfigError",
     "StackError",
@@ -724,6 +725,7 @@ class Stack:
         #: :meth:`_look_for_neighbours`), and when it last looked (monotonic s).
         self._neighbours_seen: set[int] | None = None
         self._neighbours_checked = 0.0
+        self._fifo_refusals: dict[int, str | None] = {}
         self.start_command = start_command
         self.namespace = namespace
         self.rate_hz = float(rate_hz)
@@ -951,6 +953,26 @@ class Stack:
         respawn = self.layout is not None and self.layout.process(name).respawn
         text = f"process {name!r} of the layout {how}" + ("; starting it again" if respawn else "")
         self._reports.append(Status.of(Level.ERROR, _LAUNCHER, text))
+
+    @property
+    def placements(self) -> tuple[Placement, ...]:
+        """Where each process of :attr:`layout` runs its loop on this host, as it applies it:
+        the layout's CPU where this host has it and lets the process use it (else not pinned:
+        a layout's ``cpu`` applies "where the host has that CPU", so the bundled layout runs on
+        a 1-CPU computer), its SCHED_FIFO priority where the stack runs real time and the OS
+        grants it (else the normal scheduler), with why not (:class:`Placement`). The
+        processes inherit this process's CPUs, user and limits: what they apply is read here,
+        with the same calls, before they start. ``()`` when every node runs in this process.
+        Before, the start-up line said ``bridge on CPU 7, SCHED_FIFO 50`` on a 2-CPU host while
+        the loop ran on CPUs 0-1, and nothing said so."""
+        if self.layout is None:
+            return ()
+        return _placements(self.layout, self.realtime is not None, self._fifo_refusal)
+
+    def _fifo_refusal(self, priority: int) -> str | None:
+        if priority not in self._fifo_refusals:  # asked once per priority
+            self._fifo_refusals[priority] = _fifo_refused(priority)
+        return self._fifo_refusals[priority]
 
     @property
     def processes(self) -> ProcessGroup | None:
@@ -1598,10 +1620,142 @@ def _loop_cpu(cpu: int | None) -> int | None:
     against 1.3-3.2 %."""
     if cpu is None:
         return None
+    allowed = _allowed_cpus()
+    return cpu if allowed is not None and cpu in allowed else None
+
+
+def _allowed_cpus() -> frozenset[int] | None:
+    """The CPUs this process may run on (``None``: the OS does not say)."""
+    host = _host_cpus()
+    return None if host is None else host[1]
+
+
+def _host_cpus() -> tuple[int, frozenset[int]] | None:
+    """How many CPUs the host has and which of them this process may run on (``None``: the OS
+    does not say). The one place a stack reads them: a layout's processes inherit this
+    process's, so what the launcher reads here is what each of them pins its loop to or not
+    (:func:`_loop_cpu`, :attr:`Stack.placements`)."""
     try:
-        return cpu if cpu in os.sched_getaffinity(0) else None
-    except OSError:  # pragma: no cover - no affinity on this OS
+        allowed = frozenset(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - no affinity on this OS
         return None
+    return max(os.cpu_count() or 0, max(allowed, default=-1) + 1), allowed
+
+
+def _fifo_refused(priority: int) -> str | None:
+    """Why the OS refuses SCHED_FIFO ``priority`` here (``PermissionError: ...``), or ``None``
+    when it grants it: asked for by a short-lived thread of this process, which then ends. The
+    layout's processes, started by this one, have its user, capabilities and limits, and ask
+    for their loops' priorities with the same call (:func:`~jointbus.runtime.realtime.
+    apply_realtime`)."""
+    refused: list[str] = []
+
+    def attempt() -> None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        except (AttributeError, OSError) as exc:
+            refused.append(f"{type(exc).__name__}: {exc}")
+
+    probe = threading.Thread(target=attempt, name="stack-fifo-probe", daemon=True)
+    probe.start()
+    probe.join()
+    return refused[0] if refused else None
+
+
+def _cpu_list(cpus: frozenset[int]) -> str:
+    """``0-1``, ``0,2-3``: a CPU set as ``/proc``'s ``Cpus_allowed_list`` writes it."""
+    ranges: list[str] = []
+    for cpu in sorted(cpus):
+        if ranges and cpu - 1 in cpus:
+            ranges[-1] = f"{ranges[-1].split('-')[0]}-{cpu}"
+        else:
+            ranges.append(str(cpu))
+    return ",".join(ranges)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a layout process's loop thread runs on this host (see :attr:`Stack.placements`):
+    the ``cpu`` it is pinned to and its SCHED_FIFO ``priority`` (``None``: not pinned, the normal
+    scheduler) beside those the layout asked for, and why not as asked: ``cpu_refused``
+    (``not on this 2-CPU host``), ``priority_refused`` (the OS's refusal)."""
+
+    process: str
+    nodes: tuple[str, ...]
+    cpu_asked: int | None = None
+    cpu: int | None = None
+    priority_asked: int | None = None
+    priority: int | None = None
+    cpu_refused: str | None = None
+    priority_refused: str | None = None
+
+    def describe(self) -> str:
+        """``bridge (bridge on CPU 0, SCHED_FIFO 50)``, or what was not applied: ``bridge
+        (bridge on CPU 7 — not on this 2-CPU host: not pinned, SCHED_FIFO 50 refused: normal
+        scheduler)``."""
+        text = f"{self.process} ({' + '.join(self.nodes)}"
+        if self.cpu_asked is not None:
+            text += f" on CPU {self.cpu_asked}"
+            if self.cpu is None:
+                text += f" — {self.cpu_refused or 'not here'}: not pinned"
+        if self.priority is not None:
+            text += f", SCHED_FIFO {self.priority}"
+        elif self.priority_asked is not None and self.priority_refused is not None:
+            text += f", SCHED_FIFO {self.priority_asked} refused: normal scheduler"
+        return text + ")"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One text per setting not applied as asked (the demo prints each as a WARN line)."""
+        found: list[str] = []
+        if self.cpu_asked is not None and self.cpu is None:
+            found.append(
+                f"process {self.process!r}: CPU {self.cpu_asked} is "
+                f"{self.cpu_refused or 'not here'}: its loop is not pinned, it runs on any CPU "
+                "(a layout's cpu applies where the host has that CPU)"
+            )
+        if self.priority_refused is not None:
+            found.append(
+                f"process {self.process!r}: SCHED_FIFO {self.priority_asked} refused "
+                f"({self.priority_refused}): its loop runs on the normal scheduler. Grant "
+                "CAP_SYS_NICE or an rtprio limit (/etc/security/limits.conf) to enable it"
+            )
+        return tuple(found)
+
+
+def _placements(
+    layout: LaunchDescription, realtime: bool, refused: Callable[[int], str | None]
+) -> tuple[Placement, ...]:
+    """What each process of ``layout`` applies on this host (see :attr:`Stack.placements`):
+    its CPU where this process may run on it (:func:`_loop_cpu`), its priority where
+    ``realtime`` and ``refused`` (:func:`_fifo_refused`) says the OS grants it."""
+    host = _host_cpus()
+    placed: list[Placement] = []
+    for spec in layout.processes:
+        cpu = _loop_cpu(spec.cpu)
+        cpu_refused = None
+        if spec.cpu is not None and cpu is None:
+            if host is None:
+                cpu_refused = "the OS does not say which CPUs there are"
+            elif spec.cpu >= host[0]:
+                cpu_refused = f"not on this {host[0]}-CPU host"
+            else:
+                cpu_refused = f"not one this process may use ({_cpu_list(host[1])})"
+        priority = spec.priority if realtime else None
+        priority_refused = None if priority is None else refused(priority)
+        placed.append(
+            Placement(
+                spec.name,
+                spec.nodes,
+                cpu_asked=spec.cpu,
+                cpu=cpu,
+                priority_asked=spec.priority,
+                priority=None if priority_refused is not None else priority,
+                cpu_refused=cpu_refused,
+                priority_refused=priority_refused,
+            )
+        )
+    return tuple(placed)
 
 
 def _child_main(argv: Sequence[str] | None = None) -> int:

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from jointbus.stack import Stack, StackSummary
     from jointbus.tools.recorder import TopicRecord
 
-__all__ = ["demo", "final_line", "report_line", "run_view", "summary_table"]
+__all__ = ["demo", "final_line", "report_line", "run_view", "start_notes", "summary_table"]
 
 #: Robots the demo runs as a :class:`Stack` (bridge + control node); the others are served by the
 #: array node (:mod:`jointbus.cli.served_demo`).
@@ -325,6 +325,8 @@ def run_view(
             for warning in (stack.realtime_note, stack.neighbour_note):
                 if warning is not None:
                     note(f"WARN {warning}")
+            for line in start_notes(stack):
+                note(line)
             with contextlib.suppress(KeyboardInterrupt):
                 if use_monitor:
                     _run_monitor(stack, end, zenoh_args or [])
@@ -467,21 +469,35 @@ def _where(stack: Stack) -> str:
             else ("in-process only" if stack.zenoh is None else f"transport {stack.transport}")
         )
         return f"{' + '.join(stack.nodes)} on {url} in one process, {how}"
-    parts = []
-    for spec in layout.processes:
-        place = f" on CPU {spec.cpu}" if spec.cpu is not None else ""
-        fifo = (
-            f", SCHED_FIFO {spec.priority}" if spec.priority is not None and stack.realtime else ""
-        )
-        parts.append(f"{spec.name} ({' + '.join(spec.nodes)}{place}{fifo})")
+    # what each process applies on this host, not what the layout asked for: a layout's CPU 7
+    # on a 2-CPU host read "bridge on CPU 7" while its loop ran on CPUs 0-1
+    parts = [placement.describe() for placement in stack.placements]
     transport = stack.bus.transport
     where = "" if transport is None else transport.where
     wire = where if where.startswith("DDS") else f"Zenoh ({where})"
     joined = f"; joined over {wire}"
+    processes = "1 process" if len(parts) == 1 else f"{len(parts)} processes"
     return (
-        f"{stack.robot} on {url} in {len(parts)} processes: {', '.join(parts)} "
+        f"{stack.robot} on {url} in {processes}: {', '.join(parts)} "
         f"— layout {layout.source}{joined}"
     )
+
+
+def start_notes(stack: Stack) -> list[str]:
+    """The lines after the start-up line about the layout: a WARN per CPU or priority it asked
+    for and its process does not get on this host (:attr:`Stack.placements`), and, once, that
+    nothing commands the robot when the layout leaves out the control node (allowed: a user's
+    own controller takes its place; before, such a run said nothing, and its status lines read
+    ``commands=0Hz``)."""
+    lines = [f"WARN {text}" for placement in stack.placements for text in placement.warnings]
+    layout = stack.layout
+    if layout is not None and "control" not in layout.nodes:
+        topic = f"/{stack.namespace}/joint_command" if stack.namespace else "/joint_command"
+        lines.append(
+            f"jointbus: no control node in this layout: the robot is held until a controller "
+            f"publishes {topic}"
+        )
+    return lines
 
 
 @joins_bus()

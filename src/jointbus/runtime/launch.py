@@ -32,7 +32,12 @@ threads, the bus's, run on any CPU; absent: not pinned), ``priority`` (SCHED_FIF
 thread, or absent: the normal scheduler), ``respawn`` (start it again when it dies; default false).
 Processes start in the order listed and stop in the reverse order. Every error names the file, the
 process (name and index), the key, the value and what was expected, and nothing is started from a
-description that does not load.
+description that does not load. A ``cpu`` the host does not have (or does not let the process use)
+and a ``priority`` the OS refuses are no errors — the bundled layout runs on a 1-CPU computer —
+but what runs says what it applied instead (:attr:`jointbus.stack.Stack.placements`: ``jointbus
+demo``'s start-up line reads ``bridge on CPU 7 — not on this 2-CPU host: not pinned``, with a
+WARN). A layout without the control node is allowed too (a controller of one's own publishes the
+joint commands); the demo says once at start that nothing else commands the robot.
 """
 
 from __future__ import annotations
