@@ -280,8 +280,18 @@ def test_pub_stopped_while_it_waits_for_a_subscriber_still_says_how_many_it_publ
         "--wait-matching", "60",
     )
     try:
-        time.sleep(3.0)  # joined, waiting for a subscriber that never comes
-        assert proc.poll() is None, proc.communicate()
+        # Joined and waiting for a subscriber that never comes: its publisher is on the bus. (A
+        # fixed 3 s wait sent SIGINT before the command had started on a host at load 10: 130.)
+        with Bus(name="watch", zenoh=ZenohConfig(hub_port=hub_port)) as watch:
+            announced = wait_until(
+                lambda: any(
+                    t.name == "/cli_test/nobody" and t.publishers
+                    for t in watch.discover(timeout=0.5)
+                ),
+                timeout=60.0,
+                step=0.2,
+            )
+        assert announced and proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=20)
     finally:

@@ -833,7 +833,8 @@ def test_a_joint_at_rest_is_not_moving_despite_velocity_noise() -> None:
             reading = array.read_joints()
             speeds.append(np.abs(reading.velocity).max())
             moving += int((reading.state & ActuatorState.MOVING).any())
-        assert np.median(speeds) > 0.5  # the noise is there …
+        # nanmedian: a reply missed on a loaded host is a NaN reading, not a speed
+        assert np.nanmedian(speeds) > 0.5  # the noise is there …
         assert moving == 0  # … and is not taken for motion
         array.position("fr_j1", 0.9)
         assert array.read_joints().state[1] & ActuatorState.MOVING
