@@ -18,7 +18,9 @@ ran at 0.65× the wall clock, 1 kHz reached ≈ 600 Hz). Each process runs every
 — the bus's too — on SCHED_FIFO (its loop at the layout's priority, the rest 10 below), so a
 CPU-bound process beside the robot cannot hold back a frame or a command. A process that dies is
 reported (an ERROR among :meth:`Stack.take_reports`: ``process 'control' of the layout was killed
-by SIGKILL``) and what the robot does about it is the bridge's (watchdog, liveliness); the
+by SIGKILL``) and kept (:meth:`Stack.exits`, :attr:`StackSummary.exits`; a dead bridge process
+also as :attr:`StackSummary.bridge_gone`, :meth:`Stack.bridge_gone_for_good`), and what the
+robot does about it is the bridge's (watchdog, liveliness); the
 processes stop in reverse order (the controller first), and a launcher that dies takes them
 with it. ``layout="inproc"`` keeps every node in this process (the layout of ``--isolated``, of
 ``transport="zenoh"`` and of one-node stacks: ``jointbus bridge`` / ``jointbus control``, each a
@@ -124,6 +126,15 @@ NaN, as the monitor shows ``robot: UNKNOWN`` — never the last mode and height 
 (a SIGKILLed control node's ``mode=STAND`` and "estimated 0.328 m" stayed for 29 s). Its
 subscriptions are realtime callbacks that only keep the newest message, so
 watching costs the bridge about a microsecond per cycle and no queue can overflow.
+
+In the process layout the stack knows when a process of it dies (the launcher's ERROR). From
+then on, the summary gives nothing of a dead bridge process or of the simulator it held as
+current: ``bridge_mode`` is ``gone`` (:data:`BRIDGE_GONE`) and the joints, heights, rates, owner
+and loop figures are unknown until a respawned bridge is heard; an unknown mode says why
+(:attr:`StackSummary.control_why`: the control process died, or the control node has no frames
+because the bridge did), and an owner whose node is not heard is marked
+(:attr:`StackSummary.owner_note`). The run's real-time factor counts the robot's time only
+while a bridge ran (:class:`_RunClock`), and a respawn is kept with when it happened.
 """
 
 from __future__ import annotations
@@ -132,6 +143,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import itertools
 import json
 import math
 import os
@@ -199,6 +211,7 @@ from jointbus.runtime.realtime import (
 )
 
 __all__ = [
+    "BRIDGE_GONE",
     "BRIDGE_LATE",
     "BRIDGE_LOST",
     "BRIDGE_STATE_TIMEOUT_S",
@@ -217,6 +230,7 @@ __all__ = [
     "TRANSPORTS",
     "JointRow",
     "Placement",
+    "ProcessExit",
     "Stack",
     "StackConfigError",
     "StackError",
@@ -301,6 +315,17 @@ BRIDGE_LOST: Final = "lost"
 #: :attr:`StackSummary.bridge_mode` while the bridge's 10 Hz state is overdue but its process, a
 #: child of this stack, runs and uses CPU: this process hears it late (module docstring).
 BRIDGE_LATE: Final = "late"
+#: :attr:`StackSummary.bridge_mode` once the layout's bridge process has died (and, if it is
+#: respawned, until the new one speaks): nothing of the bridge or its simulator is current.
+BRIDGE_GONE: Final = "gone"
+#: Readings of the stack's CPU time the summary tries for one taken within
+#: :data:`_CPU_SAMPLE_SPREAD_S` of the wall clock (:meth:`Stack._cpu_sample`).
+_CPU_SAMPLE_TRIES: Final = 3
+_CPU_SAMPLE_SPREAD_S: Final = 0.002
+#: How long (s) a respawned process may take to be running again before the stack counts it as
+#: not coming back (its start failed: :class:`~jointbus.runtime.process_group.ProcessGroup`
+#: gives up quietly).
+_RESPAWN_GRACE_S: Final = 1.0
 #: CPU time (s) the bridge's process must have used over :data:`_BRIDGE_RUNS_WINDOW_S` to count
 #: as running (it uses 0.3–0.5 s a second; a stopped or dead one none).
 _BRIDGE_RUNS_CPU_S: Final = 0.01
@@ -452,6 +477,92 @@ class StackConfigError(StackError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessExit:
+    """A process of the layout that ended without being asked to: its ``name``, ``how`` it
+    ended (``killed by SIGKILL``, ``exited with code 1``), when (``at_s`` after
+    :meth:`Stack.start`), whether the layout starts it again (``respawn``) and, if it came back,
+    when it was heard again (``back_s``; NaN: not yet, or never)."""
+
+    name: str
+    how: str
+    at_s: float
+    respawn: bool
+    back_s: float = math.nan
+    bridge: bool = False
+    """The process ran the bridge (and so the simulator)."""
+
+    @property
+    def ended(self) -> str:
+        """``was killed by SIGKILL`` / ``exited with code 1``."""
+        return f"was {self.how}" if self.how.startswith("killed") else self.how
+
+    def describe(self) -> str:
+        """``process 'bridge' was killed by SIGKILL at +7.1 s (started again, heard from
+        +9.3 s)``."""
+        text = f"process {self.name!r} {self.ended} at +{self.at_s:.1f} s"
+        if self.respawn:
+            text += (
+                f" (started again, heard from +{self.back_s:.1f} s)"
+                if math.isfinite(self.back_s)
+                else " (started again, not heard since)"
+            )
+        return text
+
+
+class _RunClock:
+    """The robot's time against the wall clock over the run, from the frames this process
+    receives: their stamps (simulated time on the wall-clock epoch) and their arrivals
+    (``time.time_ns()``, the same clock).
+
+    Each life of the bridge (a respawn starts a new one: :meth:`split`) is a segment; the run
+    starts at the frame of the first one that arrived least late against its stamp, not the
+    first frame received:
+    a first frame received 0.55 s late (a starved launcher at start-up) made a run's wall time
+    that much short, and its real-time factor 0.98 where every second said 0.94-0.96 (a new
+    user's trial, 2026-12-06). The robot's time is the sum of the segments' stamp spans; the
+    wall time runs from the first reference to the newest arrival, so the seconds without a
+    bridge count as wall time without robot time (a respawn's ≈ 2 s no longer read as
+    ``robot time 33.9 s in 33.9 s``)."""
+
+    def __init__(self) -> None:
+        # per segment: [reference stamp, reference arrival, newest stamp, newest arrival] (ns)
+        self._segments: list[list[int]] = []
+        self._split = True
+
+    def add(self, stamp_ns: int, arrival_ns: int) -> None:
+        """One frame (any thread; the publisher's, cheap)."""
+        segments = self._segments
+        if self._split or not segments or stamp_ns < segments[-1][2]:
+            # a new bridge, or a restarted simulator stamping from its own start again
+            segments.append([stamp_ns, arrival_ns, stamp_ns, arrival_ns])
+            self._split = False
+            return
+        segment = segments[-1]
+        if len(segments) == 1 and arrival_ns - stamp_ns < segment[1] - segment[0]:
+            # less late: the better start of the run (later lives count from their first frame)
+            segment[0], segment[1] = stamp_ns, arrival_ns
+        segment[2], segment[3] = stamp_ns, arrival_ns
+
+    def split(self) -> None:
+        """The bridge died: the next frame begins a new segment."""
+        self._split = True
+
+    def span(self) -> tuple[float, float, float, float]:
+        """(robot time s, wall time s, wall-clock start in ns since the epoch, wall time s
+        between the segments: without a bridge) over the run; NaNs until the frames span
+        :data:`_RUN_TIME_MIN_S` of the wall clock."""
+        segments = [list(s) for s in self._segments]
+        if not segments:
+            return _NAN, _NAN, _NAN, _NAN
+        wall_s = (segments[-1][3] - segments[0][1]) / 1e9
+        if not wall_s >= _RUN_TIME_MIN_S:
+            return _NAN, _NAN, _NAN, _NAN
+        robot_s = sum(max(0, s[2] - s[0]) for s in segments) / 1e9
+        gap_s = sum(max(0, b[1] - a[3]) for a, b in itertools.pairwise(segments))
+        return robot_s, wall_s, float(segments[0][1]), gap_s / 1e9
+
+
+@dataclass(frozen=True, slots=True)
 class JointRow:
     """One joint in the summary: ``position`` rad, ``velocity`` rad/s, ``effort`` N·m,
     ``temperature_c`` °C (0 when the actuator does not report one, as in ``BridgeData``)."""
@@ -530,6 +641,28 @@ class StackSummary:
     """The control node holds a velocity command that would walk (its WARN "velocity held: send
     zero first" until its OK "velocity released"): the line says ``mode=STAND(velocity held:
     send zero)``."""
+    exits: tuple[ProcessExit, ...] = ()
+    """The processes of the layout that ended without being asked to during the run (respawned
+    ones too): a run with any is not a clean one (``jointbus demo`` exits 1)."""
+    bridge_gone: ProcessExit | None = None
+    """The death of the layout's bridge process while it is gone (not respawned, or not heard
+    again yet): then ``bridge_mode`` is :data:`BRIDGE_GONE` and nothing of the bridge or the
+    simulator (joints, height, rates, loop figures, owner) is given — a dead process's last
+    figures are not the robot's."""
+    control_why: str | None = None
+    """Why no ``RobotState`` arrives while ``motion_mode`` is ``UNKNOWN``, when that is known: the
+    control process died, or the bridge did (the control node steps on its frames)."""
+    owner_note: str | None = None
+    """``owner`` is the bridge's word; this says when the node it names is not heard
+    (``silent``) or its process died."""
+    run_since_s: float = _NAN
+    """When (s after start) the span of ``run_robot_s`` / ``run_wall_s`` begins."""
+    run_gap_s: float = _NAN
+    """Seconds of ``run_wall_s`` without a bridge (between a dead one's last frame and its
+    respawn's first): no robot time passed in them."""
+    loop_since_s: float = _NAN
+    """When (s after start) the bridge process that ``loop_run`` counts began to be heard, when
+    it is a respawned one (NaN: the first, which counts the whole run)."""
 
     @property
     def control_lost(self) -> bool:
@@ -553,14 +686,22 @@ class StackSummary:
             height = self.base_height_m
         mode = self.motion_mode or "?"
         if self.control_lost:
-            mode += f"(no RobotState for {_fmt(self.robot_state_age_s, 1)}s)"
+            why = f"; {self.control_why}" if self.control_why else ""
+            mode += f"(no RobotState for {_fmt(self.robot_state_age_s, 1)}s{why})"
         elif self.velocity_held:
             mode += "(velocity held: send zero)"
+        bridge = self.bridge_mode or "?"
+        gone = self.bridge_gone
+        if gone is not None:
+            bridge = f"{BRIDGE_GONE}({gone.how} {self.elapsed_s - gone.at_s:.1f}s ago)"
+        owner = self.owner or "?"
+        if self.owner_note:
+            owner += f"({self.owner_note})"
         parts = [
             f"t={self.elapsed_s:5.1f}s",
             f"mode={mode}",
-            f"bridge={self.bridge_mode or '?'}",
-            f"owner={self.owner or '?'}",
+            f"bridge={bridge}",
+            f"owner={owner}",
         ]
         if self.estop:
             parts.append(f"estop={self.estop!r}")
@@ -574,6 +715,9 @@ class StackSummary:
         ]
         if self.real_time_factor < BEHIND_RTF:
             parts.append("BEHIND REAL TIME")
+        if gone is not None:
+            parts.append("| bridge loop: none (its process is gone)")
+            return " ".join(parts)
         window = self.loop_run.window_s if self.loop_run is not None else _NAN
         parts += [
             f"| bridge loop, last {_fmt(window, 0)}s:",
@@ -598,7 +742,16 @@ class _Latest:
         self.at = _NAN  # arrival of ``message`` (time.monotonic(), s)
         self.first: Any = None  # the first message kept, and its arrival (``first_at``)
         self.first_at = _NAN
+        self.since = _NAN  # set by mark(): the arrival of the first message after it is kept
+        self.first_since = _NAN
         self._keep = keep
+        self.on_message: Callable[[Any, float], None] | None = None
+
+    def mark(self, at: float) -> None:
+        """From ``at`` (monotonic s) on, keep the arrival of the first message (``first_since``):
+        when a process that died was heard again."""
+        self.since = at
+        self.first_since = _NAN
 
     def __call__(self, msg: Any) -> None:
         if self._keep is None or self._keep(msg):
@@ -606,6 +759,10 @@ class _Latest:
             self.at = time.monotonic()
             if self.first is None:
                 self.first, self.first_at = msg, self.at
+            if self.since <= self.at and math.isnan(self.first_since):
+                self.first_since = self.at
+            if self.on_message is not None:
+                self.on_message(msg, self.at)
         self.count += 1
 
 
@@ -776,6 +933,14 @@ class Stack:
         self._bridge_cpu: deque[tuple[float, float]] = deque(maxlen=16)
         self._bridge_cpu_pid: int | None = None
         self._bridge_cpu_lock = threading.Lock()  # summary() may run on several threads
+        # processes of the layout that ended unasked: (record, monotonic time of the exit)
+        self._exits: list[tuple[ProcessExit, float]] = []
+        self._exits_lock = threading.Lock()
+        self._run_clock = _RunClock()
+        self._data.on_message = lambda msg, _at: self._run_clock.add(
+            msg.header.stamp.to_ns(), time.time_ns()
+        )
+        self._started_wall_ns = 0
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(
@@ -799,6 +964,7 @@ class Stack:
         if hold_start_command:
             self._start_released.clear()
         self._started_at = time.monotonic()
+        self._started_wall_ns = time.time_ns()
         self._cpu_at_start = time.process_time()
         if (
             self.realtime is not None
@@ -952,14 +1118,86 @@ class Stack:
         """A process of the layout ended without being asked: one ERROR among the reports."""
         if returncode < 0:
             try:
-                how = f"was killed by {signal.Signals(-returncode).name}"
+                how = f"killed by {signal.Signals(-returncode).name}"
             except ValueError:
-                how = f"was killed by signal {-returncode}"
+                how = f"killed by signal {-returncode}"
         else:
             how = f"exited with code {returncode}"
         respawn = self.layout is not None and self.layout.process(name).respawn
-        text = f"process {name!r} of the layout {how}" + ("; starting it again" if respawn else "")
+        now = time.monotonic()
+        keeper = self._voice(name)
+        with self._exits_lock:
+            for i, (earlier, at) in enumerate(self._exits):  # its previous death: back when?
+                if earlier.name == name and math.isnan(earlier.back_s) and keeper is not None:
+                    back = keeper.first_since
+                    if back >= at:
+                        self._exits[i] = (
+                            dataclasses.replace(earlier, back_s=back - self._started_at),
+                            at,
+                        )
+            if keeper is not None:
+                keeper.mark(now)
+            if name == self._bridge_process:
+                self._run_clock.split()
+            record = ProcessExit(
+                name, how, now - self._started_at, respawn, bridge=name == self._bridge_process
+            )
+            self._exits.append((record, now))
+        again = "; starting it again" if respawn else ""
+        text = f"process {name!r} of the layout {record.ended}{again}"
         self._reports.append(Status.of(Level.ERROR, _LAUNCHER, text))
+
+    def _voice(self, name: str) -> _Latest | None:
+        """What a process of the layout is heard by: the bridge's 10 Hz state, the control
+        node's 10 Hz RobotState; ``None`` for another process."""
+        if name == self._bridge_process:
+            return self._bridge_state
+        if self.layout is not None and "control" in self.layout.process(name).nodes:
+            return self._robot_state
+        return None
+
+    def exits(self) -> tuple[ProcessExit, ...]:
+        """The processes of the layout that ended without being asked to, oldest first, each
+        with when it was heard again if it was respawned (any thread)."""
+        with self._exits_lock:
+            records = list(self._exits)
+        latest: dict[str, int] = {r.name: i for i, (r, _) in enumerate(records)}
+        result = []
+        for i, (record, at) in enumerate(records):
+            keeper = self._voice(record.name)
+            back = _NAN if keeper is None else keeper.first_since
+            if latest[record.name] == i and math.isnan(record.back_s) and back >= at:
+                result.append(dataclasses.replace(record, back_s=back - self._started_at))
+            else:
+                result.append(record)
+        return tuple(result)
+
+    def _gone(self, name: str | None, exits: tuple[ProcessExit, ...]) -> ProcessExit | None:
+        """The death of process ``name`` if it has not been heard again since (or, for a
+        process no topic tells of, has no pid); ``None``: it runs."""
+        if name is None:
+            return None
+        last = next((e for e in reversed(exits) if e.name == name), None)
+        if last is None or math.isfinite(last.back_s):
+            return None
+        if self._voice(name) is None and self._group is not None:
+            return last if self._group.pid(name) is None else None
+        return last
+
+    def bridge_gone_for_good(self) -> ProcessExit | None:
+        """The death of the layout's bridge process when it will not run again: the layout
+        does not respawn it, or its respawn has not been running for :data:`_RESPAWN_GRACE_S`
+        (its start failed); ``None`` while it runs or is being started again."""
+        gone = self._gone(self._bridge_process, self.exits())
+        if gone is None:
+            return None
+        if not gone.respawn:
+            return gone
+        group, name = self._group, self._bridge_process
+        late = time.monotonic() - self._started_at - gone.at_s >= _RESPAWN_GRACE_S
+        if late and (group is None or name is None or group.pid(name) is None):
+            return gone
+        return None
 
     @property
     def placements(self) -> tuple[Placement, ...]:
@@ -1268,8 +1506,15 @@ class Stack:
                     )
                 )
             )
+        exits = self.exits()
+        bridge_gone = self._gone(self._bridge_process, exits)
+        control_gone = self._gone(self._control_process(), exits)
+        if bridge_gone is not None:
+            joints = ()  # the simulator's last joints: the simulator died with the bridge
         state: BridgeState | None = self._bridge_state.message
         link = self._bridge_link(now)
+        if bridge_gone is not None:
+            link = BRIDGE_GONE
         if link is not None:
             state = None
         robot: RobotState | None = self._robot_state.message
@@ -1288,6 +1533,8 @@ class Stack:
         elif self.control is not None and self.control.frames_used:
             motion = self.control.motion.mode.name
         height = robot.pose.position.z if robot is not None else _NAN
+        if bridge_gone is not None:
+            height = _NAN  # the control node's estimate of a robot whose bridge is gone
         facts = BridgeStatus.of(state) if state is not None else BridgeStatus()
         if self.bridge is not None:
             command_hz = self._command_rate.update(
@@ -1300,12 +1547,33 @@ class Stack:
         else:  # the bridge runs in another process: what it says it received
             command_hz = _NAN if facts.command_rate_hz is None else facts.command_rate_hz
         loop = self._loop_timing()
+        if bridge_gone is not None:  # its last report is not the bridge of now: there is none
+            loop = (_NAN, _NAN, _NAN, _NAN, 0, _NAN, None)
         run = self._run_time()
-        elapsed = max(now - self._started_at, 1e-9)
-        cpu_s = time.process_time() - self._cpu_at_start
-        if self._group is not None:
-            cpu_s += self._group.cpu_seconds()
-        cpu = self._cpu_rate.update(cpu_s, now)
+        cpu_s, cpu_at = self._cpu_sample()
+        elapsed = max(cpu_at - self._started_at, 1e-9)
+        cpu = self._cpu_rate.update(cpu_s, cpu_at)
+        true_height = self.true_base_height()
+        if bridge_gone is not None or link == BRIDGE_LOST:
+            true_height = _NAN  # the simulator's last height, of no age: not the robot's now
+        control_why = None
+        if motion == MODE_UNKNOWN:
+            if control_gone is not None:
+                control_why = (
+                    f"the control process {control_gone.ended} at +{control_gone.at_s:.1f} s"
+                )
+            elif bridge_gone is not None:
+                control_why = "the control node has no frames to step on, the bridge is gone"
+        owner = facts.owner or None
+        owner_note = None
+        if owner == CONTROL_NODE_NAME and motion == MODE_UNKNOWN:
+            # the bridge's word, while the node it names is not heard
+            owner_note = "process gone" if control_gone is not None else "silent"
+        bridge_since = _NAN
+        if self._bridge_process is not None:
+            back = [e.back_s for e in exits if e.name == self._bridge_process]
+            if back and math.isfinite(back[-1]):
+                bridge_since = back[-1]
         return StackSummary(
             elapsed_s=now - self._started_at,
             nodes=self.nodes,
@@ -1313,11 +1581,11 @@ class Stack:
             joints=joints,
             motion_mode=motion,
             bridge_mode=link if link is not None else facts.mode.value if facts.mode else None,
-            owner=facts.owner or None,
+            owner=owner,
             estop=facts.estop_reason,
             drives_enabled=state.drives_enabled if state is not None else None,
             base_height_m=height,
-            true_base_height_m=self.true_base_height(),
+            true_base_height_m=true_height,
             bridge_data_hz=(
                 self._data_rate.update(self._data.count, now)
                 if self.layout is None
@@ -1339,20 +1607,48 @@ class Stack:
             run_robot_s=run[0],
             run_wall_s=run[1],
             velocity_held=self._velocity_held and motion != MODE_UNKNOWN,
+            exits=exits,
+            bridge_gone=bridge_gone,
+            control_why=control_why,
+            owner_note=owner_note,
+            run_since_s=run[2],
+            run_gap_s=run[3],
+            loop_since_s=bridge_since,
         )
 
-    def _run_time(self) -> tuple[float, float]:
-        """(robot time, wall time) in s between the first and the newest frame received here
-        (see :attr:`StackSummary.run_robot_s`); NaN, NaN until they are 3 s apart."""
-        kept = self._data
-        first, last = kept.first, kept.message
-        wall_s = kept.at - kept.first_at
-        if first is None or last is None or not wall_s >= _RUN_TIME_MIN_S:
-            return _NAN, _NAN
-        robot_s = (last.header.stamp.to_ns() - first.header.stamp.to_ns()) / 1e9
-        if robot_s < 0.0:  # a restarted simulator stamps from its own start again: not one run
-            return _NAN, _NAN
-        return robot_s, wall_s
+    def _control_process(self) -> str | None:
+        """The name of the layout's process that runs the control node (``None``: none)."""
+        if self.layout is None:
+            return None
+        return next((p.name for p in self.layout.processes if "control" in p.nodes), None)
+
+    def _cpu_sample(self) -> tuple[float, float]:
+        """(CPU s of this process and every process of the layout since start, the monotonic
+        time of that reading). Both are read together, and again if the reading took long: the
+        time used to be read at the start of :meth:`summary` and the CPU after the rest of it,
+        and a launcher starved by its real-time children between the two (``--rate 2000`` on 2
+        CPUs) divided up to 0.2 s more CPU by the wall clock of another second: ``cpu=238%`` on
+        a 2-CPU host (a new user's trial, 2026-12-06)."""
+        best: tuple[float, float, float] | None = None
+        for _ in range(_CPU_SAMPLE_TRIES):
+            before = time.monotonic()
+            cpu_s = time.process_time() - self._cpu_at_start
+            if self._group is not None:
+                cpu_s += self._group.cpu_seconds()
+            after = time.monotonic()
+            if best is None or after - before < best[2]:
+                best = (cpu_s, (before + after) / 2, after - before)
+            if after - before <= _CPU_SAMPLE_SPREAD_S:
+                break
+        assert best is not None
+        return best[0], best[1]
+
+    def _run_time(self) -> tuple[float, float, float, float]:
+        """(robot time, wall time, their start after :meth:`start`, wall time without a bridge)
+        in s over the frames received here (see :attr:`StackSummary.run_robot_s` and
+        :class:`_RunClock`); NaNs until they span 3 s."""
+        robot_s, wall_s, since_ns, gap_s = self._run_clock.span()
+        return robot_s, wall_s, (since_ns - self._started_wall_ns) / 1e9, gap_s
 
     def _on_report(self, report: Status) -> None:
         """Keep a ``/hb50/status`` report for :meth:`take_reports` (the publisher's thread), and

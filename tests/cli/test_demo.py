@@ -112,3 +112,59 @@ def test_the_status_line_names_the_window_of_each_group() -> None:
     ) in line, line
     unknown = dataclasses.replace(summary, loop_run=None).line()
     assert "| bridge loop, last ?s: loop=491Hz" in unknown, unknown
+
+
+def test_a_run_a_process_of_its_layout_died_in_ends_with_one_error_line() -> None:
+    """A SIGKILLed control process with ``--duration 10``, and Ctrl-C after a SIGKILLed bridge,
+    both exited 0: a script could not tell a crashed stack from a clean run. The run's summary
+    now gives the error line (exit code 1); a clean run none."""
+    from jointbus.cli.demo import failure_line
+    from jointbus.stack import ProcessExit
+
+    clean = _summary(None)
+    assert failure_line(clean) is None
+    control = ProcessExit("control", "killed by SIGKILL", 5.7, respawn=False)
+    crashed = dataclasses.replace(clean, exits=(control,))  # type: ignore[call-arg]
+    assert failure_line(crashed) == (
+        "a process of the layout died during the run: process 'control' was killed by "
+        "SIGKILL at +5.7 s"
+    )
+    bridge = ProcessExit("bridge", "killed by SIGKILL", 6.9, respawn=False, bridge=True)
+    gone = dataclasses.replace(  # type: ignore[call-arg]
+        clean, exits=(bridge,), bridge_gone=bridge, bridge_mode="gone"
+    )
+    assert failure_line(gone) == (
+        "the robot is gone: process 'bridge' was killed by SIGKILL at +6.9 s, and the layout "
+        "does not start it again"
+    )
+    respawned = dataclasses.replace(bridge, respawn=True, back_s=8.7)
+    again = dataclasses.replace(clean, exits=(respawned,))  # type: ignore[call-arg]
+    assert failure_line(again) == (
+        "a process of the layout died during the run: process 'bridge' was killed by SIGKILL "
+        "at +6.9 s (started again, heard from +8.7 s)"
+    )
+
+
+def test_the_owner_and_the_lost_mode_say_what_is_known_of_a_dead_control_process() -> None:
+    """The line kept ``owner=control_node`` while the control process was dead, and the summary
+    gave no cause for the unknown mode. The owner stays the bridge's word, marked; the mode says
+    why no RobotState comes."""
+    summary = dataclasses.replace(  # type: ignore[call-arg]
+        _summary(None),
+        motion_mode="UNKNOWN",
+        robot_state_age_s=4.0,
+        base_height_m=NAN,
+        owner_note="process gone",
+        control_why="the control process was killed by SIGKILL at +5.7 s",
+    )
+    line = summary.line()
+    assert (
+        "mode=UNKNOWN(no RobotState for 4.0s; the control process was killed by SIGKILL at "
+        "+5.7 s) bridge=run owner=control_node(process gone)"
+    ) in line, line
+    last = final_line(summary)
+    assert (
+        "mode UNKNOWN (no RobotState for 4.0 s; the control process was killed by SIGKILL at "
+        "+5.7 s)"
+    ) in last, last
+    assert "owner control_node (per the bridge; that node: process gone)," in last, last

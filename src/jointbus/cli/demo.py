@@ -23,7 +23,22 @@ What the user sees:
   its events);
 - at the end (``--duration``, Ctrl-C, SIGTERM or quitting the monitor) the stack shuts down —
   control first, then the bridge damps and switches off the drives — and one final line reports
-  the base height reached, the mode, the bridge loop's lateness p99 and the CPU use; exit code 0.
+  the base height reached, the mode, the bridge loop's lateness p99 and the CPU use; exit code 0
+  when every process of the layout lived through the run.
+- when a process of the layout dies: from the moment the launcher knows (its ``ERROR launcher:
+  process 'bridge' of the layout was killed by SIGKILL``), the status line and the summary give
+  nothing of a dead bridge or its simulator as current (``bridge=gone(killed by SIGKILL 3.2s
+  ago)``, no height, rates, owner or loop figures) and blame what is missing (the control node
+  has no frames to step on; or its own process died). A bridge process that dies and is not
+  started again (no ``respawn``, or a respawn not running within 1 s) ends the run: the robot
+  is gone. Any process that died during the run (respawned ones too, and even if the user then
+  stops with Ctrl-C) makes the run fail: after the summary, one ``error:`` line
+  (:func:`failure_line`) and exit code 1, so a script or CI tells a crashed stack from a clean
+  run. Before (a new user's trials, 2026-12-06), the summary blamed the control node and quoted
+  the dead simulator's height, the line kept the dead bridge's loop figures for 2–3 s, the demo
+  without a bridge never ended, and every such run exited 0. A respawn is named in the summary
+  (which process, when it died, when it was heard again), and the run's figures say what part
+  of the run they cover.
 
 ``--transport inproc`` (default) keeps bridge and control in one bus and offers its topics on
 Zenoh (so ``jointbus topic echo /hb50/bridge_data`` in another terminal works); ``--isolated``
@@ -73,7 +88,15 @@ if TYPE_CHECKING:
     from jointbus.stack import Stack, StackSummary
     from jointbus.tools.recorder import TopicRecord
 
-__all__ = ["demo", "final_line", "report_line", "run_view", "start_notes", "summary_table"]
+__all__ = [
+    "demo",
+    "failure_line",
+    "final_line",
+    "report_line",
+    "run_view",
+    "start_notes",
+    "summary_table",
+]
 
 #: Robots the demo runs as a :class:`Stack` (bridge + control node); the others are served by the
 #: array node (:mod:`jointbus.cli.served_demo`).
@@ -99,11 +122,22 @@ def final_line(summary: StackSummary) -> str:
     """The last line a run prints: height reached, mode, owner, the bridge loop over the whole
     run and over its last window, CPU since start."""
     parts = [f"{'+'.join(summary.nodes)} stopped after {summary.elapsed_s:.1f} s:"]
-    if summary.control_lost:
+    gone = summary.bridge_gone
+    if gone is not None:
         parts.append(
-            f"mode {summary.motion_mode} (the control node is gone: no RobotState for "
-            f"{_fmt(summary.robot_state_age_s, 1, 1)} s),"
+            f"the bridge process {gone.ended} at +{gone.at_s:.1f} s "
+            f"({summary.elapsed_s - gone.at_s:.1f} s before the end)"
+            + (" and was not running again" if gone.respawn else "")
+            + ": no figure of the bridge or the simulator after it,"
         )
+    if summary.control_lost:
+        age = f"no RobotState for {_fmt(summary.robot_state_age_s, 1, 1)} s"
+        why = (
+            f"{age}; {summary.control_why}"
+            if summary.control_why
+            else f"the control node is gone: {age}"
+        )
+        parts.append(f"mode {summary.motion_mode} ({why}),")
     elif summary.motion_mode is not None:
         parts.append(f"mode {summary.motion_mode},")
     if not math.isnan(summary.true_base_height_m):
@@ -115,20 +149,39 @@ def final_line(summary: StackSummary) -> str:
     elif not math.isnan(summary.base_height_m):
         parts.append(f"base height {summary.base_height_m:.3f} m (estimated),")
     if summary.owner is not None:
-        parts.append(f"owner {summary.owner},")
+        note = f" (per the bridge; that node: {summary.owner_note})" if summary.owner_note else ""
+        parts.append(f"owner {summary.owner}{note},")
     if summary.estop:
         parts.append(f"e-stop latched ({summary.estop}),")
+    respawns = [e for e in summary.exits if e.respawn]
+    if respawns:
+        times = "once" if len(respawns) == 1 else f"{len(respawns)} times"
+        parts.append(f"respawned {times}: {'; '.join(e.describe() for e in respawns)},")
     if summary.loop_run is not None:
         # the run's shares from the loop's counts, then its last window: the window alone read
         # "429 Hz achieved (14.3 % skipped)" after a run that kept 500 Hz for minutes
-        parts.append(f"bridge loop {summary.loop_run.describe()},")
-    else:
+        of = ""
+        if math.isfinite(summary.loop_since_s):  # a respawned bridge counts its own life only
+            of = f" (its process heard from +{summary.loop_since_s:.1f} s only)"
+        parts.append(f"bridge loop{of} {summary.loop_run.describe()},")
+    elif gone is None:
         parts.append("bridge loop: no figures (no recent report from it),")
     if summary.run_wall_s > 0 and math.isfinite(summary.run_robot_s):
+        since = ""
+        if math.isfinite(summary.run_since_s):
+            end_s = summary.run_since_s + summary.run_wall_s
+            since = f" from +{summary.run_since_s:.1f} s to +{end_s:.1f} s"
+        gaps = ""
+        gap_s, ran_s = summary.run_gap_s, summary.run_wall_s - summary.run_gap_s
+        if gap_s > 0 and ran_s > 0:  # a respawned bridge: its robot's time stood still between
+            gaps = (
+                f"; {gap_s:.1f} s of it without a bridge, "
+                f"{summary.run_robot_s / ran_s:.2f} while one ran"
+            )
         parts.append(
             f"robot time {summary.run_robot_s:.1f} s in {summary.run_wall_s:.1f} s of the wall "
-            f"clock (real-time factor {summary.run_robot_s / summary.run_wall_s:.2f} over the "
-            "run, by its frames' stamps),"
+            f"clock{since} (real-time factor {summary.run_robot_s / summary.run_wall_s:.2f} "
+            f"over the run, by its frames' stamps{gaps}),"
         )
     processes = "all processes, " if summary.transport == "processes" else ""
     cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
@@ -164,13 +217,20 @@ def summary_table(summary: StackSummary) -> RenderableType:
     height = summary.true_base_height_m
     if math.isnan(height):
         height = summary.base_height_m
+    bridge = summary.bridge_mode or "?"
+    if summary.bridge_gone is not None:
+        gone = summary.bridge_gone
+        bridge += f" ({gone.how} {summary.elapsed_s - gone.at_s:.1f} s ago)"
+    owner = summary.owner or "?"
+    if summary.owner_note:
+        owner += f" ({summary.owner_note})"
     head = Text.assemble(
         ("mode ", "dim"),
         (summary.motion_mode or "?", "bold"),
         ("  bridge ", "dim"),
-        (summary.bridge_mode or "?", "bold red" if summary.estop else "bold"),
+        (bridge, "bold red" if summary.estop or summary.bridge_gone else "bold"),
         ("  owner ", "dim"),
-        (summary.owner or "?", "bold"),
+        (owner, "bold"),
         ("  height ", "dim"),
         (f"{_fmt(height, 1, 3)} m", "bold"),
     )
@@ -223,9 +283,16 @@ def _run_monitor(stack: Stack, end: float | None, zenoh_args: list[str]) -> None
     command += ["--namespace", stack.namespace, *zenoh_args]
     child = subprocess.Popen(command)  # inherits the terminal
     try:
-        child.wait(timeout=None if end is None else max(0.0, end - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        pass
+        # until the user quits it, ``end``, or the bridge is gone for good (the robot is)
+        while end is None or time.monotonic() < end:
+            wait = SUMMARY_PERIOD_S
+            if end is not None:
+                wait = min(wait, end - time.monotonic())
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=max(0.0, wait))
+                break
+            if stack.bridge_gone_for_good() is not None:
+                break
     finally:
         if child.poll() is None:
             child.terminate()  # the monitor closes its full-screen app on SIGTERM
@@ -266,7 +333,26 @@ def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
                 time.sleep(min(left, _REPORT_POLL_S))
                 _print_reports(stack)
             show(stack.summary())
+            if stack.bridge_gone_for_good() is not None:
+                break  # the robot is gone: the run ends (run_view says why, exit code 1)
         _print_reports(stack)
+
+
+def failure_line(summary: StackSummary) -> str | None:
+    """Why a run was not a clean one, for its one ``error:`` line (exit code 1), or ``None``: a
+    process of its layout ended without being asked to — the bridge for good (the robot is
+    gone, and the demo ends on it), or any process even if respawned or the user stopped the run
+    afterwards with Ctrl-C. A script or CI tells a crashed stack from a clean run by the code."""
+    if not summary.exits:
+        return None
+    gone = summary.bridge_gone
+    deaths = "; ".join(e.describe() for e in summary.exits)
+    if gone is not None and not gone.respawn:
+        return f"the robot is gone: {deaths}, and the layout does not start it again"
+    if gone is not None:
+        return f"the robot is gone: {deaths}"
+    count = "a process" if len(summary.exits) == 1 else f"{len(summary.exits)} processes"
+    return f"{count} of the layout died during the run: {deaths}"
 
 
 def run_view(
@@ -328,7 +414,7 @@ def run_view(
             for line in start_notes(stack):
                 note(line)
             with contextlib.suppress(KeyboardInterrupt):
-                if use_monitor:
+                if use_monitor:  # it ends with the bridge, too (_run_monitor)
                     _run_monitor(stack, end, zenoh_args or [])
                 else:
                     _run_summaries(stack, end, live=terminal)
@@ -362,6 +448,9 @@ def run_view(
     if summary is None:  # pragma: no cover - start() raised, and that propagated
         raise StackError("the stack did not run")
     typer.echo(final_line(summary))
+    failure = failure_line(summary)
+    if failure is not None:
+        raise CliError(failure)
     return summary
 
 
@@ -581,7 +670,12 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
     bus_options: BusOptions,
 ) -> None:
     """Run a simulated robot: hb50 stands up under its control node; arm6 and rover are served by
-    the array node and moved."""
+    the array node and moved.
+
+    Exit code 0 when the run ends (--duration, Ctrl-C, SIGTERM) with every process of its layout
+    alive all along; 1, after the summary and one error: line, when a process of the layout
+    died during the run (respawned or not, Ctrl-C or not). When the bridge process dies and is
+    not started again, the robot is gone: the demo ends by itself, with exit code 1."""
     from jointbus.stack import DEFAULT_REALTIME, TRANSPORTS, Stack, StackError, rate_problem
 
     with user_errors():

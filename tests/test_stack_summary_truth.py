@@ -1,0 +1,198 @@
+"""What :meth:`Stack.summary` says of a layout whose processes die, are respawned or are starved:
+every figure is of the robot now, or says which part of the run it covers. Driven with
+constructed messages on an unstarted stack and a fake clock (no process, no bus); the demo run
+end to end, with a real SIGKILL, is ``cli/test_cli_demo.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import signal
+
+import pytest
+
+import jointbus.stack as stack_module
+from jointbus.cli.demo import final_line
+from jointbus.messages.nav_msgs import Odometry
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
+from jointbus.robots.hb50.messages import BridgeData, BridgeState, RobotState
+from jointbus.runtime import LoopDiagnostics
+from jointbus.runtime.launch import LaunchDescription
+from jointbus.stack import Stack
+
+#: The fake wall clock's epoch (s since 1970) at monotonic 0.
+WALL0 = 1_800_000_000.0
+
+
+class FakeTime:
+    """``time`` as :mod:`jointbus.stack` uses it: a monotonic clock the test moves, the wall
+    clock at a fixed offset from it, and CPU time at ``cores`` per second of it."""
+
+    def __init__(self, cores: float = 0.0) -> None:
+        self.now = 100.0
+        self.cores = cores
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time_ns(self) -> int:
+        return round((WALL0 + self.now) * 1e9)
+
+    def time(self) -> float:
+        return WALL0 + self.now
+
+    def process_time(self) -> float:
+        return self.cores * self.now
+
+    def thread_time_ns(self) -> int:
+        return 0
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    fake = FakeTime()
+    monkeypatch.setattr(stack_module, "time", fake)
+    return fake
+
+
+def _layout_stack(clock: FakeTime) -> Stack:
+    """A stack of the bundled layout (bridge, control), "started" at the fake clock's now."""
+    stack = Stack("hb50")
+    assert stack.layout is not None
+    stack._started_at = clock.now
+    stack._started_wall_ns = clock.time_ns()
+    stack._bridge_process = "bridge"
+    return stack
+
+
+def _frame(stamp_s: float) -> BridgeData:
+    return BridgeData(header=Header(stamp=Time.from_ns(round(stamp_s * 1e9))))
+
+
+def test_the_cpu_figure_divides_the_cpu_by_the_wall_clock_of_the_same_moments(
+    clock: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cpu=238%`` on a 2-CPU host (``--rate 2000``): the summary read the clock, then the
+    rest, then the CPU — a launcher starved 0.25 s in between counted 0.5 s more CPU into the
+    same second. Two cores busy all the time must read 200 %, whatever the delay."""
+    clock.cores = 2.0
+    stack = Stack("hb50", layout="inproc", zenoh=None)
+    stack._started_at = clock.now
+    stack._cpu_at_start = clock.process_time()
+    delays = iter([0.0, 0.25, 0.0, 0.3])
+    real_loop_timing = stack._loop_timing
+
+    def starved() -> tuple[float, float, float, float, int, float, object]:
+        clock.now += next(delays)  # the launcher loses the CPU in the middle of a summary
+        return real_loop_timing()  # type: ignore[return-value]
+
+    monkeypatch.setattr(stack, "_loop_timing", starved)
+    figures = []
+    for _ in range(4):
+        clock.now += 1.0
+        figures.append(stack.summary().cpu_fraction)
+    rates = [f for f in figures if not math.isnan(f)]
+    assert rates, figures
+    assert all(f == pytest.approx(2.0, abs=1e-6) for f in rates), figures
+
+
+def test_the_runs_real_time_factor_does_not_count_a_first_frame_received_late(
+    clock: FakeTime,
+) -> None:
+    """A run at 0.95 of real time (every second said so) ended "robot time 24.9 s in 25.5 s
+    (real-time factor 0.98)": its first frame reached the starved launcher 0.55 s late, and the
+    run's wall time was counted from that arrival."""
+    stack = _layout_stack(clock)
+    sent0 = clock.now
+    stamp0 = WALL0 + sent0
+    for i in range(251):  # 25 s of the 10 Hz mirror, the robot at 0.95 of the wall clock
+        sent = sent0 + i * 0.1
+        clock.now = sent + (0.55 if i == 0 else 0.002)
+        stack._data(_frame(stamp0 + 0.95 * (sent - sent0)))
+    summary = stack.summary()
+    assert summary.run_robot_s / summary.run_wall_s == pytest.approx(0.95, abs=0.002), summary
+    assert "real-time factor 0.95 over the run" in final_line(summary)
+
+
+def test_a_dead_bridges_last_figures_are_not_shown_and_the_blame_is_the_bridges(
+    clock: FakeTime,
+) -> None:
+    """After ``kill -KILL`` of the bridge process the line still said ``loop=497Hz …
+    late_p99=577us`` (once ``bridge=run … bridge_data=500Hz``) and the simulator's last height,
+    and the summary blamed the control node (alive: it steps on the bridge's frames)."""
+    stack = _layout_stack(clock)
+    clock.now += 5.0
+    state = BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+    stack._bridge_state(state)
+    stack._robot_state(RobotState(motion_mode=2))
+    stack._ground_truth(Odometry())
+    stack._diagnostics(
+        LoopDiagnostics(node="bridge_node", loop="bridge", achieved_rate_hz=497.0, cycles=2000)
+    )
+    before = stack.summary()
+    assert before.bridge_mode == "run" and before.loop_run is not None, before
+    clock.now += 0.05
+    stack._child_exited("bridge", -signal.SIGKILL)
+    just_after = stack.summary()  # the 10 Hz state and the diagnostics are still fresh
+    assert just_after.bridge_mode == "gone", just_after
+    assert just_after.owner is None and math.isnan(just_after.true_base_height_m)
+    assert math.isnan(just_after.loop_rate_hz) and just_after.loop_run is None
+    line = just_after.line()
+    assert "bridge=gone(killed by SIGKILL 0.0s ago)" in line, line
+    assert "loop=" not in line and "height=?m" in line, line
+    clock.now += 4.0  # the control node hears no frame and sends no RobotState
+    later = stack.summary()
+    assert later.bridge_gone is not None and later.bridge_gone.how == "killed by SIGKILL"
+    last = final_line(later)
+    assert "the bridge process was killed by SIGKILL at +5.0 s (4.0 s before the end)" in last
+    assert "the control node is gone" not in last, last
+    assert "the bridge is gone" in last and "base height" not in last, last
+    assert stack.bridge_gone_for_good() is not None  # the layout does not respawn it
+
+
+def test_a_respawned_bridge_is_said_and_the_run_figures_cover_the_whole_run(
+    clock: FakeTime,
+) -> None:
+    """With ``respawn: true`` and the bridge SIGKILLed, the summary said "robot time 33.9 s in
+    33.9 s … 1.00" though no simulator existed for ≈ 2 s, and nothing of the respawn."""
+    stack = _layout_stack(clock)
+    clock.now += 3.0
+    start = clock.now
+    for i in range(101):  # 10 s of the first bridge, in real time
+        clock.now = start + i * 0.1
+        stack._data(_frame(WALL0 + clock.now))
+    stack.layout = _respawning(stack)
+    clock.now += 0.1
+    stack._child_exited("bridge", -signal.SIGKILL)
+    clock.now += 2.0  # no bridge, no simulator
+    stack._bridge_state(BridgeState(drives_enabled=True, status=("mode: run",)))
+    restart = clock.now
+    for i in range(101):  # 10 s of the respawned one (its simulator stamps on the wall clock)
+        clock.now = restart + i * 0.1
+        stack._data(_frame(WALL0 + clock.now))
+    summary = stack.summary()
+    assert summary.run_robot_s == pytest.approx(20.0, abs=0.01), summary
+    assert summary.run_wall_s == pytest.approx(22.1, abs=0.01), summary
+    assert summary.run_gap_s == pytest.approx(2.1, abs=0.01), summary
+    (death,) = summary.exits
+    assert death.respawn and death.at_s == pytest.approx(13.1)
+    assert death.back_s == pytest.approx(15.1)
+    last = final_line(summary)
+    assert (
+        "respawned once: process 'bridge' was killed by SIGKILL at +13.1 s (started again, "
+        "heard from +15.1 s)" in last
+    ), last
+    assert "real-time factor 0.90 over the run" in last, last
+    assert "2.1 s of it without a bridge, 1.00 while one ran" in last, last
+
+
+def _respawning(stack: Stack) -> LaunchDescription:
+    """``stack``'s layout with its bridge process respawned."""
+    layout = stack.layout
+    assert layout is not None
+    processes = tuple(
+        dataclasses.replace(p, respawn=True) if p.name == "bridge" else p
+        for p in layout.processes
+    )
+    return dataclasses.replace(layout, processes=processes)
