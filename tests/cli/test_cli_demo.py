@@ -375,6 +375,52 @@ def test_ctrl_c_stops_the_demo_with_exit_code_0() -> None:
     assert "stopped after" in out
 
 
+def _child_of(parent: int, name: str) -> int | None:
+    """The pid of the layout process ``name`` started by ``parent`` (its command line names it)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and f'"name": "{name}"' in command:
+            return int(entry)
+    return None
+
+
+def test_a_demo_whose_bridge_process_is_killed_ends_with_exit_code_1() -> None:
+    """A new user SIGKILLed the bridge process: the demo printed ``bridge=lost`` forever (the
+    loop figures and the simulator's height for seconds more), and exited 0 after Ctrl-C. The
+    robot is gone (no respawn): the demo ends by itself, says so in one ``error:`` line and
+    exits 1; its lines say the bridge is gone, not its last figures."""
+    proc = start_cli(free_port(), "demo", "--headless", "--duration", "60")
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()  # the first summary: the stack is running
+        assert line.startswith("t="), line + proc.stderr.read()
+        bridge = _child_of(proc.pid, "bridge")
+        assert bridge is not None
+        os.kill(bridge, signal.SIGKILL)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, out + err
+    errors = [e for e in err.splitlines() if e.startswith("error: ")]
+    assert errors == [
+        errors[0]
+    ] and "error: the robot is gone: process 'bridge' was killed by SIGKILL at +" in errors[0], err
+    assert "bridge=gone(killed by SIGKILL " in out, out
+    after = out.split("bridge=gone(", 1)[1]
+    assert "loop=" not in after and "height=0" not in after, out
+    assert "the bridge process was killed by SIGKILL at +" in out.splitlines()[-1], out
+
+
 def test_sigterm_stops_the_demo_with_exit_code_0() -> None:
     proc = start_cli(free_port(), "demo", "--headless", "--isolated")
     try:
