@@ -96,7 +96,14 @@ from jointbus.robots.hb50.messages import (
 from jointbus.runtime.diagnostics import LoopDiagnostics
 from jointbus.runtime.launch import LaunchDescription
 from jointbus.runtime.realtime import RealtimeConfig, RealtimeWarning, apply_realtime
-from jointbus.stack import BRIDGE_LATE, BRIDGE_LOST, MODE_UNKNOWN, Stack, bundled_layout
+from jointbus.stack import (
+    BRIDGE_GONE,
+    BRIDGE_LATE,
+    BRIDGE_LOST,
+    MODE_UNKNOWN,
+    Stack,
+    bundled_layout,
+)
 from jointbus.tools.chaos.bad_input import REFUSED
 from jointbus.tools.chaos.fault_schedule import Fault, FaultKind, FaultSchedule, window_shift
 from jointbus.tools.chaos.invariants import FaultRecord, InvariantChecker, ReportRule, tilt_of
@@ -1066,7 +1073,7 @@ class _Campaign:
             summary = self.stack.summary() if self.stack is not None else None
             nodes_ok = (
                 summary is not None
-                and summary.bridge_mode not in (None, BRIDGE_LOST, BRIDGE_LATE)
+                and summary.bridge_mode not in (None, BRIDGE_LOST, BRIDGE_LATE, BRIDGE_GONE)
                 and summary.motion_mode not in (None, MODE_UNKNOWN, MotionMode.FALLEN.name)
                 and summary.owner == _CONTROL
             )
