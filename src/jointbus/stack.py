@@ -345,6 +345,9 @@ NEIGHBOUR_CHECK_S: Final = 10.0
 #: Wall-clock seconds of frames before the summary gives the run's robot time (see
 #: :attr:`StackSummary.run_robot_s`): over shorter runs a late arrival weighs too much.
 _RUN_TIME_MIN_S: Final = 3.0
+#: How much less late (ns) than the run's first frame a later one must have arrived to become the
+#: run's start instead (:class:`_RunClock`): more than the transport's delay on a quiet host.
+_RUN_SLACK_NS: Final = 20_000_000
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
@@ -515,8 +518,8 @@ class _RunClock:
     (``time.time_ns()``, the same clock).
 
     Each life of the bridge (a respawn starts a new one: :meth:`split`) is a segment; the run
-    starts at the frame of the first one that arrived least late against its stamp, not the
-    first frame received:
+    starts at the frame of the first one that arrived least late against its stamp (by more than
+    :data:`_RUN_SLACK_NS`), not the first frame received:
     a first frame received 0.55 s late (a starved launcher at start-up) made a run's wall time
     that much short, and its real-time factor 0.98 where every second said 0.94-0.96 (a new
     user's trial, 2026-12-06). The robot's time is the sum of the segments' stamp spans; the
@@ -538,8 +541,10 @@ class _RunClock:
             self._split = False
             return
         segment = segments[-1]
-        if len(segments) == 1 and arrival_ns - stamp_ns < segment[1] - segment[0]:
-            # less late: the better start of the run (later lives count from their first frame)
+        if len(segments) == 1 and arrival_ns - stamp_ns < segment[1] - segment[0] - _RUN_SLACK_NS:
+            # less late by more than the transport's jitter: the better start of the run (later
+            # lives count from their first frame); a few ms of jitter would only move the start
+            # and shorten the span the figure covers
             segment[0], segment[1] = stamp_ns, arrival_ns
         segment[2], segment[3] = stamp_ns, arrival_ns
 
