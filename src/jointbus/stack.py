@@ -529,24 +529,25 @@ class _RunClock:
 
     def __init__(self) -> None:
         # per segment: [reference stamp, reference arrival, newest stamp, newest arrival] (ns)
-        self._segments: list[list[int]] = []
+        # (each replaced whole, one assignment: span() on another thread reads whole ones)
+        self._segments: list[tuple[int, int, int, int]] = []
         self._split = True
 
     def add(self, stamp_ns: int, arrival_ns: int) -> None:
-        """One frame (any thread; the publisher's, cheap)."""
+        """One frame (the subscription's thread; cheap, no lock: the publisher's thread)."""
         segments = self._segments
         if self._split or not segments or stamp_ns < segments[-1][2]:
             # a new bridge, or a restarted simulator stamping from its own start again
-            segments.append([stamp_ns, arrival_ns, stamp_ns, arrival_ns])
+            segments.append((stamp_ns, arrival_ns, stamp_ns, arrival_ns))
             self._split = False
             return
-        segment = segments[-1]
-        if len(segments) == 1 and arrival_ns - stamp_ns < segment[1] - segment[0] - _RUN_SLACK_NS:
+        ref_stamp, ref_arrival, _, _ = segments[-1]
+        if len(segments) == 1 and arrival_ns - stamp_ns < ref_arrival - ref_stamp - _RUN_SLACK_NS:
             # less late by more than the transport's jitter: the better start of the run (later
             # lives count from their first frame); a few ms of jitter would only move the start
             # and shorten the span the figure covers
-            segment[0], segment[1] = stamp_ns, arrival_ns
-        segment[2], segment[3] = stamp_ns, arrival_ns
+            ref_stamp, ref_arrival = stamp_ns, arrival_ns
+        segments[-1] = (ref_stamp, ref_arrival, stamp_ns, arrival_ns)
 
     def split(self) -> None:
         """The bridge died: the next frame begins a new segment."""
@@ -556,7 +557,7 @@ class _RunClock:
         """(robot time s, wall time s, wall-clock start in ns since the epoch, wall time s
         between the segments: without a bridge) over the run; NaNs until the frames span
         :data:`_RUN_TIME_MIN_S` of the wall clock."""
-        segments = [list(s) for s in self._segments]
+        segments = list(self._segments)
         if not segments:
             return _NAN, _NAN, _NAN, _NAN
         wall_s = (segments[-1][3] - segments[0][1]) / 1e9
