@@ -171,6 +171,9 @@ def test_a_respawned_bridge_is_said_and_the_run_figures_cover_the_whole_run(
     for i in range(101):  # 10 s of the respawned one (its simulator stamps on the wall clock)
         clock.now = restart + i * 0.1
         stack._data(_frame(WALL0 + clock.now))
+    stack._diagnostics(
+        LoopDiagnostics(node="bridge_node", loop="bridge", achieved_rate_hz=500.0, cycles=5000)
+    )
     summary = stack.summary()
     assert summary.run_robot_s == pytest.approx(20.0, abs=0.01), summary
     assert summary.run_wall_s == pytest.approx(22.1, abs=0.01), summary
@@ -183,6 +186,7 @@ def test_a_respawned_bridge_is_said_and_the_run_figures_cover_the_whole_run(
         "respawned once: process 'bridge' was killed by SIGKILL at +13.1 s (started again, "
         "heard from +15.1 s)" in last
     ), last
+    assert "bridge loop (of the respawned process only, heard from +15.1 s) over the run" in last
     assert "real-time factor 0.90 over the run" in last, last
     assert "2.1 s of it without a bridge, 1.00 while one ran" in last, last
 

@@ -162,7 +162,7 @@ def final_line(summary: StackSummary) -> str:
         # "429 Hz achieved (14.3 % skipped)" after a run that kept 500 Hz for minutes
         of = ""
         if math.isfinite(summary.loop_since_s):  # a respawned bridge counts its own life only
-            of = f" (its process heard from +{summary.loop_since_s:.1f} s only)"
+            of = f" (of the respawned process only, heard from +{summary.loop_since_s:.1f} s)"
         parts.append(f"bridge loop{of} {summary.loop_run.describe()},")
     elif gone is None:
         parts.append("bridge loop: no figures (no recent report from it),")
