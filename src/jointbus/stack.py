@@ -699,7 +699,8 @@ class StackSummary:
         bridge = self.bridge_mode or "?"
         gone = self.bridge_gone
         if gone is not None:
-            bridge = f"{BRIDGE_GONE}({gone.how} {self.elapsed_s - gone.at_s:.1f}s ago)"
+            again = "; respawning" if gone.respawn else ""
+            bridge = f"{BRIDGE_GONE}({gone.how} {self.elapsed_s - gone.at_s:.1f}s ago{again})"
         owner = self.owner or "?"
         if self.owner_note:
             owner += f"({self.owner_note})"
