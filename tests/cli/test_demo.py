@@ -137,6 +137,14 @@ def test_a_run_a_process_of_its_layout_died_in_ends_with_one_error_line() -> Non
         "the robot is gone: process 'bridge' was killed by SIGKILL at +6.9 s, and the layout "
         "does not start it again"
     )
+    starting = dataclasses.replace(bridge, respawn=True)  # stopped before its respawn spoke
+    respawning = dataclasses.replace(  # type: ignore[call-arg]
+        clean, exits=(starting,), bridge_gone=starting, bridge_mode="gone"
+    )
+    assert failure_line(respawning) == (
+        "a process of the layout died during the run: process 'bridge' was killed by SIGKILL "
+        "at +6.9 s (started again, not heard since)"
+    )
     respawned = dataclasses.replace(bridge, respawn=True, back_s=8.7)
     again = dataclasses.replace(clean, exits=(respawned,))  # type: ignore[call-arg]
     assert failure_line(again) == (

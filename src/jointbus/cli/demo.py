@@ -127,7 +127,7 @@ def final_line(summary: StackSummary) -> str:
         parts.append(
             f"the bridge process {gone.ended} at +{gone.at_s:.1f} s "
             f"({summary.elapsed_s - gone.at_s:.1f} s before the end)"
-            + (" and was not running again" if gone.respawn else "")
+            + (" and its respawn was not heard yet" if gone.respawn else "")
             + ": no figure of the bridge or the simulator after it,"
         )
     if summary.control_lost:
@@ -349,8 +349,6 @@ def failure_line(summary: StackSummary) -> str | None:
     deaths = "; ".join(e.describe() for e in summary.exits)
     if gone is not None and not gone.respawn:
         return f"the robot is gone: {deaths}, and the layout does not start it again"
-    if gone is not None:
-        return f"the robot is gone: {deaths}"
     count = "a process" if len(summary.exits) == 1 else f"{len(summary.exits)} processes"
     return f"{count} of the layout died during the run: {deaths}"
 
