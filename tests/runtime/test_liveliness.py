@@ -384,3 +384,67 @@ def test_a_sigkilled_peer_process_is_reported_stale_within_the_timeout(watch_tok
         assert delay < 2.0  # 1.5 s timeout + 50 ms check + slack for this noisy VM
         assert monitor.stale() == ["peer"]
         assert wait_until(lambda: Level.STALE in [lv for lv, _ in changes_of(log, "peer")])
+
+
+def _stop_the_monitors_process(
+    world: SteppedWorld, monitor: LivelinessMonitor, peer: Node, seconds: float
+) -> None:
+    """The monitor's process is SIGSTOPped for ``seconds`` while ``peer`` runs on: no check runs
+    and no heartbeat is received meanwhile; at SIGCONT the check runs first (its timer is due)
+    and the heartbeats the peer sent meanwhile arrive after it."""
+    monitor._timer.pause()
+    peer.heartbeat._timer.pause()  # its heartbeats are sent, but not received here
+    world.advance(seconds, step_s=0.05)
+    monitor._timer.start(immediately=True)
+    world.run_due()  # the first check after the stall, before any queued heartbeat
+    peer.heartbeat.start()  # the queued heartbeat arrives, then the peer's own period
+    world.run_due()
+
+
+def test_a_monitor_whose_own_process_was_stopped_does_not_call_a_running_peer_stale(
+    world: SteppedWorld,
+) -> None:
+    """A user's trial: SIGSTOP of the control node for 3 s; at SIGCONT it reported "node
+    'bridge_node' STALE: no heartbeat for 3.91 s" then "OK: heartbeat back" in the same
+    millisecond, of a bridge that ran throughout. A check 3 s late judges no silence."""
+    log = status_log(world.bus)
+    monitor = LivelinessMonitor(world.node("control_node"))
+    bridge = world.node("bridge_node")
+    world.advance(0.6)
+    assert monitor.health("bridge_node").level is Level.OK  # type: ignore[union-attr]
+    _stop_the_monitors_process(world, monitor, bridge, 3.0)
+    world.advance(3.0, step_s=0.05)
+    assert [level for level, _ in changes_of(log, "bridge_node")] == [Level.OK]
+    assert monitor.stale() == []
+    # its own stall is reported once, as what it was, naming no watched node
+    own = [m for m in log if m.reporting_node == "control_node" and not m.data]
+    assert len(own) == 1, [m.status for m in own]
+    assert Level(own[0].level) is Level.WARN
+    assert "resumed after 3.0" in own[0].status and "did not run" in own[0].status
+    assert monitor.own_stalls == 1
+
+
+def test_after_its_own_stall_a_monitor_gives_a_silent_peer_a_fresh_timeout(
+    world: SteppedWorld,
+) -> None:
+    """A peer that is really silent is still found STALE: one timeout after the monitor resumed
+    (its silence before, unheard, is not counted), and its text gives the true silence."""
+    log = status_log(world.bus)
+    monitor = LivelinessMonitor(world.node("control_node"))
+    bridge = world.node("bridge_node")
+    world.advance(0.6)
+    monitor._timer.pause()
+    bridge.heartbeat._timer.pause()  # the peer hangs too, for good
+    world.advance(3.0, step_s=0.05)
+    monitor._timer.start(immediately=True)
+    resumed = world.clock.now
+    world.run_due()
+    assert monitor.stale() == []
+    world.advance(1.45, step_s=0.05)
+    assert monitor.stale() == []  # within the fresh timeout
+    world.advance(0.15, step_s=0.05)
+    health = monitor.health("bridge_node")
+    assert health is not None and health.stale
+    assert health.since_ns - resumed <= round((1.5 + 2 * monitor.check_period_s) * NS_PER_S)
+    stale_text = changes_of(log, "bridge_node")[-1][1]
+    assert "no heartbeat for 5." in stale_text, stale_text  # the true silence, 4.6 to 5.2 s

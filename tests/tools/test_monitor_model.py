@@ -198,6 +198,64 @@ def test_a_stale_report_on_the_status_topic_marks_the_node_stale_at_once() -> No
     assert model.snapshot(int(3 * S)).nodes[0].state is NodeState.OK
 
 
+def test_a_stale_report_taken_back_by_its_reporter_leaves_a_node_heard_in_time_ok() -> None:
+    """A user's ``monitor --plain`` showed ``node bridge_node: STALE (active, last heartbeat 0.7 s
+    ago)`` for 0.5 s: the SIGCONTed control node's false STALE report, held although its own
+    "OK: heartbeat back" came in the same millisecond. The reporter's OK takes it back; another
+    node's OK does not."""
+    model = MonitorModel(liveliness_timeout_s=1.5)
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), 0)
+    model.on_status(
+        Status.stale("control_node", "node 'bridge_node' STALE: no heartbeat", b"bridge_node"),
+        int(0.7 * S),
+    )
+    assert model.snapshot(int(0.7 * S)).nodes[0].state is NodeState.STALE  # as reported
+    model.on_status(
+        Status.ok("user_node", "node 'bridge_node' OK: heartbeat seen", b"bridge_node"),
+        int(0.7 * S),
+    )
+    assert model.snapshot(int(0.7 * S)).nodes[0].state is NodeState.STALE  # not its verdict
+    model.on_status(
+        Status.ok("control_node", "node 'bridge_node' OK: heartbeat back", b"bridge_node"),
+        int(0.7 * S),
+    )
+    row = model.snapshot(int(0.8 * S)).nodes[0]
+    assert (row.name, row.state) == ("bridge_node", NodeState.OK)
+    assert "node bridge_node: OK (active, last heartbeat 0.8 s ago)" in model.snapshot(
+        int(0.8 * S)
+    ).to_text()
+
+
+def test_a_monitor_that_did_not_run_for_3_s_calls_no_node_stale() -> None:
+    """As the runtime's liveliness monitor: the monitor's own process SIGSTOPped for 3 s; its
+    first snapshot after SIGCONT comes before the heartbeats queued meanwhile are fed. A node
+    really silent is STALE one timeout after the resumption."""
+    model = MonitorModel(liveliness_timeout_s=1.5)
+    t = 0.0
+    while t < 2.0:  # a heartbeat a second, a snapshot every 0.1 s
+        if t % 1.0 < 0.05:
+            model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), int(t * S))
+            model.on_heartbeat(Status.ok("dead_node", "alive", b"active"), int(t * S))
+        assert all(n.state is NodeState.OK for n in model.snapshot(int(t * S)).nodes)
+        t = round(t + 0.1, 3)
+    resumed = 1.9 + 3.0  # stopped at 1.9 s: no snapshot, nothing fed
+    snap = model.snapshot(int(resumed * S))
+    assert [(n.name, n.state) for n in snap.nodes] == [
+        ("bridge_node", NodeState.OK),
+        ("dead_node", NodeState.OK),
+    ]
+    model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), int(resumed * S))
+    t = resumed
+    for _ in range(14):
+        t = round(t + 0.1, 3)
+        if abs(t - resumed - 1.0) < 0.01:  # the bridge beats on
+            model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), int(t * S))
+        assert all(n.state is NodeState.OK for n in model.snapshot(int(t * S)).nodes)
+    t = round(t + 0.2, 3)  # 1.6 s after the resumption
+    states = {n.name: n.state for n in model.snapshot(int(t * S)).nodes}
+    assert states == {"bridge_node": NodeState.OK, "dead_node": NodeState.STALE}
+
+
 def test_a_stale_report_about_an_unseen_node_lists_it_stale() -> None:
     model = MonitorModel()
     model.on_status(Status.stale("bridge_node", "node 'x' STALE", b"x"), 5 * S)

@@ -56,7 +56,11 @@ from jointbus.bus import LATCHED, BusError, EndpointInfo, Publisher
 from jointbus.bus.ros_graph import ADMIN_SPACE
 from jointbus.messages.status import Level, Status
 from jointbus.messages.std_msgs import Header
-from jointbus.runtime.heartbeat import HEARTBEAT_QOS, HEARTBEAT_SHUTDOWN
+from jointbus.runtime.heartbeat import (
+    DEFAULT_HEARTBEAT_PERIOD_S,
+    HEARTBEAT_QOS,
+    HEARTBEAT_SHUTDOWN,
+)
 from jointbus.runtime.node import Node, NodeSubscription
 from jointbus.runtime.node_health import (
     MAX_NODES,
@@ -184,6 +188,14 @@ class LivelinessMonitor:
         self.token_grace_s = float(token_grace_s)
         self._timeout_ns = round(timeout_s * _NS_PER_S)
         self._grace_ns = round(token_grace_s * _NS_PER_S)
+        self.late_s = max(self.timeout_s - DEFAULT_HEARTBEAT_PERIOD_S, 4 * self.check_period_s)
+        """A check this long (s) after the previous one means this process did not run: no
+        silence is judged from it (module docstring)."""
+        self._late_ns = round(self.late_s * _NS_PER_S)
+        self._last_check_ns: int | None = None
+        self._resumed_ns: int | None = None  # the last check after a stall of this process
+        self.own_stalls = 0
+        """Checks that came late (this process stopped or starved), each reported once."""
         self._ignore = frozenset(ignore)
         self._only = None if watch is None else frozenset(watch)
         self._hidden = hidden
@@ -335,15 +347,24 @@ class LivelinessMonitor:
         """Decide every node's level now and publish the changes; returns them (timer calls it)."""
         now = self.node.clock()
         changes: list[NodeHealth] = []
+        stalled_s: float | None = None
         with self._lock:
             if self._closed:
                 return changes
+            last_check, self._last_check_ns = self._last_check_ns, now
+            if last_check is not None and now - last_check > self._late_ns:
+                # this process did not run: no peer's silence is judged from that gap
+                self._resumed_ns = now
+                self.own_stalls += 1
+                stalled_s = (now - last_check) / _NS_PER_S
             for name, watched in self._watched.items():
                 change = self._decide(name, watched, now)
                 if change is not None:
                     watched.health = change
                     changes.append(change)
             callbacks = list(self._callbacks)
+        if stalled_s is not None:
+            self._report_own_stall(stalled_s)
         for health in changes:
             self.changes += 1
             self._publish(health)
@@ -393,6 +414,9 @@ class LivelinessMonitor:
             w.farewell_pending = False
             return health(Level.OK, f"node {name!r} shut down cleanly", shut_down=True)
         silent_ns = now - w.last_seen_ns
+        # silence heard: not counted from before this monitor's own last stall (module docstring)
+        resumed = self._resumed_ns
+        heard_silent_ns = silent_ns if resumed is None else min(silent_ns, now - resumed)
         pending = w.withdrawn_ns is not None
         withdrawn = pending and now - (w.withdrawn_ns or 0) >= self._grace_ns
         if w.heartbeats == 0:
@@ -408,7 +432,7 @@ class LivelinessMonitor:
                 "a heartbeat arrived here (process exited or link lost)",
             )
         if previous is None or previous.shut_down:
-            if silent_ns <= self._timeout_ns and not pending:
+            if heard_silent_ns <= self._timeout_ns and not pending:
                 return health(Level.OK, f"node {name!r} OK: heartbeat seen")
             previous_level = Level.OK  # first seen already silent: decide STALE below
         else:
@@ -427,7 +451,7 @@ class LivelinessMonitor:
                 f"or link lost){was}",
             )
         if previous_level is Level.OK:
-            if silent_ns > self._timeout_ns:
+            if heard_silent_ns > self._timeout_ns:
                 return health(
                     Level.STALE,
                     f"node {name!r} STALE: no heartbeat for {silent_ns / 1e9:.2f} s "
@@ -441,6 +465,19 @@ class LivelinessMonitor:
             gap = (w.last_seen_ns - previous.last_seen_ns) / 1e9
             return health(Level.OK, f"node {name!r} OK: heartbeat back after {gap:.2f} s")
         return None
+
+    def _report_own_stall(self, stalled_s: float) -> None:
+        """This monitor's check came ``stalled_s`` after the previous one: say so, once."""
+        pub = self.node.status_publisher
+        if pub.closed:
+            return
+        text = (
+            f"liveliness checks of {self.node.name!r} resumed after {stalled_s:.2f} s (this "
+            "process did not run: stopped or starved of CPU); no node is judged STALE from that "
+            f"silence: each gets a fresh {self.timeout_s:g} s from now"
+        )
+        _LOG.warning("%s", text)
+        pub.publish(Status.of(Level.WARN, self.node.name, text))
 
     def _publish(self, health: NodeHealth) -> None:
         pub = self.node.status_publisher

@@ -46,6 +46,13 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   then counted on this monitor's clock; a node whose heartbeat nobody saw (known by its token or
   a STALE report alone) has no age, and the monitor says so rather than count one from the
   arrival of the news.
+  A supervisor's verdict is taken back by its own OK about the node (``OK: heartbeat back``): a
+  user's ``monitor --plain`` showed ``node bridge_node: STALE (active, last heartbeat 0.7 s ago)``
+  for 0.5 s, holding a (false) STALE report of the SIGCONTed control node although that node's
+  "OK: heartbeat back" had followed in the same millisecond and a heartbeat 0.7 s old is within
+  the timeout. And as the runtime's monitor (:mod:`jointbus.runtime.liveliness`), this one
+  blames no node for its own stall: a snapshot that comes late — more than the usual gap between
+  two snapshots plus ``timeout - 1 s`` (0.5 s) — gives every node a fresh timeout from then.
 - **Topic rates** are measured over the last ``rate_window_s`` from cumulative message counters:
   publisher counters of topics of this process, read at each refresh (:meth:`MonitorModel.count`),
   and arrival counters of the others, each sample dated by the arrival of its last message
@@ -477,7 +484,14 @@ class _RateMeter:
 
 
 class _NodeRecord:
-    __slots__ = ("heartbeats", "last_ns", "lifecycle", "reported_stale_ns", "shut_down")
+    __slots__ = (
+        "heartbeats",
+        "last_ns",
+        "lifecycle",
+        "reported_stale_by",
+        "reported_stale_ns",
+        "shut_down",
+    )
 
     def __init__(self) -> None:
         #: Monotonic ns of its last heartbeat, heard here or dated from a supervisor's table
@@ -487,6 +501,7 @@ class _NodeRecord:
         self.lifecycle = ""
         self.shut_down = False
         self.reported_stale_ns: int | None = None  # arrival of the last STALE report about it
+        self.reported_stale_by = ""  # the node that reported it (its own OK takes it back)
 
 
 class MonitorModel:
@@ -518,6 +533,11 @@ class MonitorModel:
         self._timeout_ns = round(liveliness_timeout_s * _NS_PER_S)
         self._state_timeout_ns = round(state_timeout_s * _NS_PER_S)
         self._window_ns = round(rate_window_s * _NS_PER_S)
+        # this monitor's own stall (module docstring): snapshots' usual gap, the last, a resumption
+        self._late_ns = max(self._timeout_ns - _NS_PER_S, self._timeout_ns // 3)
+        self._look_gap_ns: int | None = None
+        self._last_look_ns: int | None = None
+        self._resumed_ns: int | None = None
         self._data: tuple[BridgeData, int] | None = None
         self._state: tuple[BridgeState, int] | None = None
         self._robot: tuple[RobotState, int] | None = None
@@ -598,6 +618,13 @@ class MonitorModel:
             if record is None:  # known only from the report (no age: it carries none)
                 record = self._nodes[name] = _NodeRecord()
             record.reported_stale_ns = now_ns
+            record.reported_stale_by = msg.reporting_node
+        elif level is Level.OK and msg.data:
+            # the reporter's own verdict taken back (its "OK: heartbeat back")
+            record = self._nodes.get(msg.data.decode("utf-8", "replace"))
+            if record is not None and record.reported_stale_by == msg.reporting_node:
+                record.reported_stale_ns = None
+                record.reported_stale_by = ""
 
     def on_node_health(self, msg: NodeHealthTable, now_ns: int, *, wall_ns: int) -> None:
         """A supervisor's latched verdicts, arrived at ``now_ns`` (monotonic) = ``wall_ns`` (wall
@@ -741,7 +768,21 @@ class MonitorModel:
             stale=now_ns - at > self._state_timeout_ns,
         )
 
+    def _look(self, now_ns: int) -> int:
+        """Note a snapshot at ``now_ns``; the start of the silence this monitor heard (ns): its
+        resumption after a stall of its own, else 0 (module docstring)."""
+        last, self._last_look_ns = self._last_look_ns, now_ns
+        if last is not None and now_ns > last:
+            gap = now_ns - last
+            usual = self._look_gap_ns
+            if usual is not None and gap > usual + self._late_ns:
+                self._resumed_ns = now_ns  # this process did not run: judge no silence from it
+            else:
+                self._look_gap_ns = gap if usual is None else min(gap, (usual * 7 + gap) // 8)
+        return self._resumed_ns or 0
+
     def _node_rows(self, now_ns: int) -> tuple[NodeRow, ...]:
+        heard_from = self._look(now_ns)
         rows = []
         for name in sorted(self._nodes):
             record = self._nodes[name]
@@ -750,7 +791,7 @@ class MonitorModel:
                 state = NodeState.SHUTDOWN
             elif (
                 last is None
-                or now_ns - last > self._timeout_ns
+                or now_ns - max(last, heard_from) > self._timeout_ns
                 or (record.reported_stale_ns is not None and record.reported_stale_ns >= last)
             ):
                 state = NodeState.STALE
