@@ -4,6 +4,7 @@ cycles the bridge itself skipped are not the node's (a new user's trial, 2026-12
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from jointbus.robots.hb50.control.step_pace import WINDOW_S, PaceReport, StepPace
@@ -83,3 +84,90 @@ def test_a_stall_is_not_counted_as_skipped_frames() -> None:
     feed.overwritten += 250
     feed.pace.step(feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost)
     assert feed.pace.skipped_total == 0
+
+
+def _stall_and_catch_up(feed: Feed, stall_s: float, caught_up_s: float) -> list[PaceReport]:
+    """The node's process stopped for ``stall_s`` while the bridge sent on; at the resumption
+    the frames of the stall arrive in a burst over ``caught_up_s``: the node steps on every
+    third (the rest overwritten in its depth-1 queue), then on each fresh frame. Each step
+    passes its frame's stamp (the bridge's clock: here the wall clock from 0)."""
+    reports: list[PaceReport] = []
+    stopped = feed.wall
+    feed.wall += round(stall_s * 1e9)
+    backlog = round(stall_s / PERIOD)
+    burst_step_ns = round(caught_up_s * 1e9 / backlog)
+    for i in range(1, backlog + 1):
+        stamp_ns = stopped + i * PERIOD_NS
+        if i % 3:
+            feed.overwritten += 1
+            continue
+        r = feed.pace.step(
+            feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=stamp_ns / 1e9
+        )
+        feed.wall += 3 * burst_step_ns
+        if r is not None:
+            reports.append(r)
+    # the frames sent during the catch-up: fresh, each stepped on
+    fresh_from = stopped + backlog * PERIOD_NS
+    while fresh_from < feed.wall:
+        fresh_from += PERIOD_NS
+        feed.overwritten += 1  # overwritten behind the backlog
+    for _ in range(round(2.5 * WINDOW_S / PERIOD)):
+        feed.wall += PERIOD_NS
+        r = feed.pace.step(
+            feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=feed.wall / 1e9
+        )
+        if r is not None:
+            reports.append(r)
+    return reports
+
+
+def test_a_sigstop_of_3_s_is_a_stall_not_starvation_and_no_window_counts_its_frames() -> None:
+    """A user's trial: after a 3 s SIGSTOP of the control node, "control node starved of CPU:
+    35.3 % of the bridge's frames skipped (884 of 2505) … over the last 2 s" — 2505 frames
+    cannot fit 2 s at 500 Hz. The stall is reported once as a stall; no window counts more
+    frames than the bridge sent in it, and none says starved."""
+    pace = StepPace(PERIOD, stall_s=0.25)
+    feed = Feed(pace)
+    assert feed.run(1.0) == []
+
+    def step_stamped(wall: int) -> PaceReport | None:
+        return pace.step(wall, wall + 300_000, feed.overwritten, feed.lost, stamp_s=wall / 1e9)
+
+    # the Feed ran with stamps unknown: give the last step before the stall its stamp
+    assert step_stamped(feed.wall) is None
+    reports = _stall_and_catch_up(feed, 3.0, 0.3)
+    assert pace.stalls == 1
+    stalls = [r for r in reports if r.stall]
+    assert len(stalls) == 1, [r.text for r in reports]
+    assert "control node stalled for 3.00 s" in stalls[0].text
+    assert "not starved of CPU" in stalls[0].text
+    assert "500 stepped on and 1" in stalls[0].text  # 500 of the 1500 frames, the rest skipped
+    assert not any("starved of CPU:" in r.text for r in reports), [r.text for r in reports]
+    assert not pace.behind
+
+
+def test_a_window_counts_no_more_frames_than_the_bridge_sent_in_it() -> None:
+    """Starved after the stall: the window's figures are the window's (≈ 1000 frames in 2 s at
+    500 Hz), not the stall's backlog on top."""
+    pace = StepPace(PERIOD, stall_s=0.25)
+    feed = Feed(pace)
+    feed.run(1.0)
+    pace.step(feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=feed.wall / 1e9)
+    _stall_and_catch_up(feed, 3.0, 0.3)
+    starved: list[PaceReport] = []
+    for cycle in range(round(3.5 * WINDOW_S / PERIOD)):
+        feed.wall += PERIOD_NS
+        if cycle % 2:
+            feed.overwritten += 1
+            continue
+        r = pace.step(
+            feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=feed.wall / 1e9
+        )
+        if r is not None:
+            starved.append(r)
+    assert starved and all(r.behind for r in starved), [r.text for r in starved]
+    for r in starved:  # each window's figures fit its 2 s: at most 1001 frames at 500 Hz
+        sent = int(re.search(r"skipped \(\d+ of (\d+)", r.text)[1])  # type: ignore[index]
+        assert sent <= 1001 and "over the last 2.0 s" in r.text, r.text
+    assert pace.behind and pace.stalls == 1

@@ -316,7 +316,7 @@ class ControlNode(Node):
         """A gap (s) between two frames stepped on beyond which this node lost control."""
         self.velocity_conflict = VelocityConflict()
         """Two sources writing ``velocity_command`` (:mod:`.velocity_conflict`)."""
-        self.pace = StepPace(self.nominal_period_s)
+        self.pace = StepPace(self.nominal_period_s, self.stall_s)
         """The node's own pace (:mod:`.step_pace`)."""
         try:
             specs = select_specs(
@@ -531,9 +531,12 @@ class ControlNode(Node):
             self._latest = (state, stamp)
         self.frames_used += 1
         frames = self._frames.subscriber  # its counters: frames this node never stepped on
-        pace = self.pace.step(start_ns, time.monotonic_ns(), frames.dropped, frames.lost)
+        pace = self.pace.step(
+            start_ns, time.monotonic_ns(), frames.dropped, frames.lost, stamp_s=now
+        )
         if pace is not None:
-            self.report(Level.WARN if pace.behind else Level.OK, pace.text, key="pace")
+            level = Level.WARN if pace.behind or pace.stall else Level.OK
+            self.report(level, pace.text, key="pace")
 
     def _taken_over(self) -> str:
         """Why the bridge is not applying this node's walking or standing commands although

@@ -18,8 +18,20 @@ sent 265 frames and the node stepped on 254.) *Step time* p99 (ms, wall clock) =
 control step took, from the frame's callback to its command's publication. The node is behind
 when more than :data:`BEHIND_SKIPPED` of the frames were skipped: :meth:`StepPace.step` answers
 with a WARN (and again every :data:`REPEAT_WINDOWS` windows while it stays behind) and an OK once
-a window is clean again. Frames missed across a gap of more than 0.1 s between two steps are a
-stall, reported on its own, not counted here.
+a window is clean again. Frames missed across a gap of more than 0.1 s between two steps are not
+counted here.
+
+**A stall is not starvation.** A gap between two steps longer than ``stall_s`` (the bridge's
+watchdog time: the node lost control, see "control lost" in :mod:`.node`) means this process did
+not run — SIGSTOP, a host freeze. The frames the bridge sent meanwhile queued on the way and
+arrive in a burst afterwards: the node steps on some and its depth-1 queue overwrites the rest.
+Counted as the next window's, a 3 s SIGSTOP read "control node starved of CPU: 35.3 % of the
+bridge's frames skipped (884 of 2505) … over the last 2 s" (a user's trial, 7 of 7) — 2505
+frames in 2 s at 500 Hz, and no starvation. So the window the stall falls in is dropped, and the
+frames of the stall — those stamped up to the stamp of the last frame before it plus the gap,
+i.e. sent before the node resumed, stepped on or overwritten in the catch-up (at most
+:data:`WINDOW_S` of wall clock) — are counted apart and reported once, as a stall (WARN), when
+the node has caught up; a new window starts there, with the first frame sent after the stall.
 """
 
 from __future__ import annotations
@@ -41,17 +53,38 @@ _GAP_LIMIT_S: Final = 0.1  # a longer gap is a stall (reported on its own), not 
 
 @dataclass(frozen=True, slots=True)
 class PaceReport:
-    """``behind`` (WARN) or caught up (OK), and the text with the window's figures."""
+    """``behind`` (WARN) or caught up (OK), and the text with the window's figures; ``stall``:
+    the report of a stall of the process and its catch-up (WARN), not of a window."""
 
     behind: bool
     text: str
+    stall: bool = False
+
+
+@dataclass(slots=True)
+class _Stall:
+    """A stall of the process being caught up: its gap (s), the stamp (s) up to which frames
+    were sent during it (None: stamps unknown), when the catch-up must end (ns), the counts."""
+
+    gap_s: float
+    until_stamp: float | None
+    deadline_ns: int
+    resumed_ns: int
+    stepped: int = 0
+    missed: int = 0
 
 
 class StepPace:
-    """See the module docstring. ``period_s``: the bridge's frame period (s)."""
+    """See the module docstring. ``period_s``: the bridge's frame period (s); ``stall_s``: a
+    gap (s) between two steps beyond which the process stalled (None: no stall is told apart)."""
 
-    def __init__(self, period_s: float) -> None:
+    def __init__(self, period_s: float, stall_s: float | None = None) -> None:
         self.period_s = period_s
+        self.stall_s = stall_s
+        self._stall: _Stall | None = None
+        self._last_stamp: float | None = None
+        self.stalls = 0
+        """Stalls of the process seen (each reported once, not counted as skipped frames)."""
         self._window_start_ns: int | None = None
         self._last_start_ns: int | None = None
         self._counted: tuple[int, int] | None = None  # (overwritten, lost) last taken in
@@ -66,17 +99,55 @@ class StepPace:
         """Frames skipped since the start (outside stalls)."""
 
     def step(
-        self, start_ns: int, end_ns: int, overwritten: int = 0, lost: int = 0
+        self,
+        start_ns: int,
+        end_ns: int,
+        overwritten: int = 0,
+        lost: int = 0,
+        *,
+        stamp_s: float | None = None,
     ) -> PaceReport | None:
         """Account one control step: its wall-clock ``start_ns`` / ``end_ns``
-        (``time.monotonic_ns``) and the frame subscription's counters since it was created:
-        frames ``overwritten`` in its queue and ``lost`` on the way. Returns a report when one
-        is due."""
+        (``time.monotonic_ns``), the frame subscription's counters since it was created:
+        frames ``overwritten`` in its queue and ``lost`` on the way, and the stamp of the frame
+        stepped on (s, the bridge's clock; tells a stall's backlog from fresh frames). Returns a
+        report when one is due."""
         counted = self._counted
         self._counted = (overwritten, lost)
         last_start = self._last_start_ns
         self._last_start_ns = start_ns
+        last_stamp = self._last_stamp
+        self._last_stamp = stamp_s
         between = None if last_start is None else (start_ns - last_start) / 1e9
+        missed = 0
+        if counted is not None:
+            missed = max(overwritten - counted[0], 0) + max(lost - counted[1], 0)
+        if self.stall_s is not None and between is not None and between > self.stall_s:
+            # this process did not run: drop the window, count the stall's frames apart
+            self.stalls += 1
+            until = None if last_stamp is None else last_stamp + between
+            self._stall = _Stall(between, until, start_ns + round(WINDOW_S * 1e9), start_ns)
+            self._window_start_ns = None
+            self._stepped = self._overwritten = self._lost = 0
+            self._durations = []
+        stall = self._stall
+        if stall is not None:
+            backlog = (
+                stall.until_stamp is not None
+                and stamp_s is not None
+                and stamp_s <= stall.until_stamp
+                and start_ns < stall.deadline_ns
+            )
+            if backlog or stall.resumed_ns == start_ns:
+                stall.stepped += 1
+                stall.missed += missed
+                return None
+            stall.missed += missed  # overwritten while it caught up: the stall's too
+            self._stall = None
+            self._stepped = 1
+            self._durations = [end_ns - start_ns]
+            self._window_start_ns = start_ns
+            return self._stall_report(stall, start_ns)
         if counted is not None and between is not None and between <= _GAP_LIMIT_S:
             new_overwritten = max(overwritten - counted[0], 0)
             new_lost = max(lost - counted[1], 0)
@@ -92,6 +163,18 @@ class StepPace:
             return None
         return self._close_window(end_ns)
 
+    def _stall_report(self, stall: _Stall, now_ns: int) -> PaceReport:
+        caught_up_s = (now_ns - stall.resumed_ns) / 1e9
+        return PaceReport(
+            False,
+            f"control node stalled for {stall.gap_s:.2f} s (no control step: its process did "
+            "not run — stopped or frozen, not starved of CPU); the bridge's frames of the stall "
+            f"arrived late: {stall.stepped} stepped on and {stall.missed} skipped in a catch-up "
+            f"of {caught_up_s:.2f} s; its pace is counted again from the first frame sent after "
+            "it",
+            stall=True,
+        )
+
     def _close_window(self, now_ns: int) -> PaceReport | None:
         missed = self._overwritten + self._lost
         sent = self._stepped + missed
@@ -99,10 +182,11 @@ class StepPace:
         durations = sorted(self._durations)
         p99 = durations[min(len(durations) - 1, math.ceil(0.99 * len(durations)) - 1)] / 1e6
         lost = f", {self._lost} of them lost on the way" if self._lost else ""
+        span_s = (now_ns - (self._window_start_ns or now_ns)) / 1e9
         figures = (
             f"{skipped * 100:.1f} % of the bridge's frames skipped ({missed} of {sent}{lost}), "
             f"control step p99 {p99:.2f} ms (one frame every {self.period_s * 1e3:g} ms) "
-            f"over the last {WINDOW_S:g} s"
+            f"over the last {span_s:.1f} s"
         )
         self._window_start_ns = now_ns
         self._stepped = self._overwritten = self._lost = 0
