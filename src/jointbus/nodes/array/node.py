@@ -763,11 +763,12 @@ class ArrayNode(Node):
                     self._begin_fallback(reading, silence_s)
                     mode = self._decide(reading, now_ns)
             for event in self.watchdog.take_events():
-                self._event(Level.WARN, "watchdog", self._watchdog_text(event))
                 ran = previous is StreamMode.RUN and mode is StreamMode.SAFE
                 if ran and isinstance(event, SafeModeEntered) and not self._fallback_active:
                     self._begin_fallback(reading, event.silence_s)
                     mode = self._decide(reading, now_ns)
+                # after the fallback began: the report says what is written now
+                self._event(Level.WARN, "watchdog", self._watchdog_text(event))
             if self._fallback_active and mode not in (StreamMode.SAFE, StreamMode.HOLD):
                 self._end_fallback(f"{mode.value}")
             self._begin_reentry(previous, mode, new_owner, reading, owner_why)
@@ -1904,8 +1905,18 @@ class ArrayNode(Node):
         return ()
 
     def _watchdog_text(self, event: WatchdogEvent) -> str:
-        """The watchdog's report, naming the joints the safe command brakes and what frees
-        them: a client told only "damping" found its braked joints refusing one-shot commands."""
+        """The watchdog's report: what the node writes now — a robot's own fallback and its
+        phase (hb50's bridge said "safe mode (damping)" on every stall while its fallback
+        trotted the robot to a stop and held a stance), or the safe command, naming the joints
+        it brakes and what frees them (a client told only "damping" found its braked joints
+        refusing one-shot commands)."""
+        fallback = self.fallback
+        if (
+            isinstance(event, SafeModeEntered)
+            and self._fallback_active
+            and not isinstance(fallback, DampingFallback)
+        ):
+            return event.describe(f"fallback ({fallback.name}) in phase {fallback.phase}")
         text = event.describe()
         braked = [i for i, fitted in enumerate(self._has_brake) if fitted]
         if not isinstance(event, SafeModeEntered) or not braked or not self._brakes_supported:

@@ -44,8 +44,10 @@ class SafeModeEntered:
     at_ns: int
     silence_s: float
 
-    def describe(self) -> str:
-        return f"watchdog: no valid command for {self.silence_s * 1e3:.0f} ms; safe mode (damping)"
+    def describe(self, then: str = "safe mode (damping)") -> str:
+        """The report; ``then``: what the node does now — its safe command by default, or the
+        fallback that holds the robot (a robot's own policy: hb50's stance, then sit)."""
+        return f"watchdog: no valid command for {self.silence_s * 1e3:.0f} ms; {then}"
 
 
 @dataclass(frozen=True, slots=True)
