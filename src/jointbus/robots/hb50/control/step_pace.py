@@ -28,10 +28,11 @@ arrive in a burst afterwards: the node steps on some and its depth-1 queue overw
 Counted as the next window's, a 3 s SIGSTOP read "control node starved of CPU: 35.3 % of the
 bridge's frames skipped (884 of 2505) … over the last 2 s" (a user's trial, 7 of 7) — 2505
 frames in 2 s at 500 Hz, and no starvation. So the window the stall falls in is dropped, and the
-frames of the stall — those stamped up to the stamp of the last frame before it plus the gap,
-i.e. sent before the node resumed, stepped on or overwritten in the catch-up (at most
+frames of the stall and of its catch-up — stepped on or overwritten until the node steps on a
+frame as fresh as before the stall (:func:`in_backlog`: its stamp within :data:`FRESH_S` of the
+stamp the bridge has now, by the last step before the stall and the wall clock since; at most
 :data:`WINDOW_S` of wall clock) — are counted apart and reported once, as a stall (WARN), when
-the node has caught up; a new window starts there, with the first frame sent after the stall.
+the node has caught up; a new window starts there.
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["BEHIND_SKIPPED", "REPEAT_WINDOWS", "WINDOW_S", "PaceReport", "StepPace"]
+__all__ = [
+    "BEHIND_SKIPPED",
+    "FRESH_S",
+    "REPEAT_WINDOWS",
+    "WINDOW_S",
+    "PaceReport",
+    "StepPace",
+    "in_backlog",
+]
 
 #: The window (s, wall clock) the figures are taken over.
 WINDOW_S: Final = 2.0
@@ -49,6 +58,17 @@ BEHIND_SKIPPED: Final = 0.01
 #: While behind, the WARN is repeated every this many windows.
 REPEAT_WINDOWS: Final = 5
 _GAP_LIMIT_S: Final = 0.1  # a longer gap is a stall (reported on its own), not skipped frames
+#: After a stall, a frame stamped this close (s) to the bridge's present is fresh: caught up.
+FRESH_S: Final = 0.02
+
+
+def in_backlog(before: tuple[float, int], stamp_s: float, now_ns: int) -> bool:
+    """Whether a frame stamped ``stamp_s`` (s, the bridge's clock) and stepped on at ``now_ns``
+    (monotonic) is still of a stall's backlog: older by more than :data:`FRESH_S` than the
+    bridge's present, reckoned from ``before`` = (stamp, monotonic ns) of the last step before
+    the stall, when the node kept pace."""
+    stamp0, wall0_ns = before
+    return stamp_s < stamp0 + (now_ns - wall0_ns) / 1e9 - FRESH_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +83,11 @@ class PaceReport:
 
 @dataclass(slots=True)
 class _Stall:
-    """A stall of the process being caught up: its gap (s), the stamp (s) up to which frames
-    were sent during it (None: stamps unknown), when the catch-up must end (ns), the counts."""
+    """A stall of the process being caught up: its gap (s), (stamp, monotonic ns) of the last
+    step before it (None: stamps unknown), when the catch-up must end (ns), the counts."""
 
     gap_s: float
-    until_stamp: float | None
+    before: tuple[float, int] | None
     deadline_ns: int
     resumed_ns: int
     stepped: int = 0
@@ -125,17 +145,17 @@ class StepPace:
         if self.stall_s is not None and between is not None and between > self.stall_s:
             # this process did not run: drop the window, count the stall's frames apart
             self.stalls += 1
-            until = None if last_stamp is None else last_stamp + between
-            self._stall = _Stall(between, until, start_ns + round(WINDOW_S * 1e9), start_ns)
+            before = None if last_stamp is None or last_start is None else (last_stamp, last_start)
+            self._stall = _Stall(between, before, start_ns + round(WINDOW_S * 1e9), start_ns)
             self._window_start_ns = None
             self._stepped = self._overwritten = self._lost = 0
             self._durations = []
         stall = self._stall
         if stall is not None:
             backlog = (
-                stall.until_stamp is not None
+                stall.before is not None
                 and stamp_s is not None
-                and stamp_s <= stall.until_stamp
+                and in_backlog(stall.before, stamp_s, start_ns)
                 and start_ns < stall.deadline_ns
             )
             if backlog or stall.resumed_ns == start_ns:
