@@ -264,3 +264,23 @@ def test_a_robot_tipping_over_during_the_stance_gets_damping_and_a_controller_ma
     run(fb, 1.0, HOME)
     assert fb.phase == "down"
     assert fb.admits(ImpedanceCommand.damping(N, 1.0), reading(HOME)) is None
+
+
+def test_its_own_last_command_is_no_stride_of_the_owner_when_a_controller_comes_back() -> None:
+    """A user's fault test (3 s SIGSTOP of the walking control node): a command answering a
+    frame 0.19 s old ended the fallback, and in that same cycle the last command written — the
+    fallback's own, its stance still pushing with the trot's torques — made the early rule
+    begin a second fallback at once ("no command for 186 ms while the robot stood", a new
+    stance that refused the controller for 0.4 s). The rule judges the owner's stride only."""
+    fb = fallback()
+    measured, last = trot_command()
+    fb.begin(reading(measured), last, 0.25)
+    own = run(fb, 0.01, measured)[-1]  # early in the stance: the trot's torque not yet faded
+    assert float(np.abs(own.effort).max()) > StanceFallbackSettings().early_effort
+    fb.cancel()  # the owner's command was admitted: the fallback ended this cycle
+    assert not fb.early(reading(measured), own, 0.186)
+    # the same torques in a command of the owner's (a stride): still early
+    owners = ImpedanceCommand(
+        own.position + 0.01, own.velocity, own.effort, own.kp, own.kd, own.brake
+    )
+    assert fb.early(reading(measured), owners, 0.186)

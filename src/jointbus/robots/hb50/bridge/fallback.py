@@ -223,6 +223,7 @@ class StanceFallback:
         self._kd0: FloatArray = np.zeros(n)
         self._effort0: FloatArray = np.zeros(n)
         self._down = ImpedanceCommand.damping(n, self.settings.down_kd)
+        self._issued: ImpedanceCommand | None = None  # the last command this fallback gave
         self._max_speed = math.inf
         self.depth = math.nan
         """Deepest measured foot (m below the body origin) when the fallback began."""
@@ -327,8 +328,15 @@ class StanceFallback:
         deepest, or a feed-forward torque over ``early_effort`` (0.5 N·m) on a joint — take over
         after ``early_s`` (0.1 s) of silence: the frozen command would hold a foot in the air or
         keep pushing with the stance legs' torques. Standing, the last command is a posture (no
-        feed-forward): the watchdog's time applies."""
-        if last is None:
+        feed-forward): the watchdog's time applies.
+
+        Not when the last command is this fallback's own (the stance it held, on the trot's
+        stance forces): that is no stride of the owner. A controller resumed after a 3 s stall
+        had a command answering a frame 0.19 s old admitted in the hold; in that cycle the last
+        command written was still the fallback's, and this rule began a second fallback at
+        once ("no command for 186 ms while the robot stood", a new stance, its commands refused
+        for 0.4 s until that stance was quiet again)."""
+        if last is None or self._own(last):
             return False
         effort = np.abs(last.effort[np.isfinite(last.effort)])
         if effort.size and float(effort.max()) > self.settings.early_effort:
@@ -337,6 +345,19 @@ class StanceFallback:
         if not np.isfinite(depths).any():
             return False
         return float(np.nanmax(depths) - np.nanmin(depths)) >= self.settings.swing_lift
+
+    def _own(self, command: ImpedanceCommand) -> bool:
+        """Whether ``command`` is the last one this fallback issued (as written: the node may
+        have derated its gains and torques for temperature, never its targets)."""
+        issued = self._issued
+        if issued is None:
+            return False
+        if command is issued:
+            return True
+        return bool(
+            np.array_equal(command.position, issued.position, equal_nan=True)
+            and np.array_equal(command.velocity, issued.velocity, equal_nan=True)
+        )
 
     def _deepest(self, reading: JointReading, up: tuple[float, float, float] | None) -> float:
         """The deepest measured foot (m below the body origin along the vertical ``up``; the
@@ -451,6 +472,10 @@ class StanceFallback:
         )
 
     def command(self, reading: JointReading) -> ImpedanceCommand:
+        issued = self._issued = self._command(reading)
+        return issued
+
+    def _command(self, reading: JointReading) -> ImpedanceCommand:
         s = self.settings
         t = self._clock.tick(reading.time)
         if self._phase == "down":
