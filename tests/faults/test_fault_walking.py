@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from jointbus.bus import MAB_RT, ZenohConfig
-from jointbus.robots.hb50.messages import BridgeData
+from jointbus.robots.hb50.messages import BridgeData, Level
 from jointbus.stack import Stack
 from support.bus import free_port, wait_until
 from support.walking_faults import MAX_TILT_RAD, MIN_HEIGHT_M, WalkingRig
@@ -75,6 +75,31 @@ def test_a_control_node_stalled_half_a_second_mid_trot_leaves_the_robot_standing
     assert_safe(rig, w.min_height, w.max_tilt)
     assert rig.stack.summary().bridge_mode == "run"
     assert 0.28 < rig.height < 0.37
+
+
+def test_a_control_node_stopped_3_s_mid_trot_blames_no_running_node_and_says_what_happened(
+    rig: WalkingRig,
+) -> None:
+    """A new user's fault test (SIGSTOP of the control process for 3 s at 0.5 m/s): at SIGCONT
+    the control node reported "node 'bridge_node' STALE: no heartbeat for 3.91 s" (3 of 3) of
+    a bridge that ran throughout, then "starved of CPU: 35.3 % … (884 of 2505) over the last
+    2 s"; the bridge said "safe mode (damping)" while its fallback held the robot, and began a
+    second fallback in the millisecond its commands resumed (2 of 3)."""
+    trot(rig)
+    rig.stall("control", 3.0)
+    assert wait_until(lambda: rig.reported("watchdog: commands resumed after"), 10.0)
+    time.sleep(3.0)  # a pace window after the catch-up, and heartbeats of both nodes
+    reports = rig.take_reports()
+    texts = [f"{r.reporting_node}: {r.status}" for r in reports]
+    blamed = [t for r, t in zip(reports, texts, strict=True)
+              if r.level == Level.STALE and r.data == b"bridge_node"]
+    assert blamed == [], texts
+    assert any("control_node: control node stalled for 3.0" in t for t in texts), texts
+    assert not any("starved of CPU:" in t for t in texts), texts
+    watchdog = [t for t in texts if "watchdog: no valid command" in t]
+    assert watchdog and all("fallback (stance, then sit) in phase" in t for t in watchdog), texts
+    assert len([t for t in texts if "watchdog: commands resumed" in t]) == 1, texts
+    assert len([t for t in texts if "fallback: no command for" in t]) == 1, texts
 
 
 def test_a_control_node_stalled_mid_trot_at_top_speed_is_trotted_to_a_stop_and_stands(
