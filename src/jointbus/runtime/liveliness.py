@@ -476,7 +476,8 @@ class LivelinessMonitor:
             "process did not run: stopped or starved of CPU); no node is judged STALE from that "
             f"silence: each gets a fresh {self.timeout_s:g} s from now"
         )
-        _LOG.warning("%s", text)
+        # on the status topic only, as every other judgement here: logged too, the demo's console
+        # showed it twice (the process's log line, then the report)
         pub.publish(Status.of(Level.WARN, self.node.name, text))
 
     def _publish(self, health: NodeHealth) -> None:
