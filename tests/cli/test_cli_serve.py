@@ -246,6 +246,7 @@ def test_a_can_array_is_served_with_the_nodes_cycle_as_its_period() -> None:
     opened, note = url_at_rate(url, 100.0)
     assert opened == url + "&period=0.01"
     assert "period=0.01 s: the node's cycle" in note
+    assert "start it with period=0.01 too" in note  # a twin steps its physics per frame
     with TwinServer.from_url(opened, noise=False), drivers.open(opened) as array:
         assert isinstance(array, CanActuatorArray)
         assert array.can_config.period_s == pytest.approx(0.01)

@@ -1449,6 +1449,43 @@ def test_a_motor_error_code_is_one_error_and_its_end_one_warn_on_the_status_topi
     assert len(cleared) == 1 and "reports no error any more (was 0x21)" in cleared[0], texts
 
 
+def test_the_safe_command_refused_during_a_motor_error_is_not_reported_as_damping_failed() -> None:
+    """A user's CAN trial (2026-12-06): a client streamed a hold to a served md80 array when
+    fl_j1 reported error 0x21. The driver, which then damps every motor itself, refused the
+    stream and the node's safe command after it; the status said "writing the safe command
+    failed", which read as "damping failed" while every motor got kp 0. Now the node's own
+    command refused in the driver's fault state is a WARN saying so."""
+    status: list[Status] = []
+    with can_legs() as (twin, array, names), Bus(name="can-rig") as bus:
+        timers = TimerThread("can-rig", threaded=False)
+        node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+        legs = ArrayNames("legs")
+        bus.subscribe(legs.status, Status, status.append, RELIABLE, realtime=True)
+        stream = bus.publisher(legs.impedance_command, JointImpedance, MAB_RT)
+        node.start()
+        try:
+            array.power(True)
+            home = array.read_joints().position.tolist()
+            for _ in range(10):
+                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+            twin.set_error_code(5, 0x21)
+            for _ in range(10):
+                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
+                node.cycle(time.monotonic_ns())
+                time.sleep(0.02)
+            time.sleep(0.2)
+            timers.run_due()
+        finally:
+            node.shutdown()
+    every = [(s.level, s.status) for s in status]
+    assert not [t for _, t in every if "writing the safe command failed" in t], every
+    refused = [(lv, t) for lv, t in every if "refuses the safe command" in t]
+    assert refused and all(lv == Level.WARN for lv, _ in refused), every
+    assert "while its own fault handling drives the actuators" in refused[0][1]
+
+
 def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_last_one() -> None:
     """The backstop for what a driver refuses at write that no declared range covers. A user's
     CAN trial (2026-12-06): a stream of commands with ``kp`` 600, over md80's wire range of 500,

@@ -1189,6 +1189,18 @@ class ArrayNode(Node):
         except (DriverError, MessageError) as exc:
             self.last_applied = None
             what = f"the command from {source!r}" if why == "command" else f"the {why} command"
+            if why != "command" and _driver_holds_its_own(exc):
+                # The driver refuses every command while its own fault handling drives the
+                # actuators (a CAN motor lost or reporting an error: every motor on its damping
+                # command, reported by the driver as a fault). "writing the safe command failed"
+                # read as "damping failed" to a user whose motors were damped (trial, 2026-12-06).
+                self.report(
+                    Level.WARN,
+                    f"the driver refuses {what} while its own fault handling drives the "
+                    f"actuators (its fault report says how; {exc})",
+                    key=f"write:{why}",
+                )
+                return False
             then = "; the drives are damped until a command is accepted" if why == "command" else ""
             self.report(Level.ERROR, f"writing {what} failed: {exc}{then}", key=f"write:{why}")
             return False
@@ -2119,3 +2131,13 @@ def _multi(name: str) -> type[Message]:
 
     cls: type[Message] = getattr(commands, name)
     return cls
+
+
+def _driver_holds_its_own(exc: Exception) -> bool:
+    """Whether a refused write says the driver itself drives the actuators now: a refusal for a
+    driver fault or a device that stopped answering (``DRIVER_FAULT``, ``TIMED_OUT``), which a
+    driver such as ``can://`` answers by putting every motor on its own safe command."""
+    return isinstance(exc, RequestRejected) and exc.reason in (
+        RejectReason.DRIVER_FAULT,
+        RejectReason.TIMED_OUT,
+    )
