@@ -1,7 +1,7 @@
 """``jointbus_msgs/msg/JointImpedance``: impedance targets for every joint of a served array.
 
 Where it sits: :mod:`jointbus.messages` (generic: it knows no robot). The array node
-(``jointbus serve``, :mod:`jointbus.nodes.array`) takes it on ``/<ns>/joint_command`` as its
+(``jointbus serve``, :mod:`jointbus.nodes.array`) takes it on ``/<ns>/joint_impedance`` as its
 impedance stream, and the ``bus://`` driver sends it for :meth:`ActuatorArray.impedance
 <jointbus.drivers.actuator_array.ActuatorArray.impedance>`; both convert it to and from the device
 API's joint-space value (:class:`jointbus.drivers.impedance.ImpedanceCommand`) at their edge.
