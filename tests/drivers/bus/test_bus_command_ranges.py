@@ -16,17 +16,14 @@ import time
 import uuid
 from collections.abc import Iterator
 
-import can
 import numpy as np
 import pytest
 
 from jointbus import drivers
-from jointbus.drivers.can.config import VIRTUAL_REPLY_TIMEOUT_S
-from jointbus.drivers.can.firmware_twin import FirmwareTwin
-from jointbus.drivers.can.motor_link import MotorSpec
-from jointbus.drivers.can.motor_models import bundled_motor_models
+from jointbus.drivers.can.config import VIRTUAL_REPLY_TIMEOUT_S, CanArrayConfig
+from jointbus.drivers.can.twin_server import TwinServer
 from jointbus.drivers.impedance import ImpedanceCommand
-from jointbus.drivers.sim.driver import SimArrayConfig
+from jointbus.drivers.registry import DriverURL
 from jointbus.messages.errors import LimitError
 from jointbus.model.yaml_loader import load_robot
 from support.array_server import Served, served
@@ -36,21 +33,15 @@ from support.array_server import Served, served
 def served_can_legs() -> Iterator[Served]:
     """hb50's md80 legs on the firmware twin, served as ``/legs``."""
     hb50 = load_robot("hb50")
-    names = hb50.actuator_order
-    channel = f"jb-bus-ranges-{uuid.uuid4().hex}"
-    twin_bus = can.Bus(interface="virtual", channel=channel)
-    twin = FirmwareTwin(
-        twin_bus,
-        [MotorSpec(name, i + 1, bundled_motor_models()["md80"]) for i, name in enumerate(names)],
-        SimArrayConfig.from_model(hb50, noise=False).params,
-        initial_positions=np.array([hb50.pose("home")[n] for n in names]),
+    url = (
+        f"can://virtual/jb-bus-ranges-{uuid.uuid4().hex}?robot=hb50&model=md80"
+        f"&timeout={VIRTUAL_REPLY_TIMEOUT_S}"
     )
-    url = f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}"
-    try:
-        with twin, served(url, "legs") as server:
-            yield server
-    finally:
-        twin_bus.shutdown()
+    home = [hb50.pose("home")[n] for n in hb50.actuator_order]
+    twin = TwinServer(CanArrayConfig.from_url(DriverURL.parse(url)), noise=False,
+                      initial_positions=home)
+    with twin, served(url, "legs") as server:
+        yield server
 
 
 def test_a_bus_client_refuses_a_gain_over_the_served_motors_wire_range() -> None:

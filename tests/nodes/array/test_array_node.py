@@ -1316,33 +1316,22 @@ def can_legs(options: str = "") -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
     ``can://`` array, the actuator names); ``options`` go on the URL (``&lost_after=2``)."""
     import uuid
 
-    import can
-
-    from jointbus.drivers.can.config import VIRTUAL_REPLY_TIMEOUT_S
-    from jointbus.drivers.can.firmware_twin import FirmwareTwin
-    from jointbus.drivers.can.motor_link import MotorSpec
-    from jointbus.drivers.can.motor_models import bundled_motor_models
-    from jointbus.drivers.sim.driver import SimArrayConfig
+    from jointbus.drivers.can.config import VIRTUAL_REPLY_TIMEOUT_S, CanArrayConfig
+    from jointbus.drivers.can.twin_server import TwinServer
+    from jointbus.drivers.registry import DriverURL
     from jointbus.model.yaml_loader import load_robot
 
     hb50 = load_robot("hb50")
     names = hb50.actuator_order
-    channel = f"jb-array-can-{uuid.uuid4().hex}"
-    twin_bus = can.Bus(interface="virtual", channel=channel)
-    twin = FirmwareTwin(
-        twin_bus,
-        [MotorSpec(name, i + 1, bundled_motor_models()["md80"]) for i, name in enumerate(names)],
-        SimArrayConfig.from_model(hb50, noise=False).params,
-        initial_positions=np.array([hb50.pose("home")[n] for n in names]),
-    )
     url = (
-        f"can://virtual/{channel}?robot=hb50&model=md80&timeout={VIRTUAL_REPLY_TIMEOUT_S}{options}"
+        f"can://virtual/jb-array-can-{uuid.uuid4().hex}?robot=hb50&model=md80"
+        f"&timeout={VIRTUAL_REPLY_TIMEOUT_S}{options}"
     )
-    try:
-        with twin, drivers.open(url) as array:
-            yield twin, array, names
-    finally:
-        twin_bus.shutdown()
+    home = [hb50.pose("home")[n] for n in names]
+    server = TwinServer(CanArrayConfig.from_url(DriverURL.parse(url)), noise=False,
+                        initial_positions=home)
+    with server, drivers.open(url) as array:
+        yield server.twin, array, names
 
 
 def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_that_quantity(
