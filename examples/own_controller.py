@@ -48,7 +48,6 @@ import time
 import numpy as np
 
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
-from jointbus.messages.std_msgs import Header
 from jointbus.model.yaml_loader import load_robot
 from jointbus.robots.hb50.legged.stand_pose import BodyPose, StandPose
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand
@@ -160,9 +159,12 @@ class SquatController(Node):
         s = 0.5 * (1.0 - math.cos(w * t))  # 0 → 1 → 0 per squat
         ds = 0.5 * w * math.sin(w * t)  # 1/s
         n = len(self.names)
+        # Stamped with the frame it answers, as the control node stamps its commands: the bridge
+        # then knows the answer's age (bridge_state's ``command age p99``) and drops answers to
+        # frames older than its watchdog time (a backlog after a stall) instead of applying them.
         self.commands.publish(
             JointCommand(
-                Header.now(),
+                frame.header,
                 NAME,
                 self.names,
                 (self.kp,) * n,

@@ -39,14 +39,20 @@ class Owners:
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
         self.changes: list[tuple[float, str]] = []
+        self.ages: list[tuple[str, int | None]] = []  # (owner, command age p99 in cycles)
         self.lock = threading.Lock()
         stack.bus.subscribe("/hb50/bridge_state", BridgeState, self.on_state, MAB_RT, realtime=True)
 
     def on_state(self, state: BridgeState) -> None:
-        owner = BridgeStatus.of(state).owner
+        status = BridgeStatus.of(state)
+        owner = status.owner
+        now = time.monotonic()
         with self.lock:
             if not self.changes or self.changes[-1][1] != owner:
-                self.changes.append((time.monotonic(), owner))
+                self.changes.append((now, owner))
+            # the bridge's command age over a 1 s window all of whose commands were this owner's
+            if now - self.changes[-1][0] > 1.1:
+                self.ages.append((owner, status.command_age_p99_cycles))
 
     @property
     def owner(self) -> str:
@@ -123,6 +129,9 @@ def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int
     squat = next(k for k, line in enumerate(lines) if line.startswith("squatting"))
     assert lines.index("owner: squat_controller") < squat, lines
     assert lowest < STAND_HEIGHT - 0.03  # the squat's commands reached the actuators
+    # stamped with the frames they answer, its commands have an age the bridge shows
+    ages = [age for owner, age in owners.ages if owner == "squat_controller"]
+    assert ages and all(age is not None for age in ages), ages
     s = stack.wait_for(lambda s: s.standing and s.true_base_height_m > 0.3, 3.0)
     assert abs(s.true_base_height_m - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT  # back at the stand
     # a hand-back is no stall: the control node neither says it lost control nor goes to

@@ -448,6 +448,15 @@ def answering(
     )
 
 
+def answering_frame(rig: Rig, back: int, target: np.ndarray = HOME) -> JointCommand:
+    """A hold of ``target`` stamped with the stamp of the frame ``back`` frames before the
+    bridge's latest, as the control node stamps its commands."""
+    return JointCommand.hold(
+        ORDER, target.tolist(), 80.0, 3.0, source_node="control_node",
+        header=Header(rig.data[-1 - back].header.stamp, ""),
+    )
+
+
 def test_commands_answering_frames_older_than_the_watchdog_time_are_no_sign_of_life(
     rig: Rig,
 ) -> None:
@@ -1678,9 +1687,9 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
     # This rig stamps frames by the wall clock, so a slow step of the test process ages an
     # answer: the expected bin of each comes from the frame of the cycle that applied it.
     expected = [0] * 9
-    for age_s, cycles in ((0.0, 100), (0.004, 50), (0.05, 50)):  # 0, 2 and 25 frames older
+    for back, cycles in ((0, 100), (2, 50), (25, 50)):  # answers to frames 0, 2 and 25 back
         for _ in range(cycles):
-            command = answering(rig, age_s)
+            command = answering_frame(rig, back)
             rig.step(command)
             lag_ns = rig.data[-1].header.stamp.to_ns() - command.header.stamp.to_ns()
             expected[min(8, (lag_ns + rig.period_ns // 2) // rig.period_ns)] += 1
@@ -1692,6 +1701,34 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
     # send may be 8+ as well on a loaded host)
     assert expected[0] > 0 and expected[8] >= 50
     assert counts["limit position"] == 0  # the array node's counts stay beside them
+
+
+def test_a_command_stamped_with_its_senders_clock_has_no_age(rig: Rig) -> None:
+    """A user's trial (2026-12-06): the README's own controller stamps its commands with
+    ``Header.now()``; against a simulator's frames, which fall behind the wall clock by what the
+    host's stalls lost, ``command age p99`` read 17 cycles while it answered each frame within
+    5 ms. A stamp that is none of the frames' has no sensor-to-command age: ``-``, not counted."""
+    rig.run(0.4, every_cycle(hold(HOME)))
+    before = rig.node.event_counts()
+    # stamps 50 ms behind the frames, as the trial's were, but not a frame's own: a clock's
+    for _ in range(600):  # past a 1 s pace window
+        stamp_ns = rig.data[-1].header.stamp.to_ns() - 50 * MS - 123_457
+        rig.step(
+            JointCommand.hold(
+                ORDER, HOME.tolist(), 80.0, 3.0, source_node="control_node",
+                header=Header(Time.from_ns(stamp_ns), ""),
+            )
+        )
+    assert rig.node.mode is BridgeMode.RUN  # applied, as any fresh command is
+    counts = rig.node.event_counts()
+    assert all(counts[k] == before.get(k, 0) for k in counts if k.startswith("command age"))
+    assert rig.node.command_age_p99_cycles is None
+    pace = next(t for t in rig.states[-1].status if t.startswith("pace: "))
+    assert pace.endswith("command age p99 - cycles"), pace
+    # the same commands stamped with a frame's stamp are aged
+    for _ in range(600):
+        rig.step(answering_frame(rig, 3))
+    assert rig.node.command_age_p99_cycles is not None and rig.node.command_age_p99_cycles >= 3
 
 
 def test_a_source_that_lost_control_is_told_the_longer_stream_it_now_needs(rig: Rig) -> None:

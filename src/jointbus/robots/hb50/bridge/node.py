@@ -185,7 +185,8 @@ PUBLISH_WINDOW_S: Final = 1.0
 BEHIND_RTF: Final = 0.98
 #: Above this share of skipped cycles (0–1) the bridge says it falls behind.
 BEHIND_SKIPPED: Final = 0.01
-#: Command ages (cycles) beyond this are another clock's stamps, not an age: not counted.
+#: Command ages (cycles) are counted up to this many frames back: the stamps of that many of the
+#: last frames published are kept to tell a frame's stamp from a sender's own clock.
 _MAX_AGE_CYCLES: Final = 1000
 #: A command stamped more than this (s) before the last frame is on another clock (a controller
 #: that does not stamp with the frame it answers), not old: its age is not known. A stalled
@@ -527,6 +528,9 @@ class BridgeNode(ArrayNode):
         self._behind_slow = False  # behind, and slower than the wall clock (not only skipping)
         self._window_ages: list[int] = []
         self._age_counts = [0] * (COMMAND_AGE_BINS + 1)
+        # The stamps of the last frames published, to age only a command that carries one.
+        self._frame_stamps: set[int] = set()
+        self._frame_stamp_order: deque[int] = deque()
         self.command_age_p99_cycles: int | None = None
         """p99 of the applied commands' age in cycles over the last window (``None``: none)."""
         self.stamps_robot_time = stamp_ns is not None
@@ -798,6 +802,11 @@ class BridgeNode(ArrayNode):
         )
         self.last_data = data
         self.data_publisher.publish(data)
+        cycle_ns = header.stamp.to_ns()
+        self._frame_stamps.add(cycle_ns)
+        self._frame_stamp_order.append(cycle_ns)
+        if len(self._frame_stamp_order) > _MAX_AGE_CYCLES:
+            self._frame_stamps.discard(self._frame_stamp_order.popleft())
         drives = bool(reading.motor_power) and (not self.estop.latched or self.estop_stopping)
         status = self._status_strings()
         up_time = max(0, (now_ns - self._start_ns) // _NS_PER_S)
@@ -814,11 +823,14 @@ class BridgeNode(ArrayNode):
         self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
-        cycle_ns = header.stamp.to_ns()
-        if self._mode is StreamMode.RUN and self.command_stamp_ns:
+        if self._mode is StreamMode.RUN and self.command_stamp_ns in self._frame_stamps:
             # Sensor to command: cycles between the frame this command answers (its stamp,
             # for a controller that stamps its output with its input, as the control node does)
-            # and the cycle that applies it. Stamps from another clock give nonsense: not counted.
+            # and the cycle that applies it. Only a stamp that is one of the last frames' has
+            # that age: a command stamped with its sender's clock (``Header.now()``) has none —
+            # against a stepped simulator's frames, which fall behind the wall clock by the time
+            # a stall lost, its stamp read as a 17-cycle age while the controller answered each
+            # frame within 5 ms (a user's trial, 2026-12-06).
             period_ns = round(_NS_PER_S / self.config.rate_hz)
             age = (cycle_ns - self.command_stamp_ns + period_ns // 2) // period_ns
             if 0 <= age <= _MAX_AGE_CYCLES:
