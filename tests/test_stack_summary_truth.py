@@ -115,6 +115,30 @@ def test_the_runs_real_time_factor_does_not_count_a_first_frame_received_late(
     assert "real-time factor 0.95 over the run" in final_line(summary)
 
 
+def test_the_final_line_says_how_far_the_stamps_fell_behind_the_wall_clock(
+    clock: FakeTime,
+) -> None:
+    """A user's trial (2026-12-06): after 12 min on a loaded host the frames' stamps were 41 ms
+    behind the wall clock (stalls the simulator did not catch up), and the final line said
+    "robot time 762.3 s in 762.3 s … real-time factor 1.00". The line now says the lag, and a
+    transport's delay of a few ms (any frame's) is no lag."""
+    stack = _layout_stack(clock)
+    sent0 = clock.now
+    stamp0 = WALL0 + sent0
+    lost = 0.0
+    for i in range(300):  # 30 s of the 10 Hz mirror; delays 0.3-11 ms, stalls losing 41 ms
+        sent = sent0 + i * 0.1
+        if i in (100, 200):
+            lost += 0.0205
+        clock.now = sent + 0.0003 + 0.0107 * ((i * 7) % 11) / 10
+        stack._data(_frame(stamp0 + (sent - sent0) - lost))
+        if i == 99:
+            assert final_line(stack.summary()).count("behind the wall clock") == 0
+    summary = stack.summary()
+    assert summary.run_behind_s == pytest.approx(0.041, abs=0.0005), summary
+    assert "its stamps now 41 ms behind the wall clock" in final_line(summary)
+
+
 def test_a_dead_bridges_last_figures_are_not_shown_and_the_blame_is_the_bridges(
     clock: FakeTime,
 ) -> None:

@@ -348,6 +348,9 @@ _RUN_TIME_MIN_S: Final = 3.0
 #: How much less late (ns) than the run's first frame a later one must have arrived to become the
 #: run's start instead (:class:`_RunClock`): more than the transport's delay on a quiet host.
 _RUN_SLACK_NS: Final = 20_000_000
+#: The window (ns) over which the least late frame gives how far the stamps are behind the wall
+#: clock (:meth:`_RunClock.behind`): many frames, so that one of them came without delay.
+_BEHIND_WINDOW_NS: Final = 1_000_000_000
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
@@ -532,15 +535,25 @@ class _RunClock:
         # (each replaced whole, one assignment: span() on another thread reads whole ones)
         self._segments: list[tuple[int, int, int, int]] = []
         self._split = True
+        # the least lateness (arrival - stamp, ns) of the frames of this and of the previous
+        # :data:`_BEHIND_WINDOW_NS` window, and this window's first arrival
+        self._recent: tuple[int, int, int] | None = None
 
     def add(self, stamp_ns: int, arrival_ns: int) -> None:
         """One frame (the subscription's thread; cheap, no lock: the publisher's thread)."""
         segments = self._segments
+        late_ns = arrival_ns - stamp_ns
+        recent = self._recent
         if self._split or not segments or stamp_ns < segments[-1][2]:
             # a new bridge, or a restarted simulator stamping from its own start again
             segments.append((stamp_ns, arrival_ns, stamp_ns, arrival_ns))
             self._split = False
+            self._recent = (arrival_ns, late_ns, late_ns)
             return
+        if recent is None or arrival_ns - recent[0] >= _BEHIND_WINDOW_NS:
+            self._recent = (arrival_ns, late_ns, late_ns if recent is None else recent[1])
+        elif late_ns < recent[1]:
+            self._recent = (recent[0], late_ns, recent[2])
         ref_stamp, ref_arrival, _, _ = segments[-1]
         if len(segments) == 1 and arrival_ns - stamp_ns < ref_arrival - ref_stamp - _RUN_SLACK_NS:
             # less late by more than the transport's jitter: the better start of the run (later
@@ -566,6 +579,23 @@ class _RunClock:
         robot_s = sum(max(0, s[2] - s[0]) for s in segments) / 1e9
         gap_s = sum(max(0, b[1] - a[3]) for a, b in itertools.pairwise(segments))
         return robot_s, wall_s, float(segments[0][1]), gap_s / 1e9
+
+    def behind(self) -> float:
+        """How far (s) the newest frames' stamps are behind the wall clock, against the run's
+        start: the least lateness of the frames of the last 1–2 s less the reference frame's
+        (the current bridge's). The least of many, so a transport's delay of a few ms is not
+        counted; what a stalled simulator lost is. NaN before frames 3 s apart arrived.
+
+        Why: the real-time factor of a long run rounds a lag away — ``robot time 762.3 s in
+        762.3 s … 1.00`` while the frames' stamps were 41 ms behind the wall clock and a user
+        computing feedback ages from them read 26–42 ms (a user's trial, 2026-12-06)."""
+        segments, recent = list(self._segments), self._recent
+        if not segments or recent is None:
+            return _NAN
+        ref_stamp, ref_arrival, _, newest_arrival = segments[-1]
+        if (newest_arrival - segments[0][1]) / 1e9 < _RUN_TIME_MIN_S:
+            return _NAN
+        return max(0, min(recent[1], recent[2]) - (ref_arrival - ref_stamp)) / 1e9
 
 
 @dataclass(frozen=True, slots=True)
@@ -666,6 +696,9 @@ class StackSummary:
     run_gap_s: float = _NAN
     """Seconds of ``run_wall_s`` without a bridge (between a dead one's last frame and its
     respawn's first): no robot time passed in them."""
+    run_behind_s: float = _NAN
+    """How far (s) the newest frames' stamps are behind the wall clock against the run's start
+    (:meth:`_RunClock.behind`): the time a stalled simulator lost, which the stamps carry."""
     loop_since_s: float = _NAN
     """When (s after start) the bridge process that ``loop_run`` counts began to be heard, when
     it is a respawned one (NaN: the first, which counts the whole run)."""
@@ -1620,6 +1653,7 @@ class Stack:
             owner_note=owner_note,
             run_since_s=run[2],
             run_gap_s=run[3],
+            run_behind_s=self._run_clock.behind(),
             loop_since_s=bridge_since,
         )
 

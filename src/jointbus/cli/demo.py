@@ -178,10 +178,13 @@ def final_line(summary: StackSummary) -> str:
                 f"; {gap_s:.1f} s of it without a bridge, "
                 f"{summary.run_robot_s / ran_s:.2f} while one ran"
             )
+        behind = ""
+        if summary.run_behind_s >= 0.001:  # the stamps a user reads carry what the stalls lost
+            behind = f"; its stamps now {summary.run_behind_s * 1e3:.0f} ms behind the wall clock"
         parts.append(
             f"robot time {summary.run_robot_s:.1f} s in {summary.run_wall_s:.1f} s of the wall "
             f"clock{since} (real-time factor {summary.run_robot_s / summary.run_wall_s:.2f} "
-            f"over the run, by its frames' stamps{gaps}),"
+            f"over the run, by its frames' stamps{gaps}{behind}),"
         )
     processes = "all processes, " if summary.transport == "processes" else ""
     cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
