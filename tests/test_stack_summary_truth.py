@@ -139,6 +139,46 @@ def test_the_final_line_says_how_far_the_stamps_fell_behind_the_wall_clock(
     assert "its stamps now 41 ms behind the wall clock" in final_line(summary)
 
 
+class _Group:
+    """The layout's process group, as far as the summary asks it: the bridge's pid."""
+
+    def pid(self, name: str) -> int | None:
+        return 4242 if name == "bridge" else None
+
+    def cpu_seconds(self) -> float:
+        return 0.0
+
+
+@pytest.mark.parametrize(
+    ("state", "cpu_share", "expected"),
+    [("R", 0.4, "late"), ("T", 0.0, "lost"), ("S", 0.0, "lost")],
+)
+def test_a_demo_starved_itself_calls_a_running_bridge_late_not_lost(
+    clock: FakeTime, monkeypatch: pytest.MonkeyPatch, state: str, cpu_share: float, expected: str
+) -> None:
+    """A user's trial (2026-12-06): the demo's process got no CPU for 5.2 s at load 20, and then
+    said ``bridge=lost`` of a bridge its probe heard at 499.8 Hz — the last sample of the bridge's
+    CPU was older than the 2 s it compares over, and no sample meant "lost". Starved itself, the
+    demo now compares with that older sample: a bridge that used its CPU is ``late``; a stopped
+    one (``T``), or one that used none, is still ``lost``."""
+    stack = _layout_stack(clock)
+    stack._group = _Group()  # type: ignore[assignment]
+    start = clock.now
+
+    def progress(pid: int) -> tuple[str, float]:
+        return (state if clock.now - start > 1.0 else "R"), cpu_share * (clock.now - start)
+
+    monkeypatch.setattr(stack_module, "progress_of", progress)
+    for _ in range(3):  # the status line's looks, the bridge heard before each
+        clock.now += 0.3
+        stack._bridge_state(
+            BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+        )
+        assert stack.summary().bridge_mode == "run"
+    clock.now += 5.2  # starved: no look, no state taken, for 5.2 s
+    assert stack.summary().bridge_mode == expected
+
+
 def test_a_dead_bridges_last_figures_are_not_shown_and_the_blame_is_the_bridges(
     clock: FakeTime,
 ) -> None:
