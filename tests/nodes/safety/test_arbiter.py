@@ -366,7 +366,10 @@ def test_a_source_that_lost_control_needs_twice_as_long_a_steady_stream_each_tim
     assert needed == [0.4, 0.8, 1.6, 3.2, 3.2]  # at most 3 doublings
     takeovers = [e for e in arbiter.take_events() if e.reason == "takeover"]
     assert [e.needed_s for e in takeovers] == [0.0, 0.8, 1.6, 3.2, 3.2]
-    backed_off = "; steady for 1.6 s, as it had stopped or slowed and lost the actuators within 10"
+    backed_off = (
+        "; steady for 1.6 s, as it had stopped, slowed or been refused and lost the actuators "
+        "within 10"
+    )
     assert backed_off in takeovers[2].describe()
     assert "steady for" not in takeovers[0].describe()
     # ten quiet seconds later its losses are forgotten: 0.4 s again

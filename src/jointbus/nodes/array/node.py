@@ -178,7 +178,14 @@ from jointbus.messages.joints import Joints
 from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
-from jointbus.nodes.safety.arbiter import ARRIVED, BACKOFF_MEMORY_S, Arbiter, RateMeasure
+from jointbus.nodes.safety.arbiter import (
+    ARRIVED,
+    BACKOFF_MEMORY_S,
+    SILENT,
+    Arbiter,
+    OwnerChanged,
+    RateMeasure,
+)
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
 from jointbus.nodes.safety.fallback import (
@@ -217,6 +224,9 @@ _QUEUE_DEPTH: Final = 256
 #: Status events of one kind get distinct reporter keys modulo this, so none is folded into
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
+#: Sources whose run of refused commands is kept (:meth:`ArrayNode._owner_why`): bounded whatever
+#: names arrive on the topic.
+_REFUSED_SOURCES_KEPT: Final = 64
 #: Where a one-shot command came from when the bus does not name its sender (report text).
 _FROM_TOPIC: Final = "a topic publisher"
 _FROM_SERVICE: Final = "a service call"
@@ -496,6 +506,8 @@ class ArrayNode(Node):
         #: Per source that does not own the array: since when (ns) its commands are not applied
         #: and how many, ``None`` once that was reported (until the next owner change).
         self._not_owner: dict[str, tuple[int, int] | None] = {}
+        # per source: its commands refused since the last one that passed the checks
+        self._refused_run: dict[str, int] = {}
         #: Per source name, the wire type it last commanded through and when (ns).
         self._source_inputs: dict[str, tuple[type, int]] = {}
         self._power_off_requested = False
@@ -749,8 +761,9 @@ class ArrayNode(Node):
             self.arbiter.owner(now_ns)  # a silent owner falls back even when nothing arrives
             new_owner = owner_why = ""
             for change in self.arbiter.take_events():
-                self._event(Level.OK, "owner", change.describe())
-                new_owner, owner_why = change.new, change.why()
+                new_owner, owner_why = change.new, self._owner_why(change)
+                text = f"command owner {change.old!r} -> {change.new!r} ({owner_why})"
+                self._event(Level.OK, "owner", text)
                 self._not_owner.clear()
             previous = self._mode
             mode = self._decide(reading, now_ns)
@@ -873,6 +886,7 @@ class ArrayNode(Node):
             except CommandRejected as rejection:
                 self._reject(rejection, check)
                 continue
+            self._refused_run.pop(cmd.source_node, None)  # it sent one that passes the checks
             if self._name_taken(cmd.source_node, cmd, received_ns):
                 self._count_refused(check)
                 continue
@@ -1075,8 +1089,9 @@ class ArrayNode(Node):
             needed = arbiter.needed_s(source, received_ns)
             if needed > arbiter.takeover_s:  # it lost control lately: its own, longer rule
                 rule = (
-                    f"at ≥ {arbiter.takeover_hz:g} Hz for {needed:g} s (it stopped or slowed and "
-                    f"lost the actuators within {BACKOFF_MEMORY_S:g} s) with no gap over "
+                    f"at ≥ {arbiter.takeover_hz:g} Hz for {needed:g} s (it stopped, slowed or "
+                    f"was refused, and lost the actuators within {BACKOFF_MEMORY_S:g} s) with no "
+                    f"gap over "
                     f"{arbiter.fallback_s * 1e3:g} ms"
                 )
             why = f"{owner!r} owns the array, and a source takes over only when it sends {rule}"
@@ -1086,6 +1101,19 @@ class ArrayNode(Node):
             f"commands from {source!r} are not applied: {why} ({source!r}: {measure})",
         )
 
+    def _owner_why(self, change: OwnerChanged) -> str:
+        """The arbiter's reason for ``change``, unless the old owner fell silent because this node
+        refused what it sent: the arbiter sees only the commands that pass the checks, and a
+        user's controller whose every command was refused for 0.3 s (an unknown joint) was
+        reported as "'my_ctl' went silent" (a user's trial, 2026-12-06)."""
+        refused = self._refused_run.get(change.old, 0)
+        if change.reason == SILENT and refused:
+            return (
+                f"{SILENT}: {change.old!r} sent no command that passed the checks — its last "
+                f"{refused} were refused (see the ERROR reports)"
+            )
+        return change.why()
+
     def _count_refused(self, check: CommandCheck | None) -> None:
         source = None if check is None else self._input_of_check.get(id(check))
         if source is not None:
@@ -1093,6 +1121,10 @@ class ArrayNode(Node):
 
     def _reject(self, rejection: CommandRejected, check: CommandCheck | None = None) -> None:
         self._count_refused(check)
+        if rejection.source_node:
+            run = self._refused_run
+            if rejection.source_node in run or len(run) < _REFUSED_SOURCES_KEPT:
+                run[rejection.source_node] = run.get(rejection.source_node, 0) + 1
         self.rejected += 1
         data = refusal_data(
             rejection.source_node,

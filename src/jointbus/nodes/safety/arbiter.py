@@ -175,8 +175,8 @@ class OwnerChanged:
             why = f"{self.new!r}: {self.measure.describe()}"
             if self.needed_s > 0.0:
                 why += (
-                    f"; steady for {self.needed_s:g} s, as it had stopped or slowed and lost the "
-                    f"actuators within {BACKOFF_MEMORY_S:g} s"
+                    f"; steady for {self.needed_s:g} s, as it had stopped, slowed or been refused "
+                    f"and lost the actuators within {BACKOFF_MEMORY_S:g} s"
                 )
         elif self.reason == SILENT:
             why = f"{self.old!r} went silent"

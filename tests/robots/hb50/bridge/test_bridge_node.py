@@ -320,6 +320,34 @@ def test_rejected_commands_never_take_over(rig: Rig) -> None:
 # -- arbitration ---------------------------------------------------------------------------
 
 
+def test_an_owner_whose_commands_are_refused_is_said_refused_not_silent(rig: Rig) -> None:
+    """A user's trial (2026-12-06): a controller of their own owned the robot, then sent an
+    unknown joint (or a target out of range) for 0.3 s at 500 Hz; each command was refused, and
+    control went back to the control node "(silent: 'my_ctl' went silent)" — it never stopped
+    sending."""
+    custom = hold(MOVED, source="my_ctl")
+    rig.run(0.6, every_cycle(hold(HOME)), every_cycle(custom))
+    assert rig.node.arbiter.current == "my_ctl"
+    target = MOVED.copy()
+    target[2] = 0.5  # fr_j2's range is [-2.705, 0]: each command refused whole
+    bad = hold(target, source="my_ctl")
+    rig.run(0.3, every_cycle(hold(HOME)), every_cycle(bad))
+    assert rig.node.arbiter.current == "control_node"
+    change = [t for t in rig.texts() if t.startswith("command owner 'my_ctl' -> 'control_node'")]
+    assert change, rig.texts()
+    assert "went silent" not in change[0], change[0]
+    assert "'my_ctl' sent no command that passed the checks" in change[0], change[0]
+    reentry = [t for t in rig.texts() if t.startswith("re-entry after owner change")]
+    assert not reentry or "went silent" not in reentry[-1], reentry
+    # a source that stops sending is silent, as before
+    rig.run(0.6, every_cycle(hold(HOME)), every_cycle(custom))  # it needs 0.8 s now
+    rig.run(0.5, every_cycle(hold(HOME)), every_cycle(custom))
+    assert rig.node.arbiter.current == "my_ctl"
+    rig.run(0.2, every_cycle(hold(HOME)))
+    silent = [t for t in rig.texts() if t.startswith("command owner 'my_ctl' -> 'control_node'")]
+    assert len(silent) == 2 and "'my_ctl' went silent" in silent[1], silent
+
+
 def test_fast_custom_source_takes_over_and_falls_back_within_100_ms(rig: Rig) -> None:
     default_cmd = hold(HOME)
     custom_cmd = hold(MOVED, source="teleop")
@@ -1744,7 +1772,10 @@ def test_a_source_that_lost_control_is_told_the_longer_stream_it_now_needs(rig: 
     assert rig.node.arbiter.current == "control_node"  # 0.7 s < the 0.8 s it now needs
     said = [s.status for s in rig.reports() if "commands from 'teleop' are not applied" in s.status]
     assert said, rig.texts()
-    rule = "sends at ≥ 10 Hz for 0.8 s (it stopped or slowed and lost the actuators within 10 s)"
+    rule = (
+        "sends at ≥ 10 Hz for 0.8 s (it stopped, slowed or was refused, and lost the actuators "
+        "within 10 s)"
+    )
     assert rule in said[-1], said[-1]
     rig.run(0.2, every_cycle(hold(HOME)), every_cycle(custom))
     assert rig.node.arbiter.current == "teleop"
