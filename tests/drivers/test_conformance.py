@@ -66,7 +66,7 @@ def opened(url: str, *, command_timeout: bool = False) -> Iterator[ActuatorArray
         url += f"&command_timeout={COMMAND_TIMEOUT}"
     with contextlib.ExitStack() as stack:
         if parsed.scheme == "can" and parsed.host == "virtual":
-            twin = stack.enter_context(TwinServer.from_url(url, noise=False))
+            twin = stack.enter_context(TwinServer.from_url(url, noise=False, clock=None))
             yield stack.enter_context(twin_driven(twin))
             return
         if parsed.scheme == "bus":
@@ -77,8 +77,8 @@ def opened(url: str, *, command_timeout: bool = False) -> Iterator[ActuatorArray
 
 def twin_driven(server: TwinServer) -> CanActuatorArray:
     """The ``can://`` driver of ``server``'s motors in lock-step with them: its clock is the
-    twin's time, which advances one period per exchange (the driver's own default is the
-    monotonic wall clock, which a twin stepping per frame does not follow)."""
+    twin's time, which advances one period per exchange (a twin built with ``clock=None``: both
+    then run the same physics on a loaded host as on an idle one)."""
     period = server.config.period_s
     return CanActuatorArray(server.config, clock=lambda: server.twin.cycles * period)
 
@@ -381,7 +381,7 @@ def opened_with_truth(
             home = config.robot.pose("home")
             start = [home[name] for name in config.array.names]
             server = stack.enter_context(
-                TwinServer(config, noise=False, initial_positions=start)
+                TwinServer(config, noise=False, initial_positions=start, clock=None)
             )
             array: ActuatorArray = stack.enter_context(twin_driven(server))
 

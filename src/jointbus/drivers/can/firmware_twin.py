@@ -20,12 +20,32 @@ Firmware behaviour copied from the reference Cheetah/MIT controller:
   byte 0 — the layout (6 bytes, or 8 with temperature and error) is the motor model's.
 * Replies saturate at the model's wire ranges (a real firmware cannot send more), explicitly.
 
-Time. Simulated time advances by ``control_period_s`` per *command cycle*, not by wall clock: when
-a motor receives its second command since the last step, the whole array first steps one period
-under the commands it holds, and only then applies the new one. Twelve motors commanded once each
-per cycle therefore see one step per cycle, one motor commanded alone sees one step per command,
-and a test on a slow machine sees exactly the same physics as on a fast one. Each reply reports
-the state at the moment the frame was handled (the newest command acts from the next step).
+Time. Two time bases, chosen by ``clock``:
+
+* *Per command cycle* (no ``clock``, the default; for protocol tests and benchmarks): simulated time
+  advances by ``control_period_s`` per *command cycle*, not by any clock: when a motor receives
+  its second command since the last step, the whole array first steps one period under the
+  commands it holds, and only then applies the new one. Twelve motors commanded once each per
+  cycle therefore see one step per cycle, one motor commanded alone sees one step per command,
+  and a test on a slow machine sees exactly the same physics as on a fast one. But the physics
+  keeps pace with the wall clock only if the host exchanges exactly once per ``control_period_s``:
+  a twin on the default 2 ms driven at 100 Hz moved 5× slow by the wall clock, and the
+  velocities it replied were 5× the positions' change per wall-clock second.
+* *Clocked* (``clock``: monotonic seconds, e.g. :func:`time.monotonic`; what
+  :class:`~.twin_server.TwinServer` and ``jointbus can-twin`` use, where the twin stands in for
+  real motors): every frame first advances the physics by the clock's time since the last step,
+  under the commands the motors held during it, so positions and velocities agree with the clock
+  at any exchange rate. The step is clamped to ``max_step_s`` (default
+  :data:`PHYSICS_STEP_MAX_S`, 50 ms, as the ``can://`` driver clamps its profile step): after a
+  stall of the host or of the twin's thread the motors go on from where they were instead of
+  jumping ahead by the stall, and a host exchanging less often than that sees the physics slowed
+  down, never sped up. Frames within :data:`_STEP_MIN_S` (1 ms) of the last step do not step
+  again, so the frames of one exchange see one state (and one reply encoding). The model cuts
+  each step into mechanical substeps of at most its ``max_substep`` (0.5 ms), so a long step
+  integrates as stably as many short ones.
+
+Each reply reports the state at the moment the frame was handled (the newest command acts from
+the next step).
 
 Fault injection: :meth:`FirmwareTwin.drop_replies` (the motor acts on commands but its replies are
 lost, like a broken transmit line), :meth:`FirmwareTwin.set_silent` (every motor stops reacting
@@ -39,8 +59,9 @@ own thread (:meth:`FirmwareTwin.start` / :meth:`FirmwareTwin.stop`, needed when 
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Final
 
@@ -59,9 +80,23 @@ from jointbus.drivers.can.mit_protocol import (
 from jointbus.drivers.can.motor_link import MotorSpec, MotorSpecError
 from jointbus.drivers.sim.actuator_model import ActuatorArrayModel, ActuatorParams
 
-__all__ = ["FirmwareTwin"]
+__all__ = ["PHYSICS_STEP_MAX_S", "FirmwareTwin"]
 
 _POLL_S: Final[float] = 0.05  # how often the thread checks for stop while the bus is idle
+
+PHYSICS_STEP_MAX_S: Final[float] = 0.05
+"""The most time, s, a clocked twin's physics advances in one step (module docstring, "Time"):
+the ``can://`` driver's clamp on its profile step (``PROFILE_STEP_MAX_S``), so a stall moves the
+motors no further than it moves the setpoints."""
+
+_STEP_MIN_S: Final[float] = 0.001
+"""s: a clocked twin does not step again for a frame this soon after its last step. The frames of
+one exchange arrive within a fraction of a millisecond, so they see one state (one physics call
+and one reply encoding per exchange, not one per frame), and a host exchanging flat out costs at
+most 1000 steps per second: a step costs 0.17-0.23 ms of CPU whatever its length (12 hb50
+motors with their replies encoded, on this project's loaded 2-CPU host, 2026-12-06), so 0.6 ms
+steps took 0.29 s of CPU per second, 1 ms steps 0.18 s, 10 ms steps 0.06 s. The time is not lost
+(the next step covers it): a reply lags the clock by less than 1 ms."""
 
 
 class FirmwareTwin:
@@ -72,10 +107,15 @@ class FirmwareTwin:
             caller closes it.
         motors: the motors to simulate (same :class:`~.motor_link.MotorSpec` as the host's).
         params: physics of every motor, or one per motor (default: the HB50 MD-series actuator).
-        control_period_s: simulated time per command cycle, s (default 2 ms, 500 Hz).
+        control_period_s: simulated time per command cycle, s (default 2 ms, 500 Hz); clocked:
+            only the unit of :attr:`cycles`.
         host_id: arbitration id the replies are sent on.
         seed: sensor-noise seed (same seed, same frames → same replies).
         initial_positions: true starting positions, rad (default zeros).
+        clock: monotonic seconds to run the physics by (clocked), or ``None`` to step it one
+            ``control_period_s`` per command cycle (module docstring, "Time").
+        max_step_s: clocked: the most a step advances the physics, s (default
+            :data:`PHYSICS_STEP_MAX_S`, 50 ms).
     """
 
     def __init__(
@@ -88,12 +128,16 @@ class FirmwareTwin:
         host_id: int = 0,
         seed: int | None = 0,
         initial_positions: npt.ArrayLike | None = None,
+        clock: Callable[[], float] | None = None,
+        max_step_s: float = PHYSICS_STEP_MAX_S,
     ) -> None:
         motors = tuple(motors)
         if not motors:
             raise MotorSpecError("FirmwareTwin needs at least one motor")
         if not control_period_s > 0.0:
             raise MotorSpecError(f"control_period_s = {control_period_s!r}; expected > 0 s")
+        if not (math.isfinite(max_step_s) and max_step_s > 0.0):
+            raise MotorSpecError(f"max_step_s = {max_step_s!r}; expected a finite time > 0 s")
         index_by_id: dict[int, int] = {}
         for index, spec in enumerate(motors):
             if spec.can_id in index_by_id or not 1 <= spec.can_id <= 0xFF:
@@ -108,6 +152,9 @@ class FirmwareTwin:
         self._index_by_id = index_by_id
         self._host_id = host_id
         self._period = float(control_period_s)
+        self._clock = clock
+        self._max_step = float(max_step_s)
+        self._stepped_to = 0.0 if clock is None else clock()  # the clock's time of the last step
         self._model = ActuatorArrayModel(
             [spec.name for spec in motors],
             ActuatorParams.hb50() if params is None else params,
@@ -163,8 +210,13 @@ class FirmwareTwin:
             return self._powered.copy()
 
     @property
+    def clocked(self) -> bool:
+        """Whether the physics runs on a clock (else one period per command cycle)."""
+        return self._clock is not None
+
+    @property
     def cycles(self) -> int:
-        """Simulated control periods so far."""
+        """Simulated time so far in control periods (without a clock: the command cycles)."""
         with self._lock:
             return round(self._model.time / self._period)
 
@@ -213,6 +265,9 @@ class FirmwareTwin:
             raise RuntimeError("FirmwareTwin thread already running")
         self._stop.clear()
         self._thread_error = None
+        if self._clock is not None:
+            with self._lock:  # the time before the thread answers is no time the motors ran
+                self._stepped_to = self._clock()
         self._thread = threading.Thread(target=self._run, name="firmware-twin", daemon=True)
         self._thread.start()
 
@@ -255,6 +310,9 @@ class FirmwareTwin:
     def handle(self, msg: can.Message) -> None:
         """Handle one received frame: decode, act, reply (unless dropped or silent)."""
         with self._lock:
+            clock = self._clock
+            if clock is not None:
+                self._step_to_clock(clock())
             if self._silent or msg.is_error_frame or msg.is_extended_id or msg.is_remote_frame:
                 return
             index = self._index_by_id.get(msg.arbitration_id)
@@ -290,10 +348,11 @@ class FirmwareTwin:
 
     def _command(self, index: int, command: MitCommand) -> None:
         # The host's control period passes whether or not the motor accepts the command: a
-        # motor in rest mode coasts in time like any other.
-        if self._seen_this_cycle[index]:
-            self._step()
-        self._seen_this_cycle[index] = True
+        # motor in rest mode coasts in time like any other. (Clocked: handle() has stepped.)
+        if self._clock is None:
+            if self._seen_this_cycle[index]:
+                self._step()
+            self._seen_this_cycle[index] = True
         if not self._powered[index]:
             self.ignored_commands[index] += 1
             return
@@ -305,6 +364,22 @@ class FirmwareTwin:
         self._tau_ff[index] = command.torque
 
     def _step(self) -> None:
+        """One control period under the held commands; a new command cycle begins."""
+        self._advance(self._period)
+        self._seen_this_cycle[:] = False
+
+    def _step_to_clock(self, now: float) -> None:
+        """Clocked: advance the physics to the clock's ``now`` (s): by the time since the last
+        step, at most ``max_step_s`` (a stall does not jump the motors ahead); not within
+        :data:`_STEP_MIN_S` of the last step, whose time the next step then covers."""
+        elapsed = now - self._stepped_to
+        if elapsed < _STEP_MIN_S:
+            return
+        self._stepped_to = now
+        self._advance(min(elapsed, self._max_step))
+
+    def _advance(self, dt: float) -> None:
+        """``dt`` s of physics under the held commands (the model cuts it into substeps)."""
         model = self._model
         model.set_command(
             position=self._p_target,
@@ -313,8 +388,7 @@ class FirmwareTwin:
             kp=self._kp,
             kd=self._kd,
         )
-        model.advance(self._period)
-        self._seen_this_cycle[:] = False
+        model.advance(dt)
         self._reply_cache = None
 
     def _replies(self) -> list[bytes]:

@@ -19,6 +19,17 @@ readings lying past the limit. On python-can's ``virtual`` interface both ends m
 process (that interface does not cross processes); on a SocketCAN ``vcan`` interface or a real
 bus the twin can run in its own process (``jointbus can-twin URL``).
 
+**Time.** The twin stands in for real motors, so its physics runs on the monotonic clock
+(:func:`time.monotonic`; ``clock=``): each frame advances the motors by the time since the last
+step, at most the ``can://`` driver's clamp for the URL's ``period``
+(:func:`~.driver.max_profile_step`: 50 ms, or two periods if longer), so positions and the
+velocities replied agree with the wall clock whether the program exchanges at 100 Hz, 500 Hz or
+flat out, and a stall moves the motors no further than it moves the driver's setpoints. Until
+2026-12-06 the twin advanced the URL's ``period`` per exchange: on the default 2 ms and served at
+100 Hz it moved 5× slow by the wall clock, and replied velocities 5× the positions' change per
+second. ``clock=None`` keeps that per-exchange stepping, for tests that run the driver in
+lock-step with the twin (:class:`~.firmware_twin.FirmwareTwin`, "Time").
+
 **Fault injection** (:attr:`TwinServer.twin`, a :class:`FirmwareTwin`; also ``jointbus can-twin``
 options): ``drop_replies(can_id, True)`` loses one motor's replies while it still acts on commands
 (a broken transmit line: the driver's read of that motor times out), ``set_silent(True)`` makes
@@ -36,7 +47,8 @@ Example (one process)::
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Final, Self
 
@@ -46,6 +58,7 @@ import numpy.typing as npt
 
 from jointbus.drivers.actuator_array import ActuatorArrayConfigError
 from jointbus.drivers.can.config import CanArrayConfig
+from jointbus.drivers.can.driver import max_profile_step
 from jointbus.drivers.can.firmware_twin import FirmwareTwin
 from jointbus.drivers.can.motor_link import MotorSpec
 from jointbus.drivers.errors import DriverIOError
@@ -86,8 +99,10 @@ class TwinServer:
 
     ``seed`` seeds the motors' sensor noise; ``noise=False`` removes it. ``initial_positions``
     (joint space, rad or m, one per joint in actuator order) is where the motors start; default
-    :func:`rest_positions`. The twin answers from a thread between :meth:`start` and :meth:`stop`
-    (or inside a ``with`` block); its bus endpoint is opened on :meth:`start` and closed on
+    :func:`rest_positions`. ``clock`` (monotonic seconds, default :func:`time.monotonic`) is what
+    the motors' physics runs by; ``None`` steps it one ``period`` per exchange instead (module
+    docstring, "Time"). The twin answers from a thread between :meth:`start` and :meth:`stop` (or
+    inside a ``with`` block); its bus endpoint is opened on :meth:`start` and closed on
     :meth:`stop`.
     """
 
@@ -98,6 +113,7 @@ class TwinServer:
         seed: int | None = 0,
         noise: bool = True,
         initial_positions: Sequence[float] | None = None,
+        clock: Callable[[], float] | None = time.monotonic,
     ) -> None:
         if config.robot is None:
             raise ActuatorArrayConfigError(
@@ -122,13 +138,22 @@ class TwinServer:
         )
         self._params = sim.params
         self._seed = seed
+        self._clock = clock
         self._bus: can.BusABC | None = None
         self._twin: FirmwareTwin | None = None
 
     @classmethod
-    def from_url(cls, url: str, *, seed: int | None = 0, noise: bool = True) -> TwinServer:
+    def from_url(
+        cls,
+        url: str,
+        *,
+        seed: int | None = 0,
+        noise: bool = True,
+        clock: Callable[[], float] | None = time.monotonic,
+    ) -> TwinServer:
         """The twin of the motors ``url`` (a ``can://`` driver URL) describes."""
-        return cls(CanArrayConfig.from_url(DriverURL.parse(url)), seed=seed, noise=noise)
+        config = CanArrayConfig.from_url(DriverURL.parse(url))
+        return cls(config, seed=seed, noise=noise, clock=clock)
 
     @property
     def config(self) -> CanArrayConfig:
@@ -165,6 +190,8 @@ class TwinServer:
             host_id=config.host_id,
             seed=self._seed,
             initial_positions=self._initial,
+            clock=self._clock,
+            max_step_s=max_profile_step(config.period_s),
         )
         twin.start()
         self._bus, self._twin = bus, twin
