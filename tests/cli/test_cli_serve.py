@@ -237,7 +237,9 @@ def test_a_can_array_is_served_with_the_nodes_cycle_as_its_period() -> None:
     """``serve can://…`` at 100 Hz with the driver's 2 ms default period: its limit guard looked
     2 ms ahead of impedance commands that each stood for the node's 10 ms cycle. Without
     ``period`` in the URL the node's cycle is used, and the first line says so; a URL that
-    gives another period keeps it, and the line names the mismatch."""
+    gives another period keeps it, and the line names the mismatch. A motor twin runs on the
+    clock, so the line no longer tells its user to start it with the node's period (it did
+    while the twin stepped one period per frame)."""
     from jointbus.cli.serve import url_at_rate
     from jointbus.drivers.can.driver import CanActuatorArray
     from jointbus.drivers.can.twin_server import TwinServer
@@ -245,8 +247,7 @@ def test_a_can_array_is_served_with_the_nodes_cycle_as_its_period() -> None:
     url = "can://virtual/served_period?robot=hb50&model=md80"
     opened, note = url_at_rate(url, 100.0)
     assert opened == url + "&period=0.01"
-    assert "period=0.01 s: the node's cycle" in note
-    assert "start it with period=0.01 too" in note  # a twin steps its physics per frame
+    assert note == " (period=0.01 s: the node's cycle, the limit guard's horizon)"
     with TwinServer.from_url(opened, noise=False), drivers.open(opened) as array:
         assert isinstance(array, CanActuatorArray)
         assert array.can_config.period_s == pytest.approx(0.01)

@@ -26,9 +26,10 @@ s, 0.01 at the default 100 Hz), and the first line says so: the driver's limit g
 until the next cycle — looking 2 ms (the driver's own default, for a 500 Hz loop) ahead of a
 command that stands 10 ms lets a joint run 8 ms further towards its end than the guard allowed
 for. A URL that gives ``period`` keeps it; when it differs from the node's cycle the first line
-says that too. On python-can's ``virtual`` interface (the firmware twin's) the line also says to
-give the twin the same period: it steps its physics one period per frame, and a twin on the
-default 2 ms served at 100 Hz moved 5× slow with velocities read 5× too high (a user's trial).
+says that too. A firmware twin needs no period to match: it runs its physics by the monotonic
+clock (:mod:`jointbus.drivers.can.twin_server`, "Time"). Until 2026-12-06 it stepped one period
+per frame — a twin on the default 2 ms served at 100 Hz moved 5× slow with velocities read 5× too
+high (a user's trial) — and this line told the user to start the twin with the node's period.
 """
 
 from __future__ import annotations
@@ -70,13 +71,7 @@ def url_at_rate(url: str, rate_hz: float) -> tuple[str, str]:
     given = parsed.option("period")
     if given is None:
         joined = f"{url}{'&' if '?' in url else '?'}period={cycle:g}"
-        twin = (
-            f"; a motor twin steps its physics one period per frame: start it with period="
-            f"{cycle:g} too"
-            if parsed.host == "virtual"  # python-can's in-process bus: the firmware twin's
-            else ""
-        )
-        return joined, f" (period={cycle:g} s: the node's cycle, the limit guard's horizon{twin})"
+        return joined, f" (period={cycle:g} s: the node's cycle, the limit guard's horizon)"
     try:
         period = float(given)
     except ValueError:
