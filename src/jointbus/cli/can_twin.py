@@ -9,7 +9,9 @@ python-can's ``virtual`` interface connects only the buses of one process, so wi
 the command runs SCRIPT itself, in this process, while the twin answers (``sys.argv`` is
 ``[SCRIPT, *ARGS]``; the exit code is the script's). On an interface that crosses processes — a
 SocketCAN ``vcan`` interface, or a real bus with nothing else on it — the twin can also serve
-alone until Ctrl-C (or ``--duration``) while another process opens the URL.
+alone until Ctrl-C (or ``--duration``) while another process opens the URL. The motors' physics
+runs on the monotonic clock, as real motors' does, whatever rate the program exchanges at
+(:mod:`~jointbus.drivers.can.twin_server`, "Time").
 
 Fault injection, to see what a program does when motors fail (the twin's
 :class:`~jointbus.drivers.can.firmware_twin.FirmwareTwin` calls): ``--drop-replies ID`` loses a

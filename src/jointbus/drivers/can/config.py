@@ -24,8 +24,8 @@ relative ``robot`` / ``models`` paths are relative to the file):
 ``timeout``     s, how long a cycle waits for replies after its last send (default: see
                 "Reply timeout" below)
 ``period``      s, the nominal control period (0.002): the limit guard's cycle, the bound on
-                ``set_accel``, ``wait_until_still``'s poll, the twin's time per exchange;
-                profiled moves run on the clock, not on it (the driver's "Time")
+                ``set_accel``, ``wait_until_still``'s poll; profiled moves and the motor
+                twin's physics run on the clock, not on it (the driver's and the twin's "Time")
 ``lost_after``  consecutive missed replies after which a motor is flagged lost and the drive
                 goes safe (default 5: 10 ms at 500 Hz, half the MD drives' 250 ms watchdog
                 would be far too late for a leg)
