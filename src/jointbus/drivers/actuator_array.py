@@ -566,7 +566,6 @@ class ActuatorArray(abc.ABC):
         self._home = np.array([a.home for a in actuators], dtype=np.float64)
         self._has_brakes = np.array([a.has_brakes for a in actuators], dtype=np.bool_)
         self._has_brakes_tuple = tuple(a.has_brakes for a in actuators)
-        self._velocity_max = np.array([s.velocity_max for s in config.limits])
         #: The most ``set_accel`` takes per joint (rad/s² or m/s²) and why: set with the limit
         #: guard (:meth:`_make_limit_guard`, which knows the period and the inertia); unbounded
         #: for a driver without one (``bus://``: its server checks).
@@ -625,13 +624,16 @@ class ActuatorArray(abc.ABC):
 
     def _make_limit_guard(self, period: float, inertia: FloatArray | None = None) -> LimitGuard:
         """The limit supervisor of this array (:mod:`jointbus.drivers.limit_guard`) for a driver
-        that sends one command per ``period`` s: its range (:meth:`_actuator_range`), velocity
-        limits, configured accelerations as decelerations, and a gain of ``inertia / period``
-        (``inertia``: the drive's rotor inertia, kg·m² — the least the joint can have; ``None`` or
-        a joint without one: its effort limit over a tenth of its speed limit, else 1)."""
+        that sends one command per ``period`` s: its range (:meth:`_actuator_range`), speed
+        bounds (:meth:`_carried_bound`: the velocity limit, or the driver's carried range where
+        the limit is unbounded or wider), configured accelerations as decelerations, and a gain of
+        ``inertia / period`` (``inertia``: the drive's rotor inertia, kg·m² — the least the joint
+        can have; ``None`` or a joint without one: its effort bound over a tenth of its speed
+        bound, else 1)."""
         lower, upper = self._actuator_range()
-        vmax = np.where(self._velocity_max > 0.0, self._velocity_max, math.inf)
-        effort = self._limits.bounds_array("effort")[1]
+        speed = self._carried_bound("velocity")[0]
+        vmax = np.where(speed > 0.0, speed, math.inf)
+        effort = self._carried_bound("effort")[0]
         with np.errstate(divide="ignore", invalid="ignore"):
             fallback = np.where(
                 np.isfinite(effort) & np.isfinite(vmax) & (effort > 0.0),
@@ -665,11 +667,41 @@ class ActuatorArray(abc.ABC):
                 else np.where((inertia > 0.0) & np.isfinite(effort), effort / inertia, math.inf)
             )
         self._accel_max = np.minimum(per_cycle, by_drive)
+        speed_why = self._carried_bound("velocity")[1]
         self._accel_max_why = tuple(
             f"its effort limit {effort[i]:g} over its rotor inertia {inertia[i]:g}"
             if inertia is not None and by_drive[i] <= per_cycle[i]
             else f"its velocity limit {vmax[i]:g} reached within one {period * 1e3:g} ms cycle"
+            if not speed_why[i]
+            else f"its speed bound {vmax[i]:g} ({speed_why[i]}) reached within one "
+            f"{period * 1e3:g} ms cycle"
             for i in range(self._n)
+        )
+
+    def _carried_bound(self, field_name: str) -> tuple[FloatArray, tuple[str, ...]]:
+        """Per joint, the most ``field_name`` (``"velocity"``, rad/s or m/s, or ``"effort"``,
+        N·m or N; a magnitude, joint space) a command may ask: the joint's limit, or what the
+        driver can carry (:meth:`command_ranges`) where that is less — and per joint what sets
+        it (the range's ``bound_by``, e.g. "the md80's wire range"; empty: the joint's limit).
+
+        Why: a joint limit may be unbounded (``inf``: the robot file states none), while a
+        ``can://`` motor's frame carries a velocity and a torque only over its model's wire range
+        (md80: ±25 rad/s, ±24 N·m). Until 2026-12-06 such a joint's ``set_speed(j, 100)`` was
+        taken and its next move refused at the first exchange ("velocity = 100 … nothing was
+        sent"), the limit guard let an impedance or current command spin it past the wire range,
+        and ``set_accel`` was unbounded. A speed bound holds in both senses (a speed move may go
+        either way), so an asymmetric carried range [lower, upper] — the calibration swaps the
+        ends of a reversed joint's — bounds the magnitude by ``min(−lower, upper)``; a carried
+        range that does not straddle 0 leaves the limit as it is."""
+        limit = self._limits.bounds_array(field_name)[1]
+        ranges = self.command_ranges()
+        if not ranges.bounded:
+            return limit, ("",) * self._n
+        lower, upper = ranges.bounds_array(field_name)
+        carried = np.minimum(-lower, upper)
+        tighter = (carried < limit) & (carried > 0.0)
+        return np.where(tighter, carried, limit), tuple(
+            ranges.bound_by[i] if tighter[i] else "" for i in range(self._n)
         )
 
     # ---------------------------------------------------------------- hooks (driver side)
@@ -1007,17 +1039,23 @@ class ActuatorArray(abc.ABC):
         """Configured speed of later moves of ``joint`` (``None``: all), rad/s or m/s.
 
         NaN or inf raises :class:`NonFiniteError` (naming the joint, index, field and value, as
-        every NaN check does); a speed ≤ 0 or above the joint's velocity limit is refused
+        every NaN check does); a speed ≤ 0 or above the joint's velocity limit — or above what
+        the driver can carry, where that is less (a ``can://`` motor's wire range on a joint
+        whose velocity limit is unbounded: :meth:`_carried_bound`) — is refused
         (``OUT_OF_RANGE``).
         """
         with self._api_lock:
             self._begin(Capability.SPEED_CONFIG)
             indices = self._request_joints("set_speed", joint)
             value = self._request_value("set_speed", "speed", speed, indices)
-            over = np.flatnonzero(value > self._velocity_max[indices])
+            bound, why = self._carried_bound("velocity")
+            over = np.flatnonzero(value > bound[indices])
             if over.size:
                 i = int(indices[over[0]])
-                expected = f"a speed > 0 and ≤ the velocity limit {self._velocity_max[i]:g}"
+                expected = (
+                    f"a speed > 0 and ≤ {bound[i]:g} ({why[i]})" if why[i]
+                    else f"a speed > 0 and ≤ the velocity limit {bound[i]:g}"
+                )
                 raise RequestRejected(
                     "set_speed",
                     RejectReason.OUT_OF_RANGE,

@@ -24,13 +24,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointbus.drivers.actuator_array import ActuatorArrayConfig
+from jointbus.drivers.actuator_array import ActuatorArrayConfig, ActuatorArrayConfigError
 from jointbus.drivers.calibration import Calibration
 from jointbus.drivers.can.config import CanArrayConfig
 from jointbus.drivers.can.driver import CanActuatorArray
 from jointbus.drivers.can.motor_models import parse_motor_models
+from jointbus.drivers.can.twin_server import TwinServer
 from jointbus.drivers.command_ranges import COMMAND_RANGE_FIELDS
+from jointbus.drivers.errors import RejectReason, RequestRejected
+from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.drivers.limits import JointLimits, LimitPolicy
+from jointbus.messages.errors import LimitError
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.model.calibration import JointCalibration
 from jointbus.model.yaml_loader import load_robot
@@ -55,10 +59,15 @@ CALIBRATION = [JointCalibration(-1 if i % 3 == 1 else 1, (0.37, -1.21, 0.0)[i % 
                for i in range(12)]
 
 
-@pytest.fixture(scope="module")
-def array() -> Iterator[CanActuatorArray]:
+def unbounded_config(
+    model: str = "skewed", *, config_speed: float = 10.0, calibrated: bool = True
+) -> CanArrayConfig:
+    """hb50 on motors of ``model`` (the skewed catalogue's, or a bundled one), every joint
+    without velocity and effort limits, configured speed ``config_speed`` rad/s, joints reversed
+    and offset by :data:`CALIBRATION` when ``calibrated``, on a fresh virtual channel."""
     hb50 = load_robot("hb50")
-    base = CanArrayConfig.from_model(hb50, "skewed", catalog=parse_motor_models(SKEWED))
+    catalog = parse_motor_models(SKEWED) if model == "skewed" else None
+    base = CanArrayConfig.from_model(hb50, model, catalog=catalog)
     unbounded = tuple(
         dataclasses.replace(s, velocity_max=math.inf, effort_max=math.inf)
         for s in base.array.limits
@@ -66,15 +75,23 @@ def array() -> Iterator[CanActuatorArray]:
     geometry = base.array.geometry
     geometry = dataclasses.replace(
         geometry,
-        actuators=tuple(dataclasses.replace(a, config_speed=10.0) for a in geometry.actuators),
+        actuators=tuple(
+            dataclasses.replace(a, config_speed=config_speed) for a in geometry.actuators
+        ),
     )
+    calibrations = tuple(CALIBRATION) if calibrated else base.array.calibrations
     array_config = dataclasses.replace(
-        base.array, limits=unbounded, calibrations=tuple(CALIBRATION), geometry=geometry
+        base.array, limits=unbounded, calibrations=calibrations, geometry=geometry
     )
     assert isinstance(array_config, ActuatorArrayConfig)
-    config = dataclasses.replace(
-        base, array=array_config, channel=f"jb-ranges-{uuid.uuid4().hex}"
+    return dataclasses.replace(
+        base, array=array_config, interface="virtual", channel=f"jb-ranges-{uuid.uuid4().hex}"
     )
+
+
+@pytest.fixture(scope="module")
+def array() -> Iterator[CanActuatorArray]:
+    config = unbounded_config()
     bus = can.Bus(interface="virtual", channel=config.channel)
     try:
         with CanActuatorArray(config, bus) as driver:
@@ -178,3 +195,116 @@ def test_any_value_outside_the_declared_range_is_refused_by_the_check(
         field, array.names[index], index, value,
     )
     assert error.expected == f"within [{lo:g}, {hi:g}] (the skewed's wire range)"
+
+
+# -- an unbounded joint limit takes the wire range as its bound ----------------------------------
+
+
+def test_set_speed_above_the_wire_range_of_a_joint_without_velocity_limit_is_refused(
+    array: CanActuatorArray,
+) -> None:
+    """Before: ``set_speed`` took any speed on a joint without a velocity limit, and the next
+    move was refused at its first exchange ("velocity = 30 … nothing was sent"). Now the wire
+    range is the joint's speed bound: joint 1 is reversed, its range [-40, 25] rad/s in joint
+    space, so a speed (either sense) is bounded by 25."""
+    before = array.config_speeds
+    with pytest.raises(RequestRejected) as info:
+        array.set_speed("fr_j1", 30.0)
+    error = info.value
+    assert error.reason is RejectReason.OUT_OF_RANGE
+    assert (error.joint, error.index, error.field, error.value) == ("fr_j1", 1, "speed", 30.0)
+    assert error.expected == "a speed > 0 and ≤ 25 (the skewed's wire range)"
+    assert np.array_equal(array.config_speeds, before)  # changed nothing
+    with pytest.raises(RequestRejected, match="the skewed's wire range"):
+        array.set_speed(None, 25.5)
+    assert np.array_equal(array.config_speeds, before)
+    array.set_speed("fr_j1", 25.0)  # at the bound: taken
+    array.set_speed("fr_j1", 10.0)
+
+
+def test_set_accel_of_a_joint_without_velocity_limit_is_bounded_by_the_wire_range(
+    array: CanActuatorArray,
+) -> None:
+    """Before: unbounded (``set_accel(j, 1e12)`` taken); now at most the wire range's speed
+    reached within one 2 ms period: 25 / 0.002 = 12 500 rad/s²."""
+    with pytest.raises(RequestRejected) as info:
+        array.set_accel("fr_j0", 1e6)
+    assert info.value.expected == (
+        "at most 1.25e+04, the most the joint can reach (its speed bound 25 (the skewed's wire "
+        "range) reached within one 2 ms cycle)"
+    )
+    assert info.value.index == 0
+
+
+def test_a_configured_speed_beyond_the_wire_range_is_refused_when_configured() -> None:
+    """Without a velocity limit, every move at the configured speed would be refused at its
+    first exchange; the config says so when it is made."""
+    with pytest.raises(ActuatorArrayConfigError) as info:
+        unbounded_config("md80", config_speed=30.0)
+    assert str(info.value) == (
+        "joint 'fr_j0' (index 0): configured speed [-30, 30] rad/s exceeds the motor model "
+        "'md80' wire range [-25, 25] rad/s"
+    )
+
+
+@pytest.fixture
+def twin_array() -> Iterator[tuple[TwinServer, CanActuatorArray]]:
+    """md80 motors without velocity and effort limits (torque constant 0.5 N·m/A), on the
+    firmware twin in lock-step (the driver's clock is the twin's time), powered."""
+    config = dataclasses.replace(
+        unbounded_config("md80", calibrated=False), torque_constants=(0.5,) * 12
+    )
+    with TwinServer(config, noise=False) as server:
+        twin = server.twin
+        with CanActuatorArray(config, clock=lambda: twin.cycles * config.period_s) as array:
+            array.power(True)
+            yield server, array
+
+
+def test_a_current_beyond_the_wire_torque_of_a_joint_without_limits_is_refused_up_front(
+    twin_array: tuple[TwinServer, CanActuatorArray],
+) -> None:
+    """Before: refused only at the exchange, as an actuator-space ``torque`` = 50 the caller
+    never sent; now as the ``current`` sent, with the range the wire sets (±24 N·m / 0.5)."""
+    server, array = twin_array
+    sent = server.twin.cycles
+    with pytest.raises(LimitError) as info:
+        array.current("fr_j0", 100.0)
+    error = info.value
+    assert (error.joint, error.index, error.field, error.value) == ("fr_j0", 0, "current", 100.0)
+    assert error.expected == (
+        "within [-48, 48] A (the md80's wire range: torque [-24, 24] N·m over the torque "
+        "constant 0.5 N·m/A)"
+    )
+    assert server.twin.cycles == sent  # nothing was sent
+    array.current("fr_j0", 48.0)  # at the bound: taken
+    array.current("fr_j0", 0.0)
+
+
+def test_the_limit_guard_holds_a_joint_without_velocity_limit_to_the_wire_range(
+    twin_array: tuple[TwinServer, CanActuatorArray],
+) -> None:
+    """The full 24 N·m feed-forward torque on a joint without a velocity limit, from rest
+    mid-range. Before: the guard knew no speed limit; the joint ran at 29.7 rad/s (the twin
+    motor's own limit), past the 25 rad/s its replies can say (they read 25). Now the guard's speed
+    limit is the wire range: once it cuts the command (flagged at the speed limit) the joint's
+    true speed stays within 25 rad/s (the cycle before the cut acts, the joint may pass it:
+    replies report the state before the step in which a command acts)."""
+    server, array = twin_array
+    array.set_accel("fr_j0", 2_000.0)  # below what 24 N·m gives: the speed binds mid-range
+    start = array.read_joints().position
+    n = array.count
+    pushed = np.arange(n) == 0
+    command = ImpedanceCommand(
+        position=start, velocity=np.zeros(n), effort=np.where(pushed, 24.0, 0.0),
+        kp=np.where(pushed, 0.0, 60.0), kd=np.where(pushed, 0.0, 2.0), brake=np.zeros(n, bool),
+    )
+    array.impedance(command)
+    flagged: list[bool] = []
+    true_speed: list[float] = []
+    for _ in range(40):
+        flagged.append(bool(array.read_joints().speed_limited[0]))
+        true_speed.append(abs(float(server.twin.model.velocities[0])))
+    assert any(flagged), f"never held at a speed limit; true speeds {true_speed}"
+    first = flagged.index(True)
+    assert max(true_speed[first + 1:]) <= 25.0, true_speed

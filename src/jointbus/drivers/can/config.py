@@ -273,6 +273,12 @@ class CanArrayConfig:
                 v = limits.velocity_max
                 _within(where, "velocity limit", values=[-v, v],
                         bounds=(ranges.v_min, ranges.v_max), model=model, unit="rad/s")
+            else:
+                # No velocity limit: the wire range bounds the joint's speed (the base class's
+                # _carried_bound), so the moves at the configured speed must fit it too.
+                v = array.config_speeds[i]
+                _within(where, "configured speed", values=[-v, v],
+                        bounds=(ranges.v_min, ranges.v_max), model=model, unit="rad/s")
             if math.isfinite(limits.effort_max):
                 e = limits.effort_max
                 _within(where, "effort limit", values=[-e, e],

@@ -885,6 +885,7 @@ class CanActuatorArray(ActuatorArray):
 
     def _write_currents(self, indices: IntArray, currents: FloatArray) -> None:
         self._check_armed("currents" if indices.size > 1 else "current", indices)
+        self._check_current_range(indices, currents)
         p, v = self._cmd_p.copy(), self._cmd_v.copy()
         kp, kd, tau = self._cmd_kp.copy(), self._cmd_kd.copy(), self._cmd_tau.copy()
         p[indices] = 0.0
@@ -893,6 +894,38 @@ class CanActuatorArray(ActuatorArray):
         kd[indices] = 0.0
         tau[indices] = self._kt[indices] * currents
         self._commit(p, v, kp, kd, tau, indices=indices, mode=MODE_CURRENT, request="current")
+
+    def _check_current_range(self, indices: IntArray, currents: FloatArray) -> None:
+        """Refuse (:class:`LimitError`, nothing sent) a current (A, actuator space) whose torque
+        ``k_t · I`` the motor's frame cannot carry, naming the joint, the field ``current``, the
+        value in joint space and the current range, in joint space, that the wire range sets.
+
+        Why here: a joint whose effort and current limits are unbounded is bounded only by its
+        motor's wire range (md80: ±24 N·m), which the base class cannot state in amperes (it
+        does not know ``k_t``). Until 2026-12-06 such a current was refused only at the
+        exchange, as an actuator-space ``torque`` the caller never sent."""
+        ranges = self.command_ranges()
+        lower, upper = ranges.bounds_array("effort")  # joint space, N·m
+        kt = self._kt[indices]
+        d = self._calibration.direction[indices]
+        joint_current = d * currents
+        torque = kt * joint_current  # what the frame would carry, exactly as _commit sends it
+        outside = ~((torque >= lower[indices]) & (torque <= upper[indices]))
+        if not outside.any():
+            return
+        low = lower[indices] / kt
+        high = upper[indices] / kt
+        k = int(np.flatnonzero(outside)[0])
+        i = int(indices[k])
+        raise LimitError(
+            _API,
+            "current",
+            float(joint_current[k]),
+            f"within [{low[k]:g}, {high[k]:g}] A ({ranges.bound_by[i]}: torque "
+            f"[{lower[i]:g}, {upper[i]:g}] N·m over the torque constant {kt[k]:g} N·m/A)",
+            joint=self._names[i],
+            index=i,
+        )
 
     def _write_impedance(self, targets: ImpedanceTargets) -> None:
         self._check_armed("impedance")
