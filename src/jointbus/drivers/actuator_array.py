@@ -96,7 +96,10 @@ with :class:`LimitError` naming joint, index, field, value and the range with wh
 ("within [0, 500] (the md80's wire range)"). A node's command check folds the same ranges into
 its limits (:class:`~jointbus.nodes.safety.command_check.CommandCheck`), so a served array
 refuses such a command before arbitration, and a ``bus://`` client, which gets them in the
-server's description, before it sends.
+server's description, before it sends. Where a joint's velocity or effort limit is unbounded (or
+wider), the carried range is its bound wherever that limit bounds something else too
+(:meth:`ActuatorArray._carried_bound`): ``set_speed``, the most ``set_accel`` takes, and the limit
+guard's speed limit and gain.
 
 **Limits in every mode, while the joint moves.** A command is checked when it arrives; a speed, a
 current or an impedance velocity target keeps acting after that. Drivers that command their
