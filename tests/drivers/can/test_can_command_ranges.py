@@ -9,6 +9,10 @@ bounds them. Property: any value inside a declared joint-space range, mapped to 
 the base class maps it, is taken by the wire (the link's own check, the one that refuses at
 write); any value outside is refused by the node's command check, naming joint, index, field,
 value and the motor model's wire range.
+
+Where a joint has no velocity or effort limit, the wire range is also its bound wherever a limit
+bounds something else: ``set_speed``, ``set_accel``, the configured speed, a current (through
+the torque constant) and the limit guard's speed limit — the last two on the firmware twin.
 """
 
 from __future__ import annotations
