@@ -101,15 +101,19 @@ from jointbus import drivers
 with drivers.open(sys.argv[1]) as legs:
     legs.power(True)
     seen = {}
+    clean = -1.0
     end = time.monotonic() + float(sys.argv[2])
     while time.monotonic() < end:
         r = legs.read_joints()
         t = round(time.monotonic() - end + float(sys.argv[2]), 1)
         lost = [n for n, p in zip(legs.names, r.position) if p != p]
         seen.setdefault(tuple(lost), t)
+        if not lost:
+            clean = t
         status = int(r.status[1])
     print("lost", {",".join(k) or "-": v for k, v in seen.items()}, "status", status)
     print("finally lost", lost)
+    print("every motor answered at", clean)
 """
 
 
@@ -130,7 +134,10 @@ def test_fault_options_drop_a_motors_replies_from_a_time_on_and_undo_it(tmp_path
     # every motor answered first, then fr_j1 alone was lost, then it answered again
     assert "'-': 0.0" in seen.group(1) and "'fr_j1'" in seen.group(1), result.stdout
     assert not re.search(r"'fr_j\d,", seen.group(1))  # no other motor lost
-    assert "finally lost []" in result.stdout  # undone: it answers again
+    # undone at 2.5 s: it answers again (any read after it: on a loaded host one read can miss
+    # replies of other motors, as a real bus's late replies do)
+    clean = re.search(r"every motor answered at ([\d.-]+)", result.stdout)
+    assert clean and float(clean.group(1)) >= 2.6, result.stdout
 
 
 def test_fault_options_set_an_error_byte_and_refuse_an_unknown_motor(tmp_path: Path) -> None:
