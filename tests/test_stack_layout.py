@@ -5,6 +5,10 @@ here: the start-up line is built from an unstarted stack)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,12 +21,16 @@ from jointbus.cli.demo import _where, start_notes
 from jointbus.drivers.sim.driver import MIN_RATE, SimArrayConfig
 from jointbus.drivers.sim.robots import _timestep
 from jointbus.model.yaml_loader import load_robot
+from jointbus.runtime.launch import ProcessSpec
+from jointbus.runtime.process_group import READY
+from jointbus.runtime.realtime import realtime_of
 from jointbus.stack import (
     DEFAULT_REALTIME,
     SIM_CONTROL_PERIOD_S,
     SIM_TIMESTEP_S,
     Stack,
     StackConfigError,
+    _fifo_refused,
 )
 from support.bus import free_port
 
@@ -154,3 +162,48 @@ def test_a_layout_without_the_control_node_says_so_once(tmp_path: Path) -> None:
     ]
     whole = _stack(tmp_path, BUNDLED.format(cpu=0))
     assert not any("no control node" in line for line in start_notes(whole))
+
+
+def test_a_process_with_both_nodes_says_its_control_step_runs_one_below(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside the bridge the control step runs one below the process's priority (the bridge's
+    cycle must pre-empt it): the start-up line said only ``SCHED_FIFO 99`` for a process whose
+    step thread ran at 98."""
+    monkeypatch.setattr("jointbus.stack._host_cpus", lambda: (2, frozenset({0, 1})))
+    monkeypatch.setattr("jointbus.stack._fifo_refused", lambda _priority: None)
+    stack = _stack(tmp_path, "processes:\n  - name: one\n    nodes: [bridge, control]\n"
+                   "    priority: 99\n")  # fmt: skip
+    assert " in 1 process: one (bridge + control, SCHED_FIFO 99, its control step 98) " in (
+        _where(stack)
+    )
+    assert stack.placements[0].step_priority == 98
+    alone = _stack(tmp_path, BUNDLED.format(cpu=0))
+    assert [p.step_priority for p in alone.placements] == [None, 49]
+    assert "its control step" not in _where(alone)
+
+
+def test_a_control_process_runs_its_step_at_the_layouts_priority() -> None:
+    """``priority: 99`` for the control node's process ran its step thread at SCHED_FIFO 98 (the
+    process asked for 100 as the bridge's priority, capped at 99, and the step took one off):
+    the layout process, started as the stack starts it, runs its step at 99."""
+    if _fifo_refused(99) is not None:
+        pytest.skip("this host refuses SCHED_FIFO 99")
+    spec = ProcessSpec("control", ("control",), None, 99, False)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "jointbus.stack", "--robot", "hb50",
+         "--process", json.dumps(dataclasses.asdict(spec)),
+         "--zenoh", ZenohConfig(hub_port=free_port()).to_json()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == READY, child.stderr
+        held = realtime_of(child.pid, "control")
+        assert held is not None and held.priority == 99, held
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+    assert child.returncode == 0

@@ -200,6 +200,7 @@ from jointbus.runtime.process_group import (
 )
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.realtime import (
+    FIFO_PRIORITY_MAX,
     FIFO_PRIORITY_MIN,
     apply_realtime,
     foreign_processes,
@@ -236,6 +237,7 @@ __all__ = [
     "StackError",
     "StackSummary",
     "default_url",
+    "layout_step_priority",
     "rate_problem",
 ]
 
@@ -283,13 +285,18 @@ SIM_TIMESTEP_S: Final = 0.0005
 #: threads on PREEMPT_RT) and the smallest timer slack; refused settings are skipped with a warning.
 DEFAULT_REALTIME: Final = RealtimeConfig(priority=50, timerslack_ns=1)
 def control_realtime(
-    bridge: RealtimeConfig | None, *, own_process: bool = False
+    bridge: RealtimeConfig | None,
+    *,
+    own_process: bool = False,
+    step_priority: int | None = None,
 ) -> RealtimeConfig | None:
     """Real-time settings of the control node's callback thread, where its control step runs:
-    SCHED_FIFO one priority below the bridge loop's (the bridge's cycle still pre-empts it), the
-    same timer slack, no CPU pinning — or, with ``own_process`` (a layout process that runs the
-    control node without the bridge: the settings given are its step thread's), the CPU of
-    ``bridge`` too; ``None`` when the bridge's are ``None``.
+    SCHED_FIFO one priority below the bridge loop's (the bridge's cycle still pre-empts it), or
+    ``step_priority`` when given (a layout process that runs the control node without the
+    bridge: its own ``priority``), the same timer slack, no CPU pinning — or, with
+    ``own_process`` (a layout process that runs the control node without the bridge: the
+    settings given are its step thread's), the CPU of ``bridge`` too; ``None`` when the bridge's
+    are ``None``, and no priority when theirs is none.
 
     Why: on a loaded host the normal scheduler shared the CPUs between the control step and every
     other process, and the commands fell to 339-494 Hz (4 CPU-bound processes beside a headless
@@ -297,7 +304,11 @@ def control_realtime(
     49 the same run kept 475-501 Hz."""
     if bridge is None:
         return None
-    priority = None if bridge.priority is None else max(FIFO_PRIORITY_MIN, bridge.priority - 1)
+    priority = None
+    if bridge.priority is not None:
+        priority = (
+            max(FIFO_PRIORITY_MIN, bridge.priority - 1) if step_priority is None else step_priority
+        )
     return RealtimeConfig(
         priority=priority,
         timerslack_ns=bridge.timerslack_ns,
@@ -849,6 +860,11 @@ class Stack:
             real-time threads (:func:`~jointbus.runtime.realtime.realtime_holders`: another
             robot); else run without it and say why in :attr:`realtime_note`. ``False``: take it
             regardless (a user who knows the other program leaves room).
+        control_priority: the SCHED_FIFO priority (1–99) of the control node's step thread
+            while ``realtime`` has a priority; ``None`` (default): one below ``realtime``'s
+            (:func:`control_realtime`). A layout process running the control node without the
+            bridge gives its ``priority`` here, so that the step runs at the priority the layout
+            names (it ran at 98 for a layout's 99: the bridge's was taken as one above it).
     """
 
     def __init__(
@@ -867,6 +883,7 @@ class Stack:
         layout: str | Path | LaunchDescription | None = None,
         estop_category: int = 1,
         realtime_if_alone: bool = True,
+        control_priority: int | None = None,
     ) -> None:
         # Before anything opens or starts: a rate the default simulator cannot step was refused
         # only in the bridge's process, once the layout's processes had started (a user's
@@ -876,6 +893,17 @@ class Stack:
             raise StackConfigError("rate_hz", rate_hz, rate_expected)
         if transport not in TRANSPORTS:
             raise StackConfigError("transport", transport, f"one of {TRANSPORTS}")
+        if control_priority is not None and (
+            isinstance(control_priority, bool)
+            or not isinstance(control_priority, int)
+            or not FIFO_PRIORITY_MIN <= control_priority <= FIFO_PRIORITY_MAX
+        ):
+            raise StackConfigError(
+                "control_priority",
+                control_priority,
+                f"a SCHED_FIFO priority {FIFO_PRIORITY_MIN}–{FIFO_PRIORITY_MAX} or None",
+            )
+        self.control_priority = control_priority
         if transport == "zenoh" and zenoh is None:
             raise StackConfigError(
                 "zenoh", zenoh, "a ZenohConfig: transport 'zenoh' sends every message over it"
@@ -1071,7 +1099,9 @@ class Stack:
                 namespace=self.namespace,
                 rate_hz=self.rate_hz,
                 callback_realtime=control_realtime(
-                    self.realtime, own_process="bridge" not in self.nodes
+                    self.realtime,
+                    own_process="bridge" not in self.nodes,
+                    step_priority=self.control_priority,
                 ),
             )
             self._command_pub = control_bus.publisher(
@@ -2098,6 +2128,16 @@ def _cpu_list(cpus: frozenset[int]) -> str:
     return ",".join(ranges)
 
 
+def layout_step_priority(priority: int, nodes: Sequence[str]) -> int | None:
+    """The SCHED_FIFO priority of the control node's step thread in a layout process whose loop
+    runs at ``priority``: ``priority`` itself when the control node is the process's loop (no
+    bridge in it), one below (at least 1) beside the bridge, whose cycle must pre-empt it
+    (:func:`control_realtime`); ``None`` without the control node."""
+    if "control" not in nodes:
+        return None
+    return priority if "bridge" not in nodes else max(FIFO_PRIORITY_MIN, priority - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Where a layout process's loop thread runs on this host (see :attr:`Stack.placements`):
@@ -2114,10 +2154,18 @@ class Placement:
     cpu_refused: str | None = None
     priority_refused: str | None = None
 
+    @property
+    def step_priority(self) -> int | None:
+        """The control node's step thread's SCHED_FIFO priority in this process
+        (:func:`layout_step_priority`: :attr:`priority` when it is the process's loop, one
+        below beside the bridge); ``None`` without the control node or without a priority."""
+        return None if self.priority is None else layout_step_priority(self.priority, self.nodes)
+
     def describe(self) -> str:
-        """``bridge (bridge on CPU 0, SCHED_FIFO 50)``, or what was not applied: ``bridge
-        (bridge on CPU 7 — not on this 2-CPU host: not pinned, SCHED_FIFO 50 refused: normal
-        scheduler)``."""
+        """``bridge (bridge on CPU 0, SCHED_FIFO 50)``, ``one (bridge + control, SCHED_FIFO 50,
+        its control step 49)``, or what was not applied: ``bridge (bridge on CPU 7 — not on
+        this 2-CPU host: not pinned, SCHED_FIFO 50 refused: normal scheduler)``. The priority is
+        the process's loop thread's: the bridge's rate loop, else the control node's step."""
         text = f"{self.process} ({' + '.join(self.nodes)}"
         if self.cpu_asked is not None:
             text += f" on CPU {self.cpu_asked}"
@@ -2125,6 +2173,9 @@ class Placement:
                 text += f" — {self.cpu_refused or 'not here'}: not pinned"
         if self.priority is not None:
             text += f", SCHED_FIFO {self.priority}"
+            step = self.step_priority
+            if step is not None and step != self.priority:
+                text += f", its control step {step}"
         elif self.priority_asked is not None and self.priority_refused is not None:
             text += f", SCHED_FIFO {self.priority_asked} refused: normal scheduler"
         return text + ")"
@@ -2208,6 +2259,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     cpu = _loop_cpu(spec.cpu)
     realtime = None
     bus_priority = None
+    control_priority = None
     if not args.no_realtime and spec.priority is not None:
         # Every thread of the process — the bus's (Zenoh's) among them — runs SCHED_FIFO below the
         # loop's priority: a CPU hog on the host must not hold back the frames and commands the
@@ -2217,13 +2269,12 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         # time, and a second robot refused for its namesake must not have started at the
         # running robot's priorities (it once took the running bridge's commands away).
         bus_priority = max(FIFO_PRIORITY_MIN, spec.priority - _BUS_PRIORITY_BELOW_LOOP)
-        # The bridge's loop runs at the process's priority; a controller's step thread at it too.
-        bridge = "bridge" in spec.nodes
-        realtime = RealtimeConfig(
-            priority=spec.priority if bridge else min(spec.priority + 1, 99),
-            timerslack_ns=1,
-            cpu=cpu,
-        )
+        # The bridge's loop runs at the process's priority; a controller's step thread at it too
+        # when it is the process's loop (beside the bridge: one below, layout_step_priority).
+        # Given as one above for the control_realtime to take one off, a layout's 99 ran at 98.
+        realtime = RealtimeConfig(priority=spec.priority, timerslack_ns=1, cpu=cpu)
+        if "bridge" not in spec.nodes:
+            control_priority = layout_step_priority(spec.priority, spec.nodes)
     elif cpu is not None:
         realtime = RealtimeConfig(cpu=cpu)
     stop = threading.Event()
@@ -2245,6 +2296,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         rate_hz=args.rate,
         layout="inproc",
         estop_category=args.estop_category,
+        control_priority=control_priority,
     )
     try:
         stack.start()

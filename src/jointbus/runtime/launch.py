@@ -29,7 +29,10 @@ Keys of a process: ``name`` (unique, ``[a-z][a-z0-9_]*``), ``nodes`` (the node n
 in exactly one process; which names exist is the stack's to say), ``cpu`` (a CPU index for the
 process's loop thread — the bridge's rate loop, the controller's step thread — while its other
 threads, the bus's, run on any CPU; absent: not pinned), ``priority`` (SCHED_FIFO 1–99 of its loop
-thread, or absent: the normal scheduler), ``respawn`` (start it again when it dies; default false).
+thread — the bridge's rate loop, else the controller's step thread; beside the bridge in one
+process the controller's step runs one below it, so that the bridge's cycle pre-empts it; the
+process's other threads run 10 below, at least 1 — or absent: the normal scheduler), ``respawn``
+(start it again when it dies; default false).
 Processes start in the order listed and stop in the reverse order. Every error names the file, the
 process (name and index), the key, the value and what was expected, and nothing is started from a
 description that does not load. A ``cpu`` the host does not have (or does not let the process use)
