@@ -155,7 +155,8 @@ def test_the_robot_reports_the_refused_observer_on_its_status(site: Site) -> Non
 def test_an_observers_publication_is_an_error_that_says_denied(site: Site) -> None:
     """``topic pub`` from a watch-only host: the robot's subscriber is announced, Zenoh routes
     nothing to it — an error naming the certificate that holds the rules, not "published 1"."""
-    args = ("topic", "pub", "/arm6/joint_impedance", "jointbus_msgs/msg/JointImpedance", "{}",
+    args = ("topic", "pub", "/arm6/joint_impedance", "jointbus_msgs/msg/JointImpedance",
+            "{source_node: teleop}",
             "--once", "--wait-matching", "1")  # fmt: skip
     denied = site.jointbus(*args, host="monitor")
     assert denied.returncode == 1, denied.stdout + denied.stderr

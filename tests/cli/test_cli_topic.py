@@ -717,6 +717,38 @@ def test_pub_help_says_which_fields_must_be_given_and_the_error_names_a_missing_
     assert "'brake' was not given and took its default (an empty list)" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("type_name", "values", "given"),
+    [
+        ("jointbus_msgs/msg/JointImpedance", "{name: [a], position: [0], velocity: [0], "
+         "effort: [0], kp: [1], kd: [0], brake: [false]}", "is missing"),
+        ("jointbus_msgs/msg/JointImpedance", "{source_node: '', name: [a], position: [0], "
+         "velocity: [0], effort: [0], kp: [1], kd: [0], brake: [false]}", "= ''"),
+        ("hb50_commons/msg/JointCommand", "{name: [a], kp: [1], ki: [0], kd: [0], t_pos: [0], "
+         "t_vel: [0], t_trq: [0], brake: [false]}", "is missing"),
+    ],
+    ids=["impedance-missing", "impedance-empty", "hb50-command-missing"],
+)
+def test_pub_refuses_a_command_without_the_source_its_receiver_requires(
+    type_name: str, values: str, given: str
+) -> None:
+    """A user's trial: a JointImpedance stream without ``source_node`` printed "published 100"
+    while the array node refused every one (it cannot rank an anonymous sender). The CLI now
+    refuses it before joining the bus, naming the field and how to give it; --unchecked still
+    sends it (to test the node's refusal)."""
+    port = free_port()
+    result = run_cli(port, "topic", "pub", "/t", type_name, values, "--once",
+                     "--wait-matching", "0")  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith(f"error: field 'source_node' {given}: expected a non-empty "
+                                    "node name"), result.stderr  # fmt: skip
+    assert "give it in VALUES, e.g. '{source_node: teleop, ...}'" in result.stderr
+    assert "published" not in result.stderr
+    sent = run_cli(port, "topic", "pub", "/t", type_name, values, "--once", "--unchecked",
+                   "--wait-matching", "0")  # fmt: skip
+    assert sent.returncode == 0 and "published 1 message on /t" in sent.stderr, sent.stderr
+
+
 # ---- topic pub --unchecked against a served array (any message type) ----------------------------
 ARM6_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_roll", "wrist_pitch", "flange_roll"]
 

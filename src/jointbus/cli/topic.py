@@ -743,6 +743,27 @@ def _refuse_another_type(bus: Bus, topic: str, topic_type: TopicType) -> None:
 
 
 # ---- topic pub ---------------------------------------------------------------------------------
+def refuse_what_the_receiver_refuses(message: Message, given: Mapping[str, Any]) -> None:
+    """Raise :class:`~jointbus.cli.values.ValuesError` when ``message`` leaves empty a field its
+    receiving node refuses empty (``RECEIVER_REQUIRES``): a ``JointImpedance`` without
+    ``source_node`` is a valid message, yet the array node refuses every one, and ``topic pub``
+    printed "published 100" for a stream of which nothing was applied (a user's trial). The CLI
+    does not fill in a name of its own: arbitration ranks senders by that name (the default
+    source owns the array, another one takes it over only as a steady stream), so which one to
+    be is the user's choice. ``given``: the VALUES as parsed (a field left out is "missing")."""
+    from jointbus.cli.values import MISSING, ValuesError
+
+    for field, expected in type(message).RECEIVER_REQUIRES:
+        if getattr(message, field) == "":
+            value = given.get(field, MISSING)
+            raise ValuesError(
+                field,
+                value,
+                f"{expected}: {message.TYPE_NAME}'s receiver refuses every message without it; "
+                f"give it in VALUES, e.g. '{{{field}: teleop, ...}}'",
+            )
+
+
 @app.command("pub")
 @joins_bus()
 def pub(  # noqa: PLR0917 (typer options)
@@ -805,7 +826,10 @@ def pub(  # noqa: PLR0917 (typer options)
     '', an empty list) and the message's own checks still apply to them, so a per-joint array
     must be given, one value per name (every array of JointImpedance and JointCommand; the error
     names a missing one). A header without a stamp is stamped with the current wall-clock time
-    at each publish.
+    at each publish. A command must name its sender in source_node (JointImpedance,
+    JointCommand): its receiver ranks commands by it and refuses every one without, so topic pub
+    refuses such VALUES up front. The array's default source (control_node) owns the array;
+    another name takes it over only while it keeps publishing at >= 10 Hz.
     --unchecked sends content the message itself would refuse (NaN, short arrays, negative
     gains): a receiver such as the bridge must reject it and report it. Quiet by
     default (a 100 Hz stream would flood the terminal): one line on stderr when it ends says how
@@ -853,6 +877,8 @@ def pub(  # noqa: PLR0917 (typer options)
         if unchecked:
             topic_type = raw_record_type(topic_type)
         first = make()  # bad VALUES fail before anything joins the network
+        if not unchecked:
+            refuse_what_the_receiver_refuses(first, data)
         if unchecked:
             note(f"--unchecked: {topic_type.name} sent without its own checks")
         total = 1 if once else count
@@ -917,6 +943,7 @@ __all__ = [
     "measured_rate",
     "rate_text",
     "raw_record_type",
+    "refuse_what_the_receiver_refuses",
     "resolve_type",
     "subscriber_qos",
     "summed_rate",

@@ -24,6 +24,11 @@ class Message:
 
     TYPE_NAME: ClassVar[str]
     MSG_CONSTANTS: ClassVar[tuple[tuple[str, Any, int | float | str], ...]] = ()
+    #: ``(field, expected)`` for each text field its receiving node refuses empty, every time.
+    #: The class itself accepts it empty (a decoded sample must reach the node's check to be
+    #: reported there), so a sender that is told nothing would publish commands the node never
+    #: applies: ``topic pub`` refuses such VALUES up front, naming the field and ``expected``.
+    RECEIVER_REQUIRES: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def to_cdr(self) -> bytes:
         """CDR bytes (XCDR1 little-endian, encapsulation header included), as ROS 2 sends them."""

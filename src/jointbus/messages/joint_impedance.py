@@ -59,6 +59,10 @@ class JointImpedance(Message):
     """Impedance targets and gains per named joint (see the module docstring for the rules)."""
 
     TYPE_NAME: ClassVar[str] = "jointbus_msgs/msg/JointImpedance"
+    #: The array node's command check refuses an empty ``source_node`` (it cannot be ranked).
+    RECEIVER_REQUIRES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("source_node", "a non-empty node name (arbitration ranks commands by their source)"),
+    )
     header: Header = field(default_factory=Header)
     source_node: String = ""
     name: StringSeq = ()

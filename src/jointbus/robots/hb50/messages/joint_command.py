@@ -78,6 +78,10 @@ class JointCommand(Message):
     """Impedance targets and gains for each named actuator (see the module docstring for rules)."""
 
     TYPE_NAME: ClassVar[str] = "hb50_commons/msg/JointCommand"
+    #: The bridge's command check refuses an empty ``source_node`` (it cannot be ranked).
+    RECEIVER_REQUIRES: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("source_node", "a non-empty node name (arbitration ranks commands by their source)"),
+    )
     #: What a decoded number can break (names and lengths are checked once per cached layout).
     WIRE_RULES: ClassVar[Mapping[str, WireRule]] = {
         "kp": WireRule(finite=True, ge=0.0),
