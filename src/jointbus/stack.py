@@ -1406,7 +1406,9 @@ class Stack:
                 if ground_truth is not None:
                     ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
-            bridge.cycle(bridge.clock())
+            # due: its pace windows run between the cycles' deadlines, as the frames' robot time
+            # does (the loop's and the node's clocks are both monotonic)
+            bridge.cycle(bridge.clock(), cycle.deadline_ns)
             if measured:
                 slots = 1 + min(cycle.skipped, _CATCH_UP_SLOTS) if sim is not None else 1
                 note = cost.add(time.thread_time_ns() - began_ns, slots)

@@ -520,6 +520,9 @@ class ArrayNode(Node):
         """Whose command :attr:`last_applied` is: the owner's ``source_node`` in ``run`` mode, the
         node's own name for hold and safe and while the re-entry ramp shapes the owner's."""
         self.cycles = 0
+        self.cycle_due_ns = 0
+        """When the current (or last) cycle was due on the node clock (ns): its loop's deadline,
+        or the time it ran when no loop says (:meth:`cycle`'s ``due_ns``)."""
         self.rejected = 0
         """Impedance commands refused (each reported)."""
         self.undecodable = 0
@@ -731,13 +734,16 @@ class ArrayNode(Node):
         if self._owns_array:
             self.array.close()
 
-    def _body(self, _cycle: CycleInfo) -> None:
-        self.cycle(self.clock())
+    def _body(self, cycle: CycleInfo) -> None:
+        self.cycle(self.clock(), cycle.deadline_ns)  # both on the monotonic clock
 
-    def cycle(self, now_ns: int) -> None:
-        """One cycle at ``now_ns`` (node clock): read → decide → publish → write."""
+    def cycle(self, now_ns: int, due_ns: int | None = None) -> None:
+        """One cycle at ``now_ns`` (node clock): read → decide → publish → write. ``due_ns``:
+        when the cycle was due (its rate loop's deadline, same clock; default ``now_ns``), kept
+        as :attr:`cycle_due_ns` for an adapter that measures its pace on the loop's grid."""
         with self._array_lock:
             self.cycles += 1
+            self.cycle_due_ns = now_ns if due_ns is None else due_ns
             self.before_cycle()
             try:
                 reading = self.array.read_joints()

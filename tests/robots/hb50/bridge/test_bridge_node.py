@@ -1519,6 +1519,43 @@ def test_a_bridge_that_skips_cycles_and_then_falls_behind_the_clock_says_so_at_o
         rig.close()
 
 
+def test_the_pace_windows_run_between_due_times_so_the_factor_goes_with_the_skips() -> None:
+    """A user read "bridge skips cycles … real-time factor 1.001" from a robot that kept the
+    clock: the window was timed from when its first cycle ran, 1.5 ms late after a stall (whose
+    slots the stepped simulator caught up in it), to a cycle on time, while the frames carry
+    their cycles' due times — 1.001 for that window, 0.999 and a phantom skipped cycle (19 of
+    501 due) for the one before. Timed between due times (the loop's deadlines), every window
+    says 1.000 and the slots really dropped: 3 at the window's end, 3 in each 100 slots."""
+    rig = _PaceRig()
+    node, clock = rig.node, rig.clock
+    stalled = {497, 498, 499} | {k for k in range(3100) if k % 100 in (50, 51, 52)}
+    factors: list[float] = []
+    skipped: list[tuple[int, float]] = []
+    try:
+        for k in range(3100):
+            clock.now += STEP_NS  # slot k is due
+            rig.sim_time_ns += STEP_NS  # the stepped simulator keeps every slot's time
+            if k in stalled:
+                continue
+            late = 1_500_000 if k - 1 in stalled else 0  # the cycle after a stall runs late
+            rig.commands.publish(hold(HOME))
+            node.cycle(clock.now + late, clock.now)
+            node.timers.run_due(clock.now + late)
+            window = node.publish_window_ns
+            if window is not None and (not skipped or window[1] != skipped[-1][0]):
+                factors.append(node.real_time_factor)
+                skipped.append((window[1], node.publish_skipped))
+        assert factors == [1.0] * 6
+        assert [n for _, n in skipped] == [18, 15, 15, 15, 15, 15]
+        (warn,) = rig.pace_reports()
+        assert warn.status.startswith(
+            "bridge skips cycles: 482.0 Hz of 500 Hz, 3.6 % of cycles skipped, real-time factor "
+            "1.000 over the last 1 s"
+        )
+    finally:
+        rig.close()
+
+
 # -- the fallback and the e-stop category ----------------------------------------------------
 
 

@@ -838,15 +838,21 @@ class BridgeNode(ArrayNode):
                 self._age_counts[min(age, COMMAND_AGE_BINS)] += 1
         # The robot's time: a stepped simulator's stamps; hardware's is the wall clock itself.
         robot_ns = cycle_ns if self.stamps_robot_time else None
-        self._account_publish(now_ns, robot_ns)
+        self._account_publish(self.cycle_due_ns, robot_ns)
 
     def _account_publish(self, now_ns: int, stamp_ns: int | None) -> None:
         """Close the publish-rate window when :data:`PUBLISH_WINDOW_S` has passed (loop thread).
 
-        The window runs from one publication to a later one: the cycles due in between are the
-        elapsed time × rate, the ones that ran are the publications counted after the first. The
-        real-time factor is the robot time the frame stamps (``stamp_ns``: a stepped simulator's
-        time; ``None`` for hardware, whose time is the clock: factor 1) advanced over it;
+        The window runs from one publication to a later one, each at the time its cycle was due
+        (``now_ns``: :attr:`cycle_due_ns`, the loop's deadline): the cycles due in between are
+        the elapsed time × rate, the ones that ran are the publications counted after the first.
+        The real-time factor is the robot time the frame stamps (``stamp_ns``: a stepped
+        simulator's time; ``None`` for hardware, whose time is the clock: factor 1) advanced over
+        the same span. Why due times: a stepped simulator's frames are stamped with their
+        cycle's due time, so a window measured from a cycle that ran late (the one after a
+        stall, the stall's skipped slots stepped in it) to one on time gave 1 + the lateness:
+        "skips cycles … real-time factor 1.001" for a robot that kept the clock exactly, and
+        0.999 for the window before it;
         falling behind — a factor under :data:`BEHIND_RTF` or more than :data:`BEHIND_SKIPPED` of
         the cycles skipped — is one WARN on the status topic with the figures, and its end one OK.
         """
