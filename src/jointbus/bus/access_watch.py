@@ -11,10 +11,15 @@ jointbus peer announces what it does before doing it: an ``MP`` token for each p
 token for each service client. A token whose data key the rules would drop *from that peer*
 (``put`` for a publisher, ``query`` for a client, evaluated as Zenoh does, by the certificate
 common name of the peer's link) is therefore a denied publication or call, reported once per
-session, action and name as an :class:`~jointbus.bus.events.AccessDeniedEvent`: to the local
-subscribers of that topic or the local server of that service (a runtime node puts it on its
-status topic), or logged as a warning when this process has neither. A raw Zenoh session that puts
-without announcing anything is still dropped by Zenoh, but not reported.
+session, action and name as an :class:`~jointbus.bus.events.AccessDeniedEvent`: to one local
+subscriber of that topic (the first that reports its events: a runtime node puts it on its status
+topic) or the local server of that service. A process with neither leaves the report to the
+session that announces one (the graph shows it; every process of a robot holds the rules, and on
+the robot's host its processes are linked to the same peers), and logs it as a warning only when
+no session announces a subscriber or server of that name. Why: each process of a robot checks the
+same announcement, and the demo's console printed one denial three times — the bridge's status
+report, the control process's warning and the launcher's. A raw Zenoh session that puts without
+announcing anything is still dropped by Zenoh, but not reported.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ _ACTIONS: Final[dict[str, tuple[str, Literal["publishes", "calls"]]]] = {
     "MP": ("put", "publishes"),
     "SC": ("query", "calls"),
 }
+#: The graph entity that reports a denied one: a topic's subscriber, a service's server.
+_OWNER_KIND: Final = {"MP": "MS", "SC": "SS"}
 
 
 def policy_of(options: tuple[tuple[str, str], ...]) -> AccessPolicy | None:
@@ -138,19 +145,29 @@ class AccessWatch:
         )
 
     def _deliver(self, event: AccessDeniedEvent, entity: GraphEntity) -> None:
+        """Report ``event`` once in this process (see the module docstring): to one local
+        subscriber (one that reports its events before one that does not; each node of a
+        process that subscribes the topic reported it on its status before) or the local
+        server; else nowhere when another session announces a subscriber or server of the name
+        (its process reports it), else as a logged warning."""
         bus = self._transport.bus
-        told = False
         if entity.kind == "MP":
-            for sub in bus.local_subscribers(entity.topic):
+            subscribers = bus.local_subscribers(entity.topic)
+            if subscribers:
+                sub = next((s for s in subscribers if s.on_event is not None), subscribers[0])
                 sub._emit(_to(event, sub.label))
-                told = True
+                return
         else:
             server = bus.local_server(entity.topic)
             if server is not None:
                 server.note_refusal(event.describe())
-                told = True
-        if not told:
-            bus._emit(event, None)  # logged as a warning, and to the bus's event hooks
+                return
+        owner = _OWNER_KIND[entity.kind]
+        for other in self._transport.graph_entities():
+            if other.kind == owner and other.topic == entity.topic:
+                _LOG.debug("%s (reported by session %s)", event.describe(), other.zid)
+                return
+        bus._emit(event, None)  # logged as a warning, and to the bus's event hooks
 
     def close(self) -> None:
         """Stop listening to link events (no error if the session is closed)."""
