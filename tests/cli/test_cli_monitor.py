@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,60 @@ def test_a_served_array_is_shown_as_an_array_with_its_joints_and_true_rates() ->
     true_hz = (len(recent) - 1) * 1e9 / (recent[-1] - recent[0])
     print(f"monitor --wait 1: {rate[1]} Hz; this process over its last 2 s: {true_hz:.1f} Hz")
     assert float(rate[1]) == pytest.approx(true_hz, rel=0.08), (rate[1], true_hz)
+
+
+def test_a_monitor_fed_by_play_says_it_shows_a_replay_not_a_live_robot(tmp_path: Path) -> None:
+    """A user's ``jointbus monitor`` fed by ``jointbus play`` of a recording showed the recorded
+    ``array_node`` as ``OK (active, last heartbeat 0.9 s ago)``: a live robot. Recorded here from
+    a real ``jointbus serve`` (which then stops), played on the real bus: the node is REPLAYED,
+    the first line says the robot is played back, and the stamp's lag it prints is true — between
+    the end of the recording and the monitor's start, and its start and the monitor's end."""
+    port = free_port()
+    bag = tmp_path / "arm.mcap"
+    server = start_cli(port, "serve", "sim://arm6?noise=false", "--name", "replayarm")
+    try:
+        line = server.stdout.readline() if server.stdout is not None else ""
+        assert line.startswith("serving sim://arm6?noise=false as /replayarm"), line
+        recording_started = time.time()
+        recorded = run_cli(port, "record", str(bag), "--duration", "3", "--quiet")
+        recording_ended = time.time()
+        assert recorded.returncode == 0, recorded.stderr
+    finally:
+        server.terminate()  # SIGTERM: serve stops cleanly
+        try:
+            server.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            stop(server)
+    player = start_cli(port, "play", str(bag), "--loop", "--quiet")
+    try:
+        out = ""
+        for _ in range(5):  # until the player's first heartbeat reached the monitor
+            monitor_started = time.time()
+            result = run_cli(port, "monitor", "--namespace", "replayarm", "--once", "--wait", "2")
+            monitor_ended = time.time()
+            assert result.returncode == 0, result.stderr
+            out = result.stdout
+            if "node array_node:" in out:
+                break
+    finally:
+        player.terminate()
+        try:
+            player.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            stop(player)
+    print(out)
+    assert "node array_node: OK" not in out, out
+    lag = re.search(
+        r"^node array_node: REPLAYED \(active, last heartbeat \d+\.\d s ago, stamped "
+        r"(\d+\.\d) s before it arrived\)$",
+        out,
+        re.M,
+    )
+    assert lag is not None, out
+    first = out.splitlines()[0]
+    assert first == (
+        f"REPLAY, not a live robot: the heartbeats of array_node are stamped {lag[1]} s before "
+        "they arrive (a recording played back, e.g. by jointbus play, or a clock that far off)"
+    ), out
+    low, high = monitor_started - recording_ended, monitor_ended - recording_started
+    assert low - ROUNDING_S <= float(lag[1]) <= high + ROUNDING_S, (lag[1], low, high)

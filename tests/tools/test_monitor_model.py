@@ -182,6 +182,45 @@ def test_farewell_heartbeat_marks_a_node_shut_down_not_stale() -> None:
     assert row.state is NodeState.SHUTDOWN and row.lifecycle == "finalized"
 
 
+def test_a_heartbeat_stamped_long_before_it_arrived_is_a_replay_not_a_live_node() -> None:
+    """A heartbeat carries the wall-clock stamp of its sending; one played back from a recording
+    arrives with the recording's. The node was shown OK, as a live robot; a heartbeat stamped
+    more than the liveliness timeout before its arrival makes it REPLAYED (its farewell too), the
+    first line says so with the stamp's lag, and a live heartbeat makes it OK again."""
+    model = MonitorModel(liveliness_timeout_s=1.5)
+    wall = 1_800_000_000 * S
+    recorded = Header.at_ns(wall - 42_300_000_000)  # 42.3 s before it arrives
+    replayed = Status.ok("array_node", "alive", b"active", header=recorded)
+    model.on_heartbeat(replayed, 0, wall_ns=wall)
+    model.on_heartbeat(  # stamped 1.4 s before it arrived: within the timeout, live
+        Status.ok("late_node", "alive", b"active", header=Header.at_ns(wall - int(1.4 * S))),
+        0,
+        wall_ns=wall,
+    )
+    snap = model.snapshot(int(0.5 * S))
+    states = {n.name: n.state for n in snap.nodes}
+    assert states == {"array_node": NodeState.REPLAYED, "late_node": NodeState.OK}
+    text = snap.to_text()
+    assert text.splitlines()[0] == (
+        "REPLAY, not a live robot: the heartbeats of array_node are stamped 42.3 s before they "
+        "arrive (a recording played back, e.g. by jointbus play, or a clock that far off)"
+    ), text
+    assert (
+        "node array_node: REPLAYED (active, last heartbeat 0.5 s ago, stamped 42.3 s before it "
+        "arrived)" in text
+    ), text
+    farewell = Status.ok("array_node", "shutdown", b"finalized", header=recorded)
+    model.on_heartbeat(farewell, S, wall_ns=wall + S)
+    assert model.snapshot(S).nodes[0].state is NodeState.REPLAYED
+    model.on_heartbeat(
+        Status.ok("array_node", "alive", b"active", header=Header.at_ns(wall + 2 * S)),
+        2 * S,
+        wall_ns=wall + 2 * S,
+    )
+    snap = model.snapshot(2 * S)
+    assert snap.nodes[0].state is NodeState.OK and not snap.replay_text
+
+
 def test_a_stale_report_on_the_status_topic_marks_the_node_stale_at_once() -> None:
     """The robot's liveliness monitor (the bridge's) sees a SIGKILL in ≈ 0.15 s via Zenoh: the
     monitor shows it then, not 1.5 s later by its own heartbeat clock (issue 11, item 8)."""

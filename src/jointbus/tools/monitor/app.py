@@ -188,10 +188,13 @@ class MonitorApp(App[None]):
         panel = self.query_one("#bridge", Static)
         if snap.array is not None:
             panel.border_title = "Array"
-            panel.update(_array_text(snap.array))
+            body = _array_text(snap.array)
         else:
             panel.border_title = "Bridge"
-            panel.update(_bridge_text(snap))
+            body = _bridge_text(snap)
+        if snap.replay_text:  # played back, not live: said above everything the panel shows
+            body = Text.assemble((snap.replay_text, "bold black on yellow"), "\n", body)
+        panel.update(body)
         self._sync("joints", _joint_rows(snap))
         self._sync("nodes", _node_rows(snap))
         self._sync("topics", _topic_rows(snap))
@@ -361,7 +364,12 @@ def _joint_rows(snap: MonitorSnapshot) -> list[Row]:
 
 
 def _node_rows(snap: MonitorSnapshot) -> list[Row]:
-    styles = {NodeState.OK: "green", NodeState.STALE: "bold red", NodeState.SHUTDOWN: "dim"}
+    styles = {
+        NodeState.OK: "green",
+        NodeState.STALE: "bold red",
+        NodeState.SHUTDOWN: "dim",
+        NodeState.REPLAYED: "bold yellow",
+    }
     return [
         (
             node.name,

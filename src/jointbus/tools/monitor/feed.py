@@ -200,7 +200,7 @@ class MonitorFeed:
             return
         model.on_listening(now)
         for msg in self.heartbeat.take_all():
-            model.on_heartbeat(msg, now)
+            model.on_heartbeat(msg, now, wall_ns=wall)
         for table in self.node_health.take_all():
             model.on_node_health(table, now, wall_ns=wall)
         for msg in self.status.take_all():

@@ -53,6 +53,15 @@ not thread-safe: one thread feeds and reads it (the app's refresh timer, which a
   the timeout. And as the runtime's monitor (:mod:`jointbus.runtime.liveliness`), this one
   blames no node for its own stall: a snapshot that comes late — more than the usual gap between
   two snapshots plus ``timeout - 1 s`` (0.5 s) — gives every node a fresh timeout from then.
+- **A replayed heartbeat is no sign of life.** A node stamps each heartbeat with the wall clock
+  when it sends it (``Header.now()``), and ``jointbus play`` republishes a recording's messages
+  as they were recorded, stamps included. A heartbeat stamped more than ``liveliness_timeout_s``
+  before it arrived (by this host's wall clock) cannot show that its node is alive now — by the
+  runtime's own rule such a node is already STALE — so the node is REPLAYED, with how old the
+  stamp was, and the snapshot's first line says the robot shown is played back, not live: a
+  user's monitor fed by ``jointbus play`` showed the recorded ``array_node`` OK, as a live robot.
+  (A clock that far off between two hosts reads the same; the line names both causes.) A live
+  heartbeat of the node afterwards makes it OK again.
 - **Topic rates** are measured over the last ``rate_window_s`` from cumulative message counters:
   publisher counters of topics of this process, read at each refresh (:meth:`MonitorModel.count`),
   and arrival counters of the others, each sample dated by the arrival of its last message
@@ -264,25 +273,34 @@ class NodeState(enum.Enum):
     OK = "OK"
     STALE = "STALE"
     SHUTDOWN = "SHUTDOWN"
+    #: Its last heartbeat was stamped more than the liveliness timeout before it arrived: played
+    #: back from a recording (``jointbus play``), not sent by a live node (module docstring).
+    REPLAYED = "REPLAYED"
 
 
 @dataclass(frozen=True, slots=True)
 class NodeRow:
-    """One node: its state, lifecycle state, seconds since its last heartbeat (None: no heartbeat
-    of it seen, here or by a supervisor), heartbeats received here."""
+    """One node: its state, lifecycle state, seconds since its last heartbeat arrived (None: no
+    heartbeat of it seen, here or by a supervisor), heartbeats received here, and how long before
+    its arrival the last one was stamped (s, by this host's wall clock; None: not known)."""
 
     name: str
     state: NodeState
     lifecycle: str
     age_s: float | None
     heartbeats: int
+    stamp_lag_s: float | None = None
 
     @property
     def age_text(self) -> str:
-        """``last heartbeat 2.6 s ago`` or ``no heartbeat seen``."""
+        """``last heartbeat 2.6 s ago``, ``no heartbeat seen``, or for a REPLAYED node
+        ``last heartbeat 0.4 s ago, stamped 41.2 s before it arrived``."""
         if self.age_s is None:
             return "no heartbeat seen"
-        return f"last heartbeat {self.age_s:.1f} s ago"
+        text = f"last heartbeat {self.age_s:.1f} s ago"
+        if self.state is NodeState.REPLAYED and self.stamp_lag_s is not None:
+            text += f", stamped {self.stamp_lag_s:.1f} s before it arrived"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,10 +361,27 @@ class MonitorSnapshot:
     events: tuple[EventRow, ...]
     array: ArraySummary | None = None
 
+    @property
+    def replay_text(self) -> str:
+        """What REPLAYED nodes mean, the screen's first line (``""`` when no node is one), e.g.
+        ``REPLAY, not a live robot: the heartbeats of array_node are stamped 41.2 s before they
+        arrive (a recording played back, e.g. by jointbus play, or a clock that far off)``."""
+        replayed = [n for n in self.nodes if n.state is NodeState.REPLAYED]
+        if not replayed:
+            return ""
+        lags = [n.stamp_lag_s for n in replayed if n.stamp_lag_s is not None]
+        low, high = f"{min(lags):.1f}", f"{max(lags):.1f}"
+        return (
+            f"REPLAY, not a live robot: the heartbeats of {', '.join(n.name for n in replayed)} "
+            f"are stamped {low if low == high else f'{low} to {high}'} s before they arrive (a "
+            "recording played back, e.g. by jointbus play, or a clock that far off)"
+        )
+
     def to_text(self) -> str:
         """A plain-text rendering (for a terminal without the UI, logs and ``--once``)."""
         array = self.array
-        lines = _array_lines(array) if array is not None else self._bridge_lines()
+        lines = [self.replay_text] if self.replay_text else []
+        lines += _array_lines(array) if array is not None else self._bridge_lines()
         for node in self.nodes:
             lines.append(
                 f"node {node.name}: {node.state.value} ({node.lifecycle or '?'}, {node.age_text})"
@@ -491,6 +526,7 @@ class _NodeRecord:
         "reported_stale_by",
         "reported_stale_ns",
         "shut_down",
+        "stamp_lag_ns",
     )
 
     def __init__(self) -> None:
@@ -502,6 +538,8 @@ class _NodeRecord:
         self.shut_down = False
         self.reported_stale_ns: int | None = None  # arrival of the last STALE report about it
         self.reported_stale_by = ""  # the node that reported it (its own OK takes it back)
+        #: How long before its arrival its last heartbeat was stamped (wall ns; None: unknown).
+        self.stamp_lag_ns: int | None = None
 
 
 class MonitorModel:
@@ -591,8 +629,11 @@ class MonitorModel:
         if self._listening_since_ns is None:
             self._listening_since_ns = now_ns
 
-    def on_heartbeat(self, msg: Status, now_ns: int) -> None:
-        """A heartbeat of ``msg.reporting_node``; ``data`` holds its lifecycle state."""
+    def on_heartbeat(self, msg: Status, now_ns: int, *, wall_ns: int | None = None) -> None:
+        """A heartbeat of ``msg.reporting_node``, arrived at ``now_ns`` (monotonic) = ``wall_ns``
+        (wall clock, ns since the epoch: what the heartbeat's stamp is compared with; None: not
+        compared); ``data`` holds its lifecycle state. One stamped more than the liveliness
+        timeout before ``wall_ns`` makes the node REPLAYED (module docstring)."""
         name = msg.reporting_node
         if not name:
             return
@@ -600,6 +641,7 @@ class MonitorModel:
         if record is None:
             record = self._nodes[name] = _NodeRecord()
         record.last_ns = now_ns
+        record.stamp_lag_ns = None if wall_ns is None else wall_ns - msg.header.stamp.to_ns()
         record.heartbeats += 1
         record.shut_down = msg.status == HEARTBEAT_SHUTDOWN
         if msg.data:
@@ -787,7 +829,10 @@ class MonitorModel:
         for name in sorted(self._nodes):
             record = self._nodes[name]
             last = record.last_ns
-            if record.shut_down:
+            lag = record.stamp_lag_ns
+            if lag is not None and lag > self._timeout_ns:
+                state = NodeState.REPLAYED  # its farewell too: a recorded one says nothing now
+            elif record.shut_down:
                 state = NodeState.SHUTDOWN
             elif (
                 last is None
@@ -798,7 +843,8 @@ class MonitorModel:
             else:
                 state = NodeState.OK
             age = None if last is None else _age(now_ns, last)
-            rows.append(NodeRow(name, state, record.lifecycle, age, record.heartbeats))
+            lag_s = None if lag is None else lag / _NS_PER_S
+            rows.append(NodeRow(name, state, record.lifecycle, age, record.heartbeats, lag_s))
         return tuple(rows)
 
     def _topic_rows(self, now_ns: int) -> tuple[TopicRow, ...]:
