@@ -79,6 +79,11 @@ class ProfiledMoves:
         )
         self.mode = np.full(self._count, MODE_OFF, dtype=np.int8)
 
+    def release(self) -> None:
+        """Free the generator's ruckig objects (:meth:`ProfileGenerator.release`): the driver
+        is closed and samples it no more. Idempotent."""
+        self.profile.release()
+
     def set_speed(self, indices: IntArray, speeds: FloatArray) -> None:
         """Speed limit (rad/s or m/s) of later moves of one joint or all (``set_speed``)."""
         self._set_limits("set_speed", indices, {"max_velocity": speeds})

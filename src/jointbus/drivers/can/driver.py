@@ -979,6 +979,9 @@ class CanActuatorArray(ActuatorArray):
             self._powered = False
             if self._owns_bus:
                 self._bus.shutdown()
+            # no exchange samples the profile any more (the API is closed): no ruckig object
+            # outlives the driver's use of it (ProfileGenerator.release: nanobind's leak report)
+            self._moves.release()
 
 
 def open_can(url: DriverURL) -> CanActuatorArray:

@@ -763,6 +763,10 @@ class SimActuatorArray(ActuatorArray):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
+        if self._thread is None or not self._thread.is_alive():
+            # the last sampler has stopped: no ruckig object outlives the driver's use of it
+            # (ProfileGenerator.release: nanobind's leak report at exit)
+            self._moves.release()
 
 
 # --------------------------------------------------------------------------------------------

@@ -158,6 +158,22 @@ class ProfileGenerator:
         }
         self._plan()
 
+    def release(self) -> None:
+        """Free ruckig's planner, its input and its trajectory now; for a driver being closed,
+        after its last use of this generator (nothing may call it afterwards). Idempotent.
+
+        Why not leave them to Python's collector: they are nanobind objects, and nanobind prints
+        a report of every one still alive when the interpreter exits (``nanobind: leaked 3
+        instances!``, ``leaked instance … of type "ruckig.Ruckig"``, then its types and
+        functions, on stderr). A closed driver stays in the reference cycles of whoever used it
+        (an array node and its bus callbacks), and those are freed only by the collector — at
+        exit, once the bus library has let go of its callbacks, which it may do too late: a
+        ``jointbus serve`` stopped by SIGTERM or Ctrl-C printed that report now and then. With
+        nothing of ruckig left in a closed driver there is nothing to report.
+        """
+        for name in ("_ruckig", "_input", "_trajectory"):
+            vars(self).pop(name, None)
+
     # ------------------------------------------------------------------ validation
 
     def _limit_array(self, field: str, values: npt.ArrayLike, *, allow_inf: bool) -> FloatArray:
