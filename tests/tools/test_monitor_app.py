@@ -515,3 +515,24 @@ def test_topic_rates_are_visible_in_a_terminal_of_common_size(size: tuple[int, i
             await pilot.press("ctrl+q")
 
     asyncio.run(main())
+
+
+def test_a_replayed_node_is_shown_replayed_under_a_replay_line_not_ok() -> None:
+    """A heartbeat stamped 42.3 s before it arrived (``jointbus play`` of a recording) showed the
+    node OK in green, as a live robot; now the panel's first line says REPLAY and the node's
+    state reads REPLAYED."""
+    clock = FakeClock()
+    model = MonitorModel()
+    wall = time.time_ns()
+    stamp = Header.at_ns(wall - 42_300_000_000)  # 42.3 s before it arrives
+    recorded = Status.ok("array_node", "alive", b"active", header=stamp)
+    model.on_heartbeat(recorded, clock.now, wall_ns=wall)
+    app = MonitorApp(model, clock=clock, refresh_s=60.0)
+
+    async def body(app: MonitorApp) -> None:
+        text = screen_text(app)
+        # (the panel wraps the rest of the line)
+        assert "REPLAY, not a live robot: the heartbeats of array_node are stamped 42.3" in text
+        assert cells(app, "nodes")[0][:2] == ["array_node", "REPLAYED"], cells(app, "nodes")
+
+    run(app, body)
