@@ -924,14 +924,22 @@ class ArrayNode(Node):
                 continue
             if not self.estop.is_fresh(received_ns):
                 continue  # sent before the last reset / drive-on: never a stale target
-            if self._fallback_active:
+            # The command that ends a fallback lives from its arrival, not from the frame it
+            # answers: the policy has just judged it against this cycle's reading (hb50's:
+            # quiet stance, targets at the measured pose). Counted from its frame, a controller
+            # back from a stall with answers 0.1-0.25 s old (its backlog, catching up) was
+            # silent again in the next cycle, mid-stride by the early rule or a few ms later by
+            # the watchdog's time: a second fallback for one stall, its catch-up refused
+            # ("fallback: no command for 188 ms" right after "commands resumed", stepped).
+            resumed = self._fallback_active
+            if resumed:
                 self._end_fallback_for(cmd.source_node)  # admitted above, and it owns
             self._command = command
             self._command_source = cmd.source_node
             self.command_stamp_ns = cmd.header.stamp.to_ns()
             self._streaming = True
             # a command answering a frame of known age lives from that frame (Watchdog.feed)
-            answers = None if age_s is None else now_ns - round(age_s * 1e9)
+            answers = None if age_s is None or resumed else now_ns - round(age_s * 1e9)
             self.watchdog.feed(received_ns, answers_ns=answers)
             if self.estop.holding:
                 self.estop.release_hold()

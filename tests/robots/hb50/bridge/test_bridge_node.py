@@ -1816,3 +1816,46 @@ def test_a_source_that_lost_control_is_told_the_longer_stream_it_now_needs(rig: 
     assert rule in said[-1], said[-1]
     rig.run(0.2, every_cycle(hold(HOME)), every_cycle(custom))
     assert rig.node.arbiter.current == "teleop"
+
+
+
+@pytest.mark.parametrize(
+    ("torque", "first_age_s", "gap_cycles"),
+    [(1.5, 0.19, 0), (0.0, 0.24, 10)],
+    ids=["mid-stride-0.19s", "posture-0.24s-then-20ms-gap"],
+)
+def test_a_controller_back_with_answers_to_older_frames_ends_the_fallback_once(
+    model_rig: Rig, torque: float, first_age_s: float, gap_cycles: int
+) -> None:
+    """A controller stalled while the robot stood comes back with a backlog: its first answer
+    is to a frame ``first_age_s`` old, the next ones catch up by one cycle each cycle. The
+    stance is quiet and the command starts from the measured pose, so it is admitted and ends
+    the fallback. Its life counted from that old frame, the robot was silent again at once:
+    mid-stride (its stance legs' torques in the command) the next cycle found 0.19 s of silence
+    and began a second fallback ("no command for 188 ms" right after "commands resumed"); a
+    posture answering a 0.24 s old frame, its next answer 20 ms late (a host's hiccup), met the
+    watchdog's 0.25 s — one stall, two fallbacks, the controller refused again until the second
+    stance was quiet. The command that ends a fallback lives from its arrival."""
+    rig = model_rig
+    rig.run(0.02)  # frames to answer
+    rig.run(0.4, lambda _k: answering(rig, 0.002))
+    rig.run(1.0)  # silent: the watchdog hands the standing robot to the stance; quiet by now
+    assert rig.node.fallback_phase == "hold" and rig.node.fallback.quiet
+    here = rig.positions()
+    age = [first_age_s]
+
+    def catching_up(k: int) -> JointCommand | None:
+        if 0 < k <= gap_cycles:
+            return None
+        cmd = answering(rig, age[0], here)
+        age[0] = max(age[0] - 0.002, 0.002)  # one cycle closer each cycle
+        return dataclasses.replace(cmd, t_trq=(torque,) * 12)
+
+    rig.run(0.4, catching_up)
+    texts = rig.texts()
+    begun = [t for t in texts if t.startswith("fallback: no command for")]
+    resumed = [t for t in texts if t.startswith("watchdog: commands resumed")]
+    assert len(begun) == 1 and len(resumed) == 1, texts
+    assert len([t for t in texts if "fallback (stance, then sit) ended" in t]) == 1, texts
+    assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
+    assert rig.node.last_applied_source == "control_node"
