@@ -67,6 +67,22 @@ def test_a_command_of_known_age_lives_from_the_data_it_answers() -> None:
     assert dog.last_feed_ns == 320 * MS
 
 
+def test_commands_the_driver_refused_are_withdrawn_and_the_silence_counts_from_the_last_taken(
+) -> None:
+    """A stream the driver refuses at every write is no stream: withdrawn, its commands do not
+    keep the owner alive, and the watchdog trips the timeout after the last command the drives
+    took. A withdrawal never moves the life forward."""
+    dog = Watchdog(timeout_s=0.25)
+    dog.feed(0)  # taken
+    for t in range(10, 300, 10):  # refused, each withdrawn back to the one taken
+        dog.feed(t * MS)
+        dog.withdraw(0)
+        assert dog.last_feed_ns == 0
+    assert dog.expired(251 * MS) is True
+    dog.withdraw(400 * MS)  # later than the life: nothing changes
+    assert dog.last_feed_ns == 0
+
+
 def test_timeout_is_configurable() -> None:
     dog = Watchdog(timeout_s=0.05)
     dog.feed(0)

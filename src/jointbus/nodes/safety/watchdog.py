@@ -122,6 +122,16 @@ class Watchdog:
                 )
             self._safe_since_ns = None
 
+    def withdraw(self, life_ns: int) -> None:
+        """The commands fed since the one whose life began at ``life_ns`` (ns) were not applied
+        (the driver refused them when written): the stream's life is back to ``life_ns``. A
+        command the drives never took is no sign that its controller drives them; counted as
+        one, a stream the driver refused for good kept the watchdog fed for as long as it ran.
+        Never moves the life forward."""
+        last = self._last_ns
+        if last is not None and life_ns < last:
+            self._last_ns = life_ns
+
     def expired(self, now_ns: int) -> bool:
         """True when in safe mode at ``now_ns``: never fed, or silent for more than the timeout."""
         last = self._last_ns
