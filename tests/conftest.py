@@ -97,6 +97,8 @@ LONG_RUNNING: tuple[str, ...] = (
     "bench/test_bench_control.py::test_the_bench_robot_stands_then_walks_at_the_commanded_speed",
     "robots/hb50/control/test_control_node_interrupted.py",
     "robots/hb50/control/test_control_node_fallen.py",
+    # seconds of lock-step MuJoCo trotting with the real control node, per refusal pattern
+    "robots/hb50/bridge/test_bridge_node.py::test_a_write_the_driver_refuses_mid_trot",
 )
 
 

@@ -53,6 +53,10 @@ class StanceLike:
     def quiet(self) -> bool:
         return False
 
+    @property
+    def rides_through_refusals(self) -> bool:
+        return True
+
     def begin(
         self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
     ) -> FallbackReport | None:

@@ -63,8 +63,12 @@ safety steps and :meth:`~jointbus.drivers.ActuatorArray.impedance` see.
   carry (:meth:`~jointbus.drivers.ActuatorArray.command_ranges`: a CAN motor model's wire range,
   ``kp`` 0…500 for md80), so such a command is refused whole there and the previous command (or
   the robot's fallback) keeps running. A write the driver still refuses (a bound no declared
-  range covers) is the backstop: the same cycle writes the safe command, and the next accepted
-  command re-enters from the measured pose. A Rock ``Joints`` command is checked whole
+  range covers, an error on its bus) is the backstop, and the fallback policy says what it is
+  (``rides_through_refusals``): with damping (``jointbus serve``) the same cycle writes the
+  safe command and the next accepted command re-enters from the measured pose; with a walking
+  robot's (hb50) it is a missed command — the last command the driver took is written again,
+  the refused one is no sign of life, and a driver that keeps refusing hands the robot to the
+  fallback by the policy's early rule or the watchdog. A Rock ``Joints`` command is checked whole
   against the limits before any joint is commanded, so it is never applied in part.
 - *Arbitration* (:class:`~jointbus.nodes.safety.Arbiter`): among impedance sources, the default
   source owns the array and a custom one publishing at ≥ ``takeover_hz`` for
@@ -519,6 +523,18 @@ class ArrayNode(Node):
         self.last_applied_source = ""
         """Whose command :attr:`last_applied` is: the owner's ``source_node`` in ``run`` mode, the
         node's own name for hold and safe and while the re-entry ramp shapes the owner's."""
+        #: The last command the driver took (any source; ``None``: none since the drives came
+        #: on) and its source: what the drives still apply after a write they refused.
+        self._taken: tuple[ImpedanceCommand, str] | None = None
+        #: Where the owner's life began for its command the driver took last in this run (ns,
+        #: :attr:`Watchdog.last_feed_ns`); ``None``: none taken yet in this run.
+        self._taken_life_ns: int | None = None
+        #: While the driver refuses the owner's commands (riding through, ``rides_through_
+        #: refusals``): the life (ns) the watchdog is held back to; ``None``: not refusing.
+        self._refusing_life_ns: int | None = None
+        #: The arrival and answered frame (ns) of the newest admitted command, to feed the
+        #: watchdog with once the driver takes it after refusals.
+        self._command_life: tuple[int, int | None] = (0, None)
         self.cycles = 0
         self.cycle_due_ns = 0
         """When the current (or last) cycle was due on the node clock (ns): its loop's deadline,
@@ -792,6 +808,8 @@ class ArrayNode(Node):
                 self._end_fallback(f"{mode.value}")
             self._begin_reentry(previous, mode, new_owner, reading, owner_why)
             self._mode = mode
+            if mode is not StreamMode.RUN:  # a refusal spell and its life belong to one run
+                self._refusing_life_ns = self._taken_life_ns = None
             command = None
             source = self._command_source
             if mode is StreamMode.RUN and self._command is not None:
@@ -819,18 +837,49 @@ class ArrayNode(Node):
             elif mode is StreamMode.SAFE:
                 self._write(self.thermal.derate(self._safe), "safe", self.name)
             elif command is not None:
-                if not self._write(self.thermal.derate(command), "command", source):
-                    # The backstop: the driver refused what the checks let through (a bound its
-                    # command_ranges() does not declare; a motor's wire range such as kp 600
-                    # over md80's 500 is refused by the command check since 2026-12-06).
-                    # Writing nothing left the drives on the last command they took — a velocity
-                    # target moved a joint 0.15 rad in a user's CAN trial — while a stream of
-                    # refused commands kept the watchdog fed. Damp now; the next accepted
-                    # command re-enters from the measured pose.
-                    self._write(self.thermal.derate(self._safe), "safe", self.name)
-                    self.reentry.begin(self._clipped(reading.position), "a refused command")
+                if self._write(self.thermal.derate(command), "command", source):
+                    if self._refusing_life_ns is not None:  # taken again: alive from this one
+                        received_ns, answers = self._command_life
+                        self.watchdog.feed(received_ns, answers_ns=answers)
+                        self._refusing_life_ns = None
+                    self._taken_life_ns = self.watchdog.last_feed_ns
+                else:
+                    self._refused_write(reading, now_ns)
             else:
                 self.last_applied = None
+
+    def _refused_write(self, reading: JointReading, now_ns: int) -> None:
+        """The backstop: the driver refused the owner's command that the checks let through (a
+        bound its ``command_ranges()`` does not declare, an error on the bus; a motor's wire
+        range such as kp 600 over md80's 500 is refused by the command check since
+        2026-12-06). Writing nothing left the drives on the last command they took — a velocity
+        target moved a joint 0.15 rad in a user's CAN trial — while a stream of refused commands
+        kept the watchdog fed, for as long as it came.
+
+        What is written now is the fallback policy's call (:attr:`FallbackPolicy.
+        rides_through_refusals`). Damping (``jointbus serve``): the safe command in this cycle,
+        and the next accepted command re-enters from the measured pose. A walking robot's: a
+        missed command — the last command the driver took is written again and the owner's
+        life stays where that command left it, so a driver that keeps refusing hands the robot
+        to the fallback by the policy's early rule (hb50 mid-stride: 0.1 s) or the watchdog's
+        time, as a stalled controller does (damping every cycle took a trotting hb50 down to
+        0.088 m while the bridge said ``run``); one refused write is one cycle on the previous
+        command, as a late one is, not a cycle of damping mid-stride. Refusals go on counting
+        as no sign of life until the driver takes a command again."""
+        taken = self._taken
+        if not self.fallback.rides_through_refusals or taken is None:
+            self._write(self.thermal.derate(self._safe), "safe", self.name)
+            self.reentry.begin(self._clipped(reading.position), "a refused command")
+            return
+        if self._refusing_life_ns is None:
+            # Nothing of this run taken yet (the command that ended a fallback, refused): the
+            # run's first command starts the count, the drives on the fallback's last command.
+            life = self._taken_life_ns
+            if life is None:
+                life = self.watchdog.last_feed_ns
+            self._refusing_life_ns = life if life is not None else now_ns
+        self.watchdog.withdraw(self._refusing_life_ns)
+        self._write(taken[0], "previous", taken[1])
 
     def _report_faults(self) -> None:
         """What the driver detected since the last cycle (a CAN motor's missed replies, a lost
@@ -941,6 +990,9 @@ class ArrayNode(Node):
             # a command answering a frame of known age lives from that frame (Watchdog.feed)
             answers = None if age_s is None or resumed else now_ns - round(age_s * 1e9)
             self.watchdog.feed(received_ns, answers_ns=answers)
+            self._command_life = (received_ns, answers)
+            if self._refusing_life_ns is not None:  # no sign of life until the driver takes one
+                self.watchdog.withdraw(self._refusing_life_ns)
             if self.estop.holding:
                 self.estop.release_hold()
                 self._hold_cmd = None
@@ -1247,11 +1299,19 @@ class ArrayNode(Node):
                     key=f"write:{why}",
                 )
                 return False
-            then = "; the drives are damped until a command is accepted" if why == "command" else ""
+            then = ""
+            if why == "command":
+                then = (
+                    "; the drives keep the previous command, and the fallback takes over if the "
+                    "driver keeps refusing"
+                    if self.fallback.rides_through_refusals and self._taken is not None
+                    else "; the drives are damped until a command is accepted"
+                )
             self.report(Level.ERROR, f"writing {what} failed: {exc}{then}", key=f"write:{why}")
             return False
         self.last_applied = cmd
         self.last_applied_source = source
+        self._taken = (cmd, source)
         if self._expiry.any_armed:
             self._expiry.disarm()  # the impedance stream drives every joint (its own watchdog)
         return True

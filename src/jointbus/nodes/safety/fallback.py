@@ -136,6 +136,17 @@ class FallbackPolicy(Protocol):
         """True when a returning controller may take over (see :meth:`admits`)."""
         ...
 
+    @property
+    def rides_through_refusals(self) -> bool:
+        """What a write of the owner's command that the driver refuses is (a bound its
+        ``command_ranges()`` does not declare, an error on the bus). True: a missed command —
+        the node writes the last command the driver took again, the refused one is no sign of
+        life, and this policy's :meth:`early` rule or the watchdog hands the robot to
+        :meth:`begin` if the driver keeps refusing (a walking robot, which damping mid-stride
+        would drop). False: the node writes its safe command (damping) in that cycle and the
+        next accepted command re-enters from the measured pose (an arm, which sags slowly)."""
+        ...
+
     def begin(
         self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float
     ) -> FallbackReport | None:
@@ -198,6 +209,10 @@ class DampingFallback:
     @property
     def quiet(self) -> bool:
         return False  # damping holds no pose of its own: the node shows ``safe`` throughout
+
+    @property
+    def rides_through_refusals(self) -> bool:
+        return False  # the node damps in the cycle of a refused write, as it always did
 
     def begin(
         self, reading: JointReading, last: ImpedanceCommand | None, silence_s: float

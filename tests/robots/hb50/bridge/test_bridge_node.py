@@ -1859,3 +1859,92 @@ def test_a_controller_back_with_answers_to_older_frames_ends_the_fallback_once(
     assert len([t for t in texts if "fallback (stance, then sit) ended" in t]) == 1, texts
     assert rig.node.mode is BridgeMode.RUN and rig.node.fallback_phase is None
     assert rig.node.last_applied_source == "control_node"
+
+
+# -- a write the driver refuses while the robot walks (the real bridge, control node, MuJoCo) --
+
+
+@pytest.mark.parametrize("refusals", ["one", "every"])
+def test_a_write_the_driver_refuses_mid_trot_is_a_missed_command_and_the_fallback_keeps_it_up(
+    refusals: str,
+) -> None:
+    """hb50 trots at 0.5 m/s (lock-step: ``sim://hb50``, the bridge, the control node) and its
+    driver refuses writes of the owner's commands — a bound it does not declare in
+    ``command_ranges()``, or an error on its bus — either one write, or every one for 3 s
+    (the node's own commands, and a repeat of the last one it took, go through). Before, each
+    refused write was followed by the safe command: one cycle of damping mid-stride for a
+    single refusal, and for a driver that kept refusing, damping every cycle while the bridge
+    said ``run`` — the trotting body sank to 0.088 m, tilted 0.56 rad. Now a refusal is a
+    missed command: the drives get the last command they took, the refused one is no sign of
+    life, and a driver that keeps refusing hands the robot to its fallback after 0.1 s, as a
+    stalled controller does (measured: body ≥ 0.335 m, tilt ≤ 0.17 rad)."""
+    from jointbus.drivers.errors import DriverIOError
+    from jointbus.messages.geometry_msgs import Twist, Vector3
+    from jointbus.robots.hb50.messages import MotionMode
+    from support.hb50_lockstep import PERIOD, LockstepRobot
+
+    robot = LockstepRobot()
+    bridge = robot.bridge
+    statuses: list[Status] = []
+    robot.bridge_bus.subscribe("/hb50/status", Status, statuses.append, RELIABLE, realtime=True)
+    velocity = robot.control_bus.publisher("/hb50/velocity_command", Twist, MAB_RT)
+    forward = Twist(Vector3(0.5, 0.0, 0.0), Vector3())
+    write = robot.array.impedance
+    taken: list[ImpedanceCommand | None] = [None]
+    refused: list[ImpedanceCommand] = []
+    refusing = [False]
+
+    def impedance(cmd: ImpedanceCommand) -> None:
+        owners = bridge.fallback_phase is None and cmd is not taken[0] and bool(cmd.kp.any())
+        if refusing[0] and owners:
+            refused.append(cmd)
+            refusing[0] = refusals == "every"
+            raise DriverIOError("CAN bus error on write (test): nothing was sent")
+        write(cmd)
+        taken[0] = cmd
+
+    def walk(seconds: float) -> tuple[float, float]:
+        """Trot ``seconds`` on a 20 Hz velocity stream: the lowest body and worst tilt (m,
+        rad; ground truth)."""
+        low, worst = math.inf, 0.0
+        for i in range(round(seconds / PERIOD)):
+            if i % 25 == 0:
+                velocity.publish(forward)
+            robot.cycle()
+            low, worst = min(low, float(robot.pose().position[2])), max(worst, robot.tilt())
+        return low, worst
+
+    try:
+        robot.run(0.1)
+        robot.command("stand_up")
+        robot.run(2.5)
+        walk(2.0)
+        assert robot.mode is MotionMode.LOCOMOTION
+        robot.array.impedance = impedance  # type: ignore[method-assign]
+        before = taken[0] = bridge.last_applied
+        refusing[0] = True
+        robot.cycle()  # the first refusal
+        assert refused and bridge.last_applied is before  # the drives keep what they took
+        assert bridge.last_applied is not None and bridge.last_applied.kp.all()  # not damping
+        assert not bridge.reentry.active
+        x0 = float(robot.pose().position[0])
+        low, worst = walk(3.0)
+        bridge.reporter.flush()
+        texts = [s.status for s in statuses]
+        said = [t for t in texts if t.startswith("writing the command from 'control_node' failed")]
+        assert said and "the drives keep the previous command" in said[0], texts
+        print(
+            f"\nREFUSED {refusals}: {len(refused)} writes; body ≥ {low:.3f} m, tilt ≤ "
+            f"{worst:.3f} rad; bridge {bridge.mode.value}, fallback {bridge.fallback_phase}"
+        )
+        assert low > 0.28 and worst < 0.3
+        begun = [t for t in texts if t.startswith("fallback: no command for")]
+        if refusals == "one":
+            assert len(refused) == 1 and begun == [], texts
+            assert robot.mode is MotionMode.LOCOMOTION and bridge.mode is BridgeMode.RUN
+            assert (float(robot.pose().position[0]) - x0) / 3.0 > 0.3  # m/s: walked on
+        else:
+            assert begun and "while the robot walked" in begun[0], texts
+            assert "no command for 10" in begun[0], begun  # 0.1 s after the last write taken
+    finally:
+        robot.close()

@@ -320,6 +320,14 @@ class StanceFallback:
         return self._quiet and not self._refused_stiff
 
     @property
+    def rides_through_refusals(self) -> bool:
+        """True: a write the driver refuses mid-stride is a missed command, not one cycle of
+        damping and a re-entry ramp on the legs that carry the body; a driver that keeps
+        refusing hands the robot to this fallback by the ``early_s`` (0.1 s, mid-stride) or the
+        watchdog's rule, as a stalled controller does."""
+        return True
+
+    @property
     def early_after_s(self) -> float:
         return self.settings.early_s
 
