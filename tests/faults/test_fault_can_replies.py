@@ -22,6 +22,7 @@ import uuid
 
 import can
 import numpy as np
+import pytest
 
 from jointbus import drivers
 from jointbus.bus import MAB_RT, RELIABLE, Bus
@@ -55,7 +56,12 @@ class _Clock:
         return self.now
 
 
-def test_lost_replies_flag_that_actuator_and_put_the_drive_safe() -> None:
+@pytest.mark.parametrize("fallback", ["damping", "stance"])
+def test_lost_replies_flag_that_actuator_and_put_the_drive_safe(fallback: str) -> None:
+    """``fallback``: the bridge's (``stance``: hb50's own, built from the robot file as the
+    stack builds it, which takes a refused write for a missed command: its report must not
+    say the drives keep the previous command while the driver damps every motor itself)."""
+    config = BridgeConfig() if fallback == "damping" else BridgeConfig.from_model(HB50)
     channel = f"jb-fault-can-{uuid.uuid4().hex}"
     twin_bus = can.Bus(interface="virtual", channel=channel)
     listener = can.Bus(interface="virtual", channel=channel)
@@ -79,7 +85,7 @@ def test_lost_replies_flag_that_actuator_and_put_the_drive_safe() -> None:
             array = drivers.open(url)
             assert isinstance(array, CanActuatorArray)
             timers = TimerThread("can-fault-timers", clock=clock, threaded=False)
-            bridge = BridgeNode(array, bus, BridgeConfig(), timers=timers, run_loop=False)
+            bridge = BridgeNode(array, bus, config, timers=timers, run_loop=False)
             try:
                 bridge.start()
 
@@ -122,6 +128,13 @@ def test_lost_replies_flag_that_actuator_and_put_the_drive_safe() -> None:
                 bridge.reporter.flush()
                 errors = [s.status for s in statuses if s.level == Level.ERROR]
                 assert any("rl_j1" in text for text in errors), errors
+                if fallback == "stance":
+                    (said,) = {
+                        t.split(" [")[0] for t in errors
+                        if t.startswith("writing the command from 'control_node' failed")
+                    }
+                    assert "the driver's own fault handling drives the actuators" in said, said
+                    assert "keep the previous command" not in said, said
                 # On the wire, every motor's latest frame is the safe damping command.
                 last: dict[int, MitCommand] = {}
                 while (msg := listener.recv(0.0)) is not None:

@@ -1300,13 +1300,17 @@ class ArrayNode(Node):
                 )
                 return False
             then = ""
-            if why == "command":
+            if why == "command" and not (
+                self.fallback.rides_through_refusals and self._taken is not None
+            ):
+                then = "; the drives are damped until a command is accepted"
+            elif why == "command":  # a missed command (_refused_write)
                 then = (
-                    "; the drives keep the previous command, and the fallback takes over if the "
-                    "driver keeps refusing"
-                    if self.fallback.rides_through_refusals and self._taken is not None
-                    else "; the drives are damped until a command is accepted"
-                )
+                    "; the driver's own fault handling drives the actuators (its fault report "
+                    "says how)"
+                    if _driver_holds_its_own(exc)
+                    else "; the drives keep the previous command"
+                ) + ", and the fallback takes over if the driver keeps refusing"
             self.report(Level.ERROR, f"writing {what} failed: {exc}{then}", key=f"write:{why}")
             return False
         self.last_applied = cmd
