@@ -111,6 +111,48 @@ def test_serve_stops_cleanly_on_sigterm_and_refuses_a_bad_url() -> None:
     assert done.returncode == 1 and "no simulated robot 'nowhere'" in done.stderr
 
 
+#: ``jointbus serve`` in a process whose array opening is hit by SIGTERM (as a process manager
+#: stopping a server that just started does): the driver's open is wrapped to signal its own
+#: process once the array is open and powered, and its close to say so.
+_SIGTERM_IN_OPEN = """\
+import os, signal, sys, time
+from jointbus import drivers
+real_open = drivers.open
+def open_then_sigterm(url):
+    array = real_open(url)
+    array.power(True)
+    real_close = array.close
+    def close():
+        print("array closed, powered", bool(array.read_joints().motor_power), flush=True)
+        real_close()
+    array.close = close
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(0.2)  # the signal is handled here on the old code: the process dies
+    return array
+drivers.open = open_then_sigterm
+from jointbus.cli.main import main
+sys.argv = ["jointbus", "serve", "sim://arm6", "--name", "early"]
+sys.exit(main())
+"""
+
+
+def test_a_sigterm_while_the_array_opens_powers_it_off_and_closes_it() -> None:
+    """A SIGTERM in serve's first 1-2 s, before its handler was installed, killed it (exit -15)
+    with the array opened — and, on a real bus, powered — never powered off nor closed."""
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_IN_OPEN],
+        capture_output=True,
+        text=True,
+        timeout=60.0,
+        env=cli_env(free_port()),
+        check=False,
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert "array closed, powered False" in result.stdout, result.stdout
+    assert "stopped before serving: the array was powered off and closed" in result.stderr
+    assert "serving sim://arm6" not in result.stdout
+
+
 def test_a_second_server_of_the_same_name_is_refused_and_the_first_keeps_serving() -> None:
     port = free_port()
     server = start_cli(port, "serve", "sim://arm6")

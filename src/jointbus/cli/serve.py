@@ -167,6 +167,47 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
     bus_options: BusOptions,
 ) -> None:
     """Serve the actuator array at URL on the bus under /NAME (Player's server)."""
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
+        stop.set()
+
+    # Both installed explicitly (a process started in the background by a script inherits SIGINT
+    # *ignored*, and Python then raises no KeyboardInterrupt for it), and first: a SIGTERM in the
+    # 1-2 s of imports, bus and array opening killed the process (exit -15) with the array
+    # possibly opened and powered, never powered off or closed. Now it stops the server at the
+    # next step, and whatever was opened is closed.
+    previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
+    try:
+        _serve(
+            url,
+            name=name,
+            rate=rate,
+            watchdog=watchdog,
+            command_timeout=command_timeout,
+            allowed_source=allowed_source,
+            duration=duration,
+            bus_options=bus_options,
+            stop=stop,
+        )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serve(
+    url: str,
+    *,
+    name: str | None,
+    rate: float,
+    watchdog: float,
+    command_timeout: float,
+    allowed_source: list[str] | None,
+    duration: float | None,
+    bus_options: BusOptions,
+    stop: threading.Event,
+) -> None:
+    """:func:`serve` with its stop signals installed (``stop``: set by the first one)."""
     from jointbus import drivers
     from jointbus.cli.status_lines import StatusLines
     from jointbus.drivers.bus.array_names import ArrayNames
@@ -193,25 +234,27 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
                 raise CliError(f"--name {namespace!r}: {exc}") from None
         else:
             namespace = default_namespace(url)
-        stop = threading.Event()
-
-        def on_signal(_signum: int, _frame: types.FrameType | None) -> None:
-            stop.set()
-
+        if stop.is_set():
+            note("stopped before serving: nothing was opened")
+            return
         bus = bus_options.open_bus()
         try:
             # Before the array is opened: a refused second server must not touch (or, on its
             # way out, power off) the actuators a running one serves.
             ensure_unique_node(bus, SERVER_NODE, namespace)
             opened_url, about_period = url_at_rate(url, rate)
+            if stop.is_set():
+                note("stopped before serving: the array was not opened")
+                return
             try:
                 array = drivers.open(opened_url)
             except (DriverError, ValueError) as exc:
                 raise CliError(str(exc)) from None
-            # Both installed explicitly: a process started in the background by a script
-            # inherits SIGINT *ignored*, and Python then raises no KeyboardInterrupt for it.
-            previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
+            served = False
             try:
+                if stop.is_set():  # stopped while the array opened: power it off and close it
+                    return
+                served = True
                 node = ArrayNode(array, bus, namespace=namespace, config=settings, name=SERVER_NODE)
                 reports = StatusLines(bus, node.status_topic)
                 node.start()
@@ -227,13 +270,15 @@ def serve(  # noqa: PLR0917 (typer maps parameters to options)
                 node.shutdown()
                 reports.print_pending()
             finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
                 with contextlib.suppress(DriverError):
                     if Capability.POWER in array.capabilities():
                         array.power(False)
                 array.close()
-                note(f"stopped serving /{namespace}")
+                note(
+                    f"stopped serving /{namespace}"
+                    if served
+                    else "stopped before serving: the array was powered off and closed"
+                )
         finally:
             bus.close()
 
