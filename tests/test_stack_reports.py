@@ -12,7 +12,7 @@ from jointbus.stack import Stack, StackSummary
 
 HELD = (
     "velocity held: send zero first — the command asks for 0.50 m/s forward, 0.00 m/s sideways, "
-    "0.00 rad/s turn, as it did before a stall; walking needs a fresh start"
+    "0.00 rad/s turn, and no command was neutral since a stall; walking needs a fresh start"
 )
 RELEASED = "velocity released: a zero command after a stall; the next command walks"
 

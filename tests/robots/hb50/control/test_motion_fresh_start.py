@@ -69,6 +69,21 @@ def test_the_hold_is_reported_once_with_its_figures_and_its_release_once() -> No
     assert mc.mode is M.LOCOMOTION
 
 
+def test_a_stream_begun_after_the_loss_is_held_and_not_said_to_have_run_before() -> None:
+    """A user's trial (2026-12-06): the last command before a stall was a zero; a 0.5 m/s stream
+    begun 0.9 s after it (under 0.5 s of robot time on a slow host) was held, and the WARN said
+    the command asked for 0.50 m/s "as it did before a stall of the control node" — it had not."""
+    mc, t = controller_in(M.STAND)
+    mc.set_velocity_command(ZERO, t)
+    mc.step(fake_state(mc.q_stand), t)
+    mc.lose_control("a stall of the control node", t + 0.1, stalled=True)
+    t = _standing_again(mc, t + 0.1)  # the stream begins as the robot is down
+    report = mc.take_hold_report()
+    assert report is not None and report[0] is Level.WARN
+    assert "as it did before" not in report[1], report[1]
+    assert "and no command was neutral since a stall of the control node" in report[1], report[1]
+
+
 def test_a_hold_warned_and_then_held_again_still_reports_its_release() -> None:
     """A user's trial (2026-12-06): after the WARN, the stream stopped and the control node
     stalled again before it was released; the silence then released the hold with no OK, and

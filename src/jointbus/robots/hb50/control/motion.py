@@ -677,8 +677,8 @@ class MotionController:
         return (
             Level.WARN,
             f"velocity held: send zero first — the command asks for {v.vx:.2f} m/s "
-            f"forward, {v.vy:.2f} m/s sideways, {v.yaw_rate:.2f} rad/s turn, as it did "
-            f"before {cause}; walking needs a fresh start: a zero command (neutral "
+            f"forward, {v.vy:.2f} m/s sideways, {v.yaw_rate:.2f} rad/s turn, and no command "
+            f"was neutral since {cause}; walking needs a fresh start: a zero command (neutral "
             f"stick), or none for {self.params.command_timeout} s (command_timeout), "
             "then the next command walks",
         )
