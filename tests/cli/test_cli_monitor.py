@@ -50,6 +50,15 @@ def _monitor_once(port: int) -> tuple[float, float, str]:
     return started, ended, result.stdout
 
 
+def _stop_server(server: subprocess.Popen[str]) -> None:
+    """SIGTERM (``serve`` stops cleanly on it); killed if it has not ended within 10 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=10.0)
+    except subprocess.TimeoutExpired:
+        stop(server)
+
+
 def test_a_monitor_started_after_a_node_died_prints_the_true_growing_age_of_its_heartbeat() -> None:
     """The new user's monitors, started 7.7 to 30.8 s after the kill, all printed "last heartbeat
     2.6 s ago" (the silence at the supervisor's verdict, without the verdict's age). The age
@@ -123,11 +132,7 @@ def test_a_served_array_is_shown_as_an_array_with_its_joints_and_true_rates() ->
             published = {t.name for t in bus.discover(1.0) if t.publishers}
             names = arm.names
     finally:
-        server.terminate()  # SIGTERM: serve stops cleanly
-        try:
-            server.wait(timeout=10.0)
-        except subprocess.TimeoutExpired:
-            stop(server)
+        _stop_server(server)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     print(out)
@@ -170,11 +175,7 @@ def test_a_monitor_fed_by_play_says_it_shows_a_replay_not_a_live_robot(tmp_path:
         recording_ended = time.time()
         assert recorded.returncode == 0, recorded.stderr
     finally:
-        server.terminate()  # SIGTERM: serve stops cleanly
-        try:
-            server.wait(timeout=10.0)
-        except subprocess.TimeoutExpired:
-            stop(server)
+        _stop_server(server)
     player = start_cli(port, "play", str(bag), "--loop", "--quiet")
     try:
         out = ""
