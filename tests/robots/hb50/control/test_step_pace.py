@@ -192,3 +192,47 @@ def test_a_window_counts_no_more_frames_than_the_bridge_sent_in_it() -> None:
         sent = int(re.search(r"skipped \(\d+ of (\d+)", r.text)[1])  # type: ignore[index]
         assert sent <= 1002 and "over the last 2.0 s" in r.text, r.text
     assert pace.behind and pace.stalls == 1
+
+
+class _Waits:
+    """A process's threads' cumulative run-queue waits (ns) as ``/proc`` counts them: each waits
+    ``usual`` s per s of the feed's clock, plus what the test adds (a starvation)."""
+
+    def __init__(self, feed: Feed, usual: float) -> None:
+        self.feed, self.usual, self.extra_ns, self.paused_ns = feed, usual, 0, 0
+
+    def __call__(self) -> dict[int, int]:
+        base = round((self.feed.wall - self.paused_ns) * self.usual)  # none while not running
+        return {7: base + self.extra_ns, 8: base}
+
+
+@pytest.mark.parametrize(("starved", "said"), [(True, "starved of CPU"), (False, "stopped")])
+def test_a_stall_is_told_stopped_or_starved_by_its_threads_waits_for_a_cpu(
+    starved: bool, said: str
+) -> None:
+    """A user's trial (2026-12-06): another robot's real-time threads held both CPUs for 0.28 s
+    and the control node said "its process did not run — stopped or frozen, not starved of CPU";
+    nothing was stopped. A thread that waited for a CPU through the gap says starvation; threads
+    that waited only as usual (15 % on this loaded host: a thread waking 500 times a second waits
+    a little each time) say a stop — the same gap, the same frames."""
+    feed = Feed(StepPace(PERIOD, stall_s=0.25))
+    waits = _Waits(feed, usual=0.15)
+    feed.pace = StepPace(PERIOD, stall_s=0.25, thread_waits=waits)
+    assert feed.run(2.5) == []  # a window closes: the usual waits are known
+    assert feed.pace.step(feed.wall, feed.wall + 300_000, stamp_s=feed.wall / 1e9) is None
+    waits.paused_ns = 280_000_000  # not running through the gap: waiting as usual stops too
+    if starved:
+        waits.extra_ns = 270_000_000  # runnable through the 0.28 s gap, other work on the CPUs
+    reports = _stall_and_catch_up(feed, 0.28, 0.05)
+    stalls = [r.text for r in reports if r.stall]
+    assert len(stalls) == 1, [r.text for r in reports]
+    assert "control node stalled for 0.28 s" in stalls[0]
+    if starved:
+        assert "its process was starved of CPU: a thread of it waited 0.27 s more than usual" in (
+            stalls[0]
+        ), stalls[0]
+        assert "stopped or frozen" not in stalls[0]
+    else:
+        assert "its process did not run — stopped or frozen, not starved of CPU" in stalls[0]
+        assert "waited at most 0.00 s more than usual" in stalls[0], stalls[0]
+    assert said in stalls[0]
