@@ -1488,6 +1488,7 @@ def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_la
     status: list[Status] = []
     with can_legs() as (_twin, array, names), Bus(name="can-rig") as bus:
         array._actuator_command_ranges = lambda: None  # declares nothing: refused only at write
+        array._command_ranges = None  # (the driver folds its ranges in as it opens)
         timers = TimerThread("can-rig", threaded=False)
         node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
         legs = ArrayNames("legs")
