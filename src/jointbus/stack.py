@@ -361,7 +361,7 @@ _RUN_TIME_MIN_S: Final = 3.0
 _RUN_SLACK_NS: Final = 20_000_000
 #: The window (ns) over which the least late frame gives how far the stamps are behind the wall
 #: clock (:meth:`_RunClock.behind`): many frames, so that one of them came without delay.
-_BEHIND_WINDOW_NS: Final = 1_000_000_000
+_BEHIND_WINDOW_NS: Final = 500_000_000
 #: Status reports kept for :meth:`Stack.take_reports` between two calls (older ones are dropped).
 _REPORTS_KEPT: Final = 256
 #: How often the start-command thread looks for the first feedback frame (s).
@@ -593,13 +593,15 @@ class _RunClock:
 
     def behind(self) -> float:
         """How far (s) the newest frames' stamps are behind the wall clock, against the run's
-        start: the least lateness of the frames of the last 1–2 s less the reference frame's
+        start: the least lateness of the frames of the last 0.5–1 s less the reference frame's
         (the current bridge's). The least of many, so a transport's delay of a few ms is not
         counted; what a stalled simulator lost is. NaN before frames 3 s apart arrived.
 
         Why: the real-time factor of a long run rounds a lag away — ``robot time 762.3 s in
         762.3 s … 1.00`` while the frames' stamps were 41 ms behind the wall clock and a user
-        computing feedback ages from them read 26–42 ms (a user's trial, 2026-12-06)."""
+        computing feedback ages from them read 26–42 ms (a user's trial, 2026-12-06). While the
+        lag grows (a simulator at 0.64 of real time: 0.36 s a second) the least late frame is
+        the oldest of the window: the figure is then up to that window's growth short."""
         segments, recent = list(self._segments), self._recent
         if not segments or recent is None:
             return _NAN

@@ -180,7 +180,10 @@ def final_line(summary: StackSummary) -> str:
             )
         behind = ""
         if summary.run_behind_s >= 0.001:  # the stamps a user reads carry what the stalls lost
-            behind = f"; its stamps now {summary.run_behind_s * 1e3:.0f} ms behind the wall clock"
+            behind = (
+                f"; its last second's frames stamped {summary.run_behind_s * 1e3:.0f} ms behind "
+                "the wall clock"
+            )
         parts.append(
             f"robot time {summary.run_robot_s:.1f} s in {summary.run_wall_s:.1f} s of the wall "
             f"clock{since} (real-time factor {summary.run_robot_s / summary.run_wall_s:.2f} "
