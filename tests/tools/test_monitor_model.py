@@ -503,6 +503,13 @@ def test_a_latched_topic_without_a_rate_reads_latched() -> None:
     model.arrived("/arm/status", 0, 0)
     rows = {t.name: t.rate_text for t in model.snapshot(S).topics}
     assert rows == {"/arm/actarray/geometry": "latched", "/arm/status": "— (0 msgs)"}
+    # sent again now and then (a replay's loops): a rate, and then a silence that is no stop
+    for k in range(1, 4):
+        model.arrived("/arm/actarray/geometry", k, k * S // 10)
+        model.arrived("/arm/status", k, k * S // 10)
+    later = {t.name: t.rate_text for t in model.snapshot(6 * S).topics}
+    assert later["/arm/actarray/geometry"] == "latched", later
+    assert later["/arm/status"].startswith("— (none for"), later
 
 
 def array_state(positions: tuple[float, ...] = (0.25, -0.5)) -> ArrayJointState:

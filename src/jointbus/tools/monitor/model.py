@@ -857,9 +857,17 @@ class MonitorModel:
                 continue  # only the monitor's own subscription: nothing to show yet
             rate = meter.rate() if meter is not None else None
             note = "" if meter is not None else self._notes.get(name, "")
+            latched = (
+                info is not None
+                and bool(info.publishers)
+                and all(e.qos.transient_local for e in info.publishers)
+            )
             silent = meter.silent_ns(now_ns) if meter is not None else None
             if silent is not None:
-                rate, note = None, f"— (none for {silent / _NS_PER_S:.1f} s)"
+                # A latched topic is published on change: its silence is no stop. (A replay's
+                # latched topics, sent again at each loop of ``jointbus play --loop``, had a rate
+                # and then read "— (none for 2.1 s)" as if dead: a user's trial, 2026-12-06.)
+                rate, note = None, "" if latched else f"— (none for {silent / _NS_PER_S:.1f} s)"
             rows.append(
                 TopicRow(
                     name,
@@ -868,9 +876,7 @@ class MonitorModel:
                     rate,
                     note,
                     meter.total if meter is not None else None,
-                    info is not None
-                    and bool(info.publishers)
-                    and all(e.qos.transient_local for e in info.publishers),
+                    latched,
                 )
             )
         return tuple(rows)
