@@ -258,7 +258,7 @@ def twin_array() -> Iterator[tuple[TwinServer, CanActuatorArray]]:
     config = dataclasses.replace(
         unbounded_config("md80", calibrated=False), torque_constants=(0.5,) * 12
     )
-    with TwinServer(config, noise=False) as server:
+    with TwinServer(config, noise=False, clock=None) as server:  # lock-step: one period a cycle
         twin = server.twin
         with CanActuatorArray(config, clock=lambda: twin.cycles * config.period_s) as array:
             array.power(True)
