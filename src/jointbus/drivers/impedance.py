@@ -54,8 +54,19 @@ BoolArray = npt.NDArray[np.bool_]
 _TYPE: Final = "ImpedanceCommand"
 
 
+_F64: Final = np.dtype(np.float64)
+_BOOL: Final = np.dtype(np.bool_)
+
+
 def _floats(field_name: str, values: object) -> FloatArray:
     """``values`` as a read-only 1-D float64 array (no copy when it already is one)."""
+    if (
+        type(values) is np.ndarray
+        and values.dtype is _F64
+        and values.ndim == 1
+        and not values.flags.writeable
+    ):  # already what is kept (every command a check made): the 500 Hz path, first
+        return values
     if isinstance(values, str | bytes):
         raise ValidationError(_TYPE, field_name, values, "a sequence of numbers, one per joint")
     if type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1:
@@ -78,6 +89,13 @@ def _floats(field_name: str, values: object) -> FloatArray:
 
 
 def _bools(values: object) -> BoolArray:
+    if (
+        type(values) is np.ndarray
+        and values.dtype is _BOOL
+        and values.ndim == 1
+        and not values.flags.writeable
+    ):  # already what is kept: as in ``_floats``
+        return values
     if type(values) is np.ndarray and values.dtype == np.bool_ and values.ndim == 1:
         array: BoolArray = values
     else:
