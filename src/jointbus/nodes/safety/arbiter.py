@@ -104,6 +104,8 @@ _NS_PER_S: Final = 1_000_000_000
 #: s: a source's losses of control within this long before a takeover double the steady time
 #: it needs (see the module docstring's *Back-off*).
 BACKOFF_MEMORY_S: Final = 10.0
+#: :data:`BACKOFF_MEMORY_S` in ns.
+_BACKOFF_MEMORY_NS: Final = round(BACKOFF_MEMORY_S * _NS_PER_S)
 #: The most doublings of the takeover time a source's recent losses bring (0.4 s → 3.2 s).
 _BACKOFF_MAX: Final = 3
 
@@ -353,13 +355,11 @@ class Arbiter:
                 )
         if self._owner == self.default_source:
             for source, arrivals in self._arrivals.items():
+                if len(arrivals) < self._min_count or now_ns - arrivals[-1] > self._fallback_ns:
+                    continue  # the cheap tests first: most sources fail them
                 doublings = self._doublings(source, now_ns)
-                if (
-                    len(arrivals) >= self._min_count
-                    and now_ns - arrivals[-1] <= self._fallback_ns
-                    and arrivals[-1] - self._since[source] >= self._takeover_ns << doublings
-                    and self._fast_enough(arrivals)
-                ):
+                steady_ns = arrivals[-1] - self._since[source]
+                if steady_ns >= self._takeover_ns << doublings and self._fast_enough(arrivals):
                     needed_s = self.needed_s(source, now_ns) if doublings else 0.0
                     self._change(
                         self._owner,
@@ -409,20 +409,24 @@ class Arbiter:
     def _doublings(self, source: str, now_ns: int) -> int:
         """How many times the steady stream ``source`` needs for a takeover is doubled: once
         per loss of control in the last :data:`BACKOFF_MEMORY_S`, at most ``_BACKOFF_MAX``."""
-        memory = now_ns - round(BACKOFF_MEMORY_S * _NS_PER_S)
-        recent = sum(1 for lost in self._losses.get(source, ()) if lost > memory)
+        losses = self._losses.get(source)
+        if not losses:
+            return 0
+        memory = now_ns - _BACKOFF_MEMORY_NS
+        recent = sum(1 for lost in losses if lost > memory)
         return min(recent, _BACKOFF_MAX)
 
     def _expire(self, now_ns: int) -> None:
         """Forget arrivals that left the window ``(now − window, now]``, silent sources, and
         losses older than :data:`BACKOFF_MEMORY_S`."""
-        memory = now_ns - round(BACKOFF_MEMORY_S * _NS_PER_S)
-        for source in list(self._losses):
-            losses = self._losses[source]
-            while losses and losses[0] <= memory:
-                losses.popleft()
-            if not losses:
-                del self._losses[source]
+        if self._losses:  # most of the time no source lost control lately
+            memory = now_ns - _BACKOFF_MEMORY_NS
+            for source in list(self._losses):
+                losses = self._losses[source]
+                while losses and losses[0] <= memory:
+                    losses.popleft()
+                if not losses:
+                    del self._losses[source]
         horizon = now_ns - self._window_ns
         gone: list[str] = []
         for source, arrivals in self._arrivals.items():
