@@ -50,9 +50,10 @@ precomputed lower/upper bound arrays (one ``np.array`` and two comparisons per c
 in place as one block, and the command's fields are read-only views of its rows; the brake flags'
 array is shared while they do not change. What a passed hb50 command (12 joints) costs, by
 ``time.thread_time_ns`` around each call on a loaded 2-CPU host (2026-12-06): 22 µs back to back
-(35 µs before the block clamp, the row views and the shared brakes), and 44–62 µs on the bridge's
-loop thread in the running demo, whose caches every 2 ms cycle starts cold (71–97 µs before,
-alternated; see docs/PERFORMANCE.md). Unbounded limits are stored as ±``float64`` max rather than ±inf, so the same comparison
+(35 µs before the block clamp, the row views and the shared brakes), and a median of 51–64 µs
+(42–84) on the bridge's loop thread in the running demo, whose caches every 2 ms cycle starts cold
+(82–84, range 62–97, before; alternated five times: see docs/PERFORMANCE.md). Unbounded limits
+are stored as ±``float64`` max rather than ±inf, so the same comparison
 also fails on NaN (comparisons with NaN are false) and on ±inf; only when it fails does the code
 look for the culprit to name it. A value within float32 rounding of a limit is *at* the limit
 (:func:`jointbus.drivers.limits.at_limit_bounds`, the one rule the driver applies too: hb50's
