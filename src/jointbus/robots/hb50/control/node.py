@@ -138,7 +138,6 @@ from jointbus.robots.hb50.messages import (
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
-from jointbus.runtime.cpu_wait import thread_waits
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.realtime import RealtimeConfig
 
@@ -317,7 +316,7 @@ class ControlNode(Node):
         """A gap (s) between two frames stepped on beyond which this node lost control."""
         self.velocity_conflict = VelocityConflict()
         """Two sources writing ``velocity_command`` (:mod:`.velocity_conflict`)."""
-        self.pace = StepPace(self.nominal_period_s, self.stall_s, thread_waits)
+        self.pace = StepPace(self.nominal_period_s, self.stall_s)
         """The node's own pace (:mod:`.step_pace`)."""
         try:
             specs = select_specs(

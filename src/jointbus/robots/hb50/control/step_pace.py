@@ -32,27 +32,19 @@ frames of the stall and of its catch-up — stepped on or overwritten until the 
 frame as fresh as before the stall (:func:`in_backlog`: its stamp within :data:`FRESH_S` of the
 stamp the bridge has now, by the last step before the stall and the wall clock since; at most
 :data:`WINDOW_S` of wall clock) — are counted apart and reported once, as a stall (WARN), when
-the node has caught up; a new window starts there. Which it was — the process stopped (or the
-host frozen) or its threads runnable and waiting for a CPU that other work held (another robot's
-real-time threads on every CPU) — the threads' run-queue waits tell (``thread_waits``, read at
-each window and at the stall): a stall during which one of them waited at least
-:data:`STARVED_SHARE` of the gap is reported as starvation, with its figures.
+the node has caught up; a new window starts there.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
-
-from jointbus.runtime.cpu_wait import most_waited_s, wait_rates
 
 __all__ = [
     "BEHIND_SKIPPED",
     "FRESH_S",
     "REPEAT_WINDOWS",
-    "STARVED_SHARE",
     "WINDOW_S",
     "PaceReport",
     "StepPace",
@@ -68,9 +60,6 @@ REPEAT_WINDOWS: Final = 5
 _GAP_LIMIT_S: Final = 0.1  # a longer gap is a stall (reported on its own), not skipped frames
 #: After a stall, a frame stamped this close (s) to the bridge's present is fresh: caught up.
 FRESH_S: Final = 0.02
-#: A stall during which a thread of the process waited for a CPU at least this share of the gap
-#: was starvation (runnable, other work ran), not a stop (:mod:`jointbus.runtime.cpu_wait`).
-STARVED_SHARE: Final = 0.5
 
 
 def in_backlog(before: tuple[float, int], stamp_s: float, now_ns: int) -> bool:
@@ -103,28 +92,15 @@ class _Stall:
     resumed_ns: int
     stepped: int = 0
     missed: int = 0
-    #: (the most one thread waited for a CPU, s; over what span, s) or None: not known
-    waited: tuple[float, float] | None = None
 
 
 class StepPace:
     """See the module docstring. ``period_s``: the bridge's frame period (s); ``stall_s``: a
-    gap (s) between two steps beyond which the process stalled (None: no stall is told apart);
-    ``thread_waits``: the process's threads' cumulative run-queue waits (ns by thread,
-    :func:`jointbus.runtime.cpu_wait.thread_waits`), read at each window and at a stall to tell
-    a stopped process from a starved one ("A stall is not starvation"); None: not told."""
+    gap (s) between two steps beyond which the process stalled (None: no stall is told apart)."""
 
-    def __init__(
-        self,
-        period_s: float,
-        stall_s: float | None = None,
-        thread_waits: Callable[[], dict[int, int]] | None = None,
-    ) -> None:
+    def __init__(self, period_s: float, stall_s: float | None = None) -> None:
         self.period_s = period_s
         self.stall_s = stall_s
-        self._thread_waits = thread_waits
-        self._waits: tuple[int, dict[int, int]] | None = None  # (monotonic ns, the reading)
-        self._wait_rates: dict[int, float] = {}  # each thread's usual wait, s/s (last window)
         self._stall: _Stall | None = None
         self._last_stamp: float | None = None
         self.stalls = 0
@@ -156,8 +132,6 @@ class StepPace:
         frames ``overwritten`` in its queue and ``lost`` on the way, and the stamp of the frame
         stepped on (s, the bridge's clock; tells a stall's backlog from fresh frames). Returns a
         report when one is due."""
-        if self._waits is None and self._thread_waits is not None:
-            self._waited(start_ns)  # the first reading: the first window's gives the usual waits
         counted = self._counted
         self._counted = (overwritten, lost)
         last_start = self._last_start_ns
@@ -173,7 +147,6 @@ class StepPace:
             self.stalls += 1
             before = None if last_stamp is None or last_start is None else (last_stamp, last_start)
             self._stall = _Stall(between, before, start_ns + round(WINDOW_S * 1e9), start_ns)
-            self._stall.waited = self._waited(start_ns, between)
             self._window_start_ns = None
             self._stepped = self._overwritten = self._lost = 0
             self._durations = []
@@ -210,49 +183,19 @@ class StepPace:
             return None
         return self._close_window(end_ns)
 
-    def _waited(self, now_ns: int, gap_s: float | None = None) -> tuple[float, float] | None:
-        """(The most one thread waited for a CPU since the last reading beyond its usual waits
-        outside the stall's ``gap_s``, s; that span, s), and a new reading from now; None
-        without a reader or an earlier reading. A window's reading (``gap_s`` None) also keeps
-        each thread's usual wait rate."""
-        if self._thread_waits is None:
-            return None
-        now = self._thread_waits()
-        last, self._waits = self._waits, (now_ns, now)
-        if last is None or not now:
-            return None
-        span_s = (now_ns - last[0]) / 1e9
-        if gap_s is None:
-            self._wait_rates = wait_rates(last[1], now, span_s)
-            return None
-        usual_s = max(span_s - gap_s, 0.0)
-        return most_waited_s(last[1], now, usual=self._wait_rates, usual_s=usual_s), span_s
-
     def _stall_report(self, stall: _Stall, now_ns: int) -> PaceReport:
         caught_up_s = (now_ns - stall.resumed_ns) / 1e9
-        why = "its process did not run — stopped or frozen, not starved of CPU"
-        if stall.waited is not None:
-            waited_s, span_s = stall.waited
-            if waited_s >= STARVED_SHARE * stall.gap_s:
-                why = (
-                    f"its process was starved of CPU: a thread of it waited {waited_s:.2f} s "
-                    f"more than usual for a CPU in the last {span_s:.2f} s — other work held it"
-                )
-            else:
-                most = max(waited_s, 0.0)
-                why += f" (its threads waited at most {most:.2f} s more than usual for a CPU)"
         return PaceReport(
             False,
-            f"control node stalled for {stall.gap_s:.2f} s (no control step: {why}); the "
-            f"bridge's frames of the stall arrived late: {stall.stepped} stepped on and "
-            f"{stall.missed} skipped in a catch-up "
+            f"control node stalled for {stall.gap_s:.2f} s (no control step: its process did "
+            "not run — stopped or frozen, not starved of CPU); the bridge's frames of the stall "
+            f"arrived late: {stall.stepped} stepped on and {stall.missed} skipped in a catch-up "
             f"of {caught_up_s:.2f} s; its pace is counted again from the first frame sent after "
             "it",
             stall=True,
         )
 
     def _close_window(self, now_ns: int) -> PaceReport | None:
-        self._waited(now_ns)  # the reading a stall in the next window is measured from
         missed = self._overwritten + self._lost
         sent = self._stepped + missed
         skipped = missed / sent if sent else 0.0
