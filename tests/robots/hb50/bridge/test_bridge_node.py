@@ -1750,8 +1750,8 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
     before = rig.node.event_counts()
     assert sum(v for k, v in before.items() if k.startswith("command age")) == 0
     # This rig stamps frames by the wall clock, so the age of an answer is the wall-clock time
-    # between its frame and the cycle that applies it: the expected bin of each comes from that.
-    expected = [0] * 9
+    # between its frame and the cycle that applies it (a command the bridge takes a cycle late
+    # is a cycle older): the bins are checked by what is certain of them.
     old_frame = rig.data[-1].header.stamp
     time.sleep(0.06)  # that frame is then more than 25 cycles of the wall clock old
     for back, cycles in ((0, 100), (2, 50), (-1, 50)):  # answers to frames 0, 2 back, the old one
@@ -1761,15 +1761,15 @@ def test_diagnostics_count_the_applied_commands_by_age_since_the_start(rig: Rig)
                 header=Header(old_frame, ""),
             )
             rig.step(command)
-            lag_ns = rig.data[-1].header.stamp.to_ns() - command.header.stamp.to_ns()
-            expected[min(8, (lag_ns + rig.period_ns // 2) // rig.period_ns)] += 1
     counts = rig.node.event_counts()
     ages = {k: v for k, v in counts.items() if k.startswith("command age")}
     assert list(ages) == [f"command age {n} cycles" for n in range(8)] + ["command age 8+ cycles"]
-    assert list(ages.values()) == expected
-    # fresh answers, and the 60 ms old ones (a 2-frame-old one the test process was slow to
-    # send may be 8+ as well on a loaded host)
-    assert expected[0] > 0 and expected[8] >= 50
+    counted = list(ages.values())
+    # one count a cycle for the 200 cycles that applied an answer (the first may still have
+    # applied the unstamped hold before them); fresh answers in the low bins, and the 50 cycles
+    # on the 60 ms old frame in 8+
+    assert 199 <= sum(counted) <= 200, counted
+    assert counted[0] + counted[1] + counted[2] > 0 and counted[8] >= 50, counted
     assert counts["limit position"] == 0  # the array node's counts stay beside them
 
 
