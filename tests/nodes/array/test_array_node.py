@@ -1440,6 +1440,14 @@ def test_a_motor_error_code_is_one_error_and_its_end_one_warn_on_the_status_topi
     assert len(cleared) == 1 and "reports no error any more (was 0x21)" in cleared[0], texts
 
 
+def _hold_cycle(node: ArrayNode, stream: Any, names: tuple[str, ...], home: list[float],
+                kp: float = 20.0) -> None:
+    """One 20 ms step of a client's stream: a hold of ``home`` as ``squat``, one node cycle."""
+    stream.publish(hold_message(names, home, kp, 1.0, source="squat"))
+    node.cycle(time.monotonic_ns())
+    time.sleep(0.02)
+
+
 def test_the_safe_command_refused_during_a_motor_error_is_not_reported_as_damping_failed() -> None:
     """A user's CAN trial (2026-12-06): a client streamed a hold to a served md80 array when
     fl_j1 reported error 0x21. The driver, which then damps every motor itself, refused the
@@ -1458,14 +1466,10 @@ def test_the_safe_command_refused_during_a_motor_error_is_not_reported_as_dampin
             array.power(True)
             home = array.read_joints().position.tolist()
             for _ in range(10):
-                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
+                _hold_cycle(node, stream, names, home)
             twin.set_error_code(5, 0x21)
             for _ in range(10):
-                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
+                _hold_cycle(node, stream, names, home)
             time.sleep(0.2)
             timers.run_due()
         finally:
@@ -1501,14 +1505,10 @@ def test_a_command_the_driver_refuses_damps_the_drives_instead_of_leaving_the_la
             array.power(True)
             home = array.read_joints().position.tolist()
             for _ in range(40):  # a valid stream, steady for 0.8 s: it takes over, applied
-                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
+                _hold_cycle(node, stream, names, home)
             assert node.last_applied is not None and node.last_applied.kp.tolist() == [20.0] * 12
             for _ in range(3):  # the same with kp 600: refused by the driver at each write
-                stream.publish(hold_message(names, home, 600.0, 1.0, source="squat"))
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
+                _hold_cycle(node, stream, names, home, kp=600.0)
                 applied = node.last_applied
                 assert applied is not None and not applied.kp.any()  # damped: the safe command
                 assert applied.velocity.tolist() == [0.0] * 12
@@ -1551,9 +1551,7 @@ def test_a_command_outside_the_motors_wire_range_is_refused_by_the_check_and_the
             array.power(True)
             home = array.read_joints().position.tolist()
             for cycle in range(400):  # a valid stream: it takes over, ramps in, is applied
-                stream.publish(hold_message(names, home, 20.0, 1.0, source="squat"))
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
+                _hold_cycle(node, stream, names, home)
                 if cycle >= 40 and not node.reentry.active:
                     break  # its take-over ramp is over (it ran longer on a host at load 10)
             assert not node.reentry.active
