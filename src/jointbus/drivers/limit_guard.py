@@ -33,27 +33,14 @@ envelope law ``τ_up = K·(v_up − v) + τ_load`` (and, away from it, above ``�
 ``τ_applied − J·a_measured``: friction, gravity, the links and the ground, a block — which a
 driver that knows both passes in (a disturbance observer). Where the driver knows neither, ``K``
 is the effort limit over a tenth of the speed limit and ``τ_load`` is 0. So a command far from the
-envelope is applied as it was given (a blocked joint gets its full current within a few cycles, as
-the observer learns the block), and only a joint about to outrun its envelope is touched. Such a
-joint gets, for this cycle, the envelope law itself — ``kp = 0``, ``kd = K``, ``v_ref = v_up`` (or
-``v_down``), ``τ_ff = τ_load`` — which the drive computes in its own loop (time constant ``J / K =
-T``), so the braking follows the joint's speed between two host cycles; at the switch the two laws
-ask the same torque — unless the command's own speed is the lower: ``v_ref`` is never a speed
-towards the end faster than the command's *own* speed, ``v_own = v_ref + (τ_ff + kp·(p_ref − p) −
-τ_load) / kd``, where the command's law asks just the load torque (without damping: unbounded
-towards the end it pushes to, else none), and never a speed away from it (``v_ref = min(v_up,
-max(v_own, 0))``, or ``max(v_down, min(v_own, 0))``). Why: the guard decides from the *measured*
-state, the drive applies the law to the true one. A command that does not push (a damped joint at
-rest, ``v_own = 0``) is taken over only when sensor noise says the joint is moving fast towards its
-end, and with ``v_ref = v_up`` the law then pushed the joint, truly at rest, towards the end at
-``K·v_up``: until 2026-12-06, on the CAN twin with hb50's sensor noise (σ 0.38 rad/s), damped knees
-resting 5 mrad from their end crept 0.7–1.3 mrad past it within 3 s (none without noise), and
-reading the positions and holding them — docs/CAN.md's first step — was refused. Now such a
-takeover only damps (``K·(0 − v)``), and the knees stay 5 mrad inside.
-
-A joint found beyond an end (pushed there by an external force) also gets a spring back to that
-end, ``kp = K / (4·T)``, ``p_ref = the end`` (critically damped with ``kd = K``), so that it
-returns rather than rests beyond it.
+envelope is applied as it was given (a blocked joint gets its full current within a few cycles,
+as the observer learns the block), and only a joint about to outrun its envelope is touched. Such
+a joint gets, for this cycle, the envelope law itself — ``kp = 0``, ``kd = K``, ``v_ref = v_up``
+(or ``v_down``), ``τ_ff = τ_load`` — which the drive computes in its own loop (time constant
+``J / K = T``), so the braking follows the joint's speed between two host cycles; at the switch
+the two laws ask the same torque. A joint found beyond an end (pushed there by an external force)
+also gets a spring back to that end, ``kp = K / (4·T)``, ``p_ref = the end`` (critically damped
+with ``kd = K``), so that it returns rather than rests beyond it.
 
 A joint whose *command* asks to go past an end — its law, at rest at that end, would push on: a
 current, a velocity target, a position target beyond it — or faster than the speed limit is
@@ -241,18 +228,6 @@ class LimitGuard:
         np.logical_and(
             limited, np.where(down, -v_down, v_up) >= self._vmax, out=self.speed_limited
         )
-        # The command's own speed: where its law, at the measured position, asks the torque
-        # that keeps a speed (the load); a law without damping asks the same torque at every
-        # speed — an unbounded speed in the sense it pushes, none if it pushes neither way.
-        rest = torque + kp * (p_ref - p)
-        if load is not None:
-            rest = rest - load
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            own = np.where(
-                kd > 0.0,
-                v_ref + rest / kd,
-                np.where(rest > 0.0, math.inf, np.where(rest < 0.0, -math.inf, 0.0)),
-            )
         taken = up | down
         beyond_up = up & (over_up < 0.0)
         beyond_down = down & (over_down > 0.0)
@@ -260,8 +235,8 @@ class LimitGuard:
         kp[taken] = 0.0
         kd[taken] = self._gain[taken]
         torque[taken] = 0.0 if load is None else load[taken]
-        v_ref[up] = np.minimum(v_up, np.maximum(own, 0.0))[up]
-        v_ref[down] = np.maximum(v_down, np.minimum(own, 0.0))[down]
+        v_ref[up] = v_up[up]
+        v_ref[down] = v_down[down]
         kp[beyond] = self._return_kp[beyond]
         p_ref[beyond_up] = (p + over_up)[beyond_up]
         p_ref[beyond_down] = (p + over_down)[beyond_down]
