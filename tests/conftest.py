@@ -99,6 +99,7 @@ LONG_RUNNING: tuple[str, ...] = (
     "robots/hb50/control/test_control_node_fallen.py",
     # seconds of lock-step MuJoCo trotting with the real control node, per refusal pattern
     "robots/hb50/bridge/test_bridge_node.py::test_a_write_the_driver_refuses_mid_trot",
+    "robots/hb50/bridge/test_bridge_node.py::test_a_driver_that_refuses_the_returning_controller",
 )
 
 

@@ -231,6 +231,11 @@ _EVENT_KEYS: Final = 64
 #: Sources whose run of refused commands is kept (:meth:`ArrayNode._owner_why`): bounded whatever
 #: names arrive on the topic.
 _REFUSED_SOURCES_KEPT: Final = 64
+#: The wait (s) before a source whose first command after a fallback the driver refused may end
+#: the fallback again, doubling with each such refusal up to the last (:meth:`ArrayNode.
+#: _resume_fallback`); a command the driver takes clears it.
+_FIRST_RETRY_S: Final = 1.0
+_LAST_RETRY_S: Final = 8.0
 #: Where a one-shot command came from when the bus does not name its sender (report text).
 _FROM_TOPIC: Final = "a topic publisher"
 _FROM_SERVICE: Final = "a service call"
@@ -535,6 +540,14 @@ class ArrayNode(Node):
         #: The arrival and answered frame (ns) of the newest admitted command, to feed the
         #: watchdog with once the driver takes it after refusals.
         self._command_life: tuple[int, int | None] = (0, None)
+        #: The source whose admitted command ended the fallback while the driver has taken none
+        #: of that run yet, the phase and the fallback's seconds then: the policy is not
+        #: cancelled until it does (``_refused_write`` resumes it otherwise); ``None``: no
+        #: fallback waits on a first write.
+        self._fallback_pending: tuple[str, str, float] | None = None
+        #: Per source whose first command after a fallback the driver refused: when (ns, node
+        #: clock) it may end the fallback again, and the wait (s) the next refusal sets.
+        self._fallback_retry: dict[str, tuple[int, float]] = {}
         self.cycles = 0
         self.cycle_due_ns = 0
         """When the current (or last) cycle was due on the node clock (ns): its loop's deadline,
@@ -810,6 +823,17 @@ class ArrayNode(Node):
             self._mode = mode
             if mode is not StreamMode.RUN:  # a refusal spell and its life belong to one run
                 self._refusing_life_ns = self._taken_life_ns = None
+                if self._fallback_pending is not None and not self._fallback_active:
+                    # the run ended before a write (e-stop, drives off): so did the fallback
+                    seconds = self._fallback_pending[2]
+                    self._fallback_pending = None
+                    self.fallback.cancel()
+                    self._event(
+                        Level.WARN,
+                        "fallback",
+                        f"fallback ({self.fallback.name}) ended after {seconds:.2f} s: mode "
+                        f"{mode.value}",
+                    )
             command = None
             source = self._command_source
             if mode is StreamMode.RUN and self._command is not None:
@@ -838,6 +862,12 @@ class ArrayNode(Node):
                 self._write(self.thermal.derate(self._safe), "safe", self.name)
             elif command is not None:
                 if self._write(self.thermal.derate(command), "command", source):
+                    if self._fallback_pending is not None:  # the run is on: the fallback ends
+                        ended = self._fallback_pending
+                        self._fallback_pending = None
+                        self._fallback_retry.pop(ended[0], None)
+                        self.fallback.cancel()
+                        self._fallback_ended(*ended)
                     if self._refusing_life_ns is not None:  # taken again: alive from this one
                         received_ns, answers = self._command_life
                         self.watchdog.feed(received_ns, answers_ns=answers)
@@ -866,6 +896,9 @@ class ArrayNode(Node):
         0.088 m while the bridge said ``run``); one refused write is one cycle on the previous
         command, as a late one is, not a cycle of damping mid-stride. Refusals go on counting
         as no sign of life until the driver takes a command again."""
+        if self._fallback_pending is not None:  # the first command after a fallback
+            self._resume_fallback(reading, now_ns)
+            return
         taken = self._taken
         if not self.fallback.rides_through_refusals or taken is None:
             self._write(self.thermal.derate(self._safe), "safe", self.name)
@@ -955,7 +988,10 @@ class ArrayNode(Node):
             if age_s is not None and age_s > self.watchdog.timeout_s:
                 self._old_command(cmd.source_node, age_s)
                 continue
-            if self._fallback_active and self._fallback_refuses(cmd.source_node, command):
+            if self._fallback_active and (
+                self._retry_waits(cmd.source_node, now_ns)
+                or self._fallback_refuses(cmd.source_node, command)
+            ):
                 continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
@@ -1068,17 +1104,76 @@ class ArrayNode(Node):
         return True
 
     def _end_fallback_for(self, source: str) -> None:
-        """An admitted command of ``source``, which owns the array, ends the fallback."""
+        """An admitted command of ``source``, which owns the array, ends the fallback — for a
+        policy that rides through refusals, once the driver takes it: the policy keeps its state
+        and the report waits until then (:meth:`_resume_fallback`), in the same cycle when the
+        driver takes it."""
         phase = self.fallback.phase
         self._fallback_active = False
-        self.fallback.cancel()
         self._hold_cause = f"fallback ({phase})"
+        if self.fallback.rides_through_refusals:
+            self._fallback_pending = (source, phase, self._fallback_seconds())
+        else:
+            self.fallback.cancel()
+            self._fallback_ended(source, phase, self._fallback_seconds())
+
+    def _fallback_ended(self, source: str, phase: str, seconds: float) -> None:
         self._event(
             Level.OK,
             "fallback",
-            f"fallback ({self.fallback.name}) ended after {self._fallback_seconds():.2f} s in "
-            f"phase {phase}: {source!r} commands again",
+            f"fallback ({self.fallback.name}) ended after {seconds:.2f} s in phase {phase}: "
+            f"{source!r} commands again",
         )
+
+    def _resume_fallback(self, reading: JointReading, now_ns: int) -> None:
+        """The driver refused the first command of the run that ended a fallback: the
+        fallback goes on where it was, and that source may end it again only after a wait
+        (1 s, doubling to 8 s while the driver keeps refusing its first command).
+
+        Why: the policy admitted the command against the robot (hb50's: a quiet stance, targets
+        at the measured pose), but only the driver can say whether the drives take it. A driver
+        that refused every command of the control node (a bound it does not declare, a bus
+        error on the owner's writes only) ended and restarted hb50's fallback every 0.25 s:
+        each new stance began from a body a little lower than the last, so the robot sank
+        from 0.326 m to 0.139 m in 6.5 s, never sat, and lay at 0.062 m flipping between
+        ``run`` and ``safe`` four times a second (lock-step, 2026-12-06). Resumed, the fallback
+        holds, sits and stays sat with the drives on, as for a controller that never came back.
+        """
+        assert self._fallback_pending is not None
+        source, _, _ = self._fallback_pending
+        self._fallback_pending = None
+        self._fallback_active = True
+        self._refusing_life_ns = self._taken_life_ns = None
+        _, wait_s = self._fallback_retry.get(source, (0, _FIRST_RETRY_S))
+        self._fallback_retry[source] = (
+            now_ns + round(wait_s * 1e9),
+            min(2 * wait_s, _LAST_RETRY_S),
+        )
+        self._event(
+            Level.WARN,
+            "fallback",
+            f"the driver refused the first command of {source!r} after the fallback: the "
+            f"fallback ({self.fallback.name}) goes on in phase {self.fallback.phase}; "
+            f"{source!r} may end it again in {wait_s:g} s",
+        )
+        self._fallback_clock.tick(reading.time)
+        self._write(self.thermal.derate(self.fallback.command(reading)), "fallback", self.name)
+        self._take_fallback_reports()
+
+    def _retry_waits(self, source: str, now_ns: int) -> bool:
+        """Whether ``source`` must still wait before its commands may end the fallback again
+        (:meth:`_resume_fallback`; reported once a second, the wait left in it)."""
+        retry = self._fallback_retry.get(source)
+        if retry is None or now_ns >= retry[0]:
+            return False
+        self.report(
+            Level.WARN,
+            f"command from {source!r} not applied during the fallback ({self.fallback.phase}): "
+            f"the driver refused its first command after the last one; next try in "
+            f"{(retry[0] - now_ns) / 1e9:.1f} s",
+            key=f"fallback-retry:{source}",
+        )
+        return True
 
     def _take_fallback_reports(self) -> None:
         for report in self.fallback.take_reports():
@@ -1396,7 +1491,6 @@ class ArrayNode(Node):
             )
             return
         self._write(self._safe, "e-stop damping", self.name)
-
 
     def _reset_estop(self, positions: npt.NDArray[np.float64], now_ns: int) -> None:
         """Re-arm after an e-stop; ``positions`` are the measured ones (rad, the hold target)."""

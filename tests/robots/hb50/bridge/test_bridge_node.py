@@ -1872,6 +1872,71 @@ def test_a_controller_back_with_answers_to_older_frames_ends_the_fallback_once(
 # -- a write the driver refuses while the robot walks (the real bridge, control node, MuJoCo) --
 
 
+def test_a_driver_that_refuses_the_returning_controller_keeps_the_fallback_going() -> None:
+    """hb50 stands (lock-step) and its driver refuses every write of the control node's
+    commands (a bound it does not declare; the fallback's own commands go through). Before, the
+    fallback's quiet stance admitted the control node's stand-up, the driver refused it, and
+    0.25 s later a new fallback began from a body a little lower: the robot sank from 0.326 m
+    to 0.139 m in 6.5 s, never sat, then lay at 0.062 m flipping between ``run`` and ``safe``
+    four times a second. Now the refused first command resumes the fallback where it was (its
+    stance held, then the sit), the control node may try again after 1 s, then 2 s, 4 s, and
+    once the driver takes its commands again it stands the robot up."""
+    from jointbus.drivers.errors import DriverIOError
+    from jointbus.robots.hb50.messages import MotionMode
+    from support.hb50_lockstep import PERIOD, LockstepRobot
+
+    robot = LockstepRobot()
+    bridge = robot.bridge
+    statuses: list[Status] = []
+    robot.bridge_bus.subscribe("/hb50/status", Status, statuses.append, RELIABLE, realtime=True)
+    write = robot.array.impedance
+    refusing = [True]
+    refused = [0]
+
+    def impedance(cmd: ImpedanceCommand) -> None:
+        if refusing[0] and bridge.fallback_phase is None and bool(cmd.kp.any()):
+            refused[0] += 1
+            raise DriverIOError("CAN bus error on write (test): nothing was sent")
+        write(cmd)
+
+    try:
+        robot.run(0.1)
+        robot.command("stand_up")
+        robot.run(2.5)
+        assert robot.mode is MotionMode.STAND
+        robot.array.impedance = impedance  # type: ignore[method-assign]
+        phases: list[str | None] = []
+        low, before = math.inf, 0
+        for _ in range(round(6.0 / PERIOD)):
+            robot.cycle()
+            low = min(low, float(robot.pose().position[2]))
+            if not phases or phases[-1] != bridge.fallback_phase:
+                phases.append(bridge.fallback_phase)
+                if len(phases) == 2:  # the fallback began: the tries to end it count from here
+                    before = refused[0]
+        bridge.reporter.flush()
+        texts = [s.status for s in statuses]
+        resumed = [t for t in texts if t.startswith("the driver refused the first command of")]
+        began = [t for t in texts if t.startswith("fallback: no command for")]
+        # one fallback, its stance held and then the sit: no new stance, never down
+        assert len(began) == 1 and phases[:3] == [None, "stance", "hold"], (phases, texts)
+        assert "down" not in phases and "sit" in phases, phases
+        assert low > 0.11, low  # m: the sit's height, not the floor
+        # tries after the stance was quiet, then 1 s and 2 s later: three in 6 s
+        assert len(resumed) == 3 and refused[0] - before == 3, (refused, before, resumed)
+        assert "may end it again in 1 s" in resumed[0] and "in 4 s" in resumed[2], resumed
+        assert not [t for t in texts if "commands again" in t], texts  # never said it ended
+        refusing[0] = False
+        robot.run(6.0)
+        bridge.reporter.flush()
+        texts = [s.status for s in statuses]
+        assert bridge.fallback_phase is None and bridge.mode is BridgeMode.RUN
+        assert [t for t in texts if "commands again" in t], texts
+        assert robot.mode is MotionMode.STAND and float(robot.pose().position[2]) > 0.28
+    finally:
+        robot.close()
+
+
 @pytest.mark.parametrize("refusals", ["one", "every"])
 def test_a_write_the_driver_refuses_mid_trot_is_a_missed_command_and_the_fallback_keeps_it_up(
     refusals: str,
