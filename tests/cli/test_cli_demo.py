@@ -253,6 +253,55 @@ def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_wha
     assert "frames" not in line, line
 
 
+def test_the_record_line_says_the_frames_sent_after_the_last_one_written_were_never_written() -> (
+    None
+):
+    """A trial's ``demo --record --duration 10`` beside another robot's real-time threads: the
+    file held 989 frames sent over 2.20 s, the last one sent 9.7 s before the recorder stopped;
+    the line said "lost 1805" (gaps between frames received) and nothing of the ≈ 4 900 frames
+    sent after the last one written. Now it says so; a recorder that kept up says nothing."""
+    from jointbus.cli.demo import _recorded_line
+    from jointbus.tools.recorder import RecorderStats, TopicRecord
+
+    s = 1_000_000_000
+    start = 1_700_000_000 * s
+    stats = RecorderStats(
+        messages=9_752,
+        bytes=1,
+        topics=22,
+        queued=0,
+        lost=1_805,
+        skipped=0,
+        elapsed_s=14.5,
+        first_ns=start,
+        last_ns=start + 14_470_000_000,
+    )
+    robot = TopicRecord(
+        count=989,
+        first_ns=start + 2_900_000_000,
+        last_ns=start + 14_400_000_000,
+        first_pub_ns=start + 2_900_000_000,
+        last_pub_ns=start + 5_100_000_000,
+        sent=1_101,
+    )
+    stopped = start + 5_100_000_000 + 9_730_000_000
+    line = _recorded_line(
+        stats, Path("run.mcap"), 10.0, robot=robot, ran_s=11.19, early=False, stopped_ns=stopped
+    )
+    assert line.endswith(
+        "the robot's data in the file was sent over 2.20 s: the last frame written was sent "
+        "9.73 s before the recorder stopped, and what the bridge sent after it (≈ 4865 frames "
+        "at its rate) was never written: the recorder fell behind (too little CPU for it on "
+        "this host?)"
+    ), line
+    # the last frame sent just before the stop (the transport's delay): nothing to say
+    kept = dataclasses.replace(robot, last_pub_ns=start + 12_900_000_000, sent=5_000)
+    line = _recorded_line(
+        stats, Path("run.mcap"), 10.0, robot=kept, ran_s=10.3, early=False, stopped_ns=stopped
+    )
+    assert "never written" not in line, line
+
+
 def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
     tmp_path: Path,
 ) -> None:

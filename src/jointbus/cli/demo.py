@@ -431,6 +431,7 @@ def run_view(
                     now = time.monotonic()
                     ran_s = None if began is None else now - began
                     stopped_early = end is None or now < end - 0.05
+                    stopped_ns = time.time_ns()
                     stats = recorder.stop()
                     note(
                         _recorded_line(
@@ -440,6 +441,7 @@ def run_view(
                             robot=recorder.topic_record(_robot_topic(stack)),
                             ran_s=ran_s,
                             early=stopped_early,
+                            stopped_ns=stopped_ns,
                         )
                     )
                 stack.stop()
@@ -490,6 +492,7 @@ def _recorded_line(
     robot: TopicRecord | None,
     ran_s: float | None,
     early: bool,
+    stopped_ns: int | None = None,
 ) -> str:
     """What ``--record`` wrote: counts, the file's span and, within it, the robot's data (the
     bridge's frames, first to last, by the times the bridge sent them — ``robot``), how many of
@@ -502,7 +505,15 @@ def _recorded_line(
     Why publish times: a new user's recorder, on a host with eight CPU-bound processes beside
     the robot, received frames up to 22 s late and lost most of them; the line, from receive
     times, said "41.27 s of the robot's data" for frames the bridge had sent over 19.6 s, and
-    nothing about the frames missing."""
+    nothing about the frames missing.
+
+    ``stopped_ns`` (the wall clock, ns, when the recorder was stopped): frames the bridge sent
+    after the last one the file holds were never written — still on their way to a recorder
+    that fell behind, or lost — and counted nowhere else (sequence gaps need a later frame).
+    When the last frame in the file was sent more than :data:`_TAIL_NOTED_S` before the stop,
+    the line says so, with how many frames the bridge sent in that time at its rate in the file
+    (≈). A trial's 10 s ``--record`` beside another robot's real-time threads wrote 2.20 s of
+    the robot's data, its last frame sent 9.7 s before the stop, and said only "lost 1805"."""
     text = f"recorded {stats.messages} messages on {stats.topics} topics to {path} "
     robot_s = math.nan
     if robot is None:
@@ -541,7 +552,34 @@ def _recorded_line(
     else:
         ran = "" if ran_s is None else f"the run lasted {ran_s:.2f} s; "
         why = f"{ran}the robot's data in the file was sent over {robot_s:.2f} s"
+        tail = _unwritten_tail(robot, stopped_ns)
+        if tail:
+            why += f": {tail}"
     return f"{text}, not the {duration:g} s asked: {why}"
+
+
+#: Seconds between the last frame the file holds (sent) and the recorder's stop beyond which
+#: ``--record``'s line says the frames after it were never written: more than the transport's
+#: delay and the robot's 1 s grace at the end (:func:`_await_robot_data`).
+_TAIL_NOTED_S: Final = 1.5
+
+
+def _unwritten_tail(robot: TopicRecord, stopped_ns: int | None) -> str:
+    """The frames sent after the last one in the file (see :func:`_recorded_line`), or ``""``."""
+    if stopped_ns is None:
+        return ""
+    tail_s = (stopped_ns - robot.last_pub_ns) / 1e9
+    if not tail_s > _TAIL_NOTED_S:
+        return ""
+    sent = robot.sent if robot.sent is not None else robot.count
+    about = ""
+    if robot.sent_span_s > 0 and sent > 1:
+        about = f" (≈ {round((sent - 1) / robot.sent_span_s * tail_s)} frames at its rate)"
+    return (
+        f"the last frame written was sent {tail_s:.2f} s before the recorder stopped, and what "
+        f"the bridge sent after it{about} was never written: the recorder fell behind (too "
+        "little CPU for it on this host?)"
+    )
 
 
 def _where(stack: Stack) -> str:
