@@ -1550,27 +1550,39 @@ def test_a_command_outside_the_motors_wire_range_is_refused_by_the_check_and_the
         try:
             array.power(True)
             home = array.read_joints().position.tolist()
-            for cycle in range(400):  # a valid stream: it takes over, ramps in, is applied
-                _hold_cycle(node, stream, names, home)
-                if cycle >= 40 and not node.reentry.active:
-                    break  # its take-over ramp is over (it ran longer on a host at load 10)
-            assert not node.reentry.active
-            accepted = node.last_applied
-            assert accepted is not None and accepted.kp.tolist() == [20.0] * 12
-            rejected_before = node.rejected
-            del received[:]
             over = dataclasses.replace(
                 hold_message(names, home, 20.0, 1.0, source="squat"),
                 kp=(20.0,) * 4 + (600.0,) + (20.0,) * 7,  # fl_j1, index 4
             )
-            for _ in range(3):
-                stream.publish(over)
-                node.cycle(time.monotonic_ns())
-                time.sleep(0.02)
-                assert node.mode is StreamMode.RUN
-                assert node.last_applied is accepted and node.last_applied_source == "squat"
-            during = list(received)  # what the motors got in those cycles (not at shutdown)
-            assert node.rejected == rejected_before + 3
+            # Three refused commands must pass within the arbiter's 100 ms of silence, or the
+            # stream's source loses the array and its next command re-enters: a fact of the
+            # rig, not of the behaviour. On a loaded host (make test, load 16) those three cycles
+            # took longer now and then: try again from a settled stream, up to ten times.
+            for _attempt in range(10):
+                for cycle in range(400):  # a valid stream: it takes over, ramps in, is applied
+                    _hold_cycle(node, stream, names, home)
+                    settled = node.mode is StreamMode.RUN and not node.reentry.active
+                    applied = node.last_applied
+                    if cycle >= 40 and settled and applied is not None and applied.kp.all():
+                        break  # its take-over ramp is over (it ran longer on a host at load 10)
+                assert not node.reentry.active
+                accepted = node.last_applied
+                assert accepted is not None and accepted.kp.tolist() == [20.0] * 12
+                rejected_before = node.rejected
+                del received[:]
+                begun = time.monotonic()
+                for _ in range(3):
+                    stream.publish(over)
+                    node.cycle(time.monotonic_ns())
+                    time.sleep(0.005)
+                    assert node.mode is StreamMode.RUN
+                    assert node.last_applied is accepted and node.last_applied_source == "squat"
+                during = list(received)  # what the motors got in those cycles (not at shutdown)
+                assert node.rejected == rejected_before + 3
+                if time.monotonic() - begun < 0.09:
+                    break
+            else:
+                pytest.skip("the host never ran three cycles within 0.09 s in ten tries")
             assert not node.reentry.active  # nothing was damped: nothing to re-enter
             time.sleep(0.2)
             timers.run_due()  # the node's reports go out on its timer thread
