@@ -39,6 +39,9 @@ class FakeTime:
     def time_ns(self) -> int:
         return round((WALL0 + self.now) * 1e9)
 
+    def monotonic_ns(self) -> int:
+        return round(self.now * 1e9)
+
     def time(self) -> float:
         return WALL0 + self.now
 
@@ -113,6 +116,37 @@ def test_the_runs_real_time_factor_does_not_count_a_first_frame_received_late(
     summary = stack.summary()
     assert summary.run_robot_s / summary.run_wall_s == pytest.approx(0.95, abs=0.002), summary
     assert "real-time factor 0.95 over the run" in final_line(summary)
+
+
+def test_the_runs_real_time_factor_dates_frames_by_when_the_bridge_sent_them(
+    clock: FakeTime,
+) -> None:
+    """A user's trial (2026-12-06): a launcher starved of CPU at the end of a run (another
+    robot's real-time threads on both CPUs) ended "robot time 2.9 s in 3.5 s … (real-time factor
+    0.82 over the run …)" while the bridge's own windows said 0.954–0.960: its last frames
+    arrived 0.6 s late and the run's wall time was counted to that arrival. The frames are now
+    dated by their send time (the sample's attachment, as the subscription measures latency),
+    which a starved receiver does not move."""
+    from jointbus.bus import RELIABLE, Bus
+
+    stack = _layout_stack(clock)
+    with Bus(name="launcher") as bus:
+        sub = bus.subscribe(
+            "/hb50/bridge_data_10hz", BridgeData, stack._data, RELIABLE, realtime=True
+        )
+        stack._data_sub = sub
+        sent0 = clock.now
+        stamp0 = WALL0 + sent0
+        for i in range(61):  # 6 s of the 10 Hz mirror, the robot at 0.96 of the wall clock
+            sent = sent0 + i * 0.1
+            late = 0.002 if i < 55 else 0.6 + 0.1 * (60 - i)  # the last 0.6 s: one burst
+            clock.now = sent + late
+            sub.offer(
+                _frame(stamp0 + 0.96 * (sent - sent0)), round(sent * 1e9), clock.monotonic_ns()
+            )
+    summary = stack.summary()
+    assert summary.run_robot_s / summary.run_wall_s == pytest.approx(0.96, abs=0.002), summary
+    assert "real-time factor 0.96 over the run" in final_line(summary)
 
 
 def test_the_final_line_says_how_far_the_stamps_fell_behind_the_wall_clock(
@@ -278,7 +312,6 @@ def _respawning(stack: Stack) -> LaunchDescription:
     layout = stack.layout
     assert layout is not None
     processes = tuple(
-        dataclasses.replace(p, respawn=True) if p.name == "bridge" else p
-        for p in layout.processes
+        dataclasses.replace(p, respawn=True) if p.name == "bridge" else p for p in layout.processes
     )
     return dataclasses.replace(layout, processes=processes)

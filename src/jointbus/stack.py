@@ -528,8 +528,9 @@ class ProcessExit:
 
 class _RunClock:
     """The robot's time against the wall clock over the run, from the frames this process
-    receives: their stamps (simulated time on the wall-clock epoch) and their arrivals
-    (``time.time_ns()``, the same clock).
+    receives: their stamps (simulated time on the wall-clock epoch) and when the bridge sent
+    them (``time.time_ns()``, the same clock; :meth:`Stack._frame_sent` — the "arrivals" below,
+    which until 2026-12-06 they were, so a launcher starved of CPU stretched the run's wall time).
 
     Each life of the bridge (a respawn starts a new one: :meth:`split`) is a segment; the run
     starts at the frame of the first one that arrived least late against its stamp (by more than
@@ -680,11 +681,12 @@ class StackSummary:
     loop_run: LoopRun | None = None
     run_robot_s: float = _NAN
     """The robot's time (s) between the first and the newest ``bridge_data`` frame this process
-    received (their stamps), over ``run_wall_s`` s of the wall clock between their arrivals:
+    received (their stamps), over ``run_wall_s`` s of the wall clock between their sending:
     the run's real-time factor, which the final line gives (a user computed it from a recording:
     a run beside a CPU hog lost 3.1 s of 50 s, and the line said only the cycles skipped). NaN
-    before frames 3 s apart arrived. Arrivals are late by the transport's delay (milliseconds;
-    more on a loaded host), at either end: the figure is good to that over the run."""
+    before frames 3 s apart arrived. Send times are the bridge's (its Zenoh attachment): a
+    launcher starved of CPU does not stretch them (over arrivals one read 0.82 for a robot at
+    0.954–0.960, a user's trial, 2026-12-06)."""
     run_wall_s: float = _NAN
     velocity_held: bool = False
     """The control node holds a velocity command that would walk (its WARN "velocity held: send
@@ -1007,9 +1009,8 @@ class Stack:
         self._exits: list[tuple[ProcessExit, float]] = []
         self._exits_lock = threading.Lock()
         self._run_clock = _RunClock()
-        self._data.on_message = lambda msg, _at: self._run_clock.add(
-            msg.header.stamp.to_ns(), time.time_ns()
-        )
+        self._data_sub: Subscriber[Any] | None = None
+        self._data.on_message = self._frame_sent
         self._started_wall_ns = 0
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -1299,18 +1300,29 @@ class Stack:
     def _topic(self, name: str) -> str:
         return f"/{self.namespace}/{name}" if self.namespace else f"/{name}"
 
+    def _frame_sent(self, msg: BridgeData, _at: float) -> None:
+        """A frame for the run's clock, dated when the bridge sent it (on the wall clock): a
+        launcher starved of CPU receives late, and its real-time factor over arrivals read 0.82
+        where the bridge's windows said 0.954–0.960 (a user's trial, 2026-12-06)."""
+        now_ns = time.time_ns()
+        sub = self._data_sub
+        sent = None if sub is None else sub.latest_sent_ns
+        if sent is not None:
+            now_ns -= max(0, time.monotonic_ns() - sent)
+        self._run_clock.add(msg.header.stamp.to_ns(), now_ns)
+
     def _subscribe(self, bus: Bus) -> None:
-        def sub(name: str, msg_type: type[Message], keeper: _Latest, qos: Any) -> None:
-            self._subscribers.append(
-                bus.subscribe(
-                    self._topic(name), msg_type, keeper, qos, realtime=True, node=_OBSERVER
-                )
+        def sub(name: str, msg_type: type[Message], keeper: _Latest, qos: Any) -> Subscriber[Any]:
+            subscriber: Subscriber[Any] = bus.subscribe(
+                self._topic(name), msg_type, keeper, qos, realtime=True, node=_OBSERVER
             )
+            self._subscribers.append(subscriber)
+            return subscriber
 
         if self.layout is None:
-            sub("bridge_data", BridgeData, self._data, MAB_RT)
+            self._data_sub = sub("bridge_data", BridgeData, self._data, MAB_RT)
         else:  # a launcher watching its processes reads the 10 Hz copy: no 500 Hz decoding
-            sub("bridge_data_10hz", BridgeData, self._data, RELIABLE)
+            self._data_sub = sub("bridge_data_10hz", BridgeData, self._data, RELIABLE)
         sub("bridge_state_10hz", BridgeState, self._bridge_state, RELIABLE)
         sub("robot_state_10hz", RobotState, self._robot_state, RELIABLE)
         self._subscribers.append(
