@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from jointbus.drivers import limit_guard
@@ -85,6 +85,38 @@ def test_a_joint_beyond_an_end_is_pulled_back_to_it() -> None:
     assert law(cmd, 1.05, 0.0) < 0.0
 
 
+def run_core(core: bool) -> tuple[LimitGuard, bool]:
+    """A one-joint guard and whether to run it through its compiled core or its numpy law."""
+    if core and limit_guard._CORE is None:
+        pytest.skip("the compiled core was not built (no C compiler)")
+    return guard(), core
+
+
+@pytest.mark.parametrize("core", [True, False], ids=["compiled", "numpy"])
+def test_a_damped_joint_at_rest_read_as_moving_towards_its_end_is_not_pushed_there(
+    core: bool,
+) -> None:
+    """Sensor noise: a damped joint at rest 5 mrad from its end, read moving towards it at
+    0.5 rad/s. The damping command is taken over (its law at the reading, −0.5 N·m, is above the
+    envelope's −1.09), and the law that goes out must not push the joint — truly at rest — towards
+    the end. Before: ``v_ref = v_up`` (0.283 rad/s) pushed it with K·v_up = 1.41 N·m, and noisy
+    CAN twin knees crept past their end. Now it brakes towards the command's own speed, 0: at rest
+    it asks nothing, and it brakes the reading's motion harder than the envelope."""
+    g, compiled = run_core(core)
+    cmd = command(kd=1.0)
+    p, v = UPPER - 0.005, 0.5
+    run = g.apply if compiled else g.apply_reference
+    p_ref, v_ref, tau, kp, kd = cmd
+    limited = run(
+        np.array([True]), position=np.array([p]), velocity=np.array([v]),
+        p_ref=p_ref, v_ref=v_ref, torque=tau, kp=kp, kd=kd,
+    )
+    assert float(kd[0]) == GAIN  # taken over
+    assert not limited[0]  # but it asked nothing past the end: not flagged
+    assert law(cmd, p, 0.0) == 0.0  # truly at rest: no push towards the end
+    assert law(cmd, p, v) == pytest.approx(-GAIN * v)  # the reading's motion is braked
+
+
 def test_a_joint_not_measured_is_left_alone() -> None:
     """A lost motor reads NaN: the guard cannot know where it is and sends what was commanded."""
     cmd = command(tau=5.0)
@@ -159,6 +191,10 @@ finite = st.floats(-50.0, 50.0, allow_nan=False)
     p=st.floats(-1.2, 1.2), v=st.floats(-5.0, 5.0), p_ref=st.floats(-1.0, 1.0),
     v_ref=finite, tau=finite, kp=st.floats(0.0, 500.0), kd=st.floats(0.0, 10.0),
 )
+# 0.125 rad past the upper end, its command pulling it back faster than the speed limit: the
+# envelope asks −15 N·m exactly; bounding the return by the command's own speed (−2.67 rad/s) gave
+# −13.3 (a8d6fc4, reverted): beyond an end the return acts in full.
+@example(p=1.125, v=0.0, p_ref=0.0, v_ref=1.0, tau=-22.0, kp=0.0, kd=6.0)
 def test_what_goes_out_never_pushes_harder_than_the_envelope(
     p: float, v: float, p_ref: float, v_ref: float, tau: float, kp: float, kd: float
 ) -> None:
@@ -184,6 +220,42 @@ def test_what_goes_out_never_pushes_harder_than_the_envelope(
     assert limited == ((before > tau_up and at_up > 0.0) or (before < tau_down and at_down < 0.0))
     if not taken:
         assert after == before
+
+
+@pytest.mark.parametrize("core", [True, False], ids=["compiled", "numpy"])
+@given(
+    p=st.floats(LOWER, UPPER), v=st.floats(-5.0, 5.0), p_ref=st.floats(-1.0, 1.0),
+    v_ref=finite, tau=finite, kp=st.floats(0.0, 500.0), kd=st.floats(0.0, 10.0),
+    load=st.floats(-20.0, 20.0),
+)
+# damped, at rest 5 mrad from the upper end, read moving towards it (the CAN twin's knees)
+@example(p=0.995, v=0.5, p_ref=0.0, v_ref=0.0, tau=0.0, kp=0.0, kd=1.0, load=0.0)
+# no torque asked, at rest mid-range, read over the speed limit (4 rad/s, limit 3)
+@example(p=0.0, v=4.0, p_ref=0.0, v_ref=0.0, tau=0.0, kp=0.0, kd=0.0, load=0.0)
+def test_inside_its_range_a_joint_truly_at_rest_is_pushed_towards_an_end_only_by_its_command(
+    core: bool, p: float, v: float, p_ref: float, v_ref: float, tau: float, kp: float,
+    kd: float, load: float,
+) -> None:
+    """The guard decides from the *measured* speed ``v`` (noisy: 0.38 rad/s 1σ on hb50's CAN
+    motors); the drive applies the law that goes out to the *true* one. Whatever ``v`` reads, a
+    joint truly at rest inside its range gets, beyond the load, no torque towards an end its
+    command does not ask at rest itself — the guard takes away, it never adds. (Beyond an end it
+    does: the return, tested above.) Before, a damped joint at rest read moving towards its end
+    was pushed there with K·v_up."""
+    g, compiled = run_core(core)
+    cmd = command(p_ref, v_ref, tau, kp, kd)
+    asked = law(cmd, p, 0.0) - load  # N·m beyond the load, at rest, as commanded
+    p_ref_, v_ref_, tau_, kp_, kd_ = cmd
+    run = g.apply if compiled else g.apply_reference
+    run(
+        np.array([True]), position=np.array([p]), velocity=np.array([v]), p_ref=p_ref_,
+        v_ref=v_ref_, torque=tau_, kp=kp_, kd=kd_, load=np.array([load]),
+    )
+    given_ = law(cmd, p, 0.0) - load  # as it goes out
+    if asked <= 0.0:
+        assert given_ <= 1e-9, f"pushed up with {given_} N·m; the command asked {asked}"
+    if asked >= 0.0:
+        assert given_ >= -1e-9, f"pushed down with {given_} N·m; the command asked {asked}"
 
 
 def test_bad_construction_is_refused() -> None:

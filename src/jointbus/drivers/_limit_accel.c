@@ -152,11 +152,21 @@ limit_apply(PyObject *self, PyObject *args)
                    itself (down wins, as for v_ref below); else the end of the range */
                 at_speed[i] = (down ? -v_down : v_up) >= vmax[i];
             }
+            /* the numpy law writes the up speed first, then the down one: down wins when both
+               hold. Inside the range, never towards the end faster than the command's own speed
+               (where its law asks the load torque; without damping, unbounded the way it pushes,
+               none if it pushes neither way); beyond an end, the envelope's speed in full. */
+            double to = down ? v_down : v_up;
+            if (!(over_up < 0.0 || over_down > 0.0)) {
+                double rest = tau[i] + kp[i] * (p_ref[i] - p[i]) - extra;
+                double own = kd[i] > 0.0 ? v_ref[i] + rest / kd[i]
+                             : rest > 0.0 ? INFINITY : rest < 0.0 ? -INFINITY : 0.0;
+                to = down ? fmax(v_down, fmin(own, 0.0)) : fmin(v_up, fmax(own, 0.0));
+            }
             kp[i] = 0.0;
             kd[i] = gain[i];
             tau[i] = extra;
-            /* the numpy law writes v_up first, then v_down: down wins when both hold */
-            v_ref[i] = down ? v_down : v_up;
+            v_ref[i] = to;
             if (up && over_up < 0.0) {
                 kp[i] = ret[i];
                 p_ref[i] = p[i] + over_up;

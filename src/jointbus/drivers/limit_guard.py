@@ -36,11 +36,38 @@ is the effort limit over a tenth of the speed limit and ``τ_load`` is 0. So a c
 envelope is applied as it was given (a blocked joint gets its full current within a few cycles,
 as the observer learns the block), and only a joint about to outrun its envelope is touched. Such
 a joint gets, for this cycle, the envelope law itself — ``kp = 0``, ``kd = K``, ``v_ref = v_up``
-(or ``v_down``), ``τ_ff = τ_load`` — which the drive computes in its own loop (time constant
+(or ``v_down``; inside the range never faster towards the end than the command's own speed, see
+**Noise**), ``τ_ff = τ_load`` — which the drive computes in its own loop (time constant
 ``J / K = T``), so the braking follows the joint's speed between two host cycles; at the switch
-the two laws ask the same torque. A joint found beyond an end (pushed there by an external force)
-also gets a spring back to that end, ``kp = K / (4·T)``, ``p_ref = the end`` (critically damped
-with ``kd = K``), so that it returns rather than rests beyond it.
+the two laws ask the same torque (where the command's own speed is the lower, the law brakes
+harder). A joint found beyond an end (pushed there by an external force) also gets a spring back
+to that end, ``kp = K / (4·T)``, ``p_ref = the end`` (critically damped with ``kd = K``), so that
+it returns rather than rests beyond it.
+
+**Noise.** The guard decides from the *measured* state; the drive applies the law to the *true*
+one. The envelope law is a speed target: to a joint truly slower than ``v_up`` it applies torque
+towards the end. So a takeover triggered by sensor noise alone — a joint at rest read as moving
+towards its end — pushed a joint that its command only damped. On the CAN twin with hb50's noise
+(1σ 0.38 rad/s and 0.64 mrad; ``K`` = 12 N·m·s/rad, ``a`` = 80 rad/s²), knees resting 5 mrad
+inside their end under ``kd = 1`` were past it after 28–146 cycles and 0.7–1.3 mrad past it
+within 3 s (seeds 0–2; taken over in 55–57 % of the cycles), and reading the positions and
+holding them — docs/CAN.md's first step — was refused (until 2026-12-06). A supervisor should
+only take away. So, inside the range, the law's speed is never towards the end faster than the
+command's *own* speed, nor away from the end: ``v_ref = min(v_up, max(v_own, 0))`` (towards the
+lower end ``max(v_down, min(v_own, 0))``), with ``v_own = v_ref + (τ_ff + kp·(p_ref − p) −
+τ_load) / kd`` the speed at which the command's law asks just the load torque (a command without
+damping asks the same torque at every speed: ``v_own`` is unbounded the way it pushes, 0 if it
+pushes neither way). That speed lies within [``v_down``, ``v_up``], so what goes out stays within
+the envelope; a joint at rest now gets torque beyond the load towards an end only where its
+command asks it, and a noise-triggered takeover of a damping command only damps (``K·(0 − v)``):
+the same knees moved 0 mrad in 3 s (1.7–2.0 % of the cycles taken over). Beyond an end the bound
+is not applied: there the envelope closes to a single torque, the return, which acts in full
+whatever the command's own speed — bounding it too (a8d6fc4, reverted) gave a joint 0.125 rad
+past its end 13.3 N·m back where the envelope asks 15. A noise band on the measured speed was not
+chosen: it needs each sensor's noise figure, which the guard does not know for a real motor; one
+wide enough for hb50 (3σ = 1.1 rad/s) is the whole envelope speed within 7.6 mrad of an end (at
+80 rad/s²), so real motion there would go unguarded; and a reading beyond the band still pushes —
+it makes the false takeover rarer, not harmless.
 
 A joint whose *command* asks to go past an end — its law, at rest at that end, would push on: a
 current, a velocity target, a position target beyond it — or faster than the speed limit is
@@ -64,8 +91,8 @@ Cost: the law runs joint by joint in a small compiled core (``_limit_accel.c``, 
 ``setup.py`` when a C compiler is present; ``JOINTBUS_NO_ACCEL=1`` skips it) in about a
 microsecond for 12 joints; without it, in numpy — the reference the tests hold the core to —
 about 25 calls on N-element arrays, 25–90 µs per cycle on our 2-vCPU VM depending on its load,
-a tenth of the bridge's cycle budget. Either way it runs only while some joint is driven by a
-current or impedance command.
+a tenth of the bridge's cycle budget (about 20 more in a cycle where it takes a joint over).
+Either way it runs only while some joint is driven by a current or impedance command.
 """
 
 from __future__ import annotations
@@ -228,6 +255,24 @@ class LimitGuard:
         np.logical_and(
             limited, np.where(down, -v_down, v_up) >= self._vmax, out=self.speed_limited
         )
+        # Inside the range, the law's target speed is never towards the end faster than the
+        # command's own speed (module docstring, "Noise"): where the command's law, at the
+        # measured position, asks just the load torque; without damping it asks the same torque
+        # at every speed — an unbounded speed the way it pushes, none if it pushes neither way.
+        # Beyond an end the envelope law acts in full: its return is not the command's to bound.
+        rest = torque + kp * (p_ref - p)
+        if load is not None:
+            rest = rest - load
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            own = np.where(
+                kd > 0.0,
+                v_ref + rest / kd,
+                np.where(rest > 0.0, math.inf, np.where(rest < 0.0, -math.inf, 0.0)),
+            )
+        inside = ~((over_up < 0.0) | (over_down > 0.0))
+        # fmin / fmax: the C core's, which ignore a NaN operand
+        to_up = np.where(inside, np.fmin(v_up, np.fmax(own, 0.0)), v_up)
+        to_down = np.where(inside, np.fmax(v_down, np.fmin(own, 0.0)), v_down)
         taken = up | down
         beyond_up = up & (over_up < 0.0)
         beyond_down = down & (over_down > 0.0)
@@ -235,8 +280,8 @@ class LimitGuard:
         kp[taken] = 0.0
         kd[taken] = self._gain[taken]
         torque[taken] = 0.0 if load is None else load[taken]
-        v_ref[up] = v_up[up]
-        v_ref[down] = v_down[down]
+        v_ref[up] = to_up[up]
+        v_ref[down] = to_down[down]
         kp[beyond] = self._return_kp[beyond]
         p_ref[beyond_up] = (p + over_up)[beyond_up]
         p_ref[beyond_down] = (p + over_down)[beyond_down]

@@ -349,6 +349,43 @@ def test_impedance_command_moves_the_joints(powered: Rig) -> None:
 
 
 @needs_twin
+def test_damped_knees_resting_by_their_end_stay_inside_it_with_sensor_noise_and_can_be_held() -> (
+    None
+):
+    """The twin as users get it — sensor noise on (hb50's: 0.38 rad/s, 0.64 mrad), hb50 at rest,
+    knees 5 mrad from their end — with every joint only damped (kp 0, kd 1) for 750 exchanges
+    (1.5 s, lock-step). Noise makes the limit guard take the damping command over now and then (a
+    knee read moving towards its end). Before, its law then pushed the knee, truly at rest, towards
+    the end at the envelope's speed: the true knees were past it after 28–146 exchanges (seeds
+    0–2) and 0.7–1.3 mrad past within 3 s, and docs/CAN.md's first step — read the positions, hold
+    them — was refused ("position = -2.705996…; expected within [-2.705, 0]"). Now such a takeover
+    only damps: they stay where they rest, and the hold is taken."""
+    url = f"can://virtual/jb-can-test-{uuid.uuid4().hex}?robot=hb50&model=md80&timeout={TIMEOUT}"
+    config = CanArrayConfig.from_url(DriverURL.parse(url))
+    knees = [NAMES.index(name) for name in ("fr_j2", "fl_j2", "rl_j2", "rr_j2")]
+    lower = np.array([s.position_min for s in config.array.limits])[knees]
+    upper = np.array([s.position_max for s in config.array.limits])[knees]
+    with TwinServer(config, clock=None) as server:  # lock-step: one period per exchange
+        twin = server.twin
+        with CanActuatorArray(config, clock=lambda: twin.cycles * config.period_s) as array:
+            array.power(True)
+            n = array.count
+            start = complete_reading(array).position
+            array.impedance(ImpedanceCommand(
+                position=start, velocity=np.zeros(n), effort=np.zeros(n), kp=np.zeros(n),
+                kd=np.ones(n), brake=np.zeros(n, dtype=np.bool_),
+            ))
+            deepest = np.full(len(knees), -np.inf)  # rad past the nearer end (< 0: inside)
+            for _ in range(750):
+                array.read_joints()
+                true = twin.positions[knees]  # hb50's calibration is 1, 0: motor space is joints'
+                deepest = np.maximum(deepest, np.maximum(true - upper, lower - true))
+            assert (deepest < 0.0).all(), f"true knees past their end by {deepest * 1e3} mrad"
+            held = complete_reading(array).position
+            array.impedance(ImpedanceCommand.hold(held, kp=40.0, kd=2.0))  # the recipe: taken
+
+
+@needs_twin
 def test_a_command_held_back_reads_which_limit_held_it(powered: Rig) -> None:
     """New-user trial (on arm6): a joint the drive holds back in mid-range is held at its speed
     limit, and the reading must say so rather than leave a report to guess from the speed read.
