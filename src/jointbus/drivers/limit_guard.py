@@ -247,9 +247,9 @@ class LimitGuard:
         # over as well, but no command was cut short.
         end_up = np.where(np.isfinite(self._upper), self._upper, p)
         end_down = np.where(np.isfinite(self._lower), self._lower, p)
-        at_end = torque + kd * v_ref
-        limited |= up & (at_end + kp * (p_ref - end_up) > 0.0)
-        limited |= down & (at_end + kp * (p_ref - end_down) < 0.0)
+        # Summed in the compiled core's order: near 0 another order rounds to another sign.
+        limited |= up & (torque + kp * (p_ref - end_up) + kd * v_ref > 0.0)
+        limited |= down & (torque + kp * (p_ref - end_down) + kd * v_ref < 0.0)
         # Which bound held it: the speed limit where the envelope's speed was v_max itself (down
         # wins where both sides hold, as for v_ref below); else the end of the range.
         np.logical_and(
