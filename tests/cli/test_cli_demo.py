@@ -48,7 +48,7 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     assert mode == "STAND"
     assert abs(height - STAND_HEIGHT) <= 0.1 * STAND_HEIGHT
     assert "lateness p99" in lines[-1] and "CPU" in lines[-1]
-    # the run's real-time factor, from the frames' stamps against their arrivals (a user
+    # the run's real-time factor, from the frames' stamps against when they were sent (a user
     # computed it from a recording: the line gave the skipped cycles only)
     run = re.search(
         r"robot time ([\d.]+) s in ([\d.]+) s of the wall clock (?:from \+[\d.]+ s to "
@@ -57,7 +57,11 @@ def test_demo_stands_up_and_ends_cleanly_at_duration() -> None:
     )
     assert run, lines[-1]
     robot_s, wall_s, rtf = (float(g) for g in run.groups())
-    assert wall_s >= 3.0 and rtf == pytest.approx(robot_s / wall_s, abs=0.006)
+    # the two spans are printed to 0.05 s, the factor to 0.005: "robot time 10.0 s in 10.0 s
+    # (… 0.99 …)" is 9.96 s in 10.04 s (a run at load 22)
+    assert wall_s >= 3.0
+    assert (robot_s - 0.05) / (wall_s + 0.05) - 0.005 <= rtf, run.groups()
+    assert rtf <= (robot_s + 0.05) / (wall_s - 0.05) + 0.005, run.groups()
     # what the nodes said as they stopped is on the console too (a user's walking robot was
     # stopped with Ctrl-C; the bridge leaving the drives damped was on the bus only): the robot
     # stands, so the control node sends no damping and the bridge, stopped too, damps
