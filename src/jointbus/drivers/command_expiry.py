@@ -3,8 +3,10 @@
 Where it sits: :mod:`jointbus.drivers`, beside :mod:`.profiled_moves`; pure logic with no I/O,
 used by the array node (:mod:`jointbus.nodes.array`, for every array it serves) and by the
 ``sim://`` driver (its drive-side watchdog, as a servo drive's firmware has one). Times are passed
-in (``now_s``, seconds on the caller's clock: the monotonic clock for the node, simulated time for
-a stepping simulator), never read here, so it is tested without sleeping.
+in (``now_s``, seconds on the caller's clock: the monotonic clock for the node and for a
+real-time simulator — the expiry is a bound on wall-clock silence —, simulated time for a stepping
+simulator, whose caller's steps are its only clock), never read here, so it is tested without
+sleeping.
 
 **Why.** A position command is a move to a target: it ends by itself. A speed or current command
 has no end: the joint keeps turning for as long as the command stands, so if the program that sent

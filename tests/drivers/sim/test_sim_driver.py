@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -748,6 +749,34 @@ def test_the_drive_watchdog_stops_an_unrenewed_speed_within_its_ramp_on_simulate
         arm.speed(wrist, -speed)  # the next command resumes
         arm.step(0.05)
         assert arm.read_joints().velocity[wrist] < -0.1
+
+
+def test_in_real_time_the_drive_watchdog_waits_its_timeout_of_wall_clock_silence() -> None:
+    """A speed stream ends after ``command_timeout`` of wall-clock silence however simulated time
+    runs meanwhile. After a host stall of up to 0.1 s the simulation thread runs its steps back to
+    back to catch the clock up, and the watchdog, counting simulated time, ended a stream up to
+    0.1 s early by the wall clock (0.245 s of 0.25 in a fresh-clone ``make test``). A loaded host
+    decides whether a real stall is caught up (beside two running stacks, load 20, it was not,
+    and 1 s of physics took 1.4-2.1 s), so here simulated time is run ahead at once under the
+    lock, past the timeout, with the rotors where they are (the model's ``actuate``), as the
+    catch-up runs it ahead by up to 0.1 s: counted in simulated time the speed ran out at the
+    next control step and the joint read IDLE from then on. A 1 s timeout leaves a host that takes
+    0.6 s to answer the first read (this one, loaded) time to see the difference. The bound is a
+    lower one on silence, which no loaded host makes flaky; the 10 s guard only ends a test that
+    would never end."""
+    timeout, wrist, speed = 1.0, 3, 0.5  # s, arm6's wrist_roll, rad/s
+    with drivers.open(f"sim://arm6?noise=false&command_timeout={timeout}") as arm:
+        assert isinstance(arm, SimActuatorArray) and arm.realtime
+        arm.power(True)
+        with arm.locked() as physics:  # the simulation thread waits on the lock
+            sent = time.monotonic()  # before the call: the driver has it no earlier
+            arm.speed(wrist, speed)
+            model = physics.actuators  # simulated time runs ahead of the wall clock:
+            model.actuate(model.positions, model.velocities, 1.1 * timeout)
+        while arm.read().actuators[wrist].state & ActuatorState.MOVING:
+            assert time.monotonic() < sent + 10.0, "the watchdog never stopped the speed"
+            time.sleep(0.002)
+        assert time.monotonic() - sent >= timeout
 
 
 def test_the_drive_watchdog_leaves_position_moves_and_is_off_by_default() -> None:

@@ -29,8 +29,15 @@ acceleration) and held where it stopped; the next command applies as usual. Posi
 moves end by themselves and never expire. Off by default because an in-process program that
 dies takes the simulator with it; ``sim://arm6?command_timeout=0.25`` behaves as the array node
 (``jointbus serve``) does for its clients, whose default is 0.25 s
-(:mod:`jointbus.drivers.command_expiry`). Timed on simulated time, so stepping mode expires
-commands deterministically.
+(:mod:`jointbus.drivers.command_expiry`). In real time it is timed on the monotonic wall clock,
+as the array node's watchdog is (docs/SAFETY.md): a command is armed at its arrival and checked
+against the monotonic clock at each control step, so a stream never ends before
+``command_timeout`` of wall-clock silence. Simulated time would not do: after a host stall of up to
+0.1 s the real-time thread runs its steps back to back to catch the clock up, and a command that
+arrived during the stall, stamped with the lagging simulated time, ran out up to 0.1 s early by
+the wall clock (0.245 s of 0.25 in a fresh-clone ``make test``; 0.20 s after a 50 ms stall). In
+stepping mode (``realtime=False``) the caller's steps are the only clock, so it is timed on
+simulated time and expires commands deterministically.
 
 **Time.** The control step (:attr:`SimArrayConfig.control_period`, 2 ms: profile sampling and
 the command to the drive) is subdivided by the physics at ``rate`` Hz (≥ 2 kHz). The targets are
@@ -414,7 +421,8 @@ class SimActuatorArray(ActuatorArray):
         self._status = np.zeros(n, dtype=np.uint32)
         self._status_version = -1
         self._array_power = False
-        #: The drive watchdog (simulated time), or None; guarded by ``_state_lock``.
+        #: The drive watchdog, or None; guarded by ``_state_lock``. Its clock is
+        #: :meth:`_expiry_clock`: monotonic in real time, simulated time in stepping mode.
         self._expiry = (
             CommandExpiry(n, config.command_timeout) if config.command_timeout is not None else None
         )
@@ -481,8 +489,8 @@ class SimActuatorArray(ActuatorArray):
 
     def _tick(self, dt: float) -> None:
         """One control step: sample the profiles, command the drives, advance the physics."""
-        if self._expiry is not None:
-            late = self._expiry.expired(self._model.time)
+        if self._expiry is not None and self._expiry.any_armed:
+            late = self._expiry.expired(self._expiry_clock())
             if late.size:  # not renewed: a profiled stop from where the joints are
                 self._moves.move_at(late, np.zeros(late.size), self._profile_start)
         p_ref, v_ref, a_ref = self._moves.profile.step(dt)
@@ -535,6 +543,12 @@ class SimActuatorArray(ActuatorArray):
         self._physics.step(dt)
         np.subtract(model.velocities, self._v_before, out=self._accel)
         self._accel /= dt
+
+    def _expiry_clock(self) -> float:
+        """The drive watchdog's clock, s: in real time the monotonic wall clock (a safety bound on
+        wall-clock silence, which simulated time, caught up in a burst after a stall, undercuts);
+        in stepping mode simulated time (the caller's steps are the only clock there)."""
+        return time.monotonic() if self._thread is not None else self._model.time
 
     def _run(self) -> None:
         period = self._sim.control_period
@@ -717,7 +731,7 @@ class SimActuatorArray(ActuatorArray):
         if self._expiry is None:
             return
         mask = np.broadcast_to(np.asarray(renewed, dtype=np.bool_), indices.shape)
-        self._expiry.arm(indices[mask], self._model.time)
+        self._expiry.arm(indices[mask], self._expiry_clock())  # its arrival, on that clock
         self._expiry.disarm(indices[~mask])
 
     def _write_positions(self, indices: IntArray, positions: FloatArray) -> None:
