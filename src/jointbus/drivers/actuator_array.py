@@ -1105,6 +1105,19 @@ class ActuatorArray(abc.ABC):
             self._request_accel(indices, values)
             self._config_accel[indices] = values
 
+    def speed_bounds(self) -> tuple[FloatArray, tuple[str, ...]]:
+        """Per joint, the speed bound this driver enforces (rad/s or m/s, a magnitude, joint
+        space; ``inf``: none) and what sets it (empty: the joint's velocity limit; else the
+        carried range's ``bound_by``, e.g. "the md80's wire range").
+
+        Why public: it is the figure ``set_speed`` refuses above and the limit guard holds the
+        joint to (:meth:`_carried_bound`), and a node that watches measured speeds
+        (:class:`~jointbus.nodes.safety.limit_watch.LimitWatch`) must judge them against the same
+        figure — against the joint's limit alone, a ``can://`` joint without a velocity limit had
+        none (``inf``), so its overspeed was never reported and a hold read "speed limit ±inf"."""
+        bound, why = self._carried_bound("velocity")
+        return bound.copy(), why
+
     @property
     def config_speeds(self) -> FloatArray:
         """Currently configured speed per joint (a copy), rad/s or m/s."""

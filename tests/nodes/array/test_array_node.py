@@ -1336,6 +1336,53 @@ def can_legs(options: str = "") -> Iterator[tuple[Any, Any, tuple[str, ...]]]:
         yield server.twin, array, names
 
 
+def test_a_joint_without_velocity_limit_is_watched_against_its_motors_wire_range() -> None:
+    """can:// bounds a joint without a velocity limit by its md80's ±25 rad/s wire range
+    (``set_speed`` refuses above it, the limit guard holds it there: commit 1f871c8), but the
+    node's LimitWatch knew only the joint's ``inf``: a measured overspeed of such a joint was
+    never reported, and a hold read "speed limit ±inf". The node now hands the watch the bound
+    the driver enforces, the same figure ``set_speed`` refuses above."""
+    import uuid
+
+    from jointbus.drivers.can.config import CanArrayConfig
+    from jointbus.drivers.can.driver import CanActuatorArray
+    from jointbus.drivers.can.twin_server import TwinServer
+    from jointbus.model.yaml_loader import load_robot
+
+    base = CanArrayConfig.from_model(load_robot("hb50"), "md80")
+    free = dataclasses.replace(base.array.limits[0], velocity_max=math.inf)  # fr_j0: none stated
+    geometry = base.array.geometry
+    moves = dataclasses.replace(geometry.actuators[0], config_speed=10.0)  # rad/s, as stated
+    geometry = dataclasses.replace(geometry, actuators=(moves, *geometry.actuators[1:]))
+    config = dataclasses.replace(
+        base,
+        array=dataclasses.replace(
+            base.array, limits=(free, *base.array.limits[1:]), geometry=geometry
+        ),
+        interface="virtual",
+        channel=f"jb-array-free-{uuid.uuid4().hex}",
+    )
+    with TwinServer(config, noise=False, clock=None) as server, Bus(name="can-free") as bus:
+        twin = server.twin
+        with CanActuatorArray(config, clock=lambda: twin.cycles * config.period_s) as array:
+            with pytest.raises(RequestRejected) as refused:
+                array.set_speed("fr_j0", 25.5)
+            assert refused.value.expected == "a speed > 0 and ≤ 25 (the md80's wire range)"
+            timers = TimerThread("can-free", threaded=False)
+            node = ArrayNode(array, bus, namespace="legs", timers=timers, run_loop=False)
+            try:
+                n = array.count
+                velocity = np.zeros(n)
+                velocity[0] = 28.0  # past 25 rad/s by more than the watch's 10 % tolerance
+                state = np.full(n, int(ActuatorState.IDLE), dtype=np.uint8)
+                (event,) = node.limit_watch.update(np.zeros(n), velocity, state)
+            finally:
+                node.shutdown()
+    assert (event.joint, event.index, event.kind, event.value) == ("fr_j0", 0, "speed", 28.0)
+    assert (event.limit, event.bound_by) == (25.0, "the md80's wire range")
+    assert event.describe().endswith("limit ±25 rad/s (the md80's wire range)")
+
+
 def test_a_motors_missed_reply_leaves_the_loop_running_and_joint_state_without_that_quantity(
 ) -> None:
     """A user's CAN trial (2026-12-06): one missed reply (NaN position, ``REPLY_TIMEOUT``) while

@@ -140,3 +140,46 @@ def test_events_are_raised_once_per_entry_into_a_condition(p: list[float], v: li
 def test_names_and_limits_must_match() -> None:
     with pytest.raises(ValueError, match="2 joint names but 1"):
         LimitWatch(NAMES, LIMITS[:1])
+
+
+# -- the speed bound the driver enforces (2026-12-06) --------------------------------------------
+
+WIRE = "the md80's wire range"
+#: A joint without a velocity limit (a robot file that states none), as can:// md80 joints may be.
+FREE = (JointLimitSpec(position_min=-3.0, position_max=3.0), LIMITS[1])
+
+
+def test_a_joint_without_velocity_limit_is_judged_against_the_bound_its_driver_enforces() -> None:
+    """can:// holds a joint without a velocity limit to its motor's wire range (±25 rad/s on an
+    md80: ``set_speed`` refuses above it, the limit guard holds it there), but the watch knew only
+    the joint's ``inf``: a measured 30 rad/s was no excursion and a hold read "limit ±inf". Given
+    the driver's bound, both are judged and reported against it, naming what sets it."""
+    watch = LimitWatch(NAMES, FREE, speed_bounds=(25.0, 20.0), speed_bound_by=(WIRE, ""))
+    at_speed = np.array([True, False])  # the drive's word: held at its speed limit
+    (held,) = watch.update(*reading((0.0, -1.0), v=(25.0, 0.0), held=(True, False)), at_speed)
+    assert (held.kind, held.quantity, held.value, held.limit) == ("held", "speed", 25.0, 25.0)
+    assert "at its speed limit ±25 rad/s (the md80's wire range) (measured 25 rad/s)" in (
+        held.describe()
+    )
+    (fast,) = watch.update(*reading((0.0, -1.0), v=(-30.0, 0.0)))
+    assert (fast.joint, fast.index, fast.kind, fast.value, fast.limit) == (
+        "hip", 0, "speed", -30.0, 25.0,
+    )
+    assert fast.describe() == (
+        "joint 'hip' (index 0) is faster than its speed limit: measured -30 rad/s, limit ±25 "
+        "rad/s (the md80's wire range)"
+    )
+    assert fast.data()["bound_by"] == WIRE
+    (knee,) = watch.update(*reading((0.0, -1.0), v=(0.0, 23.0)))  # the knee's own limit: 20
+    assert (knee.limit, knee.bound_by) == (20.0, "")
+    assert "bound_by" not in knee.data() and knee.describe().endswith("limit ±20 rad/s")
+
+
+@pytest.mark.parametrize("bounds", [(25.0,), (math.nan, 20.0), (-1.0, 20.0)])
+def test_a_bad_speed_bound_is_refused_naming_the_joint(bounds: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError) as info:
+        LimitWatch(NAMES, FREE, speed_bounds=bounds)
+    if len(bounds) == len(NAMES):
+        assert str(info.value).startswith(f"joint 'hip' (index 0): speed_bounds = {bounds[0]!r}")
+    else:
+        assert str(info.value) == "2 joint names but 1 speed bounds"

@@ -467,8 +467,13 @@ class ArrayNode(Node):
             shutdown_c=s.shutdown_c,
             hysteresis_c=s.hysteresis_c,
         )
-        self.limit_watch = LimitWatch(cfg.names, cfg.limits)
-        """Every reading's joints against their limits: the drive's holds and real excursions."""
+        speed_bounds, speed_bound_by = array.speed_bounds()
+        self.limit_watch = LimitWatch(
+            cfg.names, cfg.limits, speed_bounds=speed_bounds, speed_bound_by=speed_bound_by
+        )
+        """Every reading's joints against their limits: the drive's holds and real excursions,
+        speeds against the bound the driver enforces (a ``can://`` motor's wire range on a joint
+        without a velocity limit: :meth:`ActuatorArray.speed_bounds`)."""
         self.reentry = ReentryRamp(
             cfg.names,
             [lim.velocity_max for lim in cfg.limits],

@@ -26,6 +26,14 @@ Two kinds of event, each with joint (name and index), value and limit:
   past the speed limit, by more than a tolerance (sensor noise, encoder quantisation): an
   excursion. ERROR: the robot is where its description says it must never be.
 
+**Which speed limit.** The joint's velocity limit, unless the caller passes ``speed_bounds``: the
+bound the driver enforces (:meth:`~jointbus.drivers.actuator_array.ActuatorArray.speed_bounds`),
+which is the driver's carried range where the limit is unbounded or wider — a ``can://`` md80
+joint without a velocity limit is held to the motor's ±25 rad/s wire range. The array node passes
+it, so a hold or a measured overspeed of such a joint is judged and reported against that figure
+and names what sets it ("limit ±25 rad/s (the md80's wire range)"); before, the watch knew only
+the joint's ``inf`` and reported no overspeed at all.
+
 **Hysteresis.** An event is raised once when its condition begins; the joint is watched again once
 it is back inside (by the tolerance), so a joint resting at a limit raises one event, not 500 a
 second. A hold is watched per limit: a joint spun up against its speed limit and then braked to
@@ -86,6 +94,9 @@ class LimitEvent:
     quantity: Literal["position", "speed"]
     value: float
     limit: float
+    bound_by: str = ""
+    """What sets ``limit`` when it is not the joint's own limit (a speed bound the driver
+    enforces, e.g. "the md80's wire range"); empty: the joint's limit."""
 
     @property
     def excursion(self) -> bool:
@@ -97,16 +108,17 @@ class LimitEvent:
         where = f"joint {self.joint!r} (index {self.index})"
         unit = "rad/s" if self.quantity == "speed" else "rad"
         limit = f"±{self.limit:g}" if self.quantity == "speed" else f"{self.limit:g}"
+        by = f" ({self.bound_by})" if self.bound_by else ""
         if self.kind == "held":
             return (
-                f"{where} held back by the drive at its {self.quantity} limit {limit} {unit} "
+                f"{where} held back by the drive at its {self.quantity} limit {limit} {unit}{by} "
                 f"(measured {self.value:.4g} {unit}): the command, or a load on the joint, would "
                 "have taken it further or faster"
             )
         past = "past its position limit" if self.quantity == "position" else (
             "faster than its speed limit"
         )
-        return f"{where} is {past}: measured {self.value:.4g} {unit}, limit {limit} {unit}"
+        return f"{where} is {past}: measured {self.value:.4g} {unit}, limit {limit} {unit}{by}"
 
     def data(self) -> dict[str, object]:
         """The same facts for the status message's JSON ``data``."""
@@ -118,12 +130,16 @@ class LimitEvent:
             "quantity": self.quantity,
             "value": self.value,
             "limit": self.limit,
+            **({"bound_by": self.bound_by} if self.bound_by else {}),
         }
 
 
 class LimitWatch:
     """Limit events of N joints (see the module docstring); ``limits`` in joint space, actuator
     order; ``position_tolerance`` in rad or m, ``speed_tolerance`` a fraction of each speed limit.
+    ``speed_bounds`` (rad/s or m/s per joint, ``inf``: none; default: the limits' velocity limits)
+    and ``speed_bound_by`` (per joint, what sets a bound that is not the joint's own limit; empty:
+    the limit): the speed bound the driver enforces (module docstring, "Which speed limit").
     """
 
     __slots__ = (
@@ -133,6 +149,7 @@ class LimitWatch:
         "_lower_tol",
         "_names",
         "_position_tol",
+        "_speed_by",
         "_upper",
         "_upper_tol",
         "_vmax",
@@ -147,19 +164,36 @@ class LimitWatch:
         *,
         position_tolerance: float = POSITION_TOLERANCE,
         speed_tolerance: float = SPEED_TOLERANCE,
+        speed_bounds: Sequence[float] | npt.NDArray[np.float64] | None = None,
+        speed_bound_by: Sequence[str] | None = None,
     ) -> None:
         if len(names) != len(limits):
             raise ValueError(f"{len(names)} joint names but {len(limits)} limit specs")
         self._names = tuple(names)
+        n = len(self._names)
         self._lower = np.array([s.position_min for s in limits], dtype=np.float64)
         self._upper = np.array([s.position_max for s in limits], dtype=np.float64)
-        self._vmax = np.array([s.velocity_max for s in limits], dtype=np.float64)
+        if speed_bounds is None:
+            self._vmax = np.array([s.velocity_max for s in limits], dtype=np.float64)
+        else:
+            self._vmax = np.array(speed_bounds, dtype=np.float64).reshape(-1)
+            if self._vmax.size != n:
+                raise ValueError(f"{n} joint names but {self._vmax.size} speed bounds")
+            for i, bound in enumerate(self._vmax.tolist()):
+                if not bound >= 0.0:  # NaN too; ≥ 0 as a velocity limit (JointLimitSpec)
+                    raise ValueError(
+                        f"joint {self._names[i]!r} (index {i}): speed_bounds = {bound!r}; "
+                        "expected a magnitude >= 0 (rad/s or m/s; inf: none)"
+                    )
+        by = tuple(speed_bound_by) if speed_bound_by is not None else ("",) * n
+        if len(by) != n:
+            raise ValueError(f"{n} joint names but {len(by)} speed_bound_by entries")
+        self._speed_by = by
         self._position_tol = float(position_tolerance)
         self._lower_tol = self._lower - self._position_tol
         self._upper_tol = self._upper + self._position_tol
         self._vtol = self._vmax * (1.0 + float(speed_tolerance))
         self._all_armed = True
-        n = len(self._names)
         #: Per condition (a hold per limit, each excursion), the joints whose condition is clear
         #: (an event may be raised).
         self._armed: dict[_WatchKey, npt.NDArray[np.bool_]] = {
@@ -245,6 +279,6 @@ class LimitWatch:
         lower, upper, vmax = float(self._lower[i]), float(self._upper[i]), float(self._vmax[i])
         kind = _KIND_OF[key]
         if key in ("speed", "held speed"):
-            return LimitEvent(self._names[i], i, kind, "speed", v, vmax)
+            return LimitEvent(self._names[i], i, kind, "speed", v, vmax, self._speed_by[i])
         end = lower if abs(p - lower) < abs(p - upper) else upper
         return LimitEvent(self._names[i], i, kind, "position", p, end)
