@@ -132,6 +132,7 @@ ERROR naming the publisher.
 from __future__ import annotations
 
 import enum
+import itertools
 import json
 import math
 import threading
@@ -183,12 +184,10 @@ from jointbus.messages.status import Level
 from jointbus.messages.std_msgs import Header, String
 from jointbus.nodes.array.unchecked_impedance import decode_unchecked_impedance
 from jointbus.nodes.safety.arbiter import (
-    ARRIVED,
     BACKOFF_MEMORY_S,
     SILENT,
     Arbiter,
     OwnerChanged,
-    RateMeasure,
 )
 from jointbus.nodes.safety.command_check import CommandCheck, CommandRejected, ImpedanceMessage
 from jointbus.nodes.safety.estop import EStopLatch
@@ -518,8 +517,9 @@ class ArrayNode(Node):
         #: Sources whose commands were ignored during the current e-stop (each said once).
         self._ignored_in_estop: set[str] = set()
         #: Per source that does not own the array: since when (ns) its commands are not applied
-        #: and how many, ``None`` once that was reported (until the next owner change).
-        self._not_owner: dict[str, tuple[int, int] | None] = {}
+        #: without a pause longer than the arbitration window, and their arrival times (ns) over
+        #: the last window; ``None`` once that was reported (until the next owner change).
+        self._not_owner: dict[str, tuple[int, deque[int]] | None] = {}
         # per source: its commands refused since the last one that passed the checks
         self._refused_run: dict[str, int] = {}
         #: Per source name, the wire type it last commanded through and when (ns).
@@ -1225,25 +1225,46 @@ class ArrayNode(Node):
         sending for the arbitration window without taking over (e.g. below ``takeover_hz``).
         A source about to take over is not reported: that takes less than the window, unless
         it lost control lately and must send longer (the rule named is its own, back-off
-        included). The rate named is the mean over the commands not applied so far, stated with
-        their count and the span of their arrivals
-        (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`)."""
-        seen = self._not_owner.setdefault(source, (received_ns, 0))
+        included).
+
+        The rate named is the source's over the window before the command that completes it:
+        the commands that arrived in the ``window_s`` before it, over ``window_s``, saying so, with
+        the longest gap between them (the takeover rule also asks for no gap over
+        ``fallback_s``). Why: it was the mean from the first command not applied to the latest
+        (:class:`~jointbus.nodes.safety.arbiter.RateMeasure`), and a source that sent once and,
+        5 s later, began a stream was reported at 0.2 Hz — the rate of its first two commands,
+        not of the stream. A pause longer than the window starts the count again, so the report
+        waits for a window of the stream. The command that completes the window is not counted
+        in it: counted from one arrival to the next, a window ending on a command holds one
+        command more than its span's worth (a steady 8.3 Hz source read 10 Hz, the threshold it
+        fails)."""
+        window_ns = round(self.arbiter.window_s * 1e9)
+        seen = self._not_owner.get(source, ())
         if seen is None:
             return
-        since, count = seen[0], seen[1] + 1
-        self._not_owner[source] = (since, count)
-        span_ns = received_ns - since
-        if span_ns < self.arbiter.window_s * 1e9:
+        if not seen or received_ns - seen[1][-1] > window_ns:  # first, or after a pause
+            seen = (received_ns, deque())
+            self._not_owner[source] = seen
+        since, arrivals = seen
+        arrivals.append(received_ns)
+        while arrivals[0] < received_ns - window_ns:
+            arrivals.popleft()
+        if received_ns - since < window_ns:
             return
         self._not_owner[source] = None
+        count = len(arrivals) - 1  # in [received − window, received)
+        gap_ns = max((b - a for a, b in itertools.pairwise(arrivals)), default=0)
+        window_s = window_ns / 1e9
+        measure = (
+            f"{count} command{'s' if count != 1 else ''} arrived in the {window_s:g} s before "
+            f"its latest ({count / window_s:.1f} Hz), the longest gap {gap_ns / 1e6:.0f} ms"
+        )
         arbiter = self.arbiter
         owner = arbiter.current
         rule = (
             f"at ≥ {arbiter.takeover_hz:g} Hz for {arbiter.takeover_s:g} s with no gap over "
             f"{arbiter.fallback_s * 1e3:g} ms"
         )
-        measure = RateMeasure(count, span_ns, ARRIVED).describe()
         if source == arbiter.default_source:  # a custom source took over: the default waits
             why = (
                 f"{owner!r} owns the array (a source sending {rule} has priority); "

@@ -389,13 +389,27 @@ def test_slow_custom_source_does_not_take_over(rig: Rig) -> None:
     said = [s for s in rig.reports() if "teleop" in s.status]
     assert len(said) == 1 and said[0].level == Level.WARN, [s.status for s in said]
     assert "'teleop' are not applied: 'control_node' owns the array" in said[0].status
-    # the rule as the decision applies it, and the mean over the commands it names: 6 arrivals
-    # 120 ms apart, the first to the last
+    # the rule as the decision applies it, and the rate over the window it names: the 0.5 s
+    # before the command at 600 ms holds those at 120, 240, 360 and 480 ms (one every 120 ms)
     assert (
-        "sends at ≥ 10 Hz for 0.4 s with no gap over 100 ms ('teleop': 6 commands arrived in "
-        "600.0 ms "
-        "(8.3 Hz))" in said[0].status
+        "sends at ≥ 10 Hz for 0.4 s with no gap over 100 ms ('teleop': 4 commands arrived in "
+        "the 0.5 s before its latest (8.0 Hz), the longest gap 120 ms)" in said[0].status
     )
+
+
+def test_a_source_that_sent_once_then_streams_is_reported_at_its_streams_rate(rig: Rig) -> None:
+    """A new user's trial: a source that is not the owner was reported at "0.2 Hz" — the mean of
+    its first two commands, 5 s apart — while it streamed several commands a second. The report
+    now waits for a window of the stream and names the rate over it, counted in the window."""
+    custom = hold(MOVED, source="teleop")
+    rig.run(0.01, every_cycle(hold(HOME)), lambda k: custom if k == 0 else None)  # once
+    rig.run(2.0, every_cycle(hold(HOME)))  # 2 s of nothing from teleop
+    rig.run(1.0, every_cycle(hold(HOME)), lambda k: custom if k % 60 == 0 else None)  # 8.3 Hz
+    assert rig.node.arbiter.owner(rig.clock.now) == "control_node"
+    said = [s.status for s in rig.reports() if "commands from 'teleop' are not applied" in s.status]
+    assert len(said) == 1, rig.texts()
+    quoted = "4 commands arrived in the 0.5 s before its latest (8.0 Hz), the longest gap 120 ms"
+    assert f"('teleop': {quoted})" in said[0], said[0]
 
 
 def test_the_default_source_outranked_is_told_why_not_the_rate_rule(rig: Rig) -> None:
