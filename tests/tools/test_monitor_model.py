@@ -486,6 +486,30 @@ def test_rates_counted_between_arrivals_do_not_count_the_wait_for_the_first() ->
     assert silent.rate_hz is None and silent.rate_text.startswith("— (none for 3.")
 
 
+def test_the_heartbeat_topic_reads_each_nodes_rate_not_their_sum() -> None:
+    """A new user's trial: ``jointbus monitor`` fed by ``jointbus play`` showed the heartbeat
+    topic at "3.7 Hz" — one rate over two nodes' heartbeats, each 1 Hz. The heartbeat topic is
+    one stream per node: its rate is shown per node (and a node gone silent says so)."""
+    topic = "/hb50/heartbeat"
+    model = MonitorModel(rate_window_s=2.0)
+    model.heartbeats_on(topic)
+    total = 0
+    for k in range(6):  # 1 Hz each, 0.4 s apart, as the topic's counter sees them: 2 Hz
+        for name, offset in (("bridge_node", 0), ("control_node", 4 * S // 10)):
+            at = k * S + offset
+            total += 1
+            model.on_heartbeat(Status.ok(name, "alive", b"active"), at)
+            model.arrived(topic, total, at)
+    row = {t.name: t for t in model.snapshot(5 * S + S // 2).topics}[topic]
+    assert row.rate_hz is None  # no one figure for two streams
+    assert row.rate_text == "per node: bridge_node 1.0 Hz, control_node 1.0 Hz"
+    for k in range(6, 10):  # control_node stops; bridge_node goes on
+        model.on_heartbeat(Status.ok("bridge_node", "alive", b"active"), k * S)
+        model.arrived(topic, total + k - 5, k * S)
+    text = {t.name: t for t in model.snapshot(9 * S + S // 2).topics}[topic].rate_text
+    assert text == "per node: bridge_node 1.0 Hz, control_node — (none for 4.1 s)", text
+
+
 def test_a_latched_topic_without_a_rate_reads_latched() -> None:
     from jointbus.bus import LATCHED, EndpointInfo, QosProfile
 
@@ -626,6 +650,23 @@ def test_feed_hands_the_model_what_the_bus_carries(bus: Bus) -> None:
         rates = {t.name: t.rate_hz for t in model.snapshot(S).topics}
         assert rates["/hb50/bridge_data"] == pytest.approx(50.0)  # 50 published in 1 s
     assert data_pub.subscriber_count == 0  # closing the feed drops its subscriptions
+
+
+NODES = ("bridge_node", "control_node")
+
+
+def test_the_feed_shows_the_heartbeat_topics_rate_per_node(bus: Bus) -> None:
+    """Two nodes' 1 Hz heartbeats on one topic, through the feed: a rate per node (the feed names
+    the heartbeat topic to the model), not the topic's 2 Hz."""
+    beats = [bus.publisher("/hb50/heartbeat", Status, RELIABLE, node=n) for n in NODES]
+    model = MonitorModel(rate_window_s=2.0)
+    with MonitorFeed(bus, discover_period_s=0.05) as feed:
+        for k in range(4):  # polled once a second, as they come
+            for pub, name in zip(beats, NODES, strict=True):
+                pub.publish(Status.ok(name, "alive", b"active"))
+            feed.poll(model, k * S)
+        row = {t.name: t for t in model.snapshot(3 * S).topics}["/hb50/heartbeat"]
+    assert row.rate_text == "per node: bridge_node 1.0 Hz, control_node 1.0 Hz", row
 
 
 def test_feed_lists_no_topic_only_the_monitor_itself_publishes(bus: Bus) -> None:

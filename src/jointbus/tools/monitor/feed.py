@@ -199,6 +199,7 @@ class MonitorFeed:
         if self.bus.closed:
             return
         model.on_listening(now)
+        model.heartbeats_on(self.heartbeat.topic)  # a rate per node (MonitorModel.heartbeats_on)
         for msg in self.heartbeat.take_all():
             model.on_heartbeat(msg, now, wall_ns=wall)
         for table in self.node_health.take_all():

@@ -523,17 +523,20 @@ class _NodeRecord:
         "heartbeats",
         "last_ns",
         "lifecycle",
+        "rate",
         "reported_stale_by",
         "reported_stale_ns",
         "shut_down",
         "stamp_lag_ns",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, window_ns: int) -> None:
         #: Monotonic ns of its last heartbeat, heard here or dated from a supervisor's table
         #: (None: no heartbeat of it known).
         self.last_ns: int | None = None
         self.heartbeats = 0
+        #: Its heartbeats' rate here (arrivals dated when handed over): one node's stream.
+        self.rate = _RateMeter(window_ns, arrivals=True)
         self.lifecycle = ""
         self.shut_down = False
         self.reported_stale_ns: int | None = None  # arrival of the last STALE report about it
@@ -587,6 +590,7 @@ class MonitorModel:
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
         self._rates: dict[str, _RateMeter] = {}
+        self._heartbeat_topic: str | None = None  # its rate is per node (heartbeats_on)
         self._notes: dict[str, str] = {}
         self._topics: dict[str, TopicInfo] = {}
 
@@ -639,10 +643,11 @@ class MonitorModel:
             return
         record = self._nodes.get(name)
         if record is None:
-            record = self._nodes[name] = _NodeRecord()
+            record = self._nodes[name] = _NodeRecord(self._window_ns)
         record.last_ns = now_ns
         record.stamp_lag_ns = None if wall_ns is None else wall_ns - msg.header.stamp.to_ns()
         record.heartbeats += 1
+        record.rate.sample(now_ns, record.heartbeats)
         record.shut_down = msg.status == HEARTBEAT_SHUTDOWN
         if msg.data:
             record.lifecycle = msg.data.decode("ascii", "replace")
@@ -658,7 +663,7 @@ class MonitorModel:
             name = msg.data.decode("utf-8", "replace")
             record = self._nodes.get(name)
             if record is None:  # known only from the report (no age: it carries none)
-                record = self._nodes[name] = _NodeRecord()
+                record = self._nodes[name] = _NodeRecord(self._window_ns)
             record.reported_stale_ns = now_ns
             record.reported_stale_by = msg.reporting_node
         elif level is Level.OK and msg.data:
@@ -681,7 +686,7 @@ class MonitorModel:
             last_there = None if math.isnan(silent_s) else now_ns - round(silent_s * _NS_PER_S)
             record = self._nodes.get(entry.name)
             if record is None:
-                record = self._nodes[entry.name] = _NodeRecord()
+                record = self._nodes[entry.name] = _NodeRecord(self._window_ns)
                 record.lifecycle = entry.lifecycle
             elif (
                 record.heartbeats
@@ -710,6 +715,14 @@ class MonitorModel:
             meter = self._rates[topic] = _RateMeter(self._window_ns, arrivals=arrivals)
             self._notes.pop(topic, None)
         return meter
+
+    def heartbeats_on(self, topic: str) -> None:
+        """``topic`` carries the heartbeats (:meth:`on_heartbeat`): each node publishes its own
+        stream on it (1 Hz), so its rate is shown per node, from the heartbeats each node's name
+        is on, never as one figure for the topic. Why: ``jointbus monitor`` fed by a replay of two
+        nodes showed the topic at "3.7 Hz" — a sum of streams that no node sends, read as if one
+        did."""
+        self._heartbeat_topic = topic
 
     def not_measured(self, topic: str, reason: str) -> None:
         """``topic``'s rate is not measured, for ``reason`` (shown instead of a rate); a rate
@@ -863,7 +876,9 @@ class MonitorModel:
                 and all(e.qos.transient_local for e in info.publishers)
             )
             silent = meter.silent_ns(now_ns) if meter is not None else None
-            if silent is not None:
+            if name == self._heartbeat_topic:  # one stream per node: a rate per node
+                rate, note = None, self._per_node_rates(now_ns)
+            elif silent is not None:
                 # A latched topic is published on change: its silence is no stop. (A replay's
                 # latched topics, sent again at each loop of ``jointbus play --loop``, had a rate
                 # and then read "— (none for 2.1 s)" as if dead: a user's trial, 2026-12-06.)
@@ -880,6 +895,22 @@ class MonitorModel:
                 )
             )
         return tuple(rows)
+
+
+    def _per_node_rates(self, now_ns: int) -> str:
+        """The heartbeat topic's rate column: each node's heartbeat rate here, by name
+        (``"per node: bridge_node 1.0 Hz, control_node 1.0 Hz"``), a silent node's silence; empty
+        (the count is shown) while no node's rate is measured yet."""
+        parts = []
+        for name in sorted(self._nodes):
+            meter = self._nodes[name].rate
+            silent = meter.silent_ns(now_ns)
+            rate = meter.rate()
+            if silent is not None:
+                parts.append(f"{name} — (none for {silent / _NS_PER_S:.1f} s)")
+            elif rate is not None:
+                parts.append(f"{name} {rate:.1f} Hz")
+        return "per node: " + ", ".join(parts) if parts else ""
 
 
 def _array_joint_rows(msg: JointState, data: ActuatorArrayData | None) -> tuple[ArrayJointRow, ...]:
