@@ -175,10 +175,12 @@ def test_demo_record_prints_the_counts_of_the_file(tmp_path: Path) -> None:
     assert {"/tf_static", "/hb50/parameters"} <= channels, channels
 
 
-#: The line naming the file: its span, then the robot's data within it (``bridge_data``).
+#: The line naming the file: its span, then the robot's data within it (``bridge_data``): where
+#: it begins, its span by the wall clock (sent) and by the frames' stamps (the robot's time).
 RECORDED = re.compile(
-    r"recorded \d+ messages on \d+ topics to .* \(([\d.]+) s: the nodes' start-up, then "
-    r"([\d.]+) s of the robot's data from \+([\d.]+) s\)"
+    r"recorded \d+ messages on \d+ topics to .* \(([\d.]+) s: the nodes' start-up, then the "
+    r"robot's data from \+([\d.]+) s, ([\d.]+) s by the wall clock, ([\d.]+) s by their stamps"
+    r"(?: \(([\d.]+) of real time\))?\)"
 )
 
 
@@ -205,6 +207,43 @@ def _spans(path: Path) -> tuple[float, float, float]:
         (last_sent - first_sent) / 1e9,
         (first - start) / 1e9,
     )
+
+
+def _stamp_span(path: Path) -> float:
+    """The span of the file's ``bridge_data`` header stamps (the robot's time, s)."""
+    from jointbus.robots.hb50.messages.bridge_data import BridgeData
+
+    with path.open("rb") as f:
+        stamps = [
+            BridgeData.from_cdr(message.data).header.stamp.to_ns()
+            for _s, _c, message in make_reader(f).iter_messages(topics=["/hb50/bridge_data"])
+        ]
+    return (max(stamps) - min(stamps)) / 1e9
+
+
+def test_the_record_line_gives_the_robots_time_beside_the_wall_clock() -> None:
+    """A new user's simulated robot ran at 0.64 of real time on a starved host: the line said
+    "40.01 s of the robot's data" — the frames' send times — while their stamps, the robot's own
+    time, spanned 25.5 s. Both are given, with their ratio when they differ by over 2 %."""
+    from jointbus.cli.demo import _recorded_line
+    from jointbus.tools.recorder import RecorderStats, TopicRecord
+
+    s = 1_000_000_000
+    start = 1_700_000_000 * s
+    stats = RecorderStats(
+        messages=20_000, bytes=1, topics=14, queued=0, lost=0, skipped=0, elapsed_s=44.0,
+        first_ns=start, last_ns=start + 43_730_000_000,
+    )
+    robot = TopicRecord(
+        count=20_000, first_ns=start + 3_720_000_000, last_ns=start + 43_730_000_000,
+        first_pub_ns=start + 3_700_000_000, last_pub_ns=start + 43_710_000_000,
+        first_stamp_ns=s, last_stamp_ns=s + 25_500_000_000,
+    )
+    line = _recorded_line(stats, Path("slow.mcap"), 40.0, robot=robot, ran_s=40.3, early=False)
+    assert line.endswith(
+        "(43.73 s: the nodes' start-up, then the robot's data from +3.72 s, 40.01 s by the wall "
+        "clock, 25.50 s by their stamps (0.64 of real time))"
+    ), line
 
 
 def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_what_is_missing() -> (
@@ -239,7 +278,7 @@ def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_wha
         sent=9_801,
     )
     line = _recorded_line(stats, Path("fwd.mcap"), 40.0, robot=robot, ran_s=40.3, early=False)
-    assert "then 19.60 s of the robot's data from +1.00 s" in line, line
+    assert "then the robot's data from +1.00 s, 19.60 s by the wall clock;" in line, line
     assert "2323 of the 9801 frames the bridge sent in that time, 76 % not recorded" in line
     assert "lost 7477 (sequence gaps: published, never received)" in line
     assert line.endswith(
@@ -349,8 +388,9 @@ def test_demo_record_holds_the_stand_up_from_lying_and_spans_the_duration(
     printed = RECORDED.search(result.stderr)
     assert printed, result.stderr
     assert float(printed.group(1)) == pytest.approx(span, abs=0.006)  # jointbus info's duration
-    assert float(printed.group(2)) == pytest.approx(robot, abs=0.006)
-    assert float(printed.group(3)) == pytest.approx(robot_from, abs=0.006)
+    assert float(printed.group(3)) == pytest.approx(robot, abs=0.006)
+    assert float(printed.group(2)) == pytest.approx(robot_from, abs=0.006)
+    assert float(printed.group(4)) == pytest.approx(_stamp_span(path), abs=0.006)
     assert robot >= duration, (robot, result.stderr)  # what was asked, of the robot running
     assert "asked" not in result.stderr, result.stderr
     assert heights[0] < 0.1, heights[:5]  # the file begins with the robot lying on its belly
@@ -402,8 +442,9 @@ def test_demo_record_stopped_early_says_how_long_the_run_ran(tmp_path: Path) -> 
     assert printed and stopped, err
     span, robot, robot_from = _spans(path)
     assert float(printed.group(1)) == pytest.approx(span, abs=0.006)
-    assert float(printed.group(2)) == pytest.approx(robot, abs=0.006)
-    assert float(printed.group(3)) == pytest.approx(robot_from, abs=0.006)
+    assert float(printed.group(3)) == pytest.approx(robot, abs=0.006)
+    assert float(printed.group(2)) == pytest.approx(robot_from, abs=0.006)
+    assert float(printed.group(4)) == pytest.approx(_stamp_span(path), abs=0.006)
     started = re.search(r"started in ([\d.]+) s, runs 60 s from now", err)
     final = re.search(r"stopped after ([\d.]+) s: mode", out)
     assert started and final, err + out

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcap.reader import make_reader
 from typer.testing import CliRunner
 
@@ -72,6 +73,78 @@ def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
     assert values == list(range(values[0], values[0] + len(values)))
     info = CliRunner().invoke(tools_app(), ["info", str(out)])
     assert info.exit_code == 0 and f"Count: {len(values)}" in info.output
+
+
+def test_the_summary_gives_a_stamped_topics_wall_clock_and_stamp_spans(tmp_path: Path):
+    """A new user's simulated robot ran at 0.64 of real time on a starved host: its frames were
+    sent over 40.01 s and the summary called that "the robot's data", while their header stamps
+    (the robot's own time) spanned 25.5 s. The summary now gives the busiest stamped topic's span
+    by both clocks and their ratio when they differ by over 2 %. Here frames are stamped with a
+    clock that runs at 0.64 of the wall clock, at 100 Hz, for the recorder's 2 s."""
+    import re
+
+    from jointbus.bus import RELIABLE
+    from jointbus.messages.std_msgs import Header
+    from jointbus.robots.hb50.messages.bridge_data import BridgeData
+
+    port = free_port()
+    robot = Bus(zenoh=ZenohConfig.loopback(port), name="robot")
+    pub = robot.publisher("/hb50/bridge_data", BridgeData, RELIABLE)
+    stop = threading.Event()
+
+    def feed() -> None:
+        start = time.time_ns()
+        while not stop.is_set():
+            stamp = 1_000_000_000 + round(0.64 * (time.time_ns() - start))  # the robot's time
+            pub.publish(BridgeData(header=Header.at_ns(stamp)))
+            time.sleep(0.01)
+
+    feeder = threading.Thread(target=feed)
+    out = tmp_path / "slow.mcap"
+    try:
+        feeder.start()
+        args = [
+            "record", str(out), "--duration", "2.0", "--connect", f"tcp/127.0.0.1:{port}",
+            "--listen", "tcp/127.0.0.1:0", "--quiet",
+        ]
+        result = CliRunner().invoke(tools_app(), args)
+    finally:
+        stop.set()
+        feeder.join()
+        robot.close()
+    assert result.exit_code == 0, result.output
+    said = re.search(
+        r"; /hb50/bridge_data: (\d+) messages over ([\d.]+) s by the wall clock, ([\d.]+) s by "
+        r"their stamps \(([\d.]+) of real time\)",
+        result.output,
+    )
+    assert said, result.output
+    with open_bag(out) as bag:
+        frames = [m for m in bag.messages() if m.topic == "/hb50/bridge_data"]
+    stamps = [BridgeData.from_cdr(m.data).header.stamp.to_ns() for m in frames]
+    sent = [m.publish_time_ns for m in frames]
+    assert int(said.group(1)) == len(frames) > 50
+    assert float(said.group(2)) == pytest.approx((max(sent) - min(sent)) / 1e9, abs=0.006)
+    assert float(said.group(3)) == pytest.approx((max(stamps) - min(stamps)) / 1e9, abs=0.006)
+    assert float(said.group(4)) == pytest.approx(0.64, abs=0.015)
+
+
+def test_clock_spans_give_the_ratio_only_when_the_clocks_differ_by_over_2_percent() -> None:
+    from jointbus.cli.record import clock_spans
+    from jointbus.tools.recorder import TopicRecord
+
+    s = 1_000_000_000
+    trial = TopicRecord(
+        count=9_000, first_ns=0, last_ns=0, first_pub_ns=3 * s, last_pub_ns=43_010_000_000,
+        first_stamp_ns=s, last_stamp_ns=26_500_000_000,
+    )
+    assert clock_spans(trial) == (
+        "40.01 s by the wall clock, 25.50 s by their stamps (0.64 of real time)"
+    )
+    alike = dataclasses.replace(trial, last_stamp_ns=s + 39_500_000_000)  # 1.3 % short
+    assert clock_spans(alike) == "40.01 s by the wall clock, 39.50 s by their stamps"
+    unstamped = dataclasses.replace(trial, first_stamp_ns=0, last_stamp_ns=0)
+    assert clock_spans(unstamped) == "40.01 s by the wall clock"
 
 
 def _record_on_a_terminal(tmp_path: Path, *extra: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -217,3 +218,31 @@ def test_gaps_are_counted_and_those_of_reliable_publishers_apart(pair, tmp_path)
     assert held is not None and (held.count, held.sent) == (2, 7)
     held = rec.topic_record("/t/reliable")
     assert held is not None and (held.count, held.sent) == (2, 4)
+
+
+def test_a_stamped_topics_record_gives_the_span_of_its_header_stamps(pair, tmp_path):
+    """A simulated robot on a starved host ran at 0.64 of real time: its frames were sent over
+    40.01 s by the wall clock and stamped over 25.5 s of its own time, and the summary gave the
+    first alone as "the robot's data". The recorder reads each stamped message's header stamp
+    (from the CDR bytes as received) and gives their span beside the publish times'; a topic
+    without a header has none."""
+    robot, recorder_bus = pair
+    pub = robot.publisher("/hb50/bridge_data", BridgeData, RELIABLE)
+    text = robot.publisher("/note", String, RELIABLE)
+    with Recorder(recorder_bus, tmp_path / "stamps.mcap", local=False, remote=True) as rec:
+        assert wait_until(lambda: pub.remote_matched and text.remote_matched)
+        for i in range(50):  # frames stamped 0.64 ms of robot time apart, on a 25.5 s epoch
+            stamp = Header.at_ns(25_500_000_000 + 640_000 * i)
+            pub.publish(dataclasses.replace(bridge_data(i), header=stamp))
+        text.publish(String("unstamped"))
+        text.publish(String("twice"))
+        assert wait_until(lambda: rec.stats().messages == 52)
+        rec.stop()
+    held = rec.topic_record("/hb50/bridge_data")
+    assert held is not None
+    first = 25_500_000_000
+    assert (held.first_stamp_ns, held.last_stamp_ns) == (first, first + 640_000 * 49)
+    assert held.stamp_span_s == pytest.approx(49 * 0.00064)
+    note = rec.topic_record("/note")
+    assert note is not None and note.stamp_span_s is None
+    assert rec.busiest_stamped_topic() == "/hb50/bridge_data"

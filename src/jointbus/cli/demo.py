@@ -52,7 +52,10 @@ frame; ``--duration`` counts from when the robot runs (the start-up line's "runs
 and at its end the robot runs on until the file holds that many seconds of its data
 (``bridge_data``, first to last frame by the times the bridge sent them; at most 1 s more: its
 frames reach the recorder a little late). The line that names the file gives both spans —
-``(9.72 s: the nodes' start-up, then 6.00 s of the robot's data from +3.72 s)`` — how many of
+``(9.72 s: the nodes' start-up, then the robot's data from +3.72 s, 6.00 s by the wall clock,
+6.00 s by their stamps)`` — the frames' stamps are the robot's own time, with its ratio to the
+wall clock when they differ by over 2 % (a simulated robot at 0.64 of real time: "40.01 s by the
+wall clock, 25.50 s by their stamps (0.64 of real time)") — how many of
 the frames sent in that span the file holds when over 1 % are missing, the sequence gaps
 (``lost``), and the reason when the robot's data is shorter than asked (the run was stopped
 early: how long after it began). Before, the recorder started after
@@ -505,7 +508,9 @@ def _recorded_line(
     Why publish times: a new user's recorder, on a host with eight CPU-bound processes beside
     the robot, received frames up to 22 s late and lost most of them; the line, from receive
     times, said "41.27 s of the robot's data" for frames the bridge had sent over 19.6 s, and
-    nothing about the frames missing.
+    nothing about the frames missing. Why the frames' stamps too (:func:`~jointbus.cli.record.
+    clock_spans`): they are the robot's own time, and a simulated robot on a starved host ran at
+    0.64 of real time — "40.01 s of the robot's data" by the wall clock held 25.5 s of it.
 
     ``stopped_ns`` (the wall clock, ns, when the recorder was stopped): frames the bridge sent
     after the last one the file holds were never written — still on their way to a recorder
@@ -519,10 +524,12 @@ def _recorded_line(
     if robot is None:
         text += f"({stats.span_s:.2f} s)"
     else:
+        from jointbus.cli.record import clock_spans
+
         robot_s = robot.sent_span_s
         text += (
-            f"({stats.span_s:.2f} s: the nodes' start-up, then {robot_s:.2f} s of the robot's "
-            f"data from +{(robot.first_ns - stats.first_ns) / 1e9:.2f} s"
+            f"({stats.span_s:.2f} s: the nodes' start-up, then the robot's data from "
+            f"+{(robot.first_ns - stats.first_ns) / 1e9:.2f} s, {clock_spans(robot)}"
         )
         sent = robot.sent
         if sent is not None and robot.count < (1.0 - _MISSING_NOTED) * sent:

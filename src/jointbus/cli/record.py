@@ -26,7 +26,7 @@ from jointbus.cli.interrupts import stop_on_interrupt
 from jointbus.cli.options import BusOptions, joins_bus
 
 if TYPE_CHECKING:
-    from jointbus.tools.recorder import RecorderStats
+    from jointbus.tools.recorder import Recorder, RecorderStats, TopicRecord
 
 #: ``jointbus.tools.recorder.DEFAULT_FLUSH_INTERVAL`` (s), spelled out so that declaring the
 #: option imports no recorder (``tests/cli/test_cli_record.py`` compares them).
@@ -65,6 +65,39 @@ def _held(stats: RecorderStats, stopped_ns: int) -> str:
     return text
 
 
+def clock_spans(record: TopicRecord) -> str:
+    """``40.01 s by the wall clock, 25.50 s by their stamps (0.64 of real time)``: how long the
+    messages of one stamped topic cover by the times they were sent and by their header stamps
+    (the publisher's own clock: a simulated robot's time), with the ratio of the two when they
+    differ by more than :data:`CLOCKS_DIFFER` — or the wall clock's alone for an unstamped topic.
+
+    Why both: a recording's summary said "40.01 s of the robot's data" by the frames' send times
+    while the simulated robot, on a starved host, ran at 0.64 of real time: its frames' stamps
+    spanned 25.5 s of its own time. Either figure alone misleads the reader who expects the
+    other."""
+    wall = record.sent_span_s
+    text = f"{wall:.2f} s by the wall clock"
+    stamps = record.stamp_span_s
+    if stamps is None:
+        return text
+    text += f", {stamps:.2f} s by their stamps"
+    if wall > 0.0 and abs(stamps / wall - 1.0) > CLOCKS_DIFFER:
+        text += f" ({stamps / wall:.2f} of real time)"
+    return text
+
+
+def _stamped_spans(recorder: Recorder) -> str:
+    """The summary's clause on the busiest stamped topic (:func:`clock_spans`), or nothing."""
+    topic = recorder.busiest_stamped_topic()
+    record = None if topic is None else recorder.topic_record(topic)
+    if topic is None or record is None or record.count < 2:
+        return ""
+    return f"; {topic}: {record.count} messages over {clock_spans(record)}"
+
+
+#: Relative difference between a topic's wall-clock span and its stamps' span above which the
+#: summary gives their ratio (a robot simulated slower or faster than real time).
+CLOCKS_DIFFER: Final = 0.02
 #: Seconds without a message before the stop that the summary names (see :func:`_held`).
 SILENT_NOTED_S: Final = 2.0
 #: What ``lost`` counts, as the status line and the summary say it.
@@ -201,6 +234,7 @@ def record(
     note(
         f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
         f"({stats.bytes / 1e6:.2f} MB in {stats.elapsed_s:.1f} s{_held(stats, time.time_ns())})"
+        + _stamped_spans(recorder)
         + (
             f"; lost {_lost(stats)}, skipped {stats.skipped} ({SKIPPED_MEANING})"
             if stats.lost or stats.skipped

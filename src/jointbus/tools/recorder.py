@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -136,6 +137,35 @@ class RecorderStats:
         return self.messages / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
+def _stamped(msgdef: str) -> bool:
+    """True when the type's first field is a ``std_msgs/Header`` (after its constants): its
+    messages carry the publisher's stamp, 8 bytes after the CDR encapsulation (sec, nanosec)."""
+    for raw in msgdef.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("="):  # the first nested definition: no field of its own came first
+            return False
+        parts = line.split()
+        if len(parts) >= 2 and "=" in line.split(maxsplit=1)[1]:
+            continue  # a constant
+        return parts[0] in ("std_msgs/Header", "Header", "std_msgs/msg/Header")
+    return False
+
+
+_STAMP_LE: Final = struct.Struct("<iI")
+_STAMP_BE: Final = struct.Struct(">iI")
+
+
+def _cdr_stamp_ns(data: bytes) -> int | None:
+    """The header stamp (ns, the publisher's clock) of a stamped type's CDR ``data``."""
+    if len(data) < 12:
+        return None
+    fmt = _STAMP_LE if data[1] & 1 else _STAMP_BE  # CDR_LE / PL_CDR_LE are odd
+    sec, nanosec = fmt.unpack_from(data, 4)
+    return int(sec) * 1_000_000_000 + int(nanosec)
+
+
 class _Channel:
     """One (topic, type) of the file; ``id`` is 0 until the writer thread registers it."""
 
@@ -144,12 +174,15 @@ class _Channel:
         "first_ns",
         "first_pub_ns",
         "first_seq",
+        "first_stamp_ns",
         "id",
         "last_ns",
         "last_pub_ns",
         "last_seq",
+        "last_stamp_ns",
         "msgdef",
         "qos",
+        "stamped",
         "topic",
         "type_name",
     )
@@ -174,6 +207,11 @@ class _Channel:
         self.last_seq = 0
         #: The publisher's QoS if known (stored as the channel's ``offered_qos_profiles``).
         self.qos: QosProfile | None = None
+        #: Its type begins with a header: earliest and latest header stamp (ns, the publisher's
+        #: clock — a simulator's time for hb50's frames; 0 before the first).
+        self.stamped = _stamped(msgdef)
+        self.first_stamp_ns = 0
+        self.last_stamp_ns = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +233,25 @@ class TopicRecord:
     """Messages its publisher sent from the first to the last one in the file, by their
     sequence numbers (``count`` of them recorded); ``None`` when that is not known: several
     publishers or channels, numbers out of order, or in-process messages (no numbers)."""
+    first_stamp_ns: int = 0
+    last_stamp_ns: int = 0
+    """The earliest and latest header stamp (ns, the publisher's own clock) of a stamped type's
+    messages; 0 for a type without a header."""
 
     @property
     def sent_span_s(self) -> float:
-        """Seconds between the first and the last message's publish times."""
+        """Seconds between the first and the last message's publish times (the wall clock)."""
         return (self.last_pub_ns - self.first_pub_ns) / 1e9
+
+    @property
+    def stamp_span_s(self) -> float | None:
+        """Seconds between the earliest and the latest header stamp: the time the publisher's own
+        clock says the messages cover (a simulator's: the robot's time); ``None`` for a type
+        without a header. Why: a simulated robot on a starved host ran at 0.64 of real time, and
+        40.01 s of frames by the wall clock held 25.5 s of the robot's time."""
+        if not self.first_stamp_ns:
+            return None
+        return (self.last_stamp_ns - self.first_stamp_ns) / 1e9
 
 
 # (channel, payload, log time ns, publish time ns, sequence or 0)
@@ -358,6 +410,7 @@ class Recorder:
         if not channels:
             return None
         (one, *others) = channels
+        stamped = [c for c in channels if c.first_stamp_ns]
         return TopicRecord(
             count=sum(c.count for c in channels),
             first_ns=min(c.first_ns for c in channels),
@@ -365,7 +418,19 @@ class Recorder:
             first_pub_ns=min(c.first_pub_ns for c in channels),
             last_pub_ns=max(c.last_pub_ns for c in channels),
             sent=one.last_seq - one.first_seq + 1 if not others and one.last_seq > 0 else None,
+            first_stamp_ns=min((c.first_stamp_ns for c in stamped), default=0),
+            last_stamp_ns=max((c.last_stamp_ns for c in stamped), default=0),
         )
+
+    def busiest_stamped_topic(self) -> str | None:
+        """The stamped topic (its type begins with a header) with the most messages in the file so
+        far — on hb50, ``bridge_data``: the robot's own clock is read from its stamps — or None."""
+        with self._channels_lock:
+            counts: dict[str, int] = {}
+            for c in self._channels.values():
+                if c.stamped and c.first_stamp_ns:
+                    counts[c.topic] = counts.get(c.topic, 0) + c.count
+        return max(counts, key=lambda t: counts[t]) if counts else None
 
     # ---- entry points of the sources ------------------------------------------------------------
     def wants(self, topic: str) -> bool:
@@ -546,6 +611,16 @@ class Recorder:
             if not channel.first_pub_ns or pub_ns < channel.first_pub_ns:
                 channel.first_pub_ns = pub_ns
             channel.last_pub_ns = max(channel.last_pub_ns, pub_ns)
+            if channel.stamped:
+                stamp = (
+                    _cdr_stamp_ns(data)
+                    if type(payload) is bytes
+                    else payload.header.stamp.to_ns()  # type: ignore[union-attr]
+                )
+                if stamp:  # 0: unstamped (a publisher that sets none)
+                    if not channel.first_stamp_ns or stamp < channel.first_stamp_ns:
+                        channel.first_stamp_ns = stamp
+                    channel.last_stamp_ns = max(channel.last_stamp_ns, stamp)
             if channel.count == 1:
                 channel.first_seq = channel.last_seq = seq if seq > 0 else -1
             elif channel.last_seq >= 0:
