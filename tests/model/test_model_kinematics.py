@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import io
 import math
+from typing import Any
 
 import numpy as np
 import pytest
-import yourdfpy  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -169,12 +169,20 @@ def test_fk_all_agrees_with_fk_and_names_every_link() -> None:
 
 
 # --- an independent oracle: yourdfpy's own forward kinematics of our URDF ------------------------
+def yourdfpy() -> Any:
+    """The URDF library, imported when the test runs, not when the suite is collected: it
+    imports trimesh and scipy (~0.8 s of CPU), and `make test` collects the suite five times."""
+    import yourdfpy  # type: ignore[import-untyped]
+
+    return yourdfpy
+
+
 @settings(max_examples=25)
 @given(st.data())
 def test_fk_matches_yourdfpy_on_the_exported_urdf(data: st.DataObject) -> None:
     for model in (HB50, ARM6):
         kin = KIN[model.name]
-        urdf = yourdfpy.URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
+        urdf = yourdfpy().URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
         values = {
             j.name: data.draw(st.floats(j.limits.position_min, j.limits.position_max))
             for j in model.actuated_joints()

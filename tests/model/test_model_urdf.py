@@ -7,10 +7,10 @@ import math
 import re
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-import yourdfpy  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,14 +18,36 @@ from jointbus.model.errors import RobotFileError
 from jointbus.model.joint import JointType
 from jointbus.model.link import Capsule, Cylinder
 from jointbus.model.robot import RobotModel
-from jointbus.model.urdf_loader import load_urdf, loads_urdf
 from jointbus.model.yaml_loader import load_robot
+
+# The URDF library (yourdfpy, which imports trimesh and scipy: ~0.8 s of CPU) is imported when a
+# test here runs, not when the suite is collected: `make test` collects the suite five times (the
+# cache-filling collection and four workers), and jointbus.model.urdf_loader defers the same
+# import for the same reason (src/jointbus/model/__init__.py).
+
+
+def _yourdfpy() -> Any:
+    import yourdfpy  # type: ignore[import-untyped]
+
+    return yourdfpy
+
+
+def load_urdf(*args: Any, **kwargs: Any) -> RobotModel:
+    from jointbus.model.urdf_loader import load_urdf as load
+
+    return load(*args, **kwargs)
+
+
+def loads_urdf(*args: Any, **kwargs: Any) -> RobotModel:
+    from jointbus.model.urdf_loader import loads_urdf as loads
+
+    return loads(*args, **kwargs)
 
 
 @pytest.mark.parametrize("name", ["hb50", "arm6", "rover"])
 def test_exported_urdf_is_valid_for_yourdfpy(name: str) -> None:
     model = load_robot(name)
-    urdf = yourdfpy.URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
+    urdf = _yourdfpy().URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
     assert urdf.validate()
     assert urdf.robot.name == name
     assert urdf.base_link == model.root
@@ -164,7 +186,7 @@ def test_unbounded_limits_are_written_as_infinity_and_read_back() -> None:
 
 def test_exported_inertias_are_what_yourdfpy_reads() -> None:
     model = load_robot("hb50")
-    urdf = yourdfpy.URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
+    urdf = _yourdfpy().URDF.load(io.BytesIO(model.to_urdf().encode()), load_meshes=False)
     body = urdf.link_map["body"]
     assert body.inertial.mass == 7.812
     np.testing.assert_array_equal(np.diag(body.inertial.inertia), (0.03428, 0.05385, 0.07359))
