@@ -9,16 +9,21 @@ first, so the talker's death leaves the hub up.
 
 from __future__ import annotations
 
+import os
+import queue
 import re
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from jointbus import drivers
-from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
 from jointbus.messages.jointbus_msgs import JointState
+from jointbus.messages.status import Status
 from jointbus.runtime import LivelinessMonitor, Node
 from support.cli import (
     TALKER_NODE,
@@ -209,3 +214,137 @@ def test_a_monitor_fed_by_play_says_it_shows_a_replay_not_a_live_robot(tmp_path:
     ), out
     low, high = monitor_started - recording_ended, monitor_ended - recording_started
     assert low - ROUNDING_S <= float(lag[1]) <= high + ROUNDING_S, (lag[1], low, high)
+
+
+_VERDICTS = re.compile(r"LOST|UNKNOWN|: STALE|: REPLAYED")
+
+
+def test_monitors_started_beside_a_running_robot_call_nothing_lost_or_stale() -> None:
+    """A new user's trial (2026-12-06, load 10-30): the first summary of ``monitor --plain``
+    started beside ``demo --headless`` said ``bridge: LOST (no BridgeState for 1.0 s)``, ``robot:
+    UNKNOWN`` and ``node bridge_node: STALE … 2.6 s ago`` beside ``bridge_state_10hz — (1 msg)``,
+    3 starts of 3, while the robot ran: the summary judged at its own time what the poll had
+    taken before it, and the first poll (declaring a tap for each topic found) took seconds.
+    Three monitors started at once beside a running demo (a busy host's start) must call nothing
+    LOST, UNKNOWN or STALE in any summary, and show the bridge's live state."""
+    port = free_port()
+    demo = start_cli(port, "demo", "--headless", "--duration", "90")
+    try:
+        assert demo.stdout is not None
+        while "mode=STAND " not in (line := demo.stdout.readline()):
+            assert line.startswith("t="), line
+        monitors = [
+            start_cli(
+                port,
+                "monitor",
+                "--plain",
+                "--interval",
+                "0.5",
+                "--duration",
+                "3",
+                "--hub-port",
+                str(port),
+            )
+            for _ in range(3)
+        ]
+        outputs = [m.communicate(timeout=90) for m in monitors]
+    finally:
+        demo.terminate()
+        try:
+            demo.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            stop(demo)
+    for (stdout, stderr), monitor in zip(outputs, monitors, strict=True):
+        assert monitor.returncode == 0, stderr
+        summaries = [s for s in stdout.split("\n\n") if s.strip()]
+        assert summaries, stdout
+        for summary in summaries:
+            assert _VERDICTS.search(summary) is None, summary
+        assert any("bridge: owner control_node" in s for s in summaries), stdout
+
+
+#: ``--plain --interval`` of the heartbeat-age test (s): longer than a heartbeat period, so a
+#: heartbeat dated by the poll that took it reads up to 1.3 s young.
+PLAIN_INTERVAL_S = 1.3
+#: How much later than its summary was made this test may read a line, plus how much later
+#: than this test the monitor may receive a heartbeat (s): what the printed age may lack.
+READ_SLACK_S = 0.3
+_TALKER_AGE = re.compile(
+    rf"^node {TALKER_NODE}: (OK|STALE) \(\w+, last heartbeat (\d+\.\d) s ago\)$", re.MULTILINE
+)
+
+
+def test_the_printed_heartbeat_age_is_the_time_since_that_heartbeat_arrived() -> None:
+    """A new user's trial (2026-12-06): 0.53 s after SIGKILL of the control process ``monitor
+    --plain`` printed ``STALE (active, last heartbeat 0.0 s ago)`` though the bridge said it left
+    0.34 s after its last heartbeat; 1.02 s into a SIGSTOP, ``OK (…, 0.0 s ago)``: a heartbeat was
+    dated by the poll (one a summary) that took it, not by its arrival.
+
+    This process sees the talker's heartbeats arrive (it is the hub: the monitor receives them
+    through it, no earlier) and stops the talker (SIGSTOP twice, then SIGKILL) right after one.
+    Every age the monitor prints later must lie between the time since that arrival, as this
+    process reads the line, less :data:`READ_SLACK_S`, and that time plus the rounding."""
+    port = free_port()
+    arrivals: list[float] = []  # monotonic s of the talker's heartbeats here
+
+    def arrived(beat: Status) -> None:
+        if beat.reporting_node == TALKER_NODE:
+            arrivals.append(time.monotonic())
+
+    with Bus(name="observer", zenoh=ZenohConfig(hub_port=port)) as bus:
+        bus.subscribe(
+            "/hb50/heartbeat",
+            Status,
+            arrived,
+            RELIABLE,
+            realtime=True,
+            node="observer",
+        )
+        talker = start_talker(port)
+        monitor = start_cli(
+            port, "monitor", "--plain", "--interval", str(PLAIN_INTERVAL_S), "--hub-port", str(port)
+        )
+        lines: queue.SimpleQueue[tuple[float, str]] = queue.SimpleQueue()
+
+        def read() -> None:
+            assert monitor.stdout is not None
+            for line in monitor.stdout:
+                lines.put((time.monotonic(), line.rstrip("\n")))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        checked: list[tuple[str, float, float]] = []  # (how stopped, true age at read, printed)
+        try:
+            seen_at = time.monotonic() + 30.0  # the monitor's start: it lists the talker
+            while (
+                _TALKER_AGE.match(lines.get(timeout=max(0.0, seen_at - time.monotonic()))[1])
+                is None
+            ):
+                pass
+            for how in (signal.SIGSTOP, signal.SIGSTOP, signal.SIGKILL):
+                count = len(arrivals)
+                assert wait_until(lambda n=count: len(arrivals) > n, 5.0)
+                os.kill(talker.pid, how)
+                last = arrivals[-1]
+                end = time.monotonic() + 2 * PLAIN_INTERVAL_S + 0.5
+                while (left := end - time.monotonic()) > 0:
+                    try:
+                        read_at, line = lines.get(timeout=left)
+                    except queue.Empty:
+                        break
+                    match = _TALKER_AGE.match(line)
+                    if match is None or read_at < last + 2 * READ_SLACK_S:
+                        continue  # not a talker line, or maybe printed before the stop
+                    true_s, age = read_at - last, float(match[2])
+                    print(f"\n{how.name}: {line!r} read {true_s:.2f} s after its last heartbeat")
+                    checked.append((how.name, true_s, age))
+                    assert true_s - READ_SLACK_S - ROUNDING_S <= age <= true_s + ROUNDING_S, line
+                if how is signal.SIGSTOP:
+                    os.kill(talker.pid, signal.SIGCONT)
+        finally:
+            if talker.poll() is None:
+                os.kill(talker.pid, signal.SIGCONT)
+            stop(talker)
+            monitor.terminate()
+            monitor.wait(timeout=30)
+    assert {how for how, _, _ in checked} == {"SIGSTOP", "SIGKILL"}, checked

@@ -428,6 +428,9 @@ def test_a_monitor_that_never_receives_a_robot_state_says_unknown_and_how_long_i
     assert snap.robot is not None and snap.robot.stale and not snap.robot.received
     assert snap.robot.age_s == pytest.approx(2.0)
     assert "robot: UNKNOWN (no RobotState in the 2.0 s this monitor listened)" in snap.to_text()
+    # it claims the silence it heard: to its last poll, however late the snapshot comes
+    assert "robot: UNKNOWN (no RobotState in the 2.0 s" in model.snapshot(13 * S).to_text()
+    model.on_polled(13 * S)
     assert "robot: UNKNOWN (no RobotState in the 3.0 s" in model.snapshot(13 * S).to_text()
 
 
@@ -436,10 +439,11 @@ def test_a_robot_state_after_listening_in_vain_gives_the_mode_again(bus: Bus) ->
     model = MonitorModel(state_timeout_s=0.5)
     with MonitorFeed(bus, discover_period_s=0.05) as feed:
         feed.poll(model, 0)
+        feed.poll(model, S)
         assert "robot: UNKNOWN" in model.snapshot(S).to_text()
         pub.publish(RobotState(motion_mode=MotionMode.STAND))
-        feed.poll(model, S)
-        text = model.snapshot(S).to_text()
+        feed.poll(model, 2 * S)
+        text = model.snapshot(2 * S).to_text()
     assert "robot: STAND" in text and "UNKNOWN" not in text
 
 

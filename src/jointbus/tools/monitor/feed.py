@@ -10,11 +10,11 @@ Topics (``/<ns>/...``, ``hb50`` by default):
 ==========================  ======================  =========================================
 topic                       QoS asked               why
 ==========================  ======================  =========================================
-``bridge_state_10hz``       RELIABLE                owner, mode, e-stop, drives (the mirror)
-``robot_state_10hz``        RELIABLE                motion mode / type / gait (the mirror)
-``heartbeat``               RELIABLE, depth 256     node liveliness
+``bridge_state_10hz``       RELIABLE                owner, mode, e-stop, drives (the mirror) ★
+``robot_state_10hz``        RELIABLE                motion mode / type / gait (the mirror) ★
+``heartbeat``               RELIABLE, depth 256     node liveliness ★
 ``node_health``             LATCHED, depth 16       supervisors' verdicts (dead before we came)
-``status``                  RELIABLE, depth 256     events (every report, none lost)
+``status``                  RELIABLE, depth 256     events (every report, none lost) ★
 ``bridge_data_10hz``        RELIABLE                per-joint rows, when a mirror is offered
 ``bridge_data``             MAB_RT                  per-joint rows otherwise
 ``joint_state``             MAB_RT                  a served array's joints (see below)
@@ -27,9 +27,24 @@ published with those types and no bridge topic on the namespace; a bridge's topi
 and tell the model to keep the bridge view (hb50's bridge publishes ``joint_state`` too).
 
 Every subscription *polls* (no callback): a publish only appends to the subscription's queue, with
-no thread woken, and the monitor takes what is there at its own refresh rate (10 Hz). Only the
-per-joint rows need ``BridgeData`` (temperatures and status words are in no other message); the
-feed reads it from a ``bridge_data_10hz`` mirror as soon as discovery shows one, and otherwise from
+no thread woken, and the monitor takes what is there at its own refresh rate (10 Hz, or once a
+``--interval`` in plain mode) — except the four topics marked ★, whose messages the model judges
+silence and ages by. Those are *realtime* subscriptions (no queue hand-over, no thread woken either)
+whose callback only appends the message with its arrival time (monotonic and wall ns) to a deque:
+a polled message was dated by the poll that took it, so ``monitor --plain`` (one poll a second)
+printed ``last heartbeat 0.0 s ago`` for a heartbeat up to 1 s old (0.53 s after a SIGKILL, and
+1.02 s into a SIGSTOP: a new user's trial, 2026-12-06, ≈ 0.4 s too young on average). A message is
+dated by its arrival, never later than the poll that hands it over (``now_ns``: a test's injected
+clock behind the real one dates it at the poll). :meth:`MonitorFeed.poll` takes them *last*, after
+discovery's topics are followed (the first poll, which declares a tap for each topic found on the
+hb50 demo, ended 0.3-0.5 s after it had taken the messages at load 15, 1.6 s at load 20: the
+heartbeat ages of the first summary), and tells the model when it took them
+(:meth:`MonitorModel.on_polled`): a verdict of silence counts only to then, so a snapshot printed
+after a slow poll does not call LOST what simply was not taken yet.
+
+Only the per-joint rows need ``BridgeData`` (temperatures and status words are in no other
+message); the feed reads it from a ``bridge_data_10hz`` mirror as soon as discovery shows one, and
+otherwise from
 the 500 Hz topic — newest sample only, best-effort, so in-process it costs the bridge one queue
 append per cycle, and over Zenoh the bridge encodes it for the monitor.
 
@@ -60,8 +75,9 @@ import dataclasses
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from jointbus.bus import (
     LATCHED,
@@ -140,13 +156,14 @@ class MonitorFeed:
         self._subs: list[Subscriber[Any]] = []
         #: Arrival counters (undecoded taps) of the discovered remote topics, by topic.
         self._counters: dict[str, _ArrivalCounter] = {}
-        self.state = self._subscribe("bridge_state_10hz", BridgeState, RELIABLE)
-        self.robot = self._subscribe("robot_state_10hz", RobotState, RELIABLE)
-        self.heartbeat = self._subscribe("heartbeat", Status, _EVENT_QOS)
+        # only the newest state matters; every heartbeat and report does (depth as the QoS's)
+        self.state: _Arrivals[BridgeState] = self._arrivals("bridge_state_10hz", BridgeState, 1)
+        self.robot: _Arrivals[RobotState] = self._arrivals("robot_state_10hz", RobotState, 1)
+        self.heartbeat: _Arrivals[Status] = self._arrivals("heartbeat", Status, _EVENT_QOS.depth)
         self.node_health = self._subscribe(
             NODE_HEALTH_TOPIC, NodeHealthTable, LATCHED.with_(depth=16)
         )
-        self.status = self._subscribe("status", Status, _EVENT_QOS)
+        self.status: _Arrivals[Status] = self._arrivals("status", Status, _EVENT_QOS.depth)
         self.data_mirror = self._subscribe("bridge_data_10hz", BridgeData, RELIABLE)
         self.data: Subscriber[BridgeData] | None = self._subscribe(
             "bridge_data", BridgeData, MAB_RT
@@ -181,6 +198,17 @@ class MonitorFeed:
         self._subs.append(sub)
         return sub
 
+    def _arrivals(self, name: str, msg_type: type[_M], depth: int) -> _Arrivals[_M]:
+        """A realtime subscription whose callback dates each message by its arrival (module
+        docstring), keeping the newest ``depth``."""
+        arrivals: _Arrivals[_M] = _Arrivals(depth)
+        topic = self._prefix + name
+        sub = self.bus.subscribe(
+            topic, msg_type, arrivals.on_message, _EVENT_QOS, realtime=True, node=_NODE
+        )
+        self._subs.append(sub)
+        return arrivals
+
     @property
     def data_topic(self) -> str:
         """The topic the joint rows come from now."""
@@ -192,34 +220,16 @@ class MonitorFeed:
         self, model: MonitorModel, now_ns: int | None = None, wall_ns: int | None = None
     ) -> None:
         """Hand ``model`` everything received since the last call (and sample the rates), as
-        arrived at ``now_ns`` (monotonic) = ``wall_ns`` (wall clock, to date the supervisors'
-        stamped tables); both default to the clocks now."""
-        now = time.monotonic_ns() if now_ns is None else now_ns
-        wall = time.time_ns() if wall_ns is None else wall_ns
+        of ``now_ns`` (monotonic) = ``wall_ns`` (wall clock, to date the supervisors' stamped
+        tables); both default to the clocks when the messages are taken, after the topics.
+
+        The messages whose arrival is recorded (module docstring) are taken last and dated by
+        their arrival, at most ``now_ns``; the model then hears that this monitor listened until
+        ``now_ns`` (:meth:`MonitorModel.on_polled`)."""
         if self.bus.closed:
             return
-        model.on_listening(now)
-        model.heartbeats_on(self.heartbeat.topic)  # a rate per node (MonitorModel.heartbeats_on)
-        for msg in self.heartbeat.take_all():
-            model.on_heartbeat(msg, now, wall_ns=wall)
-        for table in self.node_health.take_all():
-            model.on_node_health(table, now, wall_ns=wall)
-        for msg in self.status.take_all():
-            model.on_status(msg, now)
-        if (state := _newest(self.state)) is not None:
-            model.on_bridge_state(state, now)
-        if (robot := _newest(self.robot)) is not None:
-            model.on_robot_state(robot, now)
-        mirrored = _newest(self.data_mirror)
-        if mirrored is not None:
-            self._use_mirror()
-            model.on_bridge_data(mirrored, now)
-        elif self.data is not None and (data := _newest(self.data)) is not None:
-            model.on_bridge_data(data, now)
-        if self.joint_state is not None and (joints := _newest(self.joint_state)) is not None:
-            model.on_joint_state(joints, now)
-        if self.array_data is not None and (array := _newest(self.array_data)) is not None:
-            model.on_array_data(array)
+        # Discovery first: following 30 new topics can take 0.5 s on a loaded host, and
+        # what arrives meanwhile belongs to this poll, not to the next.
         with self._lock:
             topics, self._topics = self._topics, None
         if topics is not None:
@@ -233,6 +243,31 @@ class MonitorFeed:
             else:
                 self._follow_array(topics)
             self._follow(topics, model)
+        now = time.monotonic_ns() if now_ns is None else now_ns
+        wall = time.time_ns() if wall_ns is None else wall_ns
+        model.on_listening(now)
+        model.heartbeats_on(self.heartbeat.topic)  # a rate per node (MonitorModel.heartbeats_on)
+        for msg, at, at_wall in self.heartbeat.take_all(now, wall):
+            model.on_heartbeat(msg, at, wall_ns=at_wall)
+        for table in self.node_health.take_all():
+            model.on_node_health(table, now, wall_ns=wall)
+        for msg, at, _ in self.status.take_all(now, wall):
+            model.on_status(msg, at)
+        for state, at, _ in self.state.take_all(now, wall):
+            model.on_bridge_state(state, at)
+        for robot, at, _ in self.robot.take_all(now, wall):
+            model.on_robot_state(robot, at)
+        mirrored = _newest(self.data_mirror)
+        if mirrored is not None:
+            self._use_mirror()
+            model.on_bridge_data(mirrored, now)
+        elif self.data is not None and (data := _newest(self.data)) is not None:
+            model.on_bridge_data(data, now)
+        if self.joint_state is not None and (joints := _newest(self.joint_state)) is not None:
+            model.on_joint_state(joints, now)
+        if self.array_data is not None and (array := _newest(self.array_data)) is not None:
+            model.on_array_data(array)
+        model.on_polled(now)
         self._count(model, now)
 
     def _follow_array(self, topics: list[TopicInfo]) -> None:
@@ -372,6 +407,30 @@ class MonitorFeed:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+class _Arrivals(Generic[_M]):
+    """The newest ``depth`` messages of one topic, each with its arrival (monotonic ns, wall ns),
+    appended by a realtime subscription's callback (on the receiving thread: a deque append is
+    thread-safe and all it does) and taken by :meth:`MonitorFeed.poll`."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self, depth: int) -> None:
+        self._queue: deque[tuple[_M, int, int]] = deque(maxlen=depth)
+
+    def on_message(self, msg: _M) -> None:
+        self._queue.append((msg, time.monotonic_ns(), time.time_ns()))
+
+    def take_all(self, now_ns: int, wall_ns: int) -> list[tuple[_M, int, int]]:
+        """Every message queued, oldest first, with its arrival no later than ``now_ns`` /
+        ``wall_ns`` (a test's clock behind the real one: the poll's)."""
+        out = []
+        queue = self._queue
+        while queue:
+            msg, at, at_wall = queue.popleft()
+            out.append((msg, min(at, now_ns), min(at_wall, wall_ns)))
+        return out
 
 
 class _ArrivalCounter:

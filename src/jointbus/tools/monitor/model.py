@@ -587,6 +587,8 @@ class MonitorModel:
         #: An hb50 bridge is known on this namespace (a message of it, or discovery): its view.
         self._bridge_known = False
         self._listening_since_ns: int | None = None
+        #: When the feed last took what had arrived (:meth:`on_polled`; None: fed directly).
+        self._polled_ns: int | None = None
         self._nodes: dict[str, _NodeRecord] = {}
         self._events: deque[EventRow] = deque(maxlen=max_events)
         self._rates: dict[str, _RateMeter] = {}
@@ -632,6 +634,25 @@ class MonitorModel:
         Without a call the robot is never UNKNOWN for lack of one (only "no RobotState yet")."""
         if self._listening_since_ns is None:
             self._listening_since_ns = now_ns
+
+    def on_polled(self, now_ns: int) -> None:
+        """The feed took everything that had arrived until ``now_ns`` (monotonic). A verdict of
+        silence counts only to the latest such time (:meth:`_heard_until`): what arrived after
+        it is not known yet, and is no silence."""
+        if self._polled_ns is None or now_ns > self._polled_ns:
+            self._polled_ns = now_ns
+
+    def _heard_until(self, now_ns: int) -> int:
+        """Until when this monitor has heard the bus at ``now_ns``: the last poll
+        (:meth:`on_polled`), or ``now_ns`` for a model fed directly.
+
+        Why: ``monitor --plain`` judged at the snapshot what it had taken at the poll before,
+        and its first poll, which declares the taps of every topic found, took 0.3-0.5 s at
+        load 15 (2.6 s in a new user's trial at load 10-30): the first summary said ``bridge:
+        LOST (no BridgeState for 0.5 s)``, ``robot: UNKNOWN`` and ``node bridge_node: STALE``
+        beside ``bridge_state_10hz — (1 msg)``, of a robot running all along."""
+        polled = self._polled_ns
+        return now_ns if polled is None else min(now_ns, polled)
 
     def on_heartbeat(self, msg: Status, now_ns: int, *, wall_ns: int | None = None) -> None:
         """A heartbeat of ``msg.reporting_node``, arrived at ``now_ns`` (monotonic) = ``wall_ns``
@@ -792,7 +813,6 @@ class MonitorModel:
             return None
         msg, at = self._state
         facts = BridgeStatus.of(msg)
-        age_ns = now_ns - at
         return BridgeSummary(
             owner=facts.owner,
             mode=facts.mode.value if facts.mode is not None else "",
@@ -805,22 +825,23 @@ class MonitorModel:
             bus_voltage=msg.bus_v,
             up_time_s=msg.up_time,
             age_s=_age(now_ns, at),
-            stale=age_ns > self._state_timeout_ns,
+            stale=self._heard_until(now_ns) - at > self._state_timeout_ns,
         )
 
     def _robot_summary(self, now_ns: int) -> RobotSummary | None:
         if self._robot is None:
             since = self._listening_since_ns
-            if since is None or now_ns - since <= self._state_timeout_ns:
+            heard = self._heard_until(now_ns)
+            if since is None or heard - since <= self._state_timeout_ns:
                 return None  # no RobotState *yet*: the mirror may be one period away
-            return RobotSummary("", "", "", _age(now_ns, since), stale=True, received=False)
+            return RobotSummary("", "", "", _age(heard, since), stale=True, received=False)
         msg, at = self._robot
         return RobotSummary(
             _enum_name(msg.motion_mode),
             _enum_name(msg.motion_type),
             _enum_name(msg.motion_gait),
             _age(now_ns, at),
-            stale=now_ns - at > self._state_timeout_ns,
+            stale=self._heard_until(now_ns) - at > self._state_timeout_ns,
         )
 
     def _look(self, now_ns: int) -> int:
@@ -838,6 +859,7 @@ class MonitorModel:
 
     def _node_rows(self, now_ns: int) -> tuple[NodeRow, ...]:
         heard_from = self._look(now_ns)
+        heard_until = self._heard_until(now_ns)
         rows = []
         for name in sorted(self._nodes):
             record = self._nodes[name]
@@ -849,7 +871,7 @@ class MonitorModel:
                 state = NodeState.SHUTDOWN
             elif (
                 last is None
-                or now_ns - max(last, heard_from) > self._timeout_ns
+                or heard_until - max(last, heard_from) > self._timeout_ns
                 or (record.reported_stale_ns is not None and record.reported_stale_ns >= last)
             ):
                 state = NodeState.STALE
