@@ -245,6 +245,16 @@ def _endpoints_by_node(
     return out
 
 
+def lifecycle_text(row: NodeRow) -> str:
+    """The LIFECYCLE cell: the state the node announced, ``active (last reported)`` when the
+    node is STALE — a dead or hung node is in no live state; the table kept printing ``active``
+    for a SIGKILLed control node (a new user's trial, 2026-12-06) — and ``-`` when none is
+    known."""
+    if not row.lifecycle:
+        return "-"
+    return f"{row.lifecycle} (last reported)" if row.state == "STALE" else row.lifecycle
+
+
 def row_text(rows: list[NodeRow]) -> str:
     # The column is the heartbeat's, and says so: a user's trial (2026-12-06) read "LAST SEEN
     # never" for a ground-truth publisher sending 450 messages a second (it has no heartbeat).
@@ -257,7 +267,7 @@ def row_text(rows: list[NodeRow]) -> str:
                 r.namespace or "-",
                 r.state,
                 seen,
-                r.lifecycle or "-",
+                lifecycle_text(r),
                 str(r.publishers),
                 str(r.subscribers),
             ]
@@ -287,6 +297,7 @@ __all__ = [
     "SilentLivelinessMonitor",
     "change_record",
     "heartbeat_namespaces",
+    "lifecycle_text",
     "row_text",
     "state_text",
 ]
