@@ -201,8 +201,8 @@ class MonitorFeed:
     def _arrivals(self, name: str, msg_type: type[_M], depth: int) -> _Arrivals[_M]:
         """A realtime subscription whose callback dates each message by its arrival (module
         docstring), keeping the newest ``depth``."""
-        arrivals: _Arrivals[_M] = _Arrivals(depth)
         topic = self._prefix + name
+        arrivals: _Arrivals[_M] = _Arrivals(topic, depth)
         sub = self.bus.subscribe(
             topic, msg_type, arrivals.on_message, _EVENT_QOS, realtime=True, node=_NODE
         )
@@ -414,9 +414,10 @@ class _Arrivals(Generic[_M]):
     appended by a realtime subscription's callback (on the receiving thread: a deque append is
     thread-safe and all it does) and taken by :meth:`MonitorFeed.poll`."""
 
-    __slots__ = ("_queue",)
+    __slots__ = ("_queue", "topic")
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, topic: str, depth: int) -> None:
+        self.topic = topic
         self._queue: deque[tuple[_M, int, int]] = deque(maxlen=depth)
 
     def on_message(self, msg: _M) -> None:
