@@ -97,9 +97,10 @@ class InputTotals(Message):
       class refuses, bytes of another layout) — never applied, so also counted in ``refused``;
     - ``refused``: the malformed ones plus the decoded ones the node refused (a command out of
       limits, from a source not allowed, ...);
-    - ``received − refused``: the messages the node accepted (an accepted impedance command
-      still goes through arbitration; a subscription's queue overflow or lifespan may drop one
-      before it is judged — the bus's own counters say so);
+    - ``received − refused``: the messages that passed the node's checks — not all applied:
+      an array node counts its impedance commands that passed them as ``command admitted`` or
+      ``command not applied: <why>`` (stale, refused by the fallback, outranked, ...) in the
+      diagnostics' :class:`EventCount` list (:data:`jointbus.nodes.array.node.NOT_APPLIED`);
     - ``lost``: messages remote publishers sent that never arrived (gaps in their sequence
       numbers; for a best-effort topic, what the transport dropped) — not among ``received``.
 

@@ -224,6 +224,34 @@ DEFAULT_SOURCE: Final = DEFAULT_IMPEDANCE_SOURCE
 _ALL: Final = jointbus_msgs.ALL_JOINTS
 #: Impedance commands buffered between two cycles (500 Hz from a few sources fits many times).
 _QUEUE_DEPTH: Final = 256
+#: Why an impedance command that arrived was not applied although the checks passed it, as the
+#: event counts of ``/<ns>/diagnostics`` name them (``command not applied: <why>``) beside the
+#: input totals' ``refused``: ``stale`` (it answers a frame older than the watchdog time),
+#: ``fallback`` (the fallback refused it, or its source waits before it may end the fallback
+#: again), ``outranked`` (another source owns the array), ``estop`` (ignored while the e-stop is
+#: latched, or queued when it latched), ``before reset`` (sent before the last e-stop reset or
+#: drive-on), ``stream ended`` (queued when a one-shot command ended the impedance stream),
+#: ``queue full`` (pushed out of the node's queue by newer commands before a cycle judged it),
+#: ``inactive`` (arrived while the node was not active). Why counted: a user's hb50 trial
+#: (2026-12-06) read ``received: 311057, malformed: 3, refused: 12`` while the bridge had
+#: dropped about 2 270 stale and fallback-refused commands that no count showed.
+NOT_APPLIED: Final = (
+    "stale",
+    "fallback",
+    "outranked",
+    "estop",
+    "before reset",
+    "stream ended",
+    "queue full",
+    "inactive",
+)
+#: The event kind of the count of commands not applied for ``why`` (one of :data:`NOT_APPLIED`).
+NOT_APPLIED_KIND: Final = "command not applied: {}"
+#: The event kind of the count of commands admitted: they passed the checks and arbitration
+#: and became the node's command (written in that cycle unless a newer one admitted in the
+#: same cycle superseded it, the mode writes something else, or the driver refused the write,
+#: which is reported).
+ADMITTED_KIND: Final = "command admitted"
 #: Status events of one kind get distinct reporter keys modulo this, so none is folded into
 #: another unless more than this many happen within the reporter's interval.
 _EVENT_KEYS: Final = 64
@@ -506,9 +534,14 @@ class ArrayNode(Node):
         self._hold_cmd: ImpedanceCommand | None = None
         self._command: ImpedanceCommand | None = None
         self._command_source = ""  # the source_node of ``_command``
+        #: Commands that passed the checks but were not applied, by why (:data:`NOT_APPLIED`;
+        #: ``inactive`` is the subscriptions' own count), and the admitted ones.
+        self._not_applied: dict[str, int] = dict.fromkeys(NOT_APPLIED, 0)
+        self.admitted_commands = 0
+        """Impedance commands admitted (:data:`ADMITTED_KIND`)."""
+        #: Guards the command queue: whoever appends to a full queue counts what it pushes out.
+        self._queue_lock = threading.Lock()
         self.command_stamp_ns = 0
-        #: Commands dropped because they answered a frame older than the watchdog time.
-        self.old_commands = 0
         """Header stamp (ns) of the impedance command applied now (0: none yet): a robot adapter
         compares it with its frames' stamps (hb50's bridge measures the sensor-to-command age)."""
         self._commands: deque[_Queued] = deque(maxlen=_QUEUE_DEPTH)
@@ -694,12 +727,44 @@ class ArrayNode(Node):
 
     # ---- impedance inputs (any thread: only queue, with the arrival time) ----------------------
     def _on_impedance(self, cmd: JointImpedance) -> None:
-        self._commands.append((self.clock(), cmd, self.impedance_check))
+        self.queue_impedance(cmd, self.impedance_check)
 
     def queue_impedance(self, cmd: ImpedanceInput | RefusedSample, check: CommandCheck) -> None:
         """Queue an adapter's impedance message (or a sample its decoder refused) for the next
-        cycle, to be judged by ``check`` (*adapter hook*; any thread)."""
-        self._commands.append((self.clock(), cmd, check))
+        cycle, to be judged by ``check`` (*adapter hook*; any thread). A full queue drops its
+        oldest, counted ``queue full`` (a refused sample is already counted malformed)."""
+        item = (self.clock(), cmd, check)
+        with self._queue_lock:
+            commands = self._commands
+            if len(commands) == commands.maxlen and not isinstance(commands[0][1], RefusedSample):
+                self._not_applied["queue full"] += 1
+            commands.append(item)
+
+    def _discard_queued(self, why: str) -> None:
+        """Drop the queued commands unjudged, counted not applied for ``why`` (a refused sample
+        is already counted malformed)."""
+        with self._queue_lock:
+            dropped = sum(not isinstance(q[1], RefusedSample) for q in self._commands)
+            self._commands.clear()
+        self._not_applied[why] += dropped
+
+    def _next_command(self) -> _Queued | None:
+        """The oldest queued command, ``None`` when none (under the queue's lock)."""
+        with self._queue_lock:
+            return self._commands.popleft() if self._commands else None
+
+    @property
+    def old_commands(self) -> int:
+        """Commands dropped because they answered a frame older than the watchdog time."""
+        return self._not_applied["stale"]
+
+    def not_applied_counts(self) -> dict[str, int]:
+        """Impedance commands that passed the checks but were not applied since the start, by
+        why (:data:`NOT_APPLIED`; ``inactive`` summed over the impedance inputs)."""
+        counts = dict(self._not_applied)
+        inputs = {id(sub): sub for sub in self._input_of_check.values()}
+        counts["inactive"] = sum(sub.dropped_inactive for sub in inputs.values())
+        return counts
 
     def refusing_at_decode(
         self,
@@ -967,9 +1032,9 @@ class ArrayNode(Node):
         return StreamMode.RUN
 
     def _take_joint_commands(self, now_ns: int) -> None:
-        commands = self._commands
-        while commands:
-            received_ns, cmd, check = commands.popleft()
+        not_applied = self._not_applied
+        while (queued := self._next_command()) is not None:
+            received_ns, cmd, check = queued
             if isinstance(cmd, RefusedSample):
                 # reported as a refusal, counted as one by the input's totals (malformed)
                 self._reject(cmd.rejection(check))
@@ -997,12 +1062,15 @@ class ArrayNode(Node):
                 self._retry_waits(cmd.source_node, now_ns)
                 or self._fallback_refuses(cmd.source_node, command)
             ):
+                not_applied["fallback"] += 1
                 continue
             # Arbitration goes on through an e-stop: a source that keeps sending keeps its rank.
             if not self.arbiter.offer(cmd.source_node, received_ns, cmd.header.stamp.to_ns()):
+                not_applied["outranked"] += 1
                 self._outranked(cmd.source_node, received_ns)
                 continue
             if self.estop.latched:
+                not_applied["estop"] += 1
                 if cmd.source_node not in self._ignored_in_estop:  # once per source and stop
                     self._ignored_in_estop.add(cmd.source_node)
                     self._event(
@@ -1013,7 +1081,9 @@ class ArrayNode(Node):
                     )
                 continue
             if not self.estop.is_fresh(received_ns):
+                not_applied["before reset"] += 1
                 continue  # sent before the last reset / drive-on: never a stale target
+            self.admitted_commands += 1
             # The command that ends a fallback lives from its arrival, not from the frame it
             # answers: the policy has just judged it against this cycle's reading (hb50's:
             # quiet stance, targets at the measured pose). Counted from its frame, a controller
@@ -1047,7 +1117,7 @@ class ArrayNode(Node):
         """A command from ``source`` answering a frame ``age_s`` old (s, more than the watchdog
         time) was dropped: counted, and reported once a second per source (the text is the key's
         repeats folded in)."""
-        self.old_commands += 1
+        self._not_applied["stale"] += 1
         self.report(
             Level.WARN,
             f"stale command from {source!r} dropped: it answers a frame {age_s:.3f} s old (more "
@@ -1453,7 +1523,7 @@ class ArrayNode(Node):
         event = self.estop.trigger(reason, now_ns)
         self._command = None
         self._hold_cmd = None
-        self._commands.clear()
+        self._discard_queued("estop")
         self._expiry.disarm()
         if event is None:
             return  # already latched: the first reason stands
@@ -1654,8 +1724,16 @@ class ArrayNode(Node):
 
     def event_counts(self) -> dict[str, int]:
         """Limit events so far, by kind (``limit held``, ``limit position``, ``limit speed``),
-        all joints: what ``/<ns>/diagnostics`` carries beside the status reports."""
-        return {f"limit {kind}": self.limit_watch.total(kind) for kind in LIMIT_KINDS}
+        all joints, and the impedance commands admitted and not applied by why
+        (:data:`ADMITTED_KIND`, :data:`NOT_APPLIED_KIND`): what ``/<ns>/diagnostics`` carries
+        beside the status reports. With the input totals of the impedance inputs they account
+        for every command: received = refused + not applied (every why) + admitted + the few
+        queued for the next cycle (:attr:`pending_commands`)."""
+        counts = {f"limit {kind}": self.limit_watch.total(kind) for kind in LIMIT_KINDS}
+        for why, count in self.not_applied_counts().items():
+            counts[NOT_APPLIED_KIND.format(why)] = count
+        counts[ADMITTED_KIND] = self.admitted_commands
+        return counts
 
     # ---- limits on every reading ---------------------------------------------------------------
     def _watch_limits(self, reading: JointReading) -> None:
@@ -1918,7 +1996,7 @@ class ArrayNode(Node):
         self._streaming = False
         self._idle_cause = cause
         self._command = None
-        self._commands.clear()
+        self._discard_queued("stream ended")
         if self.estop.holding:
             self.estop.release_hold()
             self._hold_cmd = None

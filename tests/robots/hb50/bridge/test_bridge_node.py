@@ -2035,3 +2035,58 @@ def test_a_write_the_driver_refuses_mid_trot_is_a_missed_command_and_the_fallbac
             assert "no command for 10" in begun[0], begun  # 0.1 s after the last write taken
     finally:
         robot.close()
+
+
+# -- command counts --------------------------------------------------------------------------
+
+
+def _accounted(rig: Rig) -> tuple[int, int, dict[str, int]]:
+    """``/hb50/joint_command``'s ``received`` and, as the diagnostics count them, what became
+    of each: refused, admitted, not applied by why, and queued for the next cycle."""
+    totals = rig.node.command_subscription.totals()
+    counts = rig.node.event_counts()
+    fate = {k: v for k, v in counts.items() if k.startswith("command not applied: ")}
+    fate["refused"] = totals.refused
+    fate["admitted"] = counts["command admitted"]
+    fate["pending"] = rig.node.pending_commands
+    return totals.received, sum(fate.values()), fate
+
+
+def test_every_command_received_is_counted_by_what_became_of_it(model_rig: Rig) -> None:
+    """A user's hb50 trial (2026-12-06) read ``received: 311057, malformed: 3, refused: 12``
+    while the bridge reported thousands of stale and fallback-refused commands that no count
+    held. Each command that arrives is now counted once: refused, admitted, or not applied by
+    why — so received = refused + not applied + admitted (+ the ones queued for a cycle)."""
+    rig = model_rig  # hb50's stance fallback, which refuses commands until the robot is quiet
+    rig.run(0.4, every_cycle(hold(HOME)))  # 200 admitted
+    rig.run(0.02, lambda _k: bad_limit())  # 10 refused
+    rig.run(0.1, lambda _k: answering(rig, 0.3))  # 50 stale
+    rig.run(0.3)  # silence: the fallback takes over
+    assert rig.node.fallback_phase is not None
+    rig.step(hold(HOME + np.where(np.arange(12) % 3 == 2, 0.4, 0.0)))  # far: the fallback refuses
+    rig.run(0.4, every_cycle(hold(HOME)))
+    rig.run(0.2, every_cycle(hold(HOME)), lambda k: hold(MOVED, "teleop") if k % 60 == 0 else None)
+    rig.step("estop")
+    rig.run(0.02, every_cycle(hold(HOME)))  # ignored while latched
+    received, accounted, fate = _accounted(rig)
+    assert received == 200 + 10 + 50 + 1 + 200 + 100 + 2 + 10, fate
+    assert accounted == received, fate
+    assert fate["refused"] == 10
+    assert fate["command not applied: stale"] == 50
+    assert fate["command not applied: fallback"] >= 1
+    assert fate["command not applied: outranked"] == 2  # teleop, slower than the rule
+    assert fate["command not applied: estop"] >= 10
+    # the counts are what /hb50/diagnostics carries: one event count each, kind and number
+    assert {"command admitted", "command not applied: stale"} <= set(rig.node.event_counts())
+
+
+def test_commands_pushed_out_of_a_full_queue_are_counted(rig: Rig) -> None:
+    """A cycle that comes late finds more than the queue holds (256): the oldest are dropped
+    unjudged, counted ``queue full`` instead of vanishing from the totals."""
+    rig.run(0.1, every_cycle(hold(HOME)))
+    for _ in range(300):
+        rig.commands.publish(hold(HOME))
+    rig.step()
+    received, accounted, fate = _accounted(rig)
+    assert fate["command not applied: queue full"] == 300 - 256
+    assert accounted == received == 50 + 300, fate
