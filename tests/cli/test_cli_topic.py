@@ -20,16 +20,22 @@ from hypothesis import strategies as st
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, EndpointInfo, QosProfile, ZenohConfig
 from jointbus.cli.errors import CliError
 from jointbus.cli.topic import (
+    ArrivalRecorder,
     PublishTimes,
     RateWindow,
+    StampRecorder,
+    header_stamp_ns,
     measured_rate,
     pub_summary,
     rate_text,
     resolve_type,
+    stamp_rate,
     subscriber_qos,
     summed_rate,
 )
 from jointbus.messages.joint_state import JointState
+from jointbus.messages.stamp import Time
+from jointbus.messages.std_msgs import Header
 from jointbus.robots.hb50.messages import Level, Status
 from support.cli import (
     TALK_RATE_HZ,
@@ -484,6 +490,43 @@ def test_rate_window_statistics_of_uneven_intervals() -> None:
     assert stats.std_dev_s == pytest.approx(0.05)
     with pytest.raises(CliError, match="--window"):
         RateWindow(0)
+
+
+def test_header_stamps_are_read_from_the_cdr_bytes_and_give_the_publishers_rate() -> None:
+    msg = Status(header=Header(Time.from_ns(1_700_000_000_123_456_789), "x"), status="n")
+    assert header_stamp_ns(msg.to_cdr()) == 1_700_000_000_123_456_789
+    assert header_stamp_ns(b"\x00\x01\x00\x00") is None  # too short for a stamp
+    assert stamp_rate([0]) is None
+    assert stamp_rate([4_000_000, 0, 2_000_000]) == pytest.approx(500.0)  # any arrival order
+
+
+def test_a_burst_of_queued_samples_is_arrival_rate_not_the_publishers() -> None:
+    """A user's ``topic hz /hb50/bridge_data --json`` read ``rate_hz`` 524.89, then 511.0, for
+    a 500 Hz publisher: arrival rates count a burst of queued samples as rate. 100 samples
+    stamped 2 ms apart (500 Hz), sent in one burst over real Zenoh, arrive far faster; their
+    stamps give the 500 Hz the publisher achieved, however fast they arrived."""
+    port = free_port()
+    with (
+        Bus(name="pub", zenoh=ZenohConfig.loopback(port)) as pub_bus,
+        Bus(name="hz", zenoh=ZenohConfig.loopback(None, (port,))) as hz_bus,
+    ):
+        arrivals = ArrivalRecorder(hz_bus, "/cli_test/stamped")
+        stamps = StampRecorder(hz_bus, "/cli_test/stamped")
+        assert stamps.stamped(Status.TYPE_NAME)
+        publisher = pub_bus.publisher("/cli_test/stamped", Status, RELIABLE)
+        assert wait_until(lambda: publisher.remote_matched, timeout=10.0)
+        t0 = 1_700_000_000 * 10**9
+        for k in range(100):
+            publisher.publish(Status(header=Header(Time.from_ns(t0 + k * 2_000_000), "")))
+        got: list[int] = []
+
+        def all_in() -> bool:
+            got.extend(stamps.drain())
+            return len(got) == 100
+
+        assert wait_until(all_in, timeout=10.0), len(got)
+        assert len(arrivals.drain()) == 100  # the arrival tap saw the same samples
+    assert stamp_rate(got) == pytest.approx(500.0)
 
 
 def test_measured_rate() -> None:

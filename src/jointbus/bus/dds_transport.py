@@ -1202,6 +1202,18 @@ class DdsTransport:
         :class:`RawTap`); ``resolve`` turns a type name into a message class when it can."""
         return RawTap(self, topic, lambda sample: on_sample(sample.publisher), resolve)
 
+    def tap_payloads(
+        self,
+        topic: str,
+        on_sample: Callable[[int | None, bytes], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> RawTap:
+        """As :meth:`tap`, with each sample's CDR bytes as received (never decoded): what
+        ``topic hz`` reads a header stamp from."""
+        return RawTap(
+            self, topic, lambda sample: on_sample(sample.publisher, sample.payload), resolve
+        )
+
     def tap_all(
         self,
         on_sample: Callable[[RawSample], None],

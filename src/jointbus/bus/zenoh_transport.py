@@ -1159,6 +1159,25 @@ class ZenohTransport:
             topic_selector(self.domain_id, topic), on_zenoh_sample
         )
 
+    def tap_payloads(
+        self,
+        topic: str,
+        on_sample: Callable[[int | None, bytes], None],
+        resolve: Callable[[str], type[Message] | None] = lambda _name: None,
+    ) -> zenoh.Subscriber[None]:
+        """As :meth:`tap`, with each sample's CDR bytes as received (never decoded): what
+        ``topic hz`` reads a header stamp from."""
+        del resolve
+
+        def on_zenoh_sample(sample: zenoh.Sample) -> None:
+            raw = None if sample.attachment is None else sample.attachment.to_bytes()
+            att = attachment.unpack(raw)
+            on_sample(None if att is None else att.gid, sample.payload.to_bytes())
+
+        return self.session.declare_subscriber(
+            topic_selector(self.domain_id, topic), on_zenoh_sample
+        )
+
     # ---- services (jointbus.bus.service_zenoh) ------------------------------------------------
     def link_service(self, server: ServiceServer[Any, Any]) -> ServiceLink:
         """Offer a local server: its queryable and ``SS`` token."""

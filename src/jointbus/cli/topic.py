@@ -35,6 +35,7 @@ import json
 import math
 import queue
 import statistics
+import struct
 import sys
 import threading
 import time
@@ -309,6 +310,79 @@ class ArrivalRecorder:
         """Stop counting."""
         with contextlib.suppress(Exception):
             self._sub.undeclare()
+
+
+class StampRecorder:
+    """The header stamps (ns since the epoch) of every sample on a topic whose type starts with
+    a ``std_msgs/Header``, read from the CDR bytes (never decoded): the times the publisher
+    stamped, which a burst of queued samples does not compress. Until :meth:`stamped` says the
+    type has such a header, nothing is recorded."""
+
+    def __init__(self, bus: Bus, topic: str) -> None:
+        transport = bus.transport
+        if transport is None:
+            raise CliError("the bus has no network transport")
+        self._lock = threading.Lock()
+        self._stamps: list[int] = []
+        self._stamped = False
+        self._sub: Any = transport.tap_payloads(topic, self._on_sample, _known_type)
+
+    def stamped(self, type_name: str) -> bool:
+        """Record from now on if ``type_name`` begins with a header; whether it does."""
+        self._stamped = has_header(type_name)
+        return self._stamped
+
+    def _on_sample(self, _publisher: int | None, payload: bytes) -> None:
+        if not self._stamped:
+            return
+        stamp = header_stamp_ns(payload)
+        if stamp is not None:
+            with self._lock:
+                self._stamps.append(stamp)
+
+    def drain(self) -> list[int]:
+        """The stamps since the last call, in arrival order."""
+        with self._lock:
+            stamps, self._stamps = self._stamps, []
+        return stamps
+
+    def close(self) -> None:
+        """Stop recording."""
+        with contextlib.suppress(Exception):
+            self._sub.undeclare()
+
+
+def has_header(type_name: str) -> bool:
+    """Whether the message type ``type_name`` (known to this installation) begins with a
+    ``std_msgs/Header`` field, whose stamp is then the first 8 bytes after the CDR
+    encapsulation."""
+    from jointbus.messages.std_msgs import Header
+
+    cls = _known_type(type_name)
+    if cls is None:
+        return False
+    as_dataclass: Any = cls  # every Message is a dataclass (ClassVars are no fields)
+    fields = dataclasses.fields(as_dataclass)
+    return bool(fields) and fields[0].name == "header" and fields[0].type in (Header, "Header")
+
+
+def header_stamp_ns(payload: bytes) -> int | None:
+    """The header stamp (ns) of a CDR sample that begins with a ``std_msgs/Header``: int32 sec
+    and uint32 nanosec right after the 4-byte encapsulation (its second byte: 1 little-endian,
+    0 big-endian); ``None`` for a payload too short or of another encapsulation."""
+    if len(payload) < 12 or payload[0] != 0 or payload[1] not in (0, 1):
+        return None
+    sec, nanosec = struct.unpack_from("<iI" if payload[1] == 1 else ">iI", payload, 4)
+    return int(sec) * 1_000_000_000 + int(nanosec)
+
+
+def stamp_rate(stamps: Sequence[int]) -> float | None:
+    """The rate (Hz) the publisher achieved by its header stamps: (n − 1) / (newest − oldest
+    stamp) of ``stamps`` (ns); ``None`` with fewer than two or no span."""
+    if len(stamps) < 2:
+        return None
+    span = max(stamps) - min(stamps)
+    return (len(stamps) - 1) / (span / 1e9) if span > 0 else None
 
 
 def _known_type(type_name: str) -> type[Message] | None:
@@ -689,7 +763,16 @@ def hz(
     *,
     bus_options: BusOptions,
 ) -> None:
-    """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz)."""
+    """Measure the publishing rate of TOPIC (rate and period min/max/std, like ros2 topic hz).
+
+    Two rates. "average rate" (JSON rate_hz) is by arrival: (n-1) / (last - first arrival) of
+    the last --window+1 arrivals (1 / their mean interval), what ros2 topic hz prints (it too
+    times arrivals only, on its node's clock). It is what reached this process: a burst of
+    queued samples (when it starts, or when a busy host starved it) counts as rate, so a 500 Hz
+    publisher may read 525 Hz. For a type that begins with a header, "by header stamps" (JSON
+    stamp_rate_hz; null otherwise) is (n-1) / (newest - oldest stamp) of the same samples: the
+    rate the publisher achieved.
+    """
     from jointbus.bus import validate_topic_name
 
     with user_errors(), stop_on_interrupt():  # SIGTERM ends it as Ctrl-C does
@@ -700,10 +783,14 @@ def hz(
         bus = bus_options.open_bus()
         where = looked_on(bus)  # every "nothing there" says where it looked
         total = 0
+        stamps: deque[int] = deque(maxlen=window + 1)
         try:
             recorder = ArrivalRecorder(bus, topic)
-            if wait_for_topic(bus, topic, 0.0) is None:
+            stamp_recorder = StampRecorder(bus, topic)
+            info = wait_for_topic(bus, topic, 0.0)
+            if info is None:
                 note(f"warning: topic {topic} does not appear to be published yet ({where})")
+            stamped = info is not None and _stamped(stamp_recorder, info)
             next_report = started + period
             while end is None or time.monotonic() < end:
                 time.sleep(max(0.0, min(next_report, end or math.inf) - time.monotonic()))
@@ -711,24 +798,43 @@ def hz(
                 for t in arrivals:
                     rates.add(t)
                 total += len(arrivals)
+                if not stamped and arrivals:  # its type is known once it is published
+                    info = wait_for_topic(bus, topic, 0.0)
+                    stamped = info is not None and _stamped(stamp_recorder, info)
+                stamps.extend(stamp_recorder.drain())
                 if time.monotonic() >= next_report:
                     next_report = next_report_at(next_report, time.monotonic(), period)
-                    _hz_report(topic, rates.stats(), bool(arrivals), as_json)
+                    _hz_report(topic, rates.stats(), bool(arrivals), as_json, stamp_rate(stamps))
         finally:
             bus.close()
         if duration is not None and total == 0:
             raise CliError(f"no messages on {topic} within {duration:g} s ({where})")
 
 
-def _hz_report(topic: str, stats: RateStats | None, fresh: bool, as_json: bool) -> None:
+def _stamped(recorder: StampRecorder, info: TopicInfo) -> bool:
+    """Whether ``info``'s topic has one type, beginning with a header (``recorder`` then
+    records its stamps)."""
+    return len(info.type_names) == 1 and recorder.stamped(info.type_names[0])
+
+
+def _hz_report(
+    topic: str,
+    stats: RateStats | None,
+    fresh: bool,
+    as_json: bool,
+    stamp_rate_hz: float | None = None,
+) -> None:
     if as_json:
         record: dict[str, Any] = {"topic": topic, "new_messages": fresh}
         record.update(dataclasses.asdict(stats) if stats is not None else {})
+        record["stamp_rate_hz"] = stamp_rate_hz
         typer.echo(json.dumps(record))
     elif not fresh or stats is None:
         typer.echo("no new messages")
     else:
         typer.echo(format_rate(stats))
+        if stamp_rate_hz is not None:
+            typer.echo(f"\tby header stamps: {stamp_rate_hz:.3f} (the publisher's rate)")
     sys.stdout.flush()
 
 
@@ -996,6 +1102,7 @@ __all__ = [
     "PublishTimes",
     "RateStats",
     "RateWindow",
+    "StampRecorder",
     "TopicRate",
     "TopicType",
     "app",
@@ -1007,6 +1114,7 @@ __all__ = [
     "raw_record_type",
     "refuse_what_the_receiver_refuses",
     "resolve_type",
+    "stamp_rate",
     "subscriber_qos",
     "summed_rate",
     "wait_for_topic",
