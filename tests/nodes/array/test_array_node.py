@@ -1128,9 +1128,9 @@ def test_a_speed_held_at_the_limit_is_one_warn_naming_joint_value_and_limit(rig:
         ("elbow", ELBOW, "held", "position", 2.6)
     ]
     assert reports[0]["level"] == Level.WARN
-    assert "joint 'elbow' (index 2) held back by the drive at its position limit 2.6" in (
-        reports[0]["text"]
-    )
+    # at the end, or short of it while the guard brakes for it: the text says which
+    said = "braking for its" if reports[0]["braking"] else "held back by the drive at its"
+    assert f"joint 'elbow' (index 2) {said} position limit 2.6" in reports[0]["text"]
 
 
 def test_a_current_held_at_the_speed_limit_then_at_the_end_is_one_warn_for_each() -> None:
@@ -1181,9 +1181,13 @@ def test_a_current_held_at_the_speed_limit_then_at_the_end_is_one_warn_for_each(
             "(measured "
         )
         assert upper - 0.6 < end["value"] <= upper + 0.005  # rad, measured
+        # braking for the end while still short of it (by more than 5 mrad), else held at it
+        assert end["braking"] == (end["value"] < upper - 0.005)
         assert end["text"].startswith(
-            "joint 'wrist_roll' (index 3) held back by the drive at its position limit 3.05 rad "
-            "(measured "
+            "joint 'wrist_roll' (index 3) braking for its position limit 3.05 rad: measured "
+            if end["braking"]
+            else "joint 'wrist_roll' (index 3) held back by the drive at its position limit "
+            "3.05 rad (measured "
         )
 
 

@@ -84,7 +84,7 @@ def test_a_hold_names_the_limit_the_drive_held_it_at_and_a_hold_at_another_is_a_
     # braking for the end at 9.8 rad/s (98 % of its speed limit): held at the end, says the drive
     (end,) = watch.update(*reading((0.6, -1.0), v=(9.8, 0.0), held=hip_held), at_end)
     assert (end.kind, end.quantity, end.value, end.limit) == ("held", "position", 0.6, 1.0)
-    assert "held back by the drive at its position limit 1 rad (measured 0.6 rad)" in (
+    assert "braking for its position limit 1 rad: measured 0.6 rad at 9.8 rad/s, 0.4 rad from" in (
         end.describe()
     )
     assert watch.update(*reading((1.0, -1.0), held=hip_held), at_end) == []  # resting there
@@ -183,3 +183,28 @@ def test_a_bad_speed_bound_is_refused_naming_the_joint(bounds: tuple[float, ...]
         assert str(info.value).startswith(f"joint 'hip' (index 0): speed_bounds = {bounds[0]!r}")
     else:
         assert str(info.value) == "2 joint names but 1 speed bounds"
+
+
+def test_a_hold_short_of_the_end_says_the_drive_brakes_for_it_at_the_end_that_it_holds() -> None:
+    """A user's trial (2026-12-06): after a SIGSTOP of hb50's control node mid-walk the bridge
+    said "joint 'fl_j2' (index 5) held back by the drive at its position limit 2.705 rad
+    (measured 2.241 rad)" — 0.46 rad from the end, where the guard was braking the joint's speed
+    so that it could still stop at the end, not holding it there. Short of the end by more than
+    the tolerance it now says so, with the speed; at the end (or past it) the text is as before."""
+    limits = (JointLimitSpec(position_min=-2.705, position_max=2.705, velocity_max=30.0),) * 2
+    watch = LimitWatch(("fl_j2", "fl_j3"), limits)
+    (event,) = watch.update(*reading((2.241, 0.0), v=(-3.2, 0.0), held=(True, False)))
+    assert event.braking and (event.quantity, event.limit, event.speed) == ("position", 2.705, -3.2)
+    assert event.describe() == (
+        "joint 'fl_j2' (index 0) braking for its position limit 2.705 rad: measured 2.241 rad at "
+        "-3.2 rad/s, 0.464 rad from it: the command, or a load on the joint, would have taken it "
+        "into the end faster than it can stop"
+    )
+    assert event.data()["braking"] is True and event.data()["speed"] == -3.2
+    watch = LimitWatch(("fl_j2", "fl_j3"), limits)
+    (at_end,) = watch.update(*reading((2.703, 0.0), held=(True, False)))
+    assert not at_end.braking
+    assert at_end.describe().startswith(
+        "joint 'fl_j2' (index 0) held back by the drive at its position limit 2.705 rad "
+        "(measured 2.703 rad)"
+    )

@@ -22,6 +22,13 @@ Two kinds of event, each with joint (name and index), value and limit:
   mid-range — once reported "at its position limit 3.05 rad (measured 0.007188 rad)"). Only a
   reading without it (a ``bus://`` array served again) is judged by its speed: held at 95 % of
   its speed limit or faster is taken for its speed limit, else for the end it is nearer to.
+  A hold at an end of the range is either at it (measured within :data:`POSITION_TOLERANCE` of
+  it, or past it): "held back by the drive at its position limit", or short of it: the guard
+  brakes the joint's speed towards the end so that it can still stop there within its
+  acceleration, "braking for its position limit 2.705 rad: measured 2.241 rad at 3.2 rad/s".
+  Why told apart: after a SIGSTOP of hb50's control node mid-walk the bridge said ``fl_j2`` was
+  "held back by the drive at its position limit 2.705 rad (measured 2.241 rad)", 0.46 rad from
+  the end (a user's trial, 2026-12-06).
 - ``position`` / ``speed`` — the measured position is past a position limit, or the measured speed
   past the speed limit, by more than a tolerance (sensor noise, encoder quantisation): an
   excursion. ERROR: the robot is where its description says it must never be.
@@ -43,6 +50,7 @@ drive let go of the joint. A NaN measurement (a lost motor) raises nothing and r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -85,8 +93,10 @@ _KIND_OF: Final[dict[_WatchKey, LimitKind]] = {
 class LimitEvent:
     """A limit event of joint ``joint`` (index ``index``): ``kind`` (see the module docstring),
     which ``quantity`` it concerns, the measured ``value`` (rad or m for a position, rad/s or m/s
-    for a speed) and the ``limit`` (the end of the range the joint is at or past, or the speed
-    limit)."""
+    for a speed) and the ``limit`` (the end of the range the joint is at, past or braking for,
+    or the speed limit); ``speed``: the measured speed then (rad/s or m/s; NaN: not given);
+    ``braking``: a hold at an end while the joint is still inside its range by more than
+    :data:`POSITION_TOLERANCE` — the guard brakes its speed so that it can stop at the end."""
 
     joint: str
     index: int
@@ -97,6 +107,8 @@ class LimitEvent:
     bound_by: str = ""
     """What sets ``limit`` when it is not the joint's own limit (a speed bound the driver
     enforces, e.g. "the md80's wire range"); empty: the joint's limit."""
+    speed: float = math.nan
+    braking: bool = False
 
     @property
     def excursion(self) -> bool:
@@ -109,6 +121,13 @@ class LimitEvent:
         unit = "rad/s" if self.quantity == "speed" else "rad"
         limit = f"±{self.limit:g}" if self.quantity == "speed" else f"{self.limit:g}"
         by = f" ({self.bound_by})" if self.bound_by else ""
+        if self.braking:
+            return (
+                f"{where} braking for its position limit {limit} {unit}: measured "
+                f"{self.value:.4g} {unit} at {self.speed:.3g} {unit}/s, "
+                f"{abs(self.limit - self.value):.3g} {unit} from it: the command, or a load on "
+                "the joint, would have taken it into the end faster than it can stop"
+            )
         if self.kind == "held":
             return (
                 f"{where} held back by the drive at its {self.quantity} limit {limit} {unit}{by} "
@@ -122,7 +141,7 @@ class LimitEvent:
 
     def data(self) -> dict[str, object]:
         """The same facts for the status message's JSON ``data``."""
-        return {
+        facts: dict[str, object] = {
             "event": "limit",
             "kind": self.kind,
             "joint": self.joint,
@@ -132,6 +151,9 @@ class LimitEvent:
             "limit": self.limit,
             **({"bound_by": self.bound_by} if self.bound_by else {}),
         }
+        if math.isfinite(self.speed):  # "speed" and "braking": new keys, the others as before
+            facts |= {"speed": self.speed, "braking": self.braking}
+        return facts
 
 
 class LimitWatch:
@@ -279,6 +301,10 @@ class LimitWatch:
         lower, upper, vmax = float(self._lower[i]), float(self._upper[i]), float(self._vmax[i])
         kind = _KIND_OF[key]
         if key in ("speed", "held speed"):
-            return LimitEvent(self._names[i], i, kind, "speed", v, vmax, self._speed_by[i])
+            return LimitEvent(self._names[i], i, kind, "speed", v, vmax, bound_by=self._speed_by[i])
         end = lower if abs(p - lower) < abs(p - upper) else upper
-        return LimitEvent(self._names[i], i, kind, "position", p, end)
+        tol = POSITION_TOLERANCE
+        braking = kind == "held" and lower + tol < p < upper - tol  # inside, short of the end
+        return LimitEvent(
+            self._names[i], i, kind, "position", p, end, speed=v, braking=braking
+        )
