@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import queue
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -361,3 +363,62 @@ def test_drives_available_reads_the_bridge_state(
     assert ok is available
     assert reason.startswith(why)
     assert drives_available(None) == (True, "")  # no bridge heard yet: nothing to follow
+
+
+#: (thread name, path) of each ``/proc/self/task`` file or folder opened while a test collects
+#: them (None: not collecting). An audit hook cannot be removed, so it stays and does nothing.
+_PROC_OPENS: list[tuple[str, str]] | None = None
+_AUDITING = False
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    opens = _PROC_OPENS
+    if opens is None or event not in ("open", "os.listdir") or not args:
+        return
+    path = args[0]
+    if isinstance(path, str | bytes) and str(path).startswith(("/proc/self/task", "b'/proc")):
+        opens.append((threading.current_thread().name, str(path)))
+
+
+def test_the_control_step_never_reads_proc_the_timer_thread_does_and_reports_the_stall(
+    rig: Rig,
+) -> None:
+    """The run-queue waits that tell a stopped process from a starved one are read from
+    ``/proc/self/task/*/schedstat``: 11-18 ms for 100 threads. Read in the control step
+    (c70ecf3), they stalled it 250 ms beside a second stack and tripped the bridge's watchdog.
+    Every ``/proc`` open of the node is its timer thread's, and the stall's report comes from
+    there too — here a 1 s pause of the frames, through which the timer thread ran: no stop."""
+    global _PROC_OPENS, _AUDITING
+    if not _AUDITING:
+        sys.addaudithook(_audit)
+        _AUDITING = True
+    opens: list[tuple[str, str]] = []
+    _PROC_OPENS = opens
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < 4.5:  # readings 2 s apart: the usual waits known
+            rig.cycle()
+        since = len(rig.statuses)
+        time.sleep(1.0)  # no frame: a gap between steps beyond the watchdog's 0.25 s
+
+        def paused() -> list[str]:  # this loaded VM may stall the test's own loop shorter
+            return [
+                s.status
+                for s in rig.statuses[since:]
+                if s.status.startswith(
+                    ("control node stalled for 1.0", "control node stalled for 1.1")
+                )
+            ]
+
+        deadline = time.monotonic() + 2 * TIMEOUT
+        while not paused():
+            assert time.monotonic() < deadline, [s.status for s in rig.statuses]
+            rig.cycle()
+    finally:
+        _PROC_OPENS = None
+    timer_thread = f"{rig.node.name}-timers"
+    assert opens, "the timer thread read no run-queue waits"
+    assert {name for name, _ in opens} == {timer_thread}, sorted(set(opens))[:5]
+    stalled = paused()
+    assert len(stalled) == 1, stalled
+    assert "no control step: its process ran (its timer thread looked" in stalled[0], stalled[0]

@@ -54,7 +54,9 @@ Faults that report (each once, rate-limited, with its figures; an OK when it cle
 velocity publisher dying mid-stride ("velocity commands stopped after N s at X m/s; stopping"),
 two sources writing ``velocity_command`` at once (:mod:`.velocity_conflict`: sign reversals per
 second), this node starved of CPU (:mod:`.step_pace`: share of the bridge's frames skipped, step
-time p99, key ``pace``), a held velocity command after control was lost ("velocity held: send zero
+time p99, key ``pace``) or stalled (one WARN saying whether its process was stopped or starved of
+CPU, from its threads' run-queue waits, which the timer thread reads and reports — never the
+control step), a held velocity command after control was lost ("velocity held: send zero
 first …"), and control lost: a gap between two frames stepped on longer than the bridge's
 ``watchdog_time`` (this process stalled: the bridge went safe) takes the node to DAMPING —
 holding the pose it finds for 0.3 s before it damps: its view of the bridge is as old as the
@@ -119,7 +121,7 @@ from jointbus.robots.hb50.control.motion import (
     MotionParams,
     MotionTuning,
 )
-from jointbus.robots.hb50.control.step_pace import StepPace
+from jointbus.robots.hb50.control.step_pace import LOOK_S, StepPace
 from jointbus.robots.hb50.control.tf_publisher import DEFAULT_WORLD_FRAME, TfFrames
 from jointbus.robots.hb50.control.velocity_conflict import VelocityConflict
 from jointbus.robots.hb50.legged.state_estimator import (
@@ -138,6 +140,7 @@ from jointbus.robots.hb50.messages import (
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
 from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
+from jointbus.runtime.cpu_wait import thread_waits
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.realtime import RealtimeConfig
 
@@ -316,8 +319,10 @@ class ControlNode(Node):
         """A gap (s) between two frames stepped on beyond which this node lost control."""
         self.velocity_conflict = VelocityConflict()
         """Two sources writing ``velocity_command`` (:mod:`.velocity_conflict`)."""
-        self.pace = StepPace(self.nominal_period_s, self.stall_s)
-        """The node's own pace (:mod:`.step_pace`)."""
+        self.pace = StepPace(self.nominal_period_s, self.stall_s, thread_waits)
+        """The node's own pace (:mod:`.step_pace`): stepped in the control step, looked at
+        (the threads' run-queue waits read, a stall's cause told and reported) on the timer
+        thread."""
         try:
             specs = select_specs(
                 robot.parameters, CONTROL_PARAMETERS + WALK_PARAMETERS, missing_ok=True
@@ -351,6 +356,7 @@ class ControlNode(Node):
             self.create_subscription("control_command", String, self._on_control_command, RELIABLE)
             self.create_subscription("velocity_command", Twist, self._on_velocity_command, MAB_RT)
             self.create_timer(1.0 / SLOW_RATE_HZ, self.publish_slow, name="control-10hz")
+            self.create_timer(LOOK_S, self._look_at_pace, name="control-pace")
         except BaseException:
             self.shutdown()
             raise
@@ -537,6 +543,14 @@ class ControlNode(Node):
         if pace is not None:
             level = Level.WARN if pace.behind or pace.stall else Level.OK
             self.report(level, pace.text, key="pace")
+
+    def _look_at_pace(self) -> None:
+        """The timer thread's part of the pace (:meth:`.step_pace.StepPace.look`): the readings
+        of the threads' run-queue waits (10-25 ms each with ~100 threads, which the control step
+        must not pay) and the report of a stall once its cause is known — at most
+        :data:`.step_pace.LOOK_S` after its catch-up ended."""
+        for pace in self.pace.look(time.monotonic_ns()):
+            self.report(Level.WARN, pace.text, key="pace")
 
     def _taken_over(self) -> str:
         """Why the bridge is not applying this node's walking or standing commands although

@@ -33,20 +33,48 @@ frame as fresh as before the stall (:func:`in_backlog`: its stamp within :data:`
 stamp the bridge has now, by the last step before the stall and the wall clock since; at most
 :data:`WINDOW_S` of wall clock) — are counted apart and reported once, as a stall (WARN), when
 the node has caught up; a new window starts there.
+
+**Stopped or starved: told off the step thread.** Which a stall was — the process stopped (or the
+host frozen) or its threads runnable and waiting for a CPU that other work held (another robot's
+real-time threads on every CPU: a user's trial, 2026-12-06, read "stopped or frozen" for that) —
+the threads' run-queue waits tell (:mod:`jointbus.runtime.cpu_wait`). A reading opens one
+``/proc`` file per thread (11-18 ms for 100 threads here), so the control step never takes one:
+done in the step (c70ecf3), it stalled the step 250 ms beside a second stack, tripped the bridge's
+watchdog and was reverted (c4b6c18). :meth:`StepPace.look`, called by the node's timer thread
+every :data:`LOOK_S`, takes the readings — every :data:`WINDOW_S`, and at the first look after a
+stall's resumption — and issues the stall's report there once its cause is known: a reading from
+after the stall compared with the last one from before it, less each thread's usual waiting
+(from the two readings before). A thread that waited at least :data:`STARVED_SHARE` of the gap
+more than usual says starved. None says stopped — unless the timer thread itself kept looking
+through the gap: then the process ran (no frame came, or the step thread was held). No readings
+(no ``schedstat`` on this host, or none yet before the stall), or a thread that waited while its
+usual waiting is not known yet (a busy thread on a loaded host waits half its time) say unknown
+— never a guess. The step thread only records the stall: its gap and times and the catch-up's
+counts, handed over in a deque. So the stall's WARN comes a bounded while after the stall ended:
+when the catch-up is over (at most :data:`WINDOW_S`; 0.01-0.3 s in the trials and tests) and at
+the next look (at most :data:`LOOK_S` later, plus a reading's time).
 """
 
 from __future__ import annotations
 
 import math
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
+
+from jointbus.runtime.cpu_wait import most_waited_s, wait_rates
 
 __all__ = [
     "BEHIND_SKIPPED",
     "FRESH_S",
+    "LOOK_S",
     "REPEAT_WINDOWS",
+    "STARVED_SHARE",
     "WINDOW_S",
     "PaceReport",
+    "StallRecord",
     "StepPace",
     "in_backlog",
 ]
@@ -60,6 +88,14 @@ REPEAT_WINDOWS: Final = 5
 _GAP_LIMIT_S: Final = 0.1  # a longer gap is a stall (reported on its own), not skipped frames
 #: After a stall, a frame stamped this close (s) to the bridge's present is fresh: caught up.
 FRESH_S: Final = 0.02
+#: The period (s) at which the node's timer thread calls :meth:`StepPace.look`: the most a
+#: stall's report waits for the look after its catch-up ended (plus a reading's time).
+LOOK_S: Final = 0.1
+#: A stall during which a thread of the process waited for a CPU at least this share of the gap
+#: more than usual was starvation (runnable, other work ran), not a stop.
+STARVED_SHARE: Final = 0.5
+_READINGS_KEPT: Final = 16  # enough to span a stall, its catch-up and the two readings before it
+_LOOKS_KEPT: Final = 100  # the looks of the last 10 s: those in a stall's gap say it ran
 
 
 def in_backlog(before: tuple[float, int], stamp_s: float, now_ns: int) -> bool:
@@ -90,17 +126,65 @@ class _Stall:
     before: tuple[float, int] | None
     deadline_ns: int
     resumed_ns: int
+    stopped_ns: int
     stepped: int = 0
     missed: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class StallRecord:
+    """A stall whose catch-up is over, as the step thread hands it to the timer thread: its gap
+    (s), the monotonic ns of the start of the last step before it (``stopped_ns``), of the first
+    step after it (``resumed_ns``) and of the first fresh step (``caught_up_ns``), and the frames
+    of the stall and catch-up stepped on and skipped."""
+
+    gap_s: float
+    stopped_ns: int
+    resumed_ns: int
+    caught_up_ns: int
+    stepped: int
+    missed: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One reading of the threads' run-queue waits (ns by thread id) and when it was taken
+    (monotonic ns: from its start to its end)."""
+
+    start_ns: int
+    end_ns: int
+    waits: dict[int, int]
+
+    @property
+    def mid_ns(self) -> int:
+        return (self.start_ns + self.end_ns) // 2
+
+
 class StepPace:
     """See the module docstring. ``period_s``: the bridge's frame period (s); ``stall_s``: a
-    gap (s) between two steps beyond which the process stalled (None: no stall is told apart)."""
+    gap (s) between two steps beyond which the process stalled (None: no stall is told apart);
+    ``thread_waits``: the process's threads' cumulative run-queue waits (ns by thread id,
+    :func:`jointbus.runtime.cpu_wait.thread_waits`), read only by :meth:`look` (the timer
+    thread) to tell a stopped process from a starved one; None: the cause is reported unknown.
 
-    def __init__(self, period_s: float, stall_s: float | None = None) -> None:
+    Threads: :meth:`step` runs on the control step's thread only, :meth:`look` on the timer
+    thread only. They share two things, each one atomic operation under the GIL and neither
+    ever waited on: the deque of finished stalls (appended by the step, taken by the look) and
+    the monotonic ns of the latest stall's resumption (written by the step, read by the look)."""
+
+    def __init__(
+        self,
+        period_s: float,
+        stall_s: float | None = None,
+        thread_waits: Callable[[], dict[int, int]] | None = None,
+    ) -> None:
         self.period_s = period_s
         self.stall_s = stall_s
+        self._thread_waits = thread_waits
+        self._finished: deque[StallRecord] = deque()  # step thread -> timer thread
+        self._resumed_ns: int | None = None  # step thread -> timer thread
+        self._readings: deque[_Reading] = deque(maxlen=_READINGS_KEPT)  # timer thread only
+        self._looks: deque[int] = deque(maxlen=_LOOKS_KEPT)  # timer thread only: when it looked
         self._stall: _Stall | None = None
         self._last_stamp: float | None = None
         self.stalls = 0
@@ -131,7 +215,8 @@ class StepPace:
         (``time.monotonic_ns``), the frame subscription's counters since it was created:
         frames ``overwritten`` in its queue and ``lost`` on the way, and the stamp of the frame
         stepped on (s, the bridge's clock; tells a stall's backlog from fresh frames). Returns a
-        report when one is due."""
+        window's report when one is due; a stall's report comes from :meth:`look` (its cause
+        needs a reading this step never takes)."""
         counted = self._counted
         self._counted = (overwritten, lost)
         last_start = self._last_start_ns
@@ -146,7 +231,14 @@ class StepPace:
             # this process did not run: drop the window, count the stall's frames apart
             self.stalls += 1
             before = None if last_stamp is None or last_start is None else (last_stamp, last_start)
-            self._stall = _Stall(between, before, start_ns + round(WINDOW_S * 1e9), start_ns)
+            self._stall = _Stall(
+                between,
+                before,
+                start_ns + round(WINDOW_S * 1e9),
+                start_ns,
+                last_start if last_start is not None else start_ns,
+            )
+            self._resumed_ns = start_ns  # the look takes a reading after it
             self._window_start_ns = None
             self._stepped = self._overwritten = self._lost = 0
             self._durations = []
@@ -167,7 +259,17 @@ class StepPace:
             self._stepped = 1
             self._durations = [end_ns - start_ns]
             self._window_start_ns = start_ns
-            return self._stall_report(stall, start_ns)
+            self._finished.append(
+                StallRecord(
+                    stall.gap_s,
+                    stall.stopped_ns,
+                    stall.resumed_ns,
+                    start_ns,
+                    stall.stepped,
+                    stall.missed,
+                )
+            )
+            return None
         if counted is not None and between is not None and between <= _GAP_LIMIT_S:
             new_overwritten = max(overwritten - counted[0], 0)
             new_lost = max(lost - counted[1], 0)
@@ -183,15 +285,99 @@ class StepPace:
             return None
         return self._close_window(end_ns)
 
-    def _stall_report(self, stall: _Stall, now_ns: int) -> PaceReport:
-        caught_up_s = (now_ns - stall.resumed_ns) / 1e9
+    def look(self, now_ns: int) -> list[PaceReport]:
+        """The timer thread's part, every :data:`LOOK_S`: take a reading of the threads'
+        run-queue waits when one is due (every :data:`WINDOW_S`, and the first look after a
+        stall resumed), and report each stall whose catch-up is over and whose cause is known.
+        ``now_ns``: ``time.monotonic_ns()`` now, the clock of :meth:`step`'s times."""
+        self._looks.append(now_ns)
+        reader = self._thread_waits
+        if reader is not None:
+            last = self._readings[-1] if self._readings else None
+            resumed = self._resumed_ns
+            if (
+                last is None
+                or now_ns - last.start_ns >= WINDOW_S * 1e9
+                or (resumed is not None and resumed > last.start_ns)
+            ):
+                begun = time.monotonic_ns()
+                waits = reader()
+                took = time.monotonic_ns() - begun
+                self._readings.append(_Reading(now_ns, now_ns + took, waits))
+        reports: list[PaceReport] = []
+        while self._finished:
+            stall = self._finished[0]
+            cause = self._cause(stall)
+            if cause is None:
+                break  # no reading from after it yet: the next look takes one
+            self._finished.popleft()
+            reports.append(self._stall_report(stall, cause))
+        return reports
+
+    def _cause(self, stall: StallRecord) -> str | None:
+        """Why the process made no step through ``stall``, in words; None while the reading
+        that tells is still to be taken."""
+        if self._thread_waits is None:
+            return "why is unknown: this node reads no run-queue waits of its threads"
+        readings = list(self._readings)
+        after = next((r for r in readings if r.start_ns >= stall.resumed_ns), None)
+        if after is None:
+            return None
+        befores = [i for i, r in enumerate(readings) if r.end_ns <= stall.stopped_ns]
+        if not after.waits:
+            return (
+                "why is unknown: this host gives no run-queue waits of its threads "
+                "(/proc/self/task/*/schedstat) to tell stopped from starved of CPU"
+            )
+        if not befores or not readings[befores[-1]].waits:
+            return (
+                "why is unknown: no reading of its threads' run-queue waits was taken before "
+                "it to tell stopped from starved of CPU"
+            )
+        before = readings[befores[-1]]
+        rates: dict[int, float] = {}
+        if len(befores) > 1:  # each thread's usual waiting, from the two readings before
+            earlier = readings[befores[-2]]
+            rates = wait_rates(earlier.waits, before.waits, (before.mid_ns - earlier.mid_ns) / 1e9)
+        span_s = (after.mid_ns - before.mid_ns) / 1e9
+        waited_s = most_waited_s(
+            before.waits, after.waits, usual=rates, usual_s=max(span_s - stall.gap_s, 0.0)
+        )
+        if waited_s >= STARVED_SHARE * stall.gap_s and not rates:
+            # what the threads waited may be their usual waiting on a loaded host: not a guess
+            return (
+                f"why is unknown: a thread of it waited {waited_s:.2f} s for a CPU in the "
+                f"{span_s:.2f} s around it, but how long its threads usually wait is not known "
+                f"yet (it is measured over the first {WINDOW_S:g} s)"
+            )
+        if waited_s >= STARVED_SHARE * stall.gap_s:
+            return (
+                f"its process was starved of CPU — a thread of it waited {waited_s:.2f} s more "
+                f"than usual for a CPU in the {span_s:.2f} s around it: other work held the CPUs"
+            )
+        looked = sum(stall.stopped_ns < t < stall.resumed_ns for t in self._looks)
+        if looked >= STARVED_SHARE * stall.gap_s / LOOK_S:
+            # the timer thread kept looking through the gap: the process ran, not stopped
+            return (
+                f"its process ran (its timer thread looked {looked} times in the gap) and none "
+                "of its threads waited for a CPU: no frame came to step on, or its step thread "
+                "was held"
+            )
+        return (
+            "its process did not run — stopped or frozen, not starved of CPU (no thread of it "
+            f"waited more than {max(waited_s, 0.0):.2f} s beyond its usual for a CPU in the "
+            f"{span_s:.2f} s around it)"
+        )
+
+    @staticmethod
+    def _stall_report(stall: StallRecord, cause: str) -> PaceReport:
+        caught_up_s = (stall.caught_up_ns - stall.resumed_ns) / 1e9
         return PaceReport(
             False,
-            f"control node stalled for {stall.gap_s:.2f} s (no control step: its process did "
-            "not run — stopped or frozen, not starved of CPU); the bridge's frames of the stall "
-            f"arrived late: {stall.stepped} stepped on and {stall.missed} skipped in a catch-up "
-            f"of {caught_up_s:.2f} s; its pace is counted again from the first frame sent after "
-            "it",
+            f"control node stalled for {stall.gap_s:.2f} s (no control step: {cause}); the "
+            f"bridge's frames of the stall arrived late: {stall.stepped} stepped on and "
+            f"{stall.missed} skipped in a catch-up of {caught_up_s:.2f} s; its pace is counted "
+            "again from the first frame sent after it",
             stall=True,
         )
 
