@@ -118,6 +118,25 @@ def test_the_runs_real_time_factor_does_not_count_a_first_frame_received_late(
     assert "real-time factor 0.95 over the run" in final_line(summary)
 
 
+def test_the_status_line_names_the_fallbacks_phase_while_it_drives_the_robot(
+    clock: FakeTime,
+) -> None:
+    """A user's trial (2026-12-06): the status line read ``bridge=hold`` for the whole of the
+    bridge's fallback, while the robot sat down from 0.342 m to 0.130 m; the bridge says the
+    phase in its state (``fallback: sit``), and the line now does too — and nothing once no
+    fallback runs."""
+    stack = _layout_stack(clock)
+    stack._bridge_state(BridgeState(drives_enabled=True, status=("mode: hold", "fallback: sit")))
+    clock.now += 0.1
+    summary = stack.summary()
+    assert summary.bridge_fallback == "sit"
+    assert " bridge=hold(fallback sit) " in summary.line(), summary.line()
+    stack._bridge_state(BridgeState(drives_enabled=True, status=("mode: run",)))
+    clock.now += 0.1
+    summary = stack.summary()
+    assert summary.bridge_fallback is None and " bridge=run " in summary.line()
+
+
 def test_the_runs_real_time_factor_dates_frames_by_when_the_bridge_sent_them(
     clock: FakeTime,
 ) -> None:

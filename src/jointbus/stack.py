@@ -717,6 +717,11 @@ class StackSummary:
     loop_since_s: float = _NAN
     """When (s after start) the bridge process that ``loop_run`` counts began to be heard, when
     it is a respawned one (NaN: the first, which counts the whole run)."""
+    bridge_fallback: str | None = None
+    """The phase of the bridge's fallback while it drives the robot (``step``, ``stance``,
+    ``hold``, ``sit``, ``sat``, ``down``; its ``BridgeState`` status ``fallback:``), ``None``
+    when none runs: the line says ``bridge=hold(fallback sit)``. A trial read ``bridge=hold``
+    for the whole fallback while the robot sat down from 0.342 m to 0.130 m."""
 
     @property
     def control_lost(self) -> bool:
@@ -745,6 +750,8 @@ class StackSummary:
         elif self.velocity_held:
             mode += "(velocity held: send zero)"
         bridge = self.bridge_mode or "?"
+        if self.bridge_fallback:
+            bridge += f"(fallback {self.bridge_fallback})"
         gone = self.bridge_gone
         if gone is not None:
             again = "; respawning" if gone.respawn else ""
@@ -1701,6 +1708,7 @@ class Stack:
             run_gap_s=run[3],
             run_behind_s=self._run_clock.behind(),
             loop_since_s=bridge_since,
+            bridge_fallback=facts.fallback if link is None else None,
         )
 
     def _control_process(self) -> str | None:
