@@ -1244,8 +1244,8 @@ class ArrayNode(Node):
         self.report(
             Level.WARN,
             f"command from {source!r} not applied during the fallback ({self.fallback.phase}): "
-            f"the driver refused its first command after the last one; next try in "
-            f"{(retry[0] - now_ns) / 1e9:.1f} s",
+            f"the driver refused the command with which it last ended the fallback; next try "
+            f"in {(retry[0] - now_ns) / 1e9:.1f} s",
             key=f"fallback-retry:{source}",
         )
         return True

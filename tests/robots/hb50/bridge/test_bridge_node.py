@@ -1940,6 +1940,8 @@ def test_a_driver_that_refuses_the_returning_controller_keeps_the_fallback_going
         assert len(resumed) == 3 and refused[0] - before == 3, (refused, before, resumed)
         assert "may end it again in 1 s" in resumed[0] and "in 4 s" in resumed[2], resumed
         assert not [t for t in texts if "commands again" in t], texts  # never said it ended
+        waits = [t for t in texts if "refused the command with which it last ended" in t]
+        assert waits and "next try in" in waits[0], texts  # its commands meanwhile: why not
         refusing[0] = False
         robot.run(6.0)
         bridge.reporter.flush()
