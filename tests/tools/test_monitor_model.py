@@ -514,6 +514,20 @@ def test_the_heartbeat_topic_reads_each_nodes_rate_not_their_sum() -> None:
     assert text == "per node: bridge_node 1.0 Hz, control_node — (none for 4.1 s)", text
 
 
+def test_a_node_heard_once_is_in_the_heartbeat_row_without_a_rate() -> None:
+    """A trial's first summary (2026-12-06): ``per node: control_node 1.0 Hz`` while
+    ``node bridge_node: OK`` stood above it — bridge_node, heard once, was left out of the row."""
+    topic = "/hb50/heartbeat"
+    model = MonitorModel(rate_window_s=2.0)
+    model.heartbeats_on(topic)
+    heard = [("control_node", 0), ("control_node", S), ("bridge_node", S + S // 2)]
+    for total, (name, at) in enumerate(heard, 1):
+        model.on_heartbeat(Status.ok(name, "alive", b"active"), at)
+        model.arrived(topic, total, at)
+    text = {t.name: t for t in model.snapshot(S + 6 * S // 10).topics}[topic].rate_text
+    assert text == "per node: bridge_node — (one heartbeat so far), control_node 1.0 Hz", text
+
+
 def test_a_latched_topic_without_a_rate_reads_latched() -> None:
     from jointbus.bus import LATCHED, EndpointInfo, QosProfile
 

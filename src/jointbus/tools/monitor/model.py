@@ -921,18 +921,25 @@ class MonitorModel:
 
     def _per_node_rates(self, now_ns: int) -> str:
         """The heartbeat topic's rate column: each node's heartbeat rate here, by name
-        (``"per node: bridge_node 1.0 Hz, control_node 1.0 Hz"``), a silent node's silence; empty
-        (the count is shown) while no node's rate is measured yet."""
+        (``"per node: bridge_node 1.0 Hz, control_node 1.0 Hz"``), a silent node's silence, a node
+        heard once ``—`` (one heartbeat: no rate yet); empty (the count is shown) while no node's
+        rate is measured yet. A monitor's first summary left a node heard once out of the row
+        (``per node: control_node 1.0 Hz`` beside ``node bridge_node: OK``: a trial, 2026-12-06)."""
         parts = []
+        measured = False
         for name in sorted(self._nodes):
             meter = self._nodes[name].rate
             silent = meter.silent_ns(now_ns)
             rate = meter.rate()
             if silent is not None:
                 parts.append(f"{name} — (none for {silent / _NS_PER_S:.1f} s)")
+                measured = True
             elif rate is not None:
                 parts.append(f"{name} {rate:.1f} Hz")
-        return "per node: " + ", ".join(parts) if parts else ""
+                measured = True
+            else:
+                parts.append(f"{name} — (one heartbeat so far)")
+        return "per node: " + ", ".join(parts) if measured else ""
 
 
 def _array_joint_rows(msg: JointState, data: ActuatorArrayData | None) -> tuple[ArrayJointRow, ...]:
