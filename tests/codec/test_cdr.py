@@ -225,3 +225,29 @@ def test_a_message_without_wire_fields_is_a_schema_error() -> None:
 
     with pytest.raises(SchemaError, match="structure_needs_at_least_one_member"):
         schema_of(Nothing)
+
+
+@given(
+    sec=st.integers(-(2**31), 2**31 - 1),
+    nanosec=st.integers(0, 999_999_999),
+    frame=st.text(max_size=12),
+)
+def test_a_header_stamp_is_read_from_the_bytes_as_rosbags_serialises_them(
+    sec: int, nanosec: int, frame: str
+) -> None:
+    """``topic hz`` and the recorder read the stamp of every sample of a stamped topic without
+    decoding it (:func:`cdr.header_stamp_ns`): the stamp rosbags' own serializer wrote, in
+    either byte order, and nothing for bytes too short or of another encapsulation."""
+    from jointbus.messages.stamp import Time
+    from jointbus.messages.std_msgs import Header
+
+    msg = Header(Time(sec, nanosec), frame)
+    little = rosbags_cdr(msg)
+    big = bytes(
+        typestore().serialize_cdr(to_rosbags(msg), Header.TYPE_NAME, little_endian=False)
+    )
+    expected = sec * 1_000_000_000 + nanosec
+    assert cdr.header_stamp_ns(little) == expected
+    assert cdr.header_stamp_ns(big) == expected
+    assert cdr.header_stamp_ns(little[:11]) is None
+    assert cdr.header_stamp_ns(b"\x00\x03" + little[2:]) is None  # PL_CDR_LE: no plain layout

@@ -35,7 +35,6 @@ import json
 import math
 import queue
 import statistics
-import struct
 import sys
 import threading
 import time
@@ -322,6 +321,9 @@ class StampRecorder:
         transport = bus.transport
         if transport is None:
             raise CliError("the bus has no network transport")
+        from jointbus.codec.cdr import header_stamp_ns  # here: the CLI starts without the codec
+
+        self._stamp_of = header_stamp_ns
         self._lock = threading.Lock()
         self._stamps: list[int] = []
         self._stamped = False
@@ -335,7 +337,7 @@ class StampRecorder:
     def _on_sample(self, _publisher: int | None, payload: bytes) -> None:
         if not self._stamped:
             return
-        stamp = header_stamp_ns(payload)
+        stamp = self._stamp_of(payload)
         if stamp is not None:
             with self._lock:
                 self._stamps.append(stamp)
@@ -364,16 +366,6 @@ def has_header(type_name: str) -> bool:
     as_dataclass: Any = cls  # every Message is a dataclass (ClassVars are no fields)
     fields = dataclasses.fields(as_dataclass)
     return bool(fields) and fields[0].name == "header" and fields[0].type in (Header, "Header")
-
-
-def header_stamp_ns(payload: bytes) -> int | None:
-    """The header stamp (ns) of a CDR sample that begins with a ``std_msgs/Header``: int32 sec
-    and uint32 nanosec right after the 4-byte encapsulation (its second byte: 1 little-endian,
-    0 big-endian); ``None`` for a payload too short or of another encapsulation."""
-    if len(payload) < 12 or payload[0] != 0 or payload[1] not in (0, 1):
-        return None
-    sec, nanosec = struct.unpack_from("<iI" if payload[1] == 1 else ">iI", payload, 4)
-    return int(sec) * 1_000_000_000 + int(nanosec)
 
 
 def stamp_rate(stamps: Sequence[int]) -> float | None:

@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -71,6 +70,7 @@ from jointbus.bus import LATCHED, MAB_RT, Bus, Subscriber
 from jointbus.bus import attachment as bus_attachment
 from jointbus.bus.names import domain_selector, parse_data_key, validate_topic_name
 from jointbus.bus.qos import Durability, QosProfile
+from jointbus.codec.cdr import header_stamp_ns
 from jointbus.messages.base import Message
 from jointbus.messages.registry import TypeRegistry, UnknownTypeError
 from jointbus.tools.bag_qos import offered_qos_metadata
@@ -151,19 +151,6 @@ def _stamped(msgdef: str) -> bool:
             continue  # a constant
         return parts[0] in ("std_msgs/Header", "Header", "std_msgs/msg/Header")
     return False
-
-
-_STAMP_LE: Final = struct.Struct("<iI")
-_STAMP_BE: Final = struct.Struct(">iI")
-
-
-def _cdr_stamp_ns(data: bytes) -> int | None:
-    """The header stamp (ns, the publisher's clock) of a stamped type's CDR ``data``."""
-    if len(data) < 12:
-        return None
-    fmt = _STAMP_LE if data[1] & 1 else _STAMP_BE  # CDR_LE / PL_CDR_LE are odd
-    sec, nanosec = fmt.unpack_from(data, 4)
-    return int(sec) * 1_000_000_000 + int(nanosec)
 
 
 class _Channel:
@@ -613,7 +600,7 @@ class Recorder:
             channel.last_pub_ns = max(channel.last_pub_ns, pub_ns)
             if channel.stamped:
                 stamp = (
-                    _cdr_stamp_ns(data)
+                    header_stamp_ns(data)
                     if type(payload) is bytes
                     else payload.header.stamp.to_ns()  # type: ignore[union-attr]
                 )
