@@ -27,6 +27,11 @@ Windows, in order, on one stack at 500 Hz:
    arrival, from the 2nd to the 12th second of walking — and ``bridge_data``'s rate by the wall
    clock; anchor: the wall clock itself (1.0, 500 Hz).
 
+Then the same layout with every message over Zenoh (``same_host_link: false``, as between
+machines): standing and walking, all processes' CPU and the control process per frame, against
+the default layout's windows above — what the hand-written same-host link
+(:mod:`jointbus.bus.sibling_link`) saves, which is why it exists (goal: ≤ 0.95× of Zenoh's CPU).
+
 Then a second stack walks beside **one CPU-bound process** (a busy Python loop, normal priority):
 its real-time factor. Then a stack at **1 kHz** (``--rate 1000``): ``bridge_data``'s wall-clock rate
 standing and the bridge's lateness p99 walking, against a bare RateLoop at 1 kHz.
@@ -42,6 +47,7 @@ alone, which ``bench_control`` measures); sensor-to-command age p99 ≤ 2 / 1 cy
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import subprocess
 import sys
@@ -59,8 +65,9 @@ from jointbus.messages.nav_msgs import Odometry
 from jointbus.robots.hb50.bridge.command_age import age_quantile, ages_between
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, BridgeStatus
 from jointbus.runtime import LoopDiagnostics
+from jointbus.runtime.launch import LaunchDescription
 from jointbus.runtime.process_group import cpu_seconds_of
-from jointbus.stack import Stack
+from jointbus.stack import Stack, bundled_layout
 from jointbus.tools.recorder import Recorder
 
 #: Forward speed of the walking windows (m/s; also the normalised command).
@@ -70,6 +77,7 @@ SETTLE_S = 2.0
 ANCHOR_WALL = "the wall clock (real time)"
 ANCHOR_BARE = "bare 500 Hz loop: sim step + read_joints + hold (one FIFO thread)"
 ANCHOR_RATE_LOOP = "bare RateLoop, empty body, the bridge's settings"
+ANCHOR_ZENOH = "the same layout, every message over Zenoh (same_host_link: false), same run"
 
 
 @dataclass
@@ -211,8 +219,8 @@ def window(stack: Stack, seconds: float, *, fast: bool = False, skip_s: float = 
 
 
 @contextlib.contextmanager
-def running(rate_hz: float = 500.0) -> Any:
-    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), rate_hz=rate_hz)
+def running(rate_hz: float = 500.0, layout: LaunchDescription | None = None) -> Any:
+    stack = Stack(zenoh=ZenohConfig(hub_port=_free_port()), rate_hz=rate_hz, layout=layout)
     with stack:
         stood = stack.wait_for(lambda s: s.standing, 60.0)
         if not stood.standing:
@@ -248,6 +256,13 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     recorded = window(stack, 10.0, fast=True)
                 finally:
                     recorder.stop()
+    over_zenoh = dataclasses.replace(
+        LaunchDescription.load(bundled_layout("hb50")), same_host_link=False
+    )
+    with running(layout=over_zenoh) as stack:
+        zenoh_standing = window(stack, span, skip_s=1.0)
+        with Walker(stack):
+            zenoh_walking = window(stack, span, skip_s=SETTLE_S)
     with cpu_hog(), running() as stack, Walker(stack):
         hogged = window(stack, 10.0, fast=True, skip_s=SETTLE_S)
     with running(1000.0) as stack:
@@ -300,6 +315,20 @@ def run(quick: bool) -> list[dict[str, Any]]:
                          "<= 2 cycles (required), <= 1 (goal)", w.age_p99_cycles <= 2.0,
                          "one bridge cycle", 1.0))
         rows.append(_row(f"{name}, worst 1 s window", w.age_worst_window_p99_cycles, "cycles"))
+    for name, linked, zenoh in (
+        ("standing", standing, zenoh_standing),
+        ("walking", walking, zenoh_walking),
+    ):
+        rows.append(_row(f"layout.{name}.cpu, every message over Zenoh (same_host_link: false)",
+                         zenoh.cpu_cores * 100.0, "% core", anchor=ANCHOR_BARE,
+                         anchor_value=bare.cpu_pct))
+        ratio = linked.cpu_cores / zenoh.cpu_cores
+        rows.append(_row(f"layout.{name}.cpu_with_same_host_link_vs_zenoh",
+                         linked.cpu_cores * 100.0, "% core", "<= 0.95x the layout over Zenoh",
+                         ratio <= 0.95, ANCHOR_ZENOH, zenoh.cpu_cores * 100.0))
+    rows.append(_row("layout.walking.control_process_cpu_per_frame, over Zenoh",
+                     zenoh_walking.control_cpu_per_frame_s * 1e6, "us",
+                     anchor="bare loop, CPU per cycle", anchor_value=bare_cycle_s * 1e6))
     # Information rows: what each window measured besides.
     rows.append(_row("layout.walking.recorded.cpu", recorded.cpu_cores * 100.0, "% core"))
     rows.append(_row("layout.walking.recorded.lateness_p99", recorded.lateness_p99_us, "us"))

@@ -5,6 +5,7 @@ Real time, real processes: ``long`` (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -267,6 +268,43 @@ def test_the_default_layout_runs_bridge_and_control_in_fifo_processes_with_pinne
     assert s.cpu_mean_fraction * s.elapsed_s >= children * 0.95  # counted in the summary
     assert 450 < s.bridge_data_hz < 550 and 450 < s.command_hz < 550
     assert 0.30 < s.true_base_height_m < 0.36  # the simulator's truth, from the bridge's process
+
+
+def _linked_sockets(pid: int) -> set[str]:
+    """Abstract names of the connected SEQPACKET sockets ``pid`` holds (an accepted same-host
+    link bears its listener's name: ``@jointbus-sibling/<launch key>/<process>``)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    names = set()
+    with open("/proc/net/unix", encoding="ascii") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            # Num RefCount Protocol Flags Type St Inode Path: SEQPACKET (5), connected (03)
+            connected = len(fields) == 8 and fields[4] == "0005" and fields[5] == "03"
+            if connected and fields[6] in inodes:
+                names.add(fields[7])
+    return names
+
+
+def test_the_layouts_processes_exchange_their_streams_by_same_host_links(stack: Stack) -> None:
+    """Each process accepted its sibling's link (the frames and the bridge's state one way, the
+    joint commands the other go by them, not over Zenoh)."""
+    group = stack.processes
+    assert group is not None
+    bridge, control = group.pid("bridge"), group.pid("control")
+    assert bridge is not None and control is not None
+    for pid, name in ((bridge, "bridge"), (control, "control")):
+        assert wait_until(lambda pid=pid: bool(_linked_sockets(pid)), 10.0)
+        (linked,) = _linked_sockets(pid)
+        assert linked.startswith("@jointbus-sibling/") and linked.endswith(f"/{name}")
+    assert _linked_sockets(bridge).pop().rsplit("/", 1)[0] == (
+        _linked_sockets(control).pop().rsplit("/", 1)[0]  # one launch key
+    )
 
 
 def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(

@@ -10,7 +10,9 @@ description (``jointbus/robots/hb50/launch.yaml``, :mod:`jointbus.runtime.launch
 per entry, started together by a :class:`~jointbus.runtime.process_group.ProcessGroup` as
 ``python -m jointbus.stack`` — the simulator and the bridge in one, its loop pinned to CPU 0 at
 SCHED_FIFO 50, the control node in another, its step thread on CPU 1 at 49 (the processes' other
-threads on any CPU, :func:`_loop_cpu` says why) — and joined over Zenoh on loopback, while the
+threads on any CPU, :func:`_loop_cpu` says why) — and joined over Zenoh on loopback (the
+best-effort per-cycle streams between them by same-host links, :mod:`jointbus.bus.sibling_link`,
+unless the file's ``same_host_link`` is false), while the
 ``Stack`` itself (this process: the demo's view, a test, a recorder) only watches them over the
 bus. Why: in one interpreter the physics, the bridge, the control node and a recorder share one
 lock, and on a 2-vCPU computer their per-cycle costs exceeded the 2 ms period (the walking robot
@@ -160,6 +162,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConfig
+from jointbus.bus.sibling_link import SiblingGroup, SiblingLinks
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
@@ -895,6 +898,7 @@ class Stack:
         estop_category: int = 1,
         realtime_if_alone: bool = True,
         control_priority: int | None = None,
+        siblings: SiblingGroup | None = None,
     ) -> None:
         # Before anything opens or starts: a rate the default simulator cannot step was refused
         # only in the bridge's process, once the layout's processes had started (a user's
@@ -915,6 +919,9 @@ class Stack:
                 f"a SCHED_FIFO priority {FIFO_PRIORITY_MIN}–{FIFO_PRIORITY_MAX} or None",
             )
         self.control_priority = control_priority
+        self.siblings = siblings
+        """A layout's process: its same-host links to the others (its bus joins them)."""
+        self.sibling_links: SiblingLinks | None = None
         if transport == "zenoh" and zenoh is None:
             raise StackConfigError(
                 "zenoh", zenoh, "a ZenohConfig: transport 'zenoh' sends every message over it"
@@ -1089,6 +1096,8 @@ class Stack:
     def _new_bus(self, name: str) -> Bus:
         bus = Bus(name=name, zenoh=self.zenoh)
         self.buses.append(bus)
+        if self.siblings is not None and bus.zenoh is not None and self.sibling_links is None:
+            self.sibling_links = bus.zenoh.join_siblings(self.siblings)
         # a launcher watches the robot's status with no node of its own: under access rules a
         # watch-only tool's heartbeat and status are no alarm here either, as at the nodes
         quiet_tools_bookkeeping(bus, self.namespace)
@@ -1159,10 +1168,16 @@ class Stack:
         self._bridge_process = next(
             (spec.name for spec in layout.processes if "bridge" in spec.nodes), None
         )
+        groups: dict[str, SiblingGroup] = {}
+        if layout.same_host_link and len(layout.processes) > 1:
+            groups = {
+                group.name: group
+                for group in SiblingGroup.of_launch(spec.name for spec in layout.processes)
+            }
         children = [
             ChildProcess(
                 spec.name,
-                child_argv("jointbus.stack", self._child_args(spec)),
+                child_argv("jointbus.stack", self._child_args(spec, groups.get(spec.name))),
                 env=_ONE_CORE_ENV if spec.cpu is not None else (),
                 respawn=spec.respawn,
             )
@@ -1173,7 +1188,7 @@ class Stack:
         except ProcessGroupError as exc:
             raise StackError(str(exc)) from None
 
-    def _child_args(self, spec: ProcessSpec) -> list[str]:
+    def _child_args(self, spec: ProcessSpec, siblings: SiblingGroup | None = None) -> list[str]:
         """The command line of one process of the layout (:func:`_child_main` reads it)."""
         assert self.zenoh is not None
         args = [
@@ -1192,6 +1207,8 @@ class Stack:
             args += ["--start-command", self.start_command]
         if self.realtime is None:
             args.append("--no-realtime")
+        if siblings is not None:
+            args += ["--siblings", siblings.to_arg()]
         return args
 
     def _child_exited(self, name: str, returncode: int) -> None:
@@ -2274,6 +2291,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--start-command")
     parser.add_argument("--no-realtime", action="store_true")
     parser.add_argument("--estop-category", type=int, choices=(0, 1), default=1)
+    parser.add_argument("--siblings", help="its same-host links: SiblingGroup.to_arg()")
     args = parser.parse_args(argv)
     fields = json.loads(args.process)
     spec = ProcessSpec(**{**fields, "nodes": tuple(fields["nodes"])})
@@ -2321,6 +2339,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         layout="inproc",
         estop_category=args.estop_category,
         control_priority=control_priority,
+        siblings=None if args.siblings is None else SiblingGroup.from_arg(args.siblings),
     )
     try:
         stack.start()

@@ -29,12 +29,14 @@ def descriptions(draw: st.DrawFn) -> LaunchDescription:
                 draw(st.booleans()),
             )
         )
-    return LaunchDescription(tuple(specs))
+    return LaunchDescription(tuple(specs), same_host_link=draw(st.booleans()))
 
 
 @given(descriptions())
 def test_a_description_reads_back_from_its_yaml(description: LaunchDescription) -> None:
-    assert LaunchDescription.loads(description.dumps()).processes == description.processes
+    back = LaunchDescription.loads(description.dumps())
+    assert back.processes == description.processes
+    assert back.same_host_link is description.same_host_link
 
 
 def test_the_bundled_hb50_layout_splits_bridge_and_control_over_two_cores() -> None:
@@ -47,6 +49,14 @@ def test_the_bundled_hb50_layout_splits_bridge_and_control_over_two_cores() -> N
     ]
     assert layout.nodes == ("bridge", "control")
     assert layout.source.endswith("robots/hb50/launch.yaml")
+    assert layout.same_host_link is True
+
+
+def test_same_host_links_are_on_unless_a_description_turns_them_off() -> None:
+    text = "processes: [{name: a, nodes: [x]}, {name: b, nodes: [y]}]"
+    assert LaunchDescription.loads(text).same_host_link is True
+    off = LaunchDescription.loads("same_host_link: false\n" + text)
+    assert off.same_host_link is False
 
 
 @pytest.mark.parametrize(
@@ -56,6 +66,10 @@ def test_the_bundled_hb50_layout_splits_bridge_and_control_over_two_cores() -> N
         ("processes: []", "'processes' is empty"),
         ("processes: {}", "'processes' = {}; expected a list"),
         ("nodes: [x]", "unknown key(s) nodes"),
+        (
+            "same_host_link: yes please\nprocesses: [{name: b, nodes: [x]}]",
+            "'same_host_link' = 'yes please'; expected true or false",
+        ),
         ("processes: [{name: Bridge, nodes: [b]}]", "process 'Bridge' (index 0): 'name' ="),
         ("processes: [{name: b, nodes: []}]", "process 'b' (index 0): 'nodes' = []"),
         ("processes: [{name: b, nodes: [x], cpu: -1}]", "'cpu' = -1; expected a CPU index"),

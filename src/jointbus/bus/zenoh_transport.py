@@ -84,6 +84,7 @@ from jointbus.bus.ros_graph import (
     parse_token,
 )
 from jointbus.bus.sample_gate import clamp_latency, new_gate
+from jointbus.bus.sibling_link import SiblingGroup, SiblingLinks, SiblingTarget, carried, send_to
 from jointbus.bus.subscriber import Subscriber
 from jointbus.bus.tls_probe import TlsFiles, TlsRefusal, probe, speaks_tls
 from jointbus.bus.zenoh_config import ZenohConfig
@@ -271,8 +272,10 @@ class PublisherLink:
     def __init__(self, transport: ZenohTransport, pub: Publisher[Any]) -> None:
         session = transport.session
         self._pub = pub
+        self._transport = transport
         key = data_key(transport.domain_id, pub.topic, pub.type_name, type_hash_of(pub.msg_type))
         self.key = key
+        self.topic = pub.topic
         # A plain publisher for its matching status (the advanced one has none in Python).
         self._zpub = session.declare_publisher(
             key, allowed_destination=zenoh.Locality.REMOTE, **_qos_args(pub.qos.reliable)
@@ -297,7 +300,16 @@ class PublisherLink:
         self._put = (self._adv or self._zpub).put  # bound once: ``send`` is on the hot path
         self._encode = _encoder_of(pub.msg_type)
         self._pack = attachment.FIELDS.pack
-        self.matched: bool = _matching(self._zpub.matching_status)
+        #: A remote subscriber matches on Zenoh (its matching status).
+        self.zenoh_matched: bool = _matching(self._zpub.matching_status)
+        self.matched: bool = self.zenoh_matched
+        #: Siblings this publisher's messages go to over a same-host link
+        #: (:mod:`jointbus.bus.sibling_link`; best-effort volatile publishers only).
+        self.sibling_targets: tuple[SiblingTarget, ...] = ()
+        self._carried = carried(pub.qos)
+        self._retarget_lock = threading.Lock()
+        self._zenoh_send: Callable[[Message, int, int], None] = self.send_python
+        self.send: Callable[[Message, int, int], None] = self.send_python
         self._listener = self._zpub.declare_matching_listener(self._on_matching)
         # Announced last: whoever discovers the token can already query the cache.
         self._token_key, self._token = transport.declare_endpoint(pub, "MP")
@@ -307,15 +319,48 @@ class PublisherLink:
         core = None
         if transport.compiled_send is not False:
             core = accel.sender(self._put, self._encode, self.gid)
-        self.send: Callable[[Message, int, int], None] = core or self.send_python
+        self._zenoh_send = core or self.send_python
+        self.retarget()
         for msg, _born, seq in pub.history:  # published before Zenoh was attached
             self.send(msg, seq, 0)
 
     def _on_matching(self, status: zenoh.MatchingStatus) -> None:
-        self.matched = _matching(status)
+        self.zenoh_matched = _matching(status)
         _LOG.debug(
-            "%s on %s: remote subscribers %s", self._pub.label, self._pub.topic, self.matched
+            "%s on %s: remote subscribers %s", self._pub.label, self._pub.topic, self.zenoh_matched
         )
+        self.retarget()
+
+    def retarget(self) -> None:
+        """Choose where ``send`` goes — Zenoh, the siblings' links, or both — from the matching
+        status and the siblings' subscriptions (called when either changes). A sibling served by
+        a link declares no Zenoh subscriber for a publisher it has by the link, so Zenoh's
+        matching status then says whether anyone else (a recorder, another machine) listens."""
+        siblings = self._transport.siblings
+        with self._retarget_lock:
+            targets: tuple[SiblingTarget, ...] = ()
+            if siblings is not None and self._carried:
+                targets = siblings.targets(
+                    self._pub.topic, self._pub.type_name, type_hash_of(self._pub.msg_type)
+                )
+            self.sibling_targets = targets
+            if not targets:
+                self.send = self._zenoh_send
+            elif self.zenoh_matched:
+                self.send = self._send_both
+            else:
+                self.send = self._send_siblings
+            self.matched = self.zenoh_matched or bool(targets)
+
+    def _send_siblings(self, msg: Message, seq: int, mono_ns: int) -> None:
+        att = self._pack(seq, time.time_ns(), attachment.GID_SIZE, self.gid)
+        send_to(self.sibling_targets, att, self._encode(msg))
+
+    def _send_both(self, msg: Message, seq: int, mono_ns: int) -> None:
+        payload = self._encode(msg)
+        att = self._pack(seq, time.time_ns(), attachment.GID_SIZE, self.gid)
+        send_to(self.sibling_targets, att, payload)
+        self._put(payload, attachment=att)
 
     def send_python(self, msg: Message, seq: int, mono_ns: int) -> None:
         """Encode and put one message (``send``, called by ``publish`` while matched, or always
@@ -367,12 +412,74 @@ class TopicSubscription:
         self.foreign_type = 0
         #: Keys (type mismatch) and publisher keys (attachment) already reported: once each.
         self._reported: set[str] = set()
-        self.key = data_key(transport.domain_id, topic, self._type_name, type_hash_of(msg_type))
-        self._zsub = transport.session.declare_subscriber(
-            self.key,
-            self._on_sample,
-            allowed_origin=zenoh.Locality.REMOTE,
-        )
+        self.type_hash = type_hash_of(msg_type)
+        self.key = data_key(transport.domain_id, topic, self._type_name, self.type_hash)
+        #: Publishers (GID int → sibling process name) whose messages came by a same-host link
+        #: (:mod:`jointbus.bus.sibling_link`): their Zenoh copies are dropped, and no Zenoh
+        #: subscriber is kept for them.
+        self.sibling_gids: dict[int, str] = {}
+        #: Zenoh copies of link-delivered messages dropped.
+        self.sibling_copies = 0
+        self._zsub_lock = threading.Lock()
+        self._zsub: zenoh.Subscriber[None] | None = None
+        self._closed = False
+        if transport.siblings is None:
+            self.listen_on_zenoh(True)
+        else:  # whether a Zenoh subscriber is needed is the siblings' thread's to decide
+            transport.siblings.reconsider(topic)
+
+    @property
+    def type_name(self) -> str:
+        """The topic's type name (``pkg/msg/T``)."""
+        return self._type_name
+
+    @property
+    def on_zenoh(self) -> bool:
+        """Whether the Zenoh subscriber is declared now."""
+        return self._zsub is not None
+
+    def listen_on_zenoh(self, on: bool) -> None:
+        """Declare or undeclare the Zenoh subscriber (idempotent; never again once closed)."""
+        with self._zsub_lock:
+            if on and self._zsub is None and not self._closed:
+                self._zsub = self._transport.session.declare_subscriber(
+                    self.key,
+                    self._on_sample,
+                    allowed_origin=zenoh.Locality.REMOTE,
+                )
+            elif not on and self._zsub is not None:
+                _undeclare(self._zsub)
+                self._zsub = None
+
+    def receive_sibling(self, att: bytes, payload: bytes, sibling: str) -> None:
+        """One message that came by a sibling's link: the same path as a Zenoh sample."""
+        try:
+            if len(att) == attachment.SIZE:
+                gid = attachment.gid_int(att[17:])
+                if gid not in self.sibling_gids:
+                    # the publisher's first message by the link: from now on its Zenoh copies
+                    # are dropped, and this one is if its Zenoh copy came first
+                    self.sibling_gids[gid] = sibling
+                    siblings = self._transport.siblings
+                    if siblings is not None:
+                        siblings.reconsider(self.topic)
+                    last = self._last_seq.get(att[17:])
+                    if last is not None and attachment.FIELDS.unpack(att)[0] <= last:
+                        return
+            generation = self._transport.generation
+            slow = self._gate.receive(
+                att, payload, self._bus.local_subscribers(self.topic), generation
+            )
+            if slow is not None:
+                raw, now_mono, now_wall = slow
+                self._receive(payload, raw, None, now_mono, now_wall, generation=generation)
+        except Exception:  # never let one message end the links' thread
+            _LOG.exception("receiving a linked message on %s failed", self.topic)
+
+    def sibling_gone(self, sibling: str) -> None:
+        """A sibling's link closed: its publishers are Zenoh's again."""
+        for gid in [g for g, s in self.sibling_gids.items() if s == sibling]:
+            self.sibling_gids.pop(gid, None)
 
     def _on_sample(self, sample: zenoh.Sample) -> None:
         # Runs on Zenoh's receive thread. Realtime subscribers are called right here (no thread
@@ -382,6 +489,13 @@ class TopicSubscription:
         # jointbus.bus.sample_gate); everything else comes back untouched, with the clocks the
         # gate read first, and goes through ``_receive``.
         try:
+            if self.sibling_gids:
+                raw_att = sample.attachment
+                if raw_att is not None:
+                    gid = attachment.unpack(raw_att.to_bytes())
+                    if gid is not None and gid.gid in self.sibling_gids:
+                        self.sibling_copies += 1  # had by the link already
+                        return
             generation = self._transport.generation
             slow = self._gate.receive(
                 sample.attachment,
@@ -598,7 +712,9 @@ class TopicSubscription:
 
     def close(self) -> None:
         """Undeclare the Zenoh subscriber."""
-        _undeclare(self._zsub)
+        with self._zsub_lock:
+            self._closed = True
+        self.listen_on_zenoh(False)
 
 
 class ZenohTransport:
@@ -656,6 +772,8 @@ class ZenohTransport:
         #: publishers are watched for routes the rules refuse (see ``_watch_route``).
         self.secured = any(key.startswith(TLS_PREFIX) for key, _ in config.options)
         self._quiet_for_hidden: frozenset[str] = frozenset()
+        #: Same-host links to the other processes of this launch (:meth:`join_siblings`).
+        self.siblings: SiblingLinks | None = None
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
@@ -829,6 +947,7 @@ class ZenohTransport:
                 subscription = TopicSubscription(self, sub.topic, sub.msg_type)
                 self._subscriptions[sub.topic] = subscription
             _key, self._tokens[sub.gid] = self.declare_endpoint(sub, "MS")
+        self._tell_siblings(sub.topic)
         if sub.qos.transient_local:
             subscription.fetch_history(sub)
         for info in list(self._remote.values()):
@@ -852,6 +971,69 @@ class ZenohTransport:
                 _undeclare(entity)
         if subscription is not None:
             subscription.close()
+        self._tell_siblings(sub.topic)
+
+    # ---- same-host links (jointbus.bus.sibling_link) -------------------------------------------
+    def join_siblings(self, group: SiblingGroup) -> SiblingLinks:
+        """Link this process to the other processes of its launch on this host: best-effort
+        volatile topics between them go by a socket instead of Zenoh (see
+        :mod:`jointbus.bus.sibling_link`). Once per transport (:class:`BusError` again)."""
+        with self._lock:
+            if self._closed:
+                raise BusError("the Zenoh transport is closed")
+            if self.siblings is not None:
+                raise BusError(f"already linked as {self.siblings.group.name!r}")
+            self.siblings = SiblingLinks(self, group)
+            topics = list(self._subscriptions)
+        for topic in topics:
+            self._tell_siblings(topic)
+        return self.siblings
+
+    def _tell_siblings(self, topic: str) -> None:
+        siblings = self.siblings
+        if siblings is None:
+            return
+        subscribed = any(carried(sub.qos) for sub in self.bus.local_subscribers(topic))
+        siblings.subscriptions_changed(topic, subscribed)
+        siblings.reconsider(topic)
+
+    def siblings_changed(self, topic: str) -> None:
+        """A sibling subscribes ``topic`` by a link now, or no longer: retarget its publishers."""
+        for link in list(self._links.values()):
+            if link.topic == topic:
+                link.retarget()
+
+    def sibling_gone(self, sibling: str) -> None:
+        """A sibling's link closed: its publishers are heard on Zenoh again."""
+        siblings = self.siblings
+        for subscription in list(self._subscriptions.values()):
+            subscription.sibling_gone(sibling)
+            if siblings is not None:
+                siblings.reconsider(subscription.topic)
+
+    def needs_zenoh(self, topic: str) -> bool:
+        """Whether ``topic``'s subscription needs its Zenoh subscriber: unless every local
+        subscriber is carried by links and every publisher the graph names is heard by a link
+        already. (Without a Zenoh subscriber for them, a linked publisher sends nothing on
+        Zenoh while nobody else listens.)"""
+        subscription = self._subscriptions.get(topic)
+        if subscription is None:
+            return False
+        subs = self.bus.local_subscribers(topic)
+        if not subs or not all(carried(sub.qos) for sub in subs):
+            return True
+        heard = subscription.sibling_gids
+        return any(
+            info.kind == "publisher" and info.topic == topic and info.gid not in heard
+            for info in list(self._remote.values())
+        )
+
+    def listen_as_needed(self, topic: str) -> None:
+        """Declare or undeclare ``topic``'s Zenoh subscriber as :meth:`needs_zenoh` says (the
+        links' thread calls it, never a Zenoh callback)."""
+        subscription = self._subscriptions.get(topic)
+        if subscription is not None and not self._closed:
+            subscription.listen_on_zenoh(self.needs_zenoh(topic))
 
     def subscription(self, topic: str) -> TopicSubscription | None:
         """The Zenoh subscription feeding ``topic``'s local subscribers, if any (diagnostics)."""
@@ -894,13 +1076,18 @@ class ZenohTransport:
         if entity.kind not in ("MP", "MS"):
             return
         info = EndpointInfo.from_entity(entity)
+        siblings = self.siblings
         if sample.kind == zenoh.SampleKind.DELETE:
             self._remote.pop(info.gid, None)
             self._forget_reported(remote=info.gid)
             self.generation += 1
+            if siblings is not None and info.kind == "publisher":
+                siblings.reconsider(info.topic)
             return
         self._remote[info.gid] = info
         self.generation += 1
+        if siblings is not None and info.kind == "publisher":
+            siblings.reconsider(info.topic)
         try:
             self._meet(info)
             if info.kind == "publisher" and info.qos.transient_local:
@@ -1235,6 +1422,9 @@ class ZenohTransport:
             self._links.clear()
             self._tokens.clear()
             self._subscriptions.clear()
+            siblings = self.siblings
+        if siblings is not None:
+            siblings.close()
         for link in links:
             link.close()
         for subscription in subscriptions:

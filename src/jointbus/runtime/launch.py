@@ -33,6 +33,12 @@ thread — the bridge's rate loop, else the controller's step thread; beside the
 process the controller's step runs one below it, so that the bridge's cycle pre-empts it; the
 process's other threads run 10 below, at least 1 — or absent: the normal scheduler), ``respawn``
 (start it again when it dies; default false).
+A top-level ``same_host_link`` (default true) says how the processes exchange the per-cycle
+streams (best-effort topics: the bridge's frames and state, the joint commands): ``true``, by
+same-host links between them (:mod:`jointbus.bus.sibling_link`: a socket each way, no Zenoh thread
+woken per message; everything else, and whoever else listens, still over Zenoh); ``false``, all
+over Zenoh, as between machines.
+
 Processes start in the order listed and stop in the reverse order. Every error names the file, the
 process (name and index), the key, the value and what was expected, and nothing is started from a
 description that does not load. A ``cpu`` the host does not have (or does not let the process use)
@@ -84,6 +90,7 @@ class LaunchDescription:
 
     processes: tuple[ProcessSpec, ...]
     source: str = "<launch description>"
+    same_host_link: bool = True
 
     def __post_init__(self) -> None:
         if not self.processes:
@@ -151,17 +158,27 @@ class LaunchDescription:
             raise LaunchDescriptionError(_yaml_error(source, exc)) from None
         if not isinstance(document, Mapping):
             raise LaunchDescriptionError(f"{source}: expected a mapping with 'processes'")
-        unknown = sorted(set(document) - {"processes"})
+        unknown = sorted(set(map(str, document)) - {"processes", "same_host_link"})
         if unknown:
             raise LaunchDescriptionError(
-                f"{source}: unknown key(s) {', '.join(map(str, unknown))}; expected 'processes'"
+                f"{source}: unknown key(s) {', '.join(unknown)}; expected 'processes' "
+                "(and 'same_host_link')"
+            )
+        link = document.get("same_host_link", True)
+        if not isinstance(link, bool):
+            raise LaunchDescriptionError(
+                f"{source}: 'same_host_link' = {link!r}; expected true or false"
             )
         entries = document.get("processes")
         if not isinstance(entries, list):
             raise LaunchDescriptionError(
                 f"{source}: 'processes' = {entries!r}; expected a list of processes"
             )
-        return cls(tuple(_process(source, i, e) for i, e in enumerate(entries)), source=source)
+        return cls(
+            tuple(_process(source, i, e) for i, e in enumerate(entries)),
+            source=source,
+            same_host_link=link,
+        )
 
     def dumps(self) -> str:
         """The description as YAML text (:meth:`loads` reads it back to an equal one)."""
@@ -175,7 +192,10 @@ class LaunchDescription:
             if spec.respawn:
                 entry["respawn"] = True
             processes.append(entry)
-        return yaml.safe_dump({"processes": processes}, sort_keys=False)
+        document: dict[str, Any] = {"processes": processes}
+        if not self.same_host_link:
+            document["same_host_link"] = False
+        return yaml.safe_dump(document, sort_keys=False)
 
 
 def _yaml_error(source: str, exc: yaml.YAMLError) -> str:

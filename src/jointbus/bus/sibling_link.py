@@ -1,0 +1,551 @@
+"""Same-host links between the processes of one launch: the 500 Hz streams without Zenoh's hops.
+
+Where it sits: :mod:`jointbus.bus`, an adjunct of the Zenoh transport
+(:meth:`jointbus.bus.zenoh_transport.ZenohTransport.join_siblings`). It knows sockets, topics and
+the transport's publisher links and topic subscriptions; nothing of robots or layouts.
+:class:`jointbus.stack.Stack` gives each process of a layout its :class:`SiblingGroup` (the
+launch's key, its own name, its siblings' names); ``launch.yaml``'s ``same_host_link`` turns it
+off.
+
+**Why hand-written, beside Zenoh.** Between the bridge process and the control process three
+messages cross every 2 ms cycle (the frame and the bridge's state one way, the joint command the
+other). Over Zenoh each costs the sending process its tx thread's wake-up and the receiving
+process an rx thread, zenoh-python's callback thread and the GIL hand-over: ≈ 400 µs of CPU a
+cycle together, as much as the bare loop's whole cycle (docs/PERFORMANCE.md, "Thread by thread").
+Zenoh's shared memory saves the copy, not the wake-ups (its notification goes the same way);
+iceoryx2 saved 35 µs of 74 a message (``bench_shm``). Measured here (2026-12-06, plain Python,
+400 bytes at 500 Hz, two processes, receiving thread handing to a consumer thread as the bus
+does): a ``SOCK_SEQPACKET`` socket pair costs the receiver 33 µs a message and the sender one
+``sendmsg``, against Zenoh's 104–127 µs and 84–108 µs. ``bench_layout`` measures the layout
+with and without the link in one run (``layout.*.cpu``).
+
+What a link is: a Unix ``SOCK_SEQPACKET`` connection (one datagram per message, in order, never
+merged or split) from each process to each sibling, on Linux's abstract socket namespace
+(no file to leave behind), named by a random key the launcher made for this launch. A process
+accepts only its own launcher's children: the connecting process must run as the same user
+and have the same parent (``SO_PEERCRED``, ``/proc/<pid>/stat``).
+
+What it carries — only **best-effort, volatile** topics, the per-cycle streams whose loss the bus
+already tolerates and reports (``MAB_RT``): a reliable or latched topic keeps Zenoh's reliability,
+congestion control and history. A process tells each sibling which such topics it subscribes, with
+their type and hash; a sibling's publisher of the same type then sends each message over the link
+(``sendmsg`` without blocking: a full socket drops the message, counted by the receiver as a gap
+of sequence numbers, as a dropped Zenoh sample is), and over Zenoh only while a subscriber that the
+link does not serve is announced in the ROS 2 graph (a recorder, ``topic echo``, another machine).
+The receiving process delivers through the topic's Zenoh subscription — the same receive gate,
+sequence-gap and latency counting, type and QoS checks as a Zenoh sample — and drops the Zenoh
+copy of a message it had by the link (same publisher GID). A sibling that dies takes its link with
+it: its publishers' streams fall back to Zenoh at once (the graph still names the subscriber
+until its tokens go), and a respawned sibling is linked again within :data:`RETRY_S`.
+
+Frames: ``H`` + JSON ``{"name", "zid"}`` (hello, both ways), ``S`` + topic id (u32) + JSON
+``{"topic", "type", "hash"}`` (the acceptor subscribes), ``U`` + topic id (no longer), ``D`` +
+topic id + the 33-byte rmw_zenoh attachment + the CDR payload (data, connector to acceptor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import selectors
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from jointbus.bus import attachment
+from jointbus.bus.errors import BusError
+from jointbus.bus.qos import QosProfile
+
+if TYPE_CHECKING:
+    from jointbus.bus.zenoh_transport import ZenohTransport
+
+_LOG = logging.getLogger("jointbus.bus.sibling")
+
+#: How often a process tries again to connect to a sibling it has no link to (s).
+RETRY_S: Final = 0.2
+#: Send buffer of a link (bytes): ≈ 60 frames of hb50 at 500 Hz (0.12 s) before a stalled
+#: receiver's messages are dropped rather than delivered late.
+SEND_BUFFER_BYTES: Final = 64 * 1024
+_TOPIC_ID: Final = struct.Struct("<I")
+_DATA_HEAD: Final = 1 + _TOPIC_ID.size
+_ATT_END: Final = _DATA_HEAD + attachment.SIZE
+#: The largest message a link carries (bytes; a larger one arrives cut, and fails to decode:
+#: counted malformed). hb50's frame is ≈ 400 bytes.
+MAX_FRAME_BYTES: Final = 1 << 20
+_D: Final = ord("D")
+_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_PEERCRED: Final = struct.Struct("3i")
+
+
+def carried(qos: QosProfile) -> bool:
+    """Whether a link carries a topic endpoint of this QoS: best effort and volatile only."""
+    return not qos.reliable and not qos.transient_local
+
+
+@dataclass(frozen=True, slots=True)
+class SiblingGroup:
+    """The processes of one launch as one of them sees it: the launch's ``key`` (random hex),
+    this process's ``name`` and its siblings' ``peers`` (process names of the layout)."""
+
+    key: str
+    name: str
+    peers: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        for role, value in (("name", self.name), *(("peer", p) for p in self.peers)):
+            if not value or not set(value) <= _NAME_CHARS:
+                raise BusError(f"sibling group {role} {value!r}; expected [a-z0-9_]+")
+        if not self.key or not all(c in "0123456789abcdef" for c in self.key):
+            raise BusError(f"sibling group key {self.key!r}; expected lower-case hex")
+        if self.name in self.peers:
+            raise BusError(f"sibling group: {self.name!r} is among its own peers")
+
+    @classmethod
+    def of_launch(cls, names: Iterable[str]) -> tuple[SiblingGroup, ...]:
+        """One group per process of a new launch (a fresh random key)."""
+        key = secrets.token_hex(16)
+        all_names = tuple(names)
+        return tuple(cls(key, name, tuple(n for n in all_names if n != name)) for name in all_names)
+
+    def address(self, name: str) -> bytes:
+        """The abstract socket address of process ``name`` of this launch."""
+        return b"\0jointbus-sibling/" + self.key.encode() + b"/" + name.encode()
+
+    def to_arg(self) -> str:
+        """``key:name:peer,peer`` (a child's command line; :meth:`from_arg` reads it)."""
+        return f"{self.key}:{self.name}:{','.join(self.peers)}"
+
+    @classmethod
+    def from_arg(cls, text: str) -> SiblingGroup:
+        """The group :meth:`to_arg` wrote (:class:`BusError` for anything else)."""
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise BusError(f"sibling group {text!r}; expected key:name:peer,peer")
+        key, name, peers = parts
+        return cls(key, name, tuple(p for p in peers.split(",") if p))
+
+
+@dataclass(frozen=True, slots=True)
+class SiblingTarget:
+    """Where a publisher's message goes over a link: the socket and the frame's head (``D`` and
+    the receiver's topic id)."""
+
+    sock: socket.socket
+    head: bytes
+    peer: str
+
+
+@dataclass(slots=True)
+class _Sibling:
+    """One sibling process: its links and what it subscribes."""
+
+    name: str
+    zid: str = ""
+    out: socket.socket | None = None  # our messages to it; its announcements come back here
+    inbound: socket.socket | None = None  # its messages to us
+    #: topic → (frame head, type name, type hash) of what it subscribes (its ``S`` frames).
+    topics: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
+    next_try: float = 0.0
+
+
+class SiblingLinks:
+    """This process's links to the other processes of its launch (see the module docstring).
+
+    One thread (``jointbus-sibling``) accepts, connects, reads announcements and receives
+    messages, delivering them through the transport's topic subscriptions (realtime subscribers
+    are called on it, as on Zenoh's receive thread)."""
+
+    def __init__(self, transport: ZenohTransport, group: SiblingGroup) -> None:
+        self._transport = transport
+        self.group = group
+        self._lock = threading.Lock()
+        self._closed = False
+        self._siblings = {name: _Sibling(name) for name in group.peers}
+        #: Topics this process announced: topic → the id its siblings' frames carry.
+        self._announced: dict[str, int] = {}
+        self._topic_of: dict[int, str] = {}
+        self._next_id = 0
+        #: Accepted connections not yet introduced (no ``H`` yet).
+        self._pending: set[socket.socket] = set()
+        #: Topics whose Zenoh subscriber is to be declared or undeclared (:meth:`reconsider`).
+        self._reconsider: set[str] = set()
+        #: Messages received over links, and refused connections (not our launch's children).
+        self.received = 0
+        self.refused = 0
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._listener.bind(group.address(group.name))
+        except OSError as exc:
+            self._listener.close()
+            raise BusError(
+                f"process {group.name!r} cannot open its same-host link: {exc}"
+            ) from None
+        self._listener.listen(len(group.peers) * 2 + 2)
+        self._listener.setblocking(False)
+        # One receive buffer, reused: a fresh 1 MiB ``recv`` per message cost ≈ 40 µs (allocated,
+        # faulted in and given back each time).
+        self._buffer = bytearray(MAX_FRAME_BYTES)
+        self._view = memoryview(self._buffer)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._listener, selectors.EVENT_READ)
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+        self._thread = threading.Thread(target=self._run, name="jointbus-sibling", daemon=True)
+        self._thread.start()
+
+    # ---- what publishers and subscribers ask ---------------------------------------------------
+    def targets(self, topic: str, type_name: str, type_hash: str) -> tuple[SiblingTarget, ...]:
+        """Where a carried publisher of ``topic`` sends: every linked sibling that subscribes to
+        it with the same type and hash."""
+        with self._lock:
+            found = []
+            for sibling in self._siblings.values():
+                wanted = sibling.topics.get(topic)
+                if (
+                    wanted is not None
+                    and sibling.out is not None
+                    and wanted[1:] == (type_name, type_hash)
+                ):
+                    found.append(SiblingTarget(sibling.out, wanted[0], sibling.name))
+            return tuple(found)
+
+    def served_zids(self, topic: str) -> frozenset[str]:
+        """Zenoh session ids of the siblings a link serves on ``topic`` (their subscribers need
+        no Zenoh copy)."""
+        with self._lock:
+            return frozenset(
+                s.zid
+                for s in self._siblings.values()
+                if s.zid and s.out is not None and topic in s.topics
+            )
+
+    def linked(self) -> tuple[str, ...]:
+        """Names of the siblings linked both ways now."""
+        with self._lock:
+            return tuple(
+                s.name
+                for s in self._siblings.values()
+                if s.out is not None and s.inbound is not None
+            )
+
+    def subscriptions_changed(self, topic: str, subscribed: bool) -> None:
+        """This process's carried subscription of ``topic`` began or ended: tell the siblings."""
+        with self._lock:
+            if self._closed:
+                return
+            if subscribed:
+                if topic in self._announced:
+                    return
+                self._next_id += 1
+                topic_id = self._announced[topic] = self._next_id
+                self._topic_of[topic_id] = topic
+                frame = self._subscribe_frame(topic, topic_id)
+            else:
+                gone = self._announced.pop(topic, None)
+                if gone is None:
+                    return
+                self._topic_of.pop(gone, None)
+                frame = b"U" + _TOPIC_ID.pack(gone)
+            inbound = [s.inbound for s in self._siblings.values() if s.inbound is not None]
+        for sock in inbound:
+            _send_quietly(sock, frame)
+
+    def reconsider(self, topic: str) -> None:
+        """Have the links' thread declare or undeclare ``topic``'s Zenoh subscriber as the
+        transport says it is needed (never on a Zenoh callback's thread)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._reconsider.add(topic)
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"r")
+
+    def _subscribe_frame(self, topic: str, topic_id: int) -> bytes:
+        subscription = self._transport.subscription(topic)
+        if subscription is None:
+            type_name, type_hash = "", ""
+        else:
+            type_name, type_hash = subscription.type_name, subscription.type_hash
+        body = json.dumps({"topic": topic, "type": type_name, "hash": type_hash})
+        return b"S" + _TOPIC_ID.pack(topic_id) + body.encode()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran."""
+        return self._closed
+
+    # ---- the thread -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._closed:
+            try:
+                events = self._selector.select(timeout=RETRY_S)
+            except (OSError, ValueError):
+                if self.closed:
+                    return
+                raise
+            for key, _mask in events:
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    if sock is self._listener:
+                        self._accept()
+                    elif sock is self._wake_r:
+                        sock.recv(64)
+                    else:
+                        self._read(sock, key.data)
+                except Exception:  # one bad frame or peer must not end every link
+                    if self.closed:
+                        return
+                    _LOG.exception("same-host link %s failed", key.data or "(accepting)")
+                    if sock is not self._listener and sock is not self._wake_r:
+                        self._drop(sock, key.data)
+            self._connect_missing()
+            with self._lock:
+                topics, self._reconsider = self._reconsider, set()
+            for topic in topics:
+                try:
+                    self._transport.listen_as_needed(topic)
+                except Exception:
+                    if self.closed:
+                        return
+                    _LOG.exception("declaring or undeclaring the Zenoh subscriber of %s", topic)
+
+    def _connect_missing(self) -> None:
+        now = time.monotonic()
+        for sibling in list(self._siblings.values()):
+            if sibling.out is not None or now < sibling.next_try or self._closed:
+                continue
+            sibling.next_try = now + RETRY_S
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                sock.connect(self.group.address(sibling.name))
+            except OSError:
+                sock.close()  # not started yet, or gone: Zenoh carries its messages meanwhile
+                continue
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+            hello = json.dumps({"name": self.group.name, "zid": self._transport.zid})
+            try:
+                sock.send(b"H" + hello.encode())
+            except OSError:
+                sock.close()
+                continue
+            with self._lock:
+                sibling.out = sock
+                sibling.topics = {}
+            self._selector.register(sock, selectors.EVENT_READ, ("out", sibling.name))
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()
+        except BlockingIOError:
+            return
+        why = _not_a_sibling(sock)
+        if why is not None:
+            self.refused += 1
+            _LOG.warning("refused a same-host link: %s", why)
+            sock.close()
+            return
+        sock.setblocking(True)
+        with self._lock:
+            self._pending.add(sock)
+        self._selector.register(sock, selectors.EVENT_READ, ("in", ""))
+
+    def _read(self, sock: socket.socket, data: tuple[str, str]) -> None:
+        """Every message waiting on ``sock`` (one wake-up for the frame and the state the bridge
+        sends back to back)."""
+        direction, name = data
+        buffer = self._buffer
+        flags = 0
+        while True:
+            try:
+                size = sock.recv_into(buffer, 0, flags)
+            except BlockingIOError:
+                return
+            except ConnectionError:  # the sibling ended (its death is reported elsewhere)
+                size = 0
+            if size == 0:  # the sibling closed the link (no frame is empty)
+                self._drop(sock, data)
+                return
+            flags = socket.MSG_DONTWAIT
+            if buffer[0] == _D and direction == "in":
+                self._deliver(size, name)
+            else:
+                self._control(sock, bytes(self._view[:size]), direction, name)
+                if direction == "in" and not name:
+                    return  # a hello: the selector's key now names the sibling
+
+    def _control(self, sock: socket.socket, frame: bytes, direction: str, name: str) -> None:
+        kind = frame[:1]
+        if kind == b"H":
+            self._hello(sock, direction, name, json.loads(frame[1:]))
+        elif kind == b"S" and direction == "out":
+            (topic_id,) = _TOPIC_ID.unpack_from(frame, 1)
+            body = json.loads(frame[_DATA_HEAD:])
+            topic = str(body["topic"])
+            with self._lock:
+                self._siblings[name].topics[topic] = (
+                    b"D" + _TOPIC_ID.pack(topic_id),
+                    str(body["type"]),
+                    str(body["hash"]),
+                )
+            self._transport.siblings_changed(topic)
+        elif kind == b"U" and direction == "out":
+            (topic_id,) = _TOPIC_ID.unpack_from(frame, 1)
+            head = b"D" + _TOPIC_ID.pack(topic_id)
+            with self._lock:
+                topics = self._siblings[name].topics
+                gone = [t for t, w in topics.items() if w[0] == head]
+                for topic in gone:
+                    del topics[topic]
+            for topic in gone:
+                self._transport.siblings_changed(topic)
+        else:
+            raise BusError(f"unexpected frame {kind!r} on a link ({direction}, {name or '?'})")
+
+    def _deliver(self, size: int, sibling: str) -> None:
+        (topic_id,) = _TOPIC_ID.unpack_from(self._buffer, 1)
+        topic = self._topic_of.get(topic_id)
+        if topic is None:
+            return  # a message sent before our unsubscribe reached its publisher
+        subscription = self._transport.subscription(topic)
+        if subscription is None:
+            return
+        self.received += 1
+        view = self._view
+        subscription.receive_sibling(
+            bytes(view[_DATA_HEAD:_ATT_END]), bytes(view[_ATT_END:size]), sibling
+        )
+
+    def _hello(self, sock: socket.socket, direction: str, name: str, body: object) -> None:
+        if not isinstance(body, dict):
+            raise BusError("a link's hello is not a JSON object")
+        zid = str(body.get("zid", ""))
+        if direction == "out":
+            with self._lock:
+                self._siblings[name].zid = zid
+            for topic in list(self._siblings[name].topics):
+                self._transport.siblings_changed(topic)
+            return
+        peer = str(body.get("name", ""))
+        sibling = self._siblings.get(peer)
+        if sibling is None:
+            raise BusError(f"a link from {peer!r}, which is not a sibling of {self.group.name!r}")
+        with self._lock:
+            self._pending.discard(sock)
+            old = sibling.inbound
+            sibling.inbound = sock
+            sibling.zid = zid
+            frames = [
+                self._subscribe_frame(topic, topic_id)
+                for topic, topic_id in self._announced.items()
+            ]
+        if old is not None:
+            self._close_socket(old)
+            self._transport.sibling_gone(peer)
+        self._selector.modify(sock, selectors.EVENT_READ, ("in", peer))
+        hello = json.dumps({"name": self.group.name, "zid": self._transport.zid})
+        _send_quietly(sock, b"H" + hello.encode())
+        for frame in frames:
+            _send_quietly(sock, frame)
+
+    def _drop(self, sock: socket.socket, data: tuple[str, str]) -> None:
+        direction, name = data
+        topics: list[str] = []
+        with self._lock:
+            self._pending.discard(sock)
+            sibling = self._siblings.get(name)
+            if sibling is not None:
+                if direction == "out" and sibling.out is sock:
+                    sibling.out = None
+                    topics = list(sibling.topics)
+                    sibling.topics = {}
+                elif direction == "in" and sibling.inbound is sock:
+                    sibling.inbound = None
+        self._close_socket(sock)
+        for topic in topics:
+            self._transport.siblings_changed(topic)
+        if direction == "in" and name:
+            self._transport.sibling_gone(name)
+
+    def _close_socket(self, sock: socket.socket) -> None:
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._selector.unregister(sock)
+        sock.close()
+
+    def close(self) -> None:
+        """Close every link and the listening socket, and end the thread. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            socks = [s for sib in self._siblings.values() for s in (sib.out, sib.inbound) if s]
+            socks += list(self._pending)
+            for sibling in self._siblings.values():
+                sibling.out = sibling.inbound = None
+                sibling.topics = {}
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+        for sock in (*socks, self._listener, self._wake_r, self._wake_w):
+            sock.close()
+        self._selector.close()
+
+
+def send_to(targets: tuple[SiblingTarget, ...], att: bytes, payload: bytes) -> None:
+    """One message to each target, never blocking: a full link drops it (the receiver counts
+    the gap in the sequence numbers), a closed one is the reader thread's to notice."""
+    for target in targets:
+        with contextlib.suppress(OSError):
+            target.sock.sendmsg((target.head, att, payload), (), socket.MSG_DONTWAIT)
+
+
+def _send_quietly(sock: socket.socket, frame: bytes) -> None:
+    with contextlib.suppress(OSError):
+        sock.send(frame)
+
+
+def _not_a_sibling(sock: socket.socket) -> str | None:
+    """Why a connecting process is not one of our launch's children (None when it is): another
+    user, or another parent."""
+    try:
+        pid, uid, _gid = _PEERCRED.unpack(
+            sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+        )
+    except OSError as exc:
+        return f"its credentials could not be read ({exc})"
+    if uid != os.getuid():
+        return f"process {pid} runs as user {uid}, not {os.getuid()}"
+    parent = _parent_of(pid)
+    if parent != os.getppid():
+        return f"process {pid}'s parent is {parent}, not this launch's ({os.getppid()})"
+    return None
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            text = stat.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: the fields after its last ')'
+    fields = text[text.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+__all__ = [
+    "RETRY_S",
+    "SEND_BUFFER_BYTES",
+    "SiblingGroup",
+    "SiblingLinks",
+    "SiblingTarget",
+    "carried",
+    "send_to",
+]

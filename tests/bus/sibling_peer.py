@@ -1,0 +1,95 @@
+"""A process of a two-process "launch" for the same-host link tests (run as a script).
+
+``python sibling_peer.py ROLE PORT GROUP TOPIC [QOS]``: a bus connected to 127.0.0.1:PORT that
+joins the sibling group GROUP (``SiblingGroup.to_arg``); ROLE ``pub`` declares a ``Count``
+publisher of TOPIC, ``sub`` a realtime subscriber (every message kept); QOS ``mab`` (MAB_RT, the
+default) or ``reliable`` (RELIABLE, depth 1000). It then answers one JSON line
+per command read on stdin: ``linked`` (waits ≤ 10 s for both links and, for ``pub``, the
+subscriber's announcement), ``zenoh MATCHED`` (``pub``: waits ≤ 10 s until Zenoh's matching
+status is MATCHED, 0 or 1), ``publish N`` (N messages, 2 ms apart, values counting on), ``stats``,
+``quit``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared support package
+
+from jointbus.bus import MAB_RT, RELIABLE, Bus, ZenohConfig
+from jointbus.bus.sibling_link import SiblingGroup
+from support.bus import Count, wait_until
+
+
+def main() -> int:
+    role, port, group_arg, topic = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    group = SiblingGroup.from_arg(group_arg)
+    qos = RELIABLE.with_(depth=1000) if sys.argv[5:] == ["reliable"] else MAB_RT
+    with Bus(name=f"sibling-{role}", zenoh=ZenohConfig.loopback(None, (port,))) as bus:
+        transport = bus.zenoh
+        assert transport is not None
+        links = transport.join_siblings(group)
+        got: list[int] = []
+        pub = None
+        sub = None
+        if role == "pub":
+            pub = bus.publisher(topic, Count, qos, node="sibling_talker")
+        else:
+            sub = bus.subscribe(
+                topic,
+                Count,
+                lambda m: got.append(m.value),
+                qos,
+                realtime=True,
+                node="sibling_listener",
+            )
+        sent = 0
+
+        def remote() -> Any:
+            assert pub is not None
+            return pub._remote
+
+        for line in sys.stdin:
+            words = line.split()
+            answer: dict[str, Any] = {}
+            if words[0] == "linked":
+                ok = wait_until(lambda: bool(links.linked()), timeout=10.0)
+                if pub is not None and words[1:] != ["links"]:
+                    ok = ok and wait_until(lambda: bool(remote().sibling_targets), timeout=10.0)
+                answer["ok"] = ok
+            elif words[0] == "zenoh":
+                answer["ok"] = wait_until(
+                    lambda want=words[1] == "1": remote().zenoh_matched is want, timeout=10.0
+                )
+            elif words[0] == "publish":
+                assert pub is not None
+                for _ in range(int(words[1])):
+                    pub.publish(Count(sent, "linked"))
+                    sent += 1
+                    time.sleep(0.002)
+                answer["sent"] = sent
+            elif words[0] == "stats":
+                subscription = transport.subscription(topic)
+                answer = {
+                    "got": got,
+                    "received": links.received,
+                    "refused": links.refused,
+                    "linked": list(links.linked()),
+                    "on_zenoh": None if subscription is None else subscription.on_zenoh,
+                    "copies": None if subscription is None else subscription.sibling_copies,
+                    "lost": None if sub is None else sub.stats().lost,
+                    "targets": None if pub is None else len(remote().sibling_targets),
+                    "zenoh_matched": None if pub is None else remote().zenoh_matched,
+                }
+            elif words[0] == "quit":
+                return 0
+            print(json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

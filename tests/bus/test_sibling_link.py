@@ -1,0 +1,280 @@
+"""Same-host links between the processes of one launch (jointbus.bus.sibling_link).
+
+Real processes, real Zenoh sessions on 127.0.0.1: this test process plays the launcher (it opens
+the hub and starts the siblings, as :class:`jointbus.stack.Stack` does), ``sibling_peer.py`` is
+each sibling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.bus.errors import BusError
+from jointbus.bus.qos import LATCHED, RELIABLE
+from jointbus.bus.sibling_link import SiblingGroup, carried
+from support.bus import Count, free_port, wait_until
+
+_PEER = Path(__file__).with_name("sibling_peer.py")
+_TOPIC = "/t/linked"
+
+
+class Sibling:
+    """One sibling process, driven by commands on its stdin (see ``sibling_peer.py``)."""
+
+    def __init__(self, role: str, port: int, group: SiblingGroup, qos: str = "mab") -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(_PEER.parent), *filter(None, [env.get("PYTHONPATH")])]
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, str(_PEER), role, str(port), group.to_arg(), _TOPIC, qos],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def ask(self, command: str) -> dict[str, Any]:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(command + "\n")
+        stdin.flush()
+        line = stdout.readline()
+        assert line, f"the sibling ended before answering {command!r}"
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(AssertionError, OSError):
+                self.ask("quit")
+            try:
+                self.process.wait(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def launcher() -> Iterator[tuple[Bus, int]]:
+    port = free_port()
+    bus = Bus(name="launcher", zenoh=ZenohConfig.loopback(port))
+    yield bus, port
+    bus.close()
+
+
+@pytest.fixture
+def siblings(launcher: tuple[Bus, int]) -> Iterator[list[Sibling]]:
+    started: list[Sibling] = []
+    yield started
+    for sibling in started:
+        sibling.stop()
+
+
+def _start(
+    started: list[Sibling], port: int, group: SiblingGroup, role: str, qos: str = "mab"
+) -> Sibling:
+    sibling = Sibling(role, port, group, qos)
+    started.append(sibling)
+    return sibling
+
+
+def test_a_best_effort_stream_goes_by_the_link_and_not_over_zenoh(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    _bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "sub")
+    assert talker.ask("linked") == {"ok": True}
+    assert listener.ask("linked") == {"ok": True}
+    talker.ask("publish 20")  # the first messages may go both ways while the link settles
+    assert talker.ask("zenoh 0") == {"ok": True}  # then nobody listens on Zenoh
+    before = listener.ask("stats")
+    assert before["on_zenoh"] is False  # no Zenoh subscriber for a publisher heard by the link
+    talker.ask("publish 300")
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 320, timeout=10.0)
+    after = listener.ask("stats")
+    assert after["got"] == list(range(320))  # each once, in order
+    assert after["received"] - before["received"] == 300  # all 300 by the link
+    assert after["lost"] == 0
+    assert after["linked"] == ["talker"]
+    assert talker.ask("stats")["targets"] == 1
+
+
+def test_an_outside_subscriber_gets_the_stream_over_zenoh_and_the_sibling_each_message_once(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "sub")
+    assert talker.ask("linked") == {"ok": True}
+    talker.ask("publish 20")
+    outside: list[int] = []
+    bus.subscribe(_TOPIC, Count, lambda m: outside.append(m.value), MAB_RT, realtime=True)
+    assert talker.ask("zenoh 1") == {"ok": True}
+    talker.ask("publish 200")
+    assert wait_until(lambda: len(outside) >= 200, timeout=10.0)
+    assert outside[-200:] == list(range(20, 220))
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(220))
+    assert stats["on_zenoh"] is False
+
+
+def test_a_second_publisher_outside_the_launch_is_heard_over_zenoh_and_the_linked_copies_dropped(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "sub")
+    assert talker.ask("linked") == {"ok": True}
+    talker.ask("publish 20")
+    outsider = bus.publisher(_TOPIC, Count, MAB_RT, node="outsider")
+    # the listener now needs Zenoh for the outsider: the talker's messages reach it both ways
+    assert wait_until(lambda: listener.ask("stats")["on_zenoh"] is True, timeout=10.0)
+    assert talker.ask("zenoh 1") == {"ok": True}
+    assert wait_until(lambda: outsider.remote_matched, timeout=10.0)
+    talker.ask("publish 200")
+    for i in range(5):
+        outsider.publish(Count(1000 + i, "outside"))
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 225, timeout=10.0)
+    stats = listener.ask("stats")
+    linked = [v for v in stats["got"] if v < 1000]
+    assert linked == list(range(220))  # once each: the Zenoh copies were dropped
+    assert [v for v in stats["got"] if v >= 1000] == [1000, 1001, 1002, 1003, 1004]
+    assert stats["copies"] >= 150  # ... and there were copies to drop
+
+
+def test_a_reliable_topic_stays_on_zenoh(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    _bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub", "reliable")
+    listener = _start(siblings, port, listener_group, "sub", "reliable")
+    assert talker.ask("linked links") == {"ok": True}
+    assert talker.ask("zenoh 1") == {"ok": True}
+    talker.ask("publish 50")
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 50, timeout=10.0)
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(50))
+    assert stats["received"] == 0  # nothing by the link
+    assert stats["on_zenoh"] is True
+    assert talker.ask("stats")["targets"] == 0
+
+
+def test_a_dead_sibling_sends_the_stream_back_to_zenoh_and_its_successor_is_linked_again(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "sub")
+    assert talker.ask("linked") == {"ok": True}
+    outside: list[int] = []
+    bus.subscribe(_TOPIC, Count, lambda m: outside.append(m.value), MAB_RT, realtime=True)
+    listener.process.send_signal(signal.SIGKILL)
+    listener.process.wait(timeout=10.0)
+    assert wait_until(lambda: talker.ask("stats")["targets"] == 0, timeout=10.0)
+    assert talker.ask("zenoh 1") == {"ok": True}  # the outside subscriber still hears it
+    talker.ask("publish 10")
+    assert wait_until(lambda: len(outside) >= 10, timeout=10.0)
+    successor = _start(siblings, port, listener_group, "sub")  # respawned under its name
+    assert talker.ask("linked") == {"ok": True}
+    assert successor.ask("linked") == {"ok": True}
+    talker.ask("publish 100")
+    assert wait_until(lambda: len(successor.ask("stats")["got"]) >= 90, timeout=10.0)
+    stats = successor.ask("stats")
+    assert stats["received"] >= 90
+    assert stats["got"] == sorted(set(stats["got"]))  # in order, none twice
+
+
+def test_a_process_that_is_not_the_launchs_child_is_refused(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    _bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    listener = _start(siblings, port, listener_group, "sub")
+    assert wait_until(
+        lambda: _connects(talker_group.address("listener")), timeout=10.0
+    )  # listening
+    # This process knows the address but is the siblings' parent, not their sibling.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as intruder:
+        intruder.connect(talker_group.address("listener"))
+        hello = json.dumps({"name": "talker", "zid": "0"}).encode()
+        intruder.settimeout(10.0)
+        try:  # closed before or after the hello: never answered, never linked
+            intruder.send(b"H" + hello)
+            reply = intruder.recv(4096)
+        except OSError:
+            reply = b""
+        assert reply == b""
+    stats = listener.ask("stats")
+    assert stats["refused"] >= 1
+    assert stats["linked"] == []
+
+
+def _connects(address: bytes) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+        try:
+            probe.connect(address)
+        except OSError:
+            return False
+    return True
+
+
+_NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
+
+
+@given(_NAMES, st.lists(_NAMES, max_size=4, unique=True))
+def test_a_group_survives_its_command_line_form(name: str, peers: list[str]) -> None:
+    others = tuple(p for p in peers if p != name)
+    group = SiblingGroup("0123abcd", name, others)
+    assert SiblingGroup.from_arg(group.to_arg()) == group
+
+
+@pytest.mark.parametrize(
+    ("key", "name", "peers", "expected"),
+    [
+        ("0123", "Bridge", (), "name 'Bridge'; expected [a-z0-9_]+"),
+        ("0123", "bridge", ("con:trol",), "peer 'con:trol'; expected [a-z0-9_]+"),
+        ("XYZ", "bridge", (), "key 'XYZ'; expected lower-case hex"),
+        ("0123", "bridge", ("bridge",), "'bridge' is among its own peers"),
+    ],
+)
+def test_a_malformed_group_is_refused_naming_what_is_wrong(
+    key: str, name: str, peers: tuple[str, ...], expected: str
+) -> None:
+    with pytest.raises(BusError, match=re.escape(expected)):
+        SiblingGroup(key, name, peers)
+
+
+def test_only_best_effort_volatile_topics_are_carried() -> None:
+    assert carried(MAB_RT)
+    assert not carried(RELIABLE)
+    assert not carried(LATCHED)
+
+
+def test_each_launch_has_its_own_addresses() -> None:
+    first = SiblingGroup.of_launch(["bridge", "control"])
+    second = SiblingGroup.of_launch(["bridge", "control"])
+    assert first[0].address("control") == first[1].address("control")
+    assert first[0].address("control") != second[0].address("control")
+    assert [g.peers for g in first] == [("control",), ("bridge",)]
