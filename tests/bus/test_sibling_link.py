@@ -94,13 +94,21 @@ def _start(
     return sibling
 
 
+def _pair(
+    started: list[Sibling], port: int, qos: str = "mab"
+) -> tuple[Sibling, Sibling, SiblingGroup]:
+    """A talker and a listener of one launch (and the listener's group, to start it again)."""
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(started, port, talker_group, "pub", qos)
+    listener = _start(started, port, listener_group, "sub", qos)
+    return talker, listener, listener_group
+
+
 def test_a_best_effort_stream_goes_by_the_link_and_not_over_zenoh(
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     _bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "sub")
+    talker, listener, _ = _pair(siblings, port)
     assert talker.ask("linked") == {"ok": True}
     assert listener.ask("linked") == {"ok": True}
     talker.ask("publish 20")  # the first messages may go both ways while the link settles
@@ -121,9 +129,7 @@ def test_an_outside_subscriber_gets_the_stream_over_zenoh_and_the_sibling_each_m
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "sub")
+    talker, listener, _ = _pair(siblings, port)
     assert talker.ask("linked") == {"ok": True}
     talker.ask("publish 20")
     outside: list[int] = []
@@ -141,9 +147,7 @@ def test_a_second_publisher_outside_the_launch_is_heard_over_zenoh_and_the_linke
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "sub")
+    talker, listener, _ = _pair(siblings, port)
     assert talker.ask("linked") == {"ok": True}
     talker.ask("publish 20")
     outsider = bus.publisher(_TOPIC, Count, MAB_RT, node="outsider")
@@ -166,9 +170,7 @@ def test_a_reliable_topic_stays_on_zenoh(
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     _bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub", "reliable")
-    listener = _start(siblings, port, listener_group, "sub", "reliable")
+    talker, listener, _ = _pair(siblings, port, "reliable")
     assert talker.ask("linked links") == {"ok": True}
     assert talker.ask("zenoh 1") == {"ok": True}
     talker.ask("publish 50")
@@ -184,9 +186,7 @@ def test_a_dead_sibling_sends_the_stream_back_to_zenoh_and_its_successor_is_link
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "sub")
+    talker, listener, listener_group = _pair(siblings, port)
     assert talker.ask("linked") == {"ok": True}
     outside: list[int] = []
     bus.subscribe(_TOPIC, Count, lambda m: outside.append(m.value), MAB_RT, realtime=True)

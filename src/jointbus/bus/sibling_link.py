@@ -80,6 +80,8 @@ _ATT_END: Final = _DATA_HEAD + attachment.SIZE
 #: counted malformed). hb50's frame is ≈ 400 bytes.
 MAX_FRAME_BYTES: Final = 1 << 20
 _D: Final = ord("D")
+#: Never block the sender's loop; a dead sibling is an error here, not a SIGPIPE.
+_SEND_FLAGS: Final = socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL
 _NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _PEERCRED: Final = struct.Struct("3i")
 
@@ -504,7 +506,7 @@ def send_to(targets: tuple[SiblingTarget, ...], att: bytes, payload: bytes) -> N
     the gap in the sequence numbers), a closed one is the reader thread's to notice."""
     for target in targets:
         with contextlib.suppress(OSError):
-            target.sock.sendmsg((target.head, att, payload), (), socket.MSG_DONTWAIT)
+            target.sock.sendmsg((target.head, att, payload), (), _SEND_FLAGS)
 
 
 def _send_quietly(sock: socket.socket, frame: bytes) -> None:
