@@ -307,6 +307,19 @@ def test_the_layouts_processes_exchange_their_streams_by_same_host_links(stack: 
     )
 
 
+def test_the_start_up_line_names_each_process_with_its_pid(stack: Stack) -> None:
+    """A user stopping the control process to see what the robot does had to find its pid by
+    its command line (a trial, 2026-12-06)."""
+    from jointbus.cli.demo import _where
+
+    group = stack.processes
+    assert group is not None
+    line = _where(stack)
+    assert f"SCHED_FIFO 50, pid {group.pid('bridge')})" in line, line
+    assert f"SCHED_FIFO 49, pid {group.pid('control')})" in line, line
+    assert line.endswith(", their per-cycle streams by same-host links"), line
+
+
 def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
     stack: Stack,
 ) -> None:

@@ -609,11 +609,20 @@ def _where(stack: Stack) -> str:
         return f"{' + '.join(stack.nodes)} on {url} in one process, {how}"
     # what each process applies on this host, not what the layout asked for: a layout's CPU 7
     # on a 2-CPU host read "bridge on CPU 7" while its loop ran on CPUs 0-1
-    parts = [placement.describe() for placement in stack.placements]
+    # each with its pid once it runs: a user stopping the control process to see what the robot
+    # does had to find it by its command line (a trial, 2026-12-06)
+    group = stack.processes
+    parts = []
+    for placement in stack.placements:
+        text = placement.describe()
+        pid = None if group is None else group.pid(placement.process)
+        parts.append(text if pid is None else f"{text[:-1]}, pid {pid})")
     transport = stack.bus.transport
     where = "" if transport is None else transport.where
     wire = where if where.startswith("DDS") else f"Zenoh ({where})"
     joined = f"; joined over {wire}"
+    if layout.same_host_link and len(parts) > 1:
+        joined += ", their per-cycle streams by same-host links"
     processes = "1 process" if len(parts) == 1 else f"{len(parts)} processes"
     return (
         f"{stack.robot} on {url} in {processes}: {', '.join(parts)} "

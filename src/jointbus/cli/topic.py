@@ -369,8 +369,9 @@ def has_header(type_name: str) -> bool:
 
 
 def stamp_rate(stamps: Sequence[int]) -> float | None:
-    """The rate (Hz) the publisher achieved by its header stamps: (n − 1) / (newest − oldest
-    stamp) of ``stamps`` (ns); ``None`` with fewer than two or no span."""
+    """The rate (Hz) by the samples' header stamps — in the publisher's clock, simulated time for a
+    simulated robot: (n − 1) / (newest − oldest stamp) of ``stamps`` (ns); ``None`` with fewer
+    than two or no span."""
     if len(stamps) < 2:
         return None
     span = max(stamps) - min(stamps)
@@ -763,7 +764,10 @@ def hz(
     queued samples (when it starts, or when a busy host starved it) counts as rate, so a 500 Hz
     publisher may read 525 Hz. For a type that begins with a header, "by header stamps" (JSON
     stamp_rate_hz; null otherwise) is (n-1) / (newest - oldest stamp) of the same samples: the
-    rate the publisher achieved.
+    rate in the publisher's own clock, which is the wall clock's only where its stamps are. A
+    simulated robot stamps simulated time (and a controller stamps its command with the frame
+    it answers): while the simulation falls behind the wall clock, this rate reads higher than
+    the rate by the wall clock (83 Hz by stamps against 27 Hz arriving, on a starved host).
     """
     from jointbus.bus import validate_topic_name
 
@@ -826,7 +830,7 @@ def _hz_report(
     else:
         typer.echo(format_rate(stats))
         if stamp_rate_hz is not None:
-            typer.echo(f"\tby header stamps: {stamp_rate_hz:.3f} (the publisher's rate)")
+            typer.echo(f"\tby header stamps: {stamp_rate_hz:.3f} (in the publisher's clock)")
     sys.stdout.flush()
 
 
