@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from jointbus.drivers.impedance import ImpedanceCommand
 from jointbus.nodes.safety.thermal_guard import ThermalGuard, ThermalLevel
+from support.profiled import numpy_reductions
 
 NAMES = ("hip", "knee", "ankle")
 OK, WARN, ERROR = ThermalLevel.OK, ThermalLevel.WARN, ThermalLevel.ERROR
@@ -123,3 +124,36 @@ def test_inconsistent_thresholds_are_refused(kwargs: dict[str, float]) -> None:
 def test_wrong_number_of_readings_is_refused() -> None:
     with pytest.raises(ValueError, match="temperatures"):
         guard().update([30.0, 30.0])
+
+
+_TEMPERATURE = st.one_of(
+    st.sampled_from((0.0, -0.0, 60.0, 79.999, 80.0, 89.9, 90.0, 95.0, 100.0, 120.0)),
+    st.sampled_from((math.nan, math.inf, -math.inf)),
+    st.floats(-50.0, 150.0),
+)
+
+
+@given(st.lists(st.tuples(_TEMPERATURE, _TEMPERATURE, _TEMPERATURE), min_size=1, max_size=8))
+def test_a_cool_robot_costs_no_numpy_reduction_and_decides_as_the_full_update(
+    readings: list[tuple[float, float, float]],
+) -> None:
+    """Every cycle of a cool robot — all joints OK, every reading below the warning — costs no
+    numpy reduction in :meth:`ThermalGuard.update` and :meth:`ThermalGuard.derate` (each 5–10 µs
+    on the bridge's loop thread, whose caches every cycle starts cold). Over any run of readings
+    (NaN, ±inf, at and around each threshold) the levels, events, factors and derated commands
+    are those of a guard that takes the full update every time (new thresholds, even the same
+    ones, make the next update a full one)."""
+    cool = guard()
+    cmd = ImpedanceCommand.hold(np.zeros(3), 80.0, 3.0)
+    reading = np.array([30.0, 45.0, 79.9])
+    (events, same), reductions = numpy_reductions(lambda: (cool.update(reading), cool.derate(cmd)))
+    assert events == [] and same is cmd and reductions == []
+    fast, full = guard(), guard()
+    for temperatures in readings:
+        full.set_thresholds(warn_c=80.0, derate_start_c=90.0, shutdown_c=100.0, hysteresis_c=20.0)
+        got, want = fast.update(np.array(temperatures)), full.update(np.array(temperatures))
+        assert repr(got) == repr(want)
+        assert fast.levels == full.levels
+        assert fast.factors.tobytes() == full.factors.tobytes()
+        assert fast.derate(cmd) == full.derate(cmd)
+        assert (fast.derate(cmd) is cmd) == (full.derate(cmd) is cmd)
