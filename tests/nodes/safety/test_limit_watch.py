@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from jointbus.messages.actarray.state import ActuatorState
 from jointbus.model.limits import JointLimitSpec
 from jointbus.nodes.safety.limit_watch import POSITION_TOLERANCE, LimitWatch
+from support.profiled import numpy_reductions
 
 NAMES = ("hip", "knee")
 LIMITS = (
@@ -208,3 +209,44 @@ def test_a_hold_short_of_the_end_says_the_drive_brakes_for_it_at_the_end_that_it
         "joint 'fl_j2' (index 0) held back by the drive at its position limit 2.705 rad "
         "(measured 2.703 rad)"
     )
+
+
+_EDGES = (
+    0.0, -0.0, 1.0, -1.0, 0.02, -2.7, 1.0 + POSITION_TOLERANCE, -2.7 - POSITION_TOLERANCE,
+    11.0, -11.0, 22.0, math.nan, math.inf, -math.inf,
+)  # fmt: skip
+_VALUE = st.one_of(st.sampled_from(_EDGES), st.floats(-30.0, 30.0))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.tuples(_VALUE, _VALUE),
+            st.tuples(_VALUE, _VALUE),
+            st.tuples(st.integers(0, 255), st.integers(0, 255)),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_common_case_is_tested_in_python_and_decides_as_numpy_does(
+    readings: list[tuple[tuple[float, float], tuple[float, float], tuple[int, int]]],
+) -> None:
+    """A driver's reading inside every limit, none held, costs no numpy reduction (the every-
+    cycle case, tested in plain Python: 5–10 µs a numpy call on the bridge's cold loop thread);
+    over any run of readings — NaN, ±inf, ±0, at and past each limit and its tolerance, any
+    state bits — it raises exactly the events and counts of the numpy test, which a reading of
+    other dtypes takes (here: the states as uint16)."""
+    inside = LimitWatch(NAMES, LIMITS)
+    events, reductions = numpy_reductions(
+        lambda: inside.update(*reading((0.5, -1.0), v=(9.0, -19.0)))
+    )
+    assert events == [] and reductions == []
+    fast, reference = LimitWatch(NAMES, LIMITS), LimitWatch(NAMES, LIMITS)
+    for p, v, s in readings:
+        position, velocity, state = np.array(p), np.array(v), np.array(s, dtype=np.uint8)
+        got = fast.update(position, velocity, state)
+        want = reference.update(position, velocity, state.astype(np.uint16))
+        assert repr(got) == repr(want)
+    for kind in ("held", "position", "speed"):
+        assert fast.counts[kind].tolist() == reference.counts[kind].tolist()
