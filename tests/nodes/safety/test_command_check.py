@@ -30,6 +30,7 @@ from jointbus.nodes.safety.command_check import (
 )
 from jointbus.robots.hb50.bridge.unchecked_command import HB50_COMMAND_FIELDS
 from jointbus.robots.hb50.messages import JointCommand
+from support.profiled import numpy_reductions
 
 NAMES = ("hip", "knee", "ankle")
 SPECS = [
@@ -138,6 +139,40 @@ def test_a_float32_value_at_any_limit_is_accepted_and_applied_at_the_limit(
         "position", np.array([sent, -1.0, 0.0])
     )
     assert applied[0] == at_limit and saturations == []
+
+
+_EDGES = (
+    0.0, -0.0, 3.0, 80.0, 500.0, 500.00001, 50.0, -1.047, 1.571, -2.705, 20.0, -20.0, 24.0,
+    -12.0, 3.4e38, -3.5e38, 1e300, math.nan, math.inf, -math.inf,
+)  # fmt: skip
+_VALUE = st.one_of(st.sampled_from(_EDGES), st.floats(-600.0, 600.0, width=32))
+
+
+@given(st.lists(st.tuples(_VALUE, _VALUE, _VALUE), min_size=6, max_size=6))
+def test_the_values_are_tested_in_python_and_applied_as_numpy_clamps_them(
+    rows: list[tuple[float, float, float]],
+) -> None:
+    """An accepted command costs no numpy reduction (comparisons, ``all``, ``clip``: 5–10 µs
+    each on the bridge's loop thread, whose caches every cycle starts cold): its values are
+    tested in plain Python. Whatever the values — NaN, ±inf, ±0, beyond float32, at, inside or
+    a float32 rounding beyond each limit — the check refuses exactly the commands the block
+    test refuses and applies the others exactly as numpy's clamp into the limits does, bit for
+    bit (the sign of a zero too)."""
+    check = make_check()
+    _, reductions = numpy_reductions(lambda: check.check(command()))
+    assert reductions == []
+    cmd = raw_command(command(), **dict(zip(FLOAT_FIELDS, rows, strict=True)))
+    values = np.array(rows, dtype=np.float64)  # the rows in the check's order (FLOAT_FIELDS)
+    inside = (values >= check._lower) & (values <= check._upper)  # the reference's block test
+    if not inside.all():
+        with pytest.raises(CommandRejected):
+            check.check(cmd)
+        return
+    want = np.clip(values, check._block_lower, check._block_upper)
+    got = check.check(cmd)
+    for field, row in (("kp", 0), ("kd", 2), ("position", 3), ("velocity", 4), ("effort", 5)):
+        applied = getattr(got, field)
+        assert applied.tobytes() == want[row].tobytes(), field
 
 
 # -- source --------------------------------------------------------------------------------

@@ -221,6 +221,7 @@ class CommandCheck:
         "_brakeless",
         "_brakes",
         "_certified",
+        "_every_bound",
         "_exact",
         "_fields",
         "_length_fields",
@@ -333,6 +334,17 @@ class CommandCheck:
         # dropped); the row views kp, kd, position, velocity, effort are the command.
         self._block_lower = np.array([exact[f][0] for f in self._rows])
         self._block_upper = np.array([exact[f][1] for f in self._rows])
+        # Per value of the rows×N block, in its order: the accepted (lower, upper) and the exact
+        # (lower, upper) — the check's test in plain Python (see check()).
+        self._every_bound = tuple(
+            zip(
+                self._lower.ravel().tolist(),
+                self._upper.ravel().tolist(),
+                self._block_lower.ravel().tolist(),
+                self._block_upper.ravel().tolist(),
+                strict=True,
+            )
+        )
         self._length_fields = (*self._rows, fields.brake)
         # The brake flags of the last command that passed and their read-only array: a
         # controller's brakes rarely change, so most commands share it (one array fewer each).
@@ -391,16 +403,27 @@ class CommandCheck:
                             self._raise_length(field, len(culprit))
             del columns[-1]
             values = np.array(columns, dtype=np.float64)
-            inside = (values >= self._lower) & (values <= self._upper)
-            if not inside.all():
-                self._raise_value(values, inside)
+            # Each value within its accepted bounds — and, the common case, strictly inside its
+            # exact limits, where clamping it would change nothing — tested in plain Python over
+            # the block's values: numpy's comparisons, ``all`` and ``clip`` on the loop thread,
+            # whose caches every 2 ms cycle starts cold, cost ≈ 12 µs more a command (≈ 43 →
+            # 30 µs with the caches flushed before each call, 2026-12-06).
+            clamp = False
+            for value, (lower, upper, exact_lower, exact_upper) in zip(
+                values.ravel().tolist(), self._every_bound, strict=True
+            ):
+                if not lower <= value <= upper:  # NaN and ±inf too
+                    self._raise_value(values, (values >= self._lower) & (values <= self._upper))
+                if not exact_lower < value < exact_upper:
+                    clamp = True  # at or within float32 rounding of a limit: clamped to it
             if self._brakeless and True in brake:
                 self._check_brakes(brake)
         except ValidationError as error:
             raise CommandRejected(source, error) from error
         # kp, kd, position, velocity, effort: the first row and the last four (reserved rows
         # are dropped), read-only so the command takes them without a copy.
-        np.clip(values, self._block_lower, self._block_upper, out=values)
+        if clamp:
+            np.clip(values, self._block_lower, self._block_upper, out=values)
         values.flags.writeable = False
         kp, kd = values[0], values[-4]
         position, velocity, effort = values[-3], values[-2], values[-1]
