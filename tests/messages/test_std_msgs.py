@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jointbus.messages.errors import ValidationError
+from jointbus.messages.errors import LimitError, ValidationError
 from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import Header, String
+from support.profiled import python_calls
 from support.rosbags_oracle import register, rosbags_cdr, rosbags_decode
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
@@ -51,6 +52,46 @@ def test_header_now_is_wall_clock_with_frame() -> None:
 
 def test_header_at_ns() -> None:
     assert Header.at_ns(1_500_000_000, "odom") == Header(Time(1, 500_000_000), "odom")
+
+
+_INT32_NS = (-(2**31) * 10**9, 2**31 * 10**9 - 1)  # the stamps whose seconds fit int32
+
+
+@given(
+    st.one_of(
+        st.integers(*_INT32_NS),
+        st.sampled_from((0, -1, 1, 999_999_999, 10**9, _INT32_NS[0], _INT32_NS[1])),
+    ),
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=8),  # as on a wire
+)
+def test_a_header_at_ns_is_stamped_without_python_calls_as_the_constructors_stamp_it(
+    ns: int, frame_id: str
+) -> None:
+    """An array node stamps a header every cycle (500–1000 a second) on a thread whose caches
+    each cycle starts cold: ``at_ns`` builds it without the constructors' seven Python calls,
+    the same value and bytes as they build."""
+    header, calls = python_calls(Header.at_ns, ns, frame_id)
+    assert [c for c in calls if c.startswith(("stamp.py:", "std_msgs.py:", "<string>:"))] == []
+    want = Header(Time.from_ns(ns), frame_id)
+    assert header == want and header.to_cdr() == want.to_cdr()
+    assert type(header.stamp.sec) is int and type(header.stamp.nanosec) is int
+
+
+@pytest.mark.parametrize(
+    ("ns", "frame_id", "error"),
+    [
+        (_INT32_NS[1] + 1, "", LimitError),
+        (_INT32_NS[0] - 1, "", LimitError),
+        (1.5, "", ValidationError),
+        (True, "", ValidationError),
+        (5, 7, ValidationError),
+    ],
+)
+def test_a_header_at_ns_keeps_the_constructors_errors(
+    ns: object, frame_id: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        Header.at_ns(ns, frame_id)  # type: ignore[arg-type]
 
 
 def test_default_header_is_zero_stamp_no_frame() -> None:

@@ -23,7 +23,7 @@ import operator
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Final, Self
 
 from jointbus.codec.rules import WireRule
 from jointbus.codec.wire import INT_RANGES, Int32, Primitive, UInt32
@@ -33,6 +33,8 @@ from jointbus.messages.errors import LimitError, ValidationError
 NS_PER_S = 1_000_000_000
 _INT32_MIN, _INT32_MAX = INT_RANGES[Primitive.INT32]
 _UINT32_MAX = INT_RANGES[Primitive.UINT32][1]
+#: The range of a stamp's ``sec`` (int32), s.
+INT32_SECONDS: Final = (_INT32_MIN, _INT32_MAX)
 
 
 def _wire_int(type_name: str, field: str, value: object, *, lo: int, hi: int, wire: str) -> int:
@@ -143,4 +145,4 @@ class Duration(Message):
         return self.sec + self.nanosec * 1e-9
 
 
-__all__ = ["NS_PER_S", "Duration", "Time"]
+__all__ = ["INT32_SECONDS", "NS_PER_S", "Duration", "Time"]
