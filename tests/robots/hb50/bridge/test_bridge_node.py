@@ -37,6 +37,7 @@ from jointbus.messages.actarray import (
     ArrayGeometry,
     PowerRequest,
 )
+from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.messages.joints import Joints
 from jointbus.messages.stamp import Time
@@ -55,6 +56,7 @@ from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 from support.bus import free_port, wait_until
+from support.profiled import numpy_reductions, python_calls
 
 STEP_NS = 2_000_000  # 500 Hz
 MS = 1_000_000
@@ -211,6 +213,62 @@ def test_commands_move_the_robot(rig: Rig) -> None:
     rig.run(0.6, every_cycle(hold(target)))
     assert rig.node.mode is BridgeMode.RUN
     assert np.allclose(rig.positions(), target, atol=0.03)
+
+
+def test_a_steady_cycle_makes_no_numpy_reduction_in_the_nodes_code(rig: Rig) -> None:
+    """The every-cycle tests of a running robot — the command's limits, kp > 0 and brakes, the
+    limit watch, the thermal check and derating — read a 12-joint reading or command in plain
+    Python (``tolist``): on the bridge's loop thread, whose caches every 2 ms cycle starts cold,
+    each numpy call on 12 values costs 5–10 µs (≈ 70 µs of the loop's ≈ 850 µs per cycle,
+    2026-12-06; docs/PERFORMANCE.md). What they decide is the same: the safety tests above and
+    the components' own tests hold it."""
+    rig.run(0.3, every_cycle(hold(HOME)))  # running, the re-entry ramp over
+    assert rig.node.mode is BridgeMode.RUN and not rig.node.reentry.ramping
+    cmd = hold(HOME + 0.01)
+    rig.clock.now += rig.period_ns
+    rig.commands.publish(cmd)  # queued for the cycle, outside the count
+    _, reductions = numpy_reductions(lambda: rig.node.cycle(rig.clock.now))
+    assert reductions == []
+    assert applied_as_sent(rig.node, cmd)
+    # Nor, inside a publish-rate window, the subscriber's counters (read where a window starts
+    # or ends), the stamp's constructors or the checked command's (its arrays are kept as made).
+    rig.clock.now += rig.period_ns
+    rig.commands.publish(cmd)
+    _, calls = python_calls(rig.node.cycle, rig.clock.now)
+    stamping = ("stamp.py:from_ns", "stamp.py:__post_init__", "std_msgs.py:__post_init__")
+    assert [c for c in calls if c.endswith(":stats") or c in stamping] == []
+    assert [c for c in calls if c.startswith("impedance.py:_")] == ["impedance.py:_certify"]
+
+
+def test_the_imu_fields_are_built_without_their_constructors_calls_and_equal_theirs() -> None:
+    """``BridgeData``'s IMU fields, every cycle: the orientation and the two vectors are built
+    from the IMU's float64 arrays without the constructors' seven Python calls (each about a
+    microsecond on the bridge's cold loop thread), the same values as the constructors give."""
+    from jointbus import drivers
+
+    array = drivers.open("sim://hb50?realtime=false&seed=0")
+    bus = Bus()
+    clock = FakeClock()
+    timers = TimerThread("imu-timers", clock=clock, threaded=False)
+    node = BridgeNode(array, bus, BridgeConfig(), imu=array.imu, timers=timers, run_loop=False)
+    node.start()
+    try:
+        array.step(0.002)
+        clock.now += 2 * MS
+        _, calls = python_calls(node.cycle, clock.now)
+        assert [c for c in calls if c.startswith("geometry_msgs.py:")] == []
+        sample = array.imu()
+        assert sample is not None
+        w, x, y, z = sample.orientation.tolist()
+        frame = node.last_data
+        assert frame is not None
+        assert frame.orientation == Quaternion(x, y, z, w)
+        assert frame.angular_velocity == Vector3(*sample.angular_velocity.tolist())
+        assert frame.linear_acceleration == Vector3(*sample.linear_acceleration.tolist())
+        assert frame.to_cdr() == dataclasses.replace(frame).to_cdr()  # the constructor's bytes
+    finally:
+        node.shutdown()
+        bus.close()
 
 
 # -- rejections ----------------------------------------------------------------------------

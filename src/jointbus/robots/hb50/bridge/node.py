@@ -179,6 +179,8 @@ HARDWARE_COMMANDS: Final = ("estop", "reset", "power on", "power off")
 #: Hardware commands buffered between two cycles.
 _QUEUE_DEPTH: Final = 256
 _NAN3: Final = (math.nan, math.nan, math.nan)
+_new: Final = object.__new__
+_set: Final = object.__setattr__
 #: Span of the publish-rate accounting (s) shown in ``BridgeState.status``.
 PUBLISH_WINDOW_S: Final = 1.0
 #: Below this real-time factor (robot time per wall-clock second) the bridge says it falls behind.
@@ -820,7 +822,7 @@ class BridgeNode(ArrayNode):
             or state.up_time != up_time
         ):
             state = BridgeState(drives_enabled=drives, status=status, up_time=up_time)
-        self.last_state = state
+            self.last_state = state
         self.state_publisher.publish(state)
         self.published += 1
         if self._mode is StreamMode.RUN and self.command_stamp_ns in self._frame_stamps:
@@ -856,15 +858,18 @@ class BridgeNode(ArrayNode):
         falling behind — a factor under :data:`BEHIND_RTF` or more than :data:`BEHIND_SKIPPED` of
         the cycles skipped — is one WARN on the status topic with the figures, and its end one OK.
         """
-        received = self.command_subscription.stats().received
         start = self._window_start_ns
         if start is None:
             self._window_start_ns, self._window_published = now_ns, self.published
-            self._window_stamp_ns, self._window_commands = stamp_ns or 0, received
+            self._window_stamp_ns = stamp_ns or 0
+            self._window_commands = self.command_subscription.stats().received
             return
         elapsed_ns = now_ns - start
         if elapsed_ns < PUBLISH_WINDOW_S * _NS_PER_S:
             return
+        # The subscriber's counters only where a window starts or ends: a snapshot of them is
+        # an object built per call, which the 499 cycles in between never read.
+        received = self.command_subscription.stats().received
         ran = self.published - self._window_published
         due = max(ran, round(elapsed_ns * self.config.rate_hz / _NS_PER_S))
         self.publish_rate_hz = ran * _NS_PER_S / elapsed_ns
@@ -937,8 +942,25 @@ class BridgeNode(ArrayNode):
                 and g.shape == a.shape == (3,)
                 and o.dtype == g.dtype == a.dtype == np.float64
             ):
+                # Python floats from float64 arrays: what the constructors keep unchanged,
+                # stored as they store them, without their seven Python calls (every cycle).
                 w, x, y, z = o.tolist()
-                return Quaternion(x, y, z, w), Vector3(*g.tolist()), Vector3(*a.tolist())
+                orientation = _new(Quaternion)
+                _set(orientation, "x", x)
+                _set(orientation, "y", y)
+                _set(orientation, "z", z)
+                _set(orientation, "w", w)
+                x, y, z = g.tolist()
+                rates = _new(Vector3)
+                _set(rates, "x", x)
+                _set(rates, "y", y)
+                _set(rates, "z", z)
+                x, y, z = a.tolist()
+                specific_force = _new(Vector3)
+                _set(specific_force, "x", x)
+                _set(specific_force, "y", y)
+                _set(specific_force, "z", z)
+                return orientation, rates, specific_force
             w, x, y, z = np.asarray(sample.orientation, dtype=np.float64).reshape(4).tolist()
             gyro = np.asarray(sample.angular_velocity, dtype=np.float64).reshape(3).tolist()
             accel = np.asarray(sample.linear_acceleration, dtype=np.float64).reshape(3).tolist()
