@@ -22,6 +22,7 @@ from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
 from jointbus.messages.geometry_msgs import Quaternion, Twist, Vector3
 from jointbus.messages.sensor_msgs import JointState
+from jointbus.messages.stamp import Time
 from jointbus.messages.std_msgs import String
 from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.control.node import ControlNode, drives_available
@@ -36,6 +37,7 @@ from jointbus.robots.hb50.messages import (
     RobotState,
     Status,
 )
+from jointbus.runtime.timer import TimerThread
 from support.hb50_sim import PERIOD, apply, frame, hb50, lying_world
 
 TIMEOUT = 5.0
@@ -422,3 +424,61 @@ def test_the_control_step_never_reads_proc_the_timer_thread_does_and_reports_the
     stalled = paused()
     assert len(stalled) == 1, stalled
     assert "no control step: its process ran (its timer thread looked" in stalled[0], stalled[0]
+
+
+def test_robot_state_is_built_for_a_listener_and_its_10hz_copy_carries_the_steps() -> None:
+    """``robot_state`` costs a message per frame only while someone listens to it; its 10 Hz
+    copy carries the newest step's message either way (once per step, the step's stamp), as the
+    Mirror it replaced did. Lock-step on a hand-driven 10 Hz timer (simulated time)."""
+    clock_ns = [0]
+    timers = TimerThread("control-test", clock=lambda: clock_ns[0], threaded=False)
+    bus = Bus(name="control-test-10hz")
+    node = ControlNode(bus, hb50(), timers=timers)
+    world = lying_world()
+    commands: queue.Queue[JointCommand] = queue.Queue()
+    copies: list[RobotState] = []
+    bus.subscribe("/hb50/joint_command", JointCommand, commands.put, MAB_RT, realtime=True)
+    bus.subscribe("/hb50/robot_state_10hz", RobotState, copies.append, RELIABLE, realtime=True)
+    frames = bus.publisher("/hb50/bridge_data", BridgeData, MAB_RT)
+    node.start()
+    stamps: list[Time] = []
+
+    def run(cycles: int) -> None:
+        for _ in range(cycles):
+            data = frame(world)
+            stamps.append(data.header.stamp)
+            frames.publish(data)
+            apply(world, commands.get(timeout=TIMEOUT))
+            world.step(PERIOD)
+            clock_ns[0] += round(PERIOD * 1e9)
+            timers.run_due(clock_ns[0])
+
+    try:
+        run(150)  # 0.3 s: no listener of robot_state
+        assert node.robot_state_pub.publisher.seq == 0
+        assert 2 <= len(copies) <= 4
+        for copy in copies:
+            assert copy.header.stamp in stamps
+            assert copy.header.frame_id == "odom"
+            assert copy.motion_mode == MotionMode.IDLE
+            assert [leg.leg_name for leg in copy.leg] == ["fr", "fl", "rl", "rr"]
+        newest = node._latest
+        assert newest is not None and newest.message is None
+        assert copies[-1].header.stamp == newest.stamp  # the timer ran right after that step
+        # nothing new since: the copy stays silent, as a mirror of a silent source does
+        sent = len(copies)
+        clock_ns[0] += 200_000_000
+        timers.run_due(clock_ns[0])
+        assert len(copies) == sent
+
+        fast: list[RobotState] = []
+        bus.subscribe("/hb50/robot_state", RobotState, fast.append, MAB_RT, realtime=True)
+        sent = len(copies)
+        run(100)  # 0.2 s with a listener: one message a frame, and the copies are among them
+        assert len(fast) == 100 == node.robot_state_pub.publisher.seq
+        assert 1 <= len(copies) - sent <= 3
+        wire = {m.to_cdr() for m in fast}
+        assert all(copy.to_cdr() in wire for copy in copies[sent:])
+    finally:
+        node.shutdown()
+        bus.close()

@@ -14,13 +14,20 @@ topic                                  type                QoS        when
                                                                       / ``walk`` / ``run``
 ``/hb50/velocity_command`` (in)        geometry_msgs/Twist MAB_RT     as needed (normalised)
 ``/hb50/joint_command`` (out)          JointCommand        MAB_RT     each frame
-``/hb50/robot_state`` (out)            RobotState          MAB_RT     each frame
-``/hb50/robot_state_10hz`` (out)       RobotState          RELIABLE   10 Hz (a Mirror)
+``/hb50/robot_state`` (out)            RobotState          MAB_RT     each frame (*)
+``/hb50/robot_state_10hz`` (out)       RobotState          RELIABLE   10 Hz (a copy)
 ``/hb50/joint_states`` (out)           sensor_msgs/        RELIABLE   10 Hz
                                        JointState
 ``/tf`` (out)                          tf2_msgs/TFMessage  RELIABLE   10 Hz
 ``/tf_static`` (out)                   tf2_msgs/TFMessage  LATCHED    on activation
 =====================================  ==================  =========  =======================
+
+(*) Built and published only while someone listens to it (a local subscriber or a matching
+remote one): nothing in the default layout reads it at the frame rate, and the message costs
+≈ 16 µs of the step's CPU a frame there (docs/PERFORMANCE.md, "The control step"). Its 10 Hz
+copy carries the same messages — the newest step's, with that step's stamp, once each, silent
+when the steps stop, as a :class:`~jointbus.runtime.Mirror` of ``robot_state`` would — built on
+the timer thread from the step's snapshot when the step built none.
 
 Timing — event-driven, not a second 500 Hz loop: the estimator and the motion controller run in
 the ``bridge_data`` callback, on the node's callback thread (not in the bridge's thread: the
@@ -100,7 +107,7 @@ import dataclasses
 import math
 import threading
 import time
-from typing import Final
+from typing import Final, NamedTuple
 
 from jointbus import math as jm
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
@@ -135,11 +142,13 @@ from jointbus.robots.hb50.messages import (
     BridgeState,
     JointCommand,
     Level,
+    MotionGait,
     MotionMode,
+    MotionType,
     RobotState,
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus
-from jointbus.runtime import DEFAULT_NAMESPACE, Mirror, Node, TimerThread
+from jointbus.runtime import DEFAULT_NAMESPACE, Node, TimerThread
 from jointbus.runtime.cpu_wait import thread_waits
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.realtime import RealtimeConfig
@@ -232,7 +241,19 @@ def robot_state_message(
     in the odometry frame (``header.frame_id``), ``body_vel`` in the body frame, ``world_vel`` in
     the odometry frame. An unknown height is sent as NaN.
     """
-    # one pass (RobotState.from_estimate_arrays): this runs every frame
+    return _state_message(state, mode, controller.motion_type, controller.motion_gait, header)
+
+
+def _state_message(
+    state: EstimatedState,
+    mode: MotionMode,
+    motion_type: MotionType,
+    motion_gait: MotionGait,
+    header: Header,
+) -> RobotState:
+    """:func:`robot_state_message` with the controller's type and gait as read at the step (the
+    10 Hz copy builds it on the timer thread, from the step's snapshot)."""
+    # one pass (RobotState.from_estimate_arrays): this runs every frame someone listens to
     return RobotState.from_estimate_arrays(
         header,
         state.legs,
@@ -247,9 +268,24 @@ def robot_state_message(
         world_linear_velocity=state.world_linear_velocity,
         world_angular_velocity=state.world_angular_velocity,
         motion_mode=mode,
-        motion_type=controller.motion_type,
-        motion_gait=controller.motion_gait,
+        motion_type=motion_type,
+        motion_gait=motion_gait,
     )
+
+
+class _Snapshot(NamedTuple):
+    """The newest step's estimate and what ``RobotState`` needs besides it, for the timer
+    thread (one tuple, assigned once per step: the timer never pairs one step's estimate with
+    another's mode). ``message``: the step's ``RobotState`` when it built one (someone listens to
+    ``robot_state``), else None (the 10 Hz copy builds it). ``frames``: frames used so far."""
+
+    state: EstimatedState
+    stamp: Time
+    mode: MotionMode
+    motion_type: MotionType
+    motion_gait: MotionGait
+    message: RobotState | None
+    frames: int
 
 
 #: How long (s, robot time) after the actuators were handed back to this node the bridge's
@@ -298,8 +334,9 @@ class ControlNode(Node):
         super().__init__(
             name, bus, namespace=namespace, timers=timers, callback_realtime=callback_realtime
         )
-        self._state_lock = threading.Lock()  # guards the newest-state snapshot for the timer thread
-        self._latest: tuple[EstimatedState, Time] | None = None
+        # the newest step's snapshot for the timer thread: one reference, assigned once per step
+        self._latest: _Snapshot | None = None
+        self._state_10hz_sent = 0  # ``frames`` of the snapshot last sent on robot_state_10hz
         self._last_stamp: float | None = None
         self._last_step_ns = 0  # monotonic ns of the last frame stepped on
         self._now = 0.0
@@ -341,8 +378,8 @@ class ControlNode(Node):
             self.parameters.on_change(self._stage_parameters)
             self.joint_command_pub = self.create_publisher("joint_command", JointCommand, MAB_RT)
             self.robot_state_pub = self.create_publisher("robot_state", RobotState, MAB_RT)
-            self.mirror = Mirror(
-                self, "robot_state", RobotState, "robot_state_10hz", rate_hz=SLOW_RATE_HZ
+            self.robot_state_10hz_pub = self.create_publisher(
+                "robot_state_10hz", RobotState, RELIABLE
             )
             self.joint_states_pub = self.create_publisher("joint_states", JointState, RELIABLE)
             self.tf_pub = self.create_publisher("/tf", TFMessage, RELIABLE)
@@ -356,6 +393,9 @@ class ControlNode(Node):
             self.create_subscription("control_command", String, self._on_control_command, RELIABLE)
             self.create_subscription("velocity_command", Twist, self._on_velocity_command, MAB_RT)
             self.create_timer(1.0 / SLOW_RATE_HZ, self.publish_slow, name="control-10hz")
+            self.create_timer(
+                1.0 / SLOW_RATE_HZ, self.publish_state_10hz, name="control-robot-state-10hz"
+            )
             self.create_timer(LOOK_S, self._look_at_pace, name="control-pace")
         except BaseException:
             self.shutdown()
@@ -530,12 +570,16 @@ class ControlNode(Node):
         self._report_motion_events()
         self.joint_command_pub.publish(command)
         state = self.motion.estimate or state  # the walking estimate while walking
-        self.robot_state_pub.publish(
-            robot_state_message(state, after, self.motion, Header(stamp, self.world_frame))
-        )
-        with self._state_lock:
-            self._latest = (state, stamp)
-        self.frames_used += 1
+        motion = self.motion
+        motion_type, motion_gait = motion.motion_type, motion.motion_gait
+        message: RobotState | None = None
+        if self.robot_state_pub.observed:
+            # built only for a listener: nobody in the default layout reads robot_state at the
+            # frame rate, and building it costs 16 µs a frame there (docs/PERFORMANCE.md)
+            message = robot_state_message(state, after, motion, Header(stamp, self.world_frame))
+            self.robot_state_pub.publish(message)
+        self.frames_used = used = self.frames_used + 1
+        self._latest = _Snapshot(state, stamp, after, motion_type, motion_gait, message, used)
         frames = self._frames.subscriber  # its counters: frames this node never stepped on
         pace = self.pace.step(
             start_ns, time.monotonic_ns(), frames.dropped, frames.lost, stamp_s=now
@@ -701,14 +745,37 @@ class ControlNode(Node):
             key="control lost",
         )
 
+    def publish_state_10hz(self) -> bool:
+        """Publish the newest step's ``RobotState`` on ``robot_state_10hz`` (the 10 Hz timer
+        calls this), once per step: False when no step came since the last one sent.
+
+        What a :class:`~jointbus.runtime.Mirror` of ``robot_state`` did (a decimated copy, the
+        step's stamps; silent when the steps stop), without the 500 Hz message it needed: the
+        message is built here, at 10 Hz, when no step built it for a listener of
+        ``robot_state``."""
+        latest = self._latest
+        if latest is None or latest.frames == self._state_10hz_sent:
+            return False
+        self._state_10hz_sent = latest.frames
+        message = latest.message
+        if message is None:
+            message = _state_message(
+                latest.state,
+                latest.mode,
+                latest.motion_type,
+                latest.motion_gait,
+                Header(latest.stamp, self.world_frame),
+            )
+        self.robot_state_10hz_pub.publish(message)
+        return True
+
     def publish_slow(self) -> bool:
         """Publish ``joint_states`` and ``/tf`` from the newest estimate (the 10 Hz timer calls
         this); False when no frame arrived yet."""
-        with self._state_lock:
-            latest = self._latest
+        latest = self._latest
         if latest is None:
             return False
-        state, stamp = latest
+        state, stamp = latest.state, latest.stamp
         self.joint_states_pub.publish(
             JointState(
                 Header(stamp, ""),
