@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jointbus.math import Quaternion
 from jointbus.messages.errors import LimitError, UnknownJointError
 from jointbus.messages.geometry_msgs import Quaternion as QuaternionMsg
 from jointbus.messages.geometry_msgs import Vector3
-from jointbus.robots.hb50.legged.leg_kinematics import LegKinematics
-from jointbus.robots.hb50.legged.state_estimator import EstimatorConfig, StateEstimator
+from jointbus.robots.hb50.legged.leg_kinematics import ACCELERATED, LegKinematics
+from jointbus.robots.hb50.legged.state_estimator import (
+    EstimatedState,
+    EstimatorConfig,
+    StateEstimator,
+)
 from jointbus.robots.hb50.messages import BridgeData, JointCommand
+from support.accel import assert_runs_without_accel
 from support.hb50_sim import PERIOD, apply, frame, hb50, make_world
 
 MODEL = hb50()
@@ -250,3 +259,132 @@ def test_the_imu_specific_force_is_passed_on_in_the_body_frame() -> None:
     data = dataclasses.replace(make_frame(), linear_acceleration=Vector3(0.3, -0.2, 9.81))
     state = est.update(data, PERIOD)
     np.testing.assert_allclose(state.linear_acceleration, [0.3, -0.2, 9.81])
+
+
+# ---- the compiled step (``_leg_accel``'s ``Legs.estimate``) against its reference ----------------
+
+needs_core = pytest.mark.skipif(
+    not ACCELERATED,
+    reason="_leg_accel not built (no C compiler when installed) or JOINTBUS_NO_ACCEL set",
+)
+
+
+def generic(lo: float, hi: float) -> st.SearchStrategy[float]:
+    """Floats spread over [lo, hi] with full mantissas, from a seeded generator (hypothesis's own
+    favour round values, whose sums round exactly and would hide a changed order of
+    operations)."""
+    return st.integers(0, 2**32 - 1).map(lambda seed: random.Random(seed).uniform(lo, hi))
+
+
+def sometimes_nan(common: st.SearchStrategy[float]) -> st.SearchStrategy[float]:
+    """``common``, NaN (an actuator that did not answer, no gyro) one time in 60: rare enough
+    that most frames have four finite legs, whose sums show an order of operations changed."""
+    return st.tuples(st.integers(0, 59), common).map(lambda t: math.nan if t[0] == 0 else t[1])
+
+
+#: A frame's orientation: a unit-ish quaternion, or one the estimator cannot use (zero, NaN).
+orientations = st.one_of(
+    st.builds(Quaternion.from_rpy, generic(-0.6, 0.6), generic(-0.6, 0.6), generic(-4.0, 4.0)),
+    st.builds(Quaternion.from_rpy, generic(-0.6, 0.6), generic(-0.6, 0.6), generic(-4.0, 4.0)),
+    st.builds(Quaternion.from_rpy, generic(-0.6, 0.6), generic(-0.6, 0.6), generic(-4.0, 4.0)),
+    st.just((0.0, 0.0, 0.0, 0.0)),
+    st.just((math.nan, 0.0, 0.0, 0.0)),
+)
+frames = st.fixed_dictionaries(
+    {
+        "q": st.tuples(*[sometimes_nan(generic(h - 0.4, h + 0.4)) for h in HOME]),
+        "qd": st.tuples(*[sometimes_nan(generic(-8.0, 8.0)) for _ in HOME]),
+        # ±25 N·m: feet loaded well past contact_on and unloaded below contact_off, and between
+        "tau": st.tuples(*[sometimes_nan(generic(-25.0, 25.0)) for _ in HOME]),
+        "orientation": orientations,
+        "gyro": st.tuples(*[sometimes_nan(generic(-3.0, 3.0)) for _ in range(3)]),
+        "accel": st.tuples(*[sometimes_nan(generic(-20.0, 20.0)) for _ in range(3)]),
+        "dt": st.one_of(st.just(0.002), generic(1e-4, 0.1)),
+    }
+)
+configs = st.builds(
+    lambda on, off, tau, det: EstimatorConfig(on, on * off, tau, det),
+    generic(5.0, 40.0),
+    generic(0.1, 0.9),
+    st.one_of(st.just(0.0), st.just(0.03), generic(0.001, 0.2)),
+    st.one_of(st.just(1e-5), generic(1e-7, 1e-3)),
+)
+
+
+def bridge_frame(d: dict[str, Any], names: Sequence[str]) -> BridgeData:
+    """The frame of step ``d``, its joints in the order ``names`` (the model's, or shuffled)."""
+    where = [NAMES.index(n) for n in names]
+    o = d["orientation"]
+    w, x, y, z = (o.w, o.x, o.y, o.z) if isinstance(o, Quaternion) else o
+    return BridgeData(
+        orientation=QuaternionMsg(x, y, z, w),
+        angular_velocity=Vector3(*d["gyro"]),
+        linear_acceleration=Vector3(*d["accel"]),
+        joint_name=tuple(names),
+        joint_position=tuple(d["q"][i] for i in where),
+        joint_velocity=tuple(d["qd"][i] for i in where),
+        joint_effort=tuple(d["tau"][i] for i in where),
+        joint_temperature=bytes(len(names)),
+        joint_status=(0,) * len(names),
+    )
+
+
+def numbers(state: EstimatedState) -> list[float]:
+    """Every number of an estimate, in field order (the contacts as 0 / 1)."""
+    out: list[float] = []
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if f.name == "legs":
+            continue
+        if f.name == "orientation":
+            out += [value.w, value.x, value.y, value.z]
+            continue
+        out += np.asarray(value, dtype=np.float64).ravel().tolist()
+    return out
+
+
+def same(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Equal float for float: NaN equal to NaN, the same sign of zero."""
+    return len(a) == len(b) and all(
+        (math.isnan(x) and math.isnan(y))
+        or (x == y and math.copysign(1.0, x) == math.copysign(1.0, y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@needs_core
+@settings(max_examples=200, deadline=None)
+@given(configs, st.lists(frames, min_size=1, max_size=8), st.booleans())
+def test_the_compiled_step_equals_the_reference(
+    config: EstimatorConfig, steps: list[dict[str, Any]], shuffled: bool
+) -> None:
+    """``update`` (the compiled step) and ``update_python`` from the same start over the same
+    frames: every number of every estimate, and the filter state they keep, equal bit for bit —
+    the same formulas in the same order, built without fused multiply-add."""
+    names = tuple(reversed(NAMES)) if shuffled else NAMES
+    core, reference = StateEstimator(MODEL, config), StateEstimator(MODEL, config)
+    assert core._core is not None
+    for d in steps:
+        data = bridge_frame(d, names)
+        got, want = core.update(data, d["dt"]), reference.update_python(data, d["dt"])
+        assert same(numbers(got), numbers(want)), (got, want)
+        assert same(list(core._filter), list(reference._filter))
+        assert got.contact.dtype == np.bool_ and got.foot_force.shape == (4, 3)
+        for f in dataclasses.fields(got):  # C-contiguous, as RobotState's compiled build wants
+            value = getattr(got, f.name)
+            if isinstance(value, np.ndarray):
+                assert value.flags.c_contiguous, f.name
+
+
+def test_disabling_the_core_runs_the_reference() -> None:
+    script = (
+        "from jointbus.robots.hb50.legged import leg_kinematics\n"
+        "from jointbus.robots.hb50.legged.state_estimator import StateEstimator\n"
+        "from support.hb50_sim import hb50, lying_world, frame\n"
+        "assert not leg_kinematics.ACCELERATED\n"
+        "e = StateEstimator(hb50())\n"
+        "assert e._core is None\n"
+        "s = e.update(frame(lying_world()), 0.002)\n"
+        "assert s.foot_force.shape == (4, 3) and s.joint_position.shape == (12,)\n"
+    )
+    assert_runs_without_accel(script)

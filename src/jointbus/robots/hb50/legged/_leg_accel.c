@@ -39,6 +39,24 @@
  *   (R_rp^T with R_rp's rows in `rotation`), rates and torques, IK, stance / swing gains, the
  *   per-joint (torque, velocity) limits. unsolved: (leg, body-frame target) of each leg whose IK
  *   is left to LegIK.solve (its joints hold the measured positions until then).
+ * Legs.estimate(q, qd, tau, singular_det, rotation, wx, wy, wz, ax, ay, az, contact_on,
+ *               contact_off, foot_radius, filter, dt, velocity_tau, out, contact) -> None
+ *   StateEstimator.update_python after the orientation (its reference, which runs where this
+ *   module is not built): the feet by evaluate, the contacts with their hysteresis, the height
+ *   (math.fsum, called, over the stance feet; the lowest foot without one), the leg odometry's
+ *   low-pass and the odometry position, in the reference's order of operations. q, qd, tau:
+ *   lists or tuples of exactly n_joints floats in actuator order; rotation: the body's rows
+ *   (three 3-tuples); (wx, wy, wz) rad/s and (ax, ay, az) m/s^2 in the body frame, as the
+ *   reference takes them; foot_radius: n_legs floats; filter: the estimator's array('d') of
+ *   6 + n_legs doubles (height, body velocity, x, y, one 1.0 / 0.0 contact flag per leg),
+ *   updated in place; out: a writable float64 buffer of 3 n_joints + 9 n_legs + 18 doubles
+ *   that receives the estimate's arrays (joints, feet, then position, body and world
+ *   velocities, angular ones, acceleration); contact: a writable bool buffer of n_legs.
+ *   Why: the estimator ran every frame as ~70 lines of Python on boxed floats and 13 numpy
+ *   arrays built from tuples, 60-68 us of the control step's CPU a frame in the running
+ *   layout (docs/PERFORMANCE.md); here it is one call, and the arrays are views of `out`.
+ *   Errors as the reference's, raised before the filter changes (the kinematics: IndexError,
+ *   ValueError, ZeroDivisionError), or with the contacts already updated (math.fsum's).
  * stance_dual(feet, stance, wrench, regularisation, fz_min, fz_max, mu) -> list of (fx, fy, fz)
  *   StanceForceSolver.solve_dual; regularisation: the six alpha / s_i of the dual system.
  * walk_plan(rotation, foot_position, body_linear_velocity, body_angular_velocity, position, height,
@@ -781,6 +799,310 @@ done:
     return result;
 }
 
+/* ---- the state estimator's step ----------------------------------------------------------- */
+
+static int read_doubles(PyObject *obj, Py_ssize_t n, double *out, const char *what);
+
+/* A writable C-contiguous buffer of exactly `n` items of `itemsize` bytes with format `fmt`
+ * (one character, optionally after '<' or '='); 0, or -1 with a ValueError / TypeError. */
+static int
+writable_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t n, Py_ssize_t itemsize, char fmt,
+                const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        return -1;
+    }
+    const char *f = view->format;
+    if (f != NULL && (f[0] == '<' || f[0] == '=')) {
+        f++;
+    }
+    if (view->itemsize != itemsize || f == NULL || f[0] != fmt || f[1] != '\0' ||
+        view->len != n * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a writable buffer of %zd '%c' items", what,
+                     n, fmt);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* The math.fsum of `n` doubles (Python's own function: its exact rounding and its errors). */
+static int
+python_fsum(const double *values, Py_ssize_t n, double *out)
+{
+    static PyObject *fsum = NULL;
+    if (fsum == NULL) {
+        PyObject *math = PyImport_ImportModule("math");
+        if (math == NULL) {
+            return -1;
+        }
+        fsum = PyObject_GetAttrString(math, "fsum");
+        Py_DECREF(math);
+        if (fsum == NULL) {
+            return -1;
+        }
+    }
+    PyObject *list = PyList_New(n);
+    if (list == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyFloat_FromDouble(values[i]);
+        if (item == NULL) {
+            Py_DECREF(list);
+            return -1;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    PyObject *sum = PyObject_CallOneArg(fsum, list);
+    Py_DECREF(list);
+    if (sum == NULL) {
+        return -1;
+    }
+    *out = PyFloat_AsDouble(sum);
+    Py_DECREF(sum);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* The filter state's layout (StateEstimator._filter): height, body velocity (3), x, y, then one
+ * contact flag per leg (1.0 in contact, 0.0 not). */
+enum { F_HEIGHT = 0, F_V = 1, F_X = 4, F_Y = 5, F_CONTACT = 6 };
+
+static PyObject *
+Legs_estimate(LegsObject *self, PyObject *args)
+{
+    PyObject *q_obj, *qd_obj, *tau_obj, *rot_obj, *radius_obj, *filter_obj, *out_obj,
+        *contact_obj;
+    double singular_det, wx, wy, wz, ax, ay, az, on, off, dt, tau_v;
+    if (!PyArg_ParseTuple(args, "OOOdOddddddddOOddOO", &q_obj, &qd_obj, &tau_obj, &singular_det,
+                          &rot_obj, &wx, &wy, &wz, &ax, &ay, &az, &on, &off, &radius_obj,
+                          &filter_obj, &dt, &tau_v, &out_obj, &contact_obj)) {
+        return NULL;
+    }
+    Py_ssize_t nj = self->n_joints, n = self->n_legs;
+    PyObject *seq[3] = {NULL, NULL, NULL};
+    Py_buffer filter_view, out_view, contact_view;
+    int have_filter = 0, have_out = 0, have_contact = 0;
+    PyObject *result = NULL;
+    double rot[9], radius[MAX_LEGS];
+    if (read_doubles(rot_obj, 9, rot, "rotation") < 0 ||
+        read_doubles(radius_obj, n, radius, "foot_radius") < 0) {
+        return NULL;
+    }
+    const char *names[3] = {"positions", "velocities", "torques"};
+    PyObject *objs[3] = {q_obj, qd_obj, tau_obj};
+    for (int k = 0; k < 3; k++) {
+        seq[k] = fast_sequence(objs[k], nj, names[k], PyExc_IndexError);
+        if (seq[k] == NULL) {
+            goto done;
+        }
+        if (PySequence_Fast_GET_SIZE(seq[k]) != nj) {
+            PyErr_Format(PyExc_ValueError, "%s: %zd values; expected %zd", names[k],
+                         PySequence_Fast_GET_SIZE(seq[k]), nj);
+            goto done;
+        }
+    }
+    if (writable_buffer(filter_obj, &filter_view, F_CONTACT + n, sizeof(double), 'd',
+                        "filter") < 0) {
+        goto done;
+    }
+    have_filter = 1;
+    if (writable_buffer(out_obj, &out_view, 3 * nj + 9 * n + 18, sizeof(double), 'd', "out") <
+        0) {
+        goto done;
+    }
+    have_out = 1;
+    if (writable_buffer(contact_obj, &contact_view, n, 1, '?', "contact") < 0) {
+        goto done;
+    }
+    have_contact = 1;
+    double *f = (double *)filter_view.buf, *o = (double *)out_view.buf;
+    char *contact = (char *)contact_view.buf;
+    /* everything is computed into locals first: an error in the legs' kinematics leaves the
+     * filter and the outputs as they were, as the Python reference's does */
+    double q[64], qd[64], tau[64];
+    if (nj > 64) {
+        PyErr_SetString(PyExc_ValueError, "estimate: more than 64 joints");
+        goto done;
+    }
+    double *cols[3] = {q, qd, tau};
+    for (int k = 0; k < 3; k++) {
+        for (Py_ssize_t i = 0; i < nj; i++) {
+            double v = item_double(seq[k], i);
+            if (v == -1.0 && PyErr_Occurred()) {
+                goto done;
+            }
+            cols[k][i] = v;
+        }
+    }
+    double pos[MAX_LEGS][3], vel[MAX_LEGS][3], force[MAX_LEGS][3];
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const Leg *leg = &self->leg[k];
+        double a[3] = {q[leg->i[0]], q[leg->i[1]], q[leg->i[2]]};
+        Plane p;
+        if (leg_plane(leg, a, &p) < 0) {
+            goto done;
+        }
+        double x = leg->ox + p.lct, w = leg->w, s0 = leg->s0;
+        pos[k][0] = leg->hx + x;
+        pos[k][1] = leg->hy + p.c0 * w - p.sn0 * p.z;
+        pos[k][2] = leg->hz + p.sn0 * w + p.c0 * p.z;
+        double det = s0 * p.z * p.plane_det;
+        double d0 = qd[leg->i[0]], d1 = qd[leg->i[1]], d2 = qd[leg->i[2]];
+        double vy = -s0 * p.z * d0;
+        double vz = s0 * w * d0 + p.dz1 * d1 + p.dz2 * d2;
+        vel[k][0] = p.dx1 * d1 + p.dx2 * d2;
+        vel[k][1] = p.c0 * vy - p.sn0 * vz;
+        vel[k][2] = p.sn0 * vy + p.c0 * vz;
+        if (fabs(det) >= singular_det) {
+            double t0 = tau[leg->i[0]], t1 = tau[leg->i[1]], t2 = tau[leg->i[2]];
+            if (p.plane_det == 0.0 || p.z == 0.0) { /* only with singular_det = 0 */
+                division_by_zero();
+                goto done;
+            }
+            double gx = (t2 * p.dz1 - t1 * p.dz2) / p.plane_det;
+            double gz = (t1 * p.dx2 - t2 * p.dx1) / p.plane_det;
+            double gy = (s0 * t0 + w * gz) / p.z;
+            force[k][0] = gx;
+            force[k][1] = p.c0 * gy - p.sn0 * gz;
+            force[k][2] = p.sn0 * gy + p.c0 * gz;
+        }
+        else {
+            force[k][0] = force[k][1] = force[k][2] = Py_NAN;
+        }
+    }
+    /* per-leg decisions (StateEstimator.update_python's loop, in its order of operations) */
+    double ux = rot[6], uy = rot[7], uz = rot[8];
+    double ground[MAX_LEGS], stance_ground[MAX_LEGS];
+    Py_ssize_t k_in = 0;
+    double px = 0.0, py = 0.0, pz = 0.0, vx = 0.0, vy = 0.0, vz = 0.0;
+    char now[MAX_LEGS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double x = pos[i][0], y = pos[i][1], z = pos[i][2];
+        double height_if_down = radius[i] - (x * ux + y * uy + z * uz);
+        ground[i] = height_if_down;
+        now[i] = 0;
+        double threshold = f[F_CONTACT + i] != 0.0 ? off : on;
+        if (force[i][0] * ux + force[i][1] * uy + force[i][2] * uz > threshold) {
+            now[i] = 1;
+            stance_ground[k_in] = height_if_down;
+            k_in++;
+            px += x;
+            py += y;
+            pz += z;
+            vx += vel[i][0];
+            vy += vel[i][1];
+            vz += vel[i][2];
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        f[F_CONTACT + i] = now[i] ? 1.0 : 0.0;
+        contact[i] = now[i];
+    }
+    /* height from the feet in contact (gravity-aligned frame) */
+    if (k_in) {
+        double sum;
+        if (python_fsum(stance_ground, k_in, &sum) < 0) {
+            goto done;
+        }
+        double height = sum / (double)k_in;
+        if (isfinite(height)) {
+            f[F_HEIGHT] = height;
+        }
+    }
+    else {
+        int have = 0;
+        double best = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (isfinite(ground[i]) && (!have || ground[i] > best)) {
+                best = ground[i];
+                have = 1;
+            }
+        }
+        if (have) {
+            f[F_HEIGHT] = best; /* the lowest foot: largest body height */
+        }
+    }
+    /* body velocity by leg odometry over stance feet, low-pass filtered */
+    double vbx = f[F_V], vby = f[F_V + 1], vbz = f[F_V + 2];
+    if (k_in) {
+        double kk = (double)k_in;
+        px = px / kk;
+        py = py / kk;
+        pz = pz / kk;
+        vx = vx / kk;
+        vy = vy / kk;
+        vz = vz / kk;
+        double mx = -(vx + wy * pz - wz * py);
+        double my = -(vy + wz * px - wx * pz);
+        double mz = -(vz + wx * py - wy * px);
+        if (isfinite(mx) && isfinite(my) && isfinite(mz)) {
+            double alpha;
+            if (tau_v > 0.0) {
+                if (tau_v + dt == 0.0) {
+                    division_by_zero();
+                    goto done;
+                }
+                alpha = dt / (tau_v + dt);
+            }
+            else {
+                alpha = 1.0;
+            }
+            vbx += alpha * (mx - vbx);
+            vby += alpha * (my - vby);
+            vbz += alpha * (mz - vbz);
+            f[F_V] = vbx;
+            f[F_V + 1] = vby;
+            f[F_V + 2] = vbz;
+        }
+    }
+    double wvx = rot[0] * vbx + rot[1] * vby + rot[2] * vbz;
+    double wvy = rot[3] * vbx + rot[4] * vby + rot[5] * vbz;
+    double wvz = rot[6] * vbx + rot[7] * vby + rot[8] * vbz;
+    f[F_X] += wvx * dt;
+    f[F_Y] += wvy * dt;
+    /* the outputs: joints, feet, then the body's six 3-vectors (see StateEstimator._views) */
+    memcpy(o, q, (size_t)nj * sizeof(double));
+    memcpy(o + nj, qd, (size_t)nj * sizeof(double));
+    memcpy(o + 2 * nj, tau, (size_t)nj * sizeof(double));
+    double *feet = o + 3 * nj;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            feet[3 * i + c] = pos[i][c];
+            feet[3 * n + 3 * i + c] = vel[i][c];
+            feet[6 * n + 3 * i + c] = force[i][c];
+        }
+    }
+    double *body = feet + 9 * n;
+    double values[18] = {
+        f[F_X], f[F_Y], f[F_HEIGHT],
+        vbx, vby, vbz,
+        wx, wy, wz,
+        wvx, wvy, wvz,
+        rot[0] * wx + rot[1] * wy + rot[2] * wz,
+        rot[3] * wx + rot[4] * wy + rot[5] * wz,
+        rot[6] * wx + rot[7] * wy + rot[8] * wz,
+        ax, ay, az,
+    };
+    memcpy(body, values, sizeof(values));
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (int k = 0; k < 3; k++) {
+        Py_XDECREF(seq[k]);
+    }
+    if (have_filter) {
+        PyBuffer_Release(&filter_view);
+    }
+    if (have_out) {
+        PyBuffer_Release(&out_view);
+    }
+    if (have_contact) {
+        PyBuffer_Release(&contact_view);
+    }
+    return result;
+}
+
 static PyObject *
 Legs_get_count(LegsObject *self, void *closure)
 {
@@ -797,6 +1119,9 @@ static PyMethodDef Legs_methods[] = {
     {"joint_targets", (PyCFunction)Legs_joint_targets, METH_VARARGS,
      "joint_targets(q, rotation, targets, velocities, forces, stance, gains, limits)"
      " -> (kp, kd, position, velocity, torque, unsolved)"},
+    {"estimate", (PyCFunction)Legs_estimate, METH_VARARGS,
+     "estimate(q, qd, tau, singular_det, rotation, wx, wy, wz, ax, ay, az, contact_on, "
+     "contact_off, foot_radius, filter, dt, velocity_tau, out, contact) -> None"},
     {NULL, NULL, 0, NULL},
 };
 

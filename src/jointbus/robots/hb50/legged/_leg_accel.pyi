@@ -17,6 +17,29 @@ class Legs:
         self, q: Any, foot_velocities: Any, foot_forces: Any, /
     ) -> tuple[list[float] | None, list[float]]: ...
     def solve_ik(self, targets: Any, /) -> list[_Vec | None]: ...
+    def estimate(
+        self,
+        q: Sequence[float],
+        qd: Sequence[float],
+        tau: Sequence[float],
+        singular_det: float,
+        rotation: Sequence[Sequence[float]],
+        wx: float,
+        wy: float,
+        wz: float,
+        ax: float,
+        ay: float,
+        az: float,
+        contact_on: float,
+        contact_off: float,
+        foot_radius: Sequence[float],
+        filter: Any,
+        dt: float,
+        velocity_tau: float,
+        out: Any,
+        contact: Any,
+        /,
+    ) -> None: ...
 
 def stance_dual(
     feet: Sequence[Sequence[float]],

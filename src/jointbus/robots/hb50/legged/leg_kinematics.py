@@ -61,7 +61,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -270,6 +270,12 @@ class LegKinematics:
             positions, velocities, torques, singular_det=singular_det
         )
         return LegSample(np.array(pos), np.array(vel), np.array(force), np.array(dets))
+
+    @property
+    def core(self) -> Any:
+        """The compiled core's ``Legs`` of this robot when :data:`ACCELERATED`, else None (the
+        state estimator's compiled step runs on it: ``_leg_accel.c``, ``Legs.estimate``)."""
+        return self._core
 
     def evaluate_rows(
         self,

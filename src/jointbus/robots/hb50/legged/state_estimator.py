@@ -41,11 +41,21 @@ contacts, height, leg odometry, the rotations by ``R`` — on plain floats (:fun
 arrays of the estimate. In the tests' MuJoCo walk on the 2-core development VM (thread CPU per
 update, p50, at load 14): ≈ 20 µs, against ≈ 71 µs when the body-frame arithmetic was a few
 3-vector numpy products (bench/bench_control.py measures the whole control step).
+
+Compiled (2026-12-06): that Python still cost 60–68 µs of the control step's CPU a frame in the
+running layout (cold caches between frames), 21–37 µs warm. What follows the orientation — the
+legs, contacts, height, odometry — is now one call to ``_leg_accel``'s ``Legs.estimate``, and
+the estimate's arrays are views of one fresh buffer it fills (11–18 µs warm, alternated with
+the old code in the same minutes).
+:meth:`StateEstimator.update_python` stays as the reference (it runs where the core is not
+built); a hypothesis test holds the two together bit for bit, filter state included. Both keep
+the filter state in one ``array('d')`` (:data:`_F_HEIGHT` …).
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -72,6 +82,10 @@ __all__ = [
 ]
 
 _OWNER = "StateEstimator"
+#: The filter state's layout (``StateEstimator._filter``, an ``array('d')`` that the compiled step
+#: and the reference both update): height (m; NaN while unknown), body velocity (3, m/s, body
+#: frame), odometry x and y (m), then one contact flag per leg (1.0 in contact, 0.0 not).
+_F_HEIGHT, _F_V, _F_X, _F_Y, _F_CONTACT = 0, 1, 4, 5, 6
 
 
 #: A 3 × 3 matrix as three rows of plain floats.
@@ -204,6 +218,13 @@ class StateEstimator:
         self._n_legs = len(self.legs)
         self._foot_radius = self.kinematics.foot_radius.tolist()
         self._order_cache: tuple[tuple[str, ...], list[int] | None] | None = None
+        self._core = self.kinematics.core
+        # the compiled step's output, one fresh float64 buffer per frame whose slices are the
+        # estimate's arrays: the joints (3 × joints), the feet (3 × legs × 3), then position,
+        # body and world velocities, the angular ones and the acceleration (6 × 3)
+        n_joints = len(self.joint_names)
+        self._out_size = 3 * n_joints + 9 * self._n_legs + 18
+        self._filter = array("d", bytes(8 * (_F_CONTACT + self._n_legs)))
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -211,13 +232,14 @@ class StateEstimator:
     def reset(self, position_xy: tuple[float, float] = (0.0, 0.0)) -> None:
         """Forget the filter state: no contacts, unknown height, zero velocity, odometry at
         ``position_xy`` (m)."""
-        n = self._n_legs
-        self._contact_list = [False] * n
         self._orientation = Quaternion.identity()
         self._rotation: Matrix3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-        self._height = math.nan
-        self._x, self._y = float(position_xy[0]), float(position_xy[1])
-        self._velocity = (0.0, 0.0, 0.0)
+        f = self._filter  # one flat state for the compiled step and the reference alike
+        f[_F_HEIGHT] = math.nan
+        f[_F_V] = f[_F_V + 1] = f[_F_V + 2] = 0.0
+        f[_F_X], f[_F_Y] = float(position_xy[0]), float(position_xy[1])
+        for i in range(self._n_legs):
+            f[_F_CONTACT + i] = 0.0
 
     # ------------------------------------------------------------------ input
 
@@ -246,6 +268,49 @@ class StateEstimator:
         """
         if not (dt > 0.0 and math.isfinite(dt)):
             raise LimitError(_OWNER, "dt", dt, "a finite time step > 0 s")
+        core = self._core
+        if core is None:
+            return self.update_python(frame, dt)
+        q, qd, tau = self._joints(frame)
+        rot, wx, wy, wz = self._attitude(frame)
+        a = frame.linear_acceleration
+        ax, ay, az = a.x, a.y, a.z
+        if self._mount_inverse is not None:
+            ax, ay, az = mat_vec(self._mount_matrix, ax, ay, az)
+        cfg = self.config
+        out = np.empty(self._out_size)
+        contact = np.empty(self._n_legs, dtype=np.bool_)
+        f = self._filter
+        core.estimate(
+            q, qd, tau, cfg.singular_det, rot, wx, wy, wz, ax, ay, az, cfg.contact_on,
+            cfg.contact_off, self._foot_radius, f, dt, cfg.velocity_tau, out, contact,
+        )  # fmt: skip
+        nj, n3 = len(self.joint_names), 3 * self._n_legs
+        feet = 3 * nj
+        body = feet + 3 * n3
+        return EstimatedState(
+            legs=self.legs,
+            joint_position=out[:nj],
+            joint_velocity=out[nj : 2 * nj],
+            joint_effort=out[2 * nj : feet],
+            foot_position=out[feet : feet + n3].reshape(-1, 3),
+            foot_velocity=out[feet + n3 : feet + 2 * n3].reshape(-1, 3),
+            foot_force=out[feet + 2 * n3 : body].reshape(-1, 3),
+            contact=contact,
+            orientation=self._orientation,
+            position=out[body : body + 3],
+            height=f[_F_HEIGHT],
+            body_linear_velocity=out[body + 3 : body + 6],
+            body_angular_velocity=out[body + 6 : body + 9],
+            world_linear_velocity=out[body + 9 : body + 12],
+            world_angular_velocity=out[body + 12 : body + 15],
+            linear_acceleration=out[body + 15 : body + 18],
+        )
+
+    def _joints(
+        self, frame: BridgeData
+    ) -> tuple[Sequence[float], Sequence[float], Sequence[float]]:
+        """The frame's joint positions, velocities and efforts in the model's order."""
         index = self._order(frame.joint_name)
         q: Sequence[float] = frame.joint_position
         qd: Sequence[float] = frame.joint_velocity
@@ -254,8 +319,11 @@ class StateEstimator:
             q = [q[i] for i in index]
             qd = [qd[i] for i in index]
             tau = [tau[i] for i in index]
-        cfg = self.config
+        return q, qd, tau
 
+    def _attitude(self, frame: BridgeData) -> tuple[Matrix3, float, float, float]:
+        """The frame's orientation taken (kept when the IMU sends nothing usable): the body's
+        rotation rows and its angular velocity (rad/s, body frame; zero when not finite)."""
         # orientation (kept when the IMU sends nothing usable)
         o = frame.orientation
         norm2 = o.w * o.w + o.x * o.x + o.y * o.y + o.z * o.z
@@ -276,15 +344,25 @@ class StateEstimator:
         isfinite = math.isfinite
         if not (isfinite(wx) and isfinite(wy) and isfinite(wz)):
             wx = wy = wz = 0.0
+        return rot, wx, wy, wz
 
-        pos, vel, force, _ = self.kinematics.evaluate_rows(
+    def update_python(self, frame: BridgeData, dt: float) -> EstimatedState:
+        """:meth:`update` in pure Python (the compiled step's reference; it runs when the core
+        is not built), fresh arrays for every field."""
+        if not (dt > 0.0 and math.isfinite(dt)):
+            raise LimitError(_OWNER, "dt", dt, "a finite time step > 0 s")
+        q, qd, tau = self._joints(frame)
+        rot, wx, wy, wz = self._attitude(frame)
+        cfg = self.config
+        isfinite = math.isfinite
+        f = self._filter
+        pos, vel, force, _ = self.kinematics.evaluate_rows_python(
             q, qd, tau, singular_det=cfg.singular_det
         )
 
         # per-leg decisions on a handful of floats, in one pass: plain Python beats numpy calls
         ux, uy, uz = rot[2]  # world z in body coordinates
         on, off = cfg.contact_on, cfg.contact_off
-        was = self._contact_list
         contact = [False] * len(pos)
         # per foot: the height the body would have if it touched (radius − the foot centre's
         # height relative to the body origin, gravity-aligned); sums over the stance feet
@@ -296,7 +374,7 @@ class StateEstimator:
             x, y, z = pos[i]
             height_if_down = self._foot_radius[i] - (x * ux + y * uy + z * uz)
             ground.append(height_if_down)
-            if fx * ux + fy * uy + fz * uz > (off if was[i] else on):
+            if fx * ux + fy * uy + fz * uz > (off if f[_F_CONTACT + i] != 0.0 else on):
                 contact[i] = True
                 stance_ground.append(height_if_down)
                 k += 1
@@ -307,20 +385,21 @@ class StateEstimator:
                 vx += x
                 vy += y
                 vz += z
-        self._contact_list = contact
+        for i, down in enumerate(contact):
+            f[_F_CONTACT + i] = 1.0 if down else 0.0
 
         # height from the feet in contact (gravity-aligned frame)
         if k:
             height = math.fsum(stance_ground) / k
             if isfinite(height):
-                self._height = height
+                f[_F_HEIGHT] = height
         else:
             finite = [h for h in ground if isfinite(h)]
             if finite:
-                self._height = max(finite)  # the lowest foot: largest body height
+                f[_F_HEIGHT] = max(finite)  # the lowest foot: largest body height
 
         # body velocity by leg odometry over stance feet, low-pass filtered
-        vbx, vby, vbz = self._velocity
+        vbx, vby, vbz = f[_F_V], f[_F_V + 1], f[_F_V + 2]
         if k:
             # v = −mean(ṗ_rel + ω × p) over stance feet; mean(ω × p) = ω × mean(p)
             px, py, pz, vx, vy, vz = px / k, py / k, pz / k, vx / k, vy / k, vz / k
@@ -333,10 +412,11 @@ class StateEstimator:
                 vbx += alpha * (mx - vbx)
                 vby += alpha * (my - vby)
                 vbz += alpha * (mz - vbz)
-                self._velocity = (vbx, vby, vbz)
+                f[_F_V], f[_F_V + 1], f[_F_V + 2] = vbx, vby, vbz
         v_world = mat_vec(rot, vbx, vby, vbz)
-        self._x += v_world[0] * dt
-        self._y += v_world[1] * dt
+        f[_F_X] += v_world[0] * dt
+        f[_F_Y] += v_world[1] * dt
+        height = f[_F_HEIGHT]
 
         return EstimatedState(
             legs=self.legs,
@@ -348,8 +428,8 @@ class StateEstimator:
             foot_force=np.array(force),
             contact=np.array(contact, dtype=np.bool_),
             orientation=self._orientation,
-            position=np.array((self._x, self._y, self._height)),
-            height=self._height,
+            position=np.array((f[_F_X], f[_F_Y], height)),
+            height=height,
             body_linear_velocity=np.array((vbx, vby, vbz)),
             body_angular_velocity=np.array((wx, wy, wz)),
             world_linear_velocity=np.array(v_world),
