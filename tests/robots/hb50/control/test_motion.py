@@ -20,6 +20,7 @@ from jointbus.robots.hb50.control.motion import (
     MotionParams,
     TransitionError,
     UnknownCommandError,
+    _clip,
 )
 from jointbus.robots.hb50.legged.stand_pose import BodyPose
 from jointbus.robots.hb50.legged.state_estimator import EstimatedState, StateEstimator
@@ -591,3 +592,21 @@ def test_after_an_explicit_stand_a_held_turn_is_reported_until_it_centres() -> N
     mc.set_velocity_command(turn, t + PERIOD)
     mc.step(fake_state(mc.q_stand), t + 2 * PERIOD)
     assert mc.mode is M.LOCOMOTION
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.floats(), st.floats(), st.floats()),  # NaN, ±inf, ±0 and subnormals included
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_step_s_clip_is_numpy_s(rows: list[tuple[float, float, float]]) -> None:
+    """The per-step clamp into the joint limits (``_clip``: two ufuncs) gives what ``np.clip``
+    gives, number for number: NaN stays NaN, the same signed zeros, a lower bound above the
+    upper one giving the upper."""
+    q, lower, upper = (np.array(column) for column in zip(*rows, strict=True))
+    got, want = _clip(q, lower, upper), np.clip(q, lower, upper)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
