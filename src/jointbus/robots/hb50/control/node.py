@@ -212,7 +212,11 @@ def drives_available(state: BridgeState | None) -> tuple[bool, str]:
     """
     if state is None:
         return True, ""
-    facts = BridgeStatus.of(state)
+    return _drives_of(state, BridgeStatus.of(state))
+
+
+def _drives_of(state: BridgeState, facts: BridgeStatus) -> tuple[bool, str]:
+    """:func:`drives_available` of ``state`` whose ``facts`` are read already."""
     if facts.estop_reason is not None:
         return False, f"e-stop latched ({facts.estop_reason})"
     mode = facts.mode.value if facts.mode is not None else ""
@@ -547,12 +551,16 @@ class ControlNode(Node):
             self.motion.catch_up(last + gap)
         self._last_step_ns = start_ns
         self._take_staged()
-        self._note_owner()
+        # the newest bridge_state, read once: every check of this step sees the same one (the
+        # bus's thread replaces it at any time), its status strings parsed once
+        bridge = self._bridge_state
+        facts = BridgeStatus.of(bridge) if bridge is not None else None
+        self._note_owner(facts)
         if last is not None and now - last > self.stall_s:
             self._lost_control(f"no control step for {now - last:.2f} s", now, stalled=True)
-        elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over()):
+        elif self.motion.mode in _WALKING_OR_STANDING and (why := self._taken_over(facts)):
             self._lost_control(why, now)
-        self._follow_bridge(state)
+        self._follow_bridge(state, bridge, facts)
         before = self.motion.mode
         # Stamped with the frame it answers (the robot's time of the measurement it was computed
         # from), as a controller's output is in ROS: the bridge reads the sensor-to-command age
@@ -596,32 +604,30 @@ class ControlNode(Node):
         for pace in self.pace.look(time.monotonic_ns()):
             self.report(Level.WARN, pace.text, key="pace")
 
-    def _taken_over(self) -> str:
+    def _taken_over(self, facts: BridgeStatus | None) -> str:
         """Why the bridge is not applying this node's walking or standing commands although
         this node may not have seen ``mode: safe`` (a host stall: the frames and states of the
         stall arrive afterwards, or the bridge left safe mode on its first stale command): it
         runs its fallback (whose quiet ``hold`` counts as drives available), or it is ramping
-        back from safe mode. Empty: neither."""
-        state = self._bridge_state
-        if state is None:
+        back from safe mode. Empty: neither. ``facts``: the newest ``bridge_state``'s (None: none
+        received yet)."""
+        if facts is None:
             return ""
-        facts = BridgeStatus.of(state)
         if facts.fallback is not None:
             return f"the bridge runs its fallback ({facts.fallback})"
         if facts.reentry_ramping and facts.owner == self.name and not self._handed_back:
             return "the bridge is re-entering from safe mode"
         return ""
 
-    def _note_owner(self) -> None:
+    def _note_owner(self, facts: BridgeStatus | None) -> None:
         """Whether the actuators were just handed back to this node by another source (a user's
         controller that stopped): the bridge then ramps from that source's pose to this node's
         targets — its re-entry, but no stall of this node's. Taken for one (trial 2026-12-03:
         "control lost: the bridge is re-entering from safe mode" after every hand-back, and a
-        needless DAMPING that let the body sag 2 cm before standing up again)."""
-        state = self._bridge_state
-        if state is None:
+        needless DAMPING that let the body sag 2 cm before standing up again). ``facts``: the
+        newest ``bridge_state``'s (None: none received yet)."""
+        if facts is None:
             return
-        facts = BridgeStatus.of(state)
         owner = facts.owner or ""
         if owner != self._owner_seen:
             if owner == self.name and self._owner_seen not in ("", self.name):
@@ -664,18 +670,25 @@ class ControlNode(Node):
     def _keep_bridge_state(self, msg: BridgeState) -> None:
         self._bridge_state = msg  # one assignment: this runs in the publisher's thread
 
-    def _follow_bridge(self, state: EstimatedState) -> None:
-        if not self._seen_bridge and self._bridge_state is not None:
+    def _follow_bridge(
+        self, state: EstimatedState, bridge: BridgeState | None, facts: BridgeStatus | None
+    ) -> None:
+        """Follow the bridge's newest state ``bridge`` (None: none received yet), whose status
+        ``facts`` are read already: its owner, its drives (what :func:`command_owner` and
+        :func:`drives_available` say of it)."""
+        if not self._seen_bridge and bridge is not None:
             self._seen_bridge = True
-            self._found_bridge(self._bridge_state, state)
-        owner = command_owner(self._bridge_state)
+            self._found_bridge(bridge, state)
+        owner = facts.owner if facts is not None else ""
         if owner and owner != self.name and self.motion.leave_walking():
             self.report(
                 Level.WARN,
                 f"motion mode LOCOMOTION -> STAND: {owner!r} owns the actuators (its joint "
                 "commands win the arbitration); walking stopped",
             )
-        available, reason = drives_available(self._bridge_state)
+        available, reason = (
+            _drives_of(bridge, facts) if bridge is not None and facts is not None else (True, "")
+        )
         if available == self.motion.drives_available and self.motion.mode is not MotionMode.DAMPING:
             return
         before = self.motion.mode
