@@ -11,9 +11,11 @@ fake clock) and publishing its frames on an in-process bus, and the real
 :class:`~jointbus.robots.hb50.control.node.ControlNode` on a second in-process bus. Each 2 ms
 cycle: physics step → bridge cycle → the newest ``BridgeData`` is handed to the control node's
 frame callback (what its callback thread runs for every frame: the estimator, the motion step, the
-``JointCommand`` and ``RobotState`` built and published) → the command is relayed to the bridge,
-which applies it in its next cycle, as in the stack. The robot stands up, stands, and then trots
-forward at 0.5 m/s (``/hb50/velocity_command`` at 20 Hz, as a joystick sends it).
+``JointCommand`` built and published; ``RobotState`` only while someone listens to
+``robot_state``, which nobody does here, as in the stack's layout since 2026-12-06) → the command
+is relayed to the bridge, which applies it in its next cycle, as in the stack. The robot stands
+up, stands, and then trots forward at 0.5 m/s (``/hb50/velocity_command`` at 20 Hz, as a
+joystick sends it).
 
 Where the control step runs: on **its own thread**, handed each frame and waited for, with the
 real-time settings the stack gives the control node's callback thread
@@ -29,8 +31,8 @@ information row: on a loaded host the other processes pre-empt them mid-step, wh
   simulated time, full: 5 000), after 1 s in the mode (walking: under way). p50 and p99, and the
   mean on the physics' thread, are information rows.
 - **Sections** (information rows, a further window, own thread): the estimator, the motion step
-  (stand / walk), ``RobotState`` built, the two publishes — each wrapped, for that window only, in
-  a thread-CPU timer (≈ 0.3 µs per timer pair, included in each figure).
+  (stand / walk), ``RobotState`` built (when built), the two publishes — each wrapped, for that
+  window only, in a thread-CPU timer (≈ 0.3 µs per timer pair, included in each figure).
 - **Anchor**: the bare 500 Hz loop's cycle — :func:`bench.bench_stack.bare_loop`, the hand-written
   loop over a second ``sim://hb50`` (sim step + ``read_joints`` + hold command, sleeping to
   absolute deadlines on its own SCHED_FIFO thread where allowed): its process CPU time per cycle.
