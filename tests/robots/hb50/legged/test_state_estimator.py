@@ -353,7 +353,7 @@ def same(a: Sequence[float], b: Sequence[float]) -> bool:
 
 
 @needs_core
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)  # the profile's examples: 100, or 5 000 with HYPOTHESIS_PROFILE=fuzz
 @given(configs, st.lists(frames, min_size=1, max_size=8), st.booleans())
 def test_the_compiled_step_equals_the_reference(
     config: EstimatorConfig, steps: list[dict[str, Any]], shuffled: bool
