@@ -218,9 +218,9 @@ def test_a_process_that_is_not_the_launchs_child_is_refused(
     # This process knows the address but is the siblings' parent, not their sibling.
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as intruder:
         intruder.connect(talker_group.address("listener"))
-        hello = json.dumps({"name": "talker", "zid": "0"}).encode()
+        hello = json.dumps({"name": "talker"}).encode()
         intruder.settimeout(10.0)
-        try:  # closed before or after the hello: never answered, never linked
+        try:  # closed before or after the hello: never told what the listener subscribes
             intruder.send(b"H" + hello)
             reply = intruder.recv(4096)
         except OSError:

@@ -43,7 +43,7 @@ the link (same publisher GID). A sibling that dies takes its link with it: its p
 streams fall back to Zenoh (the receiver declares its Zenoh subscriber again for any publisher
 the graph still names), and a respawned sibling is linked again within :data:`RETRY_S`.
 
-Frames: ``H`` + JSON ``{"name", "zid"}`` (hello, both ways), ``S`` + topic id (u32) + JSON
+Frames: ``H`` + JSON ``{"name"}`` (hello, connector to acceptor), ``S`` + topic id (u32) + JSON
 ``{"topic", "type", "hash"}`` (the acceptor subscribes), ``U`` + topic id (no longer), ``D`` +
 topic id + the 33-byte rmw_zenoh attachment + the CDR payload (data, connector to acceptor).
 """
@@ -146,7 +146,6 @@ class SiblingTarget:
 
     sock: socket.socket
     head: bytes
-    peer: str
 
 
 @dataclass(slots=True)
@@ -154,7 +153,6 @@ class _Sibling:
     """One sibling process: its links and what it subscribes."""
 
     name: str
-    zid: str = ""
     out: socket.socket | None = None  # our messages to it; its announcements come back here
     inbound: socket.socket | None = None  # its messages to us
     #: topic → (frame head, type name, type hash) of what it subscribes (its ``S`` frames).
@@ -220,7 +218,7 @@ class SiblingLinks:
                     and sibling.out is not None
                     and wanted[1:] == (type_name, type_hash)
                 ):
-                    found.append(SiblingTarget(sibling.out, wanted[0], sibling.name))
+                    found.append(SiblingTarget(sibling.out, wanted[0]))
             return tuple(found)
 
     def linked(self) -> tuple[str, ...]:
@@ -327,7 +325,7 @@ class SiblingLinks:
                 sock.close()  # not started yet, or gone: Zenoh carries its messages meanwhile
                 continue
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-            hello = json.dumps({"name": self.group.name, "zid": self._transport.zid})
+            hello = json.dumps({"name": self.group.name})
             try:
                 sock.send(b"H" + hello.encode())
             except OSError:
@@ -380,8 +378,8 @@ class SiblingLinks:
 
     def _control(self, sock: socket.socket, frame: bytes, direction: str, name: str) -> None:
         kind = frame[:1]
-        if kind == b"H":
-            self._hello(sock, direction, name, json.loads(frame[1:]))
+        if kind == b"H" and direction == "in":
+            self._hello(sock, json.loads(frame[1:]))
         elif kind == b"S" and direction == "out":
             (topic_id,) = _TOPIC_ID.unpack_from(frame, 1)
             body = json.loads(frame[_DATA_HEAD:])
@@ -420,16 +418,11 @@ class SiblingLinks:
             bytes(view[_DATA_HEAD:_ATT_END]), bytes(view[_ATT_END:size]), sibling
         )
 
-    def _hello(self, sock: socket.socket, direction: str, name: str, body: object) -> None:
+    def _hello(self, sock: socket.socket, body: object) -> None:
+        """An accepted link introduced itself: it is the sibling's messages to us, and it gets
+        what this process subscribes."""
         if not isinstance(body, dict):
             raise BusError("a link's hello is not a JSON object")
-        zid = str(body.get("zid", ""))
-        if direction == "out":
-            with self._lock:
-                self._siblings[name].zid = zid
-            for topic in list(self._siblings[name].topics):
-                self._transport.siblings_changed(topic)
-            return
         peer = str(body.get("name", ""))
         sibling = self._siblings.get(peer)
         if sibling is None:
@@ -438,7 +431,6 @@ class SiblingLinks:
             self._pending.discard(sock)
             old = sibling.inbound
             sibling.inbound = sock
-            sibling.zid = zid
             frames = [
                 self._subscribe_frame(topic, topic_id)
                 for topic, topic_id in self._announced.items()
@@ -447,8 +439,6 @@ class SiblingLinks:
             self._close_socket(old)
             self._transport.sibling_gone(peer)
         self._selector.modify(sock, selectors.EVENT_READ, ("in", peer))
-        hello = json.dumps({"name": self.group.name, "zid": self._transport.zid})
-        _send_quietly(sock, b"H" + hello.encode())
         for frame in frames:
             _send_quietly(sock, frame)
 
