@@ -1122,6 +1122,9 @@ class Stack:
                     own_process="bridge" not in self.nodes,
                     step_priority=self.control_priority,
                 ),
+                # the step is this process's loop: run on the links' thread, a frame by link
+                # costs one wake-up (jointbus.bus.dispatcher.HostedDispatcher)
+                callbacks_on_sibling_links="bridge" not in self.nodes,
             )
             self._command_pub = control_bus.publisher(
                 self._topic("control_command"), String, RELIABLE, node=_OBSERVER

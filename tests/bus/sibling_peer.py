@@ -2,8 +2,11 @@
 
 ``python sibling_peer.py ROLE PORT GROUP TOPIC [QOS]``: a bus connected to 127.0.0.1:PORT that
 joins the sibling group GROUP (``SiblingGroup.to_arg``); ROLE ``pub`` declares a ``Count``
-publisher of TOPIC, ``sub`` a realtime subscriber (every message kept); QOS ``mab`` (MAB_RT, the
-default) or ``reliable`` (RELIABLE, depth 1000). It then answers one JSON line
+publisher of TOPIC, ``sub`` a realtime subscriber (every message kept), ``hosted`` an ordinary
+subscriber of TOPIC and a RELIABLE one of TOPIC + ``_zenoh`` (a topic the links never carry) on a
+dispatcher served by the links' thread (``Bus.dispatcher(on_sibling_links=True)``), each noting
+the thread its callback ran on; QOS ``mab`` (MAB_RT, the default) or ``reliable`` (RELIABLE, depth
+1000). It then answers one JSON line
 per command read on stdin: ``linked`` (waits ≤ 10 s for both links and, for ``pub``, the
 subscriber's announcement), ``zenoh MATCHED`` (``pub``: waits ≤ 10 s until Zenoh's matching
 status is MATCHED, 0 or 1), ``publish N`` (N messages, 2 ms apart, values counting on), ``stats``,
@@ -14,7 +17,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +39,39 @@ def main() -> int:
         assert transport is not None
         links = transport.join_siblings(group)
         got: list[int] = []
+        got_zenoh: list[int] = []
+        threads: set[str] = set()
         pub = None
         sub = None
         if role == "pub":
             pub = bus.publisher(topic, Count, qos, node="sibling_talker")
+        elif role == "hosted":
+
+            def on_count(into: list[int], msg: Count) -> None:
+                threads.add(threading.current_thread().name)
+                into.append(msg.value)
+
+            dispatcher = bus.dispatcher(
+                "listener-callbacks",
+                lambda: threads.add("started on " + threading.current_thread().name),
+                on_sibling_links=True,
+            )
+            sub = bus.subscribe(
+                topic,
+                Count,
+                partial(on_count, got),
+                qos.with_(depth=1000),
+                dispatcher=dispatcher,
+                node="sibling_listener",
+            )
+            bus.subscribe(
+                topic + "_zenoh",
+                Count,
+                partial(on_count, got_zenoh),
+                RELIABLE.with_(depth=1000),
+                dispatcher=dispatcher,
+                node="sibling_listener",
+            )
         else:
             sub = bus.subscribe(
                 topic,
@@ -76,6 +110,8 @@ def main() -> int:
                 subscription = transport.subscription(topic)
                 answer = {
                     "got": got,
+                    "got_zenoh": got_zenoh,
+                    "threads": sorted(threads),
                     "received": links.received,
                     "refused": links.refused,
                     "linked": list(links.linked()),

@@ -125,6 +125,32 @@ def test_a_best_effort_stream_goes_by_the_link_and_not_over_zenoh(
     assert talker.ask("stats")["targets"] == 1
 
 
+def test_a_dispatcher_on_the_links_runs_linked_and_zenoh_callbacks_on_the_links_thread(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    """The control process's case: its node's callbacks run where the frames arrive (one
+    wake-up a frame), and what Zenoh brings (a velocity command) runs on that same thread, in
+    order — the node needs no locks."""
+    bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "hosted")
+    assert talker.ask("linked") == {"ok": True}
+    assert listener.ask("linked") == {"ok": True}
+    talker.ask("publish 200")
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 200, timeout=10.0)
+    outside = bus.publisher(_TOPIC + "_zenoh", Count, RELIABLE.with_(depth=100), node="outside")
+    assert wait_until(lambda: outside.remote_matched, timeout=10.0)
+    for value in range(5):
+        outside.publish(Count(value, "over zenoh"))
+    assert wait_until(lambda: len(listener.ask("stats")["got_zenoh"]) >= 5, timeout=10.0)
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(200))
+    assert stats["received"] >= 180  # by the link (the first few may cross on Zenoh)
+    assert stats["got_zenoh"] == list(range(5))
+    assert stats["threads"] == ["jointbus-sibling", "started on jointbus-sibling"]
+
+
 def test_an_outside_subscriber_gets_the_stream_over_zenoh_and_the_sibling_each_message_once(
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:

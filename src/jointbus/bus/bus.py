@@ -258,12 +258,27 @@ class Bus:
             transport.subscriber_added(sub)
         return sub
 
-    def dispatcher(self, name: str, on_start: Callable[[], object] | None = None) -> Dispatcher:
+    def dispatcher(
+        self,
+        name: str,
+        on_start: Callable[[], object] | None = None,
+        *,
+        on_sibling_links: bool = False,
+    ) -> Dispatcher:
         """A new callback thread owned (and closed) by this bus, e.g. one per node; ``on_start``
-        runs first on that thread (see :class:`~jointbus.bus.dispatcher.Dispatcher`)."""
+        runs first on that thread (see :class:`~jointbus.bus.dispatcher.Dispatcher`).
+        ``on_sibling_links``: the callbacks run on this process's same-host links' thread instead
+        (:meth:`jointbus.bus.sibling_link.SiblingLinks.dispatcher`) where it has them, else on a
+        thread of their own as without it."""
         with self._lock:
             self._check_open()
-            created = Dispatcher(name, on_start)
+            zenoh = self.zenoh if on_sibling_links else None
+            links = zenoh.siblings if zenoh is not None else None
+            created = (
+                links.dispatcher(name, on_start)
+                if links is not None and not links.closed
+                else Dispatcher(name, on_start)
+            )
             self._dispatchers.append(created)
             return created
 

@@ -10,6 +10,15 @@ this dispatcher's ``SimpleQueue`` (a C-level, lock-free-for-the-caller put). The
 takes subscribers off that queue and drains each one (bounded per turn, so one busy topic cannot
 starve the others). The "scheduled" flag keeps the queue at most one entry per subscriber, so it
 never grows without bound however fast publishers run.
+
+:class:`HostedDispatcher` is the same contract without a thread of its own: the thread of an event
+loop that already wakes for the messages serves it (the same-host links' thread,
+:meth:`jointbus.bus.sibling_link.SiblingLinks.dispatcher`). Why: in a layout process whose loop is
+a node's callback (the control node's step on each frame), the frame came in on the links' thread
+and crossed to the node's callback thread — a second wake-up and a GIL hand-over per frame,
+≈ 40–60 µs of CPU on this VM (docs/PERFORMANCE.md, "One wake-up per frame"). Served on the links'
+thread, a frame is received, decoded and stepped on in one wake-up; the node's other callbacks
+(a velocity command over Zenoh) still run on that one thread, so the node needs no locks.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -82,4 +92,64 @@ class Dispatcher:
                 _LOG.exception("dispatcher %s: draining a subscriber failed", self.name)
 
 
-__all__ = ["Dispatcher", "Drainable"]
+class HostedDispatcher(Dispatcher):
+    """A dispatcher served by a thread it does not own (see the module docstring).
+
+    The host calls :meth:`start` once and :meth:`serve` after each of its wake-ups, on its own
+    thread; ``wake`` (callable from any thread, never blocking) makes the host's thread serve
+    soon. A subscriber scheduled from the host's own thread (a message the host just received)
+    costs no wake-up: the host serves it before it waits again (:attr:`pending`)."""
+
+    __slots__ = ("_host_ident", "_pending", "_wake")
+
+    def __init__(
+        self, name: str, wake: Callable[[], object], on_start: Callable[[], object] | None = None
+    ) -> None:
+        # no super().__init__: that starts a thread, and this dispatcher's whole point is none
+        self.name = name
+        self._closed = False
+        self._on_start = on_start
+        self._wake = wake
+        self._host_ident: int | None = None
+        self._pending: deque[Drainable] = deque()
+
+    def schedule(self, subscriber: Drainable) -> None:
+        """Ask the host's thread to drain ``subscriber`` soon (any thread)."""
+        self._pending.append(subscriber)
+        if threading.get_ident() != self._host_ident:
+            self._wake()
+
+    @property
+    def pending(self) -> bool:
+        """Whether subscribers wait to be drained (the host must not sleep meanwhile)."""
+        return bool(self._pending)
+
+    def start(self) -> None:
+        """Make the calling thread this dispatcher's (the host's, once): ``on_start`` runs here."""
+        self._host_ident = threading.get_ident()
+        if self._on_start is not None:
+            try:
+                self._on_start()
+            except Exception:
+                _LOG.exception("dispatcher %s: its start hook failed", self.name)
+
+    def serve(self) -> None:
+        """Drain the subscribers scheduled so far (host's thread). Bounded: one scheduled later
+        waits for the next call, as the threaded dispatcher's queue is fair between them."""
+        pending = self._pending
+        for _ in range(len(pending)):
+            subscriber = pending.popleft()
+            if self._closed:
+                continue
+            try:
+                subscriber._drain()
+            except Exception:  # a bug in the bus itself: keep serving the others
+                _LOG.exception("dispatcher %s: draining a subscriber failed", self.name)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Serve nothing more; idempotent (the host forgets it at its next turn)."""
+        self._closed = True
+        self._pending.clear()
+
+
+__all__ = ["Dispatcher", "Drainable", "HostedDispatcher"]

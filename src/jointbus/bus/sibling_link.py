@@ -43,6 +43,11 @@ the link (same publisher GID). A sibling that dies takes its link with it: its p
 streams fall back to Zenoh (the receiver declares its Zenoh subscriber again for any publisher
 the graph still names), and a respawned sibling is linked again within :data:`RETRY_S`.
 
+The links' thread can also be a node's callback thread (:meth:`SiblingLinks.dispatcher`): the
+control node's step then runs in the wake-up that received its frame, not after a second thread's
+(−70 to −130 µs of the control process's CPU a cycle, docs/PERFORMANCE.md, "One wake-up per
+frame").
+
 Frames: ``H`` + JSON ``{"name"}`` (hello, connector to acceptor), ``S`` + topic id (u32) + JSON
 ``{"topic", "type", "hash"}`` (the acceptor subscribes), ``U`` + topic id (no longer), ``D`` +
 topic id + the 33-byte rmw_zenoh attachment + the CDR payload (data, connector to acceptor).
@@ -60,11 +65,12 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from jointbus.bus import attachment
+from jointbus.bus.dispatcher import Dispatcher, HostedDispatcher
 from jointbus.bus.errors import BusError
 from jointbus.bus.qos import QosProfile
 
@@ -165,7 +171,9 @@ class SiblingLinks:
 
     One thread (``jointbus-sibling``) accepts, connects, reads announcements and receives
     messages, delivering them through the transport's topic subscriptions (realtime subscribers
-    are called on it, as on Zenoh's receive thread)."""
+    are called on it, as on Zenoh's receive thread). It also serves the callbacks of the
+    dispatchers it hosts (:meth:`dispatcher`) after each wake-up, so a message by link reaches
+    such a callback in the wake-up that received it."""
 
     def __init__(self, transport: ZenohTransport, group: SiblingGroup) -> None:
         self._transport = transport
@@ -200,7 +208,11 @@ class SiblingLinks:
         self._view = memoryview(self._buffer)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._listener, selectors.EVENT_READ)
+        #: Dispatchers served on this thread (:meth:`dispatcher`); new ones start on it first.
+        self._hosted: list[HostedDispatcher] = []
+        self._hosted_new: list[HostedDispatcher] = []
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
         self._thread = threading.Thread(target=self._run, name="jointbus-sibling", daemon=True)
         self._thread.start()
@@ -259,8 +271,42 @@ class SiblingLinks:
             if self._closed:
                 return
             self._reconsider.add(topic)
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"r")
+        self._wake()
+
+    def dispatcher(self, name: str, on_start: Callable[[], object] | None = None) -> Dispatcher:
+        """A dispatcher whose callbacks run on the links' thread (``on_start`` first runs there:
+        a node's real-time scheduling and CPU then are this thread's). For the node whose
+        callback is its process's loop — the control node's step on each frame — so a frame by
+        link is received and stepped on in one wake-up; its messages from Zenoh (a velocity
+        command) wake this thread to run theirs (:class:`~jointbus.bus.dispatcher.
+        HostedDispatcher`)."""
+        created = HostedDispatcher(name, self._wake, on_start)
+        with self._lock:
+            if self._closed:
+                raise BusError(f"the same-host links of {self.group.name!r} are closed")
+            self._hosted_new.append(created)
+        self._wake()
+        return created
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full: a wake-up is pending anyway; closed: ending
+            self._wake_w.send(b"w", socket.MSG_DONTWAIT)
+
+    def _serve_hosted(self) -> bool:
+        """Start new hosted dispatchers and serve all; whether any has more waiting."""
+        if self._hosted_new:
+            with self._lock:
+                new, self._hosted_new = self._hosted_new, []
+            for hosted in new:
+                hosted.start()
+            self._hosted += new
+        busy = False
+        for hosted in self._hosted:
+            hosted.serve()
+            busy = busy or hosted.pending
+        if any(h.closed for h in self._hosted):
+            self._hosted = [h for h in self._hosted if not h.closed]
+        return busy
 
     def _subscribe_frame(self, topic: str, topic_id: int) -> bytes:
         subscription = self._transport.subscription(topic)
@@ -278,9 +324,10 @@ class SiblingLinks:
 
     # ---- the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
+        busy = False
         while not self._closed:
             try:
-                events = self._selector.select(timeout=RETRY_S)
+                events = self._selector.select(timeout=0.0 if busy else RETRY_S)
             except (OSError, ValueError):
                 if self.closed:
                     return
@@ -292,7 +339,8 @@ class SiblingLinks:
                     if sock is self._listener:
                         self._accept()
                     elif sock is self._wake_r:
-                        sock.recv(64)
+                        with contextlib.suppress(BlockingIOError):
+                            sock.recv(4096)
                     else:
                         self._read(sock, key.data)
                 except Exception:  # one bad frame or peer must not end every link
@@ -301,6 +349,7 @@ class SiblingLinks:
                     _LOG.exception("same-host link %s failed", key.data or "(accepting)")
                     if sock is not self._listener and sock is not self._wake_r:
                         self._drop(sock, key.data)
+            busy = self._serve_hosted()
             self._connect_missing()
             with self._lock:
                 topics, self._reconsider = self._reconsider, set()
@@ -477,6 +526,9 @@ class SiblingLinks:
             for sibling in self._siblings.values():
                 sibling.out = sibling.inbound = None
                 sibling.topics = {}
+            hosted = self._hosted + self._hosted_new
+        for dispatcher in hosted:
+            dispatcher.close()
         with contextlib.suppress(OSError):
             self._wake_w.send(b"x")
         if self._thread is not threading.current_thread():

@@ -463,6 +463,9 @@ class Node:
     ``callback_realtime`` gives the node's callback thread real-time scheduling (SCHED_FIFO,
     affinity, timer slack; refusals are :class:`~jointbus.runtime.realtime.RealtimeWarning` s), for
     a node whose control step runs in a subscription callback (see :mod:`jointbus.stack`).
+    ``callbacks_on_sibling_links``: the node's callbacks run on its process's same-host links'
+    thread, where the process has them (:meth:`jointbus.bus.Bus.dispatcher`): for the node whose
+    callback is its process's loop, so each frame by link costs one wake-up, not two.
     """
 
     def __init__(
@@ -476,6 +479,7 @@ class Node:
         timers: TimerThread | None = None,
         event_report_interval_s: float = EVENT_REPORT_INTERVAL_S,
         callback_realtime: RealtimeConfig | None = None,
+        callbacks_on_sibling_links: bool = False,
     ) -> None:
         object.__setattr__(self, "_Node__building", True)  # Node's own attributes may be set
         try:
@@ -488,6 +492,7 @@ class Node:
                 timers=timers,
                 event_report_interval_s=event_report_interval_s,
                 callback_realtime=callback_realtime,
+                callbacks_on_sibling_links=callbacks_on_sibling_links,
             )
         finally:
             object.__setattr__(self, "_Node__building", False)
@@ -515,6 +520,7 @@ class Node:
         timers: TimerThread | None,
         event_report_interval_s: float,
         callback_realtime: RealtimeConfig | None,
+        callbacks_on_sibling_links: bool,
     ) -> None:
         if not isinstance(name, str) or not _NODE_NAME.match(name):
             raise NodeNameError(
@@ -547,6 +553,7 @@ class Node:
             self._dispatcher = bus.dispatcher(
                 f"{name}-callbacks",
                 None if callback_realtime is None else partial(apply_realtime, callback_realtime),
+                on_sibling_links=callbacks_on_sibling_links,
             )
             # access rules on either side: no false alarms (first: a publisher meets the remote
             # subscribers as it is made)

@@ -29,14 +29,15 @@ copy carries the same messages — the newest step's, with that step's stamp, on
 when the steps stop, as a :class:`~jointbus.runtime.Mirror` of ``robot_state`` would — built on
 the timer thread from the step's snapshot when the step built none.
 
-Timing — event-driven, not a second 500 Hz loop: the estimator and the motion controller run in
-the ``bridge_data`` callback, on the node's callback thread (not in the bridge's thread: the
-bridge's cycle must not pay for the control node). One control step per bridge frame means no
-second clock beating against the bridge's, the command is computed from the newest frame with one
-thread hop of latency, and a MAB_RT (depth 1) subscription drops stale frames rather than
-queueing them when the node falls behind. The command and velocity callbacks run on the same
-thread, so the components need no locks; the 10 Hz publishers (timer thread) only read the newest
-immutable estimate.
+Timing — event-driven, not a second 500 Hz loop: the estimator and the motion controller run in the
+``bridge_data`` callback, on the node's callback thread (not in the bridge's thread: the bridge's
+cycle must not pay for the control node; in its own process of a layout that thread is the same-host
+links' thread, ``callbacks_on_sibling_links``, so a frame costs one wake-up). One control step per
+bridge frame means no second clock beating against the bridge's, the command is computed from the
+newest frame with one thread hop of latency, and a MAB_RT (depth 1) subscription drops stale frames
+rather than queueing them when the node falls behind. The command and velocity callbacks run on the
+same thread, so the components need no locks; the 10 Hz publishers (timer thread) only read the
+newest immutable estimate.
 
 Time base: the frames' header stamps. ``dt`` of the estimator is the difference of consecutive
 stamps (the bridge's nominal period — ``rate_hz``, 2 ms at the default 500 Hz — when that
@@ -323,6 +324,7 @@ class ControlNode(Node):
         timers: TimerThread | None = None,
         rate_hz: float = 1.0 / NOMINAL_PERIOD_S,
         callback_realtime: RealtimeConfig | None = None,
+        callbacks_on_sibling_links: bool = False,
     ) -> None:
         if not (math.isfinite(rate_hz) and rate_hz > 0.0):
             raise ValueError(f"ControlNode rate_hz = {rate_hz!r}; expected a finite rate > 0 Hz")
@@ -336,7 +338,12 @@ class ControlNode(Node):
         self.frames = TfFrames(robot, world_frame=world_frame)
         self.world_frame = world_frame
         super().__init__(
-            name, bus, namespace=namespace, timers=timers, callback_realtime=callback_realtime
+            name,
+            bus,
+            namespace=namespace,
+            timers=timers,
+            callback_realtime=callback_realtime,
+            callbacks_on_sibling_links=callbacks_on_sibling_links,
         )
         # the newest step's snapshot for the timer thread: one reference, assigned once per step
         self._latest: _Snapshot | None = None
