@@ -21,7 +21,11 @@ What happens — the bridge's command arbitration, nothing special in this progr
    6 cm, measured by the simulator's ground truth). Should the bridge take the actuators back
    meanwhile (this program stalled: the robot's host starved it), it holds the measured pose
    again and starts its squat anew when it has them back, rather than jump to where its clock
-   says the squat would be. Not given the
+   says the squat would be — if the robot still stands: a squat adds its bend to the measured
+   pose, so from a sitting robot (the bridge's fallback sits it down when a controller stays
+   silent) it would drive the knees into their limits. Finding the robot not standing (a joint
+   more than ``STANDING_TOLERANCE_RAD`` from its standing angle), at the start or when it gets
+   the actuators back, it says which joint and stops. Not given the
    actuators within ``TAKEOVER_TIMEOUT_S`` (another custom source owns them, or the bridge
    refuses the commands: its ``/hb50/status`` says why), it stops and says so.
 4. It stops publishing — at the end, or at once on Ctrl-C (SIGINT or SIGTERM). 100 ms later the
@@ -63,6 +67,10 @@ FIRST_FRAME_TIMEOUT_S = 10.0
 #: How long to offer the measured pose for the bridge to give us the actuators (s): its 0.4 s
 #: takeover rule, with room for a loaded host.
 TAKEOVER_TIMEOUT_S = 5.0
+#: How far a measured joint may be from its standing angle for the robot to count as standing
+#: (rad): a standing hb50 measured 0.08 rad at most (its knees sag under its weight), a sitting
+#: one 1.9 rad.
+STANDING_TOLERANCE_RAD = 0.3
 _SAID = threading.Lock()
 
 
@@ -84,7 +92,8 @@ class SquatController(Node):
         self.kp, self.kd = params["kp"], params["kd"]  # N·m/rad, N·m·s/rad: the stand gains
         stand = StandPose(model)
         height = params["stand_height"]  # m
-        self.delta = stand.solve(BodyPose(height - depth)) - stand.solve(BodyPose(height))
+        self.standing = stand.solve(BodyPose(height))  # rad, actuator order
+        self.delta = stand.solve(BodyPose(height - depth)) - self.standing
         self.model = model
         self.lower = self.upper = np.zeros(0)  # rad, actuator order: set with the first frame
         self.squats = max(1, round(duration / period))
@@ -100,6 +109,7 @@ class SquatController(Node):
         self.done = threading.Event()
         self.owner = ""
         self.handed_back = threading.Event()  # set by the bridge_state that names another owner
+        self.not_standing = ""  # why it stopped without squatting: the joint farthest from standing
         self.create_subscription("bridge_data", BridgeData, self.on_frame, MAB_RT, realtime=True)
         # every cycle's state (500 Hz), not the 10 Hz mirror: the owner change is seen within a
         # cycle, so "control is back" is printed when it is, not up to 100 ms later
@@ -119,6 +129,27 @@ class SquatController(Node):
         if self.done.is_set() and owner and owner != NAME:
             self.handed_back.set()
 
+    def _not_standing(self, pose: np.ndarray) -> str:
+        """Why ``pose`` (rad, actuator order) is no standing robot's, or "" when it is one."""
+        off = np.abs(pose - self.standing)
+        worst = int(np.argmax(off))
+        if off[worst] <= STANDING_TOLERANCE_RAD:
+            return ""
+        return (
+            f"joint {self.names[worst]} (index {worst}) is at {pose[worst]:.3f} rad, "
+            f"{off[worst]:.2f} rad from its standing angle {self.standing[worst]:.3f} "
+            f"(at most {STANDING_TOLERANCE_RAD:g})"
+        )
+
+    def _stop_not_standing(self, pose: np.ndarray, when: str) -> bool:
+        """Stop (and say why) if the robot does not stand; whether it stopped."""
+        why = self._not_standing(pose)
+        if why:
+            self.not_standing = why
+            say(f"the robot is not standing {when}: {why}; not squatting (stand it up first)")
+            self.done.set()
+        return bool(why)
+
     def step(self, _cycle: CycleInfo) -> None:
         frame = self.frame
         if frame is None or self.done.is_set():
@@ -133,6 +164,8 @@ class SquatController(Node):
             # a whole command with one target outside the limits, so keep every target inside.
             self.start_pose = np.clip(np.array(frame.joint_position), self.lower, self.upper)
             self.t0 = now
+            if self._stop_not_standing(self.start_pose, "at the start"):
+                return
             say("holding the measured pose until the bridge gives us the actuators")
         if self.squatting and self.owner != NAME:  # the bridge took the actuators back
             self.squatting = False
@@ -141,7 +174,11 @@ class SquatController(Node):
             say("lost the actuators: holding the measured pose until the bridge gives them back")
         if not self.squatting:
             if self.owner == NAME:  # the bridge applies our commands from now on
-                self.squatting = self.took_over = True
+                self.took_over = True
+                pose = np.clip(np.array(frame.joint_position), self.lower, self.upper)
+                if self._stop_not_standing(pose, "now that we have the actuators"):
+                    return  # done: the bridge hands it back to the control node in 100 ms
+                self.squatting = True
                 self.t0 = now
                 say(f"squatting {self.squats} x {self.period:.1f} s")
             elif now - self.t0 > TAKEOVER_TIMEOUT_S:
@@ -224,6 +261,8 @@ def main() -> int:
                 )
                 return 1
             controller.done.wait()
+            if controller.not_standing and not controller.took_over:
+                return 1  # said why; never commanded the robot
         except KeyboardInterrupt:
             controller.done.set()  # stop publishing now: the bridge's fallback starts counting
             interrupted = True
@@ -242,7 +281,7 @@ def main() -> int:
                 f"stopped; the bridge did not confirm the hand-back within "
                 f"{HANDBACK_TIMEOUT_S:g} s (owner still {owner!r})"
             )
-    return 0
+    return 1 if controller.not_standing else 0  # found it not standing: no squat was done
 
 
 if __name__ == "__main__":

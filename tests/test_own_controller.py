@@ -186,8 +186,10 @@ def test_sigkilled_controller_falls_back_to_the_control_node(
         _remove_orphans(before)
     back = next(t for t, owner in owners.since(killed) if owner == "control_node")
     fallback = back - killed
-    print(f"\nfallback to control_node after SIGKILL: {fallback * 1e3:.1f} ms "
-          f"(target 100 ms + 2 cycles = 104 ms)")
+    print(
+        f"\nfallback to control_node after SIGKILL: {fallback * 1e3:.1f} ms "
+        f"(target 100 ms + 2 cycles = 104 ms)"
+    )
     assert fallback < FALLBACK_LIMIT_S
     assert stack.summary().bridge_mode == "run"  # the control node's commands are applied again
 
@@ -267,3 +269,24 @@ def test_a_controller_that_lost_the_robot_starts_again_from_the_measured_pose(
     )
     again = next(k for k, line in enumerate(said) if k > lost and line.startswith("squatting"))
     assert "owner: squat_controller" in said[lost:again], said
+
+
+def test_a_robot_that_does_not_stand_gets_no_squat() -> None:
+    """A user's trial: started (or given the actuators back) while the robot sat, the example
+    added its squat's bend to the sitting pose and drove the knees into their limits. It now
+    names the joint farthest from standing and stops without commanding the robot."""
+    port = free_port()
+    with Stack(zenoh=ZenohConfig(hub_port=port), start_command=None) as stack:
+        owners = Owners(stack)
+        proc = _controller(port, "--duration", "4")
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, (out, err)
+        said = out.splitlines()
+        refusal = [
+            line for line in said if line.startswith("the robot is not standing at the start")
+        ]
+        assert len(refusal) == 1, said
+        assert "rad from its standing angle" in refusal[0]
+        assert "(index " in refusal[0]
+        assert not any(line.startswith("holding") or line.startswith("squatting") for line in said)
+        assert "squat_controller" not in [owner for _t, owner in owners.changes]
