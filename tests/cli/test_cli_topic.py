@@ -232,6 +232,37 @@ def test_hz_json_and_no_messages(hub_port: int) -> None:
     assert f"within 1.2 s (looked on hub port {hub_port}, domain " in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("command", ["hz", "echo"])
+def test_duration_counts_the_time_listened_not_the_time_the_bus_took_to_open(
+    hub_port: int, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--duration`` is listening time: a bus that took longer to open than the whole duration
+    (here 1.5 s, on a loaded host a DDS participant took up to 0.45 s) left ``topic hz`` no time
+    to listen, and it said "no messages within 1 s" of a 50 Hz topic."""
+    from typer.testing import CliRunner
+
+    from jointbus.cli.main import app
+    from jointbus.cli.options import BusOptions
+
+    opened = BusOptions.open_bus
+
+    def slow_open(self: BusOptions) -> Bus:
+        time.sleep(1.5)
+        return opened(self)
+
+    monkeypatch.setattr(BusOptions, "open_bus", slow_open)
+    extra = ["--type", "hb50_commons/msg/Status", "--count", "1000"] if command == "echo" else []
+    result = CliRunner(env={"JOINTBUS_HUB_PORT": str(hub_port)}).invoke(
+        app, ["topic", command, TALK_TOPIC, "--duration", "1", *extra]
+    )
+    if command == "hz":
+        assert result.exit_code == 0, result.output
+        assert "average rate" in result.output
+    else:  # it listened its second: received some of the 1 000 it asked for
+        assert "received 0 of" not in result.output, result.output
+        assert re.search(r"received [1-9]\d* of 1000 message\(s\)", result.output), result.output
+
+
 # ---- topic pub -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("command", ["pub", "hz"])
 def test_sigterm_ends_a_running_topic_command_as_ctrl_c_does(hub_port: int, command: str) -> None:
