@@ -65,7 +65,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -355,7 +355,8 @@ class SiblingLinks:
                 topics, self._reconsider = self._reconsider, set()
             for topic in topics:
                 try:
-                    self._transport.listen_as_needed(topic)
+                    with _ordinary_scheduling():  # a Zenoh subscriber starts a callback thread
+                        self._transport.listen_as_needed(topic)
                 except Exception:
                     if self.closed:
                         return
@@ -421,7 +422,8 @@ class SiblingLinks:
             if buffer[0] == _D and direction == "in":
                 self._deliver(size, name)
             else:
-                self._control(sock, bytes(self._view[:size]), direction, name)
+                with _ordinary_scheduling():
+                    self._control(sock, bytes(self._view[:size]), direction, name)
                 if direction == "in" and not name:
                     return  # a hello: the selector's key now names the sibling
 
@@ -492,6 +494,10 @@ class SiblingLinks:
             _send_quietly(sock, frame)
 
     def _drop(self, sock: socket.socket, data: tuple[str, str]) -> None:
+        with _ordinary_scheduling():  # the streams fall back to Zenoh: its subscribers declared
+            self._drop_link(sock, data)
+
+    def _drop_link(self, sock: socket.socket, data: tuple[str, str]) -> None:
         direction, name = data
         topics: list[str] = []
         with self._lock:
@@ -544,6 +550,44 @@ def send_to(targets: tuple[SiblingTarget, ...], att: bytes, payload: bytes) -> N
     for target in targets:
         with contextlib.suppress(OSError):
             target.sock.sendmsg((target.head, att, payload), (), _SEND_FLAGS)
+
+
+@contextlib.contextmanager
+def _ordinary_scheduling() -> Iterator[None]:
+    """Run the block with the main thread's scheduling (policy, priority, CPUs), then this
+    thread's again.
+
+    Why: a thread starts with its creator's scheduling. The links' thread may serve a node's
+    callbacks at that node's real-time priority on its CPU (:meth:`SiblingLinks.dispatcher`); the
+    Zenoh subscribers it declares meanwhile start callback threads, which inherited that priority
+    and CPU (a user's trial counted four threads of the control process at the step's priority
+    49 on its CPU, where the layout gives the process's other threads 39 on any CPU). The links'
+    thread declares them here with the process's ordinary scheduling instead. Only for what
+    happens when links and subscriptions change, never per message: six system calls."""
+    def scheduling(tid: int) -> tuple[int, os.sched_param, set[int]]:
+        return os.sched_getscheduler(tid), os.sched_getparam(tid), os.sched_getaffinity(tid)
+
+    try:
+        own, ordinary = scheduling(0), scheduling(os.getpid())  # os.getpid(): the main thread
+    except OSError:  # not readable here: leave the scheduling as it is
+        yield
+        return
+    if own == ordinary:
+        yield
+        return
+    try:
+        os.sched_setscheduler(0, ordinary[0], ordinary[1])
+        os.sched_setaffinity(0, ordinary[2])
+    except OSError:
+        pass  # lowering one's own priority is always allowed; an odd host keeps its own
+    try:
+        yield
+    finally:
+        try:
+            os.sched_setscheduler(0, own[0], own[1])
+            os.sched_setaffinity(0, own[2])
+        except OSError as exc:
+            _LOG.warning("the same-host links' thread could not take its scheduling back: %s", exc)
 
 
 def _send_quietly(sock: socket.socket, frame: bytes) -> None:
