@@ -412,6 +412,30 @@ def test_robot_and_bridge_state_are_unknown_once_their_mirrors_stop() -> None:
     )
 
 
+def test_the_owner_the_bridge_still_names_is_said_silent_once_its_robot_state_stops() -> None:
+    """A user's trial: 0.8 s into a SIGSTOP of the control node the monitor showed ``owner
+    control_node`` while the demo's status line said ``(silent)``: the bridge names a stopped
+    controller its owner until its watchdog and fallback act. Another owner gets no note."""
+    model = MonitorModel(state_timeout_s=0.5, state_node="control_node")
+    model.on_robot_state(RobotState(motion_mode=MotionMode.STAND), 0)
+    for k in range(9):  # the bridge's state keeps coming (10 Hz), naming the stopped node
+        model.on_bridge_state(bridge_state("owner: control_node", "mode: run"), k * S // 10)
+    fresh = model.snapshot(int(0.4 * S))
+    assert fresh.owner_text == "control_node"
+    assert "bridge: owner control_node | mode run" in fresh.to_text()
+    silent = model.snapshot(int(0.8 * S))
+    assert silent.owner_text == "control_node (silent: no RobotState for 0.8 s)"
+    assert "bridge: owner control_node (silent: no RobotState for 0.8 s) | mode run" in (
+        silent.to_text()
+    )
+    model.on_bridge_state(bridge_state("owner: my_ctl", "mode: run"), int(0.85 * S))
+    assert model.snapshot(int(0.9 * S)).owner_text == "my_ctl"  # not RobotState's node
+    unnamed = MonitorModel(state_timeout_s=0.5)  # no state_node given: the bridge's word only
+    unnamed.on_robot_state(RobotState(motion_mode=MotionMode.STAND), 0)
+    unnamed.on_bridge_state(bridge_state("owner: control_node", "mode: run"), int(0.8 * S))
+    assert unnamed.snapshot(int(0.8 * S)).owner_text == "control_node"
+
+
 def test_a_monitor_that_never_receives_a_robot_state_says_unknown_and_how_long_it_listened(
     bus: Bus,
 ) -> None:

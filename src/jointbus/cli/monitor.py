@@ -73,6 +73,7 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
     In a terminal, teleop_twist_keyboard's keys (i forward, j/l turn, ...) drive
     /<ns>/velocity_command while held, as `jointbus teleop` does; Ctrl+Q quits.
     """
+    from jointbus.robots.hb50.control import CONTROL_NODE_NAME  # RobotState's publisher
     from jointbus.tools.monitor import MonitorFeed, MonitorModel
 
     with user_errors():
@@ -85,9 +86,11 @@ def monitor(  # noqa: PLR0917 (typer maps parameters to options)
             stop = threading.Event()
             # SIGTERM (e.g. from `jointbus demo` ending) closes the full-screen app cleanly.
             signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-            run_monitor(bus, namespace=namespace, duration=duration, stop=stop)
+            run_monitor(
+                bus, namespace=namespace, duration=duration, stop=stop, state_node=CONTROL_NODE_NAME
+            )
             return
-        model = MonitorModel()
+        model = MonitorModel(state_node=CONTROL_NODE_NAME)
         # no keys here, so no e-stop: nothing announced a watch-only certificate may not do
         with MonitorFeed(
             bus, namespace=namespace, discover_period_s=min(2.0, wait or 2.0), estop=False

@@ -261,7 +261,8 @@ def _bridge_text(snap: MonitorSnapshot) -> Text:
         text.append(f"\n(last said owner {bridge.owner or '?'}, mode {bridge.mode or '?'})")
     else:
         text.append("Owner   ", style="bold")
-        text.append(bridge.owner or "?")
+        owner = snap.owner_text
+        text.append(owner, style="yellow" if owner != (bridge.owner or "?") else "")
         text.append("\nMode    ", style="bold")
         text.append(bridge.mode or "?")
         text.append("\nArming  ", style="bold")
@@ -429,13 +430,15 @@ def run_monitor(
     discover_period_s: float = 2.0,
     duration: float | None = None,
     stop: threading.Event | None = None,
+    state_node: str = "",
 ) -> None:
     """Run the monitor on ``bus`` in this terminal until the user quits (Ctrl+Q or Ctrl+C),
     ``duration`` seconds pass, or ``stop`` is set (from a signal handler, for example).
 
     The teleop keys publish ``/<namespace>/velocity_command`` (see the module docstring); the zero
-    command is sent when the app ends, however it ends."""
-    model = MonitorModel()
+    command is sent when the app ends, however it ends. ``state_node``: the node that publishes
+    ``RobotState`` (:class:`~jointbus.tools.monitor.model.MonitorModel`)."""
+    model = MonitorModel(state_node=state_node)
     ns = namespace.strip("/")
     velocity = bus.publisher(f"/{ns}/velocity_command", Twist, MAB_RT, node="monitor")
     with (

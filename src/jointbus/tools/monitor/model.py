@@ -360,6 +360,25 @@ class MonitorSnapshot:
     topics: tuple[TopicRow, ...]
     events: tuple[EventRow, ...]
     array: ArraySummary | None = None
+    #: The node that publishes ``RobotState`` (the robot's controller; "" = not known here).
+    state_node: str = ""
+
+    @property
+    def owner_text(self) -> str:
+        """The bridge's command owner as the bridge names it, and ``(silent: no RobotState for
+        0.8 s)`` after it while that owner is :attr:`state_node` and its ``RobotState`` is stale.
+        Why: the bridge names a stopped controller its owner until its watchdog and fallback act;
+        a user's trial saw ``owner control_node`` 0.8 s into a SIGSTOP of that node while the
+        demo's status line already said ``(silent)``."""
+        bridge = self.bridge
+        if bridge is None:
+            return "?"
+        owner = bridge.owner or "?"
+        robot = self.robot
+        if self.state_node and owner == self.state_node and robot is not None and robot.stale:
+            heard = f"for {robot.age_s:.1f} s" if robot.received else "yet"
+            return f"{owner} (silent: no RobotState {heard})"
+        return owner
 
     @property
     def replay_text(self) -> str:
@@ -404,7 +423,7 @@ class MonitorSnapshot:
             )
         else:
             lines.append(
-                f"bridge: owner {bridge.owner or '?'} | mode {bridge.mode or '?'} | "
+                f"bridge: owner {self.owner_text} | mode {bridge.mode or '?'} | "
                 f"{bridge.arming} | e-stop {bridge.estop} | up {bridge.up_time_s} s"
             )
             lines.extend(f"  {text}" for text in (*bridge.thermal, *bridge.other))
@@ -550,7 +569,9 @@ class MonitorModel:
 
     ``liveliness_timeout_s``: silence after which a node is STALE (s); ``state_timeout_s``: age
     after which the robot's and the bridge's state are shown as unknown / lost (s);
-    ``max_events``: status reports kept; ``rate_window_s``: the span rates are averaged over (s).
+    ``max_events``: status reports kept; ``rate_window_s``: the span rates are averaged over (s);
+    ``state_node``: the node that publishes ``RobotState``, so the owner line can say when the
+    bridge still names that node while it is silent (:attr:`MonitorSnapshot.owner_text`).
     """
 
     def __init__(
@@ -560,6 +581,7 @@ class MonitorModel:
         state_timeout_s: float = DEFAULT_STATE_TIMEOUT_S,
         max_events: int = 50,
         rate_window_s: float = 2.0,
+        state_node: str = "",
     ) -> None:
         if not (math.isfinite(liveliness_timeout_s) and liveliness_timeout_s > 0):
             raise ValueError(
@@ -571,6 +593,7 @@ class MonitorModel:
             raise ValueError(f"max_events = {max_events!r}; expected an int >= 1")
         if not (math.isfinite(rate_window_s) and rate_window_s > 0):
             raise ValueError(f"rate_window_s = {rate_window_s!r}; expected a duration > 0 s")
+        self._state_node = state_node
         self._timeout_ns = round(liveliness_timeout_s * _NS_PER_S)
         self._state_timeout_ns = round(state_timeout_s * _NS_PER_S)
         self._window_ns = round(rate_window_s * _NS_PER_S)
@@ -788,6 +811,7 @@ class MonitorModel:
             robot=self._robot_summary(now_ns),
             nodes=self._node_rows(now_ns),
             topics=self._topic_rows(now_ns),
+            state_node=self._state_node,
             events=tuple(reversed(self._events)),
         )
 
