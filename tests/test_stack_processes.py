@@ -342,6 +342,11 @@ def test_a_sigkilled_control_process_is_reported_and_the_bridge_holds_the_robot(
 
     killed_text = "process 'control' of the layout was killed by SIGKILL"
     assert wait_until(lambda: reported(killed_text), 2.0)
+    # from the moment the launcher knows, its line quotes no mode or owner of the dead node (a
+    # user's trial read LOCOMOTION and owner=control_node 0.3 s after the kill was reported)
+    line = stack.summary().line()
+    assert f"mode={MODE_UNKNOWN}(" in line and "killed by SIGKILL" in line, line
+    assert "owner=control_node(process gone)" in line, line
     # the bridge's fallback takes over (safe: the stance; hold: once it is quiet) and the robot
     # stays up on its feet (issue 22: no collapse when the controller dies)
     s = stack.wait_for(lambda s: s.bridge_mode in ("safe", "hold"), 2.0)

@@ -1632,10 +1632,13 @@ class Stack:
             state = None
         robot: RobotState | None = self._robot_state.message
         robot_age = now - self._robot_state.at  # NaN before the first
-        if self._control_lost(now):
+        # a control process known dead is lost at once, not once its mirror is 0.5 s old (a
+        # user's trial read LOCOMOTION 0.34 s after the launcher had said it was killed)
+        control_lost = control_gone is not None or self._control_lost(now)
+        if control_lost:
             robot = None
         motion = None
-        if self._control_lost(now):
+        if control_lost:
             motion = MODE_UNKNOWN
             self._velocity_held = False  # a control node that comes back says so again
         elif robot is not None:
