@@ -16,7 +16,8 @@ loop that already wakes for the messages serves it (the same-host links' thread,
 :meth:`jointbus.bus.sibling_link.SiblingLinks.dispatcher`). Why: in a layout process whose loop is
 a node's callback (the control node's step on each frame), the frame came in on the links' thread
 and crossed to the node's callback thread — a second wake-up and a GIL hand-over per frame,
-≈ 40–60 µs of CPU on this VM (docs/PERFORMANCE.md, "One wake-up per frame"). Served on the links'
+42–135 µs of the control process's CPU a cycle on this VM (docs/PERFORMANCE.md, "One wake-up per
+frame"). Served on the links'
 thread, a frame is received, decoded and stepped on in one wake-up; the node's other callbacks
 (a velocity command over Zenoh) still run on that one thread, so the node needs no locks.
 """

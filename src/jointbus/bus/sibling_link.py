@@ -45,7 +45,7 @@ the graph still names), and a respawned sibling is linked again within :data:`RE
 
 The links' thread can also be a node's callback thread (:meth:`SiblingLinks.dispatcher`): the
 control node's step then runs in the wake-up that received its frame, not after a second thread's
-(−70 to −130 µs of the control process's CPU a cycle, docs/PERFORMANCE.md, "One wake-up per
+(−42 to −135 µs of the control process's CPU a cycle, docs/PERFORMANCE.md, "One wake-up per
 frame").
 
 Frames: ``H`` + JSON ``{"name"}`` (hello, connector to acceptor), ``S`` + topic id (u32) + JSON
