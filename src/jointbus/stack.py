@@ -110,9 +110,10 @@ is restored when the last such stack stops.
 ground truth when the simulator is in this process), message rates, the bridge loop's timing
 (its own statistics, or ``/hb50/diagnostics`` when the bridge runs elsewhere) and the process's
 CPU use. :meth:`Stack.take_reports` hands out the reports of ``/hb50/status`` received since the
-last call (the demo prints the WARN / ERROR / STALE ones, so a rejected command shows on its
-console). A stack that runs the control node without the bridge watches the bridge's liveliness
-(a :class:`~jointbus.runtime.LivelinessMonitor` on the control node, limited to ``bridge_node``,
+last call (the demo prints the WARN / ERROR / STALE ones and the OK that follows one, so a rejected
+command shows on its console, and so does its clearing). A stack that runs the control node without
+the bridge watches the bridge's liveliness (a :class:`~jointbus.runtime.LivelinessMonitor` on the
+control node, limited to ``bridge_node``,
 which also publishes the STALE on ``/hb50/status``): when that says STALE, or the bridge's 10 Hz
 state has not arrived for :data:`BRIDGE_STATE_TIMEOUT_S`, the summary's ``bridge_mode`` is
 ``lost`` (owner and drives unknown) instead of the last state a dead bridge sent — or ``late``

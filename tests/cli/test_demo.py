@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pytest
+
 from jointbus.cli.demo import final_line
 from jointbus.runtime import LoopRun
 from jointbus.stack import StackSummary
@@ -176,3 +178,50 @@ def test_the_owner_and_the_lost_mode_say_what_is_known_of_a_dead_control_process
         "+5.7 s)"
     ) in last, last
     assert "owner control_node (per the bridge; that node: process gone)," in last, last
+
+
+class _Reports:
+    """What a stack's ``take_reports`` hands the demo: the reports given, once."""
+
+    def __init__(self, *reports: tuple[int, str, str]) -> None:
+        from jointbus.messages.std_msgs import Header
+        from jointbus.robots.hb50.messages import Status
+
+        self._reports = [
+            Status(Header.now(""), level=level, reporting_node=node, status=text)
+            for level, node, text in reports
+        ]
+
+    def take_reports(self) -> list[object]:
+        taken, self._reports = self._reports, []
+        return taken
+
+
+def test_the_console_prints_problems_and_the_ok_that_clears_each(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A user's trial: the console's last word stayed "velocity commands stopped …; stopping on
+    four feet" while the robot walked on — the OK that said the commands were back was on the bus
+    only. A node's next OK after a problem it reported is printed; other OKs are not."""
+    from jointbus.cli.demo import ConsoleReports
+    from jointbus.robots.hb50.messages import Level
+
+    printed = ConsoleReports()
+    printed.print_new(
+        _Reports(  # type: ignore[arg-type]
+            (Level.OK, "control_node", "motion mode STAND -> LOCOMOTION (velocity command)"),
+            (Level.WARN, "control_node", "velocity commands stopped after 3 s; stopping"),
+            (Level.OK, "bridge_node", "drives on"),
+            (Level.OK, "control_node", "velocity commands are back"),
+            (Level.OK, "control_node", "motion mode STAND -> LOCOMOTION (velocity command)"),
+            (Level.ERROR, "bridge_node", "fallback: no command for 101 ms"),
+        )
+    )
+    printed.print_new(_Reports((Level.OK, "bridge_node", "fallback: a controller took over")))  # type: ignore[arg-type]
+    lines = [line.split(" ", 1)[1] for line in capsys.readouterr().err.splitlines()]
+    assert lines == [
+        "WARN control_node: velocity commands stopped after 3 s; stopping",
+        "OK control_node: velocity commands are back",
+        "ERROR bridge_node: fallback: no command for 101 ms",
+        "OK bridge_node: fallback: a controller took over",  # across calls
+    ]

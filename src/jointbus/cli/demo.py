@@ -208,13 +208,28 @@ def report_line(report: Status) -> str:
     return f"{stamp} {Level(report.level).name} {report.reporting_node}: {report.status}"
 
 
-def _print_reports(stack: Stack) -> None:
-    """Print the WARN / ERROR / STALE reports received since the last call (stderr)."""
-    from jointbus.robots.hb50.messages import Level
+class ConsoleReports:
+    """What the demo prints of the robot's ``/hb50/status`` (stderr): every WARN / ERROR / STALE
+    report, and a node's next OK after one of them, so the console does not end on a problem that
+    has cleared. Why: in a user's trial its last word stayed "velocity commands stopped …;
+    stopping on four feet" while the robot walked on; the OK that said the commands were back
+    was on the bus only."""
 
-    for report in stack.take_reports():
-        if report.level >= Level.WARN:
-            note(report_line(report))
+    def __init__(self) -> None:
+        self._troubled: set[str] = set()  # nodes whose last printed report was a problem
+
+    def print_new(self, stack: Stack) -> None:
+        """Print what arrived since the last call."""
+        from jointbus.robots.hb50.messages import Level
+
+        for report in stack.take_reports():
+            node = report.reporting_node
+            if report.level >= Level.WARN:
+                note(report_line(report))
+                self._troubled.add(node)
+            elif report.level == Level.OK and node in self._troubled:
+                note(report_line(report))
+                self._troubled.discard(node)
 
 
 def summary_table(summary: StackSummary) -> RenderableType:
@@ -312,7 +327,9 @@ def _run_monitor(stack: Stack, end: float | None, zenoh_args: list[str]) -> None
                 child.wait()
 
 
-def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
+def _run_summaries(
+    stack: Stack, end: float | None, live: bool, reports: ConsoleReports
+) -> None:
     """Plain lines (or a rich live view) every second until the monotonic time ``end`` or
     Ctrl-C."""
     show: Callable[[StackSummary], None]
@@ -340,11 +357,11 @@ def _run_summaries(stack: Stack, end: float | None, live: bool) -> None:
             wake = tick if end is None else min(tick, end)
             while (left := wake - time.monotonic()) > 0:  # reports within 0.1 s of arriving
                 time.sleep(min(left, _REPORT_POLL_S))
-                _print_reports(stack)
+                reports.print_new(stack)
             show(stack.summary())
             if stack.bridge_gone_for_good() is not None:
                 break  # the robot is gone: the run ends (run_view says why, exit code 1)
-        _print_reports(stack)
+        reports.print_new(stack)
 
 
 def failure_line(summary: StackSummary) -> str | None:
@@ -380,6 +397,7 @@ def run_view(
         raise CliError(f"--duration {duration!r}: expected a number of seconds > 0")
     terminal = sys.stdout.isatty() and not headless
     use_monitor = terminal and bool(monitor) and stack.zenoh is not None and _monitor_available()
+    reports = ConsoleReports()
     recorder: Any = None
     summary: StackSummary | None = None
     end: float | None = None
@@ -424,7 +442,7 @@ def run_view(
                 if use_monitor:  # it ends with the bridge, too (_run_monitor)
                     _run_monitor(stack, end, zenoh_args or [])
                 else:
-                    _run_summaries(stack, end, live=terminal)
+                    _run_summaries(stack, end, live=terminal, reports=reports)
                 if recorder is not None and end is not None and time.monotonic() >= end - 0.05:
                     _await_robot_data(recorder, _robot_topic(stack), duration or 0.0)
             summary = stack.summary()
@@ -453,7 +471,7 @@ def run_view(
                 # Ctrl-C and these were on the bus only, not on the console); a stack that did
                 # not start says why in one error line, and nothing else
                 if began is not None:
-                    _print_reports(stack)
+                    reports.print_new(stack)
     if summary is None:  # pragma: no cover - start() raised, and that propagated
         raise StackError("the stack did not run")
     typer.echo(final_line(summary))
