@@ -573,6 +573,19 @@ def _endpoint_json(e: EndpointInfo) -> dict[str, Any]:
 
 
 # ---- topic echo --------------------------------------------------------------------------------
+#: ``topic echo`` / ``hz --duration``: time listened, from when the bus is open — "no messages
+#: within 3 s" must mean 3 s of listening, not of the command's start-up.
+ListenSeconds = Annotated[
+    float | None,
+    typer.Option(
+        "--duration",
+        min=0.0,
+        help="Stop after listening this many seconds (counted once the bus is open, not "
+        "from the command's start).",
+    ),
+]
+
+
 @app.command("echo")
 @joins_bus()
 def echo(  # noqa: PLR0917 (typer options)
@@ -609,15 +622,7 @@ def echo(  # noqa: PLR0917 (typer options)
             "with an error.",
         ),
     ] = 5.0,
-    duration: Annotated[
-        float | None,
-        typer.Option(
-            "--duration",
-            min=0.0,
-            help="Stop after listening this many seconds (counted once the bus is open, not "
-            "from the command's start).",
-        ),
-    ] = None,
+    duration: ListenSeconds = None,
     *,
     bus_options: BusOptions,
 ) -> None:
@@ -749,15 +754,7 @@ def hz(
     window: Annotated[
         int, typer.Option("--window", "-w", min=1, help="Intervals kept for the statistics.")
     ] = 10_000,
-    duration: Annotated[
-        float | None,
-        typer.Option(
-            "--duration",
-            min=0.0,
-            help="Stop after listening this many seconds (counted once the bus is open, not "
-            "from the command's start).",
-        ),
-    ] = None,
+    duration: ListenSeconds = None,
     period: Annotated[
         float, typer.Option("--period", min=0.05, help="Seconds between two reports.")
     ] = 1.0,
