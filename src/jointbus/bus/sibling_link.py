@@ -302,11 +302,14 @@ class SiblingLinks:
             for hosted in new:
                 hosted.start()
             self._hosted += new
-        busy = False
+        busy = closed = False
         for hosted in self._hosted:
+            if hosted.closed:
+                closed = True
+                continue
             hosted.serve()
             busy = busy or hosted.pending
-        if any(h.closed for h in self._hosted):
+        if closed:  # forgotten here, on the thread that iterates them
             self._hosted = [h for h in self._hosted if not h.closed]
         return busy
 
