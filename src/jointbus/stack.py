@@ -12,7 +12,10 @@ per entry, started together by a :class:`~jointbus.runtime.process_group.Process
 SCHED_FIFO 50, the control node in another, its step thread on CPU 1 at 49 (the processes' other
 threads on any CPU, :func:`_loop_cpu` says why) — and joined over Zenoh on loopback (the
 best-effort per-cycle streams between them by same-host links, :mod:`jointbus.bus.sibling_link`,
-unless the file's ``same_host_link`` is false), while the
+unless the file's ``same_host_link`` is false: the control process steps on the thread that
+receives its frame, and the bridge's loop reads its commands off the links itself, right before it
+takes them: one wake-up per frame in the control process, none per command in the bridge's),
+while the
 ``Stack`` itself (this process: the demo's view, a test, a recorder) only watches them over the
 bus. Why: in one interpreter the physics, the bridge, the control node and a recorder share one
 lock, and on a 2-vCPU computer their per-cycle costs exceeded the 2 ms period (the walking robot
@@ -163,7 +166,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from jointbus.bus import MAB_RT, RELIABLE, Bus, Publisher, Subscriber, ZenohConfig
-from jointbus.bus.sibling_link import SiblingGroup, SiblingLinks
+from jointbus.bus.sibling_link import InboundReader, SiblingGroup, SiblingLinks
 from jointbus.drivers.actuator_array import ActuatorArray, ImuReading
 from jointbus.drivers.errors import DriverError
 from jointbus.messages.base import Message
@@ -923,6 +926,8 @@ class Stack:
         self.siblings = siblings
         """A layout's process: its same-host links to the others (its bus joins them)."""
         self.sibling_links: SiblingLinks | None = None
+        #: The bridge loop's reading of the same-host links (a layout's bridge process).
+        self._inbound_reader: InboundReader | None = None
         if transport == "zenoh" and zenoh is None:
             raise StackConfigError(
                 "zenoh", zenoh, "a ZenohConfig: transport 'zenoh' sends every message over it"
@@ -1424,6 +1429,10 @@ class Stack:
                 )
         period = 1.0 / bridge.config.rate_hz
         cost = _CycleCost(bridge.config.rate_hz, stepped=stepped is not None)
+        # In a layout, the loop reads what its siblings send (the control node's commands) right
+        # before it takes its commands: no thread is woken for them (jointbus.bus.sibling_link).
+        links = self.sibling_links
+        reader = self._inbound_reader = links.inbound_reader() if links is not None else None
 
         def body(cycle: CycleInfo) -> None:
             measured = cost.measures(cycle.index)
@@ -1448,6 +1457,8 @@ class Stack:
                 if ground_truth is not None:
                     ground_truth.publish()
                 self._sim_cpu_ns += time.thread_time_ns() - t0
+            if reader is not None:
+                reader.read()
             # due: its pace windows run between the cycles' deadlines, as the frames' robot time
             # does (the loop's and the node's clocks are both monotonic)
             bridge.cycle(bridge.clock(), cycle.deadline_ns)
@@ -1512,6 +1523,8 @@ class Stack:
                     node.shutdown()
                 except Exception as exc:  # keep closing the rest
                     errors.append(exc)
+        if self._inbound_reader is not None:
+            self._inbound_reader.close()
         for sub in self._subscribers:
             sub.close()
         for pub in (self._command_pub, self._hardware_pub):

@@ -5,12 +5,14 @@ joins the sibling group GROUP (``SiblingGroup.to_arg``); ROLE ``pub`` declares a
 publisher of TOPIC, ``sub`` a realtime subscriber (every message kept), ``hosted`` an ordinary
 subscriber of TOPIC and a RELIABLE one of TOPIC + ``_zenoh`` (a topic the links never carry) on a
 dispatcher served by the links' thread (``Bus.dispatcher(on_sibling_links=True)``), each noting
-the thread its callback ran on; QOS ``mab`` (MAB_RT, the default) or ``reliable`` (RELIABLE, depth
-1000). It then answers one JSON line
-per command read on stdin: ``linked`` (waits ≤ 10 s for both links and, for ``pub``, the
+the thread its callback ran on, ``reader`` a realtime subscriber (value and thread kept) whose
+inbound links this process's main thread reads (``SiblingLinks.inbound_reader``); QOS ``mab``
+(MAB_RT, the default) or ``reliable`` (RELIABLE, depth 1000). It then answers one JSON line per
+command read on stdin: ``linked`` (waits ≤ 10 s for both links and, for ``pub``, the
 subscriber's announcement), ``zenoh MATCHED`` (``pub``: waits ≤ 10 s until Zenoh's matching
-status is MATCHED, 0 or 1), ``publish N`` (N messages, 2 ms apart, values counting on), ``stats``,
-``quit``.
+status is MATCHED, 0 or 1), ``publish N`` (N messages, 2 ms apart, values counting on),
+``read [LIMIT]`` (``reader``: one read of the links, on this thread), ``unread`` (``reader``: the
+links' thread reads again), ``stats``, ``quit``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def main() -> int:
         threads: set[str] = set()
         pub = None
         sub = None
+        reader = None
+        where: list[tuple[int, str]] = []  # reader: (value, thread of its callback)
         if role == "pub":
             pub = bus.publisher(topic, Count, qos, node="sibling_talker")
         elif role == "hosted":
@@ -72,6 +76,16 @@ def main() -> int:
                 dispatcher=dispatcher,
                 node="sibling_listener",
             )
+        elif role == "reader":
+
+            def on_read(msg: Count) -> None:
+                got.append(msg.value)
+                where.append((msg.value, threading.current_thread().name))
+
+            sub = bus.subscribe(
+                topic, Count, on_read, qos.with_(depth=1000), realtime=True, node="sibling_reader"
+            )
+            reader = links.inbound_reader()
         else:
             sub = bus.subscribe(
                 topic,
@@ -106,12 +120,20 @@ def main() -> int:
                     sent += 1
                     time.sleep(0.002)
                 answer["sent"] = sent
+            elif words[0] == "read":
+                assert reader is not None
+                answer["read"] = reader.read(*(int(w) for w in words[1:]))
+            elif words[0] == "unread":
+                assert reader is not None
+                reader.close()
+                answer["ok"] = True
             elif words[0] == "stats":
                 subscription = transport.subscription(topic)
                 answer = {
                     "got": got,
                     "got_zenoh": got_zenoh,
                     "threads": sorted(threads),
+                    "where": where,
                     "received": links.received,
                     "refused": links.refused,
                     "linked": list(links.linked()),

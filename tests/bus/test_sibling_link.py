@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 from jointbus.bus import MAB_RT, Bus, ZenohConfig
 from jointbus.bus.errors import BusError
 from jointbus.bus.qos import LATCHED, RELIABLE
-from jointbus.bus.sibling_link import SiblingGroup, carried
+from jointbus.bus.sibling_link import READ_LIMIT, SiblingGroup, carried
 from support.bus import Count, free_port, wait_until
 
 _PEER = Path(__file__).with_name("sibling_peer.py")
@@ -149,6 +150,81 @@ def test_a_dispatcher_on_the_links_runs_linked_and_zenoh_callbacks_on_the_links_
     assert stats["received"] >= 180  # by the link (the first few may cross on Zenoh)
     assert stats["got_zenoh"] == list(range(5))
     assert stats["threads"] == ["jointbus-sibling", "started on jointbus-sibling"]
+
+
+def test_a_loop_that_reads_its_links_gets_each_message_when_it_reads_on_its_own_thread(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    """The bridge process's case: its loop reads the commands waiting, once a cycle, and no
+    other thread takes them meanwhile; a bounded read leaves the rest waiting, in order."""
+    _bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "reader")
+    assert talker.ask("linked") == {"ok": True}
+    assert listener.ask("linked") == {"ok": True}
+    talker.ask("publish 20")  # the first may cross on Zenoh while the link settles
+    # the first read by the link: the listener's Zenoh subscriber goes, so nobody hears Zenoh
+    assert wait_until(
+        lambda: listener.ask("read")["read"] >= 0 and len(listener.ask("stats")["got"]) >= 20,
+        timeout=10.0,
+    )
+    assert talker.ask("zenoh 0") == {"ok": True}
+    while listener.ask("read")["read"]:  # the link's copies of what Zenoh brought first
+        pass
+    talker.ask("publish 100")
+    time.sleep(0.3)
+    assert listener.ask("stats")["got"] == list(range(20))  # waiting, nobody else took them
+    assert listener.ask("read 30") == {"read": 30}
+    assert listener.ask("stats")["got"] == list(range(50))
+    reads = []
+    while (n := listener.ask("read")["read"]) > 0:
+        reads.append(n)
+    assert reads == [READ_LIMIT] * (70 // READ_LIMIT) + [70 % READ_LIMIT]  # bounded a call
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(120))
+    assert {thread for value, thread in stats["where"] if value >= 20} == {"MainThread"}
+    assert stats["received"] >= 100
+    assert stats["lost"] == 0
+    # closed: the links' thread reads them again, nobody needs to ask
+    assert listener.ask("unread") == {"ok": True}
+    talker.ask("publish 50")
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 170, timeout=10.0)
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(170))
+    assert {thread for value, thread in stats["where"] if value >= 120} == {"jointbus-sibling"}
+
+
+def test_a_reader_finds_a_dead_sibling_and_reads_its_successor(
+    launcher: tuple[Bus, int], siblings: list[Sibling]
+) -> None:
+    _bus, port = launcher
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(siblings, port, talker_group, "pub")
+    listener = _start(siblings, port, listener_group, "reader")
+    assert talker.ask("linked") == {"ok": True}
+    talker.process.send_signal(signal.SIGKILL)
+    talker.process.wait(timeout=10.0)
+    # the reader meets the closed link; the links' thread drops it
+    assert wait_until(
+        lambda: listener.ask("read")["read"] == 0 and listener.ask("stats")["linked"] == [],
+        timeout=10.0,
+    )
+    successor = _start(siblings, port, talker_group, "pub")
+    assert successor.ask("linked") == {"ok": True}
+    assert listener.ask("linked") == {"ok": True}
+    successor.ask("publish 1")
+    assert wait_until(lambda: listener.ask("read")["read"] > 0, timeout=10.0)
+    assert successor.ask("zenoh 0") == {"ok": True}
+    successor.ask("publish 30")
+    assert wait_until(
+        lambda: listener.ask("read")["read"] >= 0 and len(listener.ask("stats")["got"]) >= 31,
+        timeout=10.0,
+    )
+    stats = listener.ask("stats")
+    assert stats["got"] == list(range(31))
+    # the first may cross on Zenoh; the link's are read on the reader's thread
+    assert {thread for value, thread in stats["where"] if value >= 1} == {"MainThread"}
 
 
 def test_an_outside_subscriber_gets_the_stream_over_zenoh_and_the_sibling_each_message_once(

@@ -418,6 +418,9 @@ class TopicSubscription:
         #: (:mod:`jointbus.bus.sibling_link`): their Zenoh copies are dropped, and no Zenoh
         #: subscriber is kept for them.
         self.sibling_gids: dict[int, str] = {}
+        #: Linked publishers (16-byte GID → its int) whose link may still bring messages Zenoh
+        #: delivered first (``receive_sibling``).
+        self._catching_up: dict[bytes, int] = {}
         #: Zenoh copies of link-delivered messages dropped.
         self.sibling_copies = 0
         self._zsub_lock = threading.Lock()
@@ -455,17 +458,25 @@ class TopicSubscription:
         """One message that came by a sibling's link: the same path as a Zenoh sample."""
         try:
             if len(att) == attachment.SIZE:
-                gid = attachment.gid_int(att[17:])
+                key = att[17:]
+                gid = attachment.gid_int(key)
                 if gid not in self.sibling_gids:
                     # the publisher's first message by the link: from now on its Zenoh copies
-                    # are dropped, and this one is if its Zenoh copy came first
+                    # are dropped
                     self.sibling_gids[gid] = sibling
+                    self._catching_up[key] = gid
                     siblings = self._transport.siblings
                     if siblings is not None:
                         siblings.reconsider(self.topic)
-                    last = self._last_seq.get(att[17:])
+                if self._catching_up and key in self._catching_up:
+                    # Until the link is ahead of what Zenoh delivered, a linked message whose
+                    # Zenoh copy came first is dropped: a loop that reads its links once a cycle
+                    # (SiblingLinks.inbound_reader) can find several such behind the Zenoh ones,
+                    # and must not deliver an older command after a newer.
+                    last = self._last_seq.get(key)
                     if last is not None and attachment.FIELDS.unpack(att)[0] <= last:
                         return
+                    del self._catching_up[key]
             generation = self._transport.generation
             slow = self._gate.receive(
                 att, payload, self._bus.local_subscribers(self.topic), generation
@@ -480,6 +491,8 @@ class TopicSubscription:
         """A sibling's link closed: its publishers are Zenoh's again."""
         for gid in [g for g, s in self.sibling_gids.items() if s == sibling]:
             self.sibling_gids.pop(gid, None)
+        for key in [k for k, g in self._catching_up.items() if g not in self.sibling_gids]:
+            self._catching_up.pop(key, None)
 
     def _on_sample(self, sample: zenoh.Sample) -> None:
         # Runs on Zenoh's receive thread. Realtime subscribers are called right here (no thread
