@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from jointbus.bus import ZenohConfig
+from jointbus.bus.names import data_key
+from jointbus.bus.zenoh_transport import type_hash_of
+from jointbus.robots.hb50.messages import JointCommand
 from jointbus.runtime.launch import LaunchDescription
 from jointbus.stack import MODE_UNKNOWN, Stack
 from support.bus import free_port, wait_until
@@ -308,6 +311,31 @@ def test_the_layouts_processes_exchange_their_streams_by_same_host_links(stack: 
     assert _linked_sockets(bridge).pop().rsplit("/", 1)[0] == (
         _linked_sockets(control).pop().rsplit("/", 1)[0]  # one launch key
     )
+
+
+def test_the_bridge_takes_the_commands_off_its_link_and_keeps_no_zenoh_subscriber_for_them(
+    stack: Stack,
+) -> None:
+    """The bridge's loop reads the control node's commands off the link itself
+    (``SiblingLinks.inbound_reader``): once it has, its process declares no Zenoh subscriber for
+    them. A loop that never read would leave it declared, and the commands would cross over
+    Zenoh unnoticed (the robot stands either way)."""
+    transport = stack.bus.zenoh
+    assert transport is not None
+    key = data_key(
+        transport.domain_id, "/hb50/joint_command", JointCommand.TYPE_NAME,
+        type_hash_of(JointCommand),
+    )
+    # a plain Zenoh publisher, no graph token: it matches whoever subscribes over Zenoh
+    probe = transport.session.declare_publisher(key)
+    try:
+        assert wait_until(lambda: stack.summary().command_hz > 400, 10.0)
+        assert wait_until(lambda: not probe.matching_status.matching, 10.0)
+        time.sleep(0.5)
+        assert not probe.matching_status.matching
+        assert stack.summary().command_hz > 400  # ... while the commands are applied
+    finally:
+        probe.undeclare()
 
 
 def test_the_start_up_line_names_each_process_with_its_pid(stack: Stack) -> None:
