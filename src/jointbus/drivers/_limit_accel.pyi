@@ -26,3 +26,7 @@ def apply(
     limited: _B,
     /,
 ) -> int: ...
+
+def bounds(
+    lower: _F, upper: _F, exact_lower: _F, exact_upper: _F, values: _F, /
+) -> int: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,11 +23,13 @@ from jointbus.messages.errors import LengthMismatchError, LimitError, NonFiniteE
 from jointbus.messages.joint_impedance import JointImpedance
 from jointbus.model.limits import JointLimitSpec
 from jointbus.model.yaml_loader import load_robot
+from jointbus.nodes.safety import command_check
 from jointbus.nodes.safety.command_check import (
     CommandCheck,
     CommandRejected,
     JointOrderError,
     SourceNotAllowedError,
+    bounds_verdict,
 )
 from jointbus.robots.hb50.bridge.unchecked_command import HB50_COMMAND_FIELDS
 from jointbus.robots.hb50.messages import JointCommand
@@ -158,21 +161,37 @@ def test_the_values_are_tested_in_python_and_applied_as_numpy_clamps_them(
     a float32 rounding beyond each limit — the check refuses exactly the commands the block
     test refuses and applies the others exactly as numpy's clamp into the limits does, bit for
     bit (the sign of a zero too)."""
+    with mock.patch.object(command_check, "_CORE", None):
+        python_check = make_check()  # the plain-Python verdict, as without a C compiler
+    for check in {make_check(), python_check}:
+        _, reductions = numpy_reductions(lambda check=check: check.check(command()))
+        assert reductions == []
+        cmd = raw_command(command(), **dict(zip(FLOAT_FIELDS, rows, strict=True)))
+        values = np.array(rows, dtype=np.float64)  # the rows in the check's order (FLOAT_FIELDS)
+        inside = (values >= check._lower) & (values <= check._upper)  # the reference's test
+        if not inside.all():
+            with pytest.raises(CommandRejected):
+                check.check(cmd)
+            continue
+        want = np.clip(values, check._block_lower, check._block_upper)
+        got = check.check(cmd)
+        for field, row in (("kp", 0), ("kd", 2), ("position", 3), ("velocity", 4), ("effort", 5)):
+            applied = getattr(got, field)
+            assert applied.tobytes() == want[row].tobytes(), field
+
+
+@pytest.mark.skipif(command_check._CORE is None, reason="the compiled core was not built")
+@given(st.lists(st.tuples(_VALUE, _VALUE, _VALUE), min_size=6, max_size=6))
+def test_the_compiled_verdict_is_the_python_twins(rows: list[tuple[float, float, float]]) -> None:
+    """``_limit_accel.bounds`` (one C call a command on the bridge's loop) gives the verdict
+    :func:`bounds_verdict` gives, on every value the property test above draws."""
     check = make_check()
-    _, reductions = numpy_reductions(lambda: check.check(command()))
-    assert reductions == []
-    cmd = raw_command(command(), **dict(zip(FLOAT_FIELDS, rows, strict=True)))
-    values = np.array(rows, dtype=np.float64)  # the rows in the check's order (FLOAT_FIELDS)
-    inside = (values >= check._lower) & (values <= check._upper)  # the reference's block test
-    if not inside.all():
-        with pytest.raises(CommandRejected):
-            check.check(cmd)
-        return
-    want = np.clip(values, check._block_lower, check._block_upper)
-    got = check.check(cmd)
-    for field, row in (("kp", 0), ("kd", 2), ("position", 3), ("velocity", 4), ("effort", 5)):
-        applied = getattr(got, field)
-        assert applied.tobytes() == want[row].tobytes(), field
+    values = np.array(rows, dtype=np.float64)
+    compiled = command_check._CORE.bounds(
+        check._lower, check._upper, check._block_lower, check._block_upper, values
+    )
+    assert compiled == bounds_verdict(values, check._every_bound)
+    assert check._verdict(values) == compiled  # what the check calls
 
 
 # -- source --------------------------------------------------------------------------------
