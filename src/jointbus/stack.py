@@ -883,6 +883,12 @@ class Stack:
             (:func:`control_realtime`). A layout process running the control node without the
             bridge gives its ``priority`` here, so that the step runs at the priority the layout
             names (it ran at 98 for a layout's 99: the bridge's was taken as one above it).
+        observe: watch the robot's topics for :meth:`summary`, :meth:`wait_for` and
+            :meth:`take_reports` (default). ``False`` in a layout's own process
+            (``python -m jointbus.stack``), whose summary nobody reads: there the bridge's
+            frames, 500 a second, were delivered to this watcher as well as to the control node
+            (≈ 10 µs of a cycle on the bridge's loop, and of each frame in the control process),
+            and its status reports and 10 Hz copies woke the process's Zenoh threads.
     """
 
     def __init__(
@@ -903,6 +909,7 @@ class Stack:
         realtime_if_alone: bool = True,
         control_priority: int | None = None,
         siblings: SiblingGroup | None = None,
+        observe: bool = True,
     ) -> None:
         # Before anything opens or starts: a rate the default simulator cannot step was refused
         # only in the bridge's process, once the layout's processes had started (a user's
@@ -923,6 +930,7 @@ class Stack:
                 f"a SCHED_FIFO priority {FIFO_PRIORITY_MIN}–{FIFO_PRIORITY_MAX} or None",
             )
         self.control_priority = control_priority
+        self.observe = observe
         self.siblings = siblings
         """A layout's process: its same-host links to the others (its bus joins them)."""
         self.sibling_links: SiblingLinks | None = None
@@ -1114,7 +1122,8 @@ class Stack:
         bridge_bus = control_bus = main
         if self.transport == "zenoh" and len(self.nodes) == 2:
             control_bus = self._new_bus("jointbus-control")
-        self._subscribe(main)
+        if self.observe:
+            self._subscribe(main)
         if before_nodes is not None:
             before_nodes(main)
         if "control" in self.nodes:
@@ -1170,7 +1179,8 @@ class Stack:
                 ensure_unique_node(main, bridge, self.namespace)
             except DuplicateNodeError as exc:
                 raise StackError(str(exc)) from None
-        self._subscribe(main)
+        if self.observe:
+            self._subscribe(main)
         if before_nodes is not None:
             before_nodes(main)
         self._group = ProcessGroup(on_exit=self._child_exited)
@@ -2360,6 +2370,7 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         estop_category=args.estop_category,
         control_priority=control_priority,
         siblings=None if args.siblings is None else SiblingGroup.from_arg(args.siblings),
+        observe=False,  # the launcher watches; nobody reads this process's summary
     )
     try:
         stack.start()
