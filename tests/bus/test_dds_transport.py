@@ -4,16 +4,20 @@ types written out by hand)."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
+from cyclonedds.core import InstanceState
 from rosbags.typesys import Stores, get_typestore
 
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus, MalformedPayloadEvent, QosEvent
 from jointbus.bus.dds_config import DdsConfig
-from jointbus.bus.dds_transport import DdsTransport, dds_qos, padded, profile_of
+from jointbus.bus.dds_transport import _ALIVE, DdsTransport, dds_qos, padded, profile_of
 from jointbus.codec.type_hash import rihs01_of
 from jointbus.messages.geometry_msgs import Twist, Vector3
 from jointbus.messages.sensor_msgs import JointState
@@ -213,3 +217,75 @@ def test_a_writer_holds_the_gil_only_while_no_reader_of_its_process_can_match(
         with _bus(domain, "b"):
             assert write_for(domain) is write_raw
         assert write_for(domain) is ddspy_write
+
+
+class _Discovered:
+    """What Cyclone DDS's built-in publications reader hands the listener: one endpoint's
+    record (``key``, ``participant_key``, ``sample_info``, topic, type, QoS)."""
+
+    def __init__(self, index: int, alive: bool) -> None:
+        self.key = SimpleNamespace(bytes=bytes([index % 256, index // 256]) + b"\x07" * 14)
+        self.participant_key = SimpleNamespace(bytes=b"\x09" * 16)
+        self.sample_info = SimpleNamespace(
+            instance_handle=1000 + index,
+            instance_state=_ALIVE if alive else InstanceState.NotAliveDisposed,
+        )
+        self.topic_name = f"rt/race/t{index}"
+        self.type_name = "std_msgs::msg::dds_::String_"
+        self.qos: list[Any] = []
+
+
+class _Reader:
+    """A built-in reader whose every ``take`` brings 100 endpoints, appearing and vanishing by
+    turns: the endpoint table changes size on each call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def take(self, _n: int) -> list[_Discovered]:
+        self.calls += 1
+        alive = self.calls % 2 == 1
+        return [_Discovered(i, alive) for i in range(100)]
+
+
+def test_endpoints_found_on_one_listener_thread_never_break_the_others_graph_update(
+    domain: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The publications' and the subscriptions' listeners run on two DDS threads, and each one's
+    graph update iterates the endpoint table the other fills. Recorded outside the lock, an update
+    raised "dictionary changed size during iteration" and the graph missed that change (a test
+    run, 2026-12-06). Here one thread keeps recording endpoints while another updates the graph,
+    the interpreter switching threads every 20 µs."""
+    with _bus(domain) as bus:
+        transport = bus.transport
+        assert isinstance(transport, DdsTransport)
+        reader = _Reader()
+        transport._builtin["publications"] = reader  # type: ignore[assignment]
+        failures: list[BaseException] = []
+        stop = threading.Event()
+
+        def update_the_graph() -> None:
+            while not stop.is_set():
+                try:
+                    transport._graph_changed()
+                except Exception as exc:
+                    failures.append(exc)
+                    return
+                time.sleep(0)  # let the other thread take the lock: Python's is not fair
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(2e-5)
+        other = threading.Thread(target=update_the_graph, name="test-graph-update")
+        other.start()
+        try:
+            for _ in range(100):
+                transport._on_endpoints(True)
+        finally:
+            stop.set()
+            other.join(10.0)
+            sys.setswitchinterval(interval)
+        assert reader.calls == 100
+        assert failures == []
+        assert "reading DDS endpoints failed" not in caplog.text
+        # the last take removed every endpoint it had brought: none is left in the graph
+        assert not any(e.topic.startswith("rt/race/") for e in transport._endpoints.values())
