@@ -163,35 +163,39 @@ def test_a_loop_that_reads_its_links_gets_each_message_when_it_reads_on_its_own_
     listener = _start(siblings, port, listener_group, "reader")
     assert talker.ask("linked") == {"ok": True}
     assert listener.ask("linked") == {"ok": True}
-    talker.ask("publish 20")  # the first may cross on Zenoh while the link settles
+    talker.ask("publish 20")  # these cross on Zenoh too while the link settles
     # the first read by the link: the listener's Zenoh subscriber goes, so nobody hears Zenoh
     assert wait_until(
-        lambda: listener.ask("read")["read"] >= 0 and len(listener.ask("stats")["got"]) >= 20,
+        lambda: listener.ask("read")["read"] >= 0 and listener.ask("stats")["on_zenoh"] is False,
         timeout=10.0,
     )
     assert talker.ask("zenoh 0") == {"ok": True}
     while listener.ask("read")["read"]:  # the link's copies of what Zenoh brought first
         pass
+    settled = listener.ask("stats")
+    first = settled["got"]
+    # best effort while the link settled (Zenoh may drop some under load): in order, none twice
+    assert first == sorted(set(first)) and set(first) <= set(range(20)) and first
     talker.ask("publish 100")
     time.sleep(0.3)
-    assert listener.ask("stats")["got"] == list(range(20))  # waiting, nobody else took them
+    assert listener.ask("stats")["got"] == first  # waiting, nobody else took them
     assert listener.ask("read 30") == {"read": 30}
-    assert listener.ask("stats")["got"] == list(range(50))
+    assert listener.ask("stats")["got"] == first + list(range(20, 50))
     reads = []
     while (n := listener.ask("read")["read"]) > 0:
         reads.append(n)
     assert reads == [READ_LIMIT] * (70 // READ_LIMIT) + [70 % READ_LIMIT]  # bounded a call
     stats = listener.ask("stats")
-    assert stats["got"] == list(range(120))
+    assert stats["got"] == first + list(range(20, 120))  # by the link: each, in order
     assert {thread for value, thread in stats["where"] if value >= 20} == {"MainThread"}
-    assert stats["received"] >= 100
-    assert stats["lost"] == 0
+    assert stats["received"] - settled["received"] == 100
+    assert stats["lost"] == settled["lost"]
     # closed: the links' thread reads them again, nobody needs to ask
     assert listener.ask("unread") == {"ok": True}
     talker.ask("publish 50")
-    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 170, timeout=10.0)
+    assert wait_until(lambda: len(listener.ask("stats")["got"]) >= len(first) + 150, 10.0)
     stats = listener.ask("stats")
-    assert stats["got"] == list(range(170))
+    assert stats["got"] == first + list(range(20, 170))
     assert {thread for value, thread in stats["where"] if value >= 120} == {"jointbus-sibling"}
 
 
