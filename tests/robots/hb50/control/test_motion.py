@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jointbus.drivers.sim.mujoco_world import MujocoWorld
@@ -544,15 +544,17 @@ def test_a_turn_command_in_stand_is_a_turn_rate_not_a_body_yaw() -> None:
     st.floats(-1.0, 1.0),
     st.sampled_from([0.0, 0.1, 1.0]),
 )
+@example(0.0, 0.0, 5e-324, 1.0)  # the feet's speed rounds to 0.0: standing still
 @settings(max_examples=60, deadline=None)
 def test_no_walking_command_in_stand_is_dropped_silently(
     x: float, y: float, yaw: float, scale: float
 ) -> None:
-    """Whatever the command, from STAND it either starts walking or says why not; a zero one
-    (stand still) is nothing to report."""
+    """Whatever the command, from STAND it either starts walking or says why not; one that
+    moves no foot (stand still) is nothing to report — a zero, or one so small that the feet's
+    speed rounds to 0.0 m/s (a turn of 5e-324 rad/s, found by hypothesis)."""
     twist = _motion(x * scale, y * scale, yaw * scale)
     mc = _after_one_step(twist)
-    moving = (x * scale, y * scale, yaw * scale) != (0.0, 0.0, 0.0)
+    moving = mc.foot_speed(mc.velocity_command) > 0.0
     if mc.mode is M.LOCOMOTION:
         assert moving
         return
