@@ -105,6 +105,17 @@ def _pair(
     return talker, listener, listener_group
 
 
+def _linked(started: list[Sibling], port: int, role: str) -> tuple[Sibling, Sibling, SiblingGroup]:
+    """A talker and a listener of ``role``, linked both ways (and the talker's group, to start
+    a successor)."""
+    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
+    talker = _start(started, port, talker_group, "pub")
+    listener = _start(started, port, listener_group, role)
+    assert talker.ask("linked") == {"ok": True}
+    assert listener.ask("linked") == {"ok": True}
+    return talker, listener, talker_group
+
+
 def test_a_best_effort_stream_goes_by_the_link_and_not_over_zenoh(
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
@@ -133,11 +144,7 @@ def test_a_dispatcher_on_the_links_runs_linked_and_zenoh_callbacks_on_the_links_
     wake-up a frame), and what Zenoh brings (a velocity command) runs on that same thread, in
     order — the node needs no locks."""
     bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "hosted")
-    assert talker.ask("linked") == {"ok": True}
-    assert listener.ask("linked") == {"ok": True}
+    talker, listener, _ = _linked(siblings, port, "hosted")
     talker.ask("publish 200")
     assert wait_until(lambda: len(listener.ask("stats")["got"]) >= 200, timeout=10.0)
     outside = bus.publisher(_TOPIC + "_zenoh", Count, RELIABLE.with_(depth=100), node="outside")
@@ -158,11 +165,7 @@ def test_a_loop_that_reads_its_links_gets_each_message_when_it_reads_on_its_own_
     """The bridge process's case: its loop reads the commands waiting, once a cycle, and no
     other thread takes them meanwhile; a bounded read leaves the rest waiting, in order."""
     _bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "reader")
-    assert talker.ask("linked") == {"ok": True}
-    assert listener.ask("linked") == {"ok": True}
+    talker, listener, _ = _linked(siblings, port, "reader")
     talker.ask("publish 20")  # these cross on Zenoh too while the link settles
     # the first read by the link: the listener's Zenoh subscriber goes, so nobody hears Zenoh
     assert wait_until(
@@ -203,10 +206,7 @@ def test_a_reader_finds_a_dead_sibling_and_reads_its_successor(
     launcher: tuple[Bus, int], siblings: list[Sibling]
 ) -> None:
     _bus, port = launcher
-    talker_group, listener_group = SiblingGroup.of_launch(["talker", "listener"])
-    talker = _start(siblings, port, talker_group, "pub")
-    listener = _start(siblings, port, listener_group, "reader")
-    assert talker.ask("linked") == {"ok": True}
+    talker, listener, talker_group = _linked(siblings, port, "reader")
     talker.process.send_signal(signal.SIGKILL)
     talker.process.wait(timeout=10.0)
     # the reader meets the closed link; the links' thread drops it
