@@ -672,7 +672,7 @@ class InboundReader:
         # Its own buffer: the links' thread still reads hellos and announcements into its own.
         self._buffer = bytearray(MAX_FRAME_BYTES)
         self._view = memoryview(self._buffer)
-        #: Messages this reader delivered.
+        #: Messages this reader took off the links (delivered, or dropped as a Zenoh copy's).
         self.delivered = 0
 
     def read(self, limit: int = READ_LIMIT) -> int:
