@@ -224,10 +224,51 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
         f"said so {((said or math.nan) - back) * 1e3:+.1f} ms after the bridge's state"
     )
     assert back - interrupted < FALLBACK_LIMIT_S  # as after a SIGKILL: ~100 ms, not 400 ms
+    # Said only once the bridge says so: the next test stops the bridge to show the cause. The
+    # two processes' sight of the same state differs by their threads' lateness (printed above:
+    # −10 to +10 ms on a quiet host; −33 ms once in CI, when this process saw it late).
     assert said is not None, lines
-    # said after the owner changed: the child saw it on its own subscription of the same 500 Hz
-    # state; 5 ms covers the two processes' reading of one sample (printing takes longer)
-    assert said >= back - 0.005, (said - back, lines)
+
+
+def test_it_says_control_is_back_only_once_the_bridge_says_so(
+    demo: tuple[Stack, Owners, int],
+) -> None:
+    """Issue 20 item 7, by its cause: before, the example printed "control is back" on a timer,
+    35–60 ms before the owner changed. With the bridge's process stopped, no ``bridge_state``
+    can name a new owner: the example, interrupted then, must wait and say nothing, and say it
+    once the bridge runs again and hands control back."""
+    stack, owners, port = demo
+    group = stack.processes
+    if group is None:
+        pytest.skip("the bridge runs in this process: it cannot be stopped alone")
+    proc = _controller(port, "--duration", "60")
+    lines, reader = _read_lines(proc)
+    try:
+        assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
+        time.sleep(0.5)
+        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), (proc.poll(), lines)
+        group.signal("bridge", signal.SIGSTOP)
+        try:
+            proc.send_signal(signal.SIGINT)
+            # it stops commanding at once; it must then wait, well past the bridge's 100 ms
+            # fallback, which a stopped bridge cannot run (0.2 s: under its 250 ms watchdog)
+            assert wait_until(lambda: any("interrupted" in line for _t, line in lines), 5.0)
+            time.sleep(0.2)
+            early = [line for _t, line in lines if "control is back" in line]
+        finally:
+            group.signal("bridge", signal.SIGCONT)
+        resumed = time.monotonic()
+        assert not early, lines
+        assert proc.wait(timeout=20) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(5.0)
+    said = [t for t, line in lines if "control is back with control_node" in line]
+    assert said and said[0] > resumed, lines  # read after it was printed: printed after SIGCONT
+    assert wait_until(lambda: owners.owner == "control_node", 2.0), owners.changes[-3:]
+    assert stack.wait_for(lambda s: s.standing, 10.0).standing  # for the tests after this one
 
 
 def test_with_no_robot_on_its_port_it_says_where_it_looked_and_exits() -> None:
