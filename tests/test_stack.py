@@ -169,7 +169,16 @@ def test_zenoh_transport_stands_up_and_is_seen_from_another_bus() -> None:
         observer.subscribe("/hb50/bridge_data", BridgeData, frames.append, MAB_RT, realtime=True)
         stack = Stack(transport="zenoh", zenoh=ZenohConfig(hub_port=port))
         seen: list[StackSummary] = []
-        final = stack.run(5.0, on_summary=seen.append, period_s=0.5)
+        up = threading.Event()
+
+        def on_summary(summary: StackSummary) -> None:
+            seen.append(summary)
+            if summary.standing and summary.true_base_height_m > 0.9 * STAND_HEIGHT:
+                up.set()
+
+        # until it stands (2-3 s on a quiet host; a loaded one slowed this one-process stack to
+        # 0.85 s behind in 5 s once, under make test-long), at most 30 s
+        final = stack.run(30.0, on_summary=on_summary, period_s=0.5, stop=up)
         assert not stack.running and all(bus.closed for bus in stack.buses)
         assert len(stack.buses) == 2  # bridge and control each on their own session
         assert final.standing, final
