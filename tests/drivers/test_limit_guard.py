@@ -4,6 +4,7 @@ never pushes a joint out of its envelope (:mod:`jointbus.drivers.limit_guard`)."
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -232,6 +233,8 @@ def test_what_goes_out_never_pushes_harder_than_the_envelope(
 @example(p=0.995, v=0.5, p_ref=0.0, v_ref=0.0, tau=0.0, kp=0.0, kd=1.0, load=0.0)
 # no torque asked, at rest mid-range, read over the speed limit (4 rad/s, limit 3)
 @example(p=0.0, v=4.0, p_ref=0.0, v_ref=0.0, tau=0.0, kp=0.0, kd=0.0, load=0.0)
+# asks up by kd·v_ref = 4e-54 N·m beyond the load, which rounds away in floats (make test, once)
+@example(p=0.0, v=4.0, p_ref=0.0, v_ref=1.0, tau=4.0, kp=0.0, kd=4.452251871735225e-54, load=4.0)
 def test_inside_its_range_a_joint_truly_at_rest_is_pushed_towards_an_end_only_by_its_command(
     core: bool, p: float, v: float, p_ref: float, v_ref: float, tau: float, kp: float,
     kd: float, load: float,
@@ -244,7 +247,12 @@ def test_inside_its_range_a_joint_truly_at_rest_is_pushed_towards_an_end_only_by
     was pushed there with K·v_up."""
     g, compiled = run_core(core)
     cmd = command(p_ref, v_ref, tau, kp, kd)
-    asked = law(cmd, p, 0.0) - load  # N·m beyond the load, at rest, as commanded
+    # N·m beyond the load, at rest, as commanded: its sign exactly (a float sum rounds a tiny
+    # ask, 4 + 4e-54 − 4, to 0.0, and a command that does ask up is then held to "asked nothing")
+    asked = (
+        Fraction(tau) + Fraction(kp) * (Fraction(p_ref) - Fraction(p)) + Fraction(kd)
+        * Fraction(v_ref) - Fraction(load)
+    )
     p_ref_, v_ref_, tau_, kp_, kd_ = cmd
     run = g.apply if compiled else g.apply_reference
     run(
@@ -253,9 +261,9 @@ def test_inside_its_range_a_joint_truly_at_rest_is_pushed_towards_an_end_only_by
     )
     given_ = law(cmd, p, 0.0) - load  # as it goes out
     if asked <= 0.0:
-        assert given_ <= 1e-9, f"pushed up with {given_} N·m; the command asked {asked}"
+        assert given_ <= 1e-9, f"pushed up with {given_} N·m; the command asked {float(asked)}"
     if asked >= 0.0:
-        assert given_ >= -1e-9, f"pushed down with {given_} N·m; the command asked {asked}"
+        assert given_ >= -1e-9, f"pushed down with {given_} N·m; the command asked {float(asked)}"
 
 
 def test_bad_construction_is_refused() -> None:
