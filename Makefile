@@ -39,7 +39,8 @@ typecheck: $(STAMP)
 # process compiles what it imports.
 NOPYC := PYTHONDONTWRITEBYTECODE=
 unit: $(STAMP)
-	$(NOPYC) $(VENV)/bin/pytest -m "not slow and not long" -n 4 --dist worksteal -q
+	HYPOTHESIS_PROFILE=quick $(NOPYC) $(VENV)/bin/pytest -m "not slow and not long" -n 4 \
+		--dist worksteal -q
 
 # One collection of the suite, which fills that cache once for the four workers; `make test` runs
 # it beside mypy, which keeps one core busy for ~20 s. A collection error is left to `unit` to show.
@@ -50,8 +51,12 @@ test: lint
 	$(MAKE) --no-print-directory -j2 typecheck warm
 	$(MAKE) --no-print-directory unit
 
+# The long suite, then every property test of the quick suite again with 300 examples each (the
+# quick suite runs 40: tests/conftest.py's profiles), two processes at a time.
 test-long: $(STAMP)
 	$(VENV)/bin/pytest -m "long and not slow" -q
+	HYPOTHESIS_PROFILE=thorough $(NOPYC) $(VENV)/bin/pytest -m "hypothesis and not slow and not long" \
+		-n 2 --dist worksteal -q
 
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
