@@ -9,6 +9,7 @@ decoding and encoding do not leak; and ``JOINTBUS_NO_ACCEL=1`` runs everything i
 
 from __future__ import annotations
 
+import gc
 import os
 import struct
 import subprocess
@@ -178,6 +179,7 @@ def test_decode_and_encode_do_not_leak() -> None:
     assert layout.engine == "c"
     assert layout.decode(broken) is MISS
     cycle()
+    gc.collect()  # garbage left by the set-up (compile_layout) is not what is looked for
     before = (sys.getrefcount(JointCommand), sys.getrefcount(names), sys.getrefcount(MISS))
     tracemalloc.start()
     try:
@@ -189,6 +191,11 @@ def test_decode_and_encode_do_not_leak() -> None:
         second, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    gc.collect()
     after = (sys.getrefcount(JointCommand), sys.getrefcount(names), sys.getrefcount(MISS))
-    assert after == before
+    # A leaked reference would add one a cycle: 11 000. A few either way are the process's
+    # one-slot caches (the last names tuple checked, jointbus.messages.numpy_columns), which
+    # other threads of a test worker may have refilled meanwhile: `names` read 8, then 10, once
+    # in make test; no run of the test alone moved it.
+    assert all(abs(a - b) <= 4 for a, b in zip(after, before, strict=True)), (before, after)
     assert second - first < 64 * 1024, f"memory grew by {second - first} bytes"
