@@ -106,6 +106,15 @@ def _read_lines(proc: subprocess.Popen[str]) -> tuple[list[tuple[float, str]], t
     return lines, reader
 
 
+def _wait_until_it_owns(owners: Owners, proc: subprocess.Popen[str], lines: object = ()) -> None:
+    """Until the example owns the robot, and still owns it half a second later: a stall of the
+    loaded host may have handed control back meanwhile (it takes it again after 0.4 s of steady
+    commands)."""
+    assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
+    time.sleep(0.5)
+    assert wait_until(lambda: owners.owner == "squat_controller", 5.0), (proc.poll(), lines)
+
+
 def test_controller_squats_and_hands_control_back(demo: tuple[Stack, Owners, int]) -> None:
     stack, owners, port = demo
     stack.take_reports()
@@ -171,11 +180,7 @@ def test_sigkilled_controller_falls_back_to_the_control_node(
     before = _shm_files()
     proc = _controller(port, "--duration", "60")
     try:
-        assert wait_until(lambda: owners.owner == "squat_controller", 30.0), proc.poll()
-        time.sleep(0.5)
-        # a stall of the loaded host may have handed control back meanwhile (it takes it again
-        # after 0.4 s of steady commands): kill it while it owns the robot
-        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), proc.poll()
+        _wait_until_it_owns(owners, proc)  # kill it while it owns the robot
         killed = time.monotonic()
         proc.kill()  # SIGKILL: no goodbye, no last command
         assert wait_until(lambda: owners.owner == "control_node", 2.0)
@@ -206,9 +211,7 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     proc = _controller(port, "--duration", "60", background=True)
     lines, reader = _read_lines(proc)
     try:
-        assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
-        time.sleep(0.5)
-        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), (proc.poll(), lines)
+        _wait_until_it_owns(owners, proc, lines)
         interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)  # Ctrl-C
         assert proc.wait(timeout=20) == 0, proc.stderr.read() if proc.stderr else ""
@@ -244,9 +247,7 @@ def test_it_says_control_is_back_only_once_the_bridge_says_so(
     proc = _controller(port, "--duration", "60")
     lines, reader = _read_lines(proc)
     try:
-        assert wait_until(lambda: owners.owner == "squat_controller", 30.0), (proc.poll(), lines)
-        time.sleep(0.5)
-        assert wait_until(lambda: owners.owner == "squat_controller", 5.0), (proc.poll(), lines)
+        _wait_until_it_owns(owners, proc, lines)
         group.signal("bridge", signal.SIGSTOP)
         try:
             proc.send_signal(signal.SIGINT)
