@@ -457,3 +457,28 @@ def test_the_compiled_send_puts_the_cdr_with_rmw_zenohs_attachment() -> None:
     with pytest.raises(OverflowError):
         send(Count(7), 2**63, 0)  # the Python twin refuses it too (struct.error)
     assert len(puts) == 1
+
+
+def test_a_sessions_node_names_are_kept_after_it_closes(port: int) -> None:
+    """``session_nodes``: what a closed link's session ran (the chaos campaign's ``-v`` names
+    it). Its node tokens go before its link does: read at that moment, the graph has them no
+    more, and a loaded host's late link event said "nodes not yet known" (make test)."""
+    a = Bus(name="a", zenoh=ZenohConfig.loopback(port))
+    b = Bus(name="b", zenoh=ZenohConfig.loopback(None, (port,)))
+    try:
+        assert a.zenoh is not None and b.zenoh is not None
+        zid = b.zenoh.zid
+        b.publisher("/probe/x", Count, node="first", namespace="probe")
+        b.publisher("/probe/y", Count, node="second", namespace="probe")
+        assert wait_until(lambda: a.zenoh is not None and len(a.zenoh.session_nodes(zid)) == 2)
+        assert a.zenoh.session_nodes(zid) == ("first", "second")
+        assert a.zenoh.session_nodes("0" * len(zid)) == ()  # a session never heard of
+        b.close()
+        assert wait_until(
+            lambda: a.zenoh is not None
+            and not any(e.zid == zid for e in a.zenoh.graph_entities())
+        )
+        assert a.zenoh.session_nodes(zid) == ("first", "second")
+    finally:
+        b.close()
+        a.close()

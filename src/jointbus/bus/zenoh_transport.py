@@ -114,6 +114,8 @@ MISS_DETECTION_HEARTBEAT_S = 0.5
 #: Zenoh routes nothing to it before the publisher is told it is denied (s). The graph token and
 #: the subscriber's declaration travel separately; on a loaded host the second lags by up to ≈ 1 s.
 ROUTE_SETTLE_S = 3.0
+#: How many other sessions' node names :meth:`ZenohTransport.session_nodes` keeps (the newest).
+_SESSIONS_REMEMBERED = 256
 
 
 def history_selector(key: str, zid: str | None = None) -> str:
@@ -774,6 +776,10 @@ class ZenohTransport:
         #: Every live graph entity of other sessions by token key (the liveliness subscriber's
         #: view): nodes, endpoints, services.
         self._graph: dict[str, GraphEntity] = {}
+        #: The node names each other session announced (by session id), kept after they leave:
+        #: what a closed link's session ran is asked when its tokens are already gone. The last
+        #: :data:`_SESSIONS_REMEMBERED` sessions.
+        self._session_nodes: dict[str, tuple[str, ...]] = {}
         #: Graph tokens that could not be parsed (counted; each key logged once).
         self.bad_tokens = 0
         self._bad_token_keys: set[str] = set()
@@ -910,6 +916,23 @@ class ZenohTransport:
         """Every live graph entity of other sessions, as the liveliness subscriber saw them."""
         with self._lock:
             return list(self._graph.values())
+
+    def session_nodes(self, zid: str) -> tuple[str, ...]:
+        """The names of the nodes session ``zid`` (its full id, as :attr:`GraphEntity.zid`)
+        announced, in the order they came, also after they left or the session closed; empty
+        for a session not heard of (or one of the oldest beyond :data:`_SESSIONS_REMEMBERED`)."""
+        with self._lock:
+            return self._session_nodes.get(zid, ())
+
+    def _remember_node(self, entity: GraphEntity) -> None:
+        """Keep ``entity``'s node name under its session (the liveliness subscriber's thread)."""
+        with self._lock:
+            names = self._session_nodes.pop(entity.zid, ())
+            if entity.node not in names:
+                names += (entity.node,)
+            self._session_nodes[entity.zid] = names  # the newest last
+            while len(self._session_nodes) > _SESSIONS_REMEMBERED:
+                del self._session_nodes[next(iter(self._session_nodes))]
 
     def _release_node(self, endpoint_gid: int) -> zenoh.LivelinessToken | None:
         """Forget an endpoint's node reference; returns the node token to undeclare when it was
@@ -1081,6 +1104,8 @@ class ZenohTransport:
             self._graph.pop(key, None)
         else:
             self._graph[key] = entity
+            if entity.kind == "NN":
+                self._remember_node(entity)
             if self.access_watch is not None:
                 try:
                     self.access_watch.saw(entity)
