@@ -106,6 +106,14 @@ def _read_lines(proc: subprocess.Popen[str]) -> tuple[list[tuple[float, str]], t
     return lines, reader
 
 
+def _stop(proc: subprocess.Popen[str], reader: threading.Thread) -> None:
+    """Kill the example if a failed check left it running, and read what it printed."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    reader.join(5.0)
+
+
 def _wait_until_it_owns(owners: Owners, proc: subprocess.Popen[str], lines: object = ()) -> None:
     """Until the example owns the robot, and still owns it half a second later: a stall of the
     loaded host may have handed control back meanwhile (it takes it again after 0.4 s of steady
@@ -216,10 +224,7 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
         proc.send_signal(signal.SIGINT)  # Ctrl-C
         assert proc.wait(timeout=20) == 0, proc.stderr.read() if proc.stderr else ""
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(5.0)
+        _stop(proc, reader)
     back = next(t for t, owner in owners.since(interrupted) if owner == "control_node")
     said = next((t for t, line in lines if "control is back with control_node" in line), None)
     print(
@@ -262,10 +267,7 @@ def test_it_says_control_is_back_only_once_the_bridge_says_so(
         assert not early, lines
         assert proc.wait(timeout=20) == 0, proc.stderr.read() if proc.stderr else ""
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(5.0)
+        _stop(proc, reader)
     said = [t for t, line in lines if "control is back with control_node" in line]
     assert said and said[0] > resumed, lines  # read after it was printed: printed after SIGCONT
     assert wait_until(lambda: owners.owner == "control_node", 2.0), owners.changes[-3:]
