@@ -234,7 +234,7 @@ def test_ctrl_c_stops_commanding_at_once_and_says_so_when_the_bridge_does(
     assert back - interrupted < FALLBACK_LIMIT_S  # as after a SIGKILL: ~100 ms, not 400 ms
     # Said only once the bridge says so: the next test stops the bridge to show the cause. The
     # two processes' sight of the same state differs by their threads' lateness (printed above:
-    # −10 to +10 ms on a quiet host; −33 ms once in CI, when this process saw it late).
+    # −27 to +19 ms on a quiet host, 2026-12-07; −33 ms once in CI).
     assert said is not None, lines
 
 
