@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
 from jointbus.tools.bag_info import bag_info
-from jointbus.tools.recorder import LATE_HISTORY_WINDOW_S, Recorder
+from jointbus.tools.recorder import LATE_HISTORY_WINDOW_S, UNKNOWN_PUBLISHER_WAIT_S, Recorder
 from support.tools import bridge_data, free_port, wait_until
 
 
@@ -160,6 +161,99 @@ def test_a_latched_message_the_first_query_missed_is_fetched_when_its_publisher_
     assert session.gets >= 2
     assert stats.messages == 1 and stats.lost == 0
     assert list(_rosbags_decoded(path)) == ["/tf_static"]
+
+
+class _TokensLate:
+    """The recorder's view of discovery with every publisher's token ``delay_s`` late (forever
+    when None): what a live sample put while the sessions were still exchanging declarations
+    meets when its token is handled after it (seen once in a fresh clone's ``make test``)."""
+
+    def __init__(self, remote_info: Callable[[int], object], delay_s: float | None) -> None:
+        self._remote_info = remote_info
+        self._until = None if delay_s is None else time.monotonic() + delay_s
+        self.unknown_answers = 0
+
+    def __call__(self, gid: int) -> object:
+        if self._until is None or time.monotonic() < self._until:
+            self.unknown_answers += 1
+            return None
+        return self._remote_info(gid)
+
+
+def _publish_live_while_tokens_are_late(
+    robot: Bus,
+    recorder_bus: Bus,
+    path: Path,
+    delay_s: float | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[Recorder, float, _TokensLate]:
+    """Record a latched /tf_static and three /chatter messages published while the recorder's
+    transport knows neither publisher (for ``delay_s``); returns the stopped recorder, how long
+    it took to have all four (s) and the late view of discovery."""
+    tf, _ = _latched_messages()
+    tf_pub = robot.publisher("/tf_static", TFMessage, LATCHED, node="control_node")
+    chatter = robot.publisher("/chatter", String, RELIABLE)
+    with Recorder(recorder_bus, path, local=False, remote=True) as rec:
+        assert wait_until(lambda: chatter.remote_matched and tf_pub.remote_matched)
+        late = _TokensLate(recorder_bus.zenoh.remote_info, delay_s)
+        monkeypatch.setattr(recorder_bus.zenoh, "remote_info", late)
+        started = time.monotonic()
+        tf_pub.publish(tf)
+        for text in ("a", "b", "c"):
+            chatter.publish(String(text))
+        assert wait_until(lambda: rec.stats().messages == 4, timeout=5)
+        took = time.monotonic() - started
+        rec.stop()
+    return rec, took, late
+
+
+def test_a_live_sample_before_its_publishers_token_waits_for_the_token_and_its_qos(
+    pair, tmp_path, monkeypatch
+):
+    """A latched topic whose message came live before its publisher's discovery token is still
+    recorded as latched: the sample waits for the token (not for ever: below), in order."""
+    robot, recorder_bus = pair
+    path: Path = tmp_path / "late_token.mcap"
+    rec, took, late = _publish_live_while_tokens_are_late(
+        robot, recorder_bus, path, 0.4, monkeypatch
+    )
+    assert late.unknown_answers > 0  # the samples did come before the tokens
+    topics = {t.name: t for t in bag_info(path).topics}
+    assert topics["/tf_static"].latched and not topics["/chatter"].latched
+    assert took >= 0.4
+    decoded = _rosbags_decoded(path)
+    assert [m.data for m in decoded["/chatter"]] == ["a", "b", "c"]  # type: ignore[attr-defined]
+    assert rec.stats().lost == 0
+
+
+def test_a_publisher_whose_token_never_comes_is_recorded_after_the_wait_without_qos(
+    pair, tmp_path, monkeypatch
+):
+    """A payload whose publisher never announces itself is not held for ever: it is written
+    after UNKNOWN_PUBLISHER_WAIT_S with no QoS, and later ones at once; stopping writes what is
+    still held."""
+    robot, recorder_bus = pair
+    path: Path = tmp_path / "no_token.mcap"
+    _rec, took, late = _publish_live_while_tokens_are_late(
+        robot, recorder_bus, path, None, monkeypatch
+    )
+    assert UNKNOWN_PUBLISHER_WAIT_S <= took < UNKNOWN_PUBLISHER_WAIT_S + 2.0
+    assert not any(t.latched for t in bag_info(path).topics)
+    assert [m.data for m in _rosbags_decoded(path)["/chatter"]] == ["a", "b", "c"]  # type: ignore[attr-defined]
+
+    # held at the stop: written, not lost
+    path2: Path = tmp_path / "stopped_while_held.mcap"
+    chatter = robot.publisher("/chatter2", String, RELIABLE)
+    with Recorder(recorder_bus, path2, local=False, remote=True) as rec2:
+        assert wait_until(lambda: chatter.remote_matched)
+        monkeypatch.setattr(recorder_bus.zenoh, "remote_info", _TokensLate(late, None))
+        chatter.publish(String("held"))
+        time.sleep(0.2)  # received, and waiting for a token
+        assert rec2.topic_record("/chatter2") is None
+        rec2.stop()
+    held = rec2.topic_record("/chatter2")
+    assert held is not None and held.count == 1
+    assert [m.data for m in _rosbags_decoded(path2)["/chatter2"]] == ["held"]  # type: ignore[attr-defined]
 
 
 def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):

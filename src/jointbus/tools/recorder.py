@@ -47,7 +47,10 @@ Two sources, chosen per recorder:
   count towards ``lost``. A transient-local publisher that discovery finds later (a node started
   after the recorder, or one whose declaration had not arrived when the first query ran) has its
   session's caches asked too, until they answer or 3 s pass; a sample already recorded from a
-  cache is not recorded again.
+  cache is not recorded again. A channel's QoS (its ``offered_qos_profiles``) is fixed when it is
+  first written and comes from the publisher's discovery token, so a live sample that arrives
+  before its publisher's token waits for it, at most :data:`UNKNOWN_PUBLISHER_WAIT_S` (then it is
+  written without QoS); its publisher's later samples wait behind it, in order.
 
 All writing happens on one thread that owns the :class:`McapChunkWriter`; it closes a chunk when it
 reaches ``chunk_size`` bytes or when ``flush_interval`` seconds have passed, so a recorder killed
@@ -98,6 +101,9 @@ _BATCH: Final = 4096  # queue items handled between two housekeeping checks
 #: graph token by ≈ 1 s on a loaded host (``zenoh_transport.ROUTE_SETTLE_S`` allows 3 s).
 LATE_HISTORY_PERIOD_S: Final = 0.25
 LATE_HISTORY_WINDOW_S: Final = 3.0
+#: A live sample whose publisher's discovery token has not arrived is held at most this long (s)
+#: for the token, which carries the publisher's QoS (``_ZenohRawSource._store``).
+UNKNOWN_PUBLISHER_WAIT_S: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,6 +630,11 @@ class Recorder:
             _LOG.error("recording to %s failed: %s; later messages are dropped", self.path, exc)
 
 
+#: A live sample waiting for its publisher's token: type name, topic, payload, receive time
+#: (wall ns) and its attachment.
+_HeldSample = tuple[str, str, bytes, int, bus_attachment.Attachment]
+
+
 class _ZenohRawSource:
     """Raw CDR payloads of every remote jointbus topic, typed by their data key (module doc)."""
 
@@ -665,6 +676,11 @@ class _ZenohRawSource:
         #: one not answered yet was first seen by discovery
         self._history_answered: set[int] = set()
         self._history_pending: dict[int, float] = {}
+        #: Live samples of publishers whose discovery token has not arrived: gid → (monotonic s
+        #: of the first, the samples in order). ``_store`` explains why they wait.
+        self._held: dict[int, tuple[float, list[_HeldSample]]] = {}
+        #: Publishers whose token did not come within UNKNOWN_PUBLISHER_WAIT_S: not held again.
+        self._unannounced: set[int] = set()
         self._history_thread = threading.Thread(
             target=self._fetch_history, name="jointbus-recorder-history", daemon=True
         )
@@ -674,6 +690,9 @@ class _ZenohRawSource:
         """Handle up to ``limit`` samples waiting in the FIFO (the writer thread); how many."""
         if self._closed:
             return 0
+        if self._held:
+            with self._lock:
+                self._release_held(time.monotonic())
         try_recv = self._handler.try_recv
         on_sample = self._on_sample
         handled = 0
@@ -813,7 +832,19 @@ class _ZenohRawSource:
     ) -> None:
         # The publisher's QoS from its discovery token; a reply from a publisher's cache is
         # transient-local even before the token is seen.
+        held = self._held.get(att.gid) if self._held and not history else None
+        if held is not None:  # behind its publisher's earlier samples: in order
+            held[1].append((type_name, topic, payload, now, att))
+            return
         remote = self._transport.remote_info(att.gid)
+        if remote is None and not history and att.gid not in self._unannounced:
+            # A live sample can come before its publisher's token: a message put while the two
+            # sessions were still exchanging declarations reaches a subscriber declared meanwhile,
+            # and the token is handled on another thread. The channel's QoS is fixed when it is
+            # first written, so the sample waits for the token (drain releases it) rather than
+            # record a latched topic as volatile.
+            self._held[att.gid] = (time.monotonic(), [(type_name, topic, payload, now, att)])
+            return
         qos = remote.qos if remote is not None else (LATCHED if history else None)
         try:
             channel = self._recorder.channel(topic, type_name, qos=qos)
@@ -821,6 +852,20 @@ class _ZenohRawSource:
             self._skip(topic, f"type {type_name!r} unknown to the message registry")
             return
         self._recorder.enqueue(channel, payload, now, att.source_wall_ns, att.seq)
+
+    def _release_held(self, now: float, everything: bool = False) -> None:
+        """Store the held samples whose publisher is now known, or that waited
+        UNKNOWN_PUBLISHER_WAIT_S (then with no QoS), or all of them (``everything``: stopping).
+        Called with the lock held."""
+        for gid, (since, samples) in list(self._held.items()):
+            known = self._transport.remote_info(gid) is not None
+            if not (known or everything or now - since > UNKNOWN_PUBLISHER_WAIT_S):
+                continue
+            del self._held[gid]
+            if not known:
+                self._unannounced.add(gid)
+            for type_name, topic, payload, received, att in samples:
+                self._store(type_name, topic, payload, received, att)
 
     def _skip(self, topic: str, why: str) -> None:
         self.skipped += 1
@@ -832,6 +877,8 @@ class _ZenohRawSource:
         if self._closed:
             return
         self._closed = True
+        with self._lock:  # before the writer's last pass (Recorder.stop): nothing held is lost
+            self._release_held(time.monotonic(), everything=True)
         try:
             self._sub.undeclare()  # type: ignore[no-untyped-call]
         except Exception:  # the session may already be closed
