@@ -11,7 +11,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt setup.py src/jointbus/codec/_cdr_accel.c \
 	src/jointbus/robots/hb50/messages/_frame_accel.c src/jointbus/robots/hb50/legged/_leg_accel.c \
 	src/jointbus/robots/hb50/messages/_robot_state_accel.c src/jointbus/drivers/_limit_accel.c \
-	src/jointbus/robots/hb50/legged/_estimate_accel.c
+	src/jointbus/robots/hb50/legged/_estimate_accel.c src/jointbus/robots/hb50/messages/_command_accel.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[test]'

@@ -23,7 +23,7 @@ from setuptools import Extension, setup
 STRICT_FP = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 
 setup(
-    # The six extensions compile side by side (one per core): `make venv` builds them on every
+    # The seven extensions compile side by side (one per core): `make venv` builds them on every
     # fresh clone.
     options={"build_ext": {"parallel": True}},
     ext_modules=[
@@ -45,6 +45,13 @@ setup(
             "jointbus.drivers._limit_accel",
             sources=["src/jointbus/drivers/_limit_accel.c"],
             extra_compile_args=STRICT_FP,
+            optional=True,
+        ),
+        # JointCommand's float fields in one pass (the control node's frame); optional:
+        # jointbus.robots.hb50.messages.command_fields has the Python reference.
+        Extension(
+            "jointbus.robots.hb50.messages._command_accel",
+            sources=["src/jointbus/robots/hb50/messages/_command_accel.c"],
             optional=True,
         ),
         # RobotState from the estimate's arrays in one pass (the control node's frame); optional:

@@ -103,7 +103,8 @@ def frame_fields(
             fields = _CORE.frame_fields(
                 position, velocity, effort, temperature, state, _STALLED, comm_flag, motion_flag
             )
-        except TypeError:  # not float64 / uint8 C-contiguous 1-D: the reference converts
+        except (TypeError, ValueError):  # another format or layout (numpy: ValueError), or
+            # other lengths: the reference converts, or raises its own error
             pass
         else:
             return None if fields is None else FrameFields(*fields)
