@@ -8,10 +8,7 @@ equals the constructor is ``test_joint_command.py``'s.
 
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from jointbus.robots.hb50.messages import command_fields as cf
+from support.accel import assert_runs_without_accel
 
 needs_core = pytest.mark.skipif(not cf.ACCELERATED, reason="_command_accel not built or disabled")
 
@@ -92,12 +90,4 @@ def test_disabling_the_core_builds_the_same_commands_in_python() -> None:
         "    t_vel=a, t_trq=a)\n"
         "assert m.kp == (0.10000000149011612, 2.0), m.kp\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        check=False,
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)

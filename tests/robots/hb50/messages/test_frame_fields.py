@@ -8,9 +8,6 @@ must agree on every input, and ``JOINTBUS_NO_ACCEL=1`` runs the reference.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from array import array
 
 import numpy as np
@@ -29,6 +26,7 @@ from jointbus.messages.geometry_msgs import Quaternion, Vector3
 from jointbus.messages.std_msgs import Header, Time
 from jointbus.robots.hb50.messages import BridgeData, JointStatusFlag
 from jointbus.robots.hb50.messages import frame_fields as ff
+from support.accel import assert_runs_without_accel
 
 NAMES = tuple(f"j{i}" for i in range(12))
 COMM = int(JointStatusFlag.COMMUNICATION_ERROR)
@@ -197,15 +195,7 @@ def test_disabling_the_core_builds_the_same_frames_in_python() -> None:
         "assert m.joint_status == (0, 32 | 64), m.joint_status\n"
         "assert m.joint_position[0] == 0.10000000149011612\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        check=False,
-        env={**os.environ, "JOINTBUS_NO_ACCEL": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_runs_without_accel(script)
 
 
 def test_duplicate_joint_names_are_refused_as_the_constructor_refuses_them() -> None:
