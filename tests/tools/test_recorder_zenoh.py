@@ -238,7 +238,10 @@ def test_a_publisher_whose_token_never_comes_is_recorded_after_the_wait_without_
         robot, recorder_bus, path, None, monkeypatch
     )
     assert UNKNOWN_PUBLISHER_WAIT_S <= took < UNKNOWN_PUBLISHER_WAIT_S + 2.0
-    assert not any(t.latched for t in bag_info(path).topics)
+    # /chatter's QoS is nowhere to be had. (/tf_static's cache may answer the recorder's late
+    # query before its live sample is taken: its reply is transient-local whatever discovery
+    # says, and the channel is then rightly latched.)
+    assert not {t.name: t for t in bag_info(path).topics}["/chatter"].latched
     assert [m.data for m in _rosbags_decoded(path)["/chatter"]] == ["a", "b", "c"]  # type: ignore[attr-defined]
 
     # held at the stop: written, not lost
