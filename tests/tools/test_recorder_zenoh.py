@@ -17,6 +17,7 @@ from jointbus.messages.std_msgs import Header, String
 from jointbus.messages.tf2_msgs import TFMessage
 from jointbus.robots.hb50.messages.bridge_data import BridgeData
 from jointbus.runtime.parameter_messages import ParameterList
+from jointbus.tools import recorder as recorder_module
 from jointbus.tools.bag_info import bag_info
 from jointbus.tools.recorder import LATE_HISTORY_WINDOW_S, UNKNOWN_PUBLISHER_WAIT_S, Recorder
 from support.tools import bridge_data, free_port, wait_until
@@ -247,11 +248,14 @@ def test_a_publisher_whose_token_never_comes_is_recorded_after_the_wait_without_
     # held at the stop: written, not lost
     path2: Path = tmp_path / "stopped_while_held.mcap"
     chatter = robot.publisher("/chatter2", String, RELIABLE)
+    monkeypatch.setattr(recorder_module, "UNKNOWN_PUBLISHER_WAIT_S", 60.0)  # only the stop ends it
     with Recorder(recorder_bus, path2, local=False, remote=True) as rec2:
         assert wait_until(lambda: chatter.remote_matched)
         monkeypatch.setattr(recorder_bus.zenoh, "remote_info", _TokensLate(late, None))
         chatter.publish(String("held"))
-        time.sleep(0.2)  # received, and waiting for a token
+        source = rec2._remote_source
+        assert isinstance(source, recorder_module._ZenohRawSource)
+        assert wait_until(lambda: bool(source._held))  # received, and waiting for a token
         assert rec2.topic_record("/chatter2") is None
         rec2.stop()
     held = rec2.topic_record("/chatter2")
