@@ -838,9 +838,10 @@ class _ZenohRawSource:
             return
         remote = self._transport.remote_info(att.gid)
         if remote is None and not history and att.gid not in self._unannounced:
-            # A live sample can come before its publisher's token: a message put while the two
-            # sessions were still exchanging declarations reaches a subscriber declared meanwhile,
-            # and the token is handled on another thread. The channel's QoS is fixed when it is
+            # A live sample can come before its publisher's token: the token is handled on
+            # another thread, and a message put while the two sessions were still exchanging
+            # declarations can reach a subscriber declared meanwhile (our reading of a failure
+            # seen once; not reproduced). The channel's QoS is fixed when it is
             # first written, so the sample waits for the token (drain releases it) rather than
             # record a latched topic as volatile.
             self._held[att.gid] = (time.monotonic(), [(type_name, topic, payload, now, att)])
