@@ -245,22 +245,28 @@ def test_a_publisher_whose_token_never_comes_is_recorded_after_the_wait_without_
     assert not {t.name: t for t in bag_info(path).topics}["/chatter"].latched
     assert [m.data for m in _rosbags_decoded(path)["/chatter"]] == ["a", "b", "c"]  # type: ignore[attr-defined]
 
-    # held at the stop: written, not lost
-    path2: Path = tmp_path / "stopped_while_held.mcap"
-    chatter = robot.publisher("/chatter2", String, RELIABLE)
-    monkeypatch.setattr(recorder_module, "UNKNOWN_PUBLISHER_WAIT_S", 60.0)  # only the stop ends it
+    # the publisher that never announced itself is not held again; one held at the stop is written
+    path2: Path = tmp_path / "unannounced.mcap"
+    once = robot.publisher("/chatter2", String, RELIABLE)
+    at_stop = robot.publisher("/chatter3", String, RELIABLE)
     with Recorder(recorder_bus, path2, local=False, remote=True) as rec2:
-        assert wait_until(lambda: chatter.remote_matched)
+        assert wait_until(lambda: once.remote_matched and at_stop.remote_matched)
         monkeypatch.setattr(recorder_bus.zenoh, "remote_info", _TokensLate(late, None))
-        chatter.publish(String("held"))
         source = rec2._remote_source
         assert isinstance(source, recorder_module._ZenohRawSource)
+        once.publish(String("waited"))
+        assert wait_until(lambda: rec2.topic_record("/chatter2") is not None, timeout=5)
+        # from now on a second wait would last a minute: the next one must not wait at all
+        monkeypatch.setattr(recorder_module, "UNKNOWN_PUBLISHER_WAIT_S", 60.0)
+        once.publish(String("at once"))
+        assert wait_until(lambda: rec2.topic_record("/chatter2").count == 2, timeout=5)  # type: ignore[union-attr]
+        at_stop.publish(String("held"))
         assert wait_until(lambda: bool(source._held))  # received, and waiting for a token
-        assert rec2.topic_record("/chatter2") is None
+        assert rec2.topic_record("/chatter3") is None
         rec2.stop()
-    held = rec2.topic_record("/chatter2")
-    assert held is not None and held.count == 1
-    assert [m.data for m in _rosbags_decoded(path2)["/chatter2"]] == ["held"]  # type: ignore[attr-defined]
+    decoded = _rosbags_decoded(path2)
+    assert [m.data for m in decoded["/chatter2"]] == ["waited", "at once"]  # type: ignore[attr-defined]
+    assert [m.data for m in decoded["/chatter3"]] == ["held"]  # type: ignore[attr-defined]
 
 
 def test_latched_topics_of_the_recording_process_are_recorded(tmp_path):
