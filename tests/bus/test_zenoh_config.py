@@ -104,8 +104,10 @@ def test_a_sibling_listens_beside_explicit_endpoints_and_connects_to_them() -> N
     assert sibling.options == tls.options  # the TLS files and access rules go along
     # schemes where processes already share one configuration are left alone
     router = ZenohConfig.for_router("tcp/127.0.0.1:7447")
-    for shared in (ZenohConfig(), router, ZenohConfig(listen=())):
+    for shared in (router, ZenohConfig(listen=())):
         assert shared.for_sibling() is shared
+    # the default scheme: the same hub port, but the launcher alone takes it over
+    assert ZenohConfig(hub_port=7961).for_sibling() == ZenohConfig(hub_port=7961, hub_relay=False)
     with pytest.raises(ZenohConfigError, match="no host:port"):
         ZenohConfig(listen=("unixsock-stream//tmp/robot.sock",)).for_sibling()
 

@@ -13,6 +13,8 @@ without touching any network interface but loopback:
    (``tcp/127.0.0.1:0``) and connects to the hub.
 3. Gossip scouting (over existing links, never multicast) tells peers about each other, so they
    form a full mesh and keep talking if the hub exits.
+4. When the hub exits, one of the processes that joined it takes over the hub port within about
+   a second (:mod:`jointbus.bus.hub_relay`), so a tool started later still finds the others.
 
 On a ROS 2 host ``rmw_zenohd`` owns port 7447: every jointbus process then takes step 2 and joins
 that router, as ROS 2 nodes do, and the router routes between both (``docs/ROS2.md``; start the
@@ -92,6 +94,9 @@ class ZenohConfig:
     ``options`` are extra ``(key, json5 value)`` pairs passed to ``zenoh.Config.insert_json5``
     last, for settings this class does not name. ``domain_id`` is the ROS domain (``None``: from
     ``ROS_DOMAIN_ID``, default 0); only participants of the same domain see each other.
+    ``hub_relay``: whether a process that joined another jointbus process's hub as a peer takes
+    over the hub port once that process has left (:mod:`jointbus.bus.hub_relay`); a launcher's
+    children leave it to the launcher (:meth:`for_sibling`), their loops being real-time.
     """
 
     listen: tuple[str, ...] | None = None
@@ -103,6 +108,7 @@ class ZenohConfig:
     hub_port: int = DEFAULT_HUB_PORT
     options: tuple[tuple[str, str], ...] = field(default=())
     domain_id: int | None = None
+    hub_relay: bool = True
 
     def __post_init__(self) -> None:
         if self.listen is not None:
@@ -117,7 +123,7 @@ class ZenohConfig:
                 raise ZenohConfigError(f"domain_id: {exc}") from None
         if type(self.hub_port) is not int or not 1 <= self.hub_port <= 65535:
             raise ZenohConfigError(f"hub_port must be an int in [1, 65535], got {self.hub_port!r}")
-        for flag in ("multicast_scouting", "gossip_scouting", "shared_memory"):
+        for flag in ("multicast_scouting", "gossip_scouting", "shared_memory", "hub_relay"):
             if type(getattr(self, flag)) is not bool:
                 raise ZenohConfigError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         for option in self.options:
@@ -144,6 +150,7 @@ class ZenohConfig:
                 "hub_port": self.hub_port,
                 "options": [list(option) for option in self.options],
                 "domain_id": self.domain_id,
+                "hub_relay": self.hub_relay,
             }
         )
 
@@ -223,9 +230,13 @@ class ZenohConfig:
         a second listening there fails ("Address already in use"). The sibling listens on the
         same hosts with the same scheme (TLS stays TLS) at ephemeral ports — reachable wherever
         the first is, so gossip gives remote peers a direct link to it too — and connects to the
-        first's endpoints. Any other settings (the default scheme, a router) already let several
-        processes share them: returned unchanged. Raises :class:`ZenohConfigError` for a
-        listen endpoint without a ``host:port`` to move (a Unix socket path)."""
+        first's endpoints. A router's settings already let several processes share them:
+        returned unchanged. In the default scheme the sibling joins the hub port as the first
+        does, but leaves taking over that port (``hub_relay``) to the first. Raises
+        :class:`ZenohConfigError` for a listen endpoint without a ``host:port`` to move (a Unix
+        socket path)."""
+        if self.router is None and self.listen is None:
+            return dataclasses.replace(self, hub_relay=False)
         if self.router is not None or not self.listen:
             return self
         moved = []

@@ -71,6 +71,7 @@ from jointbus.bus.access_watch import AccessWatch, policy_of
 from jointbus.bus.discovery import EndpointInfo
 from jointbus.bus.errors import BusError, ZenohConfigError
 from jointbus.bus.events import AttachmentEvent, PublicationDeniedEvent, TypeMismatchEvent
+from jointbus.bus.hub_relay import HubRelay
 from jointbus.bus.names import data_key, parse_data_key, ros_namespace, topic_selector
 from jointbus.bus.publisher import Publisher
 from jointbus.bus.qos import QosProfile, incompatibilities
@@ -796,6 +797,17 @@ class ZenohTransport:
         self._liveliness = self.session.liveliness().declare_subscriber(
             graph_selector(self.domain_id), self._on_token, history=True
         )
+        #: Answers on the hub port once the jointbus process that held it has left (None: this
+        #: session is the hub, found a router there, or does not use the default scheme).
+        self.hub_relay: HubRelay | None = None
+        if (
+            self._attempt == 1
+            and config.hub_relay
+            and config.listen is None
+            and config.router is None
+            and not any(True for _ in self.session.info.routers_zid())
+        ):
+            self.hub_relay = HubRelay(config)
 
     # ---- local endpoints -----------------------------------------------------------------------
     def info_of(self, endpoint: Publisher[Any] | Subscriber[Any]) -> EndpointInfo:
@@ -1463,6 +1475,8 @@ class ZenohTransport:
             siblings = self.siblings
         if siblings is not None:
             siblings.close()
+        if self.hub_relay is not None:
+            self.hub_relay.close()
         for link in links:
             link.close()
         for subscription in subscriptions:

@@ -1,0 +1,125 @@
+"""The hub port stays answered after the hub leaves (``src/jointbus/bus/hub_relay.py``).
+
+Real Zenoh sessions on loopback. The defect these tests guard against was met in a new-user
+trial: a ``jointbus record`` became the hub, the demo joined it, and after the recorder stopped,
+``jointbus topic list`` said "no topics found" beside the running robot.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import zenoh
+
+from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.bus.hub_relay import WATCH_PERIOD_S, HubRelay, port_is_free
+from support.bus import Count, free_port, wait_until
+
+#: Seconds within which a peer of the old hub must answer on the port (a few watch periods and
+#: the peers' 0.5 s reconnection, with room for a loaded host).
+TAKE_OVER_S = 5.0
+
+
+def _relay(bus: Bus) -> HubRelay:
+    assert bus.zenoh is not None
+    relay = bus.zenoh.hub_relay
+    assert relay is not None
+    return relay
+
+
+def test_a_port_someone_listens_on_is_not_free() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert not port_is_free(port)
+    assert port_is_free(port)
+
+
+def test_a_tool_started_after_the_hub_left_finds_the_peers_that_stayed() -> None:
+    port = free_port()
+    hub = Bus(name="recorder", zenoh=ZenohConfig(hub_port=port))
+    robot = Bus(name="robot", zenoh=ZenohConfig(hub_port=port))
+    try:
+        pub = robot.publisher("/joint_states", Count, MAB_RT)
+        relay = _relay(robot)
+        assert not relay.holding  # the hub still answers
+        hub.close()
+        assert wait_until(lambda: relay.holding and relay.peers() >= 1, TAKE_OVER_S)
+        assert not port_is_free(port)
+        # what `jointbus topic list` does: open, ask the graph at once
+        with Bus(name="tool", zenoh=ZenohConfig(hub_port=port)) as tool:
+            assert tool.zenoh is not None
+            assert "taken by another jointbus process" in tool.zenoh.joined()
+            assert "/joint_states" in {t.name for t in tool.discover(1.0)}
+            got: list[Count] = []
+            tool.subscribe("/joint_states", Count, got.append, MAB_RT)
+            assert wait_until(lambda: pub.remote_matched)
+            pub.publish(Count(7))
+            assert wait_until(lambda: got == [Count(7)])
+    finally:
+        robot.close()
+        hub.close()
+    assert port_is_free(port)  # closing the holder gives the port back
+
+
+def test_one_peer_takes_the_port_and_another_takes_over_when_it_leaves() -> None:
+    port = free_port()
+    hub = Bus(name="hub", zenoh=ZenohConfig(hub_port=port))
+    a = Bus(name="a", zenoh=ZenohConfig(hub_port=port))
+    b = Bus(name="b", zenoh=ZenohConfig(hub_port=port))
+    try:
+        hub.close()
+        assert wait_until(lambda: _relay(a).holding or _relay(b).holding, TAKE_OVER_S)
+        time.sleep(3 * WATCH_PERIOD_S)  # the other keeps watching and fails to open
+        holder, other = (a, b) if _relay(a).holding else (b, a)
+        assert not _relay(other).holding
+        holder.close()
+        assert wait_until(lambda: _relay(other).holding, TAKE_OVER_S)
+        with Bus(name="tool", zenoh=ZenohConfig(hub_port=port)) as tool:
+            got: list[Count] = []
+            tool.subscribe("/x", Count, got.append, MAB_RT)
+            pub = other.publisher("/x", Count, MAB_RT)
+            assert wait_until(lambda: pub.remote_matched)
+            pub.publish(Count(1))
+            assert wait_until(lambda: got == [Count(1)])
+    finally:
+        b.close()
+        a.close()
+
+
+def test_a_routers_port_is_left_for_the_router() -> None:
+    """rmw_zenohd restarted must get its port back: a session that found a router there does
+    not watch it."""
+    port = free_port()
+    config = zenoh.Config()
+    config.insert_json5("mode", '"router"')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5("listen/endpoints", f'["tcp/127.0.0.1:{port}"]')
+    router = zenoh.open(config)
+    try:
+        with Bus(name="node", zenoh=ZenohConfig(hub_port=port)) as node:
+            assert node.zenoh is not None
+            assert node.zenoh.hub_relay is None
+            router.close()
+            time.sleep(3 * WATCH_PERIOD_S)
+            assert port_is_free(port)
+    finally:
+        router.close()
+
+
+def test_a_launchers_children_leave_the_port_to_the_launcher() -> None:
+    port = free_port()
+    launcher = Bus(name="launcher", zenoh=ZenohConfig(hub_port=port))
+    try:
+        child_config = ZenohConfig(hub_port=port).for_sibling()
+        assert ZenohConfig.from_json(child_config.to_json()) == child_config
+        with Bus(name="child", zenoh=child_config) as child:
+            assert child.zenoh is not None
+            assert child.zenoh.hub_relay is None
+            launcher.close()
+            time.sleep(3 * WATCH_PERIOD_S)
+            assert port_is_free(port)
+    finally:
+        launcher.close()
