@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 
 import zenoh
 
@@ -26,6 +27,18 @@ def _relay(bus: Bus) -> HubRelay:
     relay = bus.zenoh.hub_relay
     assert relay is not None
     return relay
+
+
+def _assert_left_free(config: ZenohConfig, close_holder: Callable[[], None]) -> None:
+    """A bus of ``config`` that joined the holder of the hub port does not watch it: once the
+    holder has closed, the port stays free."""
+    with Bus(name="node", zenoh=config) as node:
+        assert node.zenoh is not None
+        assert node.zenoh.hub_relay is None
+        assert not port_is_free(config.hub_port)
+        close_holder()
+        time.sleep(3 * WATCH_PERIOD_S)
+        assert port_is_free(config.hub_port)
 
 
 def test_a_port_someone_listens_on_is_not_free() -> None:
@@ -99,12 +112,7 @@ def test_a_routers_port_is_left_for_the_router() -> None:
     config.insert_json5("listen/endpoints", f'["tcp/127.0.0.1:{port}"]')
     router = zenoh.open(config)
     try:
-        with Bus(name="node", zenoh=ZenohConfig(hub_port=port)) as node:
-            assert node.zenoh is not None
-            assert node.zenoh.hub_relay is None
-            router.close()
-            time.sleep(3 * WATCH_PERIOD_S)
-            assert port_is_free(port)
+        _assert_left_free(ZenohConfig(hub_port=port), router.close)
     finally:
         router.close()
 
@@ -115,11 +123,6 @@ def test_a_launchers_children_leave_the_port_to_the_launcher() -> None:
     try:
         child_config = ZenohConfig(hub_port=port).for_sibling()
         assert ZenohConfig.from_json(child_config.to_json()) == child_config
-        with Bus(name="child", zenoh=child_config) as child:
-            assert child.zenoh is not None
-            assert child.zenoh.hub_relay is None
-            launcher.close()
-            time.sleep(3 * WATCH_PERIOD_S)
-            assert port_is_free(port)
+        _assert_left_free(child_config, launcher.close)
     finally:
         launcher.close()
