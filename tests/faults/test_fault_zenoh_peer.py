@@ -8,9 +8,11 @@ first; then the bridge (this process) and the control node (a child) join throug
 - Kill the hub (SIGKILL): gossip scouting has already linked the bridge and the control node
   directly, so their traffic goes on — the bridge never leaves ``mode: run`` and the longest gap
   between two commands it receives stays far below its 250 ms watchdog time.
-- Restart it (same hub port): the others' links to the hub endpoint are retried (within 0.5 s:
-  ``ZenohConfig``'s default retry), and the new observer receives frames within 2 s of its
-  session being up. The bridge and control node ran on throughout.
+- Restart it (same hub port): within about a second one of the others takes over the hub port
+  (``jointbus.bus.hub_relay``), and the others' links to the hub endpoint are retried there
+  (within 0.5 s: ``ZenohConfig``'s default retry); the new observer joins there (or, started before
+  the take-over, is the hub again) and receives frames within 2 s of its session being up. The
+  bridge and control node ran on throughout.
 """
 
 from __future__ import annotations
