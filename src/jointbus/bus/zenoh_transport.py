@@ -798,13 +798,12 @@ class ZenohTransport:
             graph_selector(self.domain_id), self._on_token, history=True
         )
         #: Answers on the hub port once the jointbus process that held it has left (None: this
-        #: session is the hub, found a router there, or does not use the default scheme).
+        #: session is the hub, found a router there, or does not use the default scheme — the
+        #: only one with a second attempt, the hub port taken).
         self.hub_relay: HubRelay | None = None
         if (
             self._attempt == 1
             and config.hub_relay
-            and config.listen is None
-            and config.router is None
             and not any(True for _ in self.session.info.routers_zid())
         ):
             self.hub_relay = HubRelay(config)
