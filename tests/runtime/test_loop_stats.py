@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -313,3 +315,25 @@ def test_a_loop_run_read_from_an_older_report_says_how_old_its_counts_are() -> N
     assert "late; counted to its report 0.2 s before this line); last 1.0 s:" in aged, aged
     assert "counted to its report" not in LoopRun.of(snap).describe()
     assert "counted to its report" not in LoopRun.of(diagnostics, age_s=0.01).describe()
+
+
+def test_first_snapshot_imports_nothing() -> None:
+    """A node's first report (a snapshot, on a thread of the loop's process, about a second after
+    the loop starts) must not import a module: ``np.percentile`` imports ``numpy.ma`` on its first
+    call, 10 ms in which the bridge's loop was held off and dropped cycles. Run in a fresh
+    interpreter, where nothing else has called it yet."""
+    code = (
+        "import sys\n"
+        "from jointbus.runtime.loop_stats import LoopStats\n"
+        "stats = LoopStats(0.002)\n"
+        "for k in range(50):\n"
+        "    stats.record_cycle(k * 2_000_000 + 1_000, 1_000, 0, 0)\n"
+        "before = set(sys.modules)\n"
+        "snap = stats.snapshot()\n"
+        "assert snap.lateness_p99_s > 0, snap\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]", f"the first snapshot imported {out.stdout.strip()}"
