@@ -126,3 +126,34 @@ def test_a_launchers_children_leave_the_port_to_the_launcher() -> None:
         _assert_left_free(child_config, launcher.close)
     finally:
         launcher.close()
+
+
+def test_a_router_seen_only_after_the_watch_began_keeps_its_port() -> None:
+    """A session waits at most ``CONNECT_WAIT_S`` for its first link; one whose link to a slow
+    router came up later starts watching the port as if a jointbus peer held it. At its next
+    check it sees the router and stops, so a restarted router still gets its port back."""
+    port = free_port()
+    config = zenoh.Config()
+    config.insert_json5("mode", '"router"')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5("listen/endpoints", f'["tcp/127.0.0.1:{port}"]')
+    router = zenoh.open(config)
+    client_config = zenoh.Config()
+    client_config.insert_json5("mode", '"peer"')
+    client_config.insert_json5("scouting/multicast/enabled", "false")
+    client_config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
+    session = zenoh.open(client_config)
+    relay = HubRelay(
+        ZenohConfig(hub_port=port),
+        router_seen=lambda: any(True for _ in session.info.routers_zid()),
+    )
+    try:
+        assert wait_until(lambda: not relay.watching, timeout=TAKE_OVER_S)
+        router.close()
+        time.sleep(3 * WATCH_PERIOD_S)
+        assert not relay.holding
+        assert port_is_free(port)
+    finally:
+        relay.close()
+        session.close()
+        router.close()

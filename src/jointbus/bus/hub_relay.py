@@ -24,7 +24,10 @@ session listening there, with the process's own options. It is a second session 
 - Whoever binds first wins; the others' opens fail and they keep watching. So one relay answers
   at a time, and when its process exits, another process takes over.
 - A router's port is never taken: a session that found a router on the hub port (``rmw_zenohd``,
-  ``zenohd``, ``jointbus router``) does not watch, so a restarted router gets its port back.
+  ``zenohd``, ``jointbus router``) does not watch, so a restarted router gets its port back. A
+  session whose link to the router came up only after it started watching (a router slow to
+  answer: the transport waits at most ``CONNECT_WAIT_S`` for a first link) stops watching at the
+  first check that sees the router (``router_seen``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import logging
 import random
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any, Final, cast
 
 import zenoh
@@ -63,11 +67,19 @@ class HubRelay:
     """Watches the hub port of ``config`` and answers on it once the hub has left.
 
     Starts watching at once, on a daemon thread; :meth:`close` stops it and closes the relay
-    session if this process holds one."""
+    session if this process holds one. ``router_seen``: whether the process's own session is
+    linked to a router now; once it is, the watch ends for good (the module docstring says why)."""
 
-    def __init__(self, config: ZenohConfig, *, period_s: float = WATCH_PERIOD_S) -> None:
+    def __init__(
+        self,
+        config: ZenohConfig,
+        *,
+        period_s: float = WATCH_PERIOD_S,
+        router_seen: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.config = config
         self.period_s = period_s
+        self._router_seen = router_seen
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._session: zenoh.Session | None = None
@@ -92,8 +104,17 @@ class HubRelay:
         except zenoh.ZError:  # closed meanwhile
             return 0
 
+    @property
+    def watching(self) -> bool:
+        """Whether this process still checks the hub port (False once it holds it, has seen a
+        router there, or was closed)."""
+        return self._thread.is_alive()
+
     def _watch(self) -> None:
         while not self._stop.wait(self.period_s * random.uniform(0.8, 1.2)):
+            if self._router_seen():
+                _LOG.debug("hub port %d belongs to a router: left for it", self.config.hub_port)
+                return
             if port_is_free(self.config.hub_port) and self._take():
                 return
 

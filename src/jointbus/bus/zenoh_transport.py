@@ -804,9 +804,16 @@ class ZenohTransport:
         if (
             self._attempt == 1
             and config.hub_relay
-            and not any(True for _ in self.session.info.routers_zid())
+            and not self._linked_to_a_router()
         ):
-            self.hub_relay = HubRelay(config)
+            self.hub_relay = HubRelay(config, router_seen=self._linked_to_a_router)
+
+    def _linked_to_a_router(self) -> bool:
+        """Whether this session has a link to a Zenoh router now (False once it is closed)."""
+        try:
+            return any(True for _ in self.session.info.routers_zid())
+        except zenoh.ZError:
+            return False
 
     # ---- local endpoints -----------------------------------------------------------------------
     def info_of(self, endpoint: Publisher[Any] | Subscriber[Any]) -> EndpointInfo:
