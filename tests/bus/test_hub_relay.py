@@ -29,6 +29,20 @@ def _relay(bus: Bus) -> HubRelay:
     return relay
 
 
+def _open(mode: str, endpoints: str, port: int) -> zenoh.Session:
+    """A plain Zenoh session in ``mode`` whose ``listen`` or ``connect`` endpoint is ``port``."""
+    config = zenoh.Config()
+    config.insert_json5("mode", f'"{mode}"')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5(f"{endpoints}/endpoints", f'["tcp/127.0.0.1:{port}"]')
+    return zenoh.open(config)
+
+
+def _router(port: int) -> zenoh.Session:
+    """A Zenoh router on ``port``, as ``rmw_zenohd`` runs one."""
+    return _open("router", "listen", port)
+
+
 def _assert_left_free(config: ZenohConfig, close_holder: Callable[[], None]) -> None:
     """A bus of ``config`` that joined the holder of the hub port does not watch it: once the
     holder has closed, the port stays free."""
@@ -106,11 +120,7 @@ def test_a_routers_port_is_left_for_the_router() -> None:
     """rmw_zenohd restarted must get its port back: a session that found a router there does
     not watch it."""
     port = free_port()
-    config = zenoh.Config()
-    config.insert_json5("mode", '"router"')
-    config.insert_json5("scouting/multicast/enabled", "false")
-    config.insert_json5("listen/endpoints", f'["tcp/127.0.0.1:{port}"]')
-    router = zenoh.open(config)
+    router = _router(port)
     try:
         _assert_left_free(ZenohConfig(hub_port=port), router.close)
     finally:
@@ -133,16 +143,8 @@ def test_a_router_seen_only_after_the_watch_began_keeps_its_port() -> None:
     router came up later starts watching the port as if a jointbus peer held it. At its next
     check it sees the router and stops, so a restarted router still gets its port back."""
     port = free_port()
-    config = zenoh.Config()
-    config.insert_json5("mode", '"router"')
-    config.insert_json5("scouting/multicast/enabled", "false")
-    config.insert_json5("listen/endpoints", f'["tcp/127.0.0.1:{port}"]')
-    router = zenoh.open(config)
-    client_config = zenoh.Config()
-    client_config.insert_json5("mode", '"peer"')
-    client_config.insert_json5("scouting/multicast/enabled", "false")
-    client_config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
-    session = zenoh.open(client_config)
+    router = _router(port)
+    session = _open("peer", "connect", port)
     relay = HubRelay(
         ZenohConfig(hub_port=port),
         router_seen=lambda: any(True for _ in session.info.routers_zid()),
