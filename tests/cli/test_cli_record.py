@@ -63,7 +63,7 @@ def test_record_stores_every_message_published_while_it_runs(tmp_path: Path):
         feeder.join()
         robot.close()
     assert result.exit_code == 0, result.output
-    assert "recorded" in result.output and "1 topics" in result.output
+    assert "recorded" in result.output and " on 1 topic to " in result.output
     with open_bag(out) as bag:
         assert not bag.truncated
         assert [t.name for t in bag.topics] == ["/counter"]
@@ -195,6 +195,8 @@ def _record_on_a_terminal(tmp_path: Path, *extra: str) -> str:
 def test_record_status_line_ends_with_a_newline_on_a_terminal(tmp_path: Path):
     text = _record_on_a_terminal(tmp_path)
     assert "recording: " in text
+    # with --duration 2 it stops by itself: its first line says so (it said "Ctrl-C stops")
+    assert "; stops after 2 s or at Ctrl-C" in text, repr(text[:300])
     status, _, summary = text.rpartition("recorded ")
     assert status.endswith("\n"), repr(text[-300:])  # the summary starts on its own line
     assert summary.startswith(tuple("123456789"))

@@ -33,12 +33,17 @@ if TYPE_CHECKING:
 DEFAULT_FLUSH_INTERVAL: Final = 0.5
 
 
+def _topics(count: int) -> str:
+    """``1 topic``, ``3 topics``."""
+    return f"{count} topic" if count == 1 else f"{count} topics"
+
+
 def status_text(stats: RecorderStats, rate_hz: float) -> str:
     """The status line: messages, megabytes, current rate (msg/s), topics, and any losses —
     each count says what it counts (a bare "lost 204" left users guessing)."""
     text = (
         f"recording: {stats.messages} msgs  {stats.bytes / 1e6:.2f} MB  {rate_hz:.0f} msg/s  "
-        f"{stats.topics} topics  {stats.elapsed_s:.1f} s"
+        f"{_topics(stats.topics)}  {stats.elapsed_s:.1f} s"
     )
     if stats.lost or stats.skipped:
         text += f"  lost {_lost(stats)}  skipped {stats.skipped} ({SKIPPED_MEANING})"
@@ -196,7 +201,10 @@ def record(
         recorder.start()
         if not quiet:
             wanted = " ".join(topics) if topics else "every topic"
-            note(f"recording {wanted} (joined the bus {where}) to {file}; Ctrl-C stops")
+            stops = "Ctrl-C stops"
+            if duration is not None:
+                stops = f"stops after {duration:g} s or at Ctrl-C"
+            note(f"recording {wanted} (joined the bus {where}) to {file}; {stops}")
         deadline = None if duration is None else time.monotonic() + duration
         warn_at: float | None = time.monotonic() + NO_TOPIC_WARNING_S
         last = recorder.stats()
@@ -232,7 +240,7 @@ def record(
         signals.close()
         bus.close()
     note(
-        f"recorded {stats.messages} messages on {stats.topics} topics to {file} "
+        f"recorded {stats.messages} messages on {_topics(stats.topics)} to {file} "
         f"({stats.bytes / 1e6:.2f} MB in {stats.elapsed_s:.1f} s{_held(stats, time.time_ns())})"
         + _stamped_spans(recorder)
         + (
