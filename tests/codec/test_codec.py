@@ -196,3 +196,33 @@ def test_threads_sharing_one_codec_get_the_generic_results() -> None:
         thread.join()
     assert failures == []
     assert len(codec.layouts) <= MAX_LAYOUTS
+
+
+def test_a_codec_prepares_its_nested_classes_before_its_first_encode() -> None:
+    """The bus makes a codec when a publisher is made; its first encode may come in a 500 Hz
+    loop (the cycle after a recorder joined built three messages nobody had listened to). That
+    encode must not evaluate class annotations (``typing.get_type_hints``, ≈ 1 ms a class with
+    nested messages): the codec did that when it was made. In a fresh interpreter, where no
+    schema is cached yet."""
+    import subprocess
+    import sys
+
+    code = (
+        "import typing\n"
+        "from jointbus.codec.codec import Codec\n"
+        "from jointbus.messages.actarray.data import ActuatorArrayData, ActuatorData\n"
+        "from jointbus.messages.actarray.state import ActuatorState\n"
+        "codec = Codec(ActuatorArrayData)\n"
+        "calls = []\n"
+        "real = typing.get_type_hints\n"
+        "typing.get_type_hints = lambda *a, **k: calls.append(a[0].__name__) or real(*a, **k)\n"
+        "joint = ActuatorData(0.5, 0.0, 0.0, 0.0, ActuatorState.IDLE)\n"
+        "msg = ActuatorArrayData(actuators=(joint, joint))\n"
+        "codec.encode(msg)\n"
+        "codec.encode(msg)\n"
+        "print(calls)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]", f"the first encodes evaluated {out.stdout.strip()}"

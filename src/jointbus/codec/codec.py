@@ -22,15 +22,24 @@ the dev VM): generic engine ≈ 130 µs, rosbags ≈ 26 µs, layouts with the co
 
 Caches are bounded per class (:data:`MAX_LAYOUTS`), so a stream of ever-different names from an
 untrusted peer costs at most that many layouts.
+
+A codec is made when a publisher or subscription of its class is (the bus asks for its encoder or
+decoder then), and it prepares then what its first use would otherwise do: the schemas of the
+nested message classes (their annotations evaluated, ``typing.get_type_hints``) and their wire
+rules. Why: that first use came in a real-time loop. In the bridge's 500 Hz loop, the cycle after
+a recorder joined built and encoded three message types it had not published before (nobody
+listened): 6.9 ms of CPU in one 2 ms cycle, two slots dropped; a first generic encode of
+``ActuatorArrayData`` cost 1.26 ms cold and 0.24 ms with its classes prepared (2026-12-07).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Final
 
 from jointbus.codec import accel, cdr
-from jointbus.codec.errors import EncodeError
+from jointbus.codec.errors import EncodeError, SchemaError
 from jointbus.codec.layout import (
     MISS,
     Layout,
@@ -39,7 +48,8 @@ from jointbus.codec.layout import (
     compile_layout,
     key_of,
 )
-from jointbus.codec.schema import schema_of
+from jointbus.codec.rules import rules_of
+from jointbus.codec.schema import MessageSchema, schema_of
 
 #: Layouts kept per message class (a robot uses one or two; more means varying content).
 MAX_LAYOUTS: Final = 16
@@ -85,6 +95,7 @@ class Codec:
         self._enc_last: Layout | None = None
         self._dec_last: Layout | None = None
         self._lock = threading.Lock()  # guards the caches on the (slow) learning path only
+        _prepare(self.schema)
 
     # -- encode -----------------------------------------------------------------------------------
     def encode(self, obj: object) -> bytes:
@@ -197,6 +208,15 @@ class Codec:
 
 
 _CODECS: dict[type[Any], Codec] = {}
+
+
+def _prepare(schema: MessageSchema) -> None:
+    """Evaluate the nested classes' schemas and validate every class's wire rules now (module
+    docstring: not in the first encode). A class that cannot be described is left for that
+    encode or decode, which reports it as it always did."""
+    with contextlib.suppress(SchemaError):
+        for each in (schema, *schema.dependencies()):
+            rules_of(each.cls)
 
 
 def codec_for(cls: type[Any]) -> Codec:
