@@ -34,10 +34,10 @@ Design:
   on its first call (numpy 2.x loads it lazily, through ``np.unique``): 10–11 ms of import, and
   the first snapshot is taken by the owning node's 1 Hz report on a thread of the loop's own
   process, about a second after the loop starts. Measured in the bridge process of
-  ``jointbus demo`` (2026-12-07): that import held the loop off for 5–16 ms, 8–13 slots were
-  dropped in one burst and every start reported ``bridge skips cycles`` (3 of 3 runs; none in
-  3 with the import done before). So this module calls it once when it is imported, before any
-  loop runs.
+  ``jointbus demo`` (2026-12-07): that import held the loop off for 5–16 ms, 8 slots were
+  dropped in one burst (two runs) and every start reported ``bridge skips cycles`` (3 of 3 runs;
+  none in 4 with the call made at import). So this module calls it once when it is imported,
+  before any loop runs.
 - A snapshot may be taken from another thread: recording and copying the buffers take one lock,
   the percentiles are computed outside it, so a reader stalls the loop by one short copy at most.
 """
