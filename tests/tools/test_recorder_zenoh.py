@@ -78,6 +78,28 @@ def test_topic_filter_applies_to_remote_topics(pair, tmp_path):
     assert got == [("/wanted", "yes")]
 
 
+def test_a_recorder_of_named_topics_leaves_the_other_publishers_unobserved(pair, tmp_path):
+    """A publisher encodes and sends only while a subscriber matches it. A recorder subscribed
+    to the whole domain and kept the named topics: a ``jointbus record`` of three topics beside
+    the walking demo made the bridge send every topic it has, and on a slow minute it skipped
+    35.8 % of its cycles (a new user's trial). Only the named topics' publishers may see it."""
+    robot, recorder_bus = pair
+    wanted = robot.publisher("/hb50/wanted", String)
+    deeper = robot.publisher("/hb50/wanted/deeper", String)  # not a prefix match
+    other = robot.publisher("/hb50/other", String)
+    with Recorder(
+        recorder_bus, tmp_path / "named.mcap", ["/hb50/wanted"], local=False, remote=True
+    ) as rec:
+        assert wait_until(lambda: wanted.remote_matched)
+        time.sleep(1.0)  # the discovery that matched the wanted one has reached the others too
+        assert not other.remote_matched and not deeper.remote_matched
+        for pub in (wanted, deeper, other):
+            pub.publish(String("x"))
+        assert wait_until(lambda: rec.stats().messages == 1)
+    with Recorder(recorder_bus, tmp_path / "all.mcap", local=False, remote=True):
+        assert wait_until(lambda: other.remote_matched and deeper.remote_matched)
+
+
 def _latched_messages() -> tuple[TFMessage, ParameterList]:
     tf = TFMessage((TransformStamped(Header(frame_id="base_link"), "imu_link", Transform()),))
     params = ParameterList(Header(frame_id=""), "bridge_node")
