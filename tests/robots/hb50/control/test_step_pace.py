@@ -351,3 +351,49 @@ def test_a_gap_through_which_the_timer_thread_kept_looking_is_no_stop() -> None:
     ran = "control node stalled for 0.40 s (no control step: its process ran (its timer thread"
     assert ran in stalls[0], stalls[0]
     assert "stopped" not in stalls[0] and "starved of CPU —" not in stalls[0]
+
+
+def test_a_stalls_frames_that_never_arrived_are_named_apart_from_the_late_ones() -> None:
+    """A user's trial: a 1 s SIGSTOP of the control process while walking; the link held some
+    of the bridge's frames and dropped the rest. Beside "404 message(s) lost", the stall's report
+    said "the bridge's frames of the stall arrived late: 1 stepped on and 457 skipped", 862 frames
+    of a stall in which the bridge sent ≈ 505. The skipped count includes the lost ones: the
+    report now says how many of them never arrived."""
+    pace = StepPace(PERIOD, stall_s=0.25)
+    feed = Feed(pace)
+    feed.run(1.0)
+    reports: list[PaceReport] = []
+    pace.step(feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=feed.wall / 1e9)
+    stopped = feed.wall
+    feed.wall += 1_000_000_000  # stopped for 1 s: the bridge sent 500 frames
+    feed.lost += 400  # the full link dropped these; the 100 it held arrive now, in a burst
+    for i in range(401, 501):
+        stamp_ns = stopped + i * PERIOD_NS
+        if i % 10:
+            feed.overwritten += 1
+            continue
+        r = pace.step(
+            feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=stamp_ns / 1e9
+        )
+        assert r is None
+        feed.wall += 100_000
+    for _ in range(round(2.5 * WINDOW_S / PERIOD)):  # fresh frames again
+        feed.wall += PERIOD_NS
+        feed.look(reports)
+        r = pace.step(
+            feed.wall, feed.wall + 300_000, feed.overwritten, feed.lost, stamp_s=feed.wall / 1e9
+        )
+        if r is not None:
+            reports.append(r)
+    stalls = [r for r in reports if r.stall]
+    assert len(stalls) == 1, [r.text for r in reports]
+    figures = re.search(
+        r"(\d+) stepped on and (\d+) skipped in a catch-up of [\d.]+ s \((\d+) of them never "
+        r"arrived: lost on the way",
+        stalls[0].text,
+    )
+    assert figures is not None, stalls[0].text
+    stepped, skipped, lost = (int(figures[k]) for k in (1, 2, 3))
+    assert lost == 400
+    # every frame of the stall counted once; the newest (sent as it resumed) was a fresh one
+    assert stepped + skipped == 499, stalls[0].text

@@ -129,6 +129,7 @@ class _Stall:
     stopped_ns: int
     stepped: int = 0
     missed: int = 0
+    lost: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,8 @@ class StallRecord:
     """A stall whose catch-up is over, as the step thread hands it to the timer thread: its gap
     (s), the monotonic ns of the start of the last step before it (``stopped_ns``), of the first
     step after it (``resumed_ns``) and of the first fresh step (``caught_up_ns``), and the frames
-    of the stall and catch-up stepped on and skipped."""
+    of the stall and catch-up stepped on and skipped (``lost``: of the skipped, those that never
+    arrived — a full link or queue dropped them on the way)."""
 
     gap_s: float
     stopped_ns: int
@@ -144,6 +146,7 @@ class StallRecord:
     caught_up_ns: int
     stepped: int
     missed: int
+    lost: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +227,10 @@ class StepPace:
         last_stamp = self._last_stamp
         self._last_stamp = stamp_s
         between = None if last_start is None else (start_ns - last_start) / 1e9
-        missed = 0
+        missed = new_lost = 0
         if counted is not None:
-            missed = max(overwritten - counted[0], 0) + max(lost - counted[1], 0)
+            new_lost = max(lost - counted[1], 0)
+            missed = max(overwritten - counted[0], 0) + new_lost
         if self.stall_s is not None and between is not None and between > self.stall_s:
             # this process did not run: drop the window, count the stall's frames apart
             self.stalls += 1
@@ -253,8 +257,10 @@ class StepPace:
             if backlog or stall.resumed_ns == start_ns:
                 stall.stepped += 1
                 stall.missed += missed
+                stall.lost += new_lost
                 return None
             stall.missed += missed  # overwritten while it caught up: the stall's too
+            stall.lost += new_lost
             self._stall = None
             self._stepped = 1
             self._durations = [end_ns - start_ns]
@@ -267,6 +273,7 @@ class StepPace:
                     start_ns,
                     stall.stepped,
                     stall.missed,
+                    stall.lost,
                 )
             )
             return None
@@ -374,10 +381,12 @@ class StepPace:
         caught_up_s = (stall.caught_up_ns - stall.resumed_ns) / 1e9
         return PaceReport(
             False,
-            f"control node stalled for {stall.gap_s:.2f} s (no control step: {cause}); the "
-            f"bridge's frames of the stall arrived late: {stall.stepped} stepped on and "
-            f"{stall.missed} skipped in a catch-up of {caught_up_s:.2f} s; its pace is counted "
-            "again from the first frame sent after it",
+            f"control node stalled for {stall.gap_s:.2f} s (no control step: {cause}); of the "
+            f"bridge's frames of the stall and its catch-up, {stall.stepped} stepped on and "
+            f"{stall.missed} skipped in a catch-up of {caught_up_s:.2f} s ({stall.lost} of "
+            "them never arrived: lost on the way, as the subscription's report of lost "
+            "messages counts them too); its pace is counted again from the first frame sent "
+            "after it",
             stall=True,
         )
 
