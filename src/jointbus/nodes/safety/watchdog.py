@@ -58,8 +58,14 @@ class SafeModeLeft:
     safe_s: float
 
     def describe(self) -> str:
-        # "in safe mode" was false for the time a fallback or an e-stop held the robot meanwhile
-        return f"watchdog: commands resumed after {self.safe_s:.2f} s without a valid one"
+        # "in safe mode" was false for the time a fallback or an e-stop held the robot meanwhile;
+        # "without a valid one" was false too: a controller back after 1 s sent valid commands
+        # that the running fallback refused for another second (a new user's trial, 2026-12-07)
+        return (
+            f"watchdog: commands resumed after {self.safe_s:.2f} s (the first command taken "
+            "since the silence began; a fallback or an e-stop that holds the robot refuses "
+            "those that come meanwhile)"
+        )
 
 
 WatchdogEvent = SafeModeEntered | SafeModeLeft
