@@ -266,6 +266,9 @@ def test_short_array_is_rejected_naming_field_and_first_missing_joint(field: str
     err = rejected(make_check(), cmd)
     assert isinstance(err.error, LengthMismatchError)
     assert (err.field, err.index, err.joint) == (field, 1, "knee")
+    # the joint is named as the first without a value, not as the one at fault (a new user
+    # read "joint 'fl_j0' (index 3): field 't_pos' = '3 values'" as a complaint about fl_j0)
+    assert "the joint named is the first without one" in str(err.error), str(err.error)
 
 
 def test_long_array_is_rejected() -> None:
@@ -273,6 +276,7 @@ def test_long_array_is_rejected() -> None:
     err = rejected(make_check(), raw_command(base, t_trq=(*base.t_trq, 0.0)))
     assert isinstance(err.error, LengthMismatchError)
     assert (err.field, err.index) == ("t_trq", 3)
+    assert "the index named is the first surplus value's" in str(err.error), str(err.error)
 
 
 # -- NaN / inf -----------------------------------------------------------------------------

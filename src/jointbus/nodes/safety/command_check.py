@@ -526,18 +526,26 @@ class CommandCheck:
         )
 
     def _raise_length(self, field: str, count: int) -> None:
+        # The error names a joint, as every refusal does: here the first without a value (or the
+        # index of the first surplus value). Said so: "joint 'fl_j0' (index 3): field 't_pos' =
+        # '3 values'" read to a new user as if fl_j0 were at fault (2026-12-07).
         n = self._n
-        expected = f"{n} values, one per actuator"
         if count < n:
             raise LengthMismatchError(
                 self._type,
                 field,
                 f"{count} values",
-                expected,
+                f"{n} values, one per actuator (the joint named is the first without one)",
                 joint=self._order[count],
                 index=count,
             )
-        raise LengthMismatchError(self._type, field, f"{count} values", expected, index=n)
+        raise LengthMismatchError(
+            self._type,
+            field,
+            f"{count} values",
+            f"{n} values, one per actuator (the index named is the first surplus value's)",
+            index=n,
+        )
 
     def _check_brakes(self, brake: tuple[bool, ...]) -> None:
         for index in self._brakeless:
