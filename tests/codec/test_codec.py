@@ -18,6 +18,7 @@ from jointbus.codec import Codec, DecodeError, EncodeError, cdr, codec_for
 from jointbus.codec.codec import MAX_LAYOUTS
 from jointbus.codec.wire import Float64, String
 from jointbus.messages.base import Message
+from support.fresh import last_line_in_fresh_interpreter
 from support.wire_strategies import Head, JointFrame, OnlyStrings, Stamp
 
 
@@ -204,9 +205,6 @@ def test_a_codec_prepares_its_nested_classes_before_its_first_encode() -> None:
     encode must not evaluate class annotations (``typing.get_type_hints``, ≈ 1 ms a class with
     nested messages): the codec did that when it was made. In a fresh interpreter, where no
     schema is cached yet."""
-    import subprocess
-    import sys
-
     code = (
         "import typing\n"
         "from jointbus.codec.codec import Codec\n"
@@ -222,7 +220,5 @@ def test_a_codec_prepares_its_nested_classes_before_its_first_encode() -> None:
         "codec.encode(msg)\n"
         "print(calls)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert out.stdout.strip() == "[]", f"the first encodes evaluated {out.stdout.strip()}"
+    evaluated = last_line_in_fresh_interpreter(code)
+    assert evaluated == "[]", f"the first encodes evaluated {evaluated}"

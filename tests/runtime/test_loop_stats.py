@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -14,6 +12,7 @@ from hypothesis import strategies as st
 
 from jointbus.runtime.diagnostics import LoopDiagnostics
 from jointbus.runtime.loop_stats import LoopRun, LoopStats, LoopStatsSnapshot
+from support.fresh import last_line_in_fresh_interpreter
 
 PERIOD_NS = 2_000_000
 
@@ -333,7 +332,5 @@ def test_first_snapshot_imports_nothing() -> None:
         "assert snap.lateness_p99_s > 0, snap\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert out.stdout.strip() == "[]", f"the first snapshot imported {out.stdout.strip()}"
+    imported = last_line_in_fresh_interpreter(code)
+    assert imported == "[]", f"the first snapshot imported {imported}"

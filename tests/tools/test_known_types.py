@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from jointbus.messages.registry import default_registry
 from jointbus.robots.hb50.messages import HB50_MESSAGE_TYPES, BridgeData, JointCommand, Status
 from jointbus.runtime import RUNTIME_MESSAGE_TYPES, runtime_registry
 from jointbus.tools.known_types import known_registry
+from support.fresh import last_line_in_fresh_interpreter
 
 
 def test_the_tools_registry_holds_the_core_the_runtime_and_hb50() -> None:
@@ -40,7 +38,5 @@ def test_importing_the_core_loads_no_robot_package() -> None:
         "runtime_registry()\n"
         "print(sorted(m for m in sys.modules if 'hb50' in m or m.startswith('jointbus.nodes')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    assert out.strip().splitlines()[-1] == "[]", out
+    found = last_line_in_fresh_interpreter(code)
+    assert found == "[]", found
