@@ -28,10 +28,10 @@ Two sources, chosen per recorder:
   (``<domain>/<topic>/*/*``): a publisher sends only while a subscriber matches it, so a
   recorder of three topics must not match the others. With one subscriber on the domain, a
   ``jointbus record`` of three topics beside the walking demo made the bridge encode and send
-  every topic it has (a new user's trial: 35.8 % of its cycles skipped on a slow minute). The CDR payload is stored exactly as received —
-  never decoded or re-encoded; its topic and type come from the data key
-  (:mod:`jointbus.bus.names`), its ``.msg`` definition from the message registry, its publish time
-  and sequence number from rmw_zenoh's attachment.
+  every topic it has (a new user's trial: 35.8 % of its cycles skipped on a slow minute). The
+  CDR payload is stored exactly as received — never decoded or re-encoded; its topic and type
+  come from the data key (:mod:`jointbus.bus.names`), its ``.msg`` definition from the message
+  registry, its publish time and sequence number from rmw_zenoh's attachment.
   **No Python on Zenoh's receive path.** The subscriber hands samples to a Zenoh FIFO channel
   (:data:`REMOTE_QUEUE_SAMPLES` deep, in Rust), which the writer thread drains in batches; Zenoh's
   receive thread never waits for the GIL. With a Python callback per sample, it did: beside a
