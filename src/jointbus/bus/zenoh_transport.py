@@ -1321,7 +1321,7 @@ class ZenohTransport:
         (``rmw_zenohd``, ``zenohd``, ``jointbus router``), which it joined, or by another
         jointbus process, which it joined as a peer — or a router / explicit endpoints given."""
         config = self.config
-        routed = any(True for _ in self.session.info.routers_zid())
+        routed = self._linked_to_a_router()
         extra = f"; also connected to {', '.join(config.connect)}" if config.connect else ""
         if config.router is not None:
             return f"joined the Zenoh router at {config.router} (client mode){extra}"
