@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import zenoh
 
-from jointbus.bus import MAB_RT, Bus, ZenohConfig
+from jointbus.bus import MAB_RT, Bus, Publisher, ZenohConfig
 from jointbus.bus.hub_relay import WATCH_PERIOD_S, HubRelay, port_is_free
 from support.bus import Count, free_port, wait_until
 
@@ -27,6 +27,15 @@ def _relay(bus: Bus) -> HubRelay:
     relay = bus.zenoh.hub_relay
     assert relay is not None
     return relay
+
+
+def _assert_reaches(tool: Bus, pub: Publisher[Count]) -> None:
+    """A message of ``pub`` reaches a subscriber ``tool`` declares now."""
+    got: list[Count] = []
+    tool.subscribe(pub.topic, Count, got.append, MAB_RT)
+    assert wait_until(lambda: pub.remote_matched)
+    pub.publish(Count(7))
+    assert wait_until(lambda: got == [Count(7)])
 
 
 def _open(mode: str, endpoints: str, port: int) -> zenoh.Session:
@@ -80,11 +89,7 @@ def test_a_tool_started_after_the_hub_left_finds_the_peers_that_stayed() -> None
             assert tool.zenoh is not None
             assert "taken by another jointbus process" in tool.zenoh.joined()
             assert "/joint_states" in {t.name for t in tool.discover(1.0)}
-            got: list[Count] = []
-            tool.subscribe("/joint_states", Count, got.append, MAB_RT)
-            assert wait_until(lambda: pub.remote_matched)
-            pub.publish(Count(7))
-            assert wait_until(lambda: got == [Count(7)])
+            _assert_reaches(tool, pub)
     finally:
         robot.close()
         hub.close()
@@ -105,12 +110,7 @@ def test_one_peer_takes_the_port_and_another_takes_over_when_it_leaves() -> None
         holder.close()
         assert wait_until(lambda: _relay(other).holding, TAKE_OVER_S)
         with Bus(name="tool", zenoh=ZenohConfig(hub_port=port)) as tool:
-            got: list[Count] = []
-            tool.subscribe("/x", Count, got.append, MAB_RT)
-            pub = other.publisher("/x", Count, MAB_RT)
-            assert wait_until(lambda: pub.remote_matched)
-            pub.publish(Count(1))
-            assert wait_until(lambda: got == [Count(1)])
+            _assert_reaches(tool, other.publisher("/x", Count, MAB_RT))
     finally:
         b.close()
         a.close()
