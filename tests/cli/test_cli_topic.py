@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -621,6 +622,78 @@ def test_list_sums_the_rates_of_two_publishers_and_says_how_many() -> None:
     listed = next(t for t in json.loads(as_json.stdout) if t["name"] == topic)
     assert listed["publishers_measured"] == 2
     assert 0.5 * 40.0 < listed["rate_hz"] <= 1.5 * 40.0, listed
+
+
+def test_hz_gives_each_publishers_rate_named_by_its_node() -> None:
+    """Two nodes at 40 and 10 Hz on one topic: ``hz`` reads about 50 Hz for the topic, as ``ros2
+    topic hz`` would, and then each node's own rate, which a user running a controller beside
+    the control node needs (trial 2026-12-07: its rate was nowhere)."""
+    from jointbus.runtime import Node
+
+    port = free_port()
+    topic = "/two_nodes/status"
+    stop_event = threading.Event()
+
+    def feed(publisher: Any, rate_hz: float) -> None:
+        next_at = time.monotonic()
+        while not stop_event.is_set():
+            publisher.publish(Status(level=Level.OK, status="feed"))
+            next_at += 1.0 / rate_hz
+            time.sleep(max(0.0, next_at - time.monotonic()))
+
+    with (
+        Bus(name="feed_a", zenoh=ZenohConfig(hub_port=port)) as a,
+        Bus(name="feed_b", zenoh=ZenohConfig(hub_port=port)) as b,
+        Node("fast_feed", a) as fast,
+        Node("slow_feed", b) as slow,
+    ):
+        threads = []
+        for node, rate in ((fast, 40.0), (slow, 10.0)):
+            publisher = node.create_publisher(topic, Status, RELIABLE)
+            node.start()
+            threads.append(threading.Thread(target=feed, args=(publisher, rate), daemon=True))
+        for thread in threads:
+            thread.start()
+        try:
+            text = run_cli(port, "topic", "hz", topic, "--duration", "2.5")
+            as_json = run_cli(port, "topic", "hz", topic, "--duration", "2.5", "--json")
+        finally:
+            stop_event.set()
+            for thread in threads:
+                thread.join(timeout=5.0)
+    assert text.returncode == 0, text.stderr
+    last = text.stdout.split("average rate: ")[-1]
+    assert "2 publishers (the rate above counts them together), each:" in last, text.stdout
+    rates = dict(re.findall(r"\t  (\w+) \(publisher [0-9a-f]{8}\): ([\d.]+) Hz", last))
+    assert set(rates) == {"fast_feed", "slow_feed"}, last
+    # Loose (a loaded VM delays processes), but apart: 40 Hz is not 10 Hz, nor their 50 Hz sum.
+    assert 0.7 * 40.0 < float(rates["fast_feed"]) <= 1.3 * 40.0, last
+    assert 0.7 * 10.0 < float(rates["slow_feed"]) <= 1.3 * 10.0, last
+    assert as_json.returncode == 0, as_json.stderr
+    record = json.loads(as_json.stdout.splitlines()[-1])
+    by_node = {p["node"]: p for p in record["publishers"]}
+    assert set(by_node) == {"fast_feed", "slow_feed"}, record
+    assert all(len(p["gid"]) == 32 and p["new_messages"] for p in by_node.values()), record
+    assert 0.7 * 40.0 < by_node["fast_feed"]["rate_hz"] <= 1.3 * 40.0, record
+    assert 0.7 * 50.0 < record["rate_hz"] <= 1.3 * 50.0, record  # the topic's: both together
+
+
+def test_publisher_windows_keep_each_publishers_intervals_apart() -> None:
+    from jointbus.cli.topic import PublisherWindows
+
+    windows = PublisherWindows(10)
+    windows.add(1, [0, 10_000_000, 20_000_000])  # 100 Hz
+    windows.add(None, [5_000_000, 55_000_000])  # 20 Hz, samples without an id
+    first = windows.take()
+    assert [(p, round(s.rate_hz), fresh) for p, s, fresh in first if s] == [
+        (1, 100, True),
+        (None, 20, True),
+    ]
+    windows.add(1, [30_000_000])
+    windows.add(None, [])
+    second = {p: fresh for p, _s, fresh in windows.take()}
+    assert second == {1: True, None: False}  # the silent one: no new messages
+    assert len(windows) == 2
 
 
 def _pub(qos: QosProfile) -> EndpointInfo:

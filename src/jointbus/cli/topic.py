@@ -270,6 +270,40 @@ class RateWindow:
         )
 
 
+class PublisherWindows:
+    """A :class:`RateWindow` per publisher of one topic (keyed by the id its samples carry: the
+    GID of the rmw_zenoh attachment, the DDS writer's handle; ``None`` for samples without one),
+    in the order they were first heard, and whether each was heard since the last report.
+
+    Why beside the topic's one window: ``topic hz`` times every arrival together, as ``ros2 topic
+    hz`` does, so a user's 500 Hz controller beside the control node reads 1000 Hz, and its own
+    rate is nowhere (new-user trial, 2026-12-07: "no tool gives my controller's rate")."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._windows: dict[int | None, RateWindow] = {}
+        self._fresh: set[int | None] = set()
+
+    def add(self, publisher: int | None, arrivals: Sequence[int]) -> None:
+        """Record ``publisher``'s arrivals (monotonic ns, oldest first)."""
+        window = self._windows.get(publisher)
+        if window is None:
+            window = self._windows[publisher] = RateWindow(self._size)
+        for t in arrivals:
+            window.add(t)
+        if arrivals:
+            self._fresh.add(publisher)
+
+    def __len__(self) -> int:
+        return len(self._windows)
+
+    def take(self) -> list[tuple[int | None, RateStats | None, bool]]:
+        """Each publisher heard so far: its id, its window's statistics (``None`` before two
+        arrivals) and whether it sent anything since the last call."""
+        fresh, self._fresh = self._fresh, set()
+        return [(p, w.stats(), p in fresh) for p, w in self._windows.items()]
+
+
 class ArrivalRecorder:
     """Arrival times (monotonic ns) of every sample on a topic, not decoded (the transport's raw
     tap: every sample on the topic's Zenoh keys, or of every DDS writer of the topic), also kept
@@ -776,12 +810,17 @@ def hz(
     simulated robot stamps simulated time (and a controller stamps its command with the frame
     it answers): while the simulation falls behind the wall clock, this rate reads higher than
     the rate by the wall clock (83 Hz by stamps against 27 Hz arriving, on a starved host).
+
+    Both count every publisher of TOPIC together: your 500 Hz controller beside the control
+    node reads 1000 Hz. With more than one publisher heard, each one's own rate by arrival
+    follows, named by its node and id (JSON publishers: always, one entry each).
     """
     from jointbus.bus import validate_topic_name
 
     with user_errors(), stop_on_interrupt():  # SIGTERM ends it as Ctrl-C does
         validate_topic_name(topic)
         rates = RateWindow(window)
+        publishers = PublisherWindows(window)
         bus = bus_options.open_bus()
         where = looked_on(bus)  # every "nothing there" says where it looked
         total = 0
@@ -801,9 +840,12 @@ def hz(
             next_report = started + period
             while end is None or time.monotonic() < end:
                 time.sleep(max(0.0, min(next_report, end or math.inf) - time.monotonic()))
-                arrivals = recorder.drain()
+                by_publisher = recorder.drain_by_publisher()
+                arrivals = sorted(t for times in by_publisher.values() for t in times)
                 for t in arrivals:
                     rates.add(t)
+                for publisher, times in by_publisher.items():
+                    publishers.add(publisher, times)
                 total += len(arrivals)
                 if not stamped and arrivals:  # its type is known once it is published
                     info = wait_for_topic(bus, topic, 0.0)
@@ -811,7 +853,14 @@ def hz(
                 stamps.extend(stamp_recorder.drain())
                 if time.monotonic() >= next_report:
                     next_report = next_report_at(next_report, time.monotonic(), period)
-                    _hz_report(topic, rates.stats(), bool(arrivals), as_json, stamp_rate(stamps))
+                    _hz_report(
+                        topic,
+                        rates.stats(),
+                        bool(arrivals),
+                        as_json,
+                        stamp_rate_hz=stamp_rate(stamps),
+                        publishers=_publisher_rates(bus, publishers),
+                    )
         finally:
             bus.close()
         if duration is not None and total == 0:
@@ -824,17 +873,69 @@ def _stamped(recorder: StampRecorder, info: TopicInfo) -> bool:
     return len(info.type_names) == 1 and recorder.stamped(info.type_names[0])
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class PublisherRate:
+    """One publisher's part of a ``topic hz`` report: its node (``""``: not in the graph, or
+    created without a node), its id as hex (``None``: its samples carry none), its window's
+    statistics (``None`` before two arrivals) and whether it sent since the last report."""
+
+    node: str
+    gid: str | None
+    stats: RateStats | None
+    fresh: bool
+
+    @property
+    def label(self) -> str:
+        """``control_node (publisher 3f2a9c01)``: the node and the first 8 hex digits of the id."""
+        who = self.node or "a publisher of no known node"
+        if self.gid is None:
+            return f"{who} (samples without a publisher id)"
+        return f"{who} (publisher {self.gid[:8]})"
+
+    def line(self) -> str:
+        """Its indented line under the topic's rate."""
+        if not self.fresh or self.stats is None:
+            return f"\t  {self.label}: no new messages"
+        s = self.stats
+        return (
+            f"\t  {self.label}: {s.rate_hz:.3f} Hz  min: {s.min_s:.3f}s max: {s.max_s:.3f}s "
+            f"std dev: {s.std_dev_s:.5f}s window: {s.window}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Its entry of ``--json``'s ``publishers`` list."""
+        record: dict[str, Any] = {"node": self.node, "gid": self.gid, "new_messages": self.fresh}
+        record.update(dataclasses.asdict(self.stats) if self.stats is not None else {})
+        return record
+
+
+def _publisher_rates(bus: Bus, publishers: PublisherWindows) -> list[PublisherRate]:
+    """Each publisher's rate, named by the graph's record of its id (``remote_info``)."""
+    transport = bus.transport
+    out = []
+    for gid, stats, fresh in publishers.take():
+        info = None if gid is None or transport is None else transport.remote_info(gid)
+        node = "" if info is None else info.node
+        out.append(PublisherRate(node, None if gid is None else f"{gid:032x}", stats, fresh))
+    return out
+
+
 def _hz_report(
     topic: str,
     stats: RateStats | None,
     fresh: bool,
     as_json: bool,
+    *,
     stamp_rate_hz: float | None = None,
+    publishers: Sequence[PublisherRate] = (),
 ) -> None:
+    """One report: the topic's rate over every arrival, then — with more than one publisher
+    heard — each publisher's (``--json``: always, as ``publishers``)."""
     if as_json:
         record: dict[str, Any] = {"topic": topic, "new_messages": fresh}
         record.update(dataclasses.asdict(stats) if stats is not None else {})
         record["stamp_rate_hz"] = stamp_rate_hz
+        record["publishers"] = [p.to_json() for p in publishers]
         typer.echo(json.dumps(record))
     elif not fresh or stats is None:
         typer.echo("no new messages")
@@ -842,6 +943,12 @@ def _hz_report(
         typer.echo(format_rate(stats))
         if stamp_rate_hz is not None:
             typer.echo(f"\tby header stamps: {stamp_rate_hz:.3f} (in the publisher's clock)")
+        if len(publishers) > 1:
+            typer.echo(
+                f"\t{len(publishers)} publishers (the rate above counts them together), each:"
+            )
+            for publisher in publishers:
+                typer.echo(publisher.line())
     sys.stdout.flush()
 
 
