@@ -100,6 +100,40 @@ def test_the_cpu_figure_divides_the_cpu_by_the_wall_clock_of_the_same_moments(
     assert all(f == pytest.approx(2.0, abs=1e-6) for f in rates), figures
 
 
+def test_the_status_and_final_lines_say_what_cpu_time_the_vms_host_took(
+    clock: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Steal: the hypervisor stopping this VM's CPUs while they had work (30–40 ms of every
+    100 ms on both CPUs at times here, 2026-12-07), when no process of the robot can run. The
+    line gives it per second like ``cpu=`` once it is not 0, and the final line over the run:
+    a user reading ``BEHIND REAL TIME`` learns the machine was not theirs for that time."""
+    steal = [10.0, 20.0]  # s per CPU since boot, as /proc/stat counts it
+
+    monkeypatch.setattr(stack_module, "read_steal_s", lambda: tuple(steal))
+    stack = Stack("hb50", layout="inproc", zenoh=None)
+    stack._started_at = clock.now
+    stack._steal_at_start = stack_module._steal_s()
+    clock.now += 1.0
+    stack.summary()  # the rate's first reading
+    clock.now += 1.0
+    quiet = stack.summary()
+    assert quiet.host_steal_fraction == 0.0 and quiet.host_steal_run_s == 0.0
+    assert "steal" not in quiet.line() and "steal" not in final_line(quiet)
+    steal[0] += 0.04  # 40 ms of cpu0 and 20 ms of cpu1 in the next second
+    steal[1] += 0.02
+    clock.now += 1.0
+    stolen = stack.summary()
+    assert stolen.host_steal_fraction == pytest.approx(0.06)
+    assert " cpu=" in stolen.line() and stolen.line().split(" cpu=")[1].split()[1] == "steal=6%"
+    assert "the VM's host took 0.06 s of CPU time from this machine while it had work (steal)" in (
+        final_line(stolen)
+    )
+    monkeypatch.setattr(stack_module, "read_steal_s", tuple)  # not readable: nothing said
+    clock.now += 1.0
+    unknown = stack.summary()
+    assert math.isnan(unknown.host_steal_fraction) and "steal" not in unknown.line()
+
+
 def test_the_runs_real_time_factor_does_not_count_a_first_frame_received_late(
     clock: FakeTime,
 ) -> None:

@@ -77,6 +77,7 @@ from jointbus.bus import RELIABLE, Bus, Reliability, Subscriber, ZenohConfig
 from jointbus.robots.hb50.bridge.command_age import ages_between
 from jointbus.robots.hb50.messages import BridgeState, BridgeStatus, Status
 from jointbus.runtime import LoopDiagnostics
+from jointbus.runtime.host_steal import read_steal_s
 from jointbus.stack import Stack
 from jointbus.tools.allocator import return_large_blocks
 from jointbus.tools.recorder import Recorder
@@ -93,7 +94,6 @@ __all__ = [
     "SoakReport",
     "WorstWindow",
     "main",
-    "read_cpu_steal_s",
     "read_malloc_stats",
     "read_rss_bytes",
     "run_soak",
@@ -196,26 +196,6 @@ def read_malloc_stats() -> MallocStats | None:
     return MallocStats(in_use=info.uordblks + info.hblkhd, held=info.arena + info.hblkhd)
 
 
-_USER_HZ: Final = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def read_cpu_steal_s() -> tuple[float, ...]:
-    """Per CPU, the time (s) the hypervisor has kept this VM's virtual CPU from running though it
-    had work (``steal`` of ``/proc/stat``, in ticks of 1/``SC_CLK_TCK`` s since boot); ``()``
-    where it cannot be read. A soak on a VM reads it beside its loops' lateness: a second in
-    which the host stole a CPU for 20 ms is late for a reason no process of ours controls."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            lines = [line.split() for line in stat if line.startswith("cpu")]
-    except OSError:
-        return ()
-    return tuple(
-        int(fields[8]) / _USER_HZ
-        for fields in lines
-        if fields[0] != "cpu" and len(fields) > 8
-    )
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -299,7 +279,7 @@ class WorstWindow:
     """One of the soak's worst windows: ``what`` it is worst in (``lateness`` of the bridge loop,
     p99 in s over 10 s; ``command age`` of the applied commands, p99 in cycles over 1 s),
     ``value``, ``at_s`` (its end, seconds since the soak's start) and ``steal_s``: per CPU, the
-    time (s) the VM's host kept that CPU from running during it (:func:`read_cpu_steal_s`, read
+    time (s) the VM's host kept that CPU from running during it (:func:`read_steal_s`, read
     once a second, so ± 1 s)."""
 
     what: str
@@ -693,7 +673,7 @@ def _soak(
     rss_times = array("d")
     rss_values = {name: array("q") for name in pids}
     heap_samples = _Columns(2)
-    steal = _Columns(1 + len(read_cpu_steal_s()))
+    steal = _Columns(1 + len(read_steal_s()))
     wall_begin = time.time()
     backlog_max = 0
     next_sample = begin
@@ -712,7 +692,7 @@ def _soak(
                     heap_samples.append(heap.in_use, heap.held)
                 if len(steal.columns) > 1:
                     with contextlib.suppress(ValueError):  # a CPU came or went: skip the row
-                        steal.append(time.time(), *read_cpu_steal_s())
+                        steal.append(time.time(), *read_steal_s())
             backlog_max = max(backlog_max, recorder.stats().queued)
             next_sample += sample_s
         if now >= next_report:

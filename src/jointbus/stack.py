@@ -194,6 +194,7 @@ from jointbus.runtime import (
     RealtimeConfig,
     ensure_unique_node,
 )
+from jointbus.runtime.host_steal import read_steal_s
 from jointbus.runtime.launch import LaunchDescription, LaunchDescriptionError, ProcessSpec
 from jointbus.runtime.node import quiet_tools_bookkeeping
 from jointbus.runtime.process_group import (
@@ -729,6 +730,13 @@ class StackSummary:
     ``hold``, ``sit``, ``sat``, ``down``; its ``BridgeState`` status ``fallback:``), ``None``
     when none runs: the line says ``bridge=hold(fallback sit)``. A trial read ``bridge=hold``
     for the whole fallback while the robot sat down from 0.342 m to 0.130 m."""
+    host_steal_fraction: float = _NAN
+    """CPU time the VM's host took from this machine's CPUs while they had work, per second of
+    the wall clock, summed over the CPUs like ``cpu_fraction`` (``steal`` of ``/proc/stat``,
+    :mod:`jointbus.runtime.host_steal`), between the last two summaries: the line says
+    ``steal=6%`` when it is not 0. NaN where it cannot be read."""
+    host_steal_run_s: float = _NAN
+    """The same since the stack started (s, all CPUs): the final line gives it when not 0."""
 
     @property
     def control_lost(self) -> bool:
@@ -782,6 +790,8 @@ class StackSummary:
             f"rtf={_fmt(self.real_time_factor, 3)}",
             f"cpu={_fmt(self.cpu_fraction * 100, 0)}%",
         ]
+        if self.host_steal_fraction > 0:  # NaN: not readable; 0: nothing to say
+            parts.append(f"steal={self.host_steal_fraction * 100:.0f}%")
         if self.real_time_factor < BEHIND_RTF:
             parts.append("BEHIND REAL TIME")
         if gone is not None:
@@ -833,6 +843,12 @@ class _Latest:
             if self.on_message is not None:
                 self.on_message(msg, self.at)
         self.count += 1
+
+
+def _steal_s() -> float:
+    """The host's steal time summed over the CPUs since boot (s); NaN where not readable."""
+    steal = read_steal_s()
+    return math.fsum(steal) if steal else _NAN
 
 
 class _Rate:
@@ -1015,6 +1031,8 @@ class Stack:
         self._data_rate = _Rate()
         self._command_rate = _Rate()
         self._cpu_rate = _Rate()
+        self._steal_rate = _Rate()
+        self._steal_at_start = _NAN
         self._command_pub: Publisher[String] | None = None
         self._hardware_pub: Publisher[String] | None = None
         self._stop = threading.Event()
@@ -1065,6 +1083,7 @@ class Stack:
         self._started_at = time.monotonic()
         self._started_wall_ns = time.time_ns()
         self._cpu_at_start = time.process_time()
+        self._steal_at_start = _steal_s()
         if (
             self.realtime is not None
             and self.realtime_if_alone
@@ -1693,6 +1712,8 @@ class Stack:
         cpu_s, cpu_at = self._cpu_sample()
         elapsed = max(cpu_at - self._started_at, 1e-9)
         cpu = self._cpu_rate.update(cpu_s, cpu_at)
+        steal_s = _steal_s()
+        steal = self._steal_rate.update(steal_s, cpu_at) if math.isfinite(steal_s) else _NAN
         true_height = self.true_base_height()
         if bridge_gone is not None or link == BRIDGE_LOST:
             true_height = _NAN  # the simulator's last height, of no age: not the robot's now
@@ -1739,6 +1760,8 @@ class Stack:
             overruns=int(loop[4]),
             skipped_fraction=loop[5],
             cpu_fraction=cpu,
+            host_steal_fraction=steal,
+            host_steal_run_s=steal_s - self._steal_at_start,
             simulator_cpu_fraction=self.simulator_cpu_s / elapsed,
             cpu_mean_fraction=cpu_s / elapsed,
             real_time_factor=_NAN if facts.real_time_factor is None else facts.real_time_factor,

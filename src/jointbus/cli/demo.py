@@ -196,6 +196,11 @@ def final_line(summary: StackSummary) -> str:
     cpu = f"CPU {_fmt(summary.cpu_mean_fraction, 100)} % of one core ({processes}mean since start)"
     if summary.simulator_cpu_fraction > 0:
         cpu += f" (simulator physics {_fmt(summary.simulator_cpu_fraction, 100)} %)"
+    if summary.host_steal_run_s > 0:  # NaN: not readable; 0: nothing to say
+        cpu += (
+            f"; the VM's host took {summary.host_steal_run_s:.2f} s of CPU time from this "
+            "machine while it had work (steal)"
+        )
     parts.append(cpu)
     return " ".join(parts)
 

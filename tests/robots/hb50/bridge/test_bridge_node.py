@@ -53,6 +53,7 @@ from jointbus.robots.hb50.bridge.node import (
 from jointbus.robots.hb50.bridge.unchecked_command import UncheckedJointCommand
 from jointbus.robots.hb50.messages import BridgeData, BridgeState, JointCommand, Level, Status
 from jointbus.robots.hb50.messages.bridge_status import BridgeStatus
+from jointbus.runtime.host_steal import StealSamples
 from jointbus.runtime.rate_loop import CycleInfo
 from jointbus.runtime.timer import TimerThread
 from support.bus import free_port, wait_until
@@ -1475,6 +1476,9 @@ class _PaceRig:
             stamp_ns=lambda: 1_000_000_000 + self.sim_time_ns,
         )
         self.node.start()
+        # the host's steal, as the test sets it (s per CPU since boot): the real one moves
+        self.steal = (0.0, 0.0)
+        self.node.host_steal = StealSamples(read=lambda: self.steal)
         self.commands = self.bus.publisher("/hb50/joint_command", JointCommand, MAB_RT)
 
     def cycles(self, seconds: float, *, every: int = 1, robot_ns: float = STEP_NS) -> None:
@@ -1541,6 +1545,46 @@ def test_a_bridge_that_falls_behind_says_so_with_its_figures_and_when_it_caught_
         assert skipping.status.startswith("bridge skips cycles: ")
         assert "moves slower" not in skipping.status
         assert "read and commanded in fewer cycles" in skipping.status
+    finally:
+        rig.close()
+
+
+def test_a_pace_warn_names_the_cpu_time_the_vms_host_took_meanwhile() -> None:
+    """On a VM the hypervisor can stop the CPUs while they have work (steal): the bridge's
+    loop then drops slots although its cycle is cheap. The WARN says how much the host took in
+    its window (as the timer thread sampled it, every 0.1 s), so the user does not hunt for a
+    slow cycle in the robot's code; a window without steal adds nothing."""
+    rig = _PaceRig()
+    try:
+        rig.cycles(2.2)
+        rig.cycles(1.1, every=20, robot_ns=20 * STEP_NS)  # skipping, no steal
+        (plain,) = rig.pace_reports()
+        assert plain.status.startswith("bridge skips cycles: ")
+        assert "host" not in plain.status
+        rig.cycles(2.2)  # back: its OK
+        # 40 ms of cpu0 and 10 ms of cpu1 stolen in every 0.1 s sample from now on
+        for k in range(round(2.2 * 500)):
+            if k % 50 == 0:
+                rig.steal = (rig.steal[0] + 0.04, rig.steal[1] + 0.01)
+            rig.clock.now += STEP_NS
+            if k % 20:
+                continue
+            rig.sim_time_ns += 20 * STEP_NS
+            rig.commands.publish(hold(HOME))
+            rig.node.cycle(rig.clock.now)
+            rig.node.timers.run_due(rig.clock.now)
+        stolen = rig.pace_reports()[-1]
+        assert stolen.status.startswith("bridge skips cycles: "), stolen.status
+        clause = stolen.status.split("; the VM's host held this machine's CPUs for ")[1]
+        found = re.match(r"(\d+) ms of ([\d.]+) s \(cpu0 (\d+) ms, cpu1 (\d+) ms: ", clause)
+        assert found is not None, stolen.status
+        total, span_s, cpu0, cpu1 = int(found[1]), float(found[2]), int(found[3]), int(found[4])
+        # the samples nearest the 1 s window's ends; the window began before the steal did (its
+        # WARN is the first behind window's), so at most 50 ms for each 0.1 s of it, 4 to 1
+        assert 0.9 <= span_s <= 1.1, stolen.status
+        assert 0 < total <= round(span_s * 500) and total % 50 == 0, stolen.status
+        assert (cpu0, cpu1) == (total * 4 // 5, total // 5), stolen.status
+        assert clause.endswith("steal time, when nothing here could run)")
     finally:
         rig.close()
 

@@ -159,6 +159,7 @@ from jointbus.robots.hb50.messages import (
     Level,
 )
 from jointbus.robots.hb50.messages.bridge_status import BridgeMode, BridgeStatus, ThermalNote
+from jointbus.runtime.host_steal import StealSamples
 from jointbus.runtime.liveliness import LivelinessMonitor
 from jointbus.runtime.parameters import NodeParameters, ParameterChange, select_specs
 from jointbus.runtime.timer import TimerThread
@@ -196,6 +197,9 @@ _MAX_AGE_CYCLES: Final = 1000
 _OTHER_CLOCK_S: Final = 10.0
 #: While it stays behind, the bridge says so again every this many publish windows.
 BEHIND_REPEAT_WINDOWS: Final = 10
+#: Period (s) of the host-steal samples a pace WARN reads its steal from: within 0.1 s of the
+#: window's ends, for 10 reads of /proc/stat a second on the timer thread (≈ 0.25 ms of CPU).
+STEAL_SAMPLE_S: Final = 0.1
 #: Safe-mode damping (N·m·s/rad), the :attr:`BridgeConfig.safe_kd` default. Measured on the
 #: hb50 in MuJoCo (``tests/faults/test_fault_watchdog.py``): standing, it sinks to 0.15 m in
 #: 0.77 s and to 0.10 m in 1.91 s (0.57 s and 1.53 s with the stand gain 3.0 used before; 0.97 s
@@ -597,6 +601,15 @@ class BridgeNode(ArrayNode):
                 "hardware_command", String, self._on_hardware, RELIABLE, realtime=True
             )
             self.create_timer(1.0 / cfg.mirror_hz, self._publish_mirror, name="bridge_state_10hz")
+            self.host_steal = StealSamples()
+            """The host's steal time, sampled on the timer thread (never in the loop: a file
+            read), which a pace WARN states (:mod:`jointbus.runtime.host_steal`)."""
+            self.create_timer(
+                STEAL_SAMPLE_S,
+                lambda: self.host_steal.sample(self.timers.clock()),
+                name="host_steal",
+                managed=False,
+            )
             self.liveliness = LivelinessMonitor(self, ignore={cfg.node_name}, hidden=False)
             """Which other nodes are alive; every change is reported on the status topic."""
         except BaseException:
@@ -923,10 +936,20 @@ class BridgeNode(ArrayNode):
                 else "the robot keeps the wall clock, but its actuators are read and commanded "
                 "in fewer cycles"
             )
-            self.report(Level.WARN, f"{title}: {figures}; {what}", key="pace")
+            steal = self._steal_clause()
+            self.report(Level.WARN, f"{title}: {figures}; {what}{steal}", key="pace")
         elif not behind and self._behind:
             self.report(Level.OK, f"bridge back to real time: {figures}", key="pace")
         self._behind = behind
+
+    def _steal_clause(self) -> str:
+        """``; the VM's host held …`` when the host stole CPU time in the last window (the
+        samples nearest its ends), else ``""``: a bridge that skips cycles because the
+        hypervisor stopped its CPUs is not one whose cycle costs too much."""
+        window = self.publish_window_ns
+        span = None if window is None else self.host_steal.over(*window)
+        text = "" if span is None else span.describe()
+        return f"; {text}" if text else ""
 
     def _imu_fields(self) -> tuple[Quaternion, Vector3, Vector3]:
         if self._imu is None:
