@@ -408,6 +408,7 @@ def test_beside_another_real_time_program_the_robot_runs_without_real_time_and_s
         assert stack.realtime is None
         note = stack.realtime_note
         assert note is not None and f"pid {holder} (" in note and "--realtime" in note
+        assert "at the priorities this robot's threads take (39 and above: " in note, note
         group = stack.processes
         assert group is not None
         for name in ("bridge", "control"):
@@ -415,3 +416,23 @@ def test_beside_another_real_time_program_the_robot_runs_without_real_time_and_s
             assert pid is not None
             assert {policy for policy, _ in _threads(pid)} == {os.SCHED_OTHER}
         assert stack.wait_for(lambda s: s.standing, 40.0).standing
+
+
+def test_a_real_time_program_below_the_robots_priorities_leaves_its_real_time_on(
+    tmp_path: Path,
+) -> None:
+    """``sudo chrt -f 20 jointbus topic pub …`` (the README's velocity stream that CPU hogs must
+    not starve) turned the next demo's real time off: every thread of the robot (39–50)
+    pre-empts a priority-20 program, so it does not compete with them (a new user's trial,
+    2026-12-07: that robot, without real time, stalled 0.86 s and its bridge took over)."""
+    with (
+        realtime_program(tmp_path, priority=20),
+        Stack(zenoh=ZenohConfig(hub_port=free_port())) as stack,
+    ):
+        assert stack.realtime is not None and stack.realtime_note is None
+        group = stack.processes
+        assert group is not None
+        for name in ("bridge", "control"):
+            pid = group.pid(name)
+            assert pid is not None
+            assert os.SCHED_FIFO in {policy for policy, _ in _threads(pid)}, name

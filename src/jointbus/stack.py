@@ -1089,11 +1089,13 @@ class Stack:
             and self.realtime_if_alone
             and (self.layout is not None or {"bridge", "control"} <= set(self.nodes))
         ):
-            holders = realtime_holders()
+            lowest = self._lowest_priority()
+            holders = [h for h in realtime_holders() if h.priority >= lowest]
             if holders:
                 self.realtime = None
                 self.realtime_note = (
-                    "real-time scheduling off: another real-time program runs on this host ("
+                    "real-time scheduling off: another real-time program runs on this host at "
+                    f"the priorities this robot's threads take ({lowest} and above: "
                     + "; ".join(h.describe() for h in holders[:3])
                     + "); two real-time robots on one computer take the same cores at the same "
                     "priorities and stall each other for seconds. Stop it, or force real time "
@@ -1825,6 +1827,25 @@ class Stack:
                 self._velocity_held = True
             elif report.status.startswith("velocity released"):
                 self._velocity_held = False
+
+    def _lowest_priority(self) -> int:
+        """The lowest SCHED_FIFO priority a thread of this robot takes (1 when a thread takes
+        none): its layout processes' bus threads, :data:`_BUS_PRIORITY_BELOW_LOOP` below their
+        loops (39 for the bundled layout), or in one process the control step's.
+
+        Why: only a real-time program at that priority or above competes with the robot's
+        threads for the CPUs. One below them is pre-empted by every thread of the robot —
+        ``chrt -f 20 jointbus topic pub …``, which the README gives for a velocity stream the
+        CPU hogs must not starve, turned the next demo's real time off (a new user's trial,
+        2026-12-07: that robot then stalled 0.86 s and its bridge took over)."""
+        if self.realtime is None or self.realtime.priority is None:
+            return 1
+        if self.layout is not None:
+            loops = [p.priority for p in self.layout.processes if p.priority is not None]
+            return max(1, min(loops) - _BUS_PRIORITY_BELOW_LOOP) if loops else 1
+        control = control_realtime(self.realtime, step_priority=self.control_priority)
+        priority = None if control is None else control.priority
+        return 1 if priority is None else priority
 
     def _look_for_neighbours(self) -> None:
         """A stack that took real time because it was alone looks again every

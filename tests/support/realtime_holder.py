@@ -17,7 +17,7 @@ import pytest
 
 _CODE = """
 import os, sys, time
-os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(sys.argv[2])))
 open(sys.argv[1] + ".tmp", "w").write(str(os.getpid()))
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 time.sleep(120)
@@ -25,12 +25,13 @@ time.sleep(120)
 
 
 @contextlib.contextmanager
-def realtime_program(tmp_path: Path) -> Iterator[int]:
-    """The pid of a SCHED_FIFO 20 program in a session of its own; killed on exit. Skips the
-    test where SCHED_FIFO is refused (no CAP_SYS_NICE)."""
+def realtime_program(tmp_path: Path, priority: int = 45) -> Iterator[int]:
+    """The pid of a SCHED_FIFO ``priority`` program in a session of its own (default 45: at
+    the priorities the robot's threads take, 39–50); killed on exit. Skips the test where
+    SCHED_FIFO is refused (no CAP_SYS_NICE)."""
     pidfile = tmp_path / "holder.pid"
     subprocess.run(
-        ["setsid", "--fork", sys.executable, "-c", _CODE, str(pidfile)],
+        ["setsid", "--fork", sys.executable, "-c", _CODE, str(pidfile), str(priority)],
         check=True, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 10.0
