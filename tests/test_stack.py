@@ -425,3 +425,39 @@ def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
     # (a user's trial read one stack as two WARNs, 11 s apart)
     running.append((21, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"))
     assert stack.take_reports() == []
+
+
+def test_a_neighbour_named_without_real_time_whose_processes_take_it_later_is_named_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new user's trial (2026-12-07): ``demo --realtime`` beside a real-time robot was named
+    "without real-time scheduling" — judged from its launcher, the only process of it up at the
+    check — and never corrected, while its bridge and control ran SCHED_FIFO 50/49 and the
+    first robot skipped up to 3.8 % of its cycles. Once its layout's processes run real time,
+    the first robot says so; a stack whose processes never do is not named again."""
+    import jointbus.stack as stack_module
+    from jointbus.runtime.realtime import RealtimeHolder
+
+    child = "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"
+    running: list[tuple[int, str]] = []
+    fifo: dict[int, RealtimeHolder] = {}
+    monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
+    monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
+    monkeypatch.setattr(stack_module, "parent_of", {21: 13, 22: 13, 31: 30}.get)
+    monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
+    stack = Stack()
+    stack._neighbours_seen = set()  # as start() leaves a stack that took real time alone
+    running += [(13, "/x/.venv/bin/python /x/bin/jointbus demo --realtime"),
+                (30, "/x/.venv/bin/python /x/bin/jointbus demo")]  # fmt: skip
+    first = [r.status for r in stack.take_reports()]
+    assert len(first) == 1 and "runs without real-time scheduling" in first[0], first
+    running += [(21, child), (22, child), (31, child)]
+    assert stack.take_reports() == []  # its processes are up, not yet real-time
+    fifo[21] = RealtimeHolder(21, "python -m jointbus.stack", 50, frozenset({0}))
+    (again,) = stack.take_reports()
+    assert again.level == Level.WARN
+    assert (
+        "another robot's stack named before as running without real-time scheduling now runs "
+        "with real-time scheduling too (pid 21 (python -m jointbus.stack) at priority 50"
+    ) in again.status, again.status
+    assert stack.take_reports() == []  # said once; the stack of 30 never took real time

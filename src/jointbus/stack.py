@@ -435,7 +435,11 @@ def _neighbour_stacks(
 
 
 def _neighbour_note(
-    others: list[tuple[int, str]] | None = None, *, since: bool = False, session: bool = False
+    others: list[tuple[int, str]] | None = None,
+    *,
+    since: bool = False,
+    session: bool = False,
+    now_real_time: bool = False,
 ) -> str | None:
     """What to say when another robot's stack runs on this host beside one that takes real
     time: a new user's trial (2026-12-05) started a second robot with real time beside a first
@@ -443,7 +447,9 @@ def _neighbour_note(
     16.6 % of its cycles skipped for as long as the second ran, and neither said why.
     ``others``: :func:`_neighbour_stacks` (looked up when ``None``); ``since``: the stack was
     started after this one (:meth:`Stack.take_reports` looks again); ``session``: ``others``
-    were started from this stack's session (the same terminal: :func:`session_processes`).
+    were started from this stack's session (the same terminal: :func:`session_processes`);
+    ``now_real_time``: a stack named before as running without real time whose processes now
+    run it (its layout's processes start after its launcher).
 
     Whether a neighbour runs with real time is read from its threads, not assumed: a later
     trial (2026-12-05 evening) had a real-time stack name a second one "without real-time
@@ -460,6 +466,8 @@ def _neighbour_note(
     holders = [h for p, c in others if (h := realtime_of(p, c)) is not None]
     if holders:
         verb = "started on this host since this one runs" if since else f"{where} runs"
+        if now_real_time:
+            verb = "named before as running without real-time scheduling now runs"
         return (
             f"another robot's stack {verb} with real-time scheduling too ("
             + "; ".join(h.describe() for h in holders[:2])
@@ -1004,6 +1012,7 @@ class Stack:
         #: Robot stacks' pids this real-time stack has named (``None``: it does not look; see
         #: :meth:`_look_for_neighbours`), and when it last looked (monotonic s).
         self._neighbours_seen: set[int] | None = None
+        self._neighbours_without_rt: set[int] = set()  # stacks named as running without it
         self._neighbours_checked = 0.0
         self._fifo_refusals: dict[int, str | None] = {}
         self.start_command = start_command
@@ -1112,6 +1121,10 @@ class Stack:
                     mine, session=True
                 )
                 self._neighbours_seen = {pid for pid, _ in others}
+                if others and not any(realtime_of(*o) for o in others):
+                    self._neighbours_without_rt = {
+                        pid for pid, _ in others if parent_of(pid) not in self._neighbours_seen
+                    }
                 self._neighbours_checked = time.monotonic()
         try:
             if self.layout is None:
@@ -1859,6 +1872,7 @@ class Stack:
             return
         self._neighbours_checked = now
         others = _neighbour_stacks()
+        self._say_neighbours_real_time(others)
         new = {pid for pid, _ in others} - seen
         if not new:
             return
@@ -1868,9 +1882,32 @@ class Stack:
         seen |= new
         if not fresh:
             return
-        text = _neighbour_note([o for o in others if o[0] in fresh], since=True)
+        named = [o for o in others if o[0] in fresh]
+        text = _neighbour_note(named, since=True)
         if text is not None:
             self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
+            if not any(realtime_of(*o) for o in named):
+                self._neighbours_without_rt |= fresh
+
+    def _say_neighbours_real_time(self, others: list[tuple[int, str]]) -> None:
+        """A stack named as running without real time whose processes — its launcher's layout
+        children, which start after it — now run SCHED_FIFO is named again, as real-time: a
+        new user's ``demo --realtime`` beside a real-time robot was named "without real-time
+        scheduling" from its launcher alone (its bridge and control processes were not up yet),
+        never corrected, while the first robot skipped up to 3.8 % of its cycles (2026-12-07)."""
+        without = self._neighbours_without_rt
+        if not without:
+            return
+        alive = {pid for pid, _ in others}
+        for root in sorted(without):
+            members = [o for o in others if o[0] == root or parent_of(o[0]) == root]
+            if any(realtime_of(*o) for o in members):
+                text = _neighbour_note(members, since=True, now_real_time=True)
+                if text is not None:
+                    self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
+                without.discard(root)
+            elif root not in alive and not members:
+                without.discard(root)  # that stack ended
 
     def take_reports(self) -> list[Status]:
         """The ``/hb50/status`` reports received since the last call, oldest first (at most
