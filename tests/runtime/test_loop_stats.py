@@ -197,6 +197,30 @@ def test_lateness_percentiles_count_every_slot_a_stall_dropped() -> None:
     assert snap.lateness_p99_s > 0.002
 
 
+def test_the_rate_figures_cover_the_same_slots_as_the_window_not_more_time() -> None:
+    """A new user's trial (2026-12-07): ``| bridge loop, last 10s: loop=215Hz skipped=57.0%``
+    while the bridge's 1 s reports of those 10 s averaged 382 Hz. The rate figures came from the
+    newest 5 000 cycles *run*, which a loop dropping slots spreads over far more than the 5 000
+    slots (10 s) the window names. A run at full rate, then one slot dropped in two: the window
+    of 5 000 slots holds 2 500 cycles and 2 500 dropped slots."""
+    stats = LoopStats(0.002, capacity=5000)
+    _stalled_run(stats, 8000, stall_every=8001, skipped_per_stall=0)  # 16 s at 500 Hz
+    snap = stats.snapshot()
+    assert snap.achieved_rate_hz == pytest.approx(500.0) and snap.window_skipped == 0
+    base = 8000 * PERIOD_NS
+    for k in range(3000):  # then 12 s of every other slot
+        stats.record_cycle(base + (2 * k + 1) * PERIOD_NS, PERIOD_NS, 1, 0)
+    snap = stats.snapshot()
+    assert snap.window == 5000  # slots, whose span the status line names: 10 s
+    assert snap.window_skipped == 2500, snap
+    assert snap.skipped_fraction == pytest.approx(0.5)
+    assert snap.achieved_rate_hz == pytest.approx(250.0)
+    # a single stall longer than the window still gives a figure (its own interval)
+    stats.record_cycle(base + 6001 * PERIOD_NS + 6000 * PERIOD_NS, 6000 * PERIOD_NS, 6000, 0)
+    snap = stats.snapshot()
+    assert snap.window_skipped == 6000 and snap.achieved_rate_hz == pytest.approx(1 / 12.004)
+
+
 def test_window_skips_leave_the_window_with_their_cycles() -> None:
     stats = LoopStats(0.002, capacity=50)
     _stalled_run(stats, 10, stall_every=3, skipped_per_stall=2)

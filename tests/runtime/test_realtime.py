@@ -295,7 +295,7 @@ def test_another_sessions_real_time_program_is_a_holder_this_process_and_kernel_
 ) -> None:
     assert all(h.pid != os.getpid() for h in realtime.realtime_holders())
     before = {h.pid for h in realtime.realtime_holders()}
-    with realtime_program(tmp_path) as pid:
+    with realtime_program(tmp_path, priority=20) as pid:
         holders = {h.pid: h for h in realtime.realtime_holders()}
         assert pid in holders and pid not in before
         holder = holders[pid]

@@ -20,9 +20,12 @@ Design:
   two consecutive wake-ups. Both are in integer nanoseconds internally and in seconds in a
   snapshot.
 - ``achieved_rate_hz`` is the rate over the window (executed cycles per second of wall time)
-  and ``window_skipped`` the slots dropped in it; ``skipped_fraction`` = dropped / (run +
-  dropped). The median period cannot show dropped slots (the cycles that did run are on the grid),
-  so a loop losing 17 % of its cycles still had a 2 ms median period.
+  and ``window_skipped`` the slots dropped in it — the same newest ``capacity`` grid slots as
+  the lateness figures (a status line names their span: 10 s at 500 Hz), not the newest
+  ``capacity`` cycles run, which span more time the more slots were dropped;
+  ``skipped_fraction`` = dropped / (run + dropped). The median period cannot show dropped
+  slots (the cycles that did run are on the grid), so a loop losing 17 % of its cycles still had
+  a 2 ms median period.
 - ``cpu_fraction`` is the time spent in the loop body divided by wall time. The rate loop measures
   the body on its own monotonic clock (``time.monotonic_ns``, the same ``CLOCK_MONOTONIC`` as
   ``time.perf_counter_ns`` on Linux), not with ``time.thread_time_ns``: what a fixed-rate loop must
@@ -305,14 +308,30 @@ class LoopStats:
         with self._lock:
             n_late = min(self._slots, self._capacity)
             n_per = min(self._intervals, self._capacity)
-            window_skipped = int(self._skips[:n_per].sum())
+            newest = self._intervals % self._capacity  # the ring's oldest interval, once full
             lateness = self._lateness[:n_late].copy()
             period = self._period[:n_per].copy()
-            busy_ns = int(self._busy[:n_per].sum())
-            spin_ns = int(self._spin[:n_per].sum())
+            busy = self._busy[:n_per].copy()
+            spin = self._spin[:n_per].copy()
+            skips = self._skips[:n_per].copy()
             cycles, overruns, skipped = self._cycles, self._overruns, self._skipped
             late_slots = self._late_slots
             gc_collections = self._gc_collections
+        if n_per == self._capacity and newest:  # oldest first
+            period, busy, spin, skips = (np.roll(a, -newest) for a in (period, busy, spin, skips))
+        # The rate figures cover the same grid slots as the lateness figures (the newest
+        # ``capacity``, dropped ones included), not the newest ``capacity`` cycles run: those
+        # span more wall time the more slots were dropped, and a status line said "last 10s:
+        # loop=215Hz skipped=57.0%" of 23 s while the bridge's 1 s reports of its last 10 s
+        # averaged 382 Hz (a new user's trial, 2026-12-07). At least the newest interval.
+        slots_back = np.cumsum(skips[::-1] + 1)
+        keep = max(1, int(np.searchsorted(slots_back, self._capacity, side="right")))
+        if n_per > keep:
+            period, busy, spin, skips = period[-keep:], busy[-keep:], spin[-keep:], skips[-keep:]
+            n_per = keep
+        window_skipped = int(skips.sum())
+        busy_ns = int(busy.sum())
+        spin_ns = int(spin.sum())
         late_p50, late_p99, late_max = _summary(lateness)
         per_p50, per_p99, per_max = _summary(period)
         wall_ns = int(period.sum())
