@@ -320,6 +320,45 @@ def test_a_dead_bridges_last_figures_are_not_shown_and_the_blame_is_the_bridges(
     assert stack.bridge_gone_for_good() is not None  # the layout does not respawn it
 
 
+RUNNING = BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))
+
+
+def test_a_silent_bridges_last_loop_figures_are_not_shown_and_the_unknown_mode_says_why(
+    clock: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new user's trial (2026-12-07): the bridge process SIGSTOPped for 2.5 s, and 1.3 s in
+    the line read ``mode=UNKNOWN(no RobotState for 1.2s) bridge=lost … | bridge loop, last 10s:
+    loop=500Hz skipped=0.0%`` — no reason for the unknown mode, and a stopped loop's figures.
+    The line now gives neither old figure, and says the control node has no frames because the
+    bridge is silent; once the bridge is heard again, its figures are back."""
+    stack = _layout_stack(clock)
+    stack._group = _Group()  # type: ignore[assignment]
+    monkeypatch.setattr(stack_module, "progress_of", lambda _pid: ("T", 1.0))  # stopped
+    clock.now += 5.0
+    stack._bridge_state(RUNNING)
+    stack._robot_state(RobotState(motion_mode=2))
+    report = LoopDiagnostics(node="bridge_node", loop="bridge", achieved_rate_hz=500.0)
+    stack._diagnostics(report)
+    assert stack.summary().loop_rate_hz == 500.0
+    clock.now += 1.3  # stopped: no state, no RobotState, no diagnostics since
+    silent = stack.summary()
+    assert silent.bridge_mode == "lost" and silent.motion_mode == "UNKNOWN", silent
+    assert math.isnan(silent.loop_rate_hz) and silent.loop_run is None
+    line = silent.line()
+    assert (
+        "mode=UNKNOWN(no RobotState for 1.3s; the control node has no frames to step on, the "
+        "bridge is silent for 1.3 s (stopped, hung or unreachable))"
+    ) in line, line
+    assert line.endswith("| bridge loop: none (the bridge is silent)"), line
+    clock.now += 0.1  # continued
+    stack._bridge_state(RUNNING)
+    stack._robot_state(RobotState(motion_mode=2))
+    stack._diagnostics(report)
+    back = stack.summary()
+    assert back.bridge_mode == "run"
+    assert back.loop_rate_hz == 500.0 and "| bridge loop, last " in back.line()
+
+
 def test_a_respawned_bridge_is_said_and_the_run_figures_cover_the_whole_run(
     clock: FakeTime,
 ) -> None:
@@ -340,6 +379,7 @@ def test_a_respawned_bridge_is_said_and_the_run_figures_cover_the_whole_run(
     for i in range(101):  # 10 s of the respawned one (its simulator stamps on the wall clock)
         clock.now = restart + i * 0.1
         stack._data(_frame(WALL0 + clock.now))
+        stack._bridge_state(BridgeState(drives_enabled=True, status=("mode: run",)))
     stack._diagnostics(
         LoopDiagnostics(node="bridge_node", loop="bridge", achieved_rate_hz=500.0, cycles=5000)
     )

@@ -805,6 +805,9 @@ class StackSummary:
         if gone is not None:
             parts.append("| bridge loop: none (its process is gone)")
             return " ".join(parts)
+        if self.bridge_mode == BRIDGE_LOST:
+            parts.append("| bridge loop: none (the bridge is silent)")
+            return " ".join(parts)
         window = self.loop_run.window_s if self.loop_run is not None else _NAN
         parts += [
             f"| bridge loop, last {_fmt(window, 0)}s:",
@@ -1721,7 +1724,9 @@ class Stack:
         else:  # the bridge runs in another process: what it says it received
             command_hz = _NAN if facts.command_rate_hz is None else facts.command_rate_hz
         loop = self._loop_timing()
-        if bridge_gone is not None:  # its last report is not the bridge of now: there is none
+        if bridge_gone is not None or link == BRIDGE_LOST:
+            # its last report is not the bridge of now: a dead one's, or one silent for 0.5 s or
+            # more (a trial's SIGSTOPped bridge read "loop=500Hz skipped=0.0%" 1.3 s on)
             loop = (_NAN, _NAN, _NAN, _NAN, 0, _NAN, None)
         run = self._run_time()
         cpu_s, cpu_at = self._cpu_sample()
@@ -1740,6 +1745,13 @@ class Stack:
                 )
             elif bridge_gone is not None:
                 control_why = "the control node has no frames to step on, the bridge is gone"
+            elif link == BRIDGE_LOST:
+                silent = now - self._bridge_state.at
+                for_s = f" for {silent:.1f} s" if math.isfinite(silent) else ""
+                control_why = (
+                    "the control node has no frames to step on, the bridge is silent"
+                    f"{for_s} (stopped, hung or unreachable)"
+                )
         owner = facts.owner or None
         owner_note = None
         if owner == CONTROL_NODE_NAME and motion == MODE_UNKNOWN:
