@@ -514,6 +514,23 @@ def test_rates_counted_between_arrivals_do_not_count_the_wait_for_the_first() ->
     assert silent.rate_hz is None and silent.rate_text.startswith("— (none for 3.")
 
 
+def test_a_rate_is_read_at_the_first_count_when_the_first_arrival_is_dated() -> None:
+    """A new user's ``monitor --plain --interval 2`` (2026-12-07): its second summary read
+    ``— (20 msgs)`` for 10 Hz topics — the first count it sampled was already 20, and a rate
+    needed a second sample. Dated by its first arrival as well, that count is a rate."""
+    model = MonitorModel(rate_window_s=2.0)
+    model.arrived("/hb50/bridge_data_10hz", 0, 0, 0)  # counted, nothing arrived yet
+    first = S // 10
+    model.arrived("/hb50/bridge_data_10hz", 20, first + 19 * S // 10, first)
+    row = {t.name: t for t in model.snapshot(2 * S).topics}["/hb50/bridge_data_10hz"]
+    assert row.rate_hz == pytest.approx(10.0) and row.rate_text == "10.0 Hz"
+    # one message has no interval: still its count, not a rate
+    model.arrived("/hb50/once", 1, first, first)
+    assert {t.name: t for t in model.snapshot(2 * S).topics}["/hb50/once"].rate_text == (
+        "— (1 msg)"
+    )
+
+
 def test_the_heartbeat_topic_reads_each_nodes_rate_not_their_sum() -> None:
     """A new user's trial: ``jointbus monitor`` fed by ``jointbus play`` showed the heartbeat
     topic at "3.7 Hz" — one rate over two nodes' heartbeats, each 1 Hz. The heartbeat topic is

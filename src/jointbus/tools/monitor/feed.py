@@ -337,8 +337,8 @@ class MonitorFeed:
             if publishers:
                 model.count(info.name, sum(p.stats().published for p in publishers), now)
         for name, counter in self._counters.items():
-            total, last_ns = counter.read()
-            model.arrived(name, total, last_ns)  # 0: counted, nothing arrived yet
+            total, first_ns, last_ns = counter.read()
+            model.arrived(name, total, last_ns, first_ns)  # 0: counted, nothing arrived yet
 
     # ---- discovery -------------------------------------------------------------------------
 
@@ -436,24 +436,26 @@ class _Arrivals(Generic[_M]):
 
 class _ArrivalCounter:
     """Messages of one topic counted as they arrive, undecoded (the transport's raw tap, as
-    ``jointbus topic hz`` counts), with the arrival time of the last one (monotonic ns)."""
+    ``jointbus topic hz`` counts), with the arrival times of the first and the last one
+    (monotonic ns)."""
 
-    __slots__ = ("_lock", "_total_last", "tap")
+    __slots__ = ("_lock", "_state", "tap")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._total_last = (0, 0)
+        self._state = (0, 0, 0)
         self.tap: Any = None
 
     def on_sample(self, _publisher: int | None) -> None:
         now = time.monotonic_ns()
         with self._lock:
-            self._total_last = (self._total_last[0] + 1, now)
+            total, first, _last = self._state
+            self._state = (total + 1, first if total else now, now)
 
-    def read(self) -> tuple[int, int]:
-        """(messages so far, arrival of the last one)."""
+    def read(self) -> tuple[int, int, int]:
+        """(messages so far, arrival of the first one, arrival of the last one)."""
         with self._lock:
-            return self._total_last
+            return self._state
 
     def close(self) -> None:
         if self.tap is not None:
