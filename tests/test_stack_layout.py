@@ -164,6 +164,24 @@ def test_a_layout_without_the_control_node_says_so_once(tmp_path: Path) -> None:
     assert not any("no control node" in line for line in start_notes(whole))
 
 
+def test_a_layout_without_the_bridge_names_no_simulator_and_says_what_it_waits_for(
+    tmp_path: Path,
+) -> None:
+    """A new user's trial (2026-12-07): a layout of the control process alone started with
+    ``hb50 on sim://hb50?… (stepped by the bridge's loop …)`` — a simulator nothing ran — and
+    every status line read ``bridge=?`` with no word why. It now names no actuators and says
+    once that the control node waits for a bridge on the bus."""
+    stack = _stack(tmp_path, "processes:\n  - name: control\n    nodes: [control]\n")
+    line = _where(stack)
+    assert "hb50 on no actuators of its own (the layout runs no bridge) in 1 process" in line
+    assert "sim://" not in line and "stepped" not in line, line
+    (note,) = start_notes(stack)
+    assert note.startswith("jointbus: no bridge in this layout: nothing here opens the actuators")
+    assert "waits for a bridge of hb50 on the bus" in note and "bridge=?" in note
+    whole = _stack(tmp_path, BUNDLED.format(cpu=0))
+    assert not any("no bridge" in line for line in start_notes(whole))
+
+
 def test_a_process_with_both_nodes_says_its_control_step_runs_one_below(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -318,6 +319,21 @@ def test_a_dead_bridges_last_figures_are_not_shown_and_the_blame_is_the_bridges(
     assert "the control node is gone" not in last, last
     assert "the bridge is gone" in last and "base height" not in last, last
     assert stack.bridge_gone_for_good() is not None  # the layout does not respawn it
+
+
+def test_a_layout_without_the_control_node_marks_the_owner_the_bridge_names_first(
+    clock: FakeTime, tmp_path: Path
+) -> None:
+    """A new user's trial (2026-12-07): a layout of the bridge alone read ``owner=control_node``
+    — the bridge's first owner, named before any command came — of a node that never ran."""
+    layout = tmp_path / "bridge_only.yaml"
+    layout.write_text("processes:\n  - name: bridge\n    nodes: [bridge]\n")
+    stack = Stack("hb50", layout=str(layout))
+    stack._started_at = clock.now
+    clock.now += 1.0
+    stack._bridge_state(RUNNING)
+    line = stack.summary().line()
+    assert " owner=control_node(not in this layout) " in line, line
 
 
 RUNNING = BridgeState(drives_enabled=True, status=("owner: control_node", "mode: run"))

@@ -1754,7 +1754,13 @@ class Stack:
                 )
         owner = facts.owner or None
         owner_note = None
-        if owner == CONTROL_NODE_NAME and motion == MODE_UNKNOWN:
+        if owner == CONTROL_NODE_NAME and self.layout is not None and (
+            "control" not in self.layout.nodes
+        ):
+            # the bridge's first owner, named before any command came: a layout of the bridge
+            # alone read owner=control_node of a node that never ran (a trial, 2026-12-07)
+            owner_note = "not in this layout"
+        elif owner == CONTROL_NODE_NAME and motion == MODE_UNKNOWN:
             # the bridge's word, while the node it names is not heard
             owner_note = "process gone" if control_gone is not None else "silent"
         bridge_since = _NAN

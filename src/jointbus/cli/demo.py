@@ -617,7 +617,11 @@ def _where(stack: Stack) -> str:
     and the file they come from, or the nodes of this process and their transport."""
     layout = stack.layout
     url = stack.url
-    if "realtime=false" in url:
+    if layout is not None and "bridge" not in layout.nodes:
+        # no process of the layout opens the actuators: "on sim://hb50 … stepped by the
+        # bridge's loop" named a simulator nothing ran (a new user's trial, 2026-12-07)
+        url = "no actuators of its own (the layout runs no bridge)"
+    elif "realtime=false" in url:
         # a trial read "realtime=false" beside SCHED_FIFO processes as "not real time": say what
         # it means here — no clock of the simulator's own; the bridge's loop steps it
         url += " (stepped by the bridge's loop, on the wall clock)"
@@ -666,6 +670,13 @@ def start_notes(stack: Stack) -> list[str]:
         lines.append(
             f"jointbus: no control node in this layout: the robot is held until a controller "
             f"publishes {topic}"
+        )
+    if layout is not None and "bridge" not in layout.nodes:
+        lines.append(
+            "jointbus: no bridge in this layout: nothing here opens the actuators or steps a "
+            f"simulator; the control node waits for a bridge of {stack.robot} on the bus "
+            "(another machine's, on this hub and domain), and the status line reads "
+            "bridge=? until one is heard"
         )
     return lines
 
