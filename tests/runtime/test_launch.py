@@ -72,6 +72,10 @@ def test_same_host_links_are_on_unless_a_description_turns_them_off() -> None:
         ),
         ("processes: [{name: Bridge, nodes: [b]}]", "process 'Bridge' (index 0): 'name' ="),
         ("processes: [{name: b, nodes: []}]", "process 'b' (index 0): 'nodes' = []"),
+        # a key left out is said missing, not "= None" (a new user's trial, 2026-12-07)
+        ("processes: [{name: b}]", "process 'b' (index 0): 'nodes' missing; expected a list"),
+        ("processes: [{nodes: [b]}]", "process index 0: 'name' missing; expected a name"),
+        ("processes: [{name: b, nodes: null}]", "process 'b' (index 0): 'nodes' = None;"),
         ("processes: [{name: b, nodes: [x], cpu: -1}]", "'cpu' = -1; expected a CPU index"),
         ("processes: [{name: b, nodes: [x], cpu: true}]", "'cpu' = True"),
         ("processes: [{name: b, nodes: [x], priority: 100}]", "'priority' = 100; expected"),

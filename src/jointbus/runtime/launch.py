@@ -213,6 +213,12 @@ def _yaml_error(source: str, exc: yaml.YAMLError) -> str:
     return f"{source}: not YAML: " + " ".join(str(exc).split())
 
 
+def _given(entry: Mapping[Any, Any], key: str) -> str:
+    """``'nodes' = 3``, or ``'nodes' missing`` for a key the entry lacks (a new user's trial
+    read ``'nodes' = None`` for a process without one, 2026-12-07)."""
+    return f"'{key}' = {entry[key]!r}" if key in entry else f"'{key}' missing"
+
+
 def _process(source: str, index: int, entry: object) -> ProcessSpec:
     if not isinstance(entry, Mapping):
         raise LaunchDescriptionError(
@@ -221,9 +227,12 @@ def _process(source: str, index: int, entry: object) -> ProcessSpec:
         )
     name = entry.get("name")
     where = f"{source}: process {name!r} (index {index})"
+    if "name" not in entry:
+        where = f"{source}: process index {index}"
     if not isinstance(name, str) or not _NAME.match(name):
         raise LaunchDescriptionError(
-            f"{where}: 'name' = {name!r}; expected a name of lower-case letters, digits and _"
+            f"{where}: {_given(entry, 'name')}; expected a name of lower-case letters, digits "
+            "and _"
         )
     unknown = sorted(set(map(str, entry)) - set(_PROCESS_KEYS))
     if unknown:
@@ -236,7 +245,9 @@ def _process(source: str, index: int, entry: object) -> ProcessSpec:
         or not nodes
         or not all(isinstance(n, str) and _NAME.match(n) for n in nodes)
     ):
-        raise LaunchDescriptionError(f"{where}: 'nodes' = {nodes!r}; expected a list of node names")
+        raise LaunchDescriptionError(
+            f"{where}: {_given(entry, 'nodes')}; expected a list of node names"
+        )
     cpu = entry.get("cpu")
     if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0):
         raise LaunchDescriptionError(f"{where}: 'cpu' = {cpu!r}; expected a CPU index ≥ 0")
