@@ -237,8 +237,20 @@ def test_swapped_names_are_rejected_naming_the_first_differing_index() -> None:
         "ankle",
         "ankle",
     )
-    assert err.expected.startswith("'knee'")
+    assert err.expected.startswith("'knee' at index 1 ('ankle' is actuator index 2; ")
     assert "index 1" in str(err)
+
+
+def test_a_name_the_array_lacks_is_said_to_be_none_of_its_joints() -> None:
+    """A new user's trial (2026-12-07) read "field 'name' = 'fl_jX'; expected 'fl_j1'" as an
+    ordering error: the refusal now says the name is not a joint of the array."""
+    err = rejected(make_check(), command(source="teleop", name=("hip", "elbow", "ankle")))
+    assert isinstance(err.error, JointOrderError)
+    assert (err.index, err.joint, err.value) == (1, "elbow", "elbow")
+    assert err.expected == (
+        "'knee' at index 1 ('elbow' is not a joint of this array; names in actuator order: "
+        "hip, knee, ankle)"
+    )
 
 
 def test_missing_trailing_name_is_a_length_error() -> None:

@@ -495,11 +495,20 @@ class CommandCheck:
         order = self._order
         for index, (got, want) in enumerate(zip(names, order, strict=False)):
             if got != want:
+                # Say which of the two it is: a new user read "expected 'fl_j1'" for a name the
+                # robot does not have as an ordering error, and "joint 'fr_j1' (index 0)" for a
+                # swap without knowing fr_j1's own index (trial, 2026-12-07).
+                why = (
+                    f"{got!r} is actuator index {order.index(got)}"
+                    if got in order
+                    else f"{got!r} is not a joint of this array"
+                )
                 raise JointOrderError(
                     self._type,
                     "name",
                     got,
-                    f"{want!r} (actuator order: {', '.join(order)})",
+                    f"{want!r} at index {index} ({why}; names in actuator order: "
+                    f"{', '.join(order)})",
                     joint=got,
                     index=index,
                 )
