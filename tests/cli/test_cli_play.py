@@ -50,12 +50,15 @@ def test_play_publishes_every_message_to_a_remote_subscriber(tmp_path: Path):
         listener.close()
 
 
-def test_play_rejects_a_bad_rate(tmp_path: Path):
+def test_play_rejects_a_bad_rate_as_a_usage_error(tmp_path: Path):
+    """An option value out of its range is a usage error (exit 2), as ``topic pub --rate -5``
+    is: ``play --rate 0`` exited 1 (a new user's trial, 2026-12-07)."""
     bag = write_mcap(tmp_path / "p.mcap", [("/chatter", String("x"), T0)])
-    args = ["play", str(bag), "--rate", "0", "--listen", "tcp/127.0.0.1:0", "--quiet"]
-    result = CliRunner().invoke(tools_app(), args)
-    assert result.exit_code == 1
-    assert "rate must be" in result.output
+    for rate in ("0", "-1"):
+        args = ["play", str(bag), "--rate", rate, "--listen", "tcp/127.0.0.1:0", "--quiet"]
+        result = CliRunner().invoke(tools_app(), args)
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--rate'" in result.output, result.output
 
 
 def _robot_bag(tmp_path: Path) -> Path:

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 @joins_bus()
 def play(  # noqa: PLR0917 (typer maps parameters to options)
     file: Annotated[Path, typer.Argument(help="MCAP file, rosbag2 directory or .db3 file.")],
-    rate: Annotated[float, typer.Option(help="Playback speed (1 = as recorded).")] = 1.0,
+    rate: Annotated[
+        float,
+        typer.Option(min=0.001, help="Playback speed (> 0; 1 = as recorded, 0.5 = half speed)."),
+    ] = 1.0,
     loop: Annotated[bool, typer.Option("--loop", help="Start over at the end.")] = False,
     topics: Annotated[
         list[str] | None, typer.Option("--topics", help="Only this topic (repeatable).")
