@@ -241,9 +241,11 @@ def test_the_record_line_gives_the_robots_time_beside_the_wall_clock() -> None:
     )
     line = _recorded_line(stats, Path("slow.mcap"), 40.0, robot=robot, ran_s=40.3, early=False)
     assert line.endswith(
-        "(43.73 s: the nodes' start-up, then the robot's data from +3.72 s, 40.01 s by the wall "
+        "(43.73 s: the nodes' start-up, then the robot's data from +3.70 s, 40.01 s by the wall "
         "clock, 25.50 s by their stamps (0.64 of real time))"
     ), line
+    # +3.70 s is the first frame's send time, as 40.01 s is a span of send times: the two add
+    # up to the file's 43.71 s (from its receive time, +3.72 s, a trial's pair overran the file)
 
 
 def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_what_is_missing() -> (
@@ -278,7 +280,7 @@ def test_the_record_line_counts_the_robot_data_by_when_it_was_sent_and_names_wha
         sent=9_801,
     )
     line = _recorded_line(stats, Path("fwd.mcap"), 40.0, robot=robot, ran_s=40.3, early=False)
-    assert "then the robot's data from +1.00 s, 19.60 s by the wall clock;" in line, line
+    assert "then the robot's data from +0.50 s, 19.60 s by the wall clock;" in line, line
     assert "2323 of the 9801 frames the bridge sent in that time, 76 % not recorded" in line
     assert "lost 7477 (sequence gaps: published, never received)" in line
     assert line.endswith(

@@ -550,9 +550,13 @@ def _recorded_line(
         from jointbus.cli.record import clock_spans
 
         robot_s = robot.sent_span_s
+        # From its first frame's send time, as the spans after it are by send times: from the
+        # receive time, "+2.45 s, 6.32 s by the wall clock" of an 8.57 s file added up to
+        # 8.77 s (its first frame had reached the recorder 0.195 s late; a trial, 2026-12-07)
+        first = robot.first_pub_ns or robot.first_ns
         text += (
             f"({stats.span_s:.2f} s: the nodes' start-up, then the robot's data from "
-            f"+{(robot.first_ns - stats.first_ns) / 1e9:.2f} s, {clock_spans(robot)}"
+            f"+{(first - stats.first_ns) / 1e9:.2f} s, {clock_spans(robot)}"
         )
         sent = robot.sent
         if sent is not None and robot.count < (1.0 - _MISSING_NOTED) * sent:
