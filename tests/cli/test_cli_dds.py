@@ -79,6 +79,26 @@ def test_topic_list_hz_echo_and_node_list_over_dds(served: tuple[int, Bus]) -> N
     assert "HI" in called.stdout
 
 
+def test_topic_list_measures_a_rate_over_dds_in_its_default_second(
+    served: tuple[int, Bus],
+) -> None:
+    """A new user's ``topic list --rmw rmw_cyclonedds_cpp`` (2026-12-07) read ``— (0 msgs)`` for
+    a 500 Hz topic in 4 runs of 4: its one-second window began before DDS had matched its
+    readers with the writers. The window now begins once they hear."""
+    import json
+
+    domain, _ = served
+    listed = _cli(
+        "topic", "list", "--json", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain)
+    )
+    assert listed.returncode == 0, listed.stderr
+    (chatter,) = [t for t in json.loads(listed.stdout) if t["name"] == "/dds_test/chatter"]
+    assert 60.0 <= chatter["rate_hz"] <= 130.0, chatter
+    # The messages span the whole window: n ≈ rate × 1 s. Begun before matching, the window
+    # held 67 and 84 of the talker's ≈ 95 a second here; begun after it, 92 and 95.
+    assert chatter["messages_measured"] >= 0.92 * chatter["rate_hz"], chatter
+
+
 def test_topic_pub_reaches_a_subscriber_over_dds(served: tuple[int, Bus]) -> None:
     domain, bus = served
     inbox: list[String] = []
