@@ -129,3 +129,21 @@ def test_nothing_there_says_where_it_looked_on_dds() -> None:
     out = _cli("estop", "--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain))
     assert out.returncode == 1
     assert f"DDS domain {domain}" in out.stderr
+
+
+def test_on_dds_nothing_there_points_at_the_domain_and_zenoh_options_are_said_idle() -> None:
+    """A new user's ``topic list --rmw rmw_cyclonedds_cpp`` that found nothing was told "see
+    --hub-port / JOINTBUS_HUB_PORT, --connect, --router" — options that do nothing on DDS — and
+    their ``--router tcp/…`` beside ``--rmw`` was ignored without a word (trial, 2026-12-07)."""
+    domain = free_domain()
+    dds = ("--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain))
+    out = _cli("topic", "list", "--measure", "0", *dds, "--router", "tcp/127.0.0.1:7447")
+    assert out.returncode == 1
+    assert "see --domain-id / ROS_DOMAIN_ID" in out.stderr, out.stderr
+    assert "--hub-port" not in out.stderr, out.stderr
+    assert (
+        "note: --router is Zenoh's and does nothing on DDS (rmw_cyclonedds_cpp): this command "
+        "looks in the DDS domain (--domain-id / ROS_DOMAIN_ID)"
+    ) in out.stderr, out.stderr
+    nodes = _cli("node", "list", *dds)
+    assert nodes.returncode == 1 and "see --domain-id / ROS_DOMAIN_ID" in nodes.stderr

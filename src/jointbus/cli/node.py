@@ -49,7 +49,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
-from jointbus.cli.options import DEFAULT_NAMESPACE, BusOptions, joins_bus, looked_on
+from jointbus.cli.options import (
+    DEFAULT_NAMESPACE,
+    BusOptions,
+    joins_bus,
+    looked_on,
+    where_to_look,
+)
 
 if TYPE_CHECKING:
     from jointbus.cli.node_watch import NodeWatch
@@ -131,7 +137,7 @@ def list_nodes(  # noqa: PLR0917 (typer options)
             if not rows:
                 nothing = (
                     f"no nodes found ({looked_on(bus)}; is a jointbus program running there? "
-                    "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                    f"{where_to_look(bus)})"
                 )
                 if not watch:  # "nothing there" is exit 1, as for estop, mode, topic echo
                     raise CliError(nothing)

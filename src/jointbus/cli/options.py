@@ -186,6 +186,7 @@ class BusOptions:
 
         choose_rmw(self.rmw)
         connect = tuple(self.connect or ())
+        self._note_zenoh_options_on_dds(connect)
         if self.secured:  # on DDS the options cannot apply: say that before checking them
             from jointbus.bus import BusError
             from jointbus.bus.rmw import is_dds, resolve_rmw
@@ -224,6 +225,35 @@ class BusOptions:
             return ZenohConfig(hub_port=self.hub_port, connect=connect, domain_id=self.domain_id)
         except ZenohConfigError as exc:
             raise CliError(str(exc)) from None
+
+    def _note_zenoh_options_on_dds(self, connect: tuple[str, ...]) -> None:
+        """On DDS, say that ``--connect`` / ``--router`` / ``--listen`` do nothing: a user's
+        ``--router tcp/…`` beside ``--rmw rmw_cyclonedds_cpp`` was ignored without a word
+        (trial, 2026-12-07). A note, not a refusal: the variables behind them
+        (``JOINTBUS_CONNECT``, …) may be set for the user's Zenoh work."""
+        from jointbus.bus import BusError
+        from jointbus.bus.rmw import is_dds, resolve_rmw
+
+        given = [
+            flag
+            for flag, value in (("--connect", connect), ("--router", self.router),
+                                ("--listen", self.listen))
+            if value
+        ]  # fmt: skip
+        if not given:
+            return
+        try:
+            middleware = resolve_rmw(None)
+        except BusError:
+            return  # said where the bus is opened
+        if is_dds(middleware):
+            from jointbus.cli.errors import note
+
+            note(
+                f"note: {', '.join(given)} {'is' if len(given) == 1 else 'are'} Zenoh's and do"
+                f"{'es' if len(given) == 1 else ''} nothing on DDS ({middleware}): this command "
+                "looks in the DDS domain (--domain-id / ROS_DOMAIN_ID)"
+            )
 
     def open_bus(self) -> Bus:
         """A bus on Zenoh for one CLI command; raises CliError if Zenoh cannot be joined."""
@@ -368,6 +398,16 @@ def looked_on(bus: Bus) -> str:
     error says where it looked, so a wrong port or domain is seen at once."""
     transport = bus.transport
     return f"looked on {transport.where}" if transport is not None else "looked in process"
+
+
+def where_to_look(bus: Bus) -> str:
+    """The options that choose where a command looks, for a "nothing there" error: Zenoh's
+    (hub port, connect, router) or, on DDS, the domain — a user's ``topic list --rmw
+    rmw_cyclonedds_cpp`` that found nothing was pointed at the Zenoh options, which do nothing
+    on DDS (trial, 2026-12-07)."""
+    if bus.transport is not None and bus.zenoh is None:
+        return "see --domain-id / ROS_DOMAIN_ID; DDS is searched on this host's loopback"
+    return "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router"
 
 
 def refuse_denied(bus: Bus, publisher: Publisher[Any], waited_s: float) -> None:

@@ -23,7 +23,7 @@ import typer
 
 from jointbus.cli.errors import note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.options import BusOptions, joins_bus
+from jointbus.cli.options import BusOptions, joins_bus, where_to_look
 
 if TYPE_CHECKING:
     from jointbus.tools.recorder import Recorder, RecorderStats, TopicRecord
@@ -226,7 +226,7 @@ def record(
                         note(
                             f"warning: no message on {wanted} after {NO_TOPIC_WARNING_S:g} s "
                             f"(joined the bus {where}; is a jointbus program running there? "
-                            "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                            f"{where_to_look(bus)})"
                         )
         except KeyboardInterrupt:
             pass

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
-from jointbus.cli.options import BusOptions, joins_bus, looked_on
+from jointbus.cli.options import BusOptions, joins_bus, looked_on, where_to_look
 
 if TYPE_CHECKING:
     from jointbus.bus import Bus, ServiceInfo
@@ -67,6 +67,7 @@ def list_services(
             time.sleep(min(wait, 0.2))  # let the session's links come up before asking
             services = _services(bus, max(wait, 0.05))
             looked = looked_on(bus)
+            hint = where_to_look(bus)
             running = bool(services) or any(
                 not e.local for t in bus.discover(0.3) for e in (*t.publishers, *t.subscribers)
             )
@@ -75,7 +76,7 @@ def list_services(
         if not running:  # "nothing there" is exit 1, as for estop, mode, topic echo
             raise CliError(
                 f"no services found ({looked}, waited {wait:g} s): nothing runs there "
-                "(see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                f"({hint})"
             )
         if not services:
             note(f"no services found ({looked}, waited {wait:g} s): the running nodes offer none")

@@ -46,7 +46,14 @@ import typer
 
 from jointbus.cli.errors import CliError, note, user_errors
 from jointbus.cli.interrupts import stop_on_interrupt
-from jointbus.cli.options import BusOptions, cli_node_name, joins_bus, looked_on, refuse_denied
+from jointbus.cli.options import (
+    BusOptions,
+    cli_node_name,
+    joins_bus,
+    looked_on,
+    refuse_denied,
+    where_to_look,
+)
 from jointbus.cli.report_times import next_report_at
 
 if TYPE_CHECKING:
@@ -545,6 +552,7 @@ def list_topics(
     with user_errors():
         bus = bus_options.open_bus()
         where = looked_on(bus)
+        hint = where_to_look(bus)
         try:
             topics = bus.discover(timeout)
             rates: dict[str, TopicRate] = {}
@@ -579,7 +587,7 @@ def list_topics(
         if not topics:  # "nothing there" is exit 1, as for estop, mode, topic echo
             raise CliError(
                 f"no topics found ({where}; is a jointbus program running there? "
-                "see --hub-port / JOINTBUS_HUB_PORT, --connect, --router)"
+                f"{hint})"
             )
         if as_json:
             return
