@@ -78,3 +78,38 @@ def test_the_index_spans_equal_the_messages_read_whole(tmp_path: Path) -> None:
     with open_bag(cut) as bag:
         assert bag.truncated
         assert bag.topic_spans() == Bag.topic_spans(bag)
+
+
+def test_a_rate_is_timed_by_when_the_publisher_sent_not_when_the_recorder_received(
+    tmp_path: Path,
+) -> None:
+    """A new user's demo recording (2026-12-07): the recorder received the first 500 Hz frame
+    0.195 s late and the rest on time, and ``info`` read 513.38 Hz — by log times. The file
+    also holds when each frame was sent: timed by those, the rate is the publisher's. A file
+    whose publish times are unset (0) keeps the log-time rate."""
+    from jointbus.tools.mcap_writer import McapChunkWriter
+
+    start = 1_700_000_000 * S
+    period = 2_000_000  # 500 Hz
+    late = 195_000_000
+
+    def write(path: Path, publish: bool) -> Path:
+        with path.open("wb") as f:
+            writer = McapChunkWriter(f, chunk_size=4096)
+            schema = writer.add_schema(String.TYPE_NAME, String.msgdef().encode())
+            channel = writer.add_channel("/hb50/bridge_data", schema)
+            for k in range(1000):
+                sent = start + k * period
+                # the first late, the next ones queued behind it and handed over in a burst
+                received = max(sent + 1_000_000, start + late + k * 10_000)
+                writer.add_message(
+                    channel, received, sent if publish else 0, k + 1, String("f").to_cdr()
+                )
+            writer.finish()
+        return path
+
+    (topic,) = bag_info(write(tmp_path / "late.mcap", publish=True)).topics
+    assert topic.rate_hz == 500.0
+    (unset,) = bag_info(write(tmp_path / "unset.mcap", publish=False)).topics
+    received_span = (start + 999 * period + 1_000_000) - (start + late)
+    assert unset.rate_hz == 999 / (received_span / 1e9)  # ≈ 552 Hz: the receive times'

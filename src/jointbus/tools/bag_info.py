@@ -5,13 +5,17 @@ gathers the facts into a :class:`BagInfo` (tests and other tools use it); :func:
 prints them the way ROS users know, adding each topic's rate and, for a file cut short by a crash,
 a ``State`` line saying it was recovered from its complete chunks.
 
-A topic's rate is its own: ``(n − 1) / (t_last − t_first)`` over its n messages' log times
+A topic's rate is its own: ``(n − 1) / (t_last − t_first)`` over its n messages
 (:func:`~jointbus.tools.message_rate.interval_rate`, the measure ``jointbus topic list`` uses),
-not the count over the whole bag's duration — a 20 Hz stream that ran 10 s of a 22 s recording
-read 9.10 Hz that way. A topic with fewer than two messages has no rate (``-``); one the bag
-records as transient-local is published on change, not at a rate (``latched``). Each topic's first
-and last log time come from :meth:`~jointbus.tools.bag_reader.Bag.topic_spans` (an MCAP file's
-message indexes; the summary holds only counts).
+timed by when the publisher sent the first and the last (the MCAP publish times;
+:meth:`~jointbus.tools.bag_reader.Bag.sent_spans`), else by their log times — when the recorder
+received them: a demo's recorder received the first frame 0.195 s late and the rest on time, and
+its 500 Hz ``bridge_data`` read 513.38 Hz by log times, 497.7 Hz by send times (a new user's trial,
+2026-12-07). Not the count over the whole bag's duration — a 20 Hz stream that ran 10 s of a 22 s
+recording read 9.10 Hz that way. A topic with fewer than two messages has no rate (``-``); one the
+bag records as transient-local is published on change, not at a rate (``latched``). Each topic's
+first and last log time come from :meth:`~jointbus.tools.bag_reader.Bag.topic_spans` (an MCAP
+file's message indexes; the summary holds only counts).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from jointbus.tools.message_rate import interval_rate
 class TopicSummary:
     """One topic: type, message count, serialisation and rate.
 
-    ``rate_hz``: ``(n − 1) / (t_last − t_first)`` of its messages' log times (Hz); ``None`` with
+    ``rate_hz``: ``(n − 1) / (t_last − t_first)`` of its messages' send times, else their log
+    times (Hz; the module docstring says why); ``None`` with
     fewer than two messages (``jointbus info`` prints ``-``) or when ``latched``: the bag records
     it as offered transient-local, published when its value changes (``info`` prints
     ``latched``).
@@ -66,8 +71,14 @@ def summarize(bag: Bag) -> BagInfo:
     """The :class:`BagInfo` of an open bag."""
     spans = bag.topic_spans() if any(not t.latched for t in bag.topics) else {}
 
+    sent = bag.sent_spans(spans)
+
     def rate(name: str, latched: bool) -> float | None:
-        return None if latched or name not in spans else interval_rate(*spans[name])
+        if latched or name not in spans:
+            return None
+        span = spans[name]
+        times = sent.get(name)
+        return interval_rate(span.messages, *times) if times is not None else interval_rate(*span)
 
     return BagInfo(
         path=bag.path,

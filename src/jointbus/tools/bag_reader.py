@@ -104,6 +104,13 @@ class Bag(abc.ABC):
             spans[message.topic] = TopicSpan(n + 1, min(first, t), max(last, t))
         return spans
 
+    def sent_spans(self, spans: dict[str, TopicSpan]) -> dict[str, tuple[int, int]]:
+        """When the publisher sent each topic's first and last message by log time (``spans``,
+        from :meth:`topic_spans`), ns since the Unix epoch; a topic is left out where the storage
+        keeps no send time (this default: none) or the file holds none (0)."""
+        del spans
+        return {}
+
     def close(self) -> None:  # noqa: B027 (optional hook: most storages hold no handle)
         """Release the file handles (nothing to do for most storages)."""
 
@@ -332,6 +339,55 @@ class McapBag(Bag):
                 yield heapq.heappop(heap)[2]
         while heap:
             yield heapq.heappop(heap)[2]
+
+    def sent_spans(self, spans: dict[str, TopicSpan]) -> dict[str, tuple[int, int]]:
+        """The publish times of the messages logged at each span's ends. Only the chunks that
+        hold those log times are read, each once (the ends of 22 topics fall in a few chunks):
+        read per topic, the same first and last chunks were decompressed 44 times, and ``info``
+        of an 8.6 s demo recording took 2.7 s instead of 1.1 s. A truncated file (no chunk index)
+        has none here."""
+        if self.truncated:
+            return {}
+        from mcap.reader import make_reader
+
+        wanted = {
+            (topic, at)
+            for topic, span in spans.items()
+            if span.messages >= 2
+            for at in (span.first_ns, span.last_ns)
+        }
+        sent: dict[tuple[str, int], list[int]] = {}
+        with self.path.open("rb") as f:
+            reader = make_reader(f)
+            summary = reader.get_summary()
+            if summary is None:
+                return {}
+            groups: dict[int, list[int]] = {}  # chunk start time -> the log times wanted in it
+            for at in sorted({at for _topic, at in wanted}):
+                chunk = next(
+                    (
+                        c
+                        for c in summary.chunk_indexes
+                        if c.message_start_time <= at <= c.message_end_time
+                    ),
+                    None,
+                )
+                if chunk is not None:
+                    groups.setdefault(chunk.message_start_time, []).append(at)
+            for times in groups.values():
+                for _schema, channel, message in reader.iter_messages(
+                    starting_at=times[0], ending_at=times[-1]
+                ):
+                    key = (channel.topic, message.log_time)
+                    if key in wanted:
+                        sent.setdefault(key, []).append(message.publish_time)
+        out: dict[str, tuple[int, int]] = {}
+        for topic, span in spans.items():
+            first = sent.get((topic, span.first_ns))
+            last = sent.get((topic, span.last_ns))
+            if first and last and min(first) > 0 and max(last) > min(first):
+                out[topic] = (min(first), max(last))
+        return out
 
     def topic_spans(self) -> dict[str, TopicSpan]:
         """From the chunks' message indexes (each message's log time, 16 bytes, no chunk is
