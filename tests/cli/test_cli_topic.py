@@ -696,6 +696,29 @@ def test_publisher_windows_keep_each_publishers_intervals_apart() -> None:
     assert len(windows) == 2
 
 
+def test_a_publisher_that_left_keeps_the_node_name_the_graph_gave_it() -> None:
+    """A trial's ``topic hz --json`` (2026-12-07) reported ``"node": ""`` for a controller's
+    last messages: its node had left, and the graph's record of it with it."""
+    from types import SimpleNamespace
+
+    from jointbus.cli.topic import PublisherWindows, _publisher_rates
+
+    graph = {7: SimpleNamespace(node="squat_controller")}
+    bus = SimpleNamespace(transport=SimpleNamespace(remote_info=graph.get))
+    windows = PublisherWindows(10)
+    names: dict[int, str] = {}
+    windows.add(7, [0, 2_000_000, 4_000_000])
+    (first,) = _publisher_rates(bus, windows, names)  # type: ignore[arg-type]
+    assert first.label == "squat_controller (publisher 00000000)"  # the id's first 8 hex digits
+    graph.clear()  # the node left
+    windows.add(7, [6_000_000])
+    (later,) = _publisher_rates(bus, windows, names)  # type: ignore[arg-type]
+    assert later.node == "squat_controller" and later.fresh
+    windows.add(8, [0, 1_000_000])  # never in the graph
+    rates = _publisher_rates(bus, windows, names)  # type: ignore[arg-type]
+    assert [r.node for r in rates] == ["squat_controller", ""]
+
+
 def _pub(qos: QosProfile) -> EndpointInfo:
     return EndpointInfo("publisher", "/t", "x/msg/Y", "n", 1, qos, "z", False)
 

@@ -839,7 +839,8 @@ def hz(
     times arrivals only, on its node's clock). It is what reached this process: a burst of
     queued samples (when it starts, or when a busy host starved it) counts as rate, so a 500 Hz
     publisher may read 525 Hz. For a type that begins with a header, "by header stamps" (JSON
-    stamp_rate_hz; null otherwise) is (n-1) / (newest - oldest stamp) of the same samples: the
+    stamp_rate_hz; null for a type without one, and in a first report made before the
+    topic's type was known) is (n-1) / (newest - oldest stamp) of the same samples: the
     rate in the publisher's own clock, which is the wall clock's only where its stamps are. A
     simulated robot stamps simulated time (and a controller stamps its command with the frame
     it answers): while the simulation falls behind the wall clock, this rate reads higher than
@@ -855,6 +856,7 @@ def hz(
         validate_topic_name(topic)
         rates = RateWindow(window)
         publishers = PublisherWindows(window)
+        names: dict[int, str] = {}  # publisher id -> its node, once the graph named it
         bus = bus_options.open_bus()
         where = looked_on(bus)  # every "nothing there" says where it looked
         total = 0
@@ -893,7 +895,7 @@ def hz(
                         bool(arrivals),
                         as_json,
                         stamp_rate_hz=stamp_rate(stamps),
-                        publishers=_publisher_rates(bus, publishers),
+                        publishers=_publisher_rates(bus, publishers, names),
                     )
         finally:
             bus.close()
@@ -943,13 +945,19 @@ class PublisherRate:
         return record
 
 
-def _publisher_rates(bus: Bus, publishers: PublisherWindows) -> list[PublisherRate]:
-    """Each publisher's rate, named by the graph's record of its id (``remote_info``)."""
+def _publisher_rates(
+    bus: Bus, publishers: PublisherWindows, names: dict[int, str]
+) -> list[PublisherRate]:
+    """Each publisher's rate, named by the graph's record of its id (``remote_info``), or by
+    the name that record gave before (``names``, updated here): a node that has left takes its
+    graph record with it, and a trial's report of its last messages read ``"node": ""``."""
     transport = bus.transport
     out = []
     for gid, stats, fresh in publishers.take():
         info = None if gid is None or transport is None else transport.remote_info(gid)
-        node = "" if info is None else info.node
+        if gid is not None and info is not None and info.node:
+            names[gid] = info.node
+        node = "" if gid is None else names.get(gid, "")
         out.append(PublisherRate(node, None if gid is None else f"{gid:032x}", stats, fresh))
     return out
 
