@@ -186,7 +186,8 @@ RECORDED = re.compile(
 
 def _spans(path: Path) -> tuple[float, float, float]:
     """The file's span, its ``bridge_data``'s span by publish times (when the bridge sent
-    them) and where that begins in the file (log time, s), from the MCAP read back."""
+    them) and where that begins in the file (its first publish time against the file's first
+    log time, s: the demo's line counts from there since fa5ac5e), from the MCAP read back."""
     first: int | None = None
     first_sent: int | None = None
     last_sent = 0
@@ -205,7 +206,7 @@ def _spans(path: Path) -> tuple[float, float, float]:
     return (
         (stats.message_end_time - start) / 1e9,
         (last_sent - first_sent) / 1e9,
-        (first - start) / 1e9,
+        (first_sent - start) / 1e9,
     )
 
 
