@@ -308,7 +308,7 @@ class LoopStats:
         with self._lock:
             n_late = min(self._slots, self._capacity)
             n_per = min(self._intervals, self._capacity)
-            newest = self._intervals % self._capacity  # the ring's oldest interval, once full
+            oldest = self._intervals % self._capacity  # the ring's oldest interval, once full
             lateness = self._lateness[:n_late].copy()
             period = self._period[:n_per].copy()
             busy = self._busy[:n_per].copy()
@@ -317,8 +317,8 @@ class LoopStats:
             cycles, overruns, skipped = self._cycles, self._overruns, self._skipped
             late_slots = self._late_slots
             gc_collections = self._gc_collections
-        if n_per == self._capacity and newest:  # oldest first
-            period, busy, spin, skips = (np.roll(a, -newest) for a in (period, busy, spin, skips))
+        if n_per == self._capacity and oldest:  # oldest first
+            period, busy, spin, skips = (np.roll(a, -oldest) for a in (period, busy, spin, skips))
         # The rate figures cover the same grid slots as the lateness figures (the newest
         # ``capacity``, dropped ones included), not the newest ``capacity`` cycles run: those
         # span more wall time the more slots were dropped, and a status line said "last 10s:
