@@ -1916,7 +1916,6 @@ class Stack:
         without = self._neighbours_without_rt
         if not without:
             return
-        alive = {pid for pid, _ in others}
         for root in sorted(without):
             members = [o for o in others if o[0] == root or parent_of(o[0]) == root]
             if any(realtime_of(*o) for o in members):
@@ -1924,8 +1923,8 @@ class Stack:
                 if text is not None:
                     self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
                 without.discard(root)
-            elif root not in alive and not members:
-                without.discard(root)  # that stack ended
+            elif not members:
+                without.discard(root)  # that stack ended: none of its processes is left
 
     def take_reports(self) -> list[Status]:
         """The ``/hb50/status`` reports received since the last call, oldest first (at most

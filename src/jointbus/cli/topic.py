@@ -301,9 +301,6 @@ class PublisherWindows:
         if arrivals:
             self._fresh.add(publisher)
 
-    def __len__(self) -> int:
-        return len(self._windows)
-
     def take(self) -> list[tuple[int | None, RateStats | None, bool]]:
         """Each publisher heard so far: its id, its window's statistics (``None`` before two
         arrivals) and whether it sent anything since the last call."""
