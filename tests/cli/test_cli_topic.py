@@ -1048,3 +1048,50 @@ def test_pub_names_the_joint_of_a_player_command_it_refuses_by_index(
     alone = run_cli(free_port(), *args, "--once")
     assert alone.returncode == 1, alone.stderr
     assert f"index 2: field '{field}' = nan" in alone.stderr and "elbow" not in alone.stderr
+
+
+def test_hz_says_when_a_report_is_late(hub_port: int) -> None:
+    """A report made after its due time says so and by how much: a trial on a loaded host
+    (2026-12-07) had one report come about 4 s after the one before, with nothing said. Here the
+    tool is stopped (SIGSTOP) for 2 s between two reports, as a starved process is."""
+    import signal
+
+    proc = start_cli(hub_port, "topic", "hz", TALK_TOPIC, "--duration", "6", "--json")
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["report_late_s"] < 0.1, first  # an idle host: on time
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGCONT)
+        out, err = proc.communicate(timeout=30.0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    lates = [json.loads(line)["report_late_s"] for line in out.splitlines()]
+    assert max(lates) > 1.0, lates  # the report due while it was stopped
+    assert min(lates) < 0.1, lates  # and the ones after it on time again
+
+
+def test_a_late_report_says_so_in_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from jointbus.cli.topic import _hz_report, report_is_late
+
+    stats = RateWindow(10)
+    for t in range(0, 100_000_000, 10_000_000):
+        stats.add(t)
+    _hz_report("/t", stats.stats(), True, False, late_s=3.1, period_s=1.0)
+    _hz_report("/t", stats.stats(), True, False, late_s=0.05, period_s=1.0)
+    _hz_report("/t", None, False, False, late_s=0.5, period_s=1.0)
+    lines = capsys.readouterr().out.splitlines()
+    late = [line for line in lines if "late" in line]
+    assert late[0].startswith("\t(this report is 3.10 s late: this process did not run"), lines
+    assert late[1] == (
+        "no new messages (this report is 0.50 s late: this process did not run when it was due "
+        "(a busy host))"
+    ), lines
+    assert len(late) == 2, lines  # 50 ms is a sleep's wake-up on a busy host, not late
+    # the threshold grows with --period: a quarter of it, 0.1 s at least
+    assert not report_is_late(0.09, 0.1) and report_is_late(0.11, 0.1)
+    assert not report_is_late(2.4, 10.0) and report_is_late(2.6, 10.0)

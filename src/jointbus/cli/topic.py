@@ -846,6 +846,9 @@ def hz(
     Both count every publisher of TOPIC together: your 500 Hz controller beside the control
     node reads 1000 Hz. With more than one publisher heard, each one's own rate by arrival
     follows, named by its node and id (JSON publishers: always, one entry each).
+
+    A report made later than --period asks (this process did not run: a busy host) says by how
+    much (JSON report_late_s: always).
     """
     from jointbus.bus import validate_topic_name
 
@@ -884,8 +887,10 @@ def hz(
                     info = wait_for_topic(bus, topic, 0.0)
                     stamped = info is not None and _stamped(stamp_recorder, info)
                 stamps.extend(stamp_recorder.drain())
-                if time.monotonic() >= next_report:
-                    next_report = next_report_at(next_report, time.monotonic(), period)
+                now = time.monotonic()
+                if now >= next_report:
+                    late_s = now - next_report
+                    next_report = next_report_at(next_report, now, period)
                     _hz_report(
                         topic,
                         rates.stats(),
@@ -893,6 +898,8 @@ def hz(
                         as_json,
                         stamp_rate_hz=stamp_rate(stamps),
                         publishers=_publisher_rates(bus, publishers, names),
+                        late_s=late_s,
+                        period_s=period,
                     )
         finally:
             bus.close()
@@ -967,17 +974,22 @@ def _hz_report(
     *,
     stamp_rate_hz: float | None = None,
     publishers: Sequence[PublisherRate] = (),
+    late_s: float = 0.0,
+    period_s: float = 1.0,
 ) -> None:
     """One report: the topic's rate over every arrival, then — with more than one publisher
-    heard — each publisher's (``--json``: always, as ``publishers``)."""
+    heard — each publisher's (``--json``: always, as ``publishers``); ``late_s``: how long after
+    its due time (every ``period_s``) it is made, said when :func:`report_is_late`."""
+    late = report_is_late(late_s, period_s)
     if as_json:
         record: dict[str, Any] = {"topic": topic, "new_messages": fresh}
         record.update(dataclasses.asdict(stats) if stats is not None else {})
         record["stamp_rate_hz"] = stamp_rate_hz
         record["publishers"] = [p.to_json() for p in publishers]
+        record["report_late_s"] = round(late_s, 3)
         typer.echo(json.dumps(record))
     elif not fresh or stats is None:
-        typer.echo("no new messages")
+        typer.echo("no new messages" + (f" ({late_text(late_s)})" if late else ""))
     else:
         typer.echo(format_rate(stats))
         if stamp_rate_hz is not None:
@@ -988,7 +1000,34 @@ def _hz_report(
             )
             for publisher in publishers:
                 typer.echo(publisher.line())
+        if late:
+            typer.echo(
+                f"\t({late_text(late_s)}; the rate by arrival counts what reached this "
+                "process, in a burst once it ran again)"
+            )
     sys.stdout.flush()
+
+
+#: A ``topic hz`` report made later than its due time by more than this share of ``--period``
+#: (and by :data:`LATE_REPORT_MIN_S` at least) says so: a trial on a loaded host (2026-12-07)
+#: had one report come about 4 s after the one before, at ``--period 1``, with nothing said.
+LATE_REPORT_SHARE: Final = 0.25
+#: Lateness (s) below which a report is never called late, whatever ``--period`` (a sleep on a
+#: busy host wakes some ms late).
+LATE_REPORT_MIN_S: Final = 0.1
+
+
+def report_is_late(late_s: float, period_s: float) -> bool:
+    """Whether a report made ``late_s`` after its due time, at one per ``period_s``, says so."""
+    return late_s > max(LATE_REPORT_MIN_S, LATE_REPORT_SHARE * period_s)
+
+
+def late_text(late_s: float) -> str:
+    """What a late report says of itself."""
+    return (
+        f"this report is {late_s:.2f} s late: this process did not run when it was due "
+        "(a busy host)"
+    )
 
 
 # ---- topic pub ---------------------------------------------------------------------------------
