@@ -368,3 +368,60 @@ def test_foreign_processes_lists_another_sessions_process_and_not_this_ones() ->
         child.kill()
         child.wait()
         subprocess.run(["pkill", "-f", f"{marker}-x"], check=False)
+
+
+def test_a_robot_started_from_the_same_script_with_setsid_is_foreign_both_ways() -> None:
+    """A script starts robot A, then robot B with ``setsid``: B's session is its own, so B counts
+    A as another user's (it ran without real time beside it), while A counted B as its session's
+    and said nothing (trial 2026-12-07). Foreign is mutual now; robots started from one test run
+    (no ``setsid``: the workers share the run's session) stay each other's, their layouts'
+    processes (sessions of their own) with them."""
+    # 50 the shell (session 50) → 100 the script → 200 robot A (its bridge 210, session 210)
+    #                                            → 300 robot B, setsid (its bridge 310)
+    parent = {100: 50, 200: 100, 210: 200, 300: 100, 310: 300}
+    session = {50: 50, 100: 50, 200: 50, 210: 210, 300: 300, 310: 310}
+    pids = list(parent)
+    assert realtime.estranged_beside(pids, parent, session, 200, 50) == {300, 310}
+    # B's own view already said so: A is not its own
+    assert 200 not in realtime.own_processes(pids, parent, session, 300, 300)
+    # a test run: 100 pytest (session 50) → workers 110 (robot A) and 120 (robot B), each
+    # layout's processes in sessions of their own
+    parent = {100: 50, 110: 100, 111: 110, 120: 100, 121: 120}
+    session = {50: 50, 100: 50, 110: 50, 111: 111, 120: 50, 121: 121}
+    pids = list(parent)
+    assert realtime.started_beside(pids, parent, session, 110, 50) == {120, 121}
+    assert realtime.estranged_beside(pids, parent, session, 110, 50) == set()
+
+
+def test_foreign_processes_list_a_robot_started_by_the_same_script_with_setsid() -> None:
+    """The same on this machine's real process table: a script starts a sleeper, then another
+    with ``setsid``; the first counts the second as foreign, not as its session's."""
+    import subprocess
+    import sys
+    import time
+
+    marker = f"estranged-{os.getpid()}-{time.monotonic_ns()}"
+    probe = (
+        "import sys, time; from jointbus.runtime import realtime; time.sleep(0.5); "
+        "print(sorted(c.split()[-1] for _p, c in realtime.foreign_processes() if sys.argv[1] in c),"
+        " sorted(c.split()[-1] for _p, c in realtime.session_processes() if sys.argv[1] in c),"
+        " flush=True)"
+    )
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(30)'"
+    script = (
+        f"{sleeper} {marker}-a >/dev/null 2>&1 & a=$!; "
+        f"setsid {sleeper} {marker}-b >/dev/null 2>&1 & b=$!; "
+        f'{sys.executable} -c "$0" {marker}; kill $a $b'
+    )
+    done = subprocess.run(
+        ["sh", "-c", script, probe], check=False, capture_output=True, text=True, timeout=30
+    )
+    try:
+        assert done.returncode == 0, done.stderr
+        foreign, session = done.stdout.strip().split("] [")
+        # the probe is the script's child as robot A would be: the setsid one is foreign to it,
+        # the plain one its session's
+        assert f"{marker}-b" in foreign and f"{marker}-a" not in foreign, done.stdout
+        assert f"{marker}-a" in session and f"{marker}-b" not in session, done.stdout
+    finally:
+        subprocess.run(["pkill", "-f", marker], check=False)

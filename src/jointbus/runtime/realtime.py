@@ -45,6 +45,7 @@ __all__ = [
     "RealtimeState",
     "RealtimeWarning",
     "apply_realtime",
+    "estranged_beside",
     "foreign_processes",
     "parent_of",
     "raise_normal_threads",
@@ -371,8 +372,10 @@ def foreign_processes() -> list[tuple[int, str]]:
     if table is None:
         return []
     pids, parent, session, my_session = table
-    ours = own_processes(pids, parent, session, os.getpid(), my_session)
-    return _command_lines([pid for pid in pids if pid not in ours])
+    me = os.getpid()
+    ours = own_processes(pids, parent, session, me, my_session)
+    estranged = estranged_beside(pids, parent, session, me, my_session)
+    return _command_lines([pid for pid in pids if pid not in ours or pid in estranged])
 
 
 def session_processes() -> list[tuple[int, str]]:
@@ -390,7 +393,9 @@ def session_processes() -> list[tuple[int, str]]:
     if table is None:
         return []
     pids, parent, session, my_session = table
-    beside = started_beside(pids, parent, session, os.getpid(), my_session)
+    me = os.getpid()
+    beside = started_beside(pids, parent, session, me, my_session)
+    beside -= estranged_beside(pids, parent, session, me, my_session)
     return _command_lines([pid for pid in pids if pid in beside])
 
 
@@ -402,6 +407,35 @@ def started_beside(
     ours = own_processes(pids, parent, session, me, my_session)
     mine = own_processes(pids, parent, session, me, -1)  # no session is -1: me and my family
     return ours - mine
+
+
+def estranged_beside(
+    pids: list[int], parent: dict[int, int], session: dict[int, int], me: int, my_session: int
+) -> set[int]:
+    """Which of :func:`started_beside` do not count ``me`` as theirs: a robot started from the
+    same script with ``setsid`` has a session of its own, in which ``me`` is not, so it counts
+    ``me`` as another user's (and ran without real time beside it), while ``me`` counted it as
+    its session's and said nothing (a new user's trial, 2026-12-07). Foreign is mutual: such a
+    process is listed by :func:`foreign_processes`, not :func:`session_processes`.
+
+    Each is judged as the process that started its tree beside ``me`` judges (the topmost of its
+    ancestors still beside ``me``: a launcher, whose layout's processes get sessions of their
+    own but are its, not judges of their own)."""
+    beside = started_beside(pids, parent, session, me, my_session)
+    verdicts: dict[int, bool] = {}
+    estranged: set[int] = set()
+    for pid in beside:
+        root = pid
+        for _ in range(64):  # up to the tree's top, as own_processes walks
+            if parent.get(root) not in beside:
+                break
+            root = parent[root]
+        if root not in verdicts:
+            theirs = own_processes(pids, parent, session, root, session.get(root, -1))
+            verdicts[root] = me not in theirs
+        if verdicts[root]:
+            estranged.add(pid)
+    return estranged
 
 
 def parent_of(pid: int) -> int | None:
