@@ -1053,16 +1053,16 @@ def test_pub_names_the_joint_of_a_player_command_it_refuses_by_index(
 def test_hz_says_when_a_report_is_late(hub_port: int) -> None:
     """A report made after its due time says so and by how much: a trial on a loaded host
     (2026-12-07) had one report come about 4 s after the one before, with nothing said. Here the
-    tool is stopped (SIGSTOP) for 2 s between two reports, as a starved process is."""
+    tool is stopped (SIGSTOP) for 2.5 s between two reports, as a starved process is."""
     import signal
 
     proc = start_cli(hub_port, "topic", "hz", TALK_TOPIC, "--duration", "6", "--json")
     try:
         assert proc.stdout is not None
         first = json.loads(proc.stdout.readline())
-        assert first["report_late_s"] < 0.1, first  # an idle host: on time
+        assert first["report_late_s"] < 0.5, first  # not stopped: on time
         proc.send_signal(signal.SIGSTOP)
-        time.sleep(2.0)
+        time.sleep(2.5)  # the report due 1 s after the first is made ≈ 1.5 s late
         proc.send_signal(signal.SIGCONT)
         out, err = proc.communicate(timeout=30.0)
     finally:
@@ -1072,7 +1072,7 @@ def test_hz_says_when_a_report_is_late(hub_port: int) -> None:
     assert proc.returncode == 0, err
     lates = [json.loads(line)["report_late_s"] for line in out.splitlines()]
     assert max(lates) > 1.0, lates  # the report due while it was stopped
-    assert min(lates) < 0.1, lates  # and the ones after it on time again
+    assert min(lates[2:]) < 0.5, lates  # and the ones after it on time again
 
 
 def test_a_late_report_says_so_in_text(capsys: pytest.CaptureFixture[str]) -> None:
