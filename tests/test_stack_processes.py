@@ -441,3 +441,39 @@ def test_a_real_time_program_below_the_robots_priorities_leaves_its_real_time_on
             pid = group.pid(name)
             assert pid is not None
             assert os.SCHED_FIFO in {policy for policy, _ in _threads(pid)}, name
+
+
+@pytest.mark.parametrize("forced", [True, False])
+def test_a_one_process_layout_keeps_its_cpu_and_priority_beside_a_real_time_program(
+    tmp_path: Path, forced: bool
+) -> None:
+    """A layout process holding the bridge and the control node ran every thread at the bus's
+    priority and pinned none, while the first line said ``on CPU 1, SCHED_FIFO 20`` (a new user's
+    trial, 2026-12-07): the process looked for other real-time programs again after its
+    launcher had decided. Forced (``--realtime``) beside one, its loop runs at the layout's
+    priority on its CPU; not forced, without real time (said), its loop is still pinned."""
+    mine = tmp_path / "one_process.yaml"
+    mine.write_text(
+        "processes:\n  - {name: both, nodes: [bridge, control], cpu: 0, priority: 50}\n"
+    )
+    with (
+        realtime_program(tmp_path) as holder,
+        Stack(
+            zenoh=ZenohConfig(hub_port=free_port()), layout=mine, realtime_if_alone=not forced
+        ) as stack,
+    ):
+        group = stack.processes
+        assert group is not None
+        pid = group.pid("both")
+        assert pid is not None
+        assert stack.wait_for(lambda s: s.standing, 40.0).standing
+        by_priority = _cpus_by_priority(pid)
+        if forced:
+            assert stack.realtime is not None
+            assert by_priority.get(50) == {frozenset({0})}, by_priority  # the bridge's loop
+            assert 49 in by_priority, by_priority  # the control step (a layout's cpu is the loop's)
+        else:
+            note = stack.realtime_note
+            assert note is not None and f"pid {holder} (" in note, note
+            assert set(by_priority) == {0}, by_priority  # the normal scheduler, as said
+            assert frozenset({0}) in by_priority[0], by_priority  # its loop pinned

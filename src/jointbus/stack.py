@@ -2469,6 +2469,10 @@ def _child_main(argv: Sequence[str] | None = None) -> int:
         control_priority=control_priority,
         siblings=None if args.siblings is None else SiblingGroup.from_arg(args.siblings),
         observe=False,  # the launcher watches; nobody reads this process's summary
+        # The launcher looked for other real-time programs and decided (and said so): a process
+        # holding both nodes looked again and dropped the layout's priority and CPU without a
+        # word, its first line still quoting them (a new user's trial, 2026-12-07).
+        realtime_if_alone=False,
     )
     try:
         stack.start()
