@@ -405,6 +405,7 @@ def test_a_real_time_stack_names_each_robot_stack_started_beside_it_later_once(
 
     running: list[tuple[int, str]] = [(11, "bash")]
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
+    monkeypatch.setattr(stack_module, "session_processes", list)  # none started from here
     monkeypatch.setattr(stack_module, "realtime_of", lambda _pid, _cmd: None)
     monkeypatch.setattr(stack_module, "parent_of", {21: 13}.get)  # 21: a child of 13
     monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
@@ -442,6 +443,7 @@ def test_a_neighbour_named_without_real_time_whose_processes_take_it_later_is_na
     running: list[tuple[int, str]] = []
     fifo: dict[int, RealtimeHolder] = {}
     monkeypatch.setattr(stack_module, "foreign_processes", lambda: list(running))
+    monkeypatch.setattr(stack_module, "session_processes", list)  # none started from here
     monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
     monkeypatch.setattr(stack_module, "parent_of", {21: 13, 22: 13, 31: 30}.get)
     monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
@@ -461,3 +463,62 @@ def test_a_neighbour_named_without_real_time_whose_processes_take_it_later_is_na
         "with real-time scheduling too (pid 21 (python -m jointbus.stack) at priority 50"
     ) in again.status, again.status
     assert stack.take_reports() == []  # said once; the stack of 30 never took real time
+
+
+def test_a_real_time_robot_started_from_the_same_terminal_later_is_named_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new user's trial (2026-12-07): two demos from one terminal, both real time (robots
+    started side by side on purpose keep it), skipped 24.6 and 33.1 % of their cycles; the
+    second named only a third robot's stack elsewhere, the first named nobody. The first now
+    names the second once its layout's processes run real time, once."""
+    import jointbus.stack as stack_module
+    from jointbus.runtime.realtime import RealtimeHolder
+
+    child = "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"
+    session: list[tuple[int, str]] = []
+    fifo: dict[int, RealtimeHolder] = {}
+    monkeypatch.setattr(stack_module, "foreign_processes", list)
+    monkeypatch.setattr(stack_module, "session_processes", lambda: list(session))
+    monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
+    monkeypatch.setattr(stack_module, "parent_of", {21: 13, 22: 13}.get)
+    monkeypatch.setattr(stack_module, "NEIGHBOUR_CHECK_S", 0.0)
+    stack = Stack()
+    stack._neighbours_seen = set()  # as start() leaves a stack that took real time alone
+    session.append((13, "/x/.venv/bin/python /x/bin/jointbus demo"))
+    assert stack.take_reports() == []  # its launcher alone: not real time (yet)
+    session += [(21, child), (22, child)]
+    fifo[21] = RealtimeHolder(21, "python -m jointbus.stack", 50, frozenset({0}))
+    fifo[22] = RealtimeHolder(22, "python -m jointbus.stack", 49, frozenset({1}))
+    (warn,) = stack.take_reports()
+    assert warn.level == Level.WARN and warn.reporting_node == "launcher"
+    assert (
+        "another robot's stack started from this session (this terminal) since this one runs "
+        "with real-time scheduling too (pid 21 (python -m jointbus.stack) at priority 50"
+    ) in warn.status, warn.status
+    assert "3 new processes of robot stacks" in warn.status, warn.status
+    assert stack.take_reports() == []  # named once
+
+
+def test_at_start_a_session_robot_and_one_elsewhere_are_both_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same trial's second demo named only the third robot's stack (elsewhere, without real
+    time), not the real-time one its own terminal had started: both notes now."""
+    import jointbus.stack as stack_module
+    from jointbus.runtime.realtime import RealtimeHolder
+
+    child = "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}"
+    fifo = {21: RealtimeHolder(21, "python -m jointbus.stack", 50, frozenset({0}))}
+    monkeypatch.setattr(stack_module, "foreign_processes", lambda: [(40, "/y/bin/jointbus demo")])
+    monkeypatch.setattr(
+        stack_module, "session_processes", lambda: [(13, "/x/bin/jointbus demo"), (21, child)]
+    )
+    monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
+    monkeypatch.setattr(stack_module, "parent_of", {21: 13}.get)
+    stack = Stack()
+    stack._note_neighbours()  # what start() runs beside no foreign real-time program
+    notes = stack.neighbour_notes
+    assert len(notes) == 2, notes
+    assert "started from this session (this terminal) runs with real-time scheduling" in notes[0]
+    assert "runs on this host without real-time scheduling (pid 40 (" in notes[1], notes[1]

@@ -434,6 +434,18 @@ def _neighbour_stacks(
     ]
 
 
+def _stacks_by_launcher(stacks: list[tuple[int, str]]) -> dict[int, list[tuple[int, str]]]:
+    """``stacks`` (:func:`_neighbour_stacks`) grouped by robot: a layout's process under its
+    launcher's pid (its parent, when the parent is among them), any other under its own."""
+    pids = {pid for pid, _ in stacks}
+    grouped: dict[int, list[tuple[int, str]]] = {}
+    for pid, command in stacks:
+        parent = parent_of(pid)
+        root = parent if parent in pids else pid
+        grouped.setdefault(root, []).append((pid, command))
+    return grouped
+
+
 def _neighbour_note(
     others: list[tuple[int, str]] | None = None,
     *,
@@ -463,9 +475,10 @@ def _neighbour_note(
     short = command if len(command) <= 60 else command[:57] + "..."
     count = f"{len(others)} {'new ' if since else ''}process{'es' if len(others) > 1 else ''}"
     where = "started from this session (this terminal)" if session else "on this host"
+    began = f"{where if session else 'started on this host'} since this one"
     holders = [h for p, c in others if (h := realtime_of(p, c)) is not None]
     if holders:
-        verb = "started on this host since this one runs" if since else f"{where} runs"
+        verb = f"{began} runs" if since else f"{where} runs"
         if now_real_time:
             verb = "named before as running without real-time scheduling now runs"
         return (
@@ -475,7 +488,7 @@ def _neighbour_note(
             "the same priorities and stall each other — cycles skipped, fallbacks. One robot "
             "per computer, or restart one of them with --no-realtime"
         )
-    verb = "started on this host since this one, and runs" if since else f"runs {where}"
+    verb = f"{began}, and runs" if since else f"runs {where}"
     return (
         f"another robot's stack {verb} without real-time scheduling (pid {pid} "
         f"({short}); {count} of robot stacks in all); this one takes it, and its threads "
@@ -1008,14 +1021,16 @@ class Stack:
         self.realtime_note: str | None = None
         """Why the stack runs without the real-time scheduling it was given (another real-time
         program on the host, see :meth:`start`); ``None`` when it did not have to give it up."""
-        self.neighbour_note: str | None = None
-        """Another robot's stack runs on this host on the normal scheduler while this one takes
-        real-time scheduling (see :meth:`start`): this one's threads come first on the same cores
-        and can starve it. ``None``: no such neighbour, or this stack runs without real time."""
+        self.neighbour_notes: tuple[str, ...] = ()
+        """What this stack, taking real-time scheduling, says of other robots' stacks at start
+        (see :meth:`start`): one started from this session that runs real time too (both stall
+        each other), and one elsewhere on the normal scheduler (this one's threads come first on
+        the same cores and can starve it); empty: none, or this stack runs without real time."""
         #: Robot stacks' pids this real-time stack has named (``None``: it does not look; see
         #: :meth:`_look_for_neighbours`), and when it last looked (monotonic s).
         self._neighbours_seen: set[int] | None = None
         self._neighbours_without_rt: set[int] = set()  # stacks named as running without it
+        self._session_stacks_named: set[int] = set()  # this session's stacks named, by launcher
         self._neighbours_checked = 0.0
         self._fifo_refusals: dict[int, str | None] = {}
         self.start_command = start_command
@@ -1114,21 +1129,7 @@ class Stack:
                     "beside it with --realtime"
                 )
             else:
-                others = _neighbour_stacks()
-                mine = [
-                    other
-                    for other in _neighbour_stacks(session_processes)
-                    if realtime_of(*other) is not None
-                ]
-                self.neighbour_note = _neighbour_note(others) or _neighbour_note(
-                    mine, session=True
-                )
-                self._neighbours_seen = {pid for pid, _ in others}
-                if others and not any(realtime_of(*o) for o in others):
-                    self._neighbours_without_rt = {
-                        pid for pid, _ in others if parent_of(pid) not in self._neighbours_seen
-                    }
-                self._neighbours_checked = time.monotonic()
+                self._note_neighbours()
         try:
             if self.layout is None:
                 self._open(before_nodes)
@@ -1889,6 +1890,7 @@ class Stack:
         if seen is None or now - self._neighbours_checked < NEIGHBOUR_CHECK_S:
             return
         self._neighbours_checked = now
+        self._look_for_session_stacks()
         others = _neighbour_stacks()
         self._say_neighbours_real_time(others)
         new = {pid for pid, _ in others} - seen
@@ -1906,6 +1908,44 @@ class Stack:
             self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
             if not any(realtime_of(*o) for o in named):
                 self._neighbours_without_rt |= fresh
+
+    def _note_neighbours(self) -> None:
+        """At start, beside no foreign real-time program: what to say of other robots' stacks
+        (:attr:`neighbour_notes`), and what :meth:`_look_for_neighbours` has seen since."""
+        others = _neighbour_stacks()
+        mine = _stacks_by_launcher(_neighbour_stacks(session_processes))
+        mine_rt = {
+            root: members
+            for root, members in mine.items()
+            if any(realtime_of(*member) for member in members)
+        }
+        # both said: a trial's second demo named only a third robot's non-real-time stack, not
+        # the real-time one its own terminal had started (2026-12-07)
+        ours = [member for members in mine_rt.values() for member in members]
+        notes = (_neighbour_note(ours, session=True) if ours else None, _neighbour_note(others))
+        self.neighbour_notes = tuple(text for text in notes if text is not None)
+        self._session_stacks_named = set(mine_rt)
+        self._neighbours_seen = {pid for pid, _ in others}
+        if others and not any(realtime_of(*o) for o in others):
+            self._neighbours_without_rt = {
+                pid for pid, _ in others if parent_of(pid) not in self._neighbours_seen
+            }
+        self._neighbours_checked = time.monotonic()
+
+    def _look_for_session_stacks(self) -> None:
+        """Name, once each, a robot stack started from this stack's session since that runs
+        real time too: such a stack keeps its real time beside this one (robots started side by
+        side on purpose, as a test run does), and says so itself at start; this one said nothing
+        (a new user's trial, 2026-12-07: two demos from one terminal skipped 24.6 and 33.1 % of
+        their cycles, and the first never named the second)."""
+        named = self._session_stacks_named
+        for root, members in _stacks_by_launcher(_neighbour_stacks(session_processes)).items():
+            if root in named or not any(realtime_of(*member) for member in members):
+                continue
+            named.add(root)
+            text = _neighbour_note(members, since=True, session=True)
+            if text is not None:
+                self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
 
     def _say_neighbours_real_time(self, others: list[tuple[int, str]]) -> None:
         """A stack named as running without real time whose processes — its launcher's layout

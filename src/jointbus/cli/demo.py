@@ -438,7 +438,7 @@ def run_view(
             joined = joined_line(stack.bus)
             if joined is not None:
                 note(joined)
-            for warning in (stack.realtime_note, stack.neighbour_note):
+            for warning in (stack.realtime_note, *stack.neighbour_notes):
                 if warning is not None:
                     note(f"WARN {warning}")
             for line in start_notes(stack):
