@@ -4,6 +4,7 @@ walking parameters live."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 
@@ -180,3 +181,29 @@ def test_the_readme_turn_in_place_from_standing(rig: Rig, rate: float) -> None:
         turned += math.remainder(_yaw(rig) - before, math.tau)
     assert turned / 9.0 == pytest.approx(rate, rel=0.05)  # measured 1.001 / 2.004 rad/s
     assert np.hypot(*(rig.world.base_pose().position[:2] - x0)) < 0.1  # measured 3 cm
+
+
+def test_the_odometry_goes_on_from_the_walk_when_it_ends(rig: Rig) -> None:
+    """A new user's trial (2026-12-07): when a walk ended (LOCOMOTION -> STAND) the published
+    pose jumped back from 5.237 to 2.034 m in one message — from the walking estimator's odometry
+    to the state estimator's own, integrated beside it — while the body stood at 5.5 m. The pose
+    now goes on from where the walk left it, in ``robot_state`` and after."""
+    _standing(rig)
+    x0 = float(rig.world.base_pose().position[0])
+    _walk(rig, 3.0, FORWARD)
+    assert rig.node.motion.mode is MotionMode.LOCOMOTION
+    rig.control.publish(String("stand"))
+    xs: list[tuple[MotionMode, float]] = []
+    for _ in range(round(1.5 / 0.002)):
+        rig.velocity.publish(Twist(Vector3(0.0, 0.0, 1.0), Vector3()))
+        rig.cycle()
+        latest = rig.states.latest()
+        assert latest is not None
+        xs.append((rig.node.motion.mode, float(latest.pose.position.x)))
+    modes = [mode for mode, _ in xs]
+    assert MotionMode.LOCOMOTION in modes and modes[-1] is MotionMode.STAND, set(modes)
+    steps = [abs(b - a) for (_, a), (_, b) in itertools.pairwise(xs)]
+    assert max(steps) < 0.01, max(steps)  # no jump: a few mm a 2 ms step at most
+    walked = float(rig.world.base_pose().position[0]) - x0
+    assert walked > 1.0
+    assert xs[-1][1] == pytest.approx(walked, rel=0.2)  # the odometry still says how far it went

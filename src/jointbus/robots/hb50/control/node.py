@@ -110,6 +110,8 @@ import threading
 import time
 from typing import Final, NamedTuple
 
+import numpy as np
+
 from jointbus import math as jm
 from jointbus.bus import LATCHED, MAB_RT, RELIABLE, Bus
 from jointbus.messages.errors import MessageError
@@ -356,6 +358,7 @@ class ControlNode(Node):
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
+        self._walked_xy: tuple[float, float] | None = None  # the walk's odometry (m), last step
         self._held_by_tilt: float | None = None  # rad: reported once while it holds a stand-up
         self._seen_bridge = False
         self._owner_seen = ""
@@ -584,7 +587,7 @@ class ControlNode(Node):
             self.report(Level.OK, f"motion mode {before.name} -> {after.name} ({why})")
         self._report_motion_events()
         self.joint_command_pub.publish(command)
-        state = self.motion.estimate or state  # the walking estimate while walking
+        state = self._continuous_odometry(self.motion.estimate or state)
         motion = self.motion
         motion_type, motion_gait = motion.motion_type, motion.motion_gait
         message: RobotState | None = None
@@ -602,6 +605,22 @@ class ControlNode(Node):
         if pace is not None:
             level = Level.WARN if pace.behind or pace.stall else Level.OK
             self.report(level, pace.text, key="pace")
+
+    def _continuous_odometry(self, state: EstimatedState) -> EstimatedState:
+        """``state``, this step's estimate (the walking estimator's while walking), with one
+        odometry across the modes: when the walk ends, the state estimator's odometry is moved
+        to where the walking estimator's stood, so the pose in ``robot_state`` and ``/tf`` goes
+        on from there (it jumped back to the state estimator's own, 0.39× the distance walked)."""
+        if state is self.motion.locomotion.estimate:
+            self._walked_xy = (float(state.position[0]), float(state.position[1]))
+            return state
+        walked = self._walked_xy
+        if walked is None:
+            return state
+        self._walked_xy = None
+        self.estimator.move_odometry(walked)
+        position = np.array((walked[0], walked[1], float(state.position[2])))
+        return dataclasses.replace(state, position=position)
 
     def _look_at_pace(self) -> None:
         """The timer thread's part of the pace (:meth:`.step_pace.StepPace.look`): the readings

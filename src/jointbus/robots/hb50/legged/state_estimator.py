@@ -241,6 +241,14 @@ class StateEstimator:
         for i in range(self._n_legs):
             f[_F_CONTACT + i] = 0.0
 
+    def move_odometry(self, position_xy: tuple[float, float]) -> None:
+        """Put the odometry's position at ``position_xy`` (m), keeping everything else: the
+        walking estimator's odometry, handed back when a walk ends, continues here (this
+        estimator's own, integrated beside it meanwhile, had fallen to 0.39× the distance walked,
+        and the published pose jumped back by metres — a new user's trial, 2026-12-07)."""
+        f = self._filter
+        f[_F_X], f[_F_Y] = float(position_xy[0]), float(position_xy[1])
+
     # ------------------------------------------------------------------ input
 
     def _order(self, names: tuple[str, ...]) -> list[int] | None:
