@@ -522,3 +522,27 @@ def test_at_start_a_session_robot_and_one_elsewhere_are_both_named(
     assert len(notes) == 2, notes
     assert "started from this session (this terminal) runs with real-time scheduling" in notes[0]
     assert "runs on this host without real-time scheduling (pid 40 (" in notes[1], notes[1]
+
+
+def test_a_real_time_neighbour_below_this_robots_priorities_is_not_said_to_take_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A trial (2026-12-07): a stack at SCHED_FIFO 30/31 was named as taking "the same cores
+    at the same priorities" beside one whose threads ran at 50/49 and 40/39. Below the lowest
+    priority this robot takes, it is named as running below them."""
+    import jointbus.stack as stack_module
+    from jointbus.runtime.realtime import RealtimeHolder
+
+    fifo = {
+        13: RealtimeHolder(13, "python -m jointbus.stack", 31, frozenset({0})),
+        14: RealtimeHolder(14, "python -m jointbus.stack", 50, frozenset({0})),
+    }
+    monkeypatch.setattr(stack_module, "realtime_of", lambda pid, _cmd: fifo.get(pid))
+    low = [(13, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}")]
+    note = stack_module._neighbour_note(low, since=True, lowest=39)
+    assert note is not None
+    assert "runs with real-time scheduling below this one's priorities (39 and above: " in note
+    assert "at priority 31" in note and "same priorities" not in note, note
+    high = [(14, "/x/.venv/bin/python3.11 -m jointbus.stack --robot hb50 --process {}")]
+    note = stack_module._neighbour_note(high, since=True, lowest=39)
+    assert note is not None and "at the same priorities and stall each other" in note, note

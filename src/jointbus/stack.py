@@ -452,6 +452,7 @@ def _neighbour_note(
     since: bool = False,
     session: bool = False,
     now_real_time: bool = False,
+    lowest: int = 1,
 ) -> str | None:
     """What to say when another robot's stack runs on this host beside one that takes real
     time: a new user's trial (2026-12-05) started a second robot with real time beside a first
@@ -461,7 +462,10 @@ def _neighbour_note(
     started after this one (:meth:`Stack.take_reports` looks again); ``session``: ``others``
     were started from this stack's session (the same terminal: :func:`session_processes`);
     ``now_real_time``: a stack named before as running without real time whose processes now
-    run it (its layout's processes start after its launcher).
+    run it (its layout's processes start after its launcher); ``lowest``: the lowest
+    SCHED_FIFO priority this stack's threads take (:meth:`Stack._lowest_priority`) — a
+    neighbour whose real-time threads all run below it does not take "the same priorities" (a
+    trial's stack at 30/31 was said to, beside one at 50/49 with bus threads at 40/39).
 
     Whether a neighbour runs with real time is read from its threads, not assumed: a later
     trial (2026-12-05 evening) had a real-time stack name a second one "without real-time
@@ -481,6 +485,15 @@ def _neighbour_note(
         verb = f"{began} runs" if since else f"{where} runs"
         if now_real_time:
             verb = "named before as running without real-time scheduling now runs"
+        if all(h.priority < lowest for h in holders):
+            return (
+                f"another robot's stack {verb} with real-time scheduling below this one's "
+                f"priorities ({lowest} and above: "
+                + "; ".join(h.describe() for h in holders[:2])
+                + f"; {count} of robot stacks in all); this one's threads come first on the "
+                "same cores: that robot may skip cycles and fall back while this one runs. One "
+                "robot per computer, or start this one with --no-realtime"
+            )
         return (
             f"another robot's stack {verb} with real-time scheduling too ("
             + "; ".join(h.describe() for h in holders[:2])
@@ -1903,7 +1916,7 @@ class Stack:
         if not fresh:
             return
         named = [o for o in others if o[0] in fresh]
-        text = _neighbour_note(named, since=True)
+        text = _neighbour_note(named, since=True, lowest=self._lowest_priority())
         if text is not None:
             self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
             if not any(realtime_of(*o) for o in named):
@@ -1922,7 +1935,11 @@ class Stack:
         # both said: a trial's second demo named only a third robot's non-real-time stack, not
         # the real-time one its own terminal had started (2026-12-07)
         ours = [member for members in mine_rt.values() for member in members]
-        notes = (_neighbour_note(ours, session=True) if ours else None, _neighbour_note(others))
+        lowest = self._lowest_priority()
+        notes = (
+            _neighbour_note(ours, session=True, lowest=lowest) if ours else None,
+            _neighbour_note(others, lowest=lowest),
+        )
         self.neighbour_notes = tuple(text for text in notes if text is not None)
         self._session_stacks_named = set(mine_rt)
         self._neighbours_seen = {pid for pid, _ in others}
@@ -1943,7 +1960,8 @@ class Stack:
             if root in named or not any(realtime_of(*member) for member in members):
                 continue
             named.add(root)
-            text = _neighbour_note(members, since=True, session=True)
+            lowest = self._lowest_priority()
+            text = _neighbour_note(members, since=True, session=True, lowest=lowest)
             if text is not None:
                 self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
 
@@ -1959,7 +1977,9 @@ class Stack:
         for root in sorted(without):
             members = [o for o in others if o[0] == root or parent_of(o[0]) == root]
             if any(realtime_of(*o) for o in members):
-                text = _neighbour_note(members, since=True, now_real_time=True)
+                text = _neighbour_note(
+                    members, since=True, now_real_time=True, lowest=self._lowest_priority()
+                )
                 if text is not None:
                     self._reports.append(Status.of(Level.WARN, _LAUNCHER, text))
                 without.discard(root)
