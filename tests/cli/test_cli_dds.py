@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,15 @@ def test_on_dds_nothing_there_points_at_the_domain_and_zenoh_options_are_said_id
     ) in out.stderr, out.stderr
     nodes = _cli("node", "list", *dds)
     assert nodes.returncode == 1 and "see --domain-id / ROS_DOMAIN_ID" in nodes.stderr
+
+
+def test_on_dds_a_hub_port_is_said_idle_and_record_names_the_dds_domain(tmp_path: Path) -> None:
+    """A trial (2026-12-07): ``--hub-port`` beside ``--rmw`` was ignored without a word (the
+    other Zenoh options are named), and ``record --rmw … --domain-id 43`` said it "joined the bus
+    on hub port 7447"."""
+    domain = free_domain()
+    dds = ("--rmw", "rmw_cyclonedds_cpp", "--domain-id", str(domain))
+    out = _cli("record", str(tmp_path / "x.mcap"), "--duration", "1", *dds, "--hub-port", "7999")
+    assert "note: --hub-port is Zenoh's and does nothing on DDS" in out.stderr, out.stderr
+    assert f"(joined the bus on DDS domain {domain} (rmw_cyclonedds_cpp" in out.stderr, out.stderr
+    assert "hub port" not in out.stderr.replace("note: --hub-port", ""), out.stderr

@@ -227,7 +227,8 @@ class BusOptions:
             raise CliError(str(exc)) from None
 
     def _note_zenoh_options_on_dds(self, connect: tuple[str, ...]) -> None:
-        """On DDS, say that ``--connect`` / ``--router`` / ``--listen`` do nothing: a user's
+        """On DDS, say that ``--hub-port`` (another than the default), ``--connect`` /
+        ``--router`` / ``--listen`` do nothing: a user's
         ``--router tcp/…`` beside ``--rmw rmw_cyclonedds_cpp`` was ignored without a word
         (trial, 2026-12-07). A note, not a refusal: the variables behind them
         (``JOINTBUS_CONNECT``, …) may be set for the user's Zenoh work."""
@@ -236,7 +237,8 @@ class BusOptions:
 
         given = [
             flag
-            for flag, value in (("--connect", connect), ("--router", self.router),
+            for flag, value in (("--hub-port", self.hub_port != DEFAULT_HUB_PORT),
+                                ("--connect", connect), ("--router", self.router),
                                 ("--listen", self.listen))
             if value
         ]  # fmt: skip

@@ -141,17 +141,6 @@ class StatusLine:
             self._drawn = False
 
 
-def _where(options: BusOptions) -> str:
-    router, listen, connect = options.router, options.listen, options.connect
-    if router:
-        return f"through router {router}"
-    if listen:
-        return f"listening on {', '.join(listen)}" + (
-            f", connected to {', '.join(connect)}" if connect else ""
-        )
-    return f"on hub port {options.hub_port}" + (f" and {', '.join(connect)}" if connect else "")
-
-
 @joins_bus()
 def record(
     file: Annotated[Path, typer.Argument(help="Output MCAP file (overwritten).")],
@@ -188,9 +177,10 @@ def record(
 
     return_large_blocks()  # this process records for hours: its RSS must not creep
 
-    where = _where(bus_options)
     with user_errors():
         bus = bus_options.open_bus()
+    # what the bus joined, Zenoh's or DDS's (a trial's DDS recording said "hub port 7447")
+    where = "in this process" if bus.transport is None else f"on {bus.transport.where}"
     signals = contextlib.ExitStack()
     signals.enter_context(stop_on_interrupt())  # until the finally below
     status = StatusLine(sys.stderr, enabled=not quiet)
