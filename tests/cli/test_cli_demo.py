@@ -529,6 +529,7 @@ def test_sigterm_stops_the_demo_with_exit_code_0() -> None:
         (["--isolated", "--transport", "zenoh"], "exclude each other"),
         (["--robot", "no_such_robot"], "no_such_robot"),
         (["--robot", "arm6", "--rate", "1000"], "only hb50"),
+        (["--robot", "arm6", "--layout", "x.yaml"], "--layout x.yaml: only hb50 runs in a pro"),
     ],
 )
 def test_bad_options_are_one_error_line(args: list[str], expected: str) -> None:

@@ -782,6 +782,11 @@ def demo(  # noqa: PLR0917 (typer maps parameters to options)
                 raise CliError(f"--transport {transport}: only hb50 runs nodes that talk over it")
             if rate != DEFAULT_RATE_HZ:
                 raise CliError(f"--rate {rate:g}: only hb50 runs a bridge loop at a chosen rate")
+            if layout != "processes":  # a trial's launch file for arm6 was ignored unsaid
+                raise CliError(
+                    f"--layout {layout}: only hb50 runs in a process layout ({robot} is one "
+                    "served array in this process)"
+                )
             with stop_on_interrupt():
                 run_served_demo(
                     robot,
