@@ -664,6 +664,8 @@ def test_hz_gives_each_publishers_rate_named_by_its_node() -> None:
     assert text.returncode == 0, text.stderr
     last = text.stdout.split("average rate: ")[-1]
     assert "2 publishers (the rate above counts them together), each:" in last, text.stdout
+    # two publishers' stamps are not one clock's: no rate by stamps for the topic
+    assert "by header stamps: none (more than one publisher" in last, last
     rates = dict(re.findall(r"\t  (\w+) \(publisher [0-9a-f]{8}\): ([\d.]+) Hz", last))
     assert set(rates) == {"fast_feed", "slow_feed"}, last
     # Loose (a loaded VM delays processes), but apart: 40 Hz is not 10 Hz, nor their 50 Hz sum.
@@ -676,6 +678,7 @@ def test_hz_gives_each_publishers_rate_named_by_its_node() -> None:
     assert all(len(p["gid"]) == 32 and p["new_messages"] for p in by_node.values()), record
     assert 0.7 * 40.0 < by_node["fast_feed"]["rate_hz"] <= 1.3 * 40.0, record
     assert 0.7 * 50.0 < record["rate_hz"] <= 1.3 * 50.0, record  # the topic's: both together
+    assert record["stamp_rate_hz"] is None, record
 
 
 def test_publisher_windows_keep_each_publishers_intervals_apart() -> None:

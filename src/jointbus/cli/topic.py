@@ -837,7 +837,8 @@ def hz(
     queued samples (when it starts, or when a busy host starved it) counts as rate, so a 500 Hz
     publisher may read 525 Hz. For a type that begins with a header, "by header stamps" (JSON
     stamp_rate_hz; null for a type without one, and in a first report made before the
-    topic's type was known) is (n-1) / (newest - oldest stamp) of the same samples: the
+    topic's type was known, and with more than one publisher, whose stamps are not one clock's) is
+    (n-1) / (newest - oldest stamp) of the same samples: the
     rate in the publisher's own clock, which is the wall clock's only where its stamps are. A
     simulated robot stamps simulated time (and a controller stamps its command with the frame
     it answers): while the simulation falls behind the wall clock, this rate reads higher than
@@ -891,13 +892,17 @@ def hz(
                 if now >= next_report:
                     late_s = now - next_report
                     next_report = next_report_at(next_report, now, period)
+                    heard = _publisher_rates(bus, publishers, names)
                     _hz_report(
                         topic,
                         rates.stats(),
                         bool(arrivals),
                         as_json,
-                        stamp_rate_hz=stamp_rate(stamps),
-                        publishers=_publisher_rates(bus, publishers, names),
+                        # one rate by stamps is one clock's: two controllers answering the same
+                        # frames stamp each frame twice (a trial read 500 Hz, then 998 Hz)
+                        stamp_rate_hz=stamp_rate(stamps) if len(heard) < 2 else None,
+                        publishers=heard,
+                        stamped=stamped,
                         late_s=late_s,
                         period_s=period,
                     )
@@ -976,9 +981,11 @@ def _hz_report(
     publishers: Sequence[PublisherRate] = (),
     late_s: float = 0.0,
     period_s: float = 1.0,
+    stamped: bool = False,
 ) -> None:
     """One report: the topic's rate over every arrival, then — with more than one publisher
-    heard — each publisher's (``--json``: always, as ``publishers``); ``late_s``: how long after
+    heard — each publisher's (``--json``: always, as ``publishers``); ``stamped``: the type has
+    a header (its rate by stamps is given for one publisher only); ``late_s``: how long after
     its due time (every ``period_s``) it is made, said when :func:`report_is_late`."""
     late = report_is_late(late_s, period_s)
     if as_json:
@@ -995,6 +1002,11 @@ def _hz_report(
         if stamp_rate_hz is not None:
             typer.echo(f"\tby header stamps: {stamp_rate_hz:.3f} (in the publisher's clock)")
         if len(publishers) > 1:
+            if stamped:
+                typer.echo(
+                    "\tby header stamps: none (more than one publisher: their stamps are not "
+                    "one clock's)"
+                )
             typer.echo(
                 f"\t{len(publishers)} publishers (the rate above counts them together), each:"
             )
