@@ -52,7 +52,8 @@ def test_the_velocity_publisher_dying_mid_stride_is_one_warn_with_its_figures(ri
     rig.run(1.5)  # the publisher died: the robot stops on four feet
     assert wait_until(lambda: _count(rig, "velocity commands stopped after", Level.WARN) == 1)
     [text] = [s.status for s in rig.statuses if "velocity commands stopped" in s.status]
-    assert any(f"after {lasted} s (robot time) at 0.50 m/s" in text for lasted in ("1.9", "2.0"))
+    said = "s (robot time) at a commanded 0.50 m/s"
+    assert any(f"after {lasted} {said}" in text for lasted in ("1.9", "2.0")), text
     assert "stopping on four feet" in text
     rig.velocity.publish(FORWARD)
     rig.run(0.1)

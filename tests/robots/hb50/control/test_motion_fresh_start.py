@@ -228,7 +228,7 @@ def test_a_publisher_dying_mid_stride_is_reported_once_with_its_figures() -> Non
     mc.step(fake_state(mc.q_stand), t)
     report = mc.take_stream_report()
     assert report is not None and report[0] is Level.WARN
-    assert "velocity commands stopped after 2.0 s (robot time) at 0.46 m/s" in report[1]
+    assert "velocity commands stopped after 2.0 s (robot time) at a commanded 0.46 m/s" in report[1]
     assert "stopping" in report[1]
     mc.step(fake_state(mc.q_stand), t + PERIOD)
     assert mc.take_stream_report() is None

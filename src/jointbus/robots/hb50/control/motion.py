@@ -1245,7 +1245,7 @@ class MotionController:
         self._stream_stop_reported = True
         self._stream_report = (
             Level.WARN,
-            f"velocity commands stopped after {lasted:.1f} s (robot time) at "
+            f"velocity commands stopped after {lasted:.1f} s (robot time) at a commanded "
             f"{math.hypot(v.vx, v.vy):.2f} m/s "
             f"(turn {v.yaw_rate:.2f} rad/s): none for {self.params.command_timeout} s "
             "(command_timeout); stopping on four feet",

@@ -59,7 +59,8 @@ missing). Mode changes are reported (OK), with their cause. A fall (the body tip
 fall limit, :mod:`.fall_detector`) is ONE ERROR naming roll, pitch, tilt and the estimated base
 height — the mode is FALLEN in RobotState from then on, damping only — and the righting one OK.
 Faults that report (each once, rate-limited, with its figures; an OK when it clears): the
-velocity publisher dying mid-stride ("velocity commands stopped after N s at X m/s; stopping"),
+velocity publisher dying mid-stride ("velocity commands stopped after N s at a commanded X m/s;
+stopping"),
 two sources writing ``velocity_command`` at once (:mod:`.velocity_conflict`: sign reversals per
 second), this node starved of CPU (:mod:`.step_pace`: share of the bridge's frames skipped, step
 time p99, key ``pace``) or stalled (one WARN saying whether its process was stopped or starved of
