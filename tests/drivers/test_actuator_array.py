@@ -281,8 +281,14 @@ def test_invalid_multi_commands_never_reach_the_driver(values: list[float]) -> N
 
 
 def test_errors_name_joint_index_field_value_and_bounds(array: RecordingArray) -> None:
-    with pytest.raises(LengthMismatchError, match="3 values, one per joint"):
+    with pytest.raises(LengthMismatchError, match="3 values, one per joint") as short:
         array.positions([0.0, 0.0])
+    # the first joint without a value, as impedance() names it (a trial: positions([0.0] * 5)
+    # for six joints named none)
+    assert (short.value.joint, short.value.index, short.value.field) == ("ankle", 2, "positions")
+    with pytest.raises(LengthMismatchError) as long:
+        array.speeds([0.0] * 4)
+    assert (long.value.joint, long.value.index) == (None, 3)  # the first value too many
     with pytest.raises(NonFiniteError) as nan:
         array.speeds([0.0, math.nan, 0.0])
     assert (nan.value.joint, nan.value.index, nan.value.field) == ("knee", 1, "speeds")

@@ -1767,12 +1767,18 @@ class ActuatorArray(abc.ABC):
                 _API, field_name, values, f"{self._n} numbers, one per joint"
             ) from None
         if array.shape != (self._n,):
+            # named by the first joint without a value (the first extra value's index when there
+            # are too many), as impedance() does: a trial's positions([0.0] * 5) for six joints
+            # named no joint
+            count = array.shape[0] if array.ndim == 1 else None
             raise LengthMismatchError(
                 _API,
                 field_name,
                 values,
                 f"{self._n} values, one per joint ({', '.join(self._names)}); "
                 f"got shape {array.shape}",
+                joint=self._names[count] if count is not None and count < self._n else None,
+                index=None if count is None else min(count, self._n),
             )
         return array
 

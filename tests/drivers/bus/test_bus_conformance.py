@@ -108,7 +108,7 @@ def test_a_move_is_reported_moving_and_reaches_its_target(arm: ActuatorArray) ->
     [
         (lambda a: a.position("elbow", 9.0), LimitError, "position", "elbow", 2),
         (lambda a: a.position("elbow", math.nan), NonFiniteError, "position", "elbow", 2),
-        (lambda a: a.positions([0.0] * 5), LengthMismatchError, "positions", None, None),
+        (lambda a: a.positions([0.0] * 5), LengthMismatchError, "positions", "flange_roll", 5),
         (lambda a: a.speeds([0.1, 0.1, 99.0, 0.1, 0.1, 0.1]), LimitError, "speeds", "elbow", 2),
         (lambda a: a.current(1, 1e6), LimitError, "current", "shoulder_lift", 1),
     ],
