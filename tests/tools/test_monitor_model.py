@@ -430,6 +430,12 @@ def test_the_owner_the_bridge_still_names_is_said_silent_once_its_robot_state_st
     )
     model.on_bridge_state(bridge_state("owner: my_ctl", "mode: run"), int(0.85 * S))
     assert model.snapshot(int(0.9 * S)).owner_text == "my_ctl"  # not RobotState's node
+    late = MonitorModel(state_timeout_s=0.5, state_node="control_node")  # started after it died
+    late.on_listening(0)
+    late.on_bridge_state(bridge_state("owner: control_node", "mode: safe"), int(0.8 * S))
+    assert late.snapshot(int(0.8 * S)).owner_text == (
+        "control_node (silent: no RobotState since this monitor began)"
+    )
     unnamed = MonitorModel(state_timeout_s=0.5)  # no state_node given: the bridge's word only
     unnamed.on_robot_state(RobotState(motion_mode=MotionMode.STAND), 0)
     unnamed.on_bridge_state(bridge_state("owner: control_node", "mode: run"), int(0.8 * S))

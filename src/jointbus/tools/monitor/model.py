@@ -376,7 +376,9 @@ class MonitorSnapshot:
         owner = bridge.owner or "?"
         robot = self.robot
         if self.state_node and owner == self.state_node and robot is not None and robot.stale:
-            heard = f"for {robot.age_s:.1f} s" if robot.received else "yet"
+            # a monitor started after the owner stopped has heard none ("yet" read as "coming"
+            # in a trial, 70 s after the control process was killed)
+            heard = f"for {robot.age_s:.1f} s" if robot.received else "since this monitor began"
             return f"{owner} (silent: no RobotState {heard})"
         return owner
 
