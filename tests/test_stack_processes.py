@@ -234,6 +234,16 @@ def test_a_stalled_bridge_process_reads_lost_not_old_figures() -> None:
         assert stalled.line().endswith("| bridge loop: none (the bridge is silent)")
         assert "the bridge is silent for " in stalled.line(), stalled.line()
         assert wait_until(lambda: robot.summary().loop_rate_hz > 0.0, 20.0)
+        # a stopped control process: the unknown mode says so (a trial's 2 s SIGSTOP read
+        # "mode=UNKNOWN(no RobotState for 1.2s)", no reason)
+        assert wait_until(lambda: robot.summary().standing, 20.0)
+        group.signal("control", signal.SIGSTOP)
+        try:
+            assert wait_until(lambda: robot.summary().control_lost, 5.0)
+            line = robot.summary().line()
+        finally:
+            group.signal("control", signal.SIGCONT)
+        assert "; the control process is stopped (SIGSTOP or a debugger))" in line, line
 
 
 # The module's stack and its two tests come last: pytest ends a module-scoped fixture with the

@@ -1766,6 +1766,8 @@ class Stack:
                     "the control node has no frames to step on, the bridge is silent"
                     f"{for_s} (stopped, hung or unreachable)"
                 )
+            else:
+                control_why = self._control_process_why()
         owner = facts.owner or None
         owner_note = None
         if owner == CONTROL_NODE_NAME and self.layout is not None and (
@@ -1827,6 +1829,20 @@ class Stack:
             loop_since_s=bridge_since,
             bridge_fallback=facts.fallback if link is None else None,
         )
+
+    def _control_process_why(self) -> str | None:
+        """Why a layout's control node, whose process lives, sends no ``RobotState``: its process
+        is stopped (``T``: SIGSTOP, a debugger) or runs and sends nothing (hung, starved, or
+        unreachable); ``None`` without a layout's control process. A trial's 2 s SIGSTOP of it
+        read ``mode=UNKNOWN(no RobotState for 1.2s)`` with no reason (2026-12-07)."""
+        name, group = self._control_process(), self._group
+        pid = None if group is None or name is None else group.pid(name)
+        progress = None if pid is None else progress_of(pid)
+        if progress is None:
+            return None
+        if progress[0] in _NOT_RUNNING:
+            return "the control process is stopped (SIGSTOP or a debugger)"
+        return "the control process runs but sends nothing (hung, starved of CPU or unreachable)"
 
     def _control_process(self) -> str | None:
         """The name of the layout's process that runs the control node (``None``: none)."""
