@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -199,3 +200,40 @@ def test_a_client_that_was_itself_held_up_does_not_blame_the_server() -> None:
         with pytest.raises(ArrayServerError):
             arm.read_joints()
         assert time.monotonic() - started < 0.5
+
+
+def test_a_bus_url_takes_the_clis_connect_router_and_tls_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trial (2026-12-07): with ``JOINTBUS_TLS_CERT``, ``_KEY`` and ``_CA`` set, ``bus://hb50?
+    connect=tls/…`` was refused as "this host has no certificate … give --tls-cert … (
+    JOINTBUS_TLS_CERT …)", and ``JOINTBUS_CONNECT`` was ignored. The URL's settings come first;
+    what it leaves out comes from the CLI's variables."""
+    from jointbus.bus.zenoh_security import security_of
+    from jointbus.drivers.bus.driver import _zenoh
+    from jointbus.drivers.registry import DriverURL
+
+    folder = tmp_path
+    for name in ("cert.pem", "key.pem", "ca.pem"):
+        (folder / name).write_text("-----BEGIN PEM-----\n")
+    for name in ("JOINTBUS_TLS_CERT", "JOINTBUS_TLS_KEY", "JOINTBUS_TLS_CA", "JOINTBUS_ROUTER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JOINTBUS_CONNECT", "tcp/127.0.0.1:7001 tcp/127.0.0.1:7002")
+    plain = _zenoh(DriverURL.parse("bus://hb50"))
+    assert plain.connect == ("tcp/127.0.0.1:7001", "tcp/127.0.0.1:7002")
+    assert _zenoh(DriverURL.parse("bus://hb50?connect=tcp/127.0.0.1:7003")).connect == (
+        "tcp/127.0.0.1:7003",  # the URL's own
+    )
+    monkeypatch.setenv("JOINTBUS_TLS_CERT", str(folder / "cert.pem"))
+    monkeypatch.setenv("JOINTBUS_TLS_KEY", str(folder / "key.pem"))
+    with pytest.raises(DriverURLError, match="JOINTBUS_TLS_CA not set"):
+        _zenoh(DriverURL.parse("bus://hb50?connect=tls/127.0.0.1:7993"))
+    monkeypatch.setenv("JOINTBUS_TLS_CA", str(folder / "ca.pem"))
+    secured = _zenoh(DriverURL.parse("bus://hb50?connect=tls/127.0.0.1:7993"))
+    assert secured.connect == ("tls/127.0.0.1:7993",) and secured.listen == ()
+    assert security_of(secured), secured  # TLS, not the plain loopback hub
+    with pytest.raises(DriverURLError, match="tls/"):  # JOINTBUS_CONNECT's plain tcp endpoints
+        _zenoh(DriverURL.parse("bus://hb50"))
+    monkeypatch.delenv("JOINTBUS_CONNECT")
+    with pytest.raises(DriverURLError, match="give the robot's endpoint"):
+        _zenoh(DriverURL.parse("bus://hb50"))

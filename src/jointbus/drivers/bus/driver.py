@@ -56,7 +56,10 @@ allow-list, the e-stop) go to its status topic.
 URL: ``bus://NAME?hub_port=7447&connect=tcp/10.0.0.2:7447&timeout=1.0&source=teleop`` — ``NAME``
 is the served namespace; ``hub_port`` / ``connect`` / ``router`` join Zenoh as the CLI does
 (default: the local hub on ``JOINTBUS_HUB_PORT`` if set — the variable ``jointbus serve`` reads —
-else 7447); ``source`` is the ``source_node`` of impedance commands.
+else 7447; ``connect`` and ``router`` default to ``JOINTBUS_CONNECT`` and ``JOINTBUS_ROUTER``);
+``source`` is the ``source_node`` of impedance commands. With ``JOINTBUS_TLS_CERT``,
+``JOINTBUS_TLS_KEY`` and ``JOINTBUS_TLS_CA`` set, the client joins over mutual TLS only, as the
+CLI does: it dials ``connect`` (``tls/…``) and listens nowhere.
 :meth:`BusActuatorArray.attach` uses an existing :class:`~jointbus.bus.Bus` instead
 (in-process clients, tests).
 """
@@ -694,10 +697,21 @@ class BusActuatorArray(ActuatorArray):
 
 
 def _zenoh(url: DriverURL) -> ZenohConfig:
+    """The URL's Zenoh settings; what it leaves out, from the CLI's variables
+    (``JOINTBUS_HUB_PORT``, ``JOINTBUS_CONNECT``, ``JOINTBUS_ROUTER``, and the TLS files
+    ``JOINTBUS_TLS_CERT`` / ``_KEY`` / ``_CA``): a trial's client with all three TLS variables
+    set was told to set them (2026-12-07), and ``JOINTBUS_CONNECT`` was ignored."""
     port_text = url.option("hub_port")
-    connect = tuple(filter(None, (url.option("connect") or "").split(",")))
-    router = url.option("router")
+    connect_text = url.option("connect")
+    if connect_text is not None:
+        connect = tuple(filter(None, connect_text.split(",")))
+    else:  # space-separated, as the CLI reads it
+        connect = tuple(os.environ.get("JOINTBUS_CONNECT", "").split())
+    router = url.option("router") or os.environ.get("JOINTBUS_ROUTER") or None
+    files = {name: os.environ.get(name) or None for name in _TLS_VARIABLES}
     try:
+        if any(files.values()):
+            return _tls_zenoh(url, connect, router, files)
         if router:
             return ZenohConfig.for_router(router, connect=connect)
         if port_text is None:  # the CLI's variable, so a client meets `jointbus serve` by default
@@ -706,6 +720,42 @@ def _zenoh(url: DriverURL) -> ZenohConfig:
         return ZenohConfig(hub_port=port, connect=connect)
     except ValueError as exc:
         raise DriverURLError(f"driver URL {url.text!r}: {exc}") from None
+
+
+#: The CLI's TLS variables a ``bus://`` client reads too (``--tls-cert``, ``--tls-key``,
+#: ``--tls-ca``).
+_TLS_VARIABLES: Final = ("JOINTBUS_TLS_CERT", "JOINTBUS_TLS_KEY", "JOINTBUS_TLS_CA")
+
+
+def _tls_zenoh(
+    url: DriverURL, connect: tuple[str, ...], router: str | None, files: dict[str, str | None]
+) -> ZenohConfig:
+    """A TLS-only client's settings (as the CLI's: it listens nowhere and dials ``connect`` or
+    ``router``, every endpoint ``tls/``); DriverURLError naming what is missing."""
+    from jointbus.bus.zenoh_security import ZenohTls, secure
+
+    missing = [name for name, value in files.items() if value is None]
+    if missing:
+        raise DriverURLError(
+            f"driver URL {url.text!r}: {' and '.join(missing)} not set: mutual TLS needs this "
+            "host's certificate, its key and the robot's CA (JOINTBUS_TLS_CERT, "
+            "JOINTBUS_TLS_KEY, JOINTBUS_TLS_CA)"
+        )
+    if not (connect or router):
+        raise DriverURLError(
+            f"driver URL {url.text!r}: with TLS, give the robot's endpoint: "
+            "connect=tls/ADDRESS:PORT in the URL (or JOINTBUS_CONNECT); the loopback hub is "
+            "plain tcp and is not used with TLS"
+        )
+    cert, key, ca = (files[name] for name in _TLS_VARIABLES)
+    assert cert is not None and key is not None and ca is not None
+    tls = ZenohTls(ca=ca, certificate=cert, private_key=key)
+    base = (
+        ZenohConfig.for_router(router, connect=connect)
+        if router
+        else ZenohConfig(listen=(), connect=connect)
+    )
+    return secure(base, tls)
 
 
 def open_bus_array(url: DriverURL) -> BusActuatorArray:
