@@ -488,6 +488,8 @@ REFUSALS: tuple[Refusal, ...] = (
         "positions",
         "(0.0, 0.0, 0.0, 0.0, 0.0)",
         "6",
+        ("flange_roll",),  # the first joint without a value
+        (5,),
     ),
     Refusal(
         "multi_speed beyond the limit",
@@ -522,6 +524,8 @@ REFUSALS: tuple[Refusal, ...] = (
         "currents",
         "(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)",
         "6",
+        (),
+        (6,),  # the first value too many: no joint of it
     ),
     Refusal(
         "multi_current e-stopped",
