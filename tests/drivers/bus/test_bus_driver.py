@@ -237,3 +237,15 @@ def test_a_bus_url_takes_the_clis_connect_router_and_tls_variables(
     monkeypatch.delenv("JOINTBUS_CONNECT")
     with pytest.raises(DriverURLError, match="give the robot's endpoint"):
         _zenoh(DriverURL.parse("bus://hb50"))
+
+
+def test_a_call_the_access_rules_drop_is_said_denied_not_maybe_carried_out() -> None:
+    """A trial (2026-12-07): a watch-only certificate's ``power(False)`` over ``bus://`` read
+    "did not answer within 1 s … The call may still be carried out" — the robot's access rules
+    had dropped it, and nothing was sent."""
+    from jointbus.bus import ServiceDeniedError
+
+    denied = ServiceDeniedError("/hb50/actarray/power", 1.0, "certificate 'robot.hb50'")
+    text = str(ArrayServerError("/hb50/actarray/power", denied, "x", server_alive=True))
+    assert text.startswith("array server not called: service '/hb50/actarray/power': denied:")
+    assert "nothing was sent" in text and "may still be carried out" not in text, text

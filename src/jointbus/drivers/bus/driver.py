@@ -82,6 +82,7 @@ from jointbus.bus import (
     MAB_RT,
     Bus,
     ServiceClient,
+    ServiceDeniedError,
     ServiceError,
     ServiceTimeoutError,
     ZenohConfig,
@@ -175,7 +176,11 @@ class ArrayServerError(DriverIOError):
         self.where = where
         """Where the client looked (hub port, connect endpoints, router, domain)."""
         self.server_alive = server_alive
-        if server_alive and isinstance(cause, ServiceTimeoutError):
+        if isinstance(cause, ServiceDeniedError):
+            # a TLS-only robot's access rules: nothing was sent (a trial's watch-only client
+            # read "did not answer … the call may still be carried out", 2026-12-07)
+            text = f"array server not called: {cause}"
+        elif server_alive and isinstance(cause, ServiceTimeoutError):
             on = f" on {where}" if where else ""
             namespace = service.split("/")[1] if service.count("/") > 1 else "NAME"
             text = (
