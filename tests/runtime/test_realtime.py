@@ -373,15 +373,17 @@ def test_foreign_processes_lists_another_sessions_process_and_not_this_ones() ->
 def test_a_robot_started_from_the_same_script_with_setsid_is_foreign_both_ways() -> None:
     """A script starts robot A, then robot B with ``setsid``: B's session is its own, so B counts
     A as another user's (it ran without real time beside it), while A counted B as its session's
-    and said nothing (trial 2026-12-07). Foreign is mutual now; robots started from one test run
-    (no ``setsid``: the workers share the run's session) stay each other's, their layouts'
-    processes (sessions of their own) with them."""
+    and said nothing (trial 2026-12-07). Foreign is mutual now — also when a wrapper of A's
+    session (``timeout 75 setsid …``) started B. Robots started from one test run (no
+    ``setsid``: the workers share the run's session) stay each other's, their layouts'
+    processes (sessions of their own, judged as their launchers judge) with them."""
     # 50 the shell (session 50) → 100 the script → 200 robot A (its bridge 210, session 210)
-    #                                            → 300 robot B, setsid (its bridge 310)
-    parent = {100: 50, 200: 100, 210: 200, 300: 100, 310: 300}
-    session = {50: 50, 100: 50, 200: 50, 210: 210, 300: 300, 310: 310}
+    #                                            → 150 timeout → 300 robot B, setsid (bridge 310)
+    parent = {100: 50, 200: 100, 210: 200, 150: 100, 300: 150, 310: 300}
+    session = {50: 50, 100: 50, 200: 50, 210: 210, 150: 50, 300: 300, 310: 310}
     pids = list(parent)
-    assert realtime.estranged_beside(pids, parent, session, 200, 50) == {300, 310}
+    layout = {210, 310}.__contains__  # python -m jointbus.stack: judged as their launchers
+    assert realtime.estranged_beside(pids, parent, session, 200, 50, defers=layout) == {300, 310}
     # B's own view already said so: A is not its own
     assert 200 not in realtime.own_processes(pids, parent, session, 300, 300)
     # a test run: 100 pytest (session 50) → workers 110 (robot A) and 120 (robot B), each
@@ -389,28 +391,33 @@ def test_a_robot_started_from_the_same_script_with_setsid_is_foreign_both_ways()
     parent = {100: 50, 110: 100, 111: 110, 120: 100, 121: 120}
     session = {50: 50, 100: 50, 110: 50, 111: 111, 120: 50, 121: 121}
     pids = list(parent)
+    layout = {111, 121}.__contains__
     assert realtime.started_beside(pids, parent, session, 110, 50) == {120, 121}
-    assert realtime.estranged_beside(pids, parent, session, 110, 50) == set()
+    assert realtime.estranged_beside(pids, parent, session, 110, 50, defers=layout) == set()
+    assert realtime.LAYOUT_PROCESS.search("/x/python -m jointbus.stack --robot hb50 --process {}")
+    assert not realtime.LAYOUT_PROCESS.search("/x/python -m jointbus.stacks")
 
 
 def test_foreign_processes_list_a_robot_started_by_the_same_script_with_setsid() -> None:
     """The same on this machine's real process table: a script starts a sleeper, then another
-    with ``setsid``; the first counts the second as foreign, not as its session's."""
+    with ``timeout … setsid`` (a trial's script); the first counts the second as foreign, not as
+    its session's."""
     import subprocess
     import sys
     import time
 
     marker = f"estranged-{os.getpid()}-{time.monotonic_ns()}"
-    probe = (
+    probe = (  # the sleepers only (timeout's own command line names its sleeper too)
         "import sys, time; from jointbus.runtime import realtime; time.sleep(0.5); "
-        "print(sorted(c.split()[-1] for _p, c in realtime.foreign_processes() if sys.argv[1] in c),"
-        " sorted(c.split()[-1] for _p, c in realtime.session_processes() if sys.argv[1] in c),"
-        " flush=True)"
+        "mine = lambda found: sorted(c.split()[-1] for _p, c in found "
+        "if sys.argv[1] in c and c.startswith(sys.executable)); "
+        "print(mine(realtime.foreign_processes()), mine(realtime.session_processes()), "
+        "flush=True)"
     )
     sleeper = f"{sys.executable} -c 'import time; time.sleep(30)'"
     script = (
         f"{sleeper} {marker}-a >/dev/null 2>&1 & a=$!; "
-        f"setsid {sleeper} {marker}-b >/dev/null 2>&1 & b=$!; "
+        f"timeout 30 setsid {sleeper} {marker}-b >/dev/null 2>&1 & b=$!; "
         f'{sys.executable} -c "$0" {marker}; kill $a $b'
     )
     done = subprocess.run(

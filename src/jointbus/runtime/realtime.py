@@ -34,11 +34,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "LAYOUT_PROCESS",
     "RealtimeConfig",
     "RealtimeConfigError",
     "RealtimeHolder",
@@ -409,8 +412,25 @@ def started_beside(
     return ours - mine
 
 
+#: The command line of a layout's process (``python -m jointbus.stack …``, started by a
+#: launcher that judged for it): :func:`estranged_beside` judges it as its launcher.
+LAYOUT_PROCESS: Final = re.compile(r"(?:^| )-m jointbus\.stack(?: |$)")
+
+
+def _layout_process(pid: int) -> bool:
+    """Whether ``pid``'s command line is a layout process's (:data:`LAYOUT_PROCESS`)."""
+    found = _command_lines([pid])
+    return bool(found) and LAYOUT_PROCESS.search(found[0][1]) is not None
+
+
 def estranged_beside(
-    pids: list[int], parent: dict[int, int], session: dict[int, int], me: int, my_session: int
+    pids: list[int],
+    parent: dict[int, int],
+    session: dict[int, int],
+    me: int,
+    my_session: int,
+    *,
+    defers: Callable[[int], bool] | None = None,
 ) -> set[int]:
     """Which of :func:`started_beside` do not count ``me`` as theirs: a robot started from the
     same script with ``setsid`` has a session of its own, in which ``me`` is not, so it counts
@@ -418,16 +438,20 @@ def estranged_beside(
     its session's and said nothing (a new user's trial, 2026-12-07). Foreign is mutual: such a
     process is listed by :func:`foreign_processes`, not :func:`session_processes`.
 
-    Each is judged as the process that started its tree beside ``me`` judges (the topmost of its
-    ancestors still beside ``me``: a launcher, whose layout's processes get sessions of their
-    own but are its, not judges of their own)."""
+    Each is judged as it judges itself, but a layout's process (``defers``: by default its
+    command line is ``… -m jointbus.stack …``, :data:`LAYOUT_PROCESS`), which gets a session of
+    its own from its launcher, as its launcher judges: the launcher decides for it. (Judged by
+    the topmost process beside ``me`` instead, a robot started as ``timeout 75 setsid jointbus
+    demo`` was judged by ``timeout``, of ``me``'s session: a trial, 2026-12-07.)"""
     beside = started_beside(pids, parent, session, me, my_session)
+    if defers is None:
+        defers = _layout_process
     verdicts: dict[int, bool] = {}
     estranged: set[int] = set()
     for pid in beside:
         root = pid
-        for _ in range(64):  # up to the tree's top, as own_processes walks
-            if parent.get(root) not in beside:
+        for _ in range(64):  # a layout's process: its launcher (which may itself be one)
+            if parent.get(root, 0) <= 1 or not defers(root):
                 break
             root = parent[root]
         if root not in verdicts:
