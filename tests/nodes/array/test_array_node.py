@@ -757,7 +757,9 @@ def test_the_fallbacks_reported_length_is_the_robots_time_when_the_loop_skips_cy
         resumed = [m.status for m in status if "commands resumed after" in m.status]
         ended = [m.status for m in status if "fallback (damping) ended after" in m.status]
         assert resumed and ended, [m.status for m in status]
-        safe_s = float(resumed[0].split("resumed after ")[1].split(" s")[0])
+        safe_s = float(resumed[0].split("safe mode for the last ")[1].split(" s")[0])
+        silence_s = float(resumed[0].split("resumed after ")[1].split(" s")[0])
+        assert silence_s == pytest.approx(safe_s + node.watchdog.timeout_s, abs=1.25 * rig.step_s)
         reported = float(ended[0].split("ended after ")[1].split(" s")[0])
         print(f"\nfallback: {safe_s:.2f} s in safe mode (node clock), reported {reported:.2f} s")
         assert safe_s > 0.5

@@ -43,7 +43,12 @@ def test_entering_is_reported_once_and_leaving_on_the_next_command() -> None:
     (left,) = dog.take_events()
     assert isinstance(left, SafeModeLeft)
     assert left.safe_s == pytest.approx(0.499)
-    assert "resumed" in left.describe()
+    # the silence: from the last command, the timeout before safe mode included (a trial's 2.0 s
+    # SIGSTOP read "resumed after 1.75 s", the safe mode's alone)
+    assert left.silence_s == pytest.approx(0.6)
+    assert left.describe().startswith(
+        "watchdog: commands resumed after 0.60 s without one (safe mode for the last 0.50 s;"
+    ), left.describe()
 
 
 def test_a_command_of_known_age_lives_from_the_data_it_answers() -> None:

@@ -52,19 +52,24 @@ class SafeModeEntered:
 
 @dataclass(frozen=True, slots=True)
 class SafeModeLeft:
-    """A valid command arrived at ``at_ns`` after ``safe_s`` seconds in safe mode."""
+    """A valid command arrived at ``at_ns`` after ``safe_s`` seconds in safe mode, ``silence_s``
+    after the last one's life began (the silence: the safe mode and the timeout before it)."""
 
     at_ns: int
     safe_s: float
+    silence_s: float
 
     def describe(self) -> str:
         # "in safe mode" was false for the time a fallback or an e-stop held the robot meanwhile;
         # "without a valid one" was false too: a controller back after 1 s sent valid commands
-        # that the running fallback refused for another second (a new user's trial, 2026-12-07)
+        # that the running fallback refused for another second (a new user's trial, 2026-12-07).
+        # The figure was the safe mode's alone, beside "since the silence began": a 2.0 s
+        # SIGSTOP read "resumed after 1.75 s" (a trial, 2026-12-07).
         return (
-            f"watchdog: commands resumed after {self.safe_s:.2f} s (the first command taken "
-            "since the silence began; a fallback or an e-stop that holds the robot refuses "
-            "those that come meanwhile)"
+            f"watchdog: commands resumed after {self.silence_s:.2f} s without one (safe mode "
+            f"for the last {self.safe_s:.2f} s; the first command taken since the silence "
+            "began; a fallback or an e-stop that holds the robot refuses those that come "
+            "meanwhile)"
         )
 
 
@@ -74,7 +79,15 @@ WatchdogEvent = SafeModeEntered | SafeModeLeft
 class Watchdog:
     """Tracks the time since the last valid command against ``timeout_s`` (seconds)."""
 
-    __slots__ = ("_events", "_last_ns", "_safe", "_safe_since_ns", "_timeout_ns", "timeout_s")
+    __slots__ = (
+        "_events",
+        "_last_ns",
+        "_safe",
+        "_safe_since_ns",
+        "_silent_since_ns",
+        "_timeout_ns",
+        "timeout_s",
+    )
 
     def __init__(self, timeout_s: float = 0.25) -> None:
         self.timeout_s = self.check_timeout(timeout_s)
@@ -82,6 +95,7 @@ class Watchdog:
         self._last_ns: int | None = None
         self._safe = True
         self._safe_since_ns: int | None = None
+        self._silent_since_ns: int | None = None  # the last command's life, at safe mode's entry
         self._events: list[WatchdogEvent] = []
 
     @staticmethod
@@ -122,11 +136,15 @@ class Watchdog:
         self._last_ns = life if last is None else max(last, life)
         if self._safe:
             self._safe = False
-            if self._safe_since_ns is not None:
+            since = self._safe_since_ns
+            if since is not None:
+                silent = self._silent_since_ns if self._silent_since_ns is not None else since
                 self._events.append(
-                    SafeModeLeft(now_ns, (now_ns - self._safe_since_ns) / _NS_PER_S)
+                    SafeModeLeft(
+                        now_ns, (now_ns - since) / _NS_PER_S, (now_ns - silent) / _NS_PER_S
+                    )
                 )
-            self._safe_since_ns = None
+            self._safe_since_ns = self._silent_since_ns = None
 
     def withdraw(self, life_ns: int) -> None:
         """The commands fed since the one whose life began at ``life_ns`` (ns) were not applied
@@ -144,6 +162,7 @@ class Watchdog:
         if not self._safe and last is not None and now_ns - last > self._timeout_ns:
             self._safe = True
             self._safe_since_ns = now_ns
+            self._silent_since_ns = last
             self._events.append(SafeModeEntered(now_ns, (now_ns - last) / _NS_PER_S))
         return self._safe
 
