@@ -192,10 +192,18 @@ def test_a_process_with_both_nodes_says_its_control_step_runs_one_below(
     monkeypatch.setattr("jointbus.stack._fifo_refused", lambda _priority: None)
     stack = _stack(tmp_path, "processes:\n  - name: one\n    nodes: [bridge, control]\n"
                    "    priority: 99\n")  # fmt: skip
-    assert " in 1 process: one (bridge + control, SCHED_FIFO 99, its control step 98) " in (
+    assert " in 1 process: one (bridge + control, SCHED_FIFO 99, its control step 98 on any " in (
         _where(stack)
     )
     assert stack.placements[0].step_priority == 98
+    # a CPU is the loop's: the step thread beside it is not pinned (a trial read "bridge +
+    # control on CPU 1" as both there, 2026-12-07)
+    pinned = _stack(tmp_path, "processes:\n  - name: one\n    nodes: [bridge, control]\n"
+                    "    cpu: 1\n    priority: 45\n")  # fmt: skip
+    assert (
+        " one (bridge + control, its loop on CPU 1, SCHED_FIFO 45, its control step 44 on any "
+        "CPU) "
+    ) in _where(pinned), _where(pinned)
     alone = _stack(tmp_path, BUNDLED.format(cpu=0))
     assert [p.step_priority for p in alone.placements] == [None, 49]
     assert "its control step" not in _where(alone)

@@ -2407,20 +2407,24 @@ class Placement:
         return None if self.priority is None else layout_step_priority(self.priority, self.nodes)
 
     def describe(self) -> str:
-        """``bridge (bridge on CPU 0, SCHED_FIFO 50)``, ``one (bridge + control, SCHED_FIFO 50,
-        its control step 49)``, or what was not applied: ``bridge (bridge on CPU 7 — not on
-        this 2-CPU host: not pinned, SCHED_FIFO 50 refused: normal scheduler)``. The priority is
+        """``bridge (bridge on CPU 0, SCHED_FIFO 50)``, ``one (bridge + control, its loop on CPU
+        0, SCHED_FIFO 50, its control step 49 on any CPU)``, or what was not applied: ``bridge
+        (bridge on CPU 7 — not on this 2-CPU host: not pinned, SCHED_FIFO 50 refused: normal
+        scheduler)``. The priority is
         the process's loop thread's: the bridge's rate loop, else the control node's step."""
         text = f"{self.process} ({' + '.join(self.nodes)}"
+        # beside the bridge the control step is not pinned: "bridge + control on CPU 1" read as
+        # both there (a trial, 2026-12-07); the CPU is the loop's
+        beside = "bridge" in self.nodes and "control" in self.nodes
         if self.cpu_asked is not None:
-            text += f" on CPU {self.cpu_asked}"
+            text += f", its loop on CPU {self.cpu_asked}" if beside else f" on CPU {self.cpu_asked}"
             if self.cpu is None:
                 text += f" — {self.cpu_refused or 'not here'}: not pinned"
         if self.priority is not None:
             text += f", SCHED_FIFO {self.priority}"
             step = self.step_priority
             if step is not None and step != self.priority:
-                text += f", its control step {step}"
+                text += f", its control step {step}" + (" on any CPU" if beside else "")
         elif self.priority_asked is not None and self.priority_refused is not None:
             text += f", SCHED_FIFO {self.priority_asked} refused: normal scheduler"
         return text + ")"
