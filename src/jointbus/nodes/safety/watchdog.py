@@ -83,8 +83,7 @@ class Watchdog:
         "_events",
         "_last_ns",
         "_safe",
-        "_safe_since_ns",
-        "_silent_since_ns",
+        "_safe_since",
         "_timeout_ns",
         "timeout_s",
     )
@@ -94,8 +93,9 @@ class Watchdog:
         self._timeout_ns = round(self.timeout_s * _NS_PER_S)
         self._last_ns: int | None = None
         self._safe = True
-        self._safe_since_ns: int | None = None
-        self._silent_since_ns: int | None = None  # the last command's life, at safe mode's entry
+        # when safe mode began and the last command's life then (ns); None: not entered by a
+        # silence (never fed yet)
+        self._safe_since: tuple[int, int] | None = None
         self._events: list[WatchdogEvent] = []
 
     @staticmethod
@@ -136,15 +136,14 @@ class Watchdog:
         self._last_ns = life if last is None else max(last, life)
         if self._safe:
             self._safe = False
-            since = self._safe_since_ns
-            if since is not None:
-                silent = self._silent_since_ns if self._silent_since_ns is not None else since
+            if self._safe_since is not None:
+                since, silent = self._safe_since
                 self._events.append(
                     SafeModeLeft(
                         now_ns, (now_ns - since) / _NS_PER_S, (now_ns - silent) / _NS_PER_S
                     )
                 )
-            self._safe_since_ns = self._silent_since_ns = None
+            self._safe_since = None
 
     def withdraw(self, life_ns: int) -> None:
         """The commands fed since the one whose life began at ``life_ns`` (ns) were not applied
@@ -161,8 +160,7 @@ class Watchdog:
         last = self._last_ns
         if not self._safe and last is not None and now_ns - last > self._timeout_ns:
             self._safe = True
-            self._safe_since_ns = now_ns
-            self._silent_since_ns = last
+            self._safe_since = (now_ns, last)
             self._events.append(SafeModeEntered(now_ns, (now_ns - last) / _NS_PER_S))
         return self._safe
 
