@@ -446,18 +446,24 @@ def estranged_beside(
     beside = started_beside(pids, parent, session, me, my_session)
     if defers is None:
         defers = _layout_process
+    # ``me`` is the judge's own (own_processes, from the judge's side) when ``me``'s chain of
+    # parents reaches the judge or a process of the judge's session (``me`` is no ancestor of
+    # a process beside it): one walk of ``me``'s chain answers for every judge
+    chain = [me]
+    while parent.get(chain[-1], 0) > 1 and len(chain) < 64:
+        chain.append(parent[chain[-1]])
     verdicts: dict[int, bool] = {}
     estranged: set[int] = set()
     for pid in beside:
-        root = pid
+        judge = pid
         for _ in range(64):  # a layout's process: its launcher (which may itself be one)
-            if parent.get(root, 0) <= 1 or not defers(root):
+            if parent.get(judge, 0) <= 1 or not defers(judge):
                 break
-            root = parent[root]
-        if root not in verdicts:
-            theirs = own_processes(pids, parent, session, root, session.get(root, -1))
-            verdicts[root] = me not in theirs
-        if verdicts[root]:
+            judge = parent[judge]
+        if judge not in verdicts:
+            theirs = session.get(judge, -1)
+            verdicts[judge] = not any(c == judge or session.get(c) == theirs for c in chain)
+        if verdicts[judge]:
             estranged.add(pid)
     return estranged
 
