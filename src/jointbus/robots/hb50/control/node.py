@@ -362,7 +362,7 @@ class ControlNode(Node):
         self._staged: MotionTuning | None = None
         self._staged_lock = threading.Lock()
         self._bridge_state: BridgeState | None = None  # newest, kept by a realtime callback
-        self._walked_xy: tuple[float, float] | None = None  # the walk's odometry (m), last step
+        self._walked: EstimatedState | None = None  # the walking estimator's, last step
         self._stalled = (0.0, 0)  # the last stall by the clock (s), and when it ended (ns)
         self._held_by_tilt: float | None = None  # rad: reported once while it holds a stand-up
         self._seen_bridge = False
@@ -625,15 +625,15 @@ class ControlNode(Node):
         to where the walking estimator's stood, so the pose in ``robot_state`` and ``/tf`` goes
         on from there (it jumped back to the state estimator's own, 0.39× the distance walked)."""
         if state is self.motion.locomotion.estimate:
-            self._walked_xy = (float(state.position[0]), float(state.position[1]))
+            self._walked = state  # a new estimate each step: kept, not copied (500 Hz)
             return state
-        walked = self._walked_xy
+        walked = self._walked
         if walked is None:
             return state
-        self._walked_xy = None
-        self.estimator.move_odometry(walked)
-        position = np.array((walked[0], walked[1], float(state.position[2])))
-        return dataclasses.replace(state, position=position)
+        self._walked = None
+        x, y = float(walked.position[0]), float(walked.position[1])
+        self.estimator.move_odometry((x, y))
+        return dataclasses.replace(state, position=np.array((x, y, float(state.position[2]))))
 
     def _look_at_pace(self) -> None:
         """The timer thread's part of the pace (:meth:`.step_pace.StepPace.look`): the readings
